@@ -1,0 +1,11 @@
+#pragma once
+// One function per parallax-cli command; each parses its own options and returns an exit code.
+#include <QStringList>
+
+namespace parallax::cli {
+
+int run_predict(const QStringList& args);
+int run_presets(const QStringList& args);
+int run_validate(const QStringList& args);
+
+} // namespace parallax::cli

@@ -1,0 +1,31 @@
+#include "cli_common.hpp"
+
+#include "scenario_io.hpp"
+
+#include <cstdio>
+#include <filesystem>
+
+namespace parallax::cli {
+
+Scenario load_scenario_argument(const std::string& arg, const PresetCatalog& catalog)
+{
+    std::error_code ec;
+    if (!std::filesystem::exists(arg, ec) && catalog.find(PresetKind::scenarios, arg))
+        return load_scenario_preset(arg, catalog);
+    return load_scenario_file(arg, catalog);
+}
+
+void print_out(const std::string& text)
+{
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+}
+
+void print_err(const std::string& text)
+{
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    std::fputc('\n', stderr);
+    std::fflush(stderr);
+}
+
+} // namespace parallax::cli

@@ -1,0 +1,21 @@
+#pragma once
+// Shared plumbing of the parallax-cli commands: exit codes, loading scenarios, writing output.
+#include "preset_catalog.hpp"
+#include "scenario.hpp"
+
+#include <QStringList>
+
+#include <string>
+
+namespace parallax::cli {
+
+// Exit codes of the contract (SCENARIO.md).
+enum ExitCode : int { kOk = 0, kInternalError = 1, kBadInput = 2, kInfeasible = 3 };
+
+// A scenario file path, or the name of a scenario preset ("default").
+Scenario load_scenario_argument(const std::string& arg, const PresetCatalog& catalog);
+
+void print_out(const std::string& text); // stdout
+void print_err(const std::string& text); // stderr, with a trailing newline
+
+} // namespace parallax::cli

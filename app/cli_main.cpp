@@ -1,0 +1,60 @@
+// parallax-cli: headless access to everything the planner shows (SCENARIO.md is the contract).
+#include "cli_commands.hpp"
+#include "cli_common.hpp"
+
+#include <QCoreApplication>
+
+#include <cstdio>
+#include <exception>
+#include <map>
+
+namespace {
+
+using Command = int (*)(const QStringList&);
+
+const char* kUsage = "usage: parallax-cli <command> [options]\n"
+                     "\n"
+                     "commands:\n"
+                     "  predict  SCENARIO.json [--json] [--fidelity analytic|simulated]\n"
+                     "  presets  [gpus|fabrics|clusters|models|scenarios] [--json]\n"
+                     "  validate RUNS.json [--json]\n"
+                     "\n"
+                     "`parallax-cli <command> --help` describes one command; --version prints the version.\n"
+                     "Exit codes: 0 success, 1 internal error, 2 bad input, 3 infeasible plan.\n";
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("parallax-cli"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(PARALLAX_VERSION));
+    const QStringList args = QCoreApplication::arguments();
+    if (args.size() < 2 || args.at(1) == QLatin1String("--help") || args.at(1) == QLatin1String("-h")
+        || args.at(1) == QLatin1String("help")) {
+        std::fputs(kUsage, args.size() < 2 ? stderr : stdout);
+        return args.size() < 2 ? parallax::cli::kBadInput : parallax::cli::kOk;
+    }
+    if (args.at(1) == QLatin1String("--version") || args.at(1) == QLatin1String("-v")) {
+        std::printf("parallax-cli %s\n", PARALLAX_VERSION);
+        return 0;
+    }
+    const std::map<QString, Command> commands {
+        { QStringLiteral("predict"), &parallax::cli::run_predict },
+        { QStringLiteral("presets"), &parallax::cli::run_presets },
+        { QStringLiteral("validate"), &parallax::cli::run_validate },
+    };
+    const auto it = commands.find(args.at(1));
+    if (it == commands.end()) {
+        parallax::cli::print_err("parallax-cli: unknown command '" + args.at(1).toStdString() + "'\n\n" + kUsage);
+        return parallax::cli::kBadInput;
+    }
+    QStringList rest = args.mid(1);
+    rest[0] = args.at(0) + QLatin1Char(' ') + args.at(1);
+    try {
+        return it->second(rest);
+    } catch (const std::exception& e) {
+        parallax::cli::print_err(std::string("parallax-cli: internal error: ") + e.what());
+        return parallax::cli::kInternalError;
+    }
+}

@@ -1,0 +1,60 @@
+// parallax-cli validate RUNS.json [--json] [--markdown]
+#include "cli_commands.hpp"
+#include "cli_common.hpp"
+#include "cli_parser.hpp"
+#include "input_error.hpp"
+#include "json_reader.hpp"
+#include "published_runs.hpp"
+
+#include <cstdio>
+
+namespace parallax::cli {
+
+int run_validate(const QStringList& args)
+{
+    CommandParser cmd(QStringLiteral("Predicts every run of a published-runs file (the format of "
+                                     "shared/validation/published-runs.json) and compares tokens/s per GPU."),
+        QStringLiteral("RUNS"), QStringLiteral("published-runs JSON file"));
+    cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print the contract's JSON.") });
+    cmd.parser().addOption({ QStringLiteral("markdown"), QStringLiteral("Print Markdown tables (for the README).") });
+    if (auto rc = cmd.parse(args, 1, 1))
+        return *rc;
+    const std::string path = cmd.positional(0).toStdString();
+    std::vector<SkippedRow> skipped;
+    std::vector<ValidationCase> cases;
+    try {
+        const auto j = parse_json_text(read_text_file(path), path);
+        cases = read_published_runs(j, path, PresetCatalog::standard(), skipped);
+    } catch (const InputError& e) {
+        print_err(e.what());
+        return kBadInput;
+    }
+    const ValidationReport report = run_validation(cases, skipped);
+    if (cmd.parser().isSet(QStringLiteral("json"))) {
+        print_out(validation_report_to_json(report).dump(2) + "\n");
+    } else if (cmd.parser().isSet(QStringLiteral("markdown"))) {
+        print_out(validation_report_to_markdown(report));
+    } else {
+        for (const auto& row : report.rows) {
+            char line[256];
+            std::snprintf(line, sizeof line, "%-48s %-16s measured %9.1f  predicted %9.1f  %+6.1f%%\n", row.c.id.c_str(),
+                row.c.gpu.c_str(), row.c.measured_tokens_per_s_per_gpu, row.predicted_tokens_per_s_per_gpu,
+                100 * row.error);
+            print_out(line);
+        }
+        char line[256];
+        std::snprintf(line, sizeof line, "\n%d rows, %zu skipped: MAPE %.1f%%, median %.1f%%, worst %.1f%%\n",
+            report.overall.rows, report.skipped.size(), 100 * report.overall.mape, 100 * report.overall.median,
+            100 * report.overall.worst);
+        print_out(line);
+        for (const auto& [k, g] : report.by_source) {
+            std::snprintf(line, sizeof line, "  %-14s %3d rows  MAPE %5.1f%%  worst %5.1f%%%s\n", k.c_str(), g.rows,
+                100 * g.mape, 100 * g.worst,
+                g.spearman ? ("  Spearman " + std::to_string(*g.spearman).substr(0, 5)).c_str() : "");
+            print_out(line);
+        }
+    }
+    return kOk;
+}
+
+} // namespace parallax::cli

@@ -1,0 +1,67 @@
+#pragma once
+#include <optional>
+#include <string>
+
+namespace parallax {
+
+enum class FfnActivation : unsigned char { gelu, swiglu };
+
+struct MoeSpec {
+    int experts = 0;
+    int top_k = 1;
+    long long expert_ffn_hidden = 0;
+    int shared_experts = 0;
+    int moe_layer_freq = 1; // every k-th layer (after the dense-first ones) is an MoE layer
+    int first_dense_layers = 0;
+    std::optional<double> capacity_factor; // unset = dropless
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3).
+struct MlaSpec {
+    int q_lora_rank = 0; // 0 = no query compression
+    int kv_lora_rank = 0;
+    int qk_nope_head_dim = 0;
+    int qk_rope_head_dim = 0;
+    int v_head_dim = 0;
+};
+
+// A decoder-only transformer.
+struct ModelSpec {
+    std::string name;
+    int layers = 0;
+    long long hidden = 0;
+    int heads = 0;
+    int kv_heads = 0;
+    long long ffn_hidden = 0;
+    long long vocab = 0;
+    FfnActivation ffn_act = FfnActivation::gelu;
+    bool tied_embeddings = false;
+    // Dropout in attention and after each block (GPT-style training); absent in Llama-style models.
+    // Unset: on for "gelu" models, off for "swiglu" ones.
+    std::optional<bool> dropout;
+    std::optional<int> head_dim_override;
+    std::optional<MlaSpec> mla;
+    std::optional<MoeSpec> moe;
+    std::optional<double> params_B; // published count, for checks only
+    std::string source;
+
+    long long head_dim() const { return head_dim_override ? *head_dim_override : hidden / heads; }
+    bool has_dropout() const { return dropout ? *dropout : ffn_act == FfnActivation::gelu; }
+    bool is_moe() const { return moe.has_value() && moe->experts > 0; }
+    // Layer index 0-based. Megatron's --moe-layer-freq with --first-k-dense-replace semantics.
+    bool is_moe_layer(int layer) const
+    {
+        if (!is_moe() || layer < moe->first_dense_layers)
+            return false;
+        return (layer - moe->first_dense_layers) % moe->moe_layer_freq == 0;
+    }
+    int moe_layer_count() const
+    {
+        int n = 0;
+        for (int l = 0; l < layers; ++l)
+            n += is_moe_layer(l) ? 1 : 0;
+        return n;
+    }
+};
+
+} // namespace parallax

@@ -1,0 +1,26 @@
+#pragma once
+// Everything about a plan that does not depend on the strategy: model, training settings, cluster,
+// and the compute and network models built from them. Built once per scenario; the analytic model
+// and the search evaluate many strategies against one context.
+#include "cluster_spec.hpp"
+#include "collective_model.hpp"
+#include "compute_model.hpp"
+#include "model_spec.hpp"
+#include "training_spec.hpp"
+
+namespace parallax {
+
+struct PlanContext {
+    ModelSpec model;
+    TrainingSpec training;
+    ClusterSpec cluster;
+    ComputeDevice device; // points into `cluster` — PlanContext is not copyable for that reason
+    NetworkModel network;
+    double model_flops_per_token = 0; // Megatron-style, for tflops_per_gpu and MFU
+
+    PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c);
+    PlanContext(const PlanContext&) = delete;
+    PlanContext& operator=(const PlanContext&) = delete;
+};
+
+} // namespace parallax

@@ -1,0 +1,590 @@
+#include "published_runs.hpp"
+
+#include "analytic_model.hpp"
+#include "input_error.hpp"
+#include "json_reader.hpp"
+#include "model_math.hpp"
+#include "scenario_io.hpp"
+#include "strategy_rules.hpp"
+#include "units.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+namespace parallax {
+
+using nlohmann::json;
+
+namespace {
+
+std::string lower(std::string s)
+{
+    for (char& c : s)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+bool contains(const std::string& haystack, const char* needle) { return lower(haystack).find(lower(needle)) != std::string::npos; }
+
+std::optional<double> num(const json& obj, const char* key)
+{
+    if (!obj.is_object())
+        return std::nullopt;
+    auto it = obj.find(key);
+    if (it == obj.end() || !it->is_number())
+        return std::nullopt;
+    return it->get<double>();
+}
+
+std::string str(const json& obj, const char* key)
+{
+    if (!obj.is_object())
+        return {};
+    auto it = obj.find(key);
+    if (it == obj.end() || !it->is_string())
+        return {};
+    return it->get<std::string>();
+}
+
+std::optional<bool> boolean(const json& obj, const char* key)
+{
+    if (!obj.is_object())
+        return std::nullopt;
+    auto it = obj.find(key);
+    if (it == obj.end() || !it->is_boolean())
+        return std::nullopt;
+    return it->get<bool>();
+}
+
+std::string fmt(const char* f, double v)
+{
+    char buf[96];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+// The GPU preset a row ran on, from its free-text gpu_type.
+std::optional<std::string> gpu_preset(const std::string& gpu_type, std::vector<std::string>& assumptions)
+{
+    if (contains(gpu_type, "tpu"))
+        return std::nullopt;
+    if (contains(gpu_type, "h200"))
+        return std::string("H200-SXM-141GB");
+    if (contains(gpu_type, "h800"))
+        return std::string("H800-SXM5-80GB");
+    if (contains(gpu_type, "h100"))
+        return std::string("H100-SXM5-80GB");
+    if (contains(gpu_type, "a100")) {
+        if (contains(gpu_type, "40gb") && !contains(gpu_type, "80gb"))
+            return std::string("A100-SXM4-40GB");
+        if (!contains(gpu_type, "80gb"))
+            assumptions.push_back("GPU memory size unstated: A100-SXM4-80GB");
+        return std::string("A100-SXM4-80GB");
+    }
+    if (contains(gpu_type, "v100"))
+        return std::string("V100-SXM2-32GB");
+    if (contains(gpu_type, "b200"))
+        return std::string("B200");
+    if (contains(gpu_type, "mi300x"))
+        return std::string("MI300X");
+    return std::nullopt;
+}
+
+// Dense-FFN activation: gated (SwiGLU) for the Llama family and its descendants.
+bool is_swiglu_family(const std::string& name)
+{
+    for (const char* n : { "llama", "mixtral", "mistral", "qwen", "deepseek" })
+        if (contains(name, n))
+            return true;
+    return false;
+}
+
+Recompute parse_recompute(const std::string& text)
+{
+    if (contains(text, "full"))
+        return Recompute::full;
+    if (contains(text, "selective"))
+        return Recompute::selective;
+    return Recompute::none;
+}
+
+std::string source_group_of(const std::string& id)
+{
+    const auto pos = id.find('_');
+    return pos == std::string::npos ? id : id.substr(0, pos);
+}
+
+} // namespace
+
+std::vector<ValidationCase> read_published_runs(
+    const json& runs, const std::string& file, const PresetCatalog& catalog, std::vector<SkippedRow>& skipped)
+{
+    if (!runs.is_array())
+        throw InputError(file, "(top level)", "a published-runs file is a JSON array of runs, found " + json_type_name(runs));
+    std::vector<ValidationCase> cases;
+    int index = 0;
+    for (const json& row : runs) {
+        const std::string fallback_id = "row " + std::to_string(index++);
+        if (!row.is_object()) {
+            skipped.push_back({ fallback_id, "not a JSON object" });
+            continue;
+        }
+        ValidationCase c;
+        c.id = str(row, "id").empty() ? fallback_id : str(row, "id");
+        c.source_group = source_group_of(c.id);
+        auto skip = [&](const std::string& why) { skipped.push_back({ c.id, why }); };
+        const json& model = row.contains("model") ? row["model"] : json();
+        const json& hw = row.contains("hardware") ? row["hardware"] : json();
+        const json& st = row.contains("strategy") ? row["strategy"] : json();
+        const json& res = row.contains("result") ? row["result"] : json();
+        const int year = static_cast<int>(num(row, "year").value_or(2024));
+        std::vector<std::string>& as = c.assumptions;
+
+        // Model.
+        const auto layers = num(model, "n_layers");
+        const auto hidden = num(model, "hidden_size");
+        const auto heads = num(model, "n_heads");
+        const auto seq = num(model, "seq_len");
+        if (!layers || !hidden || !heads || !seq) {
+            skip("model dimensions (layers, hidden, heads, seq_len) not stated");
+            continue;
+        }
+        if (*layers < 2) {
+            skip("per-layer micro-benchmark, not an end-to-end step (checked by a unit test instead)");
+            continue;
+        }
+        if (num(model, "n_experts").value_or(0) > 1) {
+            skip("mixture-of-experts row: validated with the MoE model (issue 8)");
+            continue;
+        }
+        ModelSpec m;
+        m.name = str(model, "name").empty() ? c.id : str(model, "name");
+        m.layers = static_cast<int>(*layers);
+        m.hidden = static_cast<long long>(*hidden);
+        m.heads = static_cast<int>(*heads);
+        m.kv_heads = static_cast<int>(num(model, "n_kv_heads").value_or(*heads));
+        m.ffn_act = is_swiglu_family(m.name) ? FfnActivation::swiglu : FfnActivation::gelu;
+        if (auto f = num(model, "ffn_hidden_size")) {
+            m.ffn_hidden = static_cast<long long>(*f);
+        } else {
+            m.ffn_hidden = 4 * m.hidden;
+            as.push_back("ffn_hidden unstated: 4*hidden (GPT)");
+        }
+        if (auto v = num(model, "vocab_size")) {
+            m.vocab = static_cast<long long>(*v);
+        } else {
+            m.vocab = 51200;
+            as.push_back("vocab unstated: 51200 (Megatron's padded GPT-2 vocabulary)");
+        }
+        if (m.ffn_act == FfnActivation::swiglu)
+            as.push_back("SwiGLU MLP (Llama family)");
+        c.model_name = m.name;
+
+        // Hardware.
+        const std::string gpu_type = str(hw, "gpu_type");
+        const auto gpu_name = gpu_preset(gpu_type, as);
+        if (!gpu_name) {
+            skip("GPU '" + gpu_type + "' has no preset");
+            continue;
+        }
+        c.gpu = *gpu_name;
+        const auto n_gpus = num(hw, "n_gpus");
+        if (!n_gpus || *n_gpus < 1) {
+            skip("GPU count not stated");
+            continue;
+        }
+        int gpn = static_cast<int>(num(hw, "gpus_per_node").value_or(8));
+        if (!num(hw, "gpus_per_node"))
+            as.push_back("8 GPUs per node");
+        if (static_cast<long long>(*n_gpus) % gpn != 0)
+            gpn = 1;
+        ClusterSpec cl;
+        const PresetEntry* gpu_entry = catalog.find(PresetKind::gpus, *gpu_name);
+        if (!gpu_entry) {
+            skip("GPU preset " + *gpu_name + " missing");
+            continue;
+        }
+        cl.gpu = parse_gpu(gpu_entry->json, gpu_entry->origin, "");
+        if (contains(gpu_type, "96gb")) {
+            // Meta's Grand Teton H100: 96 GB HBM2e at 2.4 TB/s, run at a 500 W limit (torchtitan benchmarks).
+            cl.gpu.memory_bytes = 94.0 * units::kGiB;
+            cl.gpu.memory_bw_Bps = 2400 * units::kGB;
+            cl.gpu.tdp_W = 500;
+            cl.gpu.name = "H100-SXM-96GB (Grand Teton, 500 W)";
+            as.push_back("H100 96 GB HBM2e variant: H100 SXM compute peaks, 2.4 TB/s, 500 W");
+        }
+        cl.nodes = static_cast<int>(static_cast<long long>(*n_gpus) / gpn);
+        cl.gpus_per_node = gpn;
+        const std::string intra = str(hw, "intra_node_link");
+        const std::string inter = str(hw, "inter_node");
+        std::string intra_name = cl.gpu.architecture == GpuArchitecture::ampere ? "nvlink3-nvswitch"
+            : contains(*gpu_name, "H800")                                        ? "nvlink4-h800"
+            : cl.gpu.architecture == GpuArchitecture::volta                      ? "nvlink2"
+                                                                                 : "nvlink4-nvswitch";
+        std::string inter_name;
+        if (contains(inter, "omni-path") || contains(inter, "omnipath")) {
+            inter_name = "";
+        } else if (contains(inter, "roce") || contains(inter, "rdma")) {
+            inter_name = "roce-400g";
+        } else if (contains(inter, "hdr") && !contains(inter, "400")) {
+            inter_name = "ib-hdr";
+        } else if (contains(inter, "400") || contains(inter, "ndr")) {
+            inter_name = "ib-ndr";
+        } else {
+            inter_name = cl.gpu.architecture == GpuArchitecture::ampere ? "ib-hdr" : "ib-ndr";
+            if (inter.empty())
+                as.push_back("network unstated: " + inter_name + " per GPU (the generation's DGX reference design)");
+        }
+        const PresetEntry* intra_entry = catalog.find(PresetKind::fabrics, intra_name);
+        if (!intra_entry) {
+            skip("fabric preset " + intra_name + " missing");
+            continue;
+        }
+        cl.intra_node = parse_fabric(intra_entry->json, intra_entry->origin, "");
+        if (inter_name.empty()) {
+            // BLOOM's Jean Zay: 4 x 100 Gb/s Omni-Path links per 8-GPU node -> 6.25 GB/s per GPU.
+            cl.inter_node.name = "omni-path-4x100g";
+            cl.inter_node.kind = FabricKind::ib;
+            cl.inter_node.bw_Bps = 4 * 12.5e9 / gpn;
+            cl.inter_node.latency_s = 8e-6;
+            as.push_back("Omni-Path 4 x 100 Gb/s per node = 6.25 GB/s per GPU");
+        } else {
+            const PresetEntry* e = catalog.find(PresetKind::fabrics, inter_name);
+            if (!e) {
+                skip("fabric preset " + inter_name + " missing");
+                continue;
+            }
+            cl.inter_node = parse_fabric(e->json, e->origin, "");
+        }
+        (void)intra;
+        cl.name = std::to_string(cl.nodes) + "x" + std::to_string(gpn) + " " + cl.gpu.name;
+
+        // Strategy.
+        const auto tp = num(st, "tp");
+        const auto pp = num(st, "pp");
+        if (!tp || !pp) {
+            skip("tensor/pipeline degrees not stated");
+            continue;
+        }
+        Strategy s;
+        s.tp = static_cast<int>(*tp);
+        s.pp = static_cast<int>(*pp);
+        s.cp = static_cast<int>(num(st, "cp").value_or(1));
+        s.ep = static_cast<int>(num(st, "ep").value_or(1));
+        const long long mp = static_cast<long long>(s.tp) * s.pp * s.cp;
+        if (static_cast<long long>(*n_gpus) % mp != 0) {
+            skip("tp*pp*cp does not divide the GPU count");
+            continue;
+        }
+        s.dp = static_cast<int>(static_cast<long long>(*n_gpus) / mp);
+        if (auto dp = num(st, "dp"); dp && static_cast<int>(*dp) != s.dp)
+            as.push_back("dp " + fmt("%.0f", *dp) + " as printed does not multiply out; using " + std::to_string(s.dp));
+        const int vp = static_cast<int>(num(st, "vp").value_or(1));
+        s.vpp = vp > 1 ? vp : 1;
+        s.schedule = s.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+        if (auto mbs = num(st, "micro_batch_size")) {
+            s.micro_batch = static_cast<int>(*mbs);
+        } else {
+            s.micro_batch = 1;
+            as.push_back("micro-batch unstated: 1");
+        }
+        TrainingSpec t;
+        t.seq_len = static_cast<long long>(*seq);
+        if (auto gb = num(st, "global_batch_size")) {
+            t.global_batch = static_cast<long long>(*gb);
+        } else {
+            t.global_batch = static_cast<long long>(s.micro_batch) * s.dp;
+            as.push_back("global batch unstated: one micro-batch per DP rank");
+        }
+        const std::string rc = str(st, "activation_recompute");
+        if (!rc.empty()) {
+            s.recompute = parse_recompute(rc);
+        } else {
+            c.recompute_unstated = true;
+            as.push_back("recompute unstated: the least recomputation that fits in memory");
+        }
+        const auto sp = boolean(st, "sequence_parallel");
+        if (sp) {
+            s.sequence_parallel = *sp && s.tp > 1;
+        } else {
+            s.sequence_parallel = s.tp > 1 && year >= 2023;
+            if (s.tp > 1)
+                as.push_back(std::string("sequence parallel unstated: ") + (year >= 2023 ? "on (Megatron-core/NeMo default)" : "off (before 2022)"));
+        }
+        const std::string zero = str(st, "zero_stage_or_fsdp");
+        const auto dist_opt = boolean(st, "distributed_optimizer");
+        if (contains(zero, "fsdp") || contains(zero, "zero-3") || contains(zero, "zero3")) {
+            s.zero = 3;
+        } else if (contains(zero, "zero-2")) {
+            s.zero = 2;
+        } else if (contains(zero, "zero-1") || (dist_opt && *dist_opt)) {
+            s.zero = 1;
+        } else if (contains(zero, "none") || (dist_opt && !*dist_opt)) {
+            s.zero = 0;
+        } else {
+            s.zero = year >= 2023 ? 1 : 0;
+            as.push_back(std::string("optimizer sharding unstated: ") + (year >= 2023 ? "distributed optimizer (ZeRO-1)" : "none"));
+        }
+        const std::string prec = str(st, "precision");
+        if (contains(prec, "fp8") || contains(prec, "float8")) {
+            t.precision = Precision::fp8;
+        } else if (contains(prec, "bf16")) {
+            t.precision = Precision::bf16;
+        } else if (contains(prec, "fp16")) {
+            t.precision = Precision::fp16;
+        } else {
+            t.precision = year <= 2022 ? Precision::fp16 : Precision::bf16;
+            as.push_back(std::string("precision unstated: ") + (year <= 2022 ? "fp16" : "bf16"));
+        }
+        // Software generation: fused attention and overlapped gradient reduction arrived in 2022-23.
+        t.flash_attention = year >= 2023;
+        s.overlap_grad_reduce = year >= 2023;
+        s.overlap_param_gather = year >= 2023;
+        as.push_back(std::string("software of ") + std::to_string(year) + ": "
+            + (year >= 2023 ? "flash attention, DP reduction overlapped" : "unfused attention, DP reduction after backward"));
+        if (contains(prec, "asynctp") || contains(c.id, "async")) {
+            s.tp_comm_overlap = true;
+            as.push_back("async TP: TP communication overlapped with GEMMs");
+        } else if (c.source_group == "nemo2407" || c.source_group == "megatronlm") {
+            s.tp_comm_overlap = s.tp > 1;
+            if (s.tp > 1)
+                as.push_back("NeMo performance recipe: TP communication overlap on");
+        }
+
+        // Measurement, converted to tokens/s per GPU.
+        const double tokens_per_step = static_cast<double>(t.global_batch) * static_cast<double>(t.seq_len);
+        if (auto v = num(res, "tokens_per_sec_per_gpu")) {
+            c.measured_tokens_per_s_per_gpu = *v;
+            c.measured_from = "tokens_per_sec_per_gpu";
+        } else if (auto v2 = num(res, "tokens_per_sec")) {
+            c.measured_tokens_per_s_per_gpu = *v2 / *n_gpus;
+            c.measured_from = "tokens_per_sec";
+        } else if (auto v3 = num(res, "sec_per_iter")) {
+            c.measured_tokens_per_s_per_gpu = tokens_per_step / *v3 / *n_gpus;
+            c.measured_from = "sec_per_iter";
+        } else if (auto v4 = num(res, "tflops_per_gpu")) {
+            // Convert with the source's own FLOP formula.
+            double per_token;
+            const std::string kind = str(res, "tflops_kind");
+            if (c.source_group == "narayanan21") {
+                const bool full = c.recompute_unstated ? true : s.recompute == Recompute::full;
+                per_token = narayanan_flops_per_token(m, static_cast<double>(t.seq_len), full);
+                c.measured_from = std::string("tflops_per_gpu via Narayanan eq. 3") + (full ? " with recompute (96)" : " (72)");
+            } else {
+                per_token = megatron_flops_per_token(m, static_cast<double>(t.seq_len));
+                c.measured_from = "tflops_per_gpu via the Megatron-LM FLOP formula";
+            }
+            c.measured_tokens_per_s_per_gpu = *v4 * units::kTFLOP / per_token;
+        } else {
+            skip("no throughput measurement (tokens/s, s/iteration or TFLOP/s)");
+            continue;
+        }
+
+        Scenario sc;
+        sc.model = m;
+        sc.cluster = cl;
+        sc.training = t;
+        sc.strategy = s;
+        sc.description = c.id;
+        const PlanInputs in { sc.model, sc.training, sc.cluster.gpu, sc.cluster.total_gpus() };
+        const Rule rule = check_strategy(in, s);
+        if (rule != Rule::ok) {
+            skip("published configuration fails a validity rule: " + std::string(rule_key(rule)) + ": " + explain(rule, in, s));
+            continue;
+        }
+        c.scenario = sc;
+        cases.push_back(std::move(c));
+    }
+    return cases;
+}
+
+double spearman_rank_correlation(const std::vector<double>& a, const std::vector<double>& b)
+{
+    const std::size_t n = a.size();
+    if (n < 2 || b.size() != n)
+        return 0;
+    auto ranks = [n](const std::vector<double>& v) {
+        std::vector<std::size_t> idx(n);
+        std::iota(idx.begin(), idx.end(), 0);
+        std::sort(idx.begin(), idx.end(), [&](std::size_t i, std::size_t j) { return v[i] < v[j]; });
+        std::vector<double> r(n);
+        for (std::size_t i = 0; i < n;) {
+            std::size_t j = i;
+            while (j + 1 < n && v[idx[j + 1]] == v[idx[i]])
+                ++j;
+            const double avg = (static_cast<double>(i) + static_cast<double>(j)) / 2.0 + 1.0;
+            for (std::size_t k = i; k <= j; ++k)
+                r[idx[k]] = avg;
+            i = j + 1;
+        }
+        return r;
+    };
+    const auto ra = ranks(a), rb = ranks(b);
+    const double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n;
+    const double mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;
+    double cov = 0, va = 0, vb = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        cov += (ra[i] - ma) * (rb[i] - mb);
+        va += (ra[i] - ma) * (ra[i] - ma);
+        vb += (rb[i] - mb) * (rb[i] - mb);
+    }
+    if (va <= 0 || vb <= 0)
+        return 0;
+    return cov / std::sqrt(va * vb);
+}
+
+namespace {
+
+GroupSummary summarize_rows(const std::vector<const ValidationRow*>& rows)
+{
+    GroupSummary g;
+    g.rows = static_cast<int>(rows.size());
+    if (rows.empty())
+        return g;
+    std::vector<double> abs_err, measured, predicted;
+    for (const auto* r : rows) {
+        abs_err.push_back(std::fabs(r->error));
+        measured.push_back(r->c.measured_tokens_per_s_per_gpu);
+        predicted.push_back(r->predicted_tokens_per_s_per_gpu);
+    }
+    g.mape = std::accumulate(abs_err.begin(), abs_err.end(), 0.0) / abs_err.size();
+    std::vector<double> sorted = abs_err;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    g.median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    g.worst = sorted.back();
+    if (n >= 3)
+        g.spearman = spearman_rank_correlation(measured, predicted);
+    return g;
+}
+
+} // namespace
+
+ValidationReport run_validation(const std::vector<ValidationCase>& cases, std::vector<SkippedRow> skipped)
+{
+    ValidationReport report;
+    report.skipped = std::move(skipped);
+    for (const ValidationCase& c : cases) {
+        ValidationRow row;
+        row.c = c;
+        Strategy s = c.scenario.strategy;
+        const PlanContext ctx(c.scenario.model, c.scenario.training, c.scenario.cluster);
+        const AnalyticModel model(ctx);
+        AnalyticResult r;
+        if (c.recompute_unstated) {
+            // The run fitted in memory: the cheapest recomputation that fits is what its authors would use.
+            const Recompute order[] = { Recompute::none, Recompute::selective, Recompute::full };
+            for (Recompute rc : order) {
+                s.recompute = rc;
+                model.evaluate(s, r);
+                if (r.feasible)
+                    break;
+            }
+            row.c.assumptions.push_back("recompute: " + std::string(to_string(s.recompute)));
+            row.c.scenario.strategy = s;
+        } else {
+            model.evaluate(s, r);
+        }
+        row.feasible = r.feasible;
+        if (!r.feasible)
+            row.c.assumptions.push_back("predicted out of memory (" + fmt("%.1f GiB", r.peak_memory_bytes / units::kGiB)
+                + "); throughput reported anyway");
+        row.predicted_tokens_per_s_per_gpu = r.tokens_per_s / static_cast<double>(s.total_gpus());
+        row.error = (row.predicted_tokens_per_s_per_gpu - c.measured_tokens_per_s_per_gpu) / c.measured_tokens_per_s_per_gpu;
+        report.rows.push_back(std::move(row));
+    }
+    std::vector<const ValidationRow*> all;
+    std::map<std::string, std::vector<const ValidationRow*>> by_source, by_gpu, by_source_model;
+    for (const auto& r : report.rows) {
+        all.push_back(&r);
+        by_source[r.c.source_group].push_back(&r);
+        by_gpu[r.c.gpu].push_back(&r);
+        by_source_model[r.c.source_group + " / " + r.c.model_name].push_back(&r);
+    }
+    report.overall = summarize_rows(all);
+    for (const auto& [k, v] : by_source)
+        report.by_source[k] = summarize_rows(v);
+    for (const auto& [k, v] : by_gpu)
+        report.by_gpu[k] = summarize_rows(v);
+    for (const auto& [k, v] : by_source_model)
+        if (v.size() >= 3)
+            report.by_source_model[k] = summarize_rows(v);
+    return report;
+}
+
+namespace {
+
+json group_json(const GroupSummary& g)
+{
+    json j { { "rows", g.rows }, { "mape", g.mape }, { "median", g.median }, { "worst", g.worst } };
+    if (g.spearman)
+        j["spearman"] = *g.spearman;
+    return j;
+}
+
+} // namespace
+
+json validation_report_to_json(const ValidationReport& r)
+{
+    json j;
+    j["schema"] = 1;
+    json rows = json::array();
+    for (const auto& row : r.rows) {
+        rows.push_back({ { "id", row.c.id }, { "source", row.c.source_group }, { "gpu", row.c.gpu },
+            { "measured_tokens_per_s_per_gpu", row.c.measured_tokens_per_s_per_gpu },
+            { "predicted_tokens_per_s_per_gpu", row.predicted_tokens_per_s_per_gpu }, { "error", row.error },
+            { "measured_from", row.c.measured_from }, { "feasible", row.feasible },
+            { "strategy", strategy_to_json(row.c.scenario.strategy) }, { "assumptions", row.c.assumptions } });
+    }
+    j["rows"] = rows;
+    json skipped = json::array();
+    for (const auto& s : r.skipped)
+        skipped.push_back({ { "id", s.id }, { "reason", s.reason } });
+    j["skipped"] = skipped;
+    json summary = group_json(r.overall);
+    summary["skipped"] = static_cast<int>(r.skipped.size());
+    json by_source = json::object(), by_gpu = json::object(), by_model = json::object();
+    for (const auto& [k, g] : r.by_source)
+        by_source[k] = group_json(g);
+    for (const auto& [k, g] : r.by_gpu)
+        by_gpu[k] = group_json(g);
+    for (const auto& [k, g] : r.by_source_model)
+        by_model[k] = group_json(g);
+    summary["by_source"] = by_source;
+    summary["by_gpu"] = by_gpu;
+    summary["by_source_model"] = by_model;
+    j["summary"] = summary;
+    return j;
+}
+
+std::string validation_report_to_markdown(const ValidationReport& r)
+{
+    std::string out;
+    out += "| run | GPU | measured tok/s/GPU | predicted | error |\n|---|---|---:|---:|---:|\n";
+    for (const auto& row : r.rows)
+        out += "| " + row.c.id + " | " + row.c.gpu + " | " + fmt("%.1f", row.c.measured_tokens_per_s_per_gpu) + " | "
+            + fmt("%.1f", row.predicted_tokens_per_s_per_gpu) + " | " + fmt("%+.1f%%", 100 * row.error) + " |\n";
+    auto group_table = [&](const char* title, const std::map<std::string, GroupSummary>& groups) {
+        out += std::string("\n| ") + title + " | rows | MAPE | median | worst | Spearman |\n|---|---:|---:|---:|---:|---:|\n";
+        for (const auto& [k, g] : groups)
+            out += "| " + k + " | " + std::to_string(g.rows) + " | " + fmt("%.1f%%", 100 * g.mape) + " | "
+                + fmt("%.1f%%", 100 * g.median) + " | " + fmt("%.1f%%", 100 * g.worst) + " | "
+                + (g.spearman ? fmt("%.2f", *g.spearman) : std::string("-")) + " |\n";
+    };
+    group_table("source", r.by_source);
+    group_table("GPU", r.by_gpu);
+    out += "\n**All rows: " + std::to_string(r.overall.rows) + ", MAPE " + fmt("%.1f%%", 100 * r.overall.mape) + ", median "
+        + fmt("%.1f%%", 100 * r.overall.median) + ", worst " + fmt("%.1f%%", 100 * r.overall.worst) + "; skipped "
+        + std::to_string(r.skipped.size()) + ".**\n";
+    if (!r.skipped.empty()) {
+        out += "\nSkipped rows:\n\n";
+        for (const auto& s : r.skipped)
+            out += "- " + s.id + ": " + s.reason + "\n";
+    }
+    return out;
+}
+
+} // namespace parallax

@@ -1,0 +1,70 @@
+#pragma once
+// A parallelisation strategy: plain data, trivially copyable, so the search can enumerate
+// millions of them without touching the heap.
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace parallax {
+
+enum class Recompute : unsigned char { none, selective, full };
+enum class Schedule : unsigned char { gpipe, one_f_one_b, interleaved, zb_h1, dualpipe };
+enum class Optimizer : unsigned char { adam, adam8bit, sgd, lion };
+// How context parallelism exchanges attention inputs: ring (send/recv KV chunks) or all-to-all (Ulysses).
+enum class CpKind : unsigned char { ring, all_to_all };
+enum class ParallelDim : unsigned char { tp, cp, ep, dp, pp };
+inline constexpr int kParallelDimCount = 5;
+
+std::string_view to_string(Recompute r);
+std::string_view to_string(Schedule s);
+std::string_view to_string(Optimizer o);
+std::string_view to_string(CpKind k);
+std::string_view to_string(ParallelDim d);
+bool recompute_from_string(std::string_view s, Recompute& out);
+bool schedule_from_string(std::string_view s, Schedule& out);
+bool optimizer_from_string(std::string_view s, Optimizer& out);
+bool cp_kind_from_string(std::string_view s, CpKind& out);
+
+// Order in which the parallel dimensions are laid onto consecutive ranks, innermost first.
+// Megatron's default "tp-cp-ep-dp-pp" puts TP groups on neighbouring GPUs (inside a node).
+struct RankOrder {
+    std::array<ParallelDim, kParallelDimCount> dims { ParallelDim::tp, ParallelDim::cp, ParallelDim::ep,
+        ParallelDim::dp, ParallelDim::pp };
+    bool operator==(const RankOrder&) const = default;
+};
+std::string to_string(const RankOrder& o);
+// Parses "tp-cp-ep-dp-pp" (each dimension exactly once). Returns an explanation on failure.
+std::optional<std::string> rank_order_from_string(std::string_view s, RankOrder& out);
+
+struct Strategy {
+    int tp = 1;
+    int pp = 1;
+    int dp = 1;
+    int cp = 1;
+    int ep = 1;
+    int vpp = 1;
+    int micro_batch = 1;
+    bool sequence_parallel = false;
+    Recompute recompute = Recompute::none;
+    int zero = 0; // 0 plain DP, 1 distributed optimizer, 2 + gradients, 3 + parameters (FSDP)
+    Schedule schedule = Schedule::one_f_one_b;
+    Optimizer optimizer = Optimizer::adam;
+    bool offload_optimizer = false;
+    RankOrder rank_order {};
+    int first_stage_layers = 0; // 0 = not set (as Megatron's --decoder-first-pipeline-num-layers)
+    int last_stage_layers = 0;
+    // Extensions (SCENARIO.md allows adding keys):
+    int expert_tp = 0; // 0 = same as tp (Megatron's --expert-tensor-parallel-size)
+    CpKind cp_kind = CpKind::ring;
+    bool overlap_grad_reduce = true; // Megatron --overlap-grad-reduce
+    bool overlap_param_gather = true; // Megatron --overlap-param-gather (distributed optimizer / FSDP)
+    bool tp_comm_overlap = false; // Transformer Engine userbuffers / async TP
+
+    long long model_parallel_gpus() const { return static_cast<long long>(tp) * pp * cp; }
+    long long total_gpus() const { return model_parallel_gpus() * dp; }
+    int effective_expert_tp() const { return expert_tp > 0 ? expert_tp : tp; }
+    bool operator==(const Strategy&) const = default;
+};
+
+} // namespace parallax

@@ -1,0 +1,17 @@
+#pragma once
+#include "precision.hpp"
+
+#include <optional>
+
+namespace parallax {
+
+struct TrainingSpec {
+    long long global_batch = 1; // sequences per optimizer step
+    long long seq_len = 2048;
+    Precision precision = Precision::bf16; // of the matmuls
+    // Extensions (SCENARIO.md allows adding keys):
+    bool flash_attention = true; // fused attention: no s^2 score matrices stored, recomputed in backward
+    std::optional<double> tokens_to_train; // for time-to-train objectives
+};
+
+} // namespace parallax

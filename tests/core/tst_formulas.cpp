@@ -1,0 +1,4 @@
+#include <QTest>
+class T : public QObject { Q_OBJECT private slots: void t() { QVERIFY(false); } };
+QTEST_MAIN(T)
+#include "tst_formulas.moc"
