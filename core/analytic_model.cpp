@@ -36,6 +36,8 @@ constexpr double kGradNormBytesPerParam = 4;
 // parameters per socket of ~32 cores; Ren et al. 2021 ZeRO-Offload, Table 2).
 constexpr double kOffloadPcieBps = 20e9;
 constexpr double kCpuAdamSecondsPerParam = 1.0e-9;
+// ZeRO-3 / FSDP all-gather the bf16 working copy of the parameters.
+constexpr double kGatherBytesPerParam = 2;
 // Megatron's default gradient bucket: max(40M, 1M * dp) parameters (--ddp-bucket-size).
 constexpr double kBucketParams = 40e6;
 // Simple power model until the power issue refines it: tensor-core kernels draw ~90% of the dynamic
@@ -83,6 +85,7 @@ struct StrategyCosts {
     Groups groups;
     LayerTotals dense, moe, embedding, output;
     double p2p_s = 0; // one activation transfer between neighbouring stages
+    int p2p_transfers = 2; // blocking transfers per micro-batch per stage (fwd + bwd)
     LayerActivationBytes activations;
 };
 
@@ -99,6 +102,7 @@ void compute_costs(const PlanContext& ctx, const Strategy& s, StrategyCosts& c) 
     lc.cp_group = c.groups.cp;
     lc.ep_group = c.groups.ep;
     lc.expert_tp_group = c.groups.etp;
+    lc.traits = software_traits(ctx.training.framework);
     LayerOps ops;
     build_layer_ops(lc, false, ops);
     c.dense = summarize(ops);
@@ -122,7 +126,10 @@ void compute_costs(const PlanContext& ctx, const Strategy& s, StrategyCosts& c) 
     c.output = summarize(ops);
     // Megatron sends the stage output split across TP ranks (sequence parallel, or the
     // scatter-gather optimisation of Narayanan et al. 2021 Sec. 4.1 without it).
-    const double p2p_bytes = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp * ctx.model.hidden * 2.0 / s.tp;
+    const bool split = lc.traits.p2p_scatter_gather || (s.sequence_parallel && s.tp > 1);
+    const double p2p_bytes = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp * ctx.model.hidden * 2.0
+        / (split ? s.tp : 1);
+    c.p2p_transfers = lc.traits.p2p_blocking_transfers_per_microbatch;
     c.p2p_s = collective_time_s(ctx.network, Collective::send_recv, p2p_bytes, c.groups.pp_pair);
 }
 
@@ -162,14 +169,15 @@ StageTiming timing_of(const PlanContext& ctx, const Strategy& s, const StrategyC
         st.exposed_s[kEp] -= hidden;
         st.backward_s -= hidden;
     }
-    if (s.pp > 1) {
-        // Each chunk receives its input and sends its output once per micro-batch in each direction
-        // (synchronous in Megatron's 1F1B; v times as many for interleaving).
-        const int sends = (first ? 0 : 1) + (last ? 0 : 1);
-        const double fwd_p2p = c.p2p_s * s.vpp * std::max(1, sends) * (s.schedule == Schedule::dualpipe ? 0.0 : 0.5);
-        st.forward_s += fwd_p2p;
-        st.backward_s += fwd_p2p;
-        st.exposed_s[kPp] += 2 * fwd_p2p;
+    if (s.pp > 1 && s.schedule != Schedule::dualpipe) {
+        // Each chunk exchanges activations with its neighbours once per micro-batch in each direction:
+        // Megatron pairs the send and the receive in one batched exchange (2 blocking transfers per
+        // micro-batch), DeepSpeed's engine issues them separately (4); v times as many when interleaved.
+        // DualPipe overlaps its sends with the paired chunk's compute.
+        const double per_direction = c.p2p_s * s.vpp * c.p2p_transfers / 2.0;
+        st.forward_s += per_direction;
+        st.backward_s += per_direction;
+        st.exposed_s[kPp] += 2 * per_direction;
     }
     return st;
 }
@@ -220,18 +228,28 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r) const noexcep
     for (int st = 0; st < p; ++st) {
         StageTiming t = timing_of(ctx, s, c, st);
         if (s.zero >= 3) {
-            // FSDP / ZeRO-3 gathers the stage's parameters for the forward and again for the backward,
-            // and reduce-scatters gradients, every micro-batch, prefetched under compute (Rajbhandari
-            // et al. 2020, Sec. 5: 1.5x DP volume).
+            // FSDP / ZeRO-3 gathers each unit's (layer's) parameters for the forward and again for the
+            // backward, and reduce-scatters its gradients, every micro-batch (Rajbhandari et al. 2020,
+            // Sec. 5: 1.5x the DP volume). One collective per unit, so the ring latency counts per layer.
+            // With prefetching (FSDP, DeepSpeed >= 2022) they hide under compute except the first unit.
             const StageParams sp = stage_params(ctx, s, st);
-            const double ag = collective_time_s(ctx.network, Collective::all_gather, sp.dense * state.weights, c.groups.dp_dense)
-                + collective_time_s(ctx.network, Collective::all_gather, sp.expert * state.weights, c.groups.dp_expert);
-            const double rs = collective_time_s(ctx.network, Collective::reduce_scatter, sp.dense * state.gradients, c.groups.dp_dense)
-                + collective_time_s(ctx.network, Collective::reduce_scatter, sp.expert * state.gradients, c.groups.dp_expert);
-            const double fwd_compute = t.forward_s;
-            const double bwd_compute = t.backward_s;
-            const double exp_f = std::max(0.0, ag - fwd_compute);
-            const double exp_b = std::max(0.0, ag + rs - bwd_compute);
+            const StageLayout layout { ctx.model.layers, s.pp, s.vpp, s.first_stage_layers, s.last_stage_layers };
+            const double units = std::max(1, layout.stage_layers(st));
+            auto per_unit = [&](Collective coll, double bytes_per_param) {
+                return units
+                    * (collective_time_s(ctx.network, coll, sp.dense / units * bytes_per_param, c.groups.dp_dense)
+                        + collective_time_s(ctx.network, coll, sp.expert / units * bytes_per_param, c.groups.dp_expert));
+            };
+            const double ag = per_unit(Collective::all_gather, kGatherBytesPerParam);
+            const double rs = per_unit(Collective::reduce_scatter, state.gradients);
+            double exp_f, exp_b;
+            if (s.overlap_param_gather) {
+                exp_f = std::max(ag / units, ag - t.forward_s);
+                exp_b = std::max(ag / units, ag + rs - t.backward_s);
+            } else {
+                exp_f = ag;
+                exp_b = ag + rs;
+            }
             t.forward_s += exp_f;
             t.backward_s += exp_b;
             t.exposed_s[static_cast<int>(OpStream::dp)] += exp_f + exp_b;

@@ -15,6 +15,12 @@ constexpr double kCausalBlockEfficiency = 0.9;
 constexpr double kAttentionHalfRateSeq = 256;
 // Head dims below 128 under-fill the tensor-core tiles (FlashAttention-2 Fig. 4/5, head dim 64 vs 128).
 constexpr double kAttentionHeadDimKnee = 16;
+// Dynamic power ~ f * V^2; near the top of the V/f curve the voltage falls less than the clock, so
+// P_dyn ~ f^2.5 (between the f^2 of fixed voltage and the f^3 of proportional voltage scaling).
+constexpr double kDynamicPowerClockExponent = 2.5;
+// Large tensor-core GEMMs on H100/A100 already run at the board limit at the nominal TDP (the clock
+// the dense peak assumes is sustained only up to TDP): their demand is the whole dynamic range.
+constexpr double kGemmPowerActivity = 1.0;
 
 } // namespace
 
@@ -24,6 +30,12 @@ ComputeDevice ComputeDevice::of(const GpuSpec& g)
     d.gpu = &g;
     d.gen = &generation_constants(g.architecture);
     d.sm_count = g.sm_count > 0 ? g.sm_count : d.gen->default_sm_count;
+    if (g.power_limit_W > 0 && g.power_limit_W < g.tdp_W && g.tdp_W > g.idle_W) {
+        const double demand = kGemmPowerActivity * (g.tdp_W - g.idle_W);
+        const double allowed = g.power_limit_W - g.idle_W;
+        if (allowed < demand)
+            d.clock_scale = std::pow(allowed / demand, 1.0 / kDynamicPowerClockExponent);
+    }
     return d;
 }
 
@@ -85,7 +97,9 @@ double flash_attention_fwd_s(const ComputeDevice& dev, double batch_heads, doubl
     const double flops = attention_flops_fwd(batch_heads, q_len, kv_len, qk_head_dim, v_head_dim, causal);
     if (flops_out)
         *flops_out = flops;
-    const double eff = dev.gen->attention_fwd_efficiency * attention_shape_factor(kv_len, qk_head_dim)
+    const double base = dev.attention_kernel == AttentionKernel::flash2 ? dev.gen->attention_fa2_fwd_efficiency
+                                                                        : dev.gen->attention_fwd_efficiency;
+    const double eff = base * attention_shape_factor(kv_len, qk_head_dim)
         * (causal ? kCausalBlockEfficiency : 1.0);
     return flops / (dev.peak(Precision::bf16) * eff) + dev.gen->kernel_overhead_s;
 }
@@ -96,7 +110,9 @@ double flash_attention_bwd_s(const ComputeDevice& dev, double batch_heads, doubl
     const double flops = 2.5 * attention_flops_fwd(batch_heads, q_len, kv_len, qk_head_dim, v_head_dim, causal);
     if (flops_out)
         *flops_out = flops;
-    const double eff = dev.gen->attention_bwd_efficiency * attention_shape_factor(kv_len, qk_head_dim)
+    const double base = dev.attention_kernel == AttentionKernel::flash2 ? dev.gen->attention_fa2_bwd_efficiency
+                                                                        : dev.gen->attention_bwd_efficiency;
+    const double eff = base * attention_shape_factor(kv_len, qk_head_dim)
         * (causal ? kCausalBlockEfficiency : 1.0);
     return flops / (dev.peak(Precision::bf16) * eff) + 2 * dev.gen->kernel_overhead_s;
 }

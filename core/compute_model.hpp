@@ -5,6 +5,7 @@
 #include "gpu_spec.hpp"
 #include "hardware_generation.hpp"
 #include "precision.hpp"
+#include "software_stack.hpp"
 
 namespace parallax {
 
@@ -14,6 +15,10 @@ struct ComputeDevice {
     int sm_count = 108;
     double clock_scale = 1.0; // DVFS: fraction of the nominal clock (power issue)
 
+    AttentionKernel attention_kernel = AttentionKernel::best;
+
+    // Clock scale from the GPU's power limit: compute-bound kernels draw ~the full board power at the
+    // nominal clock, so a lower limit throttles them.
     static ComputeDevice of(const GpuSpec& g);
     double peak(Precision p) const { return gpu->peak(p) * clock_scale; }
 };

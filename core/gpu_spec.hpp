@@ -20,6 +20,7 @@ struct GpuSpec {
     double memory_bw_Bps = 0;
     double tdp_W = 0;
     double idle_W = 0;
+    double power_limit_W = 0; // 0 = run at tdp_W; a lower limit throttles the clock (power_model)
     int sm_count = 0; // 0 = unknown; the generation's default is used
     double clock_MHz = 0; // 0 = unknown
     std::string source;

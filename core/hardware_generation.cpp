@@ -12,6 +12,8 @@ GenerationConstants make(std::array<double, kPrecisionCount> gemm, int sms, std:
     g.tiles = tiles;
     g.attention_fwd_efficiency = attn_fwd;
     g.attention_bwd_efficiency = attn_bwd;
+    g.attention_fa2_fwd_efficiency = attn_fwd;
+    g.attention_fa2_bwd_efficiency = attn_bwd;
     g.hbm_efficiency = hbm;
     g.kernel_overhead_s = kernel_s;
     return g;
@@ -41,8 +43,20 @@ const GenerationConstants kHopper = make({ 0.9, 0.7, 0.74, 0.74, 0.64, 0.0 }, 13
 
 // B200: 148 SMs; cuBLAS BF16 ~1.5-1.7 of 2.25 PFLOP/s and FP8 ~3 of 4.5 (NVIDIA Blackwell tuning
 // guide, public benchmarks: estimate); FlashAttention/cuDNN on Blackwell ~55% of peak (estimate).
+// FlashAttention-2 on H100 reaches ~330-370 TFLOP/s forward and ~250-300 backward at head dim 128
+// (Shah et al. 2024, FlashAttention-3, Fig. 5-6, FA2 baseline curves).
+GenerationConstants with_fa2(GenerationConstants g, double fwd, double bwd)
+{
+    g.attention_fa2_fwd_efficiency = fwd;
+    g.attention_fa2_bwd_efficiency = bwd;
+    return g;
+}
+const GenerationConstants kHopperWithFa2 = with_fa2(kHopper, 0.36, 0.28);
+
 const GenerationConstants kBlackwell = make({ 0.9, 0.7, 0.72, 0.72, 0.66, 0.6 }, 148,
     { { { 256, 256, 1.0 }, { 128, 256, 0.95 }, { 128, 128, 0.85 } } }, 0.55, 0.45, 0.85, 4e-6);
+// FlashAttention-2 on Blackwell runs without the new tensor-core instructions (estimate: ~25% of peak).
+const GenerationConstants kBlackwellWithFa2 = with_fa2(kBlackwell, 0.28, 0.22);
 
 // MI250X (per GCD): hipBLASLt BF16 ~55-60% of peak on large GEMMs (AMD ROCm performance notes,
 // estimate); 110 CUs per GCD (CDNA2 whitepaper).
@@ -64,9 +78,9 @@ const GenerationConstants& generation_constants(GpuArchitecture arch)
     case GpuArchitecture::ampere:
         return kAmpere;
     case GpuArchitecture::hopper:
-        return kHopper;
+        return kHopperWithFa2;
     case GpuArchitecture::blackwell:
-        return kBlackwell;
+        return kBlackwellWithFa2;
     case GpuArchitecture::cdna2:
         return kCdna2;
     case GpuArchitecture::cdna3:

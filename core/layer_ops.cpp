@@ -175,6 +175,8 @@ public:
 
     int mem(OpKind k, OpPhase ph, double bytes)
     {
+        if (k == OpKind::norm || k == OpKind::residual || k == OpKind::activation)
+            bytes *= m_c.traits.elementwise_traffic_factor; // unfused frameworks move more bytes
         LayerOp o;
         o.kind = k;
         o.phase = ph;
@@ -456,7 +458,8 @@ void emit_backward(Builder& b, int begin, int end)
         case OpKind::norm:
         case OpKind::residual:
         case OpKind::activation:
-            b.mem(f.kind, OpPhase::backward_input, f.bytes * kBackwardTrafficFactor);
+            // f.bytes already carries the framework's traffic factor; mem() applies it once more.
+            b.mem(f.kind, OpPhase::backward_input, f.bytes * kBackwardTrafficFactor / c.traits.elementwise_traffic_factor);
             break;
         case OpKind::router:
             if (f.flops > 0) // the router GEMM: small, dgrad + wgrad
@@ -479,6 +482,59 @@ void emit_backward(Builder& b, int begin, int end)
                     x.tokens * x.h * kActivationBytes, CommGroup::tp, last_wgrad);
             break;
         }
+        }
+    }
+}
+
+// torchtitan's op-level selective checkpointing keeps every matmul output except every second one
+// (counted per layer: q, k, v, o, w1, w3, w2 for SwiGLU) and recomputes all pointwise ops.
+void emit_every_other_matmul_recompute(Builder& b, int begin, int end)
+{
+    LayerOps& ops = b.out();
+    const Shapes& x = b.x();
+    int mm = 0;
+    auto recompute_if_even = [&](OpKind kind, double M, double N, double K, double batch) {
+        ++mm;
+        if (mm % 2 == 0)
+            b.gemm(kind, OpPhase::recompute, M, N, K, batch);
+    };
+    for (int i = begin; i < end; ++i) {
+        const LayerOp f = ops.op[i];
+        if (f.phase != OpPhase::forward)
+            continue;
+        switch (f.kind) {
+        case OpKind::qkv_proj:
+            if (f.k == static_cast<float>(x.h) && f.n == static_cast<float>((x.q + 2 * x.kv) / x.t)) {
+                recompute_if_even(f.kind, f.m, x.q / x.t, f.k, f.batch); // q
+                recompute_if_even(f.kind, f.m, x.kv / x.t, f.k, f.batch); // k
+                recompute_if_even(f.kind, f.m, x.kv / x.t, f.k, f.batch); // v
+            } else {
+                recompute_if_even(f.kind, f.m, f.n, f.k, f.batch);
+            }
+            break;
+        case OpKind::mlp_up:
+        case OpKind::expert_up:
+            if (x.gated) {
+                recompute_if_even(f.kind, f.m, f.n / 2, f.k, f.batch); // w1 (gate)
+                recompute_if_even(f.kind, f.m, f.n / 2, f.k, f.batch); // w3 (up)
+            } else {
+                recompute_if_even(f.kind, f.m, f.n, f.k, f.batch);
+            }
+            break;
+        case OpKind::out_proj:
+        case OpKind::mlp_down:
+        case OpKind::expert_down:
+        case OpKind::router:
+            if (f.m > 0)
+                recompute_if_even(f.kind, f.m, f.n, f.k, f.batch);
+            break;
+        case OpKind::norm:
+        case OpKind::residual:
+        case OpKind::activation:
+            b.mem(f.kind, OpPhase::recompute, f.bytes / b.ctx().traits.elementwise_traffic_factor);
+            break;
+        default:
+            break;
         }
     }
 }
@@ -511,8 +567,12 @@ void build_layer_ops(const LayerContext& ctx, bool moe_layer, LayerOps& out) noe
         emit_recompute(b, 0, fwd_end);
         break;
     case Recompute::selective:
-        // Megatron's selective recompute checkpoints the core attention: it runs again before the backward.
-        emit_attention_core(b, OpPhase::recompute);
+        if (ctx.traits.selective == SelectivePolicy::every_other_matmul) {
+            emit_every_other_matmul_recompute(b, 0, fwd_end);
+        } else {
+            // Megatron's selective recompute checkpoints the core attention: it runs again before the backward.
+            emit_attention_core(b, OpPhase::recompute);
+        }
         break;
     case Recompute::none:
         break;
@@ -593,10 +653,13 @@ double layer_activation_bytes(const LayerContext& ctx, bool moe_layer) noexcept
     if (s.recompute == Recompute::full)
         return kActivationBytes * rep; // only the layer input is checkpointed
     const double mask = x.dropout ? kMaskBytes : 0;
+    // Inputs saved for the weight-gradient GEMMs: Transformer Engine / torchao keep the fp8-cast copy
+    // (1 byte) when the GEMMs run in fp8 (TE fp8 autocast saves the quantised inputs for backward).
+    const double gin = x.fp8 ? element_bytes(Precision::fp8) : kActivationBytes;
     // Attention block (Korthikanti et al. 2022, Sec. 4.1): norm input, QKV input, Q/K/V, the attention
     // output (= out-projection input), the dropout mask.
-    double bytes = kActivationBytes * rep * 2 + kActivationBytes * x.tokens * (x.q + 2 * x.kv) / x.t
-        + kActivationBytes * x.tokens * x.vdim / x.t + mask * rep;
+    double bytes = kActivationBytes * rep + gin * rep + kActivationBytes * x.tokens * (x.q + 2 * x.kv) / x.t
+        + gin * x.tokens * x.vdim / x.t + mask * rep;
     const double heads_local = x.heads_local;
     const double scores = x.b * heads_local * (x.seq / x.cp) * x.seq;
     if (!x.flash && s.recompute == Recompute::none)
@@ -604,9 +667,9 @@ double layer_activation_bytes(const LayerContext& ctx, bool moe_layer) noexcept
     else if (x.flash)
         bytes += x.b * heads_local * (x.seq / x.cp) * kFp32Bytes; // softmax statistics (log-sum-exp)
     // MLP block: norm input, FC1 input, activation input(s), FC2 input, dropout mask.
-    bytes += kActivationBytes * rep * 2 + mask * rep;
+    bytes += kActivationBytes * rep + gin * rep + mask * rep;
     auto mlp_acts = [&](double tokens, double ffn_local) {
-        return kActivationBytes * tokens * ffn_local * ((x.gated ? 2.0 : 1.0) + 1.0);
+        return tokens * ffn_local * (kActivationBytes * (x.gated ? 2.0 : 1.0) + gin);
     };
     if (!moe_layer) {
         bytes += mlp_acts(x.tokens, static_cast<double>(m.ffn_hidden) / x.t);
@@ -614,7 +677,7 @@ double layer_activation_bytes(const LayerContext& ctx, bool moe_layer) noexcept
         const MoeSpec& e = *m.moe;
         const double etp = s.effective_expert_tp();
         const double routed_rows = x.tokens_ew * e.top_k * etp;
-        bytes += kActivationBytes * routed_rows * x.h; // dispatched expert inputs
+        bytes += gin * routed_rows * x.h; // dispatched expert inputs
         bytes += mlp_acts(routed_rows, static_cast<double>(e.expert_ffn_hidden) / etp);
         bytes += x.tokens_ew * e.experts * kFp32Bytes; // router probabilities
         if (e.shared_experts > 0)

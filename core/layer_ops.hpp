@@ -6,6 +6,7 @@
 #include "collective_model.hpp"
 #include "compute_model.hpp"
 #include "model_spec.hpp"
+#include "software_stack.hpp"
 #include "strategy.hpp"
 #include "training_spec.hpp"
 
@@ -101,6 +102,7 @@ struct LayerContext {
     GroupPlacement cp_group;
     GroupPlacement ep_group;
     GroupPlacement expert_tp_group;
+    SoftwareTraits traits;
 };
 
 void build_layer_ops(const LayerContext& ctx, bool moe_layer, LayerOps& out) noexcept;

@@ -10,6 +10,7 @@ PlanContext::PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c)
     , cluster(std::move(c))
 {
     device = ComputeDevice::of(cluster.gpu);
+    device.attention_kernel = software_traits(training.framework).attention;
     network = NetworkModel::of(cluster);
     model_flops_per_token = megatron_flops_per_token(model, static_cast<double>(training.seq_len));
 }

@@ -111,6 +111,45 @@ Recompute parse_recompute(const std::string& text)
     return Recompute::none;
 }
 
+// "Llama 3.1 405B" and "llama3.1-405b" both normalise to "llama3.1405b".
+std::string normalise_name(const std::string& name)
+{
+    std::string out;
+    for (char ch : lower(name))
+        if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.')
+            out += ch;
+    return out;
+}
+
+const PresetEntry* model_preset_for(const std::string& name, const PresetCatalog& catalog)
+{
+    const std::string key = normalise_name(name);
+    for (const PresetEntry* e : catalog.entries(PresetKind::models))
+        if (normalise_name(e->name) == key)
+            return e;
+    return nullptr;
+}
+
+// The integer after `phrase` in free text ("local batch size 32" -> 32).
+std::optional<long long> number_after(const std::string& text, const char* phrase)
+{
+    const std::string t = lower(text);
+    const auto pos = t.find(phrase);
+    if (pos == std::string::npos)
+        return std::nullopt;
+    std::size_t i = pos + std::string(phrase).size();
+    while (i < t.size() && !std::isdigit(static_cast<unsigned char>(t[i])))
+        if (t[i++] != ' ')
+            return std::nullopt;
+    long long v = 0;
+    bool any = false;
+    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) {
+        v = v * 10 + (t[i++] - '0');
+        any = true;
+    }
+    return any ? std::optional<long long>(v) : std::nullopt;
+}
+
 std::string source_group_of(const std::string& id)
 {
     const auto pos = id.find('_');
@@ -156,30 +195,48 @@ std::vector<ValidationCase> read_published_runs(
             skip("per-layer micro-benchmark, not an end-to-end step (checked by a unit test instead)");
             continue;
         }
+        if (contains(c.id, "lora")) {
+            skip("LoRA fine-tuning (frozen base weights, no weight gradients or optimizer for them) is not modelled");
+            continue;
+        }
         if (num(model, "n_experts").value_or(0) > 1) {
             skip("mixture-of-experts row: validated with the MoE model (issue 8)");
             continue;
         }
         ModelSpec m;
         m.name = str(model, "name").empty() ? c.id : str(model, "name");
+        // A model Parallax knows by name fills what the row leaves unstated (vocab, KV heads, activation).
+        const PresetEntry* known = model_preset_for(m.name, catalog);
+        ModelSpec preset;
+        if (known) {
+            preset = parse_model(known->json, known->origin, "");
+            m = preset;
+            m.name = str(model, "name");
+        }
         m.layers = static_cast<int>(*layers);
         m.hidden = static_cast<long long>(*hidden);
         m.heads = static_cast<int>(*heads);
-        m.kv_heads = static_cast<int>(num(model, "n_kv_heads").value_or(*heads));
-        m.ffn_act = is_swiglu_family(m.name) ? FfnActivation::swiglu : FfnActivation::gelu;
+        if (auto kv = num(model, "n_kv_heads"))
+            m.kv_heads = static_cast<int>(*kv);
+        else if (!known)
+            m.kv_heads = m.heads;
+        if (!known)
+            m.ffn_act = is_swiglu_family(m.name) ? FfnActivation::swiglu : FfnActivation::gelu;
         if (auto f = num(model, "ffn_hidden_size")) {
             m.ffn_hidden = static_cast<long long>(*f);
-        } else {
+        } else if (!known) {
             m.ffn_hidden = 4 * m.hidden;
             as.push_back("ffn_hidden unstated: 4*hidden (GPT)");
         }
         if (auto v = num(model, "vocab_size")) {
             m.vocab = static_cast<long long>(*v);
-        } else {
+        } else if (!known) {
             m.vocab = 51200;
             as.push_back("vocab unstated: 51200 (Megatron's padded GPT-2 vocabulary)");
         }
-        if (m.ffn_act == FfnActivation::swiglu)
+        if (known)
+            as.push_back("unstated architecture fields from the " + known->name + " preset");
+        else if (m.ffn_act == FfnActivation::swiglu)
             as.push_back("SwiGLU MLP (Llama family)");
         c.model_name = m.name;
 
@@ -212,7 +269,7 @@ std::vector<ValidationCase> read_published_runs(
             // Meta's Grand Teton H100: 96 GB HBM2e at 2.4 TB/s, run at a 500 W limit (torchtitan benchmarks).
             cl.gpu.memory_bytes = 94.0 * units::kGiB;
             cl.gpu.memory_bw_Bps = 2400 * units::kGB;
-            cl.gpu.tdp_W = 500;
+            cl.gpu.power_limit_W = 500;
             cl.gpu.name = "H100-SXM-96GB (Grand Teton, 500 W)";
             as.push_back("H100 96 GB HBM2e variant: H100 SXM compute peaks, 2.4 TB/s, 500 W");
         }
@@ -282,29 +339,52 @@ std::vector<ValidationCase> read_published_runs(
         s.dp = static_cast<int>(static_cast<long long>(*n_gpus) / mp);
         if (auto dp = num(st, "dp"); dp && static_cast<int>(*dp) != s.dp)
             as.push_back("dp " + fmt("%.0f", *dp) + " as printed does not multiply out; using " + std::to_string(s.dp));
-        const int vp = static_cast<int>(num(st, "vp").value_or(1));
+        const std::string notes = str(row, "notes");
+        const bool torchtitan = c.source_group == "torchtitan";
+        int vp = static_cast<int>(num(st, "vp").value_or(1));
+        if (vp <= 1 && s.pp > 1 && contains(c.id, "interleaved")) {
+            vp = 2;
+            as.push_back("interleaved schedule with unstated stages per rank: 2 (torchtitan's default for looped schedules)");
+        }
         s.vpp = vp > 1 ? vp : 1;
         s.schedule = s.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
         if (auto mbs = num(st, "micro_batch_size")) {
             s.micro_batch = static_cast<int>(*mbs);
         } else {
             s.micro_batch = 1;
-            as.push_back("micro-batch unstated: 1");
+            as.push_back(torchtitan && s.pp > 1 ? "micro-batch unstated: 1 (torchtitan's pipeline micro-batch default)"
+                                                : "micro-batch unstated: 1");
         }
         TrainingSpec t;
         t.seq_len = static_cast<long long>(*seq);
         if (auto gb = num(st, "global_batch_size")) {
             t.global_batch = static_cast<long long>(*gb);
+        } else if (auto local = number_after(notes, "local batch size")) {
+            t.global_batch = *local * s.dp;
+            as.push_back("global batch from the notes' local batch size " + std::to_string(*local) + " x dp");
+        } else if (s.pp > 1) {
+            skip("global batch unstated with pipeline parallelism: the bubble cannot be known");
+            continue;
         } else {
             t.global_batch = static_cast<long long>(s.micro_batch) * s.dp;
             as.push_back("global batch unstated: one micro-batch per DP rank");
+        }
+        if (contains(str(row, "source"), "deepspeed") || contains(str(row, "source"), "bigscience")) {
+            if (s.pp > 1) {
+                t.framework = Framework::megatron_deepspeed;
+                as.push_back("framework: Megatron-DeepSpeed (DeepSpeed pipeline engine)");
+            }
+        }
+        if (torchtitan) {
+            const bool compiled = contains(c.id, "compile") || contains(notes, "torch.compile");
+            t.framework = compiled ? Framework::torchtitan_compile : Framework::torchtitan;
+            as.push_back(compiled ? "framework: torchtitan with torch.compile" : "framework: torchtitan (eager)");
         }
         const std::string rc = str(st, "activation_recompute");
         if (!rc.empty()) {
             s.recompute = parse_recompute(rc);
         } else {
             c.recompute_unstated = true;
-            as.push_back("recompute unstated: the least recomputation that fits in memory");
         }
         const auto sp = boolean(st, "sequence_parallel");
         if (sp) {
@@ -316,7 +396,12 @@ std::vector<ValidationCase> read_published_runs(
         }
         const std::string zero = str(st, "zero_stage_or_fsdp");
         const auto dist_opt = boolean(st, "distributed_optimizer");
-        if (contains(zero, "fsdp") || contains(zero, "zero-3") || contains(zero, "zero3")) {
+        if (contains(zero, "fsdp") && s.pp > 1) {
+            // With pipeline parallelism FSDP keeps the gathered weights for all micro-batches of a step
+            // (Llama 3 paper Sec. 3.3.2; torchtitan disables reshard-after-forward under PP): ZeRO-2 traffic.
+            s.zero = 2;
+            as.push_back("FSDP with PP: weights gathered once per step (no reshard between micro-batches) = ZeRO-2 traffic");
+        } else if (contains(zero, "fsdp") || contains(zero, "zero-3") || contains(zero, "zero3")) {
             s.zero = 3;
         } else if (contains(zero, "zero-2")) {
             s.zero = 2;
@@ -352,6 +437,27 @@ std::vector<ValidationCase> read_published_runs(
             s.tp_comm_overlap = s.tp > 1;
             if (s.tp > 1)
                 as.push_back("NeMo performance recipe: TP communication overlap on");
+        }
+
+        if (c.recompute_unstated) {
+            // When the source prints both TFLOP/s and throughput, their ratio says whether it counted the
+            // recomputation's extra forward (8N instead of 6N FLOPs per token): then it recomputed fully.
+            const auto tf = num(res, "tflops_per_gpu");
+            std::optional<double> per_gpu = num(res, "tokens_per_sec_per_gpu");
+            if (!per_gpu) {
+                if (auto sec = num(res, "sec_per_iter"))
+                    per_gpu = static_cast<double>(t.global_batch) * static_cast<double>(t.seq_len) / *sec / *n_gpus;
+            }
+            if (tf && per_gpu && *per_gpu > 0) {
+                const double implied = *tf * units::kTFLOP / *per_gpu;
+                const double model_flops = megatron_flops_per_token(m, static_cast<double>(t.seq_len));
+                if (implied > 1.2 * model_flops) {
+                    s.recompute = Recompute::full;
+                    c.recompute_unstated = false;
+                    as.push_back("recompute: full, inferred from the source's TFLOP/s vs throughput ("
+                        + fmt("%.2f", implied / model_flops) + "x the model FLOPs)");
+                }
+            }
         }
 
         // Measurement, converted to tokens/s per GPU.
@@ -483,7 +589,8 @@ ValidationReport run_validation(const std::vector<ValidationCase>& cases, std::v
                 if (r.feasible)
                     break;
             }
-            row.c.assumptions.push_back("recompute: " + std::string(to_string(s.recompute)));
+            row.c.assumptions.push_back("recompute unstated: " + std::string(to_string(s.recompute))
+                + ", the least recomputation that fits in memory");
             row.c.scenario.strategy = s;
         } else {
             model.evaluate(s, r);

@@ -103,6 +103,11 @@ GpuSpec parse_gpu(const json& j, const std::string& file, const std::string& pat
     g.idle_W = r.get_number("idle_W", 0, 1e5);
     if (g.idle_W >= g.tdp_W)
         r.fail("idle_W", "must be below tdp_W (" + std::to_string(g.tdp_W) + ")");
+    g.power_limit_W = r.get_number("power_limit_W", 1, 1e5, 0.0);
+    if (g.power_limit_W > g.tdp_W)
+        r.fail("power_limit_W", "must not exceed tdp_W (" + std::to_string(g.tdp_W) + ")");
+    if (g.power_limit_W > 0 && g.power_limit_W <= g.idle_W)
+        r.fail("power_limit_W", "must be above idle_W (" + std::to_string(g.idle_W) + ")");
     g.sm_count = static_cast<int>(r.get_int("sm_count", 1, 100000, 0LL));
     g.clock_MHz = r.get_number("clock_MHz", 1, 1e5, 0.0);
     g.source = read_source(r);
@@ -381,6 +386,10 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
         const std::string p = t.get_choice("precision", { "bf16", "fp16", "fp8", "fp4" }, std::string("bf16"));
         s.training.precision = *precision_from_string(p);
         s.training.flash_attention = t.get_bool("flash_attention", true);
+        {
+            const std::string fw = t.get_choice("framework", { "megatron", "torchtitan", "torchtitan-compile", "megatron-deepspeed" }, std::string("megatron"));
+            framework_from_string(fw, s.training.framework);
+        }
         if (t.has("tokens_to_train"))
             s.training.tokens_to_train = t.get_number("tokens_to_train", 1, 1e18);
         t.finish();
@@ -460,6 +469,8 @@ json gpu_to_json(const GpuSpec& g)
     j["memory_bw_GBps"] = g.memory_bw_Bps / units::kGB;
     j["tdp_W"] = g.tdp_W;
     j["idle_W"] = g.idle_W;
+    if (g.power_limit_W > 0)
+        j["power_limit_W"] = g.power_limit_W;
     if (g.sm_count > 0)
         j["sm_count"] = g.sm_count;
     if (g.clock_MHz > 0)
@@ -576,6 +587,7 @@ json scenario_to_json(const Scenario& s)
     t["seq_len"] = s.training.seq_len;
     t["precision"] = std::string(to_string(s.training.precision));
     t["flash_attention"] = s.training.flash_attention;
+    t["framework"] = std::string(to_string(s.training.framework));
     if (s.training.tokens_to_train)
         t["tokens_to_train"] = *s.training.tokens_to_train;
     j["training"] = t;

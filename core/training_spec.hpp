@@ -1,5 +1,6 @@
 #pragma once
 #include "precision.hpp"
+#include "software_stack.hpp"
 
 #include <optional>
 
@@ -11,6 +12,7 @@ struct TrainingSpec {
     Precision precision = Precision::bf16; // of the matmuls
     // Extensions (SCENARIO.md allows adding keys):
     bool flash_attention = true; // fused attention: no s^2 score matrices stored, recomputed in backward
+    Framework framework = Framework::megatron;
     std::optional<double> tokens_to_train; // for time-to-train objectives
 };
 

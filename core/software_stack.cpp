@@ -1,0 +1,69 @@
+#include "software_stack.hpp"
+
+namespace parallax {
+
+namespace {
+
+// Eager PyTorch runs RMSNorm as ~5 kernels in fp32 (cast, pow, mean, rsqrt-mul, weight-mul),
+// SwiGLU as silu + mul and RoPE as several complex-multiply kernels: counting the reads and writes
+// of torchtitan's eager model gives ~4x the bytes of the fused TE kernels (estimate from the
+// kernel sequence; to be calibrated by measured runs).
+constexpr double kEagerElementwiseTraffic = 4.0;
+// torch.compile fuses the pointwise chains into a few Triton kernels, close to hand-fused traffic
+// (torchtitan benchmarks: compile alone gives +14-16% on Llama 3.1 8B).
+constexpr double kCompiledElementwiseTraffic = 1.3;
+
+} // namespace
+
+std::string_view to_string(Framework f)
+{
+    switch (f) {
+    case Framework::megatron:
+        return "megatron";
+    case Framework::torchtitan:
+        return "torchtitan";
+    case Framework::torchtitan_compile:
+        return "torchtitan-compile";
+    case Framework::megatron_deepspeed:
+        return "megatron-deepspeed";
+    }
+    return "megatron";
+}
+
+bool framework_from_string(std::string_view s, Framework& out)
+{
+    for (Framework f : { Framework::megatron, Framework::torchtitan, Framework::torchtitan_compile, Framework::megatron_deepspeed })
+        if (to_string(f) == s) {
+            out = f;
+            return true;
+        }
+    return false;
+}
+
+SoftwareTraits software_traits(Framework f)
+{
+    SoftwareTraits t;
+    switch (f) {
+    case Framework::megatron:
+        break;
+    case Framework::torchtitan:
+        t.attention = AttentionKernel::flash2;
+        t.elementwise_traffic_factor = kEagerElementwiseTraffic;
+        t.selective = SelectivePolicy::every_other_matmul;
+        break;
+    case Framework::torchtitan_compile:
+        t.attention = AttentionKernel::flash2;
+        t.elementwise_traffic_factor = kCompiledElementwiseTraffic;
+        t.selective = SelectivePolicy::every_other_matmul;
+        break;
+    case Framework::megatron_deepspeed:
+        // DeepSpeed PipelineEngine: SendActivation / RecvActivation / SendGrad / RecvGrad are separate
+        // blocking instructions of its schedule (deepspeed/runtime/pipe/schedule.py), full tensors.
+        t.p2p_scatter_gather = false;
+        t.p2p_blocking_transfers_per_microbatch = 4;
+        break;
+    }
+    return t;
+}
+
+} // namespace parallax
