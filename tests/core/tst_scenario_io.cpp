@@ -738,6 +738,18 @@ void TestScenarioIo::badInput_data()
                                      << QStringLiteral("= 32 must equal the cluster's 16 GPUs");
     QTest::newRow("degrees < GPUs") << patched(R"({"strategy": {"tp": 1, "pp": 1, "dp": 1}})")
                                     << QStringLiteral("strategy.dp") << QStringLiteral("must equal the cluster's 16 GPUs");
+    // 384773*5581*791632*43405 = 4*2^64 + 16: the product must not wrap around to the 16 GPUs.
+    QTest::newRow("degree product overflows 64 bits")
+        << patched(R"({"model": {"name": "wide", "layers": 5581, "hidden": 384773, "heads": 384773, "kv_heads": 384773,
+                        "head_dim": 1, "ffn_hidden": 769546, "vocab": 1000},
+                       "training": {"global_batch": 43405, "seq_len": 1583264},
+                       "strategy": {"tp": 384773, "pp": 5581, "cp": 791632, "dp": 43405}})")
+        << QStringLiteral("strategy.dp") << QStringLiteral("must equal the cluster's 16 GPUs");
+    // pp*vpp = 2^32 must not wrap around to 0 chunks and pass the "fewer layers than chunks" rule.
+    QTest::newRow("pp*vpp overflows int")
+        << patched(R"({"cluster": {"nodes": 8192}, "training": {"global_batch": 65536},
+                       "strategy": {"tp": 1, "pp": 65536, "dp": 1, "vpp": 65536}})")
+        << QStringLiteral("strategy.pp") << QStringLiteral("has only 32 layers");
     QTest::newRow("cannot derive dp") << patched(R"({"strategy": {"tp": 3, "dp": null}})") << QStringLiteral("strategy.dp")
                                       << QStringLiteral("cannot derive dp");
     QTest::newRow("cannot derive dp (cp)") << patched(R"({"strategy": {"pp": 1, "cp": 32, "dp": null}})")
