@@ -18,6 +18,7 @@ const char* kUsage = "usage: parallax-cli <command> [options]\n"
                      "  predict  SCENARIO.json [--json] [--fidelity analytic|simulated]\n"
                      "  presets  [gpus|fabrics|clusters|models|scenarios] [--json]\n"
                      "  validate RUNS.json [--json]\n"
+                     "  parse-log LOG [--format auto|megatron|torchtitan|deepspeed|probe] [--json]\n"
                      "\n"
                      "`parallax-cli <command> --help` describes one command; --version prints the version.\n"
                      "Exit codes: 0 success, 1 internal error, 2 bad input, 3 infeasible plan.\n";
@@ -43,6 +44,7 @@ int main(int argc, char** argv)
         { QStringLiteral("predict"), &parallax::cli::run_predict },
         { QStringLiteral("presets"), &parallax::cli::run_presets },
         { QStringLiteral("validate"), &parallax::cli::run_validate },
+        { QStringLiteral("parse-log"), &parallax::cli::run_parse_log },
     };
     const auto it = commands.find(args.at(1));
     if (it == commands.end()) {

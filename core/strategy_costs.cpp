@@ -1,0 +1,243 @@
+#include "strategy_costs.hpp"
+
+#include "stage_layout.hpp"
+#include "strategy_rules.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parallax {
+
+namespace {
+
+constexpr int kEp = static_cast<int>(OpStream::ep);
+constexpr int kPp = static_cast<int>(OpStream::pp);
+
+// HBM bytes per locally-updated parameter in the optimizer step (fused multi-tensor kernels):
+// Adam reads grad, master, m, v (4 x 4 B) and writes master, m, v (3 x 4 B) and the bf16 copy (2 B).
+constexpr double kAdamStepBytesPerParam = 30;
+// 8-bit Adam: fp32 grad in, 8-bit states and master extension in/out, bf16 copy out.
+constexpr double kAdam8bitStepBytesPerParam = 13;
+// SGD with momentum / Lion: grad, master, momentum in; master, momentum, bf16 copy out.
+constexpr double kOneMomentStepBytesPerParam = 22;
+// Gradient-norm for clipping reads every local gradient once (fp32).
+constexpr double kGradNormBytesPerParam = 4;
+// ZeRO-Offload: host<->device copies over PCIe (~80% of a PCIe 4 x16 link per GPU when all GPUs of
+// a node copy at once, estimate) and the CPU Adam step (DeepSpeed CPU-Adam ~1 s per billion
+// parameters per socket of ~32 cores; Ren et al. 2021 ZeRO-Offload, Table 2).
+constexpr double kOffloadPcieBps = 20e9;
+constexpr double kCpuAdamSecondsPerParam = 1.0e-9;
+// Megatron's default gradient bucket: max(40M, 1M * dp) parameters (--ddp-bucket-size).
+constexpr double kBucketParams = 40e6;
+// ZeRO-3 / FSDP all-gather the bf16 working copy of the parameters.
+constexpr double kGatherBytesPerParam = 2;
+
+Groups place(const PlanContext& ctx, const Strategy& s)
+{
+    const long long gpn = ctx.cluster.gpus_per_node;
+    const LayoutSizes dense = LayoutSizes::dense(s);
+    const LayoutSizes expert = LayoutSizes::expert(s);
+    Groups g;
+    g.tp = place_group(s.rank_order, dense, { ParallelDim::tp }, gpn);
+    g.cp = place_group(s.rank_order, dense, { ParallelDim::cp }, gpn);
+    g.dp_dense = place_group(s.rank_order, dense, { ParallelDim::dp, ParallelDim::cp }, gpn);
+    g.ep = place_group(s.rank_order, expert, { ParallelDim::ep }, gpn);
+    g.etp = place_group(s.rank_order, expert, { ParallelDim::tp }, gpn);
+    g.dp_expert = place_group(s.rank_order, expert, { ParallelDim::dp }, gpn);
+    g.pp_pair.size = s.pp > 1 ? 2 : 1;
+    const bool same_node = pp_neighbours_share_node(s.rank_order, dense, gpn);
+    g.pp_pair.per_node = same_node ? 2 : 1;
+    g.pp_pair.nodes = same_node ? 1 : 2;
+    g.pp_pair.same_rail = !same_node;
+    return g;
+}
+
+double optimizer_bytes_per_param(Optimizer o)
+{
+    switch (o) {
+    case Optimizer::adam:
+        return kAdamStepBytesPerParam;
+    case Optimizer::adam8bit:
+        return kAdam8bitStepBytesPerParam;
+    case Optimizer::sgd:
+    case Optimizer::lion:
+        return kOneMomentStepBytesPerParam;
+    }
+    return kAdamStepBytesPerParam;
+}
+
+} // namespace
+
+int moe_layers_in(const ModelSpec& m, int first, int count)
+{
+    int n = 0;
+    if (!m.is_moe())
+        return 0;
+    for (int l = first; l < first + count; ++l)
+        n += m.is_moe_layer(l) ? 1 : 0;
+    return n;
+}
+
+void compute_costs(const PlanContext& ctx, const Strategy& s, StrategyCosts& c) noexcept
+{
+    c.groups = place(ctx, s);
+    LayerContext lc;
+    lc.model = &ctx.model;
+    lc.training = &ctx.training;
+    lc.strategy = &s;
+    lc.device = ctx.device;
+    lc.network = ctx.network;
+    lc.tp_group = c.groups.tp;
+    lc.cp_group = c.groups.cp;
+    lc.ep_group = c.groups.ep;
+    lc.expert_tp_group = c.groups.etp;
+    lc.traits = software_traits(ctx.training.framework);
+    LayerOps ops;
+    build_layer_ops(lc, false, ops);
+    c.dense = summarize(ops);
+    c.activations.dense = layer_activation_bytes(lc, false);
+    if (ctx.model.is_moe()) {
+        build_layer_ops(lc, true, ops);
+        c.moe = summarize(ops);
+        c.activations.moe = layer_activation_bytes(lc, true);
+    }
+    if (s.recompute == Recompute::full) {
+        Strategy keep = s;
+        keep.recompute = Recompute::selective;
+        lc.strategy = &keep;
+        c.activations.working = std::max(layer_activation_bytes(lc, false),
+            ctx.model.is_moe() ? layer_activation_bytes(lc, true) : 0.0);
+        lc.strategy = &s;
+    }
+    build_embedding_ops(lc, ops);
+    c.embedding = summarize(ops);
+    build_output_ops(lc, ops);
+    c.output = summarize(ops);
+    // Megatron sends the stage output split across TP ranks (sequence parallel, or the
+    // scatter-gather optimisation of Narayanan et al. 2021 Sec. 4.1 without it).
+    const bool split = lc.traits.p2p_scatter_gather || (s.sequence_parallel && s.tp > 1);
+    const double p2p_bytes = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp * ctx.model.hidden * 2.0
+        / (split ? s.tp : 1);
+    c.p2p_transfers = lc.traits.p2p_blocking_transfers_per_microbatch;
+    c.p2p_s = collective_time_s(ctx.network, Collective::send_recv, p2p_bytes, c.groups.pp_pair);
+}
+
+ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int chunk) noexcept
+{
+    const ModelSpec& m = ctx.model;
+    const StageLayout layout { m.layers, s.pp, s.vpp, s.first_stage_layers, s.last_stage_layers };
+    ChunkTiming ct;
+    ct.first_layer = layout.chunk_first_layer(chunk);
+    ct.layers = layout.chunk_layers(chunk);
+    ct.moe_layers = moe_layers_in(m, ct.first_layer, ct.layers);
+    ct.has_embedding = chunk == 0;
+    ct.has_output = chunk == layout.chunks() - 1;
+    LayerTotals t;
+    t.add(c.dense, ct.layers - ct.moe_layers);
+    if (ct.moe_layers > 0)
+        t.add(c.moe, ct.moe_layers);
+    if (ct.has_embedding)
+        t.add(c.embedding, 1);
+    if (ct.has_output)
+        t.add(c.output, 1);
+    ct.forward_s = t.fwd_time();
+    ct.weight_s = t.backward_weight_s;
+    ct.recompute_s = t.recompute_s;
+    ct.backward_input_s = t.backward_input_s + t.exposed_bwd();
+    ct.compute_s = t.forward_s + t.backward_input_s + t.backward_weight_s;
+    ct.flops = t.flops;
+    for (int i = 0; i < kOpStreamCount; ++i) {
+        ct.exposed_s[i] = t.comm_exposed_fwd_s[i] + t.comm_exposed_bwd_s[i];
+        ct.comm_busy_s[i] = t.comm_busy_s[i];
+    }
+    if (s.schedule == Schedule::dualpipe) {
+        // DualPipe overlaps one micro-batch's all-to-all (and PP sends) with another's compute inside
+        // each forward-backward pair (DeepSeek-V3 report Sec. 3.2.1).
+        const double hidden_bwd = std::min(t.comm_exposed_bwd_s[kEp], ct.compute_s);
+        const double hidden_fwd = std::min(t.comm_exposed_fwd_s[kEp], ct.compute_s - hidden_bwd);
+        ct.exposed_s[kEp] -= hidden_bwd + hidden_fwd;
+        ct.backward_input_s -= hidden_bwd;
+        ct.forward_s -= hidden_fwd;
+    }
+    return ct;
+}
+
+double p2p_per_direction_s(const Strategy& s, const StrategyCosts& c) noexcept
+{
+    // Each chunk exchanges activations with its neighbours once per micro-batch in each direction:
+    // Megatron pairs the send and the receive in one batched exchange (2 blocking transfers per
+    // micro-batch), DeepSpeed's engine issues them separately (4). DualPipe overlaps its sends with the
+    // paired chunk's compute.
+    if (s.pp <= 1 || s.schedule == Schedule::dualpipe)
+        return 0;
+    return c.p2p_s * c.p2p_transfers / 2.0;
+}
+
+StageTiming stage_timing_of(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
+{
+    StageTiming st;
+    for (int v = 0; v < s.vpp; ++v) {
+        const ChunkTiming ct = chunk_timing(ctx, s, c, v * s.pp + stage);
+        st.forward_s += ct.forward_s;
+        st.backward_s += ct.backward_input_s + ct.weight_s + ct.recompute_s;
+        st.weight_grad_s += ct.weight_s;
+        st.compute_s += ct.compute_s;
+        st.recompute_s += ct.recompute_s;
+        for (int i = 0; i < kOpStreamCount; ++i)
+            st.exposed_s[i] += ct.exposed_s[i];
+    }
+    const double p2p = p2p_per_direction_s(s, c) * s.vpp;
+    st.forward_s += p2p;
+    st.backward_s += p2p;
+    st.exposed_s[kPp] += 2 * p2p;
+    return st;
+}
+
+StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
+{
+    StageTail tail;
+    const StageParams sp = stage_params(ctx, s, stage);
+    const StateBytes state = state_bytes(ctx.training, s);
+    const double dense_shard = static_cast<double>(s.dp) * s.cp;
+    const double expert_shard
+        = std::max(1.0, static_cast<double>(s.tp) * s.cp * s.dp / (static_cast<double>(s.effective_expert_tp()) * s.ep));
+    tail.params = std::max(1.0, sp.total());
+    if (s.zero <= 2) {
+        const Collective coll = s.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+        tail.grad_reduce_s = collective_time_s(ctx.network, coll, sp.dense * state.gradients, c.groups.dp_dense)
+            + collective_time_s(ctx.network, coll, sp.expert * state.gradients, c.groups.dp_expert);
+        if (s.zero >= 1)
+            tail.param_gather_s = collective_time_s(ctx.network, Collective::all_gather, sp.dense * kGatherBytesPerParam, c.groups.dp_dense)
+                + collective_time_s(ctx.network, Collective::all_gather, sp.expert * kGatherBytesPerParam, c.groups.dp_expert);
+    }
+    tail.last_bucket_fraction = std::min(1.0, kBucketParams / tail.params);
+    const double local = s.zero >= 1 ? sp.dense / dense_shard + sp.expert / expert_shard : sp.total();
+    const double grads_local = s.zero >= 2 ? local : sp.total();
+    if (s.offload_optimizer) {
+        const double copy = local * (state.gradients + state.weights) / kOffloadPcieBps;
+        tail.offload_s = copy + local * kCpuAdamSecondsPerParam;
+    } else {
+        const double bytes = local * optimizer_bytes_per_param(s.optimizer) + grads_local * kGradNormBytesPerParam;
+        tail.optimizer_s = memory_bound_time_s(ctx.device, bytes);
+    }
+    return tail;
+}
+
+Zero3Traffic zero3_traffic(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
+{
+    Zero3Traffic z;
+    const StageParams sp = stage_params(ctx, s, stage);
+    const StateBytes state = state_bytes(ctx.training, s);
+    const StageLayout layout { ctx.model.layers, s.pp, s.vpp, s.first_stage_layers, s.last_stage_layers };
+    z.units = std::max(1, layout.stage_layers(stage));
+    auto per_unit = [&](Collective coll, double bytes_per_param) {
+        return z.units
+            * (collective_time_s(ctx.network, coll, sp.dense / z.units * bytes_per_param, c.groups.dp_dense)
+                + collective_time_s(ctx.network, coll, sp.expert / z.units * bytes_per_param, c.groups.dp_expert));
+    };
+    z.gather_s = per_unit(Collective::all_gather, kGatherBytesPerParam);
+    z.reduce_scatter_s = per_unit(Collective::reduce_scatter, state.gradients);
+    return z;
+}
+
+} // namespace parallax

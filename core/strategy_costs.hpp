@@ -1,0 +1,73 @@
+#pragma once
+// Costs of one strategy at layer, chunk and stage level, computed once and shared by the analytic
+// model, the IR lowering and the search: group placement on the topology, per-layer op totals,
+// per-chunk timing per micro-batch, and the per-stage tail (DP reduction, optimizer step).
+#include "analytic_model.hpp"
+#include "layer_ops.hpp"
+#include "memory_model.hpp"
+#include "topology.hpp"
+
+namespace parallax {
+
+struct Groups {
+    GroupPlacement tp, cp, ep, etp, dp_dense, dp_expert, pp_pair;
+};
+
+// Layer-level costs of a strategy: computed once per evaluation, reused for every stage.
+struct StrategyCosts {
+    Groups groups;
+    LayerTotals dense, moe, embedding, output;
+    double p2p_s = 0; // one activation transfer between neighbouring stages
+    int p2p_transfers = 2; // blocking transfers per micro-batch per stage (fwd + bwd)
+    LayerActivationBytes activations;
+};
+
+void compute_costs(const PlanContext& ctx, const Strategy& s, StrategyCosts& c) noexcept;
+
+// One model chunk (a contiguous block of layers on one stage), one micro-batch.
+struct ChunkTiming {
+    int first_layer = 0;
+    int layers = 0;
+    int moe_layers = 0;
+    bool has_embedding = false;
+    bool has_output = false;
+    double forward_s = 0; // compute + exposed forward communication (no p2p)
+    double backward_input_s = 0; // B incl. exposed backward communication
+    double weight_s = 0; // W
+    double recompute_s = 0; // runs right before B
+    double compute_s = 0; // forward + B + W compute, without recompute and communication
+    double exposed_s[kOpStreamCount] = {};
+    double comm_busy_s[kOpStreamCount] = {};
+    double flops = 0; // executed, incl. recompute
+};
+
+ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int chunk) noexcept;
+// Sum of the stage's chunks plus its pipeline sends, per micro-batch.
+StageTiming stage_timing_of(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept;
+// Pipeline exchange time added per micro-batch per direction for one chunk of a stage.
+double p2p_per_direction_s(const Strategy& s, const StrategyCosts& c) noexcept;
+
+// What a stage does after its last backward: gradient reduction (and parameter gather of the
+// distributed optimizer), the optimizer step, ZeRO-Offload transfers.
+struct StageTail {
+    double params = 0;
+    double grad_reduce_s = 0;
+    double param_gather_s = 0;
+    double last_bucket_fraction = 1; // of grad_reduce_s that cannot overlap (the last bucket)
+    double optimizer_s = 0;
+    double offload_s = 0;
+};
+StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept;
+
+// ZeRO-3 / FSDP per-micro-batch traffic of a stage: all-gathers before forward and backward,
+// reduce-scatter after, one collective per layer unit.
+struct Zero3Traffic {
+    double gather_s = 0; // per pass (forward or backward)
+    double reduce_scatter_s = 0;
+    double units = 1;
+};
+Zero3Traffic zero3_traffic(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept;
+
+int moe_layers_in(const ModelSpec& m, int first, int count);
+
+} // namespace parallax
