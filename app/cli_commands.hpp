@@ -7,6 +7,7 @@ namespace parallax::cli {
 int run_predict(const QStringList& args);
 int run_presets(const QStringList& args);
 int run_validate(const QStringList& args);
+int run_timeline(const QStringList& args);
 int run_parse_log(const QStringList& args);
 
 } // namespace parallax::cli

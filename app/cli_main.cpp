@@ -18,6 +18,7 @@ const char* kUsage = "usage: parallax-cli <command> [options]\n"
                      "  predict  SCENARIO.json [--json] [--fidelity analytic|simulated]\n"
                      "  presets  [gpus|fabrics|clusters|models|scenarios] [--json]\n"
                      "  validate RUNS.json [--json]\n"
+                     "  timeline SCENARIO.json --out trace.json   (Chrome trace / Perfetto)\n"
                      "  parse-log LOG [--format auto|megatron|torchtitan|deepspeed|probe] [--json]\n"
                      "\n"
                      "`parallax-cli <command> --help` describes one command; --version prints the version.\n"
@@ -44,6 +45,7 @@ int main(int argc, char** argv)
         { QStringLiteral("predict"), &parallax::cli::run_predict },
         { QStringLiteral("presets"), &parallax::cli::run_presets },
         { QStringLiteral("validate"), &parallax::cli::run_validate },
+        { QStringLiteral("timeline"), &parallax::cli::run_timeline },
         { QStringLiteral("parse-log"), &parallax::cli::run_parse_log },
     };
     const auto it = commands.find(args.at(1));

@@ -5,6 +5,7 @@
 #include "cli_parser.hpp"
 #include "input_error.hpp"
 #include "prediction_io.hpp"
+#include "simulated_model.hpp"
 
 namespace parallax::cli {
 
@@ -24,11 +25,6 @@ int run_predict(const QStringList& args)
         print_err("parallax-cli predict: --fidelity must be analytic or simulated, got '" + fidelity.toStdString() + "'");
         return kBadInput;
     }
-    if (fidelity == QLatin1String("simulated")) {
-        print_err("parallax-cli predict: --fidelity simulated needs the event simulator, which this build does not "
-                  "have yet; use --fidelity analytic");
-        return kBadInput;
-    }
     Scenario scenario;
     try {
         scenario = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard());
@@ -37,8 +33,8 @@ int run_predict(const QStringList& args)
         return kBadInput;
     }
     const PlanContext ctx(scenario.model, scenario.training, scenario.cluster);
-    const AnalyticModel model(ctx);
-    const Prediction p = model.predict(scenario.strategy);
+    const Prediction p = fidelity == QLatin1String("simulated") ? predict_simulated(ctx, scenario.strategy)
+                                                                : AnalyticModel(ctx).predict(scenario.strategy);
     if (cmd.parser().isSet(QStringLiteral("json")))
         print_out(prediction_to_json(p).dump(2) + "\n");
     else

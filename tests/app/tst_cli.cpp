@@ -1,4 +1,653 @@
+// parallax-cli as a user runs it (SCENARIO.md, "The CLI"): exit codes, the keys and JSON types of
+// `predict --json`, `presets` and `validate --json`, and bad input reported on stderr with the file
+// and the key. No assertions on model numbers (they are being tuned), only on structure.
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
 #include <QTest>
-class T : public QObject { Q_OBJECT private slots: void t() { QVERIFY(false); } };
-QTEST_MAIN(T)
+
+namespace {
+
+struct Run {
+    int code = -1;
+    QByteArray out;
+    QByteArray err;
+    bool crashed = false;
+};
+
+const QStringList kGpuNames = { QStringLiteral("A100-SXM4-40GB"), QStringLiteral("A100-SXM4-80GB"), QStringLiteral("B200"),
+    QStringLiteral("B300"), QStringLiteral("H100-SXM5-80GB"), QStringLiteral("H200-SXM-141GB"), QStringLiteral("H800-SXM5-80GB"),
+    QStringLiteral("MI250X"), QStringLiteral("MI300X"), QStringLiteral("V100-SXM2-32GB") };
+
+const QStringList kPresetKinds = { QStringLiteral("clusters"), QStringLiteral("fabrics"), QStringLiteral("gpus"),
+    QStringLiteral("models"), QStringLiteral("scenarios") };
+
+const char* const kValidScenario = R"({
+  "schema": 1,
+  "model": "llama3-8b",
+  "cluster": { "gpu": "H100-SXM5-80GB", "nodes": 2, "gpus_per_node": 8,
+               "intra_node": "nvlink4-nvswitch", "inter_node": "ib-ndr" },
+  "training": { "global_batch": 64, "seq_len": 4096, "precision": "bf16" },
+  "strategy": { "tp": 2, "pp": 2, "dp": 4, "micro_batch": 1, "sequence_parallel": true,
+                "recompute": "selective", "zero": 1 }
+})";
+
+// Inline model (MoE) and inline hardware, so nothing depends on presets.
+const char* const kInlineScenario = R"({
+  "schema": 1,
+  "model": { "name": "mini-moe", "layers": 8, "hidden": 1024, "heads": 16, "kv_heads": 4, "ffn_hidden": 4096,
+             "vocab": 32000, "ffn_act": "swiglu", "tied_embeddings": false,
+             "moe": { "experts": 8, "top_k": 2, "expert_ffn_hidden": 1024 } },
+  "cluster": { "gpu": { "name": "TestGPU", "peak_TFLOPs": { "bf16": 800 }, "memory_GiB": 80,
+                        "memory_bw_GBps": 3000, "tdp_W": 700, "idle_W": 70 },
+               "nodes": 1, "gpus_per_node": 8,
+               "intra_node": { "bw_GBps": 450, "latency_us": 3 }, "inter_node": { "bw_GBps": 50, "latency_us": 8 } },
+  "training": { "global_batch": 32, "seq_len": 2048 },
+  "strategy": { "tp": 2, "pp": 1, "ep": 4 }
+})";
+
+// A trillion parameters on one node: out of memory whatever the model's constants are.
+const char* const kInfeasibleScenario = R"({
+  "schema": 1,
+  "model": "megatron-1t",
+  "cluster": { "gpu": "H100-SXM5-80GB", "nodes": 1, "gpus_per_node": 8,
+               "intra_node": "nvlink4-nvswitch", "inter_node": "ib-ndr" },
+  "training": { "global_batch": 8, "seq_len": 2048 },
+  "strategy": { "tp": 8 }
+})";
+
+const QByteArray kUserGpu = R"({ "name": "MyLab-GPU", "architecture": "hopper", "peak_TFLOPs": { "bf16": 500 },
+  "memory_GiB": 48, "memory_bw_GBps": 2000, "tdp_W": 450, "idle_W": 40 })";
+
+// The current data row as a file name ("tp is a string" -> "tp_is_a_string.json").
+QString tagFileName()
+{
+    QString tag = QString::fromLatin1(QTest::currentDataTag());
+    tag.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9]+")), QStringLiteral("_"));
+    return tag + QStringLiteral(".json");
+}
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void version();
+    void help();
+    void commandHelp_data();
+    void commandHelp();
+    void noArguments();
+    void unknownCommand();
+    void presetNamesMatchFolder();
+    void predictPreset_data();
+    void predictPreset();
+    void predictFile_data();
+    void predictFile();
+    void predictTable();
+    void predictInfeasible();
+    void predictBadFile_data();
+    void predictBadFile();
+    void predictMissingFile();
+    void predictBadArguments_data();
+    void predictBadArguments();
+    void presetsText();
+    void presetsKind();
+    void presetsBogusKind();
+    void presetsJson();
+    void userPresetsFromEnvironment();
+    void validateJson();
+    void validateText();
+    void validateBadInput_data();
+    void validateBadInput();
+
+private:
+    Run run(const QStringList& args, const QProcessEnvironment& env = {}) const;
+    QString writeFile(const QString& name, const QByteArray& bytes) const;
+    static void checkPrediction(const QByteArray& json, int code);
+
+    QTemporaryDir m_dir;
+    QProcessEnvironment m_env;
+};
+
+Run TestCli::run(const QStringList& args, const QProcessEnvironment& env) const
+{
+    QProcess p;
+    p.setProcessEnvironment(env.isEmpty() ? m_env : env);
+    p.start(QStringLiteral(PARALLAX_CLI_PATH), args);
+    Run r;
+    if (!p.waitForStarted(10000)) {
+        r.crashed = true;
+        return r;
+    }
+    p.closeWriteChannel();
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        r.crashed = true;
+    }
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    r.crashed = r.crashed || p.exitStatus() != QProcess::NormalExit;
+    r.code = p.exitCode();
+    return r;
+}
+
+QString TestCli::writeFile(const QString& name, const QByteArray& bytes) const
+{
+    const QString path = QDir(m_dir.path()).filePath(name);
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(bytes) != bytes.size())
+        qFatal("cannot write %s", qPrintable(path));
+    return path;
+}
+
+void TestCli::initTestCase()
+{
+    QVERIFY(m_dir.isValid());
+    QVERIFY(QFileInfo(QStringLiteral(PARALLAX_CLI_PATH)).isExecutable());
+    // No user presets from the machine running the tests.
+    QDir(m_dir.path()).mkpath(QStringLiteral("empty-presets"));
+    QDir(m_dir.path()).mkpath(QStringLiteral("empty-config"));
+    m_env = QProcessEnvironment::systemEnvironment();
+    m_env.insert(QStringLiteral("PARALLAX_PRESET_PATH"), QDir(m_dir.path()).filePath(QStringLiteral("empty-presets")));
+    m_env.insert(QStringLiteral("XDG_CONFIG_HOME"), QDir(m_dir.path()).filePath(QStringLiteral("empty-config")));
+}
+
+void TestCli::version()
+{
+    const Run r = run({ QStringLiteral("--version") });
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 0);
+    const QString out = QString::fromUtf8(r.out).trimmed();
+    QVERIFY2(QRegularExpression(QStringLiteral("^parallax-cli \\d+\\.\\d+\\.\\d+$")).match(out).hasMatch(), qPrintable(out));
+}
+
+void TestCli::help()
+{
+    const Run r = run({ QStringLiteral("--help") });
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 0);
+    const QString out = QString::fromUtf8(r.out);
+    for (const char* word : { "predict", "presets", "validate", "--json", "--fidelity" })
+        QVERIFY2(out.contains(QLatin1String(word)), word);
+}
+
+void TestCli::commandHelp_data()
+{
+    QTest::addColumn<QString>("command");
+    QTest::addColumn<QString>("mentions");
+    QTest::newRow("predict") << QStringLiteral("predict") << QStringLiteral("--fidelity");
+    QTest::newRow("presets") << QStringLiteral("presets") << QStringLiteral("--json");
+    QTest::newRow("validate") << QStringLiteral("validate") << QStringLiteral("--json");
+}
+
+void TestCli::commandHelp()
+{
+    QFETCH(QString, command);
+    QFETCH(QString, mentions);
+    const Run r = run({ command, QStringLiteral("--help") });
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 0);
+    QVERIFY2(QString::fromUtf8(r.out).contains(mentions), r.out.constData());
+}
+
+void TestCli::noArguments()
+{
+    const Run r = run({});
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.out.isEmpty());
+    QVERIFY2(QString::fromUtf8(r.err).contains(QStringLiteral("usage"), Qt::CaseInsensitive), r.err.constData());
+}
+
+void TestCli::unknownCommand()
+{
+    const Run r = run({ QStringLiteral("frobnicate"), QStringLiteral("x.json") });
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.out.isEmpty());
+    QVERIFY2(QString::fromUtf8(r.err).contains(QStringLiteral("frobnicate")), r.err.constData());
+}
+
+void TestCli::presetNamesMatchFolder()
+{
+    // `presets scenarios --json` lists exactly the files of presets/scenarios (no user presets here).
+    const Run r = run({ QStringLiteral("presets"), QStringLiteral("scenarios"), QStringLiteral("--json") });
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 0);
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(r.out, &error);
+    QVERIFY2(doc.isObject(), qPrintable(error.errorString()));
+    QStringList listed;
+    for (const auto& v : doc.object().value(QStringLiteral("scenarios")).toArray())
+        listed << v.toObject().value(QStringLiteral("name")).toString();
+    QStringList files;
+    for (const auto& f : QDir(QStringLiteral(PARALLAX_SOURCE_DIR "/presets/scenarios"))
+                             .entryInfoList({ QStringLiteral("*.json") }, QDir::Files, QDir::Name))
+        files << f.completeBaseName();
+    listed.sort();
+    QVERIFY(files.contains(QStringLiteral("default")));
+    QCOMPARE(listed, files);
+}
+
+void TestCli::checkPrediction(const QByteArray& json, int code)
+{
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(json, &error);
+    QVERIFY2(doc.isObject(), qPrintable(error.errorString() + QStringLiteral(": ") + QString::fromUtf8(json.left(300))));
+    const QJsonObject o = doc.object();
+    const auto number = [](const QJsonObject& obj, const char* key) {
+        const QJsonValue v = obj.value(QLatin1String(key));
+        QVERIFY2(v.isDouble(), key);
+    };
+    QVERIFY(o.value(QStringLiteral("schema")).isDouble());
+    QCOMPARE(o.value(QStringLiteral("schema")).toInt(), 1);
+    QVERIFY(o.value(QStringLiteral("feasible")).isBool());
+    for (const char* key : { "step_time_s", "tokens_per_s", "tflops_per_gpu", "mfu", "bubble_fraction" })
+        number(o, key);
+    QVERIFY(o.value(QStringLiteral("memory")).isObject());
+    const QJsonObject memory = o.value(QStringLiteral("memory")).toObject();
+    number(memory, "peak_GiB");
+    number(memory, "capacity_GiB");
+    QVERIFY(memory.value(QStringLiteral("breakdown_GiB")).isObject());
+    const QJsonObject breakdown = memory.value(QStringLiteral("breakdown_GiB")).toObject();
+    for (const char* key : { "weights", "gradients", "optimizer", "activations", "other" })
+        number(breakdown, key);
+    QVERIFY(o.value(QStringLiteral("communication_s")).isObject());
+    const QJsonObject comm = o.value(QStringLiteral("communication_s")).toObject();
+    for (const char* key : { "tp", "pp", "dp", "cp", "ep", "exposed" })
+        number(comm, key);
+    QVERIFY(o.value(QStringLiteral("power")).isObject());
+    const QJsonObject power = o.value(QStringLiteral("power")).toObject();
+    for (const char* key : { "avg_W_per_gpu", "peak_W_per_gpu", "energy_J_per_token" })
+        number(power, key);
+    QVERIFY(o.value(QStringLiteral("warnings")).isArray());
+    for (const auto& w : o.value(QStringLiteral("warnings")).toArray())
+        QVERIFY(w.isString() && !w.toString().isEmpty());
+
+    // Exit code and the "feasible" flag agree (0 feasible, 3 infeasible).
+    const bool feasible = o.value(QStringLiteral("feasible")).toBool();
+    QCOMPARE(code, feasible ? 0 : 3);
+    if (feasible) {
+        QVERIFY2(o.value(QStringLiteral("tokens_per_s")).toDouble() > 0, json.left(400).constData());
+        QVERIFY2(o.value(QStringLiteral("step_time_s")).toDouble() > 0, json.left(400).constData());
+    } else {
+        // "The JSON still says why."
+        QVERIFY2(!o.value(QStringLiteral("warnings")).toArray().isEmpty()
+                || !o.value(QStringLiteral("infeasible_reason")).toString().isEmpty(),
+            json.left(400).constData());
+    }
+}
+
+void TestCli::predictPreset_data()
+{
+    QTest::addColumn<QString>("argument");
+    const QString dir = QStringLiteral(PARALLAX_SOURCE_DIR "/presets/scenarios");
+    const auto files = QDir(dir).entryInfoList({ QStringLiteral("*.json") }, QDir::Files, QDir::Name);
+    QVERIFY(files.size() >= 5);
+    for (const auto& f : files) {
+        QTest::newRow(qPrintable(QStringLiteral("name ") + f.completeBaseName())) << f.completeBaseName();
+        QTest::newRow(qPrintable(QStringLiteral("file ") + f.fileName())) << f.absoluteFilePath();
+    }
+}
+
+void TestCli::predictPreset()
+{
+    QFETCH(QString, argument);
+    const Run r = run({ QStringLiteral("predict"), argument, QStringLiteral("--json") });
+    QVERIFY(!r.crashed);
+    QVERIFY2(r.code == 0 || r.code == 3, r.err.constData());
+    checkPrediction(r.out, r.code);
+}
+
+void TestCli::predictFile_data()
+{
+    QTest::addColumn<QByteArray>("content");
+    QTest::newRow("presets by name") << QByteArray(kValidScenario);
+    QTest::newRow("inline model and hardware") << QByteArray(kInlineScenario);
+}
+
+void TestCli::predictFile()
+{
+    QFETCH(QByteArray, content);
+    // A path with a space and non-ASCII characters.
+    const QString path = writeFile(QStringLiteral("my plans/plan é.json"), content);
+    const Run r = run({ QStringLiteral("predict"), path, QStringLiteral("--json"), QStringLiteral("--fidelity"),
+        QStringLiteral("analytic") });
+    QVERIFY(!r.crashed);
+    QVERIFY2(r.code == 0 || r.code == 3, r.err.constData());
+    checkPrediction(r.out, r.code);
+    if (QTest::currentTestFailed())
+        return;
+    // Option before the argument works too.
+    const Run r2 = run({ QStringLiteral("predict"), QStringLiteral("--json"), path });
+    QCOMPARE(r2.code, r.code);
+    QCOMPARE(r2.out, r.out);
+}
+
+void TestCli::predictTable()
+{
+    const QString path = writeFile(QStringLiteral("table.json"), kValidScenario);
+    const Run r = run({ QStringLiteral("predict"), path });
+    QVERIFY(!r.crashed);
+    QVERIFY2(r.code == 0 || r.code == 3, r.err.constData());
+    QVERIFY(!r.out.trimmed().isEmpty());
+    // The human-readable table is not the JSON.
+    QVERIFY(!QJsonDocument::fromJson(r.out).isObject());
+}
+
+void TestCli::predictInfeasible()
+{
+    const QString path = writeFile(QStringLiteral("huge.json"), kInfeasibleScenario);
+    const Run r = run({ QStringLiteral("predict"), path, QStringLiteral("--json") });
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 3);
+    checkPrediction(r.out, r.code);
+    QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("feasible")).toBool(true), false);
+    // Without --json as well.
+    const Run t = run({ QStringLiteral("predict"), path });
+    QCOMPARE(t.code, 3);
+    QVERIFY(!t.out.trimmed().isEmpty());
+}
+
+void TestCli::predictBadFile_data()
+{
+    QTest::addColumn<QByteArray>("content");
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<QString>("rule");
+    const QByteArray valid(kValidScenario);
+    QTest::newRow("malformed JSON") << valid.left(valid.size() - 5) << QString() << QStringLiteral("line");
+    QTest::newRow("empty file") << QByteArray() << QString() << QStringLiteral("JSON");
+    QTest::newRow("not an object") << QByteArray("[1, 2, 3]") << QStringLiteral("(top level)") << QStringLiteral("object");
+    QTest::newRow("tp is a string") << QByteArray(valid).replace("\"tp\": 2", "\"tp\": \"2\"") << QStringLiteral("strategy.tp")
+                                    << QStringLiteral("integer");
+    QTest::newRow("tp 0") << QByteArray(valid).replace("\"tp\": 2", "\"tp\": 0") << QStringLiteral("strategy.tp")
+                          << QStringLiteral("integer");
+    QTest::newRow("huge dp") << QByteArray(valid).replace("\"dp\": 4", "\"dp\": 1e30") << QStringLiteral("strategy.dp")
+                             << QStringLiteral("integer");
+    // Beyond the range of a double: bad input (exit 2), not an internal error (exit 1).
+    QTest::newRow("tp 1e400") << QByteArray(valid).replace("\"tp\": 2", "\"tp\": 1e400") << QString() << QString();
+    QTest::newRow("unknown key") << QByteArray(valid).replace("\"zero\": 1", "\"zero\": 1, \"zreo\": 1")
+                                 << QStringLiteral("strategy.zreo") << QStringLiteral("unknown key");
+    QTest::newRow("unknown model") << QByteArray(valid).replace("llama3-8b", "llama3-8") << QStringLiteral("model")
+                                   << QStringLiteral("llama3-8b");
+    QTest::newRow("degrees != GPUs") << QByteArray(valid).replace("\"dp\": 4", "\"dp\": 2") << QStringLiteral("strategy.dp")
+                                     << QStringLiteral("16");
+    QTest::newRow("tp not dividing heads") << QByteArray(valid).replace("\"tp\": 2, \"pp\": 2, \"dp\": 4", "\"tp\": 16, \"pp\": 1, \"dp\": 1")
+                                           << QStringLiteral("strategy.tp") << QStringLiteral("KV heads");
+    QTest::newRow("missing schema") << QByteArray(valid).replace("\"schema\": 1,", "") << QStringLiteral("schema")
+                                    << QStringLiteral("missing");
+}
+
+void TestCli::predictBadFile()
+{
+    QFETCH(QByteArray, content);
+    QFETCH(QString, key);
+    QFETCH(QString, rule);
+    const QString path = writeFile(QStringLiteral("bad/") + tagFileName(), content);
+    for (const QStringList& extra : { QStringList { QStringLiteral("--json") }, QStringList {} }) {
+        const Run r = run(QStringList { QStringLiteral("predict"), path } + extra);
+        QVERIFY(!r.crashed);
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.out.isEmpty(), r.out.constData()); // nothing half-printed on stdout
+        const QString err = QString::fromUtf8(r.err);
+        QVERIFY2(err.contains(path), qPrintable(err));
+        if (!key.isEmpty())
+            QVERIFY2(err.contains(key), qPrintable(err));
+        QVERIFY2(err.contains(rule), qPrintable(err));
+    }
+}
+
+void TestCli::predictMissingFile()
+{
+    const QString path = QDir(m_dir.path()).filePath(QStringLiteral("no-such-scenario.json"));
+    const Run r = run({ QStringLiteral("predict"), path, QStringLiteral("--json") });
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.out.isEmpty());
+    QVERIFY2(QString::fromUtf8(r.err).contains(path), r.err.constData());
+    // Neither a file nor a preset name.
+    const Run n = run({ QStringLiteral("predict"), QStringLiteral("defualt") });
+    QCOMPARE(n.code, 2);
+    QVERIFY2(QString::fromUtf8(n.err).contains(QStringLiteral("defualt")), n.err.constData());
+}
+
+void TestCli::predictBadArguments_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("mentions");
+    QTest::newRow("--fidelity bogus") << QStringList { QStringLiteral("predict"), QStringLiteral("default"),
+        QStringLiteral("--fidelity"), QStringLiteral("bogus") } << QStringLiteral("fidelity");
+    QTest::newRow("no scenario") << QStringList { QStringLiteral("predict") } << QString();
+    QTest::newRow("two scenarios") << QStringList { QStringLiteral("predict"), QStringLiteral("default"),
+        QStringLiteral("default") } << QString();
+    QTest::newRow("unknown option") << QStringList { QStringLiteral("predict"), QStringLiteral("default"),
+        QStringLiteral("--jsno") } << QStringLiteral("jsno");
+    QTest::newRow("--fidelity without value") << QStringList { QStringLiteral("predict"), QStringLiteral("default"),
+        QStringLiteral("--fidelity") } << QStringLiteral("fidelity");
+}
+
+void TestCli::predictBadArguments()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, mentions);
+    const Run r = run(args);
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.out.isEmpty());
+    QVERIFY(!r.err.isEmpty());
+    if (!mentions.isEmpty())
+        QVERIFY2(QString::fromUtf8(r.err).contains(mentions), r.err.constData());
+}
+
+void TestCli::presetsText()
+{
+    const Run r = run({ QStringLiteral("presets") });
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 0);
+    const QString out = QString::fromUtf8(r.out);
+    for (const auto& kind : kPresetKinds)
+        QVERIFY2(out.contains(kind + QLatin1Char(':')), qPrintable(kind));
+    QVERIFY(out.contains(QStringLiteral("default")));
+    QVERIFY2(!out.contains(QStringLiteral("INVALID")), qPrintable(out));
+    QVERIFY2(!out.contains(QStringLiteral("[user]")), qPrintable(out));
+}
+
+void TestCli::presetsKind()
+{
+    const Run r = run({ QStringLiteral("presets"), QStringLiteral("gpus") });
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 0);
+    const QString out = QString::fromUtf8(r.out);
+    for (const auto& name : kGpuNames)
+        QVERIFY2(out.contains(name), qPrintable(name));
+    QVERIFY(out.contains(QStringLiteral("gpus:")));
+    QVERIFY(!out.contains(QStringLiteral("models:")));
+    QVERIFY(!out.contains(QStringLiteral("llama3-8b")));
+}
+
+void TestCli::presetsBogusKind()
+{
+    const Run r = run({ QStringLiteral("presets"), QStringLiteral("bogus") });
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.out.isEmpty());
+    QVERIFY2(QString::fromUtf8(r.err).contains(QStringLiteral("bogus")), r.err.constData());
+}
+
+void TestCli::presetsJson()
+{
+    const Run r = run({ QStringLiteral("presets"), QStringLiteral("--json") });
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 0);
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(r.out, &error);
+    QVERIFY2(doc.isObject(), qPrintable(error.errorString()));
+    const QJsonObject o = doc.object();
+    QStringList keys = o.keys();
+    keys.sort();
+    QCOMPARE(keys, kPresetKinds);
+    for (const auto& kind : kPresetKinds) {
+        QVERIFY(o.value(kind).isArray());
+        QVERIFY2(!o.value(kind).toArray().isEmpty(), qPrintable(kind));
+        for (const auto& v : o.value(kind).toArray()) {
+            const QJsonObject e = v.toObject();
+            QVERIFY(e.value(QStringLiteral("name")).isString());
+            QVERIFY(e.value(QStringLiteral("user")).isBool());
+            QCOMPARE(e.value(QStringLiteral("user")).toBool(), false);
+        }
+    }
+    QStringList gpus;
+    for (const auto& v : o.value(QStringLiteral("gpus")).toArray())
+        gpus << v.toObject().value(QStringLiteral("name")).toString();
+    gpus.sort();
+    QCOMPARE(gpus, kGpuNames);
+    // One kind only.
+    const Run m = run({ QStringLiteral("presets"), QStringLiteral("models"), QStringLiteral("--json") });
+    QCOMPARE(m.code, 0);
+    QCOMPARE(QJsonDocument::fromJson(m.out).object().keys(), QStringList { QStringLiteral("models") });
+}
+
+void TestCli::userPresetsFromEnvironment()
+{
+    writeFile(QStringLiteral("user-presets/gpus/MyLab-GPU.json"), kUserGpu);
+    QProcessEnvironment env = m_env;
+    env.insert(QStringLiteral("PARALLAX_PRESET_PATH"), QDir(m_dir.path()).filePath(QStringLiteral("user-presets")));
+    const Run r = run({ QStringLiteral("presets"), QStringLiteral("gpus"), QStringLiteral("--json") }, env);
+    QCOMPARE(r.code, 0);
+    bool found = false;
+    for (const auto& v : QJsonDocument::fromJson(r.out).object().value(QStringLiteral("gpus")).toArray()) {
+        const QJsonObject e = v.toObject();
+        if (e.value(QStringLiteral("name")).toString() == QLatin1String("MyLab-GPU")) {
+            found = true;
+            QCOMPARE(e.value(QStringLiteral("user")).toBool(), true);
+        }
+    }
+    QVERIFY(found);
+    const Run t = run({ QStringLiteral("presets"), QStringLiteral("gpus") }, env);
+    QVERIFY(QString::fromUtf8(t.out).contains(QStringLiteral("[user]")));
+    // A scenario can use it.
+    const QString path = writeFile(QStringLiteral("user-gpu.json"),
+        QByteArray(kValidScenario).replace("\"gpu\": \"H100-SXM5-80GB\"", "\"gpu\": \"MyLab-GPU\""));
+    const Run p = run({ QStringLiteral("predict"), path, QStringLiteral("--json") }, env);
+    QVERIFY2(p.code == 0 || p.code == 3, p.err.constData());
+    checkPrediction(p.out, p.code);
+    // ...and without the user folder the same file is bad input naming the key.
+    const Run q = run({ QStringLiteral("predict"), path, QStringLiteral("--json") });
+    QCOMPARE(q.code, 2);
+    QVERIFY2(QString::fromUtf8(q.err).contains(QStringLiteral("cluster.gpu")), q.err.constData());
+}
+
+void TestCli::validateJson()
+{
+    const QString runs = QStringLiteral(PARALLAX_SHARED_DIR "/validation/published-runs.json");
+    QVERIFY2(QFile::exists(runs), qPrintable(runs));
+    const Run r = run({ QStringLiteral("validate"), runs, QStringLiteral("--json") });
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 0);
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(r.out, &error);
+    QVERIFY2(doc.isObject(), qPrintable(error.errorString()));
+    const QJsonObject o = doc.object();
+    QCOMPARE(o.value(QStringLiteral("schema")).toInt(), 1);
+    QVERIFY(o.value(QStringLiteral("rows")).isArray());
+    const QJsonArray rows = o.value(QStringLiteral("rows")).toArray();
+    QVERIFY(!rows.isEmpty());
+    QStringList ids;
+    for (const auto& v : rows) {
+        QVERIFY(v.isObject());
+        const QJsonObject row = v.toObject();
+        QVERIFY(row.value(QStringLiteral("id")).isString());
+        ids << row.value(QStringLiteral("id")).toString();
+        for (const char* key : { "measured_tokens_per_s_per_gpu", "predicted_tokens_per_s_per_gpu", "error" })
+            QVERIFY2(row.value(QLatin1String(key)).isDouble(), key);
+        // Measured numbers come from the file, not the model.
+        QVERIFY(row.value(QStringLiteral("measured_tokens_per_s_per_gpu")).toDouble() > 0);
+        QVERIFY(row.value(QStringLiteral("assumptions")).isArray());
+        for (const auto& a : row.value(QStringLiteral("assumptions")).toArray())
+            QVERIFY(a.isString());
+    }
+    // Rows it cannot model are listed as skipped with the reason, never silently dropped.
+    QVERIFY(o.value(QStringLiteral("skipped")).isArray());
+    const QJsonArray skipped = o.value(QStringLiteral("skipped")).toArray();
+    for (const auto& v : skipped) {
+        const QJsonObject s = v.toObject();
+        QVERIFY(s.value(QStringLiteral("id")).isString());
+        ids << s.value(QStringLiteral("id")).toString();
+        QVERIFY(!s.value(QStringLiteral("reason")).toString().isEmpty());
+    }
+    QFile in(runs);
+    QVERIFY(in.open(QIODevice::ReadOnly));
+    const QJsonArray input = QJsonDocument::fromJson(in.readAll()).array();
+    QStringList input_ids;
+    for (const auto& v : input)
+        input_ids << v.toObject().value(QStringLiteral("id")).toString();
+    ids.sort();
+    input_ids.sort();
+    QCOMPARE(ids, input_ids);
+
+    QVERIFY(o.value(QStringLiteral("summary")).isObject());
+    const QJsonObject summary = o.value(QStringLiteral("summary")).toObject();
+    for (const char* key : { "rows", "skipped", "mape", "median", "worst" })
+        QVERIFY2(summary.value(QLatin1String(key)).isDouble(), key);
+    QCOMPARE(summary.value(QStringLiteral("rows")).toInt(), rows.size());
+    QCOMPARE(summary.value(QStringLiteral("skipped")).toInt(), skipped.size());
+    for (const char* key : { "by_source", "by_gpu" }) {
+        QVERIFY2(summary.value(QLatin1String(key)).isObject(), key);
+        const QJsonObject groups = summary.value(QLatin1String(key)).toObject();
+        QVERIFY2(!groups.isEmpty(), key);
+        int total = 0;
+        for (const auto& g : groups) {
+            QVERIFY(g.isObject());
+            QVERIFY(g.toObject().value(QStringLiteral("rows")).isDouble());
+            total += g.toObject().value(QStringLiteral("rows")).toInt();
+        }
+        QCOMPARE(total, rows.size()); // each row in exactly one group
+    }
+}
+
+void TestCli::validateText()
+{
+    const Run r = run({ QStringLiteral("validate"), QStringLiteral(PARALLAX_SHARED_DIR "/validation/published-runs.json") });
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 0);
+    QVERIFY(!r.out.trimmed().isEmpty());
+}
+
+void TestCli::validateBadInput_data()
+{
+    QTest::addColumn<QByteArray>("content");
+    QTest::addColumn<QString>("mentions");
+    QTest::newRow("object, not an array") << QByteArray(R"({"id": "x"})") << QStringLiteral("array");
+    QTest::newRow("a number") << QByteArray("42") << QStringLiteral("array");
+    QTest::newRow("malformed JSON") << QByteArray("[{\"id\": ") << QStringLiteral("line");
+}
+
+void TestCli::validateBadInput()
+{
+    QFETCH(QByteArray, content);
+    QFETCH(QString, mentions);
+    const QString path = writeFile(QStringLiteral("runs/") + tagFileName(), content);
+    const Run r = run({ QStringLiteral("validate"), path, QStringLiteral("--json") });
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.out.isEmpty());
+    const QString err = QString::fromUtf8(r.err);
+    QVERIFY2(err.contains(path), qPrintable(err));
+    QVERIFY2(err.contains(mentions), qPrintable(err));
+    // A missing file as well.
+    const Run m = run({ QStringLiteral("validate"), path + QStringLiteral(".missing") });
+    QCOMPARE(m.code, 2);
+    QVERIFY2(QString::fromUtf8(m.err).contains(path + QStringLiteral(".missing")), m.err.constData());
+}
+
+QTEST_GUILESS_MAIN(TestCli)
 #include "tst_cli.moc"

@@ -330,6 +330,8 @@ private slots:
     void badInput_data();
     void badInput();
     void syntaxErrorHasLineAndColumn();
+    void numberOverflowIsInputError_data();
+    void numberOverflowIsInputError();
     void missingFileNamesPath();
     void unknownScenarioPreset();
     void unevenStagesAreValidWithWarning_data();
@@ -870,6 +872,32 @@ void TestScenarioIo::syntaxErrorHasLineAndColumn()
         QFAIL("accepted truncated JSON");
     } catch (const InputError& e) {
         QVERIFY2(qs(e.rule()).contains(QStringLiteral("line 3")), e.what());
+    }
+}
+
+void TestScenarioIo::numberOverflowIsInputError_data()
+{
+    QTest::addColumn<QString>("text");
+    // Literals beyond the range of a double: valid JSON grammar, but no number can hold them.
+    QTest::newRow("tp 1e400") << qs(kBase).replace(QStringLiteral("\"tp\": 2"), QStringLiteral("\"tp\": 1e400"));
+    QTest::newRow("dp -1e400") << qs(kBase).replace(QStringLiteral("\"dp\": 4"), QStringLiteral("\"dp\": -1e400"));
+    QTest::newRow("memory_GiB 1e309") << qs(kInline).replace(QStringLiteral("\"memory_GiB\": 96.3"),
+        QStringLiteral("\"memory_GiB\": 1e309"));
+}
+
+void TestScenarioIo::numberOverflowIsInputError()
+{
+    // Bad input, not an internal error: an InputError naming the file (the CLI exits 2, not 1).
+    QFETCH(QString, text);
+    QVERIFY(text.contains(QStringLiteral("e4")) || text.contains(QStringLiteral("e309")));
+    try {
+        parse_scenario_text(text.toStdString(), kLabel.toStdString(), catalog());
+        QFAIL("accepted a number no double can hold");
+    } catch (const InputError& e) {
+        QCOMPARE(qs(e.file()), kLabel);
+        QVERIFY2(qs(e.what()).startsWith(kLabel + QStringLiteral(": ")), e.what());
+    } catch (const std::exception& e) {
+        QFAIL(qPrintable(QStringLiteral("not an InputError: ") + QString::fromUtf8(e.what())));
     }
 }
 
