@@ -21,9 +21,10 @@ struct Run {
     bool crashed = false;
 };
 
-const QStringList kGpuNames = { QStringLiteral("A100-SXM4-40GB"), QStringLiteral("A100-SXM4-80GB"), QStringLiteral("B200"),
-    QStringLiteral("B300"), QStringLiteral("H100-SXM5-80GB"), QStringLiteral("H200-SXM-141GB"), QStringLiteral("H800-SXM5-80GB"),
-    QStringLiteral("MI250X"), QStringLiteral("MI300X"), QStringLiteral("V100-SXM2-32GB") };
+const QStringList kGpuNames = { QStringLiteral("A100-SXM4-40GB"), QStringLiteral("A100-SXM4-80GB"),
+    QStringLiteral("B200"), QStringLiteral("B300"), QStringLiteral("H100-SXM5-80GB"), QStringLiteral("H200-SXM-141GB"),
+    QStringLiteral("H800-SXM5-80GB"), QStringLiteral("MI250X"), QStringLiteral("MI300X"),
+    QStringLiteral("V100-SXM2-32GB") };
 
 const QStringList kPresetKinds = { QStringLiteral("clusters"), QStringLiteral("fabrics"), QStringLiteral("gpus"),
     QStringLiteral("models"), QStringLiteral("scenarios") };
@@ -167,7 +168,8 @@ void TestCli::version()
     QVERIFY(!r.crashed);
     QCOMPARE(r.code, 0);
     const QString out = QString::fromUtf8(r.out).trimmed();
-    QVERIFY2(QRegularExpression(QStringLiteral("^parallax-cli \\d+\\.\\d+\\.\\d+$")).match(out).hasMatch(), qPrintable(out));
+    QVERIFY2(
+        QRegularExpression(QStringLiteral("^parallax-cli \\d+\\.\\d+\\.\\d+$")).match(out).hasMatch(), qPrintable(out));
 }
 
 void TestCli::help()
@@ -242,7 +244,8 @@ void TestCli::checkPrediction(const QByteArray& json, int code)
 {
     QJsonParseError error;
     const QJsonDocument doc = QJsonDocument::fromJson(json, &error);
-    QVERIFY2(doc.isObject(), qPrintable(error.errorString() + QStringLiteral(": ") + QString::fromUtf8(json.left(300))));
+    QVERIFY2(
+        doc.isObject(), qPrintable(error.errorString() + QStringLiteral(": ") + QString::fromUtf8(json.left(300))));
     const QJsonObject o = doc.object();
     const auto number = [](const QJsonObject& obj, const char* key) {
         const QJsonValue v = obj.value(QLatin1String(key));
@@ -366,9 +369,10 @@ void TestCli::predictBadFile_data()
     const QByteArray valid(kValidScenario);
     QTest::newRow("malformed JSON") << valid.left(valid.size() - 5) << QString() << QStringLiteral("line");
     QTest::newRow("empty file") << QByteArray() << QString() << QStringLiteral("JSON");
-    QTest::newRow("not an object") << QByteArray("[1, 2, 3]") << QStringLiteral("(top level)") << QStringLiteral("object");
-    QTest::newRow("tp is a string") << QByteArray(valid).replace("\"tp\": 2", "\"tp\": \"2\"") << QStringLiteral("strategy.tp")
-                                    << QStringLiteral("integer");
+    QTest::newRow("not an object") << QByteArray("[1, 2, 3]") << QStringLiteral("(top level)")
+                                   << QStringLiteral("object");
+    QTest::newRow("tp is a string") << QByteArray(valid).replace("\"tp\": 2", "\"tp\": \"2\"")
+                                    << QStringLiteral("strategy.tp") << QStringLiteral("integer");
     QTest::newRow("tp 0") << QByteArray(valid).replace("\"tp\": 2", "\"tp\": 0") << QStringLiteral("strategy.tp")
                           << QStringLiteral("integer");
     QTest::newRow("huge dp") << QByteArray(valid).replace("\"dp\": 4", "\"dp\": 1e30") << QStringLiteral("strategy.dp")
@@ -379,10 +383,11 @@ void TestCli::predictBadFile_data()
                                  << QStringLiteral("strategy.zreo") << QStringLiteral("unknown key");
     QTest::newRow("unknown model") << QByteArray(valid).replace("llama3-8b", "llama3-8") << QStringLiteral("model")
                                    << QStringLiteral("llama3-8b");
-    QTest::newRow("degrees != GPUs") << QByteArray(valid).replace("\"dp\": 4", "\"dp\": 2") << QStringLiteral("strategy.dp")
-                                     << QStringLiteral("16");
-    QTest::newRow("tp not dividing heads") << QByteArray(valid).replace("\"tp\": 2, \"pp\": 2, \"dp\": 4", "\"tp\": 16, \"pp\": 1, \"dp\": 1")
-                                           << QStringLiteral("strategy.tp") << QStringLiteral("KV heads");
+    QTest::newRow("degrees != GPUs") << QByteArray(valid).replace("\"dp\": 4", "\"dp\": 2")
+                                     << QStringLiteral("strategy.dp") << QStringLiteral("16");
+    QTest::newRow("tp not dividing heads")
+        << QByteArray(valid).replace("\"tp\": 2, \"pp\": 2, \"dp\": 4", "\"tp\": 16, \"pp\": 1, \"dp\": 1")
+        << QStringLiteral("strategy.tp") << QStringLiteral("KV heads");
     QTest::newRow("missing schema") << QByteArray(valid).replace("\"schema\": 1,", "") << QStringLiteral("schema")
                                     << QStringLiteral("missing");
 }
@@ -425,7 +430,8 @@ void TestCli::predictBadArguments_data()
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("mentions");
     QTest::newRow("--fidelity bogus") << QStringList { QStringLiteral("predict"), QStringLiteral("default"),
-        QStringLiteral("--fidelity"), QStringLiteral("bogus") } << QStringLiteral("fidelity");
+        QStringLiteral("--fidelity"), QStringLiteral("bogus") }
+                                      << QStringLiteral("fidelity");
     QTest::newRow("no scenario") << QStringList { QStringLiteral("predict") } << QString();
     QTest::newRow("two scenarios") << QStringList { QStringLiteral("predict"), QStringLiteral("default"),
         QStringLiteral("default") } << QString();
@@ -616,7 +622,8 @@ void TestCli::validateJson()
 
 void TestCli::validateText()
 {
-    const Run r = run({ QStringLiteral("validate"), QStringLiteral(PARALLAX_SHARED_DIR "/validation/published-runs.json") });
+    const Run r
+        = run({ QStringLiteral("validate"), QStringLiteral(PARALLAX_SHARED_DIR "/validation/published-runs.json") });
     QVERIFY(!r.crashed);
     QCOMPARE(r.code, 0);
     QVERIFY(!r.out.trimmed().isEmpty());

@@ -25,9 +25,15 @@ using nlohmann::json;
 
 namespace {
 
-const PresetCatalog& catalog() { return PresetCatalog::standard(); }
+const PresetCatalog& catalog()
+{
+    return PresetCatalog::standard();
+}
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
 
 // Dotted paths of every numeric value (booleans are not numbers), skipping the citations themselves.
 void numeric_paths(const json& j, const std::string& prefix, QStringList& out)
@@ -115,6 +121,7 @@ private slots:
     void publishedParameterCounts();
     void userPresetsAddAndReplace();
     void brokenUserFilesAreReported();
+    void userFileWithNumberOverflowIsReported();
     void userDirsFromEnvironment();
 };
 
@@ -128,8 +135,9 @@ void TestPresets::builtinsLoadWithoutErrors()
             QVERIFY(!e->user);
             QCOMPARE(e->kind, k);
             // One object per file, named <name>.json (presets/README.md).
-            QCOMPARE(qs(e->origin), QStringLiteral("builtin:") + qs(std::string(to_string(k))) + QLatin1Char('/')
-                    + qs(e->name) + QStringLiteral(".json"));
+            QCOMPARE(qs(e->origin),
+                QStringLiteral("builtin:") + qs(std::string(to_string(k))) + QLatin1Char('/') + qs(e->name)
+                    + QStringLiteral(".json"));
             QVERIFY(e->json.is_object());
         }
     }
@@ -212,10 +220,10 @@ void TestPresets::everyPresetParses()
 void TestPresets::requiredGpuNames()
 {
     // Exactly these names: scripts refer to them (issue 2).
-    const QStringList required = { QStringLiteral("V100-SXM2-32GB"), QStringLiteral("A100-SXM4-40GB"),
-        QStringLiteral("A100-SXM4-80GB"), QStringLiteral("H100-SXM5-80GB"), QStringLiteral("H800-SXM5-80GB"),
-        QStringLiteral("H200-SXM-141GB"), QStringLiteral("B200"), QStringLiteral("B300"), QStringLiteral("MI250X"),
-        QStringLiteral("MI300X") };
+    const QStringList required
+        = { QStringLiteral("V100-SXM2-32GB"), QStringLiteral("A100-SXM4-40GB"), QStringLiteral("A100-SXM4-80GB"),
+              QStringLiteral("H100-SXM5-80GB"), QStringLiteral("H800-SXM5-80GB"), QStringLiteral("H200-SXM-141GB"),
+              QStringLiteral("B200"), QStringLiteral("B300"), QStringLiteral("MI250X"), QStringLiteral("MI300X") };
     QStringList names;
     for (const auto& n : PresetCatalog::load({}).names(PresetKind::gpus))
         names << qs(n);
@@ -244,7 +252,8 @@ void TestPresets::requiredFabricsClustersModels()
                 return true;
         return false;
     };
-    for (const char* p : { "nvlink3", "nvlink4", "nvlink5", "pcie4", "pcie5", "xgmi", "ib-hdr", "ib-ndr", "ib-xdr", "roce" })
+    for (const char* p :
+        { "nvlink3", "nvlink4", "nvlink5", "pcie4", "pcie5", "xgmi", "ib-hdr", "ib-ndr", "ib-xdr", "roce" })
         QVERIFY2(has_prefix(PresetKind::fabrics, p), p);
     for (const char* p : { "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72", "mi300x" })
         QVERIFY2(has_prefix(PresetKind::clusters, p), p);
@@ -323,8 +332,9 @@ void TestPresets::publishedParameterCounts()
     const double ours = total_params(m) / 1e9;
     const double rel = std::fabs(ours - *m.params_B) / *m.params_B;
     QVERIFY2(rel <= 0.02,
-        qPrintable(name + QStringLiteral(": params_B ") + QString::number(*m.params_B) + QStringLiteral(" but total_params() = ")
-            + QString::number(ours, 'f', 3) + QStringLiteral("B (") + QString::number(100 * rel, 'f', 2) + QStringLiteral("%)")));
+        qPrintable(name + QStringLiteral(": params_B ") + QString::number(*m.params_B)
+            + QStringLiteral(" but total_params() = ") + QString::number(ours, 'f', 3) + QStringLiteral("B (")
+            + QString::number(100 * rel, 'f', 2) + QStringLiteral("%)")));
 }
 
 void TestPresets::userPresetsAddAndReplace()
@@ -398,7 +408,8 @@ void TestPresets::brokenUserFilesAreReported()
     write_file(root.filePath(QStringLiteral("gpus/MyLab-GPU.json")), kUserGpu);
     write_file(root.filePath(QStringLiteral("fabrics/array.json")), "[1, 2, 3]");
 
-    const PresetCatalog cat = PresetCatalog::load({ dir.path().toStdString(), root.filePath(QStringLiteral("missing")).toStdString() });
+    const PresetCatalog cat
+        = PresetCatalog::load({ dir.path().toStdString(), root.filePath(QStringLiteral("missing")).toStdString() });
     QCOMPARE(cat.load_errors().size(), std::size_t(2));
     QStringList errors;
     for (const auto& e : cat.load_errors())
@@ -415,6 +426,28 @@ void TestPresets::brokenUserFilesAreReported()
         for (const auto& n : builtins.names(k))
             QVERIFY2(cat.find(k, n) != nullptr, n.c_str());
     QVERIFY_THROWS_NO_EXCEPTION(load_scenario_preset("default", cat));
+}
+
+void TestPresets::userFileWithNumberOverflowIsReported()
+{
+    // Valid JSON grammar, but 1e400 fits no double: one more broken file, reported and skipped.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QDir root(dir.path());
+    QVERIFY(root.mkpath(QStringLiteral("gpus")));
+    write_file(root.filePath(QStringLiteral("gpus/overflow.json")),
+        QByteArray(kUserGpu).replace("\"tdp_W\": 450", "\"tdp_W\": 1e400"));
+    write_file(
+        root.filePath(QStringLiteral("gpus/zz-good.json")), QByteArray(kUserGpu).replace("MyLab-GPU", "Good-GPU"));
+    try {
+        const PresetCatalog cat = PresetCatalog::load({ dir.path().toStdString() });
+        QCOMPARE(cat.load_errors().size(), std::size_t(1));
+        QVERIFY2(
+            qs(cat.load_errors().front()).contains(QStringLiteral("overflow.json")), cat.load_errors().front().c_str());
+        QVERIFY(cat.find(PresetKind::gpus, "Good-GPU") != nullptr);
+    } catch (const std::exception& e) {
+        QFAIL(qPrintable(QStringLiteral("PresetCatalog::load threw: ") + QString::fromUtf8(e.what())));
+    }
 }
 
 void TestPresets::userDirsFromEnvironment()
@@ -440,7 +473,8 @@ void TestPresets::userDirsFromEnvironment()
     for (const auto& d : dirs)
         got << qs(d);
     QCOMPARE(got,
-        QStringList({ QStringLiteral("/a/presets"), QStringLiteral("/b/presets"), QStringLiteral("/xdg/parallax/presets") }));
+        QStringList(
+            { QStringLiteral("/a/presets"), QStringLiteral("/b/presets"), QStringLiteral("/xdg/parallax/presets") }));
 }
 
 QTEST_GUILESS_MAIN(TestPresets)

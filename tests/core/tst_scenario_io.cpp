@@ -21,9 +21,15 @@ using nlohmann::json;
 
 namespace {
 
-const PresetCatalog& catalog() { return PresetCatalog::standard(); }
+const PresetCatalog& catalog()
+{
+    return PresetCatalog::standard();
+}
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
 
 // ---- Field-by-field comparison: a readable list of differences, empty when equal. ----
 
@@ -118,7 +124,8 @@ public:
     void gpu(const QString& p, const GpuSpec& a, const GpuSpec& b)
     {
         str(p + QStringLiteral(".name"), a.name, b.name);
-        integer(p + QStringLiteral(".architecture"), static_cast<int>(a.architecture), static_cast<int>(b.architecture));
+        integer(
+            p + QStringLiteral(".architecture"), static_cast<int>(a.architecture), static_cast<int>(b.architecture));
         for (int i = 0; i < kPrecisionCount; ++i)
             number(p + QStringLiteral(".peak_TFLOPs.") + qs(std::string(kPrecisionNames[i])), a.peak_flops[i],
                 b.peak_flops[i]);
@@ -306,7 +313,10 @@ QString patched(const char* patch, const char* base = kBase)
     return qs(j.dump(2));
 }
 
-QString patched_inline(const char* patch) { return patched(patch, kInline); }
+QString patched_inline(const char* patch)
+{
+    return patched(patch, kInline);
+}
 
 const QString kLabel = QStringLiteral("rows/bad-scenario.json");
 
@@ -345,7 +355,8 @@ private slots:
 
 void TestScenarioIo::catalogLoadsWithoutErrors()
 {
-    QVERIFY2(catalog().load_errors().empty(), catalog().load_errors().empty() ? "" : catalog().load_errors().front().c_str());
+    QVERIFY2(catalog().load_errors().empty(),
+        catalog().load_errors().empty() ? "" : catalog().load_errors().front().c_str());
     QVERIFY(catalog().names(PresetKind::scenarios).size() >= 5);
     QVERIFY(catalog().find(PresetKind::scenarios, "default") != nullptr);
 }
@@ -513,7 +524,8 @@ void TestScenarioIo::saveToFileAndReload()
     } catch (const InputError& e) {
         QFAIL(e.what());
     }
-    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList { QStringLiteral("saved scenario.json") });
+    QCOMPARE(
+        QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList { QStringLiteral("saved scenario.json") });
 }
 
 void TestScenarioIo::saveToMissingFolderFails()
@@ -540,9 +552,11 @@ void TestScenarioIo::badInput_data()
 
     // Syntax.
     const QString base = qs(kBase);
-    QTest::newRow("truncated JSON") << base.left(base.size() / 2) << QString() << QStringLiteral("not valid JSON at line");
+    QTest::newRow("truncated JSON") << base.left(base.size() / 2) << QString()
+                                    << QStringLiteral("not valid JSON at line");
     QTest::newRow("empty file") << QString() << QString() << QStringLiteral("not valid JSON");
-    QTest::newRow("trailing comma") << QStringLiteral("{\"schema\": 1,}") << QString() << QStringLiteral("line 1, column");
+    QTest::newRow("trailing comma") << QStringLiteral("{\"schema\": 1,}") << QString()
+                                    << QStringLiteral("line 1, column");
     QTest::newRow("single quotes") << QStringLiteral("{'schema': 1}") << QString() << QStringLiteral("not valid JSON");
     QTest::newRow("two documents") << base + base << QString() << QStringLiteral("not valid JSON");
 
@@ -553,12 +567,14 @@ void TestScenarioIo::badInput_data()
                                       << QStringLiteral("must be a JSON object");
     QTest::newRow("top level null") << QStringLiteral("null") << QStringLiteral("(top level)")
                                     << QStringLiteral("must be a JSON object");
-    QTest::newRow("missing schema") << patched(R"({"schema": null})") << QStringLiteral("schema") << QStringLiteral("missing");
+    QTest::newRow("missing schema") << patched(R"({"schema": null})") << QStringLiteral("schema")
+                                    << QStringLiteral("missing");
     QTest::newRow("schema 2") << patched(R"({"schema": 2})") << QStringLiteral("schema") << QStringLiteral("schema 1");
     QTest::newRow("schema 0") << patched(R"({"schema": 0})") << QStringLiteral("schema") << QStringLiteral("must be");
     QTest::newRow("schema string") << patched(R"({"schema": "1"})") << QStringLiteral("schema")
                                    << QStringLiteral("must be an integer, found a string");
-    QTest::newRow("missing model") << patched(R"({"model": null})") << QStringLiteral("model") << QStringLiteral("missing");
+    QTest::newRow("missing model") << patched(R"({"model": null})") << QStringLiteral("model")
+                                   << QStringLiteral("missing");
     QTest::newRow("missing cluster") << patched(R"({"cluster": null})") << QStringLiteral("cluster")
                                      << QStringLiteral("missing");
     QTest::newRow("missing training") << patched(R"({"training": null})") << QStringLiteral("training")
@@ -569,52 +585,59 @@ void TestScenarioIo::badInput_data()
                                           << QStringLiteral("must be a JSON object, found an array");
 
     // Unknown keys.
-    QTest::newRow("unknown top-level key") << patched(R"({"colour": "blue"})") << QStringLiteral("colour")
-                                           << QStringLiteral("unknown key");
+    QTest::newRow("unknown top-level key")
+        << patched(R"({"colour": "blue"})") << QStringLiteral("colour") << QStringLiteral("unknown key");
     QTest::newRow("top-level typo") << patched(R"({"descripton": "x"})") << QStringLiteral("descripton")
                                     << QStringLiteral("did you mean \"description\"");
     QTest::newRow("strategy typo") << patched(R"({"strategy": {"micro_bacth": 2}})")
-                                   << QStringLiteral("strategy.micro_bacth") << QStringLiteral("did you mean \"micro_batch\"");
+                                   << QStringLiteral("strategy.micro_bacth")
+                                   << QStringLiteral("did you mean \"micro_batch\"");
     QTest::newRow("strategy typo 2") << patched(R"({"strategy": {"sequence_paralel": true}})")
                                      << QStringLiteral("strategy.sequence_paralel")
                                      << QStringLiteral("did you mean \"sequence_parallel\"");
     QTest::newRow("training typo") << patched(R"({"training": {"precison": "fp16"}})")
-                                   << QStringLiteral("training.precison") << QStringLiteral("did you mean \"precision\"");
+                                   << QStringLiteral("training.precison")
+                                   << QStringLiteral("did you mean \"precision\"");
     QTest::newRow("cluster typo") << patched(R"({"cluster": {"gpus_per_nodes": 8}})")
-                                  << QStringLiteral("cluster.gpus_per_nodes") << QStringLiteral("did you mean \"gpus_per_node\"");
-    QTest::newRow("inline model typo") << patched_inline(R"({"model": {"kv_head": 8}})") << QStringLiteral("model.kv_head")
+                                  << QStringLiteral("cluster.gpus_per_nodes")
+                                  << QStringLiteral("did you mean \"gpus_per_node\"");
+    QTest::newRow("inline model typo") << patched_inline(R"({"model": {"kv_head": 8}})")
+                                       << QStringLiteral("model.kv_head")
                                        << QStringLiteral("did you mean \"kv_heads\"");
     QTest::newRow("inline moe typo") << patched_inline(R"({"model": {"moe": {"topk": 2}}})")
                                      << QStringLiteral("model.moe.topk") << QStringLiteral("did you mean \"top_k\"");
-    QTest::newRow("inline gpu peak typo") << patched_inline(R"({"cluster": {"gpu": {"peak_TFLOPs": {"bf61": 1}}}})")
-                                          << QStringLiteral("cluster.gpu.peak_TFLOPs.bf61")
-                                          << QStringLiteral("did you mean \"bf16\"");
+    QTest::newRow("inline gpu peak typo")
+        << patched_inline(R"({"cluster": {"gpu": {"peak_TFLOPs": {"bf61": 1}}}})")
+        << QStringLiteral("cluster.gpu.peak_TFLOPs.bf61") << QStringLiteral("did you mean \"bf16\"");
     QTest::newRow("inline fabric typo") << patched_inline(R"({"cluster": {"inter_node": {"latency_uss": 8}}})")
                                         << QStringLiteral("cluster.inter_node.latency_uss")
                                         << QStringLiteral("did you mean \"latency_us\"");
-    QTest::newRow("search typo") << patched(R"({"search": {"objectiv": "energy"}})") << QStringLiteral("search.objectiv")
-                                 << QStringLiteral("did you mean \"objective\"");
+    QTest::newRow("search typo") << patched(R"({"search": {"objectiv": "energy"}})")
+                                 << QStringLiteral("search.objectiv") << QStringLiteral("did you mean \"objective\"");
 
     // Wrong types.
     QTest::newRow("tp string") << patched(R"({"strategy": {"tp": "2"}})") << QStringLiteral("strategy.tp")
                                << QStringLiteral("must be an integer, found a string");
     QTest::newRow("tp 2.5") << patched(R"({"strategy": {"tp": 2.5}})") << QStringLiteral("strategy.tp")
                             << QStringLiteral("must be an integer, got 2.5");
-    QTest::newRow("tp array") << patched(R"({"strategy": {"pp": 1, "dp": 8, "tp": [2]}})") << QStringLiteral("strategy.tp")
-                             << QStringLiteral("must be an integer, found an array");
+    QTest::newRow("tp array") << patched(R"({"strategy": {"pp": 1, "dp": 8, "tp": [2]}})")
+                              << QStringLiteral("strategy.tp") << QStringLiteral("must be an integer, found an array");
     QTest::newRow("layers bool") << patched_inline(R"({"model": {"layers": true}})") << QStringLiteral("model.layers")
                                  << QStringLiteral("must be an integer, found a boolean");
     QTest::newRow("precision object") << patched(R"({"training": {"precision": {"bf16": true}}})")
-                                      << QStringLiteral("training.precision") << QStringLiteral("must be a string, found an object");
-    QTest::newRow("sequence_parallel string") << patched(R"({"strategy": {"sequence_parallel": "yes"}})")
-                                              << QStringLiteral("strategy.sequence_parallel")
-                                              << QStringLiteral("must be true or false, found a string");
+                                      << QStringLiteral("training.precision")
+                                      << QStringLiteral("must be a string, found an object");
+    QTest::newRow("sequence_parallel string")
+        << patched(R"({"strategy": {"sequence_parallel": "yes"}})") << QStringLiteral("strategy.sequence_parallel")
+        << QStringLiteral("must be true or false, found a string");
     QTest::newRow("memory_GiB string") << patched_inline(R"({"cluster": {"gpu": {"memory_GiB": "80"}}})")
-                                       << QStringLiteral("cluster.gpu.memory_GiB") << QStringLiteral("must be a number, found a string");
+                                       << QStringLiteral("cluster.gpu.memory_GiB")
+                                       << QStringLiteral("must be a number, found a string");
     QTest::newRow("source a number") << patched_inline(R"({"model": {"source": 5}})") << QStringLiteral("model.source")
                                      << QStringLiteral("must be a string or an object");
-    QTest::newRow("peak_TFLOPs a number") << patched_inline(R"({"cluster": {"gpu": {"peak_TFLOPs": 900}}})")
-                                          << QStringLiteral("cluster.gpu.peak_TFLOPs") << QStringLiteral("must be a JSON object");
+    QTest::newRow("peak_TFLOPs a number")
+        << patched_inline(R"({"cluster": {"gpu": {"peak_TFLOPs": 900}}})") << QStringLiteral("cluster.gpu.peak_TFLOPs")
+        << QStringLiteral("must be a JSON object");
 
     // Zero, negative and huge numbers.
     QTest::newRow("tp 0") << patched(R"({"strategy": {"tp": 0}})") << QStringLiteral("strategy.tp")
@@ -623,16 +646,17 @@ void TestScenarioIo::badInput_data()
                            << QStringLiteral("got -1");
     QTest::newRow("dp 0") << patched(R"({"strategy": {"dp": 0}})") << QStringLiteral("strategy.dp")
                           << QStringLiteral("must be an integer in [1, ");
-    QTest::newRow("micro_batch 0") << patched(R"({"strategy": {"micro_batch": 0}})") << QStringLiteral("strategy.micro_batch")
+    QTest::newRow("micro_batch 0") << patched(R"({"strategy": {"micro_batch": 0}})")
+                                   << QStringLiteral("strategy.micro_batch")
                                    << QStringLiteral("must be an integer in [1, ");
     QTest::newRow("tp 1e30") << patched(R"({"strategy": {"tp": 1e30}})") << QStringLiteral("strategy.tp")
                              << QStringLiteral("must be an integer");
     QTest::newRow("tp 2^63") << patched(R"({"strategy": {"tp": 9223372036854775808}})") << QStringLiteral("strategy.tp")
                              << QStringLiteral("must be an integer in [1, ");
-    QTest::newRow("dp -2^63") << patched(R"({"strategy": {"dp": -9223372036854775808}})") << QStringLiteral("strategy.dp")
-                              << QStringLiteral("must be an integer in [1, ");
-    QTest::newRow("cp 2^64") << patched(R"({"strategy": {"cp": 18446744073709551616}})") << QStringLiteral("strategy.cp")
-                             << QStringLiteral("must be an integer");
+    QTest::newRow("dp -2^63") << patched(R"({"strategy": {"dp": -9223372036854775808}})")
+                              << QStringLiteral("strategy.dp") << QStringLiteral("must be an integer in [1, ");
+    QTest::newRow("cp 2^64") << patched(R"({"strategy": {"cp": 18446744073709551616}})")
+                             << QStringLiteral("strategy.cp") << QStringLiteral("must be an integer");
     QTest::newRow("ep 2^31") << patched(R"({"strategy": {"ep": 2147483648}})") << QStringLiteral("strategy.ep")
                              << QStringLiteral("must be an integer in [1, ");
     QTest::newRow("vpp 2^32+2") << patched(R"({"strategy": {"vpp": 4294967298}})") << QStringLiteral("strategy.vpp")
@@ -644,11 +668,13 @@ void TestScenarioIo::badInput_data()
     QTest::newRow("gpus_per_node -8") << patched(R"({"cluster": {"gpus_per_node": -8}})")
                                       << QStringLiteral("cluster.gpus_per_node") << QStringLiteral("got -8");
     QTest::newRow("global_batch 0") << patched(R"({"training": {"global_batch": 0}})")
-                                    << QStringLiteral("training.global_batch") << QStringLiteral("must be an integer in [1, ");
+                                    << QStringLiteral("training.global_batch")
+                                    << QStringLiteral("must be an integer in [1, ");
     QTest::newRow("global_batch 2^63") << patched(R"({"training": {"global_batch": 9223372036854775808}})")
-                                       << QStringLiteral("training.global_batch") << QStringLiteral("must be an integer in [1, ");
-    QTest::newRow("seq_len -4096") << patched(R"({"training": {"seq_len": -4096}})") << QStringLiteral("training.seq_len")
-                                   << QStringLiteral("got -4096");
+                                       << QStringLiteral("training.global_batch")
+                                       << QStringLiteral("must be an integer in [1, ");
+    QTest::newRow("seq_len -4096") << patched(R"({"training": {"seq_len": -4096}})")
+                                   << QStringLiteral("training.seq_len") << QStringLiteral("got -4096");
     QTest::newRow("zero 4") << patched(R"({"strategy": {"zero": 4}})") << QStringLiteral("strategy.zero")
                             << QStringLiteral("must be an integer in [0, 3]");
     QTest::newRow("layers 0") << patched_inline(R"({"model": {"layers": 0}})") << QStringLiteral("model.layers")
@@ -658,46 +684,54 @@ void TestScenarioIo::badInput_data()
     QTest::newRow("negative memory_GiB") << patched_inline(R"({"cluster": {"gpu": {"memory_GiB": -80}}})")
                                          << QStringLiteral("cluster.gpu.memory_GiB") << QStringLiteral("got -80");
     QTest::newRow("negative peak") << patched_inline(R"({"cluster": {"gpu": {"peak_TFLOPs": {"bf16": -1}}}})")
-                                   << QStringLiteral("cluster.gpu.peak_TFLOPs.bf16") << QStringLiteral("must be a number in");
+                                   << QStringLiteral("cluster.gpu.peak_TFLOPs.bf16")
+                                   << QStringLiteral("must be a number in");
     QTest::newRow("no positive peak") << patched_inline(
         R"({"cluster": {"gpu": {"peak_TFLOPs": {"fp32": null, "tf32": null, "bf16": null, "fp16": null, "fp8": null}}}})")
-                                      << QStringLiteral("cluster.gpu.peak_TFLOPs") << QStringLiteral("at least one precision");
+                                      << QStringLiteral("cluster.gpu.peak_TFLOPs")
+                                      << QStringLiteral("at least one precision");
     QTest::newRow("idle_W = tdp_W") << patched_inline(R"({"cluster": {"gpu": {"idle_W": 700}}})")
                                     << QStringLiteral("cluster.gpu.idle_W") << QStringLiteral("must be below tdp_W");
     QTest::newRow("idle_W > tdp_W") << patched_inline(R"({"cluster": {"gpu": {"idle_W": 900}}})")
                                     << QStringLiteral("cluster.gpu.idle_W") << QStringLiteral("must be below tdp_W");
     QTest::newRow("negative bandwidth") << patched_inline(R"({"cluster": {"intra_node": {"bw_GBps": -450}}})")
                                         << QStringLiteral("cluster.intra_node.bw_GBps") << QStringLiteral("got -450");
-    QTest::newRow("oversubscription 0.5") << patched_inline(R"({"cluster": {"inter_node": {"oversubscription": 0.5}}})")
-                                          << QStringLiteral("cluster.inter_node.oversubscription")
-                                          << QStringLiteral("must be a number in [1, ");
+    QTest::newRow("oversubscription 0.5")
+        << patched_inline(R"({"cluster": {"inter_node": {"oversubscription": 0.5}}})")
+        << QStringLiteral("cluster.inter_node.oversubscription") << QStringLiteral("must be a number in [1, ");
 
     // Unknown presets, with a suggestion.
-    QTest::newRow("unknown model preset") << patched(R"({"model": "llama3-8"})") << QStringLiteral("model")
-                                          << QStringLiteral("unknown models preset \"llama3-8\" (did you mean \"llama3-8b\"?)");
-    QTest::newRow("unknown gpu preset") << patched(R"({"cluster": {"gpu": "H100-SXM5-80G"}})") << QStringLiteral("cluster.gpu")
+    QTest::newRow("unknown model preset")
+        << patched(R"({"model": "llama3-8"})") << QStringLiteral("model")
+        << QStringLiteral("unknown models preset \"llama3-8\" (did you mean \"llama3-8b\"?)");
+    QTest::newRow("unknown gpu preset") << patched(R"({"cluster": {"gpu": "H100-SXM5-80G"}})")
+                                        << QStringLiteral("cluster.gpu")
                                         << QStringLiteral("(did you mean \"H100-SXM5-80GB\"?)");
-    QTest::newRow("unknown intra fabric") << patched(R"({"cluster": {"intra_node": "nvlink4-nvswich"}})")
-                                          << QStringLiteral("cluster.intra_node")
-                                          << QStringLiteral("(did you mean \"nvlink4-nvswitch\"?)");
-    QTest::newRow("unknown inter fabric") << patched(R"({"cluster": {"inter_node": "ib-ndrr"}})")
-                                          << QStringLiteral("cluster.inter_node") << QStringLiteral("(did you mean \"ib-ndr\"?)");
-    QTest::newRow("unknown cluster preset") << patched(R"({"cluster": "dgx-h100-superpd"})") << QStringLiteral("cluster")
-                                            << QStringLiteral("(did you mean \"dgx-h100-superpod\"?)");
+    QTest::newRow("unknown intra fabric")
+        << patched(R"({"cluster": {"intra_node": "nvlink4-nvswich"}})") << QStringLiteral("cluster.intra_node")
+        << QStringLiteral("(did you mean \"nvlink4-nvswitch\"?)");
+    QTest::newRow("unknown inter fabric")
+        << patched(R"({"cluster": {"inter_node": "ib-ndrr"}})") << QStringLiteral("cluster.inter_node")
+        << QStringLiteral("(did you mean \"ib-ndr\"?)");
+    QTest::newRow("unknown cluster preset")
+        << patched(R"({"cluster": "dgx-h100-superpd"})") << QStringLiteral("cluster")
+        << QStringLiteral("(did you mean \"dgx-h100-superpod\"?)");
     QTest::newRow("far-off model name") << patched(R"({"model": "zzzzzzzzzzzzzzzzzzzz"})") << QStringLiteral("model")
                                         << QStringLiteral("parallax-cli presets models");
 
     // Enumerations.
     QTest::newRow("recompute partial") << patched(R"({"strategy": {"recompute": "partial"}})")
                                        << QStringLiteral("strategy.recompute")
-                                       << QStringLiteral("must be one of \"none\", \"selective\", \"full\", got \"partial\"");
-    QTest::newRow("schedule 1F1B") << patched(R"({"strategy": {"schedule": "1F1B"}})") << QStringLiteral("strategy.schedule")
-                                   << QStringLiteral("got \"1F1B\"");
+                                       << QStringLiteral(
+                                              "must be one of \"none\", \"selective\", \"full\", got \"partial\"");
+    QTest::newRow("schedule 1F1B") << patched(R"({"strategy": {"schedule": "1F1B"}})")
+                                   << QStringLiteral("strategy.schedule") << QStringLiteral("got \"1F1B\"");
     QTest::newRow("optimizer adamw") << patched(R"({"strategy": {"optimizer": "adamw"}})")
                                      << QStringLiteral("strategy.optimizer") << QStringLiteral("got \"adamw\"");
     QTest::newRow("precision fp32") << patched(R"({"training": {"precision": "fp32"}})")
                                     << QStringLiteral("training.precision") << QStringLiteral("must be one of");
-    QTest::newRow("ffn_act relu") << patched_inline(R"({"model": {"ffn_act": "relu"}})") << QStringLiteral("model.ffn_act")
+    QTest::newRow("ffn_act relu") << patched_inline(R"({"model": {"ffn_act": "relu"}})")
+                                  << QStringLiteral("model.ffn_act")
                                   << QStringLiteral("must be one of \"gelu\", \"swiglu\"");
     QTest::newRow("attention kind") << patched_inline(R"({"model": {"attention": {"kind": "mqa"}}})")
                                     << QStringLiteral("model.attention.kind") << QStringLiteral("got \"mqa\"");
@@ -715,31 +749,36 @@ void TestScenarioIo::badInput_data()
                                       << QStringLiteral("strategy.rank_order") << QString();
 
     // Model shape rules.
-    QTest::newRow("kv_heads not dividing heads") << patched_inline(R"({"model": {"kv_heads": 6}})")
-                                                 << QStringLiteral("model.kv_heads") << QStringLiteral("must divide heads (16)");
+    QTest::newRow("kv_heads not dividing heads")
+        << patched_inline(R"({"model": {"kv_heads": 6}})") << QStringLiteral("model.kv_heads")
+        << QStringLiteral("must divide heads (16)");
     QTest::newRow("kv_heads above heads") << patched_inline(R"({"model": {"kv_heads": 32}})")
                                           << QStringLiteral("model.kv_heads") << QStringLiteral("must divide heads");
     QTest::newRow("heads not dividing hidden") << patched_inline(R"({"model": {"heads": 24, "kv_heads": 24}})")
                                                << QStringLiteral("model.heads") << QStringLiteral("must divide hidden");
     QTest::newRow("moe top_k > experts") << patched_inline(R"({"model": {"moe": {"top_k": 17}}})")
-                                         << QStringLiteral("model.moe.top_k") << QStringLiteral("must not exceed experts (16)");
-    QTest::newRow("moe first_dense_layers >= layers") << patched_inline(R"({"model": {"moe": {"first_dense_layers": 8}}})")
-                                                      << QStringLiteral("model.moe.first_dense_layers")
-                                                      << QStringLiteral("below the layer count");
+                                         << QStringLiteral("model.moe.top_k")
+                                         << QStringLiteral("must not exceed experts (16)");
+    QTest::newRow("moe first_dense_layers >= layers")
+        << patched_inline(R"({"model": {"moe": {"first_dense_layers": 8}}})")
+        << QStringLiteral("model.moe.first_dense_layers") << QStringLiteral("below the layer count");
 
     // Strategy rules (core/strategy_rules.hpp), each with the numbers in the message.
     QTest::newRow("tp not dividing heads")
-        << patched(R"({"cluster": {"nodes": 3}, "strategy": {"tp": 3, "pp": 2, "dp": 4}})") << QStringLiteral("strategy.tp")
+        << patched(R"({"cluster": {"nodes": 3}, "strategy": {"tp": 3, "pp": 2, "dp": 4}})")
+        << QStringLiteral("strategy.tp")
         << QStringLiteral("tensor parallel degree 3 must divide the 32 attention heads");
-    QTest::newRow("tp not dividing kv_heads") << patched(R"({"strategy": {"tp": 16, "pp": 1, "dp": 1}})")
-                                              << QStringLiteral("strategy.tp")
-                                              << QStringLiteral("tensor parallel degree 16 must divide the 8 KV heads");
+    QTest::newRow("tp not dividing kv_heads")
+        << patched(R"({"strategy": {"tp": 16, "pp": 1, "dp": 1}})") << QStringLiteral("strategy.tp")
+        << QStringLiteral("tensor parallel degree 16 must divide the 8 KV heads");
     QTest::newRow("tp not dividing ffn") << patched_inline(R"({"model": {"ffn_hidden": 4097}})")
-                                         << QStringLiteral("strategy.tp") << QStringLiteral("must divide the FFN hidden size 4097");
+                                         << QStringLiteral("strategy.tp")
+                                         << QStringLiteral("must divide the FFN hidden size 4097");
     QTest::newRow("degrees != GPUs") << patched(R"({"strategy": {"dp": 8}})") << QStringLiteral("strategy.dp")
                                      << QStringLiteral("= 32 must equal the cluster's 16 GPUs");
     QTest::newRow("degrees < GPUs") << patched(R"({"strategy": {"tp": 1, "pp": 1, "dp": 1}})")
-                                    << QStringLiteral("strategy.dp") << QStringLiteral("must equal the cluster's 16 GPUs");
+                                    << QStringLiteral("strategy.dp")
+                                    << QStringLiteral("must equal the cluster's 16 GPUs");
     // 384773*5581*791632*43405 = 4*2^64 + 16: the product must not wrap around to the 16 GPUs.
     QTest::newRow("degree product overflows 64 bits")
         << patched(R"({"model": {"name": "wide", "layers": 5581, "hidden": 384773, "heads": 384773, "kv_heads": 384773,
@@ -752,46 +791,51 @@ void TestScenarioIo::badInput_data()
         << patched(R"({"cluster": {"nodes": 8192}, "training": {"global_batch": 65536},
                        "strategy": {"tp": 1, "pp": 65536, "dp": 1, "vpp": 65536}})")
         << QStringLiteral("strategy.pp") << QStringLiteral("has only 32 layers");
-    QTest::newRow("cannot derive dp") << patched(R"({"strategy": {"tp": 3, "dp": null}})") << QStringLiteral("strategy.dp")
-                                      << QStringLiteral("cannot derive dp");
-    QTest::newRow("cannot derive dp (cp)") << patched(R"({"strategy": {"pp": 1, "cp": 32, "dp": null}})")
-                                           << QStringLiteral("strategy.dp") << QStringLiteral("not a multiple of tp*pp*cp = 64");
+    QTest::newRow("cannot derive dp") << patched(R"({"strategy": {"tp": 3, "dp": null}})")
+                                      << QStringLiteral("strategy.dp") << QStringLiteral("cannot derive dp");
+    QTest::newRow("cannot derive dp (cp)")
+        << patched(R"({"strategy": {"pp": 1, "cp": 32, "dp": null}})") << QStringLiteral("strategy.dp")
+        << QStringLiteral("not a multiple of tp*pp*cp = 64");
     QTest::newRow("batch not divisible") << patched(R"({"training": {"global_batch": 66}})")
                                          << QStringLiteral("training.global_batch")
                                          << QStringLiteral("multiple of micro_batch*dp = 1*4 = 4");
-    QTest::newRow("batch below micro_batch*dp") << patched(R"({"training": {"global_batch": 4}, "strategy": {"micro_batch": 2}})")
-                                                << QStringLiteral("training.global_batch")
-                                                << QStringLiteral("positive multiple of micro_batch*dp = 2*4 = 8");
+    QTest::newRow("batch below micro_batch*dp")
+        << patched(R"({"training": {"global_batch": 4}, "strategy": {"micro_batch": 2}})")
+        << QStringLiteral("training.global_batch") << QStringLiteral("positive multiple of micro_batch*dp = 2*4 = 8");
     QTest::newRow("cp not dividing seq (2*cp)")
-        << patched(R"({"training": {"seq_len": 4098}, "strategy": {"cp": 2, "dp": 2}})") << QStringLiteral("strategy.cp")
-        << QStringLiteral("divisible by 2*cp = 4");
+        << patched(R"({"training": {"seq_len": 4098}, "strategy": {"cp": 2, "dp": 2}})")
+        << QStringLiteral("strategy.cp") << QStringLiteral("divisible by 2*cp = 4");
     QTest::newRow("ep on a dense model") << patched(R"({"strategy": {"ep": 2}})") << QStringLiteral("strategy.ep")
                                          << QStringLiteral("needs a mixture-of-experts model");
     QTest::newRow("ep not dividing experts")
         << patched(R"({"model": "mixtral-8x7b", "cluster": {"nodes": 8}, "strategy": {"dp": 16, "ep": 16}})")
         << QStringLiteral("strategy.ep") << QStringLiteral("must divide the 8 experts");
-    QTest::newRow("ep not dividing dp*cp") << patched_inline(R"({"model": {"moe": {"experts": 24}}, "strategy": {"ep": 8}})")
-                                           << QStringLiteral("strategy.ep") << QStringLiteral("must divide dp*cp = 4");
-    QTest::newRow("vpp with pp 1") << patched(R"({"strategy": {"pp": 1, "dp": 8, "vpp": 2}})") << QStringLiteral("strategy.vpp")
-                                   << QStringLiteral("needs pipeline parallelism");
+    QTest::newRow("ep not dividing dp*cp")
+        << patched_inline(R"({"model": {"moe": {"experts": 24}}, "strategy": {"ep": 8}})")
+        << QStringLiteral("strategy.ep") << QStringLiteral("must divide dp*cp = 4");
+    QTest::newRow("vpp with pp 1") << patched(R"({"strategy": {"pp": 1, "dp": 8, "vpp": 2}})")
+                                   << QStringLiteral("strategy.vpp") << QStringLiteral("needs pipeline parallelism");
     QTest::newRow("vpp with 1f1b") << patched(R"({"strategy": {"vpp": 2, "schedule": "1f1b"}})")
-                                   << QStringLiteral("strategy.vpp") << QStringLiteral("needs schedule \"interleaved\"");
+                                   << QStringLiteral("strategy.vpp")
+                                   << QStringLiteral("needs schedule \"interleaved\"");
     QTest::newRow("interleaved with vpp 1") << patched(R"({"strategy": {"schedule": "interleaved"}})")
                                             << QStringLiteral("strategy.schedule") << QStringLiteral("needs vpp > 1");
-    QTest::newRow("interleaved micro-batches") << patched(R"({"training": {"global_batch": 12}, "strategy": {"vpp": 2}})")
-                                               << QStringLiteral("strategy.schedule")
-                                               << QStringLiteral("micro-batches (3) to be a multiple of pp (2)");
-    QTest::newRow("dualpipe odd pp")
-        << patched(R"({"cluster": {"nodes": 3}, "strategy": {"pp": 3, "schedule": "dualpipe"}})")
-        << QStringLiteral("strategy.schedule") << QStringLiteral("even pp");
+    QTest::newRow("interleaved micro-batches")
+        << patched(R"({"training": {"global_batch": 12}, "strategy": {"vpp": 2}})")
+        << QStringLiteral("strategy.schedule") << QStringLiteral("micro-batches (3) to be a multiple of pp (2)");
+    QTest::newRow("dualpipe odd pp") << patched(
+        R"({"cluster": {"nodes": 3}, "strategy": {"pp": 3, "schedule": "dualpipe"}})")
+                                     << QStringLiteral("strategy.schedule") << QStringLiteral("even pp");
     QTest::newRow("dualpipe pp 1") << patched(R"({"strategy": {"pp": 1, "dp": 8, "schedule": "dualpipe"}})")
                                    << QStringLiteral("strategy.schedule") << QStringLiteral("even pp");
-    QTest::newRow("fp8 on A100") << patched(R"({"cluster": {"gpu": "A100-SXM4-80GB"}, "training": {"precision": "fp8"}})")
+    QTest::newRow("fp8 on A100") << patched(
+        R"({"cluster": {"gpu": "A100-SXM4-80GB"}, "training": {"precision": "fp8"}})")
                                  << QStringLiteral("training.precision") << QStringLiteral("A100-SXM4-80GB has no fp8");
-    QTest::newRow("fp4 on H100") << patched(R"({"training": {"precision": "fp4"}})") << QStringLiteral("training.precision")
-                                 << QStringLiteral("has no fp4");
+    QTest::newRow("fp4 on H100") << patched(R"({"training": {"precision": "fp4"}})")
+                                 << QStringLiteral("training.precision") << QStringLiteral("has no fp4");
     QTest::newRow("offload with zero 0") << patched(R"({"strategy": {"offload_optimizer": true, "zero": 0}})")
-                                         << QStringLiteral("strategy.offload_optimizer") << QStringLiteral("ZeRO stage >= 1");
+                                         << QStringLiteral("strategy.offload_optimizer")
+                                         << QStringLiteral("ZeRO stage >= 1");
     QTest::newRow("pp*vpp > layers") << patched(R"({"strategy": {"tp": 1, "pp": 8, "dp": 2, "vpp": 8}})")
                                      << QStringLiteral("strategy.pp") << QStringLiteral("has only 32 layers");
     QTest::newRow("pp > layers") << patched_inline(R"({"cluster": {"nodes": 4}, "strategy": {"tp": 1, "pp": 16, "dp": 2,
@@ -803,33 +847,37 @@ void TestScenarioIo::badInput_data()
     QTest::newRow("first+last leave middle stages empty")
         << patched(R"({"strategy": {"tp": 1, "pp": 4, "first_stage_layers": 16, "last_stage_layers": 16}})")
         << QStringLiteral("strategy.first_stage_layers") << QStringLiteral("too few");
-    QTest::newRow("first_stage_layers too large") << patched(R"({"strategy": {"first_stage_layers": 33}})")
-                                                  << QStringLiteral("strategy.first_stage_layers") << QStringLiteral("too few");
-    QTest::newRow("first_stage_layers with pp 1") << patched(R"({"strategy": {"pp": 1, "dp": 8, "first_stage_layers": 4}})")
-                                                  << QStringLiteral("strategy.first_stage_layers")
-                                                  << QStringLiteral("need pp >= 2");
+    QTest::newRow("first_stage_layers too large")
+        << patched(R"({"strategy": {"first_stage_layers": 33}})") << QStringLiteral("strategy.first_stage_layers")
+        << QStringLiteral("too few");
+    QTest::newRow("first_stage_layers with pp 1")
+        << patched(R"({"strategy": {"pp": 1, "dp": 8, "first_stage_layers": 4}})")
+        << QStringLiteral("strategy.first_stage_layers") << QStringLiteral("need pp >= 2");
     // Only last_stage_layers is in the file: the error must name that key, not first_stage_layers.
-    QTest::newRow("last_stage_layers alone too large") << patched(R"({"strategy": {"last_stage_layers": 40}})")
-                                                       << QStringLiteral("strategy.last_stage_layers")
-                                                       << QStringLiteral("too few");
-    QTest::newRow("first_stage_layers 0") << patched(R"({"strategy": {"first_stage_layers": 0}})")
-                                          << QStringLiteral("strategy.first_stage_layers")
-                                          << QStringLiteral("must be an integer in [1, ");
+    QTest::newRow("last_stage_layers alone too large")
+        << patched(R"({"strategy": {"last_stage_layers": 40}})") << QStringLiteral("strategy.last_stage_layers")
+        << QStringLiteral("too few");
+    QTest::newRow("first_stage_layers 0")
+        << patched(R"({"strategy": {"first_stage_layers": 0}})") << QStringLiteral("strategy.first_stage_layers")
+        << QStringLiteral("must be an integer in [1, ");
 
     // search.fix is validated like the strategy itself.
-    QTest::newRow("search.fix unknown key") << patched(R"({"search": {"fix": {"ttp": 2}}})") << QStringLiteral("search.fix.ttp")
-                                            << QStringLiteral("did you mean \"tp\"");
-    QTest::newRow("search.fix bad value") << patched(R"({"search": {"fix": {"tp": 0}}})") << QStringLiteral("search.fix.tp")
-                                          << QStringLiteral("must be an integer in [1, ");
+    QTest::newRow("search.fix unknown key")
+        << patched(R"({"search": {"fix": {"ttp": 2}}})") << QStringLiteral("search.fix.ttp")
+        << QStringLiteral("did you mean \"tp\"");
+    QTest::newRow("search.fix bad value")
+        << patched(R"({"search": {"fix": {"tp": 0}}})") << QStringLiteral("search.fix.tp")
+        << QStringLiteral("must be an integer in [1, ");
     QTest::newRow("search.fix bad schedule") << patched(R"({"search": {"fix": {"schedule": "fast"}}})")
                                              << QStringLiteral("search.fix.schedule") << QStringLiteral("got \"fast\"");
-    QTest::newRow("search.fix not an object") << patched(R"({"search": {"fix": ["tp"]}})") << QStringLiteral("search.fix")
-                                              << QStringLiteral("must be a JSON object");
-    QTest::newRow("search.limits headroom 1") << patched(R"({"search": {"limits": {"memory_headroom": 1}}})")
-                                              << QStringLiteral("search.limits.memory_headroom")
-                                              << QStringLiteral("must be a number in");
-    QTest::newRow("search objective") << patched(R"({"search": {"objective": "speed"}})") << QStringLiteral("search.objective")
-                                      << QStringLiteral("got \"speed\"");
+    QTest::newRow("search.fix not an object")
+        << patched(R"({"search": {"fix": ["tp"]}})") << QStringLiteral("search.fix")
+        << QStringLiteral("must be a JSON object");
+    QTest::newRow("search.limits headroom 1")
+        << patched(R"({"search": {"limits": {"memory_headroom": 1}}})")
+        << QStringLiteral("search.limits.memory_headroom") << QStringLiteral("must be a number in");
+    QTest::newRow("search objective") << patched(R"({"search": {"objective": "speed"}})")
+                                      << QStringLiteral("search.objective") << QStringLiteral("got \"speed\"");
 }
 
 void TestScenarioIo::badInput()
@@ -881,8 +929,8 @@ void TestScenarioIo::numberOverflowIsInputError_data()
     // Literals beyond the range of a double: valid JSON grammar, but no number can hold them.
     QTest::newRow("tp 1e400") << qs(kBase).replace(QStringLiteral("\"tp\": 2"), QStringLiteral("\"tp\": 1e400"));
     QTest::newRow("dp -1e400") << qs(kBase).replace(QStringLiteral("\"dp\": 4"), QStringLiteral("\"dp\": -1e400"));
-    QTest::newRow("memory_GiB 1e309") << qs(kInline).replace(QStringLiteral("\"memory_GiB\": 96.3"),
-        QStringLiteral("\"memory_GiB\": 1e309"));
+    QTest::newRow("memory_GiB 1e309") << qs(kInline).replace(
+        QStringLiteral("\"memory_GiB\": 96.3"), QStringLiteral("\"memory_GiB\": 1e309"));
 }
 
 void TestScenarioIo::numberOverflowIsInputError()
@@ -967,7 +1015,8 @@ void TestScenarioIo::unevenStagesAreValidWithWarning()
         QVERIFY2(uneven.size() == 1, qPrintable(all.join(QLatin1Char('\n'))));
         QVERIFY2(uneven.first().contains(counts), qPrintable(uneven.first()));
         // The per-stage counts in the warning add up to the model's layers.
-        const QString list = uneven.first().section(QStringLiteral("layers per stage "), 1).section(QLatin1Char(';'), 0, 0);
+        const QString list
+            = uneven.first().section(QStringLiteral("layers per stage "), 1).section(QLatin1Char(';'), 0, 0);
         int sum = 0;
         const QStringList parts = list.split(QLatin1Char(','));
         QCOMPARE(parts.size(), s.strategy.pp);
@@ -1021,7 +1070,8 @@ void TestScenarioIo::documentedDefaults()
     QCOMPARE(s.strategy == expected, true);
 
     // An inline model's kv_heads defaults to heads (plain multi-head attention), ffn_act to gelu.
-    const QString inl = patched(R"({"model": {"layers": 4, "hidden": 512, "heads": 8, "ffn_hidden": 2048, "vocab": 1000},
+    const QString inl
+        = patched(R"({"model": {"layers": 4, "hidden": 512, "heads": 8, "ffn_hidden": 2048, "vocab": 1000},
                                     "strategy": {"tp": 8, "pp": 1, "dp": 2}})");
     const Scenario m = parse_scenario_text(inl.toStdString(), "inline-defaults.json", catalog());
     QCOMPARE(m.model.kv_heads, 8);
@@ -1078,8 +1128,8 @@ void TestScenarioIo::explicitScheduleWithVppKept()
     QVERIFY_THROWS_EXCEPTION(InputError,
         parse_scenario_text(
             patched(R"({"strategy": {"vpp": 2, "schedule": "gpipe"}})").toStdString(), "gpipe.json", catalog()));
-    const Scenario s = parse_scenario_text(
-        patched(R"({"strategy": {"schedule": "gpipe"}})").toStdString(), "gpipe.json", catalog());
+    const Scenario s
+        = parse_scenario_text(patched(R"({"strategy": {"schedule": "gpipe"}})").toStdString(), "gpipe.json", catalog());
     QCOMPARE(s.strategy.schedule, Schedule::gpipe);
 }
 

@@ -91,11 +91,13 @@ void TestMainWindow::badFileKeepsPreviousPlan_data()
     QTest::addColumn<QByteArray>("content");
     QTest::addColumn<QString>("key");
     QTest::newRow("malformed JSON") << kValid.left(kValid.size() / 2) << QStringLiteral("line");
-    QTest::newRow("tp string") << QByteArray(kValid).replace("\"tp\": 2", "\"tp\": \"2\"") << QStringLiteral("strategy.tp");
+    QTest::newRow("tp string") << QByteArray(kValid).replace("\"tp\": 2", "\"tp\": \"2\"")
+                               << QStringLiteral("strategy.tp");
     QTest::newRow("unknown key") << QByteArray(kValid).replace("\"dp\": 4", "\"dp\": 4, \"db\": 4")
                                  << QStringLiteral("strategy.db");
     QTest::newRow("unknown model") << QByteArray(kValid).replace("llama3-8b", "llama-9") << QStringLiteral("model");
-    QTest::newRow("degrees != GPUs") << QByteArray(kValid).replace("\"dp\": 4", "\"dp\": 3") << QStringLiteral("strategy.dp");
+    QTest::newRow("degrees != GPUs") << QByteArray(kValid).replace("\"dp\": 4", "\"dp\": 3")
+                                     << QStringLiteral("strategy.dp");
     QTest::newRow("empty") << QByteArray() << QStringLiteral("JSON");
 }
 

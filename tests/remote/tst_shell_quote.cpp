@@ -44,7 +44,10 @@ ShellResult sh(const std::string& command, bool isolated = true)
     return r;
 }
 
-QByteArray bytes(const std::string& s) { return QByteArray(s.data(), static_cast<qsizetype>(s.size())); }
+QByteArray bytes(const std::string& s)
+{
+    return QByteArray(s.data(), static_cast<qsizetype>(s.size()));
+}
 
 void addHostileRows(bool destructive = true)
 {
@@ -115,7 +118,10 @@ void TestShellQuote::exactQuoting()
     QCOMPARE(QString::fromStdString(shell_join({ "a b", "", "c" })), QStringLiteral("'a b' '' 'c'"));
 }
 
-void TestShellQuote::shellPrintsExactly_data() { addHostileRows(); }
+void TestShellQuote::shellPrintsExactly_data()
+{
+    addHostileRows();
+}
 
 void TestShellQuote::shellPrintsExactly()
 {
@@ -144,7 +150,10 @@ void TestShellQuote::joinRoundTrips()
     QCOMPARE(r.out, expected);
 }
 
-void TestShellQuote::joinRoundTripsEachHostileString_data() { addHostileRows(); }
+void TestShellQuote::joinRoundTripsEachHostileString_data()
+{
+    addHostileRows();
+}
 
 void TestShellQuote::joinRoundTripsEachHostileString()
 {
@@ -166,7 +175,10 @@ void TestShellQuote::loginShell()
 }
 
 // bash -l resets PATH from /etc/profile, so these rows run without the PATH guard: no rm here.
-void TestShellQuote::loginShellRunsQuotedCommand_data() { addHostileRows(false); }
+void TestShellQuote::loginShellRunsQuotedCommand_data()
+{
+    addHostileRows(false);
+}
 
 void TestShellQuote::loginShellRunsQuotedCommand()
 {
