@@ -133,6 +133,7 @@ public:
         number(p + QStringLiteral(".memory_bw_GBps"), a.memory_bw_Bps, b.memory_bw_Bps);
         number(p + QStringLiteral(".tdp_W"), a.tdp_W, b.tdp_W);
         number(p + QStringLiteral(".idle_W"), a.idle_W, b.idle_W);
+        number(p + QStringLiteral(".power_limit_W"), a.power_limit_W, b.power_limit_W);
         integer(p + QStringLiteral(".sm_count"), a.sm_count, b.sm_count);
         number(p + QStringLiteral(".clock_MHz"), a.clock_MHz, b.clock_MHz);
         str(p + QStringLiteral(".source"), a.source, b.source);
@@ -166,6 +167,7 @@ public:
         integer(p + QStringLiteral(".seq_len"), a.seq_len, b.seq_len);
         integer(p + QStringLiteral(".precision"), static_cast<int>(a.precision), static_cast<int>(b.precision));
         boolean(p + QStringLiteral(".flash_attention"), a.flash_attention, b.flash_attention);
+        integer(p + QStringLiteral(".framework"), static_cast<int>(a.framework), static_cast<int>(b.framework));
         optional_number(p + QStringLiteral(".tokens_to_train"), a.tokens_to_train, b.tokens_to_train);
     }
 
@@ -274,7 +276,7 @@ const char* const kInline = R"({
     "name": "lab",
     "gpu": { "name": "TestGPU", "architecture": "hopper",
              "peak_TFLOPs": { "fp32": 60.5, "tf32": 400, "bf16": 800.25, "fp16": 800.25, "fp8": 1600.5, "fp4": null },
-             "memory_GiB": 96.3, "memory_bw_GBps": 4000.7, "tdp_W": 700, "idle_W": 80.5, "sm_count": 132,
+             "memory_GiB": 96.3, "memory_bw_GBps": 4000.7, "tdp_W": 700, "idle_W": 80.5, "power_limit_W": 610.5, "sm_count": 132,
              "clock_MHz": 1755, "source": { "peak_TFLOPs": "datasheet", "memory_GiB": "nvidia-smi" } },
     "nodes": 2, "gpus_per_node": 8,
     "intra_node": { "name": "nvl", "kind": "nvswitch", "bw_GBps": 450.5, "latency_us": 2.7,
@@ -282,7 +284,7 @@ const char* const kInline = R"({
     "inter_node": { "kind": "ib", "bw_GBps": 50, "latency_us": 8.3, "oversubscription": 2.5, "source": "estimate" },
     "source": "lab notes"
   },
-  "training": { "global_batch": 64, "seq_len": 4096, "precision": "fp8", "flash_attention": false,
+  "training": { "global_batch": 64, "seq_len": 4096, "precision": "fp8", "flash_attention": false, "framework": "torchtitan",
                 "tokens_to_train": 1e12 },
   "strategy": { "tp": 2, "pp": 2, "dp": 4, "cp": 1, "ep": 4, "vpp": 2, "micro_batch": 2,
                 "sequence_parallel": true, "recompute": "full", "zero": 1, "schedule": "interleaved",
@@ -401,6 +403,8 @@ void TestScenarioIo::diffDetectsChanges()
         { "cluster.gpu.peak_TFLOPs.fp8", [](Scenario& s) { s.cluster.gpu.peak_flops[4] *= 1.001; } },
         { "cluster.inter_node.oversubscription", [](Scenario& s) { s.cluster.inter_node.oversubscription = 1; } },
         { "training.tokens_to_train", [](Scenario& s) { s.training.tokens_to_train.reset(); } },
+        { "training.framework", [](Scenario& s) { s.training.framework = Framework::megatron; } },
+        { "cluster.gpu.power_limit_W", [](Scenario& s) { s.cluster.gpu.power_limit_W = 0; } },
         { "strategy.rank_order", [](Scenario& s) { s.strategy.rank_order = RankOrder {}; } },
         { "dp_derived", [](Scenario& s) { s.dp_derived = !s.dp_derived; } },
         { "search.fix.size", [](Scenario& s) { s.search->fix.erase("tp"); } },
@@ -694,6 +698,11 @@ void TestScenarioIo::badInput_data()
                                     << QStringLiteral("cluster.gpu.idle_W") << QStringLiteral("must be below tdp_W");
     QTest::newRow("idle_W > tdp_W") << patched_inline(R"({"cluster": {"gpu": {"idle_W": 900}}})")
                                     << QStringLiteral("cluster.gpu.idle_W") << QStringLiteral("must be below tdp_W");
+    QTest::newRow("power_limit_W above tdp_W")
+        << patched_inline(R"({"cluster": {"gpu": {"power_limit_W": 800}}})")
+        << QStringLiteral("cluster.gpu.power_limit_W") << QStringLiteral("must not exceed tdp_W");
+    QTest::newRow("framework unknown") << patched(R"({"training": {"framework": "jax"}})")
+                                       << QStringLiteral("training.framework") << QStringLiteral("got \"jax\"");
     QTest::newRow("negative bandwidth") << patched_inline(R"({"cluster": {"intra_node": {"bw_GBps": -450}}})")
                                         << QStringLiteral("cluster.intra_node.bw_GBps") << QStringLiteral("got -450");
     QTest::newRow("oversubscription 0.5")
