@@ -75,13 +75,14 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r) const noexcep
     const int p = s.pp;
 
     // Pipeline: per-stage micro-batch times, then the schedule's formula.
-    double t_max = 0, sum_all = 0, backward_avg = 0;
+    double t_max = 0, sum_all = 0, sum_weight = 0, backward_avg = 0;
     int crit = 0;
     StageTiming crit_t;
     for (int st = 0; st < p; ++st) {
         const StageTiming t = timing_with_zero3(ctx, s, c, st);
         const double total = t.forward_s + t.backward_s;
         sum_all += total;
+        sum_weight += t.weight_grad_s;
         backward_avg += t.backward_s / p;
         if (total > t_max) {
             t_max = total;
@@ -102,8 +103,11 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r) const noexcep
         pipe = (m - 1.0 / s.vpp) * t_max + sum_all / s.vpp;
         break;
     case Schedule::zb_h1:
-        // Qi et al. 2024 (zero bubble), DualPipe README table: (p-1)(F+B-2W).
-        pipe = m * t_max + (p - 1) * std::max(0.0, t_max - 2 * crit_t.weight_grad_s);
+        // Zero-bubble H1 as Parallax schedules it (W passes fill idle time under 1F1B's memory bound):
+        // the W passes leave the bubble, (p-1)(F + B_input). The hand-tuned schedule of Qi et al. 2024
+        // reaches (p-1)(F + B_input - W) (DualPipe README: (p-1)(F+B-2W), B the whole backward).
+        // With uneven stages: (m-1) * slowest + the others' F + B_input + the slowest's W.
+        pipe = (m - 1) * t_max + (sum_all - sum_weight) + crit_t.weight_grad_s;
         break;
     case Schedule::dualpipe:
         // DualPipe README: (p/2-1)(F&B + B - 3W), F&B the overlapped forward-backward pair.

@@ -76,7 +76,9 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
     const IrLink pp_link = link_of(costs.groups.pp_pair);
     const IrLink dp_link = link_of(costs.groups.dp_dense);
     const IrOrdering compute_order = dual ? IrOrdering::priority : IrOrdering::program;
-    const bool split_backward = s.schedule == Schedule::zb_h1 || dual;
+    // Without a pipeline there is no bubble for deferred W passes to fill: ZB-H1 is plain 1F1B then.
+    const Schedule schedule = s.schedule == Schedule::zb_h1 && pp == 1 ? Schedule::one_f_one_b : s.schedule;
+    const bool split_backward = schedule == Schedule::zb_h1 || dual;
     Index idx;
     idx.init(ir_chunks, m);
     std::vector<std::uint32_t> last_compute(static_cast<std::size_t>(pp), kNone);
@@ -113,7 +115,7 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
 
     // Pass 1: every device's program, in order, with its sends.
     for (int d = 0; d < pp; ++d) {
-        const std::vector<ScheduledPass> program = device_program(s.schedule, d, pp, vpp, m);
+        const std::vector<ScheduledPass> program = device_program(schedule, d, pp, vpp, m);
         std::uint32_t pending_block = kNone;
         auto& ops_of_device = device_program_ops[d];
         auto add_compute = [&](IrOp op) {
@@ -208,7 +210,11 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
                 op.type = IrOpType::backward_input;
                 op.duration_s = static_cast<float>(ct.backward_input_s);
                 op.priority = prio_base;
-                const int pieces = mb == last_microbatch(c) && !split_backward ? bucket_pieces[c] : 1;
+                // Split-backward schedules free the activations with B (W keeps only its GEMM inputs,
+                // small next to them); the others free them when the whole backward ends.
+                if (split_backward)
+                    op.activation_delta = -static_cast<float>(plan.chunk_activation_bytes[c]);
+                const int pieces = mb == last_microbatch(c) && !dual ? bucket_pieces[c] : 1;
                 if (pieces > 1) {
                     // The last micro-batch's backward releases gradient buckets as autograd walks the
                     // layers back (dgrad and wgrad per layer), so the DP reduction overlaps it.
@@ -244,7 +250,7 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
                     break; // emitted in pieces with the backward above
                 op.type = IrOpType::backward_weight;
                 op.duration_s = static_cast<float>(ct.weight_s);
-                op.activation_delta = -static_cast<float>(plan.chunk_activation_bytes[c]);
+                op.activation_delta = split_backward ? 0.0f : -static_cast<float>(plan.chunk_activation_bytes[c]);
                 op.priority = 2 << 20 | prio_base;
                 if (pass.filler)
                     op.ordering = IrOrdering::filler;
@@ -298,6 +304,15 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
             if (idx.send_b[at] != kNone)
                 g.add_dep(idx.send_b[at], split_backward ? b : w);
             g.add_dep(w, b);
+        }
+    }
+    if (schedule == Schedule::zb_h1) {
+        // ZB-H1 keeps 1F1B's memory: a stage holds at most p - s micro-batches, so a forward waits for the
+        // deferred W of the micro-batch p - s before it.
+        for (int c = 0; c < ir_chunks; ++c) {
+            const long long limit = pp - plan.chunk_device[c];
+            for (long long mb = limit; mb < m; ++mb)
+                g.add_dep(idx.f[idx.at(c, mb)], idx.w[idx.at(c, mb - limit)]);
         }
     }
     if (dual) {

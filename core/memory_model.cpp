@@ -36,9 +36,9 @@ int moe_layers_before(const ModelSpec& m, int layer)
 StateBytes state_bytes(const TrainingSpec& t, const Strategy& s) noexcept
 {
     StateBytes b;
-    // fp16 training reduces fp16 gradients (ZeRO paper's 16 B/param); bf16/fp8 keep fp32 main gradients
-    // (Megatron forces fp32 accumulation for bf16: theoretical_memory_usage.py, 18 B/param).
-    b.gradients = t.precision == Precision::fp16 ? 2.0 : 4.0;
+    // Megatron and torchtitan keep fp32 main gradients (theoretical_memory_usage.py: 18 B/param with
+    // Adam); DeepSpeed's fp16/bf16 engines keep 16-bit gradients (ZeRO paper Sec. 3.1: 16 B/param).
+    b.gradients = t.framework == Framework::megatron_deepspeed ? 2.0 : 4.0;
     switch (s.optimizer) {
     case Optimizer::adam:
         b.optimizer = 12; // fp32 master + exp_avg + exp_avg_sq (ZeRO paper Sec. 3.1, k = 12)

@@ -29,19 +29,21 @@ void one_f_one_b(std::vector<ScheduledPass>& out, int device, int pp, long long 
 {
     const long long warmup = std::min<long long>(pp - device - 1, m);
     auto f = [&](long long mb) { out.push_back({ PassKind::forward, 0, static_cast<std::int32_t>(mb), false }); };
-    auto b = [&](long long mb) {
+    auto b = [&](long long mb, bool defer_w) {
         out.push_back({ PassKind::backward_input, 0, static_cast<std::int32_t>(mb), false });
-        // ZB-H1 (Qi et al. 2024): W passes are deferred to fill the bubbles the cool-down leaves.
-        out.push_back({ PassKind::backward_weight, 0, static_cast<std::int32_t>(mb), split_w });
+        out.push_back({ PassKind::backward_weight, 0, static_cast<std::int32_t>(mb), defer_w });
     };
     for (long long i = 0; i < warmup; ++i)
         f(i);
+    // ZB-H1 (Qi et al. 2024): W passes are deferred to fill the bubbles left while waiting for the next
+    // input gradient, so B passes (and the gradients upstream) go first; the lowering bounds the
+    // deferral so activations stay at 1F1B's level.
     for (long long i = 0; i < m - warmup; ++i) {
         f(warmup + i);
-        b(i);
+        b(i, split_w);
     }
     for (long long i = m - warmup; i < m; ++i)
-        b(i);
+        b(i, split_w);
 }
 
 // Megatron's mapping of the k-th virtual micro-batch to (chunk, micro-batch).

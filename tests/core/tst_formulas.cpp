@@ -1,4 +1,273 @@
+// Every formula of the cost model against a hand-worked or published number.
+#include "analytic_model.hpp"
+#include "collective_model.hpp"
+#include "compute_model.hpp"
+#include "layer_ops.hpp"
+#include "memory_model.hpp"
+#include "model_math.hpp"
+#include "strategy_costs.hpp"
+#include "topology.hpp"
+#include "units.hpp"
+
+#include "../support/test_plans.hpp"
+
 #include <QTest>
-class T : public QObject { Q_OBJECT private slots: void t() { QVERIFY(false); } };
-QTEST_MAIN(T)
+
+#include <cmath>
+
+using namespace parallax;
+
+namespace {
+
+// Per-layer activation bytes for one micro-batch with the given switches (Korthikanti's setting:
+// fp16 activations, 1-byte dropout masks, no flash attention).
+double activation_bytes(const ModelSpec& m, long long seq, int micro_batch, int tp, bool sp, Recompute rc, bool flash)
+{
+    static const ClusterSpec c = test::cluster("A100-SXM4-80GB", 1, 8, "nvlink3-nvswitch", "ib-hdr");
+    TrainingSpec t;
+    t.seq_len = seq;
+    t.global_batch = micro_batch;
+    t.precision = Precision::fp16;
+    t.flash_attention = flash;
+    Strategy s;
+    s.tp = tp;
+    s.sequence_parallel = sp;
+    s.recompute = rc;
+    s.micro_batch = micro_batch;
+    LayerContext lc;
+    lc.model = &m;
+    lc.training = &t;
+    lc.strategy = &s;
+    lc.device = ComputeDevice::of(c.gpu);
+    return layer_activation_bytes(lc, false);
+}
+
+bool near(double got, double want, double rel) { return std::fabs(got - want) <= rel * std::fabs(want); }
+
+} // namespace
+
+class TestFormulas : public QObject {
+    Q_OBJECT
+private slots:
+    void activation_memory_table2_data()
+    {
+        QTest::addColumn<int>("tp");
+        QTest::addColumn<bool>("sp");
+        QTest::addColumn<int>("recompute");
+        QTest::addColumn<double>("expected_coefficient"); // of s*b*h
+        // GPT-3 175B: h = 12288, a = 96, s = 2048 -> 5as/h = 80 (Korthikanti Sec. 4.2).
+        const double t = 8, as_h = 80;
+        QTest::newRow("tp only") << 8 << false << int(Recompute::none) << (10 + 24 / t + as_h / t);
+        QTest::newRow("tp + sp") << 8 << true << int(Recompute::none) << (34 + as_h) / t;
+        QTest::newRow("tp + selective") << 8 << false << int(Recompute::selective) << (10 + 24 / t);
+        QTest::newRow("tp + sp + selective") << 8 << true << int(Recompute::selective) << 34 / t;
+        QTest::newRow("full recompute") << 8 << false << int(Recompute::full) << 2.0;
+        QTest::newRow("no parallelism") << 1 << false << int(Recompute::none) << (34 + as_h);
+    }
+    void activation_memory_table2()
+    {
+        QFETCH(int, tp);
+        QFETCH(bool, sp);
+        QFETCH(int, recompute);
+        QFETCH(double, expected_coefficient);
+        const ModelSpec m = test::gpt(96, 12288, 96);
+        const double sbh = 2048.0 * 1 * 12288;
+        const double got = activation_bytes(m, 2048, 1, tp, sp, static_cast<Recompute>(recompute), false);
+        QVERIFY2(near(got, expected_coefficient * sbh, 1e-3),
+            qPrintable(QStringLiteral("got %1 sbh, want %2 sbh").arg(got / sbh).arg(expected_coefficient)));
+    }
+
+    // Korthikanti et al. 2022, Fig. 1 (transcribed by Calculon): first-stage activations per GPU of the
+    // Table 3 configurations, within 5%.
+    void activation_memory_figure1_data()
+    {
+        QTest::addColumn<int>("layers");
+        QTest::addColumn<int>("hidden");
+        QTest::addColumn<int>("heads");
+        QTest::addColumn<int>("pp");
+        QTest::addColumn<int>("vpp");
+        QTest::addColumn<int>("micro_batch");
+        QTest::addColumn<double>("tp_only_GiB");
+        QTest::addColumn<double>("seq_sel_GiB");
+        QTest::newRow("22B") << 48 << 6144 << 64 << 1 << 1 << 4 << 59.25 << 9.5625;
+        QTest::newRow("175B") << 96 << 12288 << 96 << 8 << 3 << 1 << 66.84375 << 12.3515625;
+        QTest::newRow("530B") << 105 << 20480 << 128 << 35 << 3 << 1 << 114.0234375 << 23.076171875;
+        QTest::newRow("1T") << 128 << 25600 << 160 << 64 << 1 << 1 << 131.25 << 26.5625;
+    }
+    void activation_memory_figure1()
+    {
+        QFETCH(int, layers);
+        QFETCH(int, hidden);
+        QFETCH(int, heads);
+        QFETCH(int, pp);
+        QFETCH(int, vpp);
+        QFETCH(int, micro_batch);
+        QFETCH(double, tp_only_GiB);
+        QFETCH(double, seq_sel_GiB);
+        const ModelSpec m = test::gpt(layers, hidden, heads);
+        const double per_layer_tp = activation_bytes(m, 2048, micro_batch, 8, false, Recompute::none, false);
+        const double per_layer_ss = activation_bytes(m, 2048, micro_batch, 8, true, Recompute::selective, false);
+        // First stage: L/p layers x the in-flight micro-batches of the (interleaved) 1F1B schedule =
+        // L layers x (1 + (p-1)/(p v)) (Korthikanti eq. 5 and the interleaving factor).
+        Strategy s;
+        s.pp = pp;
+        s.vpp = vpp;
+        s.schedule = vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+        const double in_flight = in_flight_microbatches(s, 0, 1000);
+        const double stage_layers = static_cast<double>(layers) / pp;
+        const double interleave_factor = vpp > 1 ? 1 + (pp - 1.0) / (pp * vpp) : 1.0;
+        QVERIFY(near(in_flight * stage_layers, layers * interleave_factor, 0.02));
+        QVERIFY2(near(per_layer_tp * stage_layers * in_flight / units::kGiB, tp_only_GiB, 0.05),
+            qPrintable(QString::number(per_layer_tp * stage_layers * in_flight / units::kGiB)));
+        QVERIFY2(near(per_layer_ss * stage_layers * in_flight / units::kGiB, seq_sel_GiB, 0.05),
+            qPrintable(QString::number(per_layer_ss * stage_layers * in_flight / units::kGiB)));
+    }
+
+    // Megatron's theoretical_memory_usage.py: 18 bytes per parameter without the distributed
+    // optimizer, 6 + 12/d with it; Korthikanti Fig. 1: 45.56 GiB of parameters+optimizer for 22B on TP 8.
+    void model_state_bytes()
+    {
+        TrainingSpec t;
+        t.precision = Precision::bf16;
+        Strategy s;
+        const StateBytes b = state_bytes(t, s);
+        QCOMPARE(b.weights + b.gradients + b.optimizer, 18.0);
+        const ModelSpec m = test::gpt(48, 6144, 64);
+        const double per_gpu = total_params(m) / 8 * 18 / units::kGiB;
+        QVERIFY2(near(per_gpu, 45.5625, 0.05), qPrintable(QString::number(per_gpu)));
+        // DeepSpeed / ZeRO paper convention: 16-bit gradients, 16 bytes per parameter.
+        t.framework = Framework::megatron_deepspeed;
+        const StateBytes z = state_bytes(t, s);
+        QCOMPARE(z.weights + z.gradients + z.optimizer, 16.0);
+    }
+
+    // Narayanan et al. 2021 eq. 3 equals the Megatron-style count for a GPT with MHA and f = 4h.
+    void flops_per_token()
+    {
+        const ModelSpec m = test::gpt(96, 12288, 96);
+        const double meg = megatron_flops_per_token(m, 2048);
+        const double nar = narayanan_flops_per_token(m, 2048, false);
+        QVERIFY(near(meg, nar, 1e-9));
+        // With full recompute: 96 instead of 72, and V/(16Lh) instead of V/(12Lh).
+        const double h = 12288, L = 96, V = 51200, s = 2048;
+        QVERIFY(near(narayanan_flops_per_token(m, 2048, true), 96 * L * h * h * (1 + s / (6 * h) + V / (16 * L * h)), 1e-12));
+        // 6N rule of thumb: within 3% of the exact count for GPT-3 (attention adds s/6h = 2.8%).
+        QVERIFY(near(meg, 6 * total_params(m) * (1 + s / (6 * h)), 0.01));
+    }
+
+    void parameter_counts()
+    {
+        QVERIFY(near(total_params(test::model("gpt3-175b")), 174.6e9, 0.01));
+        QVERIFY(near(total_params(test::model("llama3-70b")), 70.55e9, 0.01));
+        QVERIFY(near(total_params(test::model("llama3.1-405b")), 405.8e9, 0.01));
+        // DeepSeek-V3: 671B total, 37B activated per token (report Sec. 2), without the MTP module.
+        const ModelSpec ds = test::model("deepseek-v3");
+        QVERIFY(near(total_params(ds), 671e9, 0.01));
+        QVERIFY2(near(active_params(ds), 37e9, 0.05), qPrintable(QString::number(active_params(ds) / 1e9)));
+    }
+
+    // nccl-tests bus bandwidth: a large all-reduce inside a DGX H100 runs at ~the NVLink bus bandwidth.
+    void collectives_bus_bandwidth()
+    {
+        const ClusterSpec c = test::cluster("H100-SXM5-80GB", 4, 8, "nvlink4-nvswitch", "ib-ndr");
+        const NetworkModel net = NetworkModel::of(c);
+        GroupPlacement node;
+        node.size = 8;
+        node.per_node = 8;
+        node.nodes = 1;
+        const double bytes = 4.0 * units::kGiB;
+        const double t = collective_time_s(net, Collective::all_reduce, bytes, node);
+        const double busbw = bytes / t * 2 * 7 / 8;
+        QVERIFY2(near(busbw, net.intra_bw_Bps, 0.01), qPrintable(QString::number(busbw / 1e9)));
+        // Reduce-scatter moves half the bytes of an all-reduce.
+        QVERIFY(near(collective_time_s(net, Collective::reduce_scatter, bytes, node), t / 2, 0.01));
+        // Across nodes with one GPU per node, the NIC is the bottleneck: 2(n-1)/n * S / B_nic.
+        GroupPlacement rail;
+        rail.size = 4;
+        rail.per_node = 1;
+        rail.nodes = 4;
+        rail.same_rail = true;
+        const double t2 = collective_time_s(net, Collective::all_reduce, bytes, rail);
+        QVERIFY(near(t2, 2 * 3.0 / 4 * bytes / net.inter_bw_Bps + 6 * net.inter_latency_s, 0.01));
+        // Small messages: the tree's logarithmic latency wins over the ring's linear one.
+        GroupPlacement wide;
+        wide.size = 1024;
+        wide.per_node = 1;
+        wide.nodes = 1024;
+        const double small = collective_time_s(net, Collective::all_reduce, 1024, wide);
+        QVERIFY(small < 2 * 1023 * net.inter_latency_s / 10);
+    }
+
+    void group_placement()
+    {
+        Strategy s;
+        s.tp = 8;
+        s.dp = 4;
+        s.pp = 2;
+        const LayoutSizes sizes = LayoutSizes::dense(s);
+        const GroupPlacement tp = place_group(s.rank_order, sizes, { ParallelDim::tp }, 8);
+        QCOMPARE(tp.per_node, 8LL);
+        QCOMPARE(tp.nodes, 1LL);
+        const GroupPlacement dp = place_group(s.rank_order, sizes, { ParallelDim::dp }, 8);
+        QCOMPARE(dp.per_node, 1LL);
+        QCOMPARE(dp.nodes, 4LL);
+        QVERIFY(dp.same_rail);
+        QVERIFY(!pp_neighbours_share_node(s.rank_order, sizes, 8));
+        // With pp innermost, pipeline neighbours share a node and TP spans nodes.
+        RankOrder pp_first;
+        QVERIFY(!rank_order_from_string("pp-tp-cp-ep-dp", pp_first).has_value());
+        s.rank_order = pp_first;
+        QVERIFY(pp_neighbours_share_node(s.rank_order, sizes, 8));
+        const GroupPlacement tp2 = place_group(s.rank_order, sizes, { ParallelDim::tp }, 8);
+        QCOMPARE(tp2.per_node, 4LL);
+        QCOMPARE(tp2.nodes, 2LL);
+    }
+
+    // GEMM efficiency follows its shape: skinny or tiny GEMMs are slower per FLOP.
+    void gemm_shape_efficiency()
+    {
+        const GpuSpec h100 = test::gpu("H100-SXM5-80GB");
+        const ComputeDevice dev = ComputeDevice::of(h100);
+        const double big = gemm_efficiency(dev, 8192, 8192, 8192, Precision::bf16);
+        const double skinny = gemm_efficiency(dev, 64, 8192, 8192, Precision::bf16);
+        const double short_k = gemm_efficiency(dev, 8192, 8192, 128, Precision::bf16);
+        QVERIFY(big > 0.65 && big < 0.8);
+        QVERIFY(skinny < 0.6 * big);
+        QVERIFY(short_k < 0.6 * big);
+        // A tiny GEMM is memory-bound: its time follows bytes / bandwidth.
+        const double t = gemm_time_s(dev, 1, 8192, 8192, Precision::bf16);
+        const double bytes = 2.0 * (8192 + 8192.0 * 8192 + 8192);
+        QVERIFY(t >= bytes / h100.memory_bw_Bps);
+    }
+
+    // Korthikanti et al. 2022 Table 4: one 22B layer (TP 8, micro-batch 4, A100) forward 7.7 ms,
+    // backward 11.9 ms without recompute; full recompute adds a forward (27.2 ms total).
+    void layer_timing_table4()
+    {
+        const ModelSpec m = test::gpt(48, 6144, 64);
+        TrainingSpec t;
+        t.seq_len = 2048;
+        t.global_batch = 4;
+        t.precision = Precision::fp16;
+        t.flash_attention = false;
+        const ClusterSpec c = test::cluster("A100-SXM4-80GB", 1, 8, "nvlink3-nvswitch", "ib-hdr");
+        const PlanContext ctx(m, t, c);
+        Strategy s;
+        s.tp = 8;
+        s.micro_batch = 4;
+        s.overlap_grad_reduce = false;
+        StrategyCosts costs;
+        compute_costs(ctx, s, costs);
+        const double fwd_ms = costs.dense.fwd_time() * 1e3;
+        const double bwd_ms = costs.dense.bwd_time() * 1e3;
+        QVERIFY2(near(fwd_ms, 7.7, 0.15), qPrintable(QString::number(fwd_ms)));
+        QVERIFY2(near(bwd_ms, 11.9, 0.15), qPrintable(QString::number(bwd_ms)));
+        s.recompute = Recompute::full;
+        compute_costs(ctx, s, costs);
+        const double total_ms = (costs.dense.fwd_time() + costs.dense.bwd_time()) * 1e3;
+        QVERIFY2(near(total_ms, 27.2, 0.15), qPrintable(QString::number(total_ms)));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestFormulas)
 #include "tst_formulas.moc"
