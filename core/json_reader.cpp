@@ -73,8 +73,43 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& file)
 {
+    // Duplicate keys are rejected: JSON parsers silently keep the last one, so a pasted line could
+    // change a plan unnoticed. One set of seen keys per open object.
+    std::vector<std::set<std::string>> seen;
+    std::string duplicate, duplicate_path;
+    std::vector<std::string> path;
+    auto callback = [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        switch (event) {
+        case nlohmann::json::parse_event_t::object_start:
+            seen.emplace_back();
+            path.emplace_back();
+            break;
+        case nlohmann::json::parse_event_t::object_end:
+            if (!seen.empty())
+                seen.pop_back();
+            if (!path.empty())
+                path.pop_back();
+            break;
+        case nlohmann::json::parse_event_t::key:
+            if (!seen.empty() && parsed.is_string()) {
+                const std::string k = parsed.get<std::string>();
+                path.back() = k;
+                if (!seen.back().insert(k).second && duplicate.empty()) {
+                    duplicate = k;
+                    for (const auto& p : path)
+                        if (!p.empty())
+                            duplicate_path += (duplicate_path.empty() ? "" : ".") + p;
+                }
+            }
+            break;
+        default:
+            break;
+        }
+        return true;
+    };
+    nlohmann::json result;
     try {
-        return nlohmann::json::parse(text);
+        result = nlohmann::json::parse(text, callback);
     } catch (const nlohmann::json::parse_error& e) {
         // Turn the byte offset into line:column, which is what editors show.
         const std::size_t offset = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
@@ -93,7 +128,14 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& file)
             what = what.substr(pos);
         throw InputError(file, "",
             "not valid JSON at line " + std::to_string(line) + ", column " + std::to_string(column) + ": " + what);
+    } catch (const nlohmann::json::exception& e) {
+        // e.g. a number beyond the range of a double (1e400)
+        std::string what = e.what();
+        throw InputError(file, "", "not valid JSON: " + what);
     }
+    if (!duplicate.empty())
+        throw InputError(file, duplicate_path, "duplicate key \"" + duplicate + "\" (only one value per key is allowed)");
+    return result;
 }
 
 std::string read_text_file(const std::string& path)

@@ -510,7 +510,7 @@ std::vector<ValidationCase> read_published_runs(
         const PlanInputs in { sc.model, sc.training, sc.cluster.gpu, sc.cluster.total_gpus() };
         const Rule rule = check_strategy(in, s);
         if (rule != Rule::ok) {
-            skip("published configuration fails a validity rule: " + std::string(rule_key(rule)) + ": " + explain(rule, in, s));
+            skip("published configuration fails a validity rule: " + std::string(rule_key(rule, s)) + ": " + explain(rule, in, s));
             continue;
         }
         c.scenario = sc;

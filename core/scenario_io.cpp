@@ -352,7 +352,7 @@ void validate_scenario(const Scenario& s, const std::string& file)
     const PlanInputs in { s.model, s.training, s.cluster.gpu, s.cluster.total_gpus() };
     const Rule rule = check_strategy(in, s.strategy);
     if (rule != Rule::ok)
-        throw InputError(file, rule_key(rule), explain(rule, in, s.strategy));
+        throw InputError(file, rule_key(rule, s.strategy), explain(rule, in, s.strategy));
 }
 
 Scenario parse_scenario(const json& j, const std::string& file, const PresetCatalog& catalog)

@@ -61,8 +61,22 @@ struct Strategy {
     bool overlap_param_gather = true; // Megatron --overlap-param-gather (distributed optimizer / FSDP)
     bool tp_comm_overlap = false; // Transformer Engine userbuffers / async TP
 
-    long long model_parallel_gpus() const { return static_cast<long long>(tp) * pp * cp; }
-    long long total_gpus() const { return model_parallel_gpus() * dp; }
+    // Saturating products: absurd degrees must fail the GPU-count rule, not wrap around to pass it.
+    long long model_parallel_gpus() const { return saturating_product(tp, pp, cp, 1); }
+    long long total_gpus() const { return saturating_product(tp, pp, cp, dp); }
+    static long long saturating_product(long long a, long long b, long long c, long long d)
+    {
+        constexpr long long kCap = 1LL << 62;
+        long long r = 1;
+        for (long long v : { a, b, c, d }) {
+            if (v <= 0)
+                return 0;
+            if (r > kCap / v)
+                return kCap;
+            r *= v;
+        }
+        return r;
+    }
     int effective_expert_tp() const { return expert_tp > 0 ? expert_tp : tp; }
     bool operator==(const Strategy&) const = default;
 };

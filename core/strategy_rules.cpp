@@ -45,14 +45,17 @@ bool holds(Rule r, const PlanInputs& in, const Strategy& s) noexcept
     case Rule::too_few_layers: {
         if (s.first_stage_layers > 0 || s.last_stage_layers > 0)
             return true; // checked by stage_overrides
-        return m.layers >= s.pp * s.vpp;
+        return static_cast<long long>(m.layers) >= static_cast<long long>(s.pp) * s.vpp;
     }
     case Rule::stage_overrides: {
         if (s.first_stage_layers <= 0 && s.last_stage_layers <= 0)
             return true;
         if (s.pp < 2)
             return false;
-        const int fixed = s.first_stage_layers + s.last_stage_layers;
+        // Every chunk needs a layer: more chunks than layers can never work (and must not be looped over).
+        if (static_cast<long long>(s.pp) * s.vpp > m.layers)
+            return false;
+        const long long fixed = static_cast<long long>(s.first_stage_layers) + s.last_stage_layers;
         if (fixed > m.layers)
             return false;
         return !layout_of(m, s).has_empty_chunk();
@@ -138,6 +141,13 @@ std::vector<Rule> all_violations(const PlanInputs& in, const Strategy& s)
     return out;
 }
 
+const char* rule_key(Rule r, const Strategy& s)
+{
+    if (r == Rule::stage_overrides && s.first_stage_layers <= 0 && s.last_stage_layers > 0)
+        return "strategy.last_stage_layers";
+    return rule_key(r);
+}
+
 const char* rule_key(Rule r)
 {
     switch (r) {
@@ -215,6 +225,9 @@ std::string explain(Rule r, const PlanInputs& in, const Strategy& s)
     case Rule::stage_overrides:
         if (s.pp < 2)
             return "first_stage_layers/last_stage_layers need pp >= 2";
+        if (static_cast<long long>(s.pp) * s.vpp > m.layers)
+            return "pp*vpp = " + n(static_cast<long long>(s.pp) * s.vpp) + " pipeline chunks, but " + m.name + " has only "
+                + n(m.layers) + " layers";
         return "first_stage_layers (" + n(s.first_stage_layers) + ") + last_stage_layers (" + n(s.last_stage_layers)
             + ") leave too few of the " + n(m.layers) + " layers for the other " + n(s.pp) + " stages x "
             + n(s.vpp) + " chunks";

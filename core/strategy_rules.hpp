@@ -51,6 +51,8 @@ Rule check_strategy(const PlanInputs& in, const Strategy& s) noexcept;
 std::vector<Rule> all_violations(const PlanInputs& in, const Strategy& s);
 // Key path of the setting the rule is about, e.g. "strategy.tp".
 const char* rule_key(Rule r);
+const char* rule_key(Rule r, const Strategy& s); // names the key the user actually set
+
 // A sentence with the numbers: "tensor parallel degree 6 must divide the 64 attention heads".
 std::string explain(Rule r, const PlanInputs& in, const Strategy& s);
 // Things that are valid but worth saying (uneven stages, settings without effect).
