@@ -65,7 +65,8 @@ struct LogSummary {
 inline constexpr int kMinStepsForMedians = 3;
 
 struct ParsedLog {
-    LogFormat format = LogFormat::auto_detect; // auto_detect: no format recognised
+    // The format read: the one asked for, or the one detected; auto_detect when detection found none.
+    LogFormat format = LogFormat::auto_detect;
     std::vector<StepRecord> steps; // each step once, in the order the log first printed it
     LogSummary summary;
     std::vector<MemoryReport> memory_reports; // Megatron only, every rank's report in file order
@@ -73,6 +74,7 @@ struct ParsedLog {
     // logged steps (delta / step gap), only where they carry sub-second digits.
     bool step_time_from_timestamps = false;
 
+    // Step records of the format were found (an explicit format that matched nothing has none).
     bool recognised() const { return format != LogFormat::auto_detect && !steps.empty(); }
 };
 

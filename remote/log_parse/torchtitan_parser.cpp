@@ -68,12 +68,20 @@ std::optional<double> memory_GiB(std::string_view line, std::size_t from, bool c
     return v;
 }
 
+// torchtitan's validator prints "validate step: 100  loss: ...  memory: ..." after the training step of the
+// same number; its loss and memory are not the training step's.
+bool is_validation(std::string_view before_step)
+{
+    const auto t = text::trim(before_step);
+    return t.ends_with("validate"sv) || t.ends_with("Validation"sv) || t.ends_with("validation"sv);
+}
+
 } // namespace
 
 void TorchtitanParser::on_line(std::string_view line, bool complete)
 {
     const std::size_t step_at = text::find_word(line, "step:"sv);
-    if (step_at == std::string_view::npos)
+    if (step_at == std::string_view::npos || is_validation(line.substr(0, step_at)))
         return;
     const std::size_t number_at = text::skip_spaces(line, step_at + 5);
     std::size_t n = 0;

@@ -151,6 +151,7 @@ private slots:
     void ansiColoursAreStripped();
     void duplicateRanksAppearOnce();
     void mfuNotAvailable();
+    void validationLinesAreNotSteps();
     void thousandsSeparators();
     void garbageAndBinaryInterleaved();
     void megatronSecondsEnergyAndTgs();
@@ -541,6 +542,17 @@ void TestLogParsers::duplicateRanksAppearOnce()
     }
     EXPECT_VALUE(log.steps[2].step_time_s, 2.0, "step_time_s from timestamps", 3);
     QCOMPARE(log.summary.steps, 3);
+}
+
+void TestLogParsers::validationLinesAreNotSteps()
+{
+    const std::string text = titan_line(10, "9,913", "37.12%")
+        + "[rank0]:[titan] 2026-05-20 02:13:48,000 - root - INFO - validate step: 10  loss: 2.5000  memory: "
+          "175.00GiB(98.00%)\n";
+    const ParsedLog log = parse_training_log(text);
+    QCOMPARE(log.steps.size(), std::size_t(1));
+    EXPECT_VALUE(log.steps[0].loss, 12.5453, "training loss", 10);
+    EXPECT_VALUE(log.steps[0].memory_GiB, 160.86, "training memory", 10);
 }
 
 void TestLogParsers::mfuNotAvailable()
