@@ -3,7 +3,6 @@
 #include "layer_ops.hpp"
 #include "memory_model.hpp"
 #include "model_math.hpp"
-#include "stage_layout.hpp"
 #include "strategy_costs.hpp"
 #include "strategy_rules.hpp"
 #include "units.hpp"
@@ -58,17 +57,25 @@ StageTiming timing_with_zero3(const PlanContext& ctx, const Strategy& s, const S
 
 StageTiming AnalyticModel::stage_timing(const Strategy& s, int stage) const noexcept
 {
+    EvaluationCache cache(m_ctx);
     StrategyCosts c;
-    compute_costs(m_ctx, s, c);
+    compute_costs(m_ctx, s, cache, c);
     return timing_with_zero3(m_ctx, s, c, stage);
 }
 
-void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r) const noexcept
+void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r) const
+{
+    EvaluationCache cache(m_ctx);
+    evaluate(s, r, cache);
+}
+
+void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCache& cache) const
 {
     const PlanContext& ctx = m_ctx;
     r = AnalyticResult {};
     StrategyCosts c;
-    compute_costs(ctx, s, c);
+    compute_costs(ctx, s, cache, c);
+    const PlanLayout& layout = *c.layout;
     const long long mb_count = microbatch_count(ctx.training, s);
     const double m = static_cast<double>(mb_count);
     r.microbatches = mb_count;
@@ -78,15 +85,16 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r) const noexcep
     double t_max = 0, sum_all = 0, sum_weight = 0, backward_avg = 0;
     int crit = 0;
     StageTiming crit_t;
-    for (int st = 0; st < p; ++st) {
-        const StageTiming t = timing_with_zero3(ctx, s, c, st);
+    // Stages with identical chunks cost the same: one representative per class.
+    for (const StageClass& k : layout.classes) {
+        const StageTiming t = timing_with_zero3(ctx, s, c, k.first_stage);
         const double total = t.forward_s + t.backward_s;
-        sum_all += total;
-        sum_weight += t.weight_grad_s;
-        backward_avg += t.backward_s / p;
+        sum_all += k.count * total;
+        sum_weight += k.count * t.weight_grad_s;
+        backward_avg += k.count * t.backward_s / p;
         if (total > t_max) {
             t_max = total;
-            crit = st;
+            crit = k.first_stage;
             crit_t = t;
         }
     }
@@ -119,7 +127,9 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r) const noexcep
 
     // Data-parallel gradient reduction and the optimizer step, per stage; the slowest sets the tail.
     double exposed_dp = 0, dp_busy = 0, optimizer_s = 0, offload_s = 0, exposed_gather = 0;
-    for (int st = 0; st < p; ++st) {
+    for (const StageClass& k : layout.classes) {
+        // Within a class the earliest stage has the least slack: it sets the class's exposure.
+        const int st = k.first_stage;
         const StageTail tail = stage_tail(ctx, s, c, st);
         dp_busy = std::max(dp_busy, tail.grad_reduce_s + tail.param_gather_s);
         // Stage st finishes its last backward about st backward-times before stage 0 (1F1B cool-down).
@@ -153,7 +163,8 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r) const noexcep
         // Hardware FLOPs: executed work incl. recompute, averaged over stages.
         const double moe_layers = ctx.model.moe_layer_count();
         const double dense_layers = ctx.model.layers - moe_layers;
-        const double per_mb = c.dense.flops * dense_layers + c.moe.flops * moe_layers + c.embedding.flops + c.output.flops;
+        const double per_mb = c.layer.dense.flops * dense_layers + c.layer.moe.flops * moe_layers
+            + c.layer.embedding.flops + c.layer.output.flops;
         r.hfu = peak > 0 ? per_mb * m / p / r.step_time_s / peak : 0;
     }
     r.bubble_fraction = bubble / r.step_time_s;
@@ -189,13 +200,13 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r) const noexcep
             + r.time.exposed_pp_s + r.time.exposed_dp_s;
     }
 
-    // Memory: the stage with the highest peak.
-    for (int st = 0; st < p; ++st) {
-        const MemoryBreakdown mem = stage_memory(ctx, s, st, mb_count, c.activations);
+    // Memory: the stage with the highest peak (the earliest of each class holds the most in flight).
+    for (const StageClass& k : layout.classes) {
+        const MemoryBreakdown mem = stage_memory(ctx, s, layout, k.first_stage, mb_count, c.layer.activations);
         if (mem.total() > r.peak_memory_bytes) {
             r.peak_memory_bytes = mem.total();
             r.memory = mem;
-            r.peak_memory_stage = st;
+            r.peak_memory_stage = k.first_stage;
         }
     }
     r.feasible = r.peak_memory_bytes <= ctx.cluster.gpu.memory_bytes;
@@ -240,20 +251,21 @@ Prediction AnalyticModel::predict(const Strategy& s) const
             ctx.cluster.gpu.memory_bytes / units::kGiB);
         p.infeasible_reason = buf;
     }
+    EvaluationCache cache(ctx);
     StrategyCosts c;
-    compute_costs(ctx, s, c);
-    const StageLayout layout { ctx.model.layers, s.pp, s.vpp, s.first_stage_layers, s.last_stage_layers };
+    compute_costs(ctx, s, cache, c);
+    const PlanLayout& layout = *c.layout;
     for (int st = 0; st < s.pp; ++st) {
         StageReport rep;
         rep.stage = st;
-        rep.layers = layout.stage_layers(st);
+        rep.layers = layout.stage[st].layers;
         rep.has_embedding = st == 0;
         rep.has_output = st == s.pp - 1;
         rep.in_flight_microbatches = static_cast<int>(std::ceil(in_flight_microbatches(s, st, r.microbatches)));
         const StageTiming t = timing_with_zero3(ctx, s, c, st);
         rep.forward_s = t.forward_s;
         rep.backward_s = t.backward_s;
-        rep.memory = stage_memory(ctx, s, st, r.microbatches, c.activations);
+        rep.memory = stage_memory(ctx, s, layout, st, r.microbatches, c.layer.activations);
         p.stages.push_back(rep);
     }
     const PlanInputs in { ctx.model, ctx.training, ctx.cluster.gpu, ctx.cluster.total_gpus() };

@@ -36,14 +36,18 @@ struct AnalyticResult {
     int critical_stage = 0;
 };
 
+class EvaluationCache;
+
 class AnalyticModel {
 public:
     explicit AnalyticModel(const PlanContext& ctx)
         : m_ctx(ctx)
     {
     }
-    // `s` must satisfy check_strategy().
-    void evaluate(const Strategy& s, AnalyticResult& out) const noexcept;
+    // `s` must satisfy check_strategy(). With a warm cache (one per thread, see strategy_costs.hpp)
+    // evaluation touches no heap and costs O(stage classes), independent of pp * vpp.
+    void evaluate(const Strategy& s, AnalyticResult& out, EvaluationCache& cache) const;
+    void evaluate(const Strategy& s, AnalyticResult& out) const;
     Prediction predict(const Strategy& s) const;
     const PlanContext& context() const { return m_ctx; }
 

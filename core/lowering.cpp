@@ -1,7 +1,6 @@
 #include "lowering.hpp"
 
 #include "pipeline_schedule.hpp"
-#include "stage_layout.hpp"
 #include "strategy_rules.hpp"
 
 #include <algorithm>
@@ -38,8 +37,9 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
 {
     LoweredPlan plan;
     ExecutionGraph& g = plan.graph;
+    EvaluationCache cache(ctx);
     StrategyCosts costs;
-    compute_costs(ctx, s, costs);
+    compute_costs(ctx, s, cache, costs);
     const int pp = s.pp;
     const bool dual = s.schedule == Schedule::dualpipe;
     const int vpp = dual ? 1 : s.vpp;
@@ -60,8 +60,8 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
         plan.chunk_timing[c] = chunk_timing(ctx, s, costs, mc);
         plan.chunk_device[c] = dual ? (c < pp ? mc : pp - 1 - mc) : mc % pp;
         const ChunkTiming& ct = plan.chunk_timing[c];
-        plan.chunk_activation_bytes[c] = (ct.layers - ct.moe_layers) * costs.activations.dense
-            + ct.moe_layers * costs.activations.moe;
+        plan.chunk_activation_bytes[c] = (ct.layers - ct.moe_layers) * costs.layer.activations.dense
+            + ct.moe_layers * costs.layer.activations.moe;
     }
     // Pipeline position of an IR chunk: predecessor/successor chunks in the data flow.
     auto first_in_pipe = [&](int c) { return dual ? c % pp == 0 : c == 0; };
@@ -88,10 +88,9 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
     std::vector<Zero3Traffic> z3(static_cast<std::size_t>(pp));
     std::vector<int> stage_layers(static_cast<std::size_t>(pp), 1);
     if (s.zero >= 3) {
-        const StageLayout layout { ctx.model.layers, pp, s.vpp, s.first_stage_layers, s.last_stage_layers };
         for (int d = 0; d < pp; ++d) {
             z3[d] = zero3_traffic(ctx, s, costs, d);
-            stage_layers[d] = std::max(1, layout.stage_layers(d));
+            stage_layers[d] = std::max(1, costs.layout->stage[d].layers);
         }
     }
     std::vector<std::uint32_t> zero3_rs;
@@ -104,8 +103,7 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
     if (s.overlap_grad_reduce && s.zero <= 2 && s.dp * s.cp > 1) {
         for (int c = 0; c < ir_chunks; ++c) {
             const StageTail tail = stage_tail(ctx, s, costs, plan.chunk_device[c]);
-            const int device_layers = StageLayout { ctx.model.layers, pp, s.vpp, s.first_stage_layers, s.last_stage_layers }
-                                          .stage_layers(plan.chunk_device[c]);
+            const int device_layers = costs.layout->stage[plan.chunk_device[c]].layers;
             const double chunk_params = tail.params * plan.chunk_timing[c].layers / std::max(1, device_layers);
             const double bucket_params = tail.last_bucket_fraction * tail.params; // Megatron's bucket size
             const int buckets = static_cast<int>(std::ceil(chunk_params / std::max(1.0, bucket_params)));

@@ -1,7 +1,6 @@
 #include "memory_model.hpp"
 
 #include "model_math.hpp"
-#include "stage_layout.hpp"
 #include "units.hpp"
 
 #include <algorithm>
@@ -22,14 +21,6 @@ constexpr double kFragmentationFraction = 0.10;
 // Megatron's distributed optimizer keeps gradient buckets of ~40M parameters (--ddp-bucket-size
 // default max(40M, 1M*dp)) in flight for reduce-scatter / all-gather.
 constexpr double kBucketParams = 40e6;
-
-int moe_layers_before(const ModelSpec& m, int layer)
-{
-    if (!m.is_moe() || layer <= m.moe->first_dense_layers)
-        return 0;
-    const int span = layer - m.moe->first_dense_layers;
-    return (span + m.moe->moe_layer_freq - 1) / m.moe->moe_layer_freq;
-}
 
 } // namespace
 
@@ -56,46 +47,28 @@ StateBytes state_bytes(const TrainingSpec& t, const Strategy& s) noexcept
     return b;
 }
 
-StageParams stage_params(const PlanContext& ctx, const Strategy& s, int stage) noexcept
+StageParams stage_params(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage) noexcept
 {
     const ModelSpec& m = ctx.model;
-    const StageLayout layout { m.layers, s.pp, s.vpp, s.first_stage_layers, s.last_stage_layers };
+    const StageInfo& info = layout.stage[stage];
     const double tp = s.tp;
     const double expert_div = static_cast<double>(s.effective_expert_tp()) * s.ep;
     StageParams p;
-    auto add_layers = [&](int first, int count) {
-        const int moe = moe_layers_before(m, first + count) - moe_layers_before(m, first);
-        const int dense_layers = count - moe;
-        // A dense layer of this model (layer -1 is never an MoE layer).
-        const LayerParams d = layer_params(m, -1);
-        p.dense += dense_layers * ((d.attention + d.mlp) / tp + d.norms);
-        if (moe > 0) {
-            const LayerParams e = layer_params(m, m.moe->first_dense_layers);
-            p.dense += moe * ((e.attention + e.shared_experts) / tp + e.norms + e.router);
-            p.expert += moe * e.experts / expert_div;
-        }
-    };
-    const int chunks = layout.chunks();
-    if (s.schedule == Schedule::dualpipe) {
-        // DualPipe: a device holds its own stage and the mirrored stage pp-1-stage (2x parameters).
-        for (int v = 0; v < s.vpp; ++v) {
-            const int c1 = v * s.pp + stage;
-            const int c2 = v * s.pp + (s.pp - 1 - stage);
-            add_layers(layout.chunk_first_layer(c1), layout.chunk_layers(c1));
-            add_layers(layout.chunk_first_layer(c2), layout.chunk_layers(c2));
-        }
-    } else {
-        for (int c = stage; c < chunks; c += s.pp)
-            add_layers(layout.chunk_first_layer(c), layout.chunk_layers(c));
+    // A dense layer of this model (layer -1 is never an MoE layer) and an MoE layer.
+    const LayerParams d = layer_params(m, -1);
+    const int moe = info.param_moe_layers;
+    p.dense += (info.param_layers - moe) * ((d.attention + d.mlp) / tp + d.norms);
+    if (moe > 0) {
+        const LayerParams e = layer_params(m, m.moe->first_dense_layers);
+        p.dense += moe * ((e.attention + e.shared_experts) / tp + e.norms + e.router);
+        p.expert += moe * e.experts / expert_div;
     }
-    const bool first = stage == 0 || (s.schedule == Schedule::dualpipe && stage == s.pp - 1);
-    const bool last = stage == s.pp - 1 || (s.schedule == Schedule::dualpipe && stage == 0);
-    if (first)
+    if (info.has_embedding)
         p.dense += embedding_params(m) / tp;
     // The output layer: its own weights, or with tied embeddings a copy on the last stage when pp > 1.
-    if (last && (!m.tied_embeddings || s.pp > 1))
+    if (info.has_output && (!m.tied_embeddings || s.pp > 1))
         p.dense += embedding_params(m) / tp;
-    if (last)
+    if (info.has_output)
         p.dense += static_cast<double>(m.hidden); // final norm
     return p;
 }
@@ -123,11 +96,11 @@ double in_flight_microbatches(const Strategy& s, int stage, long long microbatch
     return 1;
 }
 
-MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, int stage, long long microbatches,
-    const LayerActivationBytes& act) noexcept
+MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
+    long long microbatches, const LayerActivationBytes& act) noexcept
 {
     const ModelSpec& m = ctx.model;
-    const StageParams p = stage_params(ctx, s, stage);
+    const StageParams p = stage_params(ctx, s, layout, stage);
     const StateBytes b = state_bytes(ctx.training, s);
     const double dense_shard = static_cast<double>(s.dp) * s.cp;
     const double expert_shard
@@ -144,15 +117,8 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, int stag
     mem.optimizer = s.offload_optimizer ? 0.0 : b.optimizer * (p.dense / o_div_d + p.expert / o_div_e);
 
     // Activations: the layers of this stage times the micro-batches in flight.
-    const StageLayout layout { m.layers, s.pp, s.vpp, s.first_stage_layers, s.last_stage_layers };
-    int dense_layers = 0, moe_layers = 0;
-    for (int c = stage; c < layout.chunks(); c += s.pp) {
-        const int first = layout.chunk_first_layer(c);
-        const int count = layout.chunk_layers(c);
-        const int moe = moe_layers_before(m, first + count) - moe_layers_before(m, first);
-        moe_layers += moe;
-        dense_layers += count - moe;
-    }
+    const int moe_layers = layout.stage[stage].moe_layers;
+    const int dense_layers = layout.stage[stage].layers - moe_layers;
     double per_microbatch = dense_layers * act.dense + moe_layers * act.moe;
     const double tokens = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp;
     const bool sp = s.sequence_parallel && s.tp > 1;
@@ -169,7 +135,7 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, int stag
     }
     if (s.zero >= 3) {
         // FSDP/ZeRO-3 materialises the full parameters of the current and the prefetched unit.
-        const double unit = (p.dense + p.expert) / std::max(1, layout.stage_layers(stage));
+        const double unit = (p.dense + p.expert) / std::max(1, layout.stage[stage].layers);
         transient += 2 * b.weights * unit;
     }
     if (s.zero >= 1) {

@@ -3,6 +3,7 @@
 // optimizer, activations of the micro-batches the schedule keeps in flight, and the rest (CUDA
 // context, communication buffers, allocator fragmentation).
 #include "plan_context.hpp"
+#include "plan_layout.hpp"
 #include "prediction.hpp"
 #include "strategy.hpp"
 
@@ -15,7 +16,7 @@ struct StageParams {
     double total() const { return dense + expert; }
 };
 
-StageParams stage_params(const PlanContext& ctx, const Strategy& s, int stage) noexcept;
+StageParams stage_params(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage) noexcept;
 
 // Bytes per parameter of each model-state part, before sharding.
 struct StateBytes {
@@ -36,7 +37,7 @@ struct LayerActivationBytes {
     double working = 0; // full activations of the largest layer: alive while it is recomputed
 };
 
-MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, int stage, long long microbatches,
-    const LayerActivationBytes& act) noexcept;
+MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
+    long long microbatches, const LayerActivationBytes& act) noexcept;
 
 } // namespace parallax

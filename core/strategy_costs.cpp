@@ -1,6 +1,5 @@
 #include "strategy_costs.hpp"
 
-#include "stage_layout.hpp"
 #include "strategy_rules.hpp"
 
 #include <algorithm>
@@ -32,7 +31,9 @@ constexpr double kBucketParams = 40e6;
 // ZeRO-3 / FSDP all-gather the bf16 working copy of the parameters.
 constexpr double kGatherBytesPerParam = 2;
 
-Groups place(const PlanContext& ctx, const Strategy& s)
+} // namespace
+
+Groups place_groups(const PlanContext& ctx, const Strategy& s) noexcept
 {
     const long long gpn = ctx.cluster.gpus_per_node;
     const LayoutSizes dense = LayoutSizes::dense(s);
@@ -51,6 +52,8 @@ Groups place(const PlanContext& ctx, const Strategy& s)
     g.pp_pair.same_rail = !same_node;
     return g;
 }
+
+namespace {
 
 double optimizer_bytes_per_param(Optimizer o)
 {
@@ -78,19 +81,19 @@ int moe_layers_in(const ModelSpec& m, int first, int count)
     return n;
 }
 
-void compute_costs(const PlanContext& ctx, const Strategy& s, StrategyCosts& c) noexcept
+LayerCosts compute_layer_costs(const PlanContext& ctx, const Strategy& s, const Groups& g) noexcept
 {
-    c.groups = place(ctx, s);
+    LayerCosts c;
     LayerContext lc;
     lc.model = &ctx.model;
     lc.training = &ctx.training;
     lc.strategy = &s;
     lc.device = ctx.device;
     lc.network = ctx.network;
-    lc.tp_group = c.groups.tp;
-    lc.cp_group = c.groups.cp;
-    lc.ep_group = c.groups.ep;
-    lc.expert_tp_group = c.groups.etp;
+    lc.tp_group = g.tp;
+    lc.cp_group = g.cp;
+    lc.ep_group = g.ep;
+    lc.expert_tp_group = g.etp;
     lc.traits = software_traits(ctx.training.framework);
     LayerOps ops;
     build_layer_ops(lc, false, ops);
@@ -119,27 +122,91 @@ void compute_costs(const PlanContext& ctx, const Strategy& s, StrategyCosts& c) 
     const double p2p_bytes = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp * ctx.model.hidden * 2.0
         / (split ? s.tp : 1);
     c.p2p_transfers = lc.traits.p2p_blocking_transfers_per_microbatch;
-    c.p2p_s = collective_time_s(ctx.network, Collective::send_recv, p2p_bytes, c.groups.pp_pair);
+    c.p2p_s = collective_time_s(ctx.network, Collective::send_recv, p2p_bytes, g.pp_pair);
+    return c;
+}
+
+namespace {
+
+unsigned long long mix(unsigned long long h, unsigned long long v)
+{
+    // splitmix64-style combine: keys only need to be distinct, not cryptographic.
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h;
+}
+
+unsigned long long placement_key(const GroupPlacement& g)
+{
+    return (static_cast<unsigned long long>(g.size) << 24) ^ (static_cast<unsigned long long>(g.per_node) << 4)
+        ^ (static_cast<unsigned long long>(g.nodes) << 40) ^ (g.same_rail ? 1ULL : 0ULL);
+}
+
+} // namespace
+
+EvaluationCache::EvaluationCache(const PlanContext& ctx)
+    : m_ctx(ctx)
+{
+}
+
+const PlanLayout& EvaluationCache::layout(const Strategy& s)
+{
+    unsigned long long key = mix(0, static_cast<unsigned long long>(s.pp));
+    key = mix(key, static_cast<unsigned long long>(s.vpp));
+    key = mix(key, static_cast<unsigned long long>(s.first_stage_layers));
+    key = mix(key, static_cast<unsigned long long>(s.last_stage_layers));
+    key = mix(key, s.schedule == Schedule::dualpipe ? 1ULL : 0ULL);
+    auto it = m_layouts.find(key);
+    if (it == m_layouts.end())
+        it = m_layouts.emplace(key, std::make_unique<PlanLayout>(PlanLayout::make(m_ctx.model, s))).first;
+    return *it->second;
+}
+
+const LayerCosts& EvaluationCache::layer_costs(const Strategy& s, const Groups& g)
+{
+    unsigned long long key = 0;
+    for (long long v : { static_cast<long long>(s.tp), static_cast<long long>(s.cp), static_cast<long long>(s.ep),
+             static_cast<long long>(s.effective_expert_tp()), static_cast<long long>(s.micro_batch),
+             static_cast<long long>(s.sequence_parallel), static_cast<long long>(s.recompute),
+             static_cast<long long>(s.cp_kind), static_cast<long long>(s.tp_comm_overlap) })
+        key = mix(key, static_cast<unsigned long long>(v));
+    for (const GroupPlacement* gp : { &g.tp, &g.cp, &g.ep, &g.etp, &g.pp_pair })
+        key = mix(key, placement_key(*gp));
+    auto it = m_layers.find(key);
+    if (it == m_layers.end())
+        it = m_layers.emplace(key, compute_layer_costs(m_ctx, s, g)).first;
+    return it->second;
+}
+
+void compute_costs(const PlanContext& ctx, const Strategy& s, EvaluationCache& cache, StrategyCosts& c)
+{
+    c.groups = place_groups(ctx, s);
+    c.layer = cache.layer_costs(s, c.groups);
+    c.layout = &cache.layout(s);
+}
+
+StageParams stage_params(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
+{
+    return stage_params(ctx, s, *c.layout, stage);
 }
 
 ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int chunk) noexcept
 {
-    const ModelSpec& m = ctx.model;
-    const StageLayout layout { m.layers, s.pp, s.vpp, s.first_stage_layers, s.last_stage_layers };
+    (void)ctx;
+    const ChunkInfo& info = c.layout->chunk[chunk];
     ChunkTiming ct;
-    ct.first_layer = layout.chunk_first_layer(chunk);
-    ct.layers = layout.chunk_layers(chunk);
-    ct.moe_layers = moe_layers_in(m, ct.first_layer, ct.layers);
+    ct.first_layer = info.first_layer;
+    ct.layers = info.layers;
+    ct.moe_layers = info.moe_layers;
     ct.has_embedding = chunk == 0;
-    ct.has_output = chunk == layout.chunks() - 1;
+    ct.has_output = chunk == c.layout->chunks() - 1;
     LayerTotals t;
-    t.add(c.dense, ct.layers - ct.moe_layers);
+    t.add(c.layer.dense, ct.layers - ct.moe_layers);
     if (ct.moe_layers > 0)
-        t.add(c.moe, ct.moe_layers);
+        t.add(c.layer.moe, ct.moe_layers);
     if (ct.has_embedding)
-        t.add(c.embedding, 1);
+        t.add(c.layer.embedding, 1);
     if (ct.has_output)
-        t.add(c.output, 1);
+        t.add(c.layer.output, 1);
     ct.forward_s = t.fwd_time();
     ct.weight_s = t.backward_weight_s;
     ct.recompute_s = t.recompute_s;
@@ -170,7 +237,7 @@ double p2p_per_direction_s(const Strategy& s, const StrategyCosts& c) noexcept
     // paired chunk's compute.
     if (s.pp <= 1 || s.schedule == Schedule::dualpipe)
         return 0;
-    return c.p2p_s * c.p2p_transfers / 2.0;
+    return c.layer.p2p_s * c.layer.p2p_transfers / 2.0;
 }
 
 StageTiming stage_timing_of(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
@@ -196,7 +263,7 @@ StageTiming stage_timing_of(const PlanContext& ctx, const Strategy& s, const Str
 StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
 {
     StageTail tail;
-    const StageParams sp = stage_params(ctx, s, stage);
+    const StageParams sp = stage_params(ctx, s, c, stage);
     const StateBytes state = state_bytes(ctx.training, s);
     const double dense_shard = static_cast<double>(s.dp) * s.cp;
     const double expert_shard
@@ -226,10 +293,9 @@ StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCo
 Zero3Traffic zero3_traffic(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
 {
     Zero3Traffic z;
-    const StageParams sp = stage_params(ctx, s, stage);
+    const StageParams sp = stage_params(ctx, s, c, stage);
     const StateBytes state = state_bytes(ctx.training, s);
-    const StageLayout layout { ctx.model.layers, s.pp, s.vpp, s.first_stage_layers, s.last_stage_layers };
-    z.units = std::max(1, layout.stage_layers(stage));
+    z.units = std::max(1, c.layout->stage[stage].layers);
     auto per_unit = [&](Collective coll, double bytes_per_param) {
         return z.units
             * (collective_time_s(ctx.network, coll, sp.dense / z.units * bytes_per_param, c.groups.dp_dense)

@@ -5,7 +5,11 @@
 #include "analytic_model.hpp"
 #include "layer_ops.hpp"
 #include "memory_model.hpp"
+#include "plan_layout.hpp"
 #include "topology.hpp"
+
+#include <memory>
+#include <unordered_map>
 
 namespace parallax {
 
@@ -13,16 +17,43 @@ struct Groups {
     GroupPlacement tp, cp, ep, etp, dp_dense, dp_expert, pp_pair;
 };
 
-// Layer-level costs of a strategy: computed once per evaluation, reused for every stage.
-struct StrategyCosts {
-    Groups groups;
+// Per-layer costs of a strategy: depend on the layer-level degrees (tp, cp, ep, micro-batch, SP,
+// recompute...) and where their groups land, not on pp, dp or the schedule.
+struct LayerCosts {
     LayerTotals dense, moe, embedding, output;
     double p2p_s = 0; // one activation transfer between neighbouring stages
     int p2p_transfers = 2; // blocking transfers per micro-batch per stage (fwd + bwd)
     LayerActivationBytes activations;
 };
 
-void compute_costs(const PlanContext& ctx, const Strategy& s, StrategyCosts& c) noexcept;
+// Costs of one strategy, computed once per evaluation and reused for every stage.
+struct StrategyCosts {
+    Groups groups;
+    LayerCosts layer;
+    const PlanLayout* layout = nullptr;
+};
+
+// Caches layouts and layer costs across evaluations of one plan context, so the search evaluates
+// millions of strategies without recomputing per-layer op lists or touching the heap once warm.
+// Not thread-safe: one per thread.
+class EvaluationCache {
+public:
+    explicit EvaluationCache(const PlanContext& ctx);
+    const PlanLayout& layout(const Strategy& s);
+    const LayerCosts& layer_costs(const Strategy& s, const Groups& g);
+    std::size_t layouts() const { return m_layouts.size(); }
+    std::size_t layer_entries() const { return m_layers.size(); }
+
+private:
+    const PlanContext& m_ctx;
+    std::unordered_map<unsigned long long, std::unique_ptr<PlanLayout>> m_layouts;
+    std::unordered_map<unsigned long long, LayerCosts> m_layers;
+};
+
+Groups place_groups(const PlanContext& ctx, const Strategy& s) noexcept;
+LayerCosts compute_layer_costs(const PlanContext& ctx, const Strategy& s, const Groups& g) noexcept;
+// Fills `c` using the cache (layout and layer costs); the layout stays owned by the cache.
+void compute_costs(const PlanContext& ctx, const Strategy& s, EvaluationCache& cache, StrategyCosts& c);
 
 // One model chunk (a contiguous block of layers on one stage), one micro-batch.
 struct ChunkTiming {
@@ -69,5 +100,6 @@ struct Zero3Traffic {
 Zero3Traffic zero3_traffic(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept;
 
 int moe_layers_in(const ModelSpec& m, int first, int count);
+StageParams stage_params(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept;
 
 } // namespace parallax

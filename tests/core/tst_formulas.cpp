@@ -256,14 +256,14 @@ private slots:
         s.tp = 8;
         s.micro_batch = 4;
         s.overlap_grad_reduce = false;
-        StrategyCosts costs;
-        compute_costs(ctx, s, costs);
+        const Groups groups = place_groups(ctx, s);
+        LayerCosts costs = compute_layer_costs(ctx, s, groups);
         const double fwd_ms = costs.dense.fwd_time() * 1e3;
         const double bwd_ms = costs.dense.bwd_time() * 1e3;
         QVERIFY2(near(fwd_ms, 7.7, 0.15), qPrintable(QString::number(fwd_ms)));
         QVERIFY2(near(bwd_ms, 11.9, 0.15), qPrintable(QString::number(bwd_ms)));
         s.recompute = Recompute::full;
-        compute_costs(ctx, s, costs);
+        costs = compute_layer_costs(ctx, s, groups);
         const double total_ms = (costs.dense.fwd_time() + costs.dense.bwd_time()) * 1e3;
         QVERIFY2(near(total_ms, 27.2, 0.15), qPrintable(QString::number(total_ms)));
     }

@@ -45,8 +45,9 @@ struct ToyPipeline {
     // embedding/output only).
     ChunkTiming chunk(int c = 1) const
     {
+        EvaluationCache cache(*ctx);
         StrategyCosts costs;
-        compute_costs(*ctx, s, costs);
+        compute_costs(*ctx, s, cache, costs);
         return chunk_timing(*ctx, s, costs, c);
     }
 };
