@@ -8,6 +8,8 @@ int run_predict(const QStringList& args);
 int run_presets(const QStringList& args);
 int run_validate(const QStringList& args);
 int run_timeline(const QStringList& args);
+int run_search(const QStringList& args);
+int run_sweep(const QStringList& args);
 int run_parse_log(const QStringList& args);
 
 } // namespace parallax::cli

@@ -16,6 +16,8 @@ const char* kUsage = "usage: parallax-cli <command> [options]\n"
                      "\n"
                      "commands:\n"
                      "  predict  SCENARIO.json [--json] [--fidelity analytic|simulated]\n"
+                     "  search   SCENARIO.json [--json] [--top N] [--threads N]\n"
+                     "  sweep    SCENARIO.json --gpus 64,128,256,... [--json]\n"
                      "  presets  [gpus|fabrics|clusters|models|scenarios] [--json]\n"
                      "  validate RUNS.json [--json]\n"
                      "  timeline SCENARIO.json --out trace.json   (Chrome trace / Perfetto)\n"
@@ -46,6 +48,8 @@ int main(int argc, char** argv)
         { QStringLiteral("presets"), &parallax::cli::run_presets },
         { QStringLiteral("validate"), &parallax::cli::run_validate },
         { QStringLiteral("timeline"), &parallax::cli::run_timeline },
+        { QStringLiteral("search"), &parallax::cli::run_search },
+        { QStringLiteral("sweep"), &parallax::cli::run_sweep },
         { QStringLiteral("parse-log"), &parallax::cli::run_parse_log },
     };
     const auto it = commands.find(args.at(1));

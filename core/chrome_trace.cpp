@@ -26,6 +26,7 @@ int track_of(IrStream s)
     case IrStream::pp:
         return 4;
     case IrStream::dp:
+    case IrStream::dp_gather:
         return 5;
     case IrStream::sync:
         return 6;

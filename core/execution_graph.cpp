@@ -78,6 +78,8 @@ const char* to_string(IrStream s)
         return "ep";
     case IrStream::sync:
         return "sync";
+    case IrStream::dp_gather:
+        return "dp-gather";
     }
     return "?";
 }

@@ -36,8 +36,10 @@ bool is_compute(IrOpType t);
 // The stream an op runs on (one per device): the compute stream, the pipeline-send and
 // data-parallel communication streams, streams for TP/CP/EP traffic, and a synchronisation
 // pseudo-stream. A stream runs one op at a time.
-enum class IrStream : std::uint8_t { compute, pp, dp, tp, cp, ep, sync };
-inline constexpr int kIrStreamCount = 7;
+// dp carries gradient reductions, dp_gather parameter gathers (FSDP keeps them on separate CUDA
+// streams so they overlap, sharing the link's bandwidth).
+enum class IrStream : std::uint8_t { compute, pp, dp, tp, cp, ep, sync, dp_gather };
+inline constexpr int kIrStreamCount = 8;
 const char* to_string(IrStream s);
 
 // The physical link a communication op uses. Ops of different streams on the same link of a device

@@ -18,12 +18,13 @@ struct Index {
     int chunks = 0;
     long long m = 0;
     std::vector<std::uint32_t> f, r, b, w, send_f, send_b;
+    std::vector<std::uint32_t> f_entry; // first op of a forward split into pieces (= f otherwise)
     void init(int c, long long mb)
     {
         chunks = c;
         m = mb;
         const std::size_t n = static_cast<std::size_t>(c) * static_cast<std::size_t>(mb);
-        for (auto* v : { &f, &r, &b, &w, &send_f, &send_b })
+        for (auto* v : { &f, &r, &b, &w, &send_f, &send_b, &f_entry })
             v->assign(n, kNone);
     }
     std::size_t at(int chunk, long long mb) const { return static_cast<std::size_t>(chunk) * static_cast<std::size_t>(m) + static_cast<std::size_t>(mb); }
@@ -116,7 +117,7 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
         const std::vector<ScheduledPass> program = device_program(schedule, d, pp, vpp, m);
         std::uint32_t pending_block = kNone;
         auto& ops_of_device = device_program_ops[d];
-        auto add_compute = [&](IrOp op) {
+        auto add_compute = [&](IrOp op, double gather_layers) {
             op.device = static_cast<std::uint16_t>(d);
             op.stream = IrStream::compute;
             if (op.ordering != IrOrdering::filler)
@@ -133,16 +134,29 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
                 IrOp ga;
                 ga.device = static_cast<std::uint16_t>(d);
                 ga.type = IrOpType::zero3_gather;
-                ga.stream = IrStream::dp;
+                ga.stream = IrStream::dp_gather;
                 ga.link = dp_link;
                 ga.ordering = IrOrdering::fifo;
                 ga.chunk = op.chunk;
                 ga.microbatch = op.microbatch;
-                ga.duration_s = static_cast<float>(z3[d].gather_s * ct.layers / stage_layers[d]);
+                (void)ct;
+                ga.duration_s = static_cast<float>(z3[d].gather_s * gather_layers / stage_layers[d]);
                 const std::uint32_t gid = g.add(ga);
-                const std::size_t back = s.overlap_param_gather ? 2 : 1;
-                if (ops_of_device.size() >= back)
-                    g.add_dep(gid, ops_of_device[ops_of_device.size() - back]);
+                if (dual) {
+                    // DualPipe's order is decided at run time: prefetch one micro-batch ahead per chunk.
+                    const long long prev_mb = op.microbatch - 1;
+                    const long long first_mb = op.chunk < pp ? 0 : m / 2;
+                    if (prev_mb >= first_mb) {
+                        const std::size_t prev = idx.at(op.chunk, prev_mb);
+                        const std::uint32_t before = op.type == IrOpType::forward ? idx.f[prev] : idx.b[prev];
+                        if (before != kNone)
+                            g.add_dep(gid, before);
+                    }
+                } else {
+                    const std::size_t back = s.overlap_param_gather ? 2 : 1;
+                    if (ops_of_device.size() >= back)
+                        g.add_dep(gid, ops_of_device[ops_of_device.size() - back]);
+                }
                 g.add_dep(id, gid);
             }
             ops_of_device.push_back(id);
@@ -177,10 +191,20 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
             switch (pass.kind) {
             case PassKind::forward: {
                 op.type = IrOpType::forward;
-                op.duration_s = static_cast<float>(ct.forward_s);
-                op.activation_delta = static_cast<float>(plan.chunk_activation_bytes[c]);
                 op.priority = 1 << 20 | prio_base;
-                idx.f[at] = add_compute(op);
+                // ZeRO-3 / FSDP gathers each layer's parameters just before it runs: the forward is
+                // emitted layer by layer so the gathers prefetch one layer ahead.
+                const int pieces = s.zero >= 3 && !dual ? std::max(1, ct.layers) : 1;
+                op.duration_s = static_cast<float>(ct.forward_s / pieces);
+                for (int k = 0; k < pieces; ++k) {
+                    op.activation_delta = k == 0 ? static_cast<float>(plan.chunk_activation_bytes[c]) : 0.0f;
+                    const std::uint32_t id = add_compute(op, static_cast<double>(ct.layers) / pieces);
+                    if (k == 0)
+                        idx.f_entry[at] = id;
+                    else
+                        g.add_dep(id, idx.f[at]);
+                    idx.f[at] = id;
+                }
                 if (!last_in_pipe(c) && p2p > 0) {
                     IrOp send;
                     send.device = static_cast<std::uint16_t>(d);
@@ -203,7 +227,7 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
                     r.type = IrOpType::recompute;
                     r.duration_s = static_cast<float>(ct.recompute_s);
                     r.priority = prio_base;
-                    idx.r[at] = add_compute(r);
+                    idx.r[at] = add_compute(r, 0);
                 }
                 op.type = IrOpType::backward_input;
                 op.duration_s = static_cast<float>(ct.backward_input_s);
@@ -212,31 +236,50 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
                 // small next to them); the others free them when the whole backward ends.
                 if (split_backward)
                     op.activation_delta = -static_cast<float>(plan.chunk_activation_bytes[c]);
-                const int pieces = mb == last_microbatch(c) && !dual ? bucket_pieces[c] : 1;
+                const int pieces = s.zero >= 3 && !dual ? std::max(1, ct.layers)
+                    : mb == last_microbatch(c) && !dual   ? bucket_pieces[c]
+                                                          : 1;
                 if (pieces > 1) {
-                    // The last micro-batch's backward releases gradient buckets as autograd walks the
-                    // layers back (dgrad and wgrad per layer), so the DP reduction overlaps it.
+                    // Autograd walks the layers back (dgrad and wgrad per layer): the last micro-batch
+                    // releases gradient buckets as it goes, so the DP reduction overlaps it; under
+                    // ZeRO-3 every backward gathers and reduce-scatters layer by layer.
                     IrOp bp = op;
                     bp.duration_s = static_cast<float>(ct.backward_input_s / pieces);
                     IrOp wp = op;
                     wp.type = IrOpType::backward_weight;
                     wp.duration_s = static_cast<float>(ct.weight_s / pieces);
                     wp.priority = 2 << 20 | prio_base;
+                    const double layers_per_piece = static_cast<double>(ct.layers) / pieces;
                     for (int k = 0; k < pieces; ++k) {
-                        const std::uint32_t bid = add_compute(bp);
+                        const std::uint32_t bid = add_compute(bp, layers_per_piece);
                         if (k == 0)
                             idx.b[at] = bid;
                         else
                             g.add_dep(bid, idx.w[at]);
                         wp.activation_delta = k == pieces - 1 ? -static_cast<float>(plan.chunk_activation_bytes[c]) : 0.0f;
-                        idx.w[at] = add_compute(wp);
+                        idx.w[at] = add_compute(wp, 0);
                         g.add_dep(idx.w[at], bid);
-                        bucket_ready[c].push_back(idx.w[at]);
+                        if (s.zero >= 3) {
+                            IrOp rs;
+                            rs.device = static_cast<std::uint16_t>(d);
+                            rs.type = IrOpType::zero3_reduce_scatter;
+                            rs.stream = IrStream::dp;
+                            rs.link = dp_link;
+                            rs.ordering = IrOrdering::fifo;
+                            rs.chunk = op.chunk;
+                            rs.microbatch = op.microbatch;
+                            rs.duration_s = static_cast<float>(z3[d].reduce_scatter_s * layers_per_piece / stage_layers[d]);
+                            const std::uint32_t rid = g.add(rs);
+                            g.add_dep(rid, idx.w[at]);
+                            zero3_rs.push_back(rid);
+                        } else {
+                            bucket_ready[c].push_back(idx.w[at]);
+                        }
                     }
                     emit_backward_send(c, at, op);
                     break;
                 }
-                idx.b[at] = add_compute(op);
+                idx.b[at] = add_compute(op, ct.layers);
                 // Zero-bubble schedules send the input gradient right after B; the others (autograd runs
                 // dgrad and wgrad layer by layer) only once the whole backward, W included, is done.
                 if (split_backward)
@@ -252,7 +295,7 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
                 op.priority = 2 << 20 | prio_base;
                 if (pass.filler)
                     op.ordering = IrOrdering::filler;
-                idx.w[at] = add_compute(op);
+                idx.w[at] = add_compute(op, 0);
                 if (!split_backward)
                     emit_backward_send(c, at, op);
                 if (s.zero >= 3) {
@@ -286,7 +329,7 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
                 continue; // DualPipe: this pipeline does not carry this micro-batch
             if (!first_in_pipe(c)) {
                 const std::size_t prev = idx.at(c - 1, mb);
-                g.add_dep(f, idx.send_f[prev] != kNone ? idx.send_f[prev] : idx.f[prev]);
+                g.add_dep(idx.f_entry[at], idx.send_f[prev] != kNone ? idx.send_f[prev] : idx.f[prev]);
             }
             if (idx.send_f[at] != kNone)
                 g.add_dep(idx.send_f[at], f);
@@ -310,7 +353,7 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
         for (int c = 0; c < ir_chunks; ++c) {
             const long long limit = pp - plan.chunk_device[c];
             for (long long mb = limit; mb < m; ++mb)
-                g.add_dep(idx.f[idx.at(c, mb)], idx.w[idx.at(c, mb - limit)]);
+                g.add_dep(idx.f_entry[idx.at(c, mb)], idx.w[idx.at(c, mb - limit)]);
         }
     }
     if (dual) {
@@ -323,7 +366,7 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
             const long long limit = pp - stage;
             const long long base = c < pp ? 0 : half;
             for (long long i = limit; i < half; ++i)
-                g.add_dep(idx.f[idx.at(c, base + i)], idx.b[idx.at(c, base + i - limit)]);
+                g.add_dep(idx.f_entry[idx.at(c, base + i)], idx.b[idx.at(c, base + i - limit)]);
         }
     }
 
@@ -388,7 +431,7 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
             IrOp ga;
             ga.device = static_cast<std::uint16_t>(d);
             ga.type = IrOpType::param_gather;
-            ga.stream = IrStream::dp;
+            ga.stream = IrStream::dp_gather;
                 ga.link = dp_link;
             ga.ordering = IrOrdering::fifo;
             // Overlapped with the next step's forward except the first bucket.

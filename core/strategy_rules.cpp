@@ -75,8 +75,9 @@ bool holds(Rule r, const PlanInputs& in, const Strategy& s) noexcept
     case Rule::dualpipe_pp_even:
         return s.schedule != Schedule::dualpipe || (s.pp >= 2 && s.pp % 2 == 0);
     case Rule::dualpipe_microbatches:
-        // DualPipe feeds micro-batches from both ends: an even count, at least pp of them.
-        return s.schedule != Schedule::dualpipe || (mb % 2 == 0 && mb >= s.pp);
+        // DualPipe feeds micro-batches from both ends: an even count, at least 2 * pp of them
+        // (deepseek-ai/DualPipe asserts num_chunks >= 2 * num_ranks).
+        return s.schedule != Schedule::dualpipe || (mb % 2 == 0 && mb >= 2LL * s.pp);
     case Rule::ep_needs_moe:
         return s.ep == 1 || m.is_moe();
     case Rule::ep_experts:
@@ -249,7 +250,7 @@ std::string explain(Rule r, const PlanInputs& in, const Strategy& s)
     case Rule::dualpipe_pp_even:
         return "DualPipe needs an even pp >= 2 (it runs two pipelines in opposite directions), got " + n(s.pp);
     case Rule::dualpipe_microbatches:
-        return "DualPipe needs an even number of micro-batches, at least pp (" + n(s.pp) + "), got " + n(mb);
+        return "DualPipe needs an even number of micro-batches, at least 2*pp (" + n(2LL * s.pp) + "), got " + n(mb);
     case Rule::ep_needs_moe:
         return "expert parallelism (ep " + n(s.ep) + ") needs a mixture-of-experts model; " + m.name + " is dense";
     case Rule::ep_experts:
