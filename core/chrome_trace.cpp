@@ -1,5 +1,6 @@
 #include "chrome_trace.hpp"
 
+#include "comm_companions.hpp"
 #include "input_error.hpp"
 
 #include <cstdio>
@@ -93,24 +94,15 @@ void for_each_event(const SimulatedPlan& sim, const std::string& title, Emit&& e
         emit(buf);
         // The collectives that run under a compute pass, on their own tracks (their busy time per
         // micro-batch; the exposed part is inside the pass).
-        if (chunk >= 0 && (type == IrOpType::forward || type == IrOpType::backward_input)) {
-            const ChunkTiming& ct = sim.lowered.chunk_timing[chunk];
-            const double share = type == IrOpType::forward ? 1.0 / 3.0 : 2.0 / 3.0;
-            const struct {
-                OpStream stream;
-                IrStream track;
-                const char* label;
-            } comms[] = { { OpStream::tp, IrStream::tp, "TP" }, { OpStream::cp, IrStream::cp, "CP" }, { OpStream::ep, IrStream::ep, "EP" } };
-            for (const auto& c : comms) {
-                const double busy = ct.comm_busy_s[static_cast<int>(c.stream)] * share;
-                if (busy <= 0)
-                    continue;
-                std::snprintf(buf, sizeof buf,
-                    R"({"ph":"X","name":"%s %s L%d-%d mb%d","cat":"%s","pid":%d,"tid":%d,"ts":%.3f,"dur":%.3f})", c.label,
-                    to_string(type), first, last, g.microbatch(i), c.label, g.device(i), track_of(c.track), ts,
-                    std::min(busy, static_cast<double>(g.duration_s(i))) * kMicroseconds);
-                emit(buf);
-            }
+        CommCompanion comms[kMaxCommCompanions];
+        const int n = comm_companions(sim.lowered, i, comms);
+        for (int k = 0; k < n; ++k) {
+            const CommCompanion& c = comms[k];
+            std::snprintf(buf, sizeof buf,
+                R"({"ph":"X","name":"%s %s L%d-%d mb%d","cat":"%s","pid":%d,"tid":%d,"ts":%.3f,"dur":%.3f})", c.label,
+                to_string(type), first, last, g.microbatch(i), c.label, g.device(i), track_of(c.stream), ts,
+                c.busy_s * kMicroseconds);
+            emit(buf);
         }
     }
 }
