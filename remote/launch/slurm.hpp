@@ -1,0 +1,50 @@
+#pragma once
+// SLURM from the outside: the command lines Parallax runs over SSH (every word through shell_quote, wrapped
+// in `bash -lc` so the cluster's login environment applies) and parsers for what sbatch, squeue and
+// scontrol print. Pure functions, tested without a cluster; SlurmLauncher (launcher.hpp) runs them.
+#include "cluster/cluster_profile.hpp"
+#include "jobs/job_bundle.hpp"
+#include "store/run_store.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parallax::remote {
+
+struct SlurmJobInfo {
+    std::string job_id;
+    std::string state; // squeue %T / scontrol JobState: PENDING, RUNNING, COMPLETED, CANCELLED, ...
+    std::string reason; // squeue %r / scontrol Reason
+    std::string comment; // the run id carrier
+    std::optional<int> exit_code; // scontrol ExitCode "code:signal"
+    std::optional<int> exit_signal;
+};
+
+// `env 'K=V' ... <argv>` for the profile's environment (SLURM_CONF and friends), wrapped in `bash -lc`.
+std::string remote_command(const ClusterProfile& p, const std::vector<std::string>& argv);
+
+std::vector<std::string> sbatch_argv(const ClusterProfile& p, const JobBundle& b, const std::string& run_id,
+    const std::string& run_dir);
+// sbatch --parsable prints "ID" or "ID;cluster" (login shells may print other lines first).
+std::optional<std::string> parse_sbatch_job_id(const std::string& out);
+
+// The job's state, including finished jobs within MinJobAge (`-t all`). Prints "id|state|reason|comment".
+std::vector<std::string> squeue_argv(const std::string& job_id);
+// Jobs of a run found by the name Parallax gave them (re-attach when the job id was never stored).
+std::vector<std::string> squeue_by_name_argv(const std::string& run_id);
+std::vector<SlurmJobInfo> parse_squeue(const std::string& out);
+std::vector<std::string> scontrol_argv(const std::string& job_id);
+// `scontrol show job -o ID`: one line of Key=Value pairs.
+std::optional<SlurmJobInfo> parse_scontrol(const std::string& out);
+std::vector<std::string> scancel_argv(const std::string& job_id);
+
+struct MappedState {
+    RunState state;
+    bool terminal;
+};
+// PENDING -> queued, RUNNING/COMPLETING/... -> running, COMPLETED -> completed, CANCELLED -> cancelled,
+// every other end (FAILED, TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, PREEMPTED, BOOT_FAIL, DEADLINE) -> failed.
+MappedState map_slurm_state(const std::string& state);
+
+} // namespace parallax::remote

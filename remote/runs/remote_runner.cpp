@@ -1,0 +1,122 @@
+#include "runs/remote_runner.hpp"
+
+#include "runs/remote_worker.hpp"
+#include "store/run_store.hpp"
+
+#include <QThread>
+
+namespace parallax::remote {
+
+RemoteRunner::RemoteRunner(QString store_path, std::shared_ptr<SshInteraction> interaction, QObject* parent)
+    : QObject(parent)
+    , m_store_path(std::move(store_path))
+    , m_interaction(std::move(interaction))
+{
+}
+
+RemoteRunner::~RemoteRunner() { shutdown(); }
+
+RemoteWorker* RemoteRunner::worker_for(const ClusterProfile& profile)
+{
+    const QString key = QString::fromStdString(profile.ssh_target().label());
+    auto it = m_workers.find(key);
+    if (it != m_workers.end())
+        return it->second.worker;
+    auto* thread = new QThread(this);
+    thread->setObjectName(QStringLiteral("parallax-ssh ") + key);
+    auto* worker = new RemoteWorker(m_store_path, m_interaction, m_policy, m_cancel);
+    worker->moveToThread(thread);
+    connect(thread, &QThread::finished, worker, &QObject::deleteLater);
+    connect(worker, &RemoteWorker::dispatched, this, &RemoteRunner::dispatched);
+    connect(worker, &RemoteWorker::dispatchFailed, this, &RemoteRunner::dispatchFailed);
+    connect(worker, &RemoteWorker::runStateChanged, this, &RemoteRunner::runStateChanged);
+    connect(worker, &RemoteWorker::logAppended, this, &RemoteRunner::logAppended);
+    connect(worker, &RemoteWorker::measurementsUpdated, this, &RemoteRunner::measurementsUpdated);
+    connect(worker, &RemoteWorker::runFinished, this, &RemoteRunner::runFinished);
+    connect(worker, &RemoteWorker::runError, this, &RemoteRunner::runError);
+    connect(worker, &RemoteWorker::connectionStateChanged, this, &RemoteRunner::connectionStateChanged);
+    thread->start();
+    m_workers.emplace(key, Slot { thread, worker });
+    return worker;
+}
+
+RemoteWorker* RemoteRunner::worker_for_run(const QString& run_id)
+{
+    // Reading the run's profile here is a local SQLite read on this thread (its own connection), not network.
+    RunStore store(m_store_path);
+    const auto run = store.get(run_id.toStdString());
+    if (!run)
+        return nullptr;
+    const ClusterProfile p = profile_from_json(nlohmann::json::parse(run->profile_json), "run " + run->id);
+    return worker_for(p);
+}
+
+void RemoteRunner::dispatch(RunRequest request)
+{
+    RemoteWorker* w = worker_for(request.profile);
+    QMetaObject::invokeMethod(w, [w, request = std::move(request)] { w->dispatch(request); }, Qt::QueuedConnection);
+}
+
+void RemoteRunner::attach(const QString& run_id)
+{
+    RemoteWorker* w = nullptr;
+    try {
+        w = worker_for_run(run_id);
+    } catch (const std::exception& e) {
+        Q_EMIT runError(run_id, QString::fromStdString(e.what()));
+        return;
+    }
+    if (!w) {
+        Q_EMIT runError(run_id, QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
+        return;
+    }
+    QMetaObject::invokeMethod(w, [w, run_id] { w->attach(run_id); }, Qt::QueuedConnection);
+}
+
+int RemoteRunner::attachActive()
+{
+    std::vector<RunRecord> active;
+    try {
+        RunStore store(m_store_path);
+        active = store.active();
+    } catch (const std::exception& e) {
+        Q_EMIT runError(QString(), QString::fromStdString(e.what()));
+        return 0;
+    }
+    for (const RunRecord& run : active)
+        attach(QString::fromStdString(run.id));
+    return static_cast<int>(active.size());
+}
+
+void RemoteRunner::cancel(const QString& run_id)
+{
+    RemoteWorker* w = nullptr;
+    try {
+        w = worker_for_run(run_id);
+    } catch (const std::exception& e) {
+        Q_EMIT runError(run_id, QString::fromStdString(e.what()));
+        return;
+    }
+    if (!w) {
+        Q_EMIT runError(run_id, QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
+        return;
+    }
+    QMetaObject::invokeMethod(w, [w, run_id] { w->cancelRun(run_id); }, Qt::QueuedConnection);
+}
+
+void RemoteRunner::shutdown()
+{
+    if (m_workers.empty())
+        return;
+    // Interrupt blocking SSH steps in flight, then let each worker close on its own thread.
+    m_cancel.cancel();
+    for (auto& [key, slot] : m_workers) {
+        RemoteWorker* w = slot.worker;
+        QMetaObject::invokeMethod(w, [w] { w->close(); }, Qt::BlockingQueuedConnection);
+        slot.thread->quit();
+        slot.thread->wait();
+    }
+    m_workers.clear();
+}
+
+} // namespace parallax::remote

@@ -1,0 +1,583 @@
+#include "runs/run_engine.hpp"
+
+#include "analytic_model.hpp"
+#include "launch/direct.hpp"
+#include "launch/slurm.hpp"
+#include "prediction_io.hpp"
+#include "scenario_io.hpp"
+#include "shell_quote.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+namespace parallax::remote {
+
+namespace {
+
+// Cluster commands are short (squeue, sbatch, mkdir); a login shell on a busy login node can still take
+// seconds. Longer than this is a hung node, not a slow one.
+constexpr auto kCommandTimeout = std::chrono::seconds(90);
+
+std::string trim(std::string s)
+{
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+        s.pop_back();
+    std::size_t i = 0;
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])))
+        ++i;
+    return s.substr(i);
+}
+
+std::string last_line(const std::string& out)
+{
+    std::istringstream in(out);
+    std::string line;
+    std::string last;
+    while (std::getline(in, line)) {
+        line = trim(line);
+        if (!line.empty())
+            last = line;
+    }
+    return last;
+}
+
+// The error text of a failed command: stderr, else stdout, shortened for a state detail.
+std::string failure_text(const ExecResult& r)
+{
+    std::string t = trim(r.err.empty() ? r.out : r.err);
+    constexpr std::size_t kMax = 600;
+    if (t.size() > kMax)
+        t = t.substr(0, kMax) + " ...";
+    std::string status = r.exit_status ? "exit status " + std::to_string(*r.exit_status)
+                                       : (r.exit_signal.empty() ? "no exit status" : "killed by SIG" + r.exit_signal);
+    return status + (t.empty() ? std::string() : ": " + t);
+}
+
+ExecResult run_command(SshConnection& c, const std::string& command, const CancelFlag& cancel)
+{
+    return c.run(
+        [&](SshSession& s) {
+            ExecOptions o;
+            o.timeout = kCommandTimeout;
+            o.cancel = cancel;
+            return s.exec(command, o);
+        },
+        cancel);
+}
+
+std::string connection_key(const ClusterProfile& p, const std::string& host)
+{
+    return (p.user.empty() ? std::string() : p.user + "@") + host + ":" + std::to_string(p.port);
+}
+
+bool all_digits(const std::string& s)
+{
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+} // namespace
+
+// ------------------------------------------------------------------------------------------------
+
+ConnectionPool::ConnectionPool(std::shared_ptr<SshInteraction> interaction, ReconnectPolicy policy)
+    : m_interaction(std::move(interaction))
+    , m_policy(policy)
+{
+}
+
+SshConnection& ConnectionPool::get(const ClusterProfile& profile, const std::string& host)
+{
+    const std::string key = connection_key(profile, host);
+    auto it = m_connections.find(key);
+    if (it == m_connections.end()) {
+        auto conn = std::make_unique<SshConnection>(profile.ssh_target_for(host), m_interaction, m_policy);
+        conn->on_state = [this, key](ConnectionState s, const std::string& msg) {
+            if (on_state)
+                on_state(key, s, msg);
+        };
+        it = m_connections.emplace(key, std::move(conn)).first;
+    }
+    return *it->second;
+}
+
+void ConnectionPool::keepalive_all()
+{
+    for (auto& [key, c] : m_connections)
+        c->keepalive();
+}
+
+void ConnectionPool::close_all()
+{
+    for (auto& [key, c] : m_connections)
+        c->close();
+}
+
+// ------------------------------------------------------------------------------------------------
+
+RunEngine::RunEngine(RunStore& store, ConnectionPool& pool)
+    : m_store(store)
+    , m_pool(pool)
+{
+}
+
+RunEngine::Live& RunEngine::live(const RunRecord& run)
+{
+    auto it = m_live.find(run.id);
+    if (it != m_live.end())
+        return it->second;
+    Live l;
+    l.profile = profile_from_json(nlohmann::json::parse(run.profile_json), "run " + run.id + " (stored profile)");
+    l.framework = job_framework_from_string(run.framework).value_or(JobFramework::probe);
+    l.collector = std::make_unique<MeasurementCollector>(log_format_for(l.framework));
+    m_store.for_each_log_chunk(run.id, [&](std::string_view chunk) { l.collector->feed(chunk); });
+    return m_live.emplace(run.id, std::move(l)).first->second;
+}
+
+std::string RunEngine::dispatch(const RunRequest& request, const CancelFlag& cancel)
+{
+    const JobBundle bundle = make_job_bundle(request);
+    const ClusterProfile& p = request.profile;
+    std::vector<std::string> notes = bundle.notes;
+
+    // Predictions at dispatch time: the plan as the planner showed it, and what actually runs.
+    std::string prediction;
+    std::string workload_prediction;
+    try {
+        const PlanContext ctx(request.scenario.model, request.scenario.training, request.scenario.cluster);
+        prediction = prediction_to_json(AnalyticModel(ctx).predict(request.scenario.strategy)).dump();
+    } catch (const std::exception& e) {
+        notes.push_back(std::string("no prediction of the plan at dispatch: ") + e.what());
+    }
+    if (bundle.workload) {
+        try {
+            const PlanContext ctx(bundle.workload->model, bundle.workload->training, bundle.workload->cluster);
+            workload_prediction = prediction_to_json(AnalyticModel(ctx).predict(bundle.workload->strategy)).dump();
+        } catch (const std::exception& e) {
+            notes.push_back(std::string("no prediction of the probe's workload: ") + e.what());
+        }
+    }
+
+    // The run folder on every host; the first host's absolute path is the one SLURM gets.
+    std::vector<std::string> hosts = p.launcher == LauncherKind::direct ? p.direct_hosts() : std::vector<std::string> { p.host };
+    std::string abs_dir;
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+        const ExecResult r = run_command(m_pool.get(p, hosts[i]),
+            login_shell("mkdir -p -- " + shell_quote(bundle.run_dir) + " && cd -- " + shell_quote(bundle.run_dir) + " && pwd"),
+            cancel);
+        if (!r.ok())
+            throw SshError(SshErrorKind::remote_command,
+                hosts[i] + ": cannot create the run folder " + bundle.run_dir + ": " + failure_text(r));
+        if (i == 0)
+            abs_dir = last_line(r.out);
+    }
+    if (abs_dir.empty() || abs_dir.front() != '/')
+        throw SshError(SshErrorKind::remote_command, p.host + ": could not resolve the run folder " + bundle.run_dir);
+
+    RunRecord run;
+    run.id = bundle.run_id;
+    run.framework = std::string(to_string(request.framework));
+    run.launcher = std::string(to_string(p.launcher));
+    run.cluster = p.name;
+    run.scenario_label = request.scenario_label;
+    run.description = bundle.description;
+    run.profile_json = profile_to_json(p).dump();
+    run.scenario_json = scenario_to_json(request.scenario).dump();
+    const JobFile* plan = bundle.find("plan.json");
+    run.plan_json = plan ? plan->content : std::string();
+    const JobFile* script = bundle.find(p.launcher == LauncherKind::slurm ? bundle.batch_script : bundle.node_script);
+    run.script = script ? script->content : std::string();
+    run.remote_dir = abs_dir;
+    if (p.launcher == LauncherKind::slurm)
+        run.submit_command = remote_command(p, sbatch_argv(p, bundle, run.id, abs_dir));
+    else
+        run.submit_command = "direct: setsid bash start.sh <rank> on " + std::to_string(hosts.size()) + " host(s)";
+    run.state = RunState::created;
+    run.detail = "stored; uploading " + std::to_string(bundle.files.size()) + " files to " + p.host + ":" + abs_dir;
+    run.prediction_json = prediction;
+    run.workload_prediction_json = workload_prediction;
+    run.notes_json = nlohmann::json(notes).dump();
+    std::vector<StoredFile> files;
+    for (const JobFile& f : bundle.files)
+        files.push_back({ f.name, f.mode, f.content });
+    m_store.create(run, files);
+
+    Live& l = live(run);
+    try {
+        upload_and_submit(run, l, cancel);
+    } catch (const SshError& e) {
+        if (e.transient() || e.kind() == SshErrorKind::cancelled)
+            m_store.set_state(run.id, RunState::created,
+                std::string("not submitted yet (") + e.what() + "); retried when the connection is back");
+        else
+            m_store.set_state(run.id, RunState::failed, std::string("could not submit: ") + e.what());
+    }
+    return run.id;
+}
+
+void RunEngine::upload_and_submit(const RunRecord& run, Live& l, const CancelFlag& cancel)
+{
+    const ClusterProfile& p = l.profile;
+    const std::vector<StoredFile> files = m_store.files(run.id);
+    const bool slurm = p.launcher == LauncherKind::slurm;
+    const std::vector<std::string> hosts = slurm ? std::vector<std::string> { p.host } : p.direct_hosts();
+    for (const auto& host : hosts) {
+        // The first host uses the resolved absolute folder; others their own login-relative one.
+        const std::string dir = host == hosts.front() ? run.remote_dir : run_folder(p, run.id);
+        SshConnection& c = m_pool.get(p, host);
+        if (host != hosts.front()) {
+            const ExecResult r = run_command(c, login_shell("mkdir -p -- " + shell_quote(dir)), cancel);
+            if (!r.ok())
+                throw SshError(SshErrorKind::remote_command, host + ": cannot create " + dir + ": " + failure_text(r));
+        }
+        c.run(
+            [&](SshSession& s) {
+                for (const StoredFile& f : files)
+                    s.upload(dir + "/" + f.name, f.content, f.mode);
+            },
+            cancel);
+    }
+    if (slurm)
+        submit_slurm(run, l, cancel);
+    else
+        submit_direct(run, l, cancel);
+}
+
+void RunEngine::submit_slurm(const RunRecord& run, Live& l, const CancelFlag& cancel)
+{
+    const ClusterProfile& p = l.profile;
+    SshConnection& c = m_pool.primary(p);
+    // A previous attempt may have submitted and lost only the answer: the job's name carries the run id.
+    const ExecResult found = run_command(c, remote_command(p, squeue_by_name_argv(run.id)), cancel);
+    for (const SlurmJobInfo& job : parse_squeue(found.out)) {
+        if (job.comment == slurm_comment(run.id)) {
+            m_store.set_job(run.id, job.job_id, run.remote_dir + "/job.log", run.submit_command);
+            m_store.set_state(run.id, RunState::submitted, "SLURM job " + job.job_id + " (found by its name after a lost answer)");
+            return;
+        }
+    }
+    const ExecResult r = run_command(c, run.submit_command, cancel);
+    if (!r.ok()) {
+        m_store.set_state(run.id, RunState::failed, "sbatch refused the job: " + failure_text(r), r.exit_status);
+        return;
+    }
+    const auto job_id = parse_sbatch_job_id(r.out);
+    if (!job_id) {
+        m_store.set_state(run.id, RunState::failed, "sbatch printed no job id: " + failure_text(r));
+        return;
+    }
+    m_store.set_job(run.id, *job_id, run.remote_dir + "/job.log", run.submit_command);
+    m_store.set_state(run.id, RunState::submitted,
+        "SLURM job " + *job_id + " submitted" + (p.partition.empty() ? std::string() : " to partition " + p.partition));
+}
+
+void RunEngine::submit_direct(const RunRecord& run, Live& l, const CancelFlag& cancel)
+{
+    const ClusterProfile& p = l.profile;
+    const std::vector<std::string> hosts = p.direct_hosts();
+    const std::string dir = run_folder(p, run.id);
+    const ExecResult port_out = run_command(m_pool.get(p, hosts.front()), free_port_command(p), cancel);
+    const std::string port = last_line(port_out.out);
+    if (!port_out.ok() || !all_digits(port))
+        throw SshError(SshErrorKind::remote_command, hosts.front() + ": cannot pick a rendezvous port: " + failure_text(port_out));
+    std::string job_id;
+    const int n = static_cast<int>(hosts.size());
+    for (int rank = 0; rank < n; ++rank) {
+        SshConnection& c = m_pool.get(p, hosts[static_cast<std::size_t>(rank)]);
+        const std::string node_dir = rank == 0 ? run.remote_dir : dir;
+        // Started before (a lost answer)? Then its pid file is there: never start a node twice.
+        const ExecResult st = run_command(c, direct_status_command(node_dir, rank), cancel);
+        std::string pid;
+        if (st.ok() && last_line(st.out) != "starting") {
+            const ExecResult pr = run_command(
+                c, "cat " + shell_quote(node_dir + "/node" + std::to_string(rank) + ".pid"), cancel);
+            pid = last_line(pr.out);
+        } else {
+            const ExecResult r = run_command(c, direct_start_command(p, node_dir, rank, n, hosts.front(), std::stoi(port)), cancel);
+            pid = last_line(r.out);
+            if (!r.ok() || !all_digits(pid)) {
+                m_store.set_state(run.id, RunState::failed,
+                    hosts[static_cast<std::size_t>(rank)] + ": could not start node " + std::to_string(rank) + ": "
+                        + failure_text(r));
+                return;
+            }
+        }
+        job_id += (job_id.empty() ? "" : ",") + hosts[static_cast<std::size_t>(rank)] + ":" + pid;
+    }
+    m_store.set_job(run.id, job_id, log_host(run, l) == hosts.front() ? run.remote_dir + "/node0.log"
+                                                                       : dir + "/" + direct_log_name(n - 1),
+        run.submit_command);
+    m_store.set_state(run.id, RunState::submitted,
+        "started on " + std::to_string(n) + " host(s), rendezvous " + hosts.front() + ":" + port);
+}
+
+std::string RunEngine::log_host(const RunRecord&, const Live& l) const
+{
+    if (l.profile.launcher == LauncherKind::slurm)
+        return l.profile.host;
+    // Megatron-LM prints its iteration lines on the last pipeline rank, which torchrun puts on the last node.
+    const auto hosts = l.profile.direct_hosts();
+    return l.framework == JobFramework::megatron ? hosts.back() : hosts.front();
+}
+
+RunEngine::LauncherState RunEngine::query_slurm(const RunRecord& run, Live& l, const CancelFlag& cancel)
+{
+    const ClusterProfile& p = l.profile;
+    SshConnection& c = m_pool.primary(p);
+    LauncherState out;
+    std::optional<SlurmJobInfo> info;
+    const ExecResult q = run_command(c, remote_command(p, squeue_argv(run.job_id)), cancel);
+    for (const SlurmJobInfo& job : parse_squeue(q.out))
+        if (job.job_id == run.job_id)
+            info = job;
+    // scontrol knows the exit code; ask it when the job has ended or squeue has forgotten it.
+    if (!info || map_slurm_state(info->state).terminal) {
+        const ExecResult s = run_command(c, remote_command(p, scontrol_argv(run.job_id)), cancel);
+        if (auto sc = parse_scontrol(s.out); sc && sc->job_id == run.job_id) {
+            if (!info)
+                info = sc;
+            else {
+                info->state = sc->state.empty() ? info->state : sc->state;
+                info->exit_code = sc->exit_code;
+                info->exit_signal = sc->exit_signal;
+            }
+        }
+    }
+    if (!info) {
+        out.known = false;
+        out.detail = "SLURM job " + run.job_id + " is not in squeue or scontrol";
+        return out;
+    }
+    const MappedState m = map_slurm_state(info->state);
+    out.state = m.state;
+    out.exit_code = info->exit_code;
+    out.detail = "SLURM job " + run.job_id + " " + info->state;
+    if (!info->reason.empty() && info->reason != "None" && info->reason != "(null)")
+        out.detail += " (" + info->reason + ")";
+    if (info->exit_code)
+        out.detail += ", exit " + std::to_string(*info->exit_code) + ":" + std::to_string(info->exit_signal.value_or(0));
+    l.last_slurm_state = info->state;
+    return out;
+}
+
+RunEngine::LauncherState RunEngine::query_direct(const RunRecord& run, Live& l, const CancelFlag& cancel)
+{
+    const ClusterProfile& p = l.profile;
+    const std::vector<std::string> hosts = p.direct_hosts();
+    LauncherState out;
+    int exited = 0;
+    int first_failure = 0;
+    std::string failed_node;
+    std::string gone_node;
+    for (std::size_t rank = 0; rank < hosts.size(); ++rank) {
+        const std::string dir = rank == 0 ? run.remote_dir : run_folder(p, run.id);
+        const ExecResult r = run_command(m_pool.get(p, hosts[rank]), direct_status_command(dir, static_cast<int>(rank)), cancel);
+        const DirectStatus st = parse_direct_status(r.out);
+        if (st.kind == DirectStatus::exited) {
+            ++exited;
+            if (st.exit_code != 0 && first_failure == 0) {
+                first_failure = st.exit_code;
+                failed_node = hosts[rank] + " (node " + std::to_string(rank) + ")";
+            }
+        } else if (st.kind == DirectStatus::gone && gone_node.empty()) {
+            gone_node = hosts[rank] + " (node " + std::to_string(rank) + ")";
+        }
+    }
+    const int n = static_cast<int>(hosts.size());
+    if (!gone_node.empty()) {
+        out.state = RunState::failed;
+        out.detail = gone_node + ": the processes ended without recording an exit status (killed, or the host rebooted)";
+        return out;
+    }
+    if (exited < n) {
+        out.state = RunState::running;
+        out.detail = "running on " + std::to_string(n) + " host(s), " + std::to_string(exited) + " finished";
+        return out;
+    }
+    out.exit_code = first_failure;
+    if (first_failure == 0) {
+        out.state = RunState::completed;
+        out.detail = "all " + std::to_string(n) + " node(s) exited with status 0";
+    } else {
+        // 143 = 128 + SIGTERM: what a cancel sends.
+        out.state = run.state == RunState::cancelling ? RunState::cancelled : RunState::failed;
+        out.detail = failed_node + " exited with status " + std::to_string(first_failure);
+    }
+    return out;
+}
+
+std::string RunEngine::read_new_log(const RunRecord& run, Live& l, bool drain, const CancelFlag& cancel)
+{
+    if (run.log_path.empty())
+        return {};
+    SshConnection& c = m_pool.get(l.profile, log_host(run, l));
+    std::string appended;
+    std::int64_t offset = run.log_bytes;
+    for (;;) {
+        const auto data = c.run([&](SshSession& s) { return s.read_from(run.log_path, static_cast<std::uint64_t>(offset), kMaxLogBytesPerPoll); },
+            cancel);
+        if (!data || data->empty())
+            break;
+        const std::int64_t before = offset;
+        offset = m_store.append_log(run.id, offset, *data);
+        const std::size_t fresh = static_cast<std::size_t>(offset - before);
+        if (fresh > 0) {
+            const std::string_view new_bytes = std::string_view(*data).substr(data->size() - fresh);
+            l.collector->feed(new_bytes);
+            appended.append(new_bytes);
+        }
+        if (!drain || data->size() < kMaxLogBytesPerPoll)
+            break;
+    }
+    return appended;
+}
+
+bool RunEngine::update_measurements(const RunRecord& run, Live& l, bool force)
+{
+    const auto size = static_cast<std::int64_t>(l.collector->size());
+    if (!force && size == l.parsed_bytes)
+        return false;
+    const Measurements m = l.collector->snapshot();
+    m_store.set_measurements(run.id, m.parsed, m.benches, m.summary_json().dump(), m.run_info_json);
+    l.parsed_bytes = size;
+    return true;
+}
+
+PollOutcome RunEngine::poll(const std::string& run_id, const CancelFlag& cancel)
+{
+    std::optional<RunRecord> run = m_store.get(run_id);
+    if (!run)
+        throw StoreError("run store: no run " + run_id);
+    PollOutcome out;
+    out.state = run->state;
+    out.detail = run->detail;
+    if (is_terminal(run->state)) {
+        m_live.erase(run_id);
+        return out;
+    }
+    Live& l = live(*run);
+    const bool slurm = l.profile.launcher == LauncherKind::slurm;
+
+    if (run->state == RunState::created) {
+        upload_and_submit(*run, l, cancel);
+        run = m_store.get(run_id);
+        out.state = run->state;
+        out.detail = run->detail;
+        out.state_changed = true;
+        return out;
+    }
+
+    LauncherState ls = slurm ? query_slurm(*run, l, cancel) : query_direct(*run, l, cancel);
+    if (ls.known)
+        l.unknown_polls = 0;
+    const bool gone = !ls.known && ++l.unknown_polls >= kUnknownPollsBeforeGone;
+    const bool terminal = is_terminal(ls.state) && ls.known;
+    // The log after the state: once the launcher says "ended", the file is complete and read to its end.
+    out.appended = read_new_log(*run, l, terminal || gone, cancel);
+    out.measurements_changed = update_measurements(*run, l, terminal || gone);
+
+    RunState next = ls.state;
+    std::string detail = ls.detail;
+    if (!ls.known && !gone) {
+        next = run->state == RunState::submitted ? RunState::submitted : run->state;
+        detail = ls.detail + "; asking again";
+    } else if (gone) {
+        const Measurements m = l.collector->snapshot();
+        if (m.done_exit && *m.done_exit == "ok") {
+            next = RunState::completed;
+            detail = "SLURM job " + run->job_id + " ended and left SLURM's memory; its log ends with the probe's clean exit";
+        } else {
+            next = RunState::failed;
+            detail = "SLURM job " + run->job_id + " vanished from squeue and scontrol; its final state is unknown";
+        }
+    }
+    if (run->state == RunState::cancelling) {
+        if (!is_terminal(next)) {
+            next = RunState::cancelling;
+            detail = "cancel requested; " + detail;
+        } else if (next == RunState::cancelled) {
+            detail = "cancelled, confirmed: " + detail;
+        } else {
+            detail = "finished before the cancel took effect: " + detail;
+        }
+    }
+    if (next == RunState::completed && l.framework == JobFramework::probe) {
+        const Measurements m = l.collector->snapshot();
+        if (m.done_exit && *m.done_exit != "ok") {
+            next = RunState::failed;
+            detail += "; the probe reported an error: " + m.done_error;
+        } else if (m.parsed.steps.empty()) {
+            detail += "; the log holds no step records";
+        }
+    }
+    if (next != run->state || detail != run->detail) {
+        m_store.set_state(run_id, next, detail, is_terminal(next) ? ls.exit_code : std::nullopt);
+        out.state_changed = true;
+    }
+    out.state = next;
+    out.detail = detail;
+    if (is_terminal(next))
+        m_live.erase(run_id);
+    return out;
+}
+
+void RunEngine::cancel(const std::string& run_id, const CancelFlag& cancel)
+{
+    std::optional<RunRecord> run = m_store.get(run_id);
+    if (!run)
+        throw StoreError("run store: no run " + run_id);
+    if (is_terminal(run->state))
+        return;
+    Live& l = live(*run);
+    const ClusterProfile& p = l.profile;
+    if (p.launcher == LauncherKind::slurm) {
+        std::vector<std::string> jobs;
+        if (!run->job_id.empty()) {
+            jobs.push_back(run->job_id);
+        } else {
+            // Not recorded as submitted; a lost sbatch answer may still have started one.
+            const ExecResult found = run_command(m_pool.primary(p), remote_command(p, squeue_by_name_argv(run_id)), cancel);
+            for (const SlurmJobInfo& job : parse_squeue(found.out))
+                if (job.comment == slurm_comment(run_id))
+                    jobs.push_back(job.job_id);
+        }
+        if (jobs.empty()) {
+            m_store.set_state(run_id, RunState::cancelled, "cancelled before it was submitted");
+            m_live.erase(run_id);
+            return;
+        }
+        for (const auto& job : jobs) {
+            const ExecResult r = run_command(m_pool.primary(p), remote_command(p, scancel_argv(job)), cancel);
+            if (!r.ok())
+                throw SshError(SshErrorKind::remote_command, "scancel " + job + " failed: " + failure_text(r));
+        }
+        if (run->job_id.empty())
+            m_store.set_job(run_id, jobs.front(), run->remote_dir + "/job.log", run->submit_command);
+        m_store.set_state(run_id, RunState::cancelling,
+            "scancel sent for job " + jobs.front() + "; waiting for SLURM to confirm");
+        return;
+    }
+    if (run->job_id.empty()) {
+        m_store.set_state(run_id, RunState::cancelled, "cancelled before it was started");
+        m_live.erase(run_id);
+        return;
+    }
+    const auto hosts = p.direct_hosts();
+    for (std::size_t rank = 0; rank < hosts.size(); ++rank) {
+        const std::string dir = rank == 0 ? run->remote_dir : run_folder(p, run_id);
+        run_command(m_pool.get(p, hosts[rank]), direct_cancel_command(dir, static_cast<int>(rank)), cancel);
+    }
+    m_store.set_state(run_id, RunState::cancelling, "SIGTERM sent to every node's process group; waiting for them to exit");
+}
+
+Measurements RunEngine::measurements(const std::string& run_id)
+{
+    auto it = m_live.find(run_id);
+    if (it != m_live.end())
+        return it->second.collector->snapshot();
+    const auto run = m_store.get(run_id);
+    const JobFramework fw = run ? job_framework_from_string(run->framework).value_or(JobFramework::probe) : JobFramework::probe;
+    return parse_measurements(m_store.log(run_id), log_format_for(fw));
+}
+
+} // namespace parallax::remote

@@ -1,0 +1,107 @@
+#pragma once
+// The run life cycle, one blocking step at a time: dispatch (predict, store, upload, submit), poll (the
+// launcher's state, new log bytes into the store, measurements re-parsed), cancel (request, then the next
+// polls confirm). Everything that matters is in the run store before a step returns, so a step that fails
+// half-way (connection lost, app killed) is simply done again: uploads overwrite, a submit first looks for
+// the job by its name, log bytes are keyed by their offset.
+//
+// Runs on one thread (RemoteWorker's), with the store and connections of that thread.
+#include "cancel_flag.hpp"
+#include "jobs/job_bundle.hpp"
+#include "runs/measurements.hpp"
+#include "ssh/ssh_connection.hpp"
+#include "store/run_store.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace parallax::remote {
+
+// SSH connections by user@host:port, all owned by one thread.
+class ConnectionPool {
+public:
+    ConnectionPool(std::shared_ptr<SshInteraction> interaction, ReconnectPolicy policy = {});
+    SshConnection& get(const ClusterProfile& profile, const std::string& host);
+    SshConnection& primary(const ClusterProfile& profile) { return get(profile, profile.host); }
+    void keepalive_all();
+    void close_all();
+    const std::map<std::string, std::unique_ptr<SshConnection>>& connections() const { return m_connections; }
+    // Every connection's state changes, with its label.
+    std::function<void(const std::string& label, ConnectionState, const std::string& message)> on_state;
+
+private:
+    std::shared_ptr<SshInteraction> m_interaction;
+    ReconnectPolicy m_policy;
+    std::map<std::string, std::unique_ptr<SshConnection>> m_connections;
+};
+
+struct PollOutcome {
+    RunState state = RunState::created;
+    std::string detail;
+    bool state_changed = false;
+    std::string appended; // log bytes stored by this poll (for live views)
+    bool measurements_changed = false;
+    bool terminal() const { return is_terminal(state); }
+};
+
+class RunEngine {
+public:
+    RunEngine(RunStore& store, ConnectionPool& pool);
+
+    // Generates the job, predicts the plan (and the probe's workload) with the analytic model, connects,
+    // stores the run, uploads its files and submits it. Returns the run id. Throws InputError for a plan or
+    // profile that cannot run, SshError when the cluster cannot be reached (nothing is stored then). Once
+    // the run is stored, failures are stored on it: a refused submission fails the run, a lost connection
+    // leaves it "created" and the next poll() uploads and submits again.
+    std::string dispatch(const RunRequest& request, const CancelFlag& cancel = {});
+
+    // One monitoring step. Throws SshError when the cluster cannot be reached (nothing is lost: call again
+    // later) and StoreError when the store cannot be written.
+    PollOutcome poll(const std::string& run_id, const CancelFlag& cancel = {});
+
+    // Asks the launcher to stop the run (scancel / TERM to the process groups) and records "cancelling";
+    // the following polls confirm the final state. Throws SshError like poll().
+    void cancel(const std::string& run_id, const CancelFlag& cancel = {});
+
+    // The measurements parsed so far.
+    Measurements measurements(const std::string& run_id);
+
+    // Polls without a state change before the SLURM job is declared gone (it vanished from squeue and
+    // scontrol: older than MinJobAge, or the controller lost it).
+    static constexpr int kUnknownPollsBeforeGone = 3;
+    // Log bytes read per poll: a fast-growing log catches up over a few polls instead of blocking one.
+    static constexpr std::size_t kMaxLogBytesPerPoll = 8u << 20;
+
+private:
+    struct Live {
+        ClusterProfile profile;
+        JobFramework framework = JobFramework::probe;
+        std::unique_ptr<MeasurementCollector> collector;
+        int unknown_polls = 0;
+        std::string last_slurm_state;
+        std::int64_t parsed_bytes = -1;
+    };
+    Live& live(const RunRecord& run);
+    void upload_and_submit(const RunRecord& run, Live& l, const CancelFlag& cancel);
+    void submit_slurm(const RunRecord& run, Live& l, const CancelFlag& cancel);
+    void submit_direct(const RunRecord& run, Live& l, const CancelFlag& cancel);
+    struct LauncherState {
+        RunState state = RunState::running;
+        std::string detail;
+        std::optional<int> exit_code;
+        bool known = true; // the launcher still knows the job
+    };
+    LauncherState query_slurm(const RunRecord& run, Live& l, const CancelFlag& cancel);
+    LauncherState query_direct(const RunRecord& run, Live& l, const CancelFlag& cancel);
+    std::string read_new_log(const RunRecord& run, Live& l, bool drain, const CancelFlag& cancel);
+    bool update_measurements(const RunRecord& run, Live& l, bool force);
+    std::string log_host(const RunRecord& run, const Live& l) const;
+
+    RunStore& m_store;
+    ConnectionPool& m_pool;
+    std::map<std::string, Live> m_live;
+};
+
+} // namespace parallax::remote

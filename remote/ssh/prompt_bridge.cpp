@@ -1,0 +1,131 @@
+#include "ssh/prompt_bridge.hpp"
+
+#include <QThread>
+
+namespace parallax::remote {
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+void wipe(QString& s)
+{
+    s.fill(QChar(0));
+    s.clear();
+}
+
+} // namespace
+
+PromptBridge::PromptBridge(QObject* parent)
+    : QObject(parent)
+{
+}
+
+PromptBridge::~PromptBridge() { cancelAll(); }
+
+bool PromptBridge::on_own_thread() const { return QThread::currentThread() == thread(); }
+
+quint64 PromptBridge::open_question()
+{
+    std::lock_guard lock(m_mutex);
+    const quint64 id = m_next_id++;
+    m_pending.emplace(id, Pending {});
+    return id;
+}
+
+PromptBridge::Pending PromptBridge::wait(quint64 id)
+{
+    std::unique_lock lock(m_mutex);
+    m_cv.wait_for(lock, m_timeout, [&] { return m_pending[id].answered; });
+    Pending out = std::move(m_pending[id]);
+    m_pending.erase(id);
+    return out;
+}
+
+void PromptBridge::answer(quint64 id, bool yes, std::vector<Secret> secrets)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        auto it = m_pending.find(id);
+        if (it == m_pending.end() || it->second.answered)
+            return; // stale: timed out or already answered
+        it->second.answered = true;
+        it->second.yes = yes;
+        it->second.secrets = std::move(secrets);
+    }
+    m_cv.notify_all();
+}
+
+void PromptBridge::cancelAll()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        for (auto& [id, p] : m_pending)
+            p.answered = true;
+    }
+    m_cv.notify_all();
+}
+
+bool PromptBridge::confirm_unknown_host(const HostKeyInfo& key)
+{
+    if (on_own_thread())
+        return false; // waiting here would block the thread that must answer
+    const quint64 id = open_question();
+    Q_EMIT hostKeyQuestion(id, q(key.host), q(key.key_type), q(key.fingerprint), q(describe_unknown_host(key)));
+    return wait(id).yes;
+}
+
+std::optional<Secret> PromptBridge::key_passphrase(const std::string& key_file)
+{
+    if (on_own_thread())
+        return std::nullopt;
+    const quint64 id = open_question();
+    Q_EMIT passphraseRequested(id, q(key_file));
+    Pending p = wait(id);
+    if (!p.yes || p.secrets.empty())
+        return std::nullopt;
+    return std::move(p.secrets.front());
+}
+
+std::optional<std::vector<Secret>> PromptBridge::answer_prompts(const KbdPrompt& prompt)
+{
+    if (on_own_thread())
+        return std::nullopt;
+    const quint64 id = open_question();
+    QStringList texts;
+    QList<bool> echo;
+    for (const auto& item : prompt.prompts) {
+        texts << q(item.text);
+        echo << item.echo;
+    }
+    Q_EMIT promptsRequested(id, q(prompt.target), q(prompt.name), q(prompt.instruction), texts, echo);
+    Pending p = wait(id);
+    if (!p.yes || p.secrets.size() != prompt.prompts.size())
+        return std::nullopt;
+    return std::move(p.secrets);
+}
+
+void PromptBridge::answerHostKey(quint64 id, bool accept) { answer(id, accept, {}); }
+
+void PromptBridge::answerPassphrase(quint64 id, QString passphrase, bool given)
+{
+    std::vector<Secret> s;
+    if (given)
+        s.emplace_back(passphrase.toStdString());
+    wipe(passphrase);
+    answer(id, given, std::move(s));
+}
+
+void PromptBridge::answerPrompts(quint64 id, QStringList answers, bool given)
+{
+    std::vector<Secret> s;
+    if (given) {
+        for (const QString& a : std::as_const(answers))
+            s.emplace_back(a.toStdString());
+    }
+    for (QString& a : answers)
+        wipe(a);
+    answer(id, given, std::move(s));
+}
+
+} // namespace parallax::remote
