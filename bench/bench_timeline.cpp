@@ -88,12 +88,39 @@ void BM_TimelineRepaintFull(benchmark::State& state)
     views::TimelineCanvas* c = view().timeline();
     c->fit();
     QImage img(c->viewport()->size(), QImage::Format_RGB32);
-    for (auto _ : state)
+    for (auto _ : state) {
+        c->invalidate_cache(); // every row aggregated and drawn again
         paint_once(c, img);
+    }
     const auto& f = c->last_frame();
     state.counters["ops_in_view"] = static_cast<double>(f.items_visited);
     state.counters["rows_drawn"] = static_cast<double>(f.rows_drawn);
     state.counters["plot_px"] = f.plot_width;
+}
+
+// The same on one thread: the total work of a frame.
+void BM_TimelineRepaintFullOneThread(benchmark::State& state)
+{
+    views::TimelineCanvas::set_parallel_rows(false);
+    views::TimelineCanvas* c = view().timeline();
+    c->fit();
+    QImage img(c->viewport()->size(), QImage::Format_RGB32);
+    for (auto _ : state) {
+        c->invalidate_cache();
+        paint_once(c, img);
+    }
+    views::TimelineCanvas::set_parallel_rows(true);
+}
+
+// A repaint that changes nothing the rows show (selection, expose): the rows' image is reused.
+void BM_TimelineRepaintCached(benchmark::State& state)
+{
+    views::TimelineCanvas* c = view().timeline();
+    c->fit();
+    QImage img(c->viewport()->size(), QImage::Format_RGB32);
+    paint_once(c, img);
+    for (auto _ : state)
+        paint_once(c, img);
 }
 
 // What the screen does: the widget's own paint event through the backing store.
@@ -102,6 +129,7 @@ void BM_TimelineRepaintWidget(benchmark::State& state)
     views::TimelineCanvas* c = view().timeline();
     c->fit();
     for (auto _ : state) {
+        c->invalidate_cache();
         c->viewport()->repaint();
         benchmark::ClobberMemory();
     }
@@ -126,6 +154,13 @@ void BM_TimelineZoomPanFrame(benchmark::State& state)
             c->pan_pixels(k % 2 ? 40 : -25);
         paint_once(c, img);
     }
+}
+
+void BM_TimelineZoomPanFrameOneThread(benchmark::State& state)
+{
+    views::TimelineCanvas::set_parallel_rows(false);
+    BM_TimelineZoomPanFrame(state);
+    views::TimelineCanvas::set_parallel_rows(true);
 }
 
 void BM_DagRepaintFull(benchmark::State& state)
@@ -158,8 +193,11 @@ void BM_DagRepaintZoomed(benchmark::State& state)
 
 BENCHMARK(BM_TimelineBuildData)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_TimelineRepaintFull)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_TimelineRepaintFullOneThread)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_TimelineRepaintCached)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_TimelineRepaintWidget)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_TimelineZoomPanFrame)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_TimelineZoomPanFrameOneThread)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_DagRepaintFull)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DagRepaintZoomed)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -274,6 +274,7 @@ MeasuredTrace parse_measured_trace(const std::string& text, const std::string& o
             row.busy_s += it.duration_s();
             out.span_s = std::max(out.span_s, it.end_s);
         }
+        row.index_blocks();
         out.events += row.items.size();
         out.rows.push_back(std::move(row));
     }

@@ -110,23 +110,33 @@ double interval_sum(const std::vector<TimelineInterval>& v)
     return s;
 }
 
-// Adds interval overlaps of `v` with the bins to `field`.
+// Adds interval overlaps of `v` with the bins to `field` (bin edges as in aggregate_row).
 template <typename Field>
 void aggregate_intervals(const std::vector<TimelineInterval>& v, double t0, double bin_s, std::span<LodBin> bins, Field field)
 {
     const std::size_t nb = bins.size();
     const double t_end = t0 + static_cast<double>(nb) * bin_s;
+    const double inv = 1.0 / bin_s;
+    auto edge = [&](std::size_t b) { return t0 + static_cast<double>(b) * bin_s; };
     auto it = std::lower_bound(v.begin(), v.end(), t0, [](const TimelineInterval& a, double t) { return a.end_s <= t; });
     for (; it != v.end() && it->begin_s < t_end; ++it) {
         const double s = std::max(it->begin_s, t0), e = std::min(it->end_s, t_end);
-        std::size_t b = static_cast<std::size_t>(std::max(0.0, (s - t0) / bin_s));
+        const double f = (s - t0) * inv;
+        std::size_t b = f > 0 ? std::min(nb - 1, static_cast<std::size_t>(f)) : 0;
+        if (b > 0 && s < edge(b))
+            --b;
+        if (b + 1 >= nb || e <= edge(b + 1)) {
+            if (e > s)
+                bins[b].*field += static_cast<float>(e - s);
+            continue;
+        }
         for (; b < nb; ++b) {
-            const double lo = t0 + static_cast<double>(b) * bin_s, hi = t0 + static_cast<double>(b + 1) * bin_s;
+            const double lo = edge(b);
             if (lo >= e)
                 break;
-            const double ov = std::min(e, hi) - std::max(s, lo);
+            const double ov = std::min(e, edge(b + 1)) - std::max(s, lo);
             if (ov > 0)
-                bins[b].*field += ov;
+                bins[b].*field += static_cast<float>(ov);
         }
     }
 }
@@ -267,6 +277,13 @@ std::size_t TimelineRow::first_ending_after(double t) const
     return static_cast<std::size_t>(it - items.begin());
 }
 
+void TimelineRow::index_blocks()
+{
+    block_max_s.assign((items.size() + kBlock - 1) / kBlock, 0.0f);
+    for (std::size_t i = 0; i < items.size(); ++i)
+        block_max_s[i / kBlock] = std::max(block_max_s[i / kBlock], static_cast<float>(items[i].duration_s()));
+}
+
 std::size_t TimelineRow::item_at(double t) const
 {
     const std::size_t i = first_ending_after(t);
@@ -294,54 +311,52 @@ std::size_t aggregate_row(const TimelineRow& row, double t0, double bin_s, std::
     if (nb == 0 || !(bin_s > 0))
         return 0;
     const double t_end = t0 + static_cast<double>(nb) * bin_s;
-    auto bin_of = [&](double t) -> std::size_t {
-        const double f = (t - t0) / bin_s;
-        if (!(f > 0))
-            return 0;
-        return std::min(nb - 1, static_cast<std::size_t>(f));
-    };
+    const double inv = 1.0 / bin_s;
+    // Bin edges are always computed by this one expression, so neighbouring bins share them exactly
+    // and the overlaps of one item telescope to its duration.
+    auto edge = [&](std::size_t b) { return t0 + static_cast<double>(b) * bin_s; };
     constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
-    std::size_t visited = 0;
     const std::size_t n = row.items.size();
-    for (std::size_t i = row.first_ending_after(t0); i < n; ++i) {
-        const TimelineItem& it = row.items[i];
+    const TimelineItem* items = row.items.data();
+    std::size_t i = row.first_ending_after(t0);
+    const std::size_t first = i;
+    auto add = [&](LodBin& bin, const TimelineItem& it, std::size_t index, double ov) {
+        bin.busy_s += ov;
+        const float ovf = static_cast<float>(ov);
+        bin.slot_busy[it.slot] += ovf;
+        const bool top = ovf > bin.top_overlap || bin.top_item == kNone;
+        bin.top_overlap = top ? ovf : bin.top_overlap;
+        bin.top_item = top ? static_cast<std::uint32_t>(index) : bin.top_item;
+        bin.critical |= (it.flags & TimelineItem::kCritical) != 0;
+    };
+    for (; i < n; ++i) {
+        const TimelineItem& it = items[i];
         if (it.start_s >= t_end)
             break;
-        ++visited;
         const double s = std::max(it.start_s, t0), e = std::min(it.end_s, t_end);
-        const std::size_t b0 = bin_of(s);
-        LodBin& first = bins[b0];
-        ++first.ops;
-        const bool critical = (it.flags & TimelineItem::kCritical) != 0;
-        if (!(e > s)) {
-            // A zero-length op still shows (and can be hovered) in the bin it falls in.
-            if (first.top_item == kNone)
-                first.top_item = static_cast<std::uint32_t>(i);
-            first.critical = first.critical || critical;
+        const double f = (s - t0) * inv;
+        const std::size_t b0 = f > 0 ? std::min(nb - 1, static_cast<std::size_t>(f)) : 0;
+        LodBin& bin0 = bins[b0];
+        ++bin0.ops;
+        if (e <= edge(b0 + 1) || b0 + 1 == nb) {
+            // Inside one bin (most items when zoomed out; a zero-length one too): its whole length.
+            add(bin0, it, i, e - s);
             continue;
         }
-        for (std::size_t b = b0; b < nb; ++b) {
-            // Bin edges computed by one expression, so neighbouring bins share them exactly and the
-            // overlaps of one item telescope to its duration.
-            const double lo = t0 + static_cast<double>(b) * bin_s, hi = t0 + static_cast<double>(b + 1) * bin_s;
-            if (lo >= e && b > b0)
+        // Across bins: each bin gets its clipped part. Rounding in f can put b0 one bin late; start
+        // one earlier then, so no sliver is lost.
+        for (std::size_t b = b0 > 0 && s < edge(b0) ? b0 - 1 : b0; b < nb; ++b) {
+            const double lo = edge(b);
+            if (lo >= e)
                 break;
-            const double ov = std::min(e, hi) - std::max(s, lo);
-            if (!(ov > 0))
-                continue;
-            LodBin& bin = bins[b];
-            bin.busy_s += ov;
-            bin.slot_busy[it.slot] += static_cast<float>(ov);
-            if (static_cast<float>(ov) > bin.top_overlap || bin.top_item == kNone) {
-                bin.top_overlap = static_cast<float>(ov);
-                bin.top_item = static_cast<std::uint32_t>(i);
-            }
-            bin.critical = bin.critical || critical;
+            const double ov = std::min(e, edge(b + 1)) - std::max(s, lo);
+            if (ov > 0)
+                add(bins[b], it, i, ov);
         }
     }
     aggregate_intervals(row.exposed, t0, bin_s, bins, &LodBin::exposed_s);
     aggregate_intervals(row.bubbles, t0, bin_s, bins, &LodBin::bubble_s);
-    return visited;
+    return i - first;
 }
 
 std::vector<TimelineSummaryItem> timeline_summary(const Prediction& p)
@@ -612,6 +627,7 @@ std::shared_ptr<const TimelineData> build_timeline_data(
                 it.slot = slot_of[static_cast<int>(it.kind)];
                 row.busy_s += it.duration_s();
             }
+            row.index_blocks();
             auto& ex = cell_exposed[cell];
             std::sort(ex.begin(), ex.end(), [](const TimelineInterval& a, const TimelineInterval& b) { return a.begin_s < b.begin_s; });
             for (const TimelineInterval& e : ex)

@@ -84,6 +84,11 @@ struct TimelineRow {
     std::vector<TimelineInterval> bubbles; // compute rows: idle inside the pipeline (not waiting on a send)
     double busy_s = 0; // sum of item durations
     double exposed_s = 0; // sum of `exposed`
+    // Longest item per block of kBlock items: a view looking for bars wide enough to label skips
+    // whole blocks of narrow ones.
+    static constexpr std::size_t kBlock = 64;
+    std::vector<float> block_max_s;
+    void index_blocks();
 
     std::size_t size() const { return items.size(); }
     // First item that ends after t (binary search): where drawing [t, ...) starts.
@@ -166,9 +171,9 @@ std::shared_ptr<const TimelineData> build_timeline_data(
 // the bins it covers (busy sums equal the items' durations), and is counted once, in the bin where
 // it starts (or the first bin when it starts before the range), so nothing is lost at any zoom.
 struct LodBin {
-    double busy_s = 0;
-    double exposed_s = 0;
-    double bubble_s = 0;
+    double busy_s = 0; // exact: the bins of a range sum to the items' durations in it
+    float exposed_s = 0;
+    float bubble_s = 0;
     float slot_busy[kLodSlots] = {};
     float top_overlap = 0;
     std::uint32_t ops = 0;

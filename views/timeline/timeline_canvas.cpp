@@ -8,8 +8,10 @@
 #include <QScrollBar>
 #include <QToolTip>
 #include <QWheelEvent>
+#include <QtConcurrent/QtConcurrentMap>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -29,7 +31,7 @@ constexpr double kMaxRowScale = 4.0;
 constexpr int kHorizontalScrollRange = 10000;
 constexpr double kLabelMinRowHeight = 11; // smaller rows get no text
 constexpr int kMinSeparatorPx = 4; // bars this wide get a border
-constexpr std::size_t kMaxConnectors = 20000; // critical-path connectors drawn at most
+constexpr std::size_t kMaxConnectors = 600; // critical-path connectors drawn at most (more is a smear)
 
 int base_height(TimelineRowKind k)
 {
@@ -45,8 +47,10 @@ int base_height(TimelineRowKind k)
 
 QRgb mix(QRgb fg, QRgb bg, double alpha)
 {
-    const double a = std::clamp(alpha, 0.0, 1.0);
-    auto c = [&](int f, int b) { return static_cast<int>(b + (f - b) * a + 0.5); };
+    if (alpha >= 1.0)
+        return fg;
+    const int a = static_cast<int>(std::max(0.0, alpha) * 256.0);
+    auto c = [&](int f, int b) { return b + (((f - b) * a + 128) >> 8); };
     return qRgb(c(qRed(fg), qRed(bg)), c(qGreen(fg), qGreen(bg)), c(qBlue(fg), qBlue(bg)));
 }
 
@@ -197,6 +201,7 @@ void TimelineCanvas::set_row_scale(double scale)
 
 void TimelineCanvas::relayout()
 {
+    ++m_layout_generation;
     m_rows.clear();
     m_bands.clear();
     const double s = m_row_scale;
@@ -466,81 +471,135 @@ QRgb TimelineCanvas::bin_colour(const DisplayRow& r, const LodBin& b, double bin
     return mix(TimelinePalette::kind_rgb(kind, shade), is_bubble ? m_palette.bubble.rgb() : background, 0.5 + 0.5 * coverage);
 }
 
+void TimelineCanvas::invalidate_cache() { m_cache_valid = false; }
+
+namespace {
+std::atomic<bool> g_parallel_rows { true };
+} // namespace
+
+void TimelineCanvas::set_parallel_rows(bool on) { g_parallel_rows = on; }
+
 void TimelineCanvas::paint_rows_raster(QPainter& p, const QRect& plot, int rows_y0) const
+{
+    const CacheKey key { m_data.get(), m_baseline.get(), m_measured.get(), m_measured_offset, m_map.t0_s, m_map.px_per_s, m_map.x0_px,
+        rows_y0, plot.size(), m_layout_generation, m_show_critical };
+    if (!m_cache_valid || !(key == m_cache_key) || m_image.size() != plot.size()) {
+        render_rows_image(plot, rows_y0);
+        m_cache_key = key;
+        m_cache_valid = true;
+        m_cached_stats = m_stats;
+    } else {
+        m_stats = m_cached_stats;
+    }
+    p.drawImage(plot.topLeft(), m_image);
+}
+
+void TimelineCanvas::render_rows_image(const QRect& plot, int rows_y0) const
 {
     const int w = plot.width(), h = plot.height();
     if (m_image.size() != QSize(w, h))
         m_image = QImage(w, h, QImage::Format_RGB32);
-    const QRgb bg = m_palette.background.rgb();
-    const QRgb row_bg = m_palette.row_background.rgb();
-    const QRgb hatch = m_palette.bubble_hatch.rgb();
-    const QRgb exposed = m_palette.exposed.rgb();
-    const QRgb critical = m_palette.critical.rgb();
-    m_image.fill(bg);
+    m_image.fill(m_palette.background.rgb());
     const double t0 = m_map.to_t(plot.left());
     const double bin_s = m_map.s_per_px();
-    m_bins.resize(static_cast<std::size_t>(w));
-    m_line.resize(static_cast<std::size_t>(w));
-    m_bubble_cols.resize(static_cast<std::size_t>(w));
     uchar* bits = m_image.bits();
     const qsizetype stride = m_image.bytesPerLine();
-    auto scan = [&](int y) { return reinterpret_cast<QRgb*>(bits + stride * y); };
-    for (const DisplayRow& r : m_rows) {
+    std::vector<int> visible;
+    std::size_t work = 0;
+    for (std::size_t i = 0; i < m_rows.size(); ++i) {
+        const DisplayRow& r = m_rows[i];
+        const int top = rows_y0 + r.y - plot.top();
+        if (top + r.h > 0 && top < h) {
+            visible.push_back(static_cast<int>(i));
+            work += r.row->items.size();
+        }
+    }
+    struct RowResult {
+        std::size_t visited = 0, written = 0;
+    };
+    std::vector<RowResult> results(visible.size());
+    // One row: aggregate to one bin per pixel column, then write its scanlines (rows never share a
+    // scanline, so rows can be drawn in parallel).
+    auto draw_row = [&](std::size_t k) {
+        const DisplayRow& r = m_rows[static_cast<std::size_t>(visible[k])];
+        thread_local std::vector<LodBin> bins;
+        thread_local std::vector<QRgb> line;
+        thread_local std::vector<std::uint8_t> bubble_cols;
+        bins.resize(static_cast<std::size_t>(w));
+        line.resize(static_cast<std::size_t>(w));
+        bubble_cols.resize(static_cast<std::size_t>(w));
         const int top = rows_y0 + r.y - plot.top();
         const int bottom = top + r.h;
-        if (bottom <= 0 || top >= h)
-            continue;
-        ++m_stats.rows_drawn;
-        m_stats.items_visited += aggregate_row(*r.row, t0 - r.offset_s, bin_s, m_bins);
+        results[k].visited = aggregate_row(*r.row, t0 - r.offset_s, bin_s, bins);
         const bool compute = r.row->kind == TimelineRowKind::compute;
+        const QRgb row_bg = m_palette.row_background.rgb();
         std::size_t written = 0;
         bool any_bubble = false, any_exposed = false, any_critical = false;
         for (int x = 0; x < w; ++x) {
-            const LodBin& b = m_bins[static_cast<std::size_t>(x)];
+            const LodBin& b = bins[static_cast<std::size_t>(x)];
             bool bubble = false;
-            m_line[static_cast<std::size_t>(x)] = bin_colour(r, b, bin_s, row_bg, bubble);
-            m_bubble_cols[static_cast<std::size_t>(x)] = compute && bubble;
+            line[static_cast<std::size_t>(x)] = bin_colour(r, b, bin_s, row_bg, bubble);
+            bubble_cols[static_cast<std::size_t>(x)] = compute && bubble;
             any_bubble = any_bubble || (compute && bubble);
             any_exposed = any_exposed || b.exposed_s > 0;
             any_critical = any_critical || b.critical;
             written += b.ops > 0 || b.busy_s > 0;
         }
-        m_stats.primitives += written;
-        m_stats.max_primitives_per_row = std::max(m_stats.max_primitives_per_row, written);
+        results[k].written = written;
+        auto scan = [&](int y) { return reinterpret_cast<QRgb*>(bits + stride * y); };
         // Body: one scanline built, copied to the row's other lines; the last line stays a gap.
         const int body_end = r.h >= 4 ? bottom - 1 : bottom;
+        const QRgb hatch = m_palette.bubble_hatch.rgb();
         for (int y = std::max(0, top); y < std::min(h, body_end); ++y) {
-            QRgb* line = scan(y);
-            std::memcpy(line, m_line.data(), sizeof(QRgb) * static_cast<std::size_t>(w));
+            QRgb* out = scan(y);
+            std::memcpy(out, line.data(), sizeof(QRgb) * static_cast<std::size_t>(w));
             if (any_bubble)
                 for (int x = 0; x < w; ++x)
-                    if (m_bubble_cols[static_cast<std::size_t>(x)] && (x + y) % 6 < 2)
-                        line[x] = hatch;
+                    if (bubble_cols[static_cast<std::size_t>(x)] && (x + y) % 6 < 2)
+                        out[x] = hatch;
         }
         // Exposed communication: a red strip along the bottom of the row.
         if (any_exposed) {
+            const QRgb exposed = m_palette.exposed.rgb();
             const int strip = r.h >= 10 ? 3 : (r.h >= 5 ? 2 : 1);
-            for (int y = std::max(0, body_end - strip); y < std::min(h, body_end); ++y) {
-                QRgb* line = scan(y);
-                for (int x = 0; x < w; ++x) {
-                    const LodBin& b = m_bins[static_cast<std::size_t>(x)];
-                    if (b.exposed_s > 0)
-                        line[x] = mix(exposed, line[x], 0.55 + 0.45 * std::min(1.0, b.exposed_s / bin_s));
-                }
+            const double inv_bin = 1.0 / bin_s;
+            for (int x = 0; x < w; ++x) {
+                const LodBin& b = bins[static_cast<std::size_t>(x)];
+                if (b.exposed_s > 0)
+                    line[static_cast<std::size_t>(x)] = mix(exposed, line[static_cast<std::size_t>(x)], 0.55 + 0.45 * std::min(1.0, b.exposed_s * inv_bin));
             }
+            for (int y = std::max(0, body_end - strip); y < std::min(h, body_end); ++y)
+                std::memcpy(scan(y), line.data(), sizeof(QRgb) * static_cast<std::size_t>(w));
         }
         // Critical path: a dark strip along the top of compute rows.
         if (m_show_critical && any_critical && compute && r.h >= 6) {
+            const QRgb critical = m_palette.critical.rgb();
             const int strip = r.h >= 16 ? 3 : 2;
             for (int y = std::max(0, top); y < std::min(h, top + strip); ++y) {
-                QRgb* line = scan(y);
+                QRgb* out = scan(y);
                 for (int x = 0; x < w; ++x)
-                    if (m_bins[static_cast<std::size_t>(x)].critical)
-                        line[x] = critical;
+                    if (bins[static_cast<std::size_t>(x)].critical)
+                        out[x] = critical;
             }
         }
+    };
+    // Rows in parallel once there is enough work to pay for the threads.
+    constexpr std::size_t kParallelItems = 50000;
+    if (g_parallel_rows && work >= kParallelItems && visible.size() > 1) {
+        std::vector<std::size_t> idx(visible.size());
+        for (std::size_t k = 0; k < idx.size(); ++k)
+            idx[k] = k;
+        QtConcurrent::blockingMap(idx, [&](std::size_t k) { draw_row(k); });
+    } else {
+        for (std::size_t k = 0; k < visible.size(); ++k)
+            draw_row(k);
     }
-    p.drawImage(plot.topLeft(), m_image);
+    for (const RowResult& r : results) {
+        ++m_stats.rows_drawn;
+        m_stats.items_visited += r.visited;
+        m_stats.primitives += r.written;
+        m_stats.max_primitives_per_row = std::max(m_stats.max_primitives_per_row, r.written);
+    }
 }
 
 void TimelineCanvas::paint_rows_vector(QPainter& p, const QRect& plot, int rows_y0) const
@@ -663,14 +722,24 @@ void TimelineCanvas::paint_overlays(QPainter& p, const QRect& plot, int rows_y0)
             continue;
         const TimelineRow& row = *r.row;
         const double rb = t_begin - r.offset_s, re = t_end - r.offset_s;
-        std::size_t budget = static_cast<std::size_t>(plot.width()) * 4; // bars looked at per row at most
-        for (std::size_t i = row.first_ending_after(rb); i < row.items.size() && budget > 0; ++i, --budget) {
+        std::size_t budget = static_cast<std::size_t>(plot.width()) * 4; // bars drawn per row at most
+        const double min_s = kMinSeparatorPx * m_map.s_per_px();
+        const std::size_t block = TimelineRow::kBlock;
+        for (std::size_t i = row.first_ending_after(rb); i < row.items.size() && budget > 0; ++i) {
+            // Skip blocks of bars too narrow to get a border.
+            if (i % block == 0 && i / block < row.block_max_s.size() && row.block_max_s[i / block] < min_s) {
+                if (row.items[std::min(row.items.size(), i + block) - 1].start_s >= re)
+                    break;
+                i += block - 1;
+                continue;
+            }
             const TimelineItem& it = row.items[i];
             if (it.start_s >= re)
                 break;
             const double w = it.duration_s() * m_map.px_per_s;
             if (w < kMinSeparatorPx)
                 continue;
+            --budget;
             const QRectF rect = item_rect(static_cast<int>(ri), it, rows_y0, plot.left());
             p.setPen(QPen(separator, 1));
             p.drawLine(QPointF(std::floor(rect.left()) + 0.5, rect.top()), QPointF(std::floor(rect.left()) + 0.5, rect.bottom()));
@@ -687,32 +756,48 @@ void TimelineCanvas::paint_overlays(QPainter& p, const QRect& plot, int rows_y0)
         }
     }
 
-    // Critical path: connectors between consecutive critical ops on different rows.
+    // Critical path: connectors between consecutive critical ops on different rows, when few enough
+    // are in view to be read (zoomed out, the dark strip on the bars shows the path).
     if (m_show_critical) {
         for (const auto& [dptr, base] : { std::pair { m_data.get(), false }, std::pair { m_baseline.get(), true } }) {
             if (!dptr)
                 continue;
             const auto& path = dptr->sim->result.critical_path;
-            if (path.size() > kMaxConnectors)
+            const auto& start = dptr->sim->result.start_s;
+            const auto& end = dptr->sim->result.end_s;
+            // The path runs forward in time: binary search for the part in view.
+            auto first = std::lower_bound(path.begin(), path.end(), t_begin, [&](std::uint32_t op, double t) { return end[op] < t; });
+            if (first != path.begin())
+                --first;
+            auto last = std::upper_bound(first, path.end(), t_end, [&](double t, std::uint32_t op) { return t < start[op]; });
+            if (last != path.end())
+                ++last;
+            std::size_t switches = 0;
+            std::uint32_t prev_row = TimelineData::kNoRow;
+            for (auto it = first; it != last && switches <= kMaxConnectors; ++it) {
+                const std::uint32_t r = dptr->op_row[*it];
+                if (r == TimelineData::kNoRow)
+                    continue;
+                switches += prev_row != TimelineData::kNoRow && r != prev_row;
+                prev_row = r;
+            }
+            if (switches > kMaxConnectors)
                 continue;
             QColor c = m_palette.critical;
             c.setAlpha(170);
             p.setPen(QPen(c, 1.2, Qt::SolidLine));
             p.setRenderHint(QPainter::Antialiasing, true);
             QRectF prev;
-            int prev_row = -1;
-            for (std::uint32_t op : path) {
-                const int dr = display_row_of_op(op, base);
+            int prev_dr = -1;
+            for (auto it = first; it != last; ++it) {
+                const int dr = display_row_of_op(*it, base);
                 if (dr < 0)
                     continue;
-                const QRectF rect = op_rect(op, base);
-                if (prev_row >= 0 && dr != prev_row) {
-                    const QPointF a(prev.right(), prev.center().y()), b(rect.left(), rect.center().y());
-                    if (std::max(a.x(), b.x()) >= plot.left() && std::min(a.x(), b.x()) <= plot.right())
-                        p.drawLine(a, b);
-                }
+                const QRectF rect = op_rect(*it, base);
+                if (prev_dr >= 0 && dr != prev_dr)
+                    p.drawLine(QPointF(prev.right(), prev.center().y()), QPointF(rect.left(), rect.center().y()));
                 prev = rect;
-                prev_row = dr;
+                prev_dr = dr;
             }
             p.setRenderHint(QPainter::Antialiasing, false);
         }

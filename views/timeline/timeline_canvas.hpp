@@ -77,6 +77,11 @@ public:
         int plot_width = 0;
     };
     const FrameStats& last_frame() const { return m_stats; }
+    // The rows' image is kept while nothing that shapes it changes (a selection or a tooltip only
+    // repaints the overlays); this drops it so the next paint redraws every row.
+    void invalidate_cache();
+    // Rows are aggregated on the global thread pool when there is enough work (on by default).
+    static void set_parallel_rows(bool on);
 
     // Legend: the kinds present in what is shown.
     std::vector<TimelineKind> kinds_shown() const;
@@ -133,6 +138,7 @@ private:
     QRectF item_rect(int display_row, const TimelineItem& it, int rows_y0, int plot_x0) const;
     int display_row_of_op(std::uint32_t op, bool in_baseline) const;
     void paint_rows_raster(QPainter& p, const QRect& plot, int rows_y0) const;
+    void render_rows_image(const QRect& plot, int rows_y0) const;
     void paint_rows_vector(QPainter& p, const QRect& plot, int rows_y0) const;
     void paint_overlays(QPainter& p, const QRect& plot, int rows_y0) const;
     void paint_axis(QPainter& p, const QRect& axis, const QRect& plot) const;
@@ -163,10 +169,25 @@ private:
 
     // Reused per frame.
     mutable std::vector<LodBin> m_bins;
-    mutable std::vector<QRgb> m_line;
-    mutable std::vector<std::uint8_t> m_bubble_cols;
     mutable QImage m_image;
     mutable FrameStats m_stats;
+    // What the rows' image shows.
+    struct CacheKey {
+        const void* data = nullptr;
+        const void* baseline = nullptr;
+        const void* measured = nullptr;
+        double measured_offset = 0;
+        double t0 = 0, px_per_s = 0, x0 = 0;
+        int rows_y0 = 0;
+        QSize size;
+        std::uint64_t layout = 0;
+        bool critical = true;
+        bool operator==(const CacheKey&) const = default;
+    };
+    std::uint64_t m_layout_generation = 0;
+    mutable CacheKey m_cache_key;
+    mutable bool m_cache_valid = false;
+    mutable FrameStats m_cached_stats;
 };
 
 } // namespace parallax::views

@@ -1,5 +1,6 @@
 #include "timeline_palette.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -44,8 +45,18 @@ QRgb lighten(QRgb c, int shade)
 
 QRgb TimelinePalette::kind_rgb(TimelineKind k, int shade)
 {
+    // Looked up per pixel column when painting: computed once.
+    static const auto table = [] {
+        std::array<std::array<QRgb, 4>, kTimelineKindCount> t {};
+        for (int i = 0; i < kTimelineKindCount; ++i)
+            for (int s = 0; s < 4; ++s)
+                t[static_cast<std::size_t>(i)][static_cast<std::size_t>(s)] = lighten(kBase[static_cast<std::size_t>(i)], s);
+        return t;
+    }();
     const int i = static_cast<int>(k);
-    return lighten(i >= 0 && i < kTimelineKindCount ? kBase[static_cast<std::size_t>(i)] : 0xff888888, shade);
+    if (i < 0 || i >= kTimelineKindCount)
+        return lighten(0xff888888, shade);
+    return table[static_cast<std::size_t>(i)][static_cast<std::size_t>(std::clamp(shade, 0, 3))];
 }
 
 QColor TimelinePalette::kind(TimelineKind k) { return QColor::fromRgb(kind_rgb(k, 0)); }
