@@ -1,17 +1,45 @@
 // parallax: the planner GUI.
-//   parallax [--scenario FILE|PRESET] [--screenshot OUT.png]
+//   parallax [--scenario FILE|PRESET]
+//   parallax --scenario FILE|PRESET --screenshot OUT.png [--panel NAME] [--dark] [--dpi-scale 2] [--size WxH]
+// With --screenshot the window renders offscreen (unless a platform is forced), the PNG is written
+// and the program exits: 0 written, 1 cannot write, 2 bad input.
 #include "main_window.hpp"
+#include "settings.hpp"
+#include "theme.hpp"
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QFile>
 #include <QIcon>
-#include <QTimer>
+#include <QTemporaryDir>
 
 #include <cstdio>
+#include <cstring>
+
+namespace {
+
+// Options that must act before QApplication exists (platform and scale factor).
+void early_options(int argc, char** argv)
+{
+    bool screenshot = false;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--screenshot") == 0)
+            screenshot = true;
+        if (std::strcmp(argv[i], "--dpi-scale") == 0 && i + 1 < argc)
+            qputenv("QT_SCALE_FACTOR", QByteArray(argv[i + 1]));
+    }
+    if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+}
+
+void fail(const QString& message) { std::fprintf(stderr, "parallax: %s\n", message.toLocal8Bit().constData()); }
+
+} // namespace
 
 int main(int argc, char** argv)
 {
+    early_options(argc, argv);
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("Parallax"));
     QApplication::setOrganizationName(QStringLiteral("Parallax"));
@@ -22,26 +50,83 @@ int main(int argc, char** argv)
     parser.addVersionOption();
     parser.addOption({ QStringLiteral("scenario"), QStringLiteral("Scenario file or preset to open (default: the built-in default)."),
         QStringLiteral("FILE|PRESET"), QStringLiteral("default") });
-    parser.addOption({ QStringLiteral("screenshot"), QStringLiteral("Render the window to a PNG and exit."), QStringLiteral("OUT.png") });
+    parser.addOption({ QStringLiteral("screenshot"), QStringLiteral("Render the window offscreen to a PNG and exit."), QStringLiteral("OUT.png") });
+    parser.addOption({ QStringLiteral("panel"),
+        QStringLiteral("With --screenshot: the panel to show and capture (%1).").arg(parallax::app::MainWindow::panel_names().join(QStringLiteral(", "))),
+        QStringLiteral("NAME"), QStringLiteral("window") });
+    parser.addOption({ QStringLiteral("dark"), QStringLiteral("Use the dark palette.") });
+    parser.addOption({ QStringLiteral("light"), QStringLiteral("Use the light palette.") });
+    parser.addOption({ QStringLiteral("dpi-scale"), QStringLiteral("Scale factor for high-DPI rendering (e.g. 2)."), QStringLiteral("FACTOR") });
+    parser.addOption({ QStringLiteral("size"), QStringLiteral("With --screenshot: window size in logical pixels."), QStringLiteral("WxH"),
+        QStringLiteral("1600x1000") });
     parser.process(app);
 
-    parallax::app::MainWindow window;
+    const bool screenshot = parser.isSet(QStringLiteral("screenshot"));
+    using parallax::app::MainWindow;
+    using parallax::app::Settings;
+    using parallax::app::Theme;
+
+    // Screenshots never read or write the user's settings and leave no autosave behind.
+    QTemporaryDir scratch;
+    std::unique_ptr<Settings> settings;
+    MainWindow::Options options;
+    if (screenshot) {
+        settings = std::make_unique<Settings>(scratch.filePath(QStringLiteral("settings.ini")), nullptr);
+        options.restore_layout = false;
+        options.autosave = false;
+        options.settings = settings.get();
+    } else {
+        options.interactive = true;
+    }
+    MainWindow window(options);
+    window.setWindowIcon(QIcon(QStringLiteral(":/parallax/icons/parallax.svg")));
+
+    Theme theme = screenshot ? Theme::light : window.settings()->theme();
+    if (parser.isSet(QStringLiteral("dark")))
+        theme = Theme::dark;
+    else if (parser.isSet(QStringLiteral("light")))
+        theme = Theme::light;
+    parallax::app::apply_theme(theme);
+
     const QString scenario = parser.value(QStringLiteral("scenario"));
     const bool ok = QFile::exists(scenario) ? window.open_scenario_file(scenario) : window.open_scenario_preset(scenario);
     if (!ok)
-        std::fprintf(stderr, "parallax: %s\n", window.last_error().toLocal8Bit().constData());
+        fail(window.last_error());
 
-    if (parser.isSet(QStringLiteral("screenshot"))) {
+    if (screenshot) {
+        if (!ok)
+            return 2;
+        const QString panel = parser.value(QStringLiteral("panel"));
+        if (!MainWindow::panel_names().contains(panel)) {
+            fail(QStringLiteral("--panel: unknown panel \"%1\"; one of %2").arg(panel, MainWindow::panel_names().join(QStringLiteral(", "))));
+            return 2;
+        }
+        const QStringList size = parser.value(QStringLiteral("size")).split(u'x');
+        const int w = size.value(0).toInt();
+        const int h = size.value(1).toInt();
+        if (size.size() != 2 || w < 200 || h < 150) {
+            fail(QStringLiteral("--size: expected WxH such as 1600x1000"));
+            return 2;
+        }
+        window.resize(w, h);
         window.show();
+        window.show_panel(panel);
+        if (!window.wait_for_evaluation(20000)) {
+            fail(QStringLiteral("the evaluation did not finish"));
+            return 1;
+        }
+        // Queued replots and layouts run before the picture is taken.
+        for (int i = 0; i < 3; ++i)
+            QApplication::processEvents();
+        QWidget* target = window.panel(panel);
         const QString out = parser.value(QStringLiteral("screenshot"));
-        QTimer::singleShot(200, &window, [&window, out] {
-            const bool saved = window.grab().save(out);
-            if (!saved)
-                std::fprintf(stderr, "parallax: cannot write %s\n", out.toLocal8Bit().constData());
-            QApplication::exit(saved ? 0 : 1);
-        });
-        return QApplication::exec();
+        if (!target->grab().save(out, "PNG")) {
+            fail(QStringLiteral("cannot write ") + out);
+            return 1;
+        }
+        return 0;
     }
     window.show();
+    window.offer_recovery();
     return QApplication::exec();
 }

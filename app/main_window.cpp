@@ -1,60 +1,452 @@
 #include "main_window.hpp"
 
-#include "analytic_model.hpp"
+#include "autosave.hpp"
+#include "breakdown_views.hpp"
+#include "cluster_grid_view.hpp"
 #include "input_error.hpp"
-#include "prediction_text_view.hpp"
+#include "learn_panel.hpp"
+#include "metrics_panel.hpp"
+#include "plan_document.hpp"
+#include "plan_evaluator.hpp"
+#include "plan_explain.hpp"
+#include "plan_plots.hpp"
+#include "plot_export.hpp"
+#include "qcustomplot_include.hpp"
 #include "preset_catalog.hpp"
+#include "rank_grid.hpp"
+#include "report_export.hpp"
+#include "result_models.hpp"
+#include "scenario_forms.hpp"
 #include "scenario_io.hpp"
+#include "search_panel.hpp"
+#include "strategy_panel.hpp"
+#include "theme.hpp"
+#include "view_style.hpp"
 
 #include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
 #include <QComboBox>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QEventLoop>
 #include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
+#include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QShowEvent>
+#include <QSplitter>
 #include <QStatusBar>
+#include <QTableView>
+#include <QTimer>
 #include <QToolBar>
+#include <QUndoStack>
+#include <QVBoxLayout>
+
+#ifndef PARALLAX_VERSION
+#define PARALLAX_VERSION "dev"
+#endif
 
 namespace parallax::app {
 
-MainWindow::MainWindow(QWidget* parent)
-    : QMainWindow(parent)
-{
-    setWindowTitle(QStringLiteral("Parallax"));
-    m_view = new views::PredictionTextView(this);
-    setCentralWidget(m_view);
+namespace {
 
-    auto* file = menuBar()->addMenu(QStringLiteral("&File"));
-    auto* open = file->addAction(QStringLiteral("&Open scenario..."), this, &MainWindow::open_dialog);
+// The panels in the order of panel_names(); docks are named "dock_<name>" for saveState().
+const QStringList kDockNames = { QStringLiteral("scenario"), QStringLiteral("model"), QStringLiteral("cluster"),
+    QStringLiteral("training"), QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
+    QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("search"), QStringLiteral("learn") };
+const QStringList kCentralNames = { QStringLiteral("results"), QStringLiteral("memory"), QStringLiteral("time"),
+    QStringLiteral("compare") };
+
+QWidget* titled(const QString& title, QWidget* content, QWidget* parent)
+{
+    auto* box = new QWidget(parent);
+    auto* v = new QVBoxLayout(box);
+    v->setContentsMargins(2, 2, 2, 2);
+    v->setSpacing(2);
+    auto* label = new QLabel(QStringLiteral("<b>") + title + QStringLiteral("</b>"), box);
+    v->addWidget(label);
+    v->addWidget(content, 1);
+    return box;
+}
+
+QWidget* scrolled(QWidget* content, QWidget* parent)
+{
+    auto* area = new QScrollArea(parent);
+    area->setWidgetResizable(true);
+    area->setFrameShape(QFrame::NoFrame);
+    area->setWidget(content);
+    return area;
+}
+
+QString grid_csv(const Scenario& s)
+{
+    QString out = QStringLiteral("rank,node,local_gpu,tp_rank,cp_rank,dp_rank,pp_stage,ep_rank\n");
+    const RankGrid dense(s.strategy, s.cluster.gpus_per_node);
+    const RankGrid expert(s.strategy, s.cluster.gpus_per_node, true);
+    const long long gpn = s.cluster.gpus_per_node;
+    for (long long r = 0; r < dense.ranks(); ++r)
+        out += QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8\n")
+                   .arg(r)
+                   .arg(r / gpn)
+                   .arg(r % gpn)
+                   .arg(dense.coordinate(r, ParallelDim::tp))
+                   .arg(dense.coordinate(r, ParallelDim::cp))
+                   .arg(dense.coordinate(r, ParallelDim::dp))
+                   .arg(dense.coordinate(r, ParallelDim::pp))
+                   .arg(expert.coordinate(r, ParallelDim::ep));
+    return out;
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : MainWindow(Options {}, parent)
+{
+}
+
+MainWindow::MainWindow(const Options& options, QWidget* parent)
+    : QMainWindow(parent)
+    , m_opts(options)
+{
+    setObjectName(QStringLiteral("parallax_main_window"));
+    m_settings = options.settings ? options.settings : new Settings(this);
+    m_doc = new PlanDocument(this);
+    m_evaluator = new PlanEvaluator(this);
+    setWindowTitle(QStringLiteral("Parallax"));
+    setDockNestingEnabled(true);
+    build_panels();
+    build_actions();
+
+    connect(m_doc, &PlanDocument::scenario_changed, this, &MainWindow::scenario_changed);
+    connect(m_doc, &PlanDocument::modified_changed, this, [this](bool) {
+        update_title();
+        schedule_autosave();
+    });
+    connect(m_evaluator, &PlanEvaluator::evaluated, this, &MainWindow::show_evaluation);
+
+    if (options.autosave) {
+        m_autosave = new Autosave(m_settings->autosave_dir(), this);
+        m_autosave_timer = new QTimer(this);
+        m_autosave_timer->setSingleShot(true);
+        connect(m_autosave_timer, &QTimer::timeout, this, [this] { autosave_now(); });
+    }
+
+    resize(1600, 1000);
+    m_default_layout = saveState(Settings::kLayoutVersion);
+    if (options.restore_layout) {
+        restoreGeometry(m_settings->window_geometry());
+        m_layout_restored = restoreState(m_settings->window_state(), Settings::kLayoutVersion);
+    }
+    update_title();
+    statusBar()->showMessage(QStringLiteral("Open a scenario preset or file"));
+}
+
+MainWindow::~MainWindow() = default;
+
+// ---------------------------------------------------------------------------------------------
+// Panels
+
+QDockWidget* MainWindow::add_dock(const QString& name, const QString& title, QWidget* w, Qt::DockWidgetArea area)
+{
+    auto* d = new QDockWidget(title, this);
+    d->setObjectName(QStringLiteral("dock_") + name);
+    d->setWidget(w);
+    d->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(area, d);
+    m_docks.insert(name, d);
+    return d;
+}
+
+void MainWindow::build_panels()
+{
+    // Centre: the live numbers, memory per stage and the time breakdown.
+    m_results = new QWidget(this);
+    m_results->setObjectName(QStringLiteral("results"));
+    auto* rv = new QVBoxLayout(m_results);
+    rv->setContentsMargins(4, 4, 4, 4);
+    m_error_banner = new QLabel(m_results);
+    m_error_banner->setObjectName(QStringLiteral("error_banner"));
+    m_error_banner->setWordWrap(true);
+    m_error_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_error_banner->hide();
+    rv->addWidget(m_error_banner);
+    m_metrics = new views::MetricsPanel(m_results);
+    rv->addWidget(m_metrics);
+    auto* split = new QSplitter(Qt::Horizontal, m_results);
+    m_memory = new views::MemoryBarsView(split);
+    m_memory->setObjectName(QStringLiteral("memory"));
+    m_time = new views::TimeBreakdownView(split);
+    m_time->setObjectName(QStringLiteral("time"));
+    m_comparison = new views::ComparisonModel(this);
+    auto* compare = new QTableView(split);
+    compare->setObjectName(QStringLiteral("comparison_table"));
+    compare->setModel(m_comparison);
+    compare->verticalHeader()->hide();
+    compare->verticalHeader()->setDefaultSectionSize(compare->fontMetrics().height() + 4);
+    compare->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    compare->setAlternatingRowColors(true);
+    compare->setSelectionMode(QAbstractItemView::NoSelection);
+    auto* right = new QSplitter(Qt::Vertical, split);
+    right->addWidget(titled(QStringLiteral("Where the step time goes (critical path)"), m_time, right));
+    m_compare_box = titled(QStringLiteral("Pinned plan A vs current plan B (Ctrl+P pins)"), compare, right);
+    right->addWidget(m_compare_box);
+    right->setStretchFactor(0, 0);
+    right->setStretchFactor(1, 1);
+    split->addWidget(titled(QStringLiteral("Memory per GPU by pipeline stage"), m_memory, split));
+    split->addWidget(right);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    rv->addWidget(split, 1);
+    setCentralWidget(m_results);
+    views::install_export_menu(m_memory, QStringLiteral("memory-per-stage"), [this] { return m_memory->csv(); });
+    views::install_export_menu(m_time, QStringLiteral("time-breakdown"), [this] { return m_time->csv(); });
+
+    // Scenario picker: presets and recent files.
+    auto* picker = new QWidget(this);
+    auto* pv = new QVBoxLayout(picker);
+    pv->setContentsMargins(4, 4, 4, 4);
+    pv->addWidget(new QLabel(QStringLiteral("Scenario presets (double-click to open)"), picker));
+    m_preset_list = new QListWidget(picker);
+    m_preset_list->setObjectName(QStringLiteral("preset_list"));
+    for (const auto* e : PresetCatalog::standard().entries(PresetKind::scenarios)) {
+        auto* item = new QListWidgetItem(QString::fromStdString(e->name), m_preset_list);
+        if (e->json.contains("description") && e->json["description"].is_string())
+            item->setToolTip(QString::fromStdString(e->json["description"].get<std::string>()));
+    }
+    pv->addWidget(m_preset_list, 2);
+    pv->addWidget(new QLabel(QStringLiteral("Recent files"), picker));
+    m_recent_list = new QListWidget(picker);
+    m_recent_list->setObjectName(QStringLiteral("recent_list"));
+    pv->addWidget(m_recent_list, 1);
+    auto* open_button = new QPushButton(QStringLiteral("Open file..."), picker);
+    pv->addWidget(open_button);
+    connect(m_preset_list, &QListWidget::itemActivated, this, [this](QListWidgetItem* i) { open_scenario_preset(i->text()); });
+    connect(m_recent_list, &QListWidget::itemActivated, this, [this](QListWidgetItem* i) {
+        if (confirm_discard())
+            open_scenario_file(i->data(Qt::UserRole).toString());
+    });
+    connect(open_button, &QPushButton::clicked, this, &MainWindow::open_dialog);
+
+    m_model_form = views::make_model_editor(this);
+    m_cluster_form = views::make_cluster_editor(this);
+    m_training_form = views::make_training_editor(this);
+    m_strategy = new views::StrategyPanel(this);
+    m_grid = new views::ClusterGridView(this);
+    m_sensitivity = new views::SensitivityPlot(this);
+    m_heatmap = new views::HeatmapPlot(this);
+    m_search = new views::SearchPanel(this);
+    m_learn = new views::LearnPanel(this);
+    // The timeline's slot: views/timeline's TimelineView goes here when the build has it.
+    auto* timeline = new QLabel(QStringLiteral("The per-device timeline of the simulated plan appears here when the "
+                                               "timeline view (views/timeline) is part of the build."),
+        this);
+    timeline->setWordWrap(true);
+    timeline->setAlignment(Qt::AlignCenter);
+    m_timeline_slot = timeline;
+
+    add_dock(QStringLiteral("strategy"), QStringLiteral("Strategy"), scrolled(m_strategy, this), Qt::LeftDockWidgetArea);
+    QDockWidget* scenario_dock = add_dock(QStringLiteral("scenario"), QStringLiteral("Scenario"), picker, Qt::RightDockWidgetArea);
+    QDockWidget* model = add_dock(QStringLiteral("model"), QStringLiteral("Model"), m_model_form, Qt::RightDockWidgetArea);
+    QDockWidget* cluster = add_dock(QStringLiteral("cluster"), QStringLiteral("Cluster"), m_cluster_form, Qt::RightDockWidgetArea);
+    QDockWidget* training = add_dock(QStringLiteral("training"), QStringLiteral("Training"), m_training_form, Qt::RightDockWidgetArea);
+    tabifyDockWidget(scenario_dock, model);
+    tabifyDockWidget(model, cluster);
+    tabifyDockWidget(cluster, training);
+    scenario_dock->raise();
+    QDockWidget* grid = add_dock(QStringLiteral("grid"), QStringLiteral("Cluster grid"), m_grid, Qt::BottomDockWidgetArea);
+    QDockWidget* sensitivity
+        = add_dock(QStringLiteral("sensitivity"), QStringLiteral("Sensitivity"), m_sensitivity, Qt::BottomDockWidgetArea);
+    QDockWidget* heatmap = add_dock(QStringLiteral("heatmap"), QStringLiteral("TP × PP"), m_heatmap, Qt::BottomDockWidgetArea);
+    QDockWidget* timeline_dock = add_dock(QStringLiteral("timeline"), QStringLiteral("Timeline"), m_timeline_slot, Qt::BottomDockWidgetArea);
+    QDockWidget* learn = add_dock(QStringLiteral("learn"), QStringLiteral("Learn"), m_learn, Qt::BottomDockWidgetArea);
+    QDockWidget* search = add_dock(QStringLiteral("search"), QStringLiteral("Search"), m_search, Qt::BottomDockWidgetArea);
+    splitDockWidget(grid, sensitivity, Qt::Horizontal);
+    splitDockWidget(sensitivity, learn, Qt::Horizontal);
+    tabifyDockWidget(sensitivity, heatmap);
+    tabifyDockWidget(heatmap, timeline_dock);
+    tabifyDockWidget(learn, search);
+    sensitivity->raise();
+    learn->raise();
+
+    connect(m_strategy, &views::StrategyPanel::edit_requested, this, &MainWindow::apply_edit);
+    connect(m_strategy, &views::StrategyPanel::options_changed, this, &MainWindow::set_evaluation_options);
+    connect(m_grid, &views::ClusterGridView::edit_requested, this, &MainWindow::apply_edit);
+    for (views::ScenarioForm* f : { m_model_form, m_cluster_form, m_training_form })
+        connect(f, &views::ScenarioForm::edit_requested, this, &MainWindow::apply_edit);
+    connect(m_sensitivity, &views::SensitivityPlot::apply_requested, this, &MainWindow::apply_strategy);
+    connect(m_heatmap, &views::HeatmapPlot::apply_requested, this, &MainWindow::apply_strategy);
+    connect(m_search, &views::SearchPanel::apply_requested, this, &MainWindow::apply_strategy);
+    views::install_export_menu(m_grid->canvas(), QStringLiteral("cluster-grid"),
+        [this] { return scenario() ? grid_csv(*scenario()) : QString(); });
+    if (auto d = degree_from_string(m_settings->sensitivity_degree().toStdString()))
+        m_sensitivity->set_degree(*d);
+}
+
+void MainWindow::build_actions()
+{
+    QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
+    QAction* new_action = file->addAction(QStringLiteral("&New"), this, [this] {
+        if (confirm_discard())
+            new_scenario();
+    });
+    new_action->setShortcut(QKeySequence::New);
+    QAction* open = file->addAction(QStringLiteral("&Open scenario..."), this, &MainWindow::open_dialog);
     open->setShortcut(QKeySequence::Open);
+    m_recent_menu = file->addMenu(QStringLiteral("Open &recent"));
+    QAction* save_action = file->addAction(QStringLiteral("&Save"), this, [this] { save(); });
+    save_action->setShortcut(QKeySequence::Save);
+    QAction* save_as = file->addAction(QStringLiteral("Save &as..."), this, [this] { save_as_dialog(); });
+    save_as->setShortcut(QKeySequence::SaveAs);
     file->addSeparator();
-    auto* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);
+    QAction* report = file->addAction(QStringLiteral("Export &report (HTML)..."), this, &MainWindow::export_report_dialog);
+    report->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    file->addSeparator();
+    QAction* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
 
-    auto* bar = addToolBar(QStringLiteral("Scenario"));
+    QMenu* edit = menuBar()->addMenu(QStringLiteral("&Edit"));
+    QAction* undo = m_doc->undo_stack()->createUndoAction(this, QStringLiteral("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    QAction* redo = m_doc->undo_stack()->createRedoAction(this, QStringLiteral("&Redo"));
+    redo->setShortcuts({ QKeySequence::Redo, QKeySequence(Qt::CTRL | Qt::Key_Y) });
+    edit->addAction(undo);
+    edit->addAction(redo);
+    edit->addSeparator();
+    QAction* pin = edit->addAction(QStringLiteral("&Pin plan as baseline (A)"), this, &MainWindow::pin_current);
+    pin->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
+    edit->addAction(QStringLiteral("&Clear pinned plan"), this, &MainWindow::clear_pin);
+
+    QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
+    int key = Qt::Key_1;
+    for (const QString& name : { QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
+             QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("search"), QStringLiteral("scenario"),
+             QStringLiteral("model"), QStringLiteral("cluster") }) {
+        QDockWidget* d = m_docks.value(name);
+        QAction* a = d->toggleViewAction();
+        a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(key++)));
+        view->addAction(a);
+        connect(a, &QAction::triggered, this, [d](bool on) {
+            if (on)
+                d->raise();
+        });
+    }
+    view->addAction(m_docks.value(QStringLiteral("training"))->toggleViewAction());
+    QAction* learn = m_docks.value(QStringLiteral("learn"))->toggleViewAction();
+    learn->setShortcut(QKeySequence::HelpContents);
+    view->addAction(learn);
+    view->addSeparator();
+    m_simulated_action = view->addAction(QStringLiteral("&Simulated fidelity (event simulator)"));
+    m_simulated_action->setCheckable(true);
+    connect(m_simulated_action, &QAction::toggled, this, [this](bool on) { set_fidelity(on ? Fidelity::simulated : Fidelity::analytic); });
+    QMenu* theme = view->addMenu(QStringLiteral("&Theme"));
+    auto* themes = new QActionGroup(this);
+    const QString names[] = { QStringLiteral("&System"), QStringLiteral("&Light"), QStringLiteral("&Dark") };
+    for (int i = 0; i < 3; ++i) {
+        m_theme_actions[i] = theme->addAction(names[i]);
+        m_theme_actions[i]->setCheckable(true);
+        themes->addAction(m_theme_actions[i]);
+        const Theme t = static_cast<Theme>(i);
+        connect(m_theme_actions[i], &QAction::triggered, this, [this, t] { set_theme(t); });
+    }
+    m_theme_actions[static_cast<int>(m_settings->theme())]->setChecked(true);
+    QAction* toggle_dark = view->addAction(QStringLiteral("Toggle &dark mode"), this, [this] {
+        set_theme(m_settings->theme() == Theme::dark ? Theme::light : Theme::dark);
+    });
+    toggle_dark->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
+    view->addAction(QStringLiteral("&Reset layout"), this, &MainWindow::reset_layout);
+
+    QToolBar* bar = addToolBar(QStringLiteral("Scenario"));
     bar->setObjectName(QStringLiteral("scenario_toolbar"));
+    bar->addAction(new_action);
+    bar->addAction(open);
+    bar->addAction(save_action);
+    bar->addSeparator();
+    bar->addAction(undo);
+    bar->addAction(redo);
+    bar->addSeparator();
+    bar->addAction(pin);
+    bar->addAction(report);
+    bar->addSeparator();
     bar->addWidget(new QLabel(QStringLiteral(" Scenario preset: "), bar));
     m_presets = new QComboBox(bar);
+    m_presets->setObjectName(QStringLiteral("scenario_presets"));
     for (const auto& name : PresetCatalog::standard().names(PresetKind::scenarios))
         m_presets->addItem(QString::fromStdString(name));
     bar->addWidget(m_presets);
-    connect(m_presets, &QComboBox::textActivated, this, [this](const QString& name) { open_scenario_preset(name); });
-    resize(1000, 720);
+    connect(m_presets, &QComboBox::textActivated, this, [this](const QString& name) {
+        if (confirm_discard())
+            open_scenario_preset(name);
+    });
+
+    m_fidelity_label = new QLabel(this);
+    m_fidelity_label->setObjectName(QStringLiteral("fidelity_label"));
+    m_timing_label = new QLabel(this);
+    statusBar()->addPermanentWidget(m_timing_label);
+    statusBar()->addPermanentWidget(m_fidelity_label);
+    m_fidelity_label->setText(fidelity_text());
+    connect(m_settings, &Settings::recent_files_changed, this, &MainWindow::rebuild_recent_menu);
+    rebuild_recent_menu();
 }
 
-void MainWindow::open_dialog()
+QStringList MainWindow::panel_names()
 {
-    const QString path = QFileDialog::getOpenFileName(
-        this, QStringLiteral("Open scenario"), QString(), QStringLiteral("Scenario files (*.json);;All files (*)"));
-    if (!path.isEmpty())
-        open_scenario_file(path);
+    QStringList out = kDockNames;
+    out << kCentralNames << QStringLiteral("window");
+    return out;
 }
+
+QDockWidget* MainWindow::dock(const QString& name) const { return m_docks.value(name, nullptr); }
+
+QWidget* MainWindow::panel(const QString& name) const
+{
+    if (name == QStringLiteral("window"))
+        return const_cast<MainWindow*>(this);
+    if (name == QStringLiteral("results"))
+        return m_results;
+    if (name == QStringLiteral("memory"))
+        return m_memory->parentWidget();
+    if (name == QStringLiteral("time"))
+        return m_time->parentWidget();
+    if (name == QStringLiteral("compare"))
+        return m_compare_box;
+    return dock(name);
+}
+
+bool MainWindow::show_panel(const QString& name)
+{
+    if (QDockWidget* d = dock(name)) {
+        d->show();
+        d->raise();
+        return true;
+    }
+    return panel(name) != nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Document
+
+const std::optional<Scenario>& MainWindow::scenario() const { return m_doc->scenario(); }
+QString MainWindow::current_path() const { return m_doc->path(); }
+bool MainWindow::is_modified() const { return m_doc->modified(); }
+QUndoStack* MainWindow::undo_stack() const { return m_doc->undo_stack(); }
 
 bool MainWindow::open_scenario_file(const QString& path)
 {
     try {
         const Scenario s = load_scenario_file(path.toStdString(), PresetCatalog::standard());
-        show_scenario(s, path);
+        clear_error();
+        m_doc->reset(s, QFileInfo(path).absoluteFilePath(), path);
+        m_settings->add_recent_file(path);
+        if (m_autosave)
+            m_autosave->discard();
         return true;
     } catch (const InputError& e) {
         report_error(QString::fromStdString(e.what()));
@@ -66,10 +458,13 @@ bool MainWindow::open_scenario_preset(const QString& name)
 {
     try {
         const Scenario s = load_scenario_preset(name.toStdString(), PresetCatalog::standard());
+        clear_error();
+        m_doc->reset(s, QString(), name);
         const int index = m_presets->findText(name);
         if (index >= 0)
             m_presets->setCurrentIndex(index);
-        show_scenario(s, name);
+        if (m_autosave)
+            m_autosave->discard();
         return true;
     } catch (const InputError& e) {
         report_error(QString::fromStdString(e.what()));
@@ -77,24 +472,444 @@ bool MainWindow::open_scenario_preset(const QString& name)
     }
 }
 
-void MainWindow::show_scenario(const Scenario& s, const QString& label)
+void MainWindow::new_scenario()
 {
-    m_scenario = s;
-    m_last_error.clear();
-    const PlanContext ctx(s.model, s.training, s.cluster);
-    const Prediction p = AnalyticModel(ctx).predict(s.strategy);
-    m_view->show_prediction(s, p);
-    setWindowTitle(QStringLiteral("Parallax — ") + label);
-    statusBar()->showMessage(QStringLiteral("Fidelity: analytic · calibration: none (datasheet peaks × per-generation efficiencies)"));
+    try {
+        const Scenario s = load_scenario_preset("default", PresetCatalog::standard());
+        clear_error();
+        m_doc->reset(s, QString(), QStringLiteral("Untitled"));
+    } catch (const InputError& e) {
+        report_error(QString::fromStdString(e.what()));
+    }
 }
+
+void MainWindow::apply_edit(const Scenario& s, const QString& what, int drag)
+{
+    if (!m_doc->has_scenario())
+        return;
+    clear_error();
+    m_doc->apply(s, what, drag);
+}
+
+void MainWindow::apply_strategy(const Strategy& s, const QString& what)
+{
+    if (!scenario())
+        return;
+    Scenario next = *scenario();
+    next.strategy = s;
+    apply_edit(next, what, 0);
+}
+
+bool MainWindow::save()
+{
+    if (m_doc->path().isEmpty())
+        return m_opts.interactive ? save_as_dialog() : false;
+    return save_as(m_doc->path());
+}
+
+bool MainWindow::save_as(const QString& path)
+{
+    if (!scenario())
+        return false;
+    const PlanInputs in = plan_inputs(*scenario());
+    const Rule r = check_strategy(in, scenario()->strategy);
+    if (r != Rule::ok) {
+        report_error(path + QStringLiteral(": not saved: the plan breaks a rule (") + QString::fromLatin1(rule_key(r, scenario()->strategy))
+            + QStringLiteral(": ") + QString::fromStdString(explain(r, in, scenario()->strategy))
+            + QStringLiteral("); fix it first — your work is kept in the window and its autosave"));
+        return false;
+    }
+    try {
+        save_scenario_file(path.toStdString(), *scenario());
+    } catch (const InputError& e) {
+        report_error(QString::fromStdString(e.what()));
+        return false;
+    }
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    m_doc->mark_saved(abs);
+    m_settings->add_recent_file(abs);
+    if (m_autosave)
+        m_autosave->discard();
+    clear_error();
+    statusBar()->showMessage(QStringLiteral("Saved ") + abs, 5000);
+    update_title();
+    return true;
+}
+
+void MainWindow::open_dialog()
+{
+    if (!confirm_discard())
+        return;
+    const QString path = QFileDialog::getOpenFileName(
+        this, QStringLiteral("Open scenario"), QString(), QStringLiteral("Scenario files (*.json);;All files (*)"));
+    if (!path.isEmpty())
+        open_scenario_file(path);
+}
+
+bool MainWindow::save_as_dialog()
+{
+    const QString start = m_doc->path().isEmpty() ? m_doc->label() + QStringLiteral(".json") : m_doc->path();
+    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Save scenario"), start, QStringLiteral("Scenario files (*.json)"));
+    return !path.isEmpty() && save_as(path);
+}
+
+bool MainWindow::confirm_discard()
+{
+    if (!m_opts.interactive || !m_doc->modified())
+        return true;
+    const auto answer = QMessageBox::question(this, QStringLiteral("Unsaved changes"),
+        QStringLiteral("The plan has unsaved changes. Save them first?"),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Save)
+        return save();
+    return answer == QMessageBox::Discard;
+}
+
+void MainWindow::showEvent(QShowEvent* e)
+{
+    QMainWindow::showEvent(e);
+    if (m_sized)
+        return;
+    m_sized = true;
+    // Dock sizes only take once the window has its size; the layout at this point is the default.
+    if (!m_layout_restored)
+        apply_default_sizes();
+}
+
+void MainWindow::apply_default_sizes()
+{
+    const int w = width();
+    const int h = height();
+    resizeDocks({ m_docks.value(QStringLiteral("strategy")), m_docks.value(QStringLiteral("scenario")) },
+        { std::max(340, w * 23 / 100), std::max(260, w * 19 / 100) }, Qt::Horizontal);
+    resizeDocks({ m_docks.value(QStringLiteral("grid")) }, { std::max(260, h * 36 / 100) }, Qt::Vertical);
+    resizeDocks({ m_docks.value(QStringLiteral("grid")), m_docks.value(QStringLiteral("sensitivity")), m_docks.value(QStringLiteral("learn")) },
+        { w * 30 / 100, w * 40 / 100, w * 30 / 100 }, Qt::Horizontal);
+}
+
+void MainWindow::closeEvent(QCloseEvent* e)
+{
+    if (!confirm_discard()) {
+        e->ignore();
+        return;
+    }
+    if (m_opts.restore_layout) {
+        m_settings->set_window_geometry(saveGeometry());
+        m_settings->set_window_state(saveState(Settings::kLayoutVersion));
+    }
+    m_settings->set_sensitivity_degree(QString::fromLatin1(to_string(m_sensitivity->degree()).data()));
+    e->accept();
+}
+
+void MainWindow::update_title()
+{
+    const QString label = m_doc->label().isEmpty() ? QStringLiteral("no scenario") : m_doc->label();
+    setWindowTitle(QStringLiteral("Parallax — ") + label + QStringLiteral("[*]"));
+    setWindowModified(m_doc->modified());
+}
+
+void MainWindow::rebuild_recent_menu()
+{
+    m_recent_menu->clear();
+    m_recent_list->clear();
+    const QStringList files = m_settings->recent_files();
+    for (const QString& f : files) {
+        QAction* a = m_recent_menu->addAction(QFileInfo(f).fileName(), this, [this, f] {
+            if (confirm_discard())
+                open_scenario_file(f);
+        });
+        a->setToolTip(f);
+        auto* item = new QListWidgetItem(QFileInfo(f).fileName(), m_recent_list);
+        item->setToolTip(f);
+        item->setData(Qt::UserRole, f);
+    }
+    m_recent_menu->setEnabled(!files.isEmpty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation
+
+void MainWindow::scenario_changed(const Scenario& s, const QString& what)
+{
+    m_change_text = what;
+    // Synchronous: the panels show the plan as it is now and know which values are reachable.
+    m_strategy->set_scenario(s, m_options);
+    m_grid->set_scenario(s, m_options);
+    m_model_form->set_scenario(s);
+    m_cluster_form->set_scenario(s);
+    m_training_form->set_scenario(s);
+    m_search->set_scenario(s);
+    update_title();
+    m_evaluator->request(s, m_options);
+}
+
+void MainWindow::set_evaluation_options(const PlanEvaluationOptions& o)
+{
+    m_options = o;
+    m_options.alternatives = true;
+    if (scenario()) {
+        m_strategy->set_scenario(*scenario(), m_options);
+        m_grid->set_scenario(*scenario(), m_options);
+        m_evaluator->request(*scenario(), m_options);
+    }
+}
+
+void MainWindow::set_fidelity(Fidelity f)
+{
+    if (m_options.fidelity == f)
+        return;
+    m_options.fidelity = f;
+    if (m_simulated_action && m_simulated_action->isChecked() != (f == Fidelity::simulated))
+        m_simulated_action->setChecked(f == Fidelity::simulated);
+    m_fidelity_label->setText(fidelity_text());
+    if (scenario())
+        m_evaluator->request(*scenario(), m_options);
+}
+
+QString MainWindow::fidelity_text() const
+{
+    const QString fidelity = m_options.fidelity == Fidelity::simulated
+        ? QStringLiteral("Fidelity: simulated (event simulator of the execution DAG)")
+        : QStringLiteral("Fidelity: analytic (closed form)");
+    return fidelity + QStringLiteral(" · calibration: none (datasheet peaks × per-generation efficiencies)");
+}
+
+void MainWindow::show_evaluation(std::shared_ptr<const PlanEvaluation> e)
+{
+    m_previous = m_current;
+    m_current = std::move(e);
+    const PlanEvaluation& cur = *m_current;
+    const Prediction* pinned = m_pinned && m_pinned->valid ? &m_pinned->prediction : nullptr;
+    const Prediction* previous = m_previous && m_previous->valid ? &m_previous->prediction : nullptr;
+    m_metrics->set_evaluation(cur, pinned, previous);
+    if (cur.valid) {
+        m_memory->set_prediction(cur.prediction);
+        m_time->set_predictions(cur.prediction, pinned);
+    } else {
+        m_memory->clear();
+        m_time->clear();
+    }
+    m_sensitivity->set_evaluation(m_current);
+    m_heatmap->set_evaluation(m_current);
+    m_comparison->set_predictions(cur.valid ? std::optional<Prediction>(cur.prediction) : std::nullopt,
+        pinned ? std::optional<Prediction>(*pinned) : std::nullopt);
+    m_learn->set_change(cur, previous, m_previous ? &m_previous->scenario.strategy : nullptr, m_change_text);
+    const QString why = previous && cur.valid ? QString::fromStdString(why_moved(Metric::step_time, *previous, cur.prediction)) : QString();
+    m_strategy->set_why(why);
+    m_fidelity_label->setText(fidelity_text());
+    m_timing_label->setText(QStringLiteral("evaluated in %1 ms").arg(cur.seconds * 1e3, 0, 'f', 1));
+    if (cur.valid)
+        statusBar()->showMessage(QStringLiteral("%1 · %2 tokens/s · MFU %3%")
+                                     .arg(views::format_seconds(cur.prediction.step_time_s),
+                                         views::format_count(cur.prediction.tokens_per_s),
+                                         QString::number(cur.prediction.mfu * 100, 'f', 1)));
+    else
+        statusBar()->showMessage(QStringLiteral("Not a valid plan: ") + QString::fromStdString(cur.violations.front().message));
+    emit evaluated();
+}
+
+bool MainWindow::wait_for_evaluation(int timeout_ms)
+{
+    QElapsedTimer clock;
+    clock.start();
+    while (!(m_evaluator->idle() && m_current)) {
+        if (clock.elapsed() > timeout_ms)
+            return false;
+        QEventLoop loop;
+        connect(this, &MainWindow::evaluated, &loop, &QEventLoop::quit);
+        QTimer::singleShot(std::max<qint64>(1, timeout_ms - clock.elapsed()), &loop, &QEventLoop::quit);
+        loop.exec();
+    }
+    return true;
+}
+
+void MainWindow::pin_current()
+{
+    if (!m_current)
+        return;
+    m_pinned = m_current;
+    m_pinned_label = m_doc->label() + QStringLiteral(": tp %1 pp %2 dp %3 cp %4")
+                                          .arg(m_current->scenario.strategy.tp)
+                                          .arg(m_current->scenario.strategy.pp)
+                                          .arg(m_current->scenario.strategy.dp)
+                                          .arg(m_current->scenario.strategy.cp);
+    statusBar()->showMessage(QStringLiteral("Pinned as plan A: ") + m_pinned_label, 5000);
+    auto current = m_current;
+    m_current = m_previous;
+    show_evaluation(current);
+}
+
+void MainWindow::clear_pin()
+{
+    m_pinned.reset();
+    if (m_current) {
+        auto current = m_current;
+        m_current = m_previous;
+        show_evaluation(current);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors, autosave, theme, layout
 
 void MainWindow::report_error(const QString& message)
 {
-    // The previous plan stays on screen; the error is shown, never swallowed.
+    // The previous plan stays on screen; the error is shown (banner and status bar), never swallowed.
     m_last_error = message;
+    m_error_banner->setText(QStringLiteral("<b>Error:</b> ") + message.toHtmlEscaped());
+    m_error_banner->setStyleSheet(QStringLiteral("QLabel { color: %1; border: 1px solid %1; padding: 4px; }")
+                                      .arg(views::bad_colour(views::is_dark(palette())).name()));
+    m_error_banner->show();
     statusBar()->showMessage(message);
-    if (isVisible())
-        QMessageBox::warning(this, QStringLiteral("Cannot open scenario"), message);
+}
+
+void MainWindow::clear_error()
+{
+    m_last_error.clear();
+    m_error_banner->hide();
+}
+
+QString MainWindow::error_text() const { return m_error_banner->isHidden() ? QString() : m_error_banner->text(); }
+QString MainWindow::status_text() const { return statusBar()->currentMessage(); }
+
+void MainWindow::schedule_autosave()
+{
+    if (!m_autosave_timer || !m_doc->modified() || m_autosave_timer->isActive())
+        return;
+    m_autosave_timer->start(std::max(1, m_settings->autosave_interval_s()) * 1000);
+}
+
+bool MainWindow::autosave_now(QString* error)
+{
+    if (!m_autosave || !scenario())
+        return false;
+    // Only plans that load again are written: a recovery must never fail on its own file.
+    if (check_strategy(plan_inputs(*scenario()), scenario()->strategy) != Rule::ok) {
+        if (error)
+            *error = QStringLiteral("the plan breaks a rule; the last valid autosave is kept");
+        return false;
+    }
+    return m_autosave->write(*scenario(), m_doc->path(), m_doc->label(), error);
+}
+
+QString MainWindow::autosave_file() const { return m_autosave ? m_autosave->file_path() : QString(); }
+
+QStringList MainWindow::recoverable_autosaves() const { return Autosave::orphans(m_settings->autosave_dir()); }
+
+bool MainWindow::recover_autosave(const QString& file)
+{
+    try {
+        const RecoveredScenario r = Autosave::load(file);
+        clear_error();
+        const QString label = (r.label.isEmpty() ? QStringLiteral("Recovered") : r.label) + QStringLiteral(" (recovered)");
+        m_doc->reset_modified(r.scenario, r.original_path, label);
+        Autosave::remove(file);
+        autosave_now();
+        statusBar()->showMessage(QStringLiteral("Recovered the plan autosaved at ") + r.saved_at.toLocalTime().toString(), 8000);
+        return true;
+    } catch (const InputError& e) {
+        report_error(QString::fromStdString(e.what()));
+        return false;
+    }
+}
+
+void MainWindow::offer_recovery()
+{
+    for (const QString& file : recoverable_autosaves()) {
+        QString when;
+        try {
+            when = Autosave::load(file).saved_at.toLocalTime().toString();
+        } catch (const InputError& e) {
+            Autosave::remove(file); // unreadable: nothing to recover
+            continue;
+        }
+        const auto answer = QMessageBox::question(this, QStringLiteral("Recover unsaved plan?"),
+            QStringLiteral("Parallax did not exit cleanly. A plan autosaved at %1 can be recovered. Recover it?").arg(when),
+            QMessageBox::Yes | QMessageBox::Discard, QMessageBox::Yes);
+        if (answer == QMessageBox::Yes) {
+            recover_autosave(file);
+            return;
+        }
+        Autosave::remove(file);
+    }
+}
+
+void MainWindow::abandon_autosave()
+{
+    if (m_autosave)
+        m_autosave->abandon();
+}
+
+void MainWindow::set_theme(Theme t)
+{
+    m_settings->set_theme(t);
+    apply_theme(t);
+    if (m_theme_actions[static_cast<int>(t)])
+        m_theme_actions[static_cast<int>(t)]->setChecked(true);
+    // Colours baked into rich text (deltas, banners) follow the new palette.
+    if (m_current) {
+        auto current = m_current;
+        m_current = m_previous;
+        show_evaluation(current);
+    }
+    if (scenario())
+        m_strategy->set_scenario(*scenario(), m_options);
+}
+
+void MainWindow::reset_layout()
+{
+    restoreState(m_default_layout, Settings::kLayoutVersion);
+    for (QDockWidget* d : std::as_const(m_docks))
+        d->show();
+    apply_default_sizes();
+    m_docks.value(QStringLiteral("scenario"))->raise();
+    m_docks.value(QStringLiteral("sensitivity"))->raise();
+    m_docks.value(QStringLiteral("learn"))->raise();
+}
+QByteArray MainWindow::save_layout() const { return saveState(Settings::kLayoutVersion); }
+bool MainWindow::restore_layout(const QByteArray& state) { return restoreState(state, Settings::kLayoutVersion); }
+
+void MainWindow::set_search_engine(std::shared_ptr<views::SearchEngine> engine) { m_search->set_engine(std::move(engine)); }
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+bool MainWindow::export_report(const QString& path, QString* error)
+{
+    if (!m_current) {
+        if (error)
+            *error = QStringLiteral("no plan to report");
+        return false;
+    }
+    ReportInputs in;
+    in.current = m_current;
+    in.pinned = m_pinned;
+    in.current_label = m_doc->label();
+    in.pinned_label = m_pinned_label;
+    in.fidelity = fidelity_text();
+    in.version = QStringLiteral(PARALLAX_VERSION);
+    in.images.push_back({ QStringLiteral("Memory per GPU by pipeline stage"), views::png_bytes(m_memory, 2) });
+    in.images.push_back({ QStringLiteral("Where the step time goes"), views::png_bytes(m_time, 2) });
+    in.images.push_back({ QStringLiteral("Sensitivity: ") + QString::fromLatin1(to_string(m_sensitivity->degree()).data()),
+        views::png_bytes(m_sensitivity->plot(), 2) });
+    in.images.push_back({ QStringLiteral("Throughput over TP × PP"), views::png_bytes(m_heatmap->plot(), 2) });
+    in.images.push_back({ QStringLiteral("Cluster grid"), views::png_bytes(m_grid, 2) });
+    if (m_timeline_slot && !qobject_cast<QLabel*>(m_timeline_slot))
+        in.images.push_back({ QStringLiteral("Timeline"), views::png_bytes(m_timeline_slot, 2) });
+    return views::write_text_atomically(path, report_html(in), error);
+}
+
+void MainWindow::export_report_dialog()
+{
+    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export report"),
+        m_doc->label().section(u'/', -1).section(u'.', 0, 0) + QStringLiteral("-report.html"), QStringLiteral("HTML (*.html)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!export_report(path, &error))
+        report_error(error);
+    else
+        statusBar()->showMessage(QStringLiteral("Report written to ") + path, 5000);
 }
 
 } // namespace parallax::app

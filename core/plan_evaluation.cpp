@@ -1,5 +1,7 @@
 #include "plan_evaluation.hpp"
 
+#include "simulated_model.hpp"
+
 #include <chrono>
 
 namespace parallax {
@@ -97,7 +99,7 @@ PlanEvaluation evaluate_plan(const Scenario& s, const PlanEvaluationOptions& o, 
     const PlanContext ctx(s.model, s.training, s.cluster);
     const AnalyticModel model(ctx);
     if (e.valid) {
-        e.prediction = model.predict(s.strategy);
+        e.prediction = o.fidelity == Fidelity::simulated ? predict_simulated(ctx, s.strategy) : model.predict(s.strategy);
         e.warnings = e.prediction.warnings;
     } else {
         e.prediction.feasible = false;

@@ -52,6 +52,8 @@ struct PlanEvaluationOptions {
     Degree preferred_absorber = Degree::dp;
     DegreeLocks locks;
     bool alternatives = true; // sensitivity curves and the heatmap
+    // Of the headline prediction; the alternatives are always analytic (they rank, the simulator refines).
+    Fidelity fidelity = Fidelity::analytic;
 };
 
 struct RuleViolation {

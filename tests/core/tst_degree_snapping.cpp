@@ -12,6 +12,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 using namespace parallax;
@@ -51,6 +52,7 @@ private slots:
     void rankGridCoordinates();
     void rankGridBoundaries();
     void evaluationBundle();
+    void simulatedFidelity();
     void evaluationOfInvalidPlan();
     void heatmapMarksOutOfMemory();
     void evaluationCanBeCancelled();
@@ -344,6 +346,21 @@ void TestDegreeSnapping::evaluationBundle()
     QCOMPARE(e.curve(Degree::tp).absorber, std::optional<Degree>(Degree::dp));
     QVERIFY(!e.curve(Degree::vpp).absorber);
     QCOMPARE(e.heatmap.cells.size(), e.heatmap.tp_values.size() * e.heatmap.pp_values.size());
+}
+
+void TestDegreeSnapping::simulatedFidelity()
+{
+    const Scenario s = preset("default");
+    PlanEvaluationOptions o;
+    o.fidelity = Fidelity::simulated;
+    o.alternatives = false;
+    const PlanEvaluation e = evaluate_plan(s, o);
+    QVERIFY(e.valid);
+    QCOMPARE(e.prediction.fidelity, Fidelity::simulated);
+    const PlanEvaluation a = evaluate_plan(s, PlanEvaluationOptions {});
+    QCOMPARE(a.prediction.fidelity, Fidelity::analytic);
+    // The two fidelities agree closely on this plan (tst_simulator checks the grid).
+    QVERIFY(std::abs(e.prediction.step_time_s / a.prediction.step_time_s - 1) < 0.1);
 }
 
 void TestDegreeSnapping::evaluationOfInvalidPlan()

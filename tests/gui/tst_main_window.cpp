@@ -77,7 +77,7 @@ void TestMainWindow::opensDefaultPreset()
 void TestMainWindow::presetComboListsScenarios()
 {
     MainWindow w;
-    auto* combo = w.findChild<QComboBox*>();
+    auto* combo = w.findChild<QComboBox*>(QStringLiteral("scenario_presets"));
     QVERIFY(combo != nullptr);
     QVERIFY(combo->findText(QStringLiteral("default")) >= 0);
     QVERIFY(combo->count() >= 5);

@@ -1,0 +1,83 @@
+#include "learn_panel.hpp"
+
+#include "plan_explain.hpp"
+#include "view_style.hpp"
+
+namespace parallax::views {
+
+namespace {
+
+QString entry(const Explanation& e)
+{
+    return QStringLiteral("<p><b>") + QString::fromStdString(e.title).toHtmlEscaped() + QStringLiteral("</b><br>")
+        + QString::fromStdString(e.what).toHtmlEscaped() + QStringLiteral("<br><code>")
+        + QString::fromStdString(e.formula).toHtmlEscaped() + QStringLiteral("</code><br><i>")
+        + QString::fromStdString(e.source).toHtmlEscaped() + QStringLiteral("</i></p>");
+}
+
+} // namespace
+
+LearnPanel::LearnPanel(QWidget* parent)
+    : QTextBrowser(parent)
+{
+    setOpenLinks(false);
+    QString g = QStringLiteral("<h4>Parallel degrees</h4>");
+    for (Degree d : kAllDegrees)
+        g += entry(explain_degree(d));
+    g += QStringLiteral("<h4>Toggles</h4>");
+    for (const std::string& key : toggle_keys())
+        g += entry(*explain_toggle(key));
+    g += QStringLiteral("<h4>Metrics</h4>");
+    for (int i = 0; i < kMetricCount; ++i)
+        g += entry(explain_metric(static_cast<Metric>(i)));
+    m_glossary = g;
+    m_latest = QStringLiteral("<p>Drag a degree or flip a toggle: this panel says what moved and why. Hover any "
+                              "control or number for its formula and source.</p>");
+    rebuild();
+}
+
+void LearnPanel::set_change(
+    const PlanEvaluation& current, const Prediction* previous, const Strategy* previous_strategy, const QString& change)
+{
+    QString html = QStringLiteral("<h4>Latest change</h4>");
+    if (!change.isEmpty())
+        html += QStringLiteral("<p><b>") + change.toHtmlEscaped() + QStringLiteral("</b>");
+    if (previous_strategy) {
+        const std::string moved = describe_strategy_change(*previous_strategy, current.scenario.strategy);
+        if (!moved.empty())
+            html += QStringLiteral("<br>Strategy: ") + QString::fromStdString(moved).toHtmlEscaped();
+    }
+    html += QStringLiteral("</p>");
+    if (!current.valid) {
+        html += QStringLiteral("<p>The plan breaks a rule:</p><ul>");
+        for (const RuleViolation& v : current.violations)
+            html += QStringLiteral("<li><code>") + QString::fromStdString(v.key) + QStringLiteral("</code>: ")
+                + QString::fromStdString(v.message).toHtmlEscaped() + QStringLiteral("</li>");
+        html += QStringLiteral("</ul>");
+    } else if (previous && previous->step_time_s > 0) {
+        html += QStringLiteral("<ul>");
+        int shown = 0;
+        for (Metric m : { Metric::step_time, Metric::tokens_per_s, Metric::mfu, Metric::bubble, Metric::peak_memory,
+                 Metric::power, Metric::energy_per_token }) {
+            const std::string why = why_moved(m, *previous, current.prediction);
+            if (why.empty())
+                continue;
+            html += QStringLiteral("<li>") + QString::fromStdString(why).toHtmlEscaped() + QStringLiteral("</li>");
+            ++shown;
+        }
+        html += QStringLiteral("</ul>");
+        if (shown == 0)
+            html += QStringLiteral("<p>No headline number moved noticeably.</p>");
+    }
+    for (const std::string& w : current.warnings)
+        html += QStringLiteral("<p><i>Note:</i> ") + QString::fromStdString(w).toHtmlEscaped() + QStringLiteral("</p>");
+    m_latest = html;
+    rebuild();
+}
+
+void LearnPanel::rebuild()
+{
+    setHtml(m_latest + QStringLiteral("<hr><h4>Glossary</h4>") + m_glossary);
+}
+
+} // namespace parallax::views
