@@ -304,13 +304,13 @@ void MainWindow::build_actions()
     QAction* save_action = file->addAction(QStringLiteral("&Save"), this, [this] { save(); });
     save_action->setShortcut(QKeySequence::Save);
     QAction* save_as = file->addAction(QStringLiteral("Save &as..."), this, [this] { save_as_dialog(); });
-    save_as->setShortcut(QKeySequence::SaveAs);
+    save_as->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S)); // QKeySequence::SaveAs is empty on some platforms
     file->addSeparator();
     QAction* report = file->addAction(QStringLiteral("Export &report (HTML)..."), this, &MainWindow::export_report_dialog);
     report->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     file->addSeparator();
     QAction* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);
-    quit->setShortcut(QKeySequence::Quit);
+    quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
 
     QMenu* edit = menuBar()->addMenu(QStringLiteral("&Edit"));
     QAction* undo = m_doc->undo_stack()->createUndoAction(this, QStringLiteral("&Undo"));

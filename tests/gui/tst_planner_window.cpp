@@ -1,0 +1,936 @@
+// The planner window end to end on the offscreen platform: item models under QAbstractItemModelTester,
+// drags with QTest mouse events on the strategy handles, the cluster grid and the plots change the
+// plan and the numbers, undo restores them (a drag is one step), locks and the absorbing degree,
+// editors with inline validation, a bad file keeps the previous plan, save/load round trip,
+// autosave recovery, pinned deltas, the HTML report, themes, layout, the search panel over a test
+// engine, and the --screenshot option of the real executable.
+#include "autosave.hpp"
+#include "breakdown_views.hpp"
+#include "cluster_grid_view.hpp"
+#include "degree_slider.hpp"
+#include "learn_panel.hpp"
+#include "main_window.hpp"
+#include "metrics_panel.hpp"
+#include "plan_evaluator.hpp"
+#include "plan_plots.hpp"
+#include "plot_export.hpp"
+#include "preset_catalog.hpp"
+#include "qcustomplot_include.hpp"
+#include "result_models.hpp"
+#include "scenario_forms.hpp"
+#include "scenario_io.hpp"
+#include "search_panel.hpp"
+#include "settings.hpp"
+#include "strategy_panel.hpp"
+#include "theme.hpp"
+#include "view_style.hpp"
+
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QApplication>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QImage>
+#include <QLabel>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QStandardItemModel>
+#include <QCheckBox>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QToolButton>
+#include <QUndoStack>
+
+#include <atomic>
+#include <memory>
+
+using namespace parallax;
+using parallax::app::MainWindow;
+
+namespace {
+
+// A window with private settings and autosave folder, shown, on the default scenario, evaluated.
+struct Fixture {
+    QTemporaryDir dir;
+    std::unique_ptr<app::Settings> settings;
+    std::unique_ptr<MainWindow> window;
+
+    explicit Fixture(const QString& preset = QStringLiteral("default"))
+    {
+        settings = std::make_unique<app::Settings>(dir.filePath(QStringLiteral("settings.ini")), nullptr);
+        settings->set_autosave_dir(dir.filePath(QStringLiteral("autosave")));
+        MainWindow::Options o;
+        o.restore_layout = false;
+        o.settings = settings.get();
+        window = std::make_unique<MainWindow>(o);
+        window->resize(1600, 1000);
+        window->show();
+        if (!QTest::qWaitForWindowExposed(window.get()))
+            qWarning("window not exposed");
+        if (!window->open_scenario_preset(preset))
+            qWarning("%s", qPrintable(window->last_error()));
+        if (!window->wait_for_evaluation())
+            qWarning("no evaluation");
+    }
+    MainWindow& w() { return *window; }
+    const Strategy& strategy() { return window->scenario()->strategy; }
+};
+
+QString tokens_text(MainWindow& w) { return w.metrics_panel()->value_text(Metric::tokens_per_s); }
+
+class FakeEngine : public views::SearchEngine {
+public:
+    bool wait_for_cancel = false;
+    std::atomic<bool> started { false };
+    QString name() const override { return QStringLiteral("test engine"); }
+    views::SearchReport run(const Scenario& s, int top, const std::function<void(double)>& progress,
+        const std::function<bool()>& cancelled) override
+    {
+        started = true;
+        views::SearchReport r;
+        if (wait_for_cancel) {
+            while (!cancelled())
+                QThread::msleep(2);
+            r.cancelled = true;
+            return r;
+        }
+        const PlanContext ctx(s.model, s.training, s.cluster);
+        const AnalyticModel model(ctx);
+        const int tps[] = { 2, 4, 8 };
+        for (int i = 0; i < 3 && i < top; ++i) {
+            Strategy st = s.strategy;
+            st.dp = st.dp * st.tp / tps[i];
+            st.tp = tps[i];
+            views::SearchRow row;
+            row.strategy = st;
+            row.prediction = model.predict(st);
+            row.objective = row.prediction.tokens_per_s;
+            row.limiter = QStringLiteral("test");
+            row.explanation = QStringLiteral("tp %1").arg(tps[i]);
+            r.rows.push_back(row);
+            progress((i + 1) / 3.0);
+        }
+        r.evaluated = 3;
+        r.feasible = 3;
+        return r;
+    }
+};
+
+} // namespace
+
+class TestPlannerWindow : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void comparisonModelPassesTester();
+    void searchResultsModelPassesTester();
+    void sliderDragChangesPlanAndNumbers();
+    void sliderOffersValidStopsOnly();
+    void keyboardStepsThroughValidStops();
+    void lockAndAbsorberChooseWhoMoves();
+    void gridDragChangesDegree();
+    void gridColoursStages();
+    void toggleChangesPlanAndUndoes();
+    void invalidToggleOptionsAreDisabled();
+    void editorRejectsBadValueInline();
+    void editorAppliesValidValue();
+    void clusterEditorKeepsGpuCount();
+    void badFileShowsErrorAndKeepsPlan();
+    void saveLoadRoundTrip();
+    void saveRefusesInvalidPlan();
+    void autosaveRecovery();
+    void pinnedPlanShowsDeltas();
+    void sensitivityClickApplies();
+    void heatmapClickAppliesAndMarksOom();
+    void plotsExport();
+    void reportExport();
+    void learnTooltipsSayWhy();
+    void latestRequestWins();
+    void themesAndLayout();
+    void shortcuts();
+    void searchPanelRunsAndApplies();
+    void searchPanelCancels();
+    void screenshotOptionWritesPng_data();
+    void screenshotOptionWritesPng();
+    void screenshotOptionRejectsBadInput();
+};
+
+void TestPlannerWindow::initTestCase()
+{
+    QCOMPARE(QGuiApplication::platformName(), QStringLiteral("offscreen"));
+    QVERIFY(QCoreApplication::testAttribute(Qt::AA_Use96Dpi));
+    QVERIFY(QStandardPaths::isTestModeEnabled());
+}
+
+void TestPlannerWindow::comparisonModelPassesTester()
+{
+    views::ComparisonModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const Scenario s = load_scenario_preset("default", PresetCatalog::standard());
+    const PlanContext ctx(s.model, s.training, s.cluster);
+    const Prediction a = AnalyticModel(ctx).predict(s.strategy);
+    Strategy t = s.strategy;
+    t.tp = 8;
+    t.dp = 1;
+    const Prediction b = AnalyticModel(ctx).predict(t);
+    QCOMPARE(model.rowCount(), 0);
+    model.set_predictions(b, std::nullopt);
+    QVERIFY(model.rowCount() > 10);
+    QCOMPARE(model.index(0, views::ComparisonModel::pinned).data().toString(), QStringLiteral("–"));
+    model.set_predictions(b, a);
+    const QStringList dump = model.dump();
+    QVERIFY2(dump.first().startsWith(QStringLiteral("Step time | ")), qPrintable(dump.first()));
+    QVERIFY2(dump.first().contains(u'%'), qPrintable(dump.first()));
+    QVERIFY(!model.index(0, 0).data(Qt::ToolTipRole).toString().isEmpty());
+    model.set_predictions(std::nullopt, std::nullopt);
+    QCOMPARE(model.rowCount(), 0);
+}
+
+void TestPlannerWindow::searchResultsModelPassesTester()
+{
+    views::SearchResultsModel model;
+    QSortFilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    proxy.setSortRole(Qt::UserRole);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester proxy_tester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    std::vector<views::SearchRow> rows(3);
+    const double tokens[] = { 100, 300, 200 };
+    for (int i = 0; i < 3; ++i) {
+        rows[i].strategy.tp = 1 << i;
+        rows[i].prediction.tokens_per_s = tokens[i];
+        rows[i].explanation = QStringLiteral("row %1").arg(i);
+    }
+    model.set_rows(rows);
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(model.columnCount(), int(views::SearchResultsModel::column_count));
+    proxy.sort(views::SearchResultsModel::tokens_per_s, Qt::DescendingOrder);
+    QCOMPARE(proxy.index(0, views::SearchResultsModel::tp).data().toInt(), 2);
+    QCOMPARE(proxy.index(2, views::SearchResultsModel::tp).data().toInt(), 1);
+    QCOMPARE(model.index(1, views::SearchResultsModel::explanation).data().toString(), QStringLiteral("row 1"));
+    model.set_rows({});
+    QCOMPARE(proxy.rowCount(), 0);
+}
+
+void TestPlannerWindow::sliderDragChangesPlanAndNumbers()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    const Strategy before = f.strategy();
+    const QString tokens_before = tokens_text(w);
+    QVERIFY(!tokens_before.isEmpty() && tokens_before != QStringLiteral("–"));
+    QUndoStack* undo = w.undo_stack();
+    const int steps = undo->count();
+
+    views::DegreeSlider* tp = w.strategy_panel()->slider(Degree::tp);
+    QCOMPARE(tp->value(), 4);
+    // One gesture through several stops: 4 -> 2 -> 1 -> 8.
+    QTest::mousePress(tp, Qt::LeftButton, {}, tp->stop_position(4));
+    QTest::mouseMove(tp, tp->stop_position(2));
+    QCOMPARE(f.strategy().tp, 2);
+    QTest::mouseMove(tp, tp->stop_position(1));
+    QCOMPARE(f.strategy().tp, 1);
+    QTest::mouseMove(tp, tp->stop_position(8));
+    QTest::mouseRelease(tp, Qt::LeftButton, {}, tp->stop_position(8));
+    QCOMPARE(f.strategy().tp, 8);
+    QCOMPARE(f.strategy().dp, 1); // dp absorbed the change
+    QCOMPARE(f.strategy().total_gpus(), before.total_gpus());
+    QCOMPARE(undo->count(), steps + 1); // the drag is one undo step
+
+    QVERIFY(w.wait_for_evaluation());
+    QCOMPARE(w.evaluation()->scenario.strategy.tp, 8);
+    QVERIFY2(tokens_text(w) != tokens_before, qPrintable(tokens_text(w)));
+    QCOMPARE(w.strategy_panel()->slider(Degree::dp)->value(), 1);
+
+    undo->undo();
+    QVERIFY(f.strategy() == before);
+    QVERIFY(w.wait_for_evaluation());
+    QCOMPARE(tokens_text(w), tokens_before);
+    QCOMPARE(tp->value(), 4);
+    undo->redo();
+    QCOMPARE(f.strategy().tp, 8);
+}
+
+void TestPlannerWindow::sliderOffersValidStopsOnly()
+{
+    Fixture f;
+    views::DegreeSlider* tp = f.w().strategy_panel()->slider(Degree::tp);
+    QStringList blocked;
+    for (const views::SliderStop& s : tp->stops())
+        if (!s.valid)
+            blocked << QString::number(s.value) + QStringLiteral(": ") + s.tip;
+    QVERIFY(!blocked.isEmpty());
+    // Dragging onto a blocked stop (tp 64: 8 KV heads, and dp cannot absorb) snaps to the nearest valid one.
+    QTest::mousePress(tp, Qt::LeftButton, {}, tp->stop_position(4));
+    QTest::mouseMove(tp, tp->stop_position(64));
+    QTest::mouseRelease(tp, Qt::LeftButton, {}, tp->stop_position(64));
+    QCOMPARE(f.strategy().tp, 8);
+    QVERIFY(check_strategy(plan_inputs(*f.w().scenario()), f.strategy()) == Rule::ok);
+}
+
+void TestPlannerWindow::keyboardStepsThroughValidStops()
+{
+    Fixture f;
+    views::DegreeSlider* pp = f.w().strategy_panel()->slider(Degree::pp);
+    pp->setFocus();
+    QTest::keyClick(pp, Qt::Key_Left);
+    QCOMPARE(f.strategy().pp, 2);
+    QCOMPARE(f.strategy().dp, 4);
+    QTest::keyClick(pp, Qt::Key_Home);
+    QCOMPARE(f.strategy().pp, 1);
+    QCOMPARE(f.strategy().vpp, 1); // virtual stages need a pipeline
+    QCOMPARE(f.strategy().schedule, Schedule::one_f_one_b);
+}
+
+void TestPlannerWindow::lockAndAbsorberChooseWhoMoves()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    views::StrategyPanel* panel = w.strategy_panel();
+    // pp absorbs instead of dp.
+    panel->absorber_button(Degree::pp)->click();
+    QCOMPARE(w.evaluation_options().preferred_absorber, Degree::pp);
+    views::DegreeSlider* tp = panel->slider(Degree::tp);
+    QTest::mousePress(tp, Qt::LeftButton, {}, tp->stop_position(4));
+    QTest::mouseRelease(tp, Qt::LeftButton, {}, tp->stop_position(8));
+    QCOMPARE(f.strategy().tp, 8);
+    QCOMPARE(f.strategy().pp, 2);
+    QCOMPARE(f.strategy().dp, 2);
+    // Locked dp: its handle is disabled; with pp locked too, cp absorbs.
+    panel->lock_button(Degree::dp)->click();
+    QVERIFY(!panel->slider(Degree::dp)->isEnabled());
+    panel->lock_button(Degree::pp)->click();
+    QTest::mousePress(tp, Qt::LeftButton, {}, tp->stop_position(8));
+    QTest::mouseRelease(tp, Qt::LeftButton, {}, tp->stop_position(4));
+    QCOMPARE(f.strategy().tp, 4);
+    QCOMPARE(f.strategy().cp, 4);
+    QCOMPARE(f.strategy().pp, 2);
+    QCOMPARE(f.strategy().dp, 2);
+    // The evaluation's curves use the same choice.
+    QVERIFY(w.wait_for_evaluation());
+    QCOMPARE(w.evaluation()->curve(Degree::tp).absorber, std::optional<Degree>(Degree::cp));
+}
+
+void TestPlannerWindow::gridDragChangesDegree()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    w.show_panel(QStringLiteral("grid"));
+    views::ClusterGridCanvas* grid = w.grid_view()->canvas();
+    QCOMPARE(grid->segment(), 4LL); // one TP group of 4
+    const QString tokens_before = tokens_text(w);
+    const int steps = w.undo_stack()->count();
+    // Grab the first TP boundary (between GPU 3 and 4 of node 0) and pull it to the node's end.
+    const QPoint from = grid->boundary_point(4).toPoint();
+    const QPoint end = grid->boundary_point(4).toPoint() + QPoint(static_cast<int>(grid->boundary_point(5).x() - grid->boundary_point(4).x()) * 4 - 1, 0);
+    QTest::mousePress(grid, Qt::LeftButton, {}, from);
+    QTest::mouseMove(grid, (from + end) / 2);
+    QTest::mouseMove(grid, end);
+    QTest::mouseRelease(grid, Qt::LeftButton, {}, end);
+    QCOMPARE(f.strategy().tp, 8);
+    QCOMPARE(f.strategy().total_gpus(), 64LL);
+    QCOMPARE(w.undo_stack()->count(), steps + 1);
+    QVERIFY(w.wait_for_evaluation());
+    QVERIFY(tokens_text(w) != tokens_before);
+    QCOMPARE(grid->segment(), 8LL);
+    w.undo_stack()->undo();
+    QCOMPARE(f.strategy().tp, 4);
+}
+
+void TestPlannerWindow::gridColoursStages()
+{
+    Fixture f;
+    views::ClusterGridView* view = f.w().grid_view();
+    view->set_dimension(ParallelDim::pp);
+    views::ClusterGridCanvas* grid = view->canvas();
+    QCOMPARE(grid->segment(), 16LL); // a stage: 64 GPUs / pp 4
+    // Pull the first stage boundary (after node 1) down to after node 3: stages of 32 GPUs, pp 2.
+    const QPoint from = grid->boundary_point(16).toPoint();
+    const QPoint to = grid->boundary_point(32).toPoint();
+    QTest::mousePress(grid, Qt::LeftButton, {}, from);
+    QTest::mouseMove(grid, to);
+    QTest::mouseRelease(grid, Qt::LeftButton, {}, to);
+    QCOMPARE(f.strategy().pp, 2);
+    QCOMPARE(f.strategy().dp, 4);
+    const QImage image = grid->grab().toImage();
+    QVERIFY(!image.isNull());
+}
+
+void TestPlannerWindow::toggleChangesPlanAndUndoes()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    const QString step_before = w.metrics_panel()->value_text(Metric::step_time);
+    QComboBox* recompute = w.strategy_panel()->recompute_box();
+    recompute->setCurrentIndex(recompute->findText(QStringLiteral("full")));
+    emit recompute->activated(recompute->currentIndex());
+    QCOMPARE(f.strategy().recompute, Recompute::full);
+    QVERIFY(w.wait_for_evaluation());
+    QVERIFY(w.metrics_panel()->value_text(Metric::step_time) != step_before);
+    QCheckBox* sp = w.strategy_panel()->sequence_parallel_box();
+    QTest::mouseClick(sp, Qt::LeftButton, {}, QPoint(8, sp->height() / 2)); // on the indicator
+    QVERIFY(!f.strategy().sequence_parallel);
+    w.undo_stack()->undo();
+    QVERIFY(f.strategy().sequence_parallel);
+    w.undo_stack()->undo();
+    QCOMPARE(f.strategy().recompute, Recompute::selective);
+}
+
+void TestPlannerWindow::invalidToggleOptionsAreDisabled()
+{
+    Fixture f;
+    views::StrategyPanel* panel = f.w().strategy_panel();
+    QComboBox* schedule = panel->schedule_box();
+    auto* model = qobject_cast<QStandardItemModel*>(schedule->model());
+    QVERIFY(model);
+    for (int i = 0; i < schedule->count(); ++i)
+        QVERIFY2(model->item(i)->isEnabled(), qPrintable(schedule->itemText(i))); // 64 micro-batches, pp 4: all fit
+    // 3 micro-batches on pp 4: zero-bubble and DualPipe are out of reach and say why.
+    Scenario s = *f.w().scenario();
+    s.training.global_batch = 6;
+    s.strategy.vpp = 1;
+    s.strategy.schedule = Schedule::one_f_one_b;
+    f.w().apply_edit(s, QStringLiteral("small batch"));
+    const QStandardItem* zb = model->item(schedule->findText(QStringLiteral("zb-h1")));
+    QVERIFY(!zb->isEnabled());
+    QVERIFY2(zb->toolTip().contains(QStringLiteral("zero-bubble")), qPrintable(zb->toolTip()));
+    QVERIFY(!model->item(schedule->findText(QStringLiteral("dualpipe")))->isEnabled());
+    QVERIFY(model->item(schedule->findText(QStringLiteral("gpipe")))->isEnabled());
+    // The GPU has no fp4 tensor cores (H100); offload needs ZeRO >= 1.
+    QComboBox* precision = f.w().findChild<QComboBox*>();
+    Q_UNUSED(precision);
+    s.strategy.zero = 0;
+    f.w().apply_edit(s, QStringLiteral("zero 0"));
+    QCheckBox* offload = nullptr;
+    for (QCheckBox* c : panel->findChildren<QCheckBox*>())
+        if (c->text().contains(QStringLiteral("Offload")))
+            offload = c;
+    QVERIFY(offload && !offload->isEnabled());
+}
+
+void TestPlannerWindow::editorRejectsBadValueInline()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    const Scenario before = *w.scenario();
+    auto* kv = qobject_cast<QDoubleSpinBox*>(w.model_editor()->field_widget(QStringLiteral("model.kv_heads")));
+    QVERIFY(kv);
+    kv->setValue(3); // 64 heads are not a multiple of 3
+    const QString message = w.model_editor()->field_message(QStringLiteral("model.kv_heads"));
+    QVERIFY2(message.contains(QStringLiteral("must divide heads")), qPrintable(message));
+    QVERIFY(w.scenario()->model.kv_heads == before.model.kv_heads); // not applied
+    QVERIFY(w.scenario()->refs.model == before.refs.model);
+}
+
+void TestPlannerWindow::editorAppliesValidValue()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    auto* layers = qobject_cast<QDoubleSpinBox*>(w.model_editor()->field_widget(QStringLiteral("model.layers")));
+    QVERIFY(layers);
+    layers->setValue(40);
+    QCOMPARE(w.scenario()->model.layers, 40);
+    QVERIFY(w.scenario()->refs.model.empty()); // now an inline model
+    QVERIFY(w.is_modified());
+    // A model change that breaks a plan rule is applied and the rule shown where the plan is edited.
+    auto* kv = qobject_cast<QDoubleSpinBox*>(w.model_editor()->field_widget(QStringLiteral("model.kv_heads")));
+    kv->setValue(2); // tp 4 no longer divides the KV heads
+    QCOMPARE(w.scenario()->model.kv_heads, 2);
+    QVERIFY(!w.strategy_panel()->violations_label()->isHidden());
+    QVERIFY(w.strategy_panel()->violations_label()->text().contains(QStringLiteral("strategy.tp")));
+    QVERIFY(w.wait_for_evaluation());
+    QVERIFY(!w.evaluation()->valid);
+    QVERIFY(w.metrics_panel()->banner_text().contains(QStringLiteral("Not a valid plan")));
+    w.undo_stack()->undo();
+    QVERIFY(w.wait_for_evaluation());
+    QVERIFY(w.evaluation()->valid);
+}
+
+void TestPlannerWindow::clusterEditorKeepsGpuCount()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    auto* nodes = qobject_cast<QDoubleSpinBox*>(w.cluster_editor()->field_widget(QStringLiteral("cluster.nodes")));
+    QVERIFY(nodes);
+    nodes->setValue(16);
+    QCOMPARE(w.scenario()->cluster.total_gpus(), 128LL);
+    QCOMPARE(f.strategy().total_gpus(), 128LL);
+    QCOMPARE(f.strategy().dp, 4);
+    QVERIFY(w.scenario()->refs.cluster.empty());
+    // A GPU preset replaces the GPU and keeps the rest.
+    auto* gpu = qobject_cast<QComboBox*>(w.cluster_editor()->field_widget(QStringLiteral("cluster.gpu")));
+    QVERIFY(gpu);
+    gpu->setCurrentIndex(gpu->findText(QStringLiteral("H200-SXM-141GB")));
+    emit gpu->activated(gpu->currentIndex());
+    QCOMPARE(QString::fromStdString(w.scenario()->cluster.gpu.name), QStringLiteral("H200-SXM-141GB"));
+    QCOMPARE(QString::fromStdString(w.scenario()->refs.gpu), QStringLiteral("H200-SXM-141GB"));
+    // A bad fabric value shows the loader's message under the field.
+    auto* idle = qobject_cast<QDoubleSpinBox*>(w.cluster_editor()->field_widget(QStringLiteral("cluster.gpu.idle_W")));
+    idle->setValue(5000);
+    QVERIFY2(w.cluster_editor()->field_message(QStringLiteral("cluster.gpu.idle_W")).contains(QStringLiteral("tdp_W")),
+        qPrintable(w.cluster_editor()->field_message(QStringLiteral("cluster.gpu.idle_W"))));
+}
+
+void TestPlannerWindow::badFileShowsErrorAndKeepsPlan()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    const Strategy before = f.strategy();
+    const QString tokens_before = tokens_text(w);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("bad.json"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(R"({"schema": 1, "model": "llama3-8b",
+                  "cluster": {"gpu": "H100-SXM5-80GB", "nodes": 2, "gpus_per_node": 8,
+                              "intra_node": "nvlink4-nvswitch", "inter_node": "ib-ndr"},
+                  "training": {"global_batch": 64, "seq_len": 4096}, "strategy": {"tp": 16}})");
+    file.close();
+    QVERIFY(!w.open_scenario_file(path));
+    QVERIFY2(w.error_text().contains(QStringLiteral("strategy.tp")), qPrintable(w.error_text()));
+    QVERIFY(w.error_text().contains(path));
+    QVERIFY(w.status_text().contains(path));
+    QVERIFY(f.strategy() == before);
+    QCOMPARE(tokens_text(w), tokens_before);
+    // The next good action clears the error.
+    QVERIFY(w.open_scenario_preset(QStringLiteral("default")));
+    QVERIFY(w.error_text().isEmpty());
+}
+
+void TestPlannerWindow::saveLoadRoundTrip()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    Scenario s = *w.scenario();
+    s.strategy.recompute = Recompute::full;
+    s.model.layers = 40;
+    s.refs.model.clear();
+    w.apply_edit(s, QStringLiteral("test edit"));
+    QVERIFY(w.is_modified());
+    QVERIFY(w.windowTitle().contains(QStringLiteral("[*]")));
+    QVERIFY(w.isWindowModified());
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("plan.json"));
+    QVERIFY2(w.save_as(path), qPrintable(w.last_error()));
+    QVERIFY(!w.is_modified());
+    QCOMPARE(w.current_path(), path);
+    QVERIFY(f.settings->recent_files().contains(path));
+    QVERIFY(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size() == 1); // no temporary left behind
+
+    Fixture g;
+    QVERIFY2(g.w().open_scenario_file(path), qPrintable(g.w().last_error()));
+    const Scenario& loaded = *g.w().scenario();
+    QVERIFY(loaded.strategy == w.scenario()->strategy);
+    QCOMPARE(loaded.model.layers, 40);
+    QCOMPARE(QString::fromStdString(scenario_to_json(loaded).dump()), QString::fromStdString(scenario_to_json(*w.scenario()).dump()));
+    QVERIFY(g.w().wait_for_evaluation());
+    QVERIFY(w.wait_for_evaluation());
+    QCOMPARE(tokens_text(g.w()), tokens_text(w));
+}
+
+void TestPlannerWindow::saveRefusesInvalidPlan()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("plan.json"));
+    QVERIFY(w.save_as(path));
+    const QByteArray saved = [&] {
+        QFile file(path);
+        file.open(QIODevice::ReadOnly);
+        return file.readAll();
+    }();
+    Scenario s = *w.scenario();
+    s.model.kv_heads = 2;
+    s.refs.model.clear();
+    w.apply_edit(s, QStringLiteral("break it"));
+    QVERIFY(!w.save());
+    QVERIFY2(w.error_text().contains(QStringLiteral("strategy.tp")), qPrintable(w.error_text()));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(file.readAll(), saved); // the file on disk is untouched
+}
+
+void TestPlannerWindow::autosaveRecovery()
+{
+    QTemporaryDir dir;
+    app::Settings settings(dir.filePath(QStringLiteral("settings.ini")), nullptr);
+    settings.set_autosave_dir(dir.filePath(QStringLiteral("autosave")));
+    MainWindow::Options o;
+    o.restore_layout = false;
+    o.settings = &settings;
+    Scenario edited;
+    {
+        MainWindow a(o);
+        QVERIFY(a.open_scenario_preset(QStringLiteral("default")));
+        Scenario s = *a.scenario();
+        s.strategy.tp = 8;
+        s.strategy.dp = 1;
+        s.description = "unsaved work";
+        a.apply_edit(s, QStringLiteral("edit"));
+        edited = *a.scenario();
+        QString error;
+        QVERIFY2(a.autosave_now(&error), qPrintable(error));
+        QVERIFY(QFile::exists(a.autosave_file()));
+        // While its window runs, the file is not an orphan.
+        MainWindow b(o);
+        QVERIFY(!b.recoverable_autosaves().contains(a.autosave_file()));
+        a.abandon_autosave(); // the process "crashes": file left, lock released
+        QVERIFY(b.recoverable_autosaves().contains(a.autosave_file()));
+    }
+    MainWindow c(o);
+    const QStringList orphans = c.recoverable_autosaves();
+    QCOMPARE(orphans.size(), 1);
+    QVERIFY2(c.recover_autosave(orphans.first()), qPrintable(c.last_error()));
+    QVERIFY(c.scenario()->strategy == edited.strategy);
+    QCOMPARE(c.scenario()->description, std::string("unsaved work"));
+    QVERIFY(c.is_modified());
+    QVERIFY(!QFile::exists(orphans.first()));
+    QVERIFY(c.recoverable_autosaves().isEmpty());
+    // A clean exit leaves nothing to recover.
+    {
+        MainWindow d(o);
+        QVERIFY(d.open_scenario_preset(QStringLiteral("default")));
+        QVERIFY(d.autosave_now());
+    }
+    QVERIFY(c.recoverable_autosaves().isEmpty());
+}
+
+void TestPlannerWindow::pinnedPlanShowsDeltas()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    QVERIFY(w.metrics_panel()->delta_text(Metric::tokens_per_s).isEmpty());
+    w.pin_current();
+    QVERIFY(w.pinned());
+    QVERIFY2(w.metrics_panel()->delta_text(Metric::tokens_per_s).contains(QStringLiteral("±0%")),
+        qPrintable(w.metrics_panel()->delta_text(Metric::tokens_per_s)));
+    Scenario s = *w.scenario();
+    s.strategy.recompute = Recompute::full;
+    w.apply_edit(s, QStringLiteral("full recompute"));
+    QVERIFY(w.wait_for_evaluation());
+    const QString delta = w.metrics_panel()->delta_text(Metric::step_time);
+    QVERIFY2(delta.contains(QStringLiteral("vs pinned")) && delta.contains(u'+'), qPrintable(delta));
+    QVERIFY(w.comparison_model()->dump().first().contains(u'%'));
+    w.clear_pin();
+    QVERIFY(w.metrics_panel()->delta_text(Metric::step_time).isEmpty());
+}
+
+void TestPlannerWindow::sensitivityClickApplies()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    w.show_panel(QStringLiteral("sensitivity"));
+    views::SensitivityPlot* plot = w.sensitivity_plot();
+    plot->set_degree(Degree::tp);
+    plot->plot()->replot();
+    const QString csv = plot->csv();
+    QVERIFY(csv.startsWith(QStringLiteral("degree,value,valid")));
+    QVERIFY(csv.count(u'\n') > 10);
+    const QPoint p = plot->point_position(8);
+    QVERIFY(!p.isNull());
+    QTest::mouseClick(plot->plot(), Qt::LeftButton, {}, p);
+    QCOMPARE(f.strategy().tp, 8);
+    QCOMPARE(f.strategy().dp, 1);
+}
+
+void TestPlannerWindow::heatmapClickAppliesAndMarksOom()
+{
+    Fixture f(QStringLiteral("gpt3-175b-1024-a100"));
+    MainWindow& w = f.w();
+    w.show_panel(QStringLiteral("heatmap"));
+    views::HeatmapPlot* map = w.heatmap_plot();
+    map->plot()->replot();
+    const QString csv = map->csv();
+    QVERIFY(csv.contains(QStringLiteral(",1,,0,"))); // valid but does not fit (OOM)
+    const QPoint p = map->cell_position(4, 32);
+    QVERIFY(!p.isNull());
+    QTest::mouseClick(map->plot(), Qt::LeftButton, {}, p);
+    QCOMPARE(f.strategy().tp, 4);
+    QCOMPARE(f.strategy().pp, 32);
+    QCOMPARE(f.strategy().total_gpus(), 1024LL);
+}
+
+void TestPlannerWindow::plotsExport()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    QTemporaryDir dir;
+    QString error;
+    for (const char* ext : { "png", "svg", "pdf" }) {
+        for (QWidget* target : { static_cast<QWidget*>(w.sensitivity_plot()->plot()), static_cast<QWidget*>(w.heatmap_plot()->plot()),
+                 static_cast<QWidget*>(w.memory_view()), static_cast<QWidget*>(w.grid_view()) }) {
+            const QString path = dir.filePath(target->objectName() + QStringLiteral(".") + QString::fromLatin1(ext));
+            QVERIFY2(views::export_image(target, path, &error), qPrintable(error));
+            QFile out(path);
+            QVERIFY(out.open(QIODevice::ReadOnly));
+            const QByteArray head = out.read(8);
+            if (QByteArray(ext) == "png")
+                QVERIFY(head.startsWith("\x89PNG"));
+            else if (QByteArray(ext) == "pdf")
+                QVERIFY(head.startsWith("%PDF"));
+            else
+                QVERIFY(head.startsWith("<?xml"));
+        }
+    }
+    QVERIFY(!views::export_image(w.memory_view(), dir.filePath(QStringLiteral("x.bmpx")), &error));
+    QVERIFY(error.contains(QStringLiteral("unknown picture format")));
+    const QString csv = dir.filePath(QStringLiteral("memory.csv"));
+    QVERIFY(views::write_text_atomically(csv, w.memory_view()->csv(), &error));
+    QFile in(csv);
+    QVERIFY(in.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = in.readAll().split('\n');
+    QVERIFY(lines.first().startsWith("stage,layers"));
+    QCOMPARE(lines.size(), 4 + 2); // header, 4 stages, trailing newline
+    QVERIFY(w.time_view()->csv().startsWith(QStringLiteral("plan,compute_s")));
+}
+
+void TestPlannerWindow::reportExport()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    QTemporaryDir dir;
+    const QString single = dir.filePath(QStringLiteral("report.html"));
+    QString error;
+    QVERIFY2(w.export_report(single, &error), qPrintable(error));
+    QFile a(single);
+    QVERIFY(a.open(QIODevice::ReadOnly));
+    const QString html = QString::fromUtf8(a.readAll());
+    QVERIFY(html.startsWith(QStringLiteral("<!DOCTYPE html>")));
+    QVERIFY(html.contains(QStringLiteral("llama3-70b")));
+    QVERIFY(html.contains(QStringLiteral("data:image/png;base64,")));
+    QVERIFY(html.contains(QStringLiteral("Assumptions")));
+    QVERIFY(html.contains(QStringLiteral("calibration")));
+    QVERIFY(!html.contains(QStringLiteral("src='http"))); // self-contained
+    w.pin_current();
+    Scenario s = *w.scenario();
+    s.strategy.tp = 8;
+    s.strategy.dp = 1;
+    w.apply_edit(s, QStringLiteral("tp 8"));
+    QVERIFY(w.wait_for_evaluation());
+    const QString pair = dir.filePath(QStringLiteral("a-vs-b.html"));
+    QVERIFY2(w.export_report(pair, &error), qPrintable(error));
+    QFile b(pair);
+    QVERIFY(b.open(QIODevice::ReadOnly));
+    const QString ab = QString::fromUtf8(b.readAll());
+    QVERIFY(ab.contains(QStringLiteral("plan A vs plan B")));
+    QVERIFY(ab.contains(QStringLiteral("Why B differs from A")));
+    QVERIFY(ab.contains(QStringLiteral("tp 4 -&gt; 8")));
+}
+
+void TestPlannerWindow::learnTooltipsSayWhy()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    views::DegreeSlider* pp = w.strategy_panel()->slider(Degree::pp);
+    QVERIFY(pp->toolTip().contains(QStringLiteral("Source")));
+    QVERIFY(pp->toolTip().contains(QStringLiteral("bubble")));
+    QVERIFY(w.strategy_panel()->zero_box()->toolTip().contains(QStringLiteral("ZeRO")));
+    pp->setFocus();
+    QTest::keyClick(pp, Qt::Key_Home); // pp 1: no bubble any more
+    QVERIFY(w.wait_for_evaluation());
+    QVERIFY2(pp->toolTip().contains(QStringLiteral("Why it moved")), qPrintable(pp->toolTip()));
+    const QString learn = w.learn_panel()->latest_html();
+    QVERIFY2(learn.contains(QStringLiteral("pp 4 -&gt; 1")), qPrintable(learn));
+    QVERIFY(learn.contains(QStringLiteral("Step time")));
+    const QList<QWidget*> cards = w.metrics_panel()->findChildren<QWidget*>(QStringLiteral("metric_card"));
+    QVERIFY(!cards.isEmpty());
+    bool why = false;
+    for (QWidget* c : cards)
+        why = why || c->toolTip().contains(QStringLiteral("Why it moved"));
+    QVERIFY(why);
+}
+
+void TestPlannerWindow::latestRequestWins()
+{
+    const Scenario s = load_scenario_preset("gpt3-175b-1024-a100", PresetCatalog::standard());
+    app::PlanEvaluator evaluator;
+    QSignalSpy spy(&evaluator, &app::PlanEvaluator::evaluated);
+    quint64 last = 0;
+    Scenario t = s;
+    for (int mb : { 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 3 }) {
+        t.strategy.micro_batch = mb;
+        last = evaluator.request(t, PlanEvaluationOptions {});
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(evaluator.idle(), 20000);
+    QCOMPARE(evaluator.delivered_request(), last);
+    QVERIFY(spy.count() >= 1);
+    QVERIFY(spy.count() < 20); // stale ones were dropped
+    const auto e = spy.last().first().value<std::shared_ptr<const PlanEvaluation>>();
+    QCOMPARE(e->scenario.strategy.micro_batch, 3);
+}
+
+void TestPlannerWindow::themesAndLayout()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    w.set_theme(app::Theme::dark);
+    QVERIFY(views::is_dark(QApplication::palette()));
+    QCOMPARE(f.settings->theme(), app::Theme::dark);
+    QApplication::processEvents();
+    QVERIFY(views::is_dark(w.memory_view()->palette()));
+    const QImage dark = w.grab().toImage();
+    QVERIFY(qGray(dark.pixel(dark.width() / 2, dark.height() / 2)) < 128 || qGray(dark.pixel(5, dark.height() - 5)) < 128);
+    w.set_theme(app::Theme::light);
+    QVERIFY(!views::is_dark(QApplication::palette()));
+
+    const QByteArray layout = w.save_layout();
+    w.dock(QStringLiteral("learn"))->hide();
+    const QByteArray hidden = w.save_layout();
+    w.reset_layout();
+    QVERIFY(!w.dock(QStringLiteral("learn"))->isHidden());
+    QVERIFY(w.restore_layout(hidden));
+    QVERIFY(w.dock(QStringLiteral("learn"))->isHidden());
+    QVERIFY(w.restore_layout(layout));
+    QVERIFY(!w.dock(QStringLiteral("learn"))->isHidden());
+    for (const QString& name : MainWindow::panel_names())
+        QVERIFY2(w.panel(name) != nullptr, qPrintable(name));
+    QVERIFY(w.panel(QStringLiteral("nope")) == nullptr);
+    QVERIFY(w.findChild<QLabel*>(QStringLiteral("fidelity_label"))->text().contains(QStringLiteral("calibration")));
+    w.set_fidelity(Fidelity::simulated);
+    QVERIFY(w.wait_for_evaluation());
+    QCOMPARE(w.evaluation()->prediction.fidelity, Fidelity::simulated);
+    QVERIFY(w.fidelity_text().contains(QStringLiteral("simulated")));
+}
+
+void TestPlannerWindow::shortcuts()
+{
+    Fixture f;
+    QStringList keys;
+    for (QAction* a : f.w().findChildren<QAction*>())
+        for (const QKeySequence& k : a->shortcuts())
+            keys << k.toString();
+    for (const char* k : { "Ctrl+Z", "Ctrl+S", "Ctrl+O", "Ctrl+N", "Ctrl+P", "Ctrl+E", "Ctrl+Shift+S", "Ctrl+Shift+D", "Ctrl+1", "F1" })
+        QVERIFY2(keys.contains(QString::fromLatin1(k)), k);
+    // Ctrl+Z through the shortcut undoes a change.
+    Scenario s = *f.w().scenario();
+    s.strategy.zero = 2;
+    f.w().apply_edit(s, QStringLiteral("zero 2"));
+    f.w().activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&f.w()));
+    QTest::keyClick(&f.w(), Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(f.strategy().zero, 1);
+}
+
+void TestPlannerWindow::searchPanelRunsAndApplies()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    views::SearchPanel* panel = w.search_panel();
+    QVERIFY(panel->status_text().contains(QStringLiteral("No search engine")));
+    auto engine = std::make_shared<FakeEngine>();
+    w.set_search_engine(engine);
+    QAbstractItemModelTester tester(panel->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy done(panel, &views::SearchPanel::finished);
+    panel->start();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 10000);
+    QCOMPARE(panel->model()->rowCount(), 3);
+    QVERIFY2(panel->status_text().contains(QStringLiteral("3 strategies evaluated")), qPrintable(panel->status_text()));
+    panel->table()->sortByColumn(views::SearchResultsModel::tp, Qt::DescendingOrder);
+    const QModelIndex top = panel->proxy()->index(0, 0);
+    QCOMPARE(panel->proxy()->index(0, views::SearchResultsModel::tp).data().toInt(), 8);
+    emit panel->table()->activated(top);
+    QCOMPARE(f.strategy().tp, 8);
+    QCOMPARE(f.strategy().dp, 1);
+}
+
+void TestPlannerWindow::searchPanelCancels()
+{
+    Fixture f;
+    views::SearchPanel* panel = f.w().search_panel();
+    auto engine = std::make_shared<FakeEngine>();
+    engine->wait_for_cancel = true;
+    f.w().set_search_engine(engine);
+    QSignalSpy done(panel, &views::SearchPanel::finished);
+    panel->start();
+    QVERIFY(panel->running());
+    QTRY_VERIFY(engine->started.load());
+    panel->cancel();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 10000);
+    QVERIFY(!panel->running());
+    QVERIFY2(panel->status_text().startsWith(QStringLiteral("Stopped")), qPrintable(panel->status_text()));
+}
+
+void TestPlannerWindow::screenshotOptionWritesPng_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QSize>("size");
+    QTest::addColumn<bool>("dark");
+    QTest::newRow("window") << QStringList {} << QSize(1600, 1000) << false;
+    QTest::newRow("window dark 2x") << QStringList { QStringLiteral("--dark"), QStringLiteral("--dpi-scale"), QStringLiteral("2"),
+        QStringLiteral("--size"), QStringLiteral("1280x800") } << QSize(2560, 1600) << true;
+    QTest::newRow("panel") << QStringList { QStringLiteral("--panel"), QStringLiteral("sensitivity") } << QSize() << false;
+}
+
+void TestPlannerWindow::screenshotOptionWritesPng()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QSize, size);
+    QFETCH(bool, dark);
+    QTemporaryDir dir;
+    const QString out = dir.filePath(QStringLiteral("shot.png"));
+    QProcess p;
+    p.start(QStringLiteral(PARALLAX_GUI_PATH),
+        QStringList { QStringLiteral("--scenario"), QStringLiteral("default"), QStringLiteral("--screenshot"), out } + args);
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    QImage image(out);
+    QVERIFY(!image.isNull());
+    if (size.isValid())
+        QCOMPARE(image.size(), size);
+    else
+        QVERIFY(image.width() > 200 && image.height() > 100);
+    // Mean grey over a grid of samples: dark palettes are dark overall, light ones light.
+    long long sum = 0;
+    int n = 0;
+    for (int y = 0; y < image.height(); y += 7)
+        for (int x = 0; x < image.width(); x += 7, ++n)
+            sum += qGray(image.pixel(x, y));
+    const int gray = static_cast<int>(sum / std::max(1, n));
+    if (dark)
+        QVERIFY2(gray < 110, qPrintable(QString::number(gray)));
+    else
+        QVERIFY2(gray > 140, qPrintable(QString::number(gray)));
+}
+
+void TestPlannerWindow::screenshotOptionRejectsBadInput()
+{
+    QTemporaryDir dir;
+    const QString out = dir.filePath(QStringLiteral("shot.png"));
+    QProcess p;
+    p.start(QStringLiteral(PARALLAX_GUI_PATH),
+        { QStringLiteral("--scenario"), QStringLiteral("default"), QStringLiteral("--screenshot"), out, QStringLiteral("--panel"),
+            QStringLiteral("nope") });
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY(QString::fromLocal8Bit(p.readAllStandardError()).contains(QStringLiteral("strategy")));
+    QVERIFY(!QFile::exists(out));
+    p.start(QStringLiteral(PARALLAX_GUI_PATH),
+        { QStringLiteral("--scenario"), QStringLiteral("no-such-scenario"), QStringLiteral("--screenshot"), out });
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY(QString::fromLocal8Bit(p.readAllStandardError()).contains(QStringLiteral("no-such-scenario")));
+}
+
+// Headless and 96 DPI so fonts and metrics are the same everywhere (STYLE.md, Tests); QStandardPaths
+// in test mode so settings and autosaves never touch the user's folders.
+int main(int argc, char** argv)
+{
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication::setAttribute(Qt::AA_Use96Dpi);
+    QStandardPaths::setTestModeEnabled(true);
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("ParallaxTest"));
+    QApplication::setOrganizationName(QStringLiteral("Parallax"));
+    app::apply_theme(app::Theme::light);
+    TestPlannerWindow test;
+    QTEST_SET_MAIN_SOURCE_PATH
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "tst_planner_window.moc"
