@@ -722,6 +722,13 @@ std::shared_ptr<const TimelineData> build_timeline_data(
         }
     }
 
+    double most = -1;
+    for (const TimelineStage& st : stage_info)
+        if (st.compute_s + st.recompute_s > most) {
+            most = st.compute_s + st.recompute_s;
+            d->slowest_stage = st.stage;
+        }
+
     // Symmetry: stages whose rows are identical (same bars at the same times) are shown once.
     if (info.collapse_identical_stages && devices > 1) {
         const double quantum = std::max(d->makespan_s, 1e-30) * 1e-9;

@@ -140,6 +140,9 @@ struct TimelineData {
     double makespan_s = 0;
     double pipeline_end_s = 0; // last forward/backward pass of any stage
     int chunks_per_device = 1;
+    // The stage with the most compute (F/B/W and recompute): it sets the pace, and the Prediction's
+    // bubble is measured on it (its idle + its waits = bubble + exposed PP of the Prediction).
+    int slowest_stage = 0;
     std::vector<std::uint8_t> critical; // per op
     std::vector<std::uint32_t> op_row, op_item; // per op: where its bar is (kNoRow when hidden)
     std::vector<std::uint32_t> succ_begin, succ; // successors (CSR), the reverse of graph deps

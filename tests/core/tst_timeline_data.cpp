@@ -266,6 +266,28 @@ private slots:
         }
     }
 
+    void picture_agrees_with_the_summary_data()
+    {
+        QTest::addColumn<int>("schedule");
+        for (Schedule s : { Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1 })
+            QTest::newRow(std::string(to_string(s)).c_str()) << static_cast<int>(s);
+    }
+    void picture_agrees_with_the_summary()
+    {
+        // The slowest stage's idle and waits in the picture are the Prediction's bubble and exposed PP.
+        QFETCH(int, schedule);
+        const Built b = build(static_cast<Schedule>(schedule));
+        const TimelineData& d = *b.data;
+        const TimelineStage* slowest = nullptr;
+        for (const TimelineStage& st : d.stages)
+            if (st.stage == d.slowest_stage)
+                slowest = &st;
+        QVERIFY(slowest);
+        const double picture = slowest->bubble_s + slowest->comm_wait_s;
+        const double numbers = d.prediction.time.bubble_s + d.prediction.time.exposed_pp_s;
+        QVERIFY2(rel_err(picture, numbers) < 1e-6, qPrintable(QStringLiteral("picture %1 s, prediction %2 s").arg(picture).arg(numbers)));
+    }
+
     void exposed_communication_is_not_under_compute()
     {
         const Built b = build(Schedule::one_f_one_b);

@@ -1,5 +1,7 @@
 #include "dag_canvas.hpp"
 
+#include "label_runs.hpp"
+
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPaintEngine>
@@ -346,17 +348,22 @@ void DagCanvas::paint_to(QPainter& p, bool) const
                 const TimelineItem& it = lane.row->items[i];
                 const QRectF to = node_rect_in(lane, it, y0);
                 dag_predecessors(*m_data, it.op, edges);
+                const bool tail = it.kind == TimelineKind::optimizer || it.kind == TimelineKind::offload;
+                // Data flow colours: activations forward (blue), gradients backward (green).
+                const TimelineKind flow = it.kind == TimelineKind::recompute ? TimelineKind::backward_input : it.kind;
                 for (const DagEdge& e : edges) {
                     const int pl = lane_of_op(e.from);
                     if (pl < 0)
                         continue;
                     const QRectF from = node_rect(e.from);
                     const bool cross = pl != static_cast<int>(li);
-                    if (!cross && !sparse)
+                    // The optimizer waits for every stage through the gradient-norm barrier: drawn
+                    // once as the barrier line, not as stages x stages edges.
+                    if ((!cross && !sparse) || (cross && tail))
                         continue;
-                    QColor c = cross ? QColor::fromRgb(TimelinePalette::kind_rgb(it.kind, 0)) : m_palette.muted_text;
+                    QColor c = cross ? QColor::fromRgb(TimelinePalette::kind_rgb(flow, 0)) : m_palette.muted_text;
                     c.setAlpha(cross ? 200 : 90);
-                    p.setPen(QPen(c, cross ? 1.3 : 1.0, e.via_communication || !cross ? Qt::SolidLine : Qt::DashLine));
+                    p.setPen(QPen(c, cross ? 1.3 : 1.0));
                     if (cross) {
                         const bool down = pl < static_cast<int>(li);
                         const QPointF a(from.right(), down ? from.bottom() : from.top());
@@ -367,6 +374,27 @@ void DagCanvas::paint_to(QPainter& p, bool) const
                     }
                     ++m_stats.edges_drawn;
                 }
+            }
+        }
+        // The step's tail: every stage's optimizer waits for the gradient-norm barrier.
+        {
+            double barrier_t = -1;
+            for (const Lane& lane : m_lanes)
+                for (auto it = lane.row->items.rbegin(); it != lane.row->items.rend(); ++it)
+                    if (it->kind == TimelineKind::optimizer || it->kind == TimelineKind::offload) {
+                        barrier_t = std::max(barrier_t, it->start_s);
+                        break;
+                    }
+            if (barrier_t >= 0 && !m_lanes.empty()) {
+                const double x = m_map.to_x(barrier_t) - 2;
+                QColor c = m_palette.muted_text;
+                p.setPen(QPen(c, 1.5, Qt::DashLine));
+                const double y_top = y0 + m_lanes.front().y - 4, y_bottom = y0 + m_lanes.back().y + m_lanes.back().h + 4;
+                p.drawLine(QPointF(x, y_top), QPointF(x, y_bottom));
+                p.setFont(small);
+                p.setPen(m_palette.muted_text);
+                const QString label = tr("barrier: gradient norm, then optimizer");
+                p.drawText(QPointF(x - fm.horizontalAdvance(label) - 4, y_bottom + fm.ascent() + 2), label);
             }
         }
         // Critical path through the nodes.
@@ -460,6 +488,26 @@ void DagCanvas::paint_to(QPainter& p, bool) const
                     }
                 }
             }
+        }
+        // Pieces of one pass (bucketed backward) labelled as a group.
+        for (std::size_t li = 0; li < m_lanes.size(); ++li) {
+            const Lane& lane = m_lanes[li];
+            for_each_label_run(*m_data, *lane.row, ranges[li].begin, ranges[li].end, m_map.px_per_s, fm.horizontalAdvance(QStringLiteral("B00")) + 4, 0,
+                [&](const LabelRun& run) {
+                    const QRectF a = node_rect_in(lane, lane.row->items[run.first], y0);
+                    const QRectF b = node_rect_in(lane, lane.row->items[run.last], y0);
+                    const QRectF band(a.left(), a.top(), b.right() - a.left(), a.height());
+                    const QString text = fitted_text(run, fm, band.width());
+                    if (text.isEmpty())
+                        return;
+                    const int tw = fm.horizontalAdvance(text) + 6;
+                    QColor back = m_palette.background;
+                    back.setAlpha(210);
+                    const QRectF tr = QRectF(0, 0, tw, fm.height()).translated(band.center() - QPointF(tw / 2.0, fm.height() / 2.0));
+                    p.fillRect(tr, back);
+                    p.setPen(m_palette.text);
+                    p.drawText(tr, Qt::AlignCenter, text);
+                });
         }
         p.restore();
     }

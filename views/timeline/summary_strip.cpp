@@ -46,7 +46,14 @@ void SummaryStrip::set_plans(std::shared_ptr<const TimelineData> current, std::s
 void SummaryStrip::set_legend(std::vector<TimelineKind> kinds)
 {
     m_legend = std::move(kinds);
+    updateGeometry();
     update();
+}
+
+void SummaryStrip::resizeEvent(QResizeEvent* e)
+{
+    QWidget::resizeEvent(e);
+    updateGeometry(); // the legend may wrap differently
 }
 
 QStringList SummaryStrip::text_lines() const
@@ -83,7 +90,30 @@ QSize SummaryStrip::sizeHint() const
     const int line = fontMetrics().height();
     const int bars = m_baseline ? 2 : 1;
     const int diff_lines = m_diff ? (m_diff->strategy_changes.empty() ? 1 : 2) : 0;
-    return QSize(600, 8 + bars * (line + bar_height() + 4) + diff_lines * line + line + 10);
+    return QSize(600, 8 + bars * (line + bar_height() + 4) + diff_lines * line + legend_lines() * (line + 2) + 8);
+}
+
+int SummaryStrip::legend_lines() const
+{
+    // The legend's width at the strip's width: the same layout as paintEvent.
+    QFont small = font();
+    small.setPointSizeF(std::max(6.5, font().pointSizeF() - 1));
+    const QFontMetrics fms(small);
+    const int width = std::max(100, this->width() - 16);
+    int x = 0, lines = 1;
+    auto add = [&](const QString& name) {
+        const int w = 10 + 4 + fms.horizontalAdvance(name) + 12;
+        if (x + w > width) {
+            x = 0;
+            ++lines;
+        }
+        x += w;
+    };
+    for (TimelineKind k : m_legend)
+        add(QString::fromUtf8(to_string(k)));
+    for (const QString& s : { tr("bubble"), tr("exposed communication"), tr("critical path"), tr("lighter: the reverse-direction pipeline") })
+        add(s);
+    return lines;
 }
 
 QSize SummaryStrip::minimumSizeHint() const { return QSize(200, sizeHint().height()); }
@@ -154,14 +184,16 @@ void SummaryStrip::paintEvent(QPaintEvent*)
             y += line;
         }
     }
-    // Legend: kinds shown, then the marks.
+    // Legend: kinds shown, then the marks; wraps to a second line.
     p.setFont(small);
     int x = left;
     const int sw = 10;
     auto entry = [&](const QString& name, auto&& swatch) {
         const int w = sw + 4 + fms.horizontalAdvance(name) + 12;
-        if (x + w > left + width)
-            return;
+        if (x + w > left + width) {
+            x = left;
+            y += fms.height() + 2;
+        }
         swatch(QRect(x, y + (line - sw) / 2, sw, sw));
         p.setPen(m_palette.text);
         p.drawText(QRect(x + sw + 4, y, w, line), Qt::AlignLeft | Qt::AlignVCenter, name);
@@ -175,8 +207,9 @@ void SummaryStrip::paintEvent(QPaintEvent*)
     });
     entry(tr("exposed communication"), [&](const QRect& r) { p.fillRect(r.adjusted(0, r.height() - 3, 0, 0), m_palette.exposed); });
     entry(tr("critical path"), [&](const QRect& r) { p.fillRect(r.adjusted(0, 0, 0, -(r.height() - 3)), m_palette.critical); });
+    const bool dual = m_current->info.strategy && m_current->info.strategy->schedule == Schedule::dualpipe;
     if (m_current->chunks_per_device > 1)
-        entry(tr("lighter: later virtual stage"), [&](const QRect& r) {
+        entry(dual ? tr("lighter: the reverse-direction pipeline") : tr("lighter: the device's later virtual stage"), [&](const QRect& r) {
             p.fillRect(r.adjusted(0, 0, -r.width() / 2, 0), TimelinePalette::kind(TimelineKind::forward, 0));
             p.fillRect(r.adjusted(r.width() / 2, 0, 0, 0), TimelinePalette::kind(TimelineKind::forward, 1));
         });

@@ -29,9 +29,11 @@ public:
 
 protected:
     void paintEvent(QPaintEvent* e) override;
+    void resizeEvent(QResizeEvent* e) override;
 
 private:
     int bar_height() const { return 18; }
+    int legend_lines() const;
     std::shared_ptr<const TimelineData> m_current, m_baseline;
     std::vector<TimelineSummaryItem> m_items;
     std::optional<PlanDifference> m_diff;

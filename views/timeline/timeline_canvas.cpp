@@ -1,5 +1,7 @@
 #include "timeline_canvas.hpp"
 
+#include "label_runs.hpp"
+
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPaintEngine>
@@ -718,10 +720,31 @@ void TimelineCanvas::paint_overlays(QPainter& p, const QRect& plot, int rows_y0)
         const int top = rows_y0 + r.y;
         if (top + r.h <= plot.top() || top >= plot.bottom() || r.h < 6)
             continue;
-        if (r.max_item_s * m_map.px_per_s < kMinSeparatorPx)
-            continue;
         const TimelineRow& row = *r.row;
         const double rb = t_begin - r.offset_s, re = t_end - r.offset_s;
+        // Groups of narrow pieces of one pass get one label, when few bars are in view.
+        if (r.data && r.h >= kLabelMinRowHeight && row.kind == TimelineRowKind::compute) {
+            const std::size_t i0 = row.first_ending_after(rb), i1 = row.first_ending_after(re);
+            if (i1 + 1 - i0 <= static_cast<std::size_t>(plot.width()) / 3)
+                for_each_label_run(*r.data, row, i0, std::min(row.items.size(), i1 + 1), m_map.px_per_s, kMinSeparatorPx * 6, 0,
+                    [&](const LabelRun& run) {
+                        const double x0 = m_map.to_x(row.items[run.first].start_s + r.offset_s);
+                        const double x1 = m_map.to_x(row.items[run.last].end_s + r.offset_s);
+                        const QString text = fitted_text(run, fm, x1 - x0);
+                        if (text.isEmpty())
+                            return;
+                        const QRectF band(x0, top, x1 - x0, r.h >= 4 ? r.h - 1 : r.h);
+                        QColor back = m_palette.background;
+                        back.setAlpha(200);
+                        const QRectF tr = QRectF(0, 0, fm.horizontalAdvance(text) + 6, fm.height()).translated(
+                            band.center() - QPointF((fm.horizontalAdvance(text) + 6) / 2.0, fm.height() / 2.0));
+                        p.fillRect(tr, back);
+                        p.setPen(m_palette.text);
+                        p.drawText(tr, Qt::AlignCenter, text);
+                    });
+        }
+        if (r.max_item_s * m_map.px_per_s < kMinSeparatorPx)
+            continue;
         std::size_t budget = static_cast<std::size_t>(plot.width()) * 4; // bars drawn per row at most
         const double min_s = kMinSeparatorPx * m_map.s_per_px();
         const std::size_t block = TimelineRow::kBlock;
@@ -958,6 +981,8 @@ void TimelineCanvas::paint_labels(QPainter& p, const QRect& labels, int rows_y0)
                 const double bubble_frac = r.data->makespan_s > 0 ? st.bubble_s / r.data->makespan_s * 100 : 0;
                 sub += QStringLiteral(" · bubble ") + qs(format_duration(st.bubble_s)) + QStringLiteral(" (")
                     + QString::number(bubble_frac, 'f', 1) + QStringLiteral("%)");
+                if (st.stage == r.data->slowest_stage && r.data->stages.size() > 1)
+                    sub += QStringLiteral(" · slowest");
             }
             p.setPen(m_palette.text);
             p.setFont(r.section == Section::measured ? small : bold);
@@ -1055,8 +1080,13 @@ QString TimelineCanvas::tooltip_at(QPoint pos) const
         s += QStringLiteral("\ncompute ") + qs(format_duration(st.compute_s));
         if (st.recompute_s > 0)
             s += QStringLiteral(", recompute ") + qs(format_duration(st.recompute_s));
-        s += QStringLiteral("\nbubble ") + qs(format_duration(st.bubble_s)) + QStringLiteral(", waiting on its own sends/gathers ")
-            + qs(format_duration(st.comm_wait_s));
+        s += QStringLiteral("\nbubble ") + qs(format_duration(st.bubble_s))
+            + QStringLiteral(" (idle before the pipeline drains: filling and draining, and waiting on slower stages)")
+            + QStringLiteral("\nwaiting on its own sends/gathers ") + qs(format_duration(st.comm_wait_s));
+        if (st.stage == r.data->slowest_stage)
+            s += QStringLiteral("\nthe slowest stage: the summary's bubble (") + qs(format_duration(r.data->prediction.time.bubble_s))
+                + QStringLiteral(") and exposed PP (") + qs(format_duration(r.data->prediction.time.exposed_pp_s))
+                + QStringLiteral(") are its bubble and waits");
         s += QStringLiteral("\nafter the pipeline drains ") + qs(format_duration(st.tail_s)) + QStringLiteral(" (optimizer ")
             + qs(format_duration(st.optimizer_s)) + QStringLiteral(")");
         s += QStringLiteral("\nexposed communication ") + qs(format_duration(st.exposed_comm_s));

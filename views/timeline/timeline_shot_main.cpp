@@ -66,6 +66,7 @@ int main(int argc, char** argv)
         { QStringLiteral("select"), QStringLiteral("Select the op with this id (highlights its dependencies)."), QStringLiteral("OP") },
         { QStringLiteral("measured"), QStringLiteral("Overlay a measured Chrome/Perfetto trace."), QStringLiteral("TRACE") },
         { QStringLiteral("range"), QStringLiteral("Show only this time range, in seconds."), QStringLiteral("T0,T1") },
+        { QStringLiteral("stats"), QStringLiteral("Print each stage's compute, bubble and waits.") },
         { QStringLiteral("size"), QStringLiteral("Image size (default 1600x900)."), QStringLiteral("WxH"), QStringLiteral("1600x900") },
         { QStringLiteral("out"), QStringLiteral("PNG file to write."), QStringLiteral("PNG") },
         { QStringLiteral("svg"), QStringLiteral("SVG file to write as well."), QStringLiteral("SVG") },
@@ -146,6 +147,17 @@ int main(int argc, char** argv)
         if (cmd.isSet(QStringLiteral("svg")) && !view.export_svg(cmd.value(QStringLiteral("svg")))) {
             err << "cannot write " << cmd.value(QStringLiteral("svg")) << "\n";
             return 1;
+        }
+        if (cmd.isSet(QStringLiteral("stats"))) {
+            const TimelineData& d = *plan.data;
+            std::printf("pipeline drains at %s, step %s; prediction: bubble %s, compute %s, exposed PP %s\n",
+                format_duration(d.pipeline_end_s).c_str(), format_duration(d.makespan_s).c_str(),
+                format_duration(d.prediction.time.bubble_s).c_str(), format_duration(d.prediction.time.compute_s).c_str(),
+                format_duration(d.prediction.time.exposed_pp_s).c_str());
+            for (const TimelineStage& st : d.stages)
+                std::printf("stage %3d  compute %s  recompute %s  bubble %s  waiting on own comm %s  exposed comm %s\n", st.stage,
+                    format_duration(st.compute_s).c_str(), format_duration(st.recompute_s).c_str(), format_duration(st.bubble_s).c_str(),
+                    format_duration(st.comm_wait_s).c_str(), format_duration(st.exposed_comm_s).c_str());
         }
         std::printf("%s: %zu ops, %d stages, step %s; simulate %.0f ms, view data %.0f ms\n",
             qPrintable(cmd.value(QStringLiteral("out"))), plan.data->op_count(), plan.data->graph().devices,
