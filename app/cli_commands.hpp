@@ -11,5 +11,7 @@ int run_timeline(const QStringList& args);
 int run_search(const QStringList& args);
 int run_sweep(const QStringList& args);
 int run_parse_log(const QStringList& args);
+int run_run(const QStringList& args);
+int run_runs(const QStringList& args);
 
 } // namespace parallax::cli

@@ -22,9 +22,12 @@ const char* kUsage = "usage: parallax-cli <command> [options]\n"
                      "  validate RUNS.json [--json]\n"
                      "  timeline SCENARIO.json --out trace.json   (Chrome trace / Perfetto)\n"
                      "  parse-log LOG [--format auto|megatron|torchtitan|deepspeed|probe] [--json]\n"
+                     "  run      SCENARIO --cluster PROFILE [--framework probe|megatron|torchtitan|deepspeed] [--wait]\n"
+                     "  runs     [RUN_ID] [--json]                 (the run store: measured vs predicted)\n"
                      "\n"
                      "`parallax-cli <command> --help` describes one command; --version prints the version.\n"
-                     "Exit codes: 0 success, 1 internal error, 2 bad input, 3 infeasible plan.\n";
+                     "Exit codes: 0 success, 1 internal error, 2 bad input, 3 infeasible plan.\n"
+                     "run: 4 the remote run failed, was cancelled or could not be sent.\n";
 
 } // namespace
 
@@ -51,6 +54,8 @@ int main(int argc, char** argv)
         { QStringLiteral("search"), &parallax::cli::run_search },
         { QStringLiteral("sweep"), &parallax::cli::run_sweep },
         { QStringLiteral("parse-log"), &parallax::cli::run_parse_log },
+        { QStringLiteral("run"), &parallax::cli::run_run },
+        { QStringLiteral("runs"), &parallax::cli::run_runs },
     };
     const auto it = commands.find(args.at(1));
     if (it == commands.end()) {

@@ -159,6 +159,7 @@ nlohmann::json profile_to_json(const ClusterProfile& p)
     j["known_hosts"] = p.known_hosts;
     j["use_ssh_config"] = p.use_ssh_config;
     j["use_agent"] = p.use_agent;
+    j["login_shell"] = p.login_shell;
     j["connect_timeout_s"] = p.connect_timeout_s;
     j["keepalive_s"] = p.keepalive_s;
     j["launcher"] = std::string(to_string(p.launcher));
@@ -199,6 +200,7 @@ ClusterProfile profile_from_json(const nlohmann::json& j, const std::string& fil
     p.known_hosts = r.get_string("known_hosts", std::string());
     p.use_ssh_config = r.get_bool("use_ssh_config", false);
     p.use_agent = r.get_bool("use_agent", true);
+    p.login_shell = r.get_bool("login_shell", true);
     p.connect_timeout_s = static_cast<int>(r.get_int("connect_timeout_s", 1, 600, 20));
     p.keepalive_s = static_cast<int>(r.get_int("keepalive_s", 0, 3600, 30));
     p.launcher = r.get_choice("launcher", { "slurm", "direct" }, std::string("slurm")) == "slurm" ? LauncherKind::slurm

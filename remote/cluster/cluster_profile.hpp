@@ -27,6 +27,9 @@ struct ClusterProfile {
     std::string known_hosts; // empty: ~/.ssh/known_hosts
     bool use_ssh_config = false;
     bool use_agent = true;
+    // Cluster commands run in `bash -lc` so that the login environment (modules, PATH to sbatch) applies;
+    // off: `bash -c`, faster where a login shell is slow and the plain environment finds the tools.
+    bool login_shell = true;
     int connect_timeout_s = 20;
     int keepalive_s = 30;
     // Launch

@@ -261,7 +261,9 @@ nlohmann::json plan_json(const RunRequest& req, const std::string& run_id)
     j["run_id"] = run_id;
     j["framework"] = std::string(to_string(req.framework));
     j["scenario_label"] = req.scenario_label;
-    j["scenario"] = scenario_to_json(req.scenario);
+    Scenario as_sent = req.scenario;
+    as_sent.dp_derived = false;
+    j["scenario"] = scenario_to_json(as_sent);
     j["cluster_profile"] = profile_to_json(req.profile);
     return nlohmann::json(j);
 }

@@ -21,7 +21,9 @@ std::string direct_start_command(const ClusterProfile& p, const std::string& run
     for (const char* w : { "setsid", "bash", "start.sh" })
         argv.emplace_back(w);
     argv.push_back(std::to_string(node_rank));
-    return login_shell("cd " + shell_quote(run_dir) + " && " + shell_join(argv) + " > /dev/null 2>&1 < /dev/null & echo $!");
+    // `cd ... || exit` on its own: `cd ... && cmd &` would put the whole list in a background subshell that
+    // keeps the channel's stdout open until the job ends.
+    return cluster_shell(p, "cd " + shell_quote(run_dir) + " || exit 1; " + shell_join(argv) + " > /dev/null 2>&1 < /dev/null & echo $!");
 }
 
 std::string direct_status_command(const std::string& run_dir, int node_rank)
@@ -43,14 +45,14 @@ std::string direct_status_command(const std::string& run_dir, int node_rank)
 std::string direct_cancel_command(const std::string& run_dir, int node_rank)
 {
     const std::string r = std::to_string(node_rank);
-    const std::string script = "cd \"$1\" && [ -e node" + r + ".pid ] && kill -TERM -- -\"$(cat node" + r
+    const std::string script = "cd \"$1\" && [ -e node" + r + ".pid ] && kill -TERM -\"$(cat node" + r
         + ".pid)\" 2>/dev/null; echo signalled";
     return "sh -c " + shell_quote(script) + " sh " + shell_quote(run_dir);
 }
 
 std::string free_port_command(const ClusterProfile& p)
 {
-    return login_shell(shell_join({ p.python, "-c",
+    return cluster_shell(p, shell_join({ p.python, "-c",
         "import socket; s = socket.socket(); s.bind(('', 0)); print(s.getsockname()[1])" }));
 }
 

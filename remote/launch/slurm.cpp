@@ -46,7 +46,14 @@ constexpr const char* kSqueueFormat = "%i|%T|%r|%k";
 
 } // namespace
 
-std::string remote_command(const ClusterProfile& p, const std::vector<std::string>& argv)
+std::string cluster_shell(const ClusterProfile& p, const std::string& command)
+{
+    return p.login_shell ? login_shell(command) : "bash -c " + shell_quote(command);
+}
+
+namespace {
+
+std::string with_env(const ClusterProfile& p, const std::vector<std::string>& argv)
 {
     std::vector<std::string> full;
     if (!p.env.empty()) {
@@ -55,7 +62,37 @@ std::string remote_command(const ClusterProfile& p, const std::vector<std::strin
             full.push_back(k + "=" + v);
     }
     full.insert(full.end(), argv.begin(), argv.end());
-    return login_shell(shell_join(full));
+    return shell_join(full);
+}
+
+} // namespace
+
+std::string remote_command(const ClusterProfile& p, const std::vector<std::string>& argv)
+{
+    return cluster_shell(p, with_env(p, argv));
+}
+
+std::string remote_commands(const ClusterProfile& p, const std::vector<std::vector<std::string>>& argvs)
+{
+    std::string script;
+    for (const auto& argv : argvs)
+        script += with_env(p, argv) + " 2>&1; echo " + shell_quote(kSectionEnd) + "; ";
+    return cluster_shell(p, script);
+}
+
+std::vector<std::string> split_sections(const std::string& out)
+{
+    std::vector<std::string> sections;
+    std::string current;
+    for (const auto& line : lines_of(out)) {
+        if (line == kSectionEnd) {
+            sections.push_back(std::move(current));
+            current.clear();
+        } else {
+            current += line + "\n";
+        }
+    }
+    return sections;
 }
 
 std::vector<std::string> sbatch_argv(const ClusterProfile& p, const JobBundle& b, const std::string& run_id,

@@ -21,8 +21,15 @@ struct SlurmJobInfo {
     std::optional<int> exit_signal;
 };
 
-// `env 'K=V' ... <argv>` for the profile's environment (SLURM_CONF and friends), wrapped in `bash -lc`.
+// `command` in `bash -lc` (or `bash -c` when the profile turns login shells off), quoted as one word.
+std::string cluster_shell(const ClusterProfile& p, const std::string& command);
+// `env 'K=V' ... <argv>` for the profile's environment (SLURM_CONF and friends), through cluster_shell.
 std::string remote_command(const ClusterProfile& p, const std::vector<std::string>& argv);
+// Several programs in one shell (a login shell can take seconds: one per poll, not one per program); each
+// program's output is followed by a line kSectionEnd. split_sections() cuts the output back apart.
+std::string remote_commands(const ClusterProfile& p, const std::vector<std::vector<std::string>>& argvs);
+inline constexpr const char* kSectionEnd = "@@parallax-section-end@@";
+std::vector<std::string> split_sections(const std::string& out);
 
 std::vector<std::string> sbatch_argv(const ClusterProfile& p, const JobBundle& b, const std::string& run_id,
     const std::string& run_dir);

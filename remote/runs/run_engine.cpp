@@ -163,7 +163,8 @@ std::string RunEngine::dispatch(const RunRequest& request, const CancelFlag& can
     std::string abs_dir;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
         const ExecResult r = run_command(m_pool.get(p, hosts[i]),
-            login_shell("mkdir -p -- " + shell_quote(bundle.run_dir) + " && cd -- " + shell_quote(bundle.run_dir) + " && pwd"),
+            // POSIX tools only: no login environment needed (a login shell can take seconds).
+            "bash -c " + shell_quote("mkdir -p -- " + shell_quote(bundle.run_dir) + " && cd -- " + shell_quote(bundle.run_dir) + " && pwd"),
             cancel);
         if (!r.ok())
             throw SshError(SshErrorKind::remote_command,
@@ -182,7 +183,9 @@ std::string RunEngine::dispatch(const RunRequest& request, const CancelFlag& can
     run.scenario_label = request.scenario_label;
     run.description = bundle.description;
     run.profile_json = profile_to_json(p).dump();
-    run.scenario_json = scenario_to_json(request.scenario).dump();
+    Scenario as_sent = request.scenario;
+    as_sent.dp_derived = false; // stored with every degree written out
+    run.scenario_json = scenario_to_json(as_sent).dump();
     const JobFile* plan = bundle.find("plan.json");
     run.plan_json = plan ? plan->content : std::string();
     const JobFile* script = bundle.find(p.launcher == LauncherKind::slurm ? bundle.batch_script : bundle.node_script);
@@ -204,7 +207,7 @@ std::string RunEngine::dispatch(const RunRequest& request, const CancelFlag& can
 
     Live& l = live(run);
     try {
-        upload_and_submit(run, l, cancel);
+        upload_and_submit(run, l, true, cancel);
     } catch (const SshError& e) {
         if (e.transient() || e.kind() == SshErrorKind::cancelled)
             m_store.set_state(run.id, RunState::created,
@@ -215,7 +218,7 @@ std::string RunEngine::dispatch(const RunRequest& request, const CancelFlag& can
     return run.id;
 }
 
-void RunEngine::upload_and_submit(const RunRecord& run, Live& l, const CancelFlag& cancel)
+void RunEngine::upload_and_submit(const RunRecord& run, Live& l, bool first_attempt, const CancelFlag& cancel)
 {
     const ClusterProfile& p = l.profile;
     const std::vector<StoredFile> files = m_store.files(run.id);
@@ -226,7 +229,7 @@ void RunEngine::upload_and_submit(const RunRecord& run, Live& l, const CancelFla
         const std::string dir = host == hosts.front() ? run.remote_dir : run_folder(p, run.id);
         SshConnection& c = m_pool.get(p, host);
         if (host != hosts.front()) {
-            const ExecResult r = run_command(c, login_shell("mkdir -p -- " + shell_quote(dir)), cancel);
+            const ExecResult r = run_command(c, "bash -c " + shell_quote("mkdir -p -- " + shell_quote(dir)), cancel);
             if (!r.ok())
                 throw SshError(SshErrorKind::remote_command, host + ": cannot create " + dir + ": " + failure_text(r));
         }
@@ -238,22 +241,25 @@ void RunEngine::upload_and_submit(const RunRecord& run, Live& l, const CancelFla
             cancel);
     }
     if (slurm)
-        submit_slurm(run, l, cancel);
+        submit_slurm(run, l, first_attempt, cancel);
     else
         submit_direct(run, l, cancel);
 }
 
-void RunEngine::submit_slurm(const RunRecord& run, Live& l, const CancelFlag& cancel)
+void RunEngine::submit_slurm(const RunRecord& run, Live& l, bool first_attempt, const CancelFlag& cancel)
 {
     const ClusterProfile& p = l.profile;
     SshConnection& c = m_pool.primary(p);
     // A previous attempt may have submitted and lost only the answer: the job's name carries the run id.
-    const ExecResult found = run_command(c, remote_command(p, squeue_by_name_argv(run.id)), cancel);
-    for (const SlurmJobInfo& job : parse_squeue(found.out)) {
-        if (job.comment == slurm_comment(run.id)) {
-            m_store.set_job(run.id, job.job_id, run.remote_dir + "/job.log", run.submit_command);
-            m_store.set_state(run.id, RunState::submitted, "SLURM job " + job.job_id + " (found by its name after a lost answer)");
-            return;
+    if (!first_attempt) {
+        const ExecResult found = run_command(c, remote_command(p, squeue_by_name_argv(run.id)), cancel);
+        for (const SlurmJobInfo& job : parse_squeue(found.out)) {
+            if (job.comment == slurm_comment(run.id)) {
+                m_store.set_job(run.id, job.job_id, run.remote_dir + "/job.log", run.submit_command);
+                m_store.set_state(run.id, RunState::submitted,
+                    "SLURM job " + job.job_id + " (found by its name after a lost answer)");
+                return;
+            }
         }
     }
     const ExecResult r = run_command(c, run.submit_command, cancel);
@@ -326,21 +332,23 @@ RunEngine::LauncherState RunEngine::query_slurm(const RunRecord& run, Live& l, c
     SshConnection& c = m_pool.primary(p);
     LauncherState out;
     std::optional<SlurmJobInfo> info;
-    const ExecResult q = run_command(c, remote_command(p, squeue_argv(run.job_id)), cancel);
-    for (const SlurmJobInfo& job : parse_squeue(q.out))
+    // squeue for the live state, scontrol for the exit code and when squeue has forgotten the job: one shell.
+    const ExecResult q = run_command(c, remote_commands(p, { squeue_argv(run.job_id), scontrol_argv(run.job_id) }), cancel);
+    const std::vector<std::string> sections = split_sections(q.out);
+    if (sections.size() < 2)
+        throw SshError(SshErrorKind::remote_command, "squeue/scontrol printed nothing usable: " + failure_text(q));
+    for (const SlurmJobInfo& job : parse_squeue(sections[0]))
         if (job.job_id == run.job_id)
             info = job;
-    // scontrol knows the exit code; ask it when the job has ended or squeue has forgotten it.
-    if (!info || map_slurm_state(info->state).terminal) {
-        const ExecResult s = run_command(c, remote_command(p, scontrol_argv(run.job_id)), cancel);
-        if (auto sc = parse_scontrol(s.out); sc && sc->job_id == run.job_id) {
-            if (!info)
-                info = sc;
-            else {
-                info->state = sc->state.empty() ? info->state : sc->state;
-                info->exit_code = sc->exit_code;
-                info->exit_signal = sc->exit_signal;
-            }
+    if (auto sc = parse_scontrol(sections[1]); sc && sc->job_id == run.job_id) {
+        if (!info) {
+            info = sc;
+        } else {
+            // scontrol's JobState is the controller's own word once the job ended; squeue adds the reason.
+            if (map_slurm_state(info->state).terminal && !sc->state.empty())
+                info->state = sc->state;
+            info->exit_code = sc->exit_code;
+            info->exit_signal = sc->exit_signal;
         }
     }
     if (!info) {
@@ -459,7 +467,7 @@ PollOutcome RunEngine::poll(const std::string& run_id, const CancelFlag& cancel)
     const bool slurm = l.profile.launcher == LauncherKind::slurm;
 
     if (run->state == RunState::created) {
-        upload_and_submit(*run, l, cancel);
+        upload_and_submit(*run, l, false, cancel);
         run = m_store.get(run_id);
         out.state = run->state;
         out.detail = run->detail;

@@ -84,8 +84,9 @@ private:
         std::int64_t parsed_bytes = -1;
     };
     Live& live(const RunRecord& run);
-    void upload_and_submit(const RunRecord& run, Live& l, const CancelFlag& cancel);
-    void submit_slurm(const RunRecord& run, Live& l, const CancelFlag& cancel);
+    // first_attempt: the run was stored a moment ago by this engine, so no earlier submission can exist.
+    void upload_and_submit(const RunRecord& run, Live& l, bool first_attempt, const CancelFlag& cancel);
+    void submit_slurm(const RunRecord& run, Live& l, bool first_attempt, const CancelFlag& cancel);
     void submit_direct(const RunRecord& run, Live& l, const CancelFlag& cancel);
     struct LauncherState {
         RunState state = RunState::running;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -116,6 +117,24 @@ void collect_known(const std::string& file, const std::string& host, std::vector
     }
 }
 
+// libssh asks for passphrases of its own identities (publickey_auto) through this callback.
+int auth_callback(const char* prompt, char* buf, size_t len, int, int, void* userdata)
+{
+    auto* interaction = static_cast<SshInteraction*>(userdata);
+    if (!interaction || len == 0)
+        return SSH_ERROR;
+    std::optional<Secret> secret = interaction->key_passphrase(prompt ? prompt : "a private key");
+    if (!secret)
+        return SSH_ERROR;
+    const std::string_view value(secret->c_str());
+    if (value.size() + 1 > len)
+        return SSH_ERROR;
+    std::memcpy(buf, value.data(), value.size());
+    buf[value.size()] = '\0';
+    secret->wipe();
+    return SSH_OK;
+}
+
 struct ChannelState {
     std::optional<int> exit_status;
     std::string exit_signal;
@@ -154,6 +173,8 @@ struct SftpAttrFree {
 };
 
 } // namespace
+
+void SshSession::CallbacksDeleter::operator()(ssh_callbacks_struct* c) const { delete c; }
 
 SshSession::SshSession() = default;
 
@@ -238,6 +259,15 @@ void SshSession::connect(const SshTarget& target, SshInteraction& interaction, c
     ssh_options_get_port(m_session, &effective_port);
     m_target.port = effective_port;
 
+    // Passphrases of libssh's own identities come from the interaction, like those of key_file.
+    m_callbacks.reset(new ssh_callbacks_struct {});
+    m_callbacks->userdata = &interaction;
+    m_callbacks->auth_function = auth_callback;
+    ssh_callbacks_init(m_callbacks.get());
+    ssh_set_callbacks(m_session, m_callbacks.get());
+    if (!target.use_agent) // publickey_auto would otherwise still ask $SSH_AUTH_SOCK
+        ssh_options_set(m_session, SSH_OPTIONS_IDENTITY_AGENT, "/dev/null");
+
     if (cancel.cancelled())
         throw SshError(SshErrorKind::cancelled, m_target.label() + ": cancelled");
     if (ssh_connect(m_session) != SSH_OK) {
@@ -251,9 +281,11 @@ void SshSession::connect(const SshTarget& target, SshInteraction& interaction, c
         verify_host_key(interaction);
         authenticate(interaction, cancel);
     } catch (...) {
+        m_callbacks->userdata = nullptr;
         disconnect();
         throw;
     }
+    m_callbacks->userdata = nullptr; // the interaction is the caller's; only authentication uses it
 }
 
 void SshSession::verify_host_key(SshInteraction& interaction)
@@ -394,29 +426,27 @@ void SshSession::authenticate(SshInteraction& interaction, const CancelFlag& can
     if (cancel.cancelled())
         throw SshError(SshErrorKind::cancelled, m_target.label() + ": cancelled");
     if (methods & SSH_AUTH_METHOD_PUBLICKEY) {
-        std::vector<std::string> keys;
         if (!m_target.key_file.empty()) {
             const std::string key = expand_home(m_target.key_file);
             std::error_code ec;
             if (!std::filesystem::exists(key, ec))
                 throw SshError(SshErrorKind::config, m_target.label() + ": key file " + key + " does not exist");
-            keys.push_back(key);
-        } else {
-            const char* home = std::getenv("HOME");
-            for (const char* name : { "id_ed25519", "id_ecdsa", "id_rsa" })
-                keys.push_back(std::string(home ? home : ".") + "/.ssh/" + name);
-        }
-        for (const auto& key : keys) {
-            if (!std::filesystem::exists(key))
-                continue;
             tried.push_back("key " + key);
             if (try_key_file(key, interaction)) {
                 m_auth_method = "publickey";
                 return;
             }
-            if (!connected())
-                fail(SshErrorKind::disconnected, "connection lost during authentication");
+        } else {
+            // No key file in the profile: libssh's identities, i.e. IdentityFile of ~/.ssh/config (when used)
+            // and the default ~/.ssh/id_*; encrypted ones ask through auth_callback (the interaction).
+            tried.push_back("the identities of ~/.ssh (and ~/.ssh/config)");
+            if (ssh_userauth_publickey_auto(m_session, nullptr, nullptr) == SSH_AUTH_SUCCESS) {
+                m_auth_method = "publickey";
+                return;
+            }
         }
+        if (!connected())
+            fail(SshErrorKind::disconnected, "connection lost during authentication");
     }
     if (cancel.cancelled())
         throw SshError(SshErrorKind::cancelled, m_target.label() + ": cancelled");

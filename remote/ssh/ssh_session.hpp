@@ -14,12 +14,14 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 struct ssh_session_struct;
 struct sftp_session_struct;
+struct ssh_callbacks_struct;
 
 namespace parallax::remote {
 
@@ -85,7 +87,11 @@ private:
     [[noreturn]] void fail_sftp(const std::string& what, const std::string& path);
     SshErrorKind io_error_kind() const;
 
+    struct CallbacksDeleter {
+        void operator()(ssh_callbacks_struct* c) const;
+    };
     ssh_session_struct* m_session = nullptr;
+    std::unique_ptr<ssh_callbacks_struct, CallbacksDeleter> m_callbacks;
     sftp_session_struct* m_sftp = nullptr;
     SshTarget m_target;
     std::string m_auth_method;

@@ -465,7 +465,7 @@ void RunStore::set_measurements(const std::string& id, const ParsedLog& parsed, 
     QSqlQuery up = prepare(m_connection,
         "UPDATE runs SET summary_json = ?, log_format = ?, run_info_json = ?, updated_at = ? WHERE id = ?");
     up.addBindValue(q(summary_json));
-    up.addBindValue(parsed.recognised() ? q(log_format_name(parsed.format)) : QString());
+    up.addBindValue(q(parsed.recognised() ? log_format_name(parsed.format) : std::string_view("")));
     up.addBindValue(q(run_info_json));
     up.addBindValue(q(utc_now_iso()));
     up.addBindValue(q(id));

@@ -1,0 +1,48 @@
+#pragma once
+// Measured against predicted, for one stored run: the numbers an overlay draws (marker = median of the
+// steady-state steps, error bar = their spread) and the CLI prints. Steady state = every logged step but
+// the first (start-up cost), as parse-log's summary. The prediction compared with is the one made at
+// dispatch time for what actually ran: the probe's workload prediction for probe runs (same layers, batch
+// and schedule as the probe trained), the plan's prediction for the frameworks (they run the plan itself).
+#include "store/run_store.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parallax::remote {
+
+struct MetricComparison {
+    std::string metric; // step_time_s, tokens_per_s_per_gpu, tflops_per_gpu, memory_GiB, power_W
+    std::optional<double> measured; // median over steady-state steps (memory: the peak)
+    std::optional<double> spread_low; // smallest steady-state value
+    std::optional<double> spread_high; // largest steady-state value
+    int samples = 0;
+    std::optional<double> predicted;
+    // (measured - predicted) / predicted, when both exist.
+    std::optional<double> error() const
+    {
+        if (!measured || !predicted || *predicted == 0)
+            return std::nullopt;
+        return (*measured - *predicted) / *predicted;
+    }
+};
+
+struct RunComparison {
+    std::string prediction_source; // "workload" (the probe's reduced plan) or "plan"
+    std::vector<MetricComparison> metrics;
+    const MetricComparison* find(const std::string& metric) const;
+};
+
+RunComparison compare_run(const RunRecord& run, const std::vector<StepRecord>& steps);
+
+// A run as `parallax-cli runs --json` prints it; `detailed` adds transitions, steps, benchmarks, notes and
+// the files that were sent.
+nlohmann::ordered_json run_to_json(const RunStore& store, const RunRecord& run, bool detailed);
+
+// A few lines for a terminal: state, what was parsed, measured vs predicted, notes.
+std::string run_summary_text(const RunStore& store, const RunRecord& run);
+
+} // namespace parallax::remote
