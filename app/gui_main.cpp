@@ -115,6 +115,10 @@ int main(int argc, char** argv)
             fail(QStringLiteral("the evaluation did not finish"));
             return 1;
         }
+        if (panel == QStringLiteral("timeline") && !window.wait_for_timeline(60000)) {
+            fail(QStringLiteral("the simulation for the timeline did not finish"));
+            return 1;
+        }
         // Queued replots and layouts run before the picture is taken.
         for (int i = 0; i < 3; ++i)
             QApplication::processEvents();

@@ -1,6 +1,12 @@
 #include "main_window.hpp"
 
 #include "autosave.hpp"
+#include "core_search_engine.hpp"
+#include "scaling_plot.hpp"
+#include "simulated_model.hpp"
+#include "sweep.hpp"
+#include "timeline_data.hpp"
+#include "timeline_view.hpp"
 #include "breakdown_views.hpp"
 #include "cluster_grid_view.hpp"
 #include "input_error.hpp"
@@ -26,6 +32,7 @@
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
+#include <QBuffer>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
@@ -49,6 +56,7 @@
 #include <QToolBar>
 #include <QUndoStack>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 #ifndef PARALLAX_VERSION
 #define PARALLAX_VERSION "dev"
@@ -61,7 +69,8 @@ namespace {
 // The panels in the order of panel_names(); docks are named "dock_<name>" for saveState().
 const QStringList kDockNames = { QStringLiteral("scenario"), QStringLiteral("model"), QStringLiteral("cluster"),
     QStringLiteral("training"), QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
-    QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("search"), QStringLiteral("learn") };
+    QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("scaling"), QStringLiteral("search"),
+    QStringLiteral("learn") };
 const QStringList kCentralNames = { QStringLiteral("results"), QStringLiteral("memory"), QStringLiteral("time"),
     QStringLiteral("compare") };
 
@@ -149,7 +158,13 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
     statusBar()->showMessage(QStringLiteral("Open a scenario preset or file"));
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow()
+{
+    // Background work outlives nothing: a running sweep stops at its next check, a pending
+    // simulation is stale.
+    cancel_scaling();
+    m_timeline_latest->fetch_add(1);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Panels
@@ -244,13 +259,11 @@ void MainWindow::build_panels()
     m_heatmap = new views::HeatmapPlot(this);
     m_search = new views::SearchPanel(this);
     m_learn = new views::LearnPanel(this);
-    // The timeline's slot: views/timeline's TimelineView goes here when the build has it.
-    auto* timeline = new QLabel(QStringLiteral("The per-device timeline of the simulated plan appears here when the "
-                                               "timeline view (views/timeline) is part of the build."),
-        this);
-    timeline->setWordWrap(true);
-    timeline->setAlignment(Qt::AlignCenter);
-    m_timeline_slot = timeline;
+    // The per-device timeline of the simulated plan (views/timeline).
+    m_timeline = new views::TimelineView(this);
+    m_timeline->setObjectName(QStringLiteral("timeline_view"));
+    m_timeline_slot = scrolled(m_timeline, this); // its minimum height would otherwise set the window's
+    m_scaling = new views::ScalingPlot(this);
 
     add_dock(QStringLiteral("strategy"), QStringLiteral("Strategy"), scrolled(m_strategy, this), Qt::LeftDockWidgetArea);
     QDockWidget* scenario_dock = add_dock(QStringLiteral("scenario"), QStringLiteral("Scenario"), picker, Qt::RightDockWidgetArea);
@@ -266,12 +279,18 @@ void MainWindow::build_panels()
         = add_dock(QStringLiteral("sensitivity"), QStringLiteral("Sensitivity"), m_sensitivity, Qt::BottomDockWidgetArea);
     QDockWidget* heatmap = add_dock(QStringLiteral("heatmap"), QStringLiteral("TP × PP"), m_heatmap, Qt::BottomDockWidgetArea);
     QDockWidget* timeline_dock = add_dock(QStringLiteral("timeline"), QStringLiteral("Timeline"), m_timeline_slot, Qt::BottomDockWidgetArea);
+    QDockWidget* scaling_dock = add_dock(QStringLiteral("scaling"), QStringLiteral("Scaling"), m_scaling, Qt::BottomDockWidgetArea);
     QDockWidget* learn = add_dock(QStringLiteral("learn"), QStringLiteral("Learn"), m_learn, Qt::BottomDockWidgetArea);
     QDockWidget* search = add_dock(QStringLiteral("search"), QStringLiteral("Search"), m_search, Qt::BottomDockWidgetArea);
     splitDockWidget(grid, sensitivity, Qt::Horizontal);
     splitDockWidget(sensitivity, learn, Qt::Horizontal);
     tabifyDockWidget(sensitivity, heatmap);
     tabifyDockWidget(heatmap, timeline_dock);
+    tabifyDockWidget(timeline_dock, scaling_dock);
+    connect(timeline_dock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible && m_timeline_stale)
+            request_timeline();
+    });
     tabifyDockWidget(learn, search);
     sensitivity->raise();
     learn->raise();
@@ -284,6 +303,9 @@ void MainWindow::build_panels()
     connect(m_sensitivity, &views::SensitivityPlot::apply_requested, this, &MainWindow::apply_strategy);
     connect(m_heatmap, &views::HeatmapPlot::apply_requested, this, &MainWindow::apply_strategy);
     connect(m_search, &views::SearchPanel::apply_requested, this, &MainWindow::apply_strategy);
+    connect(m_scaling, &views::ScalingPlot::run_requested, this, &MainWindow::run_scaling);
+    connect(m_scaling, &views::ScalingPlot::cancel_requested, this, &MainWindow::cancel_scaling);
+    m_search->set_engine(std::make_shared<CoreSearchEngine>());
     views::install_export_menu(m_grid->canvas(), QStringLiteral("cluster-grid"),
         [this] { return scenario() ? grid_csv(*scenario()) : QString(); });
     if (auto d = degree_from_string(m_settings->sensitivity_degree().toStdString()))
@@ -327,8 +349,8 @@ void MainWindow::build_actions()
     QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
     int key = Qt::Key_1;
     for (const QString& name : { QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
-             QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("search"), QStringLiteral("scenario"),
-             QStringLiteral("model"), QStringLiteral("cluster") }) {
+             QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("scaling"), QStringLiteral("search"),
+             QStringLiteral("scenario"), QStringLiteral("model") }) {
         QDockWidget* d = m_docks.value(name);
         QAction* a = d->toggleViewAction();
         a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(key++)));
@@ -338,6 +360,7 @@ void MainWindow::build_actions()
                 d->raise();
         });
     }
+    view->addAction(m_docks.value(QStringLiteral("cluster"))->toggleViewAction());
     view->addAction(m_docks.value(QStringLiteral("training"))->toggleViewAction());
     QAction* learn = m_docks.value(QStringLiteral("learn"))->toggleViewAction();
     learn->setShortcut(QKeySequence::HelpContents);
@@ -698,6 +721,8 @@ void MainWindow::show_evaluation(std::shared_ptr<const PlanEvaluation> e)
     m_strategy->set_why(why);
     m_fidelity_label->setText(fidelity_text());
     m_timing_label->setText(QStringLiteral("evaluated in %1 ms").arg(cur.seconds * 1e3, 0, 'f', 1));
+    m_timeline_stale = true;
+    request_timeline();
     if (cur.valid)
         statusBar()->showMessage(QStringLiteral("%1 · %2 tokens/s · MFU %3%")
                                      .arg(views::format_seconds(cur.prediction.step_time_s),
@@ -734,6 +759,8 @@ void MainWindow::pin_current()
                                           .arg(m_current->scenario.strategy.dp)
                                           .arg(m_current->scenario.strategy.cp);
     statusBar()->showMessage(QStringLiteral("Pinned as plan A: ") + m_pinned_label, 5000);
+    if (m_timeline->timeline_data())
+        m_timeline->pin_current_as_baseline();
     auto current = m_current;
     m_current = m_previous;
     show_evaluation(current);
@@ -742,11 +769,126 @@ void MainWindow::pin_current()
 void MainWindow::clear_pin()
 {
     m_pinned.reset();
+    m_timeline->clear_comparison();
     if (m_current) {
         auto current = m_current;
         m_current = m_previous;
         show_evaluation(current);
     }
+}
+
+void MainWindow::request_timeline()
+{
+    QDockWidget* d = m_docks.value(QStringLiteral("timeline"));
+    if (!m_current || !m_current->valid) {
+        m_timeline->clear();
+        m_timeline_stale = false;
+        return;
+    }
+    if (!d || !m_timeline->isVisible())
+        return; // simulated when the panel is shown
+    const quint64 id = m_timeline_latest->fetch_add(1) + 1;
+    auto latest = m_timeline_latest;
+    const Scenario s = m_current->scenario;
+    QtConcurrent::run([s, id, latest]() -> std::shared_ptr<const TimelineData> {
+        if (latest->load() != id)
+            return nullptr;
+        const PlanContext ctx(s.model, s.training, s.cluster);
+        auto sim = std::make_shared<const SimulatedPlan>(simulate_plan(ctx, s.strategy));
+        if (latest->load() != id)
+            return nullptr;
+        const Prediction p = prediction_from_simulation(ctx, s.strategy, *sim);
+        return build_timeline_data(sim, p, timeline_plan_info(s));
+    }).then(this, [this, id](std::shared_ptr<const TimelineData> data) {
+        if (!data || id != m_timeline_latest->load())
+            return;
+        m_timeline->set_timeline_data(std::move(data));
+        m_timeline_stale = false;
+        emit timeline_updated();
+    });
+}
+
+bool MainWindow::wait_for_timeline(int timeout_ms)
+{
+    show_panel(QStringLiteral("timeline"));
+    QElapsedTimer clock;
+    clock.start();
+    if (!wait_for_evaluation(timeout_ms))
+        return false;
+    if (m_timeline_stale)
+        request_timeline();
+    while (m_timeline_stale) {
+        if (clock.elapsed() > timeout_ms)
+            return false;
+        QEventLoop loop;
+        connect(this, &MainWindow::timeline_updated, &loop, &QEventLoop::quit);
+        QTimer::singleShot(std::max<qint64>(1, timeout_ms - clock.elapsed()), &loop, &QEventLoop::quit);
+        loop.exec();
+    }
+    return true;
+}
+
+void MainWindow::run_scaling()
+{
+    if (!scenario() || m_scaling_cancel)
+        return;
+    const Scenario s = *scenario();
+    const long long gpn = s.cluster.gpus_per_node;
+    const long long n = s.cluster.total_gpus();
+    // 1/8 .. 4x the cluster in whole nodes (the sweep keeps the model, batch and fabric).
+    std::vector<long long> counts;
+    for (long long num : { 1LL, 2LL, 4LL, 8LL, 16LL, 32LL }) {
+        const long long g = n * num / 8;
+        if (g >= gpn && g % gpn == 0 && (counts.empty() || counts.back() != g))
+            counts.push_back(g);
+    }
+    m_scaling_cancel = std::make_shared<std::atomic<bool>>(false);
+    auto cancel = m_scaling_cancel;
+    m_scaling->set_running(true, QStringLiteral("Searching the best plan at %1 GPU counts...").arg(counts.size()));
+    const QPointer<MainWindow> self(this);
+    QtConcurrent::run([s, counts, cancel, self]() {
+        SweepOptions o;
+        o.search.cancel = cancel.get();
+        o.search.top = 1;
+        o.search.progress = [self](double f) {
+            QMetaObject::invokeMethod(
+                qApp, [self, f] {
+                    if (self)
+                        self->m_scaling->set_progress(f);
+                },
+                Qt::QueuedConnection);
+        };
+        return sweep_gpus(s, counts, o);
+    }).then(this, [this, n, cancel](const std::vector<SweepPoint>& points) {
+        std::vector<views::ScalingPoint> out;
+        for (const SweepPoint& p : points) {
+            views::ScalingPoint q;
+            q.gpus = p.gpus;
+            q.has_plan = p.has_best;
+            q.tokens_per_s = p.tokens_per_s;
+            q.scaling_efficiency = p.scaling_efficiency;
+            q.marginal_efficiency = p.marginal_efficiency;
+            q.family = QString::fromStdString(p.family);
+            QStringList notes;
+            for (const std::string& note : p.notes)
+                notes << QString::fromStdString(note);
+            q.notes = notes.join(QStringLiteral("; "));
+            if (p.has_best && !p.search.results.empty())
+                q.strategy = p.search.results.front().strategy;
+            out.push_back(std::move(q));
+        }
+        const bool stopped = cancel->load();
+        m_scaling_cancel.reset();
+        m_scaling->set_points(std::move(out), n);
+        m_scaling->set_running(false, stopped ? QStringLiteral("Stopped.") : QStringLiteral("Best plan per GPU count; circled points: adding GPUs stops paying or the winning family changes."));
+        emit scaling_finished();
+    });
+}
+
+void MainWindow::cancel_scaling()
+{
+    if (m_scaling_cancel)
+        m_scaling_cancel->store(true);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -894,8 +1036,13 @@ bool MainWindow::export_report(const QString& path, QString* error)
         views::png_bytes(m_sensitivity->plot(), 2) });
     in.images.push_back({ QStringLiteral("Throughput over TP × PP"), views::png_bytes(m_heatmap->plot(), 2) });
     in.images.push_back({ QStringLiteral("Cluster grid"), views::png_bytes(m_grid, 2) });
-    if (m_timeline_slot && !qobject_cast<QLabel*>(m_timeline_slot))
-        in.images.push_back({ QStringLiteral("Timeline"), views::png_bytes(m_timeline_slot, 2) });
+    if (m_timeline->timeline_data()) {
+        QByteArray png;
+        QBuffer buffer(&png);
+        buffer.open(QIODevice::WriteOnly);
+        m_timeline->render_image().save(&buffer, "PNG");
+        in.images.push_back({ QStringLiteral("Timeline of the simulated plan (one row per stage and stream)"), png });
+    }
     return views::write_text_atomically(path, report_html(in), error);
 }
 

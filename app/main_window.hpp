@@ -15,6 +15,7 @@
 #include <QMap>
 #include <QPointer>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 
@@ -41,6 +42,8 @@ class SearchPanel;
 class SearchEngine;
 class LearnPanel;
 class ComparisonModel;
+class ScalingPlot;
+class TimelineView;
 } // namespace parallax::views
 
 namespace parallax::app {
@@ -106,6 +109,16 @@ public:
     views::SearchPanel* search_panel() const { return m_search; }
     views::LearnPanel* learn_panel() const { return m_learn; }
     views::ComparisonModel* comparison_model() const { return m_comparison; }
+    views::ScalingPlot* scaling_plot() const { return m_scaling; }
+    views::TimelineView* timeline_view() const { return m_timeline; }
+    // The timeline follows the evaluation (simulated off the GUI thread, latest request wins) while
+    // its panel is visible.
+    bool wait_for_timeline(int timeout_ms = 20000);
+    bool timeline_current() const { return !m_timeline_stale; }
+    // The scaling sweep (a full search per GPU count) off the GUI thread; cancel_scaling() stops it.
+    void run_scaling();
+    void cancel_scaling();
+    bool scaling_running() const { return m_scaling_cancel != nullptr; }
     void set_search_engine(std::shared_ptr<views::SearchEngine> engine);
 
     // Autosave and crash recovery.
@@ -131,6 +144,8 @@ public:
 
 signals:
     void evaluated();
+    void timeline_updated();
+    void scaling_finished();
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -152,6 +167,7 @@ private:
     void export_report_dialog();
     bool confirm_discard();
     void apply_strategy(const Strategy& s, const QString& what);
+    void request_timeline();
     QDockWidget* add_dock(const QString& name, const QString& title, QWidget* w, Qt::DockWidgetArea area);
 
     Options m_opts;
@@ -194,6 +210,11 @@ private:
     views::SearchPanel* m_search = nullptr;
     views::LearnPanel* m_learn = nullptr;
     views::ComparisonModel* m_comparison = nullptr;
+    views::ScalingPlot* m_scaling = nullptr;
+    views::TimelineView* m_timeline = nullptr;
+    std::shared_ptr<std::atomic<quint64>> m_timeline_latest = std::make_shared<std::atomic<quint64>>(0);
+    bool m_timeline_stale = true;
+    std::shared_ptr<std::atomic<bool>> m_scaling_cancel;
     QWidget* m_results = nullptr;
     QWidget* m_timeline_slot = nullptr;
     QMap<QString, QDockWidget*> m_docks;

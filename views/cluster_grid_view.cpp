@@ -79,80 +79,128 @@ ClusterGridCanvas::Geometry ClusterGridCanvas::geometry() const
 {
     Geometry g;
     const QFontMetrics fm = fontMetrics();
-    const int nodes = std::max(1, m_scenario.cluster.nodes);
-    const int gpn = std::max(1, m_scenario.cluster.gpus_per_node);
-    const double label_w = fm.horizontalAdvance(QStringLiteral("node 0000")) + 6;
+    const long long nodes = std::max(1, m_scenario.cluster.nodes);
+    const long long gpn = std::max(1, m_scenario.cluster.gpus_per_node);
     const double top = fm.height() + 2;
-    const double avail_w = std::max(10.0, width() - label_w - 4);
     const double avail_h = std::max(10.0, height() - top - 2);
-    g.cell_w = avail_w / gpn;
-    g.cell_h = std::min(avail_h / nodes, std::max(g.cell_w * 0.6, 4.0));
-    g.cell_w = std::min(g.cell_w, std::max(g.cell_h * 2.5, 18.0));
-    g.x0 = label_w;
+    // One block: node labels on the left. Folded: a caption per block above it instead.
+    const double label_w = fm.horizontalAdvance(QStringLiteral("node 0000")) + 6;
+    double best = -1;
+    for (long long rows = nodes; rows >= 1; rows = rows > 1 ? std::min(rows - 1, (rows * 9) / 10) : 0) {
+        const long long blocks = (nodes + rows - 1) / rows;
+        const double gap = blocks > 1 ? 6.0 : 0.0;
+        const double x0 = blocks > 1 ? 4.0 : label_w;
+        const double avail_w = std::max(10.0, width() - x0 - 4 - gap * (blocks - 1));
+        const double cw = avail_w / (blocks * gpn);
+        const double ch = avail_h / rows;
+        // Readable cells: as large as possible, not much wider than 3:1 nor taller than wide.
+        const double score = std::min(cw, ch * 3.0) + std::min(ch, cw);
+        if (score > best + 1e-9) {
+            best = score;
+            g.rows = rows;
+            g.blocks = blocks;
+            g.cell_h = std::min(ch, std::max(cw, 6.0));
+            g.cell_w = std::min(cw, std::max(g.cell_h * 3.0, 18.0));
+            g.x0 = x0;
+            g.block_w = gpn * g.cell_w + gap;
+        }
+        if (rows == 1)
+            break;
+    }
     g.y0 = top;
     return g;
+}
+
+QRectF ClusterGridCanvas::cell_rect(const Geometry& g, long long node, long long gpu) const
+{
+    const long long block = node / g.rows;
+    const long long row = node % g.rows;
+    return { g.x0 + block * g.block_w + gpu * g.cell_w, g.y0 + row * g.cell_h, g.cell_w, g.cell_h };
 }
 
 long long ClusterGridCanvas::rank_at(QPointF pos) const
 {
     const Geometry g = geometry();
-    const int gpn = m_scenario.cluster.gpus_per_node;
-    const long long col = static_cast<long long>(std::floor((pos.x() - g.x0) / g.cell_w));
+    const long long gpn = m_scenario.cluster.gpus_per_node;
+    const long long block = static_cast<long long>(std::floor((pos.x() - g.x0) / g.block_w));
+    const double in_block = pos.x() - g.x0 - block * g.block_w;
+    const long long col = static_cast<long long>(std::floor(in_block / g.cell_w));
     const long long row = static_cast<long long>(std::floor((pos.y() - g.y0) / g.cell_h));
-    if (col < 0 || col >= gpn || row < 0 || row >= m_scenario.cluster.nodes)
+    if (block < 0 || block >= g.blocks || col < 0 || col >= gpn || row < 0 || row >= g.rows)
         return -1;
-    return row * gpn + col;
+    const long long node = block * g.rows + row;
+    return node < m_scenario.cluster.nodes ? node * gpn + col : -1;
 }
 
 QPointF ClusterGridCanvas::boundary_point(long long p) const
 {
     const Geometry g = geometry();
     const long long gpn = m_scenario.cluster.gpus_per_node;
-    const long long row = p / gpn;
+    long long node = p / gpn;
     const long long col = p % gpn;
-    if (col == 0) // between two nodes: a horizontal line across the row
-        return { g.x0 + g.cell_w * gpn / 2.0, g.y0 + row * g.cell_h };
-    return { g.x0 + col * g.cell_w, g.y0 + (row + 0.5) * g.cell_h };
+    if (col == 0) { // between two nodes: a horizontal line across the node (the bottom of the last one)
+        const bool end = node >= m_scenario.cluster.nodes || (node % g.rows == 0 && node > 0);
+        const QRectF r = cell_rect(g, end ? node - 1 : node, 0);
+        return { r.left() + g.cell_w * gpn / 2.0, end ? r.bottom() : r.top() };
+    }
+    const QRectF r = cell_rect(g, node, col);
+    return { r.left(), r.center().y() };
+}
+
+QPointF ClusterGridCanvas::cell_right_edge(long long node, long long gpu) const
+{
+    const Geometry g = geometry();
+    const QRectF r = cell_rect(g, node, gpu);
+    return { r.right() - 1, r.center().y() };
 }
 
 double ClusterGridCanvas::rank_position_at(QPointF pos, bool horizontal) const
 {
     const Geometry g = geometry();
     const long long gpn = m_scenario.cluster.gpus_per_node;
-    if (horizontal)
-        return std::max(0.0, std::round((pos.y() - g.y0) / g.cell_h)) * static_cast<double>(gpn);
-    const double row = std::clamp(std::floor((pos.y() - g.y0) / g.cell_h), 0.0, m_scenario.cluster.nodes - 1.0);
-    const double col = std::clamp(std::round((pos.x() - g.x0) / g.cell_w), 0.0, static_cast<double>(gpn));
-    return row * static_cast<double>(gpn) + col;
+    const long long nodes = m_scenario.cluster.nodes;
+    const long long block = std::clamp<long long>(static_cast<long long>(std::floor((pos.x() - g.x0) / g.block_w)), 0, g.blocks - 1);
+    if (horizontal) {
+        const long long edge = std::clamp<long long>(std::llround((pos.y() - g.y0) / g.cell_h), 0, g.rows);
+        return static_cast<double>(std::min(nodes, block * g.rows + edge) * gpn);
+    }
+    const double in_block = pos.x() - g.x0 - block * g.block_w;
+    const double col = std::clamp(std::round(in_block / g.cell_w), 0.0, static_cast<double>(gpn));
+    const long long row = std::clamp<long long>(static_cast<long long>(std::floor((pos.y() - g.y0) / g.cell_h)), 0, g.rows - 1);
+    const long long node = std::min(nodes - 1, block * g.rows + row);
+    return static_cast<double>(node * gpn) + col;
 }
 
 std::optional<long long> ClusterGridCanvas::boundary_near(QPointF pos) const
 {
     if (!m_has_scenario)
         return std::nullopt;
-    const RankGrid g = grid();
-    const long long seg = g.segment(m_dim);
-    const long long ranks = g.ranks();
+    const RankGrid grid_of_plan = grid();
+    const long long seg = grid_of_plan.segment(m_dim);
+    const long long ranks = grid_of_plan.ranks();
     if (seg <= 0)
         return std::nullopt;
+    const Geometry g = geometry();
+    const long long gpn = m_scenario.cluster.gpus_per_node;
     std::optional<long long> best;
     double best_d = kGrabDistance;
-    const Geometry geo = geometry();
-    // The boundaries in the node under the cursor (and its edges); the cluster's end for a single band.
-    const long long gpn = m_scenario.cluster.gpus_per_node;
-    const long long row = std::clamp<long long>(static_cast<long long>(std::floor((pos.y() - geo.y0) / geo.cell_h)), 0,
-        m_scenario.cluster.nodes - 1);
-    const long long first = std::max<long long>(1, (row * gpn) / seg);
-    const long long last = std::min<long long>(ranks / seg, ((row + 1) * gpn) / seg + 1);
-    for (long long k = first; k <= last; ++k) {
+    // Only the boundaries of the nodes near the cursor (a node can hold many TP boundaries; a stage
+    // boundary can be far from any node the cursor is over).
+    const long long r = rank_at(pos);
+    const long long near_node = r >= 0 ? r / gpn : static_cast<long long>(rank_position_at(pos, true) / gpn);
+    const long long lo = std::max<long long>(1, ((near_node - 1) * gpn) / seg);
+    const long long hi = std::min<long long>(ranks / seg, ((near_node + 2) * gpn) / seg + 1);
+    for (long long k = lo; k <= hi; ++k) {
         const long long p = k * seg;
         if (p <= 0 || p > ranks)
             continue;
         const QPointF b = boundary_point(p);
         const bool horizontal = p % gpn == 0;
-        const double d = horizontal ? std::abs(pos.y() - b.y()) : std::hypot(pos.x() - b.x(), std::max(0.0, std::abs(pos.y() - b.y()) - geo.cell_h / 2));
-        if (horizontal && (pos.x() < geo.x0 || pos.x() > geo.x0 + gpn * geo.cell_w))
-            continue;
+        double d;
+        if (horizontal)
+            d = std::abs(b.x() - pos.x()) <= g.cell_w * gpn / 2.0 ? std::abs(pos.y() - b.y()) : 1e9;
+        else
+            d = std::hypot(pos.x() - b.x(), std::max(0.0, std::abs(pos.y() - b.y()) - g.cell_h / 2));
         if (d <= best_d) {
             best_d = d;
             best = k;
@@ -171,62 +219,68 @@ void ClusterGridCanvas::paintEvent(QPaintEvent*)
         return;
     const RankGrid g = grid();
     const Geometry geo = geometry();
-    const int nodes = m_scenario.cluster.nodes;
-    const int gpn = m_scenario.cluster.gpus_per_node;
+    const long long nodes = m_scenario.cluster.nodes;
+    const long long gpn = m_scenario.cluster.gpus_per_node;
     const QFontMetrics fm = fontMetrics();
-    const bool gaps = geo.cell_w >= 8 && geo.cell_h >= 6;
-    const double gap = gaps ? 1.0 : 0.0;
+    const double gap = geo.cell_w >= 8 && geo.cell_h >= 6 ? 1.0 : 0.0;
 
-    // GPU index header and node labels where they fit.
+    // Headers: GPU indices over every block where they fit; node labels (single block) or the
+    // node range of each block (folded).
     p.setPen(pal.color(QPalette::Text));
-    if (geo.cell_w >= fm.horizontalAdvance(QStringLiteral("00")) + 2)
-        for (int c = 0; c < gpn; ++c)
-            p.drawText(QRectF(geo.x0 + c * geo.cell_w, 0, geo.cell_w, geo.y0), Qt::AlignCenter, QString::number(c));
-    const int label_every = std::max(1, static_cast<int>(std::ceil(fm.height() / geo.cell_h)));
-    for (int n = 0; n < nodes; n += label_every)
-        p.drawText(QRectF(0, geo.y0 + n * geo.cell_h, geo.x0 - 4, std::max(geo.cell_h, static_cast<double>(fm.height()))),
-            Qt::AlignRight | Qt::AlignTop, QStringLiteral("node %1").arg(n));
+    for (long long b = 0; b < geo.blocks; ++b) {
+        const double bx = geo.x0 + b * geo.block_w;
+        if (geo.blocks > 1) {
+            const long long first = b * geo.rows;
+            const long long last = std::min(nodes, first + geo.rows) - 1;
+            p.drawText(QRectF(bx, 0, gpn * geo.cell_w, geo.y0), Qt::AlignCenter | Qt::TextDontClip,
+                geo.block_w > fm.horizontalAdvance(QStringLiteral("n000–000")) ? QStringLiteral("n%1–%2").arg(first).arg(last)
+                                                                                  : QString());
+        } else if (geo.cell_w >= fm.horizontalAdvance(QStringLiteral("00")) + 2) {
+            for (long long c = 0; c < gpn; ++c)
+                p.drawText(QRectF(bx + c * geo.cell_w, 0, geo.cell_w, geo.y0), Qt::AlignCenter, QString::number(c));
+        }
+    }
+    if (geo.blocks == 1) {
+        const long long every = std::max<long long>(1, static_cast<long long>(std::ceil(fm.height() / geo.cell_h)));
+        for (long long n = 0; n < nodes; n += every)
+            p.drawText(QRectF(0, geo.y0 + n * geo.cell_h, geo.x0 - 4, std::max(geo.cell_h, static_cast<double>(fm.height()))),
+                Qt::AlignRight | Qt::AlignTop, QStringLiteral("node %1").arg(n));
+    }
 
-    // Cells: no antialiasing, one rectangle per GPU, at most one row of nodes per pixel row.
+    // Cells: no antialiasing, one rectangle per GPU.
     p.setRenderHint(QPainter::Antialiasing, false);
     p.setPen(Qt::NoPen);
-    int last_y = -1;
-    for (int n = 0; n < nodes; ++n) {
-        const int y = static_cast<int>(geo.y0 + n * geo.cell_h);
-        if (geo.cell_h < 1 && y == last_y)
-            continue;
-        last_y = y;
-        const int h = std::max(1, static_cast<int>(geo.y0 + (n + 1) * geo.cell_h) - y);
-        for (int c = 0; c < gpn; ++c) {
-            const long long rank = static_cast<long long>(n) * gpn + c;
+    for (long long n = 0; n < nodes; ++n) {
+        for (long long c = 0; c < gpn; ++c) {
+            const long long rank = n * gpn + c;
             if (rank >= g.ranks())
                 break;
-            const int x = static_cast<int>(geo.x0 + c * geo.cell_w);
-            const int w = static_cast<int>(geo.x0 + (c + 1) * geo.cell_w) - x;
-            p.fillRect(QRectF(x, y, w - gap, h - gap), group_colour(g.colour_index(rank, m_dim), dark));
+            const QRectF r = cell_rect(geo, n, c);
+            p.fillRect(QRectF(r.left(), r.top(), std::max(1.0, r.width() - gap), std::max(1.0, r.height() - gap)),
+                group_colour(g.colour_index(rank, m_dim), dark));
         }
     }
 
-    // Boundaries: thick lines in the text colour (highlighted when hovered or dragged).
+    // Boundaries: lines in the text colour, the hovered or dragged one highlighted. When they would
+    // be closer than 4 px apart only the draggable first one is drawn (the colours show the rest).
     const long long seg = g.segment(m_dim);
     const long long ranks = g.ranks();
     const QColor line = pal.color(QPalette::Text);
     const QColor hot = pal.color(QPalette::Highlight);
+    const double spacing = seg % gpn == 0 ? (seg / gpn) * geo.cell_h : seg * geo.cell_w;
+    const bool dense = spacing < 4;
+    const double width = std::clamp(std::min(geo.cell_w, geo.cell_h) / 5.0, 1.0, 2.5);
     for (long long k = 1; seg > 0 && k * seg <= ranks; ++k) {
         const long long pos = k * seg;
         const bool active = k == m_drag_k || (m_drag_k == 0 && k == m_hover_k);
-        p.setPen(QPen(active ? hot : line, active ? 3 : 2, Qt::SolidLine, Qt::FlatCap));
-        const long long row = pos / gpn;
-        const long long col = pos % gpn;
-        if (col == 0) {
-            const double y = geo.y0 + row * geo.cell_h;
-            p.drawLine(QPointF(geo.x0, y), QPointF(geo.x0 + gpn * geo.cell_w, y));
-        } else {
-            const double x = geo.x0 + col * geo.cell_w;
-            p.drawLine(QPointF(x, geo.y0 + row * geo.cell_h), QPointF(x, geo.y0 + (row + 1) * geo.cell_h));
-        }
-        if (geo.cell_h < 1 && seg < gpn)
-            break; // too dense to draw them all: the first shows the size
+        if (dense && k != 1 && !active)
+            continue;
+        p.setPen(QPen(active ? hot : line, active ? width + 1.5 : width, Qt::SolidLine, Qt::FlatCap));
+        const QPointF b = boundary_point(pos);
+        if (pos % gpn == 0)
+            p.drawLine(QPointF(b.x() - gpn * geo.cell_w / 2.0, b.y()), QPointF(b.x() + gpn * geo.cell_w / 2.0, b.y()));
+        else
+            p.drawLine(QPointF(b.x(), b.y() - geo.cell_h / 2.0), QPointF(b.x(), b.y() + geo.cell_h / 2.0));
     }
 }
 

@@ -28,6 +28,8 @@ public:
     QPointF boundary_point(long long p) const;
     // The rank position a drag at this point asks for (the nearest cell edge).
     double rank_position_at(QPointF pos, bool horizontal) const;
+    // Where the right edge of GPU `gpu` of node `node` is (tests and the benchmark drag to it).
+    QPointF cell_right_edge(long long node, long long gpu) const;
     long long segment() const;
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
@@ -43,10 +45,16 @@ protected:
     bool event(QEvent*) override;
 
 private:
+    // Nodes are rows; when there are more nodes than fit at a readable height they fold into
+    // several blocks of `rows` nodes side by side (node n: block n / rows, row n % rows).
     struct Geometry {
         double x0 = 0, y0 = 0, cell_w = 1, cell_h = 1;
+        long long rows = 1; // nodes per block
+        long long blocks = 1;
+        double block_w = 1; // gpus_per_node * cell_w + the gap between blocks
     };
     Geometry geometry() const;
+    QRectF cell_rect(const Geometry& g, long long node, long long gpu) const;
     RankGrid grid() const;
     std::optional<long long> boundary_near(QPointF pos) const; // the k of the nearest boundary
     long long rank_at(QPointF pos) const; // -1 outside

@@ -3,6 +3,10 @@
 #include "plan_explain.hpp"
 #include "view_style.hpp"
 
+#include <QSplitter>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
 namespace parallax::views {
 
 namespace {
@@ -18,9 +22,20 @@ QString entry(const Explanation& e)
 } // namespace
 
 LearnPanel::LearnPanel(QWidget* parent)
-    : QTextBrowser(parent)
+    : QWidget(parent)
 {
-    setOpenLinks(false);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    m_latest_view = new QTextBrowser(split);
+    m_latest_view->setObjectName(QStringLiteral("learn_latest"));
+    m_glossary_view = new QTextBrowser(split);
+    m_glossary_view->setObjectName(QStringLiteral("learn_glossary"));
+    split->addWidget(m_latest_view);
+    split->addWidget(m_glossary_view);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    layout->addWidget(split);
     QString g = QStringLiteral("<h4>Parallel degrees</h4>");
     for (Degree d : kAllDegrees)
         g += entry(explain_degree(d));
@@ -30,10 +45,10 @@ LearnPanel::LearnPanel(QWidget* parent)
     g += QStringLiteral("<h4>Metrics</h4>");
     for (int i = 0; i < kMetricCount; ++i)
         g += entry(explain_metric(static_cast<Metric>(i)));
-    m_glossary = g;
+    m_glossary_view->setHtml(QStringLiteral("<h4>Glossary</h4>") + g);
     m_latest = QStringLiteral("<p>Drag a degree or flip a toggle: this panel says what moved and why. Hover any "
                               "control or number for its formula and source.</p>");
-    rebuild();
+    m_latest_view->setHtml(m_latest);
 }
 
 void LearnPanel::set_change(
@@ -72,12 +87,7 @@ void LearnPanel::set_change(
     for (const std::string& w : current.warnings)
         html += QStringLiteral("<p><i>Note:</i> ") + QString::fromStdString(w).toHtmlEscaped() + QStringLiteral("</p>");
     m_latest = html;
-    rebuild();
-}
-
-void LearnPanel::rebuild()
-{
-    setHtml(m_latest + QStringLiteral("<hr><h4>Glossary</h4>") + m_glossary);
+    m_latest_view->setHtml(html);
 }
 
 } // namespace parallax::views

@@ -4,11 +4,13 @@
 // texts appear as tooltips on the controls; this panel keeps them on screen for teaching.
 #include "plan_evaluation.hpp"
 
-#include <QTextBrowser>
+#include <QWidget>
+
+class QTextBrowser;
 
 namespace parallax::views {
 
-class LearnPanel : public QTextBrowser {
+class LearnPanel : public QWidget {
     Q_OBJECT
 public:
     explicit LearnPanel(QWidget* parent = nullptr);
@@ -16,11 +18,15 @@ public:
     void set_change(const PlanEvaluation& current, const Prediction* previous, const Strategy* previous_strategy,
         const QString& change);
     QString latest_html() const { return m_latest; }
+    QTextBrowser* latest_view() const { return m_latest_view; }
+    QTextBrowser* glossary_view() const { return m_glossary_view; }
 
 private:
-    void rebuild();
+    // Two browsers: the short "latest change" text is replaced on every change; the long glossary
+    // is laid out once (re-laying it out on every drag step cost milliseconds per frame).
     QString m_latest;
-    QString m_glossary;
+    QTextBrowser* m_latest_view = nullptr;
+    QTextBrowser* m_glossary_view = nullptr;
 };
 
 } // namespace parallax::views

@@ -19,6 +19,9 @@
 #include "result_models.hpp"
 #include "scenario_forms.hpp"
 #include "scenario_io.hpp"
+#include "scaling_plot.hpp"
+#include "timeline_data.hpp"
+#include "timeline_view.hpp"
 #include "search_panel.hpp"
 #include "settings.hpp"
 #include "strategy_panel.hpp"
@@ -35,6 +38,7 @@
 #include <QImage>
 #include <QLabel>
 #include <QProcess>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QStandardItemModel>
@@ -155,6 +159,9 @@ private slots:
     void shortcuts();
     void searchPanelRunsAndApplies();
     void searchPanelCancels();
+    void coreSearchEngineRanksPlans();
+    void timelineFollowsThePlan();
+    void scalingSweep();
     void screenshotOptionWritesPng_data();
     void screenshotOptionWritesPng();
     void screenshotOptionRejectsBadInput();
@@ -327,7 +334,7 @@ void TestPlannerWindow::gridDragChangesDegree()
     const int steps = w.undo_stack()->count();
     // Grab the first TP boundary (between GPU 3 and 4 of node 0) and pull it to the node's end.
     const QPoint from = grid->boundary_point(4).toPoint();
-    const QPoint end = grid->boundary_point(4).toPoint() + QPoint(static_cast<int>(grid->boundary_point(5).x() - grid->boundary_point(4).x()) * 4 - 1, 0);
+    const QPoint end = grid->cell_right_edge(0, 7).toPoint();
     QTest::mousePress(grid, Qt::LeftButton, {}, from);
     QTest::mouseMove(grid, (from + end) / 2);
     QTest::mouseMove(grid, end);
@@ -822,7 +829,7 @@ void TestPlannerWindow::searchPanelRunsAndApplies()
     Fixture f;
     MainWindow& w = f.w();
     views::SearchPanel* panel = w.search_panel();
-    QVERIFY(panel->status_text().contains(QStringLiteral("No search engine")));
+    QVERIFY(panel->findChild<QPushButton*>(QStringLiteral("search_start"))->isEnabled()); // the core search by default
     auto engine = std::make_shared<FakeEngine>();
     w.set_search_engine(engine);
     QAbstractItemModelTester tester(panel->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -856,6 +863,66 @@ void TestPlannerWindow::searchPanelCancels()
     QVERIFY2(panel->status_text().startsWith(QStringLiteral("Stopped")), qPrintable(panel->status_text()));
 }
 
+void TestPlannerWindow::coreSearchEngineRanksPlans()
+{
+    Fixture f;
+    views::SearchPanel* panel = f.w().search_panel();
+    QSignalSpy done(panel, &views::SearchPanel::finished);
+    panel->start();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
+    QVERIFY2(panel->model()->rowCount() > 0, qPrintable(panel->status_text()));
+    const views::SearchRow* best = panel->model()->row_at(0);
+    QVERIFY(best->prediction.tokens_per_s > 0);
+    QVERIFY(best->explanation.startsWith(QStringLiteral("limited by")));
+    QCOMPARE(best->strategy.total_gpus(), 64LL);
+    emit panel->table()->activated(panel->proxy()->mapFromSource(panel->model()->index(0, 0)));
+    QVERIFY(f.strategy() == best->strategy);
+}
+
+void TestPlannerWindow::timelineFollowsThePlan()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    QVERIFY(w.wait_for_timeline());
+    auto data = w.timeline_view()->timeline_data();
+    QVERIFY(data);
+    QVERIFY(data->info.strategy.has_value());
+    QCOMPARE(data->info.strategy->tp, 4);
+    QCOMPARE(static_cast<int>(data->stages.size()) > 0, true);
+    Scenario s = *w.scenario();
+    s.strategy.tp = 8;
+    s.strategy.dp = 1;
+    w.apply_edit(s, QStringLiteral("tp 8"));
+    QVERIFY(w.wait_for_timeline());
+    QCOMPARE(w.timeline_view()->timeline_data()->info.strategy->tp, 8);
+    QVERIFY(w.timeline_current());
+}
+
+void TestPlannerWindow::scalingSweep()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    w.show_panel(QStringLiteral("scaling"));
+    QSignalSpy done(&w, &MainWindow::scaling_finished);
+    w.run_scaling();
+    QVERIFY(w.scaling_running());
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 300000);
+    QVERIFY(!w.scaling_running());
+    const auto& points = w.scaling_plot()->points();
+    QCOMPARE(points.size(), std::size_t(6)); // 8 .. 256 GPUs
+    QCOMPARE(points.front().gpus, 8LL);
+    QCOMPARE(points.back().gpus, 256LL);
+    int with_plan = 0;
+    for (const views::ScalingPoint& p : points)
+        with_plan += p.has_plan ? 1 : 0;
+    QVERIFY(with_plan >= 3); // 70B does not fit on the smallest counts
+    QVERIFY(w.scaling_plot()->csv().count(u'\n') == 7);
+    // Cancel stops a running sweep and says so.
+    w.run_scaling();
+    w.cancel_scaling();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 120000);
+}
+
 void TestPlannerWindow::screenshotOptionWritesPng_data()
 {
     QTest::addColumn<QStringList>("args");
@@ -863,7 +930,7 @@ void TestPlannerWindow::screenshotOptionWritesPng_data()
     QTest::addColumn<bool>("dark");
     QTest::newRow("window") << QStringList {} << QSize(1600, 1000) << false;
     QTest::newRow("window dark 2x") << QStringList { QStringLiteral("--dark"), QStringLiteral("--dpi-scale"), QStringLiteral("2"),
-        QStringLiteral("--size"), QStringLiteral("1280x800") } << QSize(2560, 1600) << true;
+        QStringLiteral("--size"), QStringLiteral("1366x768") } << QSize(2732, 1536) << true;
     QTest::newRow("panel") << QStringList { QStringLiteral("--panel"), QStringLiteral("sensitivity") } << QSize() << false;
 }
 
