@@ -358,11 +358,11 @@ RunEngine::LauncherState RunEngine::query_slurm(const RunRecord& run, Live& l, c
     }
     const MappedState m = map_slurm_state(info->state);
     out.state = m.state;
-    out.exit_code = info->exit_code;
+    out.exit_code = m.terminal ? info->exit_code : std::nullopt;
     out.detail = "SLURM job " + run.job_id + " " + info->state;
     if (!info->reason.empty() && info->reason != "None" && info->reason != "(null)")
         out.detail += " (" + info->reason + ")";
-    if (info->exit_code)
+    if (info->exit_code && m.terminal) // scontrol prints ExitCode=0:0 while a job still runs
         out.detail += ", exit " + std::to_string(*info->exit_code) + ":" + std::to_string(info->exit_signal.value_or(0));
     l.last_slurm_state = info->state;
     return out;

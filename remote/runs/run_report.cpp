@@ -86,7 +86,14 @@ RunComparison compare_run(const RunRecord& run, const std::vector<StepRecord>& s
 {
     RunComparison c;
     nlohmann::ordered_json prediction;
-    if (run.framework == "probe" && !run.workload_prediction_json.empty()) {
+    const nlohmann::ordered_json profile = parse_or_null(run.profile_json);
+    const std::string gpu_type = profile.is_object() && profile.contains("gpu_type") && profile["gpu_type"].is_string()
+        ? profile["gpu_type"].get<std::string>()
+        : std::string();
+    if (gpu_type.empty() || gpu_type == "cpu") {
+        c.prediction_source = "none";
+        c.why = "the run used CPU ranks; the plan's GPU predictions (stored with the run) do not apply to them";
+    } else if (run.framework == "probe" && !run.workload_prediction_json.empty()) {
         prediction = parse_or_null(run.workload_prediction_json);
         c.prediction_source = "workload";
     } else {
@@ -141,6 +148,8 @@ nlohmann::ordered_json run_to_json(const RunStore& store, const RunRecord& run, 
     const RunComparison cmp = compare_run(run, steps);
     nlohmann::ordered_json comparison;
     comparison["prediction"] = cmp.prediction_source;
+    if (!cmp.why.empty())
+        comparison["why"] = cmp.why;
     for (const MetricComparison& m : cmp.metrics) {
         if (!m.measured && !m.predicted)
             continue;
@@ -229,6 +238,8 @@ std::string run_summary_text(const RunStore& store, const RunRecord& run)
         }
         out += "\n";
     }
+    if (!cmp.why.empty())
+        out += "  not compared with a prediction: " + cmp.why + "\n";
     const nlohmann::ordered_json notes = parse_or_null(run.notes_json);
     if (notes.is_array())
         for (const auto& n : notes)

@@ -31,7 +31,10 @@ struct MetricComparison {
 };
 
 struct RunComparison {
-    std::string prediction_source; // "workload" (the probe's reduced plan) or "plan"
+    // "workload" (the probe's reduced plan), "plan", or "none" (then `why` says why: a run on CPU ranks
+    // measures CPUs, and the plan's GPU prediction says nothing about them).
+    std::string prediction_source;
+    std::string why;
     std::vector<MetricComparison> metrics;
     const MetricComparison* find(const std::string& metric) const;
 };

@@ -8,6 +8,7 @@
 #include "local_cluster.hpp"
 
 #include "cluster/cluster_profile.hpp"
+#include "cluster/profile_store.hpp"
 #include "preset_catalog.hpp"
 #include "runs/remote_runner.hpp"
 #include "runs/run_report.hpp"
@@ -195,9 +196,11 @@ private:
             history += tr.at + " " + std::string(to_string(tr.state)) + ": " + tr.detail + "\n";
         QVERIFY2(std::any_of(t.begin(), t.end(), [](const StateTransition& x) { return x.state == RunState::running; }),
             history.c_str());
+        // CPU ranks are measured, not compared with the plan's GPU prediction (which is stored all the same).
         const RunComparison cmp = compare_run(*run, stored);
         QVERIFY(cmp.find("step_time_s")->measured.value_or(0) > 0);
-        QVERIFY(cmp.find("step_time_s")->predicted.value_or(0) > 0);
+        QCOMPARE(cmp.prediction_source, std::string("none"));
+        QVERIFY(!cmp.find("step_time_s")->predicted.has_value());
     }
 
 private Q_SLOTS:
@@ -484,6 +487,7 @@ private Q_SLOTS:
                 QStringLiteral("--store"), store, QStringLiteral("--accept-host-key"), m_ssh->host_fingerprint() },
             &out, &err, QProcessEnvironment::systemEnvironment(), kRunTimeoutMs);
         QVERIFY2(rc == 0, QByteArray(out + err).constData());
+        qInfo("parallax-cli run --wait, stderr:\n%s\nstdout:\n%s", err.constData(), out.constData());
         QVERIFY2(out.contains("completed"), out.constData());
         QVERIFY2(out.contains("step time"), out.constData());
         QVERIFY2(err.contains("step 3:"), err.constData());
@@ -496,7 +500,8 @@ private Q_SLOTS:
         QCOMPARE(run["framework"].get<std::string>(), std::string("probe"));
         QCOMPARE(run["summary"]["steps"].get<int>(), 3); // the edited plan ran
         QVERIFY(run["comparison"]["step_time_s"]["measured"].get<double>() > 0);
-        QVERIFY(run["comparison"]["step_time_s"]["predicted"].get<double>() > 0);
+        QCOMPARE(run["comparison"]["prediction"].get<std::string>(), std::string("none")); // CPU ranks
+        QVERIFY(run["comparison"]["why"].get<std::string>().find("CPU") != std::string::npos);
         const std::string id = run["id"].get<std::string>();
         QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("runs"), QString::fromStdString(id), QStringLiteral("--store"), store, QStringLiteral("--json") }, &out, &err), 0);
         const auto detail = nlohmann::json::parse(out.toStdString());
@@ -504,6 +509,23 @@ private Q_SLOTS:
         QVERIFY(detail["notes"].dump().find("edited by the user before sending: probe_plan.json") != std::string::npos);
         QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("runs"), QStringLiteral("--store"), store }, &out, &err), 0);
         QVERIFY(out.contains(QByteArray::fromStdString(id)));
+        // A profile stored in the settings is found by its name (QSettings under $XDG_CONFIG_HOME).
+        const QString xdg = m_tmp.filePath(QStringLiteral("xdg"));
+        ProfileStore(xdg + QStringLiteral("/Parallax/parallax.conf")).save(profile(QStringLiteral("stored")));
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), xdg);
+        QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH),
+                     { QStringLiteral("run"), scenario, QStringLiteral("--cluster"), QStringLiteral("stored"), QStringLiteral("--out"),
+                         m_tmp.filePath(QStringLiteral("review2")) },
+                     &out, &err, env),
+            0);
+        QVERIFY(QFileInfo::exists(m_tmp.filePath(QStringLiteral("review2/job.sh"))));
+        QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH),
+                     { QStringLiteral("run"), scenario, QStringLiteral("--cluster"), QStringLiteral("nosuch"), QStringLiteral("--out"),
+                         m_tmp.filePath(QStringLiteral("review3")) },
+                     &out, &err, env),
+            2);
+        QVERIFY2(err.contains("stored: stored"), err.constData());
         // Sending the same reviewed job twice is refused: follow it instead.
         QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH),
                      { QStringLiteral("run"), QStringLiteral("--cluster"), profile_file, QStringLiteral("--from"), review, QStringLiteral("--store"), store },

@@ -11,6 +11,7 @@
 #include "launch/slurm.hpp"
 #include "preset_catalog.hpp"
 #include "runs/measurements.hpp"
+#include "runs/run_report.hpp"
 #include "scenario_io.hpp"
 #include "ssh/prompt_bridge.hpp"
 #include "store/run_store.hpp"
@@ -803,6 +804,54 @@ private Q_SLOTS:
         const Measurements f = parse_measurements(failed, LogFormat::probe);
         QCOMPARE(f.done_exit.value(), std::string("error"));
         QCOMPARE(f.done_error, std::string("boom"));
+    }
+
+    // --- measured against predicted (what an overlay draws) ---------------------------------------------
+    void comparisonOfAGpuRun()
+    {
+        RunRecord run = sample_run("g1");
+        ClusterProfile p = test_profile();
+        p.gpu_type = "H100-SXM5-80GB";
+        run.profile_json = profile_to_json(p).dump();
+        run.framework = "megatron";
+        run.scenario_json = "{\"strategy\":{\"tp\":2,\"pp\":2,\"dp\":2,\"cp\":1}}";
+        run.prediction_json = "{\"step_time_s\":2.0,\"tokens_per_s\":8000,\"tflops_per_gpu\":400,"
+                              "\"memory\":{\"peak_GiB\":60},\"power\":{\"avg_W_per_gpu\":600}}";
+        std::vector<StepRecord> steps(4);
+        const double times[] = { 3.0, 2.2, 2.0, 2.4 }; // the first step (warm-up) does not count
+        const double memory[] = { 70, 61, 62, 61 }; // memory: the peak of all steps
+        for (int i = 0; i < 4; ++i) {
+            steps[std::size_t(i)].step = i + 1;
+            steps[std::size_t(i)].step_time_s = times[i];
+            steps[std::size_t(i)].tokens_per_s = 8 * 4096 / times[i] / 8;
+            steps[std::size_t(i)].memory_GiB = memory[i];
+        }
+        const RunComparison c = compare_run(run, steps);
+        QCOMPARE(c.prediction_source, std::string("plan"));
+        const MetricComparison* st = c.find("step_time_s");
+        QCOMPARE(st->measured.value(), 2.2);
+        QCOMPARE(st->spread_low.value(), 2.0);
+        QCOMPARE(st->spread_high.value(), 2.4);
+        QCOMPARE(st->samples, 3);
+        QCOMPARE(st->predicted.value(), 2.0);
+        QVERIFY(std::abs(st->error().value() - 0.1) < 1e-12);
+        QCOMPARE(c.find("tokens_per_s_per_gpu")->predicted.value(), 1000.0); // 8000 over 2*2*2 GPUs
+        QCOMPARE(c.find("memory_GiB")->measured.value(), 70.0);
+        QCOMPARE(c.find("memory_GiB")->predicted.value(), 60.0);
+        QVERIFY(!c.find("power_W")->measured.has_value());
+        QCOMPARE(c.find("power_W")->predicted.value(), 600.0);
+        // A probe run is compared with the prediction of what the probe trained.
+        run.framework = "probe";
+        run.workload_prediction_json = "{\"step_time_s\":1.1}";
+        QCOMPARE(compare_run(run, steps).prediction_source, std::string("workload"));
+        QCOMPARE(compare_run(run, steps).find("step_time_s")->predicted.value(), 1.1);
+        // CPU ranks: measured only.
+        p.gpu_type = "cpu";
+        run.profile_json = profile_to_json(p).dump();
+        const RunComparison cpu = compare_run(run, steps);
+        QCOMPARE(cpu.prediction_source, std::string("none"));
+        QVERIFY(!cpu.find("step_time_s")->predicted.has_value());
+        QCOMPARE(cpu.find("step_time_s")->measured.value(), 2.2);
     }
 
     // --- the GUI's prompt bridge ----------------------------------------------------------------------
