@@ -47,11 +47,15 @@ ClusterProfile load_profile_argument(const QString& arg)
     const QStringList names = store.names();
     throw InputError("--cluster", "",
         "no cluster profile '" + a + "' in " + store.location().toStdString()
-            + (names.isEmpty() ? std::string(" (none stored)") : " (stored: " + names.join(QStringLiteral(", ")).toStdString() + ")")
+            + (names.isEmpty() ? std::string(" (none stored)")
+                               : " (stored: " + names.join(QStringLiteral(", ")).toStdString() + ")")
             + " and no such JSON file");
 }
 
-std::string now_hms() { return QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")).toStdString(); }
+std::string now_hms()
+{
+    return QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")).toStdString();
+}
 
 void write_bundle(const JobBundle& b, const QString& dir)
 {
@@ -62,11 +66,10 @@ void write_bundle(const JobBundle& b, const QString& dir)
         if (!out.open(QIODevice::WriteOnly | QIODevice::Truncate))
             throw InputError(out.fileName().toStdString(), "", "cannot write the file");
         out.write(f.content.data(), static_cast<qint64>(f.content.size()));
-        out.setPermissions((f.mode & 0100) ? (QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner
-                                                 | QFileDevice::ReadGroup | QFileDevice::ExeGroup | QFileDevice::ReadOther
-                                                 | QFileDevice::ExeOther)
-                                           : (QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup
-                                                 | QFileDevice::ReadOther));
+        out.setPermissions((f.mode & 0100)
+                ? (QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner | QFileDevice::ReadGroup
+                    | QFileDevice::ExeGroup | QFileDevice::ReadOther | QFileDevice::ExeOther)
+                : (QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther));
     }
 }
 
@@ -91,7 +94,8 @@ RunRequest request_from_folder(const QString& dir, const ClusterProfile& profile
         if (!f.open(QIODevice::ReadOnly))
             throw InputError(fi.absoluteFilePath().toStdString(), "", "cannot read the file");
         const QByteArray bytes = f.readAll();
-        req.edited_files.emplace_back(fi.fileName().toStdString(), std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+        req.edited_files.emplace_back(
+            fi.fileName().toStdString(), std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())));
     }
     return req;
 }
@@ -112,22 +116,27 @@ public:
             print_err("parallax-cli run: could not send the run: " + message.toStdString());
             finish(kRunFailed);
         });
-        QObject::connect(&runner, &RemoteRunner::runStateChanged, &m_loop, [this](QString id, QString state, QString detail) {
-            print_err("[" + now_hms() + "] " + id.toStdString() + " " + state.toStdString() + ": " + detail.toStdString());
-            if (!m_wait && id == m_run_id && state != QLatin1String("created") && state != QLatin1String("cancelling")) {
-                print_out(id.toStdString() + "\n");
-                print_err("follow it with: parallax-cli run --attach " + id.toStdString());
-                finish(state == QLatin1String("failed") ? kRunFailed : kOk);
-            }
-        });
-        QObject::connect(&runner, &RemoteRunner::measurementsUpdated, &m_loop, [this](QString id) { print_new_steps(id); });
-        QObject::connect(&runner, &RemoteRunner::connectionStateChanged, &m_loop,
-            [](QString host, QString state, QString message) {
+        QObject::connect(
+            &runner, &RemoteRunner::runStateChanged, &m_loop, [this](QString id, QString state, QString detail) {
+                print_err("[" + now_hms() + "] " + id.toStdString() + " " + state.toStdString() + ": "
+                    + detail.toStdString());
+                if (!m_wait && id == m_run_id && state != QLatin1String("created")
+                    && state != QLatin1String("cancelling")) {
+                    print_out(id.toStdString() + "\n");
+                    print_err("follow it with: parallax-cli run --attach " + id.toStdString());
+                    finish(state == QLatin1String("failed") ? kRunFailed : kOk);
+                }
+            });
+        QObject::connect(
+            &runner, &RemoteRunner::measurementsUpdated, &m_loop, [this](QString id) { print_new_steps(id); });
+        QObject::connect(
+            &runner, &RemoteRunner::connectionStateChanged, &m_loop, [](QString host, QString state, QString message) {
                 print_err("[" + now_hms() + "] connection " + host.toStdString() + " " + state.toStdString() + ": "
                     + message.toStdString());
             });
         QObject::connect(&runner, &RemoteRunner::runError, &m_loop, [this](QString id, QString message) {
-            print_err("parallax-cli run: " + (id.isEmpty() ? std::string() : id.toStdString() + ": ") + message.toStdString());
+            print_err("parallax-cli run: " + (id.isEmpty() ? std::string() : id.toStdString() + ": ")
+                + message.toStdString());
             finish(kRunFailed);
         });
         QObject::connect(&runner, &RemoteRunner::runFinished, &m_loop, [this](QString id, QString state, QString) {
@@ -166,7 +175,9 @@ private:
                 char line[160];
                 std::snprintf(line, sizeof line, "[%s] %s step %lld: %.4g s%s", now_hms().c_str(),
                     id.toStdString().c_str(), static_cast<long long>(s.step), s.step_time_s.value_or(0.0),
-                    s.tokens_per_s ? (", " + std::to_string(static_cast<long long>(*s.tokens_per_s)) + " tokens/s/GPU").c_str() : "");
+                    s.tokens_per_s
+                        ? (", " + std::to_string(static_cast<long long>(*s.tokens_per_s)) + " tokens/s/GPU").c_str()
+                        : "");
                 print_err(line);
             }
         } catch (const std::exception&) {
@@ -189,32 +200,44 @@ private:
 
 int run_run(const QStringList& args)
 {
-    CommandParser cmd(QStringLiteral("Sends a plan to a cluster over SSH (SLURM or direct hosts), stores the run in the "
-                                     "run store and, with --wait, follows it to the measured result.\n"
-                                     "PROFILE is a cluster profile stored in the settings or a JSON file (README: "
-                                     "\"Running on a real cluster\")."),
+    CommandParser cmd(
+        QStringLiteral("Sends a plan to a cluster over SSH (SLURM or direct hosts), stores the run in the "
+                       "run store and, with --wait, follows it to the measured result.\n"
+                       "PROFILE is a cluster profile stored in the settings or a JSON file (README: "
+                       "\"Running on a real cluster\")."),
         QStringLiteral("SCENARIO"), QStringLiteral("scenario file or preset name"));
     auto& p = cmd.parser();
-    p.addOption({ QStringLiteral("cluster"), QStringLiteral("Cluster profile: a stored name or a JSON file."), QStringLiteral("PROFILE") });
+    p.addOption({ QStringLiteral("cluster"), QStringLiteral("Cluster profile: a stored name or a JSON file."),
+        QStringLiteral("PROFILE") });
     p.addOption({ QStringLiteral("framework"), QStringLiteral("probe (default), megatron, torchtitan or deepspeed."),
         QStringLiteral("name"), QStringLiteral("probe") });
-    p.addOption({ QStringLiteral("wait"), QStringLiteral("Follow the run until it ends; exit 0 only if it completed.") });
-    p.addOption({ QStringLiteral("steps"), QStringLiteral("Training steps (probe default 6, frameworks 30)."), QStringLiteral("N") });
-    p.addOption({ QStringLiteral("probe-layers"), QStringLiteral("Layers the probe trains (a multiple of pp)."), QStringLiteral("N") });
-    p.addOption({ QStringLiteral("probe-microbatches"), QStringLiteral("Micro-batches per probe step."), QStringLiteral("N") });
-    p.addOption({ QStringLiteral("store"), QStringLiteral("Run store (SQLite); default ") + RunStore::default_path(), QStringLiteral("FILE") });
+    p.addOption(
+        { QStringLiteral("wait"), QStringLiteral("Follow the run until it ends; exit 0 only if it completed.") });
+    p.addOption({ QStringLiteral("steps"), QStringLiteral("Training steps (probe default 6, frameworks 30)."),
+        QStringLiteral("N") });
+    p.addOption({ QStringLiteral("probe-layers"), QStringLiteral("Layers the probe trains (a multiple of pp)."),
+        QStringLiteral("N") });
+    p.addOption(
+        { QStringLiteral("probe-microbatches"), QStringLiteral("Micro-batches per probe step."), QStringLiteral("N") });
+    p.addOption({ QStringLiteral("store"), QStringLiteral("Run store (SQLite); default ") + RunStore::default_path(),
+        QStringLiteral("FILE") });
     p.addOption({ QStringLiteral("accept-host-key"),
         QStringLiteral("Trust an unknown host key if its fingerprint is exactly this (SHA256:...); "
                        "otherwise unknown keys are asked on the terminal, or refused without one."),
         QStringLiteral("FINGERPRINT") });
-    p.addOption({ QStringLiteral("out"), QStringLiteral("Write the job's files to DIR for review and send nothing."), QStringLiteral("DIR") });
-    p.addOption({ QStringLiteral("from"), QStringLiteral("Send the reviewed (edited) job in DIR, as written by --out."), QStringLiteral("DIR") });
-    p.addOption({ QStringLiteral("attach"), QStringLiteral("Follow a stored run again (after a restart)."), QStringLiteral("RUN_ID") });
-    p.addOption({ QStringLiteral("cancel"), QStringLiteral("Cancel a stored run and wait until the cluster confirms."), QStringLiteral("RUN_ID") });
+    p.addOption({ QStringLiteral("out"), QStringLiteral("Write the job's files to DIR for review and send nothing."),
+        QStringLiteral("DIR") });
+    p.addOption({ QStringLiteral("from"), QStringLiteral("Send the reviewed (edited) job in DIR, as written by --out."),
+        QStringLiteral("DIR") });
+    p.addOption({ QStringLiteral("attach"), QStringLiteral("Follow a stored run again (after a restart)."),
+        QStringLiteral("RUN_ID") });
+    p.addOption({ QStringLiteral("cancel"), QStringLiteral("Cancel a stored run and wait until the cluster confirms."),
+        QStringLiteral("RUN_ID") });
     p.addOption({ QStringLiteral("json"), QStringLiteral("At the end print the run as `runs RUN_ID --json` does.") });
     if (auto rc = cmd.parse(args, 0, 1))
         return *rc;
-    const QString store_path = p.isSet(QStringLiteral("store")) ? p.value(QStringLiteral("store")) : RunStore::default_path();
+    const QString store_path
+        = p.isSet(QStringLiteral("store")) ? p.value(QStringLiteral("store")) : RunStore::default_path();
     const std::string accepted = p.value(QStringLiteral("accept-host-key")).toStdString();
     std::shared_ptr<SshInteraction> interaction;
     if (::isatty(STDIN_FILENO))
@@ -295,13 +318,14 @@ int run_run(const QStringList& args)
                 + dir.toStdString() + " (" + bundle.description + ")\n");
             for (const auto& n : bundle.notes)
                 print_out("  note: " + n + "\n");
-            print_out("review or edit them, then send with: parallax-cli run --cluster " + p.value(QStringLiteral("cluster")).toStdString()
-                + " --from " + dir.toStdString() + " --wait\n");
+            print_out("review or edit them, then send with: parallax-cli run --cluster "
+                + p.value(QStringLiteral("cluster")).toStdString() + " --from " + dir.toStdString() + " --wait\n");
             return kOk;
         }
         RunStore store(store_path);
         if (store.get(req.run_id)) {
-            print_err("parallax-cli run: run " + req.run_id + " was already sent; follow it with --attach " + req.run_id);
+            print_err(
+                "parallax-cli run: run " + req.run_id + " was already sent; follow it with --attach " + req.run_id);
             return kBadInput;
         }
     } catch (const InputError& e) {

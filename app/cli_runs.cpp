@@ -20,8 +20,8 @@ std::string table(const RunStore& store, const std::vector<RunRecord>& runs)
 {
     std::string out;
     char line[512];
-    std::snprintf(line, sizeof line, "%-22s  %-19s  %-10s  %-12s  %-10s  %5s  %12s  %12s  %8s\n", "run", "created (UTC)",
-        "framework", "cluster", "state", "steps", "measured s", "predicted s", "error");
+    std::snprintf(line, sizeof line, "%-22s  %-19s  %-10s  %-12s  %-10s  %5s  %12s  %12s  %8s\n", "run",
+        "created (UTC)", "framework", "cluster", "state", "steps", "measured s", "predicted s", "error");
     out += line;
     for (const RunRecord& r : runs) {
         const std::vector<StepRecord> steps = store.steps(r.id);
@@ -37,7 +37,8 @@ std::string table(const RunStore& store, const std::vector<RunRecord>& runs)
         const std::optional<double> err = st ? st->error() : std::nullopt;
         std::snprintf(line, sizeof line, "%-22s  %-19s  %-10s  %-12s  %-10s  %5zu  %12s  %12s  %8s\n", r.id.c_str(),
             r.created_at.substr(0, 19).c_str(), r.framework.c_str(), r.cluster.substr(0, 12).c_str(),
-            std::string(to_string(r.state)).c_str(), steps.size(), num(st ? st->measured : std::nullopt, "%.4g").c_str(),
+            std::string(to_string(r.state)).c_str(), steps.size(),
+            num(st ? st->measured : std::nullopt, "%.4g").c_str(),
             num(st ? st->predicted : std::nullopt, "%.4g").c_str(),
             num(err ? std::optional<double>(*err * 100) : std::nullopt, "%+.1f%%").c_str());
         out += line;
@@ -51,11 +52,13 @@ std::string table(const RunStore& store, const std::vector<RunRecord>& runs)
 
 int run_runs(const QStringList& args)
 {
-    CommandParser cmd(QStringLiteral("Lists the runs sent to clusters (the local run store), or shows one run in full."),
+    CommandParser cmd(
+        QStringLiteral("Lists the runs sent to clusters (the local run store), or shows one run in full."),
         QStringLiteral("RUN_ID"), QStringLiteral("a run to show in full (optional)"));
     auto& p = cmd.parser();
     p.addOption({ QStringLiteral("json"), QStringLiteral("Print JSON: {\"schema\":1,\"runs\":[...]} or one run.") });
-    p.addOption({ QStringLiteral("store"), QStringLiteral("Run store (SQLite); default ") + RunStore::default_path(), QStringLiteral("FILE") });
+    p.addOption({ QStringLiteral("store"), QStringLiteral("Run store (SQLite); default ") + RunStore::default_path(),
+        QStringLiteral("FILE") });
     p.addOption({ QStringLiteral("limit"), QStringLiteral("At most N runs, newest first."), QStringLiteral("N") });
     p.addOption({ QStringLiteral("log"), QStringLiteral("With RUN_ID: print the run's raw log as stored.") });
     if (auto rc = cmd.parse(args, 0, 1))
@@ -81,7 +84,8 @@ int run_runs(const QStringList& args)
                 return kBadInput;
             }
             if (p.isSet(QStringLiteral("log"))) {
-                store.for_each_log_chunk(run->id, [](std::string_view chunk) { std::fwrite(chunk.data(), 1, chunk.size(), stdout); });
+                store.for_each_log_chunk(
+                    run->id, [](std::string_view chunk) { std::fwrite(chunk.data(), 1, chunk.size(), stdout); });
                 std::fflush(stdout);
                 return kOk;
             }

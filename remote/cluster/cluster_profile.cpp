@@ -8,7 +8,10 @@
 
 namespace parallax::remote {
 
-std::string_view to_string(LauncherKind k) { return k == LauncherKind::slurm ? "slurm" : "direct"; }
+std::string_view to_string(LauncherKind k)
+{
+    return k == LauncherKind::slurm ? "slurm" : "direct";
+}
 
 namespace {
 
@@ -29,8 +32,8 @@ void check_name_like(const std::string& value, const std::string& file, const st
     if (value.front() == '-')
         throw InputError(file, key, "must not start with '-': '" + value + "'");
     for (unsigned char c : value) {
-        if (c <= 0x20 || c == 0x7f || c == '\'' || c == '"' || c == '`' || c == '$' || c == ';' || c == '\\'
-            || c == '|' || c == '&' || c == '<' || c == '>' || c == '(' || c == ')')
+        if (c <= 0x20 || c == 0x7f || c == '\'' || c == '"' || c == '`' || c == '$' || c == ';' || c == '\\' || c == '|'
+            || c == '&' || c == '<' || c == '>' || c == '(' || c == ')')
             throw InputError(file, key,
                 "must be a host name, address or user name: no spaces, quotes or shell characters, found '" + value
                     + "'");
@@ -54,8 +57,7 @@ bool valid_env_name(const std::string& name)
 {
     if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
         return false;
-    return std::all_of(name.begin(), name.end(),
-        [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+    return std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
 }
 
 std::vector<std::string> get_string_list(JsonObjectReader& r, const std::string& key)
@@ -76,7 +78,10 @@ std::vector<std::string> get_string_list(JsonObjectReader& r, const std::string&
 
 } // namespace
 
-SshTarget ClusterProfile::ssh_target() const { return ssh_target_for(host); }
+SshTarget ClusterProfile::ssh_target() const
+{
+    return ssh_target_for(host);
+}
 
 SshTarget ClusterProfile::ssh_target_for(const std::string& other_host) const
 {
@@ -108,17 +113,17 @@ void validate_profile(const ClusterProfile& p, const std::string& file)
         check_name_like(p.hosts[i], file, "hosts[" + std::to_string(i) + "]", true);
     check_path(p.key_file, file, "key_file");
     check_path(p.known_hosts, file, "known_hosts");
-    for (const auto& [key, value] : { std::pair { "partition", &p.partition }, { "account", &p.account },
-             { "qos", &p.qos }, { "time_limit", &p.time_limit }, { "container", &p.container },
-             { "gpu_type", &p.gpu_type } })
+    for (const auto& [key, value] :
+        { std::pair { "partition", &p.partition }, { "account", &p.account }, { "qos", &p.qos },
+            { "time_limit", &p.time_limit }, { "container", &p.container }, { "gpu_type", &p.gpu_type } })
         check_path(*value, file, key);
     for (std::size_t i = 0; i < p.modules.size(); ++i)
         check_path(p.modules[i], file, "modules[" + std::to_string(i) + "]");
     for (std::size_t i = 0; i < p.extra_sbatch_args.size(); ++i)
         check_path(p.extra_sbatch_args[i], file, "extra_sbatch_args[" + std::to_string(i) + "]");
-    for (const auto& [key, value] : { std::pair { "work_dir", &p.work_dir }, { "python", &p.python },
-             { "megatron_path", &p.megatron_path }, { "torchtitan_path", &p.torchtitan_path },
-             { "deepspeed_path", &p.deepspeed_path } })
+    for (const auto& [key, value] :
+        { std::pair { "work_dir", &p.work_dir }, { "python", &p.python }, { "megatron_path", &p.megatron_path },
+            { "torchtitan_path", &p.torchtitan_path }, { "deepspeed_path", &p.deepspeed_path } })
         check_path(*value, file, key);
     if (p.work_dir.empty())
         throw InputError(file, "work_dir", "must not be empty");
@@ -203,8 +208,9 @@ ClusterProfile profile_from_json(const nlohmann::json& j, const std::string& fil
     p.login_shell = r.get_bool("login_shell", true);
     p.connect_timeout_s = static_cast<int>(r.get_int("connect_timeout_s", 1, 600, 20));
     p.keepalive_s = static_cast<int>(r.get_int("keepalive_s", 0, 3600, 30));
-    p.launcher = r.get_choice("launcher", { "slurm", "direct" }, std::string("slurm")) == "slurm" ? LauncherKind::slurm
-                                                                                              : LauncherKind::direct;
+    p.launcher = r.get_choice("launcher", { "slurm", "direct" }, std::string("slurm")) == "slurm"
+        ? LauncherKind::slurm
+        : LauncherKind::direct;
     p.partition = r.get_string("partition", std::string());
     p.account = r.get_string("account", std::string());
     p.qos = r.get_string("qos", std::string());

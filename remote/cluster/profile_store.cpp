@@ -10,7 +10,10 @@ namespace parallax::remote {
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
 
 } // namespace
 
@@ -26,7 +29,10 @@ std::unique_ptr<QSettings> ProfileStore::settings() const
     return std::make_unique<QSettings>(QStringLiteral("Parallax"), QStringLiteral("parallax"));
 }
 
-QString ProfileStore::location() const { return settings()->fileName(); }
+QString ProfileStore::location() const
+{
+    return settings()->fileName();
+}
 
 QStringList ProfileStore::names() const
 {
@@ -86,7 +92,8 @@ std::optional<ClusterProfile> ProfileStore::load(const QString& name) const
     // Types follow the JSON form of a default profile, so a hand-edited "port=22" string reads as a number.
     const nlohmann::json shape = profile_to_json(ClusterProfile {});
     nlohmann::json j = nlohmann::json::object();
-    const std::string where = s->fileName().toStdString() + " [" + std::string(kProfilesGroup) + "/" + name.toStdString() + "]";
+    const std::string where
+        = s->fileName().toStdString() + " [" + std::string(kProfilesGroup) + "/" + name.toStdString() + "]";
     for (const QString& key : s->childKeys()) {
         const std::string k = key.toStdString();
         const QVariant v = s->value(key);
@@ -97,8 +104,8 @@ std::optional<ClusterProfile> ProfileStore::load(const QString& name) const
             nlohmann::json list = nlohmann::json::array();
             // QSettings returns a one-element list as a plain string.
             const QStringList items = v.typeId() == QMetaType::QStringList ? v.toStringList()
-                : v.toString().isEmpty()                                    ? QStringList {}
-                                                                            : QStringList { v.toString() };
+                : v.toString().isEmpty()                                   ? QStringList {}
+                                                                           : QStringList { v.toString() };
             for (const QString& item : items)
                 list.push_back(item.toStdString());
             j[k] = list;

@@ -16,8 +16,14 @@ namespace {
 
 constexpr int kFrameworkDefaultSteps = 30;
 
-ShellWord lit(std::string s) { return ShellWord::lit(std::move(s)); }
-std::string num(long long v) { return std::to_string(v); }
+ShellWord lit(std::string s)
+{
+    return ShellWord::lit(std::move(s));
+}
+std::string num(long long v)
+{
+    return std::to_string(v);
+}
 
 void add(std::vector<ShellWord>& w, std::initializer_list<std::string> words)
 {
@@ -99,23 +105,25 @@ std::vector<ShellWord> megatron_model_flags(const Scenario& sc)
     const ModelSpec& m = sc.model;
     const Strategy& st = sc.strategy;
     std::vector<ShellWord> w;
-    add(w, { "--num-layers", num(m.layers), "--hidden-size", num(m.hidden), "--num-attention-heads", num(m.heads),
-               "--ffn-hidden-size", num(m.ffn_hidden), "--seq-length", num(sc.training.seq_len),
-               "--max-position-embeddings", num(sc.training.seq_len) });
+    add(w,
+        { "--num-layers", num(m.layers), "--hidden-size", num(m.hidden), "--num-attention-heads", num(m.heads),
+            "--ffn-hidden-size", num(m.ffn_hidden), "--seq-length", num(sc.training.seq_len),
+            "--max-position-embeddings", num(sc.training.seq_len) });
     if (m.kv_heads != m.heads)
         add(w, { "--group-query-attention", "--num-query-groups", num(m.kv_heads) });
     if (m.head_dim_override)
         add(w, { "--kv-channels", num(*m.head_dim_override) });
     if (m.ffn_act == FfnActivation::swiglu)
-        add(w, { "--swiglu", "--normalization", "RMSNorm", "--position-embedding-type", "rope", "--disable-bias-linear" });
+        add(w,
+            { "--swiglu", "--normalization", "RMSNorm", "--position-embedding-type", "rope", "--disable-bias-linear" });
     if (!m.tied_embeddings)
         add(w, { "--untie-embeddings-and-output-weights" });
     if (!m.has_dropout())
         add(w, { "--attention-dropout", "0.0", "--hidden-dropout", "0.0" });
     if (m.is_moe()) {
-        add(w, { "--num-experts", num(m.moe->experts), "--moe-router-topk", num(m.moe->top_k),
-                   "--moe-ffn-hidden-size", num(m.moe->expert_ffn_hidden), "--moe-token-dispatcher-type", "alltoall",
-                   "--moe-grouped-gemm" });
+        add(w,
+            { "--num-experts", num(m.moe->experts), "--moe-router-topk", num(m.moe->top_k), "--moe-ffn-hidden-size",
+                num(m.moe->expert_ffn_hidden), "--moe-token-dispatcher-type", "alltoall", "--moe-grouped-gemm" });
         if (m.moe->shared_experts > 0)
             add(w, { "--moe-shared-expert-intermediate-size", num(m.moe->shared_experts * m.moe->expert_ffn_hidden) });
         if (m.moe->capacity_factor)
@@ -147,7 +155,8 @@ std::vector<ShellWord> megatron_model_flags(const Scenario& sc)
         add(w, { "--fp16" });
         break;
     case Precision::fp8:
-        add(w, { "--bf16", "--fp8-format", "hybrid", "--fp8-amax-history-len", "1024", "--fp8-amax-compute-algo", "max" });
+        add(w,
+            { "--bf16", "--fp8-format", "hybrid", "--fp8-amax-history-len", "1024", "--fp8-amax-compute-algo", "max" });
         break;
     default:
         add(w, { "--bf16" });
@@ -166,11 +175,16 @@ void add_megatron_files(JobBundle& b, const RunRequest& req, const std::string& 
     BashScript s;
     write_header(s, req, run_id, "Megatron-LM pretrain_gpt.py on one node (torchrun starts its ranks)");
     if (st.schedule == Schedule::zb_h1 || st.schedule == Schedule::dualpipe)
-        note(b, s, "Megatron-LM runs 1F1B (interleaved with vpp > 1); the plan's " + std::string(to_string(st.schedule))
+        note(b, s,
+            "Megatron-LM runs 1F1B (interleaved with vpp > 1); the plan's " + std::string(to_string(st.schedule))
                 + " schedule is not available in it");
     if (st.zero >= 2)
-        note(b, s, "ZeRO " + num(st.zero) + " maps onto Megatron's distributed optimizer (it shards optimizer states and "
-                "reduce-scatters gradients)" + std::string(st.zero == 3 ? "; for parameter sharding add --use-torch-fsdp2 if your Megatron-LM has it" : ""));
+        note(b, s,
+            "ZeRO " + num(st.zero)
+                + " maps onto Megatron's distributed optimizer (it shards optimizer states and "
+                  "reduce-scatters gradients)"
+                + std::string(
+                    st.zero == 3 ? "; for parameter sharding add --use-torch-fsdp2 if your Megatron-LM has it" : ""));
     if (st.offload_optimizer)
         note(b, s, "optimizer offload: add --optimizer-cpu-offload if your Megatron-LM version has it");
     if (sc.training.precision == Precision::fp4)
@@ -194,12 +208,13 @@ void add_megatron_files(JobBundle& b, const RunRequest& req, const std::string& 
         add(args, { "--tp-comm-overlap" });
     if (st.optimizer == Optimizer::sgd)
         add(args, { "--optimizer", "sgd" });
-    add(args, { "--train-iters", num(b.steps), "--lr", "1.0e-4", "--min-lr", "1.0e-5", "--lr-decay-style", "cosine",
-                  "--weight-decay", "0.1", "--clip-grad", "1.0", "--init-method-std", "0.02" });
+    add(args,
+        { "--train-iters", num(b.steps), "--lr", "1.0e-4", "--min-lr", "1.0e-5", "--lr-decay-style", "cosine",
+            "--weight-decay", "0.1", "--clip-grad", "1.0", "--init-method-std", "0.02" });
     add(args, { "--mock-data", "--tokenizer-type", "NullTokenizer", "--vocab-size", num(sc.model.vocab) });
-    add(args, { "--log-interval", "1", "--log-throughput", "--eval-iters", "0", "--eval-interval",
-                  num(b.steps + 1), "--distributed-timeout-minutes", "30", "--transformer-impl",
-                  "transformer_engine" });
+    add(args,
+        { "--log-interval", "1", "--log-throughput", "--eval-iters", "0", "--eval-interval", num(b.steps + 1),
+            "--distributed-timeout-minutes", "30", "--transformer-impl", "transformer_engine" });
     s.array("megatron_args", args);
     std::vector<ShellWord> w = torchrun_words(req.profile, b);
     w.push_back(lit(megatron + "/pretrain_gpt.py"));
@@ -234,8 +249,9 @@ void add_torchtitan_files(JobBundle& b, const RunRequest& req, const std::string
     else if (st.schedule == Schedule::dualpipe)
         note(b, s, "torchtitan has DualPipeV only in recent versions; this config asks for 1F1B");
     if (st.sequence_parallel == false && st.tp > 1)
-        note(b, s, "torchtitan's tensor parallelism always shards the sequence in norms and dropout (sequence "
-                   "parallel on)");
+        note(b, s,
+            "torchtitan's tensor parallelism always shards the sequence in norms and dropout (sequence "
+            "parallel on)");
     if (st.zero == 1 || st.zero == 2)
         note(b, s, "ZeRO " + num(st.zero) + " runs as FSDP (torchtitan shards parameters too)");
     std::ostringstream t;
@@ -263,15 +279,17 @@ void add_torchtitan_files(JobBundle& b, const RunRequest& req, const std::string
     t << "[lr_scheduler]\nwarmup_steps = 2\n\n";
     t << "[training]\nlocal_batch_size = " << st.micro_batch << "\nglobal_batch_size = " << sc.training.global_batch
       << "\nseq_len = " << sc.training.seq_len << "\nsteps = " << b.steps << "\nmax_norm = 1.0\ndataset = \"c4_test\"\n"
-      << "mixed_precision_param = "
-      << toml_string(sc.training.precision == Precision::fp16 ? "float16" : "bfloat16") << "\n\n";
+      << "mixed_precision_param = " << toml_string(sc.training.precision == Precision::fp16 ? "float16" : "bfloat16")
+      << "\n\n";
     t << "[parallelism]\ndata_parallel_replicate_degree = " << replicate << "\ndata_parallel_shard_degree = " << shard
       << "\ntensor_parallel_degree = " << st.tp << "\npipeline_parallel_degree = " << st.pp
       << "\npipeline_parallel_schedule = " << toml_string(schedule) << "\ncontext_parallel_degree = " << st.cp
-      << "\nexpert_parallel_degree = " << st.ep << "\nenable_async_tensor_parallel = "
-      << (st.tp_comm_overlap ? "true" : "false") << "\n\n";
+      << "\nexpert_parallel_degree = " << st.ep
+      << "\nenable_async_tensor_parallel = " << (st.tp_comm_overlap ? "true" : "false") << "\n\n";
     t << "[activation_checkpoint]\nmode = "
-      << toml_string(st.recompute == Recompute::full ? "full" : st.recompute == Recompute::selective ? "selective" : "none")
+      << toml_string(st.recompute == Recompute::full    ? "full"
+                 : st.recompute == Recompute::selective ? "selective"
+                                                        : "none")
       << "\nselective_ac_option = \"op\"\n\n";
     t << "[compile]\nenable = " << (sc.training.framework == Framework::torchtitan_compile ? "true" : "false")
       << "\ncomponents = [\"model\", \"loss\"]\n\n";
@@ -302,8 +320,9 @@ void add_deepspeed_files(JobBundle& b, const RunRequest& req, const std::string&
     BashScript s;
     write_header(s, req, run_id, "Megatron-DeepSpeed pretrain_gpt.py with DeepSpeed on one node");
     if (st.cp > 1)
-        note(b, s, "Megatron-DeepSpeed has no context parallelism (its sequence parallelism is Ulysses, "
-                   "--ds-sequence-parallel-size); the plan's cp is not applied");
+        note(b, s,
+            "Megatron-DeepSpeed has no context parallelism (its sequence parallelism is Ulysses, "
+            "--ds-sequence-parallel-size); the plan's cp is not applied");
     if (st.vpp > 1)
         note(b, s, "DeepSpeed's pipeline engine has no interleaved schedule; vpp is not applied");
     if (st.zero >= 2 && st.pp > 1)
@@ -332,21 +351,24 @@ void add_deepspeed_files(JobBundle& b, const RunRequest& req, const std::string&
     write_environment(s, req, run_dir);
     write_node_rendezvous(s);
     std::vector<ShellWord> args = megatron_model_flags(sc);
-    add(args, { "--train-iters", num(b.steps), "--lr", "1.0e-4", "--min-lr", "1.0e-5", "--lr-decay-style", "cosine",
-                  "--weight-decay", "0.1", "--clip-grad", "1.0", "--log-interval", "1", "--eval-iters", "0",
-                  "--eval-interval", num(b.steps + 1), "--deepspeed", "--deepspeed_config" });
+    add(args,
+        { "--train-iters", num(b.steps), "--lr", "1.0e-4", "--min-lr", "1.0e-5", "--lr-decay-style", "cosine",
+            "--weight-decay", "0.1", "--clip-grad", "1.0", "--log-interval", "1", "--eval-iters", "0",
+            "--eval-interval", num(b.steps + 1), "--deepspeed", "--deepspeed_config" });
     args.push_back(in_run_dir("ds_config.json"));
     add(args, { "--zero-stage", num(st.pp > 1 ? std::min(st.zero, 1) : st.zero) });
     if (st.pp == 1)
         add(args, { "--no-pipeline-parallel" });
-    args.push_back(ShellWord::code("--data-path \"$DATA_PATH\" --vocab-file \"$VOCAB_FILE\" --merge-file \"$MERGE_FILE\""));
+    args.push_back(
+        ShellWord::code("--data-path \"$DATA_PATH\" --vocab-file \"$VOCAB_FILE\" --merge-file \"$MERGE_FILE\""));
     s.array("megatron_deepspeed_args", args);
     std::vector<ShellWord> w = torchrun_words(req.profile, b);
     w.push_back(lit(mds + "/pretrain_gpt.py"));
     w.push_back(ShellWord::code("\"${megatron_deepspeed_args[@]}\""));
     write_launch(s, w);
     b.files.push_back({ b.node_script, s.text(), 0755 });
-    b.files.push_back({ b.batch_script, slurm_node_launcher_script(req, b, run_id, run_dir, "Megatron-DeepSpeed"), 0755 });
+    b.files.push_back(
+        { b.batch_script, slurm_node_launcher_script(req, b, run_id, run_dir, "Megatron-DeepSpeed"), 0755 });
 }
 
 } // namespace parallax::remote

@@ -31,7 +31,8 @@ std::string_view to_string(JobFramework f)
 
 std::optional<JobFramework> job_framework_from_string(std::string_view s)
 {
-    for (JobFramework f : { JobFramework::probe, JobFramework::megatron, JobFramework::torchtitan, JobFramework::deepspeed })
+    for (JobFramework f :
+        { JobFramework::probe, JobFramework::megatron, JobFramework::torchtitan, JobFramework::deepspeed })
         if (to_string(f) == s)
             return f;
     return std::nullopt;
@@ -70,8 +71,14 @@ bool valid_run_id(std::string_view id)
     return std::all_of(id.begin(), id.end(), [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '_'; });
 }
 
-std::string slurm_job_name(const std::string& run_id) { return "parallax-" + run_id; }
-std::string slurm_comment(const std::string& run_id) { return "parallax-run:" + run_id; }
+std::string slurm_job_name(const std::string& run_id)
+{
+    return "parallax-" + run_id;
+}
+std::string slurm_comment(const std::string& run_id)
+{
+    return "parallax-run:" + run_id;
+}
 
 // ------------------------------------------------------------------------------------------------
 // Pieces shared by every framework (job_common.hpp)
@@ -120,11 +127,14 @@ bool valid_bundle_file_name(std::string_view name)
 {
     if (name.empty() || name == "." || name == ".." || name.size() > 128)
         return false;
-    return std::all_of(name.begin(), name.end(),
-        [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '_' || c == '-'; });
+    return std::all_of(
+        name.begin(), name.end(), [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '_' || c == '-'; });
 }
 
-ShellWord in_run_dir(const std::string& name) { return ShellWord::code("\"$PARALLAX_RUN_DIR\"/" + shell_quote(name)); }
+ShellWord in_run_dir(const std::string& name)
+{
+    return ShellWord::code("\"$PARALLAX_RUN_DIR\"/" + shell_quote(name));
+}
 
 void write_environment(BashScript& s, const RunRequest& req, const std::string& run_dir)
 {
@@ -141,7 +151,8 @@ void write_environment(BashScript& s, const RunRequest& req, const std::string& 
         s.raw("  done");
         s.raw("fi");
         s.raw("if ! command -v module >/dev/null 2>&1; then");
-        s.raw("  echo \"parallax: the cluster profile lists modules but 'module' is not available on $(hostname)\" >&2");
+        s.raw(
+            "  echo \"parallax: the cluster profile lists modules but 'module' is not available on $(hostname)\" >&2");
         s.raw("  exit 127");
         s.raw("fi");
         for (const auto& m : p.modules)
@@ -323,7 +334,8 @@ JobBundle make_job_bundle(const RunRequest& req)
             throw InputError("run", "edited file", "'" + name + "' is not a plain file name ([A-Za-z0-9._-]+)");
         auto it = std::find_if(b.files.begin(), b.files.end(), [&](const JobFile& f) { return f.name == name; });
         if (it == b.files.end()) {
-            b.files.push_back({ name, content, name.size() > 3 && name.substr(name.size() - 3) == ".sh" ? 0755 : 0644 });
+            b.files.push_back(
+                { name, content, name.size() > 3 && name.substr(name.size() - 3) == ".sh" ? 0755 : 0644 });
             b.edited.push_back(name);
         } else if (it->content != content) {
             it->content = content;

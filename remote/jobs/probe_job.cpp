@@ -132,7 +132,8 @@ nlohmann::json probe_plan(const RunRequest& req, const std::string& run_id, cons
     // The DP benchmark moves one model-parallel rank's gradients (capped): parameters / (tp * pp).
     j["params_per_model_parallel_rank"]
         = static_cast<long long>(total_params(m) / (static_cast<double>(sc.strategy.tp) * sc.strategy.pp));
-    j["gpu"] = { { "name", sc.cluster.gpu.name }, { "peak_TFLOPs", sc.cluster.gpu.peak(sc.training.precision) / 1e12 } };
+    j["gpu"]
+        = { { "name", sc.cluster.gpu.name }, { "peak_TFLOPs", sc.cluster.gpu.peak(sc.training.precision) / 1e12 } };
     j["seed"] = 1234;
     return nlohmann::json(j);
 }

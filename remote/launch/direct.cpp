@@ -7,7 +7,10 @@
 
 namespace parallax::remote {
 
-std::string direct_log_name(int node_rank) { return "node" + std::to_string(node_rank) + ".log"; }
+std::string direct_log_name(int node_rank)
+{
+    return "node" + std::to_string(node_rank) + ".log";
+}
 
 std::string direct_start_command(const ClusterProfile& p, const std::string& run_dir, int node_rank, int nnodes,
     const std::string& master_addr, int master_port)
@@ -23,7 +26,8 @@ std::string direct_start_command(const ClusterProfile& p, const std::string& run
     argv.push_back(std::to_string(node_rank));
     // `cd ... || exit` on its own: `cd ... && cmd &` would put the whole list in a background subshell that
     // keeps the channel's stdout open until the job ends.
-    return cluster_shell(p, "cd " + shell_quote(run_dir) + " || exit 1; " + shell_join(argv) + " > /dev/null 2>&1 < /dev/null & echo $!");
+    return cluster_shell(p,
+        "cd " + shell_quote(run_dir) + " || exit 1; " + shell_join(argv) + " > /dev/null 2>&1 < /dev/null & echo $!");
 }
 
 std::string direct_status_command(const std::string& run_dir, int node_rank)
@@ -32,8 +36,8 @@ std::string direct_status_command(const std::string& run_dir, int node_rank)
     // Fixed script; the folder is one quoted argument ($1).
     const std::string script = "cd \"$1\" || { echo gone; exit 0; }; "
                                "if [ -e node"
-        + r + ".exit ]; then echo \"exit $(cat node" + r + ".exit)\"; "
-        + "elif [ -e node" + r + ".pid ] && kill -0 \"$(cat node" + r
+        + r + ".exit ]; then echo \"exit $(cat node" + r + ".exit)\"; " + "elif [ -e node" + r
+        + ".pid ] && kill -0 \"$(cat node" + r
         + ".pid)\" 2>/dev/null; then echo running; "
           "elif [ -e node"
         + r + ".pid ]; then sleep 1; if [ -e node" + r + ".exit ]; then echo \"exit $(cat node" + r
@@ -52,8 +56,9 @@ std::string direct_cancel_command(const std::string& run_dir, int node_rank)
 
 std::string free_port_command(const ClusterProfile& p)
 {
-    return cluster_shell(p, shell_join({ p.python, "-c",
-        "import socket; s = socket.socket(); s.bind(('', 0)); print(s.getsockname()[1])" }));
+    return cluster_shell(p,
+        shell_join(
+            { p.python, "-c", "import socket; s = socket.socket(); s.bind(('', 0)); print(s.getsockname()[1])" }));
 }
 
 DirectStatus parse_direct_status(const std::string& out)

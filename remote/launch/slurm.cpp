@@ -95,8 +95,8 @@ std::vector<std::string> split_sections(const std::string& out)
     return sections;
 }
 
-std::vector<std::string> sbatch_argv(const ClusterProfile& p, const JobBundle& b, const std::string& run_id,
-    const std::string& run_dir)
+std::vector<std::string> sbatch_argv(
+    const ClusterProfile& p, const JobBundle& b, const std::string& run_id, const std::string& run_dir)
 {
     std::vector<std::string> a { "sbatch", "--parsable", "--job-name=" + slurm_job_name(run_id),
         "--comment=" + slurm_comment(run_id), "--output=" + run_dir + "/job.log", "--chdir=" + run_dir,
@@ -165,7 +165,10 @@ std::vector<SlurmJobInfo> parse_squeue(const std::string& out)
     return jobs;
 }
 
-std::vector<std::string> scontrol_argv(const std::string& job_id) { return { "scontrol", "show", "job", "-o", job_id }; }
+std::vector<std::string> scontrol_argv(const std::string& job_id)
+{
+    return { "scontrol", "show", "job", "-o", job_id };
+}
 
 std::optional<SlurmJobInfo> parse_scontrol(const std::string& out)
 {
@@ -219,7 +222,10 @@ std::optional<SlurmJobInfo> parse_scontrol(const std::string& out)
     return std::nullopt;
 }
 
-std::vector<std::string> scancel_argv(const std::string& job_id) { return { "scancel", job_id }; }
+std::vector<std::string> scancel_argv(const std::string& job_id)
+{
+    return { "scancel", job_id };
+}
 
 MappedState map_slurm_state(const std::string& raw)
 {

@@ -31,8 +31,8 @@ std::string remote_commands(const ClusterProfile& p, const std::vector<std::vect
 inline constexpr const char* kSectionEnd = "@@parallax-section-end@@";
 std::vector<std::string> split_sections(const std::string& out);
 
-std::vector<std::string> sbatch_argv(const ClusterProfile& p, const JobBundle& b, const std::string& run_id,
-    const std::string& run_dir);
+std::vector<std::string> sbatch_argv(
+    const ClusterProfile& p, const JobBundle& b, const std::string& run_id, const std::string& run_dir);
 // sbatch --parsable prints "ID" or "ID;cluster" (login shells may print other lines first).
 std::optional<std::string> parse_sbatch_job_id(const std::string& out);
 

@@ -103,7 +103,10 @@ Measurements parse_measurements(std::string_view log, LogFormat format)
     return m;
 }
 
-Measurements MeasurementCollector::snapshot() const { return parse_measurements(m_log, m_format); }
+Measurements MeasurementCollector::snapshot() const
+{
+    return parse_measurements(m_log, m_format);
+}
 
 nlohmann::json Measurements::summary_json() const
 {

@@ -14,7 +14,10 @@ RemoteRunner::RemoteRunner(QString store_path, std::shared_ptr<SshInteraction> i
 {
 }
 
-RemoteRunner::~RemoteRunner() { shutdown(); }
+RemoteRunner::~RemoteRunner()
+{
+    shutdown();
+}
 
 RemoteWorker* RemoteRunner::worker_for(const ClusterProfile& profile)
 {
@@ -27,6 +30,7 @@ RemoteWorker* RemoteRunner::worker_for(const ClusterProfile& profile)
     auto* worker = new RemoteWorker(m_store_path, m_interaction, m_policy, m_cancel);
     worker->moveToThread(thread);
     connect(thread, &QThread::finished, worker, &QObject::deleteLater);
+    connect(worker, &RemoteWorker::runCreated, this, &RemoteRunner::runCreated);
     connect(worker, &RemoteWorker::dispatched, this, &RemoteRunner::dispatched);
     connect(worker, &RemoteWorker::dispatchFailed, this, &RemoteRunner::dispatchFailed);
     connect(worker, &RemoteWorker::runStateChanged, this, &RemoteRunner::runStateChanged);
@@ -54,7 +58,8 @@ RemoteWorker* RemoteRunner::worker_for_run(const QString& run_id)
 void RemoteRunner::dispatch(RunRequest request)
 {
     RemoteWorker* w = worker_for(request.profile);
-    QMetaObject::invokeMethod(w, [w, request = std::move(request)] { w->dispatch(request); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        w, [w, request = std::move(request)] { w->dispatch(request); }, Qt::QueuedConnection);
 }
 
 void RemoteRunner::attach(const QString& run_id)
@@ -70,7 +75,8 @@ void RemoteRunner::attach(const QString& run_id)
         Q_EMIT runError(run_id, QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
         return;
     }
-    QMetaObject::invokeMethod(w, [w, run_id] { w->attach(run_id); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        w, [w, run_id] { w->attach(run_id); }, Qt::QueuedConnection);
 }
 
 int RemoteRunner::attachActive()
@@ -101,7 +107,8 @@ void RemoteRunner::cancel(const QString& run_id)
         Q_EMIT runError(run_id, QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
         return;
     }
-    QMetaObject::invokeMethod(w, [w, run_id] { w->cancelRun(run_id); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        w, [w, run_id] { w->cancelRun(run_id); }, Qt::QueuedConnection);
 }
 
 void RemoteRunner::shutdown()
@@ -112,7 +119,8 @@ void RemoteRunner::shutdown()
     m_cancel.cancel();
     for (auto& [key, slot] : m_workers) {
         RemoteWorker* w = slot.worker;
-        QMetaObject::invokeMethod(w, [w] { w->close(); }, Qt::BlockingQueuedConnection);
+        QMetaObject::invokeMethod(
+            w, [w] { w->close(); }, Qt::BlockingQueuedConnection);
         slot.thread->quit();
         slot.thread->wait();
     }

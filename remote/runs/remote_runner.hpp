@@ -44,6 +44,7 @@ public:
     void shutdown();
 
 Q_SIGNALS:
+    void runCreated(QString runId);
     void dispatched(QString runId, QString description);
     void dispatchFailed(QString message);
     void runStateChanged(QString runId, QString state, QString detail);

@@ -14,16 +14,22 @@ namespace parallax::remote {
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
-QString q(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+QString q(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
 
 // Polling back-off while nothing changes (RECIPES.md: poll squeue with back-off).
 constexpr double kBackoffFactor = 1.5;
 
 } // namespace
 
-RemoteWorker::RemoteWorker(QString store_path, std::shared_ptr<SshInteraction> interaction, ReconnectPolicy policy,
-    CancelFlag cancel)
+RemoteWorker::RemoteWorker(
+    QString store_path, std::shared_ptr<SshInteraction> interaction, ReconnectPolicy policy, CancelFlag cancel)
     : m_store_path(std::move(store_path))
     , m_interaction(std::move(interaction))
     , m_policy(policy)
@@ -43,6 +49,7 @@ void RemoteWorker::open()
         Q_EMIT connectionStateChanged(q(label), QLatin1String(to_string(s)), q(msg));
     };
     m_engine = std::make_unique<RunEngine>(*m_store, *m_pool);
+    m_engine->on_created = [this](const std::string& id) { Q_EMIT runCreated(q(id)); };
 }
 
 void RemoteWorker::ensure_keepalive(int keepalive_s)
@@ -186,7 +193,8 @@ void RemoteWorker::poll(const std::string& run_id)
             double wait = t.max_s;
             if (m_store) {
                 if (const auto run = m_store->get(run_id)) {
-                    const ClusterProfile p = profile_from_json(nlohmann::json::parse(run->profile_json), "run " + run_id);
+                    const ClusterProfile p
+                        = profile_from_json(nlohmann::json::parse(run->profile_json), "run " + run_id);
                     const auto next = m_pool->primary(p).next_attempt();
                     wait = std::chrono::duration<double>(next - std::chrono::steady_clock::now()).count();
                 }

@@ -29,8 +29,8 @@ class RunStore;
 class RemoteWorker : public QObject {
     Q_OBJECT
 public:
-    RemoteWorker(QString store_path, std::shared_ptr<SshInteraction> interaction, ReconnectPolicy policy,
-        CancelFlag cancel);
+    RemoteWorker(
+        QString store_path, std::shared_ptr<SshInteraction> interaction, ReconnectPolicy policy, CancelFlag cancel);
     ~RemoteWorker() override;
 
     // All of these run on the worker's thread: call them through QMetaObject::invokeMethod (RemoteRunner does).
@@ -41,6 +41,8 @@ public:
     void close(); // stops timers, closes connections and the store
 
 Q_SIGNALS:
+    // The run is in the store (files not yet on the cluster); dispatched() follows once it is submitted.
+    void runCreated(QString runId);
     void dispatched(QString runId, QString description);
     void dispatchFailed(QString message);
     void runStateChanged(QString runId, QString state, QString detail);

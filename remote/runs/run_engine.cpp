@@ -159,12 +159,15 @@ std::string RunEngine::dispatch(const RunRequest& request, const CancelFlag& can
     }
 
     // The run folder on every host; the first host's absolute path is the one SLURM gets.
-    std::vector<std::string> hosts = p.launcher == LauncherKind::direct ? p.direct_hosts() : std::vector<std::string> { p.host };
+    std::vector<std::string> hosts
+        = p.launcher == LauncherKind::direct ? p.direct_hosts() : std::vector<std::string> { p.host };
     std::string abs_dir;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
         const ExecResult r = run_command(m_pool.get(p, hosts[i]),
             // POSIX tools only: no login environment needed (a login shell can take seconds).
-            "bash -c " + shell_quote("mkdir -p -- " + shell_quote(bundle.run_dir) + " && cd -- " + shell_quote(bundle.run_dir) + " && pwd"),
+            "bash -c "
+                + shell_quote("mkdir -p -- " + shell_quote(bundle.run_dir) + " && cd -- " + shell_quote(bundle.run_dir)
+                    + " && pwd"),
             cancel);
         if (!r.ok())
             throw SshError(SshErrorKind::remote_command,
@@ -204,6 +207,8 @@ std::string RunEngine::dispatch(const RunRequest& request, const CancelFlag& can
     for (const JobFile& f : bundle.files)
         files.push_back({ f.name, f.mode, f.content });
     m_store.create(run, files);
+    if (on_created)
+        on_created(run.id);
 
     Live& l = live(run);
     try {
@@ -285,7 +290,8 @@ void RunEngine::submit_direct(const RunRecord& run, Live& l, const CancelFlag& c
     const ExecResult port_out = run_command(m_pool.get(p, hosts.front()), free_port_command(p), cancel);
     const std::string port = last_line(port_out.out);
     if (!port_out.ok() || !all_digits(port))
-        throw SshError(SshErrorKind::remote_command, hosts.front() + ": cannot pick a rendezvous port: " + failure_text(port_out));
+        throw SshError(
+            SshErrorKind::remote_command, hosts.front() + ": cannot pick a rendezvous port: " + failure_text(port_out));
     std::string job_id;
     const int n = static_cast<int>(hosts.size());
     for (int rank = 0; rank < n; ++rank) {
@@ -295,11 +301,12 @@ void RunEngine::submit_direct(const RunRecord& run, Live& l, const CancelFlag& c
         const ExecResult st = run_command(c, direct_status_command(node_dir, rank), cancel);
         std::string pid;
         if (st.ok() && last_line(st.out) != "starting") {
-            const ExecResult pr = run_command(
-                c, "cat " + shell_quote(node_dir + "/node" + std::to_string(rank) + ".pid"), cancel);
+            const ExecResult pr
+                = run_command(c, "cat " + shell_quote(node_dir + "/node" + std::to_string(rank) + ".pid"), cancel);
             pid = last_line(pr.out);
         } else {
-            const ExecResult r = run_command(c, direct_start_command(p, node_dir, rank, n, hosts.front(), std::stoi(port)), cancel);
+            const ExecResult r
+                = run_command(c, direct_start_command(p, node_dir, rank, n, hosts.front(), std::stoi(port)), cancel);
             pid = last_line(r.out);
             if (!r.ok() || !all_digits(pid)) {
                 m_store.set_state(run.id, RunState::failed,
@@ -310,8 +317,8 @@ void RunEngine::submit_direct(const RunRecord& run, Live& l, const CancelFlag& c
         }
         job_id += (job_id.empty() ? "" : ",") + hosts[static_cast<std::size_t>(rank)] + ":" + pid;
     }
-    m_store.set_job(run.id, job_id, log_host(run, l) == hosts.front() ? run.remote_dir + "/node0.log"
-                                                                       : dir + "/" + direct_log_name(n - 1),
+    m_store.set_job(run.id, job_id,
+        log_host(run, l) == hosts.front() ? run.remote_dir + "/node0.log" : dir + "/" + direct_log_name(n - 1),
         run.submit_command);
     m_store.set_state(run.id, RunState::submitted,
         "started on " + std::to_string(n) + " host(s), rendezvous " + hosts.front() + ":" + port);
@@ -333,7 +340,8 @@ RunEngine::LauncherState RunEngine::query_slurm(const RunRecord& run, Live& l, c
     LauncherState out;
     std::optional<SlurmJobInfo> info;
     // squeue for the live state, scontrol for the exit code and when squeue has forgotten the job: one shell.
-    const ExecResult q = run_command(c, remote_commands(p, { squeue_argv(run.job_id), scontrol_argv(run.job_id) }), cancel);
+    const ExecResult q
+        = run_command(c, remote_commands(p, { squeue_argv(run.job_id), scontrol_argv(run.job_id) }), cancel);
     const std::vector<std::string> sections = split_sections(q.out);
     if (sections.size() < 2)
         throw SshError(SshErrorKind::remote_command, "squeue/scontrol printed nothing usable: " + failure_text(q));
@@ -363,7 +371,8 @@ RunEngine::LauncherState RunEngine::query_slurm(const RunRecord& run, Live& l, c
     if (!info->reason.empty() && info->reason != "None" && info->reason != "(null)")
         out.detail += " (" + info->reason + ")";
     if (info->exit_code && m.terminal) // scontrol prints ExitCode=0:0 while a job still runs
-        out.detail += ", exit " + std::to_string(*info->exit_code) + ":" + std::to_string(info->exit_signal.value_or(0));
+        out.detail
+            += ", exit " + std::to_string(*info->exit_code) + ":" + std::to_string(info->exit_signal.value_or(0));
     l.last_slurm_state = info->state;
     return out;
 }
@@ -379,7 +388,8 @@ RunEngine::LauncherState RunEngine::query_direct(const RunRecord& run, Live& l, 
     std::string gone_node;
     for (std::size_t rank = 0; rank < hosts.size(); ++rank) {
         const std::string dir = rank == 0 ? run.remote_dir : run_folder(p, run.id);
-        const ExecResult r = run_command(m_pool.get(p, hosts[rank]), direct_status_command(dir, static_cast<int>(rank)), cancel);
+        const ExecResult r
+            = run_command(m_pool.get(p, hosts[rank]), direct_status_command(dir, static_cast<int>(rank)), cancel);
         const DirectStatus st = parse_direct_status(r.out);
         if (st.kind == DirectStatus::exited) {
             ++exited;
@@ -394,7 +404,8 @@ RunEngine::LauncherState RunEngine::query_direct(const RunRecord& run, Live& l, 
     const int n = static_cast<int>(hosts.size());
     if (!gone_node.empty()) {
         out.state = RunState::failed;
-        out.detail = gone_node + ": the processes ended without recording an exit status (killed, or the host rebooted)";
+        out.detail
+            = gone_node + ": the processes ended without recording an exit status (killed, or the host rebooted)";
         return out;
     }
     if (exited < n) {
@@ -422,7 +433,10 @@ std::string RunEngine::read_new_log(const RunRecord& run, Live& l, bool drain, c
     std::string appended;
     std::int64_t offset = run.log_bytes;
     for (;;) {
-        const auto data = c.run([&](SshSession& s) { return s.read_from(run.log_path, static_cast<std::uint64_t>(offset), kMaxLogBytesPerPoll); },
+        const auto data = c.run(
+            [&](SshSession& s) {
+                return s.read_from(run.log_path, static_cast<std::uint64_t>(offset), kMaxLogBytesPerPoll);
+            },
             cancel);
         if (!data || data->empty())
             break;
@@ -493,7 +507,8 @@ PollOutcome RunEngine::poll(const std::string& run_id, const CancelFlag& cancel)
         const Measurements m = l.collector->snapshot();
         if (m.done_exit && *m.done_exit == "ok") {
             next = RunState::completed;
-            detail = "SLURM job " + run->job_id + " ended and left SLURM's memory; its log ends with the probe's clean exit";
+            detail = "SLURM job " + run->job_id
+                + " ended and left SLURM's memory; its log ends with the probe's clean exit";
         } else {
             next = RunState::failed;
             detail = "SLURM job " + run->job_id + " vanished from squeue and scontrol; its final state is unknown";
@@ -544,7 +559,8 @@ void RunEngine::cancel(const std::string& run_id, const CancelFlag& cancel)
             jobs.push_back(run->job_id);
         } else {
             // Not recorded as submitted; a lost sbatch answer may still have started one.
-            const ExecResult found = run_command(m_pool.primary(p), remote_command(p, squeue_by_name_argv(run_id)), cancel);
+            const ExecResult found
+                = run_command(m_pool.primary(p), remote_command(p, squeue_by_name_argv(run_id)), cancel);
             for (const SlurmJobInfo& job : parse_squeue(found.out))
                 if (job.comment == slurm_comment(run_id))
                     jobs.push_back(job.job_id);
@@ -561,8 +577,8 @@ void RunEngine::cancel(const std::string& run_id, const CancelFlag& cancel)
         }
         if (run->job_id.empty())
             m_store.set_job(run_id, jobs.front(), run->remote_dir + "/job.log", run->submit_command);
-        m_store.set_state(run_id, RunState::cancelling,
-            "scancel sent for job " + jobs.front() + "; waiting for SLURM to confirm");
+        m_store.set_state(
+            run_id, RunState::cancelling, "scancel sent for job " + jobs.front() + "; waiting for SLURM to confirm");
         return;
     }
     if (run->job_id.empty()) {
@@ -575,7 +591,8 @@ void RunEngine::cancel(const std::string& run_id, const CancelFlag& cancel)
         const std::string dir = rank == 0 ? run->remote_dir : run_folder(p, run_id);
         run_command(m_pool.get(p, hosts[rank]), direct_cancel_command(dir, static_cast<int>(rank)), cancel);
     }
-    m_store.set_state(run_id, RunState::cancelling, "SIGTERM sent to every node's process group; waiting for them to exit");
+    m_store.set_state(
+        run_id, RunState::cancelling, "SIGTERM sent to every node's process group; waiting for them to exit");
 }
 
 Measurements RunEngine::measurements(const std::string& run_id)
@@ -584,7 +601,8 @@ Measurements RunEngine::measurements(const std::string& run_id)
     if (it != m_live.end())
         return it->second.collector->snapshot();
     const auto run = m_store.get(run_id);
-    const JobFramework fw = run ? job_framework_from_string(run->framework).value_or(JobFramework::probe) : JobFramework::probe;
+    const JobFramework fw
+        = run ? job_framework_from_string(run->framework).value_or(JobFramework::probe) : JobFramework::probe;
     return parse_measurements(m_store.log(run_id), log_format_for(fw));
 }
 

@@ -68,6 +68,10 @@ public:
     // The measurements parsed so far.
     Measurements measurements(const std::string& run_id);
 
+    // Told the moment a dispatched run is in the store, before its files are uploaded and submitted
+    // (a GUI can list it at once).
+    std::function<void(const std::string& run_id)> on_created;
+
     // Polls without a state change before the SLURM job is declared gone (it vanished from squeue and
     // scontrol: older than MinJobAge, or the controller lost it).
     static constexpr int kUnknownPollsBeforeGone = 3;

@@ -113,11 +113,15 @@ RunComparison compare_run(const RunRecord& run, const std::vector<StepRecord>& s
     std::optional<double> tokens_per_gpu;
     if (const auto t = number_at(prediction, { "tokens_per_s" }); t && gpus && *gpus > 0)
         tokens_per_gpu = *t / *gpus;
-    c.metrics.push_back(steady("step_time_s", steps, &StepRecord::step_time_s, number_at(prediction, { "step_time_s" })));
+    c.metrics.push_back(
+        steady("step_time_s", steps, &StepRecord::step_time_s, number_at(prediction, { "step_time_s" })));
     c.metrics.push_back(steady("tokens_per_s_per_gpu", steps, &StepRecord::tokens_per_s, tokens_per_gpu));
-    c.metrics.push_back(steady("tflops_per_gpu", steps, &StepRecord::tflops_per_gpu, number_at(prediction, { "tflops_per_gpu" })));
-    c.metrics.push_back(steady("memory_GiB", steps, &StepRecord::memory_GiB, number_at(prediction, { "memory", "peak_GiB" }), true));
-    c.metrics.push_back(steady("power_W", steps, &StepRecord::power_W, number_at(prediction, { "power", "avg_W_per_gpu" })));
+    c.metrics.push_back(
+        steady("tflops_per_gpu", steps, &StepRecord::tflops_per_gpu, number_at(prediction, { "tflops_per_gpu" })));
+    c.metrics.push_back(
+        steady("memory_GiB", steps, &StepRecord::memory_GiB, number_at(prediction, { "memory", "peak_GiB" }), true));
+    c.metrics.push_back(
+        steady("power_W", steps, &StepRecord::power_W, number_at(prediction, { "power", "avg_W_per_gpu" })));
     return c;
 }
 
@@ -207,7 +211,8 @@ std::string run_summary_text(const RunStore& store, const RunRecord& run)
     const std::vector<StepRecord> steps = store.steps(run.id);
     char line[256];
     std::snprintf(line, sizeof line, "  %zu steps parsed from %.1f KiB of log%s\n", steps.size(),
-        static_cast<double>(run.log_bytes) / 1024.0, run.log_format.empty() ? "" : (" (" + run.log_format + " format)").c_str());
+        static_cast<double>(run.log_bytes) / 1024.0,
+        run.log_format.empty() ? "" : (" (" + run.log_format + " format)").c_str());
     out += line;
     const RunComparison cmp = compare_run(run, steps);
     struct Label {
@@ -215,8 +220,9 @@ std::string run_summary_text(const RunStore& store, const RunRecord& run)
         const char* name;
         const char* unit;
     };
-    static constexpr Label kLabels[] = { { "step_time_s", "step time", "s" }, { "tokens_per_s_per_gpu", "tokens/s/GPU", "" },
-        { "tflops_per_gpu", "TFLOP/s/GPU", "" }, { "memory_GiB", "peak memory", "GiB" }, { "power_W", "power/GPU", "W" } };
+    static constexpr Label kLabels[] = { { "step_time_s", "step time", "s" },
+        { "tokens_per_s_per_gpu", "tokens/s/GPU", "" }, { "tflops_per_gpu", "TFLOP/s/GPU", "" },
+        { "memory_GiB", "peak memory", "GiB" }, { "power_W", "power/GPU", "W" } };
     for (const Label& l : kLabels) {
         const MetricComparison* m = cmp.find(l.metric);
         if (!m || !m->measured)
@@ -224,7 +230,8 @@ std::string run_summary_text(const RunStore& store, const RunRecord& run)
         std::snprintf(line, sizeof line, "  %-13s measured %.4g %s", l.name, *m->measured, l.unit);
         out += line;
         if (m->spread_low && m->spread_high && m->samples > 1) {
-            std::snprintf(line, sizeof line, " (%.4g..%.4g over %d steps)", *m->spread_low, *m->spread_high, m->samples);
+            std::snprintf(
+                line, sizeof line, " (%.4g..%.4g over %d steps)", *m->spread_low, *m->spread_high, m->samples);
             out += line;
         }
         if (m->predicted) {

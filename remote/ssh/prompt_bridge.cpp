@@ -6,7 +6,10 @@ namespace parallax::remote {
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
 
 void wipe(QString& s)
 {
@@ -21,9 +24,15 @@ PromptBridge::PromptBridge(QObject* parent)
 {
 }
 
-PromptBridge::~PromptBridge() { cancelAll(); }
+PromptBridge::~PromptBridge()
+{
+    cancelAll();
+}
 
-bool PromptBridge::on_own_thread() const { return QThread::currentThread() == thread(); }
+bool PromptBridge::on_own_thread() const
+{
+    return QThread::currentThread() == thread();
+}
 
 quint64 PromptBridge::open_question()
 {
@@ -105,7 +114,10 @@ std::optional<std::vector<Secret>> PromptBridge::answer_prompts(const KbdPrompt&
     return std::move(p.secrets);
 }
 
-void PromptBridge::answerHostKey(quint64 id, bool accept) { answer(id, accept, {}); }
+void PromptBridge::answerHostKey(quint64 id, bool accept)
+{
+    answer(id, accept, {});
+}
 
 void PromptBridge::answerPassphrase(quint64 id, QString passphrase, bool given)
 {

@@ -44,8 +44,8 @@ Q_SIGNALS:
     // text: the full explanation to show (OpenSSH's wording with the SHA256 fingerprint).
     void hostKeyQuestion(quint64 id, QString host, QString keyType, QString fingerprint, QString text);
     void passphraseRequested(quint64 id, QString keyFile);
-    void promptsRequested(quint64 id, QString target, QString name, QString instruction, QStringList prompts,
-        QList<bool> echo);
+    void promptsRequested(
+        quint64 id, QString target, QString name, QString instruction, QStringList prompts, QList<bool> echo);
 
 private:
     struct Pending {

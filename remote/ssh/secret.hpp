@@ -1,8 +1,8 @@
 #pragma once
 // A passphrase or one-time code: held in memory only as long as needed and wiped when destroyed. Never
 // written to disk, settings or logs.
-#include <string>
 #include <string.h> // explicit_bzero (glibc)
+#include <string>
 
 namespace parallax::remote {
 

@@ -10,8 +10,8 @@ namespace parallax::remote {
 
 std::string describe_unknown_host(const HostKeyInfo& key)
 {
-    return "The authenticity of host '" + key.host + "' can't be established.\n" + key.key_type
-        + " key fingerprint is " + key.fingerprint
+    return "The authenticity of host '" + key.host + "' can't be established.\n" + key.key_type + " key fingerprint is "
+        + key.fingerprint
         + ".\nThis key is not known by any other names.\nCompare it with the fingerprint the cluster's "
           "administrators publish before accepting; an accepted key is stored in "
         + key.known_hosts_file + ".";

@@ -110,8 +110,8 @@ void collect_known(const std::string& file, const std::string& host, std::vector
         ssh_knownhosts_entry* entry = nullptr;
         if (ssh_known_hosts_parse_line(host.c_str(), line.c_str() + first, &entry) == SSH_OK && entry) {
             if (entry->publickey)
-                out.push_back({ ssh_key_type_to_char(ssh_key_type(entry->publickey)), fingerprint_of(entry->publickey),
-                    file });
+                out.push_back(
+                    { ssh_key_type_to_char(ssh_key_type(entry->publickey)), fingerprint_of(entry->publickey), file });
         }
         SSH_KNOWNHOSTS_ENTRY_FREE(entry);
     }
@@ -151,7 +151,10 @@ void on_exit_signal(ssh_session, ssh_channel, const char* signal, int, const cha
     static_cast<ChannelState*>(userdata)->exit_signal = signal ? signal : "";
 }
 
-void on_close(ssh_session, ssh_channel, void* userdata) { static_cast<ChannelState*>(userdata)->closed = true; }
+void on_close(ssh_session, ssh_channel, void* userdata)
+{
+    static_cast<ChannelState*>(userdata)->closed = true;
+}
 
 struct ChannelCloser {
     void operator()(ssh_channel c) const
@@ -174,11 +177,17 @@ struct SftpAttrFree {
 
 } // namespace
 
-void SshSession::CallbacksDeleter::operator()(ssh_callbacks_struct* c) const { delete c; }
+void SshSession::CallbacksDeleter::operator()(ssh_callbacks_struct* c) const
+{
+    delete c;
+}
 
 SshSession::SshSession() = default;
 
-SshSession::~SshSession() { disconnect(); }
+SshSession::~SshSession()
+{
+    disconnect();
+}
 
 void SshSession::disconnect()
 {
@@ -195,7 +204,10 @@ void SshSession::disconnect()
     m_auth_method.clear();
 }
 
-bool SshSession::connected() const { return m_session && ssh_is_connected(m_session); }
+bool SshSession::connected() const
+{
+    return m_session && ssh_is_connected(m_session);
+}
 
 void SshSession::fail(SshErrorKind kind, const std::string& what)
 {
@@ -244,7 +256,8 @@ void SshSession::connect(const SshTarget& target, SshInteraction& interaction, c
     ssh_options_set(m_session, SSH_OPTIONS_TIMEOUT, &connect_timeout_s);
     int nodelay = 1; // without it a 1 MiB SFTP upload took 1 s instead of 10 ms (RECIPES.md)
     ssh_options_set(m_session, SSH_OPTIONS_NODELAY, &nodelay);
-    const std::string known_hosts = target.known_hosts.empty() ? default_known_hosts() : expand_home(target.known_hosts);
+    const std::string known_hosts
+        = target.known_hosts.empty() ? default_known_hosts() : expand_home(target.known_hosts);
     ssh_options_set(m_session, SSH_OPTIONS_KNOWNHOSTS, known_hosts.c_str());
     if (!target.global_known_hosts.empty())
         ssh_options_set(m_session, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, expand_home(target.global_known_hosts).c_str());
@@ -272,7 +285,8 @@ void SshSession::connect(const SshTarget& target, SshInteraction& interaction, c
         throw SshError(SshErrorKind::cancelled, m_target.label() + ": cancelled");
     if (ssh_connect(m_session) != SSH_OK) {
         const std::string detail = ssh_get_error(m_session);
-        const bool timed_out = detail.find("imeout") != std::string::npos || detail.find("timed out") != std::string::npos;
+        const bool timed_out
+            = detail.find("imeout") != std::string::npos || detail.find("timed out") != std::string::npos;
         fail(timed_out ? SshErrorKind::timeout : SshErrorKind::connect, "cannot connect");
     }
     // From here on blocking protocol steps use the (longer) I/O timeout.
@@ -310,8 +324,8 @@ void SshSession::verify_host_key(SshInteraction& interaction)
     case SSH_KNOWN_HOSTS_CHANGED:
     case SSH_KNOWN_HOSTS_OTHER: {
         collect_known(m_target.known_hosts, info.host, info.known);
-        collect_known(m_target.global_known_hosts.empty() ? "/etc/ssh/ssh_known_hosts"
-                                                          : expand_home(m_target.global_known_hosts),
+        collect_known(
+            m_target.global_known_hosts.empty() ? "/etc/ssh/ssh_known_hosts" : expand_home(m_target.global_known_hosts),
             info.host, info.known);
         std::string stored;
         for (const auto& k : info.known)
@@ -394,7 +408,8 @@ bool SshSession::try_keyboard_interactive(SshInteraction& interaction, const Can
             if (!answers || static_cast<int>(answers->size()) != n)
                 return false;
             for (int i = 0; i < n; ++i)
-                ssh_userauth_kbdint_setanswer(m_session, static_cast<unsigned>(i), (*answers)[static_cast<std::size_t>(i)].c_str());
+                ssh_userauth_kbdint_setanswer(
+                    m_session, static_cast<unsigned>(i), (*answers)[static_cast<std::size_t>(i)].c_str());
             for (auto& a : *answers)
                 a.wipe();
         }
@@ -519,7 +534,8 @@ ExecResult SshSession::exec(const std::string& command, const ExecOptions& optio
     const auto deadline = std::chrono::steady_clock::now() + options.timeout;
     std::vector<char> buffer(64 * 1024);
     const auto take = [&](int is_stderr) -> int {
-        const int n = ssh_channel_read_nonblocking(channel.get(), buffer.data(), static_cast<uint32_t>(buffer.size()), is_stderr);
+        const int n = ssh_channel_read_nonblocking(
+            channel.get(), buffer.data(), static_cast<uint32_t>(buffer.size()), is_stderr);
         if (n > 0) {
             const std::string_view data(buffer.data(), static_cast<std::size_t>(n));
             std::string& sink = is_stderr ? result.err : result.out;
@@ -637,7 +653,8 @@ void SshSession::upload(const std::string& remote_path, std::string_view data, i
         fail_sftp("cannot chmod", remote_path);
 }
 
-std::optional<std::string> SshSession::read_from(const std::string& remote_path, std::uint64_t offset, std::size_t max_bytes)
+std::optional<std::string> SshSession::read_from(
+    const std::string& remote_path, std::uint64_t offset, std::size_t max_bytes)
 {
     sftp_session s = sftp();
     SftpFilePtr file(sftp_open(s, remote_path.c_str(), O_RDONLY, 0));

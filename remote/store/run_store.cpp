@@ -46,7 +46,10 @@ std::optional<RunState> run_state_from_string(std::string_view s)
     return std::nullopt;
 }
 
-bool is_terminal(RunState s) { return s == RunState::completed || s == RunState::failed || s == RunState::cancelled; }
+bool is_terminal(RunState s)
+{
+    return s == RunState::completed || s == RunState::failed || s == RunState::cancelled;
+}
 
 std::string utc_now_iso()
 {
@@ -109,11 +112,23 @@ const std::vector<Migration>& migrations()
     return kMigrations;
 }
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
-QString q(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
-std::string s(const QVariant& v) { return v.toString().toStdString(); }
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+QString q(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
+std::string s(const QVariant& v)
+{
+    return v.toString().toStdString();
+}
 
-QVariant opt(const std::optional<double>& v) { return v ? QVariant(*v) : QVariant(QMetaType(QMetaType::Double)); }
+QVariant opt(const std::optional<double>& v)
+{
+    return v ? QVariant(*v) : QVariant(QMetaType(QMetaType::Double));
+}
 std::optional<double> opt_double(const QVariant& v)
 {
     if (v.isNull())
@@ -121,7 +136,10 @@ std::optional<double> opt_double(const QVariant& v)
     return v.toDouble();
 }
 
-QSqlDatabase db(const QString& connection) { return QSqlDatabase::database(connection, false); }
+QSqlDatabase db(const QString& connection)
+{
+    return QSqlDatabase::database(connection, false);
+}
 
 [[noreturn]] void fail(const QString& what, const QSqlError& e)
 {
@@ -230,14 +248,18 @@ private:
     bool m_done = false;
 };
 
-int RunStore::latest_schema() { return migrations().back().version; }
+int RunStore::latest_schema()
+{
+    return migrations().back().version;
+}
 
 QString RunStore::default_path()
 {
     const QByteArray env = qgetenv("PARALLAX_RUN_STORE");
     if (!env.isEmpty())
         return QString::fromLocal8Bit(env);
-    return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + QStringLiteral("/parallax/runs.sqlite");
+    return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation)
+        + QStringLiteral("/parallax/runs.sqlite");
 }
 
 RunStore::RunStore(const QString& path)
@@ -328,14 +350,16 @@ void RunStore::create(const RunRecord& run, const std::vector<StoredFile>& files
              QVariant(q(run.notes_json.empty() ? std::string("[]") : run.notes_json)) })
         ins.addBindValue(v);
     exec(ins, "storing the run");
-    QSqlQuery st = prepare(m_connection, "INSERT INTO run_states (run_id, seq, at, state, detail) VALUES (?, 0, ?, ?, ?)");
+    QSqlQuery st
+        = prepare(m_connection, "INSERT INTO run_states (run_id, seq, at, state, detail) VALUES (?, 0, ?, ?, ?)");
     st.addBindValue(q(run.id));
     st.addBindValue(q(now));
     st.addBindValue(q(to_string(run.state)));
     st.addBindValue(q(run.detail));
     exec(st, "storing the first state");
     for (const StoredFile& f : files) {
-        bind_all(file, { q(run.id), q(f.name), f.mode, QByteArray(f.content.data(), static_cast<qsizetype>(f.content.size())) });
+        bind_all(file,
+            { q(run.id), q(f.name), f.mode, QByteArray(f.content.data(), static_cast<qsizetype>(f.content.size())) });
         exec(file, "storing a file of the run");
     }
     tx.commit();
@@ -349,7 +373,8 @@ std::vector<StoredFile> RunStore::files(const std::string& id) const
     std::vector<StoredFile> out;
     while (r.next()) {
         const QByteArray content = r.value(2).toByteArray();
-        out.push_back({ s(r.value(0)), r.value(1).toInt(), std::string(content.constData(), static_cast<std::size_t>(content.size())) });
+        out.push_back({ s(r.value(0)), r.value(1).toInt(),
+            std::string(content.constData(), static_cast<std::size_t>(content.size())) });
     }
     return out;
 }
@@ -386,12 +411,12 @@ void RunStore::set_state(const std::string& id, RunState state, const std::strin
     tx.commit();
 }
 
-void RunStore::set_job(const std::string& id, const std::string& job_id, const std::string& log_path,
-    const std::string& submit_command)
+void RunStore::set_job(
+    const std::string& id, const std::string& job_id, const std::string& log_path, const std::string& submit_command)
 {
     Transaction tx(m_connection);
-    QSqlQuery up = prepare(m_connection,
-        "UPDATE runs SET job_id = ?, log_path = ?, submit_command = ?, updated_at = ? WHERE id = ?");
+    QSqlQuery up = prepare(
+        m_connection, "UPDATE runs SET job_id = ?, log_path = ?, submit_command = ?, updated_at = ? WHERE id = ?");
     up.addBindValue(q(job_id));
     up.addBindValue(q(log_path));
     up.addBindValue(q(submit_command));
@@ -487,7 +512,8 @@ std::optional<RunRecord> RunStore::get(const std::string& id) const
 std::vector<RunRecord> RunStore::list(int limit) const
 {
     QSqlQuery r(db(m_connection));
-    QString sql = QStringLiteral("SELECT %1 FROM runs ORDER BY created_at DESC, id DESC").arg(QLatin1String(kRunColumns));
+    QString sql
+        = QStringLiteral("SELECT %1 FROM runs ORDER BY created_at DESC, id DESC").arg(QLatin1String(kRunColumns));
     if (limit > 0)
         sql += QStringLiteral(" LIMIT %1").arg(limit);
     if (!r.exec(sql))
@@ -519,8 +545,8 @@ std::vector<StateTransition> RunStore::transitions(const std::string& id) const
     exec(r, "reading state transitions");
     std::vector<StateTransition> out;
     while (r.next())
-        out.push_back({ r.value(0).toInt(), s(r.value(1)), run_state_from_string(s(r.value(2))).value_or(RunState::failed),
-            s(r.value(3)) });
+        out.push_back({ r.value(0).toInt(), s(r.value(1)),
+            run_state_from_string(s(r.value(2))).value_or(RunState::failed), s(r.value(3)) });
     return out;
 }
 
@@ -551,7 +577,8 @@ std::vector<StepRecord> RunStore::steps(const std::string& id) const
 std::vector<BenchRecord> RunStore::benches(const std::string& id) const
 {
     QSqlQuery r = prepare(m_connection,
-        "SELECT seq, op, name, grp, time_s, bytes, tflops, bus_GBps, json FROM run_bench WHERE run_id = ? ORDER BY seq");
+        "SELECT seq, op, name, grp, time_s, bytes, tflops, bus_GBps, json FROM run_bench WHERE run_id = ? ORDER BY "
+        "seq");
     r.addBindValue(q(id));
     exec(r, "reading benchmarks");
     std::vector<BenchRecord> out;

@@ -155,7 +155,10 @@ void kill_pids(const std::vector<qint64>& pids, int grace_ms)
     }
 }
 
-bool running_as_root() { return ::geteuid() == 0; }
+bool running_as_root()
+{
+    return ::geteuid() == 0;
+}
 
 QString user_name()
 {
@@ -163,8 +166,8 @@ QString user_name()
     return pw ? QString::fromLocal8Bit(pw->pw_name) : QStringLiteral("root");
 }
 
-bool ChildProcess::start(const QString& program, const QStringList& args, const QString& log_file,
-    const QProcessEnvironment& env)
+bool ChildProcess::start(
+    const QString& program, const QStringList& args, const QString& log_file, const QProcessEnvironment& env)
 {
     stop();
     m_process = std::make_unique<QProcess>();
@@ -214,8 +217,14 @@ LocalSshServer::LocalSshServer(const QString& dir)
     kh.open(QIODevice::WriteOnly);
 }
 
-QString LocalSshServer::client_key() const { return m_dir + QStringLiteral("/client_key"); }
-QString LocalSshServer::known_hosts() const { return m_dir + QStringLiteral("/known_hosts"); }
+QString LocalSshServer::client_key() const
+{
+    return m_dir + QStringLiteral("/client_key");
+}
+QString LocalSshServer::known_hosts() const
+{
+    return m_dir + QStringLiteral("/known_hosts");
+}
 
 QString LocalSshServer::make_key(const QString& name, const QString& type) const
 {
@@ -233,7 +242,8 @@ QString LocalSshServer::make_key(const QString& name, const QString& type) const
 QString LocalSshServer::host_fingerprint() const
 {
     QByteArray out;
-    run_program(QStringLiteral("ssh-keygen"), { QStringLiteral("-l"), QStringLiteral("-f"), m_host_key + QStringLiteral(".pub") }, &out);
+    run_program(QStringLiteral("ssh-keygen"),
+        { QStringLiteral("-l"), QStringLiteral("-f"), m_host_key + QStringLiteral(".pub") }, &out);
     // "256 SHA256:abc... comment (ED25519)"
     const QList<QByteArray> parts = out.split(' ');
     return parts.size() > 1 ? QString::fromLatin1(parts.at(1)) : QString();
@@ -244,7 +254,9 @@ QString LocalSshServer::known_hosts_line(const QString& public_key_file) const
     QFile f(public_key_file);
     f.open(QIODevice::ReadOnly);
     const QList<QByteArray> parts = f.readAll().trimmed().split(' ');
-    return QStringLiteral("[127.0.0.1]:%1 %2 %3").arg(m_port).arg(QString::fromLatin1(parts.value(0)), QString::fromLatin1(parts.value(1)));
+    return QStringLiteral("[127.0.0.1]:%1 %2 %3")
+        .arg(m_port)
+        .arg(QString::fromLatin1(parts.value(0)), QString::fromLatin1(parts.value(1)));
 }
 
 bool LocalSshServer::write_config()
@@ -252,20 +264,19 @@ bool LocalSshServer::write_config()
     QFile f(m_dir + QStringLiteral("/sshd_config"));
     if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
         return false;
-    const QString text = QStringLiteral(
-        "Port %1\n"
-        "ListenAddress 127.0.0.1\n"
-        "HostKey %2\n"
-        "PidFile %3/sshd.pid\n"
-        "AuthorizedKeysFile %3/authorized_keys\n"
-        "PubkeyAuthentication yes\n"
-        "PasswordAuthentication no\n"
-        "KbdInteractiveAuthentication no\n"
-        "UsePAM no\n"
-        "StrictModes no\n"
-        "PermitRootLogin prohibit-password\n"
-        "Subsystem sftp internal-sftp\n"
-        "LogLevel ERROR\n")
+    const QString text = QStringLiteral("Port %1\n"
+                                        "ListenAddress 127.0.0.1\n"
+                                        "HostKey %2\n"
+                                        "PidFile %3/sshd.pid\n"
+                                        "AuthorizedKeysFile %3/authorized_keys\n"
+                                        "PubkeyAuthentication yes\n"
+                                        "PasswordAuthentication no\n"
+                                        "KbdInteractiveAuthentication no\n"
+                                        "UsePAM no\n"
+                                        "StrictModes no\n"
+                                        "PermitRootLogin prohibit-password\n"
+                                        "Subsystem sftp internal-sftp\n"
+                                        "LogLevel ERROR\n")
                              .arg(m_port)
                              .arg(m_host_key, m_dir);
     f.write(text.toUtf8());
@@ -285,7 +296,8 @@ bool LocalSshServer::start(QString* error)
         return fail(QStringLiteral("cannot write sshd_config"));
     QDir().mkpath(QStringLiteral("/run/sshd")); // sshd refuses to start without its privilege-separation folder
     if (!m_sshd.start(QStringLiteral("/usr/sbin/sshd"),
-            { QStringLiteral("-D"), QStringLiteral("-e"), QStringLiteral("-f"), m_dir + QStringLiteral("/sshd_config") },
+            { QStringLiteral("-D"), QStringLiteral("-e"), QStringLiteral("-f"),
+                m_dir + QStringLiteral("/sshd_config") },
             m_dir + QStringLiteral("/sshd.log")))
         return fail(QStringLiteral("/usr/sbin/sshd did not start"));
     // Listening takes ~20 ms; probe the port.
@@ -303,7 +315,10 @@ bool LocalSshServer::start(QString* error)
     return fail(QStringLiteral("sshd does not accept connections on port %1").arg(m_port));
 }
 
-void LocalSshServer::stop() { m_sshd.stop(1000); }
+void LocalSshServer::stop()
+{
+    m_sshd.stop(1000);
+}
 
 // ------------------------------------------------------------------------------------------------
 
@@ -377,39 +392,38 @@ bool LocalSlurm::start(QString* error)
     if (!conf_file.open(QIODevice::WriteOnly))
         return fail(QStringLiteral("cannot write slurm.conf"));
     const QString user = user_name();
-    const QString text = QStringLiteral(
-        "ClusterName=paralloc\n"
-        "SlurmctldHost=localhost(127.0.0.1)\n"
-        "SlurmctldPort=%1\n"
-        "SlurmdPort=%2\n"
-        "SlurmUser=%3\n"
-        "SlurmdUser=%3\n"
-        "AuthType=auth/munge\n"
-        "CredType=cred/munge\n"
-        "AuthInfo=socket=%4\n"
-        "StateSaveLocation=%5/state\n"
-        "SlurmdSpoolDir=%5/spool\n"
-        "SlurmctldPidFile=%5/slurmctld.pid\n"
-        "SlurmdPidFile=%5/slurmd.pid\n"
-        "SlurmctldLogFile=%5/slurmctld.log\n"
-        "SlurmdLogFile=%5/slurmd.log\n"
-        "ProctrackType=proctrack/linuxproc\n"
-        "TaskPlugin=task/none\n"
-        "JobAcctGatherType=jobacct_gather/none\n"
-        "SelectType=select/cons_tres\n"
-        "SelectTypeParameters=CR_Core\n"
-        "SchedulerType=sched/backfill\n"
-        "MpiDefault=none\n"
-        "MailProg=/bin/true\n"
-        "ReturnToService=2\n"
-        "AccountingStorageType=accounting_storage/none\n"
-        "JobCompType=jobcomp/filetxt\n"
-        "JobCompLoc=%5/jobcomp.txt\n"
-        "SchedulerParameters=sched_interval=1\n"
-        "MinJobAge=300\n"
-        "KillWait=5\n"
-        "%6\n"
-        "PartitionName=debug Nodes=localhost Default=YES MaxTime=60 State=UP\n")
+    const QString text = QStringLiteral("ClusterName=paralloc\n"
+                                        "SlurmctldHost=localhost(127.0.0.1)\n"
+                                        "SlurmctldPort=%1\n"
+                                        "SlurmdPort=%2\n"
+                                        "SlurmUser=%3\n"
+                                        "SlurmdUser=%3\n"
+                                        "AuthType=auth/munge\n"
+                                        "CredType=cred/munge\n"
+                                        "AuthInfo=socket=%4\n"
+                                        "StateSaveLocation=%5/state\n"
+                                        "SlurmdSpoolDir=%5/spool\n"
+                                        "SlurmctldPidFile=%5/slurmctld.pid\n"
+                                        "SlurmdPidFile=%5/slurmd.pid\n"
+                                        "SlurmctldLogFile=%5/slurmctld.log\n"
+                                        "SlurmdLogFile=%5/slurmd.log\n"
+                                        "ProctrackType=proctrack/linuxproc\n"
+                                        "TaskPlugin=task/none\n"
+                                        "JobAcctGatherType=jobacct_gather/none\n"
+                                        "SelectType=select/cons_tres\n"
+                                        "SelectTypeParameters=CR_Core\n"
+                                        "SchedulerType=sched/backfill\n"
+                                        "MpiDefault=none\n"
+                                        "MailProg=/bin/true\n"
+                                        "ReturnToService=2\n"
+                                        "AccountingStorageType=accounting_storage/none\n"
+                                        "JobCompType=jobcomp/filetxt\n"
+                                        "JobCompLoc=%5/jobcomp.txt\n"
+                                        "SchedulerParameters=sched_interval=1\n"
+                                        "MinJobAge=300\n"
+                                        "KillWait=5\n"
+                                        "%6\n"
+                                        "PartitionName=debug Nodes=localhost Default=YES MaxTime=60 State=UP\n")
                              .arg(free_port())
                              .arg(free_port())
                              .arg(user, socket, m_dir, node_line);
@@ -461,7 +475,8 @@ void LocalSlurm::stop()
         QDeadlineTimer deadline(20000);
         while (!deadline.hasExpired()) {
             QByteArray out;
-            client(QStringLiteral("squeue"), { QStringLiteral("-h"), QStringLiteral("-t"), QStringLiteral("PD,R,CG,CF,S") }, &out);
+            client(QStringLiteral("squeue"),
+                { QStringLiteral("-h"), QStringLiteral("-t"), QStringLiteral("PD,R,CG,CF,S") }, &out);
             if (out.trimmed().isEmpty())
                 break;
             QThread::msleep(200);

@@ -92,7 +92,8 @@ public:
     QString conf() const { return m_dir + QStringLiteral("/slurm.conf"); }
     QProcessEnvironment env() const;
     // A client command (squeue, scontrol, ...) against this cluster.
-    int client(const QString& program, const QStringList& args, QByteArray* out = nullptr, QByteArray* err = nullptr) const;
+    int client(
+        const QString& program, const QStringList& args, QByteArray* out = nullptr, QByteArray* err = nullptr) const;
     int cpus() const { return m_cpus; }
 
 private:

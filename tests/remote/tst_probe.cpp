@@ -98,7 +98,8 @@ ProbeRun run_probe(const Scenario& scenario, int ranks, const QString& dir)
 
 Scenario tiny(int tp, int pp, int dp)
 {
-    Scenario s = load_scenario_file(PARALLAX_SOURCE_DIR "/tests/remote/data/tiny_probe_scenario.json", PresetCatalog::standard());
+    Scenario s = load_scenario_file(
+        PARALLAX_SOURCE_DIR "/tests/remote/data/tiny_probe_scenario.json", PresetCatalog::standard());
     s.strategy.tp = tp;
     s.strategy.pp = pp;
     s.strategy.dp = dp;

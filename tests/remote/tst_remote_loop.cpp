@@ -42,12 +42,16 @@ QByteArray read_file(const QString& path)
     return f.readAll();
 }
 
-std::string str(const QString& s) { return s.toStdString(); }
+std::string str(const QString& s)
+{
+    return s.toStdString();
+}
 
 // Every signal of a runner, recorded in order, for one test.
 struct Recorder {
     explicit Recorder(RemoteRunner& r)
-        : dispatched(&r, &RemoteRunner::dispatched)
+        : created(&r, &RemoteRunner::runCreated)
+        , dispatched(&r, &RemoteRunner::dispatched)
         , dispatch_failed(&r, &RemoteRunner::dispatchFailed)
         , states(&r, &RemoteRunner::runStateChanged)
         , logs(&r, &RemoteRunner::logAppended)
@@ -57,6 +61,7 @@ struct Recorder {
         , connection(&r, &RemoteRunner::connectionStateChanged)
     {
     }
+    QSignalSpy created;
     QSignalSpy dispatched;
     QSignalSpy dispatch_failed;
     QSignalSpy states;
@@ -89,7 +94,8 @@ struct Recorder {
         for (const auto& a : errors)
             out += QStringLiteral("runError: ") + a.at(1).toString() + QLatin1Char('\n');
         for (const auto& a : states)
-            out += QStringLiteral("state: ") + a.at(1).toString() + QStringLiteral(": ") + a.at(2).toString() + QLatin1Char('\n');
+            out += QStringLiteral("state: ") + a.at(1).toString() + QStringLiteral(": ") + a.at(2).toString()
+                + QLatin1Char('\n');
         return out;
     }
 };
@@ -131,7 +137,8 @@ private:
     RunRequest request(int steps, const ClusterProfile& p) const
     {
         RunRequest req;
-        req.scenario = load_scenario_file(PARALLAX_SOURCE_DIR "/tests/remote/data/tiny_probe_scenario.json", PresetCatalog::standard());
+        req.scenario = load_scenario_file(
+            PARALLAX_SOURCE_DIR "/tests/remote/data/tiny_probe_scenario.json", PresetCatalog::standard());
         req.scenario_label = "tiny_probe_scenario.json";
         req.profile = p;
         req.framework = JobFramework::probe;
@@ -236,13 +243,16 @@ private Q_SLOTS:
         QElapsedTimer clock;
         clock.start();
         r->dispatch(request(4, profile()));
-        QTRY_VERIFY2_WITH_TIMEOUT(rec.finished.count() == 1 || !rec.dispatch_failed.isEmpty() || !rec.errors.isEmpty(), qPrintable(rec.problems()), kRunTimeoutMs);
+        QTRY_VERIFY2_WITH_TIMEOUT(rec.finished.count() == 1 || !rec.dispatch_failed.isEmpty() || !rec.errors.isEmpty(),
+            qPrintable(rec.problems()), kRunTimeoutMs);
         QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
         const double elapsed_s = clock.elapsed() / 1000.0;
         QVERIFY2(rec.dispatch_failed.isEmpty(), qPrintable(rec.problems()));
         QCOMPARE(rec.finished.first().at(1).toString(), QStringLiteral("completed"));
         const QString id = rec.run_id();
         QVERIFY(!id.isEmpty());
+        QCOMPARE(rec.created.count(), 1);
+        QCOMPARE(rec.created.first().at(0).toString(), id);
         // Signals arrived on this (the GUI) thread as the run went: states, streamed log, measurements.
         QVERIFY(rec.saw_state(QStringLiteral("submitted")));
         QVERIFY(rec.saw_state(QStringLiteral("running")) || rec.saw_state(QStringLiteral("completed")));
@@ -254,7 +264,10 @@ private Q_SLOTS:
         RunStore store(m_store);
         const auto run = store.get(str(id));
         QByteArray out;
-        m_slurm->client(QStringLiteral("scontrol"), { QStringLiteral("show"), QStringLiteral("job"), QStringLiteral("-o"), QString::fromStdString(run->job_id) }, &out);
+        m_slurm->client(QStringLiteral("scontrol"),
+            { QStringLiteral("show"), QStringLiteral("job"), QStringLiteral("-o"),
+                QString::fromStdString(run->job_id) },
+            &out);
         QVERIFY2(out.contains("JobState=COMPLETED"), out.constData());
         QVERIFY2(out.contains(QByteArray::fromStdString("Comment=parallax-run:" + run->id)), out.constData());
         QVERIFY2(out.contains(QByteArray::fromStdString("JobName=parallax-" + run->id)), out.constData());
@@ -271,7 +284,8 @@ private Q_SLOTS:
         Recorder rec(*r);
         r->dispatch(request(kSteps, profile()));
         // Kill sshd (listener and every connection) once the probe's first steps have been streamed.
-        QTRY_VERIFY2_WITH_TIMEOUT(!rec.measurements.isEmpty() || rec.finished.count() == 1, qPrintable(rec.problems()), kRunTimeoutMs);
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            !rec.measurements.isEmpty() || rec.finished.count() == 1, qPrintable(rec.problems()), kRunTimeoutMs);
         const QString id = rec.run_id();
         QVERIFY(!id.isEmpty());
         QVERIFY2(rec.finished.isEmpty(), "the job ended before the server could be killed; make it longer");
@@ -289,7 +303,8 @@ private Q_SLOTS:
         QCOMPARE(rec.finished.first().at(1).toString(), QStringLiteral("completed"));
         int reconnected = 0;
         for (const auto& a : rec.connection)
-            reconnected += a.at(1).toString() == QLatin1String("connected") && a.at(2).toString().startsWith(QLatin1String("reconnected"));
+            reconnected += a.at(1).toString() == QLatin1String("connected")
+                && a.at(2).toString().startsWith(QLatin1String("reconnected"));
         QVERIFY2(reconnected >= 1, qPrintable(rec.problems()));
         verify_completed_probe_run(id, kSteps);
         RunStore store(m_store);
@@ -318,15 +333,18 @@ private Q_SLOTS:
         r->cancel(id);
         QTRY_VERIFY2_WITH_TIMEOUT(rec.finished.count() == 1, qPrintable(rec.problems()), 120000);
         QCOMPARE(rec.finished.first().at(1).toString(), QStringLiteral("cancelled"));
-        QVERIFY2(rec.finished.first().at(2).toString().contains(QStringLiteral("CANCELLED")), qPrintable(rec.problems()));
+        QVERIFY2(
+            rec.finished.first().at(2).toString().contains(QStringLiteral("CANCELLED")), qPrintable(rec.problems()));
         RunStore store(m_store);
         const auto run = store.get(str(id));
         QCOMPARE(run->state, RunState::cancelled);
         const auto t = store.transitions(run->id);
-        QVERIFY(std::any_of(t.begin(), t.end(), [](const StateTransition& x) { return x.state == RunState::cancelling; }));
+        QVERIFY(
+            std::any_of(t.begin(), t.end(), [](const StateTransition& x) { return x.state == RunState::cancelling; }));
         QByteArray out;
-        m_slurm->client(QStringLiteral("squeue"), { QStringLiteral("-h"), QStringLiteral("-t"), QStringLiteral("all"), QStringLiteral("-j"),
-                                                      QString::fromStdString(run->job_id), QStringLiteral("-o"), QStringLiteral("%T") },
+        m_slurm->client(QStringLiteral("squeue"),
+            { QStringLiteral("-h"), QStringLiteral("-t"), QStringLiteral("all"), QStringLiteral("-j"),
+                QString::fromStdString(run->job_id), QStringLiteral("-o"), QStringLiteral("%T") },
             &out);
         QVERIFY2(out.trimmed().startsWith("CANCELLED"), out.constData());
         // The log streamed before the cancel is kept.
@@ -347,13 +365,16 @@ private Q_SLOTS:
             p.qos = "`touch " + m + "`";
             p.login_shell = false; // the plain `bash -c` path
             r->dispatch(request(3, p));
-            QTRY_VERIFY2_WITH_TIMEOUT(rec.finished.count() == 1 || !rec.dispatch_failed.isEmpty() || !rec.errors.isEmpty(), qPrintable(rec.problems()), 120000);
+            QTRY_VERIFY2_WITH_TIMEOUT(
+                rec.finished.count() == 1 || !rec.dispatch_failed.isEmpty() || !rec.errors.isEmpty(),
+                qPrintable(rec.problems()), 120000);
             QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
             QVERIFY2(rec.dispatch_failed.isEmpty(), qPrintable(rec.problems()));
             QCOMPARE(rec.finished.first().at(1).toString(), QStringLiteral("failed"));
             const QString detail = rec.finished.first().at(2).toString();
             QVERIFY2(detail.contains(QStringLiteral("sbatch refused")), qPrintable(detail));
-            QVERIFY2(detail.contains(QString::fromStdString(p.partition)) || detail.contains(QString::fromStdString(p.account))
+            QVERIFY2(detail.contains(QString::fromStdString(p.partition))
+                    || detail.contains(QString::fromStdString(p.account))
                     || detail.contains(QString::fromStdString(p.qos)),
                 qPrintable(detail));
             QVERIFY(!QFileInfo::exists(marker));
@@ -363,10 +384,13 @@ private Q_SLOTS:
             // environment value with command substitution. The job runs normally and nothing executes.
             Recorder rec(*r);
             ClusterProfile p = profile();
-            p.work_dir = str(m_tmp.filePath(QStringLiteral("cluster-home"))) + "/it's $(touch " + m + ") `touch " + m + "` dir";
+            p.work_dir = str(m_tmp.filePath(QStringLiteral("cluster-home"))) + "/it's $(touch " + m + ") `touch " + m
+                + "` dir";
             p.env["PARALLAX_TEST_EVIL"] = "$(touch " + m + ")`touch " + m + "`'\"";
             r->dispatch(request(3, p));
-            QTRY_VERIFY2_WITH_TIMEOUT(rec.finished.count() == 1 || !rec.dispatch_failed.isEmpty() || !rec.errors.isEmpty(), qPrintable(rec.problems()), kRunTimeoutMs);
+            QTRY_VERIFY2_WITH_TIMEOUT(
+                rec.finished.count() == 1 || !rec.dispatch_failed.isEmpty() || !rec.errors.isEmpty(),
+                qPrintable(rec.problems()), kRunTimeoutMs);
             QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
             QVERIFY2(rec.dispatch_failed.isEmpty(), qPrintable(rec.problems()));
             QCOMPARE(rec.finished.first().at(1).toString(), QStringLiteral("completed"));
@@ -388,7 +412,8 @@ private Q_SLOTS:
         p.hosts = { "127.0.0.1" };
         p.gpus_per_node = 2;
         r->dispatch(request(3, p));
-        QTRY_VERIFY2_WITH_TIMEOUT(rec.finished.count() == 1 || !rec.dispatch_failed.isEmpty() || !rec.errors.isEmpty(), qPrintable(rec.problems()), kRunTimeoutMs);
+        QTRY_VERIFY2_WITH_TIMEOUT(rec.finished.count() == 1 || !rec.dispatch_failed.isEmpty() || !rec.errors.isEmpty(),
+            qPrintable(rec.problems()), kRunTimeoutMs);
         QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
         QVERIFY2(rec.dispatch_failed.isEmpty(), qPrintable(rec.problems()));
         QCOMPARE(rec.finished.first().at(1).toString(), QStringLiteral("completed"));
@@ -467,7 +492,8 @@ private Q_SLOTS:
         // Review first: the job's files, written locally, nothing sent.
         const QString review = m_tmp.filePath(QStringLiteral("review"));
         QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH),
-                     { QStringLiteral("run"), scenario, QStringLiteral("--cluster"), profile_file, QStringLiteral("--out"), review },
+                     { QStringLiteral("run"), scenario, QStringLiteral("--cluster"), profile_file,
+                         QStringLiteral("--out"), review },
                      &out, &err),
             0);
         QVERIFY(QFileInfo::exists(review + QStringLiteral("/job.sh")));
@@ -483,15 +509,19 @@ private Q_SLOTS:
             plan.write(QByteArray::fromStdString(j.dump(2)));
         }
         const int rc = run_program(QStringLiteral(PARALLAX_CLI_PATH),
-            { QStringLiteral("run"), QStringLiteral("--cluster"), profile_file, QStringLiteral("--from"), review, QStringLiteral("--wait"),
-                QStringLiteral("--store"), store, QStringLiteral("--accept-host-key"), m_ssh->host_fingerprint() },
+            { QStringLiteral("run"), QStringLiteral("--cluster"), profile_file, QStringLiteral("--from"), review,
+                QStringLiteral("--wait"), QStringLiteral("--store"), store, QStringLiteral("--accept-host-key"),
+                m_ssh->host_fingerprint() },
             &out, &err, QProcessEnvironment::systemEnvironment(), kRunTimeoutMs);
         QVERIFY2(rc == 0, QByteArray(out + err).constData());
         qInfo("parallax-cli run --wait, stderr:\n%s\nstdout:\n%s", err.constData(), out.constData());
         QVERIFY2(out.contains("completed"), out.constData());
         QVERIFY2(out.contains("step time"), out.constData());
         QVERIFY2(err.contains("step 3:"), err.constData());
-        QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("runs"), QStringLiteral("--store"), store, QStringLiteral("--json") }, &out, &err), 0);
+        QCOMPARE(
+            run_program(QStringLiteral(PARALLAX_CLI_PATH),
+                { QStringLiteral("runs"), QStringLiteral("--store"), store, QStringLiteral("--json") }, &out, &err),
+            0);
         const auto j = nlohmann::json::parse(out.toStdString());
         QCOMPARE(j["schema"].get<int>(), 1);
         QCOMPARE(j["runs"].size(), std::size_t(1));
@@ -503,11 +533,17 @@ private Q_SLOTS:
         QCOMPARE(run["comparison"]["prediction"].get<std::string>(), std::string("none")); // CPU ranks
         QVERIFY(run["comparison"]["why"].get<std::string>().find("CPU") != std::string::npos);
         const std::string id = run["id"].get<std::string>();
-        QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("runs"), QString::fromStdString(id), QStringLiteral("--store"), store, QStringLiteral("--json") }, &out, &err), 0);
+        QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH),
+                     { QStringLiteral("runs"), QString::fromStdString(id), QStringLiteral("--store"), store,
+                         QStringLiteral("--json") },
+                     &out, &err),
+            0);
         const auto detail = nlohmann::json::parse(out.toStdString());
         QCOMPARE(detail["steps"].size(), std::size_t(3));
         QVERIFY(detail["notes"].dump().find("edited by the user before sending: probe_plan.json") != std::string::npos);
-        QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("runs"), QStringLiteral("--store"), store }, &out, &err), 0);
+        QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH),
+                     { QStringLiteral("runs"), QStringLiteral("--store"), store }, &out, &err),
+            0);
         QVERIFY(out.contains(QByteArray::fromStdString(id)));
         // A profile stored in the settings is found by its name (QSettings under $XDG_CONFIG_HOME).
         const QString xdg = m_tmp.filePath(QStringLiteral("xdg"));
@@ -515,20 +551,21 @@ private Q_SLOTS:
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("XDG_CONFIG_HOME"), xdg);
         QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH),
-                     { QStringLiteral("run"), scenario, QStringLiteral("--cluster"), QStringLiteral("stored"), QStringLiteral("--out"),
-                         m_tmp.filePath(QStringLiteral("review2")) },
+                     { QStringLiteral("run"), scenario, QStringLiteral("--cluster"), QStringLiteral("stored"),
+                         QStringLiteral("--out"), m_tmp.filePath(QStringLiteral("review2")) },
                      &out, &err, env),
             0);
         QVERIFY(QFileInfo::exists(m_tmp.filePath(QStringLiteral("review2/job.sh"))));
         QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH),
-                     { QStringLiteral("run"), scenario, QStringLiteral("--cluster"), QStringLiteral("nosuch"), QStringLiteral("--out"),
-                         m_tmp.filePath(QStringLiteral("review3")) },
+                     { QStringLiteral("run"), scenario, QStringLiteral("--cluster"), QStringLiteral("nosuch"),
+                         QStringLiteral("--out"), m_tmp.filePath(QStringLiteral("review3")) },
                      &out, &err, env),
             2);
         QVERIFY2(err.contains("stored: stored"), err.constData());
         // Sending the same reviewed job twice is refused: follow it instead.
         QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH),
-                     { QStringLiteral("run"), QStringLiteral("--cluster"), profile_file, QStringLiteral("--from"), review, QStringLiteral("--store"), store },
+                     { QStringLiteral("run"), QStringLiteral("--cluster"), profile_file, QStringLiteral("--from"),
+                         review, QStringLiteral("--store"), store },
                      &out, &err),
             2);
     }

@@ -41,7 +41,8 @@ const QString kSource = QStringLiteral(PARALLAX_SOURCE_DIR);
 
 Scenario tiny_scenario()
 {
-    return load_scenario_file(QString(kSource + QStringLiteral("/tests/remote/data/tiny_probe_scenario.json")).toStdString(),
+    return load_scenario_file(
+        QString(kSource + QStringLiteral("/tests/remote/data/tiny_probe_scenario.json")).toStdString(),
         PresetCatalog::standard());
 }
 
@@ -64,8 +65,8 @@ struct Shell {
     QByteArray err;
 };
 
-Shell run(const QString& program, const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment(),
-    const QString& cwd = {})
+Shell run(const QString& program, const QStringList& args,
+    const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment(), const QString& cwd = {})
 {
     QProcess p;
     p.setProcessEnvironment(env);
@@ -110,16 +111,27 @@ const char* kScontrolLine
 // Lines as the probe prints them through srun and torchrun (prefixes, interleaved warnings, a cut tail).
 const char* kProbeLog
     = "parallax: job 7 on localhost, rendezvous localhost:41234\n"
-      "[default0]:PARALLAX_PROBE {\"kind\":\"run\",\"schema\":1,\"world_size\":2,\"device\":\"cpu\",\"backend\":\"gloo\"}\n"
-      "PARALLAX_PROBE {\"kind\":\"bench\",\"op\":\"gemm\",\"name\":\"qkv\",\"m\":256,\"n\":256,\"k\":128,\"dtype\":\"fp32\","
+      "[default0]:PARALLAX_PROBE "
+      "{\"kind\":\"run\",\"schema\":1,\"world_size\":2,\"device\":\"cpu\",\"backend\":\"gloo\"}\n"
+      "PARALLAX_PROBE "
+      "{\"kind\":\"bench\",\"op\":\"gemm\",\"name\":\"qkv\",\"m\":256,\"n\":256,\"k\":128,\"dtype\":\"fp32\","
       "\"time_s\":0.00022,\"tflops\":0.0755}\n"
       "UserWarning: something harmless\n"
-      "PARALLAX_PROBE {\"kind\":\"bench\",\"op\":\"p2p\",\"group\":\"pp\",\"ranks\":2,\"bytes\":131072,\"time_s\":0.001,"
+      "PARALLAX_PROBE "
+      "{\"kind\":\"bench\",\"op\":\"p2p\",\"group\":\"pp\",\"ranks\":2,\"bytes\":131072,\"time_s\":0.001,"
       "\"alg_GBps\":0.13,\"bus_GBps\":0.13}\n"
-      "PARALLAX_PROBE {\"kind\":\"step\",\"step\":1,\"step_time_s\":0.72,\"tokens_per_s\":707.9,\"samples_per_s\":11.06,\"loss\":7.09}\n"
-      "PARALLAX_PROBE {\"kind\":\"step\",\"step\":2,\"step_time_s\":0.33,\"tokens_per_s\":1532.1,\"samples_per_s\":23.9,\"loss\":7.07}\n"
-      "PARALLAX_PROBE {\"kind\":\"step\",\"step\":3,\"step_time_s\":0.29,\"tokens_per_s\":1741.2,\"samples_per_s\":27.2,\"loss\":7.13}\n"
-      "PARALLAX_PROBE {\"kind\":\"step\",\"step\":4,\"step_time_s\":0.23,\"tokens_per_s\":2222.7,\"samples_per_s\":34.7,\"loss\":7.11}\n"
+      "PARALLAX_PROBE "
+      "{\"kind\":\"step\",\"step\":1,\"step_time_s\":0.72,\"tokens_per_s\":707.9,\"samples_per_s\":11.06,\"loss\":7.09}"
+      "\n"
+      "PARALLAX_PROBE "
+      "{\"kind\":\"step\",\"step\":2,\"step_time_s\":0.33,\"tokens_per_s\":1532.1,\"samples_per_s\":23.9,\"loss\":7.07}"
+      "\n"
+      "PARALLAX_PROBE "
+      "{\"kind\":\"step\",\"step\":3,\"step_time_s\":0.29,\"tokens_per_s\":1741.2,\"samples_per_s\":27.2,\"loss\":7.13}"
+      "\n"
+      "PARALLAX_PROBE "
+      "{\"kind\":\"step\",\"step\":4,\"step_time_s\":0.23,\"tokens_per_s\":2222.7,\"samples_per_s\":34.7,\"loss\":7.11}"
+      "\n"
       "PARALLAX_PROBE {\"kind\":\"done\",\"steps\":4,\"exit\":\"ok\"}\n"
       "PARALLAX_PROBE {\"kind\":\"bench\",\"op\":\"gemm\",\"time_s\":0.5"; // cut: not a record
 
@@ -185,16 +197,26 @@ private Q_SLOTS:
         QTest::addColumn<QString>("slurm");
         QTest::addColumn<QString>("state");
         QTest::addColumn<bool>("terminal");
-        QTest::newRow("pending") << "PENDING" << "queued" << false;
-        QTest::newRow("running") << "RUNNING" << "running" << false;
-        QTest::newRow("completing") << "COMPLETING" << "running" << false;
-        QTest::newRow("completed") << "COMPLETED" << "completed" << true;
-        QTest::newRow("cancelled by") << "CANCELLED by 0" << "cancelled" << true;
-        QTest::newRow("failed") << "FAILED" << "failed" << true;
-        QTest::newRow("timeout") << "TIMEOUT" << "failed" << true;
-        QTest::newRow("node fail") << "NODE_FAIL" << "failed" << true;
-        QTest::newRow("oom") << "OUT_OF_MEMORY" << "failed" << true;
-        QTest::newRow("unknown word") << "SOMETHING_NEW" << "running" << false;
+        QTest::newRow("pending") << "PENDING"
+                                 << "queued" << false;
+        QTest::newRow("running") << "RUNNING"
+                                 << "running" << false;
+        QTest::newRow("completing") << "COMPLETING"
+                                    << "running" << false;
+        QTest::newRow("completed") << "COMPLETED"
+                                   << "completed" << true;
+        QTest::newRow("cancelled by") << "CANCELLED by 0"
+                                      << "cancelled" << true;
+        QTest::newRow("failed") << "FAILED"
+                                << "failed" << true;
+        QTest::newRow("timeout") << "TIMEOUT"
+                                 << "failed" << true;
+        QTest::newRow("node fail") << "NODE_FAIL"
+                                   << "failed" << true;
+        QTest::newRow("oom") << "OUT_OF_MEMORY"
+                             << "failed" << true;
+        QTest::newRow("unknown word") << "SOMETHING_NEW"
+                                      << "running" << false;
     }
 
     void slurmStates()
@@ -268,7 +290,9 @@ private Q_SLOTS:
         // Status and cancel against a real folder: a process group that ends on TERM.
         QTemporaryDir tmp;
         const std::string dir = tmp.path().toStdString();
-        QCOMPARE(run(QStringLiteral("/bin/sh"), { QStringLiteral("-c"), QString::fromStdString(direct_status_command(dir, 0)) }).out,
+        QCOMPARE(run(QStringLiteral("/bin/sh"),
+                     { QStringLiteral("-c"), QString::fromStdString(direct_status_command(dir, 0)) })
+                     .out,
             QByteArray("starting\n"));
         write(tmp.filePath(QStringLiteral("node.sh")), "sleep 60\n");
         RunRequest req;
@@ -280,14 +304,20 @@ private Q_SLOTS:
         write(tmp.filePath(QStringLiteral("start.sh")), b.find("start.sh")->content);
         QProcess starter;
         starter.start(QStringLiteral("/bin/sh"),
-            { QStringLiteral("-c"), QStringLiteral("cd '%1' && setsid bash start.sh 0 >/dev/null 2>&1 </dev/null & echo $!").arg(tmp.path()) });
+            { QStringLiteral("-c"),
+                QStringLiteral("cd '%1' && setsid bash start.sh 0 >/dev/null 2>&1 </dev/null & echo $!")
+                    .arg(tmp.path()) });
         QVERIFY(starter.waitForFinished(10000));
         QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(tmp.filePath(QStringLiteral("node0.pid"))), 10000);
-        QCOMPARE(run(QStringLiteral("/bin/sh"), { QStringLiteral("-c"), QString::fromStdString(direct_status_command(dir, 0)) }).out,
+        QCOMPARE(run(QStringLiteral("/bin/sh"),
+                     { QStringLiteral("-c"), QString::fromStdString(direct_status_command(dir, 0)) })
+                     .out,
             QByteArray("running\n"));
         run(QStringLiteral("/bin/sh"), { QStringLiteral("-c"), QString::fromStdString(direct_cancel_command(dir, 0)) });
         QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(tmp.filePath(QStringLiteral("node0.exit"))), 10000);
-        QCOMPARE(run(QStringLiteral("/bin/sh"), { QStringLiteral("-c"), QString::fromStdString(direct_status_command(dir, 0)) }).out,
+        QCOMPARE(run(QStringLiteral("/bin/sh"),
+                     { QStringLiteral("-c"), QString::fromStdString(direct_status_command(dir, 0)) })
+                     .out,
             QByteArray("exit 143\n"));
     }
 
@@ -312,16 +342,27 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("json");
         QTest::addColumn<QString>("key");
-        QTest::newRow("unknown key") << "{\"name\":\"a\",\"host\":\"h\",\"partiton\":\"gpu\"}" << "partiton";
-        QTest::newRow("host with shell") << "{\"name\":\"a\",\"host\":\"h; rm -rf /\"}" << "host";
-        QTest::newRow("host option") << "{\"name\":\"a\",\"host\":\"-oProxyCommand=touch x\"}" << "host";
-        QTest::newRow("user with quote") << "{\"name\":\"a\",\"host\":\"h\",\"user\":\"a'b\"}" << "user";
-        QTest::newRow("bad name") << "{\"name\":\"a b\",\"host\":\"h\"}" << "name";
-        QTest::newRow("env name") << "{\"name\":\"a\",\"host\":\"h\",\"env\":{\"A=B; x\":\"1\"}}" << "env.A=B; x";
-        QTest::newRow("percent in work_dir") << "{\"name\":\"a\",\"host\":\"h\",\"work_dir\":\"runs/%j\"}" << "work_dir";
-        QTest::newRow("newline in partition") << "{\"name\":\"a\",\"host\":\"h\",\"partition\":\"gpu\\nx\"}" << "partition";
-        QTest::newRow("runtime") << "{\"name\":\"a\",\"host\":\"h\",\"container\":\"img\",\"container_runtime\":\"docker\"}" << "container_runtime";
-        QTest::newRow("port") << "{\"name\":\"a\",\"host\":\"h\",\"port\":70000}" << "port";
+        QTest::newRow("unknown key") << "{\"name\":\"a\",\"host\":\"h\",\"partiton\":\"gpu\"}"
+                                     << "partiton";
+        QTest::newRow("host with shell") << "{\"name\":\"a\",\"host\":\"h; rm -rf /\"}"
+                                         << "host";
+        QTest::newRow("host option") << "{\"name\":\"a\",\"host\":\"-oProxyCommand=touch x\"}"
+                                     << "host";
+        QTest::newRow("user with quote") << "{\"name\":\"a\",\"host\":\"h\",\"user\":\"a'b\"}"
+                                         << "user";
+        QTest::newRow("bad name") << "{\"name\":\"a b\",\"host\":\"h\"}"
+                                  << "name";
+        QTest::newRow("env name") << "{\"name\":\"a\",\"host\":\"h\",\"env\":{\"A=B; x\":\"1\"}}"
+                                  << "env.A=B; x";
+        QTest::newRow("percent in work_dir") << "{\"name\":\"a\",\"host\":\"h\",\"work_dir\":\"runs/%j\"}"
+                                             << "work_dir";
+        QTest::newRow("newline in partition") << "{\"name\":\"a\",\"host\":\"h\",\"partition\":\"gpu\\nx\"}"
+                                              << "partition";
+        QTest::newRow("runtime")
+            << "{\"name\":\"a\",\"host\":\"h\",\"container\":\"img\",\"container_runtime\":\"docker\"}"
+            << "container_runtime";
+        QTest::newRow("port") << "{\"name\":\"a\",\"host\":\"h\",\"port\":70000}"
+                              << "port";
     }
 
     void profileRejects()
@@ -392,7 +433,8 @@ private Q_SLOTS:
         QCOMPARE(b.nodes, 1);
         QCOMPARE(b.ranks_per_node, 2);
         QVERIFY(!b.gpus);
-        for (const char* name : { "job.sh", "node.sh", "start.sh", "plan.json", "probe_plan.json", "parallax_probe.py" })
+        for (const char* name :
+            { "job.sh", "node.sh", "start.sh", "plan.json", "probe_plan.json", "parallax_probe.py" })
             QVERIFY2(b.find(name), name);
         // The embedded probe is the one in resources/.
         QFile source(kSource + QStringLiteral("/resources/probe/parallax_probe.py"));
@@ -425,8 +467,11 @@ private Q_SLOTS:
             QVERIFY2(r.code == 0, r.err.constData());
         }
         // The probe itself compiles.
-        const QString probe = write(tmp.filePath(QStringLiteral("parallax_probe.py")), b.find("parallax_probe.py")->content);
-        QCOMPARE(run(QStringLiteral("/usr/bin/python3"), { QStringLiteral("-m"), QStringLiteral("py_compile"), probe }).code, 0);
+        const QString probe
+            = write(tmp.filePath(QStringLiteral("parallax_probe.py")), b.find("parallax_probe.py")->content);
+        QCOMPARE(
+            run(QStringLiteral("/usr/bin/python3"), { QStringLiteral("-m"), QStringLiteral("py_compile"), probe }).code,
+            0);
     }
 
     void planThatDoesNotFitIsRefused()
@@ -473,8 +518,8 @@ private Q_SLOTS:
                  "'--sequence-parallel'", "'--recompute-activations'", "'--use-distributed-optimizer'",
                  "'--micro-batch-size'\n  '1'", "'--global-batch-size'\n  '128'", "'--bf16'", "'--log-throughput'",
                  "'--group-query-attention'", "'--num-query-groups'\n  '8'", "'--swiglu'", "'--seq-length'\n  '8192'",
-                 "'--num-layers'\n  '80'", "'--hidden-size'\n  '8192'", "'--mock-data'", "'/opt/Megatron-LM/pretrain_gpt.py'",
-                 "'--nproc_per_node=8'", "module load 'cuda/12.4'" })
+                 "'--num-layers'\n  '80'", "'--hidden-size'\n  '8192'", "'--mock-data'",
+                 "'/opt/Megatron-LM/pretrain_gpt.py'", "'--nproc_per_node=8'", "module load 'cuda/12.4'" })
             QVERIFY2(node.find(flags) != std::string::npos, flags);
         const std::string job = b.find("job.sh")->content;
         QVERIFY(job.find("'--ntasks-per-node=1'") != std::string::npos);
@@ -483,7 +528,10 @@ private Q_SLOTS:
         QVERIFY(std::find(argv.begin(), argv.end(), "--gpus-per-node=8") != argv.end());
         QTemporaryDir tmp;
         for (const char* name : { "node.sh", "job.sh" })
-            QCOMPARE(run(QStringLiteral("bash"), { QStringLiteral("-n"), write(tmp.filePath(QLatin1String(name)), b.find(name)->content) }).code, 0);
+            QCOMPARE(run(QStringLiteral("bash"),
+                         { QStringLiteral("-n"), write(tmp.filePath(QLatin1String(name)), b.find(name)->content) })
+                         .code,
+                0);
     }
 
     void torchtitanTomlParses()
@@ -501,7 +549,8 @@ private Q_SLOTS:
         const QString toml = write(tmp.filePath(QStringLiteral("torchtitan.toml")), b.find("torchtitan.toml")->content);
         const Shell r = run(QStringLiteral("/usr/bin/python3"),
             { QStringLiteral("-c"),
-                QStringLiteral("import json, sys, tomllib; print(json.dumps(tomllib.load(open(sys.argv[1], 'rb'))))"), toml });
+                QStringLiteral("import json, sys, tomllib; print(json.dumps(tomllib.load(open(sys.argv[1], 'rb'))))"),
+                toml });
         QVERIFY2(r.code == 0, r.err.constData());
         const auto j = nlohmann::json::parse(r.out.toStdString());
         QCOMPARE(j["parallelism"]["tensor_parallel_degree"].get<int>(), 4);
@@ -515,7 +564,11 @@ private Q_SLOTS:
         QCOMPARE(j["activation_checkpoint"]["mode"].get<std::string>(), std::string("selective"));
         QCOMPARE(j["model"]["flavor"].get<std::string>(), std::string("70B"));
         QCOMPARE(j["metrics"]["log_freq"].get<int>(), 1);
-        QCOMPARE(run(QStringLiteral("bash"), { QStringLiteral("-n"), write(tmp.filePath(QStringLiteral("node.sh")), b.find("node.sh")->content) }).code, 0);
+        QCOMPARE(
+            run(QStringLiteral("bash"),
+                { QStringLiteral("-n"), write(tmp.filePath(QStringLiteral("node.sh")), b.find("node.sh")->content) })
+                .code,
+            0);
     }
 
     void deepspeedConfig()
@@ -540,10 +593,14 @@ private Q_SLOTS:
         QVERIFY(node.find("'--deepspeed'") != std::string::npos);
         QVERIFY(node.find("\"$PARALLAX_RUN_DIR\"/'ds_config.json'") != std::string::npos);
         // Context parallelism does not exist there: said, not silently dropped.
-        QVERIFY(std::any_of(b.notes.begin(), b.notes.end(), [](const std::string& n) { return n.find("context parallelism") != std::string::npos; }));
+        QVERIFY(std::any_of(b.notes.begin(), b.notes.end(),
+            [](const std::string& n) { return n.find("context parallelism") != std::string::npos; }));
         QVERIFY(node.find("# NOTE: Megatron-DeepSpeed has no context parallelism") != std::string::npos);
         QTemporaryDir tmp;
-        QCOMPARE(run(QStringLiteral("bash"), { QStringLiteral("-n"), write(tmp.filePath(QStringLiteral("node.sh")), node) }).code, 0);
+        QCOMPARE(
+            run(QStringLiteral("bash"), { QStringLiteral("-n"), write(tmp.filePath(QStringLiteral("node.sh")), node) })
+                .code,
+            0);
     }
 
     // Every profile field a user can type, filled with injections, goes through a real bash running the
@@ -559,7 +616,8 @@ private Q_SLOTS:
         req.scenario_label = "label $(touch " + m + ")\ntouch " + m;
         req.profile = test_profile();
         req.profile.name = "hostile";
-        req.profile.work_dir = tmp.filePath(QStringLiteral("runs")).toStdString() + "/it's `touch " + m + "` $(touch " + m + ")";
+        req.profile.work_dir
+            = tmp.filePath(QStringLiteral("runs")).toStdString() + "/it's `touch " + m + "` $(touch " + m + ")";
         // A newline cannot even get in: the profile refuses control characters in names and paths.
         req.profile.modules = { "x\ntouch " + m };
         try {
@@ -584,7 +642,8 @@ private Q_SLOTS:
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("PARALLAX_DRY_RUN"), QStringLiteral("1"));
         // Stand-ins for the cluster's tools, as exported bash functions: they record, never run anything.
-        env.insert(QStringLiteral("BASH_FUNC_module%%"), QStringLiteral("() { printf '%s\\n' \"$@\" >> '") + args_file + QStringLiteral("'; }"));
+        env.insert(QStringLiteral("BASH_FUNC_module%%"),
+            QStringLiteral("() { printf '%s\\n' \"$@\" >> '") + args_file + QStringLiteral("'; }"));
         env.insert(QStringLiteral("BASH_FUNC_scontrol%%"), QStringLiteral("() { echo localhost; }"));
         env.insert(QStringLiteral("SLURM_JOB_NODELIST"), QStringLiteral("localhost"));
         env.insert(QStringLiteral("SLURM_JOB_ID"), QStringLiteral("1"));
@@ -592,7 +651,8 @@ private Q_SLOTS:
             QProcessEnvironment e = env;
             e.insert(QStringLiteral("MASTER_ADDR"), QStringLiteral("localhost"));
             e.insert(QStringLiteral("MASTER_PORT"), QStringLiteral("1234"));
-            const Shell r = run(QStringLiteral("bash"), { dir + QLatin1Char('/') + QLatin1String(script) }, e, tmp.path());
+            const Shell r
+                = run(QStringLiteral("bash"), { dir + QLatin1Char('/') + QLatin1String(script) }, e, tmp.path());
             QVERIFY2(r.code == 0, QByteArray(QByteArray(script) + ": " + r.err).constData());
             QVERIFY2(!QFileInfo::exists(marker), script);
             // The launch line names the container image as one literal word.
@@ -800,7 +860,8 @@ private Q_SLOTS:
         for (std::size_t i = 0; i < log.size(); i += 7)
             c.feed(std::string_view(log).substr(i, 7));
         QCOMPARE(c.snapshot().parsed.steps.size(), std::size_t(4));
-        const std::string failed = "PARALLAX_PROBE {\"kind\":\"done\",\"steps\":0,\"exit\":\"error\",\"error\":\"boom\"}\n";
+        const std::string failed
+            = "PARALLAX_PROBE {\"kind\":\"done\",\"steps\":0,\"exit\":\"error\",\"error\":\"boom\"}\n";
         const Measurements f = parse_measurements(failed, LogFormat::probe);
         QCOMPARE(f.done_exit.value(), std::string("error"));
         QCOMPARE(f.done_error, std::string("boom"));
@@ -862,7 +923,9 @@ private Q_SLOTS:
         QSignalSpy pass_spy(&bridge, &PromptBridge::passphraseRequested);
         // The GUI side: answers when asked, on this (the bridge's) thread.
         connect(&bridge, &PromptBridge::hostKeyQuestion, &bridge,
-            [&](quint64 id, QString, QString, QString fingerprint, QString) { bridge.answerHostKey(id, fingerprint == QLatin1String("SHA256:good")); });
+            [&](quint64 id, QString, QString, QString fingerprint, QString) {
+                bridge.answerHostKey(id, fingerprint == QLatin1String("SHA256:good"));
+            });
         connect(&bridge, &PromptBridge::passphraseRequested, &bridge,
             [&](quint64 id, QString) { bridge.answerPassphrase(id, QStringLiteral("pw"), true); });
         HostKeyInfo good;

@@ -51,7 +51,10 @@ public:
     std::optional<std::vector<Secret>> answer_prompts(const KbdPrompt&) override { return std::nullopt; }
 };
 
-std::string str(const QString& s) { return s.toStdString(); }
+std::string str(const QString& s)
+{
+    return s.toStdString();
+}
 
 QByteArray read_file(const QString& path)
 {
@@ -323,7 +326,9 @@ private Q_SLOTS:
             QThread::msleep(10);
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("SSH_AUTH_SOCK"), socket);
-        QCOMPARE(run_program(QStringLiteral("ssh-add"), { QStringLiteral("-q"), m_server->client_key() }, nullptr, nullptr, env), 0);
+        QCOMPARE(run_program(QStringLiteral("ssh-add"), { QStringLiteral("-q"), m_server->client_key() }, nullptr,
+                     nullptr, env),
+            0);
         const QByteArray saved = qgetenv("SSH_AUTH_SOCK");
         qputenv("SSH_AUTH_SOCK", socket.toLocal8Bit());
         SshTarget t = target(trusted_known_hosts(QStringLiteral("agent_known_hosts")));
