@@ -9,6 +9,7 @@
 
 #include "cluster/cluster_profile.hpp"
 #include "cluster/profile_store.hpp"
+#include "jobs/job_bundle.hpp"
 #include "preset_catalog.hpp"
 #include "runs/remote_runner.hpp"
 #include "runs/run_report.hpp"
@@ -279,7 +280,7 @@ private Q_SLOTS:
 
     void serverKilledMidJobReconnectsWithoutLosingRecords()
     {
-        constexpr int kSteps = 40;
+        constexpr int kSteps = 120; // long enough to still run when the server is back
         auto r = runner();
         Recorder rec(*r);
         r->dispatch(request(kSteps, profile()));
@@ -545,6 +546,25 @@ private Q_SLOTS:
                      { QStringLiteral("runs"), QStringLiteral("--store"), store }, &out, &err),
             0);
         QVERIFY(out.contains(QByteArray::fromStdString(id)));
+        // Without --wait: back once submitted, with the run id; --attach follows it to the end later.
+        const QString store2 = m_tmp.filePath(QStringLiteral("cli2.sqlite"));
+        QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH),
+                     { QStringLiteral("run"), scenario, QStringLiteral("--cluster"), profile_file, QStringLiteral("--steps"),
+                         QStringLiteral("3"), QStringLiteral("--store"), store2, QStringLiteral("--accept-host-key"),
+                         m_ssh->host_fingerprint() },
+                     &out, &err, QProcessEnvironment::systemEnvironment(), kRunTimeoutMs),
+            0);
+        const QString submitted_id = QString::fromUtf8(out.trimmed());
+        QVERIFY2(valid_run_id(submitted_id.toStdString()), QByteArray(out + err).constData());
+        QVERIFY2(err.contains("follow it with: parallax-cli run --attach"), err.constData());
+        QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH),
+                     { QStringLiteral("run"), QStringLiteral("--attach"), submitted_id, QStringLiteral("--store"), store2,
+                         QStringLiteral("--json") },
+                     &out, &err, QProcessEnvironment::systemEnvironment(), kRunTimeoutMs),
+            0);
+        const auto attached = nlohmann::json::parse(out.toStdString());
+        QCOMPARE(attached["state"].get<std::string>(), std::string("completed"));
+        QCOMPARE(attached["steps"].size(), std::size_t(3));
         // A profile stored in the settings is found by its name (QSettings under $XDG_CONFIG_HOME).
         const QString xdg = m_tmp.filePath(QStringLiteral("xdg"));
         ProfileStore(xdg + QStringLiteral("/Parallax/parallax.conf")).save(profile(QStringLiteral("stored")));
