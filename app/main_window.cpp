@@ -289,7 +289,7 @@ void MainWindow::build_panels()
     tabifyDockWidget(timeline_dock, scaling_dock);
     connect(timeline_dock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
         if (visible && m_timeline_stale)
-            request_timeline();
+            request_timeline(true);
     });
     tabifyDockWidget(learn, search);
     sensitivity->raise();
@@ -392,8 +392,19 @@ void MainWindow::build_actions()
     bar->addAction(open);
     bar->addAction(save_action);
     bar->addSeparator();
-    bar->addAction(undo);
-    bar->addAction(redo);
+    // The toolbar's own Undo/Redo with fixed texts: the menu actions rename themselves after every
+    // edit ("Undo TP 4 → 8"), and a toolbar button changing width relayouts the whole window on
+    // every drag step.
+    QAction* bar_undo = bar->addAction(QStringLiteral("Undo"), m_doc->undo_stack(), &QUndoStack::undo);
+    QAction* bar_redo = bar->addAction(QStringLiteral("Redo"), m_doc->undo_stack(), &QUndoStack::redo);
+    bar_undo->setEnabled(false);
+    bar_redo->setEnabled(false);
+    connect(m_doc->undo_stack(), &QUndoStack::canUndoChanged, bar_undo, &QAction::setEnabled);
+    connect(m_doc->undo_stack(), &QUndoStack::canRedoChanged, bar_redo, &QAction::setEnabled);
+    connect(m_doc->undo_stack(), &QUndoStack::undoTextChanged, bar_undo,
+        [bar_undo](const QString& t) { bar_undo->setToolTip(QStringLiteral("Undo ") + t); });
+    connect(m_doc->undo_stack(), &QUndoStack::redoTextChanged, bar_redo,
+        [bar_redo](const QString& t) { bar_redo->setToolTip(QStringLiteral("Redo ") + t); });
     bar->addSeparator();
     bar->addAction(pin);
     bar->addAction(report);
@@ -414,7 +425,7 @@ void MainWindow::build_actions()
     m_timing_label = new QLabel(this);
     statusBar()->addPermanentWidget(m_timing_label);
     statusBar()->addPermanentWidget(m_fidelity_label);
-    m_fidelity_label->setText(fidelity_text());
+    update_fidelity_label();
     connect(m_settings, &Settings::recent_files_changed, this, &MainWindow::rebuild_recent_menu);
     rebuild_recent_menu();
 }
@@ -684,9 +695,18 @@ void MainWindow::set_fidelity(Fidelity f)
     m_options.fidelity = f;
     if (m_simulated_action && m_simulated_action->isChecked() != (f == Fidelity::simulated))
         m_simulated_action->setChecked(f == Fidelity::simulated);
-    m_fidelity_label->setText(fidelity_text());
+    update_fidelity_label();
     if (scenario())
         m_evaluator->request(*scenario(), m_options);
+}
+
+void MainWindow::update_fidelity_label()
+{
+    // Short in the status bar ("calibration: builtin"), the whole statement on hover.
+    const QString full = fidelity_text();
+    const int cut = full.indexOf(QStringLiteral(" ("), full.indexOf(QStringLiteral("calibration:")));
+    m_fidelity_label->setText(cut > 0 ? full.left(cut) : full);
+    m_fidelity_label->setToolTip(full);
 }
 
 QString MainWindow::fidelity_text() const
@@ -694,7 +714,15 @@ QString MainWindow::fidelity_text() const
     const QString fidelity = m_options.fidelity == Fidelity::simulated
         ? QStringLiteral("Fidelity: simulated (event simulator of the execution DAG)")
         : QStringLiteral("Fidelity: analytic (closed form)");
-    return fidelity + QStringLiteral(" · calibration: none (datasheet peaks × per-generation efficiencies)");
+    // The calibration is the one the prediction names among its assumptions (core decides which).
+    QString calibration = QStringLiteral("calibration: none (datasheet peaks × per-generation efficiencies)");
+    if (m_current && m_current->valid)
+        for (const std::string& a : m_current->prediction.assumptions)
+            if (a.rfind("calibration:", 0) == 0) {
+                calibration = QString::fromStdString(a);
+                break;
+            }
+    return fidelity + QStringLiteral(" · ") + calibration;
 }
 
 void MainWindow::show_evaluation(std::shared_ptr<const PlanEvaluation> e)
@@ -719,7 +747,7 @@ void MainWindow::show_evaluation(std::shared_ptr<const PlanEvaluation> e)
     m_learn->set_change(cur, previous, m_previous ? &m_previous->scenario.strategy : nullptr, m_change_text);
     const QString why = previous && cur.valid ? QString::fromStdString(why_moved(Metric::step_time, *previous, cur.prediction)) : QString();
     m_strategy->set_why(why);
-    m_fidelity_label->setText(fidelity_text());
+    update_fidelity_label();
     m_timing_label->setText(QStringLiteral("evaluated in %1 ms").arg(cur.seconds * 1e3, 0, 'f', 1));
     m_timeline_stale = true;
     request_timeline();
@@ -777,7 +805,7 @@ void MainWindow::clear_pin()
     }
 }
 
-void MainWindow::request_timeline()
+void MainWindow::request_timeline(bool force)
 {
     QDockWidget* d = m_docks.value(QStringLiteral("timeline"));
     if (!m_current || !m_current->valid) {
@@ -785,8 +813,10 @@ void MainWindow::request_timeline()
         m_timeline_stale = false;
         return;
     }
-    if (!d || !m_timeline->isVisible())
-        return; // simulated when the panel is shown
+    // A dock behind another tab stays "visible" (moved off screen): only an on-screen timeline is
+    // simulated; selecting its tab asks again.
+    if (!force && (!d || !d->isVisible() || d->visibleRegion().isEmpty()))
+        return;
     const quint64 id = m_timeline_latest->fetch_add(1) + 1;
     auto latest = m_timeline_latest;
     const Scenario s = m_current->scenario;
@@ -816,7 +846,7 @@ bool MainWindow::wait_for_timeline(int timeout_ms)
     if (!wait_for_evaluation(timeout_ms))
         return false;
     if (m_timeline_stale)
-        request_timeline();
+        request_timeline(true);
     while (m_timeline_stale) {
         if (clock.elapsed() > timeout_ms)
             return false;

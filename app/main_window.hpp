@@ -160,6 +160,7 @@ private:
     void report_error(const QString& message);
     void clear_error();
     void update_title();
+    void update_fidelity_label();
     void rebuild_recent_menu();
     void schedule_autosave();
     void open_dialog();
@@ -167,7 +168,7 @@ private:
     void export_report_dialog();
     bool confirm_discard();
     void apply_strategy(const Strategy& s, const QString& what);
-    void request_timeline();
+    void request_timeline(bool force = false);
     QDockWidget* add_dock(const QString& name, const QString& title, QWidget* w, Qt::DockWidgetArea area);
 
     Options m_opts;

@@ -118,17 +118,20 @@ void DegreeSlider::paintEvent(QPaintEvent*)
         label_every = std::max(1, static_cast<int>(std::ceil(widest / std::max(1.0, spacing))));
     }
     const int cur = index_of(m_current);
+    // Stops shrink when they crowd (vpp can have 20), so neighbours never touch.
+    const double spacing = n > 1 ? (width() - 2.0 * kMargin) / (n - 1) : 100.0;
+    const double stop_r = std::clamp(spacing * 0.3, 1.5, static_cast<double>(kStopRadius));
     for (int i = 0; i < n; ++i) {
         const SliderStop& s = m_stops[i];
         const QPointF c(x_of_index(i), track_y);
         if (s.valid) {
             p.setPen(Qt::NoPen);
             p.setBrush(accent);
-            p.drawEllipse(c, kStopRadius, kStopRadius);
+            p.drawEllipse(c, stop_r, stop_r);
         } else {
             p.setPen(QPen(muted, 1.5));
             p.setBrush(Qt::NoBrush);
-            p.drawEllipse(c, kStopRadius - 0.5, kStopRadius - 0.5);
+            p.drawEllipse(c, stop_r - 0.5, stop_r - 0.5);
         }
         const bool label = i == cur || (i % label_every == 0 && std::abs(i - cur) >= label_every);
         if (label) {

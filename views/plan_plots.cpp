@@ -178,10 +178,17 @@ void SensitivityPlot::changeEvent(QEvent* e)
     QWidget::changeEvent(e);
 }
 
+// Plots behind another tab stay "visible" but off screen: their replot waits until they are painted.
+namespace {
+bool on_screen(const QWidget* w) { return w->isVisible() && !w->visibleRegion().isEmpty(); }
+} // namespace
+
 void SensitivityPlot::set_evaluation(std::shared_ptr<const PlanEvaluation> e)
 {
     m_eval = std::move(e);
-    rebuild();
+    m_dirty = !on_screen(m_plot);
+    if (!m_dirty)
+        rebuild();
 }
 
 void SensitivityPlot::set_degree(Degree d)
@@ -189,6 +196,7 @@ void SensitivityPlot::set_degree(Degree d)
     m_degree = d;
     m_choice->setCurrentIndex(m_choice->findData(static_cast<int>(d)));
     rebuild();
+    m_dirty = false;
 }
 
 void SensitivityPlot::rebuild()
@@ -264,6 +272,11 @@ const PlanPoint* SensitivityPlot::point_near(QPointF pos) const
 
 QPoint SensitivityPlot::point_position(int value) const
 {
+    if (m_dirty) { // the axes must describe the latest data before pixels are computed
+        auto* self = const_cast<SensitivityPlot*>(this);
+        self->m_dirty = false;
+        self->rebuild();
+    }
     if (!m_eval)
         return {};
     const SensitivityCurve& c = m_eval->curve(m_degree);
@@ -276,6 +289,10 @@ QPoint SensitivityPlot::point_position(int value) const
 
 bool SensitivityPlot::eventFilter(QObject* o, QEvent* e)
 {
+    if (o == m_plot && e->type() == QEvent::Paint && m_dirty) {
+        m_dirty = false;
+        rebuild();
+    }
     if (o == m_plot && e->type() == QEvent::ToolTip && m_eval) {
         auto* h = static_cast<QHelpEvent*>(e);
         if (const PlanPoint* p = point_near(h->pos())) {
@@ -388,7 +405,9 @@ void HeatmapPlot::changeEvent(QEvent* e)
 void HeatmapPlot::set_evaluation(std::shared_ptr<const PlanEvaluation> e)
 {
     m_eval = std::move(e);
-    rebuild();
+    m_dirty = !on_screen(m_plot);
+    if (!m_dirty)
+        rebuild();
 }
 
 void HeatmapPlot::rebuild()
@@ -473,6 +492,11 @@ const PlanPoint* HeatmapPlot::cell_at(QPointF pos, int* tp, int* pp) const
 
 QPoint HeatmapPlot::cell_position(int tp, int pp) const
 {
+    if (m_dirty) { // the axes must describe the latest data before pixels are computed
+        auto* self = const_cast<HeatmapPlot*>(this);
+        self->m_dirty = false;
+        self->rebuild();
+    }
     if (!m_eval)
         return {};
     const TpPpHeatmap& h = m_eval->heatmap;
@@ -485,6 +509,10 @@ QPoint HeatmapPlot::cell_position(int tp, int pp) const
 
 bool HeatmapPlot::eventFilter(QObject* o, QEvent* e)
 {
+    if (o == m_plot && e->type() == QEvent::Paint && m_dirty) {
+        m_dirty = false;
+        rebuild();
+    }
     if (o == m_plot && e->type() == QEvent::ToolTip && m_eval) {
         auto* h = static_cast<QHelpEvent*>(e);
         int tp = 0, pp = 0;

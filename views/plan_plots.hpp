@@ -56,6 +56,7 @@ private:
     QCPGraph* m_current = nullptr;
     QCPItemStraightLine* m_capacity = nullptr;
     std::shared_ptr<const PlanEvaluation> m_eval;
+    bool m_dirty = false; // new data while off screen: rebuilt when next painted
     Degree m_degree = Degree::tp;
 };
 
@@ -87,6 +88,7 @@ private:
     QCPGraph* m_invalid = nullptr;
     QCPItemRect* m_current = nullptr;
     std::shared_ptr<const PlanEvaluation> m_eval;
+    bool m_dirty = false;
 };
 
 } // namespace parallax::views

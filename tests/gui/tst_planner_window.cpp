@@ -798,7 +798,10 @@ void TestPlannerWindow::themesAndLayout()
     for (const QString& name : MainWindow::panel_names())
         QVERIFY2(w.panel(name) != nullptr, qPrintable(name));
     QVERIFY(w.panel(QStringLiteral("nope")) == nullptr);
-    QVERIFY(w.findChild<QLabel*>(QStringLiteral("fidelity_label"))->text().contains(QStringLiteral("calibration")));
+    QLabel* fidelity = w.findChild<QLabel*>(QStringLiteral("fidelity_label"));
+    QVERIFY(fidelity->text().contains(QStringLiteral("Fidelity: analytic")));
+    QVERIFY(fidelity->text().contains(QStringLiteral("calibration")));
+    QVERIFY(fidelity->toolTip().contains(QStringLiteral("calibration")));
     w.set_fidelity(Fidelity::simulated);
     QVERIFY(w.wait_for_evaluation());
     QCOMPARE(w.evaluation()->prediction.fidelity, Fidelity::simulated);

@@ -1,0 +1,10 @@
+#!/bin/sh
+# Regenerates the README's screenshots with the planner's own --screenshot option (offscreen).
+#   docs/screenshots/update-planner.sh [path/to/parallax]
+set -e
+here=$(cd "$(dirname "$0")" && pwd)
+gui=${1:-$here/../../build/release/app/parallax}
+"$gui" --scenario default --screenshot "$here/planner-window.png"
+"$gui" --scenario gpt3-175b-1024-a100 --dark --screenshot "$here/planner-window-dark-1024-gpus.png"
+"$gui" --scenario gpt3-175b-1024-a100 --panel heatmap --size 1600x1100 --screenshot "$here/planner-tp-pp-heatmap.png"
+"$gui" --scenario default --panel strategy --dpi-scale 2 --screenshot "$here/planner-strategy-2x.png"
