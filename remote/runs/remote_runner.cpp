@@ -1,6 +1,7 @@
 #include "runs/remote_runner.hpp"
 
 #include "runs/remote_worker.hpp"
+#include "ssh/prompt_bridge.hpp"
 #include "store/run_store.hpp"
 
 #include <QThread>
@@ -115,8 +116,11 @@ void RemoteRunner::shutdown()
 {
     if (m_workers.empty())
         return;
-    // Interrupt blocking SSH steps in flight, then let each worker close on its own thread.
+    // Interrupt blocking SSH steps in flight, release a worker waiting for an answer from this very thread
+    // (which is about to block on it), then let each worker close on its own thread.
     m_cancel.cancel();
+    if (auto* bridge = dynamic_cast<PromptBridge*>(m_interaction.get()))
+        bridge->refuseAll();
     for (auto& [key, slot] : m_workers) {
         RemoteWorker* w = slot.worker;
         QMetaObject::invokeMethod(

@@ -38,7 +38,9 @@ quint64 PromptBridge::open_question()
 {
     std::lock_guard lock(m_mutex);
     const quint64 id = m_next_id++;
-    m_pending.emplace(id, Pending {});
+    Pending p;
+    p.answered = m_refusing; // refused at once after refuseAll()
+    m_pending.emplace(id, std::move(p));
     return id;
 }
 
@@ -73,6 +75,15 @@ void PromptBridge::cancelAll()
             p.answered = true;
     }
     m_cv.notify_all();
+}
+
+void PromptBridge::refuseAll()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_refusing = true;
+    }
+    cancelAll();
 }
 
 bool PromptBridge::confirm_unknown_host(const HostKeyInfo& key)

@@ -37,8 +37,11 @@ public Q_SLOTS:
     // given = false: the user cancelled.
     void answerPassphrase(quint64 id, QString passphrase, bool given);
     void answerPrompts(quint64 id, QStringList answers, bool given);
-    // Answers every open question with "no" (window closing, run cancelled).
+    // Answers every open question with "no" (a dialog closed, a run cancelled).
     void cancelAll();
+    // cancelAll(), and every later question is answered "no" at once: for shutdown, when the GUI thread is
+    // about to wait for the workers and could not answer anyway.
+    void refuseAll();
 
 Q_SIGNALS:
     // text: the full explanation to show (OpenSSH's wording with the SHA256 fingerprint).
@@ -63,6 +66,7 @@ private:
     std::condition_variable m_cv;
     std::map<quint64, Pending> m_pending;
     quint64 m_next_id = 1;
+    bool m_refusing = false;
     std::chrono::milliseconds m_timeout { std::chrono::minutes(5) };
 };
 

@@ -292,6 +292,8 @@ void SshSession::connect(const SshTarget& target, SshInteraction& interaction, c
     // From here on blocking protocol steps use the (longer) I/O timeout.
     ssh_options_set(m_session, SSH_OPTIONS_TIMEOUT, &timeout_s);
     try {
+        if (cancel.cancelled()) // before asking anyone anything
+            throw SshError(SshErrorKind::cancelled, m_target.label() + ": cancelled");
         verify_host_key(interaction);
         authenticate(interaction, cancel);
     } catch (...) {

@@ -549,17 +549,17 @@ private Q_SLOTS:
         // Without --wait: back once submitted, with the run id; --attach follows it to the end later.
         const QString store2 = m_tmp.filePath(QStringLiteral("cli2.sqlite"));
         QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH),
-                     { QStringLiteral("run"), scenario, QStringLiteral("--cluster"), profile_file, QStringLiteral("--steps"),
-                         QStringLiteral("3"), QStringLiteral("--store"), store2, QStringLiteral("--accept-host-key"),
-                         m_ssh->host_fingerprint() },
+                     { QStringLiteral("run"), scenario, QStringLiteral("--cluster"), profile_file,
+                         QStringLiteral("--steps"), QStringLiteral("3"), QStringLiteral("--store"), store2,
+                         QStringLiteral("--accept-host-key"), m_ssh->host_fingerprint() },
                      &out, &err, QProcessEnvironment::systemEnvironment(), kRunTimeoutMs),
             0);
         const QString submitted_id = QString::fromUtf8(out.trimmed());
         QVERIFY2(valid_run_id(submitted_id.toStdString()), QByteArray(out + err).constData());
         QVERIFY2(err.contains("follow it with: parallax-cli run --attach"), err.constData());
         QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH),
-                     { QStringLiteral("run"), QStringLiteral("--attach"), submitted_id, QStringLiteral("--store"), store2,
-                         QStringLiteral("--json") },
+                     { QStringLiteral("run"), QStringLiteral("--attach"), submitted_id, QStringLiteral("--store"),
+                         store2, QStringLiteral("--json") },
                      &out, &err, QProcessEnvironment::systemEnvironment(), kRunTimeoutMs),
             0);
         const auto attached = nlohmann::json::parse(out.toStdString());

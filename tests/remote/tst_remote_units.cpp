@@ -959,6 +959,13 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(asked_spy.count(), 1, 10000);
         cancelled.cancelAll();
         QVERIFY(!waiting.get());
+        // After refuseAll() (shutdown) nothing waits at all, even with nobody ever answering.
+        PromptBridge closing;
+        closing.refuseAll();
+        const auto start = std::chrono::steady_clock::now();
+        auto refused = std::async(std::launch::async, [&] { return closing.confirm_unknown_host(good); });
+        QVERIFY(!refused.get());
+        QVERIFY(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
     }
 };
 
