@@ -20,7 +20,10 @@ namespace {
 
 constexpr const char* kMarker = "parallax_autosave"; // marks our files; the scenario sits under "scenario"
 
-QString lock_of(const QString& file) { return file.left(file.size() - 5) + QStringLiteral(".lock"); }
+QString lock_of(const QString& file)
+{
+    return file.left(file.size() - 5) + QStringLiteral(".lock");
+}
 
 } // namespace
 
@@ -46,7 +49,10 @@ Autosave::~Autosave()
     }
 }
 
-bool Autosave::has_file() const { return QFile::exists(m_file); }
+bool Autosave::has_file() const
+{
+    return QFile::exists(m_file);
+}
 
 bool Autosave::write(const Scenario& s, const QString& original_path, const QString& label, QString* error)
 {
@@ -72,7 +78,10 @@ bool Autosave::write(const Scenario& s, const QString& original_path, const QStr
     return true;
 }
 
-void Autosave::discard() { QFile::remove(m_file); }
+void Autosave::discard()
+{
+    QFile::remove(m_file);
+}
 
 void Autosave::abandon()
 {

@@ -9,7 +9,10 @@ namespace parallax::app {
 
 namespace {
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
 
 SearchObjective objective_of(const Scenario& s)
 {

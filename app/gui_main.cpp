@@ -33,7 +33,10 @@ void early_options(int argc, char** argv)
         qputenv("QT_QPA_PLATFORM", "offscreen");
 }
 
-void fail(const QString& message) { std::fprintf(stderr, "parallax: %s\n", message.toLocal8Bit().constData()); }
+void fail(const QString& message)
+{
+    std::fprintf(stderr, "parallax: %s\n", message.toLocal8Bit().constData());
+}
 
 } // namespace
 
@@ -48,17 +51,21 @@ int main(int argc, char** argv)
     parser.setApplicationDescription(QStringLiteral("Parallax: a planner for hybrid parallelism in LLM training."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addOption({ QStringLiteral("scenario"), QStringLiteral("Scenario file or preset to open (default: the built-in default)."),
+    parser.addOption({ QStringLiteral("scenario"),
+        QStringLiteral("Scenario file or preset to open (default: the built-in default)."),
         QStringLiteral("FILE|PRESET"), QStringLiteral("default") });
-    parser.addOption({ QStringLiteral("screenshot"), QStringLiteral("Render the window offscreen to a PNG and exit."), QStringLiteral("OUT.png") });
+    parser.addOption({ QStringLiteral("screenshot"), QStringLiteral("Render the window offscreen to a PNG and exit."),
+        QStringLiteral("OUT.png") });
     parser.addOption({ QStringLiteral("panel"),
-        QStringLiteral("With --screenshot: the panel to show and capture (%1).").arg(parallax::app::MainWindow::panel_names().join(QStringLiteral(", "))),
+        QStringLiteral("With --screenshot: the panel to show and capture (%1).")
+            .arg(parallax::app::MainWindow::panel_names().join(QStringLiteral(", "))),
         QStringLiteral("NAME"), QStringLiteral("window") });
     parser.addOption({ QStringLiteral("dark"), QStringLiteral("Use the dark palette.") });
     parser.addOption({ QStringLiteral("light"), QStringLiteral("Use the light palette.") });
-    parser.addOption({ QStringLiteral("dpi-scale"), QStringLiteral("Scale factor for high-DPI rendering (e.g. 2)."), QStringLiteral("FACTOR") });
-    parser.addOption({ QStringLiteral("size"), QStringLiteral("With --screenshot: window size in logical pixels."), QStringLiteral("WxH"),
-        QStringLiteral("1600x1000") });
+    parser.addOption({ QStringLiteral("dpi-scale"), QStringLiteral("Scale factor for high-DPI rendering (e.g. 2)."),
+        QStringLiteral("FACTOR") });
+    parser.addOption({ QStringLiteral("size"), QStringLiteral("With --screenshot: window size in logical pixels."),
+        QStringLiteral("WxH"), QStringLiteral("1600x1000") });
     parser.process(app);
 
     const bool screenshot = parser.isSet(QStringLiteral("screenshot"));
@@ -89,7 +96,8 @@ int main(int argc, char** argv)
     parallax::app::apply_theme(theme);
 
     const QString scenario = parser.value(QStringLiteral("scenario"));
-    const bool ok = QFile::exists(scenario) ? window.open_scenario_file(scenario) : window.open_scenario_preset(scenario);
+    const bool ok
+        = QFile::exists(scenario) ? window.open_scenario_file(scenario) : window.open_scenario_preset(scenario);
     if (!ok)
         fail(window.last_error());
 
@@ -98,7 +106,8 @@ int main(int argc, char** argv)
             return 2;
         const QString panel = parser.value(QStringLiteral("panel"));
         if (!MainWindow::panel_names().contains(panel)) {
-            fail(QStringLiteral("--panel: unknown panel \"%1\"; one of %2").arg(panel, MainWindow::panel_names().join(QStringLiteral(", "))));
+            fail(QStringLiteral("--panel: unknown panel \"%1\"; one of %2")
+                     .arg(panel, MainWindow::panel_names().join(QStringLiteral(", "))));
             return 2;
         }
         const QStringList size = parser.value(QStringLiteral("size")).split(u'x');

@@ -1,14 +1,9 @@
 #include "main_window.hpp"
 
 #include "autosave.hpp"
-#include "core_search_engine.hpp"
-#include "scaling_plot.hpp"
-#include "simulated_model.hpp"
-#include "sweep.hpp"
-#include "timeline_data.hpp"
-#include "timeline_view.hpp"
 #include "breakdown_views.hpp"
 #include "cluster_grid_view.hpp"
+#include "core_search_engine.hpp"
 #include "input_error.hpp"
 #include "learn_panel.hpp"
 #include "metrics_panel.hpp"
@@ -17,16 +12,21 @@
 #include "plan_explain.hpp"
 #include "plan_plots.hpp"
 #include "plot_export.hpp"
-#include "qcustomplot_include.hpp"
 #include "preset_catalog.hpp"
+#include "qcustomplot_include.hpp"
 #include "rank_grid.hpp"
 #include "report_export.hpp"
 #include "result_models.hpp"
+#include "scaling_plot.hpp"
 #include "scenario_forms.hpp"
 #include "scenario_io.hpp"
 #include "search_panel.hpp"
+#include "simulated_model.hpp"
 #include "strategy_panel.hpp"
+#include "sweep.hpp"
 #include "theme.hpp"
+#include "timeline_data.hpp"
+#include "timeline_view.hpp"
 #include "view_style.hpp"
 
 #include <QAction>
@@ -67,12 +67,12 @@ namespace parallax::app {
 namespace {
 
 // The panels in the order of panel_names(); docks are named "dock_<name>" for saveState().
-const QStringList kDockNames = { QStringLiteral("scenario"), QStringLiteral("model"), QStringLiteral("cluster"),
-    QStringLiteral("training"), QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
-    QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("scaling"), QStringLiteral("search"),
-    QStringLiteral("learn") };
-const QStringList kCentralNames = { QStringLiteral("results"), QStringLiteral("memory"), QStringLiteral("time"),
-    QStringLiteral("compare") };
+const QStringList kDockNames
+    = { QStringLiteral("scenario"), QStringLiteral("model"), QStringLiteral("cluster"), QStringLiteral("training"),
+          QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"), QStringLiteral("heatmap"),
+          QStringLiteral("timeline"), QStringLiteral("scaling"), QStringLiteral("search"), QStringLiteral("learn") };
+const QStringList kCentralNames
+    = { QStringLiteral("results"), QStringLiteral("memory"), QStringLiteral("time"), QStringLiteral("compare") };
 
 QWidget* titled(const QString& title, QWidget* content, QWidget* parent)
 {
@@ -243,7 +243,8 @@ void MainWindow::build_panels()
     pv->addWidget(m_recent_list, 1);
     auto* open_button = new QPushButton(QStringLiteral("Open file..."), picker);
     pv->addWidget(open_button);
-    connect(m_preset_list, &QListWidget::itemActivated, this, [this](QListWidgetItem* i) { open_scenario_preset(i->text()); });
+    connect(m_preset_list, &QListWidget::itemActivated, this,
+        [this](QListWidgetItem* i) { open_scenario_preset(i->text()); });
     connect(m_recent_list, &QListWidget::itemActivated, this, [this](QListWidgetItem* i) {
         if (confirm_discard())
             open_scenario_file(i->data(Qt::UserRole).toString());
@@ -265,23 +266,33 @@ void MainWindow::build_panels()
     m_timeline_slot = scrolled(m_timeline, this); // its minimum height would otherwise set the window's
     m_scaling = new views::ScalingPlot(this);
 
-    add_dock(QStringLiteral("strategy"), QStringLiteral("Strategy"), scrolled(m_strategy, this), Qt::LeftDockWidgetArea);
-    QDockWidget* scenario_dock = add_dock(QStringLiteral("scenario"), QStringLiteral("Scenario"), picker, Qt::RightDockWidgetArea);
-    QDockWidget* model = add_dock(QStringLiteral("model"), QStringLiteral("Model"), m_model_form, Qt::RightDockWidgetArea);
-    QDockWidget* cluster = add_dock(QStringLiteral("cluster"), QStringLiteral("Cluster"), m_cluster_form, Qt::RightDockWidgetArea);
-    QDockWidget* training = add_dock(QStringLiteral("training"), QStringLiteral("Training"), m_training_form, Qt::RightDockWidgetArea);
+    add_dock(
+        QStringLiteral("strategy"), QStringLiteral("Strategy"), scrolled(m_strategy, this), Qt::LeftDockWidgetArea);
+    QDockWidget* scenario_dock
+        = add_dock(QStringLiteral("scenario"), QStringLiteral("Scenario"), picker, Qt::RightDockWidgetArea);
+    QDockWidget* model
+        = add_dock(QStringLiteral("model"), QStringLiteral("Model"), m_model_form, Qt::RightDockWidgetArea);
+    QDockWidget* cluster
+        = add_dock(QStringLiteral("cluster"), QStringLiteral("Cluster"), m_cluster_form, Qt::RightDockWidgetArea);
+    QDockWidget* training
+        = add_dock(QStringLiteral("training"), QStringLiteral("Training"), m_training_form, Qt::RightDockWidgetArea);
     tabifyDockWidget(scenario_dock, model);
     tabifyDockWidget(model, cluster);
     tabifyDockWidget(cluster, training);
     scenario_dock->raise();
-    QDockWidget* grid = add_dock(QStringLiteral("grid"), QStringLiteral("Cluster grid"), m_grid, Qt::BottomDockWidgetArea);
-    QDockWidget* sensitivity
-        = add_dock(QStringLiteral("sensitivity"), QStringLiteral("Sensitivity"), m_sensitivity, Qt::BottomDockWidgetArea);
-    QDockWidget* heatmap = add_dock(QStringLiteral("heatmap"), QStringLiteral("TP × PP"), m_heatmap, Qt::BottomDockWidgetArea);
-    QDockWidget* timeline_dock = add_dock(QStringLiteral("timeline"), QStringLiteral("Timeline"), m_timeline_slot, Qt::BottomDockWidgetArea);
-    QDockWidget* scaling_dock = add_dock(QStringLiteral("scaling"), QStringLiteral("Scaling"), m_scaling, Qt::BottomDockWidgetArea);
+    QDockWidget* grid
+        = add_dock(QStringLiteral("grid"), QStringLiteral("Cluster grid"), m_grid, Qt::BottomDockWidgetArea);
+    QDockWidget* sensitivity = add_dock(
+        QStringLiteral("sensitivity"), QStringLiteral("Sensitivity"), m_sensitivity, Qt::BottomDockWidgetArea);
+    QDockWidget* heatmap
+        = add_dock(QStringLiteral("heatmap"), QStringLiteral("TP × PP"), m_heatmap, Qt::BottomDockWidgetArea);
+    QDockWidget* timeline_dock
+        = add_dock(QStringLiteral("timeline"), QStringLiteral("Timeline"), m_timeline_slot, Qt::BottomDockWidgetArea);
+    QDockWidget* scaling_dock
+        = add_dock(QStringLiteral("scaling"), QStringLiteral("Scaling"), m_scaling, Qt::BottomDockWidgetArea);
     QDockWidget* learn = add_dock(QStringLiteral("learn"), QStringLiteral("Learn"), m_learn, Qt::BottomDockWidgetArea);
-    QDockWidget* search = add_dock(QStringLiteral("search"), QStringLiteral("Search"), m_search, Qt::BottomDockWidgetArea);
+    QDockWidget* search
+        = add_dock(QStringLiteral("search"), QStringLiteral("Search"), m_search, Qt::BottomDockWidgetArea);
     splitDockWidget(grid, sensitivity, Qt::Horizontal);
     splitDockWidget(sensitivity, learn, Qt::Horizontal);
     tabifyDockWidget(sensitivity, heatmap);
@@ -310,6 +321,9 @@ void MainWindow::build_panels()
         [this] { return scenario() ? grid_csv(*scenario()) : QString(); });
     if (auto d = degree_from_string(m_settings->sensitivity_degree().toStdString()))
         m_sensitivity->set_degree(*d);
+    for (ParallelDim d : { ParallelDim::tp, ParallelDim::cp, ParallelDim::dp, ParallelDim::pp, ParallelDim::ep })
+        if (m_settings->grid_dimension() == QString::fromLatin1(to_string(d).data()))
+            m_grid->set_dimension(d);
 }
 
 void MainWindow::build_actions()
@@ -326,9 +340,11 @@ void MainWindow::build_actions()
     QAction* save_action = file->addAction(QStringLiteral("&Save"), this, [this] { save(); });
     save_action->setShortcut(QKeySequence::Save);
     QAction* save_as = file->addAction(QStringLiteral("Save &as..."), this, [this] { save_as_dialog(); });
-    save_as->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S)); // QKeySequence::SaveAs is empty on some platforms
+    save_as->setShortcut(
+        QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S)); // QKeySequence::SaveAs is empty on some platforms
     file->addSeparator();
-    QAction* report = file->addAction(QStringLiteral("Export &report (HTML)..."), this, &MainWindow::export_report_dialog);
+    QAction* report
+        = file->addAction(QStringLiteral("Export &report (HTML)..."), this, &MainWindow::export_report_dialog);
     report->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     file->addSeparator();
     QAction* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);
@@ -368,7 +384,8 @@ void MainWindow::build_actions()
     view->addSeparator();
     m_simulated_action = view->addAction(QStringLiteral("&Simulated fidelity (event simulator)"));
     m_simulated_action->setCheckable(true);
-    connect(m_simulated_action, &QAction::toggled, this, [this](bool on) { set_fidelity(on ? Fidelity::simulated : Fidelity::analytic); });
+    connect(m_simulated_action, &QAction::toggled, this,
+        [this](bool on) { set_fidelity(on ? Fidelity::simulated : Fidelity::analytic); });
     QMenu* theme = view->addMenu(QStringLiteral("&Theme"));
     auto* themes = new QActionGroup(this);
     const QString names[] = { QStringLiteral("&System"), QStringLiteral("&Light"), QStringLiteral("&Dark") };
@@ -380,9 +397,8 @@ void MainWindow::build_actions()
         connect(m_theme_actions[i], &QAction::triggered, this, [this, t] { set_theme(t); });
     }
     m_theme_actions[static_cast<int>(m_settings->theme())]->setChecked(true);
-    QAction* toggle_dark = view->addAction(QStringLiteral("Toggle &dark mode"), this, [this] {
-        set_theme(m_settings->theme() == Theme::dark ? Theme::light : Theme::dark);
-    });
+    QAction* toggle_dark = view->addAction(QStringLiteral("Toggle &dark mode"), this,
+        [this] { set_theme(m_settings->theme() == Theme::dark ? Theme::light : Theme::dark); });
     toggle_dark->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
     view->addAction(QStringLiteral("&Reset layout"), this, &MainWindow::reset_layout);
 
@@ -437,7 +453,10 @@ QStringList MainWindow::panel_names()
     return out;
 }
 
-QDockWidget* MainWindow::dock(const QString& name) const { return m_docks.value(name, nullptr); }
+QDockWidget* MainWindow::dock(const QString& name) const
+{
+    return m_docks.value(name, nullptr);
+}
 
 QWidget* MainWindow::panel(const QString& name) const
 {
@@ -467,10 +486,22 @@ bool MainWindow::show_panel(const QString& name)
 // ---------------------------------------------------------------------------------------------
 // Document
 
-const std::optional<Scenario>& MainWindow::scenario() const { return m_doc->scenario(); }
-QString MainWindow::current_path() const { return m_doc->path(); }
-bool MainWindow::is_modified() const { return m_doc->modified(); }
-QUndoStack* MainWindow::undo_stack() const { return m_doc->undo_stack(); }
+const std::optional<Scenario>& MainWindow::scenario() const
+{
+    return m_doc->scenario();
+}
+QString MainWindow::current_path() const
+{
+    return m_doc->path();
+}
+bool MainWindow::is_modified() const
+{
+    return m_doc->modified();
+}
+QUndoStack* MainWindow::undo_stack() const
+{
+    return m_doc->undo_stack();
+}
 
 bool MainWindow::open_scenario_file(const QString& path)
 {
@@ -548,8 +579,9 @@ bool MainWindow::save_as(const QString& path)
     const PlanInputs in = plan_inputs(*scenario());
     const Rule r = check_strategy(in, scenario()->strategy);
     if (r != Rule::ok) {
-        report_error(path + QStringLiteral(": not saved: the plan breaks a rule (") + QString::fromLatin1(rule_key(r, scenario()->strategy))
-            + QStringLiteral(": ") + QString::fromStdString(explain(r, in, scenario()->strategy))
+        report_error(path + QStringLiteral(": not saved: the plan breaks a rule (")
+            + QString::fromLatin1(rule_key(r, scenario()->strategy)) + QStringLiteral(": ")
+            + QString::fromStdString(explain(r, in, scenario()->strategy))
             + QStringLiteral("); fix it first — your work is kept in the window and its autosave"));
         return false;
     }
@@ -583,7 +615,8 @@ void MainWindow::open_dialog()
 bool MainWindow::save_as_dialog()
 {
     const QString start = m_doc->path().isEmpty() ? m_doc->label() + QStringLiteral(".json") : m_doc->path();
-    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Save scenario"), start, QStringLiteral("Scenario files (*.json)"));
+    const QString path = QFileDialog::getSaveFileName(
+        this, QStringLiteral("Save scenario"), start, QStringLiteral("Scenario files (*.json)"));
     return !path.isEmpty() && save_as(path);
 }
 
@@ -617,7 +650,8 @@ void MainWindow::apply_default_sizes()
     resizeDocks({ m_docks.value(QStringLiteral("strategy")), m_docks.value(QStringLiteral("scenario")) },
         { std::max(340, w * 23 / 100), std::max(260, w * 19 / 100) }, Qt::Horizontal);
     resizeDocks({ m_docks.value(QStringLiteral("grid")) }, { std::max(260, h * 36 / 100) }, Qt::Vertical);
-    resizeDocks({ m_docks.value(QStringLiteral("grid")), m_docks.value(QStringLiteral("sensitivity")), m_docks.value(QStringLiteral("learn")) },
+    resizeDocks({ m_docks.value(QStringLiteral("grid")), m_docks.value(QStringLiteral("sensitivity")),
+                    m_docks.value(QStringLiteral("learn")) },
         { w * 30 / 100, w * 40 / 100, w * 30 / 100 }, Qt::Horizontal);
 }
 
@@ -632,6 +666,7 @@ void MainWindow::closeEvent(QCloseEvent* e)
         m_settings->set_window_state(saveState(Settings::kLayoutVersion));
     }
     m_settings->set_sensitivity_degree(QString::fromLatin1(to_string(m_sensitivity->degree()).data()));
+    m_settings->set_grid_dimension(QString::fromLatin1(to_string(m_grid->canvas()->dimension()).data()));
     e->accept();
 }
 
@@ -745,7 +780,9 @@ void MainWindow::show_evaluation(std::shared_ptr<const PlanEvaluation> e)
     m_comparison->set_predictions(cur.valid ? std::optional<Prediction>(cur.prediction) : std::nullopt,
         pinned ? std::optional<Prediction>(*pinned) : std::nullopt);
     m_learn->set_change(cur, previous, m_previous ? &m_previous->scenario.strategy : nullptr, m_change_text);
-    const QString why = previous && cur.valid ? QString::fromStdString(why_moved(Metric::step_time, *previous, cur.prediction)) : QString();
+    const QString why = previous && cur.valid
+        ? QString::fromStdString(why_moved(Metric::step_time, *previous, cur.prediction))
+        : QString();
     m_strategy->set_why(why);
     update_fidelity_label();
     m_timing_label->setText(QStringLiteral("evaluated in %1 ms").arg(cur.seconds * 1e3, 0, 'f', 1));
@@ -757,7 +794,8 @@ void MainWindow::show_evaluation(std::shared_ptr<const PlanEvaluation> e)
                                          views::format_count(cur.prediction.tokens_per_s),
                                          QString::number(cur.prediction.mfu * 100, 'f', 1)));
     else
-        statusBar()->showMessage(QStringLiteral("Not a valid plan: ") + QString::fromStdString(cur.violations.front().message));
+        statusBar()->showMessage(
+            QStringLiteral("Not a valid plan: ") + QString::fromStdString(cur.violations.front().message));
     emit evaluated();
 }
 
@@ -781,11 +819,12 @@ void MainWindow::pin_current()
     if (!m_current)
         return;
     m_pinned = m_current;
-    m_pinned_label = m_doc->label() + QStringLiteral(": tp %1 pp %2 dp %3 cp %4")
-                                          .arg(m_current->scenario.strategy.tp)
-                                          .arg(m_current->scenario.strategy.pp)
-                                          .arg(m_current->scenario.strategy.dp)
-                                          .arg(m_current->scenario.strategy.cp);
+    m_pinned_label = m_doc->label()
+        + QStringLiteral(": tp %1 pp %2 dp %3 cp %4")
+              .arg(m_current->scenario.strategy.tp)
+              .arg(m_current->scenario.strategy.pp)
+              .arg(m_current->scenario.strategy.dp)
+              .arg(m_current->scenario.strategy.cp);
     statusBar()->showMessage(QStringLiteral("Pinned as plan A: ") + m_pinned_label, 5000);
     if (m_timeline->timeline_data())
         m_timeline->pin_current_as_baseline();
@@ -882,7 +921,8 @@ void MainWindow::run_scaling()
         o.search.top = 1;
         o.search.progress = [self](double f) {
             QMetaObject::invokeMethod(
-                qApp, [self, f] {
+                qApp,
+                [self, f] {
                     if (self)
                         self->m_scaling->set_progress(f);
                 },
@@ -910,7 +950,10 @@ void MainWindow::run_scaling()
         const bool stopped = cancel->load();
         m_scaling_cancel.reset();
         m_scaling->set_points(std::move(out), n);
-        m_scaling->set_running(false, stopped ? QStringLiteral("Stopped.") : QStringLiteral("Best plan per GPU count; circled points: adding GPUs stops paying or the winning family changes."));
+        m_scaling->set_running(false,
+            stopped ? QStringLiteral("Stopped.")
+                    : QStringLiteral("Best plan per GPU count; circled points: adding GPUs stops paying or the winning "
+                                     "family changes."));
         emit scaling_finished();
     });
 }
@@ -941,8 +984,14 @@ void MainWindow::clear_error()
     m_error_banner->hide();
 }
 
-QString MainWindow::error_text() const { return m_error_banner->isHidden() ? QString() : m_error_banner->text(); }
-QString MainWindow::status_text() const { return statusBar()->currentMessage(); }
+QString MainWindow::error_text() const
+{
+    return m_error_banner->isHidden() ? QString() : m_error_banner->text();
+}
+QString MainWindow::status_text() const
+{
+    return statusBar()->currentMessage();
+}
 
 void MainWindow::schedule_autosave()
 {
@@ -964,20 +1013,28 @@ bool MainWindow::autosave_now(QString* error)
     return m_autosave->write(*scenario(), m_doc->path(), m_doc->label(), error);
 }
 
-QString MainWindow::autosave_file() const { return m_autosave ? m_autosave->file_path() : QString(); }
+QString MainWindow::autosave_file() const
+{
+    return m_autosave ? m_autosave->file_path() : QString();
+}
 
-QStringList MainWindow::recoverable_autosaves() const { return Autosave::orphans(m_settings->autosave_dir()); }
+QStringList MainWindow::recoverable_autosaves() const
+{
+    return Autosave::orphans(m_settings->autosave_dir());
+}
 
 bool MainWindow::recover_autosave(const QString& file)
 {
     try {
         const RecoveredScenario r = Autosave::load(file);
         clear_error();
-        const QString label = (r.label.isEmpty() ? QStringLiteral("Recovered") : r.label) + QStringLiteral(" (recovered)");
+        const QString label
+            = (r.label.isEmpty() ? QStringLiteral("Recovered") : r.label) + QStringLiteral(" (recovered)");
         m_doc->reset_modified(r.scenario, r.original_path, label);
         Autosave::remove(file);
         autosave_now();
-        statusBar()->showMessage(QStringLiteral("Recovered the plan autosaved at ") + r.saved_at.toLocalTime().toString(), 8000);
+        statusBar()->showMessage(
+            QStringLiteral("Recovered the plan autosaved at ") + r.saved_at.toLocalTime().toString(), 8000);
         return true;
     } catch (const InputError& e) {
         report_error(QString::fromStdString(e.what()));
@@ -996,7 +1053,8 @@ void MainWindow::offer_recovery()
             continue;
         }
         const auto answer = QMessageBox::question(this, QStringLiteral("Recover unsaved plan?"),
-            QStringLiteral("Parallax did not exit cleanly. A plan autosaved at %1 can be recovered. Recover it?").arg(when),
+            QStringLiteral("Parallax did not exit cleanly. A plan autosaved at %1 can be recovered. Recover it?")
+                .arg(when),
             QMessageBox::Yes | QMessageBox::Discard, QMessageBox::Yes);
         if (answer == QMessageBox::Yes) {
             recover_autosave(file);
@@ -1038,10 +1096,19 @@ void MainWindow::reset_layout()
     m_docks.value(QStringLiteral("sensitivity"))->raise();
     m_docks.value(QStringLiteral("learn"))->raise();
 }
-QByteArray MainWindow::save_layout() const { return saveState(Settings::kLayoutVersion); }
-bool MainWindow::restore_layout(const QByteArray& state) { return restoreState(state, Settings::kLayoutVersion); }
+QByteArray MainWindow::save_layout() const
+{
+    return saveState(Settings::kLayoutVersion);
+}
+bool MainWindow::restore_layout(const QByteArray& state)
+{
+    return restoreState(state, Settings::kLayoutVersion);
+}
 
-void MainWindow::set_search_engine(std::shared_ptr<views::SearchEngine> engine) { m_search->set_engine(std::move(engine)); }
+void MainWindow::set_search_engine(std::shared_ptr<views::SearchEngine> engine)
+{
+    m_search->set_engine(std::move(engine));
+}
 
 // ---------------------------------------------------------------------------------------------
 // Report
@@ -1062,10 +1129,23 @@ bool MainWindow::export_report(const QString& path, QString* error)
     in.version = QStringLiteral(PARALLAX_VERSION);
     in.images.push_back({ QStringLiteral("Memory per GPU by pipeline stage"), views::png_bytes(m_memory, 2) });
     in.images.push_back({ QStringLiteral("Where the step time goes"), views::png_bytes(m_time, 2) });
-    in.images.push_back({ QStringLiteral("Sensitivity: ") + QString::fromLatin1(to_string(m_sensitivity->degree()).data()),
-        views::png_bytes(m_sensitivity->plot(), 2) });
+    in.images.push_back(
+        { QStringLiteral("Sensitivity: ") + QString::fromLatin1(to_string(m_sensitivity->degree()).data()),
+            views::png_bytes(m_sensitivity->plot(), 2) });
     in.images.push_back({ QStringLiteral("Throughput over TP × PP"), views::png_bytes(m_heatmap->plot(), 2) });
     in.images.push_back({ QStringLiteral("Cluster grid"), views::png_bytes(m_grid, 2) });
+    // The timeline picture of the current plan, simulated now if its panel was never shown.
+    if (m_current->valid && m_timeline_stale) {
+        request_timeline(true);
+        QElapsedTimer clock;
+        clock.start();
+        while (m_timeline_stale && clock.elapsed() < 30000) {
+            QEventLoop loop;
+            connect(this, &MainWindow::timeline_updated, &loop, &QEventLoop::quit);
+            QTimer::singleShot(200, &loop, &QEventLoop::quit);
+            loop.exec();
+        }
+    }
     if (m_timeline->timeline_data()) {
         QByteArray png;
         QBuffer buffer(&png);
@@ -1079,7 +1159,8 @@ bool MainWindow::export_report(const QString& path, QString* error)
 void MainWindow::export_report_dialog()
 {
     const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export report"),
-        m_doc->label().section(u'/', -1).section(u'.', 0, 0) + QStringLiteral("-report.html"), QStringLiteral("HTML (*.html)"));
+        m_doc->label().section(u'/', -1).section(u'.', 0, 0) + QStringLiteral("-report.html"),
+        QStringLiteral("HTML (*.html)"));
     if (path.isEmpty())
         return;
     QString error;

@@ -39,7 +39,10 @@ void PlanDocument::apply(const Scenario& s, const QString& what, int merge)
     m_undo->push(new SetScenarioCommand(this, *m_scenario, s, what, merge));
 }
 
-bool PlanDocument::modified() const { return m_dirty_without_history || !m_undo->isClean(); }
+bool PlanDocument::modified() const
+{
+    return m_dirty_without_history || !m_undo->isClean();
+}
 
 void PlanDocument::mark_saved(const QString& path)
 {
@@ -59,7 +62,8 @@ void PlanDocument::set_scenario(const Scenario& s, const QString& what)
     emit scenario_changed(s, what);
 }
 
-SetScenarioCommand::SetScenarioCommand(PlanDocument* doc, Scenario before, Scenario after, const QString& what, int merge)
+SetScenarioCommand::SetScenarioCommand(
+    PlanDocument* doc, Scenario before, Scenario after, const QString& what, int merge)
     : m_doc(doc)
     , m_before(std::move(before))
     , m_after(std::move(after))
@@ -69,8 +73,14 @@ SetScenarioCommand::SetScenarioCommand(PlanDocument* doc, Scenario before, Scena
     setText(what);
 }
 
-void SetScenarioCommand::undo() { m_doc->set_scenario(m_before, QStringLiteral("Undo ") + text()); }
-void SetScenarioCommand::redo() { m_doc->set_scenario(m_after, text()); }
+void SetScenarioCommand::undo()
+{
+    m_doc->set_scenario(m_before, QStringLiteral("Undo ") + text());
+}
+void SetScenarioCommand::redo()
+{
+    m_doc->set_scenario(m_after, text());
+}
 
 bool SetScenarioCommand::mergeWith(const QUndoCommand* other)
 {

@@ -8,7 +8,10 @@ namespace parallax::app {
 
 namespace {
 
-QString key(const char* k) { return QString::fromLatin1(k); }
+QString key(const char* k)
+{
+    return QString::fromLatin1(k);
+}
 
 } // namespace
 
@@ -38,12 +41,17 @@ void Settings::set_theme(Theme t)
 {
     if (t == theme())
         return;
-    const QString name = t == Theme::light ? QStringLiteral("light") : t == Theme::dark ? QStringLiteral("dark") : QStringLiteral("system");
+    const QString name = t == Theme::light ? QStringLiteral("light")
+        : t == Theme::dark                 ? QStringLiteral("dark")
+                                           : QStringLiteral("system");
     m_s->setValue(key(keys::theme), name);
     emit theme_changed(t);
 }
 
-QStringList Settings::recent_files() const { return m_s->value(key(keys::recent_files)).toStringList(); }
+QStringList Settings::recent_files() const
+{
+    return m_s->value(key(keys::recent_files)).toStringList();
+}
 
 void Settings::add_recent_file(const QString& path)
 {
@@ -66,10 +74,22 @@ void Settings::remove_recent_file(const QString& path)
     emit recent_files_changed(files);
 }
 
-QByteArray Settings::window_geometry() const { return m_s->value(key(keys::window_geometry)).toByteArray(); }
-void Settings::set_window_geometry(const QByteArray& g) { m_s->setValue(key(keys::window_geometry), g); }
-QByteArray Settings::window_state() const { return m_s->value(key(keys::window_state)).toByteArray(); }
-void Settings::set_window_state(const QByteArray& s) { m_s->setValue(key(keys::window_state), s); }
+QByteArray Settings::window_geometry() const
+{
+    return m_s->value(key(keys::window_geometry)).toByteArray();
+}
+void Settings::set_window_geometry(const QByteArray& g)
+{
+    m_s->setValue(key(keys::window_geometry), g);
+}
+QByteArray Settings::window_state() const
+{
+    return m_s->value(key(keys::window_state)).toByteArray();
+}
+void Settings::set_window_state(const QByteArray& s)
+{
+    m_s->setValue(key(keys::window_state), s);
+}
 
 int Settings::autosave_interval_s() const
 {
@@ -86,18 +106,31 @@ void Settings::set_autosave_interval_s(int s)
 
 QString Settings::autosave_dir() const
 {
-    const QString fallback = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/autosave");
+    const QString fallback
+        = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/autosave");
     return m_s->value(key(keys::autosave_dir), fallback).toString();
 }
 
-void Settings::set_autosave_dir(const QString& dir) { m_s->setValue(key(keys::autosave_dir), dir); }
+void Settings::set_autosave_dir(const QString& dir)
+{
+    m_s->setValue(key(keys::autosave_dir), dir);
+}
 
-QString Settings::grid_dimension() const { return m_s->value(key(keys::grid_dimension), QStringLiteral("tp")).toString(); }
-void Settings::set_grid_dimension(const QString& d) { m_s->setValue(key(keys::grid_dimension), d); }
+QString Settings::grid_dimension() const
+{
+    return m_s->value(key(keys::grid_dimension), QStringLiteral("tp")).toString();
+}
+void Settings::set_grid_dimension(const QString& d)
+{
+    m_s->setValue(key(keys::grid_dimension), d);
+}
 QString Settings::sensitivity_degree() const
 {
     return m_s->value(key(keys::sensitivity_degree), QStringLiteral("tp")).toString();
 }
-void Settings::set_sensitivity_degree(const QString& d) { m_s->setValue(key(keys::sensitivity_degree), d); }
+void Settings::set_sensitivity_degree(const QString& d)
+{
+    m_s->setValue(key(keys::sensitivity_degree), d);
+}
 
 } // namespace parallax::app

@@ -7,19 +7,19 @@
 //    paint) and as a process (`parallax --screenshot`: start, Qt init, fonts, window, evaluation,
 //    paint, PNG written, exit). Target: under 1 s.
 //  - the background evaluation alone (prediction, 7 sensitivity curves, TP x PP grid).
+#include "cluster_grid_view.hpp"
+#include "degree_slider.hpp"
+#include "learn_panel.hpp"
 #include "main_window.hpp"
+#include "metrics_panel.hpp"
 #include "plan_evaluation.hpp"
+#include "plan_plots.hpp"
 #include "preset_catalog.hpp"
+#include "scenario_forms.hpp"
 #include "scenario_io.hpp"
 #include "settings.hpp"
 #include "strategy_panel.hpp"
-#include "degree_slider.hpp"
 #include "theme.hpp"
-#include "learn_panel.hpp"
-#include "metrics_panel.hpp"
-#include "plan_plots.hpp"
-#include "scenario_forms.hpp"
-#include "cluster_grid_view.hpp"
 
 #include <QApplication>
 #include <QElapsedTimer>

@@ -8,7 +8,8 @@ namespace parallax {
 
 namespace {
 
-constexpr std::array<std::string_view, kDegreeCount> kDegreeNames = { "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch" };
+constexpr std::array<std::string_view, kDegreeCount> kDegreeNames
+    = { "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch" };
 // Fallback order for the absorbing degree: data parallelism first (it changes no per-GPU work
 // shape), then the pipeline, then context and tensor parallelism.
 constexpr Degree kAbsorberOrder[] = { Degree::dp, Degree::pp, Degree::cp, Degree::tp };
@@ -76,8 +77,7 @@ Strategy companions(const PlanInputs& in, Strategy s, std::vector<CompanionChang
             note(notes, Degree::vpp, before, 1, "virtual stages need pp > 1");
         } else if (static_cast<long long>(s.pp) * s.vpp > layers) {
             s.vpp = std::max(1, layers / s.pp);
-            note(notes, Degree::vpp, before, s.vpp,
-                "pp*vpp may not exceed the " + std::to_string(layers) + " layers");
+            note(notes, Degree::vpp, before, s.vpp, "pp*vpp may not exceed the " + std::to_string(layers) + " layers");
         }
     }
     if (s.vpp == 1 && s.schedule == Schedule::interleaved) {
@@ -113,7 +113,8 @@ Strategy companions(const PlanInputs& in, Strategy s, std::vector<CompanionChang
             for (int v : divisors(g, s.ep))
                 best = std::max(best, v);
             s.ep = best;
-            note(notes, Degree::ep, before, best, "ep must divide dp*cp = " + std::to_string(ranks) + " and the experts");
+            note(notes, Degree::ep, before, best,
+                "ep must divide dp*cp = " + std::to_string(ranks) + " and the experts");
         }
     }
     return s;
@@ -132,7 +133,10 @@ DegreeOption finish(const PlanInputs& in, Strategy s, int value, std::optional<D
 
 } // namespace
 
-std::string_view to_string(Degree d) { return kDegreeNames[static_cast<int>(d)]; }
+std::string_view to_string(Degree d)
+{
+    return kDegreeNames[static_cast<int>(d)];
+}
 
 std::optional<Degree> degree_from_string(std::string_view s)
 {
@@ -271,9 +275,9 @@ std::vector<DegreeOption> degree_options(
             blocked.strategy = s; // as asked, nothing absorbing: breaks the GPU-count rule
             set_degree_value(blocked.strategy, d, v);
             blocked.rule = Rule::gpu_count;
-            blocked.why = absorber ? std::string(to_string(*absorber)) + " " + std::to_string(degree_value(s, *absorber))
-                    + " cannot absorb " + std::string(to_string(d)) + " " + std::to_string(v)
-                    + " (the GPU count would not divide)"
+            blocked.why = absorber ? std::string(to_string(*absorber)) + " "
+                    + std::to_string(degree_value(s, *absorber)) + " cannot absorb " + std::string(to_string(d)) + " "
+                    + std::to_string(v) + " (the GPU count would not divide)"
                                    : "every other GPU degree is locked";
             out.push_back(std::move(blocked));
             continue;

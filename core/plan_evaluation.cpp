@@ -99,7 +99,8 @@ PlanEvaluation evaluate_plan(const Scenario& s, const PlanEvaluationOptions& o, 
     const PlanContext ctx(s.model, s.training, s.cluster);
     const AnalyticModel model(ctx);
     if (e.valid) {
-        e.prediction = o.fidelity == Fidelity::simulated ? predict_simulated(ctx, s.strategy) : model.predict(s.strategy);
+        e.prediction
+            = o.fidelity == Fidelity::simulated ? predict_simulated(ctx, s.strategy) : model.predict(s.strategy);
         e.warnings = e.prediction.warnings;
     } else {
         e.prediction.feasible = false;

@@ -55,13 +55,11 @@ const std::array<Explanation, kDegreeCount> kDegrees = { {
     { "Virtual pipeline stages (vpp)",
         "Gives every pipeline rank vpp non-adjacent chunks of layers (interleaved 1F1B). The bubble shrinks by "
         "vpp, at the cost of vpp times more pipeline sends and more activations in flight.",
-        "bubble = (p-1)*(t_f+t_b)/v; activations x (1 + (p-1)/(p*v))",
-        std::string(kNarayanan21) + ", Sec. 2.2.2" },
+        "bubble = (p-1)*(t_f+t_b)/v; activations x (1 + (p-1)/(p*v))", std::string(kNarayanan21) + ", Sec. 2.2.2" },
     { "Micro-batch size",
         "Sequences processed together in one forward/backward pass. Larger micro-batches make GEMMs more "
         "efficient but hold more activations, and leave fewer micro-batches per step to hide the bubble.",
-        "micro-batches per step m = global_batch / (micro_batch * dp)",
-        std::string(kNarayanan21) + ", Sec. 3.2" },
+        "micro-batches per step m = global_batch / (micro_batch * dp)", std::string(kNarayanan21) + ", Sec. 3.2" },
 } };
 
 struct NamedExplanation {
@@ -96,7 +94,8 @@ const std::vector<NamedExplanation>& toggles()
                 "(caps in-flight activations at p), interleaved (virtual stages), ZB-H1 (defers weight gradients into "
                 "the bubble), DualPipe (two pipelines in opposite directions).",
                 "bubble: 1F1B (p-1)(F+B); ZB-H1 (p-1)(F+B-2W); DualPipe (p/2-1)(F&B+B-3W)",
-                "Huang et al. 2019 GPipe; Narayanan et al. 2021; Qi et al. 2024 Zero Bubble; DeepSeek-V3 2024 DualPipe" } },
+                "Huang et al. 2019 GPipe; Narayanan et al. 2021; Qi et al. 2024 Zero Bubble; DeepSeek-V3 2024 "
+                "DualPipe" } },
         { "offload_optimizer",
             { "Optimizer offload",
                 "Keeps the fp32 optimizer states in CPU memory and runs the optimizer step there; frees GPU memory at "
@@ -120,7 +119,8 @@ const std::vector<NamedExplanation>& toggles()
             { "Optimizer",
                 "Adam keeps two fp32 moments and an fp32 master copy per parameter (12 bytes); 8-bit Adam keeps "
                 "8-bit moments; SGD with momentum and Lion keep one fp32 moment.",
-                "optimizer bytes/param: Adam 12, Adam 8-bit 3, SGD 8, Lion 8", "memory_model.cpp; ZeRO paper Sec. 3.1 (k = 12)" } },
+                "optimizer bytes/param: Adam 12, Adam 8-bit 3, SGD 8, Lion 8",
+                "memory_model.cpp; ZeRO paper Sec. 3.1 (k = 12)" } },
         { "cp_kind",
             { "Context-parallel exchange",
                 "Ring attention passes K/V chunks around the CP ring, overlapping with attention compute; all-to-all "
@@ -155,8 +155,9 @@ const std::vector<NamedExplanation>& toggles()
 }
 
 const std::array<Explanation, kMetricCount> kMetrics = { {
-    { "Step time", "Wall time of one optimizer step: all micro-batches through the pipeline, the exposed "
-                   "communication and the optimizer.",
+    { "Step time",
+        "Wall time of one optimizer step: all micro-batches through the pipeline, the exposed "
+        "communication and the optimizer.",
         "step = m*(t_f+t_b) of the slowest stage + bubble + exposed DP/optimizer tail", kNarayanan21 },
     { "Tokens per second", "Training throughput of the whole cluster.", "tokens/s = global_batch * seq_len / step time",
         "definition" },
@@ -166,23 +167,29 @@ const std::array<Explanation, kMetricCount> kMetrics = { {
         "MFU = TFLOP/s per GPU / peak TFLOP/s", "Chowdhery et al. 2022 \"PaLM\", Appendix B" },
     { "Pipeline bubble", "Share of the step the pipeline stages sit idle waiting for each other.",
         "(p-1)/(m+p-1) for 1F1B; divided by v when interleaved", std::string(kNarayanan21) + ", Sec. 2.2" },
-    { "Power per GPU", "Average board power over a step: idle power plus the dynamic range weighted by how busy the "
-                       "GPU is (tensor cores ~90%, communication ~35%, bubbles near idle), capped at the power limit.",
-        "P = P_idle + (TDP - P_idle)*(0.9*busy + 0.35*comm)", "Zeus (You et al. 2023) / Perseus measurements, estimate" },
+    { "Power per GPU",
+        "Average board power over a step: idle power plus the dynamic range weighted by how busy the "
+        "GPU is (tensor cores ~90%, communication ~35%, bubbles near idle), capped at the power limit.",
+        "P = P_idle + (TDP - P_idle)*(0.9*busy + 0.35*comm)",
+        "Zeus (You et al. 2023) / Perseus measurements, estimate" },
     { "Energy per token", "GPU energy spent per trained token (board power only, no cooling or CPUs).",
         "E = P_avg * GPUs / (tokens/s)", "definition" },
-    { "Peak memory per GPU", "Memory of the rank that fills up first (usually the first pipeline stage): weights, "
-                             "gradients, optimizer states, activations of the micro-batches in flight and buffers.",
+    { "Peak memory per GPU",
+        "Memory of the rank that fills up first (usually the first pipeline stage): weights, "
+        "gradients, optimizer states, activations of the micro-batches in flight and buffers.",
         "weights + gradients + optimizer + in-flight activations + other", std::string(kKorthikanti22) + "; " + kZero },
     { "Weights", "Parameters held by this GPU, in the training precision (bf16 master copy splits with ZeRO-3).",
         "2 bytes * params / (t * p [* d with ZeRO-3])", kZero },
     { "Gradients", "Gradient buffers (fp32 main grads in Megatron), sharded over DP from ZeRO-2 on.",
-        "4 bytes (fp32 main grads; 2 in Megatron-DeepSpeed) * params / (t*p) [/ d with ZeRO-2/3]", "Megatron-LM theoretical_memory_usage.py; ZeRO" },
-    { "Optimizer states", "fp32 master weights and Adam moments, sharded over DP from ZeRO-1 on (distributed "
-                          "optimizer), or on the CPU with offload.",
+        "4 bytes (fp32 main grads; 2 in Megatron-DeepSpeed) * params / (t*p) [/ d with ZeRO-2/3]",
+        "Megatron-LM theoretical_memory_usage.py; ZeRO" },
+    { "Optimizer states",
+        "fp32 master weights and Adam moments, sharded over DP from ZeRO-1 on (distributed "
+        "optimizer), or on the CPU with offload.",
         "12 bytes * params / (t*p) [/ d with ZeRO >= 1]", kZero },
-    { "Activations", "Saved forward tensors of the micro-batches in flight on this stage (p for 1F1B on the first "
-                     "stage, more when interleaved).",
+    { "Activations",
+        "Saved forward tensors of the micro-batches in flight on this stage (p for 1F1B on the first "
+        "stage, more when interleaved).",
         "per layer s*b*h*(34 + 5*a*s/h) with SP/TP/recompute reductions x layers x in-flight", kKorthikanti22 },
     { "Other memory", "Communication buffers, workspaces, CUDA context and an allocator fragmentation reserve.",
         "fixed context + buffers + fragmentation share", "memory_model.cpp (named constants with sources)" },
@@ -215,7 +222,10 @@ std::string fixed(double v, int digits)
     return buf;
 }
 
-std::string signed_fixed(double v, int digits) { return (v >= 0 ? "+" : "") + fixed(v, digits); }
+std::string signed_fixed(double v, int digits)
+{
+    return (v >= 0 ? "+" : "") + fixed(v, digits);
+}
 
 enum class Unit { seconds, bytes, watts, joules, fraction, rate, tflops };
 
@@ -330,7 +340,10 @@ std::vector<Part> memory_parts(const Prediction& a, const Prediction& b)
 
 } // namespace
 
-const Explanation& explain_degree(Degree d) { return kDegrees[static_cast<int>(d)]; }
+const Explanation& explain_degree(Degree d)
+{
+    return kDegrees[static_cast<int>(d)];
+}
 
 const Explanation* explain_toggle(std::string_view key)
 {
@@ -348,7 +361,10 @@ std::vector<std::string> toggle_keys()
     return keys;
 }
 
-const Explanation& explain_metric(Metric m) { return kMetrics[static_cast<int>(m)]; }
+const Explanation& explain_metric(Metric m)
+{
+    return kMetrics[static_cast<int>(m)];
+}
 
 double metric_value(const Prediction& p, Metric m)
 {
@@ -456,16 +472,21 @@ std::string why_moved(Metric m, const Prediction& before, const Prediction& afte
     case Metric::power:
     case Metric::energy_per_token: {
         // Busy share drives the power; time per token drives energy.
-        const double busy_a = before.step_time_s > 0 ? (before.time.compute_s + before.time.recompute_s) / before.step_time_s : 0;
-        const double busy_b = after.step_time_s > 0 ? (after.time.compute_s + after.time.recompute_s) / after.step_time_s : 0;
+        const double busy_a
+            = before.step_time_s > 0 ? (before.time.compute_s + before.time.recompute_s) / before.step_time_s : 0;
+        const double busy_b
+            = after.step_time_s > 0 ? (after.time.compute_s + after.time.recompute_s) / after.step_time_s : 0;
         parts = "busy share " + fixed(busy_a * 100, 0) + "% -> " + fixed(busy_b * 100, 0) + "%";
         if (m == Metric::energy_per_token)
-            parts += ", tokens/s " + signed_fixed((after.tokens_per_s - before.tokens_per_s)
-                                         / std::max(1e-12, before.tokens_per_s) * 100, 1) + "%";
+            parts += ", tokens/s "
+                + signed_fixed(
+                    (after.tokens_per_s - before.tokens_per_s) / std::max(1e-12, before.tokens_per_s) * 100, 1)
+                + "%";
         break;
     }
     default:
-        parts = top_parts(time_parts(before, after), Unit::seconds, 0.005 * std::max(before.step_time_s, after.step_time_s));
+        parts = top_parts(
+            time_parts(before, after), Unit::seconds, 0.005 * std::max(before.step_time_s, after.step_time_s));
         break;
     }
     if (!parts.empty())

@@ -35,7 +35,10 @@ long long RankGrid::group_id(long long rank, ParallelDim d) const
     return outer * m_stride[i] + inner;
 }
 
-bool RankGrid::is_band(ParallelDim d) const { return m_position[static_cast<int>(d)] == kParallelDimCount - 1; }
+bool RankGrid::is_band(ParallelDim d) const
+{
+    return m_position[static_cast<int>(d)] == kParallelDimCount - 1;
+}
 
 long long RankGrid::colour_index(long long rank, ParallelDim d) const
 {

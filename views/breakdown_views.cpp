@@ -37,7 +37,10 @@ double nice_step(double range, int ticks)
     return 10 * mag;
 }
 
-QString csv_number(double v) { return QString::number(v, 'g', 10); }
+QString csv_number(double v)
+{
+    return QString::number(v, 'g', 10);
+}
 
 } // namespace
 
@@ -48,8 +51,14 @@ MemoryBarsView::MemoryBarsView(QWidget* parent)
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
 }
 
-QSize MemoryBarsView::sizeHint() const { return { 420, 220 }; }
-QSize MemoryBarsView::minimumSizeHint() const { return { 160, 120 }; }
+QSize MemoryBarsView::sizeHint() const
+{
+    return { 420, 220 };
+}
+QSize MemoryBarsView::minimumSizeHint() const
+{
+    return { 160, 120 };
+}
 
 void MemoryBarsView::set_prediction(const Prediction& p)
 {
@@ -72,7 +81,8 @@ MemoryBarsView::Layout MemoryBarsView::layout() const
     const double left = fm.horizontalAdvance(QStringLiteral("000 GiB")) + 8;
     const double legend_h = fm.height() + 6;
     const double bottom = fm.height() + 4;
-    l.plot = QRectF(left, legend_h + 4, std::max(10.0, width() - left - 8), std::max(10.0, height() - legend_h - bottom - 8));
+    l.plot = QRectF(
+        left, legend_h + 4, std::max(10.0, width() - left - 8), std::max(10.0, height() - legend_h - bottom - 8));
     const int n = std::max(1, static_cast<int>(m_prediction.stages.size()));
     l.step = l.plot.width() / n;
     l.bar_w = std::max(1.0, std::min(l.step * 0.7, 60.0));
@@ -122,7 +132,8 @@ void MemoryBarsView::paintEvent(QPaintEvent*)
     }
     // Bars (no antialiasing: boxes).
     const int n = static_cast<int>(m_prediction.stages.size());
-    const int label_every = std::max(1, static_cast<int>(std::ceil((fm.horizontalAdvance(QStringLiteral("00")) + 4) / l.step)));
+    const int label_every
+        = std::max(1, static_cast<int>(std::ceil((fm.horizontalAdvance(QStringLiteral("00")) + 4) / l.step)));
     for (int i = 0; i < n; ++i) {
         const StageReport& s = m_prediction.stages[i];
         const double x = l.plot.left() + i * l.step + (l.step - l.bar_w) / 2;
@@ -189,11 +200,12 @@ QString MemoryBarsView::csv() const
                                  "activations_GiB,other_GiB,total_GiB,capacity_GiB\n");
     for (const StageReport& s : m_prediction.stages) {
         const auto parts = memory_parts(s.memory);
-        out += QString::number(s.stage) + u',' + QString::number(s.layers) + u',' + QString::number(s.in_flight_microbatches);
+        out += QString::number(s.stage) + u',' + QString::number(s.layers) + u','
+            + QString::number(s.in_flight_microbatches);
         for (double v : parts)
             out += u',' + csv_number(v / units::kGiB);
-        out += u',' + csv_number(s.memory.total() / units::kGiB) + u',' + csv_number(m_prediction.capacity_bytes / units::kGiB)
-            + u'\n';
+        out += u',' + csv_number(s.memory.total() / units::kGiB) + u','
+            + csv_number(m_prediction.capacity_bytes / units::kGiB) + u'\n';
     }
     return out;
 }
@@ -205,8 +217,14 @@ TimeBreakdownView::TimeBreakdownView(QWidget* parent)
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
 }
 
-QSize TimeBreakdownView::sizeHint() const { return { 420, fontMetrics().height() * 6 + 30 }; }
-QSize TimeBreakdownView::minimumSizeHint() const { return { 160, fontMetrics().height() * 5 + 20 }; }
+QSize TimeBreakdownView::sizeHint() const
+{
+    return { 420, fontMetrics().height() * 6 + 30 };
+}
+QSize TimeBreakdownView::minimumSizeHint() const
+{
+    return { 160, fontMetrics().height() * 5 + 20 };
+}
 
 void TimeBreakdownView::set_predictions(const Prediction& current, const Prediction* pinned)
 {
@@ -299,8 +317,8 @@ bool TimeBreakdownView::event(QEvent* e)
         const double bar_h = fm.height() * 1.4;
         const double scale_s = std::max(m_current.step_time_s, m_pinned ? m_pinned->step_time_s : 0.0);
         const double bar_w = std::max(10.0, width() - label_w - 8);
-        const bool on_pinned = m_pinned && h->pos().y() > 4 + bar_h + fm.height() + 6
-            && h->pos().y() < 4 + 2 * bar_h + fm.height() + 6;
+        const bool on_pinned
+            = m_pinned && h->pos().y() > 4 + bar_h + fm.height() + 6 && h->pos().y() < 4 + 2 * bar_h + fm.height() + 6;
         const Prediction& pr = on_pinned ? *m_pinned : m_current;
         if (h->pos().y() <= 4 + bar_h || on_pinned) {
             double x = label_w;
@@ -312,8 +330,10 @@ bool TimeBreakdownView::event(QEvent* e)
                     const QString head = time_part_name(part) + QStringLiteral(": ") + format_seconds(parts[k])
                         + QStringLiteral(" (") + QString::number(parts[k] / pr.step_time_s * 100, 'f', 1)
                         + QStringLiteral("% of the step)");
-                    QToolTip::showText(h->globalPos(), QStringLiteral("<b>") + head.toHtmlEscaped() + QStringLiteral("</b>")
-                            + explanation_html(explain_metric(time_metric(part))), this);
+                    QToolTip::showText(h->globalPos(),
+                        QStringLiteral("<b>") + head.toHtmlEscaped() + QStringLiteral("</b>")
+                            + explanation_html(explain_metric(time_metric(part))),
+                        this);
                     return true;
                 }
                 x += std::max(0.0, w);

@@ -40,7 +40,10 @@ Degree degree_of(ParallelDim d)
     return Degree::tp;
 }
 
-QString dim_name(ParallelDim d) { return QString::fromLatin1(to_string(d).data()).toUpper(); }
+QString dim_name(ParallelDim d)
+{
+    return QString::fromLatin1(to_string(d).data()).toUpper();
+}
 
 } // namespace
 
@@ -51,8 +54,14 @@ ClusterGridCanvas::ClusterGridCanvas(QWidget* parent)
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
 }
 
-QSize ClusterGridCanvas::sizeHint() const { return { 420, 260 }; }
-QSize ClusterGridCanvas::minimumSizeHint() const { return { 160, 80 }; }
+QSize ClusterGridCanvas::sizeHint() const
+{
+    return { 420, 260 };
+}
+QSize ClusterGridCanvas::minimumSizeHint() const
+{
+    return { 160, 80 };
+}
 
 void ClusterGridCanvas::set_scenario(const Scenario& s, const PlanEvaluationOptions& options)
 {
@@ -73,7 +82,10 @@ RankGrid ClusterGridCanvas::grid() const
     return RankGrid(m_scenario.strategy, m_scenario.cluster.gpus_per_node, m_dim == ParallelDim::ep);
 }
 
-long long ClusterGridCanvas::segment() const { return m_has_scenario ? grid().segment(m_dim) : 0; }
+long long ClusterGridCanvas::segment() const
+{
+    return m_has_scenario ? grid().segment(m_dim) : 0;
+}
 
 ClusterGridCanvas::Geometry ClusterGridCanvas::geometry() const
 {
@@ -159,14 +171,16 @@ double ClusterGridCanvas::rank_position_at(QPointF pos, bool horizontal) const
     const Geometry g = geometry();
     const long long gpn = m_scenario.cluster.gpus_per_node;
     const long long nodes = m_scenario.cluster.nodes;
-    const long long block = std::clamp<long long>(static_cast<long long>(std::floor((pos.x() - g.x0) / g.block_w)), 0, g.blocks - 1);
+    const long long block
+        = std::clamp<long long>(static_cast<long long>(std::floor((pos.x() - g.x0) / g.block_w)), 0, g.blocks - 1);
     if (horizontal) {
         const long long edge = std::clamp<long long>(std::llround((pos.y() - g.y0) / g.cell_h), 0, g.rows);
         return static_cast<double>(std::min(nodes, block * g.rows + edge) * gpn);
     }
     const double in_block = pos.x() - g.x0 - block * g.block_w;
     const double col = std::clamp(std::round(in_block / g.cell_w), 0.0, static_cast<double>(gpn));
-    const long long row = std::clamp<long long>(static_cast<long long>(std::floor((pos.y() - g.y0) / g.cell_h)), 0, g.rows - 1);
+    const long long row
+        = std::clamp<long long>(static_cast<long long>(std::floor((pos.y() - g.y0) / g.cell_h)), 0, g.rows - 1);
     const long long node = std::min(nodes - 1, block * g.rows + row);
     return static_cast<double>(node * gpn) + col;
 }
@@ -233,8 +247,9 @@ void ClusterGridCanvas::paintEvent(QPaintEvent*)
             const long long first = b * geo.rows;
             const long long last = std::min(nodes, first + geo.rows) - 1;
             p.drawText(QRectF(bx, 0, gpn * geo.cell_w, geo.y0), Qt::AlignCenter | Qt::TextDontClip,
-                geo.block_w > fm.horizontalAdvance(QStringLiteral("n000–000")) ? QStringLiteral("n%1–%2").arg(first).arg(last)
-                                                                                  : QString());
+                geo.block_w > fm.horizontalAdvance(QStringLiteral("n000–000"))
+                    ? QStringLiteral("n%1–%2").arg(first).arg(last)
+                    : QString());
         } else if (geo.cell_w >= fm.horizontalAdvance(QStringLiteral("00")) + 2) {
             for (long long c = 0; c < gpn; ++c)
                 p.drawText(QRectF(bx + c * geo.cell_w, 0, geo.cell_w, geo.y0), Qt::AlignCenter, QString::number(c));
@@ -243,7 +258,8 @@ void ClusterGridCanvas::paintEvent(QPaintEvent*)
     if (geo.blocks == 1) {
         const long long every = std::max<long long>(1, static_cast<long long>(std::ceil(fm.height() / geo.cell_h)));
         for (long long n = 0; n < nodes; n += every)
-            p.drawText(QRectF(0, geo.y0 + n * geo.cell_h, geo.x0 - 4, std::max(geo.cell_h, static_cast<double>(fm.height()))),
+            p.drawText(
+                QRectF(0, geo.y0 + n * geo.cell_h, geo.x0 - 4, std::max(geo.cell_h, static_cast<double>(fm.height()))),
                 Qt::AlignRight | Qt::AlignTop, QStringLiteral("node %1").arg(n));
     }
 
@@ -305,7 +321,8 @@ void ClusterGridCanvas::mouseMoveEvent(QMouseEvent* e)
         if (hover != m_hover_k) {
             m_hover_k = hover;
             if (k)
-                setCursor((*k * segment()) % m_scenario.cluster.gpus_per_node == 0 ? Qt::SplitVCursor : Qt::SplitHCursor);
+                setCursor(
+                    (*k * segment()) % m_scenario.cluster.gpus_per_node == 0 ? Qt::SplitVCursor : Qt::SplitHCursor);
             else
                 unsetCursor();
             update();
@@ -327,8 +344,8 @@ void ClusterGridCanvas::mouseMoveEvent(QMouseEvent* e)
     Scenario next = m_scenario;
     next.strategy = best->strategy;
     emit edit_requested(next,
-        dim_name(m_dim) + QStringLiteral(" ") + QString::number(degree_value(m_scenario.strategy, d)) + QStringLiteral(" → ")
-            + QString::number(best->value) + QStringLiteral(" (cluster grid)"),
+        dim_name(m_dim) + QStringLiteral(" ") + QString::number(degree_value(m_scenario.strategy, d))
+            + QStringLiteral(" → ") + QString::number(best->value) + QStringLiteral(" (cluster grid)"),
         m_drag);
 }
 
@@ -361,7 +378,8 @@ bool ClusterGridCanvas::event(QEvent* e)
                 tip += QStringLiteral(" · EP rank %1").arg(expert.coordinate(r, ParallelDim::ep));
             }
             const RankGrid g = grid();
-            tip += QStringLiteral("<br>%1 %2 %3").arg(dim_name(m_dim), g.is_band(m_dim) ? QStringLiteral("stage") : QStringLiteral("group"))
+            tip += QStringLiteral("<br>%1 %2 %3")
+                       .arg(dim_name(m_dim), g.is_band(m_dim) ? QStringLiteral("stage") : QStringLiteral("group"))
                        .arg(g.colour_index(r, m_dim));
             QToolTip::showText(h->globalPos(), tip, this);
             return true;

@@ -40,8 +40,14 @@ void DegreeSlider::set_stops(std::vector<SliderStop> stops, int current)
     update();
 }
 
-QSize DegreeSlider::sizeHint() const { return { 220, fontMetrics().height() + 2 * kHandleRadius + 8 }; }
-QSize DegreeSlider::minimumSizeHint() const { return { 80, fontMetrics().height() + 2 * kHandleRadius + 8 }; }
+QSize DegreeSlider::sizeHint() const
+{
+    return { 220, fontMetrics().height() + 2 * kHandleRadius + 8 };
+}
+QSize DegreeSlider::minimumSizeHint() const
+{
+    return { 80, fontMetrics().height() + 2 * kHandleRadius + 8 };
+}
 
 double DegreeSlider::x_of_index(int i) const
 {

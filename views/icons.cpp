@@ -60,8 +60,8 @@ QIcon lock_icon(const QColor& colour)
 {
     QColor faint = colour;
     faint.setAlphaF(0.45f);
-    return icon_of([colour](QPainter& p) { lock_body(p, colour, true); },
-        [faint](QPainter& p) { lock_body(p, faint, false); });
+    return icon_of(
+        [colour](QPainter& p) { lock_body(p, colour, true); }, [faint](QPainter& p) { lock_body(p, faint, false); });
 }
 
 QIcon absorb_icon(const QColor& colour)
@@ -75,7 +75,8 @@ QIcon absorb_icon(const QColor& colour)
         p.drawLine(QPointF(14, 11), QPointF(3, 11));
         p.drawPolyline(QPolygonF({ QPointF(6, 8), QPointF(3, 11), QPointF(6, 14) }));
     };
-    return icon_of([colour, arrows](QPainter& p) { arrows(p, colour); }, [faint, arrows](QPainter& p) { arrows(p, faint); });
+    return icon_of(
+        [colour, arrows](QPainter& p) { arrows(p, colour); }, [faint, arrows](QPainter& p) { arrows(p, faint); });
 }
 
 QIcon pin_icon(const QColor& colour)
@@ -88,7 +89,8 @@ QIcon pin_icon(const QColor& colour)
     };
     QColor faint = colour;
     faint.setAlphaF(0.6f);
-    return icon_of([colour, pin](QPainter& p) { pin(p, colour, true); }, [faint, pin](QPainter& p) { pin(p, faint, false); });
+    return icon_of(
+        [colour, pin](QPainter& p) { pin(p, colour, true); }, [faint, pin](QPainter& p) { pin(p, faint, false); });
 }
 
 } // namespace parallax::views

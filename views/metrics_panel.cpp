@@ -119,7 +119,8 @@ void MetricsPanel::set_evaluation(const PlanEvaluation& e, const Prediction* pin
         return;
     }
     if (!p.feasible) {
-        m_banner->setText(QStringLiteral("<b>Out of memory:</b> ") + QString::fromStdString(p.infeasible_reason).toHtmlEscaped());
+        m_banner->setText(
+            QStringLiteral("<b>Out of memory:</b> ") + QString::fromStdString(p.infeasible_reason).toHtmlEscaped());
         m_banner->setStyleSheet(QStringLiteral("color: %1;").arg(bad_colour(dark).name()));
         m_banner->show();
     } else {
@@ -140,9 +141,11 @@ void MetricsPanel::set_evaluation(const PlanEvaluation& e, const Prediction* pin
                 const double f = (v - base) / std::abs(base);
                 const bool better = metric_higher_is_better(c.metric) ? f > 0 : f < 0;
                 const bool neutral = std::abs(f) < 0.0005 || c.metric == Metric::power;
-                const QColor col = neutral ? palette().color(QPalette::Text) : (better ? good_colour(dark) : bad_colour(dark));
+                const QColor col
+                    = neutral ? palette().color(QPalette::Text) : (better ? good_colour(dark) : bad_colour(dark));
                 delta = QStringLiteral("<span style='color:%1'>%2 vs pinned</span>")
-                            .arg(col.name(), neutral && std::abs(f) < 0.0005 ? QStringLiteral("±0%") : format_percent_delta(f));
+                            .arg(col.name(),
+                                neutral && std::abs(f) < 0.0005 ? QStringLiteral("±0%") : format_percent_delta(f));
             }
         }
         c.delta->setText(delta);
@@ -167,6 +170,9 @@ QString MetricsPanel::delta_text(Metric m) const
     return {};
 }
 
-QString MetricsPanel::banner_text() const { return m_banner->isHidden() ? QString() : m_banner->text(); }
+QString MetricsPanel::banner_text() const
+{
+    return m_banner->isHidden() ? QString() : m_banner->text();
+}
 
 } // namespace parallax::views

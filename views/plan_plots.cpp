@@ -19,7 +19,10 @@ namespace parallax::views {
 
 namespace {
 
-QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+QString qs(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
 
 QString degree_title(Degree d)
 {
@@ -61,7 +64,8 @@ QString point_summary(const PlanPoint& p, Degree d, const Strategy& current)
     QStringList moves;
     for (Degree other : kAllDegrees)
         if (other != d && degree_value(p.option.strategy, other) != degree_value(current, other))
-            moves << qs(to_string(other)) + QStringLiteral(" ") + QString::number(degree_value(p.option.strategy, other));
+            moves << qs(to_string(other)) + QStringLiteral(" ")
+                    + QString::number(degree_value(p.option.strategy, other));
     if (!moves.isEmpty())
         s += QStringLiteral(" (") + moves.join(QStringLiteral(", ")) + QStringLiteral(")");
     if (!p.valid())
@@ -142,14 +146,16 @@ SensitivityPlot::SensitivityPlot(QWidget* parent)
     m_plot->installEventFilter(this);
     refresh_colours();
 
-    connect(m_choice, &QComboBox::activated, this, [this](int i) { set_degree(static_cast<Degree>(m_choice->itemData(i).toInt())); });
+    connect(m_choice, &QComboBox::activated, this,
+        [this](int i) { set_degree(static_cast<Degree>(m_choice->itemData(i).toInt())); });
     connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
         if (e->button() != Qt::LeftButton || !m_eval)
             return;
         const PlanPoint* p = point_near(e->position());
         if (p && p->valid() && p->option.value != m_eval->curve(m_degree).current)
             emit apply_requested(p->option.strategy,
-                degree_title(m_degree) + QStringLiteral(" ") + QString::number(p->option.value) + QStringLiteral(" (sensitivity plot)"));
+                degree_title(m_degree) + QStringLiteral(" ") + QString::number(p->option.value)
+                    + QStringLiteral(" (sensitivity plot)"));
     });
     install_export_menu(m_plot, QStringLiteral("sensitivity"), [this] { return csv(); });
 }
@@ -180,7 +186,10 @@ void SensitivityPlot::changeEvent(QEvent* e)
 
 // Plots behind another tab stay "visible" but off screen: their replot waits until they are painted.
 namespace {
-bool on_screen(const QWidget* w) { return w->isVisible() && !w->visibleRegion().isEmpty(); }
+bool on_screen(const QWidget* w)
+{
+    return w->isVisible() && !w->visibleRegion().isEmpty();
+}
 } // namespace
 
 void SensitivityPlot::set_evaluation(std::shared_ptr<const PlanEvaluation> e)
@@ -314,11 +323,13 @@ QString SensitivityPlot::csv() const
     for (Degree d : kAllDegrees) {
         for (const PlanPoint& p : m_eval->curve(d).points) {
             const Strategy& s = p.option.strategy;
-            out += qs(to_string(d)) + u',' + QString::number(p.option.value) + u',' + (p.valid() ? QStringLiteral("1") : QStringLiteral("0"))
-                + u',' + QString::fromLatin1(p.valid() ? "" : rule_key(p.option.rule)) + u','
-                + (p.feasible ? QStringLiteral("1") : QStringLiteral("0")) + u',' + QString::number(p.tokens_per_s, 'g', 10) + u','
-                + QString::number(p.step_time_s, 'g', 10) + u',' + QString::number(p.tflops_per_gpu, 'g', 10) + u','
-                + QString::number(p.mfu, 'g', 10) + u',' + QString::number(p.bubble_fraction, 'g', 10) + u','
+            out += qs(to_string(d)) + u',' + QString::number(p.option.value) + u','
+                + (p.valid() ? QStringLiteral("1") : QStringLiteral("0")) + u','
+                + QString::fromLatin1(p.valid() ? "" : rule_key(p.option.rule)) + u','
+                + (p.feasible ? QStringLiteral("1") : QStringLiteral("0")) + u','
+                + QString::number(p.tokens_per_s, 'g', 10) + u',' + QString::number(p.step_time_s, 'g', 10) + u','
+                + QString::number(p.tflops_per_gpu, 'g', 10) + u',' + QString::number(p.mfu, 'g', 10) + u','
+                + QString::number(p.bubble_fraction, 'g', 10) + u','
                 + QString::number(p.peak_memory_bytes / units::kGiB, 'g', 10) + u','
                 + QString::number(p.power_W_per_gpu, 'g', 10);
             for (Degree k : kAllDegrees)
@@ -371,8 +382,7 @@ HeatmapPlot::HeatmapPlot(QWidget* parent)
         int tp = 0, pp = 0;
         const PlanPoint* p = cell_at(e->position(), &tp, &pp);
         if (p && p->valid() && p->option.strategy != m_eval->scenario.strategy)
-            emit apply_requested(p->option.strategy,
-                QStringLiteral("TP %1 × PP %2 (heatmap)").arg(tp).arg(pp));
+            emit apply_requested(p->option.strategy, QStringLiteral("TP %1 × PP %2 (heatmap)").arg(tp).arg(pp));
     });
     install_export_menu(m_plot, QStringLiteral("tp-pp-heatmap"), [this] { return csv(); });
 }
@@ -463,9 +473,10 @@ void HeatmapPlot::rebuild()
         m_current->setVisible(ci >= 0 && cj >= 0);
         m_current->topLeft->setCoords(ci - 0.5, cj + 0.5);
         m_current->bottomRight->setCoords(ci + 0.5, cj - 0.5);
-        m_note->setText(QStringLiteral("Tokens/s for each TP × PP, %1 absorbing the GPU count; × does not fit in memory, "
-                                       "· breaks a rule. Click a cell to apply it.")
-                            .arg(h->absorber ? qs(to_string(*h->absorber)).toUpper() : QStringLiteral("nothing")));
+        m_note->setText(
+            QStringLiteral("Tokens/s for each TP × PP, %1 absorbing the GPU count; × does not fit in memory, "
+                           "· breaks a rule. Click a cell to apply it.")
+                .arg(h->absorber ? qs(to_string(*h->absorber)).toUpper() : QStringLiteral("nothing")));
     }
     m_plot->xAxis->setTicker(xt);
     m_plot->yAxis->setTicker(yt);
@@ -503,7 +514,8 @@ QPoint HeatmapPlot::cell_position(int tp, int pp) const
     for (int i = 0; i < static_cast<int>(h.tp_values.size()); ++i)
         for (int j = 0; j < static_cast<int>(h.pp_values.size()); ++j)
             if (h.tp_values[i] == tp && h.pp_values[j] == pp)
-                return QPoint(static_cast<int>(m_plot->xAxis->coordToPixel(i)), static_cast<int>(m_plot->yAxis->coordToPixel(j)));
+                return QPoint(
+                    static_cast<int>(m_plot->xAxis->coordToPixel(i)), static_cast<int>(m_plot->yAxis->coordToPixel(j)));
     return {};
 }
 
@@ -525,7 +537,8 @@ bool HeatmapPlot::eventFilter(QObject* o, QEvent* e)
             else
                 tip += QStringLiteral("<br>") + format_count(p->tokens_per_s) + QStringLiteral(" tokens/s · MFU ")
                     + QString::number(p->mfu * 100, 'f', 1) + QStringLiteral("%<br>peak memory ")
-                    + format_gib(p->peak_memory_bytes) + (p->feasible ? QString() : QStringLiteral(" — <b>does not fit</b>"));
+                    + format_gib(p->peak_memory_bytes)
+                    + (p->feasible ? QString() : QStringLiteral(" — <b>does not fit</b>"));
             QToolTip::showText(h->globalPos(), tip, m_plot);
             return true;
         }
@@ -548,9 +561,10 @@ QString HeatmapPlot::csv() const
                 + QString::number(p.option.strategy.dp) + u',' + QString::number(p.option.strategy.cp) + u','
                 + (p.valid() ? QStringLiteral("1") : QStringLiteral("0")) + u','
                 + QString::fromLatin1(p.valid() ? "" : rule_key(p.option.rule)) + u','
-                + (p.feasible ? QStringLiteral("1") : QStringLiteral("0")) + u',' + QString::number(p.tokens_per_s, 'g', 10)
-                + u',' + QString::number(p.step_time_s, 'g', 10) + u',' + QString::number(p.mfu, 'g', 10) + u','
-                + QString::number(p.peak_memory_bytes / units::kGiB, 'g', 10) + u'\n';
+                + (p.feasible ? QStringLiteral("1") : QStringLiteral("0")) + u','
+                + QString::number(p.tokens_per_s, 'g', 10) + u',' + QString::number(p.step_time_s, 'g', 10) + u','
+                + QString::number(p.mfu, 'g', 10) + u',' + QString::number(p.peak_memory_bytes / units::kGiB, 'g', 10)
+                + u'\n';
         }
     }
     return out;

@@ -141,8 +141,9 @@ void install_export_menu(QWidget* w, const QString& base_name, std::function<QSt
         QAction* chosen = menu.exec(w->mapToGlobal(pos));
         QString error;
         if (chosen == image) {
-            const QString path = QFileDialog::getSaveFileName(w, QStringLiteral("Export image"), base_name + QStringLiteral(".png"),
-                QStringLiteral("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"));
+            const QString path
+                = QFileDialog::getSaveFileName(w, QStringLiteral("Export image"), base_name + QStringLiteral(".png"),
+                    QStringLiteral("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"));
             if (!path.isEmpty() && !export_image(w, path, &error))
                 QMessageBox::warning(w, QStringLiteral("Export failed"), error);
         } else if (chosen == data) {

@@ -10,7 +10,10 @@ namespace parallax::views {
 
 namespace {
 
-QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+QString qs(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
 
 const std::vector<Metric>& compared_metrics()
 {
@@ -41,7 +44,10 @@ int SearchResultsModel::rowCount(const QModelIndex& parent) const
     return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
 }
 
-int SearchResultsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : column_count; }
+int SearchResultsModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : column_count;
+}
 
 QVariant SearchResultsModel::headerData(int section, Qt::Orientation o, int role) const
 {
@@ -63,7 +69,8 @@ QVariant SearchResultsModel::data(const QModelIndex& index, int role) const
     if (role != Qt::DisplayRole && !sort && role != Qt::ToolTipRole && role != Qt::TextAlignmentRole)
         return {};
     if (role == Qt::TextAlignmentRole)
-        return index.column() <= mfu || index.column() == peak_memory ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
+        return index.column() <= mfu || index.column() == peak_memory ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
+                                                                      : QVariant();
     if (role == Qt::ToolTipRole)
         return r.explanation.isEmpty() ? QVariant() : QVariant(r.explanation);
     switch (index.column()) {
@@ -119,7 +126,10 @@ int ComparisonModel::rowCount(const QModelIndex& parent) const
     return parent.isValid() || !m_current ? 0 : static_cast<int>(compared_metrics().size());
 }
 
-int ComparisonModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : column_count; }
+int ComparisonModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : column_count;
+}
 
 QVariant ComparisonModel::headerData(int section, Qt::Orientation o, int role) const
 {
@@ -146,8 +156,8 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const
     const Metric m = compared_metrics()[static_cast<std::size_t>(index.row())];
     const double b = metric_value(*m_current, m);
     if (role == Qt::ToolTipRole)
-        return explanation_html(explain_metric(m),
-            m_pinned ? QString::fromStdString(why_moved(m, *m_pinned, *m_current)) : QString());
+        return explanation_html(
+            explain_metric(m), m_pinned ? QString::fromStdString(why_moved(m, *m_pinned, *m_current)) : QString());
     if (role == Qt::TextAlignmentRole)
         return index.column() == metric ? QVariant() : QVariant(int(Qt::AlignRight | Qt::AlignVCenter));
     if (role != Qt::DisplayRole)

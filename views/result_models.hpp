@@ -16,8 +16,26 @@ namespace parallax::views {
 class SearchResultsModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { rank, tp, pp, dp, cp, ep, vpp, micro_batch, zero, recompute, schedule, tokens_per_s, step_time,
-        mfu, peak_memory, limiter, explanation, column_count };
+    enum Column {
+        rank,
+        tp,
+        pp,
+        dp,
+        cp,
+        ep,
+        vpp,
+        micro_batch,
+        zero,
+        recompute,
+        schedule,
+        tokens_per_s,
+        step_time,
+        mfu,
+        peak_memory,
+        limiter,
+        explanation,
+        column_count
+    };
     using QAbstractTableModel::QAbstractTableModel;
     void set_rows(std::vector<SearchRow> rows);
     const SearchRow* row_at(int row) const;

@@ -24,8 +24,9 @@ ScalingPlot::ScalingPlot(QWidget* parent)
     auto* bar = new QHBoxLayout;
     m_run = new QPushButton(QStringLiteral("Sweep GPU counts"), this);
     m_run->setObjectName(QStringLiteral("scaling_run"));
-    m_run->setToolTip(QStringLiteral("Runs a full strategy search at 1/8, 1/4, 1/2, 1, 2 and 4 times the cluster's GPUs "
-                                     "(whole nodes) and plots the best plan of each"));
+    m_run->setToolTip(
+        QStringLiteral("Runs a full strategy search at 1/8, 1/4, 1/2, 1, 2 and 4 times the cluster's GPUs "
+                       "(whole nodes) and plots the best plan of each"));
     m_cancel = new QPushButton(QStringLiteral("Cancel"), this);
     m_cancel->setEnabled(false);
     m_progress = new QProgressBar(this);
@@ -120,7 +121,10 @@ void ScalingPlot::set_running(bool running, const QString& status)
     m_status->setText(status);
 }
 
-void ScalingPlot::set_progress(double fraction) { m_progress->setValue(static_cast<int>(std::lround(fraction * 1000))); }
+void ScalingPlot::set_progress(double fraction)
+{
+    m_progress->setValue(static_cast<int>(std::lround(fraction * 1000)));
+}
 
 void ScalingPlot::set_points(std::vector<ScalingPoint> points, long long current_gpus)
 {
@@ -177,11 +181,12 @@ bool ScalingPlot::eventFilter(QObject* o, QEvent* e)
             }
         }
         if (best) {
-            QString tip = QStringLiteral("<b>%1 GPUs</b>: %2 tokens/s<br>best plan: %3<br>per-GPU efficiency %4%, marginal %5%")
-                              .arg(best->gpus)
-                              .arg(format_count(best->tokens_per_s), best->family.toHtmlEscaped())
-                              .arg(best->scaling_efficiency * 100, 0, 'f', 0)
-                              .arg(best->marginal_efficiency * 100, 0, 'f', 0);
+            QString tip
+                = QStringLiteral("<b>%1 GPUs</b>: %2 tokens/s<br>best plan: %3<br>per-GPU efficiency %4%, marginal %5%")
+                      .arg(best->gpus)
+                      .arg(format_count(best->tokens_per_s), best->family.toHtmlEscaped())
+                      .arg(best->scaling_efficiency * 100, 0, 'f', 0)
+                      .arg(best->marginal_efficiency * 100, 0, 'f', 0);
             if (!best->notes.isEmpty())
                 tip += QStringLiteral("<br><b>") + best->notes.toHtmlEscaped() + QStringLiteral("</b>");
             QToolTip::showText(h->globalPos(), tip, m_plot);
@@ -195,7 +200,8 @@ bool ScalingPlot::eventFilter(QObject* o, QEvent* e)
 
 QString ScalingPlot::csv() const
 {
-    QString out = QStringLiteral("gpus,has_plan,tokens_per_s,scaling_efficiency,marginal_efficiency,family,notes,tp,pp,dp,cp,ep,vpp,micro_batch\n");
+    QString out = QStringLiteral("gpus,has_plan,tokens_per_s,scaling_efficiency,marginal_efficiency,family,notes,tp,pp,"
+                                 "dp,cp,ep,vpp,micro_batch\n");
     for (const ScalingPoint& p : m_points) {
         auto quote = [](const QString& s) {
             QString q(1, u'"');

@@ -32,7 +32,10 @@ namespace {
 using Kind = FormField::Kind;
 const QString kCustom = QStringLiteral("(custom)");
 
-QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+QString qs(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
 
 QStringList preset_names(PresetKind kind)
 {
@@ -85,7 +88,8 @@ FormField boolean(QString key, QString label, std::function<bool(const Scenario&
 }
 
 FormField choice(QString key, QString label, std::function<QStringList(const Scenario&)> choices,
-    std::function<QString(const Scenario&)> get, std::function<void(Scenario&, const QString&)> set, QString section = {})
+    std::function<QString(const Scenario&)> get, std::function<void(Scenario&, const QString&)> set,
+    QString section = {})
 {
     FormField f;
     f.key = std::move(key);
@@ -145,7 +149,8 @@ void adopt_cluster_preset(Scenario& s, const QString& name)
 FormField model_int(const char* key, const char* label, double min, double max, long long ModelSpec::*field,
     QString section = {}, QString special = {})
 {
-    return integer(QStringLiteral("model.") + QString::fromLatin1(key), QString::fromLatin1(label), min, max,
+    return integer(
+        QStringLiteral("model.") + QString::fromLatin1(key), QString::fromLatin1(label), min, max,
         [field](const Scenario& s) { return static_cast<double>(s.model.*field); },
         [field](Scenario& s, double v) {
             s.model.*field = static_cast<long long>(v);
@@ -157,7 +162,8 @@ FormField model_int(const char* key, const char* label, double min, double max, 
 FormField model_int(const char* key, const char* label, double min, double max, int ModelSpec::*field,
     QString section = {}, QString special = {})
 {
-    return integer(QStringLiteral("model.") + QString::fromLatin1(key), QString::fromLatin1(label), min, max,
+    return integer(
+        QStringLiteral("model.") + QString::fromLatin1(key), QString::fromLatin1(label), min, max,
         [field](const Scenario& s) { return static_cast<double>(s.model.*field); },
         [field](Scenario& s, double v) {
             s.model.*field = static_cast<int>(v);
@@ -168,8 +174,9 @@ FormField model_int(const char* key, const char* label, double min, double max, 
 
 FormField mla_int(const char* key, const char* label, double min, int MlaSpec::*field)
 {
-    FormField f = integer(QStringLiteral("model.attention.") + QString::fromLatin1(key), QString::fromLatin1(label), min,
-        1e7, [field](const Scenario& s) { return s.model.mla ? static_cast<double>((*s.model.mla).*field) : 0.0; },
+    FormField f = integer(
+        QStringLiteral("model.attention.") + QString::fromLatin1(key), QString::fromLatin1(label), min, 1e7,
+        [field](const Scenario& s) { return s.model.mla ? static_cast<double>((*s.model.mla).*field) : 0.0; },
         [field](Scenario& s, double v) {
             if (!s.model.mla)
                 s.model.mla = MlaSpec {};
@@ -197,7 +204,8 @@ MoeSpec& moe_of(Scenario& s)
 FormField moe_int(const char* key, const char* label, double min, std::function<double(const MoeSpec&)> get,
     std::function<void(MoeSpec&, double)> set)
 {
-    FormField f = integer(QStringLiteral("model.moe.") + QString::fromLatin1(key), QString::fromLatin1(label), min, 1e7,
+    FormField f = integer(
+        QStringLiteral("model.moe.") + QString::fromLatin1(key), QString::fromLatin1(label), min, 1e7,
         [get](const Scenario& s) { return s.model.moe ? get(*s.model.moe) : 0.0; },
         [set](Scenario& s, double v) { set(moe_of(s), v); }, QStringLiteral("Mixture of experts"));
     f.enabled = [](const Scenario& s) { return s.model.is_moe(); };
@@ -212,28 +220,33 @@ std::vector<FormField> gpu_fields()
         s.refs.cluster.clear();
     };
     std::vector<FormField> f;
-    f.push_back(choice(QStringLiteral("cluster.gpu"), QStringLiteral("GPU preset"),
+    f.push_back(choice(
+        QStringLiteral("cluster.gpu"), QStringLiteral("GPU preset"),
         [](const Scenario&) { return preset_names(PresetKind::gpus); },
         [](const Scenario& s) { return s.refs.gpu.empty() ? kCustom : QString::fromStdString(s.refs.gpu); },
         [](Scenario& s, const QString& v) {
             if (v == kCustom) {
                 s.refs.gpu.clear();
             } else {
-                s.cluster.gpu = resolve_gpu(nlohmann::json(v.toStdString()), "", "cluster.gpu", PresetCatalog::standard(),
-                    &s.refs.gpu);
+                s.cluster.gpu = resolve_gpu(
+                    nlohmann::json(v.toStdString()), "", "cluster.gpu", PresetCatalog::standard(), &s.refs.gpu);
             }
             s.refs.cluster.clear();
         },
         sec));
-    f.push_back(text(QStringLiteral("cluster.gpu.name"), QStringLiteral("Name"),
+    f.push_back(text(
+        QStringLiteral("cluster.gpu.name"), QStringLiteral("Name"),
         [](const Scenario& s) { return QString::fromStdString(s.cluster.gpu.name); },
         [touch](Scenario& s, const QString& v) {
             s.cluster.gpu.name = v.toStdString();
             touch(s);
         },
         sec));
-    f.push_back(choice(QStringLiteral("cluster.gpu.architecture"), QStringLiteral("Architecture"),
-        [](const Scenario&) { return fixed({ "generic", "volta", "ampere", "hopper", "blackwell", "cdna2", "cdna3" }); },
+    f.push_back(choice(
+        QStringLiteral("cluster.gpu.architecture"), QStringLiteral("Architecture"),
+        [](const Scenario&) {
+            return fixed({ "generic", "volta", "ampere", "hopper", "blackwell", "cdna2", "cdna3" });
+        },
         [](const Scenario& s) { return qs(to_string(s.cluster.gpu.architecture)); },
         [touch](Scenario& s, const QString& v) {
             architecture_from_string(v.toStdString(), s.cluster.gpu.architecture);
@@ -241,7 +254,8 @@ std::vector<FormField> gpu_fields()
         },
         sec));
     for (int i = 0; i < kPrecisionCount; ++i) {
-        f.push_back(number(QStringLiteral("cluster.gpu.peak_TFLOPs.") + qs(kPrecisionNames[i]),
+        f.push_back(number(
+            QStringLiteral("cluster.gpu.peak_TFLOPs.") + qs(kPrecisionNames[i]),
             QStringLiteral("Peak ") + qs(kPrecisionNames[i]), QStringLiteral("TFLOP/s"), 0, 1e7, 1,
             [i](const Scenario& s) { return s.cluster.gpu.peak_flops[i] / units::kTFLOP; },
             [i, touch](Scenario& s, double v) {
@@ -252,7 +266,8 @@ std::vector<FormField> gpu_fields()
     }
     auto gpu_number = [&](const char* key, const char* label, const char* unit, double min, double max, int decimals,
                           double GpuSpec::*field, double scale, QString special = {}) {
-        f.push_back(number(QStringLiteral("cluster.gpu.") + QString::fromLatin1(key), QString::fromLatin1(label),
+        f.push_back(number(
+            QStringLiteral("cluster.gpu.") + QString::fromLatin1(key), QString::fromLatin1(label),
             QString::fromUtf8(unit), min, max, decimals,
             [field, scale](const Scenario& s) { return s.cluster.gpu.*field / scale; },
             [field, scale, touch](Scenario& s, double v) {
@@ -267,7 +282,8 @@ std::vector<FormField> gpu_fields()
     gpu_number("idle_W", "Idle power", "W", 0, 1e5, 0, &GpuSpec::idle_W, 1);
     gpu_number("power_limit_W", "Power limit", "W", 0, 1e5, 0, &GpuSpec::power_limit_W, 1, QStringLiteral("TDP"));
     gpu_number("clock_MHz", "Clock", "MHz", 0, 1e5, 0, &GpuSpec::clock_MHz, 1, QStringLiteral("unknown"));
-    f.push_back(integer(QStringLiteral("cluster.gpu.sm_count"), QStringLiteral("SMs / CUs"), 0, 100000,
+    f.push_back(integer(
+        QStringLiteral("cluster.gpu.sm_count"), QStringLiteral("SMs / CUs"), 0, 100000,
         [](const Scenario& s) { return static_cast<double>(s.cluster.gpu.sm_count); },
         [touch](Scenario& s, double v) {
             s.cluster.gpu.sm_count = static_cast<int>(v);
@@ -282,14 +298,17 @@ std::vector<FormField> fabric_fields(bool intra)
     const QString key = intra ? QStringLiteral("cluster.intra_node") : QStringLiteral("cluster.inter_node");
     const QString sec = intra ? QStringLiteral("Inside a node") : QStringLiteral("Between nodes");
     auto fabric = [intra](Scenario& s) -> FabricSpec& { return intra ? s.cluster.intra_node : s.cluster.inter_node; };
-    auto cfabric = [intra](const Scenario& s) -> const FabricSpec& { return intra ? s.cluster.intra_node : s.cluster.inter_node; };
+    auto cfabric = [intra](const Scenario& s) -> const FabricSpec& {
+        return intra ? s.cluster.intra_node : s.cluster.inter_node;
+    };
     auto ref = [intra](Scenario& s) -> std::string& { return intra ? s.refs.intra_node : s.refs.inter_node; };
     auto touch = [ref](Scenario& s) {
         ref(s).clear();
         s.refs.cluster.clear();
     };
     std::vector<FormField> f;
-    f.push_back(choice(key, QStringLiteral("Fabric preset"), [](const Scenario&) { return preset_names(PresetKind::fabrics); },
+    f.push_back(choice(
+        key, QStringLiteral("Fabric preset"), [](const Scenario&) { return preset_names(PresetKind::fabrics); },
         [intra](const Scenario& s) {
             const std::string& r = intra ? s.refs.intra_node : s.refs.inter_node;
             return r.empty() ? kCustom : QString::fromStdString(r);
@@ -298,12 +317,16 @@ std::vector<FormField> fabric_fields(bool intra)
             if (v == kCustom)
                 ref(s).clear();
             else
-                fabric(s) = resolve_fabric(nlohmann::json(v.toStdString()), "", key.toStdString(), PresetCatalog::standard(), &ref(s));
+                fabric(s) = resolve_fabric(
+                    nlohmann::json(v.toStdString()), "", key.toStdString(), PresetCatalog::standard(), &ref(s));
             s.refs.cluster.clear();
         },
         sec));
-    f.push_back(choice(key + QStringLiteral(".kind"), QStringLiteral("Kind"),
-        [](const Scenario&) { return fixed({ "unspecified", "nvlink", "nvswitch", "pcie", "xgmi", "ib", "roce" }); },
+    f.push_back(choice(
+        key + QStringLiteral(".kind"), QStringLiteral("Kind"),
+        [](const Scenario&) {
+            return fixed({ "unspecified", "nvlink", "nvswitch", "pcie", "xgmi", "ib", "roce" });
+        },
         [cfabric](const Scenario& s) { return qs(to_string(cfabric(s).kind)); },
         [fabric, touch](Scenario& s, const QString& v) {
             FabricKind k = FabricKind::unspecified;
@@ -312,29 +335,33 @@ std::vector<FormField> fabric_fields(bool intra)
             touch(s);
         },
         sec));
-    f.push_back(number(key + QStringLiteral(".bw_GBps"), QStringLiteral("Bandwidth per GPU"), QStringLiteral("GB/s"), 0.001, 1e6,
-        1, [cfabric](const Scenario& s) { return cfabric(s).bw_Bps / units::kGB; },
+    f.push_back(number(
+        key + QStringLiteral(".bw_GBps"), QStringLiteral("Bandwidth per GPU"), QStringLiteral("GB/s"), 0.001, 1e6, 1,
+        [cfabric](const Scenario& s) { return cfabric(s).bw_Bps / units::kGB; },
         [fabric, touch](Scenario& s, double v) {
             fabric(s).bw_Bps = v * units::kGB;
             touch(s);
         },
         sec));
-    f.push_back(number(key + QStringLiteral(".latency_us"), QStringLiteral("Latency per step"), QStringLiteral("µs"), 0, 1e6, 2,
+    f.push_back(number(
+        key + QStringLiteral(".latency_us"), QStringLiteral("Latency per step"), QStringLiteral("µs"), 0, 1e6, 2,
         [cfabric](const Scenario& s) { return cfabric(s).latency_s / units::kMicrosecond; },
         [fabric, touch](Scenario& s, double v) {
             fabric(s).latency_s = v * units::kMicrosecond;
             touch(s);
         },
         sec));
-    f.push_back(boolean(key + QStringLiteral(".rail_optimized"), QStringLiteral("Rail-optimised"),
+    f.push_back(boolean(
+        key + QStringLiteral(".rail_optimized"), QStringLiteral("Rail-optimised"),
         [cfabric](const Scenario& s) { return cfabric(s).rail_optimized; },
         [fabric, touch](Scenario& s, bool v) {
             fabric(s).rail_optimized = v;
             touch(s);
         },
         sec));
-    f.push_back(number(key + QStringLiteral(".oversubscription"), QStringLiteral("Oversubscription"), QStringLiteral(": 1"), 1,
-        1000, 2, [cfabric](const Scenario& s) { return cfabric(s).oversubscription; },
+    f.push_back(number(
+        key + QStringLiteral(".oversubscription"), QStringLiteral("Oversubscription"), QStringLiteral(": 1"), 1, 1000,
+        2, [cfabric](const Scenario& s) { return cfabric(s).oversubscription; },
         [fabric, touch](Scenario& s, double v) {
             fabric(s).oversubscription = v;
             touch(s);
@@ -345,7 +372,8 @@ std::vector<FormField> fabric_fields(bool intra)
 
 } // namespace
 
-ScenarioForm::ScenarioForm(std::vector<FormField> fields, FormValidator validate, QStringList rule_prefixes, QWidget* parent)
+ScenarioForm::ScenarioForm(
+    std::vector<FormField> fields, FormValidator validate, QStringList rule_prefixes, QWidget* parent)
     : QWidget(parent)
     , m_validate(std::move(validate))
     , m_rule_prefixes(std::move(rule_prefixes))
@@ -529,12 +557,14 @@ void ScenarioForm::show_message(const QString& key, const QString& text, bool ha
     // The field with this key, else the one with the longest key that prefixes it.
     Row* target = nullptr;
     for (Row& r : m_rows)
-        if (r.field.key == key || (key.startsWith(r.field.key + u'.') && (!target || r.field.key.size() > target->field.key.size())))
+        if (r.field.key == key
+            || (key.startsWith(r.field.key + u'.') && (!target || r.field.key.size() > target->field.key.size())))
             target = &r;
     if (!target)
         return;
     const QString line = QStringLiteral("<span style='color:%1'>%2</span>").arg(colour.name(), text.toHtmlEscaped());
-    target->message->setText(target->message->text().isEmpty() ? line : target->message->text() + QStringLiteral("<br>") + line);
+    target->message->setText(
+        target->message->text().isEmpty() ? line : target->message->text() + QStringLiteral("<br>") + line);
     target->message->show();
 }
 
@@ -553,7 +583,9 @@ void ScenarioForm::set_scenario(const Scenario& s)
         const QString key = QString::fromLatin1(rule_key(rule, m_scenario.strategy));
         for (const QString& prefix : m_rule_prefixes)
             if (key.startsWith(prefix))
-                show_message(key, QStringLiteral("Plan rule: ") + QString::fromStdString(explain(rule, in, m_scenario.strategy)), false);
+                show_message(key,
+                    QStringLiteral("Plan rule: ") + QString::fromStdString(explain(rule, in, m_scenario.strategy)),
+                    false);
     }
 }
 
@@ -590,16 +622,19 @@ void ScenarioForm::commit(int index)
 ScenarioForm* make_model_editor(QWidget* parent)
 {
     std::vector<FormField> f;
-    f.push_back(choice(QStringLiteral("model"), QStringLiteral("Model preset"),
+    f.push_back(choice(
+        QStringLiteral("model"), QStringLiteral("Model preset"),
         [](const Scenario&) { return preset_names(PresetKind::models); },
         [](const Scenario& s) { return s.refs.model.empty() ? kCustom : QString::fromStdString(s.refs.model); },
         [](Scenario& s, const QString& v) {
             if (v == kCustom)
                 s.refs.model.clear();
             else
-                s.model = resolve_model(nlohmann::json(v.toStdString()), "", "model", PresetCatalog::standard(), &s.refs.model);
+                s.model = resolve_model(
+                    nlohmann::json(v.toStdString()), "", "model", PresetCatalog::standard(), &s.refs.model);
         }));
-    f.push_back(text(QStringLiteral("model.name"), QStringLiteral("Name"),
+    f.push_back(text(
+        QStringLiteral("model.name"), QStringLiteral("Name"),
         [](const Scenario& s) { return QString::fromStdString(s.model.name); },
         [](Scenario& s, const QString& v) {
             s.model.name = v.toStdString();
@@ -611,23 +646,33 @@ ScenarioForm* make_model_editor(QWidget* parent)
     f.push_back(model_int("kv_heads", "KV heads", 1, 1e7, &ModelSpec::kv_heads));
     f.push_back(model_int("ffn_hidden", "FFN hidden size", 1, 1e7, &ModelSpec::ffn_hidden));
     f.push_back(model_int("vocab", "Vocabulary", 1, 1e8, &ModelSpec::vocab));
-    f.push_back(choice(QStringLiteral("model.ffn_act"), QStringLiteral("FFN activation"),
-        [](const Scenario&) { return fixed({ "gelu", "swiglu" }); },
-        [](const Scenario& s) { return s.model.ffn_act == FfnActivation::swiglu ? QStringLiteral("swiglu") : QStringLiteral("gelu"); },
+    f.push_back(choice(
+        QStringLiteral("model.ffn_act"), QStringLiteral("FFN activation"),
+        [](const Scenario&) {
+            return fixed({ "gelu", "swiglu" });
+        },
+        [](const Scenario& s) {
+            return s.model.ffn_act == FfnActivation::swiglu ? QStringLiteral("swiglu") : QStringLiteral("gelu");
+        },
         [](Scenario& s, const QString& v) {
             s.model.ffn_act = v == QStringLiteral("swiglu") ? FfnActivation::swiglu : FfnActivation::gelu;
             s.refs.model.clear();
         }));
-    f.push_back(boolean(QStringLiteral("model.tied_embeddings"), QStringLiteral("Tied embeddings"),
+    f.push_back(boolean(
+        QStringLiteral("model.tied_embeddings"), QStringLiteral("Tied embeddings"),
         [](const Scenario& s) { return s.model.tied_embeddings; },
         [](Scenario& s, bool v) {
             s.model.tied_embeddings = v;
             s.refs.model.clear();
         }));
-    f.push_back(choice(QStringLiteral("model.dropout"), QStringLiteral("Dropout"),
-        [](const Scenario&) { return fixed({ "auto", "on", "off" }); },
+    f.push_back(choice(
+        QStringLiteral("model.dropout"), QStringLiteral("Dropout"),
+        [](const Scenario&) {
+            return fixed({ "auto", "on", "off" });
+        },
         [](const Scenario& s) {
-            return !s.model.dropout ? QStringLiteral("auto") : (*s.model.dropout ? QStringLiteral("on") : QStringLiteral("off"));
+            return !s.model.dropout ? QStringLiteral("auto")
+                                    : (*s.model.dropout ? QStringLiteral("on") : QStringLiteral("off"));
         },
         [](Scenario& s, const QString& v) {
             if (v == QStringLiteral("auto"))
@@ -636,8 +681,11 @@ ScenarioForm* make_model_editor(QWidget* parent)
                 s.model.dropout = v == QStringLiteral("on");
             s.refs.model.clear();
         }));
-    f.push_back(integer(QStringLiteral("model.head_dim"), QStringLiteral("Head dimension"), 0, 65536,
-        [](const Scenario& s) { return s.model.head_dim_override ? static_cast<double>(*s.model.head_dim_override) : 0.0; },
+    f.push_back(integer(
+        QStringLiteral("model.head_dim"), QStringLiteral("Head dimension"), 0, 65536,
+        [](const Scenario& s) {
+            return s.model.head_dim_override ? static_cast<double>(*s.model.head_dim_override) : 0.0;
+        },
         [](Scenario& s, double v) {
             if (v <= 0)
                 s.model.head_dim_override.reset();
@@ -646,8 +694,11 @@ ScenarioForm* make_model_editor(QWidget* parent)
             s.refs.model.clear();
         },
         {}, QStringLiteral("hidden / heads")));
-    f.push_back(choice(QStringLiteral("model.attention"), QStringLiteral("Attention"),
-        [](const Scenario&) { return fixed({ "standard", "mla" }); },
+    f.push_back(choice(
+        QStringLiteral("model.attention"), QStringLiteral("Attention"),
+        [](const Scenario&) {
+            return fixed({ "standard", "mla" });
+        },
         [](const Scenario& s) { return s.model.mla ? QStringLiteral("mla") : QStringLiteral("standard"); },
         [](Scenario& s, const QString& v) {
             if (v == QStringLiteral("mla")) {
@@ -666,7 +717,8 @@ ScenarioForm* make_model_editor(QWidget* parent)
     f.push_back(mla_int("qk_nope_head_dim", "QK no-RoPE head dim", 1, &MlaSpec::qk_nope_head_dim));
     f.push_back(mla_int("qk_rope_head_dim", "QK RoPE head dim", 0, &MlaSpec::qk_rope_head_dim));
     f.push_back(mla_int("v_head_dim", "V head dim", 1, &MlaSpec::v_head_dim));
-    FormField experts = integer(QStringLiteral("model.moe.experts"), QStringLiteral("Experts"), 0, 1e7,
+    FormField experts = integer(
+        QStringLiteral("model.moe.experts"), QStringLiteral("Experts"), 0, 1e7,
         [](const Scenario& s) { return s.model.moe ? static_cast<double>(s.model.moe->experts) : 0.0; },
         [](Scenario& s, double v) {
             if (v <= 0) {
@@ -679,22 +731,29 @@ ScenarioForm* make_model_editor(QWidget* parent)
         },
         QStringLiteral("Mixture of experts"), QStringLiteral("dense"));
     f.push_back(experts);
-    f.push_back(moe_int("top_k", "Experts per token", 1, [](const MoeSpec& m) { return static_cast<double>(m.top_k); },
+    f.push_back(moe_int(
+        "top_k", "Experts per token", 1, [](const MoeSpec& m) { return static_cast<double>(m.top_k); },
         [](MoeSpec& m, double v) { m.top_k = static_cast<int>(v); }));
-    f.push_back(moe_int("expert_ffn_hidden", "Expert FFN hidden", 1,
+    f.push_back(moe_int(
+        "expert_ffn_hidden", "Expert FFN hidden", 1,
         [](const MoeSpec& m) { return static_cast<double>(m.expert_ffn_hidden); },
         [](MoeSpec& m, double v) { m.expert_ffn_hidden = static_cast<long long>(v); }));
-    f.push_back(moe_int("shared_experts", "Shared experts", 0,
-        [](const MoeSpec& m) { return static_cast<double>(m.shared_experts); },
+    f.push_back(moe_int(
+        "shared_experts", "Shared experts", 0, [](const MoeSpec& m) { return static_cast<double>(m.shared_experts); },
         [](MoeSpec& m, double v) { m.shared_experts = static_cast<int>(v); }));
-    f.push_back(moe_int("moe_layer_freq", "MoE every k-th layer", 1,
+    f.push_back(moe_int(
+        "moe_layer_freq", "MoE every k-th layer", 1,
         [](const MoeSpec& m) { return static_cast<double>(m.moe_layer_freq); },
         [](MoeSpec& m, double v) { m.moe_layer_freq = static_cast<int>(v); }));
-    f.push_back(moe_int("first_dense_layers", "First dense layers", 0,
+    f.push_back(moe_int(
+        "first_dense_layers", "First dense layers", 0,
         [](const MoeSpec& m) { return static_cast<double>(m.first_dense_layers); },
         [](MoeSpec& m, double v) { m.first_dense_layers = static_cast<int>(v); }));
-    FormField capacity = number(QStringLiteral("model.moe.capacity_factor"), QStringLiteral("Capacity factor"), QString(), 0,
-        1e4, 2, [](const Scenario& s) { return s.model.moe && s.model.moe->capacity_factor ? *s.model.moe->capacity_factor : 0.0; },
+    FormField capacity = number(
+        QStringLiteral("model.moe.capacity_factor"), QStringLiteral("Capacity factor"), QString(), 0, 1e4, 2,
+        [](const Scenario& s) {
+            return s.model.moe && s.model.moe->capacity_factor ? *s.model.moe->capacity_factor : 0.0;
+        },
         [](Scenario& s, double v) {
             if (v <= 0)
                 moe_of(s).capacity_factor.reset();
@@ -718,7 +777,8 @@ ScenarioForm* make_model_editor(QWidget* parent)
 ScenarioForm* make_cluster_editor(QWidget* parent)
 {
     std::vector<FormField> f;
-    f.push_back(choice(QStringLiteral("cluster"), QStringLiteral("Cluster preset"),
+    f.push_back(choice(
+        QStringLiteral("cluster"), QStringLiteral("Cluster preset"),
         [](const Scenario&) { return preset_names(PresetKind::clusters); },
         [](const Scenario& s) { return s.refs.cluster.empty() ? kCustom : QString::fromStdString(s.refs.cluster); },
         [](Scenario& s, const QString& v) {
@@ -727,20 +787,23 @@ ScenarioForm* make_cluster_editor(QWidget* parent)
             else
                 adopt_cluster_preset(s, v);
         }));
-    f.push_back(text(QStringLiteral("cluster.name"), QStringLiteral("Name"),
+    f.push_back(text(
+        QStringLiteral("cluster.name"), QStringLiteral("Name"),
         [](const Scenario& s) { return QString::fromStdString(s.cluster.name); },
         [](Scenario& s, const QString& v) {
             s.cluster.name = v.toStdString();
             s.refs.cluster.clear();
         }));
-    f.push_back(integer(QStringLiteral("cluster.nodes"), QStringLiteral("Nodes"), 1, 1e6,
+    f.push_back(integer(
+        QStringLiteral("cluster.nodes"), QStringLiteral("Nodes"), 1, 1e6,
         [](const Scenario& s) { return static_cast<double>(s.cluster.nodes); },
         [](Scenario& s, double v) {
             s.cluster.nodes = static_cast<int>(v);
             s.refs.cluster.clear();
             refit(s);
         }));
-    f.push_back(integer(QStringLiteral("cluster.gpus_per_node"), QStringLiteral("GPUs per node"), 1, 4096,
+    f.push_back(integer(
+        QStringLiteral("cluster.gpus_per_node"), QStringLiteral("GPUs per node"), 1, 4096,
         [](const Scenario& s) { return static_cast<double>(s.cluster.gpus_per_node); },
         [](Scenario& s, double v) {
             s.cluster.gpus_per_node = static_cast<int>(v);
@@ -769,31 +832,43 @@ ScenarioForm* make_cluster_editor(QWidget* parent)
 ScenarioForm* make_training_editor(QWidget* parent)
 {
     std::vector<FormField> f;
-    f.push_back(text(QStringLiteral("description"), QStringLiteral("Description"),
+    f.push_back(text(
+        QStringLiteral("description"), QStringLiteral("Description"),
         [](const Scenario& s) { return QString::fromStdString(s.description); },
         [](Scenario& s, const QString& v) { s.description = v.toStdString(); }));
-    f.push_back(integer(QStringLiteral("training.global_batch"), QStringLiteral("Global batch"), 1, 1e9,
+    f.push_back(integer(
+        QStringLiteral("training.global_batch"), QStringLiteral("Global batch"), 1, 1e9,
         [](const Scenario& s) { return static_cast<double>(s.training.global_batch); },
         [](Scenario& s, double v) { s.training.global_batch = static_cast<long long>(v); }, {}, {},
         QStringLiteral("sequences")));
-    f.push_back(integer(QStringLiteral("training.seq_len"), QStringLiteral("Sequence length"), 1, 4294967296.0,
+    f.push_back(integer(
+        QStringLiteral("training.seq_len"), QStringLiteral("Sequence length"), 1, 4294967296.0,
         [](const Scenario& s) { return static_cast<double>(s.training.seq_len); },
-        [](Scenario& s, double v) { s.training.seq_len = static_cast<long long>(v); }, {}, {}, QStringLiteral("tokens")));
-    f.push_back(choice(QStringLiteral("training.precision"), QStringLiteral("Precision"),
-        [](const Scenario&) { return fixed({ "bf16", "fp16", "fp8", "fp4" }); },
+        [](Scenario& s, double v) { s.training.seq_len = static_cast<long long>(v); }, {}, {},
+        QStringLiteral("tokens")));
+    f.push_back(choice(
+        QStringLiteral("training.precision"), QStringLiteral("Precision"),
+        [](const Scenario&) {
+            return fixed({ "bf16", "fp16", "fp8", "fp4" });
+        },
         [](const Scenario& s) { return qs(to_string(s.training.precision)); },
         [](Scenario& s, const QString& v) {
             if (auto p = precision_from_string(v.toStdString()))
                 s.training.precision = *p;
         }));
-    f.push_back(boolean(QStringLiteral("training.flash_attention"), QStringLiteral("Flash attention"),
+    f.push_back(boolean(
+        QStringLiteral("training.flash_attention"), QStringLiteral("Flash attention"),
         [](const Scenario& s) { return s.training.flash_attention; },
         [](Scenario& s, bool v) { s.training.flash_attention = v; }));
-    f.push_back(choice(QStringLiteral("training.framework"), QStringLiteral("Framework"),
-        [](const Scenario&) { return fixed({ "megatron", "torchtitan", "torchtitan-compile", "megatron-deepspeed" }); },
+    f.push_back(choice(
+        QStringLiteral("training.framework"), QStringLiteral("Framework"),
+        [](const Scenario&) {
+            return fixed({ "megatron", "torchtitan", "torchtitan-compile", "megatron-deepspeed" });
+        },
         [](const Scenario& s) { return qs(to_string(s.training.framework)); },
         [](Scenario& s, const QString& v) { framework_from_string(v.toStdString(), s.training.framework); }));
-    f.push_back(number(QStringLiteral("training.tokens_to_train"), QStringLiteral("Tokens to train"), QStringLiteral("B tokens"), 0,
+    f.push_back(number(
+        QStringLiteral("training.tokens_to_train"), QStringLiteral("Tokens to train"), QStringLiteral("B tokens"), 0,
         1e9, 1, [](const Scenario& s) { return s.training.tokens_to_train ? *s.training.tokens_to_train / 1e9 : 0.0; },
         [](Scenario& s, double v) {
             if (v <= 0)
@@ -803,17 +878,27 @@ ScenarioForm* make_training_editor(QWidget* parent)
         },
         {}, QStringLiteral("not set")));
     const QString sec = QStringLiteral("Search");
-    f.push_back(choice(QStringLiteral("search.objective"), QStringLiteral("Objective"),
-        [](const Scenario&) { return fixed({ "throughput", "time_to_train", "energy" }); },
-        [](const Scenario& s) { return s.search ? QString::fromStdString(s.search->objective) : QStringLiteral("throughput"); },
+    f.push_back(choice(
+        QStringLiteral("search.objective"), QStringLiteral("Objective"),
+        [](const Scenario&) {
+            return fixed({ "throughput", "time_to_train", "energy" });
+        },
+        [](const Scenario& s) {
+            return s.search ? QString::fromStdString(s.search->objective) : QStringLiteral("throughput");
+        },
         [](Scenario& s, const QString& v) {
             if (!s.search)
                 s.search = SearchSpec {};
             s.search->objective = v.toStdString();
         },
         sec));
-    f.push_back(number(QStringLiteral("search.limits.memory_headroom"), QStringLiteral("Memory headroom"), QStringLiteral("%"), 0, 99,
-        0, [](const Scenario& s) { return s.search && s.search->min_memory_headroom_fraction ? *s.search->min_memory_headroom_fraction * 100 : 0.0; },
+    f.push_back(number(
+        QStringLiteral("search.limits.memory_headroom"), QStringLiteral("Memory headroom"), QStringLiteral("%"), 0, 99,
+        0,
+        [](const Scenario& s) {
+            return s.search && s.search->min_memory_headroom_fraction ? *s.search->min_memory_headroom_fraction * 100
+                                                                      : 0.0;
+        },
         [](Scenario& s, double v) {
             if (!s.search)
                 s.search = SearchSpec {};
@@ -823,8 +908,11 @@ ScenarioForm* make_training_editor(QWidget* parent)
                 s.search->min_memory_headroom_fraction = v / 100;
         },
         sec, QStringLiteral("none")));
-    f.push_back(integer(QStringLiteral("search.limits.max_gpus"), QStringLiteral("At most"), 0, 1e9,
-        [](const Scenario& s) { return s.search && s.search->max_gpus ? static_cast<double>(*s.search->max_gpus) : 0.0; },
+    f.push_back(integer(
+        QStringLiteral("search.limits.max_gpus"), QStringLiteral("At most"), 0, 1e9,
+        [](const Scenario& s) {
+            return s.search && s.search->max_gpus ? static_cast<double>(*s.search->max_gpus) : 0.0;
+        },
         [](Scenario& s, double v) {
             if (!s.search)
                 s.search = SearchSpec {};
@@ -834,7 +922,8 @@ ScenarioForm* make_training_editor(QWidget* parent)
                 s.search->max_gpus = static_cast<long long>(v);
         },
         sec, QStringLiteral("all GPUs"), QStringLiteral("GPUs")));
-    f.push_back(text(QStringLiteral("search.fix"), QStringLiteral("Keep fixed (JSON)"),
+    f.push_back(text(
+        QStringLiteral("search.fix"), QStringLiteral("Keep fixed (JSON)"),
         [](const Scenario& s) {
             if (!s.search || s.search->fix.empty())
                 return QString();

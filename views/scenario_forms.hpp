@@ -42,7 +42,8 @@ using FormValidator = std::function<std::optional<std::pair<QString, QString>>(c
 class ScenarioForm : public QWidget {
     Q_OBJECT
 public:
-    ScenarioForm(std::vector<FormField> fields, FormValidator validate, QStringList rule_prefixes, QWidget* parent = nullptr);
+    ScenarioForm(
+        std::vector<FormField> fields, FormValidator validate, QStringList rule_prefixes, QWidget* parent = nullptr);
     void set_scenario(const Scenario& s);
     QWidget* field_widget(const QString& key) const;
     QString field_message(const QString& key) const; // the inline message under the field, if shown

@@ -33,8 +33,8 @@ public:
     virtual ~SearchEngine() = default;
     virtual QString name() const = 0;
     // `progress` takes 0..1 and may be called from any thread; `cancelled` is polled.
-    virtual SearchReport run(const Scenario& s, int top, const std::function<void(double)>& progress,
-        const std::function<bool()>& cancelled)
+    virtual SearchReport run(
+        const Scenario& s, int top, const std::function<void(double)>& progress, const std::function<bool()>& cancelled)
         = 0;
 };
 

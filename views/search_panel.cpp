@@ -91,7 +91,10 @@ void SearchPanel::set_scenario(const Scenario& s)
     refresh_enabled();
 }
 
-QString SearchPanel::status_text() const { return m_status->text(); }
+QString SearchPanel::status_text() const
+{
+    return m_status->text();
+}
 
 void SearchPanel::refresh_enabled()
 {
@@ -125,7 +128,8 @@ void SearchPanel::start()
         if (v == last->exchange(v))
             return; // throttled: same 0.1% step
         QMetaObject::invokeMethod(
-            qApp, [self, f] {
+            qApp,
+            [self, f] {
                 if (self)
                     self->on_progress(f);
             },
@@ -154,8 +158,9 @@ void SearchPanel::on_progress(double fraction)
     const double elapsed = m_clock.elapsed() / 1000.0;
     if (fraction > 0.01) {
         const double left = elapsed * (1 - fraction) / fraction;
-        m_status->setText(QStringLiteral("Searching... %1% (about %2 s left)")
-                              .arg(QString::number(fraction * 100, 'f', 1), QString::number(left, 'f', left < 10 ? 1 : 0)));
+        m_status->setText(
+            QStringLiteral("Searching... %1% (about %2 s left)")
+                .arg(QString::number(fraction * 100, 'f', 1), QString::number(left, 'f', left < 10 ? 1 : 0)));
     }
 }
 

@@ -22,7 +22,10 @@ namespace parallax::views {
 
 namespace {
 
-QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+QString qs(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
 
 QString degree_label(Degree d)
 {
@@ -69,8 +72,8 @@ int index_of_data(QComboBox* box, int data)
     return box->findData(data);
 }
 
-constexpr const char* kRankOrders[] = { "tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp", "tp-ep-cp-dp-pp", "tp-pp-cp-ep-dp",
-    "cp-tp-ep-dp-pp" };
+constexpr const char* kRankOrders[]
+    = { "tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp", "tp-ep-cp-dp-pp", "tp-pp-cp-ep-dp", "cp-tp-ep-dp-pp" };
 
 } // namespace
 
@@ -115,13 +118,15 @@ void StrategyPanel::build()
             r.lock->setCheckable(true);
             r.lock->setAutoRaise(true);
             r.lock->setObjectName(QStringLiteral("lock_") + qs(to_string(d)));
-            r.lock->setToolTip(QStringLiteral("Lock %1: it keeps its value and never absorbs a change").arg(degree_label(d)));
+            r.lock->setToolTip(
+                QStringLiteral("Lock %1: it keeps its value and never absorbs a change").arg(degree_label(d)));
             r.absorb = new QToolButton(this);
             r.absorb->setCheckable(true);
             r.absorb->setAutoRaise(true);
             r.absorb->setObjectName(QStringLiteral("absorb_") + qs(to_string(d)));
             r.absorb->setToolTip(
-                QStringLiteral("%1 absorbs changes of the other degrees so the GPU count stays the same").arg(degree_label(d)));
+                QStringLiteral("%1 absorbs changes of the other degrees so the GPU count stays the same")
+                    .arg(degree_label(d)));
             m_absorb_group->addButton(r.absorb, row);
             grid->addWidget(r.lock, row, 3);
             grid->addWidget(r.absorb, row, 4);
@@ -164,7 +169,8 @@ void StrategyPanel::build()
     m_zero->addItem(QStringLiteral("3 — + parameters (FSDP)"), 3);
     form->addRow(QStringLiteral("ZeRO"), m_zero);
     m_schedule = new QComboBox(this);
-    for (Schedule s : { Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1, Schedule::dualpipe })
+    for (Schedule s :
+        { Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1, Schedule::dualpipe })
         m_schedule->addItem(qs(to_string(s)), static_cast<int>(s));
     form->addRow(QStringLiteral("Schedule"), m_schedule);
     m_offload = new QCheckBox(QStringLiteral("Offload optimizer to CPU"), this);
@@ -174,7 +180,8 @@ void StrategyPanel::build()
         m_precision->addItem(qs(to_string(p)), static_cast<int>(p));
     form->addRow(QStringLiteral("Precision"), m_precision);
     m_framework = new QComboBox(this);
-    for (Framework f : { Framework::megatron, Framework::torchtitan, Framework::torchtitan_compile, Framework::megatron_deepspeed })
+    for (Framework f :
+        { Framework::megatron, Framework::torchtitan, Framework::torchtitan_compile, Framework::megatron_deepspeed })
         m_framework->addItem(qs(to_string(f)), static_cast<int>(f));
     form->addRow(QStringLiteral("Framework"), m_framework);
     outer->addLayout(form);
@@ -291,7 +298,8 @@ void StrategyPanel::build()
         RankOrder order;
         if (auto error = rank_order_from_string(text.toStdString(), order)) {
             m_rank_order->setToolTip(QString::fromStdString(*error));
-            m_rank_order->setStyleSheet(QStringLiteral("QComboBox { color: %1; }").arg(bad_colour(is_dark(palette())).name()));
+            m_rank_order->setStyleSheet(
+                QStringLiteral("QComboBox { color: %1; }").arg(bad_colour(is_dark(palette())).name()));
             return;
         }
         m_rank_order->setStyleSheet(QString());
@@ -420,7 +428,8 @@ void StrategyPanel::refresh()
         const bool locked = multiplies_gpus(d) && m_options.locks.is_locked(d);
         r.slider->setEnabled(!locked);
         const bool bad = broken_keys.contains(QStringLiteral("strategy.") + qs(to_string(d)));
-        r.name->setStyleSheet(bad ? QStringLiteral("color: %1; font-weight: bold;").arg(bad_colour(dark).name()) : QString());
+        r.name->setStyleSheet(
+            bad ? QStringLiteral("color: %1; font-weight: bold;").arg(bad_colour(dark).name()) : QString());
         if (r.lock) {
             r.lock->setChecked(locked);
             r.absorb->setChecked(m_options.preferred_absorber == d);
@@ -432,7 +441,8 @@ void StrategyPanel::refresh()
     if (broken.empty()) {
         m_violations->hide();
     } else {
-        QString html = QStringLiteral("<span style='color:%1'><b>This plan is not valid:</b>").arg(bad_colour(dark).name());
+        QString html
+            = QStringLiteral("<span style='color:%1'><b>This plan is not valid:</b>").arg(bad_colour(dark).name());
         for (Rule r : broken)
             html += QStringLiteral("<br>• <code>") + QString::fromLatin1(rule_key(r, st)) + QStringLiteral("</code>: ")
                 + QString::fromStdString(explain(r, in, st)).toHtmlEscaped();
@@ -466,7 +476,8 @@ void StrategyPanel::refresh()
         const Precision p = static_cast<Precision>(m_precision->itemData(i).toInt());
         const bool ok = m_scenario.cluster.gpu.supports(p);
         set_item_enabled(m_precision, i, ok,
-            ok ? QString() : QString::fromStdString(m_scenario.cluster.gpu.name) + QStringLiteral(" has no ") + qs(to_string(p))
+            ok ? QString()
+               : QString::fromStdString(m_scenario.cluster.gpu.name) + QStringLiteral(" has no ") + qs(to_string(p))
                     + QStringLiteral(" tensor cores"));
     }
     m_framework->setCurrentIndex(index_of_data(m_framework, static_cast<int>(m_scenario.training.framework)));
@@ -490,8 +501,8 @@ void StrategyPanel::degree_chosen(Degree d, int value, int drag)
     if (m_updating || !m_has_scenario)
         return;
     const PlanInputs in = plan_inputs(m_scenario);
-    const std::optional<DegreeOption> o
-        = change_degree(in, m_scenario.strategy, d, value, pick_absorber(d, m_options.preferred_absorber, m_options.locks));
+    const std::optional<DegreeOption> o = change_degree(
+        in, m_scenario.strategy, d, value, pick_absorber(d, m_options.preferred_absorber, m_options.locks));
     if (!o || !o->valid())
         return; // the slider offers valid stops only; a stale stop is ignored
     Scenario next = m_scenario;

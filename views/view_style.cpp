@@ -12,8 +12,8 @@ namespace parallax::views {
 namespace {
 
 // Tableau 10 (Maureen Stone, 2007): distinguishable hues in light and dark themes.
-constexpr std::array<QRgb, 10> kTableau = { 0x4e79a7, 0xf28e2b, 0x59a14f, 0xe15759, 0x76b7b2, 0xedc948, 0xb07aa1,
-    0xff9da7, 0x9c755f, 0xbab0ac };
+constexpr std::array<QRgb, 10> kTableau
+    = { 0x4e79a7, 0xf28e2b, 0x59a14f, 0xe15759, 0x76b7b2, 0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac };
 
 QColor tint(QRgb rgb, bool dark)
 {
@@ -23,7 +23,10 @@ QColor tint(QRgb rgb, bool dark)
 
 } // namespace
 
-bool is_dark(const QPalette& p) { return p.color(QPalette::Window).lightness() < 128; }
+bool is_dark(const QPalette& p)
+{
+    return p.color(QPalette::Window).lightness() < 128;
+}
 
 QColor group_colour(long long index, bool dark)
 {
@@ -95,8 +98,8 @@ Metric memory_metric(MemoryPart p)
 
 QColor time_colour(TimePart p, bool dark)
 {
-    static constexpr std::array<QRgb, kTimePartCount> c = { 0x4e79a7, 0xa0cbe8, 0xbab0ac, 0xf28e2b, 0xedc948,
-        0x59a14f, 0xb07aa1, 0x76b7b2, 0x9c755f, 0xff9da7 };
+    static constexpr std::array<QRgb, kTimePartCount> c
+        = { 0x4e79a7, 0xa0cbe8, 0xbab0ac, 0xf28e2b, 0xedc948, 0x59a14f, 0xb07aa1, 0x76b7b2, 0x9c755f, 0xff9da7 };
     return tint(c[static_cast<int>(p)], dark);
 }
 
@@ -154,8 +157,14 @@ Metric time_metric(TimePart p)
     return Metric::step_time;
 }
 
-QColor good_colour(bool dark) { return dark ? QColor(0x7f, 0xd1, 0x7f) : QColor(0x1b, 0x7f, 0x2a); }
-QColor bad_colour(bool dark) { return dark ? QColor(0xff, 0x80, 0x80) : QColor(0xc0, 0x1c, 0x28); }
+QColor good_colour(bool dark)
+{
+    return dark ? QColor(0x7f, 0xd1, 0x7f) : QColor(0x1b, 0x7f, 0x2a);
+}
+QColor bad_colour(bool dark)
+{
+    return dark ? QColor(0xff, 0x80, 0x80) : QColor(0xc0, 0x1c, 0x28);
+}
 
 QString format_seconds(double s)
 {

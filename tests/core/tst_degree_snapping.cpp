@@ -19,9 +19,15 @@ using namespace parallax;
 
 namespace {
 
-Scenario preset(const char* name) { return load_scenario_preset(name, PresetCatalog::standard()); }
+Scenario preset(const char* name)
+{
+    return load_scenario_preset(name, PresetCatalog::standard());
+}
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
 
 QList<int> values_of(const std::vector<DegreeOption>& options, bool valid_only)
 {

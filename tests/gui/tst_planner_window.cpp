@@ -17,20 +17,21 @@
 #include "preset_catalog.hpp"
 #include "qcustomplot_include.hpp"
 #include "result_models.hpp"
+#include "scaling_plot.hpp"
 #include "scenario_forms.hpp"
 #include "scenario_io.hpp"
-#include "scaling_plot.hpp"
-#include "timeline_data.hpp"
-#include "timeline_view.hpp"
 #include "search_panel.hpp"
 #include "settings.hpp"
 #include "strategy_panel.hpp"
 #include "theme.hpp"
+#include "timeline_data.hpp"
+#include "timeline_view.hpp"
 #include "view_style.hpp"
 
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
@@ -42,7 +43,6 @@
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QStandardItemModel>
-#include <QCheckBox>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -85,7 +85,10 @@ struct Fixture {
     const Strategy& strategy() { return window->scenario()->strategy; }
 };
 
-QString tokens_text(MainWindow& w) { return w.metrics_panel()->value_text(Metric::tokens_per_s); }
+QString tokens_text(MainWindow& w)
+{
+    return w.metrics_panel()->value_text(Metric::tokens_per_s);
+}
 
 class FakeEngine : public views::SearchEngine {
 public:
@@ -534,7 +537,8 @@ void TestPlannerWindow::saveLoadRoundTrip()
     const Scenario& loaded = *g.w().scenario();
     QVERIFY(loaded.strategy == w.scenario()->strategy);
     QCOMPARE(loaded.model.layers, 40);
-    QCOMPARE(QString::fromStdString(scenario_to_json(loaded).dump()), QString::fromStdString(scenario_to_json(*w.scenario()).dump()));
+    QCOMPARE(QString::fromStdString(scenario_to_json(loaded).dump()),
+        QString::fromStdString(scenario_to_json(*w.scenario()).dump()));
     QVERIFY(g.w().wait_for_evaluation());
     QVERIFY(w.wait_for_evaluation());
     QCOMPARE(tokens_text(g.w()), tokens_text(w));
@@ -670,8 +674,9 @@ void TestPlannerWindow::plotsExport()
     QTemporaryDir dir;
     QString error;
     for (const char* ext : { "png", "svg", "pdf" }) {
-        for (QWidget* target : { static_cast<QWidget*>(w.sensitivity_plot()->plot()), static_cast<QWidget*>(w.heatmap_plot()->plot()),
-                 static_cast<QWidget*>(w.memory_view()), static_cast<QWidget*>(w.grid_view()) }) {
+        for (QWidget* target :
+            { static_cast<QWidget*>(w.sensitivity_plot()->plot()), static_cast<QWidget*>(w.heatmap_plot()->plot()),
+                static_cast<QWidget*>(w.memory_view()), static_cast<QWidget*>(w.grid_view()) }) {
             const QString path = dir.filePath(target->objectName() + QStringLiteral(".") + QString::fromLatin1(ext));
             QVERIFY2(views::export_image(target, path, &error), qPrintable(error));
             QFile out(path);
@@ -714,6 +719,7 @@ void TestPlannerWindow::reportExport()
     QVERIFY(html.contains(QStringLiteral("Assumptions")));
     QVERIFY(html.contains(QStringLiteral("calibration")));
     QVERIFY(!html.contains(QStringLiteral("src='http"))); // self-contained
+    QVERIFY(html.contains(QStringLiteral("Timeline of the simulated plan")));
     w.pin_current();
     Scenario s = *w.scenario();
     s.strategy.tp = 8;
@@ -782,7 +788,8 @@ void TestPlannerWindow::themesAndLayout()
     QApplication::processEvents();
     QVERIFY(views::is_dark(w.memory_view()->palette()));
     const QImage dark = w.grab().toImage();
-    QVERIFY(qGray(dark.pixel(dark.width() / 2, dark.height() / 2)) < 128 || qGray(dark.pixel(5, dark.height() - 5)) < 128);
+    QVERIFY(
+        qGray(dark.pixel(dark.width() / 2, dark.height() / 2)) < 128 || qGray(dark.pixel(5, dark.height() - 5)) < 128);
     w.set_theme(app::Theme::light);
     QVERIFY(!views::is_dark(QApplication::palette()));
 
@@ -815,7 +822,8 @@ void TestPlannerWindow::shortcuts()
     for (QAction* a : f.w().findChildren<QAction*>())
         for (const QKeySequence& k : a->shortcuts())
             keys << k.toString();
-    for (const char* k : { "Ctrl+Z", "Ctrl+S", "Ctrl+O", "Ctrl+N", "Ctrl+P", "Ctrl+E", "Ctrl+Shift+S", "Ctrl+Shift+D", "Ctrl+1", "F1" })
+    for (const char* k :
+        { "Ctrl+Z", "Ctrl+S", "Ctrl+O", "Ctrl+N", "Ctrl+P", "Ctrl+E", "Ctrl+Shift+S", "Ctrl+Shift+D", "Ctrl+1", "F1" })
         QVERIFY2(keys.contains(QString::fromLatin1(k)), k);
     // Ctrl+Z through the shortcut undoes a change.
     Scenario s = *f.w().scenario();
@@ -932,9 +940,11 @@ void TestPlannerWindow::screenshotOptionWritesPng_data()
     QTest::addColumn<QSize>("size");
     QTest::addColumn<bool>("dark");
     QTest::newRow("window") << QStringList {} << QSize(1600, 1000) << false;
-    QTest::newRow("window dark 2x") << QStringList { QStringLiteral("--dark"), QStringLiteral("--dpi-scale"), QStringLiteral("2"),
-        QStringLiteral("--size"), QStringLiteral("1366x768") } << QSize(2732, 1536) << true;
-    QTest::newRow("panel") << QStringList { QStringLiteral("--panel"), QStringLiteral("sensitivity") } << QSize() << false;
+    QTest::newRow("window dark 2x") << QStringList { QStringLiteral("--dark"), QStringLiteral("--dpi-scale"),
+        QStringLiteral("2"), QStringLiteral("--size"), QStringLiteral("1366x768") }
+                                    << QSize(2732, 1536) << true;
+    QTest::newRow("panel") << QStringList { QStringLiteral("--panel"), QStringLiteral("sensitivity") } << QSize()
+                           << false;
 }
 
 void TestPlannerWindow::screenshotOptionWritesPng()
@@ -946,7 +956,8 @@ void TestPlannerWindow::screenshotOptionWritesPng()
     const QString out = dir.filePath(QStringLiteral("shot.png"));
     QProcess p;
     p.start(QStringLiteral(PARALLAX_GUI_PATH),
-        QStringList { QStringLiteral("--scenario"), QStringLiteral("default"), QStringLiteral("--screenshot"), out } + args);
+        QStringList { QStringLiteral("--scenario"), QStringLiteral("default"), QStringLiteral("--screenshot"), out }
+            + args);
     QVERIFY(p.waitForFinished(60000));
     QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
     QImage image(out);
@@ -974,8 +985,8 @@ void TestPlannerWindow::screenshotOptionRejectsBadInput()
     const QString out = dir.filePath(QStringLiteral("shot.png"));
     QProcess p;
     p.start(QStringLiteral(PARALLAX_GUI_PATH),
-        { QStringLiteral("--scenario"), QStringLiteral("default"), QStringLiteral("--screenshot"), out, QStringLiteral("--panel"),
-            QStringLiteral("nope") });
+        { QStringLiteral("--scenario"), QStringLiteral("default"), QStringLiteral("--screenshot"), out,
+            QStringLiteral("--panel"), QStringLiteral("nope") });
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 2);
     QVERIFY(QString::fromLocal8Bit(p.readAllStandardError()).contains(QStringLiteral("strategy")));
