@@ -764,6 +764,16 @@ void MainWindow::show_evaluation(std::shared_ptr<const PlanEvaluation> e)
 {
     m_previous = m_current;
     m_current = std::move(e);
+    display();
+    m_timeline_stale = true;
+    request_timeline();
+    emit evaluated();
+}
+
+void MainWindow::display()
+{
+    if (!m_current)
+        return;
     const PlanEvaluation& cur = *m_current;
     const Prediction* pinned = m_pinned && m_pinned->valid ? &m_pinned->prediction : nullptr;
     const Prediction* previous = m_previous && m_previous->valid ? &m_previous->prediction : nullptr;
@@ -786,8 +796,6 @@ void MainWindow::show_evaluation(std::shared_ptr<const PlanEvaluation> e)
     m_strategy->set_why(why);
     update_fidelity_label();
     m_timing_label->setText(QStringLiteral("evaluated in %1 ms").arg(cur.seconds * 1e3, 0, 'f', 1));
-    m_timeline_stale = true;
-    request_timeline();
     if (cur.valid)
         statusBar()->showMessage(QStringLiteral("%1 · %2 tokens/s · MFU %3%")
                                      .arg(views::format_seconds(cur.prediction.step_time_s),
@@ -796,22 +804,26 @@ void MainWindow::show_evaluation(std::shared_ptr<const PlanEvaluation> e)
     else
         statusBar()->showMessage(
             QStringLiteral("Not a valid plan: ") + QString::fromStdString(cur.violations.front().message));
-    emit evaluated();
 }
 
-bool MainWindow::wait_for_evaluation(int timeout_ms)
+bool MainWindow::wait_until(const std::function<bool()>& done, void (MainWindow::*signal)(), int timeout_ms)
 {
     QElapsedTimer clock;
     clock.start();
-    while (!(m_evaluator->idle() && m_current)) {
+    while (!done()) {
         if (clock.elapsed() > timeout_ms)
             return false;
         QEventLoop loop;
-        connect(this, &MainWindow::evaluated, &loop, &QEventLoop::quit);
+        connect(this, signal, &loop, &QEventLoop::quit);
         QTimer::singleShot(std::max<qint64>(1, timeout_ms - clock.elapsed()), &loop, &QEventLoop::quit);
         loop.exec();
     }
     return true;
+}
+
+bool MainWindow::wait_for_evaluation(int timeout_ms)
+{
+    return wait_until([this] { return m_evaluator->idle() && m_current; }, &MainWindow::evaluated, timeout_ms);
 }
 
 void MainWindow::pin_current()
@@ -828,20 +840,14 @@ void MainWindow::pin_current()
     statusBar()->showMessage(QStringLiteral("Pinned as plan A: ") + m_pinned_label, 5000);
     if (m_timeline->timeline_data())
         m_timeline->pin_current_as_baseline();
-    auto current = m_current;
-    m_current = m_previous;
-    show_evaluation(current);
+    display();
 }
 
 void MainWindow::clear_pin()
 {
     m_pinned.reset();
     m_timeline->clear_comparison();
-    if (m_current) {
-        auto current = m_current;
-        m_current = m_previous;
-        show_evaluation(current);
-    }
+    display();
 }
 
 void MainWindow::request_timeline(bool force)
@@ -886,15 +892,8 @@ bool MainWindow::wait_for_timeline(int timeout_ms)
         return false;
     if (m_timeline_stale)
         request_timeline(true);
-    while (m_timeline_stale) {
-        if (clock.elapsed() > timeout_ms)
-            return false;
-        QEventLoop loop;
-        connect(this, &MainWindow::timeline_updated, &loop, &QEventLoop::quit);
-        QTimer::singleShot(std::max<qint64>(1, timeout_ms - clock.elapsed()), &loop, &QEventLoop::quit);
-        loop.exec();
-    }
-    return true;
+    return wait_until([this] { return !m_timeline_stale; }, &MainWindow::timeline_updated,
+        std::max<int>(1, timeout_ms - static_cast<int>(clock.elapsed())));
 }
 
 void MainWindow::run_scaling()
@@ -1077,11 +1076,7 @@ void MainWindow::set_theme(Theme t)
     if (m_theme_actions[static_cast<int>(t)])
         m_theme_actions[static_cast<int>(t)]->setChecked(true);
     // Colours baked into rich text (deltas, banners) follow the new palette.
-    if (m_current) {
-        auto current = m_current;
-        m_current = m_previous;
-        show_evaluation(current);
-    }
+    display();
     if (scenario())
         m_strategy->set_scenario(*scenario(), m_options);
 }
@@ -1137,14 +1132,7 @@ bool MainWindow::export_report(const QString& path, QString* error)
     // The timeline picture of the current plan, simulated now if its panel was never shown.
     if (m_current->valid && m_timeline_stale) {
         request_timeline(true);
-        QElapsedTimer clock;
-        clock.start();
-        while (m_timeline_stale && clock.elapsed() < 30000) {
-            QEventLoop loop;
-            connect(this, &MainWindow::timeline_updated, &loop, &QEventLoop::quit);
-            QTimer::singleShot(200, &loop, &QEventLoop::quit);
-            loop.exec();
-        }
+        wait_until([this] { return !m_timeline_stale; }, &MainWindow::timeline_updated, 30000);
     }
     if (m_timeline->timeline_data()) {
         QByteArray png;

@@ -16,6 +16,7 @@
 #include <QPointer>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -156,7 +157,9 @@ private:
     void apply_default_sizes();
     void build_actions();
     void scenario_changed(const Scenario& s, const QString& what);
-    void show_evaluation(std::shared_ptr<const PlanEvaluation> e);
+    void show_evaluation(std::shared_ptr<const PlanEvaluation> e); // a new evaluation arrived
+    void display(); // shows m_current against m_previous and the pin
+    bool wait_until(const std::function<bool()>& done, void (MainWindow::*signal)(), int timeout_ms);
     void report_error(const QString& message);
     void clear_error();
     void update_title();

@@ -58,7 +58,6 @@ void PlanDocument::mark_saved(const QString& path)
 void PlanDocument::set_scenario(const Scenario& s, const QString& what)
 {
     m_scenario = s;
-    m_last_change = what;
     emit scenario_changed(s, what);
 }
 

@@ -32,7 +32,6 @@ public:
     QString label() const { return m_label; }
     bool modified() const;
     void mark_saved(const QString& path);
-    QString last_change() const { return m_last_change; }
 
 signals:
     void scenario_changed(const parallax::Scenario& s, const QString& what);
@@ -47,7 +46,6 @@ private:
     QUndoStack* m_undo = nullptr;
     QString m_path;
     QString m_label;
-    QString m_last_change;
     bool m_dirty_without_history = false;
 };
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 namespace parallax {
 
@@ -55,31 +54,42 @@ void note(std::vector<CompanionChange>* notes, Degree d, int from, int to, std::
     note(notes, to_string(d), std::to_string(from), std::to_string(to), std::move(reason));
 }
 
-bool batch_ok(const PlanInputs& in, const Strategy& s)
+// The first of `rules` that `s` breaks, asked of strategy_rules (the rules are never restated here).
+std::optional<Rule> first_broken(const PlanInputs& in, const Strategy& s, std::initializer_list<Rule> rules)
 {
-    const long long per_step = static_cast<long long>(s.micro_batch) * s.dp;
-    if (per_step <= 0 || in.training.global_batch % per_step != 0)
-        return false;
-    const long long mb = in.training.global_batch / per_step;
-    if (s.schedule == Schedule::interleaved && mb % s.pp != 0)
-        return false;
-    return mb >= 1;
+    const std::vector<Rule> broken = all_violations(in, s);
+    for (Rule r : broken)
+        if (std::find(rules.begin(), rules.end(), r) != rules.end())
+            return r;
+    return std::nullopt;
+}
+
+// Lowers degree d of `s` to the largest value that breaks none of `rules`, noting why; leaves it
+// (and the rule visible) when no value does.
+void pull_back(
+    const PlanInputs& in, Strategy& s, Degree d, std::initializer_list<Rule> rules, std::vector<CompanionChange>* notes)
+{
+    const std::optional<Rule> why = first_broken(in, s, rules);
+    if (!why)
+        return;
+    const std::string reason = explain(*why, in, s);
+    const int before = degree_value(s, d);
+    for (int v = before - 1; v >= 1; --v) {
+        set_degree_value(s, d, v);
+        if (!first_broken(in, s, rules)) {
+            note(notes, d, before, v, reason);
+            return;
+        }
+    }
+    set_degree_value(s, d, before);
 }
 
 Strategy companions(const PlanInputs& in, Strategy s, std::vector<CompanionChange>* notes, std::optional<Degree> keep)
 {
-    const int layers = in.model.layers;
     // Virtual stages need a pipeline and at least one layer per chunk (Narayanan et al. 2021, Sec. 2.2).
-    if (keep != Degree::vpp && s.vpp > 1) {
-        const int before = s.vpp;
-        if (s.pp <= 1) {
-            s.vpp = 1;
-            note(notes, Degree::vpp, before, 1, "virtual stages need pp > 1");
-        } else if (static_cast<long long>(s.pp) * s.vpp > layers) {
-            s.vpp = std::max(1, layers / s.pp);
-            note(notes, Degree::vpp, before, s.vpp, "pp*vpp may not exceed the " + std::to_string(layers) + " layers");
-        }
-    }
+    if (keep != Degree::vpp)
+        pull_back(in, s, Degree::vpp, { Rule::vpp_needs_pp, Rule::too_few_layers }, notes);
+    // The schedule follows the virtual stages (SCENARIO.md: vpp > 1 means interleaved 1F1B).
     if (s.vpp == 1 && s.schedule == Schedule::interleaved) {
         s.schedule = Schedule::one_f_one_b;
         note(notes, "schedule", "interleaved", "1f1b", "the interleaved schedule needs vpp > 1");
@@ -89,34 +99,12 @@ Strategy companions(const PlanInputs& in, Strategy s, std::vector<CompanionChang
         note(notes, "schedule", before, "interleaved", "virtual stages (vpp > 1) run the interleaved schedule");
     }
     // The micro-batch must tile the per-replica batch (and, interleaved, give a multiple of pp
-    // micro-batches): fall back to the largest micro-batch that does.
-    if (keep != Degree::micro_batch && !batch_ok(in, s)) {
-        const int before = s.micro_batch;
-        for (int mb = s.micro_batch; mb >= 1; --mb) {
-            s.micro_batch = mb;
-            if (batch_ok(in, s))
-                break;
-        }
-        if (!batch_ok(in, s))
-            s.micro_batch = before; // nothing fits; the rule stays visible
-        note(notes, Degree::micro_batch, before, s.micro_batch,
-            "micro_batch*dp must divide global_batch " + std::to_string(in.training.global_batch));
-    }
+    // micro-batches): the largest micro-batch that does.
+    if (keep != Degree::micro_batch)
+        pull_back(in, s, Degree::micro_batch, { Rule::batch_divisible, Rule::interleaved_microbatches }, notes);
     // Expert parallelism lives inside the DP x CP ranks and must divide the experts.
-    if (keep != Degree::ep && s.ep > 1) {
-        const long long ranks = static_cast<long long>(s.dp) * s.cp;
-        const long long experts = in.model.is_moe() ? in.model.moe->experts : 1;
-        const long long g = std::gcd(ranks, experts);
-        if (ranks % s.ep != 0 || experts % s.ep != 0) {
-            const int before = s.ep;
-            int best = 1;
-            for (int v : divisors(g, s.ep))
-                best = std::max(best, v);
-            s.ep = best;
-            note(notes, Degree::ep, before, best,
-                "ep must divide dp*cp = " + std::to_string(ranks) + " and the experts");
-        }
-    }
+    if (keep != Degree::ep)
+        pull_back(in, s, Degree::ep, { Rule::ep_ranks, Rule::ep_experts }, notes);
     return s;
 }
 

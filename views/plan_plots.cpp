@@ -1,5 +1,6 @@
 #include "plan_plots.hpp"
 
+#include "plan_explain.hpp"
 #include "plot_export.hpp"
 #include "qcustomplot_include.hpp"
 #include "units.hpp"
@@ -61,13 +62,9 @@ QString point_summary(const PlanPoint& p, Degree d, const Strategy& current)
 {
     QString s = QStringLiteral("<b>") + degree_title(d) + QStringLiteral(" ") + QString::number(p.option.value)
         + QStringLiteral("</b>");
-    QStringList moves;
-    for (Degree other : kAllDegrees)
-        if (other != d && degree_value(p.option.strategy, other) != degree_value(current, other))
-            moves << qs(to_string(other)) + QStringLiteral(" ")
-                    + QString::number(degree_value(p.option.strategy, other));
-    if (!moves.isEmpty())
-        s += QStringLiteral(" (") + moves.join(QStringLiteral(", ")) + QStringLiteral(")");
+    const std::string moves = describe_strategy_change(current, p.option.strategy);
+    if (!moves.empty())
+        s += QStringLiteral("<br>") + QString::fromStdString(moves).toHtmlEscaped();
     if (!p.valid())
         return s + QStringLiteral("<br>not allowed: ") + QString::fromStdString(p.option.why).toHtmlEscaped();
     s += QStringLiteral("<br>") + format_count(p.tokens_per_s) + QStringLiteral(" tokens/s · step ")

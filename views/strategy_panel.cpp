@@ -411,15 +411,10 @@ void StrategyPanel::refresh()
             if (!o.valid()) {
                 stop.tip = QString::fromStdString(o.why);
             } else if (o.value != degree_value(st, d)) {
-                QStringList moves;
-                for (Degree other : kAllDegrees)
-                    if (other != d && degree_value(o.strategy, other) != degree_value(st, other))
-                        moves << qs(to_string(other)) + QStringLiteral(" ") + QString::number(degree_value(st, other))
-                                + QStringLiteral(" → ") + QString::number(degree_value(o.strategy, other));
-                if (!moves.isEmpty())
-                    stop.tip = QStringLiteral("also ") + moves.join(QStringLiteral(", "));
+                // "tp 4 -> 8, dp 2 -> 1" and why anything else had to follow.
+                stop.tip = QString::fromStdString(describe_strategy_change(st, o.strategy));
                 if (!o.companions.empty())
-                    stop.tip += (stop.tip.isEmpty() ? QString() : QStringLiteral("; ")) + companions_text(o.companions);
+                    stop.tip += QStringLiteral("; ") + companions_text(o.companions);
             }
             stops.push_back(std::move(stop));
         }
