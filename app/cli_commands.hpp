@@ -10,6 +10,7 @@ int run_validate(const QStringList& args);
 int run_timeline(const QStringList& args);
 int run_search(const QStringList& args);
 int run_sweep(const QStringList& args);
+int run_calibrate(const QStringList& args);
 int run_parse_log(const QStringList& args);
 int run_run(const QStringList& args);
 int run_runs(const QStringList& args);

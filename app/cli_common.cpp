@@ -1,5 +1,6 @@
 #include "cli_common.hpp"
 
+#include "json_reader.hpp"
 #include "scenario_io.hpp"
 
 #include <cstdio>
@@ -13,6 +14,16 @@ Scenario load_scenario_argument(const std::string& arg, const PresetCatalog& cat
     if (!std::filesystem::exists(arg, ec) && catalog.find(PresetKind::scenarios, arg))
         return load_scenario_preset(arg, catalog);
     return load_scenario_file(arg, catalog);
+}
+
+Calibration calibration_argument(const QString& value)
+{
+    if (value.isEmpty() || value == QLatin1String("builtin"))
+        return builtin_calibration();
+    if (value == QLatin1String("none"))
+        return no_calibration();
+    const std::string path = value.toStdString();
+    return calibration_from_json(parse_json_text(read_text_file(path), path), path);
 }
 
 void print_out(const std::string& text)

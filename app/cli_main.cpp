@@ -19,7 +19,8 @@ const char* kUsage = "usage: parallax-cli <command> [options]\n"
                      "  search   SCENARIO.json [--json] [--top N] [--threads N]\n"
                      "  sweep    SCENARIO.json --gpus 64,128,256,... [--json]\n"
                      "  presets  [gpus|fabrics|clusters|models|scenarios] [--json]\n"
-                     "  validate RUNS.json [--json]\n"
+                     "  validate RUNS.json [--json] [--calibration FILE|builtin|none]\n"
+                     "  calibrate RUNS.json [--out FILE] [--cross-validate] [--json]\n"
                      "  timeline SCENARIO.json --out trace.json   (Chrome trace / Perfetto)\n"
                      "  parse-log LOG [--format auto|megatron|torchtitan|deepspeed|probe] [--json]\n"
                      "  run      SCENARIO --cluster PROFILE [--framework probe|megatron|torchtitan|deepspeed] [--wait]\n"
@@ -53,6 +54,7 @@ int main(int argc, char** argv)
         { QStringLiteral("timeline"), &parallax::cli::run_timeline },
         { QStringLiteral("search"), &parallax::cli::run_search },
         { QStringLiteral("sweep"), &parallax::cli::run_sweep },
+        { QStringLiteral("calibrate"), &parallax::cli::run_calibrate },
         { QStringLiteral("parse-log"), &parallax::cli::run_parse_log },
         { QStringLiteral("run"), &parallax::cli::run_run },
         { QStringLiteral("runs"), &parallax::cli::run_runs },

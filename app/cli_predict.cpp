@@ -18,6 +18,9 @@ int run_predict(const QStringList& args)
     cmd.parser().addOption({ QStringLiteral("fidelity"),
         QStringLiteral("analytic (default, closed form) or simulated (event simulation of the execution DAG)."),
         QStringLiteral("analytic|simulated"), QStringLiteral("analytic") });
+    cmd.parser().addOption({ QStringLiteral("calibration"),
+        QStringLiteral("Calibration: a JSON file from `parallax-cli calibrate`, builtin (default) or none."),
+        QStringLiteral("FILE|builtin|none"), QStringLiteral("builtin") });
     if (auto rc = cmd.parse(args, 1, 1))
         return *rc;
     const QString fidelity = cmd.parser().value(QStringLiteral("fidelity"));
@@ -26,13 +29,15 @@ int run_predict(const QStringList& args)
         return kBadInput;
     }
     Scenario scenario;
+    Calibration calibration;
     try {
         scenario = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard());
+        calibration = calibration_argument(cmd.parser().value(QStringLiteral("calibration")));
     } catch (const InputError& e) {
         print_err(e.what());
         return kBadInput;
     }
-    const PlanContext ctx(scenario.model, scenario.training, scenario.cluster);
+    const PlanContext ctx(scenario.model, scenario.training, scenario.cluster, calibration);
     const Prediction p = fidelity == QLatin1String("simulated") ? predict_simulated(ctx, scenario.strategy)
                                                                 : AnalyticModel(ctx).predict(scenario.strategy);
     if (cmd.parser().isSet(QStringLiteral("json")))

@@ -20,6 +20,9 @@ void add_search_options(CommandParser& cmd)
     cmd.parser().addOption({ QStringLiteral("threads"), QStringLiteral("Worker threads (default: all cores)."), QStringLiteral("N"), QStringLiteral("0") });
     cmd.parser().addOption({ QStringLiteral("objective"), QStringLiteral("throughput (default), time_to_train or energy."),
         QStringLiteral("OBJECTIVE"), QStringLiteral("") });
+    cmd.parser().addOption({ QStringLiteral("calibration"),
+        QStringLiteral("Calibration: a JSON file from `parallax-cli calibrate`, builtin (default) or none."),
+        QStringLiteral("FILE|builtin|none"), QStringLiteral("builtin") });
     cmd.parser().addOption({ QStringLiteral("refine"),
         QStringLiteral("Re-rank the best N analytic candidates with the event simulator (default 20, 0 = off)."),
         QStringLiteral("N"), QStringLiteral("20") });
@@ -39,8 +42,10 @@ bool parse_int(const CommandParser& cmd, const char* name, int min, int max, int
     return true;
 }
 
-bool search_options(CommandParser& cmd, const Scenario& scenario, SearchOptions& o)
+bool search_options(CommandParser& cmd, const Scenario& scenario, SearchOptions& o, Calibration& calibration)
 {
+    calibration = calibration_argument(cmd.parser().value(QStringLiteral("calibration")));
+    o.calibration = &calibration;
     if (!parse_int(cmd, "top", 1, 10000, o.top) || !parse_int(cmd, "threads", 0, 1024, o.threads)
         || !parse_int(cmd, "refine", 0, 1000, o.refine_top))
         return false;
@@ -93,7 +98,8 @@ int run_search(const QStringList& args)
     try {
         const Scenario scenario = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard());
         SearchOptions o;
-        if (!search_options(cmd, scenario, o))
+        Calibration calibration;
+        if (!search_options(cmd, scenario, o, calibration))
             return kBadInput;
         const SearchOutcome outcome = search_strategies(scenario, o);
         if (cmd.parser().isSet(QStringLiteral("json")))
@@ -131,7 +137,8 @@ int run_sweep(const QStringList& args)
     try {
         const Scenario scenario = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard());
         SweepOptions o;
-        if (!search_options(cmd, scenario, o.search))
+        Calibration calibration;
+        if (!search_options(cmd, scenario, o.search, calibration))
             return kBadInput;
         bool ok = false;
         o.stop_paying_below = cmd.parser().value(QStringLiteral("stop-paying-below")).toDouble(&ok);

@@ -17,19 +17,24 @@ int run_validate(const QStringList& args)
         QStringLiteral("RUNS"), QStringLiteral("published-runs JSON file"));
     cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print the contract's JSON.") });
     cmd.parser().addOption({ QStringLiteral("markdown"), QStringLiteral("Print Markdown tables (for the README).") });
+    cmd.parser().addOption({ QStringLiteral("calibration"),
+        QStringLiteral("Calibration to predict with: none (default: the uncalibrated physics), builtin, or a JSON file."),
+        QStringLiteral("FILE|builtin|none"), QStringLiteral("none") });
     if (auto rc = cmd.parse(args, 1, 1))
         return *rc;
     const std::string path = cmd.positional(0).toStdString();
     std::vector<SkippedRow> skipped;
     std::vector<ValidationCase> cases;
+    Calibration calibration;
     try {
+        calibration = calibration_argument(cmd.parser().value(QStringLiteral("calibration")));
         const auto j = parse_json_text(read_text_file(path), path);
         cases = read_published_runs(j, path, PresetCatalog::standard(), skipped);
     } catch (const InputError& e) {
         print_err(e.what());
         return kBadInput;
     }
-    const ValidationReport report = run_validation(cases, skipped);
+    const ValidationReport report = run_validation(cases, skipped, calibration);
     if (cmd.parser().isSet(QStringLiteral("json"))) {
         print_out(validation_report_to_json(report).dump(2) + "\n");
     } else if (cmd.parser().isSet(QStringLiteral("markdown"))) {

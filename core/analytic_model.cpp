@@ -273,8 +273,10 @@ Prediction AnalyticModel::predict(const Strategy& s) const
     if (!r.feasible)
         p.warnings.push_back(p.infeasible_reason);
     p.assumptions.push_back("fidelity: analytic (closed-form pipeline formula over per-op costs)");
-    p.assumptions.push_back("calibration: none (datasheet peaks x named per-generation efficiencies for "
-        + std::string(to_string(ctx.cluster.gpu.architecture)) + ")");
+    p.assumptions.push_back(ctx.calibration.is_identity()
+            ? "calibration: none (datasheet peaks x named per-generation efficiencies for "
+                + std::string(to_string(ctx.cluster.gpu.architecture)) + ")"
+            : "calibration: " + ctx.calibration.name + " (" + ctx.calibration.source + ")");
     p.assumptions.push_back("framework: " + std::string(to_string(ctx.training.framework)));
     p.assumptions.push_back(std::string("attention: ") + (ctx.training.flash_attention ? "fused (flash)" : "unfused"));
     p.assumptions.push_back(std::string("DP gradient reduction ") + (s.overlap_grad_reduce ? "overlapped with backward" : "after backward"));

@@ -15,6 +15,8 @@ constexpr double kCausalBlockEfficiency = 0.9;
 constexpr double kAttentionHalfRateSeq = 256;
 // Head dims below 128 under-fill the tensor-core tiles (FlashAttention-2 Fig. 4/5, head dim 64 vs 128).
 constexpr double kAttentionHeadDimKnee = 16;
+// No kernel reaches the datasheet peak; a calibration cannot push one past this.
+constexpr double kMaxEfficiency = 0.98;
 // Dynamic power ~ f * V^2; near the top of the V/f curve the voltage falls less than the clock, so
 // P_dyn ~ f^2.5 (between the f^2 of fixed voltage and the f^3 of proportional voltage scaling).
 constexpr double kDynamicPowerClockExponent = 2.5;
@@ -56,7 +58,8 @@ double gemm_efficiency(const ComputeDevice& dev, double m, double n, double k, P
         best = std::max(best, useful * t.relative_throughput);
     }
     const double k_eff = k / (k + gen.gemm_k_overhead);
-    return base * std::min(1.0, best) * k_eff;
+    // A calibrated efficiency can never exceed the hardware's peak.
+    return std::min(kMaxEfficiency, base * dev.gemm_scale * dev.kernel_scale) * std::min(1.0, best) * k_eff;
 }
 
 double gemm_time_s(const ComputeDevice& dev, double m, double n, double k, Precision p, double batch) noexcept
@@ -69,7 +72,7 @@ double gemm_time_s(const ComputeDevice& dev, double m, double n, double k, Preci
     const double e = element_bytes(p);
     const double out_bytes = 2.0; // outputs are written in bf16/fp16 (fp8 GEMMs too, as in Transformer Engine)
     const double bytes = batch * (e * (m * k + k * n) + out_bytes * m * n);
-    const double memory_s = bytes / (dev.gpu->memory_bw_Bps * dev.gen->hbm_efficiency);
+    const double memory_s = bytes / (dev.gpu->memory_bw_Bps * std::min(kMaxEfficiency, dev.gen->hbm_efficiency * dev.kernel_scale));
     return std::max(compute_s, memory_s) + dev.gen->kernel_overhead_s;
 }
 
@@ -99,8 +102,8 @@ double flash_attention_fwd_s(const ComputeDevice& dev, double batch_heads, doubl
         *flops_out = flops;
     const double base = dev.attention_kernel == AttentionKernel::flash2 ? dev.gen->attention_fa2_fwd_efficiency
                                                                         : dev.gen->attention_fwd_efficiency;
-    const double eff = base * attention_shape_factor(kv_len, qk_head_dim)
-        * (causal ? kCausalBlockEfficiency : 1.0);
+    const double eff = std::min(kMaxEfficiency, base * dev.attention_scale * dev.kernel_scale)
+        * attention_shape_factor(kv_len, qk_head_dim) * (causal ? kCausalBlockEfficiency : 1.0);
     return flops / (dev.peak(Precision::bf16) * eff) + dev.gen->kernel_overhead_s;
 }
 
@@ -112,8 +115,8 @@ double flash_attention_bwd_s(const ComputeDevice& dev, double batch_heads, doubl
         *flops_out = flops;
     const double base = dev.attention_kernel == AttentionKernel::flash2 ? dev.gen->attention_fa2_bwd_efficiency
                                                                         : dev.gen->attention_bwd_efficiency;
-    const double eff = base * attention_shape_factor(kv_len, qk_head_dim)
-        * (causal ? kCausalBlockEfficiency : 1.0);
+    const double eff = std::min(kMaxEfficiency, base * dev.attention_scale * dev.kernel_scale)
+        * attention_shape_factor(kv_len, qk_head_dim) * (causal ? kCausalBlockEfficiency : 1.0);
     return flops / (dev.peak(Precision::bf16) * eff) + 2 * dev.gen->kernel_overhead_s;
 }
 
@@ -121,7 +124,8 @@ double memory_bound_time_s(const ComputeDevice& dev, double bytes) noexcept
 {
     if (bytes <= 0)
         return 0;
-    return bytes / (dev.gpu->memory_bw_Bps * dev.gen->hbm_efficiency) + dev.gen->kernel_overhead_s;
+    return bytes / (dev.gpu->memory_bw_Bps * std::min(kMaxEfficiency, dev.gen->hbm_efficiency * dev.kernel_scale))
+        + dev.gen->kernel_overhead_s;
 }
 
 } // namespace parallax

@@ -16,6 +16,11 @@ struct ComputeDevice {
     double clock_scale = 1.0; // DVFS: fraction of the nominal clock (power issue)
 
     AttentionKernel attention_kernel = AttentionKernel::best;
+    // Calibration scales (calibration.hpp): on GEMM and attention efficiency, and on all compute
+    // kernels for the framework. 1 = the uncalibrated physics.
+    double gemm_scale = 1.0;
+    double attention_scale = 1.0;
+    double kernel_scale = 1.0;
 
     // Clock scale from the GPU's power limit: compute-bound kernels draw ~the full board power at the
     // nominal clock, so a lower limit throttles them.

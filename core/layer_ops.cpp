@@ -154,7 +154,11 @@ public:
 
     int gemm(OpKind k, OpPhase ph, double M, double N, double K, double batch = 1, bool entry = false)
     {
-        if (m_x.fp8 && ph != OpPhase::backward_weight) {
+        // Megatron/NeMo's fp8 recipes keep the output layer (logits) in bf16; the transformer layers'
+        // GEMMs run in fp8 (Transformer Engine fp8_autocast covers the layers only).
+        const bool low_precision = m_x.fp8 && k != OpKind::logits;
+        const Precision p = low_precision ? m_x.p : (m_x.fp8 ? Precision::bf16 : m_x.p);
+        if (low_precision && ph != OpPhase::backward_weight) {
             // Transformer Engine casts the GEMM's activation input to fp8 (read bf16, write fp8).
             mem(OpKind::fp8_cast, ph, batch * M * K * m_c.device.gen->fp8_cast_bytes_per_element);
         }
@@ -163,8 +167,8 @@ public:
         o.phase = ph;
         o.stream = OpStream::compute;
         o.flops = 2 * M * N * K * batch;
-        o.time_s = gemm_time_s(m_c.device, M, N, K, m_x.p, batch);
-        o.bytes = batch * (element_bytes(m_x.p) * (M * K + K * N) + 2 * M * N);
+        o.time_s = gemm_time_s(m_c.device, M, N, K, p, batch);
+        o.bytes = batch * (element_bytes(p) * (M * K + K * N) + 2 * M * N);
         o.column_parallel_entry = entry;
         o.m = static_cast<float>(M);
         o.n = static_cast<float>(N);

@@ -4,13 +4,17 @@
 
 namespace parallax {
 
-PlanContext::PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c)
+PlanContext::PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c, const Calibration& cal)
     : model(std::move(m))
     , training(t)
     , cluster(std::move(c))
+    , calibration(cal)
 {
     device = ComputeDevice::of(cluster.gpu);
     device.attention_kernel = software_traits(training.framework).attention;
+    device.gemm_scale = calibration.gemm(cluster.gpu.architecture);
+    device.attention_scale = calibration.attention(cluster.gpu.architecture);
+    device.kernel_scale = calibration.framework(training.framework);
     network = NetworkModel::of(cluster);
     model_flops_per_token = megatron_flops_per_token(model, static_cast<double>(training.seq_len));
 }

@@ -2,6 +2,7 @@
 // Everything about a plan that does not depend on the strategy: model, training settings, cluster,
 // and the compute and network models built from them. Built once per scenario; the analytic model
 // and the search evaluate many strategies against one context.
+#include "calibration.hpp"
 #include "cluster_spec.hpp"
 #include "collective_model.hpp"
 #include "compute_model.hpp"
@@ -17,8 +18,9 @@ struct PlanContext {
     ComputeDevice device; // points into `cluster` — PlanContext is not copyable for that reason
     NetworkModel network;
     double model_flops_per_token = 0; // Megatron-style, for tflops_per_gpu and MFU
+    Calibration calibration;
 
-    PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c);
+    PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c, const Calibration& cal = builtin_calibration());
     PlanContext(const PlanContext&) = delete;
     PlanContext& operator=(const PlanContext&) = delete;
 };

@@ -589,7 +589,8 @@ GroupSummary summarize_rows(const std::vector<const ValidationRow*>& rows)
 
 } // namespace
 
-ValidationReport run_validation(const std::vector<ValidationCase>& cases, std::vector<SkippedRow> skipped)
+ValidationReport run_validation(
+    const std::vector<ValidationCase>& cases, std::vector<SkippedRow> skipped, const Calibration& calibration)
 {
     ValidationReport report;
     report.skipped = std::move(skipped);
@@ -597,7 +598,7 @@ ValidationReport run_validation(const std::vector<ValidationCase>& cases, std::v
         ValidationRow row;
         row.c = c;
         Strategy s = c.scenario.strategy;
-        const PlanContext ctx(c.scenario.model, c.scenario.training, c.scenario.cluster);
+        const PlanContext ctx(c.scenario.model, c.scenario.training, c.scenario.cluster, calibration);
         const AnalyticModel model(ctx);
         AnalyticResult r;
         if (c.recompute_unstated) {

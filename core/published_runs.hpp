@@ -2,6 +2,7 @@
 // Validation against published training runs (the format of shared/validation/published-runs.json):
 // each row becomes a scenario, with every unstated setting filled by a stated rule and listed as an
 // assumption; rows that cannot be modelled are skipped with the reason, never dropped silently.
+#include "calibration.hpp"
 #include "preset_catalog.hpp"
 #include "scenario.hpp"
 
@@ -61,7 +62,9 @@ struct ValidationReport {
 std::vector<ValidationCase> read_published_runs(
     const nlohmann::json& runs, const std::string& file, const PresetCatalog& catalog, std::vector<SkippedRow>& skipped);
 
-ValidationReport run_validation(const std::vector<ValidationCase>& cases, std::vector<SkippedRow> skipped);
+// `calibration`: none by default, so the table shows the uncalibrated physics.
+ValidationReport run_validation(
+    const std::vector<ValidationCase>& cases, std::vector<SkippedRow> skipped, const Calibration& calibration = no_calibration());
 
 nlohmann::json validation_report_to_json(const ValidationReport& r);
 std::string validation_report_to_markdown(const ValidationReport& r);

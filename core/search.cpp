@@ -243,7 +243,8 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
     }
     const long long n = cluster.total_gpus();
     out.gpus = n;
-    const PlanContext ctx(scenario.model, scenario.training, cluster);
+    const PlanContext ctx(scenario.model, scenario.training, cluster,
+        opt.calibration ? *opt.calibration : builtin_calibration());
     const AnalyticModel model(ctx);
     const ModelSpec& m = ctx.model;
     const TrainingSpec& t = ctx.training;

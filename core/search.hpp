@@ -29,7 +29,10 @@ struct SearchFix {
 // Parses the validated "search.fix" map of a scenario.
 SearchFix search_fix_from(const Scenario& s);
 
+struct Calibration;
+
 struct SearchOptions {
+    const Calibration* calibration = nullptr; // nullptr = the built-in calibration
     int threads = 0; // 0 = all hardware threads
     int top = 10;
     int refine_top = 20; // best analytic candidates re-ranked with the event simulator (0 = off)

@@ -251,7 +251,7 @@ private slots:
         t.precision = Precision::fp16;
         t.flash_attention = false;
         const ClusterSpec c = test::cluster("A100-SXM4-80GB", 1, 8, "nvlink3-nvswitch", "ib-hdr");
-        const PlanContext ctx(m, t, c);
+        const PlanContext ctx(m, t, c, no_calibration());
         Strategy s;
         s.tp = 8;
         s.micro_batch = 4;

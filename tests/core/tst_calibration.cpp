@@ -1,0 +1,108 @@
+// Calibration: scales applied where they belong, JSON round trip and errors, the fit recovers a
+// known perturbation, leave-one-source-out covers every row.
+#include "calibration_fit.hpp"
+#include "compute_model.hpp"
+#include "input_error.hpp"
+#include "plan_context.hpp"
+
+#include "../support/test_plans.hpp"
+
+#include <QTest>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+using namespace parallax;
+
+namespace {
+
+std::vector<ValidationCase> published_cases()
+{
+    std::ifstream in(std::string(PARALLAX_SHARED_DIR) + "/validation/published-runs.json");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::vector<SkippedRow> skipped;
+    return read_published_runs(nlohmann::json::parse(ss.str()), "published-runs.json", PresetCatalog::standard(), skipped);
+}
+
+} // namespace
+
+class TestCalibration : public QObject {
+    Q_OBJECT
+private slots:
+    void scales_apply_to_the_device()
+    {
+        const ClusterSpec c = test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr");
+        Calibration cal;
+        cal.gemm_scale[static_cast<int>(GpuArchitecture::hopper)] = 0.5;
+        const PlanContext plain(test::model("llama3-8b"), TrainingSpec {}, c, no_calibration());
+        const PlanContext halved(test::model("llama3-8b"), TrainingSpec {}, c, cal);
+        const double a = gemm_time_s(plain.device, 8192, 8192, 8192, Precision::bf16);
+        const double b = gemm_time_s(halved.device, 8192, 8192, 8192, Precision::bf16);
+        QVERIFY(std::fabs(b / a - 2.0) < 0.01);
+        // A scale can never push an efficiency past the hardware's peak.
+        cal.gemm_scale[static_cast<int>(GpuArchitecture::hopper)] = 10;
+        const PlanContext boosted(test::model("llama3-8b"), TrainingSpec {}, c, cal);
+        QVERIFY(gemm_efficiency(boosted.device, 8192, 8192, 8192, Precision::bf16) <= 0.98);
+    }
+
+    void json_round_trip_and_errors()
+    {
+        Calibration cal;
+        cal.name = "test";
+        cal.source = "unit test";
+        cal.gemm_scale[static_cast<int>(GpuArchitecture::ampere)] = 0.9;
+        cal.framework_scale[static_cast<int>(Framework::torchtitan)] = 0.8;
+        const Calibration back = calibration_from_json(calibration_to_json(cal), "x.json");
+        QCOMPARE(back.name, cal.name);
+        QCOMPARE(back.gemm_scale, cal.gemm_scale);
+        QCOMPARE(back.framework_scale, cal.framework_scale);
+        QVERIFY(!back.is_identity());
+        QVERIFY(no_calibration().is_identity());
+        nlohmann::json bad = calibration_to_json(cal);
+        bad["gemm_scale"]["hoper"] = 1.0;
+        QVERIFY_THROWS_EXCEPTION(InputError, calibration_from_json(bad, "x.json"));
+        bad = calibration_to_json(cal);
+        bad["framework_scale"]["torchtitan"] = -1;
+        QVERIFY_THROWS_EXCEPTION(InputError, calibration_from_json(bad, "x.json"));
+        bad = calibration_to_json(cal);
+        bad["scale"] = 1;
+        QVERIFY_THROWS_EXCEPTION(InputError, calibration_from_json(bad, "x.json"));
+    }
+
+    // Make the "measurements" the uncalibrated prediction slowed by 20% on Hopper: the fit must find it.
+    void fit_recovers_a_known_perturbation()
+    {
+        std::vector<ValidationCase> cases = published_cases();
+        QVERIFY(cases.size() > 40);
+        const ValidationReport truth = run_validation(cases, {}, no_calibration());
+        for (std::size_t i = 0; i < cases.size(); ++i) {
+            const bool hopper = cases[i].scenario.cluster.gpu.architecture == GpuArchitecture::hopper;
+            cases[i].measured_tokens_per_s_per_gpu = truth.rows[i].predicted_tokens_per_s_per_gpu * (hopper ? 0.8 : 1.0);
+        }
+        FitOptions o;
+        o.prior_weight = 0.01;
+        const FitResult fit = fit_calibration(cases, o);
+        QVERIFY(!fit.parameters.empty());
+        QVERIFY(fit.rms_log_error_after < 0.3 * fit.rms_log_error_before);
+        const ValidationReport after = run_validation(cases, {}, fit.calibration);
+        QVERIFY2(after.overall.mape < 0.05, qPrintable(QString::number(after.overall.mape)));
+    }
+
+    void leave_one_source_out_covers_every_row()
+    {
+        const std::vector<ValidationCase> cases = published_cases();
+        const CrossValidation cv = leave_one_source_out(cases);
+        QCOMPARE(static_cast<std::size_t>(cv.overall.rows), cases.size());
+        std::set<std::string> sources;
+        for (const auto& c : cases)
+            sources.insert(c.source_group);
+        QCOMPARE(cv.by_held_out_source.size(), sources.size());
+        QVERIFY(cv.overall.mape > 0);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCalibration)
+#include "tst_calibration.moc"
