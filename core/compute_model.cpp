@@ -15,6 +15,10 @@ constexpr double kCausalBlockEfficiency = 0.9;
 constexpr double kAttentionHalfRateSeq = 256;
 // Head dims below 128 under-fill the tensor-core tiles (FlashAttention-2 Fig. 4/5, head dim 64 vs 128).
 constexpr double kAttentionHeadDimKnee = 16;
+// Rowwise-scaled fp8 GEMMs (torch._scaled_mm with per-row scales, CUTLASS kernels of 2024-25) run at
+// about half the rate of tensorwise cuBLAS fp8 GEMMs: torchtitan's async-TP benchmarks (June 2025)
+// measure Llama 3 8B/70B float8-rowwise at or below the bf16 throughput (torchtitan issue #1207).
+constexpr double kRowwiseFp8GemmFactor = 0.5;
 // No kernel reaches the datasheet peak; a calibration cannot push one past this.
 constexpr double kMaxEfficiency = 0.98;
 // Dynamic power ~ f * V^2; near the top of the V/f curve the voltage falls less than the clock, so
@@ -59,7 +63,8 @@ double gemm_efficiency(const ComputeDevice& dev, double m, double n, double k, P
     }
     const double k_eff = k / (k + gen.gemm_k_overhead);
     // A calibrated efficiency can never exceed the hardware's peak.
-    return std::min(kMaxEfficiency, base * dev.gemm_scale * dev.kernel_scale) * std::min(1.0, best) * k_eff;
+    const double scaling = (p == Precision::fp8 && dev.fp8_rowwise) ? kRowwiseFp8GemmFactor : 1.0;
+    return std::min(kMaxEfficiency, base * scaling * dev.gemm_scale * dev.kernel_scale) * std::min(1.0, best) * k_eff;
 }
 
 double gemm_time_s(const ComputeDevice& dev, double m, double n, double k, Precision p, double batch) noexcept

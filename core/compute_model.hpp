@@ -21,6 +21,7 @@ struct ComputeDevice {
     double gemm_scale = 1.0;
     double attention_scale = 1.0;
     double kernel_scale = 1.0;
+    bool fp8_rowwise = false; // rowwise-scaled fp8 GEMMs (slower kernels)
 
     // Clock scale from the GPU's power limit: compute-bound kernels draw ~the full board power at the
     // nominal clock, so a lower limit throttles them.

@@ -416,9 +416,10 @@ void emit_backward(Builder& b, int begin, int end)
         switch (f.kind) {
         case OpKind::tp_comm: {
             const CommGroup g = f.group;
+            const int overlap_wgrad = c.traits.tp_backward_overlap || s.tp_comm_overlap ? last_wgrad : -1;
             if (f.collective == Collective::all_gather) // SP entry: reduce-scatter the input gradient
                 b.comm(OpKind::tp_comm, OpPhase::backward_input, OpStream::tp, Collective::reduce_scatter, f.bytes, g,
-                    last_wgrad);
+                    overlap_wgrad);
             else if (f.collective == Collective::reduce_scatter) // SP exit: all-gather the output gradient
                 b.comm(OpKind::tp_comm, OpPhase::backward_input, OpStream::tp, Collective::all_gather, f.bytes, g,
                     s.tp_comm_overlap ? ops.count : -1);
@@ -483,7 +484,8 @@ void emit_backward(Builder& b, int begin, int end)
             last_wgrad = b.gemm(f.kind, OpPhase::backward_weight, f.k, f.n, f.m, f.batch);
             if (f.column_parallel_entry && !x.sp && s.tp > 1 && f.kind != OpKind::expert_up)
                 b.comm(OpKind::tp_comm, OpPhase::backward_input, OpStream::tp, Collective::all_reduce,
-                    x.tokens * x.h * kActivationBytes, CommGroup::tp, last_wgrad);
+                    x.tokens * x.h * kActivationBytes, CommGroup::tp,
+                    c.traits.tp_backward_overlap || s.tp_comm_overlap ? last_wgrad : -1);
             break;
         }
         }

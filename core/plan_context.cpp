@@ -15,6 +15,7 @@ PlanContext::PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c, const Calib
     device.gemm_scale = calibration.gemm(cluster.gpu.architecture);
     device.attention_scale = calibration.attention(cluster.gpu.architecture);
     device.kernel_scale = calibration.framework(training.framework);
+    device.fp8_rowwise = training.fp8_rowwise;
     network = NetworkModel::of(cluster);
     model_flops_per_token = megatron_flops_per_token(model, static_cast<double>(training.seq_len));
 }

@@ -433,6 +433,10 @@ std::vector<ValidationCase> read_published_runs(
         const std::string prec = str(st, "precision");
         if (contains(prec, "fp8") || contains(prec, "float8")) {
             t.precision = Precision::fp8;
+            if (contains(prec, "rowwise") || contains(c.id, "rowwise")) {
+                t.fp8_rowwise = true;
+                as.push_back("fp8 with rowwise scaling");
+            }
         } else if (contains(prec, "bf16")) {
             t.precision = Precision::bf16;
         } else if (contains(prec, "fp16")) {

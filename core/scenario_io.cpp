@@ -390,6 +390,8 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
             const std::string fw = t.get_choice("framework", { "megatron", "torchtitan", "torchtitan-compile", "megatron-deepspeed" }, std::string("megatron"));
             framework_from_string(fw, s.training.framework);
         }
+        s.training.fp8_rowwise
+            = t.get_choice("fp8_scaling", { "tensorwise", "rowwise" }, std::string("tensorwise")) == "rowwise";
         if (t.has("tokens_to_train"))
             s.training.tokens_to_train = t.get_number("tokens_to_train", 1, 1e18);
         t.finish();
@@ -588,6 +590,8 @@ json scenario_to_json(const Scenario& s)
     t["precision"] = std::string(to_string(s.training.precision));
     t["flash_attention"] = s.training.flash_attention;
     t["framework"] = std::string(to_string(s.training.framework));
+    if (s.training.fp8_rowwise)
+        t["fp8_scaling"] = "rowwise";
     if (s.training.tokens_to_train)
         t["tokens_to_train"] = *s.training.tokens_to_train;
     j["training"] = t;

@@ -50,11 +50,13 @@ SoftwareTraits software_traits(Framework f)
         t.attention = AttentionKernel::flash2;
         t.elementwise_traffic_factor = kEagerElementwiseTraffic;
         t.selective = SelectivePolicy::every_other_matmul;
+        t.tp_backward_overlap = false;
         break;
     case Framework::torchtitan_compile:
         t.attention = AttentionKernel::flash2;
         t.elementwise_traffic_factor = kCompiledElementwiseTraffic;
         t.selective = SelectivePolicy::every_other_matmul;
+        t.tp_backward_overlap = false;
         break;
     case Framework::megatron_deepspeed:
         // DeepSpeed PipelineEngine: SendActivation / RecvActivation / SendGrad / RecvGrad are separate

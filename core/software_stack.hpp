@@ -36,6 +36,10 @@ struct SoftwareTraits {
     // 2021 Sec. 4.1) and pairs send/recv in one batched exchange; DeepSpeed's engine sends the full
     // activation with separate blocking send and receive steps.
     bool p2p_scatter_gather = true;
+    // Megatron runs the input-gradient all-reduce / reduce-scatter of a column-parallel GEMM
+    // asynchronously under its weight-gradient GEMM; PyTorch DTensor TP (torchtitan without async TP)
+    // issues every collective in line.
+    bool tp_backward_overlap = true;
     int p2p_blocking_transfers_per_microbatch = 2;
 };
 

@@ -13,6 +13,9 @@ struct TrainingSpec {
     // Extensions (SCENARIO.md allows adding keys):
     bool flash_attention = true; // fused attention: no s^2 score matrices stored, recomputed in backward
     Framework framework = Framework::megatron;
+    // How fp8 GEMM inputs are scaled: one scale per tensor (Transformer Engine, torchao tensorwise)
+    // or per row (torchao rowwise, slower kernels).
+    bool fp8_rowwise = false;
     std::optional<double> tokens_to_train; // for time-to-train objectives
 };
 

@@ -7,6 +7,24 @@ cli=${PARALLAX_CLI:-build/dev/app/parallax-cli}
 runs=${1:-../shared/validation/published-runs.json}
 table=$(mktemp)
 "$cli" validate "$runs" --markdown > "$table"
+{
+  echo
+  echo "Calibration (\`parallax-cli calibrate --cross-validate\`): scales per GPU generation and framework fitted"
+  echo "with a prior towards 1; *leave-one-source-out* = each source predicted by a fit that never saw it."
+  echo
+  "$cli" calibrate "$runs" --cross-validate --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+cv = d["cross_validation"]
+print("| held-out source | rows | MAPE | worst |")
+print("|---|---:|---:|---:|")
+for k, v in cv["by_source"].items():
+    print("| %s | %d | %.1f%% | %.1f%% |" % (k, v["rows"], 100 * v["mape"], 100 * v["worst"]))
+print()
+print("**Leave-one-source-out: %d rows, MAPE %.1f%%, median %.1f%%, worst %.1f%%.** In-sample RMS log error %.3f -> %.3f." % (
+    cv["rows"], 100 * cv["mape"], 100 * cv["median"], 100 * cv["worst"], d["rms_log_error_before"], d["rms_log_error_after"]))
+'
+} >> "$table"
 python3 - "$table" <<'PY'
 import sys, re
 table = open(sys.argv[1]).read().strip()
