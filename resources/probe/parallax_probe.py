@@ -403,23 +403,38 @@ def sync(device):
 
 
 def timed(fn, device, group=None):
-    """Median seconds of fn(), the slowest member of `group` per repetition."""
+    """Median seconds of fn(). Without a group each rank times on its own; with one (fn is a collective
+    over it), the members first agree on one repetition count, since a rank that stopped early would
+    leave the others waiting in a collective for ever."""
     for _ in range(BENCH_WARMUP):
         fn()
     sync(device)
     times = []
-    start = time.perf_counter()
-    while len(times) < BENCH_MAX_REPS and (len(times) < BENCH_MIN_REPS or time.perf_counter() - start < BENCH_TARGET_S):
-        if group is not None:
-            dist.barrier(group=group)
+    if group is None:
+        start = time.perf_counter()
+        while len(times) < BENCH_MAX_REPS and (len(times) < BENCH_MIN_REPS
+                                                or time.perf_counter() - start < BENCH_TARGET_S):
+            t0 = time.perf_counter()
+            fn()
+            sync(device)
+            times.append(time.perf_counter() - t0)
+    else:
+        dist.barrier(group=group)
         t0 = time.perf_counter()
         fn()
         sync(device)
         times.append(time.perf_counter() - t0)
-    t = torch.tensor([statistics.median(times)], dtype=torch.float64)
-    # Every rank must take part in the reduction over the world so the loop counts stay in step;
-    # the reduction uses the default group on CPU tensors with gloo, or the device with NCCL.
-    return t
+        slowest = torch.tensor([times[0]], dtype=torch.float64).to(device)
+        dist.all_reduce(slowest, op=dist.ReduceOp.MAX, group=group)
+        reps = int(BENCH_TARGET_S / max(float(slowest.item()), 1e-9))
+        reps = max(BENCH_MIN_REPS, min(BENCH_MAX_REPS, reps))
+        for _ in range(reps - 1):
+            dist.barrier(group=group)
+            t0 = time.perf_counter()
+            fn()
+            sync(device)
+            times.append(time.perf_counter() - t0)
+    return torch.tensor([statistics.median(times)], dtype=torch.float64)
 
 
 def gemm_shapes(m, tr, strategy):
