@@ -2,6 +2,7 @@
 
 #include "layer_ops.hpp"
 #include "memory_model.hpp"
+#include "moe_load.hpp"
 #include "model_math.hpp"
 #include "strategy_costs.hpp"
 #include "strategy_rules.hpp"
@@ -272,6 +273,38 @@ Prediction AnalyticModel::predict(const Strategy& s) const
     p.warnings = strategy_warnings(in, s);
     if (!r.feasible)
         p.warnings.push_back(p.infeasible_reason);
+    {
+        // Checkpoint: bf16 weights plus the optimizer's states (master weights and moments).
+        const StateBytes sb = state_bytes(ctx.training, s);
+        p.checkpoint_bytes = total_params(ctx.model) * (2 + sb.optimizer);
+        const MoeLoad load = moe_load(ctx.model, ctx.training, s.ep);
+        p.moe_dropped_fraction = load.dropped_fraction;
+        if (load.straggler_ratio > 1)
+            p.warnings.push_back("MoE load imbalance: the busiest EP rank gets " + std::to_string(load.straggler_ratio).substr(0, 4)
+                + "x its share of tokens and sets the pace of every MoE layer");
+        if (load.dropped_fraction > 0)
+            p.warnings.push_back("the capacity factor drops " + std::to_string(100 * load.dropped_fraction).substr(0, 4)
+                + "% of the token-expert assignments");
+    }
+    if (!r.feasible) {
+        // Long context: say how much context parallelism would make it fit (same GPUs, DP traded for CP).
+        for (int k = 2; k <= 64; k *= 2) {
+            if (s.dp % k != 0)
+                break;
+            Strategy t = s;
+            t.cp = s.cp * k;
+            t.dp = s.dp / k;
+            if (check_strategy(in, t) != Rule::ok)
+                continue;
+            AnalyticResult alt;
+            evaluate(t, alt);
+            if (alt.feasible) {
+                p.warnings.push_back("context parallelism " + std::to_string(t.cp) + " (DP " + std::to_string(t.dp)
+                    + ") would fit this sequence length in memory");
+                break;
+            }
+        }
+    }
     p.assumptions.push_back("fidelity: analytic (closed-form pipeline formula over per-op costs)");
     p.assumptions.push_back(ctx.calibration.is_identity()
             ? "calibration: none (datasheet peaks x named per-generation efficiencies for "

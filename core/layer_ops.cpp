@@ -371,16 +371,19 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         const double etp = s.effective_expert_tp();
         b.gemm(OpKind::router, ph, tokens, e.experts, x.h);
         b.mem(OpKind::router, ph, tokens * e.experts * 3 * kFp32Bytes); // softmax + top-k in fp32
-        const double routed = tokens * e.top_k; // token-expert assignments leaving this rank
+        // Token-expert assignments this rank sends; the busiest rank also receives `straggler` times its
+        // share, and every rank waits for it at the combine.
+        const double routed = tokens * e.top_k;
+        const double straggler = c.moe_straggler;
         b.mem(OpKind::ep_dispatch, ph, routed * x.h * kPermuteBytesPerElement);
-        b.comm(OpKind::ep_dispatch, ph, OpStream::ep, Collective::all_to_all, routed * x.h * kActivationBytes,
+        b.comm(OpKind::ep_dispatch, ph, OpStream::ep, Collective::all_to_all, routed * straggler * x.h * kActivationBytes,
             CommGroup::ep, -1);
         if (etp > 1)
             b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::all_gather, routed * x.h * kActivationBytes * etp,
                 CommGroup::expert_tp, -1);
         // Balanced routing: each local expert sees routed*ep/experts rows (x etp after the gather).
         const double local_experts = static_cast<double>(e.experts) / s.ep;
-        const double rows = routed * s.ep / e.experts * etp;
+        const double rows = routed * straggler * s.ep / e.experts * etp;
         const double fe = static_cast<double>(e.expert_ffn_hidden) / etp;
         b.gemm(OpKind::expert_up, ph, rows, fe * (x.gated ? 2 : 1), x.h, local_experts);
         b.mem(OpKind::activation, ph,
@@ -389,7 +392,7 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         if (etp > 1)
             b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::reduce_scatter, routed * x.h * kActivationBytes * etp,
                 CommGroup::expert_tp, -1);
-        b.comm(OpKind::ep_combine, ph, OpStream::ep, Collective::all_to_all, routed * x.h * kActivationBytes,
+        b.comm(OpKind::ep_combine, ph, OpStream::ep, Collective::all_to_all, routed * straggler * x.h * kActivationBytes,
             CommGroup::ep, -1);
         b.mem(OpKind::ep_combine, ph, routed * x.h * kPermuteBytesPerElement);
         if (e.shared_experts > 0)
@@ -682,7 +685,7 @@ double layer_activation_bytes(const LayerContext& ctx, bool moe_layer) noexcept
     } else {
         const MoeSpec& e = *m.moe;
         const double etp = s.effective_expert_tp();
-        const double routed_rows = x.tokens_ew * e.top_k * etp;
+        const double routed_rows = x.tokens_ew * e.top_k * etp * ctx.moe_straggler;
         bytes += gin * routed_rows * x.h; // dispatched expert inputs
         bytes += mlp_acts(routed_rows, static_cast<double>(e.expert_ffn_hidden) / etp);
         bytes += x.tokens_ew * e.experts * kFp32Bytes; // router probabilities

@@ -103,6 +103,8 @@ struct LayerContext {
     GroupPlacement ep_group;
     GroupPlacement expert_tp_group;
     SoftwareTraits traits;
+    // The busiest EP rank's token load over the mean (moe_load.hpp): it sets the pace of MoE layers.
+    double moe_straggler = 1.0;
 };
 
 void build_layer_ops(const LayerContext& ctx, bool moe_layer, LayerOps& out) noexcept;

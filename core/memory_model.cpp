@@ -44,6 +44,8 @@ StateBytes state_bytes(const TrainingSpec& t, const Strategy& s) noexcept
     }
     if (t.precision == Precision::fp8 || t.precision == Precision::fp4)
         b.weights = 2 + element_bytes(t.precision); // bf16 weights + the cached low-precision copy (TE)
+    if (s.gradient_release)
+        b.gradients = 0; // each gradient is applied and freed as the backward produces it
     return b;
 }
 

@@ -83,6 +83,8 @@ struct Prediction {
     PowerEstimate power;
     std::vector<StageReport> stages;
     long long microbatches = 0;
+    double checkpoint_bytes = 0; // bf16 weights + optimizer states of the whole model, as saved
+    double moe_dropped_fraction = 0; // token-expert assignments dropped at the capacity factor
     std::vector<std::string> warnings;
     std::vector<std::string> assumptions;
 };

@@ -65,6 +65,9 @@ json prediction_to_json(const Prediction& p)
     j["fidelity"] = p.fidelity == Fidelity::analytic ? "analytic" : "simulated";
     j["hfu"] = finite(p.hfu);
     j["microbatches"] = p.microbatches;
+    j["checkpoint_GiB"] = finite(p.checkpoint_bytes / units::kGiB);
+    if (p.moe_dropped_fraction > 0)
+        j["moe_dropped_fraction"] = finite(p.moe_dropped_fraction);
     if (!p.feasible)
         j["infeasible_reason"] = p.infeasible_reason;
     j["memory"]["peak_stage"] = p.peak_memory_stage;

@@ -210,10 +210,7 @@ std::vector<ValidationCase> read_published_runs(
             skip("LoRA fine-tuning (frozen base weights, no weight gradients or optimizer for them) is not modelled");
             continue;
         }
-        if (num(model, "n_experts").value_or(0) > 1) {
-            skip("mixture-of-experts row: validated with the MoE model (issue 8)");
-            continue;
-        }
+
         ModelSpec m;
         m.name = str(model, "name").empty() ? c.id : str(model, "name");
         // A model Parallax knows by name fills what the row leaves unstated (vocab, KV heads, activation).
@@ -244,6 +241,21 @@ std::vector<ValidationCase> read_published_runs(
         } else if (!known) {
             m.vocab = 51200;
             as.push_back("vocab unstated: 51200 (Megatron's padded GPT-2 vocabulary)");
+        }
+        if (const auto experts = num(model, "n_experts"); experts && *experts > 1) {
+            MoeSpec e = m.moe.value_or(MoeSpec {});
+            e.experts = static_cast<int>(*experts);
+            if (auto k = num(model, "top_k"))
+                e.top_k = static_cast<int>(*k);
+            if (auto f = num(model, "expert_ffn_size"))
+                e.expert_ffn_hidden = static_cast<long long>(*f);
+            else if (e.expert_ffn_hidden == 0)
+                e.expert_ffn_hidden = m.ffn_hidden;
+            if (auto sh = num(model, "shared_experts"))
+                e.shared_experts = static_cast<int>(*sh);
+            m.moe = e;
+            as.push_back("mixture of experts: " + std::to_string(e.experts) + " experts, top-" + std::to_string(e.top_k)
+                + ", balanced routing (load unstated)");
         }
         if (known)
             as.push_back("unstated architecture fields from the " + known->name + " preset");
@@ -629,9 +641,13 @@ ValidationReport run_validation(
         report.rows.push_back(std::move(row));
     }
     std::vector<const ValidationRow*> all;
-    std::map<std::string, std::vector<const ValidationRow*>> by_source, by_gpu, by_source_model;
+    std::map<std::string, std::vector<const ValidationRow*>> by_source, by_gpu, by_source_model, by_workload;
     for (const auto& r : report.rows) {
         all.push_back(&r);
+        const Scenario& sc = r.c.scenario;
+        by_workload[sc.model.is_moe() ? "mixture of experts" : "dense"].push_back(&r);
+        if (sc.training.seq_len >= 32768 || sc.strategy.cp > 1)
+            by_workload["long context (>= 32k or CP)"].push_back(&r);
         by_source[r.c.source_group].push_back(&r);
         by_gpu[r.c.gpu].push_back(&r);
         by_source_model[r.c.source_group + " / " + r.c.model_name].push_back(&r);
@@ -641,6 +657,8 @@ ValidationReport run_validation(
         report.by_source[k] = summarize_rows(v);
     for (const auto& [k, v] : by_gpu)
         report.by_gpu[k] = summarize_rows(v);
+    for (const auto& [k, v] : by_workload)
+        report.by_workload[k] = summarize_rows(v);
     for (const auto& [k, v] : by_source_model)
         if (v.size() >= 3)
             report.by_source_model[k] = summarize_rows(v);
@@ -688,6 +706,10 @@ json validation_report_to_json(const ValidationReport& r)
     summary["by_source"] = by_source;
     summary["by_gpu"] = by_gpu;
     summary["by_source_model"] = by_model;
+    json by_workload = json::object();
+    for (const auto& [k, g] : r.by_workload)
+        by_workload[k] = group_json(g);
+    summary["by_workload"] = by_workload;
     j["summary"] = summary;
     return j;
 }
@@ -708,6 +730,7 @@ std::string validation_report_to_markdown(const ValidationReport& r)
     };
     group_table("source", r.by_source);
     group_table("GPU", r.by_gpu);
+    group_table("workload", r.by_workload);
     out += "\n**All rows: " + std::to_string(r.overall.rows) + ", MAPE " + fmt("%.1f%%", 100 * r.overall.mape) + ", median "
         + fmt("%.1f%%", 100 * r.overall.median) + ", worst " + fmt("%.1f%%", 100 * r.overall.worst) + "; skipped "
         + std::to_string(r.skipped.size()) + ".**\n";

@@ -54,6 +54,7 @@ struct ValidationReport {
     GroupSummary overall;
     std::map<std::string, GroupSummary> by_source;
     std::map<std::string, GroupSummary> by_gpu;
+    std::map<std::string, GroupSummary> by_workload; // dense, mixture of experts, long context
     // Rank preservation where one source compares several strategies for one model.
     std::map<std::string, GroupSummary> by_source_model;
 };

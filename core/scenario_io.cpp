@@ -5,6 +5,7 @@
 #include "strategy_rules.hpp"
 #include "units.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -232,6 +233,7 @@ Strategy parse_strategy(
         optimizer_from_string(v, s.optimizer);
     }
     s.offload_optimizer = r.get_bool("offload_optimizer", s.offload_optimizer);
+    s.gradient_release = r.get_bool("gradient_release", s.gradient_release);
     if (r.has("rank_order")) {
         const std::string v = r.get_string("rank_order");
         if (auto err = rank_order_from_string(v, s.rank_order))
@@ -392,11 +394,27 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
         }
         s.training.fp8_rowwise
             = t.get_choice("fp8_scaling", { "tensorwise", "rowwise" }, std::string("tensorwise")) == "rowwise";
+        s.training.moe_imbalance = t.get_number("moe_imbalance", 1, 1e4, 1.0);
+        if (const json* load = t.raw("moe_expert_load"); load && !load->is_null()) {
+            if (!load->is_array())
+                t.fail("moe_expert_load", "must be an array of per-expert loads, found " + json_type_name(*load));
+            for (std::size_t i = 0; i < load->size(); ++i) {
+                const json& v = (*load)[i];
+                if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
+                    t.fail("moe_expert_load", "entry " + std::to_string(i) + " must be a non-negative number");
+                s.training.moe_expert_load.push_back(v.get<double>());
+            }
+        }
         if (t.has("tokens_to_train"))
             s.training.tokens_to_train = t.get_number("tokens_to_train", 1, 1e18);
         t.finish();
     }
 
+    if (!s.training.moe_expert_load.empty()
+        && (!s.model.is_moe() || s.training.moe_expert_load.size() != static_cast<std::size_t>(s.model.moe->experts)))
+        throw InputError(file, "training.moe_expert_load",
+            "needs one load per expert (" + std::to_string(s.model.is_moe() ? s.model.moe->experts : 0) + "), got "
+                + std::to_string(s.training.moe_expert_load.size()));
     bool dp_given = false;
     bool schedule_given = false;
     if (const json* strategy = r.raw("strategy"))
@@ -562,6 +580,8 @@ json strategy_to_json(const Strategy& s, bool include_dp)
     j["schedule"] = std::string(to_string(s.schedule));
     j["optimizer"] = std::string(to_string(s.optimizer));
     j["offload_optimizer"] = s.offload_optimizer;
+    if (s.gradient_release)
+        j["gradient_release"] = true;
     j["rank_order"] = to_string(s.rank_order);
     if (s.first_stage_layers > 0)
         j["first_stage_layers"] = s.first_stage_layers;
@@ -592,6 +612,10 @@ json scenario_to_json(const Scenario& s)
     t["framework"] = std::string(to_string(s.training.framework));
     if (s.training.fp8_rowwise)
         t["fp8_scaling"] = "rowwise";
+    if (s.training.moe_imbalance != 1.0)
+        t["moe_imbalance"] = s.training.moe_imbalance;
+    if (!s.training.moe_expert_load.empty())
+        t["moe_expert_load"] = s.training.moe_expert_load;
     if (s.training.tokens_to_train)
         t["tokens_to_train"] = *s.training.tokens_to_train;
     j["training"] = t;

@@ -297,8 +297,12 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
             s.pp = o.pp;
             s.ep = o.ep;
             s.dp = static_cast<int>(n / (static_cast<long long>(o.tp) * o.cp * o.pp));
+            // Expert tensor parallelism: the dense layers' TP (Megatron's default) or none for the experts.
+            std::vector<int> expert_tps { 0 };
             if (fix.expert_tp)
-                s.expert_tp = *fix.expert_tp;
+                expert_tps = { *fix.expert_tp };
+            else if (m.is_moe() && s.tp > 1)
+                expert_tps.push_back(1);
             if (fix.rank_order)
                 s.rank_order = *fix.rank_order;
             if (fix.cp_kind)
@@ -323,7 +327,9 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
             const std::vector<Recompute> rcs = fix.recompute ? std::vector<Recompute> { *fix.recompute }
                                                              : std::vector<Recompute> { Recompute::none, Recompute::selective, Recompute::full };
             const std::vector<bool> offloads = fix.offload_optimizer ? std::vector<bool> { *fix.offload_optimizer } : std::vector<bool> { false, true };
+            for (int etp : expert_tps)
             for (int vpp : pinned_or(fix.vpp, vpps)) {
+                s.expert_tp = etp;
                 s.vpp = vpp;
                 for (Schedule sch : (fix.schedule ? std::vector<Schedule> { *fix.schedule } : (vpp > 1 ? std::vector<Schedule> { Schedule::interleaved } : schedules))) {
                     s.schedule = sch;

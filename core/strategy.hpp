@@ -51,6 +51,9 @@ struct Strategy {
     Schedule schedule = Schedule::one_f_one_b;
     Optimizer optimizer = Optimizer::adam;
     bool offload_optimizer = false;
+    // The optimizer step runs inside the backward, layer by layer, and frees each gradient at once
+    // (no gradient buffer; needs one micro-batch per step).
+    bool gradient_release = false;
     RankOrder rank_order {};
     int first_stage_layers = 0; // 0 = not set (as Megatron's --decoder-first-pipeline-num-layers)
     int last_stage_layers = 0;

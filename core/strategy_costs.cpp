@@ -1,5 +1,7 @@
 #include "strategy_costs.hpp"
 
+#include "moe_load.hpp"
+
 #include "strategy_rules.hpp"
 
 #include <algorithm>
@@ -95,6 +97,7 @@ LayerCosts compute_layer_costs(const PlanContext& ctx, const Strategy& s, const 
     lc.ep_group = g.ep;
     lc.expert_tp_group = g.etp;
     lc.traits = software_traits(ctx.training.framework);
+    lc.moe_straggler = moe_load(ctx.model, ctx.training, s.ep).straggler_ratio;
     LayerOps ops;
     build_layer_ops(lc, false, ops);
     c.dense = summarize(ops);

@@ -91,6 +91,8 @@ bool holds(Rule r, const PlanInputs& in, const Strategy& s) noexcept
         return in.gpu.supports(in.training.precision);
     case Rule::offload_needs_zero:
         return !s.offload_optimizer || s.zero >= 1;
+    case Rule::gradient_release_accumulation:
+        return !s.gradient_release || (mb == 1 && s.pp == 1);
     }
     return true;
 }
@@ -119,6 +121,7 @@ constexpr Rule kRules[] = {
     Rule::expert_tp_ranks,
     Rule::precision_unsupported,
     Rule::offload_needs_zero,
+    Rule::gradient_release_accumulation,
 };
 
 std::string n(long long v) { return std::to_string(v); }
@@ -189,6 +192,8 @@ const char* rule_key(Rule r)
         return "training.precision";
     case Rule::offload_needs_zero:
         return "strategy.offload_optimizer";
+    case Rule::gradient_release_accumulation:
+        return "strategy.gradient_release";
     }
     return "";
 }
@@ -266,6 +271,9 @@ std::string explain(Rule r, const PlanInputs& in, const Strategy& s)
         return in.gpu.name + " has no " + std::string(to_string(in.training.precision)) + " tensor-core path";
     case Rule::offload_needs_zero:
         return "optimizer offload (ZeRO-Offload) needs a ZeRO stage >= 1";
+    case Rule::gradient_release_accumulation:
+        return "gradient release applies the optimizer inside the backward, so it needs exactly one micro-batch per "
+               "step and no pipeline (got " + n(mb) + " micro-batches, pp " + n(s.pp) + ")";
     }
     return "invalid";
 }

@@ -37,6 +37,7 @@ enum class Rule : unsigned char {
     expert_tp_ranks,
     precision_unsupported,
     offload_needs_zero,
+    gradient_release_accumulation, // gradient release cannot accumulate over micro-batches
 };
 
 struct PlanInputs {

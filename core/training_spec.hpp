@@ -3,6 +3,7 @@
 #include "software_stack.hpp"
 
 #include <optional>
+#include <vector>
 
 namespace parallax {
 
@@ -16,6 +17,10 @@ struct TrainingSpec {
     // How fp8 GEMM inputs are scaled: one scale per tensor (Transformer Engine, torchao tensorwise)
     // or per row (torchao rowwise, slower kernels).
     bool fp8_rowwise = false;
+    // MoE router imbalance (moe_load.hpp): the busiest EP rank's tokens over the mean (1 = balanced),
+    // or a measured per-expert load histogram (one entry per expert, any scale).
+    double moe_imbalance = 1.0;
+    std::vector<double> moe_expert_load;
     std::optional<double> tokens_to_train; // for time-to-train objectives
 };
 
