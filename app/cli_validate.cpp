@@ -5,6 +5,9 @@
 #include "input_error.hpp"
 #include "json_reader.hpp"
 #include "published_runs.hpp"
+#include "scenario_io.hpp"
+
+#include <QDir>
 
 #include <cstdio>
 
@@ -20,6 +23,9 @@ int run_validate(const QStringList& args)
     cmd.parser().addOption({ QStringLiteral("calibration"),
         QStringLiteral("Calibration to predict with: none (default: the uncalibrated physics), builtin, or a JSON file."),
         QStringLiteral("FILE|builtin|none"), QStringLiteral("none") });
+    cmd.parser().addOption({ QStringLiteral("scenarios"),
+        QStringLiteral("Also write the scenario each row was predicted from to DIR/<id>.json (for predict, timeline, the GUI)."),
+        QStringLiteral("DIR") });
     if (auto rc = cmd.parse(args, 1, 1))
         return *rc;
     const std::string path = cmd.positional(0).toStdString();
@@ -33,6 +39,20 @@ int run_validate(const QStringList& args)
     } catch (const InputError& e) {
         print_err(e.what());
         return kBadInput;
+    }
+    if (cmd.parser().isSet(QStringLiteral("scenarios"))) {
+        const QString dir = cmd.parser().value(QStringLiteral("scenarios"));
+        if (!QDir().mkpath(dir)) {
+            print_err("cannot create the folder " + dir.toStdString());
+            return kBadInput;
+        }
+        try {
+            for (const ValidationCase& c : cases)
+                save_scenario_file(QDir(dir).filePath(QString::fromStdString(c.id + ".json")).toStdString(), c.scenario);
+        } catch (const InputError& e) {
+            print_err(e.what());
+            return kBadInput;
+        }
     }
     const ValidationReport report = run_validation(cases, skipped, calibration);
     if (cmd.parser().isSet(QStringLiteral("json"))) {
@@ -56,6 +76,11 @@ int run_validate(const QStringList& args)
             std::snprintf(line, sizeof line, "  %-14s %3d rows  MAPE %5.1f%%  worst %5.1f%%%s\n", k.c_str(), g.rows,
                 100 * g.mape, 100 * g.worst,
                 g.spearman ? ("  Spearman " + std::to_string(*g.spearman).substr(0, 5)).c_str() : "");
+            print_out(line);
+        }
+        for (const auto& [k, g] : report.by_workload) {
+            std::snprintf(line, sizeof line, "  %-27s %3d rows  MAPE %5.1f%%  worst %5.1f%%\n", k.c_str(), g.rows, 100 * g.mape,
+                100 * g.worst);
             print_out(line);
         }
     }

@@ -7,7 +7,9 @@
 
 namespace parallax {
 
-enum class Collective : unsigned char { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv, broadcast };
+// all_to_all_rdma: a DeepEP-style dispatch whose cross-node part moves over RDMA at near the NIC rate
+// (the caller passes the node-deduplicated volume).
+enum class Collective : unsigned char { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv, broadcast, all_to_all_rdma };
 
 struct NetworkModel {
     double intra_bw_Bps = 0; // achievable bus bandwidth per GPU inside a node

@@ -3,6 +3,7 @@
 #include "model_math.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace parallax {
 
@@ -47,6 +48,8 @@ const char* to_string(OpKind k)
         return "ep_dispatch";
     case OpKind::ep_combine:
         return "ep_combine";
+    case OpKind::expert_host:
+        return "expert_host";
     }
     return "?";
 }
@@ -103,6 +106,21 @@ constexpr double kLossFwdBytesPerLogit = 10.0;
 constexpr double kLossBwdBytesPerLogit = 6.0;
 // MoE token permutation (gather rows into expert order and back): read + write per element.
 constexpr double kPermuteBytesPerElement = 4.0;
+// Expert GEMMs per local expert: forward FC1 and FC2; backward their dgrad and wgrad.
+constexpr double kExpertGemmsForward = 2;
+constexpr double kExpertGemmsBackwardPerForward = 2;
+// fp8 expert GEMMs issue a cast/transpose kernel per GEMM input besides the GEMM itself.
+constexpr double kFp8LaunchesPerExpertGemm = 2;
+
+// Cross-node copies of a token routed to k experts spread uniformly over g nodes, relative to sending
+// every token-expert pair: a DeepEP-style dispatcher sends a token once per destination node,
+// (g-1)(1-(1-1/g)^k) copies instead of k(g-1)/g (DeepSeek-V3 report Sec. 3.2.2; DeepEP README).
+double node_dedup_ratio(double nodes, double top_k)
+{
+    if (nodes <= 1 || top_k <= 1)
+        return 1.0;
+    return nodes * (1.0 - std::pow(1.0 - 1.0 / nodes, top_k)) / top_k;
+}
 
 struct Shapes {
     double b, seq, cp, t, tokens, tokens_ew, h, q, kv, vdim, heads_local;
@@ -375,9 +393,11 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         // share, and every rank waits for it at the combine.
         const double routed = tokens * e.top_k;
         const double straggler = c.moe_straggler;
+        const bool deepep = c.training->moe_dispatcher == MoeDispatcher::deepep;
+        const Collective a2a = deepep ? Collective::all_to_all_rdma : Collective::all_to_all;
+        const double a2a_scale = straggler * (deepep ? node_dedup_ratio(c.ep_group.nodes, e.top_k) : 1.0);
         b.mem(OpKind::ep_dispatch, ph, routed * x.h * kPermuteBytesPerElement);
-        b.comm(OpKind::ep_dispatch, ph, OpStream::ep, Collective::all_to_all, routed * straggler * x.h * kActivationBytes,
-            CommGroup::ep, -1);
+        b.comm(OpKind::ep_dispatch, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * kActivationBytes, CommGroup::ep, -1);
         if (etp > 1)
             b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::all_gather, routed * x.h * kActivationBytes * etp,
                 CommGroup::expert_tp, -1);
@@ -385,15 +405,27 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         const double local_experts = static_cast<double>(e.experts) / s.ep;
         const double rows = routed * straggler * s.ep / e.experts * etp;
         const double fe = static_cast<double>(e.expert_ffn_hidden) / etp;
-        b.gemm(OpKind::expert_up, ph, rows, fe * (x.gated ? 2 : 1), x.h, local_experts);
+        const int up = b.gemm(OpKind::expert_up, ph, rows, fe * (x.gated ? 2 : 1), x.h, local_experts);
         b.mem(OpKind::activation, ph,
             rows * local_experts * fe * (x.gated ? 2 * kSwigluBytesPerElement : kGeluBytesPerElement));
-        b.gemm(OpKind::expert_down, ph, rows, x.h, fe, local_experts);
+        const int down = b.gemm(OpKind::expert_down, ph, rows, x.h, fe, local_experts);
+        // Dropless routing copies the token counts to the host before the expert GEMMs can be sized, so
+        // the host issues the per-expert kernels while the GPU waits; with a capacity factor the shapes
+        // are static and the host runs ahead, exposing only what the GPU work does not cover. Captured
+        // whole-iteration CUDA graphs (sync-free MoE) issue nothing at run time.
+        const double host = c.training->cuda_graphs == CudaGraphs::full_iteration ? 0.0
+            : local_experts * kExpertGemmsForward * c.traits.expert_gemm_host_s * (x.fp8 ? kFp8LaunchesPerExpertGemm : 1.0);
+        if (host > 0) {
+            const LayerOps& ops = b.out();
+            const double gpu = ops.op[up].time_s + ops.op[down].time_s;
+            const double waited = e.capacity_factor ? std::max(0.0, host - gpu) : host;
+            if (waited > 0)
+                b.compute(OpKind::expert_host, ph, waited, 0, 0);
+        }
         if (etp > 1)
             b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::reduce_scatter, routed * x.h * kActivationBytes * etp,
                 CommGroup::expert_tp, -1);
-        b.comm(OpKind::ep_combine, ph, OpStream::ep, Collective::all_to_all, routed * straggler * x.h * kActivationBytes,
-            CommGroup::ep, -1);
+        b.comm(OpKind::ep_combine, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * kActivationBytes, CommGroup::ep, -1);
         b.mem(OpKind::ep_combine, ph, routed * x.h * kPermuteBytesPerElement);
         if (e.shared_experts > 0)
             emit_dense_mlp(b, ph, static_cast<double>(e.shared_experts) * static_cast<double>(e.expert_ffn_hidden));
@@ -440,11 +472,14 @@ void emit_backward(Builder& b, int begin, int end)
                     CommGroup::cp, -1);
             }
             break;
+        case OpKind::expert_host:
+            b.compute(OpKind::expert_host, OpPhase::backward_input, kExpertGemmsBackwardPerForward * f.time_s, 0, 0);
+            break;
         case OpKind::ep_dispatch:
         case OpKind::ep_combine:
             if (f.stream == OpStream::ep)
                 b.comm(f.kind == OpKind::ep_dispatch ? OpKind::ep_combine : OpKind::ep_dispatch,
-                    OpPhase::backward_input, OpStream::ep, Collective::all_to_all, f.bytes, CommGroup::ep, -1);
+                    OpPhase::backward_input, OpStream::ep, f.collective, f.bytes, CommGroup::ep, -1);
             else
                 b.mem(f.kind, OpPhase::backward_input, f.bytes);
             break;

@@ -34,6 +34,7 @@ enum class OpKind : unsigned char {
     cp_comm,
     ep_dispatch,
     ep_combine,
+    expert_host, // the GPU waits for the host to issue the per-expert kernels (dropless MoE, eager)
 };
 const char* to_string(OpKind k);
 

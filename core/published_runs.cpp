@@ -86,8 +86,10 @@ std::optional<std::string> gpu_preset(const std::string& gpu_type, std::vector<s
     }
     if (contains(gpu_type, "v100"))
         return std::string("V100-SXM2-32GB");
+    if (contains(gpu_type, "b300"))
+        return std::string("B300"); // DGX B300 and the GB300 NVL72's GPUs
     if (contains(gpu_type, "b200"))
-        return std::string("B200");
+        return std::string("B200"); // DGX B200 and the GB200 NVL72's GPUs
     if (contains(gpu_type, "mi300x"))
         return std::string("MI300X");
     return std::nullopt;
@@ -253,6 +255,8 @@ std::vector<ValidationCase> read_published_runs(
                 e.expert_ffn_hidden = m.ffn_hidden;
             if (auto sh = num(model, "shared_experts"))
                 e.shared_experts = static_cast<int>(*sh);
+            if (auto cf = num(model, "capacity_factor"))
+                e.capacity_factor = *cf;
             m.moe = e;
             as.push_back("mixture of experts: " + std::to_string(e.experts) + " experts, top-" + std::to_string(e.top_k)
                 + ", balanced routing (load unstated)");
@@ -279,8 +283,18 @@ std::vector<ValidationCase> read_published_runs(
         int gpn = static_cast<int>(num(hw, "gpus_per_node").value_or(8));
         if (!num(hw, "gpus_per_node"))
             as.push_back("8 GPUs per node");
-        if (static_cast<long long>(*n_gpus) % gpn != 0)
-            gpn = 1;
+        if (static_cast<long long>(*n_gpus) % gpn != 0) {
+            // A job that does not fill whole NVLink domains (e.g. 256 GPUs on 72-GPU NVL72 racks) uses the
+            // largest whole number of 4-GPU compute trays per domain that divides it (GB200 NVL72: 18 trays x 4).
+            int used = 1;
+            for (int d = gpn; d >= 1; --d)
+                if (static_cast<long long>(*n_gpus) % d == 0 && (gpn < 8 || d % 4 == 0)) {
+                    used = d;
+                    break;
+                }
+            as.push_back(std::to_string(used) + " of the " + std::to_string(gpn) + " GPUs of each NVLink domain used");
+            gpn = used;
+        }
         ClusterSpec cl;
         const PresetEntry* gpu_entry = catalog.find(PresetKind::gpus, *gpu_name);
         if (!gpu_entry) {
@@ -300,13 +314,17 @@ std::vector<ValidationCase> read_published_runs(
         cl.gpus_per_node = gpn;
         const std::string intra = str(hw, "intra_node_link");
         const std::string inter = str(hw, "inter_node");
+        const bool nvl72 = gpn > 8 || contains(intra, "nvl72");
         std::string intra_name = cl.gpu.architecture == GpuArchitecture::ampere ? "nvlink3-nvswitch"
             : contains(*gpu_name, "H800")                                        ? "nvlink4-h800"
             : cl.gpu.architecture == GpuArchitecture::volta                      ? "nvlink2"
+            : cl.gpu.architecture == GpuArchitecture::blackwell                  ? (nvl72 ? "nvlink5-nvl72" : "nvlink5-nvswitch")
                                                                                  : "nvlink4-nvswitch";
         std::string inter_name;
         if (contains(inter, "omni-path") || contains(inter, "omnipath")) {
             inter_name = "";
+        } else if (contains(inter, "xdr") || contains(inter, "800 gb")) {
+            inter_name = "ib-xdr";
         } else if (contains(inter, "roce") || contains(inter, "rdma")) {
             inter_name = "roce-400g";
         } else if (contains(inter, "hdr") && !contains(inter, "400")) {
@@ -339,7 +357,6 @@ std::vector<ValidationCase> read_published_runs(
             }
             cl.inter_node = parse_fabric(e->json, e->origin, "");
         }
-        (void)intra;
         cl.name = std::to_string(cl.nodes) + "x" + std::to_string(gpn) + " " + cl.gpu.name;
 
         // Strategy.
@@ -354,6 +371,14 @@ std::vector<ValidationCase> read_published_runs(
         s.pp = static_cast<int>(*pp);
         s.cp = static_cast<int>(num(st, "cp").value_or(1));
         s.ep = static_cast<int>(num(st, "ep").value_or(1));
+        if (auto etp = num(st, "expert_tp")) {
+            s.expert_tp = static_cast<int>(*etp);
+        } else if (m.is_moe() && s.tp > 1 && s.ep > 1) {
+            // Megatron-core's MoE recipes decouple the experts' TP from the attention's (MoE parallel folding,
+            // Liu et al. 2025) and run the experts without TP.
+            s.expert_tp = 1;
+            as.push_back("expert TP unstated: 1 (MoE parallel folding: EP spans the TP x DP ranks)");
+        }
         const long long mp = static_cast<long long>(s.tp) * s.pp * s.cp;
         if (static_cast<long long>(*n_gpus) % mp != 0) {
             skip("tp*pp*cp does not divide the GPU count");
@@ -371,6 +396,10 @@ std::vector<ValidationCase> read_published_runs(
         }
         s.vpp = vp > 1 ? vp : 1;
         s.schedule = s.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+        if (contains(str(st, "schedule"), "dualpipe"))
+            s.schedule = Schedule::dualpipe;
+        if (auto ov = boolean(st, "ep_overlap"))
+            s.ep_overlap = *ov;
         const auto local_batch = number_after(notes, "local batch size");
         if (auto mbs = num(st, "micro_batch_size")) {
             s.micro_batch = static_cast<int>(*mbs);
@@ -443,7 +472,9 @@ std::vector<ValidationCase> read_published_runs(
             as.push_back(std::string("optimizer sharding unstated: ") + (year >= 2023 ? "distributed optimizer (ZeRO-1)" : "none"));
         }
         const std::string prec = str(st, "precision");
-        if (contains(prec, "fp8") || contains(prec, "float8")) {
+        if (contains(prec, "fp4")) {
+            t.precision = Precision::fp4;
+        } else if (contains(prec, "fp8") || contains(prec, "float8")) {
             t.precision = Precision::fp8;
             if (contains(prec, "rowwise") || contains(c.id, "rowwise")) {
                 t.fp8_rowwise = true;
@@ -457,6 +488,14 @@ std::vector<ValidationCase> read_published_runs(
             t.precision = year <= 2022 ? Precision::fp16 : Precision::bf16;
             as.push_back(std::string("precision unstated: ") + (year <= 2022 ? "fp16" : "bf16"));
         }
+        if (const std::string d = str(st, "moe_dispatcher"); contains(d, "deepep") || contains(d, "hybridep")) {
+            t.moe_dispatcher = MoeDispatcher::deepep;
+            as.push_back("MoE dispatcher: " + d + " (one copy per destination node over RDMA)");
+        }
+        if (const std::string g = str(st, "cuda_graphs"); !g.empty()) {
+            t.cuda_graphs = contains(g, "full") ? CudaGraphs::full_iteration : contains(g, "layer") ? CudaGraphs::layers : CudaGraphs::none;
+            as.push_back("CUDA graphs: " + g);
+        }
         // Software generation: fused attention and overlapped gradient reduction arrived in 2022-23.
         t.flash_attention = year >= 2023;
         s.overlap_grad_reduce = year >= 2023;
@@ -469,7 +508,8 @@ std::vector<ValidationCase> read_published_runs(
         if (async_tp) {
             s.tp_comm_overlap = true;
             as.push_back("async TP: TP communication overlapped with GEMMs");
-        } else if (c.source_group == "nemo2407" || c.source_group == "megatronlm") {
+        } else if (c.source_group == "nemo2407" || c.source_group == "megatronlm" || c.source_group.rfind("mbridge", 0) == 0
+            || c.source_group.rfind("nemolongseq", 0) == 0) {
             s.tp_comm_overlap = s.tp > 1;
             if (s.tp > 1)
                 as.push_back("NeMo performance recipe: TP communication overlap on");

@@ -252,6 +252,7 @@ Strategy parse_strategy(
     s.overlap_grad_reduce = r.get_bool("overlap_grad_reduce", s.overlap_grad_reduce);
     s.overlap_param_gather = r.get_bool("overlap_param_gather", s.overlap_param_gather);
     s.tp_comm_overlap = r.get_bool("tp_comm_overlap", s.tp_comm_overlap);
+    s.ep_overlap = r.get_bool("ep_overlap", s.ep_overlap);
     r.finish();
     return s;
 }
@@ -395,6 +396,13 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
         s.training.fp8_rowwise
             = t.get_choice("fp8_scaling", { "tensorwise", "rowwise" }, std::string("tensorwise")) == "rowwise";
         s.training.moe_imbalance = t.get_number("moe_imbalance", 1, 1e4, 1.0);
+        s.training.moe_dispatcher = t.get_choice("moe_dispatcher", { "all-to-all", "deepep" }, std::string("all-to-all")) == "deepep"
+            ? MoeDispatcher::deepep
+            : MoeDispatcher::all_to_all;
+        {
+            const std::string g = t.get_choice("cuda_graphs", { "none", "layers", "full-iteration" }, std::string("none"));
+            s.training.cuda_graphs = g == "layers" ? CudaGraphs::layers : g == "full-iteration" ? CudaGraphs::full_iteration : CudaGraphs::none;
+        }
         if (const json* load = t.raw("moe_expert_load"); load && !load->is_null()) {
             if (!load->is_array())
                 t.fail("moe_expert_load", "must be an array of per-expert loads, found " + json_type_name(*load));
@@ -593,6 +601,8 @@ json strategy_to_json(const Strategy& s, bool include_dp)
     j["overlap_grad_reduce"] = s.overlap_grad_reduce;
     j["overlap_param_gather"] = s.overlap_param_gather;
     j["tp_comm_overlap"] = s.tp_comm_overlap;
+    if (s.ep_overlap)
+        j["ep_overlap"] = true;
     return j;
 }
 
@@ -616,6 +626,10 @@ json scenario_to_json(const Scenario& s)
         t["moe_imbalance"] = s.training.moe_imbalance;
     if (!s.training.moe_expert_load.empty())
         t["moe_expert_load"] = s.training.moe_expert_load;
+    if (s.training.moe_dispatcher == MoeDispatcher::deepep)
+        t["moe_dispatcher"] = "deepep";
+    if (s.training.cuda_graphs != CudaGraphs::none)
+        t["cuda_graphs"] = s.training.cuda_graphs == CudaGraphs::layers ? "layers" : "full-iteration";
     if (s.training.tokens_to_train)
         t["tokens_to_train"] = *s.training.tokens_to_train;
     j["training"] = t;

@@ -12,6 +12,12 @@ constexpr double kEagerElementwiseTraffic = 4.0;
 // torch.compile fuses the pointwise chains into a few Triton kernels, close to hand-fused traffic
 // (torchtitan benchmarks: compile alone gives +14-16% on Llama 3.1 8B).
 constexpr double kCompiledElementwiseTraffic = 1.3;
+// Megatron-core's TEGroupedMLP: Transformer Engine's GroupedLinear loops over the local experts on the
+// host, one cuBLASLt GEMM each (plus, in fp8, its cast/transpose kernels), ~20 us of PyTorch + TE +
+// cuBLASLt host work per kernel issued (NVIDIA, "Scalable Training of MoE Models with Megatron Core",
+// arXiv 2603.07685, "host-boundedness" of small expert GEMMs; the Megatron-Bridge perf tables imply
+// 0.25-0.4 ms per local expert per layer and micro-batch at EP 8 with 16-32 local experts).
+constexpr double kTeExpertGemmHostSeconds = 20e-6;
 
 } // namespace
 
@@ -45,6 +51,7 @@ SoftwareTraits software_traits(Framework f)
     SoftwareTraits t;
     switch (f) {
     case Framework::megatron:
+        t.expert_gemm_host_s = kTeExpertGemmHostSeconds;
         break;
     case Framework::torchtitan:
         t.attention = AttentionKernel::flash2;
@@ -63,6 +70,7 @@ SoftwareTraits software_traits(Framework f)
         // blocking instructions of its schedule (deepspeed/runtime/pipe/schedule.py), full tensors.
         t.p2p_scatter_gather = false;
         t.p2p_blocking_transfers_per_microbatch = 4;
+        t.expert_gemm_host_s = kTeExpertGemmHostSeconds;
         break;
     }
     return t;

@@ -41,6 +41,9 @@ struct SoftwareTraits {
     // issues every collective in line.
     bool tp_backward_overlap = true;
     int p2p_blocking_transfers_per_microbatch = 2;
+    // Host time to issue one local expert's GEMM (Transformer Engine's GroupedLinear issues one cuBLAS
+    // GEMM per local expert, plus its fp8 casts): 0 where one grouped kernel runs all experts.
+    double expert_gemm_host_s = 0;
 };
 
 SoftwareTraits software_traits(Framework f);

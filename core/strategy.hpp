@@ -63,6 +63,9 @@ struct Strategy {
     bool overlap_grad_reduce = true; // Megatron --overlap-grad-reduce
     bool overlap_param_gather = true; // Megatron --overlap-param-gather (distributed optimizer / FSDP)
     bool tp_comm_overlap = false; // Transformer Engine userbuffers / async TP
+    // Batch-level overlap of one micro-batch's expert all-to-all with another's compute (Megatron
+    // --overlap-moe-expert-parallel-comm; DualPipe always does it).
+    bool ep_overlap = false;
 
     // Saturating products: absurd degrees must fail the GPU-count rule, not wrap around to pass it.
     long long model_parallel_gpus() const { return saturating_product(tp, pp, cp, 1); }

@@ -220,9 +220,10 @@ ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const Strate
         ct.exposed_s[i] = t.comm_exposed_fwd_s[i] + t.comm_exposed_bwd_s[i];
         ct.comm_busy_s[i] = t.comm_busy_s[i];
     }
-    if (s.schedule == Schedule::dualpipe) {
+    if (s.schedule == Schedule::dualpipe || s.ep_overlap) {
         // DualPipe overlaps one micro-batch's all-to-all (and PP sends) with another's compute inside
-        // each forward-backward pair (DeepSeek-V3 report Sec. 3.2.1).
+        // each forward-backward pair (DeepSeek-V3 report Sec. 3.2.1); Megatron's batch-level overlap
+        // (--overlap-moe-expert-parallel-comm) pairs micro-batches the same way.
         const double hidden_bwd = std::min(t.comm_exposed_bwd_s[kEp], ct.compute_s);
         const double hidden_fwd = std::min(t.comm_exposed_fwd_s[kEp], ct.compute_s - hidden_bwd);
         ct.exposed_s[kEp] -= hidden_bwd + hidden_fwd;

@@ -83,7 +83,10 @@ bool holds(Rule r, const PlanInputs& in, const Strategy& s) noexcept
     case Rule::ep_experts:
         return s.ep == 1 || !m.is_moe() || m.moe->experts % s.ep == 0;
     case Rule::ep_ranks:
-        return (static_cast<long long>(s.dp) * s.cp) % s.ep == 0;
+        // EP reuses the DP x CP ranks while the experts keep the dense TP; with an explicit expert TP the
+        // expert grid (expert_tp x ep x expert-dp) folds over all tp x cp x dp ranks of a stage instead
+        // (MoE parallel folding, Liu et al. 2025), checked by expert_tp_ranks.
+        return s.expert_tp > 0 || (static_cast<long long>(s.dp) * s.cp) % s.ep == 0;
     case Rule::expert_tp_ranks:
         return s.expert_tp == 0
             || (static_cast<long long>(s.tp) * s.dp * s.cp) % (static_cast<long long>(s.effective_expert_tp()) * s.ep) == 0;
@@ -93,6 +96,8 @@ bool holds(Rule r, const PlanInputs& in, const Strategy& s) noexcept
         return !s.offload_optimizer || s.zero >= 1;
     case Rule::gradient_release_accumulation:
         return !s.gradient_release || (mb == 1 && s.pp == 1);
+    case Rule::ep_overlap_needs_moe:
+        return !s.ep_overlap || (m.is_moe() && s.ep > 1 && mb >= 2);
     }
     return true;
 }
@@ -122,6 +127,7 @@ constexpr Rule kRules[] = {
     Rule::precision_unsupported,
     Rule::offload_needs_zero,
     Rule::gradient_release_accumulation,
+    Rule::ep_overlap_needs_moe,
 };
 
 std::string n(long long v) { return std::to_string(v); }
@@ -194,6 +200,8 @@ const char* rule_key(Rule r)
         return "strategy.offload_optimizer";
     case Rule::gradient_release_accumulation:
         return "strategy.gradient_release";
+    case Rule::ep_overlap_needs_moe:
+        return "strategy.ep_overlap";
     }
     return "";
 }
@@ -263,7 +271,8 @@ std::string explain(Rule r, const PlanInputs& in, const Strategy& s)
             + " experts";
     case Rule::ep_ranks:
         return "expert parallel degree " + n(s.ep) + " must divide dp*cp = " + n(static_cast<long long>(s.dp) * s.cp)
-            + " (EP reuses the data- and context-parallel ranks, as in Megatron-LM)";
+            + " (EP reuses the data- and context-parallel ranks, as in Megatron-LM; set strategy.expert_tp, e.g. 1, to fold "
+              "the experts over the tensor-parallel ranks too)";
     case Rule::expert_tp_ranks:
         return "expert_tp*ep = " + n(static_cast<long long>(s.effective_expert_tp()) * s.ep) + " must divide tp*dp*cp = "
             + n(static_cast<long long>(s.tp) * s.dp * s.cp);
@@ -274,6 +283,10 @@ std::string explain(Rule r, const PlanInputs& in, const Strategy& s)
     case Rule::gradient_release_accumulation:
         return "gradient release applies the optimizer inside the backward, so it needs exactly one micro-batch per "
                "step and no pipeline (got " + n(mb) + " micro-batches, pp " + n(s.pp) + ")";
+    case Rule::ep_overlap_needs_moe:
+        return "EP communication overlap hides one micro-batch's expert all-to-all under another's compute: it needs a "
+               "mixture-of-experts model with ep > 1 and at least 2 micro-batches per step (got "
+            + std::string(m.is_moe() ? "MoE" : "a dense model") + ", ep " + n(s.ep) + ", " + n(mb) + " micro-batches)";
     }
     return "invalid";
 }

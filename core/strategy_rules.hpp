@@ -38,6 +38,7 @@ enum class Rule : unsigned char {
     precision_unsupported,
     offload_needs_zero,
     gradient_release_accumulation, // gradient release cannot accumulate over micro-batches
+    ep_overlap_needs_moe, // batch-level EP overlap hides one micro-batch's all-to-all under another's compute
 };
 
 struct PlanInputs {

@@ -7,6 +7,15 @@
 
 namespace parallax {
 
+// How MoE tokens reach their experts: NCCL all-to-all of every token-expert pair, or a DeepEP-style
+// dispatcher (DeepEP, Megatron's flex dispatcher with HybridEP) that sends a token once per destination
+// node over RDMA and fans it out over NVLink.
+enum class MoeDispatcher : unsigned char { all_to_all, deepep };
+// CUDA graph capture: none (eager), per-layer graphs of the static parts (Transformer Engine
+// make_graphed_callables on attention / router / preprocessing), or the whole iteration (needs a
+// sync-free MoE: no host round trip for the token counts).
+enum class CudaGraphs : unsigned char { none, layers, full_iteration };
+
 struct TrainingSpec {
     long long global_batch = 1; // sequences per optimizer step
     long long seq_len = 2048;
@@ -21,6 +30,8 @@ struct TrainingSpec {
     // or a measured per-expert load histogram (one entry per expert, any scale).
     double moe_imbalance = 1.0;
     std::vector<double> moe_expert_load;
+    MoeDispatcher moe_dispatcher = MoeDispatcher::all_to_all;
+    CudaGraphs cuda_graphs = CudaGraphs::none;
     std::optional<double> tokens_to_train; // for time-to-train objectives
 };
 

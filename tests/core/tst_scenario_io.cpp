@@ -169,6 +169,14 @@ public:
         boolean(p + QStringLiteral(".flash_attention"), a.flash_attention, b.flash_attention);
         integer(p + QStringLiteral(".framework"), static_cast<int>(a.framework), static_cast<int>(b.framework));
         optional_number(p + QStringLiteral(".tokens_to_train"), a.tokens_to_train, b.tokens_to_train);
+        boolean(p + QStringLiteral(".fp8_rowwise"), a.fp8_rowwise, b.fp8_rowwise);
+        number(p + QStringLiteral(".moe_imbalance"), a.moe_imbalance, b.moe_imbalance);
+        integer(p + QStringLiteral(".moe_expert_load.size"), static_cast<long long>(a.moe_expert_load.size()),
+            static_cast<long long>(b.moe_expert_load.size()));
+        for (std::size_t i = 0; i < std::min(a.moe_expert_load.size(), b.moe_expert_load.size()); ++i)
+            number(p + QStringLiteral(".moe_expert_load[%1]").arg(i), a.moe_expert_load[i], b.moe_expert_load[i]);
+        integer(p + QStringLiteral(".moe_dispatcher"), static_cast<int>(a.moe_dispatcher), static_cast<int>(b.moe_dispatcher));
+        integer(p + QStringLiteral(".cuda_graphs"), static_cast<int>(a.cuda_graphs), static_cast<int>(b.cuda_graphs));
     }
 
     void strategy(const QString& p, const Strategy& a, const Strategy& b)
@@ -194,6 +202,8 @@ public:
         boolean(p + QStringLiteral(".overlap_grad_reduce"), a.overlap_grad_reduce, b.overlap_grad_reduce);
         boolean(p + QStringLiteral(".overlap_param_gather"), a.overlap_param_gather, b.overlap_param_gather);
         boolean(p + QStringLiteral(".tp_comm_overlap"), a.tp_comm_overlap, b.tp_comm_overlap);
+        boolean(p + QStringLiteral(".gradient_release"), a.gradient_release, b.gradient_release);
+        boolean(p + QStringLiteral(".ep_overlap"), a.ep_overlap, b.ep_overlap);
         // Catches fields added to Strategy after this comparison was written.
         if (out.isEmpty() && !(a == b))
             out << p + QStringLiteral(": Strategy::operator== differs");
@@ -285,12 +295,13 @@ const char* const kInline = R"({
     "source": "lab notes"
   },
   "training": { "global_batch": 64, "seq_len": 4096, "precision": "fp8", "flash_attention": false, "framework": "torchtitan",
-                "tokens_to_train": 1e12 },
+                "tokens_to_train": 1e12, "moe_imbalance": 1.3, "moe_dispatcher": "deepep", "cuda_graphs": "layers",
+                "moe_expert_load": [3, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.5] },
   "strategy": { "tp": 2, "pp": 2, "dp": 4, "cp": 1, "ep": 4, "vpp": 2, "micro_batch": 2,
                 "sequence_parallel": true, "recompute": "full", "zero": 1, "schedule": "interleaved",
                 "optimizer": "adam8bit", "offload_optimizer": true, "rank_order": "tp-ep-cp-dp-pp",
                 "expert_tp": 1, "cp_kind": "all-to-all", "overlap_grad_reduce": false,
-                "overlap_param_gather": false, "tp_comm_overlap": true },
+                "overlap_param_gather": false, "tp_comm_overlap": true, "ep_overlap": true },
   "search": { "fix": { "tp": 2, "schedule": "interleaved", "sequence_parallel": true },
               "limits": { "memory_headroom": 0.1, "max_gpus": 64 }, "objective": "energy" }
 })";
@@ -404,6 +415,11 @@ void TestScenarioIo::diffDetectsChanges()
         { "cluster.inter_node.oversubscription", [](Scenario& s) { s.cluster.inter_node.oversubscription = 1; } },
         { "training.tokens_to_train", [](Scenario& s) { s.training.tokens_to_train.reset(); } },
         { "training.framework", [](Scenario& s) { s.training.framework = Framework::megatron; } },
+        { "training.moe_imbalance", [](Scenario& s) { s.training.moe_imbalance = 1; } },
+        { "training.moe_expert_load[1]", [](Scenario& s) { s.training.moe_expert_load[1] = 2; } },
+        { "training.moe_dispatcher", [](Scenario& s) { s.training.moe_dispatcher = MoeDispatcher::all_to_all; } },
+        { "training.cuda_graphs", [](Scenario& s) { s.training.cuda_graphs = CudaGraphs::none; } },
+        { "strategy.ep_overlap", [](Scenario& s) { s.strategy.ep_overlap = false; } },
         { "cluster.gpu.power_limit_W", [](Scenario& s) { s.cluster.gpu.power_limit_W = 0; } },
         { "strategy.rank_order", [](Scenario& s) { s.strategy.rank_order = RankOrder {}; } },
         { "dp_derived", [](Scenario& s) { s.dp_derived = !s.dp_derived; } },
@@ -458,6 +474,10 @@ void TestScenarioIo::roundTripInline_data()
         "name": "G", "peak_TFLOPs": {"bf16": 500}, "memory_GiB": 48, "memory_bw_GBps": 1000,
         "tdp_W": 300, "idle_W": 30}}})");
     QTest::newRow("search fix only") << patched(R"({"search": {"fix": {"pp": 2, "recompute": "full"}}})");
+    QTest::newRow("MoE parallel folding: EP over the TP x DP ranks")
+        << patched_inline(R"({"model": {"moe": {"experts": 24}}, "training": {"moe_expert_load": null}, "strategy": {"ep": 8, "expert_tp": 1}})");
+    QTest::newRow("MoE dispatcher, CUDA graphs, EP overlap")
+        << patched_inline(R"({"training": {"moe_dispatcher": "deepep", "cuda_graphs": "layers"}, "strategy": {"ep": 2, "ep_overlap": true}})");
 }
 
 void TestScenarioIo::roundTripInline()
@@ -820,8 +840,35 @@ void TestScenarioIo::badInput_data()
         << patched(R"({"model": "mixtral-8x7b", "cluster": {"nodes": 8}, "strategy": {"dp": 16, "ep": 16}})")
         << QStringLiteral("strategy.ep") << QStringLiteral("must divide the 8 experts");
     QTest::newRow("ep not dividing dp*cp")
-        << patched_inline(R"({"model": {"moe": {"experts": 24}}, "strategy": {"ep": 8}})")
+        << patched_inline(R"({"model": {"moe": {"experts": 24}}, "training": {"moe_expert_load": null}, "strategy": {"ep": 8, "expert_tp": null}})")
         << QStringLiteral("strategy.ep") << QStringLiteral("must divide dp*cp = 4");
+    QTest::newRow("expert_tp*ep not dividing tp*dp*cp")
+        << patched_inline(R"({"model": {"moe": {"experts": 24}}, "training": {"moe_expert_load": null}, "strategy": {"ep": 8, "expert_tp": 2}})")
+        << QStringLiteral("strategy.expert_tp") << QStringLiteral("must divide tp*dp*cp = 8");
+    QTest::newRow("ep_overlap on a dense model") << patched(R"({"strategy": {"ep_overlap": true}})")
+                                                 << QStringLiteral("strategy.ep_overlap")
+                                                 << QStringLiteral("needs a mixture-of-experts model with ep > 1");
+    QTest::newRow("moe_imbalance below 1") << patched_inline(R"({"training": {"moe_imbalance": 0.5}})")
+                                           << QStringLiteral("training.moe_imbalance") << QStringLiteral("1");
+    QTest::newRow("moe_expert_load not an array") << patched_inline(R"({"training": {"moe_expert_load": 3}})")
+                                                  << QStringLiteral("training.moe_expert_load")
+                                                  << QStringLiteral("must be an array");
+    QTest::newRow("moe_expert_load negative")
+        << patched_inline(R"({"training": {"moe_expert_load": [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1]}})")
+        << QStringLiteral("training.moe_expert_load") << QStringLiteral("entry 15 must be a non-negative number");
+    QTest::newRow("moe_expert_load wrong length") << patched_inline(R"({"training": {"moe_expert_load": [1, 2, 3]}})")
+                                                  << QStringLiteral("training.moe_expert_load")
+                                                  << QStringLiteral("needs one load per expert (16), got 3");
+    QTest::newRow("moe_expert_load on a dense model") << patched(R"({"training": {"moe_expert_load": [1, 2]}})")
+                                                      << QStringLiteral("training.moe_expert_load")
+                                                      << QStringLiteral("needs one load per expert (0)");
+    QTest::newRow("gradient release with accumulation") << patched(R"({"strategy": {"gradient_release": true}})")
+                                                        << QStringLiteral("strategy.gradient_release")
+                                                        << QStringLiteral("exactly one micro-batch per step");
+    QTest::newRow("unknown moe_dispatcher") << patched(R"({"training": {"moe_dispatcher": "nccl"}})")
+                                            << QStringLiteral("training.moe_dispatcher") << QStringLiteral("deepep");
+    QTest::newRow("unknown cuda_graphs") << patched(R"({"training": {"cuda_graphs": "always"}})")
+                                         << QStringLiteral("training.cuda_graphs") << QStringLiteral("full-iteration");
     QTest::newRow("vpp with pp 1") << patched(R"({"strategy": {"pp": 1, "dp": 8, "vpp": 2}})")
                                    << QStringLiteral("strategy.vpp") << QStringLiteral("needs pipeline parallelism");
     QTest::newRow("vpp with 1f1b") << patched(R"({"strategy": {"vpp": 2, "schedule": "1f1b"}})")
