@@ -62,13 +62,18 @@ struct LayerOp {
 };
 
 struct LayerOps {
-    static constexpr int kCapacity = 96;
+    // The heaviest layer (DeepSeek-V3's MoE layer with MLA, shared expert, fp8, SP and full
+    // recompute) has 129 ops; tst_formulas checks it stays below the capacity.
+    static constexpr int kCapacity = 192;
     std::array<LayerOp, kCapacity> op {};
     int count = 0;
+    bool overflowed = false; // an op was dropped: the capacity is too small (a bug, tested)
     int add(const LayerOp& o) noexcept
     {
-        if (count >= kCapacity)
+        if (count >= kCapacity) {
+            overflowed = true;
             return count - 1;
+        }
         op[count] = o;
         return count++;
     }

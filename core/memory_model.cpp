@@ -35,7 +35,10 @@ StateBytes state_bytes(const TrainingSpec& t, const Strategy& s) noexcept
         b.optimizer = 12; // fp32 master + exp_avg + exp_avg_sq (ZeRO paper Sec. 3.1, k = 12)
         break;
     case Optimizer::adam8bit:
-        b.optimizer = 3; // 8-bit m and v + 8-bit master-weight extension (compact master weights)
+        // FlashOptim (Gonzalez Ortiz et al. 2025): companded 8-bit m and v, and the master weights split
+        // into the bf16 working copy plus an 8-bit correction; with 16-bit gradients 7 B/param in all.
+        b.optimizer = 3;
+        b.gradients = 2;
         break;
     case Optimizer::sgd:
     case Optimizer::lion:

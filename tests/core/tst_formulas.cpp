@@ -5,6 +5,7 @@
 #include "layer_ops.hpp"
 #include "memory_model.hpp"
 #include "model_math.hpp"
+#include "moe_load.hpp"
 #include "strategy_costs.hpp"
 #include "topology.hpp"
 #include "units.hpp"
@@ -139,6 +140,195 @@ private slots:
         t.framework = Framework::megatron_deepspeed;
         const StateBytes z = state_bytes(t, s);
         QCOMPARE(z.weights + z.gradients + z.optimizer, 16.0);
+    }
+
+    // Model-state bytes per parameter through the whole memory model (one GPU holding the whole model,
+    // or a DP group sharding it), for each optimizer option, against the published figures.
+    void optimizer_bytes_per_parameter_data()
+    {
+        QTest::addColumn<int>("optimizer");
+        QTest::addColumn<int>("framework");
+        QTest::addColumn<bool>("release");
+        QTest::addColumn<int>("dp");
+        QTest::addColumn<double>("expected");
+        const int adam = int(Optimizer::adam), adam8 = int(Optimizer::adam8bit), sgd = int(Optimizer::sgd);
+        const int meg = int(Framework::megatron), ds = int(Framework::megatron_deepspeed);
+        // ZeRO paper Sec. 3.1 (mixed-precision Adam: 2 + 2 + 12).
+        QTest::newRow("AdamW fp32 states, 16-bit gradients") << adam << ds << false << 1 << 16.0;
+        // Megatron-LM theoretical_memory_usage.py: fp32 main gradients, 18; distributed optimizer 6 + 12/d.
+        QTest::newRow("AdamW, Megatron fp32 main gradients") << adam << meg << false << 1 << 18.0;
+        QTest::newRow("AdamW, Megatron distributed optimizer d=8") << adam << meg << false << 8 << 6 + 12.0 / 8;
+        // FlashOptim (Gonzalez Ortiz et al. 2025, abstract): AdamW from 16 to 7 bytes, 5 with gradient release.
+        QTest::newRow("8-bit AdamW, compact master weights") << adam8 << meg << false << 1 << 7.0;
+        QTest::newRow("8-bit AdamW with gradient release") << adam8 << meg << true << 1 << 5.0;
+        QTest::newRow("8-bit AdamW sharded d=8") << adam8 << meg << false << 8 << 4 + 3.0 / 8;
+        // SGD with momentum / Lion: fp32 master + one fp32 moment, Megatron's fp32 gradients.
+        QTest::newRow("SGD with momentum") << sgd << meg << false << 1 << 14.0;
+    }
+    void optimizer_bytes_per_parameter()
+    {
+        QFETCH(int, optimizer);
+        QFETCH(int, framework);
+        QFETCH(bool, release);
+        QFETCH(int, dp);
+        QFETCH(double, expected);
+        TrainingSpec t;
+        t.precision = Precision::bf16;
+        t.seq_len = 1024;
+        t.global_batch = dp;
+        t.framework = static_cast<Framework>(framework);
+        const PlanContext ctx(test::gpt(4, 1024, 16), t, test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr"));
+        Strategy s;
+        s.dp = dp;
+        s.zero = dp > 1 ? 1 : 0;
+        s.optimizer = static_cast<Optimizer>(optimizer);
+        s.gradient_release = release;
+        EvaluationCache cache(ctx);
+        StrategyCosts c;
+        compute_costs(ctx, s, cache, c);
+        const MemoryBreakdown mem = stage_memory(ctx, s, *c.layout, 0, 1, c.layer.activations);
+        const double per_param = (mem.weights + mem.gradients + mem.optimizer) / total_params(ctx.model);
+        QVERIFY2(near(per_param, expected, 1e-9), qPrintable(QString::number(per_param)));
+    }
+
+    // Checkpoints hold the bf16 weights and the optimizer states: 2 + 12 bytes per parameter with fp32
+    // AdamW; FlashOptim's 8-bit states "cut model checkpoint sizes by more than half" (2 + 3).
+    void checkpoint_size()
+    {
+        TrainingSpec t;
+        t.seq_len = 1024;
+        t.global_batch = 8;
+        const PlanContext ctx(test::gpt(4, 1024, 16), t, test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr"));
+        const AnalyticModel model(ctx);
+        Strategy s;
+        s.dp = 8;
+        s.zero = 1;
+        const double params = total_params(ctx.model);
+        const Prediction fp32 = model.predict(s);
+        QVERIFY(near(fp32.checkpoint_bytes, 14 * params, 1e-9));
+        s.optimizer = Optimizer::adam8bit;
+        const Prediction compact = model.predict(s);
+        QVERIFY(near(compact.checkpoint_bytes, 5 * params, 1e-9));
+        QVERIFY(compact.checkpoint_bytes < 0.5 * fp32.checkpoint_bytes);
+    }
+
+    // moe_load.cpp by hand: 16 experts on 4 EP ranks, expert 0 gets 4x the others' tokens.
+    void moe_load_histogram()
+    {
+        ModelSpec m = test::model("mixtral-8x7b");
+        m.moe->experts = 16;
+        TrainingSpec t;
+        t.moe_expert_load = { 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+        // mean load 19/16; rank 0 holds (4+3)/(19/16) = 5.895 of a 4-expert mean of 4.
+        MoeLoad l = moe_load(m, t, 4);
+        QVERIFY(near(l.straggler_ratio, 7 * 16.0 / 19 / 4, 1e-12));
+        QVERIFY(near(l.hottest_expert_ratio, 4 * 16.0 / 19, 1e-12));
+        QCOMPARE(l.dropped_fraction, 0.0);
+        // Capacity factor 2: expert 0 keeps 2 of its 3.368 mean loads, 1.368/16 of all assignments dropped.
+        m.moe->capacity_factor = 2.0;
+        l = moe_load(m, t, 4);
+        const double hot = 4 * 16.0 / 19, other = 16.0 / 19;
+        QVERIFY(near(l.dropped_fraction, (hot - 2) / 16, 1e-12));
+        QVERIFY(near(l.straggler_ratio, (2 + 3 * other) / ((16 - (hot - 2)) / 4), 1e-12));
+        // A scalar skew: the busiest rank gets 1.5x; balanced when unset.
+        m.moe->capacity_factor.reset();
+        t.moe_expert_load.clear();
+        t.moe_imbalance = 1.5;
+        QCOMPARE(moe_load(m, t, 4).straggler_ratio, 1.5);
+        t.moe_imbalance = 1;
+        QCOMPARE(moe_load(m, t, 4).straggler_ratio, 1.0);
+    }
+
+    // The MoE layer's ops: node-deduplicated dispatch volume, the host-bound expert loop of dropless
+    // routing, and an op list that fits its fixed capacity in the heaviest configuration.
+    void moe_layer_ops()
+    {
+        static const ClusterSpec c = test::cluster("H100-SXM5-80GB", 16, 8, "nvlink4-nvswitch", "ib-ndr");
+        const ModelSpec m = test::model("deepseek-v3");
+        TrainingSpec t;
+        t.seq_len = 4096;
+        t.precision = Precision::fp8;
+        Strategy s;
+        s.tp = 2;
+        s.ep = 64;
+        s.expert_tp = 1;
+        s.sequence_parallel = true;
+        s.recompute = Recompute::full;
+        LayerContext lc;
+        lc.model = &m;
+        lc.training = &t;
+        lc.strategy = &s;
+        lc.device = ComputeDevice::of(c.gpu);
+        lc.network = NetworkModel::of(c);
+        lc.tp_group = { 2, 2, 1, true };
+        lc.ep_group = { 64, 8, 8, false };
+        lc.traits = software_traits(Framework::megatron);
+        auto find = [](const LayerOps& ops, OpKind k, OpPhase ph, OpStream st = OpStream::compute) -> const LayerOp* {
+            for (int i = 0; i < ops.count; ++i)
+                if (ops.op[i].kind == k && ops.op[i].phase == ph && ops.op[i].stream == st)
+                    return &ops.op[i];
+            return nullptr;
+        };
+        LayerOps a2a;
+        build_layer_ops(lc, true, a2a);
+        QVERIFY2(!a2a.overflowed && a2a.count < LayerOps::kCapacity, qPrintable(QString::number(a2a.count)));
+        qInfo("DeepSeek-V3 MoE layer, fp8, SP, full recompute: %d ops", a2a.count);
+        t.moe_dispatcher = MoeDispatcher::deepep;
+        LayerOps dedup;
+        build_layer_ops(lc, true, dedup);
+        const LayerOp* d0 = find(a2a, OpKind::ep_dispatch, OpPhase::forward, OpStream::ep);
+        const LayerOp* d1 = find(dedup, OpKind::ep_dispatch, OpPhase::forward, OpStream::ep);
+        QVERIFY(d0 && d1);
+        // 8 experts over 8 nodes: 8 (1 - (7/8)^8) / 8 = 0.6564 of the pairs cross as distinct copies.
+        QVERIFY(near(d1->bytes / d0->bytes, 8 * (1 - std::pow(7.0 / 8, 8)) / 8, 1e-9));
+        QCOMPARE(d1->collective, Collective::all_to_all_rdma);
+        QVERIFY(d1->time_s < d0->time_s);
+        // 256/64 = 4 local experts x 2 GEMMs x 2 fp8 launches x 20 us issued while the GPU waits.
+        const LayerOp* host = find(dedup, OpKind::expert_host, OpPhase::forward);
+        QVERIFY(host);
+        QVERIFY(near(host->time_s, 4 * 2 * 2 * 20e-6, 1e-9));
+        const LayerOp* host_b = find(dedup, OpKind::expert_host, OpPhase::backward_input);
+        QVERIFY(host_b && near(host_b->time_s, 2 * host->time_s, 1e-9));
+        // Sync-free whole-iteration CUDA graphs and one-kernel grouped GEMMs (torchtitan) issue nothing.
+        t.cuda_graphs = CudaGraphs::full_iteration;
+        LayerOps graphed;
+        build_layer_ops(lc, true, graphed);
+        QVERIFY(!find(graphed, OpKind::expert_host, OpPhase::forward));
+        t.cuda_graphs = CudaGraphs::none;
+        lc.traits = software_traits(Framework::torchtitan);
+        LayerOps titan;
+        build_layer_ops(lc, true, titan);
+        QVERIFY(!find(titan, OpKind::expert_host, OpPhase::forward));
+    }
+
+    // Batch-level EP overlap hides the all-to-all under the other micro-batch's compute: never slower,
+    // never a negative exposure, and the same result DualPipe gets for its pairs.
+    void ep_overlap()
+    {
+        TrainingSpec t;
+        t.seq_len = 4096;
+        t.global_batch = 512;
+        const PlanContext ctx(test::model("mixtral-8x7b"), t, test::cluster("H100-SXM5-80GB", 8, 8, "nvlink4-nvswitch", "ib-ndr"));
+        const AnalyticModel model(ctx);
+        Strategy s;
+        s.tp = 1;
+        s.pp = 4;
+        s.dp = 16;
+        s.ep = 8;
+        s.vpp = 2;
+        s.schedule = Schedule::interleaved;
+        s.zero = 1;
+        s.recompute = Recompute::full;
+        const Prediction plain = model.predict(s);
+        s.ep_overlap = true;
+        const Prediction hidden = model.predict(s);
+        QVERIFY(plain.time.exposed_ep_s > 0);
+        QVERIFY(hidden.time.exposed_ep_s >= 0);
+        QVERIFY(hidden.time.exposed_ep_s < 0.5 * plain.time.exposed_ep_s);
+        QVERIFY(hidden.step_time_s < plain.step_time_s);
+        const double saved = plain.step_time_s - hidden.step_time_s;
+        const double unexposed = plain.time.exposed_ep_s - hidden.time.exposed_ep_s;
+        QVERIFY2(saved > 0.9 * unexposed && saved < 1.1 * unexposed, qPrintable(QStringLiteral("%1 vs %2").arg(saved).arg(unexposed)));
     }
 
     // Narayanan et al. 2021 eq. 3 equals the Megatron-style count for a GPT with MHA and f = 4h.
