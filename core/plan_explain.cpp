@@ -99,9 +99,24 @@ const std::vector<NamedExplanation>& toggles()
         { "offload_optimizer",
             { "Optimizer offload",
                 "Keeps the fp32 optimizer states in CPU memory and runs the optimizer step there; frees GPU memory at "
-                "the cost of PCIe transfers of gradients and updated weights every step.",
-                "PCIe time = (grad bytes + param bytes) / PCIe bandwidth per GPU",
+                "the cost of PCIe transfers of gradients and updated weights every step, and of the CPU Adam step on "
+                "sockets the node's GPUs share.",
+                "offload time = (grad + param bytes) / PCIe x16 rate + params x GPUs per socket x CPU-Adam s/param",
                 "Ren et al. 2021 \"ZeRO-Offload\"" } },
+        { "gradient_release",
+            { "Gradient release",
+                "Applies the optimizer to each parameter as soon as its gradient is complete in the backward and frees "
+                "the gradient at once: no gradient buffer, but no accumulation over micro-batches (one micro-batch per "
+                "step, no pipeline).",
+                "gradient bytes per parameter: 0 instead of 2-4",
+                "FlashOptim (Gonzalez Ortiz et al. 2025): 8-bit AdamW 7 -> 5 bytes per parameter" } },
+        { "ep_overlap",
+            { "EP communication overlap",
+                "Runs one micro-batch's expert all-to-all (dispatch and combine) while another micro-batch computes, "
+                "as DualPipe does inside its forward-backward pairs and Megatron's batch-level overlap does with "
+                "interleaved 1F1B.",
+                "exposed EP = max(0, all-to-all time - compute of the paired micro-batch)",
+                "DeepSeek-V3 report Sec. 3.2.1; Megatron-core --overlap-moe-expert-parallel-comm" } },
         { "precision",
             { "Matmul precision",
                 "The number format of the GEMMs. fp8/fp4 double/quadruple the tensor-core peak but keep bf16 master "

@@ -229,6 +229,8 @@ SearchFix search_fix_from(const Scenario& sc)
         f.rank_order = s.rank_order;
     if (has("cp_kind"))
         f.cp_kind = s.cp_kind;
+    if (has("ep_overlap"))
+        f.ep_overlap = s.ep_overlap;
     return f;
 }
 
@@ -342,6 +344,15 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
                                 // More recomputation and offloading only ever cost time (and energy):
                                 // once a variant fits, the heavier ones are dominated.
                                 bool fitted = false;
+                                // Overlapping the expert all-to-all with the paired micro-batch is never
+                                // slower and holds the same memory: unless pinned, only that variant runs.
+                                {
+                                    Strategy with = s;
+                                    with.ep_overlap = true;
+                                    s.ep_overlap = fix.ep_overlap ? *fix.ep_overlap
+                                                                  : (s.schedule != Schedule::dualpipe
+                                                                        && rule_holds(Rule::ep_overlap_needs_moe, inputs, with));
+                                }
                                 for (bool offload : offloads) {
                                     s.offload_optimizer = offload;
                                     for (Recompute rc : rcs) {

@@ -20,7 +20,7 @@ enum class SearchObjective : unsigned char { throughput, time_to_train, energy }
 // Dimensions pinned by the user ("search": {"fix": {...}}); unset = searched.
 struct SearchFix {
     std::optional<int> tp, pp, dp, cp, ep, vpp, micro_batch, zero, expert_tp;
-    std::optional<bool> sequence_parallel, offload_optimizer;
+    std::optional<bool> sequence_parallel, offload_optimizer, ep_overlap;
     std::optional<Recompute> recompute;
     std::optional<Schedule> schedule;
     std::optional<RankOrder> rank_order;

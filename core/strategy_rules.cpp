@@ -134,6 +134,8 @@ std::string n(long long v) { return std::to_string(v); }
 
 } // namespace
 
+bool rule_holds(Rule r, const PlanInputs& in, const Strategy& s) noexcept { return holds(r, in, s); }
+
 Rule check_strategy(const PlanInputs& in, const Strategy& s) noexcept
 {
     for (Rule r : kRules)

@@ -49,6 +49,8 @@ struct PlanInputs {
 };
 
 Rule check_strategy(const PlanInputs& in, const Strategy& s) noexcept;
+// Whether one rule holds (for controls that toggle one setting).
+bool rule_holds(Rule r, const PlanInputs& in, const Strategy& s) noexcept;
 // All violated rules, for the GUI (to mark every offending control at once).
 std::vector<Rule> all_violations(const PlanInputs& in, const Strategy& s);
 // Key path of the setting the rule is about, e.g. "strategy.tp".

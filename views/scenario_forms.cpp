@@ -867,6 +867,55 @@ ScenarioForm* make_training_editor(QWidget* parent)
         },
         [](const Scenario& s) { return qs(to_string(s.training.framework)); },
         [](Scenario& s, const QString& v) { framework_from_string(v.toStdString(), s.training.framework); }));
+    f.push_back(choice(
+        QStringLiteral("training.fp8_scaling"), QStringLiteral("fp8 scaling"),
+        [](const Scenario&) {
+            return fixed({ "tensorwise", "rowwise" });
+        },
+        [](const Scenario& s) { return s.training.fp8_rowwise ? QStringLiteral("rowwise") : QStringLiteral("tensorwise"); },
+        [](Scenario& s, const QString& v) { s.training.fp8_rowwise = v == QLatin1String("rowwise"); }));
+    f.push_back(choice(
+        QStringLiteral("training.cuda_graphs"), QStringLiteral("CUDA graphs"),
+        [](const Scenario&) {
+            return fixed({ "none", "layers", "full-iteration" });
+        },
+        [](const Scenario& s) {
+            switch (s.training.cuda_graphs) {
+            case CudaGraphs::layers:
+                return QStringLiteral("layers");
+            case CudaGraphs::full_iteration:
+                return QStringLiteral("full-iteration");
+            case CudaGraphs::none:
+                break;
+            }
+            return QStringLiteral("none");
+        },
+        [](Scenario& s, const QString& v) {
+            s.training.cuda_graphs = v == QLatin1String("layers") ? CudaGraphs::layers
+                : v == QLatin1String("full-iteration")            ? CudaGraphs::full_iteration
+                                                                  : CudaGraphs::none;
+        }));
+    const QString moe = QStringLiteral("Mixture of experts");
+    FormField dispatcher = choice(
+        QStringLiteral("training.moe_dispatcher"), QStringLiteral("Token dispatcher"),
+        [](const Scenario&) {
+            return fixed({ "all-to-all", "deepep" });
+        },
+        [](const Scenario& s) {
+            return s.training.moe_dispatcher == MoeDispatcher::deepep ? QStringLiteral("deepep") : QStringLiteral("all-to-all");
+        },
+        [](Scenario& s, const QString& v) {
+            s.training.moe_dispatcher = v == QLatin1String("deepep") ? MoeDispatcher::deepep : MoeDispatcher::all_to_all;
+        },
+        moe);
+    dispatcher.enabled = [](const Scenario& s) { return s.model.is_moe(); };
+    f.push_back(dispatcher);
+    FormField imbalance = number(
+        QStringLiteral("training.moe_imbalance"), QStringLiteral("Router imbalance"), QStringLiteral("x mean"), 1, 1e4,
+        2, [](const Scenario& s) { return s.training.moe_imbalance; },
+        [](Scenario& s, double v) { s.training.moe_imbalance = v; }, moe);
+    imbalance.enabled = [](const Scenario& s) { return s.model.is_moe() && s.training.moe_expert_load.empty(); };
+    f.push_back(imbalance);
     f.push_back(number(
         QStringLiteral("training.tokens_to_train"), QStringLiteral("Tokens to train"), QStringLiteral("B tokens"), 0,
         1e9, 1, [](const Scenario& s) { return s.training.tokens_to_train ? *s.training.tokens_to_train / 1e9 : 0.0; },

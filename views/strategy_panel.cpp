@@ -210,6 +210,12 @@ void StrategyPanel::build()
     more->addRow(m_grad_overlap);
     m_param_overlap = new QCheckBox(QStringLiteral("Overlap parameter gather"), m_more);
     more->addRow(m_param_overlap);
+    m_ep_overlap = new QCheckBox(QStringLiteral("EP all-to-all overlap"), m_more);
+    m_ep_overlap->setObjectName(QStringLiteral("ep_overlap"));
+    more->addRow(m_ep_overlap);
+    m_grad_release = new QCheckBox(QStringLiteral("Gradient release"), m_more);
+    m_grad_release->setObjectName(QStringLiteral("gradient_release"));
+    more->addRow(m_grad_release);
     m_rank_order = new QComboBox(m_more);
     m_rank_order->setEditable(true);
     m_rank_order->setInsertPolicy(QComboBox::NoInsert);
@@ -294,6 +300,8 @@ void StrategyPanel::build()
     bool_toggle(m_tp_overlap, &Strategy::tp_comm_overlap, QStringLiteral("TP comm overlap"));
     bool_toggle(m_grad_overlap, &Strategy::overlap_grad_reduce, QStringLiteral("Overlap grad reduce"));
     bool_toggle(m_param_overlap, &Strategy::overlap_param_gather, QStringLiteral("Overlap param gather"));
+    bool_toggle(m_ep_overlap, &Strategy::ep_overlap, QStringLiteral("EP overlap"));
+    bool_toggle(m_grad_release, &Strategy::gradient_release, QStringLiteral("Gradient release"));
     connect(m_rank_order, &QComboBox::textActivated, this, [this](const QString& text) {
         RankOrder order;
         if (auto error = rank_order_from_string(text.toStdString(), order)) {
@@ -379,6 +387,8 @@ void StrategyPanel::refresh_tooltips()
     tip(m_tp_overlap, "tp_comm_overlap");
     tip(m_grad_overlap, "overlap_grad_reduce");
     tip(m_param_overlap, "overlap_param_gather");
+    tip(m_ep_overlap, "ep_overlap");
+    tip(m_grad_release, "gradient_release");
 }
 
 void StrategyPanel::refresh()
@@ -481,6 +491,18 @@ void StrategyPanel::refresh()
     m_tp_overlap->setChecked(st.tp_comm_overlap);
     m_grad_overlap->setChecked(st.overlap_grad_reduce);
     m_param_overlap->setChecked(st.overlap_param_gather);
+    // A toggle that would break a rule stays reachable only to switch it off, with the rule as its tooltip.
+    auto rule_gated = [&](QCheckBox* box, bool Strategy::*field, Rule rule) {
+        box->setChecked(st.*field);
+        Strategy on = st;
+        on.*field = true;
+        const bool allowed = rule_holds(rule, in, on);
+        box->setEnabled(allowed || st.*field);
+        if (!allowed)
+            box->setToolTip(QString::fromStdString(explain(rule, in, on)));
+    };
+    rule_gated(m_ep_overlap, &Strategy::ep_overlap, Rule::ep_overlap_needs_moe);
+    rule_gated(m_grad_release, &Strategy::gradient_release, Rule::gradient_release_accumulation);
     const QString order = QString::fromStdString(to_string(st.rank_order));
     if (m_rank_order->findText(order) < 0)
         m_rank_order->addItem(order);

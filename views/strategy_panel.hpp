@@ -88,6 +88,8 @@ private:
     QCheckBox* m_tp_overlap = nullptr;
     QCheckBox* m_grad_overlap = nullptr;
     QCheckBox* m_param_overlap = nullptr;
+    QCheckBox* m_ep_overlap = nullptr;
+    QCheckBox* m_grad_release = nullptr;
     QComboBox* m_rank_order = nullptr;
     QSpinBox* m_expert_tp = nullptr;
     QSpinBox* m_first_layers = nullptr;
