@@ -107,11 +107,14 @@ void offer_pareto(std::vector<Candidate>& set, const Candidate& c, double capaci
         if (dominates(p, c, capacity) || (p.result.tokens_per_s == c.result.tokens_per_s && p.strategy == c.strategy))
             return;
     std::erase_if(set, [&](const Candidate& p) { return dominates(c, p, capacity); });
-    set.push_back(c);
-    if (set.size() > kMaxPareto) {
-        std::sort(set.begin(), set.end(), [](const Candidate& x, const Candidate& y) { return better(x, y); });
-        set.resize(kMaxPareto);
+    if (set.size() < kMaxPareto) {
+        set.push_back(c);
+        return;
     }
+    // Full: the candidate replaces the worst kept one if it ranks above it (one linear scan, no sort).
+    auto worst = std::min_element(set.begin(), set.end(), [](const Candidate& x, const Candidate& y) { return better(y, x); });
+    if (better(c, *worst))
+        *worst = c;
 }
 
 struct Outer {

@@ -34,4 +34,16 @@ new = re.sub(r'(<!-- validation:begin -->)(.*?)(<!-- validation:end -->)',
 open('README.md', 'w').write(new)
 PY
 rm -f "$table"
-echo "README.md validation table updated"
+# The project's own MoE and long-context runs (validation/), as their own table.
+moe=$(mktemp)
+"$cli" validate validation/published-moe-and-long-context-runs.json --markdown > "$moe"
+python3 - "$moe" <<'PY'
+import sys, re
+table = open(sys.argv[1]).read().strip()
+readme = open('README.md').read()
+new = re.sub(r'(<!-- validation-moe:begin -->)(.*?)(<!-- validation-moe:end -->)',
+             lambda m: m.group(1) + '\n' + table + '\n' + m.group(3), readme, flags=re.S)
+open('README.md', 'w').write(new)
+PY
+rm -f "$moe"
+echo "README.md validation tables updated"
