@@ -21,10 +21,12 @@ int run_validate(const QStringList& args)
     cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print the contract's JSON.") });
     cmd.parser().addOption({ QStringLiteral("markdown"), QStringLiteral("Print Markdown tables (for the README).") });
     cmd.parser().addOption({ QStringLiteral("calibration"),
-        QStringLiteral("Calibration to predict with: none (default: the uncalibrated physics), builtin, or a JSON file."),
+        QStringLiteral(
+            "Calibration to predict with: none (default: the uncalibrated physics), builtin, or a JSON file."),
         QStringLiteral("FILE|builtin|none"), QStringLiteral("none") });
     cmd.parser().addOption({ QStringLiteral("scenarios"),
-        QStringLiteral("Also write the scenario each row was predicted from to DIR/<id>.json (for predict, timeline, the GUI)."),
+        QStringLiteral(
+            "Also write the scenario each row was predicted from to DIR/<id>.json (for predict, timeline, the GUI)."),
         QStringLiteral("DIR") });
     if (auto rc = cmd.parse(args, 1, 1))
         return *rc;
@@ -48,7 +50,8 @@ int run_validate(const QStringList& args)
         }
         try {
             for (const ValidationCase& c : cases)
-                save_scenario_file(QDir(dir).filePath(QString::fromStdString(c.id + ".json")).toStdString(), c.scenario);
+                save_scenario_file(
+                    QDir(dir).filePath(QString::fromStdString(c.id + ".json")).toStdString(), c.scenario);
         } catch (const InputError& e) {
             print_err(e.what());
             return kBadInput;
@@ -62,9 +65,9 @@ int run_validate(const QStringList& args)
     } else {
         for (const auto& row : report.rows) {
             char line[256];
-            std::snprintf(line, sizeof line, "%-48s %-16s measured %9.1f  predicted %9.1f  %+6.1f%%\n", row.c.id.c_str(),
-                row.c.gpu.c_str(), row.c.measured_tokens_per_s_per_gpu, row.predicted_tokens_per_s_per_gpu,
-                100 * row.error);
+            std::snprintf(line, sizeof line, "%-48s %-16s measured %9.1f  predicted %9.1f  %+6.1f%%\n",
+                row.c.id.c_str(), row.c.gpu.c_str(), row.c.measured_tokens_per_s_per_gpu,
+                row.predicted_tokens_per_s_per_gpu, 100 * row.error);
             print_out(line);
         }
         char line[256];
@@ -79,8 +82,8 @@ int run_validate(const QStringList& args)
             print_out(line);
         }
         for (const auto& [k, g] : report.by_workload) {
-            std::snprintf(line, sizeof line, "  %-27s %3d rows  MAPE %5.1f%%  worst %5.1f%%\n", k.c_str(), g.rows, 100 * g.mape,
-                100 * g.worst);
+            std::snprintf(line, sizeof line, "  %-27s %3d rows  MAPE %5.1f%%  worst %5.1f%%\n", k.c_str(), g.rows,
+                100 * g.mape, 100 * g.worst);
             print_out(line);
         }
     }

@@ -276,13 +276,15 @@ public:
         const double pv = gemm_time_s(dev, q_len, v_hd, kv_len, p, batch_heads);
         const double softmax_bytes = scores * 2 * kActivationBytes;
         const double dropout_bytes = m_x.dropout ? scores * (2 * kActivationBytes + kMaskBytes) : 0;
-        const double ew = memory_bound_time_s(dev, softmax_bytes) + (m_x.dropout ? memory_bound_time_s(dev, dropout_bytes) : 0);
+        const double ew
+            = memory_bound_time_s(dev, softmax_bytes) + (m_x.dropout ? memory_bound_time_s(dev, dropout_bytes) : 0);
         a.fwd_flops = 2 * scores * (qk_hd + v_hd);
         a.fwd_s = qk + pv + ew;
         a.bytes = softmax_bytes + dropout_bytes;
         // dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q, and the softmax/dropout backward.
         const double bwd_gemm = gemm_time_s(dev, q_len, kv_len, v_hd, p, batch_heads)
-            + gemm_time_s(dev, kv_len, v_hd, q_len, p, batch_heads) + gemm_time_s(dev, q_len, qk_hd, kv_len, p, batch_heads)
+            + gemm_time_s(dev, kv_len, v_hd, q_len, p, batch_heads)
+            + gemm_time_s(dev, q_len, qk_hd, kv_len, p, batch_heads)
             + gemm_time_s(dev, kv_len, qk_hd, q_len, p, batch_heads);
         a.bwd_flops = 2 * a.fwd_flops;
         a.bwd_s = bwd_gemm + kBackwardTrafficFactor * ew;
@@ -347,7 +349,8 @@ void emit_attention_block(Builder& b, OpPhase ph)
         const double heads = m.heads;
         if (a.q_lora_rank > 0) {
             b.gemm(OpKind::qkv_proj, ph, x.tokens, a.q_lora_rank, x.h, 1, true);
-            b.gemm(OpKind::qkv_proj, ph, x.tokens, heads * (a.qk_nope_head_dim + a.qk_rope_head_dim) / x.t, a.q_lora_rank);
+            b.gemm(
+                OpKind::qkv_proj, ph, x.tokens, heads * (a.qk_nope_head_dim + a.qk_rope_head_dim) / x.t, a.q_lora_rank);
         } else {
             b.gemm(OpKind::qkv_proj, ph, x.tokens, x.q / x.t, x.h, 1, true);
         }
@@ -359,7 +362,8 @@ void emit_attention_block(Builder& b, OpPhase ph)
     emit_attention_core(b, ph);
     const int out = b.gemm(OpKind::out_proj, ph, x.tokens, x.h, x.vdim / x.t);
     tp_exit(b, ph, out, CommGroup::tp);
-    b.mem(OpKind::residual, ph, x.tokens_ew * x.h * (kResidualBytesPerElement + (x.dropout ? kDropoutExtraBytesPerElement : 0)));
+    b.mem(OpKind::residual, ph,
+        x.tokens_ew * x.h * (kResidualBytesPerElement + (x.dropout ? kDropoutExtraBytesPerElement : 0)));
 }
 
 void emit_dense_mlp(Builder& b, OpPhase ph, double ffn)
@@ -397,7 +401,8 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         const Collective a2a = deepep ? Collective::all_to_all_rdma : Collective::all_to_all;
         const double a2a_scale = straggler * (deepep ? node_dedup_ratio(c.ep_group.nodes, e.top_k) : 1.0);
         b.mem(OpKind::ep_dispatch, ph, routed * x.h * kPermuteBytesPerElement);
-        b.comm(OpKind::ep_dispatch, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * kActivationBytes, CommGroup::ep, -1);
+        b.comm(
+            OpKind::ep_dispatch, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * kActivationBytes, CommGroup::ep, -1);
         if (etp > 1)
             b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::all_gather, routed * x.h * kActivationBytes * etp,
                 CommGroup::expert_tp, -1);
@@ -414,7 +419,8 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         // are static and the host runs ahead, exposing only what the GPU work does not cover. Captured
         // whole-iteration CUDA graphs (sync-free MoE) issue nothing at run time.
         const double host = c.training->cuda_graphs == CudaGraphs::full_iteration ? 0.0
-            : local_experts * kExpertGemmsForward * c.traits.expert_gemm_host_s * (x.fp8 ? kFp8LaunchesPerExpertGemm : 1.0);
+                                                                                  : local_experts * kExpertGemmsForward
+                * c.traits.expert_gemm_host_s * (x.fp8 ? kFp8LaunchesPerExpertGemm : 1.0);
         if (host > 0) {
             const LayerOps& ops = b.out();
             const double gpu = ops.op[up].time_s + ops.op[down].time_s;
@@ -425,12 +431,14 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         if (etp > 1)
             b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::reduce_scatter, routed * x.h * kActivationBytes * etp,
                 CommGroup::expert_tp, -1);
-        b.comm(OpKind::ep_combine, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * kActivationBytes, CommGroup::ep, -1);
+        b.comm(
+            OpKind::ep_combine, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * kActivationBytes, CommGroup::ep, -1);
         b.mem(OpKind::ep_combine, ph, routed * x.h * kPermuteBytesPerElement);
         if (e.shared_experts > 0)
             emit_dense_mlp(b, ph, static_cast<double>(e.shared_experts) * static_cast<double>(e.expert_ffn_hidden));
     }
-    b.mem(OpKind::residual, ph, x.tokens_ew * x.h * (kResidualBytesPerElement + (x.dropout ? kDropoutExtraBytesPerElement : 0)));
+    b.mem(OpKind::residual, ph,
+        x.tokens_ew * x.h * (kResidualBytesPerElement + (x.dropout ? kDropoutExtraBytesPerElement : 0)));
 }
 
 // The backward of the forward ops [begin, end), in reverse order: each GEMM becomes dgrad (B) then
@@ -496,13 +504,15 @@ void emit_backward(Builder& b, int begin, int end)
             break;
         case OpKind::embedding:
             // Scatter-add of the gradient rows into the fp32 embedding gradient.
-            b.mem(OpKind::embedding, OpPhase::backward_input, f.bytes * (kFp32Bytes + kActivationBytes) / kActivationBytes);
+            b.mem(OpKind::embedding, OpPhase::backward_input,
+                f.bytes * (kFp32Bytes + kActivationBytes) / kActivationBytes);
             break;
         case OpKind::norm:
         case OpKind::residual:
         case OpKind::activation:
             // f.bytes already carries the framework's traffic factor; mem() applies it once more.
-            b.mem(f.kind, OpPhase::backward_input, f.bytes * kBackwardTrafficFactor / c.traits.elementwise_traffic_factor);
+            b.mem(f.kind, OpPhase::backward_input,
+                f.bytes * kBackwardTrafficFactor / c.traits.elementwise_traffic_factor);
             break;
         case OpKind::router:
             if (f.flops > 0) // the router GEMM: small, dgrad + wgrad

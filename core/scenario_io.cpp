@@ -54,7 +54,10 @@ void write_source(json& j, const std::string& source)
     j["source"] = source;
 }
 
-std::vector<std::string> kind_names(PresetKind kind, const PresetCatalog& catalog) { return catalog.names(kind); }
+std::vector<std::string> kind_names(PresetKind kind, const PresetCatalog& catalog)
+{
+    return catalog.names(kind);
+}
 
 const PresetEntry& find_preset(PresetKind kind, const std::string& name, const std::string& file,
     const std::string& path, const PresetCatalog& catalog)
@@ -84,7 +87,8 @@ GpuSpec parse_gpu(const json& j, const std::string& file, const std::string& pat
     g.name = r.get_string("name");
     const std::string arch = r.get_string("architecture", std::string("generic"));
     if (!architecture_from_string(arch, g.architecture))
-        r.fail("architecture", "must be one of generic, volta, ampere, hopper, blackwell, cdna2, cdna3; got \"" + arch + "\"");
+        r.fail("architecture",
+            "must be one of generic, volta, ampere, hopper, blackwell, cdna2, cdna3; got \"" + arch + "\"");
     const json* peaks = r.raw("peak_TFLOPs");
     if (!peaks)
         r.fail("peak_TFLOPs", "missing (required): dense peak TFLOP/s per precision");
@@ -216,7 +220,8 @@ Strategy parse_strategy(
     s.micro_batch = degree("micro_batch", s.micro_batch);
     s.sequence_parallel = r.get_bool("sequence_parallel", s.sequence_parallel);
     {
-        const std::string v = r.get_choice("recompute", { "none", "selective", "full" }, std::string(to_string(s.recompute)));
+        const std::string v
+            = r.get_choice("recompute", { "none", "selective", "full" }, std::string(to_string(s.recompute)));
         recompute_from_string(v, s.recompute);
     }
     s.zero = static_cast<int>(r.get_int("zero", 0, 3, static_cast<long long>(s.zero)));
@@ -257,8 +262,8 @@ Strategy parse_strategy(
     return s;
 }
 
-GpuSpec resolve_gpu(const json& j, const std::string& file, const std::string& path, const PresetCatalog& catalog,
-    std::string* ref)
+GpuSpec resolve_gpu(
+    const json& j, const std::string& file, const std::string& path, const PresetCatalog& catalog, std::string* ref)
 {
     require_object_or_name(j, file, path);
     if (j.is_string()) {
@@ -272,8 +277,8 @@ GpuSpec resolve_gpu(const json& j, const std::string& file, const std::string& p
     return parse_gpu(j, file, path);
 }
 
-FabricSpec resolve_fabric(const json& j, const std::string& file, const std::string& path,
-    const PresetCatalog& catalog, std::string* ref)
+FabricSpec resolve_fabric(
+    const json& j, const std::string& file, const std::string& path, const PresetCatalog& catalog, std::string* ref)
 {
     require_object_or_name(j, file, path);
     if (j.is_string()) {
@@ -287,8 +292,8 @@ FabricSpec resolve_fabric(const json& j, const std::string& file, const std::str
     return parse_fabric(j, file, path);
 }
 
-ModelSpec resolve_model(const json& j, const std::string& file, const std::string& path,
-    const PresetCatalog& catalog, std::string* ref)
+ModelSpec resolve_model(
+    const json& j, const std::string& file, const std::string& path, const PresetCatalog& catalog, std::string* ref)
 {
     require_object_or_name(j, file, path);
     if (j.is_string()) {
@@ -304,8 +309,8 @@ ModelSpec resolve_model(const json& j, const std::string& file, const std::strin
 
 namespace {
 
-ClusterSpec parse_cluster_object(const json& j, const std::string& file, const std::string& path,
-    const PresetCatalog& catalog, ScenarioRefs* refs)
+ClusterSpec parse_cluster_object(
+    const json& j, const std::string& file, const std::string& path, const PresetCatalog& catalog, ScenarioRefs* refs)
 {
     JsonObjectReader r(j, file, path);
     ClusterSpec c;
@@ -333,8 +338,8 @@ ClusterSpec parse_cluster_object(const json& j, const std::string& file, const s
 
 } // namespace
 
-ClusterSpec resolve_cluster(const json& j, const std::string& file, const std::string& path,
-    const PresetCatalog& catalog, ScenarioRefs* refs)
+ClusterSpec resolve_cluster(
+    const json& j, const std::string& file, const std::string& path, const PresetCatalog& catalog, ScenarioRefs* refs)
 {
     require_object_or_name(j, file, path);
     if (j.is_string()) {
@@ -390,18 +395,23 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
         s.training.precision = *precision_from_string(p);
         s.training.flash_attention = t.get_bool("flash_attention", true);
         {
-            const std::string fw = t.get_choice("framework", { "megatron", "torchtitan", "torchtitan-compile", "megatron-deepspeed" }, std::string("megatron"));
+            const std::string fw = t.get_choice("framework",
+                { "megatron", "torchtitan", "torchtitan-compile", "megatron-deepspeed" }, std::string("megatron"));
             framework_from_string(fw, s.training.framework);
         }
         s.training.fp8_rowwise
             = t.get_choice("fp8_scaling", { "tensorwise", "rowwise" }, std::string("tensorwise")) == "rowwise";
         s.training.moe_imbalance = t.get_number("moe_imbalance", 1, 1e4, 1.0);
-        s.training.moe_dispatcher = t.get_choice("moe_dispatcher", { "all-to-all", "deepep" }, std::string("all-to-all")) == "deepep"
+        s.training.moe_dispatcher
+            = t.get_choice("moe_dispatcher", { "all-to-all", "deepep" }, std::string("all-to-all")) == "deepep"
             ? MoeDispatcher::deepep
             : MoeDispatcher::all_to_all;
         {
-            const std::string g = t.get_choice("cuda_graphs", { "none", "layers", "full-iteration" }, std::string("none"));
-            s.training.cuda_graphs = g == "layers" ? CudaGraphs::layers : g == "full-iteration" ? CudaGraphs::full_iteration : CudaGraphs::none;
+            const std::string g
+                = t.get_choice("cuda_graphs", { "none", "layers", "full-iteration" }, std::string("none"));
+            s.training.cuda_graphs = g == "layers" ? CudaGraphs::layers
+                : g == "full-iteration"            ? CudaGraphs::full_iteration
+                                                   : CudaGraphs::none;
         }
         if (const json* load = t.raw("moe_expert_load"); load && !load->is_null()) {
             if (!load->is_array())
@@ -434,8 +444,8 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
         const long long mp = s.strategy.model_parallel_gpus();
         if (total % mp != 0)
             throw InputError(file, "strategy.dp",
-                "cannot derive dp: the cluster's " + std::to_string(total) + " GPUs are not a multiple of tp*pp*cp = "
-                    + std::to_string(mp));
+                "cannot derive dp: the cluster's " + std::to_string(total)
+                    + " GPUs are not a multiple of tp*pp*cp = " + std::to_string(mp));
         if (total / mp > kMaxDegree)
             throw InputError(file, "strategy.dp", "derived dp " + std::to_string(total / mp) + " is too large");
         s.strategy.dp = static_cast<int>(total / mp);
@@ -458,7 +468,8 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
                 spec.max_gpus = lr.get_int("max_gpus", 1, kMaxNodes * kMaxGpusPerNode);
             lr.finish();
         }
-        spec.objective = sr.get_choice("objective", { "throughput", "time_to_train", "energy" }, std::string("throughput"));
+        spec.objective
+            = sr.get_choice("objective", { "throughput", "time_to_train", "energy" }, std::string("throughput"));
         sr.finish();
         s.search = spec;
     }
@@ -491,7 +502,8 @@ json gpu_to_json(const GpuSpec& g)
         j["architecture"] = std::string(to_string(g.architecture));
     json peaks = json::object();
     for (int i = 0; i < kPrecisionCount; ++i)
-        peaks[std::string(kPrecisionNames[i])] = g.peak_flops[i] > 0 ? json(g.peak_flops[i] / units::kTFLOP) : json(nullptr);
+        peaks[std::string(kPrecisionNames[i])]
+            = g.peak_flops[i] > 0 ? json(g.peak_flops[i] / units::kTFLOP) : json(nullptr);
     j["peak_TFLOPs"] = peaks;
     j["memory_GiB"] = g.memory_bytes / units::kGiB;
     j["memory_bw_GBps"] = g.memory_bw_Bps / units::kGB;

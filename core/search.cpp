@@ -34,8 +34,7 @@ std::vector<int> divisors_of(long long n, long long cap)
     return out;
 }
 
-template <typename T>
-std::vector<T> pinned_or(const std::optional<T>& pin, std::vector<T> all)
+template <typename T> std::vector<T> pinned_or(const std::optional<T>& pin, std::vector<T> all)
 {
     if (pin)
         return { *pin };
@@ -74,7 +73,10 @@ bool better(const Candidate& a, const Candidate& b)
     return strategy_less(a.strategy, b.strategy);
 }
 
-double headroom(const AnalyticResult& r, double capacity) { return (capacity - r.peak_memory_bytes) / capacity; }
+double headroom(const AnalyticResult& r, double capacity)
+{
+    return (capacity - r.peak_memory_bytes) / capacity;
+}
 
 // a dominates b on (throughput up, memory headroom up, power down)
 bool dominates(const Candidate& a, const Candidate& b, double capacity)
@@ -95,7 +97,8 @@ void offer_top(WorkerState& w, const Candidate& c, std::size_t keep)
 {
     if (w.top.size() >= keep && !better(c, w.top.back()))
         return;
-    auto pos = std::upper_bound(w.top.begin(), w.top.end(), c, [](const Candidate& x, const Candidate& y) { return better(x, y); });
+    auto pos = std::upper_bound(
+        w.top.begin(), w.top.end(), c, [](const Candidate& x, const Candidate& y) { return better(x, y); });
     w.top.insert(pos, c);
     if (w.top.size() > keep)
         w.top.pop_back();
@@ -112,7 +115,8 @@ void offer_pareto(std::vector<Candidate>& set, const Candidate& c, double capaci
         return;
     }
     // Full: the candidate replaces the worst kept one if it ranks above it (one linear scan, no sort).
-    auto worst = std::min_element(set.begin(), set.end(), [](const Candidate& x, const Candidate& y) { return better(y, x); });
+    auto worst
+        = std::min_element(set.begin(), set.end(), [](const Candidate& x, const Candidate& y) { return better(y, x); });
     if (better(c, *worst))
         *worst = c;
 }
@@ -165,7 +169,8 @@ std::string describe_change(const AnalyticResult& from, const AnalyticResult& to
         { (b.optimizer_s + b.offload_s) - (a.optimizer_s + a.offload_s), "optimizer step" },
     };
     std::vector<std::pair<double, const char*>> sorted(std::begin(deltas), std::end(deltas));
-    std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return std::fabs(x.first) > std::fabs(y.first); });
+    std::sort(sorted.begin(), sorted.end(),
+        [](const auto& x, const auto& y) { return std::fabs(x.first) > std::fabs(y.first); });
     std::string out;
     for (int i = 0; i < 2 && i < static_cast<int>(sorted.size()); ++i) {
         if (std::fabs(sorted[i].first) < 1e-4 * from.step_time_s)
@@ -184,7 +189,10 @@ std::string degree_text(const char* name, long long a, long long b)
 
 } // namespace
 
-bool strategy_less(const Strategy& a, const Strategy& b) { return strategy_tuple(a) < strategy_tuple(b); }
+bool strategy_less(const Strategy& a, const Strategy& b)
+{
+    return strategy_tuple(a) < strategy_tuple(b);
+}
 
 SearchFix search_fix_from(const Scenario& sc)
 {
@@ -234,6 +242,8 @@ SearchFix search_fix_from(const Scenario& sc)
         f.cp_kind = s.cp_kind;
     if (has("ep_overlap"))
         f.ep_overlap = s.ep_overlap;
+    if (has("optimizer"))
+        f.optimizer = s.optimizer;
     return f;
 }
 
@@ -248,8 +258,8 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
     }
     const long long n = cluster.total_gpus();
     out.gpus = n;
-    const PlanContext ctx(scenario.model, scenario.training, cluster,
-        opt.calibration ? *opt.calibration : builtin_calibration());
+    const PlanContext ctx(
+        scenario.model, scenario.training, cluster, opt.calibration ? *opt.calibration : builtin_calibration());
     const AnalyticModel model(ctx);
     const ModelSpec& m = ctx.model;
     const TrainingSpec& t = ctx.training;
@@ -273,8 +283,8 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
                 if (fix.dp && *fix.dp != dp)
                     continue;
                 std::vector<int> eps { 1 };
-                if (m.is_moe())
-                    eps = divisors_of(dp * cp, m.moe->experts);
+                if (m.is_moe()) // up to tp*cp*dp: an expert TP of 1 folds EP over the TP ranks too
+                    eps = divisors_of(static_cast<long long>(tp) * dp * cp, m.moe->experts);
                 for (int ep : pinned_or(fix.ep, eps))
                     outers.push_back({ tp, cp, pp, ep });
             }
@@ -310,8 +320,19 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
                 expert_tps.push_back(1);
             if (fix.rank_order)
                 s.rank_order = *fix.rank_order;
-            if (fix.cp_kind)
-                s.cp_kind = *fix.cp_kind;
+            // The software environment stays the scenario's: its optimizer and the overlaps its framework runs.
+            const Strategy& env = scenario.strategy;
+            s.tp_comm_overlap = env.tp_comm_overlap;
+            s.overlap_grad_reduce = env.overlap_grad_reduce;
+            s.overlap_param_gather = env.overlap_param_gather;
+            const Optimizer base_optimizer = fix.optimizer ? *fix.optimizer : env.optimizer;
+            // 8-bit states change the numerics: offered only to plans whose full-precision Adam does not fit.
+            std::vector<Optimizer> optimizers { base_optimizer };
+            if (!fix.optimizer && base_optimizer == Optimizer::adam)
+                optimizers.push_back(Optimizer::adam8bit);
+            std::vector<CpKind> cp_kinds { fix.cp_kind ? *fix.cp_kind : env.cp_kind };
+            if (!fix.cp_kind && s.cp > 1)
+                cp_kinds = { CpKind::ring, CpKind::all_to_all };
             const long long local_batch = t.global_batch / s.dp;
             std::vector<int> vpps { 1 };
             if (s.pp > 1)
@@ -325,67 +346,81 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
                     schedules.push_back(Schedule::dualpipe);
                 // GPipe takes as long as 1F1B and holds more activations: only when asked for.
             }
-            const std::vector<int> mbs = pinned_or(fix.micro_batch, divisors_of(std::max(1LL, local_batch), kMaxMicroBatch));
+            const std::vector<int> mbs
+                = pinned_or(fix.micro_batch, divisors_of(std::max(1LL, local_batch), kMaxMicroBatch));
             const std::vector<int> zeros = pinned_or(fix.zero, std::vector<int> { 0, 1, 2, 3 });
-            const std::vector<bool> sps
-                = fix.sequence_parallel ? std::vector<bool> { *fix.sequence_parallel } : (s.tp > 1 ? std::vector<bool> { true, false } : std::vector<bool> { false });
-            const std::vector<Recompute> rcs = fix.recompute ? std::vector<Recompute> { *fix.recompute }
-                                                             : std::vector<Recompute> { Recompute::none, Recompute::selective, Recompute::full };
-            const std::vector<bool> offloads = fix.offload_optimizer ? std::vector<bool> { *fix.offload_optimizer } : std::vector<bool> { false, true };
-            for (int etp : expert_tps)
-            for (int vpp : pinned_or(fix.vpp, vpps)) {
-                s.expert_tp = etp;
-                s.vpp = vpp;
-                for (Schedule sch : (fix.schedule ? std::vector<Schedule> { *fix.schedule } : (vpp > 1 ? std::vector<Schedule> { Schedule::interleaved } : schedules))) {
-                    s.schedule = sch;
-                    for (int mb : mbs) {
-                        s.micro_batch = mb;
-                        for (int zero : zeros) {
-                            s.zero = zero;
-                            for (bool sp : sps) {
-                                s.sequence_parallel = sp;
-                                // More recomputation and offloading only ever cost time (and energy):
-                                // once a variant fits, the heavier ones are dominated.
-                                bool fitted = false;
-                                // Overlapping the expert all-to-all with the paired micro-batch is never
-                                // slower and holds the same memory: unless pinned, only that variant runs.
-                                {
-                                    Strategy with = s;
-                                    with.ep_overlap = true;
-                                    s.ep_overlap = fix.ep_overlap ? *fix.ep_overlap
-                                                                  : (s.schedule != Schedule::dualpipe
-                                                                        && rule_holds(Rule::ep_overlap_needs_moe, inputs, with));
-                                }
-                                for (bool offload : offloads) {
-                                    s.offload_optimizer = offload;
-                                    for (Recompute rc : rcs) {
-                                        s.recompute = rc;
-                                        if (check_strategy(inputs, s) != Rule::ok)
-                                            continue;
-                                        ++w.evaluated;
-                                        if (opt.prune && fitted) {
-                                            ++w.pruned;
-                                            continue;
+            const std::vector<bool> sps = fix.sequence_parallel
+                ? std::vector<bool> { *fix.sequence_parallel }
+                : (s.tp > 1 ? std::vector<bool> { true, false } : std::vector<bool> { false });
+            const std::vector<Recompute> rcs = fix.recompute
+                ? std::vector<Recompute> { *fix.recompute }
+                : std::vector<Recompute> { Recompute::none, Recompute::selective, Recompute::full };
+            const std::vector<bool> offloads = fix.offload_optimizer ? std::vector<bool> { *fix.offload_optimizer }
+                                                                     : std::vector<bool> { false, true };
+            for (CpKind ck : cp_kinds)
+                for (int etp : expert_tps)
+                    for (int vpp : pinned_or(fix.vpp, vpps)) {
+                        s.cp_kind = ck;
+                        s.expert_tp = etp;
+                        s.vpp = vpp;
+                        for (Schedule sch :
+                            (fix.schedule ? std::vector<Schedule> { *fix.schedule }
+                                          : (vpp > 1 ? std::vector<Schedule> { Schedule::interleaved } : schedules))) {
+                            s.schedule = sch;
+                            for (int mb : mbs) {
+                                s.micro_batch = mb;
+                                for (int zero : zeros) {
+                                    s.zero = zero;
+                                    for (bool sp : sps) {
+                                        s.sequence_parallel = sp;
+                                        // More recomputation and offloading only ever cost time (and energy):
+                                        // once a variant fits, the heavier ones are dominated.
+                                        bool fitted = false;
+                                        // Overlapping the expert all-to-all with the paired micro-batch is never
+                                        // slower and holds the same memory: unless pinned, only that variant runs.
+                                        {
+                                            Strategy with = s;
+                                            with.ep_overlap = true;
+                                            s.ep_overlap = fix.ep_overlap
+                                                ? *fix.ep_overlap
+                                                : (s.schedule != Schedule::dualpipe
+                                                    && rule_holds(Rule::ep_overlap_needs_moe, inputs, with));
                                         }
-                                        Candidate c;
-                                        c.strategy = s;
-                                        model.evaluate(s, c.result, cache);
-                                        if (!c.result.feasible)
-                                            continue;
-                                        if (min_headroom && headroom(c.result, capacity) < *min_headroom)
-                                            continue;
-                                        fitted = true;
-                                        ++w.feasible;
-                                        c.objective = objective_of(opt.objective, c.result);
-                                        offer_top(w, c, keep);
-                                        offer_pareto(w.pareto, c, capacity);
+                                        for (Optimizer opt_kind : optimizers) {
+                                            if (opt_kind != base_optimizer && fitted)
+                                                break;
+                                            s.optimizer = opt_kind;
+                                            for (bool offload : offloads) {
+                                                s.offload_optimizer = offload;
+                                                for (Recompute rc : rcs) {
+                                                    s.recompute = rc;
+                                                    if (check_strategy(inputs, s) != Rule::ok)
+                                                        continue;
+                                                    ++w.evaluated;
+                                                    if (opt.prune && fitted) {
+                                                        ++w.pruned;
+                                                        continue;
+                                                    }
+                                                    Candidate c;
+                                                    c.strategy = s;
+                                                    model.evaluate(s, c.result, cache);
+                                                    if (!c.result.feasible)
+                                                        continue;
+                                                    if (min_headroom && headroom(c.result, capacity) < *min_headroom)
+                                                        continue;
+                                                    fitted = true;
+                                                    ++w.feasible;
+                                                    c.objective = objective_of(opt.objective, c.result);
+                                                    offer_top(w, c, keep);
+                                                    offer_pareto(w.pareto, c, capacity);
+                                                }
+                                            }
+                                        }
                                     }
                                 }
                             }
                         }
                     }
-                }
-            }
             const long long d = done.fetch_add(1) + 1;
             if (opt.progress) {
                 const int permille = static_cast<int>(1000.0 * d / outers.size());
@@ -417,12 +452,15 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
     // Refine the best analytic candidates with the event simulator and re-rank.
     std::vector<Candidate> ranked = merged.top;
     std::vector<Prediction> predictions(ranked.size());
-    const std::size_t refine = out.cancelled ? 0 : std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(std::max(0, opt.refine_top)));
+    const std::size_t refine = out.cancelled
+        ? 0
+        : std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(std::max(0, opt.refine_top)));
     {
         std::atomic<std::size_t> k { 0 };
         auto refine_worker = [&]() {
             for (std::size_t i = k.fetch_add(1); i < ranked.size(); i = k.fetch_add(1)) {
-                predictions[i] = i < refine ? predict_simulated(ctx, ranked[i].strategy) : model.predict(ranked[i].strategy);
+                predictions[i]
+                    = i < refine ? predict_simulated(ctx, ranked[i].strategy) : model.predict(ranked[i].strategy);
             }
         };
         std::vector<std::thread> refiners;
@@ -518,17 +556,22 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
             for (Recompute rc : { Recompute::none, Recompute::selective, Recompute::full }) {
                 Strategy alt = best;
                 alt.recompute = rc;
-                consider(alt, std::string("recompute ") + std::string(to_string(rc)) + " instead of " + std::string(to_string(best.recompute)));
+                consider(alt,
+                    std::string("recompute ") + std::string(to_string(rc)) + " instead of "
+                        + std::string(to_string(best.recompute)));
             }
             if (best.pp > 1) {
-                for (Schedule sch : { Schedule::one_f_one_b, Schedule::zb_h1, Schedule::dualpipe, Schedule::interleaved }) {
+                for (Schedule sch :
+                    { Schedule::one_f_one_b, Schedule::zb_h1, Schedule::dualpipe, Schedule::interleaved }) {
                     Strategy alt = best;
                     alt.schedule = sch;
                     if (sch != Schedule::interleaved)
                         alt.vpp = 1;
                     else if (best.vpp == 1)
                         alt.vpp = 2;
-                    consider(alt, std::string("schedule ") + std::string(to_string(sch)) + " instead of " + std::string(to_string(best.schedule)));
+                    consider(alt,
+                        std::string("schedule ") + std::string(to_string(sch)) + " instead of "
+                            + std::string(to_string(best.schedule)));
                 }
             }
             if (best.tp > 1) {

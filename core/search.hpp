@@ -25,6 +25,7 @@ struct SearchFix {
     std::optional<Schedule> schedule;
     std::optional<RankOrder> rank_order;
     std::optional<CpKind> cp_kind;
+    std::optional<Optimizer> optimizer;
 };
 // Parses the validated "search.fix" map of a scenario.
 SearchFix search_fix_from(const Scenario& s);

@@ -89,7 +89,8 @@ bool holds(Rule r, const PlanInputs& in, const Strategy& s) noexcept
         return s.expert_tp > 0 || (static_cast<long long>(s.dp) * s.cp) % s.ep == 0;
     case Rule::expert_tp_ranks:
         return s.expert_tp == 0
-            || (static_cast<long long>(s.tp) * s.dp * s.cp) % (static_cast<long long>(s.effective_expert_tp()) * s.ep) == 0;
+            || (static_cast<long long>(s.tp) * s.dp * s.cp) % (static_cast<long long>(s.effective_expert_tp()) * s.ep)
+            == 0;
     case Rule::precision_unsupported:
         return in.gpu.supports(in.training.precision);
     case Rule::offload_needs_zero:
@@ -130,11 +131,17 @@ constexpr Rule kRules[] = {
     Rule::ep_overlap_needs_moe,
 };
 
-std::string n(long long v) { return std::to_string(v); }
+std::string n(long long v)
+{
+    return std::to_string(v);
+}
 
 } // namespace
 
-bool rule_holds(Rule r, const PlanInputs& in, const Strategy& s) noexcept { return holds(r, in, s); }
+bool rule_holds(Rule r, const PlanInputs& in, const Strategy& s) noexcept
+{
+    return holds(r, in, s);
+}
 
 Rule check_strategy(const PlanInputs& in, const Strategy& s) noexcept
 {
@@ -219,8 +226,7 @@ std::string explain(Rule r, const PlanInputs& in, const Strategy& s)
         return "tp*pp*dp*cp = " + n(s.tp) + "*" + n(s.pp) + "*" + n(s.dp) + "*" + n(s.cp) + " = " + n(s.total_gpus())
             + " must equal the cluster's " + n(in.total_gpus) + " GPUs";
     case Rule::tp_heads:
-        return "tensor parallel degree " + n(s.tp) + " must divide the " + n(m.heads) + " attention heads of "
-            + m.name;
+        return "tensor parallel degree " + n(s.tp) + " must divide the " + n(m.heads) + " attention heads of " + m.name;
     case Rule::tp_kv_heads:
         return "tensor parallel degree " + n(s.tp) + " must divide the " + n(m.kv_heads) + " KV heads of " + m.name
             + " (Megatron splits query groups across TP ranks)";
@@ -242,16 +248,16 @@ std::string explain(Rule r, const PlanInputs& in, const Strategy& s)
         if (s.pp < 2)
             return "first_stage_layers/last_stage_layers need pp >= 2";
         if (static_cast<long long>(s.pp) * s.vpp > m.layers)
-            return "pp*vpp = " + n(static_cast<long long>(s.pp) * s.vpp) + " pipeline chunks, but " + m.name + " has only "
-                + n(m.layers) + " layers";
+            return "pp*vpp = " + n(static_cast<long long>(s.pp) * s.vpp) + " pipeline chunks, but " + m.name
+                + " has only " + n(m.layers) + " layers";
         return "first_stage_layers (" + n(s.first_stage_layers) + ") + last_stage_layers (" + n(s.last_stage_layers)
-            + ") leave too few of the " + n(m.layers) + " layers for the other " + n(s.pp) + " stages x "
-            + n(s.vpp) + " chunks";
+            + ") leave too few of the " + n(m.layers) + " layers for the other " + n(s.pp) + " stages x " + n(s.vpp)
+            + " chunks";
     case Rule::vpp_needs_pp:
         return "vpp " + n(s.vpp) + " (virtual stages) needs pipeline parallelism (pp > 1)";
     case Rule::vpp_needs_interleaved:
-        return "vpp " + n(s.vpp) + " needs schedule \"interleaved\" (schedule is \"" + std::string(to_string(s.schedule))
-            + "\")";
+        return "vpp " + n(s.vpp) + " needs schedule \"interleaved\" (schedule is \""
+            + std::string(to_string(s.schedule)) + "\")";
     case Rule::interleaved_needs_vpp:
         return "schedule \"interleaved\" needs vpp > 1 (virtual stages per rank)";
     case Rule::batch_divisible:
@@ -269,22 +275,23 @@ std::string explain(Rule r, const PlanInputs& in, const Strategy& s)
     case Rule::ep_needs_moe:
         return "expert parallelism (ep " + n(s.ep) + ") needs a mixture-of-experts model; " + m.name + " is dense";
     case Rule::ep_experts:
-        return "expert parallel degree " + n(s.ep) + " must divide the " + n(m.moe ? m.moe->experts : 0)
-            + " experts";
+        return "expert parallel degree " + n(s.ep) + " must divide the " + n(m.moe ? m.moe->experts : 0) + " experts";
     case Rule::ep_ranks:
         return "expert parallel degree " + n(s.ep) + " must divide dp*cp = " + n(static_cast<long long>(s.dp) * s.cp)
-            + " (EP reuses the data- and context-parallel ranks, as in Megatron-LM; set strategy.expert_tp, e.g. 1, to fold "
+            + " (EP reuses the data- and context-parallel ranks, as in Megatron-LM; set strategy.expert_tp, e.g. 1, to "
+              "fold "
               "the experts over the tensor-parallel ranks too)";
     case Rule::expert_tp_ranks:
-        return "expert_tp*ep = " + n(static_cast<long long>(s.effective_expert_tp()) * s.ep) + " must divide tp*dp*cp = "
-            + n(static_cast<long long>(s.tp) * s.dp * s.cp);
+        return "expert_tp*ep = " + n(static_cast<long long>(s.effective_expert_tp()) * s.ep)
+            + " must divide tp*dp*cp = " + n(static_cast<long long>(s.tp) * s.dp * s.cp);
     case Rule::precision_unsupported:
         return in.gpu.name + " has no " + std::string(to_string(in.training.precision)) + " tensor-core path";
     case Rule::offload_needs_zero:
         return "optimizer offload (ZeRO-Offload) needs a ZeRO stage >= 1";
     case Rule::gradient_release_accumulation:
         return "gradient release applies the optimizer inside the backward, so it needs exactly one micro-batch per "
-               "step and no pipeline (got " + n(mb) + " micro-batches, pp " + n(s.pp) + ")";
+               "step and no pipeline (got "
+            + n(mb) + " micro-batches, pp " + n(s.pp) + ")";
     case Rule::ep_overlap_needs_moe:
         return "EP communication overlap hides one micro-batch's expert all-to-all under another's compute: it needs a "
                "mixture-of-experts model with ep > 1 and at least 2 micro-batches per step (got "

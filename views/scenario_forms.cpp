@@ -872,7 +872,9 @@ ScenarioForm* make_training_editor(QWidget* parent)
         [](const Scenario&) {
             return fixed({ "tensorwise", "rowwise" });
         },
-        [](const Scenario& s) { return s.training.fp8_rowwise ? QStringLiteral("rowwise") : QStringLiteral("tensorwise"); },
+        [](const Scenario& s) {
+            return s.training.fp8_rowwise ? QStringLiteral("rowwise") : QStringLiteral("tensorwise");
+        },
         [](Scenario& s, const QString& v) { s.training.fp8_rowwise = v == QLatin1String("rowwise"); }));
     f.push_back(choice(
         QStringLiteral("training.cuda_graphs"), QStringLiteral("CUDA graphs"),
@@ -902,10 +904,12 @@ ScenarioForm* make_training_editor(QWidget* parent)
             return fixed({ "all-to-all", "deepep" });
         },
         [](const Scenario& s) {
-            return s.training.moe_dispatcher == MoeDispatcher::deepep ? QStringLiteral("deepep") : QStringLiteral("all-to-all");
+            return s.training.moe_dispatcher == MoeDispatcher::deepep ? QStringLiteral("deepep")
+                                                                      : QStringLiteral("all-to-all");
         },
         [](Scenario& s, const QString& v) {
-            s.training.moe_dispatcher = v == QLatin1String("deepep") ? MoeDispatcher::deepep : MoeDispatcher::all_to_all;
+            s.training.moe_dispatcher
+                = v == QLatin1String("deepep") ? MoeDispatcher::deepep : MoeDispatcher::all_to_all;
         },
         moe);
     dispatcher.enabled = [](const Scenario& s) { return s.model.is_moe(); };

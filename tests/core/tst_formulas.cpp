@@ -43,7 +43,10 @@ double activation_bytes(const ModelSpec& m, long long seq, int micro_batch, int 
     return layer_activation_bytes(lc, false);
 }
 
-bool near(double got, double want, double rel) { return std::fabs(got - want) <= rel * std::fabs(want); }
+bool near(double got, double want, double rel)
+{
+    return std::fabs(got - want) <= rel * std::fabs(want);
+}
 
 } // namespace
 
@@ -177,7 +180,8 @@ private slots:
         t.seq_len = 1024;
         t.global_batch = dp;
         t.framework = static_cast<Framework>(framework);
-        const PlanContext ctx(test::gpt(4, 1024, 16), t, test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr"));
+        const PlanContext ctx(
+            test::gpt(4, 1024, 16), t, test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr"));
         Strategy s;
         s.dp = dp;
         s.zero = dp > 1 ? 1 : 0;
@@ -198,7 +202,8 @@ private slots:
         TrainingSpec t;
         t.seq_len = 1024;
         t.global_batch = 8;
-        const PlanContext ctx(test::gpt(4, 1024, 16), t, test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr"));
+        const PlanContext ctx(
+            test::gpt(4, 1024, 16), t, test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr"));
         const AnalyticModel model(ctx);
         Strategy s;
         s.dp = 8;
@@ -308,7 +313,8 @@ private slots:
         TrainingSpec t;
         t.seq_len = 4096;
         t.global_batch = 512;
-        const PlanContext ctx(test::model("mixtral-8x7b"), t, test::cluster("H100-SXM5-80GB", 8, 8, "nvlink4-nvswitch", "ib-ndr"));
+        const PlanContext ctx(
+            test::model("mixtral-8x7b"), t, test::cluster("H100-SXM5-80GB", 8, 8, "nvlink4-nvswitch", "ib-ndr"));
         const AnalyticModel model(ctx);
         Strategy s;
         s.tp = 1;
@@ -328,7 +334,8 @@ private slots:
         QVERIFY(hidden.step_time_s < plain.step_time_s);
         const double saved = plain.step_time_s - hidden.step_time_s;
         const double unexposed = plain.time.exposed_ep_s - hidden.time.exposed_ep_s;
-        QVERIFY2(saved > 0.9 * unexposed && saved < 1.1 * unexposed, qPrintable(QStringLiteral("%1 vs %2").arg(saved).arg(unexposed)));
+        QVERIFY2(saved > 0.9 * unexposed && saved < 1.1 * unexposed,
+            qPrintable(QStringLiteral("%1 vs %2").arg(saved).arg(unexposed)));
     }
 
     // Narayanan et al. 2021 eq. 3 equals the Megatron-style count for a GPT with MHA and f = 4h.
@@ -340,7 +347,8 @@ private slots:
         QVERIFY(near(meg, nar, 1e-9));
         // With full recompute: 96 instead of 72, and V/(16Lh) instead of V/(12Lh).
         const double h = 12288, L = 96, V = 51200, s = 2048;
-        QVERIFY(near(narayanan_flops_per_token(m, 2048, true), 96 * L * h * h * (1 + s / (6 * h) + V / (16 * L * h)), 1e-12));
+        QVERIFY(near(
+            narayanan_flops_per_token(m, 2048, true), 96 * L * h * h * (1 + s / (6 * h) + V / (16 * L * h)), 1e-12));
         // 6N rule of thumb: within 3% of the exact count for GPT-3 (attention adds s/6h = 2.8%).
         QVERIFY(near(meg, 6 * total_params(m) * (1 + s / (6 * h)), 0.01));
     }

@@ -1,5 +1,6 @@
 // Strategy search and sweeps: validity, pruning soundness against brute force, determinism across
 // thread counts, cancellation, pinned dimensions, and never losing to a published configuration.
+#include "analytic_model.hpp"
 #include "input_error.hpp"
 #include "published_runs.hpp"
 #include "search.hpp"
@@ -141,6 +142,73 @@ private slots:
         }
     }
 
+    // The MoE and long-context dimensions: expert TP folded over the TP ranks (EP above dp*cp), both CP
+    // exchanges, the EP-overlapped variant, the scenario's optimizer, and 8-bit states only where
+    // full-precision Adam does not fit.
+    void moe_and_optimizer_dimensions()
+    {
+        Scenario s;
+        s.model = test::model("mixtral-8x7b");
+        s.cluster = test::cluster("H100-SXM5-80GB", 2, 8, "nvlink4-nvswitch", "ib-ndr");
+        s.training.global_batch = 64;
+        s.training.seq_len = 4096;
+        SearchOptions o = quick(2, 4000);
+        const SearchOutcome out = search_strategies(s, o);
+        QVERIFY(!out.results.empty());
+        const PlanInputs in { s.model, s.training, s.cluster.gpu, s.cluster.total_gpus() };
+        const PlanContext ctx(s.model, s.training, s.cluster);
+        const AnalyticModel model(ctx);
+        bool folded = false, overlapped = false, full_precision = false;
+        for (const auto& r : out.results) {
+            QCOMPARE(check_strategy(in, r.strategy), Rule::ok);
+            folded |= r.strategy.ep > static_cast<long long>(r.strategy.dp) * r.strategy.cp;
+            overlapped |= r.strategy.ep_overlap;
+            full_precision |= r.strategy.optimizer == Optimizer::adam;
+            if (r.strategy.optimizer == Optimizer::adam8bit) {
+                // Only where fp32 Adam does not fit even with full recompute (and offload where allowed).
+                Strategy lightest = r.strategy;
+                lightest.optimizer = Optimizer::adam;
+                lightest.recompute = Recompute::full;
+                lightest.offload_optimizer = lightest.zero >= 1;
+                AnalyticResult a;
+                model.evaluate(lightest, a);
+                QVERIFY(!a.feasible);
+            }
+        }
+        QVERIFY(folded);
+        QVERIFY(overlapped);
+        QVERIFY(full_precision);
+
+        // Long context: both CP exchanges appear.
+        Scenario lc = small_scenario();
+        lc.training.seq_len = 65536;
+        lc.training.global_batch = 16;
+        SearchSpec spec;
+        spec.fix["cp"] = "4";
+        lc.search = spec;
+        SearchOptions lo = quick(2, 4000);
+        lo.fix = search_fix_from(lc);
+        bool ring = false, ulysses = false;
+        for (const auto& r : search_strategies(lc, lo).results) {
+            ring |= r.strategy.cp_kind == CpKind::ring;
+            ulysses |= r.strategy.cp_kind == CpKind::all_to_all;
+        }
+        QVERIFY(ring && ulysses);
+
+        // The scenario's optimizer is kept; with too little memory for fp32 Adam anywhere, 8-bit Adam fits.
+        Scenario tight = small_scenario();
+        tight.cluster = test::cluster("A100-SXM4-40GB", 1, 2, "nvlink3-nvswitch", "ib-hdr");
+        tight.training.global_batch = 8;
+        tight.training.seq_len = 1024;
+        const SearchOutcome t8 = search_strategies(tight, quick(2));
+        QVERIFY(!t8.results.empty());
+        for (const auto& r : t8.results)
+            QCOMPARE(r.strategy.optimizer, Optimizer::adam8bit);
+        tight.strategy.optimizer = Optimizer::sgd;
+        for (const auto& r : search_strategies(tight, quick(2)).results)
+            QCOMPARE(r.strategy.optimizer, Optimizer::sgd);
+    }
+
     void refinement_uses_the_simulator()
     {
         const Scenario s = small_scenario();
@@ -174,8 +242,8 @@ private slots:
         std::stringstream ss;
         ss << in.rdbuf();
         std::vector<SkippedRow> skipped;
-        const auto cases = read_published_runs(nlohmann::json::parse(ss.str()), "published-runs.json",
-            PresetCatalog::standard(), skipped);
+        const auto cases = read_published_runs(
+            nlohmann::json::parse(ss.str()), "published-runs.json", PresetCatalog::standard(), skipped);
         int checked = 0;
         for (const ValidationCase& c : cases) {
             if (c.source_group != "narayanan21" && c.source_group != "korthikanti22" && c.source_group != "megatron")
@@ -186,8 +254,10 @@ private slots:
             const SearchOutcome o = search_strategies(c.scenario, quick(2, 1));
             QVERIFY2(!o.results.empty(), c.id.c_str());
             QVERIFY2(o.results.front().analytic.tokens_per_s >= published.tokens_per_s * 0.9999,
-                qPrintable(QStringLiteral("%1: best %2 < published %3").arg(QString::fromStdString(c.id))
-                               .arg(o.results.front().analytic.tokens_per_s).arg(published.tokens_per_s)));
+                qPrintable(QStringLiteral("%1: best %2 < published %3")
+                               .arg(QString::fromStdString(c.id))
+                               .arg(o.results.front().analytic.tokens_per_s)
+                               .arg(published.tokens_per_s)));
             ++checked;
         }
         QVERIFY(checked >= 15);
