@@ -32,7 +32,8 @@ std::string_view to_string(Framework f)
 
 bool framework_from_string(std::string_view s, Framework& out)
 {
-    for (Framework f : { Framework::megatron, Framework::torchtitan, Framework::torchtitan_compile, Framework::megatron_deepspeed })
+    for (Framework f :
+        { Framework::megatron, Framework::torchtitan, Framework::torchtitan_compile, Framework::megatron_deepspeed })
         if (to_string(f) == s) {
             out = f;
             return true;
@@ -48,12 +49,16 @@ SoftwareTraits software_traits(Framework f)
         break;
     case Framework::torchtitan:
         t.attention = AttentionKernel::flash2;
+        t.tp_overlap_backward = false;
+        t.tp_relayout_copies = true;
         t.elementwise_traffic_factor = kEagerElementwiseTraffic;
         t.selective = SelectivePolicy::every_other_matmul;
         t.tp_backward_overlap = false;
         break;
     case Framework::torchtitan_compile:
         t.attention = AttentionKernel::flash2;
+        t.tp_overlap_backward = false;
+        t.tp_relayout_copies = true;
         t.elementwise_traffic_factor = kCompiledElementwiseTraffic;
         t.selective = SelectivePolicy::every_other_matmul;
         t.tp_backward_overlap = false;
