@@ -99,10 +99,6 @@ constexpr double kSwigluBytesPerElement = 3.0; // per input element: read gate a
 // Backward elementwise kernels read the saved input and the incoming gradient and write a gradient:
 // about twice the forward traffic.
 constexpr double kBackwardTrafficFactor = 2.0;
-// Vocab-parallel cross-entropy per logit: read bf16 logits, write and re-read fp32 softmax (Megatron);
-// the backward reads the softmax and writes the bf16 gradient.
-constexpr double kLossFwdBytesPerLogit = 10.0;
-constexpr double kLossBwdBytesPerLogit = 6.0;
 // MoE token permutation (gather rows into expert order and back): read + write per element.
 constexpr double kPermuteBytesPerElement = 4.0;
 // The transposed fp8 copy Transformer Engine's cast_transpose (and torchao's float8 casts) write next
@@ -538,7 +534,8 @@ void emit_backward(Builder& b, int begin, int end)
         case OpKind::fp8_cast:
             break; // the data-gradient GEMM casts its own input, the output gradient
         case OpKind::loss:
-            b.mem(OpKind::loss, OpPhase::backward_input, f.bytes * (kLossBwdBytesPerLogit / kLossFwdBytesPerLogit));
+            b.mem(OpKind::loss, OpPhase::backward_input,
+                f.bytes * (c.traits.loss_bwd_bytes_per_logit / c.traits.loss_fwd_bytes_per_logit));
             break;
         case OpKind::embedding:
             // Scatter-add of the gradient rows into the fp32 embedding gradient.
@@ -726,7 +723,7 @@ void build_output_ops(const LayerContext& ctx, LayerOps& out) noexcept
     if (tp_entry(b, OpPhase::forward, CommGroup::tp) >= 0)
         tp_relayout(b, OpPhase::forward, tp_activation_bytes(x));
     b.gemm(OpKind::logits, OpPhase::forward, x.tokens, vocab_local, x.h, 1, true);
-    b.mem(OpKind::loss, OpPhase::forward, x.tokens * vocab_local * kLossFwdBytesPerLogit);
+    b.mem(OpKind::loss, OpPhase::forward, x.tokens * vocab_local * ctx.traits.loss_fwd_bytes_per_logit);
     const int fwd_end = out.count;
     emit_backward(b, 0, fwd_end);
 }

@@ -497,6 +497,19 @@ std::vector<ValidationCase> read_published_runs(
                 as.push_back("NeMo performance recipe: TP communication overlap on");
         }
 
+        if (c.recompute_unstated && c.source_group == "llama3" && t.seq_len <= 8192) {
+            // Llama 3 paper Sec. 3.3.2: with tensors deallocated as soon as they are dead, "we could
+            // pre-train Llama 3 on sequences of 8K tokens without activation checkpointing".
+            s.recompute = Recompute::none;
+            c.recompute_unstated = false;
+            as.push_back("recompute unstated: none (Llama 3 paper Sec. 3.3.2: 8K pre-training without activation "
+                         "checkpointing)");
+        }
+        if (c.source_group == "llama3") {
+            // Llama 3 paper Sec. 3.3.2 orders the parallelism dimensions [TP, CP, PP, DP].
+            rank_order_from_string("tp-cp-ep-pp-dp", s.rank_order);
+            as.push_back("rank order tp-cp-pp-dp (Llama 3 paper Sec. 3.3.2)");
+        }
         if (c.recompute_unstated && (c.source_group == "nemo2407" || c.source_group == "megatronlm")) {
             // NeMo 24.07's launcher recipes (conf/training/*/*.yaml) set activations_checkpoint_granularity
             // to null, or to 'selective' with 0 checkpointed layers for GPT-3 (the core attention is

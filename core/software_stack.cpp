@@ -12,6 +12,12 @@ constexpr double kEagerElementwiseTraffic = 4.0;
 // torch.compile fuses the pointwise chains into a few Triton kernels, close to hand-fused traffic
 // (torchtitan benchmarks: compile alone gives +14-16% on Llama 3.1 8B).
 constexpr double kCompiledElementwiseTraffic = 1.3;
+// torchtitan's loss is eager F.cross_entropy on pred.float() (outside the compiled blocks): cast r2+w4,
+// log_softmax (max and sum passes, write) r8+w4, nll gather ~0 = 18, plus the nll and the reduction
+// ~4 -> 22; backward: scatter the nll gradient w4, log_softmax backward r8+w4 plus its sum pass r4,
+// cast back r4+w2 = 26 (torchtitan/train.py loss_fn; aten log_softmax kernels).
+constexpr double kEagerLossFwdBytesPerLogit = 22;
+constexpr double kEagerLossBwdBytesPerLogit = 26;
 
 } // namespace
 
@@ -49,6 +55,8 @@ SoftwareTraits software_traits(Framework f)
         break;
     case Framework::torchtitan:
         t.attention = AttentionKernel::flash2;
+        t.loss_fwd_bytes_per_logit = kEagerLossFwdBytesPerLogit;
+        t.loss_bwd_bytes_per_logit = kEagerLossBwdBytesPerLogit;
         t.tp_overlap_backward = false;
         t.tp_relayout_copies = true;
         t.elementwise_traffic_factor = kEagerElementwiseTraffic;
@@ -57,6 +65,8 @@ SoftwareTraits software_traits(Framework f)
         break;
     case Framework::torchtitan_compile:
         t.attention = AttentionKernel::flash2;
+        t.loss_fwd_bytes_per_logit = kEagerLossFwdBytesPerLogit;
+        t.loss_bwd_bytes_per_logit = kEagerLossBwdBytesPerLogit;
         t.tp_overlap_backward = false;
         t.tp_relayout_copies = true;
         t.elementwise_traffic_factor = kCompiledElementwiseTraffic;

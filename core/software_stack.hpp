@@ -52,6 +52,13 @@ struct SoftwareTraits {
     // (torch/distributed/_functional_collectives.py, gather_dim/scatter_dim != 0): one extra read and
     // write of the whole activation per TP collective that is not fused into a matmul.
     bool tp_relayout_copies = false;
+    // HBM bytes per logit of the cross-entropy, forward and backward (the logits GEMM aside).
+    // Megatron computes it on an fp32 copy of the logits (vocab_parallel_cross_entropy(output.float()),
+    // fp16_lm_cross_entropy off): cast r2+w4, max r4, subtract r4+w4, exp r4+w4, sum r4, divide r4+w4
+    // = 38; backward: scale the saved softmax in place r4+w4, cast back r4+w2 = 14
+    // (megatron/core/tensor_parallel/cross_entropy.py).
+    double loss_fwd_bytes_per_logit = 38;
+    double loss_bwd_bytes_per_logit = 14;
 };
 
 SoftwareTraits software_traits(Framework f);
