@@ -49,6 +49,8 @@ const char* to_string(OpKind k)
         return "ep_combine";
     case OpKind::tp_relayout:
         return "tp_relayout";
+    case OpKind::cp_merge:
+        return "cp_merge";
     }
     return "?";
 }
@@ -351,6 +353,19 @@ void tp_exit(Builder& b, OpPhase ph, int gemm, CommGroup g)
         tp_relayout(b, ph, tp_activation_bytes(x));
 }
 
+// Elements of this rank's queries (micro-batch x local sequence x local query width), and the bytes of
+// its K/V chunk as the ring passes it on: at the K/V head count, or expanded to the query heads where
+// the framework repeats K/V before the attention kernel (torchtitan's repeat_kv).
+double cp_query_elements(const Shapes& x)
+{
+    return x.b * (x.seq / x.cp) * x.q / x.t;
+}
+
+double cp_kv_chunk_bytes(const Shapes& x, const SoftwareTraits& t)
+{
+    return x.b * (x.seq / x.cp) * 2 * (t.cp_kv_at_query_heads ? x.q : x.kv) / x.t * kActivationBytes;
+}
+
 void emit_attention_core(Builder& b, OpPhase ph)
 {
     const Shapes& x = b.x();
@@ -362,10 +377,21 @@ void emit_attention_core(Builder& b, OpPhase ph)
     const AttentionCost a = b.attention();
     const int att = b.compute(OpKind::attention, ph, a.fwd_s, a.fwd_flops, a.bytes);
     if (s.cp > 1 && s.cp_kind == CpKind::ring) {
-        // Ring attention: cp-1 steps, each passing this rank's K and V chunk on while the current
-        // chunk's attention runs (Megatron / Transformer Engine context parallelism).
-        const double chunk = x.b * (x.seq / x.cp) * 2 * x.kv / x.t * kActivationBytes;
-        b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::send_recv, chunk, CommGroup::cp, att, x.cp - 1);
+        const double chunk = cp_kv_chunk_bytes(x, c.traits);
+        if (c.traits.cp_kv_all_gather) {
+            // PyTorch's ring attention (torch.distributed.tensor.experimental._attention, rotate method
+            // ALL_GATHER by default): one all-gather of every rank's K/V, waited for after the first
+            // (diagonal) step, which is all it can hide behind.
+            const int ag
+                = b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::all_gather, chunk * x.cp, CommGroup::cp, -1);
+            overlap_with(b, ag, att, 1.0 / x.cp);
+        } else {
+            // Ring attention: cp-1 steps, each passing this rank's K and V chunk on while the current
+            // chunk's attention runs (Megatron / Transformer Engine context parallelism).
+            b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::send_recv, chunk, CommGroup::cp, att, x.cp - 1);
+        }
+        // Each of the cp-1 later steps rescales the running output by the new log-sum-exp.
+        b.mem(OpKind::cp_merge, ph, (x.cp - 1) * cp_query_elements(x) * c.traits.cp_merge_fwd_bytes_per_query);
     }
     if (s.cp > 1 && s.cp_kind == CpKind::all_to_all)
         b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::all_to_all, x.tokens * x.vdim / x.t * kActivationBytes,
@@ -476,6 +502,12 @@ void emit_backward(Builder& b, int begin, int end)
     LayerOps& ops = b.out();
     int last_wgrad = -1;
     int pending_gather = -1; // backward all-gather waiting for the data-gradient GEMM it feeds
+    struct PendingComm {
+        int comm = -1;
+        double fraction = 1;
+    };
+    PendingComm pending_cp[2]; // context-parallel exchanges waiting for the attention backward
+    int pending_cps = 0;
     for (int i = end - 1; i >= begin; --i) {
         const LayerOp f = ops.op[i]; // copy: adding ops may not invalidate, but keep it simple
         if (f.phase != OpPhase::forward)
@@ -509,14 +541,32 @@ void emit_backward(Builder& b, int begin, int end)
         case OpKind::cp_comm:
             if (f.collective == Collective::send_recv) {
                 // Ring CP passes K/V and their gradients: twice the forward volume per step, overlapped
-                // with the attention backward emitted right after.
+                // with the attention backward.
                 const double steps = x.cp - 1;
-                b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::send_recv,
-                    2 * f.bytes / steps, CommGroup::cp, ops.count + 1, steps);
+                pending_cp[pending_cps++] = { b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp,
+                                                  Collective::send_recv, 2 * f.bytes / steps, CommGroup::cp, -1, steps),
+                    1.0 };
+            } else if (f.collective == Collective::all_gather) {
+                // PyTorch: K/V all-gathered again (hidden by the first step only), the K/V gradients passed
+                // around the ring in fp32 (convert_to_f32), each step's under the next step's backward.
+                pending_cp[pending_cps++] = { b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp,
+                                                  Collective::all_gather, f.bytes, CommGroup::cp, -1),
+                    1.0 / x.cp };
+                pending_cp[pending_cps++]
+                    = { b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::send_recv,
+                            f.bytes / x.cp * kFp32Bytes / kActivationBytes, CommGroup::cp, -1, x.cp - 1),
+                          (x.cp - 1) / x.cp };
             } else {
                 b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::all_to_all, f.bytes,
                     CommGroup::cp, -1);
             }
+            break;
+        case OpKind::cp_merge:
+            // Each later step accumulates the query and K/V gradients of its block.
+            b.mem(OpKind::cp_merge, OpPhase::backward_input,
+                (x.cp - 1)
+                    * (cp_query_elements(x) * c.traits.cp_merge_bwd_bytes_per_query
+                        + cp_kv_chunk_bytes(x, c.traits) / kActivationBytes * c.traits.cp_merge_bwd_bytes_per_kv));
             break;
         case OpKind::ep_dispatch:
         case OpKind::ep_combine:
@@ -528,7 +578,10 @@ void emit_backward(Builder& b, int begin, int end)
             break;
         case OpKind::attention: {
             const AttentionCost a = b.attention();
-            b.compute(OpKind::attention, OpPhase::backward_input, a.bwd_s, a.bwd_flops, 2 * a.bytes);
+            const int att = b.compute(OpKind::attention, OpPhase::backward_input, a.bwd_s, a.bwd_flops, 2 * a.bytes);
+            for (int k = 0; k < pending_cps; ++k)
+                overlap_with(b, pending_cp[k].comm, att, pending_cp[k].fraction);
+            pending_cps = 0;
             break;
         }
         case OpKind::fp8_cast:

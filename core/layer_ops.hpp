@@ -35,6 +35,7 @@ enum class OpKind : unsigned char {
     ep_dispatch,
     ep_combine,
     tp_relayout, // copy of an activation around a TP collective (DTensor on the sequence dim)
+    cp_merge, // ring attention: per-step correction of the partial outputs (and gradients) in fp32
 };
 const char* to_string(OpKind k);
 

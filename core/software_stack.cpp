@@ -18,6 +18,16 @@ constexpr double kCompiledElementwiseTraffic = 1.3;
 // cast back r4+w2 = 26 (torchtitan/train.py loss_fn; aten log_softmax kernels).
 constexpr double kEagerLossFwdBytesPerLogit = 22;
 constexpr double kEagerLossBwdBytesPerLogit = 26;
+// PyTorch's ring attention merges in eager fp32 (_SDPAMerger with convert_to_f32): per step, cast the
+// block output r2+w4, out - block_out r8+w4, times sigmoid(lse diff) r4+w4, subtract r8+w4, the
+// load-balanced half-updates' chunk + cat ~4 = 46 B per query element, plus the torch.cat of K and V
+// for the rotation r2+w2 per K/V element (counted on the query side with K/V at the query width);
+// backward: grad_query += r4+r2+w4 and its half-updates ~2 = 12 per query element; per K/V element the
+// fp32 gradient accumulation r4+r2+w4, half-update chunk + cat ~8, and the cat before the send r4+w4
+// = 26, plus the K/V cat r2+w2 = 30 (torch/distributed/tensor/experimental/_attention.py).
+constexpr double kPyTorchCpMergeFwdBytesPerQuery = 46 + 4;
+constexpr double kPyTorchCpMergeBwdBytesPerQuery = 12;
+constexpr double kPyTorchCpMergeBwdBytesPerKv = 30;
 
 } // namespace
 
@@ -55,6 +65,13 @@ SoftwareTraits software_traits(Framework f)
         break;
     case Framework::torchtitan:
         t.attention = AttentionKernel::flash2;
+        // torchtitan's Attention repeats K/V to the query heads before SDPA (repeat_kv), so CP passes
+        // them at that width; PyTorch's context_parallel all-gathers them (Dec 2024 default).
+        t.cp_kv_all_gather = true;
+        t.cp_kv_at_query_heads = true;
+        t.cp_merge_fwd_bytes_per_query = kPyTorchCpMergeFwdBytesPerQuery;
+        t.cp_merge_bwd_bytes_per_query = kPyTorchCpMergeBwdBytesPerQuery;
+        t.cp_merge_bwd_bytes_per_kv = kPyTorchCpMergeBwdBytesPerKv;
         t.loss_fwd_bytes_per_logit = kEagerLossFwdBytesPerLogit;
         t.loss_bwd_bytes_per_logit = kEagerLossBwdBytesPerLogit;
         t.tp_overlap_backward = false;
@@ -65,6 +82,13 @@ SoftwareTraits software_traits(Framework f)
         break;
     case Framework::torchtitan_compile:
         t.attention = AttentionKernel::flash2;
+        // torchtitan's Attention repeats K/V to the query heads before SDPA (repeat_kv), so CP passes
+        // them at that width; PyTorch's context_parallel all-gathers them (Dec 2024 default).
+        t.cp_kv_all_gather = true;
+        t.cp_kv_at_query_heads = true;
+        t.cp_merge_fwd_bytes_per_query = kPyTorchCpMergeFwdBytesPerQuery;
+        t.cp_merge_bwd_bytes_per_query = kPyTorchCpMergeBwdBytesPerQuery;
+        t.cp_merge_bwd_bytes_per_kv = kPyTorchCpMergeBwdBytesPerKv;
         t.loss_fwd_bytes_per_logit = kEagerLossFwdBytesPerLogit;
         t.loss_bwd_bytes_per_logit = kEagerLossBwdBytesPerLogit;
         t.tp_overlap_backward = false;

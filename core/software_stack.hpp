@@ -59,6 +59,17 @@ struct SoftwareTraits {
     // (megatron/core/tensor_parallel/cross_entropy.py).
     double loss_fwd_bytes_per_logit = 38;
     double loss_bwd_bytes_per_logit = 14;
+    // Ring context parallelism. K/V all-gathered once per pass (PyTorch's default rotate method) instead
+    // of passed on step by step; K/V exchanged at the query head count (repeated before the kernel).
+    bool cp_kv_all_gather = false;
+    bool cp_kv_at_query_heads = false;
+    // HBM bytes of the per-step merge, for each of the cp-1 steps after the first: per query element in
+    // the forward (rescale the running output by the new log-sum-exp), per query and per K/V element in
+    // the backward (accumulate the gradients). Transformer Engine fuses it on an fp32 accumulator: read
+    // the step's bf16 output, read and write fp32 = 10 B (AttnFuncWithCPAndKVP2P, out correction).
+    double cp_merge_fwd_bytes_per_query = 10;
+    double cp_merge_bwd_bytes_per_query = 10;
+    double cp_merge_bwd_bytes_per_kv = 10;
 };
 
 SoftwareTraits software_traits(Framework f);

@@ -181,6 +181,60 @@ private slots:
                 QCOMPARE(full.ops.op[i].overlaps, static_cast<short>(-1));
     }
 
+    // PyTorch's ring attention (torchtitan CP 4, 131072 tokens): K/V, repeated to the 32 query heads,
+    // all-gathered once (4 x 32768 x 2 x 4096 x 2 B = 2.1 GB) and hidden only by the first of the 4 steps;
+    // the backward gathers again and passes the fp32 K/V gradients round the ring; each of the 3 later
+    // steps merges the output in fp32 (50 B per query element) and the gradients (12 B per query, 30 B
+    // per K/V element). Transformer Engine passes GQA-width K/V chunks step by step, fused merges.
+    void ring_attention_exchanges_and_merges()
+    {
+        Layer l(Framework::torchtitan_compile, false, Recompute::none, 1);
+        l.training.seq_len = 131072;
+        l.strategy.micro_batch = 1;
+        l.strategy.cp = 4;
+        l.strategy.dp = 2;
+        LayerContext lc = l.context();
+        lc.cp_group = place_group(l.strategy.rank_order, LayoutSizes::dense(l.strategy), { ParallelDim::cp }, 8);
+        build_layer_ops(lc, false, l.ops);
+        const double local = 131072.0 / 4, query = local * 4096, kv = local * 2 * 4096;
+        int gathers = 0, rings = 0, merges = 0;
+        for (int i = 0; i < l.ops.count; ++i) {
+            const LayerOp& o = l.ops.op[i];
+            if (o.kind == OpKind::cp_comm && o.collective == Collective::all_gather) {
+                ++gathers;
+                QVERIFY(near(o.bytes, 4 * kv * 2, 1e-9));
+                QVERIFY(near(o.overlap_fraction, 0.25, 1e-6));
+                QCOMPARE(l.ops.op[o.overlaps].kind, OpKind::attention);
+                QCOMPARE(l.ops.op[o.overlaps].phase, o.phase);
+            }
+            if (o.kind == OpKind::cp_comm && o.collective == Collective::send_recv) {
+                ++rings;
+                QVERIFY(o.phase == OpPhase::backward_input);
+                QVERIFY(near(o.bytes, 3 * kv * 4, 1e-9)); // 3 steps of fp32 gradients
+                QVERIFY(near(o.overlap_fraction, 0.75, 1e-6));
+            }
+            if (o.kind == OpKind::cp_merge) {
+                ++merges;
+                const double want = o.phase == OpPhase::forward ? 3 * query * 50.0 : 3 * (query * 12.0 + kv * 30.0);
+                QVERIFY2(near(o.bytes, want, 1e-9), qPrintable(QString::number(o.bytes / want)));
+            }
+        }
+        QCOMPARE(gathers, 2); // forward and backward
+        QCOMPARE(rings, 1);
+        QCOMPARE(merges, 2);
+        l.training.framework = Framework::megatron;
+        lc = l.context();
+        lc.cp_group = place_group(l.strategy.rank_order, LayoutSizes::dense(l.strategy), { ParallelDim::cp }, 8);
+        build_layer_ops(lc, false, l.ops);
+        for (int i = 0; i < l.ops.count; ++i) {
+            const LayerOp& o = l.ops.op[i];
+            if (o.kind == OpKind::cp_comm && o.phase == OpPhase::forward) {
+                QCOMPARE(o.collective, Collective::send_recv);
+                QVERIFY(near(o.bytes, 3 * local * 2 * 1024 * 2, 1e-9)); // 3 steps of the GQA-width chunk
+            }
+        }
+    }
+
     // Cross-entropy bytes per logit: Megatron on an fp32 copy of the logits 38 forward, 14 backward;
     // torchtitan's eager F.cross_entropy on pred.float() 22 and 26.
     void cross_entropy_bytes_per_framework()
