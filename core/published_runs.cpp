@@ -506,6 +506,11 @@ std::vector<ValidationCase> read_published_runs(
                          "checkpointing)");
         }
         if (c.source_group == "llama3") {
+            // Meta's PyTorch stack pre-trained Llama 3 405B in the first half of 2024, before
+            // FlashAttention-3 (Shah et al., July 2024): FlashAttention-2-class attention kernels, as
+            // PyTorch's SDPA dispatches to (and as torchtitan, Meta's open stack, runs).
+            t.attention_kernel = AttentionKernel::flash2;
+            as.push_back("attention: FlashAttention-2 (Meta's PyTorch stack, trained before FlashAttention-3)");
             // Llama 3 paper Sec. 3.3.2 orders the parallelism dimensions [TP, CP, PP, DP].
             rank_order_from_string("tp-cp-ep-pp-dp", s.rank_order);
             as.push_back("rank order tp-cp-pp-dp (Llama 3 paper Sec. 3.3.2)");
