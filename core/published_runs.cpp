@@ -368,13 +368,19 @@ std::vector<ValidationCase> read_published_runs(
             as.push_back("dp " + fmt("%.0f", *dp) + " as printed does not multiply out; using " + std::to_string(s.dp));
         const std::string notes = str(row, "notes");
         const bool torchtitan = c.source_group == "torchtitan";
+        // Which documented recipe the row comes from, by what its source says: NVIDIA's NeMo performance
+        // tables and Megatron-LM's example scripts; the Llama 3 paper.
+        const std::string source = str(row, "source");
+        const bool nvidia_recipe = contains(source, "NVIDIA/NeMo")
+            || (contains(source, "NVIDIA/Megatron-LM") && contains(source, "examples/") && year >= 2024);
+        const bool llama3_paper = contains(source, "Llama 3 Herd");
         int vp = static_cast<int>(num(st, "vp").value_or(1));
         if (vp <= 1 && s.pp > 1 && contains(c.id, "interleaved")) {
             vp = 2;
             as.push_back(
                 "interleaved schedule with unstated stages per rank: 2 (torchtitan's default for looped schedules)");
         }
-        if (vp <= 1 && s.pp > 1 && c.source_group == "llama3" && (m.layers + 2) % (2 * s.pp) == 0) {
+        if (vp <= 1 && s.pp > 1 && llama3_paper && (m.layers + 2) % (2 * s.pp) == 0) {
             // Llama 3 paper Sec. 3.3.2: an interleaved schedule (bubble (PP-1)/(V*M)), one layer fewer on
             // the first and the last stage, so that the first chunk holds only the embedding and the last
             // only the output and loss: one layer per chunk, V = (layers + 2) / PP. Parallax's chunks hold
@@ -491,41 +497,12 @@ std::vector<ValidationCase> read_published_runs(
         if (async_tp) {
             s.tp_comm_overlap = true;
             as.push_back("async TP: TP communication overlapped with GEMMs");
-        } else if (c.source_group == "nemo2407" || c.source_group == "megatronlm") {
+        } else if (nvidia_recipe) {
             s.tp_comm_overlap = s.tp > 1;
             if (s.tp > 1)
                 as.push_back("NeMo performance recipe: TP communication overlap on");
         }
 
-        if (c.recompute_unstated && c.source_group == "llama3" && t.seq_len <= 8192) {
-            // Llama 3 paper Sec. 3.3.2: with tensors deallocated as soon as they are dead, "we could
-            // pre-train Llama 3 on sequences of 8K tokens without activation checkpointing".
-            s.recompute = Recompute::none;
-            c.recompute_unstated = false;
-            as.push_back("recompute unstated: none (Llama 3 paper Sec. 3.3.2: 8K pre-training without activation "
-                         "checkpointing)");
-        }
-        if (c.source_group == "llama3") {
-            // Meta's PyTorch stack pre-trained Llama 3 405B in the first half of 2024, before
-            // FlashAttention-3 (Shah et al., July 2024): FlashAttention-2-class attention kernels, as
-            // PyTorch's SDPA dispatches to (and as torchtitan, Meta's open stack, runs).
-            t.attention_kernel = AttentionKernel::flash2;
-            as.push_back("attention: FlashAttention-2 (Meta's PyTorch stack, trained before FlashAttention-3)");
-            // Llama 3 paper Sec. 3.3.2 orders the parallelism dimensions [TP, CP, PP, DP].
-            rank_order_from_string("tp-cp-ep-pp-dp", s.rank_order);
-            as.push_back("rank order tp-cp-pp-dp (Llama 3 paper Sec. 3.3.2)");
-        }
-        if (c.recompute_unstated && (c.source_group == "nemo2407" || c.source_group == "megatronlm")) {
-            // NeMo 24.07's launcher recipes (conf/training/*/*.yaml) set activations_checkpoint_granularity
-            // to null, or to 'selective' with 0 checkpointed layers for GPT-3 (the core attention is
-            // re-run); Megatron-LM's llama example scripts pass no --recompute flag. Their runs never
-            // recompute whole layers, whatever a memory estimate says.
-            s.recompute = contains(m.name, "gpt") ? Recompute::selective : Recompute::none;
-            c.recompute_unstated = false;
-            as.push_back(std::string("recompute unstated: ")
-                + (s.recompute == Recompute::selective ? "selective (NeMo's GPT-3 recipes)"
-                                                       : "none (NeMo / Megatron-LM performance recipes)"));
-        }
         if (c.recompute_unstated) {
             // When the source prints both TFLOP/s and throughput, their ratio says whether it counted the
             // recomputation's extra forward (8N instead of 6N FLOPs per token): then it recomputed fully.
@@ -545,6 +522,37 @@ std::vector<ValidationCase> read_published_runs(
                         + fmt("%.2f", implied / model_flops) + "x the model FLOPs)");
                 }
             }
+        }
+
+        // Recipe rules fill what the row's own numbers did not settle.
+        if (c.recompute_unstated && llama3_paper && t.seq_len <= 8192) {
+            // Llama 3 paper Sec. 3.3.2: with tensors deallocated as soon as they are dead, "we could
+            // pre-train Llama 3 on sequences of 8K tokens without activation checkpointing".
+            s.recompute = Recompute::none;
+            c.recompute_unstated = false;
+            as.push_back("recompute unstated: none (Llama 3 paper Sec. 3.3.2: 8K pre-training without activation "
+                         "checkpointing)");
+        }
+        if (llama3_paper) {
+            // Meta's PyTorch stack pre-trained Llama 3 405B in the first half of 2024, before
+            // FlashAttention-3 (Shah et al., July 2024): FlashAttention-2-class attention kernels, as
+            // PyTorch's SDPA dispatches to (and as torchtitan, Meta's open stack, runs).
+            t.attention_kernel = AttentionKernel::flash2;
+            as.push_back("attention: FlashAttention-2 (Meta's PyTorch stack, trained before FlashAttention-3)");
+            // Llama 3 paper Sec. 3.3.2 orders the parallelism dimensions [TP, CP, PP, DP].
+            rank_order_from_string("tp-cp-ep-pp-dp", s.rank_order);
+            as.push_back("rank order tp-cp-pp-dp (Llama 3 paper Sec. 3.3.2)");
+        }
+        if (c.recompute_unstated && nvidia_recipe) {
+            // NeMo 24.07's launcher recipes (conf/training/*/*.yaml) set activations_checkpoint_granularity
+            // to null, or to 'selective' with 0 checkpointed layers for GPT-3 (the core attention is
+            // re-run); Megatron-LM's llama example scripts pass no --recompute flag. Their runs never
+            // recompute whole layers, whatever a memory estimate says.
+            s.recompute = contains(m.name, "gpt") ? Recompute::selective : Recompute::none;
+            c.recompute_unstated = false;
+            as.push_back(std::string("recompute unstated: ")
+                + (s.recompute == Recompute::selective ? "selective (NeMo's GPT-3 recipes)"
+                                                       : "none (NeMo / Megatron-LM performance recipes)"));
         }
 
         // Measurement, converted to tokens/s per GPU.
