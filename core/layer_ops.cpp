@@ -50,6 +50,10 @@ const char* to_string(OpKind k)
         return "ep_combine";
     case OpKind::expert_host:
         return "expert_host";
+    case OpKind::tp_relayout:
+        return "tp_relayout";
+    case OpKind::cp_merge:
+        return "cp_merge";
     }
     return "?";
 }
@@ -100,10 +104,6 @@ constexpr double kSwigluBytesPerElement = 3.0; // per input element: read gate a
 // Backward elementwise kernels read the saved input and the incoming gradient and write a gradient:
 // about twice the forward traffic.
 constexpr double kBackwardTrafficFactor = 2.0;
-// Vocab-parallel cross-entropy per logit: read bf16 logits, write and re-read fp32 softmax (Megatron);
-// the backward reads the softmax and writes the bf16 gradient.
-constexpr double kLossFwdBytesPerLogit = 10.0;
-constexpr double kLossBwdBytesPerLogit = 6.0;
 // MoE token permutation (gather rows into expert order and back): read + write per element.
 constexpr double kPermuteBytesPerElement = 4.0;
 // Expert GEMMs per local expert: forward FC1 and FC2; backward their dgrad and wgrad.
@@ -121,6 +121,9 @@ double node_dedup_ratio(double nodes, double top_k)
         return 1.0;
     return nodes * (1.0 - std::pow(1.0 - 1.0 / nodes, top_k)) / top_k;
 }
+// The transposed fp8 copy Transformer Engine's cast_transpose (and torchao's float8 casts) write next
+// to the row-major one: one more byte per element (TE transformer_engine/common/transpose).
+constexpr double kFp8TransposedCopyBytes = 1.0;
 
 struct Shapes {
     double b, seq, cp, t, tokens, tokens_ew, h, q, kv, vdim, heads_local;
@@ -177,8 +180,12 @@ public:
         const bool low_precision = m_x.fp8 && k != OpKind::logits;
         const Precision p = low_precision ? m_x.p : (m_x.fp8 ? Precision::bf16 : m_x.p);
         if (low_precision && ph != OpPhase::backward_weight) {
-            // Transformer Engine casts the GEMM's activation input to fp8 (read bf16, write fp8).
-            mem(OpKind::fp8_cast, ph, batch * M * K * m_c.device.gen->fp8_cast_bytes_per_element);
+            // Transformer Engine casts the GEMM's activation input (the output gradient for the
+            // data-gradient GEMM) to fp8, read bf16 and write fp8, with a transposed fp8 copy for the
+            // weight-gradient GEMM (TE's fused cast-transpose; Hopper's fp8 tensor cores take K-major
+            // operands only).
+            mem(OpKind::fp8_cast, ph,
+                batch * M * K * (m_c.device.gen->fp8_cast_bytes_per_element + kFp8TransposedCopyBytes));
         }
         LayerOp o;
         o.kind = k;
@@ -297,21 +304,84 @@ private:
     Shapes m_x;
 };
 
+// Fraction of a GEMM that hides the TP collective it is decomposed with: the GEMM runs in tp pieces
+// as the shards arrive (all-gather) or leave (reduce-scatter), and the first (last) piece has no
+// transfer left to hide (Wang et al. 2023, "Overlap Communication with Dependent Computation via
+// Decomposition in Large Deep Learning Models", ASPLOS; TE userbuffers' ring exchange).
+double decomposed_overlap_fraction(double tp)
+{
+    return tp > 1 ? (tp - 1) / tp : 0.0;
+}
+
+void overlap_with(Builder& b, int comm, int op, double fraction)
+{
+    if (comm < 0 || op < 0)
+        return;
+    LayerOp& c = b.out().op[comm];
+    c.overlaps = static_cast<short>(op);
+    c.overlap_fraction = static_cast<float>(fraction);
+}
+
+// DTensor's re-layout around a sequence-parallel collective that is not fused into a matmul: one read
+// and one write of the activation (SoftwareTraits::tp_relayout_copies).
+void tp_relayout(Builder& b, OpPhase ph, double bytes)
+{
+    if (b.ctx().traits.tp_relayout_copies && b.x().sp)
+        b.mem(OpKind::tp_relayout, ph, 2 * bytes);
+}
+
+double tp_activation_bytes(const Shapes& x)
+{
+    return x.tokens * x.h * kActivationBytes;
+}
+
 // Tensor-parallel collectives around a block (Megatron's f/g operators): with sequence parallelism
 // an all-gather before the first GEMM and a reduce-scatter after the last; without it an all-reduce
-// after the last (the backward all-reduce of f is emitted by the backward pass).
-void tp_entry(Builder& b, OpPhase ph, CommGroup g)
+// after the last (the backward all-reduce of f is emitted by the backward pass). tp_entry returns the
+// all-gather; tp_entry_gemm ties it to the column-parallel GEMM that consumes it.
+int tp_entry(Builder& b, OpPhase ph, CommGroup g)
 {
     const Shapes& x = b.x();
-    if (x.sp)
-        b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::all_gather, x.tokens * x.h * kActivationBytes, g, -1);
+    if (!x.sp)
+        return -1;
+    return b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::all_gather, tp_activation_bytes(x), g, -1);
+}
+
+void tp_entry_gemm(Builder& b, OpPhase ph, int gather, int gemm)
+{
+    if (gather < 0)
+        return;
+    if (b.ctx().strategy->tp_comm_overlap)
+        overlap_with(b, gather, gemm, decomposed_overlap_fraction(b.x().t));
+    else
+        tp_relayout(b, ph, tp_activation_bytes(b.x()));
 }
 
 void tp_exit(Builder& b, OpPhase ph, int gemm, CommGroup g)
 {
     const Shapes& x = b.x();
-    b.comm(OpKind::tp_comm, ph, OpStream::tp, x.sp ? Collective::reduce_scatter : Collective::all_reduce,
-        x.tokens * x.h * kActivationBytes, g, b.ctx().strategy->tp_comm_overlap ? gemm : -1);
+    const bool overlap = b.ctx().strategy->tp_comm_overlap;
+    const int c = b.comm(OpKind::tp_comm, ph, OpStream::tp, x.sp ? Collective::reduce_scatter : Collective::all_reduce,
+        tp_activation_bytes(x), g, -1);
+    if (c < 0)
+        return;
+    if (overlap)
+        overlap_with(b, c, gemm, decomposed_overlap_fraction(x.t));
+    else
+        tp_relayout(b, ph, tp_activation_bytes(x));
+}
+
+// Elements of this rank's queries (micro-batch x local sequence x local query width), and the bytes of
+// its K/V chunk as the ring passes it on: at the K/V head count, or expanded to the query heads where
+// the framework repeats K/V before the attention kernel (torchtitan's repeat_kv).
+double cp_query_elements(const Shapes& x)
+{
+    return x.b * (x.seq / x.cp) * x.q / x.t;
+}
+
+double cp_kv_chunk_bytes(const Shapes& x, const SoftwareTraits& t)
+{
+    return x.b * (x.seq / x.cp) * 2 * (t.cp_kv_at_query_heads ? x.q : x.kv) / x.t * kActivationBytes;
 }
 
 void emit_attention_core(Builder& b, OpPhase ph)
@@ -325,10 +395,21 @@ void emit_attention_core(Builder& b, OpPhase ph)
     const AttentionCost a = b.attention();
     const int att = b.compute(OpKind::attention, ph, a.fwd_s, a.fwd_flops, a.bytes);
     if (s.cp > 1 && s.cp_kind == CpKind::ring) {
-        // Ring attention: cp-1 steps, each passing this rank's K and V chunk on while the current
-        // chunk's attention runs (Megatron / Transformer Engine context parallelism).
-        const double chunk = x.b * (x.seq / x.cp) * 2 * x.kv / x.t * kActivationBytes;
-        b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::send_recv, chunk, CommGroup::cp, att, x.cp - 1);
+        const double chunk = cp_kv_chunk_bytes(x, c.traits);
+        if (c.traits.cp_kv_all_gather) {
+            // PyTorch's ring attention (torch.distributed.tensor.experimental._attention, rotate method
+            // ALL_GATHER by default): one all-gather of every rank's K/V, waited for after the first
+            // (diagonal) step, which is all it can hide behind.
+            const int ag
+                = b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::all_gather, chunk * x.cp, CommGroup::cp, -1);
+            overlap_with(b, ag, att, 1.0 / x.cp);
+        } else {
+            // Ring attention: cp-1 steps, each passing this rank's K and V chunk on while the current
+            // chunk's attention runs (Megatron / Transformer Engine context parallelism).
+            b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::send_recv, chunk, CommGroup::cp, att, x.cp - 1);
+        }
+        // Each of the cp-1 later steps rescales the running output by the new log-sum-exp.
+        b.mem(OpKind::cp_merge, ph, (x.cp - 1) * cp_query_elements(x) * c.traits.cp_merge_fwd_bytes_per_query);
     }
     if (s.cp > 1 && s.cp_kind == CpKind::all_to_all)
         b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::all_to_all, x.tokens * x.vdim / x.t * kActivationBytes,
@@ -341,7 +422,8 @@ void emit_attention_block(Builder& b, OpPhase ph)
     const LayerContext& c = b.ctx();
     const ModelSpec& m = *c.model;
     b.mem(OpKind::norm, ph, x.tokens_ew * x.h * kNormBytesPerElement);
-    tp_entry(b, ph, CommGroup::tp);
+    const int gather = tp_entry(b, ph, CommGroup::tp);
+    const int first_gemm = b.out().count + (x.fp8 ? 1 : 0); // the next GEMM (after its fp8 cast)
     if (m.mla) {
         // MLA (DeepSeek-V2 Sec. 2.1): the down-projections are replicated across TP ranks, the
         // up-projections split by heads.
@@ -359,6 +441,7 @@ void emit_attention_block(Builder& b, OpPhase ph)
     } else {
         b.gemm(OpKind::qkv_proj, ph, x.tokens, (x.q + 2 * x.kv) / x.t, x.h, 1, true);
     }
+    tp_entry_gemm(b, ph, gather, first_gemm);
     emit_attention_core(b, ph);
     const int out = b.gemm(OpKind::out_proj, ph, x.tokens, x.h, x.vdim / x.t);
     tp_exit(b, ph, out, CommGroup::tp);
@@ -370,8 +453,9 @@ void emit_dense_mlp(Builder& b, OpPhase ph, double ffn)
 {
     const Shapes& x = b.x();
     const double f = ffn / x.t;
-    tp_entry(b, ph, CommGroup::tp);
-    b.gemm(OpKind::mlp_up, ph, x.tokens, f * (x.gated ? 2 : 1), x.h, 1, true);
+    const int gather = tp_entry(b, ph, CommGroup::tp);
+    const int up = b.gemm(OpKind::mlp_up, ph, x.tokens, f * (x.gated ? 2 : 1), x.h, 1, true);
+    tp_entry_gemm(b, ph, gather, up);
     b.mem(OpKind::activation, ph, x.tokens * f * (x.gated ? 2 * kSwigluBytesPerElement : kGeluBytesPerElement));
     const int down = b.gemm(OpKind::mlp_down, ph, x.tokens, x.h, f);
     tp_exit(b, ph, down, CommGroup::tp);
@@ -452,6 +536,13 @@ void emit_backward(Builder& b, int begin, int end)
     const Strategy& s = *c.strategy;
     LayerOps& ops = b.out();
     int last_wgrad = -1;
+    int pending_gather = -1; // backward all-gather waiting for the data-gradient GEMM it feeds
+    struct PendingComm {
+        int comm = -1;
+        double fraction = 1;
+    };
+    PendingComm pending_cp[2]; // context-parallel exchanges waiting for the attention backward
+    int pending_cps = 0;
     for (int i = end - 1; i >= begin; --i) {
         const LayerOp f = ops.op[i]; // copy: adding ops may not invalidate, but keep it simple
         if (f.phase != OpPhase::forward)
@@ -459,22 +550,47 @@ void emit_backward(Builder& b, int begin, int end)
         switch (f.kind) {
         case OpKind::tp_comm: {
             const CommGroup g = f.group;
-            const int overlap_wgrad = c.traits.tp_backward_overlap || s.tp_comm_overlap ? last_wgrad : -1;
-            if (f.collective == Collective::all_gather) // SP entry: reduce-scatter the input gradient
-                b.comm(OpKind::tp_comm, OpPhase::backward_input, OpStream::tp, Collective::reduce_scatter, f.bytes, g,
-                    overlap_wgrad);
-            else if (f.collective == Collective::reduce_scatter) // SP exit: all-gather the output gradient
-                b.comm(OpKind::tp_comm, OpPhase::backward_input, OpStream::tp, Collective::all_gather, f.bytes, g,
-                    s.tp_comm_overlap ? ops.count : -1);
+            if (f.collective == Collective::all_gather) {
+                // SP entry: reduce-scatter the input gradient. Megatron runs it under the weight-gradient
+                // GEMM (an independent GEMM, nothing decomposed); PyTorch's async TP cannot fuse it (the
+                // input gradient is a sum of several matmuls, not one matmul).
+                const bool hide = c.traits.tp_backward_overlap || (s.tp_comm_overlap && c.traits.tp_overlap_backward);
+                const int rs = b.comm(OpKind::tp_comm, OpPhase::backward_input, OpStream::tp,
+                    Collective::reduce_scatter, f.bytes, g, hide ? last_wgrad : -1);
+                if (rs >= 0 && !hide)
+                    tp_relayout(b, OpPhase::backward_input, f.bytes);
+            } else if (f.collective == Collective::reduce_scatter) {
+                // SP exit: all-gather the output gradient, decomposed with the data-gradient GEMM that
+                // consumes it when TP overlap covers the backward.
+                const int ag = b.comm(
+                    OpKind::tp_comm, OpPhase::backward_input, OpStream::tp, Collective::all_gather, f.bytes, g, -1);
+                if (ag >= 0 && s.tp_comm_overlap && c.traits.tp_overlap_backward)
+                    pending_gather = ag;
+                else if (ag >= 0)
+                    tp_relayout(b, OpPhase::backward_input, f.bytes);
+            }
             break; // a forward all-reduce's backward is the identity
         }
+        case OpKind::tp_relayout:
+            break; // emitted with the backward collectives
         case OpKind::cp_comm:
             if (f.collective == Collective::send_recv) {
                 // Ring CP passes K/V and their gradients: twice the forward volume per step, overlapped
-                // with the attention backward emitted right after.
+                // with the attention backward.
                 const double steps = x.cp - 1;
-                b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::send_recv,
-                    2 * f.bytes / steps, CommGroup::cp, ops.count + 1, steps);
+                pending_cp[pending_cps++] = { b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp,
+                                                  Collective::send_recv, 2 * f.bytes / steps, CommGroup::cp, -1, steps),
+                    1.0 };
+            } else if (f.collective == Collective::all_gather) {
+                // PyTorch: K/V all-gathered again (hidden by the first step only), the K/V gradients passed
+                // around the ring in fp32 (convert_to_f32), each step's under the next step's backward.
+                pending_cp[pending_cps++] = { b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp,
+                                                  Collective::all_gather, f.bytes, CommGroup::cp, -1),
+                    1.0 / x.cp };
+                pending_cp[pending_cps++]
+                    = { b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::send_recv,
+                            f.bytes / x.cp * kFp32Bytes / kActivationBytes, CommGroup::cp, -1, x.cp - 1),
+                          (x.cp - 1) / x.cp };
             } else {
                 b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::all_to_all, f.bytes,
                     CommGroup::cp, -1);
@@ -482,6 +598,13 @@ void emit_backward(Builder& b, int begin, int end)
             break;
         case OpKind::expert_host:
             b.compute(OpKind::expert_host, OpPhase::backward_input, kExpertGemmsBackwardPerForward * f.time_s, 0, 0);
+            break;
+        case OpKind::cp_merge:
+            // Each later step accumulates the query and K/V gradients of its block.
+            b.mem(OpKind::cp_merge, OpPhase::backward_input,
+                (x.cp - 1)
+                    * (cp_query_elements(x) * c.traits.cp_merge_bwd_bytes_per_query
+                        + cp_kv_chunk_bytes(x, c.traits) / kActivationBytes * c.traits.cp_merge_bwd_bytes_per_kv));
             break;
         case OpKind::ep_dispatch:
         case OpKind::ep_combine:
@@ -493,14 +616,17 @@ void emit_backward(Builder& b, int begin, int end)
             break;
         case OpKind::attention: {
             const AttentionCost a = b.attention();
-            b.compute(OpKind::attention, OpPhase::backward_input, a.bwd_s, a.bwd_flops, 2 * a.bytes);
+            const int att = b.compute(OpKind::attention, OpPhase::backward_input, a.bwd_s, a.bwd_flops, 2 * a.bytes);
+            for (int k = 0; k < pending_cps; ++k)
+                overlap_with(b, pending_cp[k].comm, att, pending_cp[k].fraction);
+            pending_cps = 0;
             break;
         }
         case OpKind::fp8_cast:
-            b.mem(OpKind::fp8_cast, OpPhase::backward_input, f.bytes); // cast of the output gradient
-            break;
+            break; // the data-gradient GEMM casts its own input, the output gradient
         case OpKind::loss:
-            b.mem(OpKind::loss, OpPhase::backward_input, f.bytes * (kLossBwdBytesPerLogit / kLossFwdBytesPerLogit));
+            b.mem(OpKind::loss, OpPhase::backward_input,
+                f.bytes * (c.traits.loss_bwd_bytes_per_logit / c.traits.loss_fwd_bytes_per_logit));
             break;
         case OpKind::embedding:
             // Scatter-add of the gradient rows into the fp32 embedding gradient.
@@ -528,12 +654,18 @@ void emit_backward(Builder& b, int begin, int end)
         case OpKind::expert_down:
         case OpKind::logits: {
             // dX[m x k] = dY[m x n] W^T[n x k]; dW[k x n] = X^T[k x m] dY[m x n].
-            b.gemm(f.kind, OpPhase::backward_input, f.m, f.k, f.n, f.batch);
+            // (In fp8 the data-gradient GEMM quantises the output gradient first, see Builder::gemm.)
+            const int dgrad = b.gemm(f.kind, OpPhase::backward_input, f.m, f.k, f.n, f.batch);
+            if (pending_gather >= 0) {
+                overlap_with(b, pending_gather, dgrad, decomposed_overlap_fraction(x.t));
+                pending_gather = -1;
+            }
             last_wgrad = b.gemm(f.kind, OpPhase::backward_weight, f.k, f.n, f.m, f.batch);
             if (f.column_parallel_entry && !x.sp && s.tp > 1 && f.kind != OpKind::expert_up)
                 b.comm(OpKind::tp_comm, OpPhase::backward_input, OpStream::tp, Collective::all_reduce,
                     x.tokens * x.h * kActivationBytes, CommGroup::tp,
-                    c.traits.tp_backward_overlap || s.tp_comm_overlap ? last_wgrad : -1);
+                    c.traits.tp_backward_overlap || (s.tp_comm_overlap && c.traits.tp_overlap_backward) ? last_wgrad
+                                                                                                        : -1);
             break;
         }
         }
@@ -541,7 +673,10 @@ void emit_backward(Builder& b, int begin, int end)
 }
 
 // torchtitan's op-level selective checkpointing keeps every matmul output except every second one
-// (counted per layer: q, k, v, o, w1, w3, w2 for SwiGLU) and recomputes all pointwise ops.
+// (counted per layer: q, k, v, o, w1, w3, w2 for SwiGLU) and recomputes all pointwise ops. Its save
+// list holds matmuls, attention and reduce-scatters but no all-gather
+// (torchtitan/distributed/activation_checkpoint.py, _save_list): with sequence parallelism the
+// all-gathered inputs of the column-parallel blocks are gathered again.
 void emit_every_other_matmul_recompute(Builder& b, int begin, int end)
 {
     LayerOps& ops = b.out();
@@ -587,24 +722,42 @@ void emit_every_other_matmul_recompute(Builder& b, int begin, int end)
         case OpKind::activation:
             b.mem(f.kind, OpPhase::recompute, f.bytes / b.ctx().traits.elementwise_traffic_factor);
             break;
+        case OpKind::tp_comm:
+            if (f.collective == Collective::all_gather && f.stream == OpStream::tp) {
+                if (b.comm(
+                        OpKind::tp_comm, OpPhase::recompute, OpStream::tp, Collective::all_gather, f.bytes, f.group, -1)
+                    >= 0)
+                    tp_relayout(b, OpPhase::recompute, f.bytes);
+            }
+            break;
         default:
             break;
         }
     }
 }
 
-// Re-runs the forward ops [begin, end) with phase `recompute` (full recomputation).
+// Re-runs the forward ops [begin, end) with phase `recompute` (full recomputation). The recomputed
+// forward runs inside the backward pass: where TP overlap covers only the forward (PyTorch's async TP
+// pass on the compiled forward graph), its collectives run in line again, with their re-layout copies.
 void emit_recompute(Builder& b, int begin, int end)
 {
     LayerOps& ops = b.out();
     const int start = ops.count;
+    const bool keep_tp_overlap = b.ctx().traits.tp_overlap_backward;
+    double relayout_bytes = 0;
     for (int i = begin; i < end; ++i) {
         LayerOp r = ops.op[i];
         r.phase = OpPhase::recompute;
-        if (r.overlaps >= 0)
+        if (r.kind == OpKind::tp_comm && r.overlaps >= 0 && !keep_tp_overlap) {
+            r.overlaps = -1;
+            relayout_bytes += r.bytes;
+        } else if (r.overlaps >= 0) {
             r.overlaps = static_cast<short>(start + (r.overlaps - begin)); // same relative position
+        }
         ops.add(r);
     }
+    if (relayout_bytes > 0)
+        tp_relayout(b, OpPhase::recompute, relayout_bytes);
 }
 
 } // namespace
@@ -641,8 +794,10 @@ void build_embedding_ops(const LayerContext& ctx, LayerOps& out) noexcept
     const Shapes& x = b.x();
     b.mem(OpKind::embedding, OpPhase::forward, x.tokens * x.h * 2 * kActivationBytes); // gather rows, write
     // Vocab-parallel embedding: each TP rank holds a slice of the table; the partial rows are summed.
-    b.comm(OpKind::tp_comm, OpPhase::forward, OpStream::tp, x.sp ? Collective::reduce_scatter : Collective::all_reduce,
-        x.tokens * x.h * kActivationBytes, CommGroup::tp, -1);
+    if (b.comm(OpKind::tp_comm, OpPhase::forward, OpStream::tp,
+            x.sp ? Collective::reduce_scatter : Collective::all_reduce, tp_activation_bytes(x), CommGroup::tp, -1)
+        >= 0)
+        tp_relayout(b, OpPhase::forward, tp_activation_bytes(x));
     const int fwd_end = out.count;
     emit_backward(b, 0, fwd_end);
 }
@@ -654,9 +809,12 @@ void build_output_ops(const LayerContext& ctx, LayerOps& out) noexcept
     const Shapes& x = b.x();
     const double vocab_local = static_cast<double>(ctx.model->vocab) / x.t;
     b.mem(OpKind::norm, OpPhase::forward, x.tokens_ew * x.h * kNormBytesPerElement);
-    tp_entry(b, OpPhase::forward, CommGroup::tp);
+    // The output layer is a plain column-parallel linear (Megatron-core's ColumnParallelLinear): its
+    // all-gather is never decomposed with the GEMM.
+    if (tp_entry(b, OpPhase::forward, CommGroup::tp) >= 0)
+        tp_relayout(b, OpPhase::forward, tp_activation_bytes(x));
     b.gemm(OpKind::logits, OpPhase::forward, x.tokens, vocab_local, x.h, 1, true);
-    b.mem(OpKind::loss, OpPhase::forward, x.tokens * vocab_local * kLossFwdBytesPerLogit);
+    b.mem(OpKind::loss, OpPhase::forward, x.tokens * vocab_local * ctx.traits.loss_fwd_bytes_per_logit);
     const int fwd_end = out.count;
     emit_backward(b, 0, fwd_end);
 }
@@ -689,7 +847,7 @@ LayerTotals summarize(const LayerOps& ops) noexcept
         t.comm_busy_s[st] += o.time_s;
         double exposed = o.time_s;
         if (o.overlaps >= 0 && o.overlaps < ops.count)
-            exposed = std::max(0.0, o.time_s - ops.op[o.overlaps].time_s);
+            exposed = std::max(0.0, o.time_s - o.overlap_fraction * ops.op[o.overlaps].time_s);
         if (o.phase == OpPhase::forward)
             t.comm_exposed_fwd_s[st] += exposed;
         else

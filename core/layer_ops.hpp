@@ -35,6 +35,8 @@ enum class OpKind : unsigned char {
     ep_dispatch,
     ep_combine,
     expert_host, // the GPU waits for the host to issue the per-expert kernels (dropless MoE, eager)
+    tp_relayout, // copy of an activation around a TP collective (DTensor on the sequence dim)
+    cp_merge, // ring attention: per-step correction of the partial outputs (and gradients) in fp32
 };
 const char* to_string(OpKind k);
 
@@ -56,6 +58,9 @@ struct LayerOp {
     // Communication only: index of the compute op this transfer runs concurrently with; -1 = the
     // compute stream waits for it (on the critical path).
     short overlaps = -1;
+    // Fraction of that op's time which can hide the transfer (a GEMM decomposed with its collective
+    // leaves one piece without anything to overlap).
+    float overlap_fraction = 1.0f;
     // GEMMs: C[m x n] = A[m x k] B[k x n], `batch` times (grouped expert GEMMs).
     bool column_parallel_entry = false; // first GEMM of a TP block (its input gradient is all-reduced)
     float m = 0, n = 0, k = 0, batch = 0;

@@ -27,7 +27,10 @@ std::string lower(std::string s)
     return s;
 }
 
-bool contains(const std::string& haystack, const char* needle) { return lower(haystack).find(lower(needle)) != std::string::npos; }
+bool contains(const std::string& haystack, const char* needle)
+{
+    return lower(haystack).find(lower(needle)) != std::string::npos;
+}
 
 std::optional<double> num(const json& obj, const char* key)
 {
@@ -164,7 +167,8 @@ std::vector<ValidationCase> read_published_runs(
     const json& runs, const std::string& file, const PresetCatalog& catalog, std::vector<SkippedRow>& skipped)
 {
     if (!runs.is_array())
-        throw InputError(file, "(top level)", "a published-runs file is a JSON array of runs, found " + json_type_name(runs));
+        throw InputError(
+            file, "(top level)", "a published-runs file is a JSON array of runs, found " + json_type_name(runs));
     std::vector<ValidationCase> cases;
     int index = 0;
     for (const json& row : runs) {
@@ -389,10 +393,29 @@ std::vector<ValidationCase> read_published_runs(
             as.push_back("dp " + fmt("%.0f", *dp) + " as printed does not multiply out; using " + std::to_string(s.dp));
         const std::string notes = str(row, "notes");
         const bool torchtitan = c.source_group == "torchtitan";
+        // Which documented recipe the row comes from, by what its source says: NVIDIA's NeMo performance
+        // tables and Megatron-LM's example scripts; the Llama 3 paper.
+        const std::string source = str(row, "source");
+        const bool nvidia_recipe = contains(source, "NVIDIA/NeMo") || contains(source, "NVIDIA-NeMo/Megatron-Bridge")
+            || (contains(source, "NVIDIA/Megatron-LM") && contains(source, "examples/") && year >= 2024);
+        const bool llama3_paper = contains(source, "Llama 3 Herd");
         int vp = static_cast<int>(num(st, "vp").value_or(1));
         if (vp <= 1 && s.pp > 1 && contains(c.id, "interleaved")) {
             vp = 2;
-            as.push_back("interleaved schedule with unstated stages per rank: 2 (torchtitan's default for looped schedules)");
+            as.push_back(
+                "interleaved schedule with unstated stages per rank: 2 (torchtitan's default for looped schedules)");
+        }
+        if (vp <= 1 && s.pp > 1 && llama3_paper && (m.layers + 2) % (2 * s.pp) == 0) {
+            // Llama 3 paper Sec. 3.3.2: an interleaved schedule (bubble (PP-1)/(V*M)), one layer fewer on
+            // the first and the last stage, so that the first chunk holds only the embedding and the last
+            // only the output and loss: one layer per chunk, V = (layers + 2) / PP. Parallax's chunks hold
+            // at least one layer, so the nearest layout it can express has two layers per chunk.
+            vp = (m.layers + 2) / (2 * s.pp);
+            s.first_stage_layers = 2 * vp - 1;
+            s.last_stage_layers = 2 * vp - 1;
+            as.push_back("interleaved schedule (Llama 3 paper Sec. 3.3.2): " + std::to_string(vp)
+                + " chunks of 2 layers per rank, first and last stage one layer short ("
+                + std::to_string(s.first_stage_layers) + " layers)");
         }
         s.vpp = vp > 1 ? vp : 1;
         s.schedule = s.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
@@ -403,7 +426,8 @@ std::vector<ValidationCase> read_published_runs(
         const auto local_batch = number_after(notes, "local batch size");
         if (auto mbs = num(st, "micro_batch_size")) {
             s.micro_batch = static_cast<int>(*mbs);
-        } else if (torchtitan && s.pp > 1 && local_batch && *local_batch % (static_cast<long long>(s.pp) * s.vpp) == 0) {
+        } else if (torchtitan && s.pp > 1 && local_batch
+            && *local_batch % (static_cast<long long>(s.pp) * s.vpp) == 0) {
             // torchtitan splits the local batch into as many micro-batches as there are pipeline stages
             // unless told otherwise (pipeline_parallel_microbatches, config_manager.py, Dec 2024).
             s.micro_batch = static_cast<int>(*local_batch / (static_cast<long long>(s.pp) * s.vpp));
@@ -450,7 +474,8 @@ std::vector<ValidationCase> read_published_runs(
         } else {
             s.sequence_parallel = s.tp > 1 && year >= 2023;
             if (s.tp > 1)
-                as.push_back(std::string("sequence parallel unstated: ") + (year >= 2023 ? "on (Megatron-core/NeMo default)" : "off (before 2022)"));
+                as.push_back(std::string("sequence parallel unstated: ")
+                    + (year >= 2023 ? "on (Megatron-core/NeMo default)" : "off (before 2022)"));
         }
         const std::string zero = str(st, "zero_stage_or_fsdp");
         const auto dist_opt = boolean(st, "distributed_optimizer");
@@ -458,7 +483,8 @@ std::vector<ValidationCase> read_published_runs(
             // With pipeline parallelism FSDP keeps the gathered weights for all micro-batches of a step
             // (Llama 3 paper Sec. 3.3.2; torchtitan disables reshard-after-forward under PP): ZeRO-2 traffic.
             s.zero = 2;
-            as.push_back("FSDP with PP: weights gathered once per step (no reshard between micro-batches) = ZeRO-2 traffic");
+            as.push_back(
+                "FSDP with PP: weights gathered once per step (no reshard between micro-batches) = ZeRO-2 traffic");
         } else if (contains(zero, "fsdp") || contains(zero, "zero-3") || contains(zero, "zero3")) {
             s.zero = 3;
         } else if (contains(zero, "zero-2")) {
@@ -469,7 +495,8 @@ std::vector<ValidationCase> read_published_runs(
             s.zero = 0;
         } else {
             s.zero = year >= 2023 ? 1 : 0;
-            as.push_back(std::string("optimizer sharding unstated: ") + (year >= 2023 ? "distributed optimizer (ZeRO-1)" : "none"));
+            as.push_back(std::string("optimizer sharding unstated: ")
+                + (year >= 2023 ? "distributed optimizer (ZeRO-1)" : "none"));
         }
         const std::string prec = str(st, "precision");
         if (contains(prec, "fp4")) {
@@ -501,15 +528,15 @@ std::vector<ValidationCase> read_published_runs(
         s.overlap_grad_reduce = year >= 2023;
         s.overlap_param_gather = year >= 2023;
         as.push_back(std::string("software of ") + std::to_string(year) + ": "
-            + (year >= 2023 ? "flash attention, DP reduction overlapped" : "unfused attention, DP reduction after backward"));
+            + (year >= 2023 ? "flash attention, DP reduction overlapped"
+                            : "unfused attention, DP reduction after backward"));
         const std::string lid = lower(c.id);
-        const bool async_tp = contains(prec, "asynctp")
-            || (lid.size() >= 7 && lid.compare(lid.size() - 7, 7, "asynctp") == 0);
+        const bool async_tp
+            = contains(prec, "asynctp") || (lid.size() >= 7 && lid.compare(lid.size() - 7, 7, "asynctp") == 0);
         if (async_tp) {
             s.tp_comm_overlap = true;
             as.push_back("async TP: TP communication overlapped with GEMMs");
-        } else if (c.source_group == "nemo2407" || c.source_group == "megatronlm" || c.source_group.rfind("mbridge", 0) == 0
-            || c.source_group.rfind("nemolongseq", 0) == 0) {
+        } else if (nvidia_recipe) {
             s.tp_comm_overlap = s.tp > 1;
             if (s.tp > 1)
                 as.push_back("NeMo performance recipe: TP communication overlap on");
@@ -536,6 +563,37 @@ std::vector<ValidationCase> read_published_runs(
             }
         }
 
+        // Recipe rules fill what the row's own numbers did not settle.
+        if (c.recompute_unstated && llama3_paper && t.seq_len <= 8192) {
+            // Llama 3 paper Sec. 3.3.2: with tensors deallocated as soon as they are dead, "we could
+            // pre-train Llama 3 on sequences of 8K tokens without activation checkpointing".
+            s.recompute = Recompute::none;
+            c.recompute_unstated = false;
+            as.push_back("recompute unstated: none (Llama 3 paper Sec. 3.3.2: 8K pre-training without activation "
+                         "checkpointing)");
+        }
+        if (llama3_paper) {
+            // Meta's PyTorch stack pre-trained Llama 3 405B in the first half of 2024, before
+            // FlashAttention-3 (Shah et al., July 2024): FlashAttention-2-class attention kernels, as
+            // PyTorch's SDPA dispatches to (and as torchtitan, Meta's open stack, runs).
+            t.attention_kernel = AttentionKernel::flash2;
+            as.push_back("attention: FlashAttention-2 (Meta's PyTorch stack, trained before FlashAttention-3)");
+            // Llama 3 paper Sec. 3.3.2 orders the parallelism dimensions [TP, CP, PP, DP].
+            rank_order_from_string("tp-cp-ep-pp-dp", s.rank_order);
+            as.push_back("rank order tp-cp-pp-dp (Llama 3 paper Sec. 3.3.2)");
+        }
+        if (c.recompute_unstated && nvidia_recipe) {
+            // NeMo 24.07's launcher recipes (conf/training/*/*.yaml) set activations_checkpoint_granularity
+            // to null, or to 'selective' with 0 checkpointed layers for GPT-3 (the core attention is
+            // re-run); Megatron-LM's llama example scripts pass no --recompute flag. Their runs never
+            // recompute whole layers, whatever a memory estimate says.
+            s.recompute = contains(m.name, "gpt") ? Recompute::selective : Recompute::none;
+            c.recompute_unstated = false;
+            as.push_back(std::string("recompute unstated: ")
+                + (s.recompute == Recompute::selective ? "selective (NeMo's GPT-3 recipes)"
+                                                       : "none (NeMo / Megatron-LM performance recipes)"));
+        }
+
         // Measurement, converted to tokens/s per GPU.
         const double tokens_per_step = static_cast<double>(t.global_batch) * static_cast<double>(t.seq_len);
         if (auto v = num(res, "tokens_per_sec_per_gpu")) {
@@ -554,7 +612,8 @@ std::vector<ValidationCase> read_published_runs(
             if (c.source_group == "narayanan21") {
                 const bool full = c.recompute_unstated ? true : s.recompute == Recompute::full;
                 per_token = narayanan_flops_per_token(m, static_cast<double>(t.seq_len), full);
-                c.measured_from = std::string("tflops_per_gpu via Narayanan eq. 3") + (full ? " with recompute (96)" : " (72)");
+                c.measured_from
+                    = std::string("tflops_per_gpu via Narayanan eq. 3") + (full ? " with recompute (96)" : " (72)");
             } else {
                 per_token = megatron_flops_per_token(m, static_cast<double>(t.seq_len));
                 c.measured_from = "tflops_per_gpu via the Megatron-LM FLOP formula";
@@ -574,7 +633,8 @@ std::vector<ValidationCase> read_published_runs(
         const PlanInputs in { sc.model, sc.training, sc.cluster.gpu, sc.cluster.total_gpus() };
         const Rule rule = check_strategy(in, s);
         if (rule != Rule::ok) {
-            skip("published configuration fails a validity rule: " + std::string(rule_key(rule, s)) + ": " + explain(rule, in, s));
+            skip("published configuration fails a validity rule: " + std::string(rule_key(rule, s)) + ": "
+                + explain(rule, in, s));
             continue;
         }
         c.scenario = sc;
@@ -677,7 +737,8 @@ ValidationReport run_validation(
             row.c.assumptions.push_back("predicted out of memory (" + fmt("%.1f GiB", r.peak_memory_bytes / units::kGiB)
                 + "); throughput reported anyway");
         row.predicted_tokens_per_s_per_gpu = r.tokens_per_s / static_cast<double>(s.total_gpus());
-        row.error = (row.predicted_tokens_per_s_per_gpu - c.measured_tokens_per_s_per_gpu) / c.measured_tokens_per_s_per_gpu;
+        row.error
+            = (row.predicted_tokens_per_s_per_gpu - c.measured_tokens_per_s_per_gpu) / c.measured_tokens_per_s_per_gpu;
         report.rows.push_back(std::move(row));
     }
     std::vector<const ValidationRow*> all;
@@ -762,7 +823,8 @@ std::string validation_report_to_markdown(const ValidationReport& r)
         out += "| " + row.c.id + " | " + row.c.gpu + " | " + fmt("%.1f", row.c.measured_tokens_per_s_per_gpu) + " | "
             + fmt("%.1f", row.predicted_tokens_per_s_per_gpu) + " | " + fmt("%+.1f%%", 100 * row.error) + " |\n";
     auto group_table = [&](const char* title, const std::map<std::string, GroupSummary>& groups) {
-        out += std::string("\n| ") + title + " | rows | MAPE | median | worst | Spearman |\n|---|---:|---:|---:|---:|---:|\n";
+        out += std::string("\n| ") + title
+            + " | rows | MAPE | median | worst | Spearman |\n|---|---:|---:|---:|---:|---:|\n";
         for (const auto& [k, g] : groups)
             out += "| " + k + " | " + std::to_string(g.rows) + " | " + fmt("%.1f%%", 100 * g.mape) + " | "
                 + fmt("%.1f%%", 100 * g.median) + " | " + fmt("%.1f%%", 100 * g.worst) + " | "
@@ -771,9 +833,9 @@ std::string validation_report_to_markdown(const ValidationReport& r)
     group_table("source", r.by_source);
     group_table("GPU", r.by_gpu);
     group_table("workload", r.by_workload);
-    out += "\n**All rows: " + std::to_string(r.overall.rows) + ", MAPE " + fmt("%.1f%%", 100 * r.overall.mape) + ", median "
-        + fmt("%.1f%%", 100 * r.overall.median) + ", worst " + fmt("%.1f%%", 100 * r.overall.worst) + "; skipped "
-        + std::to_string(r.skipped.size()) + ".**\n";
+    out += "\n**All rows: " + std::to_string(r.overall.rows) + ", MAPE " + fmt("%.1f%%", 100 * r.overall.mape)
+        + ", median " + fmt("%.1f%%", 100 * r.overall.median) + ", worst " + fmt("%.1f%%", 100 * r.overall.worst)
+        + "; skipped " + std::to_string(r.skipped.size()) + ".**\n";
     if (!r.skipped.empty()) {
         out += "\nSkipped rows:\n\n";
         for (const auto& s : r.skipped)

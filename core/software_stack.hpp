@@ -44,6 +44,35 @@ struct SoftwareTraits {
     // Host time to issue one local expert's GEMM (Transformer Engine's GroupedLinear issues one cuBLAS
     // GEMM per local expert, plus its fp8 casts): 0 where one grouped kernel runs all experts.
     double expert_gemm_host_s = 0;
+    // With TP communication overlap on (strategy.tp_comm_overlap): Transformer Engine's userbuffers
+    // overlap every TP collective of the forward and the backward with its GEMM; PyTorch's async TP
+    // (micro-pipeline TP, an Inductor pass) fuses an all-gather with the matmuls that consume it and a
+    // matmul with the reduce-scatter of its output, which in practice only matches the forward
+    // (PyTorch async-TP post: ~29% forward speed-up but ~8% end to end on Llama 3 8B/70B).
+    bool tp_overlap_backward = true;
+    // DTensor sequence parallelism shards [batch, seq, hidden] activations on dim 1: the functional
+    // collectives gather/scatter on dim 0 and re-lay the buffer out with chunk + cat
+    // (torch/distributed/_functional_collectives.py, gather_dim/scatter_dim != 0): one extra read and
+    // write of the whole activation per TP collective that is not fused into a matmul.
+    bool tp_relayout_copies = false;
+    // HBM bytes per logit of the cross-entropy, forward and backward (the logits GEMM aside).
+    // Megatron computes it on an fp32 copy of the logits (vocab_parallel_cross_entropy(output.float()),
+    // fp16_lm_cross_entropy off): cast r2+w4, max r4, subtract r4+w4, exp r4+w4, sum r4, divide r4+w4
+    // = 38; backward: scale the saved softmax in place r4+w4, cast back r4+w2 = 14
+    // (megatron/core/tensor_parallel/cross_entropy.py).
+    double loss_fwd_bytes_per_logit = 38;
+    double loss_bwd_bytes_per_logit = 14;
+    // Ring context parallelism. K/V all-gathered once per pass (PyTorch's default rotate method) instead
+    // of passed on step by step; K/V exchanged at the query head count (repeated before the kernel).
+    bool cp_kv_all_gather = false;
+    bool cp_kv_at_query_heads = false;
+    // HBM bytes of the per-step merge, for each of the cp-1 steps after the first: per query element in
+    // the forward (rescale the running output by the new log-sum-exp), per query and per K/V element in
+    // the backward (accumulate the gradients). Transformer Engine fuses it on an fp32 accumulator: read
+    // the step's bf16 output, read and write fp32 = 10 B (AttnFuncWithCPAndKVP2P, out correction).
+    double cp_merge_fwd_bytes_per_query = 10;
+    double cp_merge_bwd_bytes_per_query = 10;
+    double cp_merge_bwd_bytes_per_kv = 10;
 };
 
 SoftwareTraits software_traits(Framework f);

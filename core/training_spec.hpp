@@ -26,6 +26,9 @@ struct TrainingSpec {
     // How fp8 GEMM inputs are scaled: one scale per tensor (Transformer Engine, torchao tensorwise)
     // or per row (torchao rowwise, slower kernels).
     bool fp8_rowwise = false;
+    // The fused-attention kernel when it is not the framework's usual one (software_traits); unset:
+    // the framework's. Set by rules for published runs (published_runs.cpp), not read from scenarios.
+    std::optional<AttentionKernel> attention_kernel;
     // MoE router imbalance (moe_load.hpp): the busiest EP rank's tokens over the mean (1 = balanced),
     // or a measured per-expert load histogram (one entry per expert, any scale).
     double moe_imbalance = 1.0;

@@ -1,0 +1,297 @@
+// The framework mechanisms of the layer model, each against a hand-worked number: TP overlap by
+// decomposition (PyTorch async TP: forward only; Transformer Engine: both passes), DTensor's re-layout
+// copies, torchtitan's selective recompute re-gathering sequence-parallel inputs, cross-entropy traffic,
+// and the published-run rules that fill unstated settings from the frameworks' recipes.
+#include "collective_model.hpp"
+#include "compute_model.hpp"
+#include "layer_ops.hpp"
+#include "preset_catalog.hpp"
+#include "published_runs.hpp"
+#include "strategy_costs.hpp"
+
+#include "../support/test_plans.hpp"
+
+#include <QTest>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+using namespace parallax;
+
+namespace {
+
+bool near(double got, double want, double rel)
+{
+    return std::fabs(got - want) <= rel * std::fabs(want);
+}
+
+// Llama 3 8B with TP 8 and sequence parallelism on one H100 node, 12 sequences of 8192 tokens per
+// micro-batch (torchtitan's async-TP benchmark shape).
+struct Layer {
+    ModelSpec model = test::model("llama3-8b");
+    TrainingSpec training;
+    ClusterSpec cluster = test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr");
+    Strategy strategy;
+    LayerOps ops;
+
+    Layer(Framework f, bool overlap, Recompute rc, int tp = 8)
+    {
+        training.seq_len = 8192;
+        training.global_batch = 12;
+        training.framework = f;
+        strategy.tp = tp;
+        strategy.dp = 8 / tp;
+        strategy.sequence_parallel = tp > 1;
+        strategy.micro_batch = 12;
+        strategy.tp_comm_overlap = overlap;
+        strategy.recompute = rc;
+        build_layer_ops(context(), false, ops);
+    }
+
+    LayerContext context() const
+    {
+        LayerContext lc;
+        lc.model = &model;
+        lc.training = &training;
+        lc.strategy = &strategy;
+        lc.device = ComputeDevice::of(cluster.gpu);
+        lc.network = NetworkModel::of(cluster);
+        lc.tp_group = place_group(strategy.rank_order, LayoutSizes::dense(strategy), { ParallelDim::tp }, 8);
+        lc.traits = software_traits(training.framework);
+        return lc;
+    }
+
+    double activation_bytes() const { return 12.0 * 8192 * 4096 * 2; } // [tokens, hidden] in bf16
+
+    int count(OpKind k, OpPhase ph) const
+    {
+        int n = 0;
+        for (int i = 0; i < ops.count; ++i)
+            n += ops.op[i].kind == k && ops.op[i].phase == ph ? 1 : 0;
+        return n;
+    }
+};
+
+} // namespace
+
+class TestMechanisms : public QObject {
+    Q_OBJECT
+
+private slots:
+    // PyTorch's micro-pipeline TP fuses the forward's all-gather -> matmul and matmul -> reduce-scatter;
+    // the backward's collectives stay in line. A collective decomposed with its GEMM into tp pieces hides
+    // behind (tp-1)/tp of it: exposed = max(0, t_comm - 7/8 t_gemm) at TP 8.
+    void async_tp_overlaps_the_forward_only()
+    {
+        const Layer l(Framework::torchtitan_compile, true, Recompute::none);
+        int forward = 0, backward = 0;
+        double exposed_fwd = 0;
+        for (int i = 0; i < l.ops.count; ++i) {
+            const LayerOp& o = l.ops.op[i];
+            if (o.kind != OpKind::tp_comm)
+                continue;
+            if (o.phase == OpPhase::forward) {
+                ++forward;
+                QVERIFY(o.overlaps >= 0);
+                const LayerOp& g = l.ops.op[o.overlaps];
+                QVERIFY(g.phase == OpPhase::forward && g.flops > 0); // a GEMM of the same pass
+                QVERIFY(near(o.overlap_fraction, 7.0 / 8.0, 1e-6));
+                exposed_fwd += std::max(0.0, o.time_s - 7.0 / 8.0 * g.time_s);
+            } else {
+                ++backward;
+                QCOMPARE(o.overlaps, static_cast<short>(-1));
+            }
+        }
+        QCOMPARE(forward, 4); // two all-gathers, two reduce-scatters
+        QCOMPARE(backward, 4);
+        const LayerTotals t = summarize(l.ops);
+        QVERIFY(near(t.comm_exposed_fwd_s[static_cast<int>(OpStream::tp)], exposed_fwd, 1e-9));
+        // The 805 MB all-gather before the Q/K/V GEMM (98304 x 768 x 4096) outlasts 7/8 of it.
+        QVERIFY(exposed_fwd > 0);
+        const Layer vanilla(Framework::torchtitan_compile, false, Recompute::none);
+        QVERIFY(summarize(vanilla.ops).exposed_fwd() > t.exposed_fwd());
+        QVERIFY(near(summarize(vanilla.ops).exposed_bwd(), t.exposed_bwd(), 1e-9));
+    }
+
+    // Transformer Engine's userbuffers overlap the backward too: the output-gradient all-gather hides
+    // behind the data-gradient GEMM that consumes it (not behind itself).
+    void te_overlap_ties_the_backward_gather_to_its_dgrad()
+    {
+        const Layer l(Framework::megatron, true, Recompute::none);
+        int gathers = 0;
+        for (int i = 0; i < l.ops.count; ++i) {
+            const LayerOp& o = l.ops.op[i];
+            if (o.kind != OpKind::tp_comm || o.phase != OpPhase::backward_input
+                || o.collective != Collective::all_gather)
+                continue;
+            ++gathers;
+            QVERIFY(o.overlaps >= 0 && o.overlaps != i);
+            const LayerOp& g = l.ops.op[o.overlaps];
+            QVERIFY(g.phase == OpPhase::backward_input && g.flops > 0);
+            QVERIFY(g.kind == OpKind::out_proj || g.kind == OpKind::mlp_down); // the row-parallel GEMMs
+            QVERIFY(near(o.overlap_fraction, 7.0 / 8.0, 1e-6));
+        }
+        QCOMPARE(gathers, 2);
+    }
+
+    // DTensor gathers and scatters [batch, seq, hidden] on dim 1 through a dim-0 collective plus chunk +
+    // cat: one read and one write of the activation (2 x 805 MB) per collective that is not fused.
+    void dtensor_relayout_copies()
+    {
+        const Layer titan(Framework::torchtitan_compile, false, Recompute::none);
+        QCOMPARE(titan.count(OpKind::tp_relayout, OpPhase::forward), 4);
+        QCOMPARE(titan.count(OpKind::tp_relayout, OpPhase::backward_input), 4);
+        for (int i = 0; i < titan.ops.count; ++i)
+            if (titan.ops.op[i].kind == OpKind::tp_relayout) {
+                QVERIFY(near(titan.ops.op[i].bytes, 2 * titan.activation_bytes(), 1e-9));
+                const ComputeDevice dev = ComputeDevice::of(titan.cluster.gpu);
+                QVERIFY(near(titan.ops.op[i].time_s, memory_bound_time_s(dev, 2 * titan.activation_bytes()), 1e-9));
+            }
+        // Fused collectives need no re-layout (async TP restrides the shard instead).
+        const Layer fused(Framework::torchtitan_compile, true, Recompute::none);
+        QCOMPARE(fused.count(OpKind::tp_relayout, OpPhase::forward), 0);
+        const Layer megatron(Framework::megatron, false, Recompute::none);
+        QCOMPARE(megatron.count(OpKind::tp_relayout, OpPhase::forward), 0);
+        QCOMPARE(megatron.count(OpKind::tp_relayout, OpPhase::backward_input), 0);
+    }
+
+    // torchtitan's op-level SAC saves matmul, attention and reduce-scatter outputs, not all-gathers:
+    // with SP both gathered block inputs are gathered again before the backward; without TP none are.
+    void selective_recompute_regathers_sp_inputs()
+    {
+        const Layer sac(Framework::torchtitan_compile, false, Recompute::selective);
+        int regathers = 0;
+        for (int i = 0; i < sac.ops.count; ++i) {
+            const LayerOp& o = sac.ops.op[i];
+            if (o.kind == OpKind::tp_comm && o.phase == OpPhase::recompute) {
+                QVERIFY(o.collective == Collective::all_gather);
+                QVERIFY(near(o.bytes, sac.activation_bytes(), 1e-9));
+                ++regathers;
+            }
+        }
+        QCOMPARE(regathers, 2);
+        QCOMPARE(sac.count(OpKind::tp_relayout, OpPhase::recompute), 2);
+        const Layer no_tp(Framework::torchtitan_compile, false, Recompute::selective, 1);
+        QCOMPARE(no_tp.count(OpKind::tp_comm, OpPhase::recompute), 0);
+        // Full recompute in torchtitan replays the forward's collectives in line even under async TP.
+        const Layer full(Framework::torchtitan_compile, true, Recompute::full);
+        for (int i = 0; i < full.ops.count; ++i)
+            if (full.ops.op[i].kind == OpKind::tp_comm && full.ops.op[i].phase == OpPhase::recompute)
+                QCOMPARE(full.ops.op[i].overlaps, static_cast<short>(-1));
+    }
+
+    // PyTorch's ring attention (torchtitan CP 4, 131072 tokens): K/V, repeated to the 32 query heads,
+    // all-gathered once (4 x 32768 x 2 x 4096 x 2 B = 2.1 GB) and hidden only by the first of the 4 steps;
+    // the backward gathers again and passes the fp32 K/V gradients round the ring; each of the 3 later
+    // steps merges the output in fp32 (50 B per query element) and the gradients (12 B per query, 30 B
+    // per K/V element). Transformer Engine passes GQA-width K/V chunks step by step, fused merges.
+    void ring_attention_exchanges_and_merges()
+    {
+        Layer l(Framework::torchtitan_compile, false, Recompute::none, 1);
+        l.training.seq_len = 131072;
+        l.strategy.micro_batch = 1;
+        l.strategy.cp = 4;
+        l.strategy.dp = 2;
+        LayerContext lc = l.context();
+        lc.cp_group = place_group(l.strategy.rank_order, LayoutSizes::dense(l.strategy), { ParallelDim::cp }, 8);
+        build_layer_ops(lc, false, l.ops);
+        const double local = 131072.0 / 4, query = local * 4096, kv = local * 2 * 4096;
+        int gathers = 0, rings = 0, merges = 0;
+        for (int i = 0; i < l.ops.count; ++i) {
+            const LayerOp& o = l.ops.op[i];
+            if (o.kind == OpKind::cp_comm && o.collective == Collective::all_gather) {
+                ++gathers;
+                QVERIFY(near(o.bytes, 4 * kv * 2, 1e-9));
+                QVERIFY(near(o.overlap_fraction, 0.25, 1e-6));
+                QCOMPARE(l.ops.op[o.overlaps].kind, OpKind::attention);
+                QCOMPARE(l.ops.op[o.overlaps].phase, o.phase);
+            }
+            if (o.kind == OpKind::cp_comm && o.collective == Collective::send_recv) {
+                ++rings;
+                QVERIFY(o.phase == OpPhase::backward_input);
+                QVERIFY(near(o.bytes, 3 * kv * 4, 1e-9)); // 3 steps of fp32 gradients
+                QVERIFY(near(o.overlap_fraction, 0.75, 1e-6));
+            }
+            if (o.kind == OpKind::cp_merge) {
+                ++merges;
+                const double want = o.phase == OpPhase::forward ? 3 * query * 50.0 : 3 * (query * 12.0 + kv * 30.0);
+                QVERIFY2(near(o.bytes, want, 1e-9), qPrintable(QString::number(o.bytes / want)));
+            }
+        }
+        QCOMPARE(gathers, 2); // forward and backward
+        QCOMPARE(rings, 1);
+        QCOMPARE(merges, 2);
+        l.training.framework = Framework::megatron;
+        lc = l.context();
+        lc.cp_group = place_group(l.strategy.rank_order, LayoutSizes::dense(l.strategy), { ParallelDim::cp }, 8);
+        build_layer_ops(lc, false, l.ops);
+        for (int i = 0; i < l.ops.count; ++i) {
+            const LayerOp& o = l.ops.op[i];
+            if (o.kind == OpKind::cp_comm && o.phase == OpPhase::forward) {
+                QCOMPARE(o.collective, Collective::send_recv);
+                QVERIFY(near(o.bytes, 3 * local * 2 * 1024 * 2, 1e-9)); // 3 steps of the GQA-width chunk
+            }
+        }
+    }
+
+    // Cross-entropy bytes per logit: Megatron on an fp32 copy of the logits 38 forward, 14 backward;
+    // torchtitan's eager F.cross_entropy on pred.float() 22 and 26.
+    void cross_entropy_bytes_per_framework()
+    {
+        for (const auto& [framework, fwd, bwd] :
+            { std::tuple { Framework::megatron, 38.0, 14.0 }, std::tuple { Framework::torchtitan, 22.0, 26.0 } }) {
+            const Layer l(framework, false, Recompute::none);
+            LayerOps out;
+            build_output_ops(l.context(), out);
+            const double logits = 12.0 * 8192 * (128256.0 / 8);
+            int losses = 0;
+            for (int i = 0; i < out.count; ++i) {
+                const LayerOp& o = out.op[i];
+                if (o.kind != OpKind::loss)
+                    continue;
+                ++losses;
+                QVERIFY(near(o.bytes, logits * (o.phase == OpPhase::forward ? fwd : bwd), 1e-9));
+            }
+            QCOMPARE(losses, 2);
+        }
+    }
+
+    // Unstated settings of published rows follow the frameworks' own recipes.
+    void published_rows_follow_the_recipes()
+    {
+        std::ifstream in(std::string(PARALLAX_SHARED_DIR) + "/validation/published-runs.json");
+        std::stringstream ss;
+        ss << in.rdbuf();
+        std::vector<SkippedRow> skipped;
+        const std::vector<ValidationCase> cases = read_published_runs(
+            nlohmann::json::parse(ss.str()), "published-runs.json", PresetCatalog::standard(), skipped);
+        int nemo = 0, llama3 = 0;
+        for (const ValidationCase& c : cases) {
+            const Strategy& s = c.scenario.strategy;
+            if (c.source_group == "nemo2407" && c.id.find("gpt3") == std::string::npos) {
+                // NeMo 24.07 launcher recipes: activations_checkpoint_granularity null.
+                QVERIFY2(s.recompute == Recompute::none, c.id.c_str());
+                QVERIFY(!c.recompute_unstated);
+                ++nemo;
+            }
+            if (c.source_group == "llama3") {
+                // Paper Sec. 3.3.2: interleaved, first and last stage one layer short; 126 layers on 16
+                // stages as 4 chunks of 2 layers per rank with 7 layers on the end stages.
+                QCOMPARE(s.schedule, Schedule::interleaved);
+                QCOMPARE(s.vpp, 4);
+                QCOMPARE(s.first_stage_layers, 7);
+                QCOMPARE(s.last_stage_layers, 7);
+                QCOMPARE(s.first_stage_layers + s.last_stage_layers + (s.pp - 2) * 8, c.scenario.model.layers);
+                if (c.scenario.training.seq_len <= 8192)
+                    QVERIFY(s.recompute == Recompute::none);
+                ++llama3;
+            }
+        }
+        QVERIFY(nemo >= 10);
+        QCOMPARE(llama3, 3);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestMechanisms)
+#include "tst_mechanisms.moc"
