@@ -1,0 +1,139 @@
+#include "stage_power.hpp"
+
+#include <algorithm>
+
+namespace parallax {
+
+namespace {
+
+constexpr int kCompute = static_cast<int>(OpStream::compute);
+constexpr int kPp = static_cast<int>(OpStream::pp);
+constexpr int kDp = static_cast<int>(OpStream::dp);
+constexpr int kForward = static_cast<int>(OpPhase::forward);
+constexpr int kBackwardInput = static_cast<int>(OpPhase::backward_input);
+constexpr int kBackwardWeight = static_cast<int>(OpPhase::backward_weight);
+constexpr int kRecompute = static_cast<int>(OpPhase::recompute);
+
+} // namespace
+
+double ChunkPower::kernel_s() const
+{
+    double t = 0;
+    for (const PassEnergy& e : pass)
+        t += e.time_s;
+    return t;
+}
+
+double ChunkPower::kernel_J() const
+{
+    double j = 0;
+    for (const PassEnergy& e : pass)
+        j += e.energy_J;
+    return j;
+}
+
+ChunkPower chunk_power(const PlanContext& ctx, const StrategyCosts& c, const ChunkTiming& t, double x) noexcept
+{
+    ChunkPower p;
+    if (!c.curves)
+        return p;
+    const LayerCurves& lc = *c.curves;
+    bool throttled_at_nominal = false;
+    double throttle_clock = 1e9;
+    auto add = [&](const OpGroupCurves& g, double count) {
+        if (count <= 0)
+            return;
+        for (int k = 0; k < kPassKinds; ++k) {
+            const PassCurve& pc = g.pass[k];
+            const PassEnergy e = pass_at(pc, ctx.clocks, x);
+            p.pass[k].time_s += count * e.time_s;
+            p.pass[k].energy_J += count * e.energy_J;
+            p.pass[k].free_s += count * e.free_s;
+            p.nominal_s[k] += count * pc.nominal_s;
+            throttled_at_nominal = throttled_at_nominal || pc.throttled_at_nominal;
+            throttle_clock = std::min(throttle_clock, pc.throttle_clock);
+        }
+    };
+    add(lc.dense, t.layers - t.moe_layers);
+    add(lc.moe, t.moe_layers);
+    if (t.has_embedding)
+        add(lc.embedding, 1);
+    if (t.has_output)
+        add(lc.output, 1);
+    for (int i = 0; i < kOpStreamCount; ++i)
+        if (i != kCompute && i != kPp && i != kDp)
+            p.comm_busy_s += t.comm_busy_s[i];
+    p.throttled = x > throttle_clock;
+    for (const PassEnergy& e : p.pass)
+        p.throttle_s += std::max(0.0, e.time_s - e.free_s);
+    p.unchanged = x == 1.0 && !throttled_at_nominal;
+    for (const PassEnergy& e : p.pass)
+        if (e.time_s > 0)
+            p.peak_W = std::max(p.peak_W, e.energy_J / e.time_s);
+    return p;
+}
+
+void apply_clock(ChunkTiming& t, const ChunkPower& p) noexcept
+{
+    if (p.unchanged)
+        return;
+    const double df = p.pass[kForward].time_s - p.nominal_s[kForward];
+    const double db = p.pass[kBackwardInput].time_s - p.nominal_s[kBackwardInput];
+    const double dw = p.pass[kBackwardWeight].time_s - p.nominal_s[kBackwardWeight];
+    const double dr = p.pass[kRecompute].time_s - p.nominal_s[kRecompute];
+    t.forward_s = std::max(0.0, t.forward_s + df);
+    t.backward_input_s = std::max(0.0, t.backward_input_s + db);
+    t.weight_s = std::max(0.0, t.weight_s + dw);
+    t.recompute_s = std::max(0.0, t.recompute_s + dr);
+    t.compute_s = std::max(0.0, t.compute_s + df + db + dw);
+}
+
+StagePower stage_power(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage, double x) noexcept
+{
+    StagePower sp;
+    StageTiming& st = sp.timing;
+    const PowerModel& pm = ctx.power;
+    for (int v = 0; v < s.vpp; ++v) {
+        ChunkTiming ct = chunk_timing(ctx, s, c, v * s.pp + stage);
+        const ChunkPower cp = chunk_power(ctx, c, ct, x);
+        apply_clock(ct, cp);
+        st.forward_s += ct.forward_s;
+        st.backward_s += ct.backward_input_s + ct.weight_s + ct.recompute_s;
+        st.weight_grad_s += ct.weight_s;
+        st.compute_s += ct.compute_s;
+        st.recompute_s += ct.recompute_s;
+        for (int i = 0; i < kOpStreamCount; ++i)
+            st.exposed_s[i] += ct.exposed_s[i];
+        const double ks = cp.kernel_s();
+        sp.kernel_s += ks;
+        sp.kernel_J += cp.kernel_J();
+        sp.comm_busy_s += cp.comm_busy_s;
+        sp.throttled = sp.throttled || cp.throttled;
+        sp.throttle_s += cp.throttle_s;
+        // A pass's power: its kernels plus its share of the chunk's collectives, which the power
+        // limiter keeps within the cap together.
+        const double comm_W = ks > 0 ? pm.comm_W * std::min(1.0, cp.comm_busy_s / ks) : 0.0;
+        for (const PassEnergy& e : cp.pass)
+            if (e.time_s > 0)
+                sp.peak_W = std::max(sp.peak_W, std::min(std::max(pm.cap_W, e.energy_J / e.time_s), e.energy_J / e.time_s + comm_W));
+    }
+    const double p2p = p2p_per_direction_s(s, c) * s.vpp;
+    st.forward_s += p2p;
+    st.backward_s += p2p;
+    st.exposed_s[kPp] += 2 * p2p;
+    sp.comm_busy_s += 2 * p2p;
+    return sp;
+}
+
+double stage_step_energy_J(const PowerModel& pm, const StagePower& sp, const StageEnergyInputs& in) noexcept
+{
+    const double kernels = sp.kernel_s * in.microbatches;
+    const double waiting = std::max(0.0, in.step_s - kernels - in.optimizer_s);
+    // Kernels at their (capped) power; the optimizer step as a streaming kernel; the awake-idle power
+    // whenever no kernel runs (bubbles, exposed communication, barriers); communication on top while
+    // it runs, overlapped or not.
+    return sp.kernel_J * in.microbatches + pm.memory_bound_W(in.clock) * in.optimizer_s + pm.wait_power(in.clock) * waiting
+        + pm.comm_W * (sp.comm_busy_s * in.microbatches + in.dp_comm_s);
+}
+
+} // namespace parallax
