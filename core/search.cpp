@@ -232,15 +232,72 @@ SearchFix search_fix_from(const Scenario& sc)
     return f;
 }
 
+namespace {
+
+SearchOutcome search_cluster(const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW, double window_s);
+
+} // namespace
+
 SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& opt)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    int nodes = scenario.cluster.nodes;
+    if (scenario.search && scenario.search->max_gpus && *scenario.search->max_gpus < scenario.cluster.total_gpus()) {
+        // Use whole nodes up to the limit.
+        nodes = static_cast<int>(std::max<long long>(1, *scenario.search->max_gpus / scenario.cluster.gpus_per_node));
+    }
+    const std::optional<double> budget
+        = opt.power_budget_kW ? opt.power_budget_kW : (scenario.search ? scenario.search->power_budget_kW : std::nullopt);
+    const std::optional<double> slowdown
+        = opt.max_slowdown ? opt.max_slowdown : (scenario.search ? scenario.search->max_slowdown : std::nullopt);
+    const double budget_kW = budget.value_or(0);
+    // Energy within X% of the best time: the fastest plan (analytic) sets the window first.
+    double window_s = 0;
+    double fastest = 0;
+    const double slow = slowdown.value_or(-1);
+    if (opt.objective == SearchObjective::energy && slow >= 0) {
+        SearchOptions fast = opt;
+        fast.objective = SearchObjective::throughput;
+        fast.top = 1;
+        fast.refine_top = 0;
+        fast.progress = nullptr;
+        const SearchOutcome f = search_cluster(scenario, fast, nodes, budget_kW, 0);
+        if (!f.results.empty()) {
+            fastest = f.results.front().analytic.step_time_s;
+            window_s = fastest * (1 + slow);
+        }
+    }
+    SearchOutcome out = search_cluster(scenario, opt, nodes, budget_kW, window_s);
+    // Under a power budget fewer whole nodes may be the only way in: shrink the cluster to what the
+    // best plan of the tried size would fit, until plans fit (or one node is left).
+    for (int tries = 0; budget_kW > 0 && out.results.empty() && !out.cancelled && nodes > 1 && tries < 8; ++tries) {
+        SearchOptions free = opt;
+        free.top = 1;
+        free.refine_top = 0;
+        free.progress = nullptr;
+        const SearchOutcome f = search_cluster(scenario, free, nodes, 0, 0);
+        if (f.results.empty())
+            break;
+        const double per_node_kW = f.results.front().analytic.power.cluster_avg_kW / std::max(1, nodes);
+        const int fit = static_cast<int>(std::floor(budget_kW / std::max(1e-9, per_node_kW)));
+        nodes = std::max(1, std::min(nodes - 1, fit));
+        out = search_cluster(scenario, opt, nodes, budget_kW, window_s);
+    }
+    out.power_budget_kW = budget_kW;
+    out.fastest_step_s = fastest;
+    out.max_slowdown = std::max(0.0, slow);
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+}
+
+namespace {
+
+SearchOutcome search_cluster(const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW, double window_s)
 {
     const auto t0 = std::chrono::steady_clock::now();
     SearchOutcome out;
     ClusterSpec cluster = scenario.cluster;
-    if (scenario.search && scenario.search->max_gpus && *scenario.search->max_gpus < cluster.total_gpus()) {
-        // Use whole nodes up to the limit.
-        cluster.nodes = static_cast<int>(std::max<long long>(1, *scenario.search->max_gpus / cluster.gpus_per_node));
-    }
+    cluster.nodes = nodes;
     const long long n = cluster.total_gpus();
     out.gpus = n;
     const PlanContext ctx(scenario.model, scenario.training, cluster,
@@ -359,6 +416,10 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
                                         if (!c.result.feasible)
                                             continue;
                                         if (min_headroom && headroom(c.result, capacity) < *min_headroom)
+                                            continue;
+                                        if (budget_kW > 0 && c.result.power.cluster_avg_kW > budget_kW)
+                                            continue;
+                                        if (window_s > 0 && c.result.step_time_s > window_s)
                                             continue;
                                         fitted = true;
                                         ++w.feasible;
@@ -538,5 +599,7 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;
 }
+
+} // namespace
 
 } // namespace parallax
