@@ -41,6 +41,9 @@ Precision kernel_precision(OpKind k, Precision training)
     return training;
 }
 
+// Whole waves of the best tile: the GEMM shape without partial waves the occupancy is measured against.
+constexpr double kCeilingWaves = 64;
+
 double peak_for(const GpuSpec& gpu, Precision p)
 {
     for (Precision q : { p, Precision::bf16, Precision::fp16 })
@@ -78,7 +81,7 @@ PassEnergy pass_at(const PassCurve& c, const ClockLadder& l, double x) noexcept
     return e;
 }
 
-KernelWork kernel_work(const GpuSpec& gpu, Precision precision, const LayerOp& nominal, const LayerOp& at_ref,
+KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const LayerOp& nominal, const LayerOp& at_ref,
     double ref_clock) noexcept
 {
     KernelWork w;
@@ -90,13 +93,23 @@ KernelWork kernel_work(const GpuSpec& gpu, Precision precision, const LayerOp& n
     w.fixed_s = t1 - w.clock_s;
     w.bytes = nominal.bytes;
     if (nominal.flops > 0 && is_tensor_kernel(nominal.kind)) {
-        const double peak = peak_for(gpu, kernel_precision(nominal.kind, precision));
+        const Precision p = kernel_precision(nominal.kind, precision);
+        const double peak = peak_for(*dev.gpu, p);
         w.tensor_s = peak > 0 ? nominal.flops / peak : 0;
+        if (nominal.m > 0 && nominal.n > 0 && nominal.k > 0) {
+            // A GEMM keeps only the SMs of its (last, partial) waves busy: its share of the compute
+            // model's best GEMM efficiency (wave quantisation, partial tiles, the K loop's prologue).
+            double best = 0;
+            for (const GemmTile& t : dev.gen->tiles)
+                best = std::max(best, gemm_efficiency(dev, static_cast<double>(t.m) * dev.sm_count, t.n * kCeilingWaves, nominal.k, p));
+            if (best > 0)
+                w.occupancy = std::clamp(gemm_efficiency(dev, nominal.m, nominal.n, nominal.k, p) / best, 0.0, 1.0);
+        }
     }
     return w;
 }
 
-void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const GpuSpec& gpu, Precision precision,
+void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const ComputeDevice& dev, Precision precision,
     const LayerOps& nominal, const LayerOps& at_ref, double ref_clock, OpGroupCurves& out) noexcept
 {
     out = OpGroupCurves {};
@@ -110,7 +123,7 @@ void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const G
             continue;
         const int pass = static_cast<int>(o.phase);
         PassCurve& pc = out.pass[pass];
-        const KernelWork w = kernel_work(gpu, precision, o, at_ref.op[i], ref_clock);
+        const KernelWork w = kernel_work(dev, precision, o, at_ref.op[i], ref_clock);
         pc.nominal_s += o.time_s;
         // The highest clock at which this kernel stays within the cap (the limiter's operating point).
         const double top = pm.capped_clock(w, ladder.hi, pm.cap_W);

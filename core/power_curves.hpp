@@ -53,12 +53,12 @@ struct PassEnergy {
 PassEnergy pass_at(const PassCurve& c, const ClockLadder& l, double x) noexcept;
 
 // The kernels of `nominal` (and the same list built at clock `ref_clock`) as per-pass curves.
-void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const GpuSpec& gpu, Precision precision,
+void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const ComputeDevice& dev, Precision precision,
     const LayerOps& nominal, const LayerOps& at_ref, double ref_clock, OpGroupCurves& out) noexcept;
 
 // Clock-bound / fixed split of one kernel from its time at the nominal clock and at `ref_clock`
 // (t(x) = c / x + m through both points).
-KernelWork kernel_work(const GpuSpec& gpu, Precision precision, const LayerOp& nominal, const LayerOp& at_ref,
+KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const LayerOp& nominal, const LayerOp& at_ref,
     double ref_clock) noexcept;
 
 } // namespace parallax

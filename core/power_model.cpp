@@ -25,12 +25,12 @@ constexpr double kRatedInletC = 30;
 
 // Energy of HBM traffic incl. the PHY and the on-chip path to the SMs (L2, crossbar). HBM2 access
 // costs ~3.9 pJ/bit (O'Connor et al. 2017, "Fine-Grained DRAM", MICRO, Fig. 1); the on-chip movement
-// is taken as about as much again, and later HBM generations as vendors' ~10-15% per-bit gains
-// (estimates).
-constexpr double kHbm2pJ = 8.0;
-constexpr double kHbm2epJ = 7.0;
-constexpr double kHbm3pJ = 6.0;
-constexpr double kHbm3epJ = 5.5;
+// adds ~2 pJ/bit, and later HBM generations gain ~10% per bit each (vendors' per-generation claims;
+// estimates).
+constexpr double kHbm2pJ = 6.0;
+constexpr double kHbm2epJ = 5.5;
+constexpr double kHbm3pJ = 5.0;
+constexpr double kHbm3epJ = 4.5;
 
 // Fraction of the dynamic range any running kernel draws (SMs awake, L1/L2 traffic, clock tree):
 // memory-bound kernels on H100/A100 draw ~55-60% of TDP with HBM at full bandwidth (estimate,
@@ -197,7 +197,7 @@ double PowerModel::energy_J(const KernelWork& w, double x) const
     // SM clock (the memory clock does not move with DVFS of the SMs).
     // The compute-bound part runs c / x seconds at f V^2 power: C V^2 per unit of work, like the FLOPs.
     return (wait_power(x) + dynamic_W * sm_activity * clock_scale(x)) * t
-        + dynamic_W * (pipeline_activity * w.clock_s + tensor_activity * w.tensor_s) * v * v + hbm_J_per_byte * w.bytes;
+        + dynamic_W * (pipeline_activity * w.occupancy * w.clock_s + tensor_activity * w.tensor_s) * v * v + hbm_J_per_byte * w.bytes;
 }
 
 double PowerModel::demand_W(const KernelWork& w, double x) const

@@ -43,6 +43,7 @@ struct KernelWork {
     double fixed_s = 0; // seconds that do not (HBM-bound work, launch overheads)
     double tensor_s = 0; // FLOPs / the precision's dense peak: seconds at 100% tensor-core utilisation
     double bytes = 0; // HBM traffic
+    double occupancy = 1; // fraction of the SMs its compute-bound part keeps busy (GEMM waves)
     double time_s(double x) const { return clock_s / x + fixed_s; }
 };
 

@@ -268,20 +268,30 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
         }
     }
     SearchOutcome out = search_cluster(scenario, opt, nodes, budget_kW, window_s);
-    // Under a power budget fewer whole nodes may be the only way in: shrink the cluster to what the
-    // best plan of the tried size would fit, until plans fit (or one node is left).
-    for (int tries = 0; budget_kW > 0 && out.results.empty() && !out.cancelled && nodes > 1 && tries < 8; ++tries) {
+    if (budget_kW > 0 && !out.cancelled && nodes > 1) {
+        // Under a power budget fewer whole nodes running efficient plans can beat the whole cluster
+        // running plans that idle enough to fit: try the node counts the unconstrained best plan's
+        // per-node power allows, keep the best outcome.
         SearchOptions free = opt;
         free.top = 1;
         free.refine_top = 0;
         free.progress = nullptr;
-        const SearchOutcome f = search_cluster(scenario, free, nodes, 0, 0);
-        if (f.results.empty())
-            break;
-        const double per_node_kW = f.results.front().analytic.power.cluster_avg_kW / std::max(1, nodes);
-        const int fit = static_cast<int>(std::floor(budget_kW / std::max(1e-9, per_node_kW)));
-        nodes = std::max(1, std::min(nodes - 1, fit));
-        out = search_cluster(scenario, opt, nodes, budget_kW, window_s);
+        int size = nodes;
+        for (int tries = 0; tries < 8 && size > 1; ++tries) {
+            const SearchOutcome f = search_cluster(scenario, free, size, 0, window_s);
+            if (f.results.empty())
+                break;
+            const double per_node_kW = f.results.front().analytic.power.cluster_avg_kW / std::max(1, size);
+            const int fit = std::max(1, std::min(size - 1, static_cast<int>(std::floor(budget_kW / std::max(1e-9, per_node_kW)))));
+            SearchOutcome o = search_cluster(scenario, opt, fit, budget_kW, window_s);
+            const bool better_outcome = !o.results.empty()
+                && (out.results.empty() || o.results.front().objective > out.results.front().objective);
+            if (better_outcome)
+                out = std::move(o);
+            if (!out.results.empty())
+                break;
+            size = fit;
+        }
     }
     out.power_budget_kW = budget_kW;
     out.fastest_step_s = fastest;

@@ -127,13 +127,18 @@ StagePower stage_power(const PlanContext& ctx, const Strategy& s, const Strategy
 
 double stage_step_energy_J(const PowerModel& pm, const StagePower& sp, const StageEnergyInputs& in) noexcept
 {
-    const double kernels = sp.kernel_s * in.microbatches;
+    const double m = in.microbatches;
+    const double kernels = sp.kernel_s * m;
     const double waiting = std::max(0.0, in.step_s - kernels - in.optimizer_s);
-    // Kernels at their (capped) power; the optimizer step as a streaming kernel; the awake-idle power
-    // whenever no kernel runs (bubbles, exposed communication, barriers); communication on top while
-    // it runs, overlapped or not.
-    return sp.kernel_J * in.microbatches + pm.memory_bound_W(in.clock) * in.optimizer_s + pm.wait_power(in.clock) * waiting
-        + pm.comm_W * (sp.comm_busy_s * in.microbatches + in.dp_comm_s);
+    // Kernels at their (capped) power; communication adds its power while it runs. Under the kernels
+    // the power limiter keeps both within the cap (the extra clock reduction that costs is neglected);
+    // alone it runs on top of the awake-idle power.
+    const double overlapped = std::min(sp.comm_busy_s, sp.kernel_s);
+    const double busy_J = std::min(sp.kernel_J + pm.comm_W * overlapped, std::max(pm.cap_W * sp.kernel_s, sp.kernel_J));
+    const double e = busy_J * m + pm.comm_W * (sp.comm_busy_s - overlapped) * m + pm.memory_bound_W(in.clock) * in.optimizer_s
+        + pm.wait_power(in.clock) * waiting + pm.comm_W * in.dp_comm_s;
+    // Over the step the board never averages above its cap.
+    return std::min(e, std::max(pm.cap_W * in.step_s, sp.kernel_J * m));
 }
 
 } // namespace parallax

@@ -163,7 +163,7 @@ LayerCurves compute_layer_curves(const PlanContext& ctx, const Strategy& s, cons
     auto group = [&](auto build, OpGroupCurves& dst) {
         build(lc, nominal);
         build(lr, at_ref);
-        build_group_curves(ctx.power, ctx.clocks, ctx.cluster.gpu, ctx.training.precision, nominal, at_ref, ref, dst);
+        build_group_curves(ctx.power, ctx.clocks, ctx.device, ctx.training.precision, nominal, at_ref, ref, dst);
     };
     group([](const LayerContext& c, LayerOps& o) { build_layer_ops(c, false, o); }, out.dense);
     if (ctx.model.is_moe())
