@@ -331,9 +331,9 @@ ClusterSpec parse_cluster_object(const json& j, const std::string& file, const s
     if (!inter)
         r.fail("inter_node", "missing (required): a fabric preset name or {\"bw_GBps\", \"latency_us\"}");
     c.inter_node = resolve_fabric(*inter, file, r.path_of("inter_node"), catalog, refs ? &refs->inter_node : nullptr);
-    if (r.has("node_overhead_W"))
+    if (r.raw("node_overhead_W"))
         c.node_overhead_W = r.get_number("node_overhead_W", 0, 1e7);
-    if (r.has("nodes_per_rack"))
+    if (r.raw("nodes_per_rack"))
         c.nodes_per_rack = static_cast<int>(r.get_int("nodes_per_rack", 1, 100000));
     c.source = read_source(r);
     r.raw("notes");
@@ -432,7 +432,7 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
                         + std::to_string(static_cast<long long>(hi)) + " MHz for the " + gpu.name + ", got "
                         + std::to_string(mhz));
         };
-        if (t.has("clock_MHz")) {
+        if (t.raw("clock_MHz")) {
             s.training.clock_MHz = t.get_number("clock_MHz", 1, 1e5);
             check_clock("clock_MHz", s.training.clock_MHz);
         }
@@ -447,14 +447,14 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
                 s.training.stage_clock_MHz.push_back(v.get<double>());
             }
         }
-        if (t.has("power_cap_W")) {
+        if (t.raw("power_cap_W")) {
             s.training.power_cap_W = t.get_number("power_cap_W", 1, 1e5);
             if (s.training.power_cap_W > gpu.tdp_W)
                 t.fail("power_cap_W", "must not exceed the GPU's tdp_W (" + std::to_string(gpu.tdp_W) + ")");
             if (s.training.power_cap_W <= gpu.idle_W)
                 t.fail("power_cap_W", "must be above the GPU's idle_W (" + std::to_string(gpu.idle_W) + ")");
         }
-        if (t.has("inlet_temp_C"))
+        if (t.raw("inlet_temp_C"))
             s.training.inlet_temp_C = t.get_number("inlet_temp_C", -20, 70);
         t.finish();
     }
@@ -483,11 +483,6 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
         s.dp_derived = true;
     }
 
-    if (!s.training.stage_clock_MHz.empty() && static_cast<int>(s.training.stage_clock_MHz.size()) != s.strategy.pp)
-        throw InputError(file, "training.stage_clock_MHz",
-            "needs one clock per pipeline stage (pp = " + std::to_string(s.strategy.pp) + "), got "
-                + std::to_string(s.training.stage_clock_MHz.size()));
-
     if (const json* search = r.raw("search"); search && !search->is_null()) {
         JsonObjectReader sr(*search, file, "search");
         SearchSpec spec;
@@ -512,6 +507,10 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
     }
     r.finish();
     validate_scenario(s, file);
+    if (!s.training.stage_clock_MHz.empty() && static_cast<int>(s.training.stage_clock_MHz.size()) != s.strategy.pp)
+        throw InputError(file, "training.stage_clock_MHz",
+            "needs one clock per pipeline stage (pp = " + std::to_string(s.strategy.pp) + "), got "
+                + std::to_string(s.training.stage_clock_MHz.size()));
     return s;
 }
 
