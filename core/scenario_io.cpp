@@ -361,6 +361,36 @@ ClusterSpec resolve_cluster(const json& j, const std::string& file, const std::s
     return parse_cluster_object(j, file, path, catalog, refs);
 }
 
+void check_power_settings(const Scenario& s, const std::string& file)
+{
+    const GpuSpec& gpu = s.cluster.gpu;
+    const TrainingSpec& t = s.training;
+    auto check_clock = [&](const std::string& key, double mhz) {
+        if (gpu.clock_MHz <= 0)
+            throw InputError(file, key, "needs the GPU's nominal clock (cluster.gpu.clock_MHz), which " + gpu.name + " does not give");
+        const PowerGeneration& pg = power_generation(gpu.architecture);
+        const double lo = pg.min_clock * gpu.clock_MHz;
+        const double hi = std::max(gpu.clock_MHz, gpu.max_clock_MHz);
+        if (!(mhz >= lo - 1e-9 && mhz <= hi + 1e-9))
+            throw InputError(file, key, "must be within " + std::to_string(static_cast<long long>(std::ceil(lo))) + "-"
+                    + std::to_string(static_cast<long long>(hi)) + " MHz for the " + gpu.name + ", got " + std::to_string(mhz));
+    };
+    if (t.clock_MHz > 0)
+        check_clock("training.clock_MHz", t.clock_MHz);
+    for (double v : t.stage_clock_MHz)
+        check_clock("training.stage_clock_MHz", v);
+    if (!t.stage_clock_MHz.empty() && static_cast<int>(t.stage_clock_MHz.size()) != s.strategy.pp)
+        throw InputError(file, "training.stage_clock_MHz",
+            "needs one clock per pipeline stage (pp = " + std::to_string(s.strategy.pp) + "), got "
+                + std::to_string(t.stage_clock_MHz.size()));
+    if (t.power_cap_W > 0 && t.power_cap_W > gpu.tdp_W)
+        throw InputError(file, "training.power_cap_W", "must not exceed the GPU's tdp_W (" + std::to_string(gpu.tdp_W) + ")");
+    if (t.power_cap_W > 0 && t.power_cap_W <= gpu.idle_W)
+        throw InputError(file, "training.power_cap_W", "must be above the GPU's idle_W (" + std::to_string(gpu.idle_W) + ")");
+    if (t.inlet_temp_C && !(*t.inlet_temp_C >= -20 && *t.inlet_temp_C <= 70))
+        throw InputError(file, "training.inlet_temp_C", "must be a number in [-20, 70]");
+}
+
 void validate_scenario(const Scenario& s, const std::string& file)
 {
     const PlanInputs in { s.model, s.training, s.cluster.gpu, s.cluster.total_gpus() };
@@ -507,10 +537,7 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
     }
     r.finish();
     validate_scenario(s, file);
-    if (!s.training.stage_clock_MHz.empty() && static_cast<int>(s.training.stage_clock_MHz.size()) != s.strategy.pp)
-        throw InputError(file, "training.stage_clock_MHz",
-            "needs one clock per pipeline stage (pp = " + std::to_string(s.strategy.pp) + "), got "
-                + std::to_string(s.training.stage_clock_MHz.size()));
+    check_power_settings(s, file);
     return s;
 }
 
