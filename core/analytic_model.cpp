@@ -283,6 +283,7 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCac
         pw.thermal_limit_W = pm.thermal_limit_W();
         pw.power_capped = pw.cap_slowdown > kCapNoticeable;
         const double gpn = std::min(gpus, static_cast<double>(std::max(1, ctx.cluster.gpus_per_node)));
+        pw.gpus = gpus;
         pw.nodes = std::ceil(gpus / gpn);
         pw.node_overhead_W = ctx.node_overhead_W;
         pw.avg_W_per_node = gpn * pw.avg_W_per_gpu + ctx.node_overhead_W;

@@ -57,6 +57,7 @@ struct PowerEstimate {
     double node_overhead_W = 0; // CPUs, NICs, switches, fans of one node
     double avg_W_per_node = 0; // GPUs + overhead
     double peak_W_per_node = 0;
+    double gpus = 0; // GPUs the plan uses
     double nodes = 0; // nodes the plan uses
     double nodes_per_rack = 0;
     double racks = 0;
