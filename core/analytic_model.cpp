@@ -57,6 +57,57 @@ StageTiming timing_with_zero3(
     return t;
 }
 
+// Stage timings and tails of one evaluation, kept so the pipeline, the DP tail and the power pass do not
+// recompute them: a few slots on the stack (allocation-free); beyond them they are recomputed.
+class StageMemo {
+public:
+    StageMemo(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c)
+        : m_ctx(ctx)
+        , m_s(s)
+        , m_c(c)
+    {
+    }
+    void reset() { m_n = 0; }
+    const StagePower& power(int stage, double x)
+    {
+        for (int i = 0; i < m_n; ++i)
+            if (m_stage[i] == stage && m_clock[i] == x)
+                return m_power[i];
+        StagePower& out = m_n < kSlots ? m_power[m_n] : m_spill;
+        timing_with_zero3(m_ctx, m_s, m_c, stage, x, &out);
+        if (m_n < kSlots) {
+            m_stage[m_n] = stage;
+            m_clock[m_n] = x;
+            ++m_n;
+        }
+        return out;
+    }
+    const StageTail& tail(int stage)
+    {
+        for (int i = 0; i < m_tails; ++i)
+            if (m_tail_stage[i] == stage)
+                return m_tail[i];
+        StageTail& out = m_tails < kSlots ? m_tail[m_tails] : m_tail_spill;
+        out = stage_tail(m_ctx, m_s, m_c, stage);
+        if (m_tails < kSlots)
+            m_tail_stage[m_tails++] = stage;
+        return out;
+    }
+
+private:
+    static constexpr int kSlots = 8;
+    const PlanContext& m_ctx;
+    const Strategy& m_s;
+    const StrategyCosts& m_c;
+    int m_n = 0, m_tails = 0;
+    int m_stage[kSlots] = {}, m_tail_stage[kSlots] = {};
+    double m_clock[kSlots] = {};
+    StagePower m_power[kSlots];
+    StagePower m_spill;
+    StageTail m_tail[kSlots];
+    StageTail m_tail_spill;
+};
+
 // The stages the pipeline formula visits: one representative per class when every stage runs at the
 // same clock, every stage when the clocks differ.
 template <class F> void for_each_stage_unit(const PlanLayout& layout, bool per_stage, F f)
@@ -124,7 +175,9 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCac
     // Time and power at a clock ceiling (the thermal limit's; above every stage's clock when cool).
     // Everything below depends on the clocks; memory above does not.
     double hottest_avg_W = 0;
+    StageMemo memo(ctx, s, c);
     auto run = [&](double ceiling) {
+        memo.reset();
         auto clock_of = [&](int stage) { return std::min(ceiling, stage_clock(pm, ctx.training, p, stage)); };
         // Pipeline: per-stage micro-batch times, then the schedule's formula.
         double t_max = 0, sum_all = 0, sum_weight = 0, backward_avg = 0;
@@ -132,7 +185,7 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCac
         StageTiming crit_t;
         // Stages with identical chunks (and clocks) cost the same: one representative per class.
         for_each_stage_unit(layout, per_stage, [&](int st, int count) {
-            const StageTiming t = timing_with_zero3(ctx, s, c, st, clock_of(st));
+            const StageTiming& t = memo.power(st, clock_of(st)).timing;
             const double total = t.forward_s + t.backward_s;
             sum_all += count * total;
             sum_weight += count * t.weight_grad_s;
@@ -175,13 +228,13 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCac
         for (const StageClass& k : layout.classes) {
             // Within a class the earliest stage has the least slack: it sets the class's exposure.
             const int st = k.first_stage;
-            const StageTail tail = stage_tail(ctx, s, c, st);
+            const StageTail& tail = memo.tail(st);
             dp_busy = std::max(dp_busy, tail.grad_reduce_s + tail.param_gather_s);
             // Stage st finishes its last backward about st backward-times before stage 0 (1F1B cool-down).
             const double slack = st * backward_avg;
             double exposed;
             if (s.overlap_grad_reduce) {
-                const StageTiming t = st == crit ? crit_t : timing_with_zero3(ctx, s, c, st, clock_of(st));
+                const StageTiming t = st == crit ? crit_t : memo.power(st, clock_of(st)).timing;
                 const double window = t.backward_s / s.vpp; // the last micro-batch's backward of the last chunk
                 exposed = std::max(std::max(0.0, tail.grad_reduce_s - window - slack),
                     st == 0 ? tail.grad_reduce_s * tail.last_bucket_fraction : 0.0);
@@ -252,9 +305,8 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCac
         hottest_avg_W = 0;
         for_each_stage_unit(layout, per_stage, [&](int st, int count) {
             const double x = clock_of(st);
-            StagePower sp;
-            timing_with_zero3(ctx, s, c, st, x, &sp);
-            const StageTail tail = stage_tail(ctx, s, c, st);
+            const StagePower& sp = memo.power(st, x);
+            const StageTail& tail = memo.tail(st);
             StageEnergyInputs in;
             in.step_s = r.step_time_s;
             in.microbatches = m;

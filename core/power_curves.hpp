@@ -42,6 +42,7 @@ struct OpGroupCurves {
 // Curves of the op groups a chunk is made of.
 struct LayerCurves {
     OpGroupCurves dense, moe, embedding, output;
+    bool throttled_at_nominal = false; // some kernel of some group needs more than the cap at x = 1
 };
 
 // Time and energy of one pass at clock x.

@@ -40,12 +40,15 @@ ChunkPower chunk_power(const PlanContext& ctx, const StrategyCosts& c, const Chu
     const LayerCurves& lc = *c.curves;
     bool throttled_at_nominal = false;
     double throttle_clock = 1e9;
+    // At the nominal clock the ladder has a level: read it (the common case in a search).
+    const int level = x == 1.0 ? ctx.clocks.nominal : -1;
     auto add = [&](const OpGroupCurves& g, double count) {
         if (count <= 0)
             return;
         for (int k = 0; k < kPassKinds; ++k) {
             const PassCurve& pc = g.pass[k];
-            const PassEnergy e = pass_at(pc, ctx.clocks, x);
+            const PassEnergy e = level >= 0 ? PassEnergy { pc.time_s[level], pc.energy_J[level], pc.free_s[level] }
+                                            : pass_at(pc, ctx.clocks, x);
             p.pass[k].time_s += count * e.time_s;
             p.pass[k].energy_J += count * e.energy_J;
             p.pass[k].free_s += count * e.free_s;
@@ -67,9 +70,6 @@ ChunkPower chunk_power(const PlanContext& ctx, const StrategyCosts& c, const Chu
     for (const PassEnergy& e : p.pass)
         p.throttle_s += std::max(0.0, e.time_s - e.free_s);
     p.unchanged = x == 1.0 && !throttled_at_nominal;
-    for (const PassEnergy& e : p.pass)
-        if (e.time_s > 0)
-            p.peak_W = std::max(p.peak_W, e.energy_J / e.time_s);
     return p;
 }
 
@@ -88,14 +88,83 @@ void apply_clock(ChunkTiming& t, const ChunkPower& p) noexcept
     t.compute_s = std::max(0.0, t.compute_s + df + db + dw);
 }
 
+namespace {
+
+// The nominal clock with no kernel at the cap (the search's common case): the timing is the cost
+// model's own, and the energy follows from the stage's layer counts (no walk over its chunks).
+StagePower stage_power_nominal(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
+{
+    StagePower sp;
+    sp.timing = stage_timing_of(ctx, s, c, stage);
+    const StageInfo& info = c.layout->stage[stage];
+    const LayerCurves& lc = *c.curves;
+    const int level = ctx.clocks.nominal;
+    double pass_s[kPassKinds] = {}, pass_J[kPassKinds] = {};
+    auto add = [&](const OpGroupCurves& g, const LayerTotals& t, double count) {
+        if (count <= 0)
+            return;
+        for (int k = 0; k < kPassKinds; ++k) {
+            pass_s[k] += count * g.pass[k].time_s[level];
+            pass_J[k] += count * g.pass[k].energy_J[level];
+        }
+        for (int i = 0; i < kOpStreamCount; ++i)
+            if (i != kCompute && i != kPp && i != kDp)
+                sp.comm_busy_s += count * t.comm_busy_s[i];
+    };
+    add(lc.dense, c.layer.dense, info.layers - info.moe_layers);
+    add(lc.moe, c.layer.moe, info.moe_layers);
+    if (info.has_embedding)
+        add(lc.embedding, c.layer.embedding, 1);
+    if (info.has_output)
+        add(lc.output, c.layer.output, 1);
+    const PowerModel& pm = ctx.power;
+    for (int k = 0; k < kPassKinds; ++k) {
+        sp.kernel_s += pass_s[k];
+        sp.kernel_J += pass_J[k];
+    }
+    const double comm_W = sp.kernel_s > 0 ? pm.comm_W * std::min(1.0, sp.comm_busy_s / sp.kernel_s) : 0.0;
+    for (int k = 0; k < kPassKinds; ++k)
+        if (pass_s[k] > 0) {
+            const double w = pass_J[k] / pass_s[k];
+            sp.peak_W = std::max(sp.peak_W, std::min(std::max(pm.cap_W, w), w + comm_W));
+        }
+    sp.comm_busy_s += 2 * p2p_per_direction_s(s, c) * s.vpp;
+    return sp;
+}
+
+} // namespace
+
 StagePower stage_power(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage, double x) noexcept
 {
+    // DualPipe's layout mirrors stages (a device's chunks are not its StageInfo's): walk the chunks.
+    if (x == 1.0 && c.curves && !c.curves->throttled_at_nominal && s.schedule != Schedule::dualpipe)
+        return stage_power_nominal(ctx, s, c, stage);
     StagePower sp;
     StageTiming& st = sp.timing;
     const PowerModel& pm = ctx.power;
+    // Interleaved stages hold vpp chunks, all alike but the first and last of the model: reuse the
+    // kernels' power of the previous chunk when it has the same layers.
+    ChunkPower cp;
+    bool have = false;
+    int last_layers = -1, last_moe = -1;
+    bool last_emb = false, last_out = false;
     for (int v = 0; v < s.vpp; ++v) {
         ChunkTiming ct = chunk_timing(ctx, s, c, v * s.pp + stage);
-        const ChunkPower cp = chunk_power(ctx, c, ct, x);
+        if (!have || ct.layers != last_layers || ct.moe_layers != last_moe || ct.has_embedding != last_emb
+            || ct.has_output != last_out) {
+            cp = chunk_power(ctx, c, ct, x);
+            have = true;
+            last_layers = ct.layers;
+            last_moe = ct.moe_layers;
+            last_emb = ct.has_embedding;
+            last_out = ct.has_output;
+        } else {
+            // Same kernels; the chunk's collectives may differ (DualPipe's hidden all-to-all): recount.
+            cp.comm_busy_s = 0;
+            for (int i = 0; i < kOpStreamCount; ++i)
+                if (i != kCompute && i != kPp && i != kDp)
+                    cp.comm_busy_s += ct.comm_busy_s[i];
+        }
         apply_clock(ct, cp);
         st.forward_s += ct.forward_s;
         st.backward_s += ct.backward_input_s + ct.weight_s + ct.recompute_s;

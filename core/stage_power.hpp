@@ -11,7 +11,6 @@ struct ChunkPower {
     PassEnergy pass[kPassKinds]; // time and energy of the forward, B, W and recompute kernels
     double nominal_s[kPassKinds] = {}; // the same kernels at the nominal clock, unthrottled
     double comm_busy_s = 0; // TP/CP/EP collectives (clock-independent; they add comm_W while they run)
-    double peak_W = 0; // the highest kernel power of the chunk (after the cap)
     bool throttled = false; // some kernel runs below the set clock because of the power cap
     double throttle_s = 0; // time the cap adds to the kernels
     bool unchanged = true; // x = 1 and nothing throttled: the nominal timing holds exactly

@@ -170,6 +170,9 @@ LayerCurves compute_layer_curves(const PlanContext& ctx, const Strategy& s, cons
         group([](const LayerContext& c, LayerOps& o) { build_layer_ops(c, true, o); }, out.moe);
     group([](const LayerContext& c, LayerOps& o) { build_embedding_ops(c, o); }, out.embedding);
     group([](const LayerContext& c, LayerOps& o) { build_output_ops(c, o); }, out.output);
+    for (const OpGroupCurves* g : { &out.dense, &out.moe, &out.embedding, &out.output })
+        for (const PassCurve& pc : g->pass)
+            out.throttled_at_nominal = out.throttled_at_nominal || pc.throttled_at_nominal;
     return out;
 }
 
