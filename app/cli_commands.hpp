@@ -14,5 +14,6 @@ int run_calibrate(const QStringList& args);
 int run_parse_log(const QStringList& args);
 int run_run(const QStringList& args);
 int run_runs(const QStringList& args);
+int run_clocks(const QStringList& args);
 
 } // namespace parallax::cli

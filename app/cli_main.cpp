@@ -16,12 +16,14 @@ const char* kUsage = "usage: parallax-cli <command> [options]\n"
                      "\n"
                      "commands:\n"
                      "  predict  SCENARIO.json [--json] [--fidelity analytic|simulated]\n"
-                     "  search   SCENARIO.json [--json] [--top N] [--threads N]\n"
+                     "  search   SCENARIO.json [--json] [--top N] [--threads N] [--objective throughput|time_to_train|energy]\n"
+                     "           [--max-slowdown F] [--power-budget-kW KW]\n"
                      "  sweep    SCENARIO.json --gpus 64,128,256,... [--json]\n"
                      "  presets  [gpus|fabrics|clusters|models|scenarios] [--json]\n"
                      "  validate RUNS.json [--json] [--calibration FILE|builtin|none]\n"
                      "  calibrate RUNS.json [--out FILE] [--cross-validate] [--json]\n"
                      "  timeline SCENARIO.json --out trace.json   (Chrome trace / Perfetto)\n"
+                     "  clocks   SCENARIO.json [--max-slowdown 0.01] [--json]   (per-stage DVFS plan)\n"
                      "  parse-log LOG [--format auto|megatron|torchtitan|deepspeed|probe] [--json]\n"
                      "  run      SCENARIO --cluster PROFILE [--framework probe|megatron|torchtitan|deepspeed] [--wait]\n"
                      "  runs     [RUN_ID] [--json]                 (the run store: measured vs predicted)\n"
@@ -58,6 +60,7 @@ int main(int argc, char** argv)
         { QStringLiteral("parse-log"), &parallax::cli::run_parse_log },
         { QStringLiteral("run"), &parallax::cli::run_run },
         { QStringLiteral("runs"), &parallax::cli::run_runs },
+        { QStringLiteral("clocks"), &parallax::cli::run_clocks },
     };
     const auto it = commands.find(args.at(1));
     if (it == commands.end()) {

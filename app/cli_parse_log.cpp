@@ -67,6 +67,7 @@ nlohmann::ordered_json to_json(const ParsedLog& log)
         put_if(step, "mfu", s.mfu);
         put_if(step, "memory_GiB", s.memory_GiB);
         put_if(step, "power_W", s.power_W);
+        put_if(step, "energy_J", s.energy_J);
         steps.push_back(std::move(step));
     }
     j["steps"] = std::move(steps);
@@ -76,6 +77,8 @@ nlohmann::ordered_json to_json(const ParsedLog& log)
     put_if(summary, "tokens_per_s", log.summary.tokens_per_s);
     put_if(summary, "tflops_per_gpu", log.summary.tflops_per_gpu);
     put_if(summary, "peak_memory_GiB", log.summary.peak_memory_GiB);
+    put_if(summary, "power_W", log.summary.power_W);
+    put_if(summary, "energy_J", log.summary.energy_J);
     j["summary"] = std::move(summary);
     return j;
 }
@@ -96,6 +99,7 @@ std::string to_table(const ParsedLog& log, const std::string& path)
         { "MFU", &StepRecord::mfu },
         { "memory_GiB", &StepRecord::memory_GiB },
         { "power_W", &StepRecord::power_W },
+        { "energy_J", &StepRecord::energy_J },
         { "loss", &StepRecord::loss },
     };
     std::vector<const Column*> shown;

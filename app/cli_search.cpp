@@ -23,6 +23,13 @@ void add_search_options(CommandParser& cmd)
     cmd.parser().addOption({ QStringLiteral("calibration"),
         QStringLiteral("Calibration: a JSON file from `parallax-cli calibrate`, builtin (default) or none."),
         QStringLiteral("FILE|builtin|none"), QStringLiteral("builtin") });
+    cmd.parser().addOption({ QStringLiteral("power-budget-kW"),
+        QStringLiteral("Cluster power budget (average kW, GPUs + node overhead): plans above it are out; fewer nodes are "
+                       "searched when no plan of the whole cluster fits."),
+        QStringLiteral("KW"), QString() });
+    cmd.parser().addOption({ QStringLiteral("max-slowdown"),
+        QStringLiteral("With --objective energy: only plans within this fraction of the fastest step time (0.05 = 5%)."),
+        QStringLiteral("FRACTION"), QString() });
     cmd.parser().addOption({ QStringLiteral("refine"),
         QStringLiteral("Re-rank the best N analytic candidates with the event simulator (default 20, 0 = off)."),
         QStringLiteral("N"), QStringLiteral("20") });
@@ -62,6 +69,22 @@ bool search_options(CommandParser& cmd, const Scenario& scenario, SearchOptions&
         print_err("parallax-cli: --objective must be throughput, time_to_train or energy, got '" + objective.toStdString() + "'");
         return false;
     }
+    auto number = [&](const char* name, double min, double max, std::optional<double>& out) {
+        const QString text = cmd.parser().value(QLatin1String(name));
+        if (text.isEmpty())
+            return true;
+        bool ok = false;
+        const double v = text.toDouble(&ok);
+        if (!ok || !(v >= min && v <= max)) {
+            print_err(std::string("parallax-cli: --") + name + " must be a number in [" + std::to_string(min) + ", "
+                + std::to_string(max) + "], got '" + text.toStdString() + "'");
+            return false;
+        }
+        out = v;
+        return true;
+    };
+    if (!number("power-budget-kW", 1e-3, 1e9, o.power_budget_kW) || !number("max-slowdown", 0, 10, o.max_slowdown))
+        return false;
     o.fix = search_fix_from(scenario);
     return true;
 }

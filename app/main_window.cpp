@@ -7,6 +7,7 @@
 #include "input_error.hpp"
 #include "learn_panel.hpp"
 #include "metrics_panel.hpp"
+#include "power_panel.hpp"
 #include "plan_document.hpp"
 #include "plan_evaluator.hpp"
 #include "plan_explain.hpp"
@@ -70,7 +71,8 @@ namespace {
 const QStringList kDockNames
     = { QStringLiteral("scenario"), QStringLiteral("model"), QStringLiteral("cluster"), QStringLiteral("training"),
           QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"), QStringLiteral("heatmap"),
-          QStringLiteral("timeline"), QStringLiteral("scaling"), QStringLiteral("search"), QStringLiteral("learn") };
+          QStringLiteral("timeline"), QStringLiteral("power"), QStringLiteral("scaling"), QStringLiteral("search"),
+          QStringLiteral("learn") };
 const QStringList kCentralNames
     = { QStringLiteral("results"), QStringLiteral("memory"), QStringLiteral("time"), QStringLiteral("compare") };
 
@@ -265,6 +267,7 @@ void MainWindow::build_panels()
     m_timeline->setObjectName(QStringLiteral("timeline_view"));
     m_timeline_slot = scrolled(m_timeline, this); // its minimum height would otherwise set the window's
     m_scaling = new views::ScalingPlot(this);
+    m_power = new views::PowerPanel(this);
 
     add_dock(
         QStringLiteral("strategy"), QStringLiteral("Strategy"), scrolled(m_strategy, this), Qt::LeftDockWidgetArea);
@@ -288,6 +291,8 @@ void MainWindow::build_panels()
         = add_dock(QStringLiteral("heatmap"), QStringLiteral("TP × PP"), m_heatmap, Qt::BottomDockWidgetArea);
     QDockWidget* timeline_dock
         = add_dock(QStringLiteral("timeline"), QStringLiteral("Timeline"), m_timeline_slot, Qt::BottomDockWidgetArea);
+    QDockWidget* power_dock
+        = add_dock(QStringLiteral("power"), QStringLiteral("Power"), m_power, Qt::BottomDockWidgetArea);
     QDockWidget* scaling_dock
         = add_dock(QStringLiteral("scaling"), QStringLiteral("Scaling"), m_scaling, Qt::BottomDockWidgetArea);
     QDockWidget* learn = add_dock(QStringLiteral("learn"), QStringLiteral("Learn"), m_learn, Qt::BottomDockWidgetArea);
@@ -297,7 +302,8 @@ void MainWindow::build_panels()
     splitDockWidget(sensitivity, learn, Qt::Horizontal);
     tabifyDockWidget(sensitivity, heatmap);
     tabifyDockWidget(heatmap, timeline_dock);
-    tabifyDockWidget(timeline_dock, scaling_dock);
+    tabifyDockWidget(timeline_dock, power_dock);
+    tabifyDockWidget(power_dock, scaling_dock);
     connect(timeline_dock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
         if (visible && m_timeline_stale)
             request_timeline(true);
@@ -781,9 +787,11 @@ void MainWindow::display()
     if (cur.valid) {
         m_memory->set_prediction(cur.prediction);
         m_time->set_predictions(cur.prediction, pinned);
+        m_power->set_prediction(cur.prediction);
     } else {
         m_memory->clear();
         m_time->clear();
+        m_power->clear();
     }
     m_sensitivity->set_evaluation(m_current);
     m_heatmap->set_evaluation(m_current);

@@ -45,6 +45,7 @@ class LearnPanel;
 class ComparisonModel;
 class ScalingPlot;
 class TimelineView;
+class PowerPanel;
 } // namespace parallax::views
 
 namespace parallax::app {
@@ -111,6 +112,7 @@ public:
     views::LearnPanel* learn_panel() const { return m_learn; }
     views::ComparisonModel* comparison_model() const { return m_comparison; }
     views::ScalingPlot* scaling_plot() const { return m_scaling; }
+    views::PowerPanel* power_panel() const { return m_power; }
     views::TimelineView* timeline_view() const { return m_timeline; }
     // The timeline follows the evaluation (simulated off the GUI thread, latest request wins) while
     // its panel is visible.
@@ -215,6 +217,7 @@ private:
     views::LearnPanel* m_learn = nullptr;
     views::ComparisonModel* m_comparison = nullptr;
     views::ScalingPlot* m_scaling = nullptr;
+    views::PowerPanel* m_power = nullptr;
     views::TimelineView* m_timeline = nullptr;
     std::shared_ptr<std::atomic<quint64>> m_timeline_latest = std::make_shared<std::atomic<quint64>>(0);
     bool m_timeline_stale = true;

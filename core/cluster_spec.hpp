@@ -2,6 +2,7 @@
 #include "fabric_spec.hpp"
 #include "gpu_spec.hpp"
 
+#include <optional>
 #include <string>
 
 namespace parallax {
@@ -16,6 +17,10 @@ struct ClusterSpec {
     FabricSpec intra_node;
     FabricSpec inter_node;
     std::string source;
+    // Power budget view: what a node draws besides its GPUs (CPUs, NICs, switches, fans), and how
+    // many nodes share a rack. Unset = the generation's defaults (power_budget.hpp).
+    std::optional<double> node_overhead_W;
+    std::optional<int> nodes_per_rack;
 
     long long total_gpus() const { return static_cast<long long>(nodes) * gpus_per_node; }
 };

@@ -21,12 +21,6 @@ constexpr double kAttentionHeadDimKnee = 16;
 constexpr double kRowwiseFp8GemmFactor = 0.5;
 // No kernel reaches the datasheet peak; a calibration cannot push one past this.
 constexpr double kMaxEfficiency = 0.98;
-// Dynamic power ~ f * V^2; near the top of the V/f curve the voltage falls less than the clock, so
-// P_dyn ~ f^2.5 (between the f^2 of fixed voltage and the f^3 of proportional voltage scaling).
-constexpr double kDynamicPowerClockExponent = 2.5;
-// Large tensor-core GEMMs on H100/A100 already run at the board limit at the nominal TDP (the clock
-// the dense peak assumes is sustained only up to TDP): their demand is the whole dynamic range.
-constexpr double kGemmPowerActivity = 1.0;
 
 } // namespace
 
@@ -36,12 +30,7 @@ ComputeDevice ComputeDevice::of(const GpuSpec& g)
     d.gpu = &g;
     d.gen = &generation_constants(g.architecture);
     d.sm_count = g.sm_count > 0 ? g.sm_count : d.gen->default_sm_count;
-    if (g.power_limit_W > 0 && g.power_limit_W < g.tdp_W && g.tdp_W > g.idle_W) {
-        const double demand = kGemmPowerActivity * (g.tdp_W - g.idle_W);
-        const double allowed = g.power_limit_W - g.idle_W;
-        if (allowed < demand)
-            d.clock_scale = std::pow(allowed / demand, 1.0 / kDynamicPowerClockExponent);
-    }
+    // The power limit throttles kernel by kernel (power_model.hpp), not the whole device.
     return d;
 }
 

@@ -23,8 +23,7 @@ struct ComputeDevice {
     double kernel_scale = 1.0;
     bool fp8_rowwise = false; // rowwise-scaled fp8 GEMMs (slower kernels)
 
-    // Clock scale from the GPU's power limit: compute-bound kernels draw ~the full board power at the
-    // nominal clock, so a lower limit throttles them.
+    // At the nominal clock; DVFS and the power limit act per kernel (power_model.hpp, power_curves.hpp).
     static ComputeDevice of(const GpuSpec& g);
     double peak(Precision p) const { return gpu->peak(p) * clock_scale; }
 };

@@ -21,8 +21,12 @@ struct GpuSpec {
     double tdp_W = 0;
     double idle_W = 0;
     double power_limit_W = 0; // 0 = run at tdp_W; a lower limit throttles the clock (power_model)
+    // Awake idle: a context resident and clocks up, no kernel running (a GPU waiting in a pipeline
+    // bubble). 0 = unknown; the generation's ratio to idle_W is used (power_model.cpp).
+    double active_idle_W = 0;
     int sm_count = 0; // 0 = unknown; the generation's default is used
-    double clock_MHz = 0; // 0 = unknown
+    double clock_MHz = 0; // 0 = unknown; the clock the tensor peaks are quoted at ("nominal")
+    double max_clock_MHz = 0; // highest application (boost) clock; 0 = clock_MHz
     std::string source;
 
     double peak(Precision p) const { return peak_flops[static_cast<int>(p)]; }

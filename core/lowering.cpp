@@ -32,9 +32,78 @@ struct Index {
 
 IrLink link_of(const GroupPlacement& g) { return g.nodes > 1 ? IrLink::network : IrLink::nvlink; }
 
+// The forward pass carries a third of a chunk's TP/CP/EP traffic and the backward-input two thirds,
+// as comm_companions.hpp splits it.
+constexpr double kForwardCommShare = 1.0 / 3.0;
+
+// Power of every op (LoweredPlan::op_power_W): a pass draws its kernels' energy, the awake-idle power
+// for the part of its duration that is exposed communication, and the communication power for its
+// share of the chunk's collectives, spread over its duration; the power limiter keeps kernels and
+// their collectives within the cap together.
+std::vector<float> op_powers(const PlanContext& ctx, const LoweredPlan& plan)
+{
+    const ExecutionGraph& g = plan.graph;
+    const PowerModel& pm = ctx.power;
+    std::vector<float> w(g.size(), 0.0f);
+    for (std::uint32_t i = 0; i < g.size(); ++i) {
+        const int d = g.device(i);
+        const double wait = plan.device_wait_W[d];
+        const double x = plan.device_clock[d];
+        const IrOpType t = g.type(i);
+        const double dur = g.duration_s(i);
+        if (g.stream(i) != IrStream::compute) {
+            w[i] = t == IrOpType::barrier ? 0.0f : static_cast<float>(pm.comm_W);
+            continue;
+        }
+        if (t == IrOpType::optimizer) {
+            w[i] = static_cast<float>(pm.memory_bound_W(x));
+            continue;
+        }
+        if (t == IrOpType::offload || dur <= 0 || g.chunk(i) < 0) {
+            w[i] = static_cast<float>(wait);
+            continue;
+        }
+        const ChunkPower& cp = plan.chunk_power[static_cast<std::size_t>(g.chunk(i))];
+        const ChunkTiming& ct = plan.chunk_timing[static_cast<std::size_t>(g.chunk(i))];
+        int pass = 0;
+        double pass_s = 0, comm_s = 0;
+        switch (t) {
+        case IrOpType::forward:
+            pass = static_cast<int>(OpPhase::forward);
+            pass_s = ct.forward_s;
+            comm_s = kForwardCommShare * cp.comm_busy_s;
+            break;
+        case IrOpType::backward_input:
+            pass = static_cast<int>(OpPhase::backward_input);
+            pass_s = ct.backward_input_s;
+            comm_s = (1 - kForwardCommShare) * cp.comm_busy_s;
+            break;
+        case IrOpType::backward_weight:
+            pass = static_cast<int>(OpPhase::backward_weight);
+            pass_s = ct.weight_s;
+            break;
+        default:
+            pass = static_cast<int>(OpPhase::recompute);
+            pass_s = ct.recompute_s;
+            break;
+        }
+        const PassEnergy& e = cp.pass[pass];
+        if (pass_s <= 0) {
+            w[i] = static_cast<float>(wait);
+            continue;
+        }
+        // Pieces of a pass (bucketed backward, ZeRO-3 layers) share its power.
+        const double kernels = e.energy_J + wait * std::max(0.0, pass_s - e.time_s);
+        const double base = kernels / pass_s;
+        const double with_comm = base + pm.comm_W * std::min(1.0, comm_s / pass_s);
+        w[i] = static_cast<float>(std::min(std::max(pm.cap_W, base), with_comm));
+    }
+    return w;
+}
+
 } // namespace
 
-LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
+LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s, double clock_ceiling)
 {
     LoweredPlan plan;
     ExecutionGraph& g = plan.graph;
@@ -55,11 +124,24 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
     plan.chunk_timing.resize(static_cast<std::size_t>(ir_chunks));
     plan.chunk_device.resize(static_cast<std::size_t>(ir_chunks));
     plan.chunk_activation_bytes.resize(static_cast<std::size_t>(ir_chunks));
+    plan.chunk_power.resize(static_cast<std::size_t>(ir_chunks));
+    plan.device_clock.resize(static_cast<std::size_t>(pp));
+    plan.device_wait_W.resize(static_cast<std::size_t>(pp));
+    for (int d = 0; d < pp; ++d) {
+        double x = stage_clock(ctx.power, ctx.training, pp, d);
+        if (clock_ceiling > 0)
+            x = std::min(x, clock_ceiling);
+        plan.device_clock[d] = x;
+        plan.device_wait_W[d] = ctx.power.wait_power(x);
+    }
     auto model_chunk_of = [&](int ir) { return dual ? ir % pp : ir; };
     for (int c = 0; c < ir_chunks; ++c) {
         const int mc = model_chunk_of(c);
-        plan.chunk_timing[c] = chunk_timing(ctx, s, costs, mc);
         plan.chunk_device[c] = dual ? (c < pp ? mc : pp - 1 - mc) : mc % pp;
+        plan.chunk_timing[c] = chunk_timing(ctx, s, costs, mc);
+        // The chunk's kernels at its device's clock, throttled to the power cap.
+        plan.chunk_power[c] = chunk_power(ctx, costs, plan.chunk_timing[c], plan.device_clock[plan.chunk_device[c]]);
+        apply_clock(plan.chunk_timing[c], plan.chunk_power[c]);
         const ChunkTiming& ct = plan.chunk_timing[c];
         plan.chunk_activation_bytes[c] = (ct.layers - ct.moe_layers) * costs.layer.activations.dense
             + ct.moe_layers * costs.layer.activations.moe;
@@ -441,6 +523,7 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s)
         }
     }
     g.finalize();
+    plan.op_power_W = op_powers(ctx, plan);
     return plan;
 }
 

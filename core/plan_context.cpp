@@ -17,6 +17,9 @@ PlanContext::PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c, const Calib
     device.kernel_scale = calibration.framework(training.framework);
     device.fp8_rowwise = training.fp8_rowwise;
     network = NetworkModel::of(cluster);
+    power = PowerModel::of(device, training);
+    clocks = ClockLadder::of(power);
+    node_overhead_W = parallax::node_overhead_W(cluster);
     model_flops_per_token = megatron_flops_per_token(model, static_cast<double>(training.seq_len));
 }
 

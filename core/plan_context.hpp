@@ -7,6 +7,8 @@
 #include "collective_model.hpp"
 #include "compute_model.hpp"
 #include "model_spec.hpp"
+#include "power_curves.hpp"
+#include "power_model.hpp"
 #include "training_spec.hpp"
 
 namespace parallax {
@@ -17,6 +19,9 @@ struct PlanContext {
     ClusterSpec cluster;
     ComputeDevice device; // points into `cluster` — PlanContext is not copyable for that reason
     NetworkModel network;
+    PowerModel power; // per GPU: idle, dynamic range, V/f curve, cap, thermal limit
+    ClockLadder clocks; // the clock levels power curves are built on
+    double node_overhead_W = 0; // what a node draws besides its GPUs
     double model_flops_per_token = 0; // Megatron-style, for tflops_per_gpu and MFU
     Calibration calibration;
 

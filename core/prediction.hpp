@@ -46,10 +46,33 @@ struct TimeBreakdown {
     }
 };
 
+// Power of one step (power_model.hpp). Per GPU unless named otherwise; the node and cluster figures
+// add what a node draws besides its GPUs (ClusterSpec::node_overhead_W).
 struct PowerEstimate {
-    double avg_W_per_gpu = 0;
-    double peak_W_per_gpu = 0;
-    double energy_J_per_token = 0;
+    double avg_W_per_gpu = 0; // energy of the step / step time, averaged over the GPUs
+    double peak_W_per_gpu = 0; // the highest pass-level power of any GPU (after the power cap)
+    double energy_J_per_token = 0; // all GPUs
+    double energy_J_per_step_per_gpu = 0; // as Megatron's --log-energy prints it (J/iter/GPU)
+    double energy_J_per_step = 0; // all GPUs
+    double node_overhead_W = 0; // CPUs, NICs, switches, fans of one node
+    double avg_W_per_node = 0; // GPUs + overhead
+    double peak_W_per_node = 0;
+    double gpus = 0; // GPUs the plan uses
+    double nodes = 0; // nodes the plan uses
+    double nodes_per_rack = 0;
+    double racks = 0;
+    double rack_avg_kW = 0; // a full rack
+    double rack_peak_kW = 0;
+    double cluster_avg_kW = 0; // GPUs + node overhead of every node the plan uses
+    double cluster_peak_kW = 0; // upper bound: every stage at its peak at once
+    double idle_W = 0; // the floor: board idle
+    double cap_W = 0; // the power limit the GPUs enforce
+    double thermal_limit_W = 0; // sustained power the cooling allows at the inlet temperature
+    double clock_MHz = 0; // mean application clock over the stages (after the thermal limit)
+    double thermal_clock = 0; // clock fraction the thermal limit imposes; 0 = not thermally limited
+    double busy_fraction = 0; // of the step the compute kernels run
+    double cap_slowdown = 0; // kernel time the power cap adds on the most affected stage (fraction)
+    bool power_capped = false; // the cap costs more than kCapNoticeable of some stage's kernel time
 };
 
 struct StageReport {
@@ -61,6 +84,9 @@ struct StageReport {
     double forward_s = 0; // one micro-batch, all chunks of this stage
     double backward_s = 0;
     MemoryBreakdown memory;
+    double clock_MHz = 0; // application clock of this stage
+    double avg_W = 0; // per GPU of this stage, over the step
+    double peak_W = 0;
 };
 
 struct Prediction {

@@ -60,6 +60,27 @@ json prediction_to_json(const Prediction& p)
         { "ep", finite(p.communication_s.ep) }, { "exposed", finite(p.communication_s.exposed) } };
     j["power"] = { { "avg_W_per_gpu", finite(p.power.avg_W_per_gpu) }, { "peak_W_per_gpu", finite(p.power.peak_W_per_gpu) },
         { "energy_J_per_token", finite(p.power.energy_J_per_token) } };
+    {
+        // Additions (power_model.hpp): the step's energy, the limits, and the node / rack / cluster budget.
+        const PowerEstimate& w = p.power;
+        json& pj = j["power"];
+        pj["energy_J_per_iteration_per_gpu"] = finite(w.energy_J_per_step_per_gpu);
+        pj["energy_kWh_per_iteration"] = finite(w.energy_J_per_step / 3.6e6);
+        pj["idle_W"] = finite(w.idle_W);
+        pj["cap_W"] = finite(w.cap_W);
+        pj["thermal_limit_W"] = finite(w.thermal_limit_W);
+        pj["clock_MHz"] = finite(w.clock_MHz);
+        pj["busy_fraction"] = finite(w.busy_fraction);
+        pj["power_capped"] = w.power_capped;
+        pj["cap_slowdown"] = finite(w.cap_slowdown);
+        pj["thermally_limited"] = w.thermal_clock > 0;
+        pj["node"] = { { "avg_W", finite(w.avg_W_per_node) }, { "peak_W", finite(w.peak_W_per_node) },
+            { "overhead_W", finite(w.node_overhead_W) } };
+        pj["rack"] = { { "nodes", finite(w.nodes_per_rack) }, { "avg_kW", finite(w.rack_avg_kW) },
+            { "peak_kW", finite(w.rack_peak_kW) } };
+        pj["cluster"] = { { "nodes", finite(w.nodes) }, { "racks", finite(w.racks) }, { "avg_kW", finite(w.cluster_avg_kW) },
+            { "peak_kW", finite(w.cluster_peak_kW) } };
+    }
     j["warnings"] = p.warnings;
     // Additions beyond the contract's required keys.
     j["fidelity"] = p.fidelity == Fidelity::analytic ? "analytic" : "simulated";
@@ -80,7 +101,8 @@ json prediction_to_json(const Prediction& p)
     for (const auto& s : p.stages) {
         stages.push_back({ { "stage", s.stage }, { "layers", s.layers }, { "in_flight_microbatches", s.in_flight_microbatches },
             { "forward_s", finite(s.forward_s) }, { "backward_s", finite(s.backward_s) },
-            { "memory_GiB", finite(s.memory.total() / units::kGiB) }, { "breakdown_GiB", memory_json(s.memory) } });
+            { "memory_GiB", finite(s.memory.total() / units::kGiB) }, { "breakdown_GiB", memory_json(s.memory) },
+            { "clock_MHz", finite(s.clock_MHz) }, { "avg_W", finite(s.avg_W) }, { "peak_W", finite(s.peak_W) } });
     }
     j["stages"] = stages;
     j["assumptions"] = p.assumptions;
@@ -130,6 +152,12 @@ std::string prediction_to_text(const Scenario& sc, const Prediction& p)
     row("offload", p.time.offload_s);
     out += "power           " + fmt("%10.0f W", p.power.avg_W_per_gpu) + " avg per GPU, " + fmt("%.0f W", p.power.peak_W_per_gpu)
         + " peak, " + fmt("%.3f J/token", p.power.energy_J_per_token) + "\n";
+    out += "energy          " + fmt("%10.0f J", p.power.energy_J_per_step_per_gpu) + " per step per GPU, "
+        + fmt("%.2f kWh", p.power.energy_J_per_step / 3.6e6) + " per step in all\n";
+    out += "power budget    " + fmt("%10.1f kW", p.power.avg_W_per_node / 1000) + " per node (peak "
+        + fmt("%.1f", p.power.peak_W_per_node / 1000) + "), " + fmt("%.1f kW", p.power.rack_avg_kW) + " per rack of "
+        + fmt("%.0f", p.power.nodes_per_rack) + ", " + fmt("%.1f kW", p.power.cluster_avg_kW) + " cluster (peak "
+        + fmt("%.1f", p.power.cluster_peak_kW) + ")\n";
     for (const auto& w : p.warnings)
         out += "warning: " + w + "\n";
     out += "assumptions:\n";

@@ -16,6 +16,10 @@ struct SearchSpec {
     std::map<std::string, std::string> fix;
     std::optional<double> min_memory_headroom_fraction; // search.limits.memory_headroom
     std::optional<long long> max_gpus; // search.limits.max_gpus
+    // Power (issue 9): the cluster's average power (GPUs + node overhead) may not exceed this.
+    std::optional<double> power_budget_kW; // search.limits.power_budget_kW
+    // "energy" objective: only plans within this fraction of the fastest plan's step time compete.
+    std::optional<double> max_slowdown; // search.limits.max_slowdown
     std::string objective = "throughput";
 };
 

@@ -2,6 +2,7 @@
 
 #include "input_error.hpp"
 #include "json_reader.hpp"
+#include "power_model.hpp"
 #include "strategy_rules.hpp"
 #include "units.hpp"
 
@@ -113,8 +114,15 @@ GpuSpec parse_gpu(const json& j, const std::string& file, const std::string& pat
         r.fail("power_limit_W", "must not exceed tdp_W (" + std::to_string(g.tdp_W) + ")");
     if (g.power_limit_W > 0 && g.power_limit_W <= g.idle_W)
         r.fail("power_limit_W", "must be above idle_W (" + std::to_string(g.idle_W) + ")");
+    g.active_idle_W = r.get_number("active_idle_W", 0, 1e5, 0.0);
+    if (g.active_idle_W > 0 && (g.active_idle_W < g.idle_W || g.active_idle_W >= g.tdp_W))
+        r.fail("active_idle_W", "must lie between idle_W (" + std::to_string(g.idle_W) + ") and tdp_W ("
+                + std::to_string(g.tdp_W) + ")");
     g.sm_count = static_cast<int>(r.get_int("sm_count", 1, 100000, 0LL));
     g.clock_MHz = r.get_number("clock_MHz", 1, 1e5, 0.0);
+    g.max_clock_MHz = r.get_number("max_clock_MHz", 1, 1e5, 0.0);
+    if (g.max_clock_MHz > 0 && g.max_clock_MHz < g.clock_MHz)
+        r.fail("max_clock_MHz", "must not be below clock_MHz (" + std::to_string(g.clock_MHz) + ")");
     g.source = read_source(r);
     r.raw("notes");
     r.finish();
@@ -329,6 +337,10 @@ ClusterSpec parse_cluster_object(
     if (!inter)
         r.fail("inter_node", "missing (required): a fabric preset name or {\"bw_GBps\", \"latency_us\"}");
     c.inter_node = resolve_fabric(*inter, file, r.path_of("inter_node"), catalog, refs ? &refs->inter_node : nullptr);
+    if (r.raw("node_overhead_W"))
+        c.node_overhead_W = r.get_number("node_overhead_W", 0, 1e7);
+    if (r.raw("nodes_per_rack"))
+        c.nodes_per_rack = static_cast<int>(r.get_int("nodes_per_rack", 1, 100000));
     c.source = read_source(r);
     r.raw("notes");
     r.raw("description");
@@ -353,6 +365,36 @@ ClusterSpec resolve_cluster(
     if (refs)
         refs->cluster.clear();
     return parse_cluster_object(j, file, path, catalog, refs);
+}
+
+void check_power_settings(const Scenario& s, const std::string& file)
+{
+    const GpuSpec& gpu = s.cluster.gpu;
+    const TrainingSpec& t = s.training;
+    auto check_clock = [&](const std::string& key, double mhz) {
+        if (gpu.clock_MHz <= 0)
+            throw InputError(file, key, "needs the GPU's nominal clock (cluster.gpu.clock_MHz), which " + gpu.name + " does not give");
+        const PowerGeneration& pg = power_generation(gpu.architecture);
+        const double lo = pg.min_clock * gpu.clock_MHz;
+        const double hi = std::max(gpu.clock_MHz, gpu.max_clock_MHz);
+        if (!(mhz >= lo - 1e-9 && mhz <= hi + 1e-9))
+            throw InputError(file, key, "must be within " + std::to_string(static_cast<long long>(std::ceil(lo))) + "-"
+                    + std::to_string(static_cast<long long>(hi)) + " MHz for the " + gpu.name + ", got " + std::to_string(mhz));
+    };
+    if (t.clock_MHz > 0)
+        check_clock("training.clock_MHz", t.clock_MHz);
+    for (double v : t.stage_clock_MHz)
+        check_clock("training.stage_clock_MHz", v);
+    if (!t.stage_clock_MHz.empty() && static_cast<int>(t.stage_clock_MHz.size()) != s.strategy.pp)
+        throw InputError(file, "training.stage_clock_MHz",
+            "needs one clock per pipeline stage (pp = " + std::to_string(s.strategy.pp) + "), got "
+                + std::to_string(t.stage_clock_MHz.size()));
+    if (t.power_cap_W > 0 && t.power_cap_W > gpu.tdp_W)
+        throw InputError(file, "training.power_cap_W", "must not exceed the GPU's tdp_W (" + std::to_string(gpu.tdp_W) + ")");
+    if (t.power_cap_W > 0 && t.power_cap_W <= gpu.idle_W)
+        throw InputError(file, "training.power_cap_W", "must be above the GPU's idle_W (" + std::to_string(gpu.idle_W) + ")");
+    if (t.inlet_temp_C && !(*t.inlet_temp_C >= -20 && *t.inlet_temp_C <= 70))
+        throw InputError(file, "training.inlet_temp_C", "must be a number in [-20, 70]");
 }
 
 void validate_scenario(const Scenario& s, const std::string& file)
@@ -425,6 +467,43 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
         }
         if (t.has("tokens_to_train"))
             s.training.tokens_to_train = t.get_number("tokens_to_train", 1, 1e18);
+        // Power and DVFS (power_model.hpp).
+        const GpuSpec& gpu = s.cluster.gpu;
+        auto check_clock = [&](const std::string& key, double mhz) {
+            if (gpu.clock_MHz <= 0)
+                t.fail(key, "needs the GPU's nominal clock (cluster.gpu.clock_MHz), which " + gpu.name + " does not give");
+            const PowerGeneration& pg = power_generation(gpu.architecture);
+            const double lo = pg.min_clock * gpu.clock_MHz;
+            const double hi = std::max(gpu.clock_MHz, gpu.max_clock_MHz);
+            if (mhz < lo - 1e-9 || mhz > hi + 1e-9)
+                t.fail(key, "must be within " + std::to_string(static_cast<long long>(std::ceil(lo))) + "-"
+                        + std::to_string(static_cast<long long>(hi)) + " MHz for the " + gpu.name + ", got "
+                        + std::to_string(mhz));
+        };
+        if (t.raw("clock_MHz")) {
+            s.training.clock_MHz = t.get_number("clock_MHz", 1, 1e5);
+            check_clock("clock_MHz", s.training.clock_MHz);
+        }
+        if (const json* sc = t.raw("stage_clock_MHz"); sc && !sc->is_null()) {
+            if (!sc->is_array() || sc->empty())
+                t.fail("stage_clock_MHz", "must be an array of clocks in MHz, one per pipeline stage, found " + json_type_name(*sc));
+            for (std::size_t i = 0; i < sc->size(); ++i) {
+                const json& v = (*sc)[i];
+                if (!v.is_number() || !std::isfinite(v.get<double>()))
+                    t.fail("stage_clock_MHz", "entry " + std::to_string(i) + " must be a number (MHz)");
+                check_clock("stage_clock_MHz", v.get<double>());
+                s.training.stage_clock_MHz.push_back(v.get<double>());
+            }
+        }
+        if (t.raw("power_cap_W")) {
+            s.training.power_cap_W = t.get_number("power_cap_W", 1, 1e5);
+            if (s.training.power_cap_W > gpu.tdp_W)
+                t.fail("power_cap_W", "must not exceed the GPU's tdp_W (" + std::to_string(gpu.tdp_W) + ")");
+            if (s.training.power_cap_W <= gpu.idle_W)
+                t.fail("power_cap_W", "must be above the GPU's idle_W (" + std::to_string(gpu.idle_W) + ")");
+        }
+        if (t.raw("inlet_temp_C"))
+            s.training.inlet_temp_C = t.get_number("inlet_temp_C", -20, 70);
         t.finish();
     }
 
@@ -466,6 +545,8 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
             spec.min_memory_headroom_fraction = lr.get_optional_number("memory_headroom", 0, 0.99);
             if (lr.has("max_gpus"))
                 spec.max_gpus = lr.get_int("max_gpus", 1, kMaxNodes * kMaxGpusPerNode);
+            spec.power_budget_kW = lr.get_optional_number("power_budget_kW", 1e-3, 1e9);
+            spec.max_slowdown = lr.get_optional_number("max_slowdown", 0, 10);
             lr.finish();
         }
         spec.objective
@@ -475,6 +556,7 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
     }
     r.finish();
     validate_scenario(s, file);
+    check_power_settings(s, file);
     return s;
 }
 
@@ -511,10 +593,14 @@ json gpu_to_json(const GpuSpec& g)
     j["idle_W"] = g.idle_W;
     if (g.power_limit_W > 0)
         j["power_limit_W"] = g.power_limit_W;
+    if (g.active_idle_W > 0)
+        j["active_idle_W"] = g.active_idle_W;
     if (g.sm_count > 0)
         j["sm_count"] = g.sm_count;
     if (g.clock_MHz > 0)
         j["clock_MHz"] = g.clock_MHz;
+    if (g.max_clock_MHz > 0)
+        j["max_clock_MHz"] = g.max_clock_MHz;
     write_source(j, g.source);
     return j;
 }
@@ -579,6 +665,10 @@ json cluster_to_json(const ClusterSpec& c, const ScenarioRefs& refs)
     j["gpus_per_node"] = c.gpus_per_node;
     j["intra_node"] = refs.intra_node.empty() ? fabric_to_json(c.intra_node) : json(refs.intra_node);
     j["inter_node"] = refs.inter_node.empty() ? fabric_to_json(c.inter_node) : json(refs.inter_node);
+    if (c.node_overhead_W)
+        j["node_overhead_W"] = *c.node_overhead_W;
+    if (c.nodes_per_rack)
+        j["nodes_per_rack"] = *c.nodes_per_rack;
     write_source(j, c.source);
     return j;
 }
@@ -644,6 +734,14 @@ json scenario_to_json(const Scenario& s)
         t["cuda_graphs"] = s.training.cuda_graphs == CudaGraphs::layers ? "layers" : "full-iteration";
     if (s.training.tokens_to_train)
         t["tokens_to_train"] = *s.training.tokens_to_train;
+    if (s.training.clock_MHz > 0)
+        t["clock_MHz"] = s.training.clock_MHz;
+    if (!s.training.stage_clock_MHz.empty())
+        t["stage_clock_MHz"] = s.training.stage_clock_MHz;
+    if (s.training.power_cap_W > 0)
+        t["power_cap_W"] = s.training.power_cap_W;
+    if (s.training.inlet_temp_C)
+        t["inlet_temp_C"] = *s.training.inlet_temp_C;
     j["training"] = t;
     j["strategy"] = strategy_to_json(s.strategy, !s.dp_derived);
     if (s.search) {
@@ -664,6 +762,10 @@ json scenario_to_json(const Scenario& s)
             limits["memory_headroom"] = *s.search->min_memory_headroom_fraction;
         if (s.search->max_gpus)
             limits["max_gpus"] = *s.search->max_gpus;
+        if (s.search->power_budget_kW)
+            limits["power_budget_kW"] = *s.search->power_budget_kW;
+        if (s.search->max_slowdown)
+            limits["max_slowdown"] = *s.search->max_slowdown;
         if (!limits.empty())
             sj["limits"] = limits;
         sj["objective"] = s.search->objective;

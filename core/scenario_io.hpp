@@ -22,6 +22,9 @@ Scenario load_scenario_preset(const std::string& name, const PresetCatalog& cata
 
 // Checks the strategy against the model, cluster and training settings; throws InputError naming
 // the key and the rule. parse_scenario() calls it; the GUI calls it after edits.
+// The power and DVFS settings of the training section against the GPU and the strategy (clock ranges,
+// the cap between idle and TDP, one stage clock per pipeline stage). Throws InputError.
+void check_power_settings(const Scenario& s, const std::string& file);
 void validate_scenario(const Scenario& s, const std::string& file);
 
 nlohmann::json scenario_to_json(const Scenario& s);

@@ -247,15 +247,82 @@ SearchFix search_fix_from(const Scenario& sc)
     return f;
 }
 
+namespace {
+
+SearchOutcome search_cluster(const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW, double window_s);
+
+} // namespace
+
 SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& opt)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    int nodes = scenario.cluster.nodes;
+    if (scenario.search && scenario.search->max_gpus && *scenario.search->max_gpus < scenario.cluster.total_gpus()) {
+        // Use whole nodes up to the limit.
+        nodes = static_cast<int>(std::max<long long>(1, *scenario.search->max_gpus / scenario.cluster.gpus_per_node));
+    }
+    const std::optional<double> budget
+        = opt.power_budget_kW ? opt.power_budget_kW : (scenario.search ? scenario.search->power_budget_kW : std::nullopt);
+    const std::optional<double> slowdown
+        = opt.max_slowdown ? opt.max_slowdown : (scenario.search ? scenario.search->max_slowdown : std::nullopt);
+    const double budget_kW = budget.value_or(0);
+    // Energy within X% of the best time: the fastest plan (analytic) sets the window first.
+    double window_s = 0;
+    double fastest = 0;
+    const double slow = slowdown.value_or(-1);
+    if (opt.objective == SearchObjective::energy && slow >= 0) {
+        SearchOptions fast = opt;
+        fast.objective = SearchObjective::throughput;
+        fast.top = 1;
+        fast.refine_top = 0;
+        fast.progress = nullptr;
+        const SearchOutcome f = search_cluster(scenario, fast, nodes, budget_kW, 0);
+        if (!f.results.empty()) {
+            fastest = f.results.front().analytic.step_time_s;
+            window_s = fastest * (1 + slow);
+        }
+    }
+    SearchOutcome out = search_cluster(scenario, opt, nodes, budget_kW, window_s);
+    if (budget_kW > 0 && !out.cancelled && nodes > 1) {
+        // Under a power budget fewer whole nodes running efficient plans can beat the whole cluster
+        // running plans that idle enough to fit: try the node counts the unconstrained best plan's
+        // per-node power allows, keep the best outcome.
+        SearchOptions free = opt;
+        free.top = 1;
+        free.refine_top = 0;
+        free.progress = nullptr;
+        int size = nodes;
+        for (int tries = 0; tries < 8 && size > 1; ++tries) {
+            const SearchOutcome f = search_cluster(scenario, free, size, 0, window_s);
+            if (f.results.empty())
+                break;
+            const double per_node_kW = f.results.front().analytic.power.cluster_avg_kW / std::max(1, size);
+            const int fit = std::max(1, std::min(size - 1, static_cast<int>(std::floor(budget_kW / std::max(1e-9, per_node_kW)))));
+            SearchOutcome o = search_cluster(scenario, opt, fit, budget_kW, window_s);
+            const bool better_outcome = !o.results.empty()
+                && (out.results.empty() || o.results.front().objective > out.results.front().objective);
+            if (better_outcome)
+                out = std::move(o);
+            if (!out.results.empty())
+                break;
+            size = fit;
+        }
+    }
+    out.power_budget_kW = budget_kW;
+    out.fastest_step_s = fastest;
+    out.max_slowdown = std::max(0.0, slow);
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+}
+
+namespace {
+
+SearchOutcome search_cluster(const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW, double window_s)
 {
     const auto t0 = std::chrono::steady_clock::now();
     SearchOutcome out;
     ClusterSpec cluster = scenario.cluster;
-    if (scenario.search && scenario.search->max_gpus && *scenario.search->max_gpus < cluster.total_gpus()) {
-        // Use whole nodes up to the limit.
-        cluster.nodes = static_cast<int>(std::max<long long>(1, *scenario.search->max_gpus / cluster.gpus_per_node));
-    }
+    cluster.nodes = nodes;
     const long long n = cluster.total_gpus();
     out.gpus = n;
     const PlanContext ctx(
@@ -407,6 +474,10 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
                                                     if (!c.result.feasible)
                                                         continue;
                                                     if (min_headroom && headroom(c.result, capacity) < *min_headroom)
+                                                        continue;
+                                                    if (budget_kW > 0 && c.result.power.cluster_avg_kW > budget_kW)
+                                                        continue;
+                                                    if (window_s > 0 && c.result.step_time_s > window_s)
                                                         continue;
                                                     fitted = true;
                                                     ++w.feasible;
@@ -595,5 +666,7 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;
 }
+
+} // namespace
 
 } // namespace parallax

@@ -40,6 +40,13 @@ struct SearchOptions {
     SearchObjective objective = SearchObjective::throughput;
     SearchFix fix;
     std::optional<double> min_memory_headroom_fraction;
+    // Power (issue 9); unset = the scenario's search.limits. A plan whose cluster draws more on average
+    // (GPUs + node overhead) than the budget is out; when no plan of the whole cluster fits, fewer
+    // whole nodes are searched ("max throughput under a power budget").
+    std::optional<double> power_budget_kW;
+    // Energy objective: only plans within this fraction of the fastest plan's step time compete
+    // ("min energy per token within X% of the best time").
+    std::optional<double> max_slowdown;
     bool prune = true; // off only for tests comparing against brute force
     std::atomic<bool>* cancel = nullptr;
     // Called from worker threads with the fraction done (0..1), throttled to >= 0.1% steps.
@@ -69,6 +76,9 @@ struct SearchOutcome {
     double seconds = 0;
     bool cancelled = false;
     long long gpus = 0;
+    double power_budget_kW = 0; // the budget applied (0 = none)
+    double fastest_step_s = 0; // the fastest plan's step time when max_slowdown applied
+    double max_slowdown = 0;
     std::vector<SearchResult> results; // best first
     std::vector<SearchResult> pareto; // throughput vs memory headroom vs power
 };

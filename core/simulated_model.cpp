@@ -10,8 +10,12 @@ namespace parallax {
 SimulatedPlan simulate_plan(const PlanContext& ctx, const Strategy& s)
 {
     SimulatedPlan p;
-    p.lowered = lower_plan(ctx, s);
+    // The thermal limit is a property of the step's average power: take it from the analytic model.
+    AnalyticResult a;
+    AnalyticModel(ctx).evaluate(s, a);
+    p.lowered = lower_plan(ctx, s, a.power.thermal_clock);
     p.result = simulate(p.lowered.graph);
+    p.power = power_trace(ctx, s, p.lowered, p.result);
     return p;
 }
 
@@ -49,7 +53,34 @@ Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s,
     p.hfu *= p.step_time_s > 0 ? (AnalyticModel(ctx).predict(s).step_time_s / p.step_time_s) : 0.0;
     p.bubble_fraction = t.bubble_s / step;
     p.communication_s.exposed = t.exposed_tp_s + t.exposed_cp_s + t.exposed_ep_s + t.exposed_pp_s + t.exposed_dp_s;
-    p.power.energy_J_per_token = p.power.avg_W_per_gpu * gpus / p.tokens_per_s;
+    {
+        // Power from the simulated timeline: every op's power where the simulator placed it.
+        PowerTrace computed;
+        if (sim.power.devices.empty() && !sim.lowered.op_power_W.empty())
+            computed = power_trace(ctx, s, sim.lowered, sim.result);
+        const PowerTrace& tr = sim.power.devices.empty() ? computed : sim.power;
+        PowerEstimate& w = p.power;
+        w.avg_W_per_gpu = tr.avg_W_per_gpu;
+        w.peak_W_per_gpu = std::max(tr.peak_W_per_gpu, tr.avg_W_per_gpu);
+        w.energy_J_per_step_per_gpu = w.avg_W_per_gpu * step;
+        w.energy_J_per_step = w.energy_J_per_step_per_gpu * gpus;
+        w.energy_J_per_token = w.avg_W_per_gpu * gpus / p.tokens_per_s;
+        const double gpn = w.nodes > 0 ? gpus / w.nodes : gpus;
+        w.avg_W_per_node = gpn * w.avg_W_per_gpu + w.node_overhead_W;
+        w.peak_W_per_node = gpn * w.peak_W_per_gpu + w.node_overhead_W;
+        w.rack_avg_kW = w.nodes_per_rack * w.avg_W_per_node / 1000;
+        w.rack_peak_kW = w.nodes_per_rack * w.peak_W_per_node / 1000;
+        w.cluster_avg_kW = (w.avg_W_per_gpu * gpus + tr.cluster_overhead_W) / 1000;
+        w.cluster_peak_kW = tr.cluster_peak_W / 1000;
+        double busy = 0;
+        for (double b : r.compute_busy_s)
+            busy += b;
+        w.busy_fraction = r.compute_busy_s.empty() || step <= 0 ? 0 : std::min(1.0, busy / r.compute_busy_s.size() / step);
+        for (std::size_t d = 0; d < p.stages.size() && d < tr.devices.size(); ++d) {
+            p.stages[d].avg_W = tr.devices[d].avg_W;
+            p.stages[d].peak_W = tr.devices[d].peak_W;
+        }
+    }
     p.assumptions.erase(p.assumptions.begin());
     p.assumptions.insert(p.assumptions.begin(),
         "fidelity: simulated (event simulation of " + std::to_string(sim.lowered.graph.size()) + " ops on "

@@ -4,6 +4,7 @@
 // simulated timeline.
 #include "lowering.hpp"
 #include "plan_context.hpp"
+#include "power_trace.hpp"
 #include "prediction.hpp"
 #include "simulator.hpp"
 
@@ -12,6 +13,7 @@ namespace parallax {
 struct SimulatedPlan {
     LoweredPlan lowered;
     SimulationResult result;
+    PowerTrace power; // every stage's power over the simulated step
 };
 
 SimulatedPlan simulate_plan(const PlanContext& ctx, const Strategy& s);

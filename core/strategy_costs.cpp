@@ -139,6 +139,53 @@ LayerCosts compute_layer_costs(const PlanContext& ctx, const Strategy& s, const 
 
 namespace {
 
+// The reference clock the kernel lists are rebuilt at to split each kernel's time into its
+// clock-bound and fixed parts: the bottom of the clock ladder, so the split holds over the whole range
+// the curves cover.
+void layer_context_of(const PlanContext& ctx, const Strategy& s, const Groups& g, LayerContext& lc)
+{
+    lc.model = &ctx.model;
+    lc.training = &ctx.training;
+    lc.strategy = &s;
+    lc.device = ctx.device;
+    lc.network = ctx.network;
+    lc.tp_group = g.tp;
+    lc.cp_group = g.cp;
+    lc.ep_group = g.ep;
+    lc.expert_tp_group = g.etp;
+    lc.traits = software_traits(ctx.training.framework);
+    lc.moe_straggler = moe_load(ctx.model, ctx.training, s.ep).straggler_ratio;
+}
+
+} // namespace
+
+LayerCurves compute_layer_curves(const PlanContext& ctx, const Strategy& s, const Groups& g) noexcept
+{
+    LayerCurves out;
+    LayerContext lc;
+    layer_context_of(ctx, s, g, lc);
+    LayerContext lr = lc;
+    const double ref = ctx.clocks.lo;
+    lr.device.clock_scale = ref;
+    LayerOps nominal, at_ref;
+    auto group = [&](auto build, OpGroupCurves& dst) {
+        build(lc, nominal);
+        build(lr, at_ref);
+        build_group_curves(ctx.power, ctx.clocks, ctx.device, ctx.training.precision, nominal, at_ref, ref, dst);
+    };
+    group([](const LayerContext& c, LayerOps& o) { build_layer_ops(c, false, o); }, out.dense);
+    if (ctx.model.is_moe())
+        group([](const LayerContext& c, LayerOps& o) { build_layer_ops(c, true, o); }, out.moe);
+    group([](const LayerContext& c, LayerOps& o) { build_embedding_ops(c, o); }, out.embedding);
+    group([](const LayerContext& c, LayerOps& o) { build_output_ops(c, o); }, out.output);
+    for (const OpGroupCurves* g : { &out.dense, &out.moe, &out.embedding, &out.output })
+        for (const PassCurve& pc : g->pass)
+            out.throttled_at_nominal = out.throttled_at_nominal || pc.throttled_at_nominal;
+    return out;
+}
+
+namespace {
+
 unsigned long long mix(unsigned long long h, unsigned long long v)
 {
     // splitmix64-style combine: keys only need to be distinct, not cryptographic.
@@ -172,7 +219,9 @@ const PlanLayout& EvaluationCache::layout(const Strategy& s)
     return *it->second;
 }
 
-const LayerCosts& EvaluationCache::layer_costs(const Strategy& s, const Groups& g)
+const LayerCosts& EvaluationCache::layer_costs(const Strategy& s, const Groups& g) { return layer_entry(s, g).costs; }
+
+const EvaluationCache::LayerEntry& EvaluationCache::layer_entry(const Strategy& s, const Groups& g)
 {
     unsigned long long key = 0;
     for (long long v : { static_cast<long long>(s.tp), static_cast<long long>(s.cp), static_cast<long long>(s.ep),
@@ -183,15 +232,21 @@ const LayerCosts& EvaluationCache::layer_costs(const Strategy& s, const Groups& 
     for (const GroupPlacement* gp : { &g.tp, &g.cp, &g.ep, &g.etp, &g.pp_pair })
         key = mix(key, placement_key(*gp));
     auto it = m_layers.find(key);
-    if (it == m_layers.end())
-        it = m_layers.emplace(key, compute_layer_costs(m_ctx, s, g)).first;
-    return it->second;
+    if (it == m_layers.end()) {
+        auto entry = std::make_unique<LayerEntry>();
+        entry->costs = compute_layer_costs(m_ctx, s, g);
+        entry->curves = compute_layer_curves(m_ctx, s, g);
+        it = m_layers.emplace(key, std::move(entry)).first;
+    }
+    return *it->second;
 }
 
 void compute_costs(const PlanContext& ctx, const Strategy& s, EvaluationCache& cache, StrategyCosts& c)
 {
     c.groups = place_groups(ctx, s);
-    c.layer = cache.layer_costs(s, c.groups);
+    const EvaluationCache::LayerEntry& e = cache.layer_entry(s, c.groups);
+    c.layer = e.costs;
+    c.curves = &e.curves;
     c.layout = &cache.layout(s);
 }
 

@@ -31,6 +31,7 @@ struct StrategyCosts {
     Groups groups;
     LayerCosts layer;
     const PlanLayout* layout = nullptr;
+    const LayerCurves* curves = nullptr; // per-pass time and energy over clocks (power_curves.hpp), owned by the cache
 };
 
 // Caches layouts and layer costs across evaluations of one plan context, so the search evaluates
@@ -41,17 +42,25 @@ public:
     explicit EvaluationCache(const PlanContext& ctx);
     const PlanLayout& layout(const Strategy& s);
     const LayerCosts& layer_costs(const Strategy& s, const Groups& g);
+    // Layer costs with their power curves (one lookup for both).
+    struct LayerEntry {
+        LayerCosts costs;
+        LayerCurves curves;
+    };
+    const LayerEntry& layer_entry(const Strategy& s, const Groups& g);
     std::size_t layouts() const { return m_layouts.size(); }
     std::size_t layer_entries() const { return m_layers.size(); }
 
 private:
     const PlanContext& m_ctx;
     std::unordered_map<unsigned long long, std::unique_ptr<PlanLayout>> m_layouts;
-    std::unordered_map<unsigned long long, LayerCosts> m_layers;
+    std::unordered_map<unsigned long long, std::unique_ptr<LayerEntry>> m_layers;
 };
 
 Groups place_groups(const PlanContext& ctx, const Strategy& s) noexcept;
 LayerCosts compute_layer_costs(const PlanContext& ctx, const Strategy& s, const Groups& g) noexcept;
+// Per-pass time and energy of the layer kinds over the context's clock ladder, at its power cap.
+LayerCurves compute_layer_curves(const PlanContext& ctx, const Strategy& s, const Groups& g) noexcept;
 // Fills `c` using the cache (layout and layer costs); the layout stays owned by the cache.
 void compute_costs(const PlanContext& ctx, const Strategy& s, EvaluationCache& cache, StrategyCosts& c);
 

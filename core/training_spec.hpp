@@ -36,6 +36,11 @@ struct TrainingSpec {
     MoeDispatcher moe_dispatcher = MoeDispatcher::all_to_all;
     CudaGraphs cuda_graphs = CudaGraphs::none;
     std::optional<double> tokens_to_train; // for time-to-train objectives
+    // Power and DVFS (power_model.hpp). Clocks in MHz; 0 = the GPU's nominal clock (gpu.clock_MHz).
+    double clock_MHz = 0; // application clock of every stage (nvidia-smi -lgc)
+    std::vector<double> stage_clock_MHz; // one per pipeline stage; overrides clock_MHz when it has pp entries
+    double power_cap_W = 0; // per-GPU power cap (nvidia-smi -pl); 0 = the GPU's limit or TDP
+    std::optional<double> inlet_temp_C; // cooling inlet temperature; unset = power_model's default
 };
 
 } // namespace parallax

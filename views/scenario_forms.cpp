@@ -930,6 +930,44 @@ ScenarioForm* make_training_editor(QWidget* parent)
                 s.training.tokens_to_train = v * 1e9;
         },
         {}, QStringLiteral("not set")));
+    const QString power = QStringLiteral("Power and DVFS");
+    f.push_back(number(
+        QStringLiteral("training.clock_MHz"), QStringLiteral("GPU clock"), QStringLiteral("MHz"), 0, 1e5, 0,
+        [](const Scenario& s) { return s.training.clock_MHz; }, [](Scenario& s, double v) { s.training.clock_MHz = v; },
+        power, QStringLiteral("nominal")));
+    f.push_back(text(
+        QStringLiteral("training.stage_clock_MHz"), QStringLiteral("Clock per stage (MHz)"),
+        [](const Scenario& s) {
+            QStringList parts;
+            for (double v : s.training.stage_clock_MHz)
+                parts << QString::number(v, 'g', 6);
+            return parts.join(QStringLiteral(", "));
+        },
+        [](Scenario& s, const QString& v) {
+            s.training.stage_clock_MHz.clear();
+            for (const QString& part : v.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+                bool ok = false;
+                const double mhz = part.trimmed().toDouble(&ok);
+                if (!ok)
+                    throw InputError("", "training.stage_clock_MHz", "takes clocks in MHz separated by commas, got \"" + part.toStdString() + "\"");
+                s.training.stage_clock_MHz.push_back(mhz);
+            }
+        },
+        power));
+    f.push_back(number(
+        QStringLiteral("training.power_cap_W"), QStringLiteral("Power cap"), QStringLiteral("W"), 0, 1e5, 0,
+        [](const Scenario& s) { return s.training.power_cap_W; }, [](Scenario& s, double v) { s.training.power_cap_W = v; },
+        power, QStringLiteral("TDP")));
+    f.push_back(number(
+        QStringLiteral("training.inlet_temp_C"), QStringLiteral("Inlet temperature"), QStringLiteral("°C"), 0, 70, 1,
+        [](const Scenario& s) { return s.training.inlet_temp_C.value_or(0.0); },
+        [](Scenario& s, double v) {
+            if (v <= 0)
+                s.training.inlet_temp_C.reset();
+            else
+                s.training.inlet_temp_C = v;
+        },
+        power, QStringLiteral("default (25 °C)")));
     const QString sec = QStringLiteral("Search");
     f.push_back(choice(
         QStringLiteral("search.objective"), QStringLiteral("Objective"),
@@ -975,6 +1013,30 @@ ScenarioForm* make_training_editor(QWidget* parent)
                 s.search->max_gpus = static_cast<long long>(v);
         },
         sec, QStringLiteral("all GPUs"), QStringLiteral("GPUs")));
+    f.push_back(number(
+        QStringLiteral("search.limits.power_budget_kW"), QStringLiteral("Power budget"), QStringLiteral("kW"), 0, 1e9, 1,
+        [](const Scenario& s) { return s.search && s.search->power_budget_kW ? *s.search->power_budget_kW : 0.0; },
+        [](Scenario& s, double v) {
+            if (!s.search)
+                s.search = SearchSpec {};
+            if (v <= 0)
+                s.search->power_budget_kW.reset();
+            else
+                s.search->power_budget_kW = v;
+        },
+        sec, QStringLiteral("none")));
+    f.push_back(number(
+        QStringLiteral("search.limits.max_slowdown"), QStringLiteral("Energy: within"), QStringLiteral("% of fastest"), 0, 1000, 1,
+        [](const Scenario& s) { return s.search && s.search->max_slowdown ? *s.search->max_slowdown * 100 : 0.0; },
+        [](Scenario& s, double v) {
+            if (!s.search)
+                s.search = SearchSpec {};
+            if (v <= 0)
+                s.search->max_slowdown.reset();
+            else
+                s.search->max_slowdown = v / 100;
+        },
+        sec, QStringLiteral("any time")));
     f.push_back(text(
         QStringLiteral("search.fix"), QStringLiteral("Keep fixed (JSON)"),
         [](const Scenario& s) {
@@ -1004,7 +1066,15 @@ ScenarioForm* make_training_editor(QWidget* parent)
                 s.search->fix[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
         },
         sec));
-    return new ScenarioForm(std::move(f), {}, { QStringLiteral("training"), QStringLiteral("description") }, parent);
+    FormValidator validate = [](const Scenario& s) -> std::optional<std::pair<QString, QString>> {
+        try {
+            check_power_settings(s, "");
+        } catch (const InputError& e) {
+            return error_of(e);
+        }
+        return std::nullopt;
+    };
+    return new ScenarioForm(std::move(f), validate, { QStringLiteral("training"), QStringLiteral("description") }, parent);
 }
 
 } // namespace parallax::views

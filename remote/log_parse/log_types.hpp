@@ -9,7 +9,7 @@
 //   DeepSpeed print no token rate, so their steps have none.
 // - samples_per_s is for the WHOLE JOB (global batch / step time): Megatron's `samples per second`,
 //   DeepSpeed's `CurrSamplesPerSec`, `samples/sec` and profiler `samples/second`, the probe's.
-// - tflops_per_gpu and power_W are per GPU; mfu is a fraction (0.41, not 41 %).
+// - tflops_per_gpu, power_W and energy_J (per step) are per GPU; mfu is a fraction (0.41, not 41 %).
 // - memory_GiB is the peak over the ranks that printed that step: the allocator's max *reserved* memory
 //   where the log prints it (Megatron `max reserved`, torchtitan `memory:`, the probe), DeepSpeed's
 //   `MaxMemAllocated` otherwise (it prints nothing else).
@@ -36,6 +36,7 @@ struct StepRecord {
     std::optional<double> mfu; // fraction
     std::optional<double> memory_GiB; // peak over ranks
     std::optional<double> power_W; // per GPU
+    std::optional<double> energy_J; // per GPU and step (Megatron --log-energy: J/iter/GPU)
     std::optional<double> loss; // not in the JSON contract; kept for plots and tests
 };
 
@@ -58,6 +59,8 @@ struct LogSummary {
     std::optional<double> tokens_per_s;
     std::optional<double> tflops_per_gpu;
     std::optional<double> peak_memory_GiB; // largest memory_GiB of any step, the first included
+    std::optional<double> power_W; // median per-GPU power (Megatron --log-energy, the probe's NVML samples)
+    std::optional<double> energy_J; // median per-GPU energy per step
 };
 
 // With fewer logged steps the median would rest on one or two possibly unsteady values; the fixtures'

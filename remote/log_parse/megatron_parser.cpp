@@ -164,6 +164,8 @@ void MegatronParser::read_record_field(std::string_view segment, std::int64_t st
         set_once(r.tokens_per_s, whole_number(value, 0));
     else if (m_key == "power per gpu (w/gpu)"sv)
         set_once(r.power_W, whole_number(value, 0));
+    else if (m_key == "energy per gpu (j/iter/gpu)"sv)
+        set_once(r.energy_J, whole_number(value, 0));
     else if (m_key == "lm loss"sv || m_key == "lm-loss"sv)
         set_once(r.loss, whole_number(value, 0));
 }

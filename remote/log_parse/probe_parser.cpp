@@ -99,6 +99,7 @@ void ProbeParser::on_line(std::string_view line, bool complete)
     set_once(r.tflops_per_gpu, finite_number(object, "tflops_per_gpu"));
     set_once(r.mfu, finite_number(object, "mfu"));
     set_once(r.power_W, finite_number(object, "power_W"));
+    set_once(r.energy_J, finite_number(object, "energy_J"));
     set_once(r.loss, finite_number(object, "loss"));
     if (const auto memory = finite_number(object, "memory_GiB"))
         m_table.raise_memory(*step, *memory);

@@ -39,7 +39,7 @@ StepRecord& StepTable::at(std::int64_t step)
 {
     const auto [it, inserted] = m_index.try_emplace(step, m_records.size());
     if (inserted) {
-        m_records.push_back(StepRecord { step, {}, {}, {}, {}, {}, {}, {}, {} });
+        m_records.push_back(StepRecord { step, {}, {}, {}, {}, {}, {}, {}, {}, {} });
         m_first_seen_us.emplace_back();
     }
     return m_records[it->second];
@@ -91,6 +91,8 @@ LogSummary summarize_steps(const std::vector<StepRecord>& steps)
     s.step_time_s = median_after_first(steps, &StepRecord::step_time_s);
     s.tokens_per_s = median_after_first(steps, &StepRecord::tokens_per_s);
     s.tflops_per_gpu = median_after_first(steps, &StepRecord::tflops_per_gpu);
+    s.power_W = median_after_first(steps, &StepRecord::power_W);
+    s.energy_J = median_after_first(steps, &StepRecord::energy_J);
     for (const auto& r : steps) {
         if (r.memory_GiB && (!s.peak_memory_GiB || *r.memory_GiB > *s.peak_memory_GiB))
             s.peak_memory_GiB = r.memory_GiB;

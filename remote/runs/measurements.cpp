@@ -117,6 +117,7 @@ nlohmann::json Measurements::summary_json() const
     put_if(j, "tokens_per_s", parsed.summary.tokens_per_s);
     put_if(j, "tflops_per_gpu", parsed.summary.tflops_per_gpu);
     put_if(j, "peak_memory_GiB", parsed.summary.peak_memory_GiB);
+    put_if(j, "power_W", parsed.summary.power_W);
     if (parsed.step_time_from_timestamps)
         j["step_time_from_timestamps"] = true;
     j["benchmarks"] = benches.size();

@@ -122,6 +122,8 @@ RunComparison compare_run(const RunRecord& run, const std::vector<StepRecord>& s
         steady("memory_GiB", steps, &StepRecord::memory_GiB, number_at(prediction, { "memory", "peak_GiB" }), true));
     c.metrics.push_back(
         steady("power_W", steps, &StepRecord::power_W, number_at(prediction, { "power", "avg_W_per_gpu" })));
+    c.metrics.push_back(steady("energy_J", steps, &StepRecord::energy_J,
+        number_at(prediction, { "power", "energy_J_per_iteration_per_gpu" })));
     return c;
 }
 
@@ -189,6 +191,7 @@ nlohmann::ordered_json run_to_json(const RunStore& store, const RunRecord& run, 
         put(e, "mfu", s.mfu);
         put(e, "memory_GiB", s.memory_GiB);
         put(e, "power_W", s.power_W);
+        put(e, "energy_J", s.energy_J);
         put(e, "loss", s.loss);
         step_list.push_back(e);
     }
@@ -222,7 +225,7 @@ std::string run_summary_text(const RunStore& store, const RunRecord& run)
     };
     static constexpr Label kLabels[] = { { "step_time_s", "step time", "s" },
         { "tokens_per_s_per_gpu", "tokens/s/GPU", "" }, { "tflops_per_gpu", "TFLOP/s/GPU", "" },
-        { "memory_GiB", "peak memory", "GiB" }, { "power_W", "power/GPU", "W" } };
+        { "memory_GiB", "peak memory", "GiB" }, { "power_W", "power/GPU", "W" }, { "energy_J", "energy/step/GPU", "J" } };
     for (const Label& l : kLabels) {
         const MetricComparison* m = cmp.find(l.metric);
         if (!m || !m->measured)

@@ -195,36 +195,65 @@ def init_distributed(device_kind):
 
 
 class PowerMeter:
-    """Samples the GPU's board power with NVML on a background thread; None when unavailable."""
+    """Board power and energy of this rank's GPU over a training step; None when unavailable (CPU).
+
+    Energy comes from NVML's total-energy counter (millijoules since the driver loaded, Volta and
+    newer), as Megatron-LM's --log-energy reads it; power is energy / time. Without the counter the
+    board power is sampled on a background thread (nvmlDeviceGetPowerUsage, or torch.cuda.power_draw
+    where NVML cannot be loaded directly). NVML averages power over ~1 s on Ampere and newer, so the
+    counter is the better measure of short steps.
+    """
 
     SAMPLE_S = 0.02
 
     def __init__(self, device_index):
         self.lib = None
+        self.torch_index = None
         self.handle = ctypes.c_void_p()
         self.samples = []
         self.running = False
         self.thread = None
+        self.energy0 = None
+        self.t0 = None
+        self.has_energy = False
         if device_index is None:
             return
         try:
             lib = ctypes.CDLL("libnvidia-ml.so.1")
             if lib.nvmlInit_v2() != 0:
-                return
+                raise OSError("nvmlInit failed")
             if lib.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(device_index), ctypes.byref(self.handle)) != 0:
-                return
+                raise OSError("no NVML handle")
             self.lib = lib
-        except OSError:
+            self.has_energy = self._energy_mJ() is not None
+        except (OSError, AttributeError):
             self.lib = None
+            # torch >= 2.1 reads the same NVML power through pynvml.
+            try:
+                if hasattr(torch.cuda, "power_draw") and torch.cuda.power_draw(device_index) is not None:
+                    self.torch_index = device_index
+            except Exception:  # pynvml missing or no permission: no power measurement
+                self.torch_index = None
 
     def available(self):
-        return self.lib is not None
+        return self.lib is not None or self.torch_index is not None
+
+    def _energy_mJ(self):
+        mj = ctypes.c_ulonglong()
+        if self.lib.nvmlDeviceGetTotalEnergyConsumption(self.handle, ctypes.byref(mj)) == 0:
+            return mj.value
+        return None
 
     def _read(self):
-        mw = ctypes.c_uint()
-        if self.lib.nvmlDeviceGetPowerUsage(self.handle, ctypes.byref(mw)) == 0:
-            return mw.value / 1000.0
-        return None
+        if self.lib is not None:
+            mw = ctypes.c_uint()
+            if self.lib.nvmlDeviceGetPowerUsage(self.handle, ctypes.byref(mw)) == 0:
+                return mw.value / 1000.0
+            return None
+        try:
+            return torch.cuda.power_draw(self.torch_index) / 1000.0
+        except Exception:
+            return None
 
     def _loop(self):
         while self.running:
@@ -234,7 +263,11 @@ class PowerMeter:
             time.sleep(self.SAMPLE_S)
 
     def start(self):
-        if not self.lib:
+        if not self.available():
+            return
+        self.t0 = time.perf_counter()
+        if self.has_energy:
+            self.energy0 = self._energy_mJ()
             return
         self.samples = []
         self.running = True
@@ -242,16 +275,29 @@ class PowerMeter:
         self.thread.start()
 
     def stop(self):
-        """Mean watts since start(), or None."""
-        if not self.lib or not self.thread:
-            return None
+        """(mean watts, joules) since start(), or (None, None)."""
+        if not self.available() or self.t0 is None:
+            return None, None
+        dt = time.perf_counter() - self.t0
+        self.t0 = None
+        if self.has_energy and self.energy0 is not None:
+            e1 = self._energy_mJ()
+            if e1 is not None and dt > 0:
+                joules = (e1 - self.energy0) / 1000.0
+                return joules / dt, joules
+            return None, None
+        if not self.thread:
+            return None, None
         self.running = False
         self.thread.join()
         self.thread = None
         w = self._read()
         if w is not None:
             self.samples.append(w)
-        return statistics.fmean(self.samples) if self.samples else None
+        if not self.samples:
+            return None, None
+        watts = statistics.fmean(self.samples)
+        return watts, watts * dt
 
 
 # ----------------------------------------------------------------------------------------------
@@ -667,15 +713,16 @@ def train(plan, groups, rank, world, device, compute_dtype, power):
         opt.step()
         sync(device)
         dt = time.perf_counter() - t0
-        watts = power.stop()
+        watts, joules = power.stop()
         # Reduce over ranks: max step time, max memory, summed loss (only the last stage has one),
-        # mean power over the ranks that measured it.
+        # mean power and energy over the ranks that measured them.
         stats = torch.tensor([
             dt,
             torch.cuda.max_memory_reserved() / 2**30 if device.type == "cuda" else 0.0,
             float(sum(losses)) if last and layout.coords(rank)["tp"] == 0 else 0.0,
             watts if watts is not None else 0.0,
             1.0 if watts is not None else 0.0,
+            joules if joules is not None else 0.0,
         ], dtype=torch.float64, device=device)
         mx = stats[:2].clone()
         sm = stats[2:].clone()
@@ -695,6 +742,7 @@ def train(plan, groups, rank, world, device, compute_dtype, power):
                 record["memory_GiB"] = float(mx[1])
                 if float(sm[2]) > 0:
                     record["power_W"] = float(sm[1]) / float(sm[2])
+                    record["energy_J"] = float(sm[3]) / float(sm[2])
             emit(record)
     return steps
 

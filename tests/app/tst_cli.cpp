@@ -107,6 +107,11 @@ private slots:
     void validateText();
     void validateBadInput_data();
     void validateBadInput();
+    void predictPowerKeys();
+    void clocksPlansUnbalancedStages();
+    void clocksBadInput_data();
+    void clocksBadInput();
+    void searchEnergyAndPowerBudget();
 
 private:
     Run run(const QStringList& args, const QProcessEnvironment& env = {}) const;
@@ -189,6 +194,8 @@ void TestCli::commandHelp_data()
     QTest::newRow("predict") << QStringLiteral("predict") << QStringLiteral("--fidelity");
     QTest::newRow("presets") << QStringLiteral("presets") << QStringLiteral("--json");
     QTest::newRow("validate") << QStringLiteral("validate") << QStringLiteral("--json");
+    QTest::newRow("clocks") << QStringLiteral("clocks") << QStringLiteral("--max-slowdown");
+    QTest::newRow("search") << QStringLiteral("search") << QStringLiteral("--power-budget-kW");
 }
 
 void TestCli::commandHelp()
@@ -654,6 +661,135 @@ void TestCli::validateBadInput()
     const Run m = run({ QStringLiteral("validate"), path + QStringLiteral(".missing") });
     QCOMPARE(m.code, 2);
     QVERIFY2(QString::fromUtf8(m.err).contains(path + QStringLiteral(".missing")), m.err.constData());
+}
+
+
+// ---- Power and DVFS (issue 9) ----
+
+namespace {
+
+// Llama 3 8B, TP 2 x PP 4 x DP 2 on 16 H100, 1F1B, stages of 11, 8, 8 and 5 layers.
+const char* const kUnbalanced = R"({
+  "schema": 1,
+  "model": "llama3-8b",
+  "cluster": { "gpu": "H100-SXM5-80GB", "nodes": 2, "gpus_per_node": 8,
+               "intra_node": "nvlink4-nvswitch", "inter_node": "ib-ndr" },
+  "training": { "global_batch": 128, "seq_len": 4096, "precision": "bf16" },
+  "strategy": { "tp": 2, "pp": 4, "micro_batch": 1, "schedule": "1f1b", "first_stage_layers": 11,
+                "last_stage_layers": 5, "sequence_parallel": true }
+})";
+
+} // namespace
+
+void TestCli::predictPowerKeys()
+{
+    // The contract's power keys plus the additions: energy per iteration, limits, node/rack/cluster.
+    const QString path = writeFile(QStringLiteral("power.json"), kValidScenario);
+    const Run r = run({ QStringLiteral("predict"), path, QStringLiteral("--json"), QStringLiteral("--fidelity"), QStringLiteral("simulated") });
+    QCOMPARE(r.code, 0);
+    const QJsonObject power = QJsonDocument::fromJson(r.out).object().value(QStringLiteral("power")).toObject();
+    for (const char* key : { "avg_W_per_gpu", "peak_W_per_gpu", "energy_J_per_token", "energy_J_per_iteration_per_gpu",
+             "energy_kWh_per_iteration", "idle_W", "cap_W", "thermal_limit_W", "clock_MHz", "busy_fraction", "cap_slowdown" })
+        QVERIFY2(power.value(QLatin1String(key)).isDouble(), key);
+    QVERIFY(power.value(QStringLiteral("power_capped")).isBool());
+    QVERIFY(power.value(QStringLiteral("thermally_limited")).isBool());
+    for (const char* level : { "node", "rack", "cluster" })
+        QVERIFY2(power.value(QLatin1String(level)).isObject(), level);
+    const double avg = power.value(QStringLiteral("avg_W_per_gpu")).toDouble();
+    QVERIFY(avg >= power.value(QStringLiteral("idle_W")).toDouble());
+    QVERIFY(avg <= power.value(QStringLiteral("peak_W_per_gpu")).toDouble());
+    QVERIFY(power.value(QStringLiteral("peak_W_per_gpu")).toDouble() <= power.value(QStringLiteral("cap_W")).toDouble() + 1e-6);
+    QCOMPARE(power.value(QStringLiteral("cluster")).toObject().value(QStringLiteral("nodes")).toDouble(), 2.0);
+    // A cap in the scenario reaches the prediction and its text.
+    QByteArray capped = kValidScenario;
+    capped.replace(R"("precision": "bf16" })", R"("precision": "bf16", "power_cap_W": 400 })");
+    const Run c = run({ QStringLiteral("predict"), writeFile(QStringLiteral("capped.json"), capped) });
+    QCOMPARE(c.code, 0);
+    QVERIFY2(c.out.contains("capped at 400 W"), c.out.constData());
+    QVERIFY(c.out.contains("power budget"));
+}
+
+void TestCli::clocksPlansUnbalancedStages()
+{
+    const QString path = writeFile(QStringLiteral("unbalanced.json"), kUnbalanced);
+    const Run r = run({ QStringLiteral("clocks"), path, QStringLiteral("--json") });
+    QCOMPARE(r.code, 0);
+    const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(o.value(QStringLiteral("stage_clock_MHz")).toArray().size(), 4);
+    const QJsonObject sim = o.value(QStringLiteral("simulated")).toObject();
+    QVERIFY(sim.value(QStringLiteral("energy_saved")).toDouble() > 0.05);
+    QVERIFY(sim.value(QStringLiteral("slowdown")).toDouble() <= 0.01 + 1e-9);
+    // The plan, written back into the scenario, predicts what the planner said (analytic).
+    QByteArray planned = kUnbalanced;
+    QStringList mhz;
+    for (const QJsonValue& v : o.value(QStringLiteral("stage_clock_MHz")).toArray())
+        mhz << QString::number(v.toDouble(), 'g', 17);
+    const QByteArray with_clocks
+        = QByteArray(R"("precision": "bf16", "stage_clock_MHz": [)") + mhz.join(QLatin1Char(',')).toUtf8() + QByteArray("] }");
+    planned.replace(QByteArray(R"("precision": "bf16" })"), with_clocks);
+    const Run p = run({ QStringLiteral("predict"), writeFile(QStringLiteral("planned.json"), planned), QStringLiteral("--json") });
+    QCOMPARE(p.code, 0);
+    const double step = QJsonDocument::fromJson(p.out).object().value(QStringLiteral("step_time_s")).toDouble();
+    QVERIFY(std::fabs(step / o.value(QStringLiteral("analytic")).toObject().value(QStringLiteral("step_s")).toDouble() - 1) < 1e-6);
+    // The text form prints the scenario snippet.
+    const Run t = run({ QStringLiteral("clocks"), path, QStringLiteral("--no-simulate") });
+    QCOMPARE(t.code, 0);
+    QVERIFY(t.out.contains("stage_clock_MHz"));
+    QVERIFY(t.out.contains("energy saved"));
+}
+
+void TestCli::clocksBadInput_data()
+{
+    QTest::addColumn<QStringList>("extra");
+    QTest::addColumn<QByteArray>("content");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("slowdown not a number") << QStringList { QStringLiteral("--max-slowdown"), QStringLiteral("lots") }
+                                           << QByteArray(kUnbalanced) << QStringLiteral("--max-slowdown");
+    QTest::newRow("slowdown above 1") << QStringList { QStringLiteral("--max-slowdown"), QStringLiteral("3") }
+                                      << QByteArray(kUnbalanced) << QStringLiteral("--max-slowdown");
+    QTest::newRow("GPU without a clock") << QStringList {} << QByteArray(kInlineScenario) << QStringLiteral("clock_MHz");
+    QByteArray bad = kUnbalanced;
+    bad.replace(R"("precision": "bf16" })", R"("precision": "bf16", "stage_clock_MHz": [1800, 1800] })");
+    QTest::newRow("stage clocks for 2 of 4 stages") << QStringList {} << bad << QStringLiteral("training.stage_clock_MHz");
+}
+
+void TestCli::clocksBadInput()
+{
+    QFETCH(QStringList, extra);
+    QFETCH(QByteArray, content);
+    QFETCH(QString, message);
+    const Run r = run(QStringList { QStringLiteral("clocks"), writeFile(tagFileName(), content) } + extra);
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 2);
+    QVERIFY2(QString::fromUtf8(r.err).contains(message), r.err.constData());
+}
+
+void TestCli::searchEnergyAndPowerBudget()
+{
+    const QString path = writeFile(QStringLiteral("search-power.json"), kValidScenario);
+    const Run e = run({ QStringLiteral("search"), path, QStringLiteral("--json"), QStringLiteral("--objective"),
+        QStringLiteral("energy"), QStringLiteral("--max-slowdown"), QStringLiteral("0.05"), QStringLiteral("--top"),
+        QStringLiteral("3"), QStringLiteral("--refine"), QStringLiteral("0"), QStringLiteral("--threads"), QStringLiteral("2") });
+    QCOMPARE(e.code, 0);
+    const QJsonObject eo = QJsonDocument::fromJson(e.out).object();
+    const double fastest = eo.value(QStringLiteral("fastest_step_s")).toDouble();
+    QVERIFY(fastest > 0);
+    for (const QJsonValue& v : eo.value(QStringLiteral("results")).toArray())
+        QVERIFY(v.toObject().value(QStringLiteral("prediction")).toObject().value(QStringLiteral("step_time_s")).toDouble()
+            <= 1.05 * fastest * (1 + 1e-9));
+    const Run b = run({ QStringLiteral("search"), path, QStringLiteral("--json"), QStringLiteral("--power-budget-kW"),
+        QStringLiteral("10"), QStringLiteral("--top"), QStringLiteral("3"), QStringLiteral("--refine"), QStringLiteral("0"),
+        QStringLiteral("--threads"), QStringLiteral("2") });
+    QCOMPARE(b.code, 0);
+    const QJsonObject bo = QJsonDocument::fromJson(b.out).object();
+    QCOMPARE(bo.value(QStringLiteral("power_budget_kW")).toDouble(), 10.0);
+    for (const QJsonValue& v : bo.value(QStringLiteral("results")).toArray()) {
+        const QJsonObject power = v.toObject().value(QStringLiteral("prediction")).toObject().value(QStringLiteral("power")).toObject();
+        QVERIFY(power.value(QStringLiteral("cluster")).toObject().value(QStringLiteral("avg_kW")).toDouble() <= 10.0 + 1e-9);
+    }
+    const Run bad = run({ QStringLiteral("search"), path, QStringLiteral("--power-budget-kW"), QStringLiteral("-1") });
+    QCOMPARE(bad.code, 2);
+    QVERIFY(bad.err.contains("--power-budget-kW"));
 }
 
 QTEST_GUILESS_MAIN(TestCli)

@@ -136,6 +136,8 @@ public:
         number(p + QStringLiteral(".power_limit_W"), a.power_limit_W, b.power_limit_W);
         integer(p + QStringLiteral(".sm_count"), a.sm_count, b.sm_count);
         number(p + QStringLiteral(".clock_MHz"), a.clock_MHz, b.clock_MHz);
+        number(p + QStringLiteral(".max_clock_MHz"), a.max_clock_MHz, b.max_clock_MHz);
+        number(p + QStringLiteral(".active_idle_W"), a.active_idle_W, b.active_idle_W);
         str(p + QStringLiteral(".source"), a.source, b.source);
     }
 
@@ -158,6 +160,10 @@ public:
         integer(p + QStringLiteral(".gpus_per_node"), a.gpus_per_node, b.gpus_per_node);
         fabric(p + QStringLiteral(".intra_node"), a.intra_node, b.intra_node);
         fabric(p + QStringLiteral(".inter_node"), a.inter_node, b.inter_node);
+        optional_number(p + QStringLiteral(".node_overhead_W"), a.node_overhead_W, b.node_overhead_W);
+        presence(p + QStringLiteral(".nodes_per_rack"), a.nodes_per_rack, b.nodes_per_rack);
+        if (a.nodes_per_rack && b.nodes_per_rack)
+            integer(p + QStringLiteral(".nodes_per_rack"), *a.nodes_per_rack, *b.nodes_per_rack);
         str(p + QStringLiteral(".source"), a.source, b.source);
     }
 
@@ -177,6 +183,13 @@ public:
             number(p + QStringLiteral(".moe_expert_load[%1]").arg(i), a.moe_expert_load[i], b.moe_expert_load[i]);
         integer(p + QStringLiteral(".moe_dispatcher"), static_cast<int>(a.moe_dispatcher), static_cast<int>(b.moe_dispatcher));
         integer(p + QStringLiteral(".cuda_graphs"), static_cast<int>(a.cuda_graphs), static_cast<int>(b.cuda_graphs));
+        number(p + QStringLiteral(".clock_MHz"), a.clock_MHz, b.clock_MHz);
+        integer(p + QStringLiteral(".stage_clock_MHz.size"), static_cast<long long>(a.stage_clock_MHz.size()),
+            static_cast<long long>(b.stage_clock_MHz.size()));
+        for (std::size_t i = 0; i < a.stage_clock_MHz.size() && i < b.stage_clock_MHz.size(); ++i)
+            number(p + QStringLiteral(".stage_clock_MHz.") + QString::number(i), a.stage_clock_MHz[i], b.stage_clock_MHz[i]);
+        number(p + QStringLiteral(".power_cap_W"), a.power_cap_W, b.power_cap_W);
+        optional_number(p + QStringLiteral(".inlet_temp_C"), a.inlet_temp_C, b.inlet_temp_C);
     }
 
     void strategy(const QString& p, const Strategy& a, const Strategy& b)
@@ -226,6 +239,8 @@ public:
         optional_number(p + QStringLiteral(".limits.memory_headroom"), a->min_memory_headroom_fraction,
             b->min_memory_headroom_fraction);
         optional_integer(p + QStringLiteral(".limits.max_gpus"), a->max_gpus, b->max_gpus);
+        optional_number(p + QStringLiteral(".limits.power_budget_kW"), a->power_budget_kW, b->power_budget_kW);
+        optional_number(p + QStringLiteral(".limits.max_slowdown"), a->max_slowdown, b->max_slowdown);
         str(p + QStringLiteral(".objective"), a->objective, b->objective);
     }
 
@@ -287,23 +302,27 @@ const char* const kInline = R"({
     "gpu": { "name": "TestGPU", "architecture": "hopper",
              "peak_TFLOPs": { "fp32": 60.5, "tf32": 400, "bf16": 800.25, "fp16": 800.25, "fp8": 1600.5, "fp4": null },
              "memory_GiB": 96.3, "memory_bw_GBps": 4000.7, "tdp_W": 700, "idle_W": 80.5, "power_limit_W": 610.5, "sm_count": 132,
-             "clock_MHz": 1755, "source": { "peak_TFLOPs": "datasheet", "memory_GiB": "nvidia-smi" } },
+             "clock_MHz": 1755, "max_clock_MHz": 1980, "active_idle_W": 150.5, "source": { "peak_TFLOPs": "datasheet", "memory_GiB": "nvidia-smi" } },
     "nodes": 2, "gpus_per_node": 8,
     "intra_node": { "name": "nvl", "kind": "nvswitch", "bw_GBps": 450.5, "latency_us": 2.7,
                     "rail_optimized": false, "oversubscription": 1 },
     "inter_node": { "kind": "ib", "bw_GBps": 50, "latency_us": 8.3, "oversubscription": 2.5, "source": "estimate" },
+    "node_overhead_W": 2500.5, "nodes_per_rack": 2,
     "source": "lab notes"
   },
   "training": { "global_batch": 64, "seq_len": 4096, "precision": "fp8", "flash_attention": false, "framework": "torchtitan",
                 "tokens_to_train": 1e12, "moe_imbalance": 1.3, "moe_dispatcher": "deepep", "cuda_graphs": "layers",
-                "moe_expert_load": [3, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.5] },
+                "moe_expert_load": [3, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.5],
+                "clock_MHz": 1500.5, "stage_clock_MHz": [1600, 1400.5], "power_cap_W": 600.5,
+                "inlet_temp_C": 31.5 },
   "strategy": { "tp": 2, "pp": 2, "dp": 4, "cp": 1, "ep": 4, "vpp": 2, "micro_batch": 2,
                 "sequence_parallel": true, "recompute": "full", "zero": 1, "schedule": "interleaved",
                 "optimizer": "adam8bit", "offload_optimizer": true, "rank_order": "tp-ep-cp-dp-pp",
                 "expert_tp": 1, "cp_kind": "all-to-all", "overlap_grad_reduce": false,
                 "overlap_param_gather": false, "tp_comm_overlap": true, "ep_overlap": true },
   "search": { "fix": { "tp": 2, "schedule": "interleaved", "sequence_parallel": true },
-              "limits": { "memory_headroom": 0.1, "max_gpus": 64 }, "objective": "energy" }
+              "limits": { "memory_headroom": 0.1, "max_gpus": 64, "power_budget_kW": 25.5, "max_slowdown": 0.05 },
+              "objective": "energy" }
 })";
 
 // An inline dense GQA model with a head_dim override on a cluster preset; dp derived, pipeline
@@ -934,6 +953,47 @@ void TestScenarioIo::badInput_data()
         << QStringLiteral("search.limits.memory_headroom") << QStringLiteral("must be a number in");
     QTest::newRow("search objective") << patched(R"({"search": {"objective": "speed"}})")
                                       << QStringLiteral("search.objective") << QStringLiteral("got \"speed\"");
+
+    // Power and DVFS (issue 9).
+    QTest::newRow("clock below the GPU's range") << patched(R"({"training": {"clock_MHz": 100}})")
+                                                 << QStringLiteral("training.clock_MHz") << QStringLiteral("must be within 549-1980 MHz");
+    QTest::newRow("clock above boost") << patched(R"({"training": {"clock_MHz": 2100}})")
+                                       << QStringLiteral("training.clock_MHz") << QStringLiteral("must be within");
+    QTest::newRow("clock a string") << patched(R"({"training": {"clock_MHz": "fast"}})")
+                                    << QStringLiteral("training.clock_MHz") << QStringLiteral("must be a number, found a string");
+    QTest::newRow("clock without a nominal clock")
+        << patched(R"({"cluster": {"gpu": {"name": "G", "peak_TFLOPs": {"bf16": 500}, "memory_GiB": 48,
+                       "memory_bw_GBps": 1000, "tdp_W": 300, "idle_W": 30}}, "training": {"clock_MHz": 1000}})")
+        << QStringLiteral("training.clock_MHz") << QStringLiteral("needs the GPU's nominal clock");
+    QTest::newRow("stage clocks not one per stage") << patched(R"({"training": {"stage_clock_MHz": [1500, 1500, 1500]}})")
+                                                    << QStringLiteral("training.stage_clock_MHz")
+                                                    << QStringLiteral("one clock per pipeline stage (pp = 2), got 3");
+    QTest::newRow("stage clocks not an array") << patched(R"({"training": {"stage_clock_MHz": 1500}})")
+                                               << QStringLiteral("training.stage_clock_MHz") << QStringLiteral("must be an array");
+    QTest::newRow("stage clock a string") << patched(R"({"training": {"stage_clock_MHz": [1500, "x"]}})")
+                                          << QStringLiteral("training.stage_clock_MHz") << QStringLiteral("entry 1 must be a number");
+    QTest::newRow("stage clock out of range") << patched(R"({"training": {"stage_clock_MHz": [1500, 5000]}})")
+                                              << QStringLiteral("training.stage_clock_MHz") << QStringLiteral("must be within");
+    QTest::newRow("power cap above TDP") << patched(R"({"training": {"power_cap_W": 800}})")
+                                         << QStringLiteral("training.power_cap_W") << QStringLiteral("must not exceed the GPU's tdp_W");
+    QTest::newRow("power cap at idle") << patched(R"({"training": {"power_cap_W": 70}})")
+                                       << QStringLiteral("training.power_cap_W") << QStringLiteral("must be above the GPU's idle_W");
+    QTest::newRow("inlet too hot") << patched(R"({"training": {"inlet_temp_C": 90}})")
+                                   << QStringLiteral("training.inlet_temp_C") << QStringLiteral("must be a number in");
+    QTest::newRow("active idle below idle") << patched_inline(R"({"cluster": {"gpu": {"active_idle_W": 50}}})")
+                                            << QStringLiteral("cluster.gpu.active_idle_W") << QStringLiteral("must lie between idle_W");
+    QTest::newRow("max clock below nominal") << patched_inline(R"({"cluster": {"gpu": {"max_clock_MHz": 1000}}})")
+                                             << QStringLiteral("cluster.gpu.max_clock_MHz") << QStringLiteral("must not be below clock_MHz");
+    QTest::newRow("node overhead negative") << patched_inline(R"({"cluster": {"node_overhead_W": -5}})")
+                                            << QStringLiteral("cluster.node_overhead_W") << QStringLiteral("must be a number in");
+    QTest::newRow("nodes per rack 0") << patched_inline(R"({"cluster": {"nodes_per_rack": 0}})")
+                                      << QStringLiteral("cluster.nodes_per_rack") << QStringLiteral("must be");
+    QTest::newRow("power budget 0") << patched(R"({"search": {"limits": {"power_budget_kW": 0}}})")
+                                    << QStringLiteral("search.limits.power_budget_kW") << QStringLiteral("must be a number in");
+    QTest::newRow("max slowdown string") << patched(R"({"search": {"limits": {"max_slowdown": "5%"}}})")
+                                         << QStringLiteral("search.limits.max_slowdown") << QStringLiteral("found a string");
+    QTest::newRow("power typo") << patched(R"({"training": {"power_cap_w": 500}})")
+                                << QStringLiteral("training.power_cap_w") << QStringLiteral("did you mean \"power_cap_W\"");
 }
 
 void TestScenarioIo::badInput()

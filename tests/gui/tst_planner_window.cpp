@@ -10,6 +10,7 @@
 #include "degree_slider.hpp"
 #include "learn_panel.hpp"
 #include "main_window.hpp"
+#include "power_panel.hpp"
 #include "metrics_panel.hpp"
 #include "plan_evaluator.hpp"
 #include "plan_plots.hpp"
@@ -164,6 +165,7 @@ private slots:
     void searchPanelCancels();
     void coreSearchEngineRanksPlans();
     void timelineFollowsThePlan();
+    void powerPanelShowsTheBudgetAndFollowsTheCap();
     void scalingSweep();
     void screenshotOptionWritesPng_data();
     void screenshotOptionWritesPng();
@@ -907,6 +909,41 @@ void TestPlannerWindow::timelineFollowsThePlan()
     QVERIFY(w.wait_for_timeline());
     QCOMPARE(w.timeline_view()->timeline_data()->info.strategy->tp, 8);
     QVERIFY(w.timeline_current());
+}
+
+void TestPlannerWindow::powerPanelShowsTheBudgetAndFollowsTheCap()
+{
+    // The Power panel: the prediction's per-GPU, node, rack and cluster figures; a cap typed into the
+    // training editor throttles the plan, and the panel and the numbers say so; an out-of-range cap
+    // is refused inline with core's message.
+    Fixture f;
+    MainWindow& w = f.w();
+    QVERIFY(w.show_panel(QStringLiteral("power")));
+    views::PowerPanel* panel = w.power_panel();
+    const PowerEstimate& pw = w.evaluation()->prediction.power;
+    const QStringList lines = panel->budget_lines();
+    QCOMPARE(lines.size(), 4);
+    QVERIFY2(lines[0].startsWith(QStringLiteral("GPU | 64 | ")), qPrintable(lines[0]));
+    QVERIFY2(lines[0].contains(QString::number(std::lround(pw.avg_W_per_gpu)) + QStringLiteral(" W")), qPrintable(lines[0]));
+    QVERIFY2(lines[1].contains(QStringLiteral("| 8 |")), qPrintable(lines[1]));
+    QVERIFY2(lines[3].contains(QString::number(pw.cluster_avg_kW, 'f', 1) + QStringLiteral(" kW")), qPrintable(lines[3]));
+    QVERIFY(panel->limits_text().contains(QStringLiteral("not reached")));
+    QCOMPARE(panel->stage_bars()->csv().count(QLatin1Char('\n')), 1 + w.scenario()->strategy.pp);
+    const double step = w.evaluation()->prediction.step_time_s;
+    auto* cap = qobject_cast<QDoubleSpinBox*>(w.training_editor()->field_widget(QStringLiteral("training.power_cap_W")));
+    QVERIFY(cap);
+    cap->setValue(450);
+    QCOMPARE(w.scenario()->training.power_cap_W, 450.0);
+    QVERIFY(w.wait_for_evaluation());
+    QVERIFY(w.evaluation()->prediction.step_time_s > step);
+    QVERIFY(w.evaluation()->prediction.power.power_capped);
+    QVERIFY(panel->limits_text().contains(QStringLiteral("throttles kernels")));
+    cap->setValue(800); // above the H100's 700 W TDP
+    QCOMPARE(w.scenario()->training.power_cap_W, 450.0);
+    QVERIFY(w.training_editor()->field_message(QStringLiteral("training.power_cap_W")).contains(QStringLiteral("tdp_W")));
+    w.undo_stack()->undo();
+    QVERIFY(w.wait_for_evaluation());
+    QCOMPARE(w.scenario()->training.power_cap_W, 0.0);
 }
 
 void TestPlannerWindow::scalingSweep()

@@ -3,6 +3,7 @@
 // path, symmetry (GPUs per row), comparison of two plans on one axis, the measured overlay, export,
 // the DAG view's nodes, edges and expansion, and tooltips.
 #include "example_plans.hpp"
+#include "power_trace.hpp"
 #include "simulated_model.hpp"
 #include "time_mapping.hpp"
 #include "timeline_view.hpp"
@@ -588,6 +589,60 @@ private slots:
         QVERIFY(std::fabs(c->mapping().t_end(c->plot_rect().width()) - tb) < 1e-6 * tb + 2 * c->mapping().s_per_px());
         QTest::keyClick(c, Qt::Key_F);
         QVERIFY(c->mapping().to_t(c->plot_rect().left()) <= 0);
+    }
+
+    void power_strip_shares_the_time_axis()
+    {
+        // The power plot under the timeline: same x range as the canvas's plot, follows zoom and pan,
+        // shows core's trace values (per stage and the mean), scales watts up to above the cap.
+        const Plan p = make(Schedule::one_f_one_b);
+        auto v = shown_view(p);
+        PowerStrip* strip = v->power();
+        QVERIFY(strip->isVisible());
+        QVERIFY(strip->has_trace());
+        TimelineCanvas* c = v->timeline();
+        const QRect cp = c->plot_rect();
+        const QPoint canvas_left = c->viewport()->mapToGlobal(cp.topLeft());
+        const QPoint strip_left = strip->mapToGlobal(strip->plot_rect().topLeft());
+        QCOMPARE(strip_left.x(), canvas_left.x());
+        QCOMPARE(strip->plot_rect().width(), cp.width());
+        // Values at a time inside the first forward pass of stage 0 are the trace's.
+        const PowerTrace& tr = p.sim->power;
+        const double t = 0.5 * (p.sim->result.start_s[0] + p.sim->result.end_s[0]);
+        const PowerStrip::Sample smp = strip->sample_at(t);
+        QCOMPARE(static_cast<int>(smp.stage_W.size()), static_cast<int>(tr.devices.size()));
+        QVERIFY(smp.stage_W[0] > tr.devices[0].min_W);
+        QVERIFY(smp.stage_W[0] <= p.prediction.power.cap_W + 1e-6);
+        double sum = 0;
+        for (double w : smp.stage_W)
+            sum += w;
+        QVERIFY(std::fabs(smp.mean_W - sum / smp.stage_W.size()) < 1e-9);
+        QVERIFY(strip->y_of(p.prediction.power.cap_W) > strip->plot_rect().top());
+        QVERIFY(strip->y_of(0) > strip->y_of(p.prediction.power.cap_W));
+        // A zoom repaints it on the new range; its tooltip names the stages.
+        QSignalSpy spy(c, &TimelineCanvas::view_changed);
+        c->zoom(2.0);
+        QCOMPARE(spy.count(), 1);
+        const QPoint mid = strip->plot_rect().center();
+        QVERIFY(strip->tooltip_at(mid).contains(QStringLiteral("stage 0")));
+        // The toolbar hides it; the DAG view hides it too.
+        v->set_show_power(false);
+        QVERIFY(!strip->isVisible());
+        v->set_show_power(true);
+        QVERIFY(strip->isVisible());
+        v->set_mode(TimelineView::Mode::dag);
+        QVERIFY(!strip->isVisible());
+        v->set_mode(TimelineView::Mode::timeline);
+        QVERIFY(strip->isVisible());
+        // It draws something besides the background where the plan runs.
+        QImage img(strip->size(), QImage::Format_RGB32);
+        strip->render(&img);
+        const QRect plot = strip->plot_rect();
+        int coloured = 0;
+        for (int x = plot.left(); x < plot.right(); x += 7)
+            for (int y = plot.top(); y < plot.bottom(); y += 3)
+                coloured += img.pixel(x, y) != img.pixel(plot.right() - 1, plot.top() + 1) ? 1 : 0;
+        QVERIFY(coloured > 50);
     }
 };
 

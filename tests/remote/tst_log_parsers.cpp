@@ -155,6 +155,7 @@ private slots:
     void thousandsSeparators();
     void garbageAndBinaryInterleaved();
     void megatronSecondsEnergyAndTgs();
+    void megatronLogEnergyFixture();
     void megatronHardWrappedWithCrlf();
     void megatronRunTogetherMemoryReports();
     void deepspeedTimerLinesGiveStepTimeFromTimestamps();
@@ -621,6 +622,32 @@ void TestLogParsers::megatronSecondsEnergyAndTgs()
     EXPECT_VALUE(b.tflops_per_gpu, 153.38, "tflops_per_gpu", 6);
 }
 
+void TestLogParsers::megatronLogEnergyFixture()
+{
+    // Megatron-LM with --log-energy (tests/remote/data/README.md): every step's energy and power per GPU,
+    // power = energy / elapsed time as Megatron prints them, medians over all but the first step.
+    const std::string text = read_file(PARALLAX_SOURCE_DIR "/tests/remote/data/megatron-log-energy.log");
+    QVERIFY(!text.empty());
+    const ParsedLog log = parse_training_log(text);
+    QCOMPARE(log.format, LogFormat::megatron);
+    QCOMPARE(log.steps.size(), std::size_t(8));
+    const double energy[] = { 880.8, 961.4, 966.1, 968.4, 966.0, 957.2, 963.5, 963.3 };
+    const double power[] = { 521.7, 663.2, 662.1, 663.9, 662.7, 663.4, 663.5, 660.2 };
+    for (int i = 0; i < 8; ++i) {
+        const StepRecord& r = *find_step(log, i + 1);
+        EXPECT_VALUE(r.energy_J, energy[i], "energy_J", i + 1);
+        EXPECT_VALUE(r.power_W, power[i], "power_W", i + 1);
+        QVERIFY(r.step_time_s);
+        // Megatron: power = energy / elapsed time, each printed to 0.1.
+        QVERIFY2(std::fabs(*r.energy_J / *r.step_time_s - *r.power_W) < 0.1, qPrintable(QString::number(i + 1)));
+    }
+    QVERIFY(log.summary.power_W && log.summary.energy_J);
+    QCOMPARE(*log.summary.power_W, 663.2); // median of steps 2-8
+    QCOMPARE(*log.summary.energy_J, 963.5);
+    QVERIFY(log.summary.peak_memory_GiB);
+    QVERIFY(std::fabs(*log.summary.peak_memory_GiB - 70118.0 / 1024) < 1e-6);
+}
+
 void TestLogParsers::megatronHardWrappedWithCrlf()
 {
     std::string text = "[default7]: iteration   42780/ 115311 | consumed samples:    71455664 | elapsed time per "
@@ -722,7 +749,7 @@ void TestLogParsers::probeRecords()
           "UserWarning: something\n"
           "[rank1]: PARALLAX_PROBE {\"kind\":\"step\",\"step\":1,\"step_time_s\":9.9,\"memory_GiB\":1.5}\n"
           "[rank0]: PARALLAX_PROBE {\"kind\":\"step\",\"step\":2,\"step_time_s\":0.208,\"tokens_per_s\":4923.1,"
-          "\"tflops_per_gpu\":1.25,\"mfu\":0.41,\"memory_GiB\":1.25,\"power_W\":310.5}\n"
+          "\"tflops_per_gpu\":1.25,\"mfu\":0.41,\"memory_GiB\":1.25,\"power_W\":310.5,\"energy_J\":64.6}\n"
           "[rank0]: PARALLAX_PROBE {\"kind\":\"step\",\"step\":3,\"step_time_s\":0.212,\"tokens_per_s\":4852.9}\n";
     const ParsedLog log = parse_training_log(text);
     QCOMPARE(fmt(log.format), fmt(LogFormat::probe));
@@ -731,6 +758,8 @@ void TestLogParsers::probeRecords()
     EXPECT_VALUE(log.steps[0].memory_GiB, 1.5, "memory_GiB from another rank", 1);
     EXPECT_VALUE(log.steps[1].mfu, 0.41, "mfu", 2);
     EXPECT_VALUE(log.steps[1].power_W, 310.5, "power_W", 2);
+    EXPECT_VALUE(log.steps[1].energy_J, 64.6, "energy_J (NVML energy counter)", 2);
+    EXPECT_ABSENT(log.steps[2].power_W, "power_W on a CPU step");
     EXPECT_VALUE(log.summary.step_time_s, 0.21, "summary.step_time_s", 0);
     EXPECT_VALUE(log.summary.tokens_per_s, 4888.0, "summary.tokens_per_s", 0);
 }

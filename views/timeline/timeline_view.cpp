@@ -33,6 +33,8 @@ TimelineView::TimelineView(QWidget* parent)
     layout->addWidget(m_toolbar);
     layout->addWidget(m_summary);
     layout->addWidget(m_stack, 1);
+    m_power = new PowerStrip(m_timeline, this);
+    layout->addWidget(m_power);
 
     auto* modes = new QActionGroup(this);
     m_mode_timeline = m_toolbar->addAction(tr("Timeline"), this, [this] { set_mode(Mode::timeline); });
@@ -66,6 +68,11 @@ TimelineView::TimelineView(QWidget* parent)
     crit->setCheckable(true);
     crit->setChecked(true);
     connect(crit, &QAction::toggled, this, [this](bool on) { m_timeline->set_show_critical_path(on); });
+    m_power_action = m_toolbar->addAction(tr("Power"));
+    m_power_action->setCheckable(true);
+    m_power_action->setChecked(true);
+    m_power_action->setToolTip(tr("Power per GPU over the step, per pipeline stage, on the timeline's time axis"));
+    connect(m_power_action, &QAction::toggled, this, [this](bool on) { set_show_power(on); });
     m_toolbar->addSeparator();
     m_compare = m_toolbar->addAction(tr("Pin as A"));
     m_compare->setCheckable(true);
@@ -108,6 +115,7 @@ void TimelineView::set_timeline_data(std::shared_ptr<const TimelineData> data)
 {
     m_timeline->set_data(data);
     m_dag->set_data(data);
+    m_power->set_data(data);
     refresh_summary();
     emit plan_changed();
 }
@@ -117,6 +125,7 @@ void TimelineView::clear()
     m_timeline->set_baseline(nullptr);
     m_timeline->set_data(nullptr);
     m_dag->set_data(nullptr);
+    m_power->set_data(nullptr);
     m_compare->setChecked(false);
     refresh_summary();
 }
@@ -161,9 +170,17 @@ void TimelineView::clear_measured_trace()
 
 void TimelineView::set_measured_offset(double seconds) { m_timeline->set_measured_offset(seconds); }
 
+void TimelineView::set_show_power(bool on)
+{
+    m_power->setVisible(on && m_mode == Mode::timeline);
+    if (m_power_action->isChecked() != on)
+        m_power_action->setChecked(on);
+}
+
 void TimelineView::set_mode(Mode mode)
 {
     m_mode = mode;
+    m_power->setVisible(mode == Mode::timeline && m_power_action->isChecked());
     m_stack->setCurrentWidget(mode == Mode::dag ? static_cast<QWidget*>(m_dag) : m_timeline);
     (mode == Mode::dag ? m_mode_dag : m_mode_timeline)->setChecked(true);
 }

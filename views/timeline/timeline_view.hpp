@@ -11,6 +11,7 @@
 // Building the view data of a 10^6-op plan takes ~0.1 s; callers that want it off the GUI thread
 // call build_timeline_data() there and hand the result to set_timeline_data().
 #include "dag_canvas.hpp"
+#include "power_strip.hpp"
 #include "summary_strip.hpp"
 #include "timeline_canvas.hpp"
 
@@ -62,6 +63,8 @@ public:
     TimelineCanvas* timeline() const { return m_timeline; }
     DagCanvas* dag() const { return m_dag; }
     SummaryStrip* summary() const { return m_summary; }
+    PowerStrip* power() const { return m_power; } // power over the step, on the timeline's axis
+    void set_show_power(bool on);
     QToolBar* toolbar() const { return m_toolbar; }
 
 signals:
@@ -77,6 +80,8 @@ private:
     QStackedWidget* m_stack = nullptr;
     TimelineCanvas* m_timeline = nullptr;
     DagCanvas* m_dag = nullptr;
+    PowerStrip* m_power = nullptr;
+    QAction* m_power_action = nullptr;
     QAction* m_mode_timeline = nullptr;
     QAction* m_mode_dag = nullptr;
     QAction* m_compare = nullptr;

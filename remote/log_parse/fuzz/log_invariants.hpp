@@ -23,7 +23,7 @@ inline std::string check_invariants(const ParsedLog& log)
         if (!seen.insert(s.step).second)
             return "step " + std::to_string(s.step) + " appears twice";
         for (const auto* v : { &s.step_time_s, &s.tokens_per_s, &s.samples_per_s, &s.tflops_per_gpu, &s.mfu,
-                 &s.memory_GiB, &s.power_W, &s.loss }) {
+                 &s.memory_GiB, &s.power_W, &s.energy_J, &s.loss }) {
             if (!finite_or_absent(*v))
                 return "non-finite value at step " + std::to_string(s.step);
         }
@@ -55,7 +55,7 @@ inline std::string check_same(const ParsedLog& a, const ParsedLog& b)
         const auto& y = b.steps[i];
         if (x.step != y.step || !same_value(x.step_time_s, y.step_time_s) || !same_value(x.tokens_per_s, y.tokens_per_s)
             || !same_value(x.samples_per_s, y.samples_per_s) || !same_value(x.tflops_per_gpu, y.tflops_per_gpu)
-            || !same_value(x.mfu, y.mfu) || !same_value(x.memory_GiB, y.memory_GiB) || !same_value(x.power_W, y.power_W)
+            || !same_value(x.mfu, y.mfu) || !same_value(x.memory_GiB, y.memory_GiB) || !same_value(x.power_W, y.power_W) || !same_value(x.energy_J, y.energy_J)
             || !same_value(x.loss, y.loss))
             return "step " + std::to_string(x.step) + " differs";
     }
