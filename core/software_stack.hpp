@@ -32,9 +32,10 @@ struct SoftwareTraits {
     // fused kernels of Megatron/TE.
     double elementwise_traffic_factor = 1.0;
     SelectivePolicy selective = SelectivePolicy::attention_core;
-    // Pipeline sends: Megatron splits the activation across TP ranks (scatter-gather, Narayanan et al.
-    // 2021 Sec. 4.1) and pairs send/recv in one batched exchange; DeepSpeed's engine sends the full
-    // activation with separate blocking send and receive steps.
+    // Pipeline sends: Megatron splits the activation across TP ranks and all-gathers it over NVLink
+    // on arrival (scatter-gather, Narayanan et al. 2021 Sec. 4.1) and pairs send/recv in one batched
+    // exchange; DeepSpeed's engine partitions the same way but sends and receives in separate blocking
+    // steps.
     bool p2p_scatter_gather = true;
     // Megatron runs the input-gradient all-reduce / reduce-scatter of a column-parallel GEMM
     // asynchronously under its weight-gradient GEMM; PyTorch DTensor TP (torchtitan without async TP)

@@ -121,11 +121,15 @@ LayerCosts compute_layer_costs(const PlanContext& ctx, const Strategy& s, const 
     c.output = summarize(ops);
     // Megatron sends the stage output split across TP ranks (sequence parallel, or the
     // scatter-gather optimisation of Narayanan et al. 2021 Sec. 4.1 without it).
-    const bool split = lc.traits.p2p_scatter_gather || (s.sequence_parallel && s.tp > 1);
-    const double p2p_bytes = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp * ctx.model.hidden * 2.0
-        / (split ? s.tp : 1);
+    const bool sp = s.sequence_parallel && s.tp > 1;
+    const bool split = lc.traits.p2p_scatter_gather || sp;
+    const double activation = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp * ctx.model.hidden * 2.0;
     c.p2p_transfers = lc.traits.p2p_blocking_transfers_per_microbatch;
-    c.p2p_s = collective_time_s(ctx.network, Collective::send_recv, p2p_bytes, g.pp_pair);
+    c.p2p_s = collective_time_s(ctx.network, Collective::send_recv, activation / (split ? s.tp : 1), g.pp_pair);
+    // Without sequence parallelism the receiver all-gathers the split activation over the TP group
+    // (Narayanan et al. 2021 Sec. 4.1); with it the shard is what the next stage consumes.
+    if (split && !sp)
+        c.p2p_s += collective_time_s(ctx.network, Collective::all_gather, activation, g.tp);
     return c;
 }
 

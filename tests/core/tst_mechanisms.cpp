@@ -5,6 +5,7 @@
 #include "collective_model.hpp"
 #include "compute_model.hpp"
 #include "layer_ops.hpp"
+#include "plan_context.hpp"
 #include "preset_catalog.hpp"
 #include "published_runs.hpp"
 #include "strategy_costs.hpp"
@@ -232,6 +233,33 @@ private slots:
                 QCOMPARE(o.collective, Collective::send_recv);
                 QVERIFY(near(o.bytes, 3 * local * 2 * 1024 * 2, 1e-9)); // 3 steps of the GQA-width chunk
             }
+        }
+    }
+
+    // Pipeline sends without sequence parallelism: Megatron's scatter-gather and DeepSpeed's partitioned
+    // tensors both send 1/tp of the activation and all-gather it over NVLink on arrival; DeepSpeed's
+    // engine blocks on 4 separate transfers per micro-batch, Megatron batches them in 2.
+    void pipeline_sends_are_split_and_regathered()
+    {
+        const ModelSpec m = test::gpt(96, 12288, 96);
+        const ClusterSpec c = test::cluster("A100-SXM4-80GB", 4, 8, "nvlink3-nvswitch", "ib-hdr");
+        for (Framework f : { Framework::megatron, Framework::megatron_deepspeed }) {
+            TrainingSpec t;
+            t.seq_len = 2048;
+            t.global_batch = 16;
+            t.framework = f;
+            const PlanContext ctx(m, t, c, no_calibration());
+            Strategy s;
+            s.tp = 8;
+            s.pp = 4;
+            s.micro_batch = 1;
+            const Groups g = place_groups(ctx, s);
+            const LayerCosts costs = compute_layer_costs(ctx, s, g);
+            const double activation = 2048.0 * 12288 * 2;
+            const double want = collective_time_s(ctx.network, Collective::send_recv, activation / 8, g.pp_pair)
+                + collective_time_s(ctx.network, Collective::all_gather, activation, g.tp);
+            QVERIFY(near(costs.p2p_s, want, 1e-9));
+            QCOMPARE(costs.p2p_transfers, f == Framework::megatron ? 2 : 4);
         }
     }
 
