@@ -103,6 +103,7 @@ SoftwareTraits software_traits(Framework f)
         // and gradients travel partitioned across the model-parallel group and are all-gathered on
         // arrival (is_pipe_partitioned = is_model_parallel, PartitionedTensor; pipe/engine.py).
         t.p2p_blocking_transfers_per_microbatch = 4;
+        t.separate_grad_accumulation = true;
         break;
     }
     return t;

@@ -42,6 +42,9 @@ struct SoftwareTraits {
     // issues every collective in line.
     bool tp_backward_overlap = true;
     int p2p_blocking_transfers_per_microbatch = 2;
+    // Weight gradients accumulated across micro-batches by a separate pass (DeepSpeed) rather than
+    // inside the weight-gradient GEMM (Megatron's gradient_accumulation_fusion).
+    bool separate_grad_accumulation = false;
     // With TP communication overlap on (strategy.tp_comm_overlap): Transformer Engine's userbuffers
     // overlap every TP collective of the forward and the backward with its GEMM; PyTorch's async TP
     // (micro-pipeline TP, an Inductor pass) fuses an all-gather with the matmuls that consume it and a

@@ -263,6 +263,37 @@ private slots:
         }
     }
 
+    // DeepSpeed accumulates each micro-batch's weight gradients in a pass of its own (fp16 autograd:
+    // 6 B per parameter; bf16 into fp32 copies: 10 B); Megatron inside the weight-gradient GEMM.
+    void deepspeed_accumulates_gradients_in_a_separate_pass()
+    {
+        const ModelSpec m = test::gpt(96, 12288, 96);
+        const ClusterSpec cl = test::cluster("A100-SXM4-80GB", 4, 8, "nvlink3-nvswitch", "ib-hdr");
+        for (Precision p : { Precision::fp16, Precision::bf16 }) {
+            double weight[2] = {};
+            double params = 0;
+            for (int i = 0; i < 2; ++i) {
+                TrainingSpec t;
+                t.seq_len = 2048;
+                t.global_batch = 16;
+                t.precision = p;
+                t.framework = i == 0 ? Framework::megatron : Framework::megatron_deepspeed;
+                const PlanContext ctx(m, t, cl, no_calibration());
+                Strategy s;
+                s.tp = 8;
+                s.pp = 4;
+                EvaluationCache cache(ctx);
+                StrategyCosts c;
+                compute_costs(ctx, s, cache, c);
+                weight[i] = chunk_timing(ctx, s, c, 1).weight_s; // a middle stage: 24 layers
+                params = stage_params(ctx, s, c, 1).total();
+            }
+            const ComputeDevice dev = ComputeDevice::of(cl.gpu);
+            const double bytes = p == Precision::bf16 ? 10.0 : 6.0;
+            QVERIFY(near(weight[1] - weight[0], memory_bound_time_s(dev, params * bytes), 1e-6));
+        }
+    }
+
     // Cross-entropy bytes per logit: Megatron on an fp32 copy of the logits 38 forward, 14 backward;
     // torchtitan's eager F.cross_entropy on pred.float() 22 and 26.
     void cross_entropy_bytes_per_framework()
