@@ -229,8 +229,8 @@ ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const Strate
         const int stage = chunk % s.pp;
         const double stage_layers = std::max(1, c.layout->stage[stage].layers);
         const double params = stage_params(ctx, s, c, stage).total() * ct.layers / stage_layers;
-        const double bytes = ctx.training.precision == Precision::bf16 ? kBf16IntoFp32AccumulateBytes
-                                                                       : kHalfAutogradAccumulateBytes;
+        const double bytes
+            = ctx.training.precision == Precision::bf16 ? kBf16IntoFp32AccumulateBytes : kHalfAutogradAccumulateBytes;
         const double accumulate = memory_bound_time_s(ctx.device, params * bytes);
         ct.weight_s += accumulate;
         ct.compute_s += accumulate;
