@@ -106,10 +106,12 @@ SoftwareTraits software_traits(Framework f)
         break;
     case Framework::megatron_deepspeed:
         // DeepSpeed PipelineEngine: SendActivation / RecvActivation / SendGrad / RecvGrad are separate
-        // blocking instructions of its schedule (deepspeed/runtime/pipe/schedule.py), full tensors.
-        t.p2p_scatter_gather = false;
+        // blocking instructions of its schedule (deepspeed/runtime/pipe/schedule.py); the activations
+        // and gradients travel partitioned across the model-parallel group and are all-gathered on
+        // arrival (is_pipe_partitioned = is_model_parallel, PartitionedTensor; pipe/engine.py).
         t.p2p_blocking_transfers_per_microbatch = 4;
         t.expert_gemm_host_s = kTeExpertGemmHostSeconds;
+        t.separate_grad_accumulation = true;
         break;
     }
     return t;

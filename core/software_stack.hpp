@@ -32,9 +32,10 @@ struct SoftwareTraits {
     // fused kernels of Megatron/TE.
     double elementwise_traffic_factor = 1.0;
     SelectivePolicy selective = SelectivePolicy::attention_core;
-    // Pipeline sends: Megatron splits the activation across TP ranks (scatter-gather, Narayanan et al.
-    // 2021 Sec. 4.1) and pairs send/recv in one batched exchange; DeepSpeed's engine sends the full
-    // activation with separate blocking send and receive steps.
+    // Pipeline sends: Megatron splits the activation across TP ranks and all-gathers it over NVLink
+    // on arrival (scatter-gather, Narayanan et al. 2021 Sec. 4.1) and pairs send/recv in one batched
+    // exchange; DeepSpeed's engine partitions the same way but sends and receives in separate blocking
+    // steps.
     bool p2p_scatter_gather = true;
     // Megatron runs the input-gradient all-reduce / reduce-scatter of a column-parallel GEMM
     // asynchronously under its weight-gradient GEMM; PyTorch DTensor TP (torchtitan without async TP)
@@ -44,6 +45,9 @@ struct SoftwareTraits {
     // Host time to issue one local expert's GEMM (Transformer Engine's GroupedLinear issues one cuBLAS
     // GEMM per local expert, plus its fp8 casts): 0 where one grouped kernel runs all experts.
     double expert_gemm_host_s = 0;
+    // Weight gradients accumulated across micro-batches by a separate pass (DeepSpeed) rather than
+    // inside the weight-gradient GEMM (Megatron's gradient_accumulation_fusion).
+    bool separate_grad_accumulation = false;
     // With TP communication overlap on (strategy.tp_comm_overlap): Transformer Engine's userbuffers
     // overlap every TP collective of the forward and the backward with its GEMM; PyTorch's async TP
     // (micro-pipeline TP, an Inductor pass) fuses an all-gather with the matmuls that consume it and a

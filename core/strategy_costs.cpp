@@ -40,6 +40,9 @@ constexpr double kGpusPerSocketGrace = 2;
 constexpr double kBucketParams = 40e6;
 // ZeRO-3 / FSDP all-gather the bf16 working copy of the parameters.
 constexpr double kGatherBytesPerParam = 2;
+// Gradient accumulation outside the GEMM, bytes per parameter per micro-batch (see chunk_timing).
+constexpr double kBf16IntoFp32AccumulateBytes = 10;
+constexpr double kHalfAutogradAccumulateBytes = 6;
 
 } // namespace
 
@@ -129,11 +132,15 @@ LayerCosts compute_layer_costs(const PlanContext& ctx, const Strategy& s, const 
     c.output = summarize(ops);
     // Megatron sends the stage output split across TP ranks (sequence parallel, or the
     // scatter-gather optimisation of Narayanan et al. 2021 Sec. 4.1 without it).
-    const bool split = lc.traits.p2p_scatter_gather || (s.sequence_parallel && s.tp > 1);
-    const double p2p_bytes = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp * ctx.model.hidden * 2.0
-        / (split ? s.tp : 1);
+    const bool sp = s.sequence_parallel && s.tp > 1;
+    const bool split = lc.traits.p2p_scatter_gather || sp;
+    const double activation = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp * ctx.model.hidden * 2.0;
     c.p2p_transfers = lc.traits.p2p_blocking_transfers_per_microbatch;
-    c.p2p_s = collective_time_s(ctx.network, Collective::send_recv, p2p_bytes, g.pp_pair);
+    c.p2p_s = collective_time_s(ctx.network, Collective::send_recv, activation / (split ? s.tp : 1), g.pp_pair);
+    // Without sequence parallelism the receiver all-gathers the split activation over the TP group
+    // (Narayanan et al. 2021 Sec. 4.1); with it the shard is what the next stage consumes.
+    if (split && !sp)
+        c.p2p_s += collective_time_s(ctx.network, Collective::all_gather, activation, g.tp);
     return c;
 }
 
@@ -257,7 +264,6 @@ StageParams stage_params(const PlanContext& ctx, const Strategy& s, const Strate
 
 ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int chunk) noexcept
 {
-    (void)ctx;
     const ChunkInfo& info = c.layout->chunk[chunk];
     ChunkTiming ct;
     ct.first_layer = info.first_layer;
@@ -278,6 +284,20 @@ ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const Strate
     ct.recompute_s = t.recompute_s;
     ct.backward_input_s = t.backward_input_s + t.exposed_bwd();
     ct.compute_s = t.forward_s + t.backward_input_s + t.backward_weight_s;
+    if (software_traits(ctx.training.framework).separate_grad_accumulation) {
+        // Each micro-batch's weight gradients are added into the step's accumulators in a pass of their
+        // own: bf16 into DeepSpeed's fp32 copies (BF16_Optimizer.update_hp_grads after every
+        // micro-batch's backward, pipe/engine.py) r2+r4+w4, fp16 by autograd into .grad r2+r2+w2.
+        // Megatron fuses it into the weight-gradient GEMM (gradient_accumulation_fusion).
+        const int stage = chunk % s.pp;
+        const double stage_layers = std::max(1, c.layout->stage[stage].layers);
+        const double params = stage_params(ctx, s, c, stage).total() * ct.layers / stage_layers;
+        const double bytes
+            = ctx.training.precision == Precision::bf16 ? kBf16IntoFp32AccumulateBytes : kHalfAutogradAccumulateBytes;
+        const double accumulate = memory_bound_time_s(ctx.device, params * bytes);
+        ct.weight_s += accumulate;
+        ct.compute_s += accumulate;
+    }
     ct.flops = t.flops;
     for (int i = 0; i < kOpStreamCount; ++i) {
         ct.exposed_s[i] = t.comm_exposed_fwd_s[i] + t.comm_exposed_bwd_s[i];

@@ -5,6 +5,7 @@
 #include "collective_model.hpp"
 #include "compute_model.hpp"
 #include "layer_ops.hpp"
+#include "plan_context.hpp"
 #include "preset_catalog.hpp"
 #include "published_runs.hpp"
 #include "strategy_costs.hpp"
@@ -232,6 +233,64 @@ private slots:
                 QCOMPARE(o.collective, Collective::send_recv);
                 QVERIFY(near(o.bytes, 3 * local * 2 * 1024 * 2, 1e-9)); // 3 steps of the GQA-width chunk
             }
+        }
+    }
+
+    // Pipeline sends without sequence parallelism: Megatron's scatter-gather and DeepSpeed's partitioned
+    // tensors both send 1/tp of the activation and all-gather it over NVLink on arrival; DeepSpeed's
+    // engine blocks on 4 separate transfers per micro-batch, Megatron batches them in 2.
+    void pipeline_sends_are_split_and_regathered()
+    {
+        const ModelSpec m = test::gpt(96, 12288, 96);
+        const ClusterSpec c = test::cluster("A100-SXM4-80GB", 4, 8, "nvlink3-nvswitch", "ib-hdr");
+        for (Framework f : { Framework::megatron, Framework::megatron_deepspeed }) {
+            TrainingSpec t;
+            t.seq_len = 2048;
+            t.global_batch = 16;
+            t.framework = f;
+            const PlanContext ctx(m, t, c, no_calibration());
+            Strategy s;
+            s.tp = 8;
+            s.pp = 4;
+            s.micro_batch = 1;
+            const Groups g = place_groups(ctx, s);
+            const LayerCosts costs = compute_layer_costs(ctx, s, g);
+            const double activation = 2048.0 * 12288 * 2;
+            const double want = collective_time_s(ctx.network, Collective::send_recv, activation / 8, g.pp_pair)
+                + collective_time_s(ctx.network, Collective::all_gather, activation, g.tp);
+            QVERIFY(near(costs.p2p_s, want, 1e-9));
+            QCOMPARE(costs.p2p_transfers, f == Framework::megatron ? 2 : 4);
+        }
+    }
+
+    // DeepSpeed accumulates each micro-batch's weight gradients in a pass of its own (fp16 autograd:
+    // 6 B per parameter; bf16 into fp32 copies: 10 B); Megatron inside the weight-gradient GEMM.
+    void deepspeed_accumulates_gradients_in_a_separate_pass()
+    {
+        const ModelSpec m = test::gpt(96, 12288, 96);
+        const ClusterSpec cl = test::cluster("A100-SXM4-80GB", 4, 8, "nvlink3-nvswitch", "ib-hdr");
+        for (Precision p : { Precision::fp16, Precision::bf16 }) {
+            double weight[2] = {};
+            double params = 0;
+            for (int i = 0; i < 2; ++i) {
+                TrainingSpec t;
+                t.seq_len = 2048;
+                t.global_batch = 16;
+                t.precision = p;
+                t.framework = i == 0 ? Framework::megatron : Framework::megatron_deepspeed;
+                const PlanContext ctx(m, t, cl, no_calibration());
+                Strategy s;
+                s.tp = 8;
+                s.pp = 4;
+                EvaluationCache cache(ctx);
+                StrategyCosts c;
+                compute_costs(ctx, s, cache, c);
+                weight[i] = chunk_timing(ctx, s, c, 1).weight_s; // a middle stage: 24 layers
+                params = stage_params(ctx, s, c, 1).total();
+            }
+            const ComputeDevice dev = ComputeDevice::of(cl.gpu);
+            const double bytes = p == Precision::bf16 ? 10.0 : 6.0;
+            QVERIFY(near(weight[1] - weight[0], memory_bound_time_s(dev, params * bytes), 1e-6));
         }
     }
 
