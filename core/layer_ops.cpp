@@ -856,6 +856,53 @@ LayerTotals summarize(const LayerOps& ops) noexcept
     return t;
 }
 
+namespace {
+
+// torchtitan's op-level selective checkpointing keeps the block input, the outputs of every second
+// matmul (q, v, w1, w2 of q, k, v, o, w1, w3, w2 for SwiGLU), the fused attention's output and
+// log-sum-exp, and recomputes the rest (torchtitan/models/llama3/parallelize.py, _save_list and the
+// "mm" counter): the same matmuls emit_every_other_matmul_recompute re-runs are the ones not kept.
+double every_other_matmul_saved_bytes(const LayerContext& ctx, const Shapes& x, bool moe_layer)
+{
+    const ModelSpec& m = *ctx.model;
+    const Strategy& s = *ctx.strategy;
+    double outputs[16];
+    int n = 0;
+    const double t = x.tokens; // matmul outputs are per rank before SP's reduce-scatter
+    outputs[n++] = t * x.q / x.t;
+    outputs[n++] = t * x.kv / x.t;
+    outputs[n++] = t * x.kv / x.t;
+    outputs[n++] = t * x.h; // o
+    double attention_stats = x.b * x.heads_local * (x.seq / x.cp) * kFp32Bytes;
+    double attention_out = t * x.vdim / x.t * kActivationBytes;
+    auto mlp = [&](double rows, double ffn_local) {
+        if (x.gated) {
+            outputs[n++] = rows * ffn_local; // w1
+            outputs[n++] = rows * ffn_local; // w3
+        } else {
+            outputs[n++] = rows * ffn_local;
+        }
+        outputs[n++] = rows * x.h; // w2
+    };
+    if (!moe_layer) {
+        mlp(t, static_cast<double>(m.ffn_hidden) / x.t);
+    } else {
+        const MoeSpec& e = *m.moe;
+        const double etp = s.effective_expert_tp();
+        const double routed_rows = x.tokens_ew * e.top_k * etp * ctx.moe_straggler;
+        outputs[n++] = x.tokens_ew * e.experts; // router logits
+        mlp(routed_rows, static_cast<double>(e.expert_ffn_hidden) / etp);
+        if (e.shared_experts > 0)
+            mlp(t, static_cast<double>(e.shared_experts) * e.expert_ffn_hidden / x.t);
+    }
+    double bytes = kActivationBytes * x.tokens_ew * x.h + attention_out + attention_stats;
+    for (int i = 0; i < n; i += 2) // the 1st, 3rd, ... matmul outputs are kept
+        bytes += kActivationBytes * outputs[i];
+    return bytes;
+}
+
+} // namespace
+
 double layer_activation_bytes(const LayerContext& ctx, bool moe_layer) noexcept
 {
     const Shapes x = shapes_of(ctx);
@@ -864,6 +911,8 @@ double layer_activation_bytes(const LayerContext& ctx, bool moe_layer) noexcept
     const double rep = x.tokens_ew * x.h; // elements of a [tokens, h] tensor after SP
     if (s.recompute == Recompute::full)
         return kActivationBytes * rep; // only the layer input is checkpointed
+    if (s.recompute == Recompute::selective && ctx.traits.selective == SelectivePolicy::every_other_matmul)
+        return every_other_matmul_saved_bytes(ctx, x, moe_layer);
     const double mask = x.dropout ? kMaskBytes : 0;
     // Inputs saved for the weight-gradient GEMMs: Transformer Engine / torchao keep the fp8-cast copy
     // (1 byte) when the GEMMs run in fp8 (TE fp8 autocast saves the quantised inputs for backward).

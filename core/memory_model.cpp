@@ -135,8 +135,8 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
         mem.activations += act.working; // one layer's full activations while it is recomputed
     double transient = 0;
     if (stage == s.pp - 1) {
-        // Logits (bf16) and the fp32 softmax kept for the cross-entropy backward, one micro-batch.
-        transient += tokens * static_cast<double>(m.vocab) / s.tp * (2 + 4);
+        // The cross-entropy's logits and fp32 buffers at its peak, one micro-batch (software_stack.hpp).
+        transient += tokens * static_cast<double>(m.vocab) / s.tp * software_traits(ctx.training.framework).loss_peak_bytes_per_logit;
     }
     if (s.zero >= 3) {
         // FSDP/ZeRO-3 materialises the full parameters of the current and the prefetched unit.

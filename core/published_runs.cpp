@@ -481,10 +481,15 @@ std::vector<ValidationCase> read_published_runs(
         const auto dist_opt = boolean(st, "distributed_optimizer");
         if (contains(zero, "fsdp") && s.pp > 1) {
             // With pipeline parallelism FSDP keeps the gathered weights for all micro-batches of a step
-            // (Llama 3 paper Sec. 3.3.2; torchtitan disables reshard-after-forward under PP): ZeRO-2 traffic.
-            s.zero = 2;
-            as.push_back(
-                "FSDP with PP: weights gathered once per step (no reshard between micro-batches) = ZeRO-2 traffic");
+            // (torchtitan disables reshard-after-forward under PP). Meta's Llama 3 stack still shards the
+            // gradients (Llama 3 paper Sec. 3.3.2): ZeRO-2. torchtitan's schedule also turns gradient sync
+            // off until the last micro-batch (FSDP2 set_requires_gradient_sync), so the stage's gradients
+            // stay unsharded through the step too: ZeRO-1. Both reduce-scatter and re-gather once per step.
+            s.zero = torchtitan ? 1 : 2;
+            as.push_back(torchtitan ? "FSDP with PP (torchtitan): weights and gradients unsharded through the step, one "
+                                      "reduce-scatter and all-gather per step = ZeRO-1"
+                                    : "FSDP with PP: weights gathered once per step (no reshard between micro-batches), "
+                                      "gradients sharded = ZeRO-2");
         } else if (contains(zero, "fsdp") || contains(zero, "zero-3") || contains(zero, "zero3")) {
             s.zero = 3;
         } else if (contains(zero, "zero-2")) {
@@ -594,6 +599,8 @@ std::vector<ValidationCase> read_published_runs(
                                                        : "none (NeMo / Megatron-LM performance recipes)"));
         }
 
+        if (auto mem = num(res, "peak_memory_gib"); mem && *mem > 0)
+            c.measured_peak_memory_bytes = *mem * units::kGiB;
         // Measurement, converted to tokens/s per GPU.
         const double tokens_per_step = static_cast<double>(t.global_batch) * static_cast<double>(t.seq_len);
         if (auto v = num(res, "tokens_per_sec_per_gpu")) {
@@ -737,6 +744,9 @@ ValidationReport run_validation(
             row.c.assumptions.push_back("predicted out of memory (" + fmt("%.1f GiB", r.peak_memory_bytes / units::kGiB)
                 + "); throughput reported anyway");
         row.predicted_tokens_per_s_per_gpu = r.tokens_per_s / static_cast<double>(s.total_gpus());
+        row.predicted_peak_memory_bytes = r.peak_memory_bytes;
+        if (c.measured_peak_memory_bytes)
+            row.memory_error = (r.peak_memory_bytes - *c.measured_peak_memory_bytes) / *c.measured_peak_memory_bytes;
         row.error
             = (row.predicted_tokens_per_s_per_gpu - c.measured_tokens_per_s_per_gpu) / c.measured_tokens_per_s_per_gpu;
         report.rows.push_back(std::move(row));
@@ -754,6 +764,20 @@ ValidationReport run_validation(
         by_source_model[r.c.source_group + " / " + r.c.model_name].push_back(&r);
     }
     report.overall = summarize_rows(all);
+    {
+        std::vector<double> e;
+        for (const auto& r : report.rows)
+            if (r.memory_error)
+                e.push_back(std::fabs(*r.memory_error));
+        report.memory.rows = static_cast<int>(e.size());
+        if (!e.empty()) {
+            std::sort(e.begin(), e.end());
+            report.memory.mape = std::accumulate(e.begin(), e.end(), 0.0) / e.size();
+            const std::size_t n = e.size();
+            report.memory.median = n % 2 ? e[n / 2] : 0.5 * (e[n / 2 - 1] + e[n / 2]);
+            report.memory.worst = e.back();
+        }
+    }
     for (const auto& [k, v] : by_source)
         report.by_source[k] = summarize_rows(v);
     for (const auto& [k, v] : by_gpu)
@@ -788,7 +812,12 @@ json validation_report_to_json(const ValidationReport& r)
             { "measured_tokens_per_s_per_gpu", row.c.measured_tokens_per_s_per_gpu },
             { "predicted_tokens_per_s_per_gpu", row.predicted_tokens_per_s_per_gpu }, { "error", row.error },
             { "measured_from", row.c.measured_from }, { "feasible", row.feasible },
-            { "strategy", strategy_to_json(row.c.scenario.strategy) }, { "assumptions", row.c.assumptions } });
+            { "strategy", strategy_to_json(row.c.scenario.strategy) }, { "assumptions", row.c.assumptions },
+            { "predicted_peak_memory_GiB", row.predicted_peak_memory_bytes / units::kGiB } });
+        if (row.memory_error) {
+            rows.back()["measured_peak_memory_GiB"] = *row.c.measured_peak_memory_bytes / units::kGiB;
+            rows.back()["memory_error"] = *row.memory_error;
+        }
     }
     j["rows"] = rows;
     json skipped = json::array();
@@ -804,6 +833,8 @@ json validation_report_to_json(const ValidationReport& r)
         by_gpu[k] = group_json(g);
     for (const auto& [k, g] : r.by_source_model)
         by_model[k] = group_json(g);
+    summary["memory"] = { { "rows", r.memory.rows }, { "mape", r.memory.mape }, { "median", r.memory.median },
+        { "worst", r.memory.worst } };
     summary["by_source"] = by_source;
     summary["by_gpu"] = by_gpu;
     summary["by_source_model"] = by_model;
@@ -836,6 +867,18 @@ std::string validation_report_to_markdown(const ValidationReport& r)
     out += "\n**All rows: " + std::to_string(r.overall.rows) + ", MAPE " + fmt("%.1f%%", 100 * r.overall.mape)
         + ", median " + fmt("%.1f%%", 100 * r.overall.median) + ", worst " + fmt("%.1f%%", 100 * r.overall.worst)
         + "; skipped " + std::to_string(r.skipped.size()) + ".**\n";
+    if (r.memory.rows > 0) {
+        out += "\nPeak memory per GPU where the source states it (allocator reserved, GiB):\n\n"
+               "| run | measured | predicted | error |\n|---|---:|---:|---:|\n";
+        for (const auto& row : r.rows)
+            if (row.memory_error)
+                out += "| " + row.c.id + " | " + fmt("%.1f", *row.c.measured_peak_memory_bytes / units::kGiB) + " | "
+                    + fmt("%.1f", row.predicted_peak_memory_bytes / units::kGiB) + " | "
+                    + fmt("%+.1f%%", 100 * *row.memory_error) + " |\n";
+        out += "\n**Memory: " + std::to_string(r.memory.rows) + " rows, MAPE " + fmt("%.1f%%", 100 * r.memory.mape)
+            + ", median " + fmt("%.1f%%", 100 * r.memory.median) + ", worst " + fmt("%.1f%%", 100 * r.memory.worst)
+            + ".**\n";
+    }
     if (!r.skipped.empty()) {
         out += "\nSkipped rows:\n\n";
         for (const auto& s : r.skipped)

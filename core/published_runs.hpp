@@ -23,6 +23,7 @@ struct ValidationCase {
     Scenario scenario;
     double measured_tokens_per_s_per_gpu = 0;
     std::string measured_from; // which published field the measurement comes from
+    std::optional<double> measured_peak_memory_bytes; // result.peak_memory_gib, where the source states it
     std::vector<std::string> assumptions;
     // Recompute was unstated: choose the least recomputation that fits in memory.
     bool recompute_unstated = false;
@@ -38,6 +39,8 @@ struct ValidationRow {
     double predicted_tokens_per_s_per_gpu = 0;
     double error = 0; // (predicted - measured) / measured
     bool feasible = true;
+    double predicted_peak_memory_bytes = 0;
+    std::optional<double> memory_error; // (predicted - measured) / measured peak memory, where measured
 };
 
 struct GroupSummary {
@@ -57,6 +60,8 @@ struct ValidationReport {
     std::map<std::string, GroupSummary> by_workload; // dense, mixture of experts, long context
     // Rank preservation where one source compares several strategies for one model.
     std::map<std::string, GroupSummary> by_source_model;
+    // Peak memory per GPU against the published figure (rows that state one): MAPE, median, worst.
+    GroupSummary memory;
 };
 
 // Throws InputError when the file is not in the published-runs format at all.

@@ -23,6 +23,7 @@ constexpr double kTeExpertGemmHostSeconds = 20e-6;
 // ~4 -> 22; backward: scatter the nll gradient w4, log_softmax backward r8+w4 plus its sum pass r4,
 // cast back r4+w2 = 26 (torchtitan/train.py loss_fn; aten log_softmax kernels).
 constexpr double kEagerLossFwdBytesPerLogit = 22;
+constexpr double kEagerLossPeakBytesPerLogit = 12;
 constexpr double kEagerLossBwdBytesPerLogit = 26;
 // PyTorch's ring attention merges in eager fp32 (_SDPAMerger with convert_to_f32): per step, cast the
 // block output r2+w4, out - block_out r8+w4, times sigmoid(lse diff) r4+w4, subtract r8+w4, the
@@ -80,6 +81,7 @@ SoftwareTraits software_traits(Framework f)
         t.cp_merge_bwd_bytes_per_query = kPyTorchCpMergeBwdBytesPerQuery;
         t.cp_merge_bwd_bytes_per_kv = kPyTorchCpMergeBwdBytesPerKv;
         t.loss_fwd_bytes_per_logit = kEagerLossFwdBytesPerLogit;
+        t.loss_peak_bytes_per_logit = kEagerLossPeakBytesPerLogit;
         t.loss_bwd_bytes_per_logit = kEagerLossBwdBytesPerLogit;
         t.tp_overlap_backward = false;
         t.tp_relayout_copies = true;
@@ -97,6 +99,7 @@ SoftwareTraits software_traits(Framework f)
         t.cp_merge_bwd_bytes_per_query = kPyTorchCpMergeBwdBytesPerQuery;
         t.cp_merge_bwd_bytes_per_kv = kPyTorchCpMergeBwdBytesPerKv;
         t.loss_fwd_bytes_per_logit = kEagerLossFwdBytesPerLogit;
+        t.loss_peak_bytes_per_logit = kEagerLossPeakBytesPerLogit;
         t.loss_bwd_bytes_per_logit = kEagerLossBwdBytesPerLogit;
         t.tp_overlap_backward = false;
         t.tp_relayout_copies = true;

@@ -65,6 +65,11 @@ struct SoftwareTraits {
     // = 38; backward: scale the saved softmax in place r4+w4, cast back r4+w2 = 14
     // (megatron/core/tensor_parallel/cross_entropy.py).
     double loss_fwd_bytes_per_logit = 38;
+    // Bytes per logit live at the loss's peak: Megatron keeps the bf16 logits and the fp32 softmax for
+    // the backward of its fused vocab-parallel cross-entropy (2 + 4); eager PyTorch F.cross_entropy on
+    // pred.float() holds the fp32 copy and the saved fp32 log-softmax, and the backward the fp32
+    // incoming and outgoing gradients of log_softmax next to the saved output (4 + 4 + 4).
+    double loss_peak_bytes_per_logit = 6;
     double loss_bwd_bytes_per_logit = 14;
     // Ring context parallelism. K/V all-gathered once per pass (PyTorch's default rotate method) instead
     // of passed on step by step; K/V exchanged at the query head count (repeated before the kernel).

@@ -217,6 +217,34 @@ private slots:
         QVERIFY(compact.checkpoint_bytes < 0.5 * fp32.checkpoint_bytes);
     }
 
+    // torchtitan's op-level selective checkpointing (every second matmul output kept) by hand, for one
+    // Llama 3 8B layer and one 8192-token sequence: the block input, the attention output and its fp32
+    // log-sum-exp, and the outputs of q, v, w1 and w2 (of q, k, v, o, w1, w3, w2), all bf16.
+    void torchtitan_selective_activations()
+    {
+        static const ClusterSpec c = test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr");
+        const ModelSpec m = test::model("llama3-8b");
+        TrainingSpec t;
+        t.seq_len = 8192;
+        t.framework = Framework::torchtitan;
+        Strategy s;
+        s.recompute = Recompute::selective;
+        LayerContext lc;
+        lc.model = &m;
+        lc.training = &t;
+        lc.strategy = &s;
+        lc.device = ComputeDevice::of(c.gpu);
+        lc.traits = software_traits(Framework::torchtitan);
+        const double tok = 8192, h = 4096, q = 4096, kv = 1024, f = 14336, heads = 32;
+        const double expected = tok * (2 * h + 2 * q) + heads * tok * 4 + 2 * tok * (q + kv + f + h);
+        QVERIFY2(near(layer_activation_bytes(lc, false), expected, 1e-12),
+            qPrintable(QString::number(layer_activation_bytes(lc, false) / expected)));
+        // Megatron's selective recompute (attention core only) keeps far more: 34 bytes per token and
+        // hidden element for a GPT layer, here the SwiGLU equivalent.
+        lc.traits = software_traits(Framework::megatron);
+        QVERIFY(layer_activation_bytes(lc, false) > 1.5 * expected);
+    }
+
     // moe_load.cpp by hand: 16 experts on 4 EP ranks, expert 0 gets 4x the others' tokens.
     void moe_load_histogram()
     {
