@@ -23,8 +23,8 @@ QString watts(double w)
 {
     if (std::fabs(w) >= 1e6)
         return QString::number(w / 1e6, 'f', 2) + QStringLiteral(" MW");
-    if (std::fabs(w) >= 1e4)
-        return QString::number(w / 1e3, 'f', 1) + QStringLiteral(" kW");
+    if (std::fabs(w) >= 1e3)
+        return QString::number(w / 1e3, 'f', std::fabs(w) >= 1e5 ? 0 : 1) + QStringLiteral(" kW");
     return QString::number(std::lround(w)) + QStringLiteral(" W");
 }
 
