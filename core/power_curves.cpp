@@ -101,7 +101,8 @@ KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const Laye
             // model's best GEMM efficiency (wave quantisation, partial tiles, the K loop's prologue).
             double best = 0;
             for (const GemmTile& t : dev.gen->tiles)
-                best = std::max(best, gemm_efficiency(dev, static_cast<double>(t.m) * dev.sm_count, t.n * kCeilingWaves, nominal.k, p));
+                best = std::max(best,
+                    gemm_efficiency(dev, static_cast<double>(t.m) * dev.sm_count, t.n * kCeilingWaves, nominal.k, p));
             if (best > 0)
                 w.occupancy = std::clamp(gemm_efficiency(dev, nominal.m, nominal.n, nominal.k, p) / best, 0.0, 1.0);
         }

@@ -75,7 +75,8 @@ Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s,
         double busy = 0;
         for (double b : r.compute_busy_s)
             busy += b;
-        w.busy_fraction = r.compute_busy_s.empty() || step <= 0 ? 0 : std::min(1.0, busy / r.compute_busy_s.size() / step);
+        w.busy_fraction
+            = r.compute_busy_s.empty() || step <= 0 ? 0 : std::min(1.0, busy / r.compute_busy_s.size() / step);
         for (std::size_t d = 0; d < p.stages.size() && d < tr.devices.size(); ++d) {
             p.stages[d].avg_W = tr.devices[d].avg_W;
             p.stages[d].peak_W = tr.devices[d].peak_W;

@@ -211,7 +211,10 @@ const PlanLayout& EvaluationCache::layout(const Strategy& s)
     return *it->second;
 }
 
-const LayerCosts& EvaluationCache::layer_costs(const Strategy& s, const Groups& g) { return layer_entry(s, g).costs; }
+const LayerCosts& EvaluationCache::layer_costs(const Strategy& s, const Groups& g)
+{
+    return layer_entry(s, g).costs;
+}
 
 const EvaluationCache::LayerEntry& EvaluationCache::layer_entry(const Strategy& s, const Groups& g)
 {
