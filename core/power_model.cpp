@@ -140,7 +140,7 @@ PowerModel PowerModel::of(const ComputeDevice& dev, const TrainingSpec& training
     pm.sm_activity = pg.sm_activity;
     pm.pipeline_activity = pg.pipeline_activity;
     // Anchor (derived): the most efficient GEMM the compute model runs (no partial tiles or waves, an
-    // endless K loop, calibration included) draws exactly TDP at the nominal clock, the clock the dense
+    // endless K loop) draws exactly TDP at the nominal clock, the clock the dense
     // peak is quoted at and that NVIDIA sustains under TDP (the efficiencies were measured there):
     // sm + pipeline + tensor * eff + hbm = 1. No kernel then needs more than TDP at the nominal clock.
     const Precision anchor_p = gpu.supports(Precision::bf16) ? Precision::bf16 : Precision::fp16;
