@@ -346,6 +346,9 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCac
         pw.rack_peak_kW = pw.nodes_per_rack * pw.peak_W_per_node / 1000;
         pw.cluster_avg_kW = (pw.avg_W_per_gpu * gpus + ctx.node_overhead_W * pw.nodes) / 1000;
         pw.cluster_peak_kW = (peak_sum / p * gpus + ctx.node_overhead_W * pw.nodes) / 1000;
+        // A rack of the hottest nodes, never more than the cluster it is part of.
+        pw.rack_avg_kW = std::min(pw.rack_avg_kW, pw.cluster_avg_kW);
+        pw.rack_peak_kW = std::min(pw.rack_peak_kW, pw.cluster_peak_kW);
     };
 
     const double top = pm.max_clock;

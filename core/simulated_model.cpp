@@ -72,6 +72,8 @@ Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s,
         w.rack_peak_kW = w.nodes_per_rack * w.peak_W_per_node / 1000;
         w.cluster_avg_kW = (w.avg_W_per_gpu * gpus + tr.cluster_overhead_W) / 1000;
         w.cluster_peak_kW = tr.cluster_peak_W / 1000;
+        w.rack_avg_kW = std::min(w.rack_avg_kW, w.cluster_avg_kW);
+        w.rack_peak_kW = std::min(w.rack_peak_kW, w.cluster_peak_kW);
         double busy = 0;
         for (double b : r.compute_busy_s)
             busy += b;

@@ -102,6 +102,9 @@ private slots:
         QVERIFY(w.cap_W <= g.tdp_W);
         QVERIFY(w.avg_W_per_gpu * gpus <= g.tdp_W * gpus);
         QVERIFY(w.cluster_avg_kW <= w.cluster_peak_kW * (1 + 1e-9));
+        QVERIFY(w.rack_peak_kW <= w.cluster_peak_kW * (1 + 1e-9));
+        QVERIFY(w.rack_avg_kW <= w.rack_peak_kW * (1 + 1e-9));
+        QVERIFY(w.avg_W_per_node <= w.peak_W_per_node * (1 + 1e-9));
         QVERIFY(w.cluster_peak_kW * 1000 <= g.tdp_W * gpus + w.node_overhead_W * w.nodes + 1e-6);
         for (const StageReport& st : p.stages) {
             QVERIFY(st.avg_W >= g.idle_W);
