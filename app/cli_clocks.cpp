@@ -24,21 +24,25 @@ std::string fmt(const char* f, double v)
 nlohmann::json fidelity_json(const ClockPlanFidelity& f)
 {
     return { { "base_step_s", f.base_step_s }, { "step_s", f.step_s }, { "slowdown", f.slowdown() },
-        { "base_energy_J_per_step", f.base_energy_J }, { "energy_J_per_step", f.energy_J }, { "energy_saved", f.energy_saved() } };
+        { "base_energy_J_per_step", f.base_energy_J }, { "energy_J_per_step", f.energy_J },
+        { "energy_saved", f.energy_saved() } };
 }
 
 } // namespace
 
 int run_clocks(const QStringList& args)
 {
-    CommandParser cmd(QStringLiteral("Plans a clock per pipeline stage that saves energy at (nearly) the same step time:\n"
-                                     "stages off the critical path run slower and at a lower voltage (after Perseus, SOSP 2024).\n"
-                                     "Put the result into the scenario as training.stage_clock_MHz."),
+    CommandParser cmd(
+        QStringLiteral("Plans a clock per pipeline stage that saves energy at (nearly) the same step time:\n"
+                       "stages off the critical path run slower and at a lower voltage (after Perseus, SOSP 2024).\n"
+                       "Put the result into the scenario as training.stage_clock_MHz."),
         QStringLiteral("SCENARIO"), QStringLiteral("scenario file or preset name"));
     cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print JSON.") });
-    cmd.parser().addOption({ QStringLiteral("max-slowdown"),
-        QStringLiteral("Step-time increase allowed (default 0.01 = 1%)."), QStringLiteral("FRACTION"), QStringLiteral("0.01") });
-    cmd.parser().addOption({ QStringLiteral("no-simulate"), QStringLiteral("Skip the event-simulator check of the plan.") });
+    cmd.parser().addOption(
+        { QStringLiteral("max-slowdown"), QStringLiteral("Step-time increase allowed (default 0.01 = 1%)."),
+            QStringLiteral("FRACTION"), QStringLiteral("0.01") });
+    cmd.parser().addOption(
+        { QStringLiteral("no-simulate"), QStringLiteral("Skip the event-simulator check of the plan.") });
     cmd.parser().addOption({ QStringLiteral("calibration"),
         QStringLiteral("Calibration: a JSON file from `parallax-cli calibrate`, builtin (default) or none."),
         QStringLiteral("FILE|builtin|none"), QStringLiteral("builtin") });
@@ -50,7 +54,8 @@ int run_clocks(const QStringList& args)
         const QString text = cmd.parser().value(QStringLiteral("max-slowdown"));
         o.max_slowdown = text.toDouble(&ok);
         if (!ok || !(o.max_slowdown >= 0 && o.max_slowdown <= 1)) {
-            print_err("parallax-cli clocks: --max-slowdown must be a number in [0, 1], got '" + text.toStdString() + "'");
+            print_err(
+                "parallax-cli clocks: --max-slowdown must be a number in [0, 1], got '" + text.toStdString() + "'");
             return kBadInput;
         }
     }
@@ -91,11 +96,14 @@ int run_clocks(const QStringList& args)
         + "), step-time allowance " + fmt("%.1f%%", 100 * o.max_slowdown) + "\n\n";
     out += "stage   clock MHz (from)   avg W per GPU (from)\n";
     for (std::size_t i = 0; i < plan.stage_clock_MHz.size(); ++i)
-        out += fmt("%5.0f", static_cast<double>(i)) + fmt("   %9.0f", plan.stage_clock_MHz[i]) + fmt(" (%4.0f)", plan.base_clock_MHz[i])
-            + (i < plan.stage_W.size() ? fmt("   %13.0f", plan.stage_W[i]) + fmt(" (%4.0f)", plan.stage_base_W[i]) : "") + "\n";
+        out += fmt("%5.0f", static_cast<double>(i)) + fmt("   %9.0f", plan.stage_clock_MHz[i])
+            + fmt(" (%4.0f)", plan.base_clock_MHz[i])
+            + (i < plan.stage_W.size() ? fmt("   %13.0f", plan.stage_W[i]) + fmt(" (%4.0f)", plan.stage_base_W[i]) : "")
+            + "\n";
     auto row = [&](const char* name, const ClockPlanFidelity& f) {
-        out += std::string(name) + fmt("energy saved %5.2f%%", 100 * f.energy_saved()) + fmt(", step time %+.2f%%", 100 * f.slowdown())
-            + fmt("  (%.3f s", f.base_step_s) + fmt(" -> %.3f s", f.step_s) + fmt(", %.0f kJ", f.base_energy_J / 1000)
+        out += std::string(name) + fmt("energy saved %5.2f%%", 100 * f.energy_saved())
+            + fmt(", step time %+.2f%%", 100 * f.slowdown()) + fmt("  (%.3f s", f.base_step_s)
+            + fmt(" -> %.3f s", f.step_s) + fmt(", %.0f kJ", f.base_energy_J / 1000)
             + fmt(" -> %.0f kJ per step)\n", f.energy_J / 1000);
     };
     out += "\n";

@@ -12,25 +12,26 @@ namespace {
 
 using Command = int (*)(const QStringList&);
 
-const char* kUsage = "usage: parallax-cli <command> [options]\n"
-                     "\n"
-                     "commands:\n"
-                     "  predict  SCENARIO.json [--json] [--fidelity analytic|simulated]\n"
-                     "  search   SCENARIO.json [--json] [--top N] [--threads N] [--objective throughput|time_to_train|energy]\n"
-                     "           [--max-slowdown F] [--power-budget-kW KW]\n"
-                     "  sweep    SCENARIO.json --gpus 64,128,256,... [--json]\n"
-                     "  presets  [gpus|fabrics|clusters|models|scenarios] [--json]\n"
-                     "  validate RUNS.json [--json] [--calibration FILE|builtin|none]\n"
-                     "  calibrate RUNS.json [--out FILE] [--cross-validate] [--json]\n"
-                     "  timeline SCENARIO.json --out trace.json   (Chrome trace / Perfetto)\n"
-                     "  clocks   SCENARIO.json [--max-slowdown 0.01] [--json]   (per-stage DVFS plan)\n"
-                     "  parse-log LOG [--format auto|megatron|torchtitan|deepspeed|probe] [--json]\n"
-                     "  run      SCENARIO --cluster PROFILE [--framework probe|megatron|torchtitan|deepspeed] [--wait]\n"
-                     "  runs     [RUN_ID] [--json]                 (the run store: measured vs predicted)\n"
-                     "\n"
-                     "`parallax-cli <command> --help` describes one command; --version prints the version.\n"
-                     "Exit codes: 0 success, 1 internal error, 2 bad input, 3 infeasible plan.\n"
-                     "run: 4 the remote run failed, was cancelled or could not be sent.\n";
+const char* kUsage
+    = "usage: parallax-cli <command> [options]\n"
+      "\n"
+      "commands:\n"
+      "  predict  SCENARIO.json [--json] [--fidelity analytic|simulated]\n"
+      "  search   SCENARIO.json [--json] [--top N] [--threads N] [--objective throughput|time_to_train|energy]\n"
+      "           [--max-slowdown F] [--power-budget-kW KW]\n"
+      "  sweep    SCENARIO.json --gpus 64,128,256,... [--json]\n"
+      "  presets  [gpus|fabrics|clusters|models|scenarios] [--json]\n"
+      "  validate RUNS.json [--json] [--calibration FILE|builtin|none]\n"
+      "  calibrate RUNS.json [--out FILE] [--cross-validate] [--json]\n"
+      "  timeline SCENARIO.json --out trace.json   (Chrome trace / Perfetto)\n"
+      "  clocks   SCENARIO.json [--max-slowdown 0.01] [--json]   (per-stage DVFS plan)\n"
+      "  parse-log LOG [--format auto|megatron|torchtitan|deepspeed|probe] [--json]\n"
+      "  run      SCENARIO --cluster PROFILE [--framework probe|megatron|torchtitan|deepspeed] [--wait]\n"
+      "  runs     [RUN_ID] [--json]                 (the run store: measured vs predicted)\n"
+      "\n"
+      "`parallax-cli <command> --help` describes one command; --version prints the version.\n"
+      "Exit codes: 0 success, 1 internal error, 2 bad input, 3 infeasible plan.\n"
+      "run: 4 the remote run failed, was cancelled or could not be sent.\n";
 
 } // namespace
 

@@ -24,11 +24,13 @@ void add_search_options(CommandParser& cmd)
         QStringLiteral("Calibration: a JSON file from `parallax-cli calibrate`, builtin (default) or none."),
         QStringLiteral("FILE|builtin|none"), QStringLiteral("builtin") });
     cmd.parser().addOption({ QStringLiteral("power-budget-kW"),
-        QStringLiteral("Cluster power budget (average kW, GPUs + node overhead): plans above it are out; fewer nodes are "
-                       "searched when no plan of the whole cluster fits."),
+        QStringLiteral(
+            "Cluster power budget (average kW, GPUs + node overhead): plans above it are out; fewer nodes are "
+            "searched when no plan of the whole cluster fits."),
         QStringLiteral("KW"), QString() });
     cmd.parser().addOption({ QStringLiteral("max-slowdown"),
-        QStringLiteral("With --objective energy: only plans within this fraction of the fastest step time (0.05 = 5%)."),
+        QStringLiteral(
+            "With --objective energy: only plans within this fraction of the fastest step time (0.05 = 5%)."),
         QStringLiteral("FRACTION"), QString() });
     cmd.parser().addOption({ QStringLiteral("refine"),
         QStringLiteral("Re-rank the best N analytic candidates with the event simulator (default 20, 0 = off)."),

@@ -7,12 +7,12 @@
 #include "input_error.hpp"
 #include "learn_panel.hpp"
 #include "metrics_panel.hpp"
-#include "power_panel.hpp"
 #include "plan_document.hpp"
 #include "plan_evaluator.hpp"
 #include "plan_explain.hpp"
 #include "plan_plots.hpp"
 #include "plot_export.hpp"
+#include "power_panel.hpp"
 #include "preset_catalog.hpp"
 #include "qcustomplot_include.hpp"
 #include "rank_grid.hpp"
@@ -68,11 +68,10 @@ namespace parallax::app {
 namespace {
 
 // The panels in the order of panel_names(); docks are named "dock_<name>" for saveState().
-const QStringList kDockNames
-    = { QStringLiteral("scenario"), QStringLiteral("model"), QStringLiteral("cluster"), QStringLiteral("training"),
-          QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"), QStringLiteral("heatmap"),
-          QStringLiteral("timeline"), QStringLiteral("power"), QStringLiteral("scaling"), QStringLiteral("search"),
-          QStringLiteral("learn") };
+const QStringList kDockNames = { QStringLiteral("scenario"), QStringLiteral("model"), QStringLiteral("cluster"),
+    QStringLiteral("training"), QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
+    QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("power"), QStringLiteral("scaling"),
+    QStringLiteral("search"), QStringLiteral("learn") };
 const QStringList kCentralNames
     = { QStringLiteral("results"), QStringLiteral("memory"), QStringLiteral("time"), QStringLiteral("compare") };
 

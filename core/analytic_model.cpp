@@ -2,8 +2,8 @@
 
 #include "layer_ops.hpp"
 #include "memory_model.hpp"
-#include "moe_load.hpp"
 #include "model_math.hpp"
+#include "moe_load.hpp"
 #include "stage_power.hpp"
 #include "strategy_costs.hpp"
 #include "strategy_rules.hpp"
@@ -26,8 +26,8 @@ constexpr int kDp = static_cast<int>(OpStream::dp);
 
 // Per-micro-batch stage timing at clock x (power curves applied) including the ZeRO-3 gathers that do
 // not hide under compute; `power` gets the stage's energy inputs.
-StageTiming timing_with_zero3(
-    const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage, double x, StagePower* power = nullptr) noexcept
+StageTiming timing_with_zero3(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage, double x,
+    StagePower* power = nullptr) noexcept
 {
     StagePower sp = stage_power(ctx, s, c, stage, x);
     StageTiming t = sp.timing;
@@ -346,6 +346,9 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCac
         pw.rack_peak_kW = pw.nodes_per_rack * pw.peak_W_per_node / 1000;
         pw.cluster_avg_kW = (pw.avg_W_per_gpu * gpus + ctx.node_overhead_W * pw.nodes) / 1000;
         pw.cluster_peak_kW = (peak_sum / p * gpus + ctx.node_overhead_W * pw.nodes) / 1000;
+        // A rack of the hottest nodes, never more than the cluster it is part of.
+        pw.rack_avg_kW = std::min(pw.rack_avg_kW, pw.cluster_avg_kW);
+        pw.rack_peak_kW = std::min(pw.rack_peak_kW, pw.cluster_peak_kW);
     };
 
     const double top = pm.max_clock;
@@ -475,23 +478,23 @@ Prediction AnalyticModel::predict(const Strategy& s) const
     {
         const PowerModel& pm = ctx.power;
         auto watts = [](double w) { return std::to_string(static_cast<long long>(std::lround(w))) + " W"; };
-        std::string clock = pm.nominal_MHz > 0 ? std::to_string(static_cast<long long>(std::lround(r.power.clock_MHz))) + " MHz"
-                                               : std::to_string(static_cast<long long>(std::lround(100 * r.power.clock_MHz))) + "%";
+        std::string clock = pm.nominal_MHz > 0
+            ? std::to_string(static_cast<long long>(std::lround(r.power.clock_MHz))) + " MHz"
+            : std::to_string(static_cast<long long>(std::lround(100 * r.power.clock_MHz))) + "%";
         if (!uniform_stage_clocks(ctx.training, s.pp))
             clock += " (mean of the per-stage clocks)";
-        p.assumptions.push_back("power: kernels at " + clock + ", capped at " + watts(pm.cap_W) + "; idle " + watts(pm.idle_W)
-            + ", awake-idle " + watts(pm.wait_W) + " in bubbles and waits; node overhead " + watts(ctx.node_overhead_W)
-            + " (power_model.hpp)");
-        if (r.power.power_capped)
-        {
+        p.assumptions.push_back("power: kernels at " + clock + ", capped at " + watts(pm.cap_W) + "; idle "
+            + watts(pm.idle_W) + ", awake-idle " + watts(pm.wait_W) + " in bubbles and waits; node overhead "
+            + watts(ctx.node_overhead_W) + " (power_model.hpp)");
+        if (r.power.power_capped) {
             char pct[32];
             std::snprintf(pct, sizeof pct, "%.1f%%", 100 * r.power.cap_slowdown);
             p.warnings.push_back("the " + watts(pm.cap_W) + " power cap throttles the most power-hungry kernels: +"
                 + std::string(pct) + " kernel time on the most affected stage");
         }
         if (r.power.thermal_clock > 0)
-            p.warnings.push_back("thermal limit: at " + std::to_string(static_cast<int>(std::lround(pm.inlet_C))) + " C inlet the cooling sustains "
-                + watts(r.power.thermal_limit_W) + " per GPU; the clock falls to "
+            p.warnings.push_back("thermal limit: at " + std::to_string(static_cast<int>(std::lround(pm.inlet_C)))
+                + " C inlet the cooling sustains " + watts(r.power.thermal_limit_W) + " per GPU; the clock falls to "
                 + std::to_string(static_cast<int>(std::lround(100 * r.power.thermal_clock))) + "% of nominal");
     }
     p.assumptions.push_back("FLOPs counted as Megatron-LM reports them (causal attention in full, no recompute)");

@@ -137,7 +137,8 @@ ClockPlan plan_stage_clocks(const Scenario& sc, const ClockPlanOptions& o)
             out.push_back(r.avg_W);
     }
     if (plan.moves == 0)
-        plan.notes.push_back("no stage can run slower without lengthening the step beyond the allowance or without saving energy");
+        plan.notes.push_back(
+            "no stage can run slower without lengthening the step beyond the allowance or without saving energy");
     return plan;
 }
 

@@ -5,8 +5,8 @@
 // barrier for the gradient norm, the optimizer step, parameter gathers), plus ZeRO-3 gathers.
 #include "execution_graph.hpp"
 #include "plan_context.hpp"
-#include "strategy.hpp"
 #include "stage_power.hpp"
+#include "strategy.hpp"
 #include "strategy_costs.hpp"
 
 #include <vector>

@@ -17,7 +17,11 @@ PlanContext::PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c, const Calib
     device.kernel_scale = calibration.framework(training.framework);
     device.fp8_rowwise = training.fp8_rowwise;
     network = NetworkModel::of(cluster);
-    power = PowerModel::of(device, training);
+    power_device = device;
+    power_device.gemm_scale = 1;
+    power_device.attention_scale = 1;
+    power_device.kernel_scale = 1;
+    power = PowerModel::of(power_device, training);
     clocks = ClockLadder::of(power);
     node_overhead_W = parallax::node_overhead_W(cluster);
     model_flops_per_token = megatron_flops_per_token(model, static_cast<double>(training.seq_len));

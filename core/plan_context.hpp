@@ -19,6 +19,7 @@ struct PlanContext {
     ClusterSpec cluster;
     ComputeDevice device; // points into `cluster` — PlanContext is not copyable for that reason
     NetworkModel network;
+    ComputeDevice power_device; // `device` without the calibration's scales: what the power model sees
     PowerModel power; // per GPU: idle, dynamic range, V/f curve, cap, thermal limit
     ClockLadder clocks; // the clock levels power curves are built on
     double node_overhead_W = 0; // what a node draws besides its GPUs

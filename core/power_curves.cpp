@@ -101,7 +101,8 @@ KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const Laye
             // model's best GEMM efficiency (wave quantisation, partial tiles, the K loop's prologue).
             double best = 0;
             for (const GemmTile& t : dev.gen->tiles)
-                best = std::max(best, gemm_efficiency(dev, static_cast<double>(t.m) * dev.sm_count, t.n * kCeilingWaves, nominal.k, p));
+                best = std::max(best,
+                    gemm_efficiency(dev, static_cast<double>(t.m) * dev.sm_count, t.n * kCeilingWaves, nominal.k, p));
             if (best > 0)
                 w.occupancy = std::clamp(gemm_efficiency(dev, nominal.m, nominal.n, nominal.k, p) / best, 0.0, 1.0);
         }
@@ -109,35 +110,41 @@ KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const Laye
     return w;
 }
 
-void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const ComputeDevice& dev, Precision precision,
-    const LayerOps& nominal, const LayerOps& at_ref, double ref_clock, OpGroupCurves& out) noexcept
+void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const ComputeDevice& dev,
+    const ComputeDevice& physical, Precision precision, const KernelLists& lists, double ref_clock,
+    OpGroupCurves& out) noexcept
 {
     out = OpGroupCurves {};
     double time[kPassKinds][kClockLevels] = {};
     double energy[kPassKinds][kClockLevels] = {};
     double free[kPassKinds][kClockLevels] = {};
-    const int n = std::min(nominal.count, at_ref.count);
+    const int n = std::min({ lists.nominal->count, lists.at_ref->count, lists.physical->count, lists.physical_at_ref->count });
     for (int i = 0; i < n; ++i) {
-        const LayerOp& o = nominal.op[i];
+        const LayerOp& o = lists.nominal->op[i];
         if (o.stream != OpStream::compute || o.time_s <= 0)
             continue;
         const int pass = static_cast<int>(o.phase);
         PassCurve& pc = out.pass[pass];
-        const KernelWork w = kernel_work(dev, precision, o, at_ref.op[i], ref_clock);
+        // Time from the calibrated kernel list (what the compute model predicts); power and the power
+        // limiter's clock from the physical one (calibration corrects how long kernels take, not what
+        // they draw), so calibration scales stay plain factors on time, capped or not.
+        const KernelWork w = kernel_work(dev, precision, o, lists.at_ref->op[i], ref_clock);
+        const KernelWork p = kernel_work(physical, precision, lists.physical->op[i], lists.physical_at_ref->op[i], ref_clock);
         pc.nominal_s += o.time_s;
         // The highest clock at which this kernel stays within the cap (the limiter's operating point).
-        const double top = pm.capped_clock(w, ladder.hi, pm.cap_W);
+        const double top = pm.capped_clock(p, ladder.hi, pm.cap_W);
         if (top < 1.0)
             pc.throttled_at_nominal = true;
         if (top < ladder.hi)
             pc.throttle_clock = std::min(pc.throttle_clock, top);
         const double x_nom = std::min(1.0, top);
-        pc.peak_W = std::max(pc.peak_W, pm.demand_W(w, x_nom));
+        pc.peak_W = std::max(pc.peak_W, pm.demand_W(p, x_nom));
         for (int k = 0; k < ladder.count; ++k) {
             const double x = std::min(ladder.level(k), top);
-            time[pass][k] += w.time_s(x);
+            const double t = w.time_s(x);
+            time[pass][k] += t;
             free[pass][k] += w.time_s(ladder.level(k));
-            energy[pass][k] += pm.energy_J(w, x);
+            energy[pass][k] += pm.demand_W(p, x) * t;
         }
     }
     for (int p = 0; p < kPassKinds; ++p)

@@ -53,9 +53,18 @@ struct PassEnergy {
 };
 PassEnergy pass_at(const PassCurve& c, const ClockLadder& l, double x) noexcept;
 
-// The kernels of `nominal` (and the same list built at clock `ref_clock`) as per-pass curves.
-void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const ComputeDevice& dev, Precision precision,
-    const LayerOps& nominal, const LayerOps& at_ref, double ref_clock, OpGroupCurves& out) noexcept;
+// One layer kind's kernels, built four times: with the calibrated device (times) and the physical,
+// uncalibrated one (power), each at the nominal clock and at the reference clock.
+struct KernelLists {
+    const LayerOps* nominal = nullptr;
+    const LayerOps* at_ref = nullptr;
+    const LayerOps* physical = nullptr;
+    const LayerOps* physical_at_ref = nullptr;
+};
+// The kernels as per-pass curves over the ladder's clocks, each throttled to the cap.
+void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const ComputeDevice& dev,
+    const ComputeDevice& physical, Precision precision, const KernelLists& lists, double ref_clock,
+    OpGroupCurves& out) noexcept;
 
 // Clock-bound / fixed split of one kernel from its time at the nominal clock and at `ref_clock`
 // (t(x) = c / x + m through both points).

@@ -140,14 +140,15 @@ PowerModel PowerModel::of(const ComputeDevice& dev, const TrainingSpec& training
     pm.sm_activity = pg.sm_activity;
     pm.pipeline_activity = pg.pipeline_activity;
     // Anchor (derived): the most efficient GEMM the compute model runs (no partial tiles or waves, an
-    // endless K loop, calibration included) draws exactly TDP at the nominal clock, the clock the dense
+    // endless K loop) draws exactly TDP at the nominal clock, the clock the dense
     // peak is quoted at and that NVIDIA sustains under TDP (the efficiencies were measured there):
     // sm + pipeline + tensor * eff + hbm = 1. No kernel then needs more than TDP at the nominal clock.
     const Precision anchor_p = gpu.supports(Precision::bf16) ? Precision::bf16 : Precision::fp16;
     double best_gemm = 0;
     for (const GemmTile& t : gen.tiles)
         best_gemm = std::max(best_gemm,
-            gemm_efficiency(dev, static_cast<double>(t.m) * dev.sm_count, t.n * kAnchorWaves, kAnchorEndlessK, anchor_p));
+            gemm_efficiency(
+                dev, static_cast<double>(t.m) * dev.sm_count, t.n * kAnchorWaves, kAnchorEndlessK, anchor_p));
     best_gemm = std::max(kMinAnchorEfficiency, best_gemm);
     pm.hbm_J_per_byte = pg.hbm_pJ_per_bit * 8e-12;
     double anchor_hbm = 0;
@@ -186,7 +187,10 @@ double PowerModel::clock_scale(double x) const
     return x * v * v;
 }
 
-double PowerModel::wait_power(double x) const { return idle_W + (wait_W - idle_W) * clock_scale(x); }
+double PowerModel::wait_power(double x) const
+{
+    return idle_W + (wait_W - idle_W) * clock_scale(x);
+}
 
 double PowerModel::energy_J(const KernelWork& w, double x) const
 {
@@ -197,7 +201,8 @@ double PowerModel::energy_J(const KernelWork& w, double x) const
     // SM clock (the memory clock does not move with DVFS of the SMs).
     // The compute-bound part runs c / x seconds at f V^2 power: C V^2 per unit of work, like the FLOPs.
     return (wait_power(x) + dynamic_W * sm_activity * clock_scale(x)) * t
-        + dynamic_W * (pipeline_activity * w.occupancy * w.clock_s + tensor_activity * w.tensor_s) * v * v + hbm_J_per_byte * w.bytes;
+        + dynamic_W * (pipeline_activity * w.occupancy * w.clock_s + tensor_activity * w.tensor_s) * v * v
+        + hbm_J_per_byte * w.bytes;
 }
 
 double PowerModel::demand_W(const KernelWork& w, double x) const
@@ -300,8 +305,8 @@ bool uniform_stage_clocks(const TrainingSpec& t, int pp)
 {
     if (t.stage_clock_MHz.empty() || static_cast<int>(t.stage_clock_MHz.size()) != pp)
         return true;
-    return std::all_of(t.stage_clock_MHz.begin(), t.stage_clock_MHz.end(),
-        [&](double v) { return v == t.stage_clock_MHz.front(); });
+    return std::all_of(
+        t.stage_clock_MHz.begin(), t.stage_clock_MHz.end(), [&](double v) { return v == t.stage_clock_MHz.front(); });
 }
 
 } // namespace parallax

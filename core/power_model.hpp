@@ -68,7 +68,7 @@ struct PowerModel {
     double inlet_C = kDefaultInletC;
     double thermal_K_per_W = 0; // junction over inlet per watt of sustained power
 
-    // `dev` at the nominal clock with its calibration scales (the anchor GEMM uses its efficiency).
+    // `dev` at the nominal clock without calibration scales (the anchor GEMM uses its efficiency).
     static PowerModel of(const ComputeDevice& dev, const TrainingSpec& training);
 
     // V(x) / V(1): linear from the floor at the knee to 1 at the nominal clock, extrapolated to boost.

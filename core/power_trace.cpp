@@ -76,7 +76,8 @@ PowerTrace::Buckets bucketize(const std::vector<PowerStep>& steps, double makesp
             const double hi = std::min(e, t0 + (i + 1) * width);
             if (hi > lo) {
                 sum[static_cast<std::size_t>(i)] += steps[k].W * (hi - lo);
-                b.max_W[static_cast<std::size_t>(i)] = std::max(b.max_W[static_cast<std::size_t>(i)], static_cast<float>(steps[k].W));
+                b.max_W[static_cast<std::size_t>(i)]
+                    = std::max(b.max_W[static_cast<std::size_t>(i)], static_cast<float>(steps[k].W));
             }
         }
     }

@@ -78,8 +78,8 @@ json prediction_to_json(const Prediction& p)
             { "overhead_W", finite(w.node_overhead_W) } };
         pj["rack"] = { { "nodes", finite(w.nodes_per_rack) }, { "avg_kW", finite(w.rack_avg_kW) },
             { "peak_kW", finite(w.rack_peak_kW) } };
-        pj["cluster"] = { { "nodes", finite(w.nodes) }, { "racks", finite(w.racks) }, { "avg_kW", finite(w.cluster_avg_kW) },
-            { "peak_kW", finite(w.cluster_peak_kW) } };
+        pj["cluster"] = { { "nodes", finite(w.nodes) }, { "racks", finite(w.racks) },
+            { "avg_kW", finite(w.cluster_avg_kW) }, { "peak_kW", finite(w.cluster_peak_kW) } };
     }
     j["warnings"] = p.warnings;
     // Additions beyond the contract's required keys.
@@ -99,10 +99,11 @@ json prediction_to_json(const Prediction& p)
         { "optimizer", finite(p.time.optimizer_s) }, { "offload", finite(p.time.offload_s) } };
     json stages = json::array();
     for (const auto& s : p.stages) {
-        stages.push_back({ { "stage", s.stage }, { "layers", s.layers }, { "in_flight_microbatches", s.in_flight_microbatches },
-            { "forward_s", finite(s.forward_s) }, { "backward_s", finite(s.backward_s) },
-            { "memory_GiB", finite(s.memory.total() / units::kGiB) }, { "breakdown_GiB", memory_json(s.memory) },
-            { "clock_MHz", finite(s.clock_MHz) }, { "avg_W", finite(s.avg_W) }, { "peak_W", finite(s.peak_W) } });
+        stages.push_back(
+            { { "stage", s.stage }, { "layers", s.layers }, { "in_flight_microbatches", s.in_flight_microbatches },
+                { "forward_s", finite(s.forward_s) }, { "backward_s", finite(s.backward_s) },
+                { "memory_GiB", finite(s.memory.total() / units::kGiB) }, { "breakdown_GiB", memory_json(s.memory) },
+                { "clock_MHz", finite(s.clock_MHz) }, { "avg_W", finite(s.avg_W) }, { "peak_W", finite(s.peak_W) } });
     }
     j["stages"] = stages;
     j["assumptions"] = p.assumptions;

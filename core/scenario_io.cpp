@@ -116,8 +116,8 @@ GpuSpec parse_gpu(const json& j, const std::string& file, const std::string& pat
         r.fail("power_limit_W", "must be above idle_W (" + std::to_string(g.idle_W) + ")");
     g.active_idle_W = r.get_number("active_idle_W", 0, 1e5, 0.0);
     if (g.active_idle_W > 0 && (g.active_idle_W < g.idle_W || g.active_idle_W >= g.tdp_W))
-        r.fail("active_idle_W", "must lie between idle_W (" + std::to_string(g.idle_W) + ") and tdp_W ("
-                + std::to_string(g.tdp_W) + ")");
+        r.fail("active_idle_W",
+            "must lie between idle_W (" + std::to_string(g.idle_W) + ") and tdp_W (" + std::to_string(g.tdp_W) + ")");
     g.sm_count = static_cast<int>(r.get_int("sm_count", 1, 100000, 0LL));
     g.clock_MHz = r.get_number("clock_MHz", 1, 1e5, 0.0);
     g.max_clock_MHz = r.get_number("max_clock_MHz", 1, 1e5, 0.0);
@@ -373,13 +373,16 @@ void check_power_settings(const Scenario& s, const std::string& file)
     const TrainingSpec& t = s.training;
     auto check_clock = [&](const std::string& key, double mhz) {
         if (gpu.clock_MHz <= 0)
-            throw InputError(file, key, "needs the GPU's nominal clock (cluster.gpu.clock_MHz), which " + gpu.name + " does not give");
+            throw InputError(file, key,
+                "needs the GPU's nominal clock (cluster.gpu.clock_MHz), which " + gpu.name + " does not give");
         const PowerGeneration& pg = power_generation(gpu.architecture);
         const double lo = pg.min_clock * gpu.clock_MHz;
         const double hi = std::max(gpu.clock_MHz, gpu.max_clock_MHz);
         if (!(mhz >= lo - 1e-9 && mhz <= hi + 1e-9))
-            throw InputError(file, key, "must be within " + std::to_string(static_cast<long long>(std::ceil(lo))) + "-"
-                    + std::to_string(static_cast<long long>(hi)) + " MHz for the " + gpu.name + ", got " + std::to_string(mhz));
+            throw InputError(file, key,
+                "must be within " + std::to_string(static_cast<long long>(std::ceil(lo))) + "-"
+                    + std::to_string(static_cast<long long>(hi)) + " MHz for the " + gpu.name + ", got "
+                    + std::to_string(mhz));
     };
     if (t.clock_MHz > 0)
         check_clock("training.clock_MHz", t.clock_MHz);
@@ -390,9 +393,11 @@ void check_power_settings(const Scenario& s, const std::string& file)
             "needs one clock per pipeline stage (pp = " + std::to_string(s.strategy.pp) + "), got "
                 + std::to_string(t.stage_clock_MHz.size()));
     if (t.power_cap_W > 0 && t.power_cap_W > gpu.tdp_W)
-        throw InputError(file, "training.power_cap_W", "must not exceed the GPU's tdp_W (" + std::to_string(gpu.tdp_W) + ")");
+        throw InputError(
+            file, "training.power_cap_W", "must not exceed the GPU's tdp_W (" + std::to_string(gpu.tdp_W) + ")");
     if (t.power_cap_W > 0 && t.power_cap_W <= gpu.idle_W)
-        throw InputError(file, "training.power_cap_W", "must be above the GPU's idle_W (" + std::to_string(gpu.idle_W) + ")");
+        throw InputError(
+            file, "training.power_cap_W", "must be above the GPU's idle_W (" + std::to_string(gpu.idle_W) + ")");
     if (t.inlet_temp_C && !(*t.inlet_temp_C >= -20 && *t.inlet_temp_C <= 70))
         throw InputError(file, "training.inlet_temp_C", "must be a number in [-20, 70]");
 }
@@ -471,12 +476,14 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
         const GpuSpec& gpu = s.cluster.gpu;
         auto check_clock = [&](const std::string& key, double mhz) {
             if (gpu.clock_MHz <= 0)
-                t.fail(key, "needs the GPU's nominal clock (cluster.gpu.clock_MHz), which " + gpu.name + " does not give");
+                t.fail(
+                    key, "needs the GPU's nominal clock (cluster.gpu.clock_MHz), which " + gpu.name + " does not give");
             const PowerGeneration& pg = power_generation(gpu.architecture);
             const double lo = pg.min_clock * gpu.clock_MHz;
             const double hi = std::max(gpu.clock_MHz, gpu.max_clock_MHz);
             if (mhz < lo - 1e-9 || mhz > hi + 1e-9)
-                t.fail(key, "must be within " + std::to_string(static_cast<long long>(std::ceil(lo))) + "-"
+                t.fail(key,
+                    "must be within " + std::to_string(static_cast<long long>(std::ceil(lo))) + "-"
                         + std::to_string(static_cast<long long>(hi)) + " MHz for the " + gpu.name + ", got "
                         + std::to_string(mhz));
         };
@@ -486,7 +493,8 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
         }
         if (const json* sc = t.raw("stage_clock_MHz"); sc && !sc->is_null()) {
             if (!sc->is_array() || sc->empty())
-                t.fail("stage_clock_MHz", "must be an array of clocks in MHz, one per pipeline stage, found " + json_type_name(*sc));
+                t.fail("stage_clock_MHz",
+                    "must be an array of clocks in MHz, one per pipeline stage, found " + json_type_name(*sc));
             for (std::size_t i = 0; i < sc->size(); ++i) {
                 const json& v = (*sc)[i];
                 if (!v.is_number() || !std::isfinite(v.get<double>()))

@@ -249,7 +249,8 @@ SearchFix search_fix_from(const Scenario& sc)
 
 namespace {
 
-SearchOutcome search_cluster(const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW, double window_s);
+SearchOutcome search_cluster(
+    const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW, double window_s);
 
 } // namespace
 
@@ -261,8 +262,9 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
         // Use whole nodes up to the limit.
         nodes = static_cast<int>(std::max<long long>(1, *scenario.search->max_gpus / scenario.cluster.gpus_per_node));
     }
-    const std::optional<double> budget
-        = opt.power_budget_kW ? opt.power_budget_kW : (scenario.search ? scenario.search->power_budget_kW : std::nullopt);
+    const std::optional<double> budget = opt.power_budget_kW
+        ? opt.power_budget_kW
+        : (scenario.search ? scenario.search->power_budget_kW : std::nullopt);
     const std::optional<double> slowdown
         = opt.max_slowdown ? opt.max_slowdown : (scenario.search ? scenario.search->max_slowdown : std::nullopt);
     const double budget_kW = budget.value_or(0);
@@ -297,7 +299,8 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
             if (f.results.empty())
                 break;
             const double per_node_kW = f.results.front().analytic.power.cluster_avg_kW / std::max(1, size);
-            const int fit = std::max(1, std::min(size - 1, static_cast<int>(std::floor(budget_kW / std::max(1e-9, per_node_kW)))));
+            const int fit = std::max(
+                1, std::min(size - 1, static_cast<int>(std::floor(budget_kW / std::max(1e-9, per_node_kW)))));
             SearchOutcome o = search_cluster(scenario, opt, fit, budget_kW, window_s);
             const bool better_outcome = !o.results.empty()
                 && (out.results.empty() || o.results.front().objective > out.results.front().objective);
@@ -317,7 +320,8 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
 
 namespace {
 
-SearchOutcome search_cluster(const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW, double window_s)
+SearchOutcome search_cluster(
+    const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW, double window_s)
 {
     const auto t0 = std::chrono::steady_clock::now();
     SearchOutcome out;

@@ -82,7 +82,8 @@ json search_outcome_to_json(const SearchOutcome& o)
     for (const auto& r : o.pareto)
         pareto.push_back({ { "strategy", strategy_to_json(r.strategy) }, { "tokens_per_s", r.analytic.tokens_per_s },
             { "peak_memory_GiB", r.analytic.peak_memory_bytes / units::kGiB },
-            { "avg_W_per_gpu", r.analytic.power.avg_W_per_gpu }, { "cluster_avg_kW", r.analytic.power.cluster_avg_kW } });
+            { "avg_W_per_gpu", r.analytic.power.avg_W_per_gpu },
+            { "cluster_avg_kW", r.analytic.power.cluster_avg_kW } });
     j["pareto"] = pareto;
     return j;
 }
@@ -115,20 +116,23 @@ json sweep_to_json(const std::vector<SweepPoint>& points)
 std::string search_outcome_to_text(const SearchOutcome& o)
 {
     std::string out = "searched " + std::to_string(o.evaluated) + " strategies on " + std::to_string(o.gpus) + " GPUs ("
-        + std::to_string(o.feasible) + " feasible, " + std::to_string(o.pruned) + " dominated) in " + fmt("%.2f s", o.seconds)
-        + (o.cancelled ? " (stopped)" : "") + "\n";
+        + std::to_string(o.feasible) + " feasible, " + std::to_string(o.pruned) + " dominated) in "
+        + fmt("%.2f s", o.seconds) + (o.cancelled ? " (stopped)" : "") + "\n";
     if (o.power_budget_kW > 0)
         out += "power budget " + fmt("%.1f kW", o.power_budget_kW) + " (GPUs + node overhead, average)\n";
     if (o.max_slowdown > 0)
-        out += "energy within " + fmt("%.1f%%", 100 * o.max_slowdown) + " of the fastest step (" + fmt("%.3f s", o.fastest_step_s) + ")\n";
+        out += "energy within " + fmt("%.1f%%", 100 * o.max_slowdown) + " of the fastest step ("
+            + fmt("%.3f s", o.fastest_step_s) + ")\n";
     out += "\n";
     int rank = 1;
     for (const auto& r : o.results) {
         const Prediction& p = r.prediction;
         char line[512];
-        std::snprintf(line, sizeof line, "%2d. %-58s %9.0f tok/s  %5.1f%% MFU  %6.2f s/step  %5.1f GiB  %5.0f W  %.3f J/tok  %s  [%s]\n",
-            rank++, short_strategy(r.strategy).c_str(), p.tokens_per_s, 100 * p.mfu, p.step_time_s, p.peak_memory_bytes / units::kGiB,
-            p.power.avg_W_per_gpu, p.power.energy_J_per_token, r.limiter.c_str(), p.fidelity == Fidelity::simulated ? "simulated" : "analytic");
+        std::snprintf(line, sizeof line,
+            "%2d. %-58s %9.0f tok/s  %5.1f%% MFU  %6.2f s/step  %5.1f GiB  %5.0f W  %.3f J/tok  %s  [%s]\n", rank++,
+            short_strategy(r.strategy).c_str(), p.tokens_per_s, 100 * p.mfu, p.step_time_s,
+            p.peak_memory_bytes / units::kGiB, p.power.avg_W_per_gpu, p.power.energy_J_per_token, r.limiter.c_str(),
+            p.fidelity == Fidelity::simulated ? "simulated" : "analytic");
         out += line;
         if (r.runner_up)
             out += "      runner-up: " + r.runner_up->dimension + " would be " + fmt("%.1f%%", 100 * r.runner_up->slower_fraction)

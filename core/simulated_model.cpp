@@ -72,10 +72,13 @@ Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s,
         w.rack_peak_kW = w.nodes_per_rack * w.peak_W_per_node / 1000;
         w.cluster_avg_kW = (w.avg_W_per_gpu * gpus + tr.cluster_overhead_W) / 1000;
         w.cluster_peak_kW = tr.cluster_peak_W / 1000;
+        w.rack_avg_kW = std::min(w.rack_avg_kW, w.cluster_avg_kW);
+        w.rack_peak_kW = std::min(w.rack_peak_kW, w.cluster_peak_kW);
         double busy = 0;
         for (double b : r.compute_busy_s)
             busy += b;
-        w.busy_fraction = r.compute_busy_s.empty() || step <= 0 ? 0 : std::min(1.0, busy / r.compute_busy_s.size() / step);
+        w.busy_fraction
+            = r.compute_busy_s.empty() || step <= 0 ? 0 : std::min(1.0, busy / r.compute_busy_s.size() / step);
         for (std::size_t d = 0; d < p.stages.size() && d < tr.devices.size(); ++d) {
             p.stages[d].avg_W = tr.devices[d].avg_W;
             p.stages[d].peak_W = tr.devices[d].peak_W;

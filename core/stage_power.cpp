@@ -184,7 +184,8 @@ StagePower stage_power(const PlanContext& ctx, const Strategy& s, const Strategy
         const double comm_W = ks > 0 ? pm.comm_W * std::min(1.0, cp.comm_busy_s / ks) : 0.0;
         for (const PassEnergy& e : cp.pass)
             if (e.time_s > 0)
-                sp.peak_W = std::max(sp.peak_W, std::min(std::max(pm.cap_W, e.energy_J / e.time_s), e.energy_J / e.time_s + comm_W));
+                sp.peak_W = std::max(
+                    sp.peak_W, std::min(std::max(pm.cap_W, e.energy_J / e.time_s), e.energy_J / e.time_s + comm_W));
     }
     const double p2p = p2p_per_direction_s(s, c) * s.vpp;
     st.forward_s += p2p;
@@ -204,8 +205,8 @@ double stage_step_energy_J(const PowerModel& pm, const StagePower& sp, const Sta
     // alone it runs on top of the awake-idle power.
     const double overlapped = std::min(sp.comm_busy_s, sp.kernel_s);
     const double busy_J = std::min(sp.kernel_J + pm.comm_W * overlapped, std::max(pm.cap_W * sp.kernel_s, sp.kernel_J));
-    const double e = busy_J * m + pm.comm_W * (sp.comm_busy_s - overlapped) * m + pm.memory_bound_W(in.clock) * in.optimizer_s
-        + pm.wait_power(in.clock) * waiting + pm.comm_W * in.dp_comm_s;
+    const double e = busy_J * m + pm.comm_W * (sp.comm_busy_s - overlapped) * m
+        + pm.memory_bound_W(in.clock) * in.optimizer_s + pm.wait_power(in.clock) * waiting + pm.comm_W * in.dp_comm_s;
     // Over the step the board never averages above its cap.
     return std::min(e, std::max(pm.cap_W * in.step_s, sp.kernel_J * m));
 }

@@ -174,11 +174,18 @@ LayerCurves compute_layer_curves(const PlanContext& ctx, const Strategy& s, cons
     LayerContext lr = lc;
     const double ref = ctx.clocks.lo;
     lr.device.clock_scale = ref;
-    LayerOps nominal, at_ref;
+    LayerContext pc = lc, pr = lc;
+    pc.device = ctx.power_device;
+    pr.device = ctx.power_device;
+    pr.device.clock_scale = ref;
+    LayerOps nominal, at_ref, physical, physical_at_ref;
+    const KernelLists lists { &nominal, &at_ref, &physical, &physical_at_ref };
     auto group = [&](auto build, OpGroupCurves& dst) {
         build(lc, nominal);
         build(lr, at_ref);
-        build_group_curves(ctx.power, ctx.clocks, ctx.device, ctx.training.precision, nominal, at_ref, ref, dst);
+        build(pc, physical);
+        build(pr, physical_at_ref);
+        build_group_curves(ctx.power, ctx.clocks, ctx.device, ctx.power_device, ctx.training.precision, lists, ref, dst);
     };
     group([](const LayerContext& c, LayerOps& o) { build_layer_ops(c, false, o); }, out.dense);
     if (ctx.model.is_moe())
@@ -226,7 +233,10 @@ const PlanLayout& EvaluationCache::layout(const Strategy& s)
     return *it->second;
 }
 
-const LayerCosts& EvaluationCache::layer_costs(const Strategy& s, const Groups& g) { return layer_entry(s, g).costs; }
+const LayerCosts& EvaluationCache::layer_costs(const Strategy& s, const Groups& g)
+{
+    return layer_entry(s, g).costs;
+}
 
 const EvaluationCache::LayerEntry& EvaluationCache::layer_entry(const Strategy& s, const Groups& g)
 {

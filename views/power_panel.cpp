@@ -23,8 +23,8 @@ QString watts(double w)
 {
     if (std::fabs(w) >= 1e6)
         return QString::number(w / 1e6, 'f', 2) + QStringLiteral(" MW");
-    if (std::fabs(w) >= 1e4)
-        return QString::number(w / 1e3, 'f', 1) + QStringLiteral(" kW");
+    if (std::fabs(w) >= 1e3)
+        return QString::number(w / 1e3, 'f', std::fabs(w) >= 1e5 ? 0 : 1) + QStringLiteral(" kW");
     return QString::number(std::lround(w)) + QStringLiteral(" W");
 }
 
@@ -58,8 +58,14 @@ PowerStageBars::PowerStageBars(QWidget* parent)
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
 }
 
-QSize PowerStageBars::sizeHint() const { return { 420, 200 }; }
-QSize PowerStageBars::minimumSizeHint() const { return { 160, 120 }; }
+QSize PowerStageBars::sizeHint() const
+{
+    return { 420, 200 };
+}
+QSize PowerStageBars::minimumSizeHint() const
+{
+    return { 160, 120 };
+}
 
 void PowerStageBars::set_prediction(const Prediction& p)
 {
@@ -125,7 +131,8 @@ void PowerStageBars::paintEvent(QPaintEvent*)
     const int n = static_cast<int>(m_prediction.stages.size());
     const double step = r.width() / n;
     const double bar = std::max(1.0, std::min(step * 0.7, 60.0));
-    const int label_every = std::max(1, static_cast<int>(std::ceil((fm.horizontalAdvance(QStringLiteral("0000")) + 6) / step)));
+    const int label_every
+        = std::max(1, static_cast<int>(std::ceil((fm.horizontalAdvance(QStringLiteral("0000")) + 6) / step)));
     for (int i = 0; i < n; ++i) {
         const StageReport& s = m_prediction.stages[i];
         const double x = r.left() + i * step + (step - bar) / 2;
@@ -133,14 +140,15 @@ void PowerStageBars::paintEvent(QPaintEvent*)
         p.fillRect(QRectF(x, y_of(s.avg_W), bar, r.bottom() - y_of(s.avg_W)), avg_colour);
         if (i % label_every == 0) {
             p.setPen(text);
-            p.drawText(QRectF(r.left() + i * step, r.bottom() + 2, step * label_every, fm.height()), Qt::AlignHCenter | Qt::AlignTop,
-                QString::number(s.stage));
+            p.drawText(QRectF(r.left() + i * step, r.bottom() + 2, step * label_every, fm.height()),
+                Qt::AlignHCenter | Qt::AlignTop, QString::number(s.stage));
             p.drawText(QRectF(r.left() + i * step, r.bottom() + 2 + fm.height(), step * label_every, fm.height()),
                 Qt::AlignHCenter | Qt::AlignTop, QString::number(std::lround(s.clock_MHz)));
         }
     }
     p.setPen(text);
-    p.drawText(QRectF(0, r.bottom() + 2, r.left() - 4, fm.height()), Qt::AlignRight | Qt::AlignTop, QStringLiteral("stage"));
+    p.drawText(
+        QRectF(0, r.bottom() + 2, r.left() - 4, fm.height()), Qt::AlignRight | Qt::AlignTop, QStringLiteral("stage"));
     p.drawText(QRectF(0, r.bottom() + 2 + fm.height(), r.left() - 4, fm.height()), Qt::AlignRight | Qt::AlignTop,
         QStringLiteral("MHz"));
     // Cap and idle floor.
@@ -159,7 +167,8 @@ bool PowerStageBars::event(QEvent* e)
     if (e->type() == QEvent::ToolTip && m_has && !m_prediction.stages.empty()) {
         auto* h = static_cast<QHelpEvent*>(e);
         const QRectF r = plot();
-        const int i = static_cast<int>(std::floor((h->pos().x() - r.left()) / (r.width() / m_prediction.stages.size())));
+        const int i
+            = static_cast<int>(std::floor((h->pos().x() - r.left()) / (r.width() / m_prediction.stages.size())));
         if (i >= 0 && i < static_cast<int>(m_prediction.stages.size())) {
             const StageReport& s = m_prediction.stages[i];
             QToolTip::showText(h->globalPos(),
@@ -201,8 +210,8 @@ PowerPanel::PowerPanel(QWidget* parent)
     lv->addWidget(new QLabel(QStringLiteral("<b>Power budget</b> (IT power: GPUs + node overhead)"), left));
     m_table = new QTableWidget(4, 4, left);
     m_table->setObjectName(QStringLiteral("power_budget_table"));
-    m_table->setHorizontalHeaderLabels({ QStringLiteral("level"), QStringLiteral("count"), QStringLiteral("average"),
-        QStringLiteral("peak") });
+    m_table->setHorizontalHeaderLabels(
+        { QStringLiteral("level"), QStringLiteral("count"), QStringLiteral("average"), QStringLiteral("peak") });
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
@@ -248,12 +257,15 @@ void PowerPanel::set_prediction(const Prediction& p)
     };
     const double gpus = w.gpus;
     const Row rows[] = {
-        { QStringLiteral("GPU"), QString::number(static_cast<long long>(gpus)), watts(w.avg_W_per_gpu), watts(w.peak_W_per_gpu) },
-        { QStringLiteral("node (GPUs + %1)").arg(watts(w.node_overhead_W)), QString::number(static_cast<long long>(w.nodes)),
-            watts(w.avg_W_per_node), watts(w.peak_W_per_node) },
-        { QStringLiteral("rack (%1 nodes)").arg(static_cast<long long>(w.nodes_per_rack)), QString::number(static_cast<long long>(w.racks)),
-            watts(w.rack_avg_kW * 1000), watts(w.rack_peak_kW * 1000) },
-        { QStringLiteral("cluster"), QStringLiteral("1"), watts(w.cluster_avg_kW * 1000), watts(w.cluster_peak_kW * 1000) },
+        { QStringLiteral("GPU"), QString::number(static_cast<long long>(gpus)), watts(w.avg_W_per_gpu),
+            watts(w.peak_W_per_gpu) },
+        { QStringLiteral("node (GPUs + %1)").arg(watts(w.node_overhead_W)),
+            QString::number(static_cast<long long>(w.nodes)), watts(w.avg_W_per_node), watts(w.peak_W_per_node) },
+        { QStringLiteral("rack (%1 nodes)").arg(static_cast<long long>(w.nodes_per_rack)),
+            QString::number(static_cast<long long>(w.racks)), watts(w.rack_avg_kW * 1000),
+            watts(w.rack_peak_kW * 1000) },
+        { QStringLiteral("cluster"), QStringLiteral("1"), watts(w.cluster_avg_kW * 1000),
+            watts(w.cluster_peak_kW * 1000) },
     };
     for (int r = 0; r < 4; ++r) {
         const QString cells[] = { rows[r].level, rows[r].count, rows[r].avg, rows[r].peak };
@@ -272,14 +284,16 @@ void PowerPanel::set_prediction(const Prediction& p)
                   .arg(std::lround(100 * w.busy_fraction));
     limits += QStringLiteral("Floor: idle %1. Cap %2%3.<br>")
                   .arg(watts(w.idle_W), watts(w.cap_W),
-                      w.power_capped ? QStringLiteral(": <span style='color:#dc2626'>it throttles kernels, +%1% kernel time</span>")
+                      w.power_capped ? QStringLiteral(
+                          ": <span style='color:#dc2626'>it throttles kernels, +%1% kernel time</span>")
                                            .arg(QString::number(100 * w.cap_slowdown, 'f', 1))
                                      : QStringLiteral(" (not reached)"));
-    limits += w.thermal_clock > 0
-        ? QStringLiteral("<span style='color:#dc2626'>Thermal limit %1 per GPU at this inlet temperature: clock down to %2% of nominal.</span>")
-              .arg(watts(w.thermal_limit_W))
-              .arg(std::lround(100 * w.thermal_clock))
-        : QStringLiteral("Thermal limit %1 per GPU at this inlet temperature (not reached).").arg(watts(w.thermal_limit_W));
+    limits += w.thermal_clock > 0 ? QStringLiteral("<span style='color:#dc2626'>Thermal limit %1 per GPU at this inlet "
+                                                   "temperature: clock down to %2% of nominal.</span>")
+                                        .arg(watts(w.thermal_limit_W))
+                                        .arg(std::lround(100 * w.thermal_clock))
+                                  : QStringLiteral("Thermal limit %1 per GPU at this inlet temperature (not reached).")
+                                        .arg(watts(w.thermal_limit_W));
     m_limits->setText(limits);
     m_bars->set_prediction(p);
 }
@@ -296,6 +310,9 @@ QStringList PowerPanel::budget_lines() const
     return out;
 }
 
-QString PowerPanel::limits_text() const { return m_limits->text(); }
+QString PowerPanel::limits_text() const
+{
+    return m_limits->text();
+}
 
 } // namespace parallax::views

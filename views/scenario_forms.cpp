@@ -949,15 +949,16 @@ ScenarioForm* make_training_editor(QWidget* parent)
                 bool ok = false;
                 const double mhz = part.trimmed().toDouble(&ok);
                 if (!ok)
-                    throw InputError("", "training.stage_clock_MHz", "takes clocks in MHz separated by commas, got \"" + part.toStdString() + "\"");
+                    throw InputError("", "training.stage_clock_MHz",
+                        "takes clocks in MHz separated by commas, got \"" + part.toStdString() + "\"");
                 s.training.stage_clock_MHz.push_back(mhz);
             }
         },
         power));
     f.push_back(number(
         QStringLiteral("training.power_cap_W"), QStringLiteral("Power cap"), QStringLiteral("W"), 0, 1e5, 0,
-        [](const Scenario& s) { return s.training.power_cap_W; }, [](Scenario& s, double v) { s.training.power_cap_W = v; },
-        power, QStringLiteral("TDP")));
+        [](const Scenario& s) { return s.training.power_cap_W; },
+        [](Scenario& s, double v) { s.training.power_cap_W = v; }, power, QStringLiteral("TDP")));
     f.push_back(number(
         QStringLiteral("training.inlet_temp_C"), QStringLiteral("Inlet temperature"), QStringLiteral("°C"), 0, 70, 1,
         [](const Scenario& s) { return s.training.inlet_temp_C.value_or(0.0); },
@@ -1014,8 +1015,8 @@ ScenarioForm* make_training_editor(QWidget* parent)
         },
         sec, QStringLiteral("all GPUs"), QStringLiteral("GPUs")));
     f.push_back(number(
-        QStringLiteral("search.limits.power_budget_kW"), QStringLiteral("Power budget"), QStringLiteral("kW"), 0, 1e9, 1,
-        [](const Scenario& s) { return s.search && s.search->power_budget_kW ? *s.search->power_budget_kW : 0.0; },
+        QStringLiteral("search.limits.power_budget_kW"), QStringLiteral("Power budget"), QStringLiteral("kW"), 0, 1e9,
+        1, [](const Scenario& s) { return s.search && s.search->power_budget_kW ? *s.search->power_budget_kW : 0.0; },
         [](Scenario& s, double v) {
             if (!s.search)
                 s.search = SearchSpec {};
@@ -1026,7 +1027,8 @@ ScenarioForm* make_training_editor(QWidget* parent)
         },
         sec, QStringLiteral("none")));
     f.push_back(number(
-        QStringLiteral("search.limits.max_slowdown"), QStringLiteral("Energy: within"), QStringLiteral("% of fastest"), 0, 1000, 1,
+        QStringLiteral("search.limits.max_slowdown"), QStringLiteral("Energy: within"), QStringLiteral("% of fastest"),
+        0, 1000, 1,
         [](const Scenario& s) { return s.search && s.search->max_slowdown ? *s.search->max_slowdown * 100 : 0.0; },
         [](Scenario& s, double v) {
             if (!s.search)
@@ -1074,7 +1076,8 @@ ScenarioForm* make_training_editor(QWidget* parent)
         }
         return std::nullopt;
     };
-    return new ScenarioForm(std::move(f), validate, { QStringLiteral("training"), QStringLiteral("description") }, parent);
+    return new ScenarioForm(
+        std::move(f), validate, { QStringLiteral("training"), QStringLiteral("description") }, parent);
 }
 
 } // namespace parallax::views

@@ -223,9 +223,10 @@ std::string run_summary_text(const RunStore& store, const RunRecord& run)
         const char* name;
         const char* unit;
     };
-    static constexpr Label kLabels[] = { { "step_time_s", "step time", "s" },
-        { "tokens_per_s_per_gpu", "tokens/s/GPU", "" }, { "tflops_per_gpu", "TFLOP/s/GPU", "" },
-        { "memory_GiB", "peak memory", "GiB" }, { "power_W", "power/GPU", "W" }, { "energy_J", "energy/step/GPU", "J" } };
+    static constexpr Label kLabels[]
+        = { { "step_time_s", "step time", "s" }, { "tokens_per_s_per_gpu", "tokens/s/GPU", "" },
+              { "tflops_per_gpu", "TFLOP/s/GPU", "" }, { "memory_GiB", "peak memory", "GiB" },
+              { "power_W", "power/GPU", "W" }, { "energy_J", "energy/step/GPU", "J" } };
     for (const Label& l : kLabels) {
         const MetricComparison* m = cmp.find(l.metric);
         if (!m || !m->measured)

@@ -663,7 +663,6 @@ void TestCli::validateBadInput()
     QVERIFY2(QString::fromUtf8(m.err).contains(path + QStringLiteral(".missing")), m.err.constData());
 }
 
-
 // ---- Power and DVFS (issue 9) ----
 
 namespace {
@@ -685,11 +684,13 @@ void TestCli::predictPowerKeys()
 {
     // The contract's power keys plus the additions: energy per iteration, limits, node/rack/cluster.
     const QString path = writeFile(QStringLiteral("power.json"), kValidScenario);
-    const Run r = run({ QStringLiteral("predict"), path, QStringLiteral("--json"), QStringLiteral("--fidelity"), QStringLiteral("simulated") });
+    const Run r = run({ QStringLiteral("predict"), path, QStringLiteral("--json"), QStringLiteral("--fidelity"),
+        QStringLiteral("simulated") });
     QCOMPARE(r.code, 0);
     const QJsonObject power = QJsonDocument::fromJson(r.out).object().value(QStringLiteral("power")).toObject();
     for (const char* key : { "avg_W_per_gpu", "peak_W_per_gpu", "energy_J_per_token", "energy_J_per_iteration_per_gpu",
-             "energy_kWh_per_iteration", "idle_W", "cap_W", "thermal_limit_W", "clock_MHz", "busy_fraction", "cap_slowdown" })
+             "energy_kWh_per_iteration", "idle_W", "cap_W", "thermal_limit_W", "clock_MHz", "busy_fraction",
+             "cap_slowdown" })
         QVERIFY2(power.value(QLatin1String(key)).isDouble(), key);
     QVERIFY(power.value(QStringLiteral("power_capped")).isBool());
     QVERIFY(power.value(QStringLiteral("thermally_limited")).isBool());
@@ -698,7 +699,8 @@ void TestCli::predictPowerKeys()
     const double avg = power.value(QStringLiteral("avg_W_per_gpu")).toDouble();
     QVERIFY(avg >= power.value(QStringLiteral("idle_W")).toDouble());
     QVERIFY(avg <= power.value(QStringLiteral("peak_W_per_gpu")).toDouble());
-    QVERIFY(power.value(QStringLiteral("peak_W_per_gpu")).toDouble() <= power.value(QStringLiteral("cap_W")).toDouble() + 1e-6);
+    QVERIFY(power.value(QStringLiteral("peak_W_per_gpu")).toDouble()
+        <= power.value(QStringLiteral("cap_W")).toDouble() + 1e-6);
     QCOMPARE(power.value(QStringLiteral("cluster")).toObject().value(QStringLiteral("nodes")).toDouble(), 2.0);
     // A cap in the scenario reaches the prediction and its text.
     QByteArray capped = kValidScenario;
@@ -724,13 +726,16 @@ void TestCli::clocksPlansUnbalancedStages()
     QStringList mhz;
     for (const QJsonValue& v : o.value(QStringLiteral("stage_clock_MHz")).toArray())
         mhz << QString::number(v.toDouble(), 'g', 17);
-    const QByteArray with_clocks
-        = QByteArray(R"("precision": "bf16", "stage_clock_MHz": [)") + mhz.join(QLatin1Char(',')).toUtf8() + QByteArray("] }");
+    const QByteArray with_clocks = QByteArray(R"("precision": "bf16", "stage_clock_MHz": [)")
+        + mhz.join(QLatin1Char(',')).toUtf8() + QByteArray("] }");
     planned.replace(QByteArray(R"("precision": "bf16" })"), with_clocks);
-    const Run p = run({ QStringLiteral("predict"), writeFile(QStringLiteral("planned.json"), planned), QStringLiteral("--json") });
+    const Run p = run(
+        { QStringLiteral("predict"), writeFile(QStringLiteral("planned.json"), planned), QStringLiteral("--json") });
     QCOMPARE(p.code, 0);
     const double step = QJsonDocument::fromJson(p.out).object().value(QStringLiteral("step_time_s")).toDouble();
-    QVERIFY(std::fabs(step / o.value(QStringLiteral("analytic")).toObject().value(QStringLiteral("step_s")).toDouble() - 1) < 1e-6);
+    QVERIFY(
+        std::fabs(step / o.value(QStringLiteral("analytic")).toObject().value(QStringLiteral("step_s")).toDouble() - 1)
+        < 1e-6);
     // The text form prints the scenario snippet.
     const Run t = run({ QStringLiteral("clocks"), path, QStringLiteral("--no-simulate") });
     QCOMPARE(t.code, 0);
@@ -747,10 +752,12 @@ void TestCli::clocksBadInput_data()
                                            << QByteArray(kUnbalanced) << QStringLiteral("--max-slowdown");
     QTest::newRow("slowdown above 1") << QStringList { QStringLiteral("--max-slowdown"), QStringLiteral("3") }
                                       << QByteArray(kUnbalanced) << QStringLiteral("--max-slowdown");
-    QTest::newRow("GPU without a clock") << QStringList {} << QByteArray(kInlineScenario) << QStringLiteral("clock_MHz");
+    QTest::newRow("GPU without a clock") << QStringList {} << QByteArray(kInlineScenario)
+                                         << QStringLiteral("clock_MHz");
     QByteArray bad = kUnbalanced;
     bad.replace(R"("precision": "bf16" })", R"("precision": "bf16", "stage_clock_MHz": [1800, 1800] })");
-    QTest::newRow("stage clocks for 2 of 4 stages") << QStringList {} << bad << QStringLiteral("training.stage_clock_MHz");
+    QTest::newRow("stage clocks for 2 of 4 stages")
+        << QStringList {} << bad << QStringLiteral("training.stage_clock_MHz");
 }
 
 void TestCli::clocksBadInput()
@@ -769,23 +776,27 @@ void TestCli::searchEnergyAndPowerBudget()
     const QString path = writeFile(QStringLiteral("search-power.json"), kValidScenario);
     const Run e = run({ QStringLiteral("search"), path, QStringLiteral("--json"), QStringLiteral("--objective"),
         QStringLiteral("energy"), QStringLiteral("--max-slowdown"), QStringLiteral("0.05"), QStringLiteral("--top"),
-        QStringLiteral("3"), QStringLiteral("--refine"), QStringLiteral("0"), QStringLiteral("--threads"), QStringLiteral("2") });
+        QStringLiteral("3"), QStringLiteral("--refine"), QStringLiteral("0"), QStringLiteral("--threads"),
+        QStringLiteral("2") });
     QCOMPARE(e.code, 0);
     const QJsonObject eo = QJsonDocument::fromJson(e.out).object();
     const double fastest = eo.value(QStringLiteral("fastest_step_s")).toDouble();
     QVERIFY(fastest > 0);
     for (const QJsonValue& v : eo.value(QStringLiteral("results")).toArray())
-        QVERIFY(v.toObject().value(QStringLiteral("prediction")).toObject().value(QStringLiteral("step_time_s")).toDouble()
+        QVERIFY(
+            v.toObject().value(QStringLiteral("prediction")).toObject().value(QStringLiteral("step_time_s")).toDouble()
             <= 1.05 * fastest * (1 + 1e-9));
     const Run b = run({ QStringLiteral("search"), path, QStringLiteral("--json"), QStringLiteral("--power-budget-kW"),
-        QStringLiteral("10"), QStringLiteral("--top"), QStringLiteral("3"), QStringLiteral("--refine"), QStringLiteral("0"),
-        QStringLiteral("--threads"), QStringLiteral("2") });
+        QStringLiteral("10"), QStringLiteral("--top"), QStringLiteral("3"), QStringLiteral("--refine"),
+        QStringLiteral("0"), QStringLiteral("--threads"), QStringLiteral("2") });
     QCOMPARE(b.code, 0);
     const QJsonObject bo = QJsonDocument::fromJson(b.out).object();
     QCOMPARE(bo.value(QStringLiteral("power_budget_kW")).toDouble(), 10.0);
     for (const QJsonValue& v : bo.value(QStringLiteral("results")).toArray()) {
-        const QJsonObject power = v.toObject().value(QStringLiteral("prediction")).toObject().value(QStringLiteral("power")).toObject();
-        QVERIFY(power.value(QStringLiteral("cluster")).toObject().value(QStringLiteral("avg_kW")).toDouble() <= 10.0 + 1e-9);
+        const QJsonObject power
+            = v.toObject().value(QStringLiteral("prediction")).toObject().value(QStringLiteral("power")).toObject();
+        QVERIFY(power.value(QStringLiteral("cluster")).toObject().value(QStringLiteral("avg_kW")).toDouble()
+            <= 10.0 + 1e-9);
     }
     const Run bad = run({ QStringLiteral("search"), path, QStringLiteral("--power-budget-kW"), QStringLiteral("-1") });
     QCOMPARE(bad.code, 2);

@@ -21,7 +21,10 @@ using namespace parallax;
 
 namespace {
 
-Scenario preset(const char* name) { return load_scenario_preset(name, PresetCatalog::standard()); }
+Scenario preset(const char* name)
+{
+    return load_scenario_preset(name, PresetCatalog::standard());
+}
 
 // Llama 3 8B on 16 H100, TP 2 x PP 4 x DP 2, 1F1B, with uneven stages (11, 8, 8, 5 layers): the first
 // stage sets the pace, the others wait.
@@ -63,7 +66,10 @@ Prediction predict(const Scenario& s, Fidelity f = Fidelity::analytic)
     return f == Fidelity::simulated ? predict_simulated(ctx, s.strategy) : AnalyticModel(ctx).predict(s.strategy);
 }
 
-double rel(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-30); }
+double rel(double a, double b)
+{
+    return std::fabs(a - b) / std::max(std::fabs(b), 1e-30);
+}
 
 } // namespace
 
@@ -96,6 +102,9 @@ private slots:
         QVERIFY(w.cap_W <= g.tdp_W);
         QVERIFY(w.avg_W_per_gpu * gpus <= g.tdp_W * gpus);
         QVERIFY(w.cluster_avg_kW <= w.cluster_peak_kW * (1 + 1e-9));
+        QVERIFY(w.rack_peak_kW <= w.cluster_peak_kW * (1 + 1e-9));
+        QVERIFY(w.rack_avg_kW <= w.rack_peak_kW * (1 + 1e-9));
+        QVERIFY(w.avg_W_per_node <= w.peak_W_per_node * (1 + 1e-9));
         QVERIFY(w.cluster_peak_kW * 1000 <= g.tdp_W * gpus + w.node_overhead_W * w.nodes + 1e-6);
         for (const StageReport& st : p.stages) {
             QVERIFY(st.avg_W >= g.idle_W);
@@ -128,7 +137,8 @@ private slots:
         double sum = 0;
         for (const StageReport& st : p.stages)
             sum += st.avg_W;
-        QVERIFY2(rel(sum / p.stages.size(), w.avg_W_per_gpu) < 1e-3, qPrintable(QString::number(sum / p.stages.size())));
+        QVERIFY2(
+            rel(sum / p.stages.size(), w.avg_W_per_gpu) < 1e-3, qPrintable(QString::number(sum / p.stages.size())));
     }
 
     void analyticAndSimulatedPowerAgree_data()
@@ -144,7 +154,8 @@ private slots:
         const Prediction a = predict(s, Fidelity::analytic);
         const Prediction b = predict(s, Fidelity::simulated);
         QVERIFY2(rel(b.power.avg_W_per_gpu, a.power.avg_W_per_gpu) < 0.05,
-            qPrintable(QString::number(a.power.avg_W_per_gpu) + QStringLiteral(" vs ") + QString::number(b.power.avg_W_per_gpu)));
+            qPrintable(QString::number(a.power.avg_W_per_gpu) + QStringLiteral(" vs ")
+                + QString::number(b.power.avg_W_per_gpu)));
         QVERIFY2(rel(b.power.energy_J_per_token, a.power.energy_J_per_token) < 0.05,
             qPrintable(QString::number(a.power.energy_J_per_token) + QStringLiteral(" vs ")
                 + QString::number(b.power.energy_J_per_token)));
@@ -170,7 +181,8 @@ private slots:
         s.training.power_cap_W = 450;
         const Prediction capped = predict(s);
         QVERIFY2(capped.step_time_s > 1.05 * free.step_time_s,
-            qPrintable(QString::number(free.step_time_s) + QStringLiteral(" -> ") + QString::number(capped.step_time_s)));
+            qPrintable(
+                QString::number(free.step_time_s) + QStringLiteral(" -> ") + QString::number(capped.step_time_s)));
         QVERIFY(capped.power.power_capped);
         QVERIFY(capped.power.cap_slowdown > 0.05);
         QVERIFY(capped.power.peak_W_per_gpu <= 450 * (1 + 1e-6));
@@ -209,7 +221,8 @@ private slots:
         small.training.power_cap_W = big.training.power_cap_W = 500;
         const double loss_small = predict(small).power.cap_slowdown;
         const double loss_big = predict(big).power.cap_slowdown;
-        QVERIFY2(loss_big > loss_small, qPrintable(QString::number(loss_small) + QStringLiteral(" vs ") + QString::number(loss_big)));
+        QVERIFY2(loss_big > loss_small,
+            qPrintable(QString::number(loss_small) + QStringLiteral(" vs ") + QString::number(loss_big)));
     }
 
     void capReducesPeaksButNotTroughs()
@@ -229,7 +242,8 @@ private slots:
         for (const DevicePower& d : capped.power.devices)
             min_capped = std::min(min_capped, d.min_W);
         QVERIFY(capped.power.peak_W_per_gpu < free.power.peak_W_per_gpu - 100);
-        QVERIFY2(std::fabs(min_capped - min_free) < 1.0, qPrintable(QString::number(min_free) + QStringLiteral(" vs ") + QString::number(min_capped)));
+        QVERIFY2(std::fabs(min_capped - min_free) < 1.0,
+            qPrintable(QString::number(min_free) + QStringLiteral(" vs ") + QString::number(min_capped)));
         // Large swings between computation and waiting (the same paper): the trough is under half the peak.
         QVERIFY(min_free < 0.5 * free.power.peak_W_per_gpu);
         QVERIFY(free.power.peak_W_per_gpu >= 0.95 * s.cluster.gpu.tdp_W); // peaks reach TDP
@@ -248,7 +262,8 @@ private slots:
         QVERIFY(hot.power.thermal_clock > 0 && hot.power.thermal_clock < 1);
         QVERIFY(hot.power.thermal_limit_W < cool.power.avg_W_per_gpu);
         QVERIFY2(hot.power.avg_W_per_gpu <= hot.power.thermal_limit_W * 1.01,
-            qPrintable(QString::number(hot.power.avg_W_per_gpu) + QStringLiteral(" vs ") + QString::number(hot.power.thermal_limit_W)));
+            qPrintable(QString::number(hot.power.avg_W_per_gpu) + QStringLiteral(" vs ")
+                + QString::number(hot.power.thermal_limit_W)));
         QVERIFY(hot.step_time_s > cool.step_time_s * 1.02);
         const Prediction sim = predict(s, Fidelity::simulated);
         QVERIFY(sim.step_time_s > cool.step_time_s * 1.02);
@@ -387,7 +402,8 @@ private slots:
         QVERIFY(rel(e.fastest_step_s, f.results.front().analytic.step_time_s) < 1e-9);
         for (const SearchResult& r : e.results)
             QVERIFY(r.analytic.step_time_s <= 1.05 * e.fastest_step_s * (1 + 1e-9));
-        QVERIFY(e.results.front().analytic.power.energy_J_per_token <= f.results.front().analytic.power.energy_J_per_token * (1 + 1e-9));
+        QVERIFY(e.results.front().analytic.power.energy_J_per_token
+            <= f.results.front().analytic.power.energy_J_per_token * (1 + 1e-9));
         for (std::size_t i = 1; i < e.results.size(); ++i)
             QVERIFY(e.results[i].objective <= e.results[i - 1].objective);
     }
@@ -427,7 +443,8 @@ private slots:
         QVERIFY(p.feasible);
         const double published_W = 0.76 * 10200;
         QVERIFY2(rel(p.power.avg_W_per_node, published_W) < 0.10,
-            qPrintable(QString::number(p.power.avg_W_per_node) + QStringLiteral(" W vs ") + QString::number(published_W)));
+            qPrintable(
+                QString::number(p.power.avg_W_per_node) + QStringLiteral(" W vs ") + QString::number(published_W)));
         // ... and Latif et al. 2024: the node's maximum was ~8.4 kW, 18% under the 10.2 kW nameplate.
         QVERIFY(p.power.peak_W_per_node <= 8400 * 1.02);
         QVERIFY(p.power.peak_W_per_node < 10200);

@@ -187,7 +187,8 @@ public:
         integer(p + QStringLiteral(".stage_clock_MHz.size"), static_cast<long long>(a.stage_clock_MHz.size()),
             static_cast<long long>(b.stage_clock_MHz.size()));
         for (std::size_t i = 0; i < a.stage_clock_MHz.size() && i < b.stage_clock_MHz.size(); ++i)
-            number(p + QStringLiteral(".stage_clock_MHz.") + QString::number(i), a.stage_clock_MHz[i], b.stage_clock_MHz[i]);
+            number(p + QStringLiteral(".stage_clock_MHz.") + QString::number(i), a.stage_clock_MHz[i],
+                b.stage_clock_MHz[i]);
         number(p + QStringLiteral(".power_cap_W"), a.power_cap_W, b.power_cap_W);
         optional_number(p + QStringLiteral(".inlet_temp_C"), a.inlet_temp_C, b.inlet_temp_C);
     }
@@ -955,45 +956,58 @@ void TestScenarioIo::badInput_data()
                                       << QStringLiteral("search.objective") << QStringLiteral("got \"speed\"");
 
     // Power and DVFS (issue 9).
-    QTest::newRow("clock below the GPU's range") << patched(R"({"training": {"clock_MHz": 100}})")
-                                                 << QStringLiteral("training.clock_MHz") << QStringLiteral("must be within 549-1980 MHz");
+    QTest::newRow("clock below the GPU's range")
+        << patched(R"({"training": {"clock_MHz": 100}})") << QStringLiteral("training.clock_MHz")
+        << QStringLiteral("must be within 549-1980 MHz");
     QTest::newRow("clock above boost") << patched(R"({"training": {"clock_MHz": 2100}})")
                                        << QStringLiteral("training.clock_MHz") << QStringLiteral("must be within");
     QTest::newRow("clock a string") << patched(R"({"training": {"clock_MHz": "fast"}})")
-                                    << QStringLiteral("training.clock_MHz") << QStringLiteral("must be a number, found a string");
+                                    << QStringLiteral("training.clock_MHz")
+                                    << QStringLiteral("must be a number, found a string");
     QTest::newRow("clock without a nominal clock")
         << patched(R"({"cluster": {"gpu": {"name": "G", "peak_TFLOPs": {"bf16": 500}, "memory_GiB": 48,
                        "memory_bw_GBps": 1000, "tdp_W": 300, "idle_W": 30}}, "training": {"clock_MHz": 1000}})")
         << QStringLiteral("training.clock_MHz") << QStringLiteral("needs the GPU's nominal clock");
-    QTest::newRow("stage clocks not one per stage") << patched(R"({"training": {"stage_clock_MHz": [1500, 1500, 1500]}})")
-                                                    << QStringLiteral("training.stage_clock_MHz")
-                                                    << QStringLiteral("one clock per pipeline stage (pp = 2), got 3");
-    QTest::newRow("stage clocks not an array") << patched(R"({"training": {"stage_clock_MHz": 1500}})")
-                                               << QStringLiteral("training.stage_clock_MHz") << QStringLiteral("must be an array");
-    QTest::newRow("stage clock a string") << patched(R"({"training": {"stage_clock_MHz": [1500, "x"]}})")
-                                          << QStringLiteral("training.stage_clock_MHz") << QStringLiteral("entry 1 must be a number");
-    QTest::newRow("stage clock out of range") << patched(R"({"training": {"stage_clock_MHz": [1500, 5000]}})")
-                                              << QStringLiteral("training.stage_clock_MHz") << QStringLiteral("must be within");
+    QTest::newRow("stage clocks not one per stage")
+        << patched(R"({"training": {"stage_clock_MHz": [1500, 1500, 1500]}})")
+        << QStringLiteral("training.stage_clock_MHz") << QStringLiteral("one clock per pipeline stage (pp = 2), got 3");
+    QTest::newRow("stage clocks not an array")
+        << patched(R"({"training": {"stage_clock_MHz": 1500}})") << QStringLiteral("training.stage_clock_MHz")
+        << QStringLiteral("must be an array");
+    QTest::newRow("stage clock a string")
+        << patched(R"({"training": {"stage_clock_MHz": [1500, "x"]}})") << QStringLiteral("training.stage_clock_MHz")
+        << QStringLiteral("entry 1 must be a number");
+    QTest::newRow("stage clock out of range")
+        << patched(R"({"training": {"stage_clock_MHz": [1500, 5000]}})") << QStringLiteral("training.stage_clock_MHz")
+        << QStringLiteral("must be within");
     QTest::newRow("power cap above TDP") << patched(R"({"training": {"power_cap_W": 800}})")
-                                         << QStringLiteral("training.power_cap_W") << QStringLiteral("must not exceed the GPU's tdp_W");
+                                         << QStringLiteral("training.power_cap_W")
+                                         << QStringLiteral("must not exceed the GPU's tdp_W");
     QTest::newRow("power cap at idle") << patched(R"({"training": {"power_cap_W": 70}})")
-                                       << QStringLiteral("training.power_cap_W") << QStringLiteral("must be above the GPU's idle_W");
+                                       << QStringLiteral("training.power_cap_W")
+                                       << QStringLiteral("must be above the GPU's idle_W");
     QTest::newRow("inlet too hot") << patched(R"({"training": {"inlet_temp_C": 90}})")
                                    << QStringLiteral("training.inlet_temp_C") << QStringLiteral("must be a number in");
-    QTest::newRow("active idle below idle") << patched_inline(R"({"cluster": {"gpu": {"active_idle_W": 50}}})")
-                                            << QStringLiteral("cluster.gpu.active_idle_W") << QStringLiteral("must lie between idle_W");
-    QTest::newRow("max clock below nominal") << patched_inline(R"({"cluster": {"gpu": {"max_clock_MHz": 1000}}})")
-                                             << QStringLiteral("cluster.gpu.max_clock_MHz") << QStringLiteral("must not be below clock_MHz");
-    QTest::newRow("node overhead negative") << patched_inline(R"({"cluster": {"node_overhead_W": -5}})")
-                                            << QStringLiteral("cluster.node_overhead_W") << QStringLiteral("must be a number in");
+    QTest::newRow("active idle below idle")
+        << patched_inline(R"({"cluster": {"gpu": {"active_idle_W": 50}}})")
+        << QStringLiteral("cluster.gpu.active_idle_W") << QStringLiteral("must lie between idle_W");
+    QTest::newRow("max clock below nominal")
+        << patched_inline(R"({"cluster": {"gpu": {"max_clock_MHz": 1000}}})")
+        << QStringLiteral("cluster.gpu.max_clock_MHz") << QStringLiteral("must not be below clock_MHz");
+    QTest::newRow("node overhead negative")
+        << patched_inline(R"({"cluster": {"node_overhead_W": -5}})") << QStringLiteral("cluster.node_overhead_W")
+        << QStringLiteral("must be a number in");
     QTest::newRow("nodes per rack 0") << patched_inline(R"({"cluster": {"nodes_per_rack": 0}})")
                                       << QStringLiteral("cluster.nodes_per_rack") << QStringLiteral("must be");
     QTest::newRow("power budget 0") << patched(R"({"search": {"limits": {"power_budget_kW": 0}}})")
-                                    << QStringLiteral("search.limits.power_budget_kW") << QStringLiteral("must be a number in");
+                                    << QStringLiteral("search.limits.power_budget_kW")
+                                    << QStringLiteral("must be a number in");
     QTest::newRow("max slowdown string") << patched(R"({"search": {"limits": {"max_slowdown": "5%"}}})")
-                                         << QStringLiteral("search.limits.max_slowdown") << QStringLiteral("found a string");
+                                         << QStringLiteral("search.limits.max_slowdown")
+                                         << QStringLiteral("found a string");
     QTest::newRow("power typo") << patched(R"({"training": {"power_cap_w": 500}})")
-                                << QStringLiteral("training.power_cap_w") << QStringLiteral("did you mean \"power_cap_W\"");
+                                << QStringLiteral("training.power_cap_w")
+                                << QStringLiteral("did you mean \"power_cap_W\"");
 }
 
 void TestScenarioIo::badInput()

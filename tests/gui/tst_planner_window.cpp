@@ -10,11 +10,11 @@
 #include "degree_slider.hpp"
 #include "learn_panel.hpp"
 #include "main_window.hpp"
-#include "power_panel.hpp"
 #include "metrics_panel.hpp"
 #include "plan_evaluator.hpp"
 #include "plan_plots.hpp"
 #include "plot_export.hpp"
+#include "power_panel.hpp"
 #include "preset_catalog.hpp"
 #include "qcustomplot_include.hpp"
 #include "result_models.hpp"
@@ -924,13 +924,16 @@ void TestPlannerWindow::powerPanelShowsTheBudgetAndFollowsTheCap()
     const QStringList lines = panel->budget_lines();
     QCOMPARE(lines.size(), 4);
     QVERIFY2(lines[0].startsWith(QStringLiteral("GPU | 64 | ")), qPrintable(lines[0]));
-    QVERIFY2(lines[0].contains(QString::number(std::lround(pw.avg_W_per_gpu)) + QStringLiteral(" W")), qPrintable(lines[0]));
+    QVERIFY2(
+        lines[0].contains(QString::number(std::lround(pw.avg_W_per_gpu)) + QStringLiteral(" W")), qPrintable(lines[0]));
     QVERIFY2(lines[1].contains(QStringLiteral("| 8 |")), qPrintable(lines[1]));
-    QVERIFY2(lines[3].contains(QString::number(pw.cluster_avg_kW, 'f', 1) + QStringLiteral(" kW")), qPrintable(lines[3]));
+    QVERIFY2(
+        lines[3].contains(QString::number(pw.cluster_avg_kW, 'f', 1) + QStringLiteral(" kW")), qPrintable(lines[3]));
     QVERIFY(panel->limits_text().contains(QStringLiteral("not reached")));
     QCOMPARE(panel->stage_bars()->csv().count(QLatin1Char('\n')), 1 + w.scenario()->strategy.pp);
     const double step = w.evaluation()->prediction.step_time_s;
-    auto* cap = qobject_cast<QDoubleSpinBox*>(w.training_editor()->field_widget(QStringLiteral("training.power_cap_W")));
+    auto* cap
+        = qobject_cast<QDoubleSpinBox*>(w.training_editor()->field_widget(QStringLiteral("training.power_cap_W")));
     QVERIFY(cap);
     cap->setValue(450);
     QCOMPARE(w.scenario()->training.power_cap_W, 450.0);
@@ -940,7 +943,8 @@ void TestPlannerWindow::powerPanelShowsTheBudgetAndFollowsTheCap()
     QVERIFY(panel->limits_text().contains(QStringLiteral("throttles kernels")));
     cap->setValue(800); // above the H100's 700 W TDP
     QCOMPARE(w.scenario()->training.power_cap_W, 450.0);
-    QVERIFY(w.training_editor()->field_message(QStringLiteral("training.power_cap_W")).contains(QStringLiteral("tdp_W")));
+    QVERIFY(
+        w.training_editor()->field_message(QStringLiteral("training.power_cap_W")).contains(QStringLiteral("tdp_W")));
     w.undo_stack()->undo();
     QVERIFY(w.wait_for_evaluation());
     QCOMPARE(w.scenario()->training.power_cap_W, 0.0);

@@ -14,3 +14,7 @@ for s in gpipe 1f1b interleaved zb-h1 dualpipe; do
 done
 "$shot" --schedule interleaved --compare 1f1b --pp 4 --microbatches 8 --size 1600x800 --out "$out/timeline-compare.png"
 "$shot" --large --size 1600x900 --out "$out/timeline-large.png"
+# The README's power pictures: an uneven 1F1B plan at the nominal clock and with planned stage clocks.
+for s in power-uneven-1f1b power-uneven-1f1b-planned; do
+  "$shot" --scenario docs/examples/$s.json --range 1.2,1.7 --size 1600x600 --out "$out/$s.png"
+done

@@ -22,9 +22,9 @@ constexpr int kTopPad = 16; // room for the title and the cap's label
 constexpr int kBottomPad = 6;
 
 // Distinct line colours for stages (cycled): readable on white and on the dark palette.
-const QColor kStageColours[] = { QColor(0x25, 0x63, 0xeb), QColor(0x16, 0xa3, 0x4a), QColor(0xd9, 0x77, 0x06),
-    QColor(0x93, 0x33, 0xea), QColor(0x08, 0x91, 0xb2), QColor(0xdb, 0x27, 0x77), QColor(0x65, 0xa3, 0x0d),
-    QColor(0x47, 0x55, 0x69) };
+const QColor kStageColours[]
+    = { QColor(0x25, 0x63, 0xeb), QColor(0x16, 0xa3, 0x4a), QColor(0xd9, 0x77, 0x06), QColor(0x93, 0x33, 0xea),
+          QColor(0x08, 0x91, 0xb2), QColor(0xdb, 0x27, 0x77), QColor(0x65, 0xa3, 0x0d), QColor(0x47, 0x55, 0x69) };
 
 const PowerTrace* trace_of(const TimelineData* d)
 {
@@ -59,10 +59,19 @@ void PowerStrip::set_data(std::shared_ptr<const TimelineData> data)
     update();
 }
 
-bool PowerStrip::has_trace() const { return trace_of(m_data.get()) != nullptr; }
+bool PowerStrip::has_trace() const
+{
+    return trace_of(m_data.get()) != nullptr;
+}
 
-QSize PowerStrip::sizeHint() const { return { 400, kHeight }; }
-QSize PowerStrip::minimumSizeHint() const { return { 100, kHeight }; }
+QSize PowerStrip::sizeHint() const
+{
+    return { 400, kHeight };
+}
+QSize PowerStrip::minimumSizeHint() const
+{
+    return { 100, kHeight };
+}
 
 QRect PowerStrip::plot_rect() const
 {
@@ -119,7 +128,8 @@ void PowerStrip::paintEvent(QPaintEvent*)
     small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.85));
     p.setFont(small);
     p.setPen(m_palette.text);
-    p.drawText(QRect(4, 2, std::max(10, plot.left() - 8), 14), Qt::AlignLeft | Qt::AlignVCenter, tr("Power per GPU by stage"));
+    p.drawText(
+        QRect(4, 2, std::max(10, plot.left() - 8), 14), Qt::AlignLeft | Qt::AlignVCenter, tr("Power per GPU by stage"));
     const PowerTrace* trace = trace_of(m_data.get());
     if (!trace) {
         p.setPen(m_palette.muted_text);
@@ -222,7 +232,9 @@ QString PowerStrip::tooltip_at(QPoint pos) const
     QString out = tr("t = %1").arg(QString::fromStdString(format_duration(t)));
     for (std::size_t d = 0; d < s.stage_W.size(); ++d)
         out += tr("\nstage %1: %2 W per GPU").arg(d).arg(std::lround(s.stage_W[d]));
-    out += tr("\nmean %1 W per GPU · cluster %2 kW").arg(std::lround(s.mean_W)).arg(QString::number(s.cluster_kW, 'f', 1));
+    out += tr("\nmean %1 W per GPU · cluster %2 kW")
+               .arg(std::lround(s.mean_W))
+               .arg(QString::number(s.cluster_kW, 'f', 1));
     return out;
 }
 

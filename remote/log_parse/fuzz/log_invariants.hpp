@@ -55,8 +55,8 @@ inline std::string check_same(const ParsedLog& a, const ParsedLog& b)
         const auto& y = b.steps[i];
         if (x.step != y.step || !same_value(x.step_time_s, y.step_time_s) || !same_value(x.tokens_per_s, y.tokens_per_s)
             || !same_value(x.samples_per_s, y.samples_per_s) || !same_value(x.tflops_per_gpu, y.tflops_per_gpu)
-            || !same_value(x.mfu, y.mfu) || !same_value(x.memory_GiB, y.memory_GiB) || !same_value(x.power_W, y.power_W) || !same_value(x.energy_J, y.energy_J)
-            || !same_value(x.loss, y.loss))
+            || !same_value(x.mfu, y.mfu) || !same_value(x.memory_GiB, y.memory_GiB) || !same_value(x.power_W, y.power_W)
+            || !same_value(x.energy_J, y.energy_J) || !same_value(x.loss, y.loss))
             return "step " + std::to_string(x.step) + " differs";
     }
     return {};
