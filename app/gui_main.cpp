@@ -163,6 +163,14 @@ int main(int argc, char** argv)
                 fail(QStringLiteral("the run's overlay could not be read in time"));
                 return 1;
             }
+            // A picture of the window with runs in it shows them: the Runs dock in front, with room.
+            if (panel == QStringLiteral("window")) {
+                window.show_panel(QStringLiteral("runs"));
+                window.resizeDocks({ window.dock(QStringLiteral("runs")) }, { h * 46 / 100 }, Qt::Vertical);
+                window.resizeDocks({ window.dock(QStringLiteral("grid")), window.dock(QStringLiteral("runs")),
+                                       window.dock(QStringLiteral("learn")) },
+                    { w * 18 / 100, w * 64 / 100, w * 18 / 100 }, Qt::Horizontal);
+            }
         }
         // Queued replots and layouts run before the picture is taken.
         for (int i = 0; i < 3; ++i)

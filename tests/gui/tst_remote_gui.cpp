@@ -29,7 +29,9 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QDockWidget>
+#include <QFile>
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
@@ -718,6 +720,23 @@ private Q_SLOTS:
         const QImage image(out);
         QVERIFY(!image.isNull());
         QVERIFY(image.width() > 300 && image.height() > 150);
+        // The whole window with the run selected: its numbers under the cards, its memory over the bars.
+        const QString window = dir.filePath(QStringLiteral("window.png"));
+        p.start(QStringLiteral(PARALLAX_GUI_PATH),
+            { QStringLiteral("--scenario"), QStringLiteral("default"), QStringLiteral("--store"), path,
+                QStringLiteral("--run"), QString::fromStdString(stored.id), QStringLiteral("--screenshot"), window });
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QVERIFY(!QImage(window).isNull());
+        // CI keeps the pictures when asked to (they show synthetic numbers: see store_megatron_run).
+        const QString keep = qEnvironmentVariable("PARALLAX_TEST_ARTIFACTS");
+        if (!keep.isEmpty()) {
+            QDir().mkpath(keep);
+            QFile::remove(keep + QStringLiteral("/runs-panel-synthetic.png"));
+            QFile::remove(keep + QStringLiteral("/window-synthetic.png"));
+            QFile::copy(out, keep + QStringLiteral("/runs-panel-synthetic.png"));
+            QFile::copy(window, keep + QStringLiteral("/window-synthetic.png"));
+        }
         p.start(QStringLiteral(PARALLAX_GUI_PATH),
             { QStringLiteral("--scenario"), QStringLiteral("default"), QStringLiteral("--store"), path,
                 QStringLiteral("--run"), QStringLiteral("nosuch"), QStringLiteral("--screenshot"), out });

@@ -27,7 +27,7 @@ constexpr double kGoodError = 0.10;
 constexpr double kFairError = 0.25;
 // Head room right of the largest value so markers and caps stay inside the plot.
 constexpr double kHeadroom = 1.12;
-constexpr double kStageChartHeight = 120;
+constexpr double kStageChartHeight = 96;
 
 QString qs(const std::string& s)
 {
@@ -100,6 +100,20 @@ QString MeasuredOverlayView::value_text(const QString& metric, double v) const
     return QString::number(v, 'f', v < 10 ? 2 : 1) + QStringLiteral(" GiB"); // memory
 }
 
+QString MeasuredOverlayView::header_note() const
+{
+    if (m_runs.empty())
+        return {};
+    bool measured = false;
+    for (const auto& run : m_runs)
+        for (const auto& m : run->comparison.metrics)
+            measured = measured || m.measured.has_value();
+    const QString src = source_text(m_runs.front()->comparison);
+    return measured ? src
+                    : QStringLiteral("No steady-state step logged yet (the first step is start-up and not counted). ")
+            + src;
+}
+
 MeasuredOverlayView::Geometry MeasuredOverlayView::geometry() const
 {
     Geometry g;
@@ -109,7 +123,7 @@ MeasuredOverlayView::Geometry MeasuredOverlayView::geometry() const
     // Header: which run(s), and what the markers are measured against.
     double header_h = fm.height() + 4;
     if (!m_runs.empty()) {
-        const QString src = source_text(m_runs.front()->comparison);
+        const QString src = header_note();
         header_h += fm.boundingRect(QRectF(0, 0, w - 2 * margin, 1000), Qt::TextWordWrap, src).height() + 2;
         if (m_runs.size() > 1)
             header_h += fm.height() + 2;
@@ -132,9 +146,11 @@ MeasuredOverlayView::Geometry MeasuredOverlayView::geometry() const
         bool any = false;
         for (const auto& run : m_runs) {
             const remote::MetricComparison* m = run->metric(info.key);
+            // A row for what some run measured (power only when the log has it); its prediction comes along.
+            if (m && m->measured)
+                any = true;
             if (!m || (!m->measured && !m->predicted))
                 continue;
-            any = true;
             for (const auto& v : { m->measured, m->spread_high, m->predicted })
                 if (v && std::isfinite(*v))
                     top = std::max(top, *v);
@@ -294,7 +310,7 @@ void MeasuredOverlayView::paintEvent(QPaintEvent*)
         }
         y += fm.height() + 2;
     }
-    const QString src = source_text(primary.comparison);
+    const QString src = header_note();
     QColor note = text;
     if (primary.comparison.prediction_source == "none")
         note = bad_colour(dark);
@@ -373,7 +389,7 @@ void MeasuredOverlayView::paintEvent(QPaintEvent*)
                     t += QStringLiteral(" (") + value_text(row.metric, *m.low) + QStringLiteral("–")
                         + value_text(row.metric, *m.high) + QStringLiteral(")");
             } else {
-                t = QStringLiteral("not measured yet");
+                t = QStringLiteral("not measured");
             }
             if (m.predicted)
                 t += QStringLiteral(" · pred ") + value_text(row.metric, *m.predicted);

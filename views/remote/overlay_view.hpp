@@ -63,6 +63,7 @@ private:
     };
     Geometry geometry() const;
     QString value_text(const QString& metric, double v) const;
+    QString header_note() const; // what the markers are compared with, or why nothing is
 
     std::vector<std::shared_ptr<const remote::RunOverlay>> m_runs;
 };

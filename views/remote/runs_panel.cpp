@@ -111,16 +111,18 @@ RunsPanel::RunsPanel(QWidget* parent)
     lv->addWidget(m_log_title);
     lv->addWidget(m_log, 1);
 
-    auto* right = new QSplitter(Qt::Vertical, this);
-    right->addWidget(overlay_scroll);
-    right->addWidget(log_box);
-    right->setStretchFactor(0, 3);
-    right->setStretchFactor(1, 2);
-    auto* split = new QSplitter(Qt::Horizontal, this);
+    // The table on top (a few rows are enough to pick from), the selected runs' overlay and log side by side.
+    auto* bottom = new QSplitter(Qt::Horizontal, this);
+    bottom->addWidget(overlay_scroll);
+    bottom->addWidget(log_box);
+    bottom->setStretchFactor(0, 3);
+    bottom->setStretchFactor(1, 2);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->setObjectName(QStringLiteral("runs_split"));
     split->addWidget(m_table);
-    split->addWidget(right);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->addWidget(bottom);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 3);
     v->addWidget(split, 1);
 
     m_status = new QLabel(this);
