@@ -74,9 +74,9 @@ int main(int argc, char** argv)
                        "--screenshot: an empty one)."),
         QStringLiteral("FILE") });
     parser.addOption({ QStringLiteral("run"),
-        QStringLiteral("Select this run in the Runs panel (its overlay and log); with --screenshot the newest run "
-                       "is selected when none is given."),
-        QStringLiteral("RUN_ID") });
+        QStringLiteral("Select this run in the Runs panel (its overlay and log), or several separated by commas to "
+                       "compare them; with --screenshot the newest run is selected when none is given."),
+        QStringLiteral("RUN_ID[,RUN_ID...]") });
     parser.process(app);
 
     const bool screenshot = parser.isSet(QStringLiteral("screenshot"));
@@ -152,11 +152,11 @@ int main(int argc, char** argv)
             return 1;
         }
         if (remote->panel()->model()->rowCount() > 0) {
-            QString run = parser.value(QStringLiteral("run"));
-            if (run.isEmpty())
-                run = remote->panel()->proxy()->index(0, 0).data(parallax::views::RunsModel::RunIdRole).toString();
-            if (!remote->panel()->select_run(run)) {
-                fail(QStringLiteral("--run: no run \"%1\" in %2").arg(run, remote->store_path()));
+            QStringList runs = parser.value(QStringLiteral("run")).split(u',', Qt::SkipEmptyParts);
+            if (runs.isEmpty())
+                runs << remote->panel()->proxy()->index(0, 0).data(parallax::views::RunsModel::RunIdRole).toString();
+            if (!remote->panel()->select_runs(runs)) {
+                fail(QStringLiteral("--run: no run \"%1\" in %2").arg(runs.join(u','), remote->store_path()));
                 return 2;
             }
             if (!remote->wait_until_idle(20000)) {
@@ -188,7 +188,8 @@ int main(int argc, char** argv)
         const QString run = parser.value(QStringLiteral("run"));
         auto* remote = window.remote();
         QObject::connect(remote, &parallax::views::RemoteRunsController::rowsLoaded, &window, [&window, remote, run] {
-            if (remote->panel()->select_run(run))
+            if (remote->panel()->selected_run_ids().isEmpty()
+                && remote->panel()->select_runs(run.split(u',', Qt::SkipEmptyParts)))
                 window.show_panel(QStringLiteral("runs"));
         });
     }

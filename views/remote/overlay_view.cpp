@@ -94,7 +94,7 @@ QString MeasuredOverlayView::value_text(const QString& metric, double v) const
     if (metric == QLatin1String("tokens_per_s_per_gpu"))
         return format_count(v);
     if (metric == QLatin1String("tflops_per_gpu"))
-        return QString::number(v, 'f', v < 10 ? 2 : 1);
+        return v >= 10 ? QString::number(v, 'f', 1) : QString::number(v, 'g', 3); // CPU ranks reach 0.0123
     if (metric == QLatin1String("power_W"))
         return QString::number(v, 'f', 0) + QStringLiteral(" W");
     return QString::number(v, 'f', v < 10 ? 2 : 1) + QStringLiteral(" GiB"); // memory

@@ -227,7 +227,7 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
         case state:
             return r.detail;
         case plan:
-            return r.description;
+            return QString(r.plan + QStringLiteral("\n") + r.description);
         case step_error:
         case tps_error:
         case step_predicted:
@@ -276,7 +276,8 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
     case framework:
         return r.framework;
     case plan:
-        return r.plan;
+        // A file's name (the whole path is in the tooltip); a preset's name as it is.
+        return role == SortRole ? r.plan : r.plan.section(u'/', -1);
     case steps:
         return r.steps;
     case step_measured:

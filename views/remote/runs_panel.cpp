@@ -168,6 +168,25 @@ bool RunsPanel::select_run(const QString& run_id)
     return true;
 }
 
+bool RunsPanel::select_runs(const QStringList& run_ids)
+{
+    QItemSelection selection;
+    QModelIndex first;
+    for (const QString& id : run_ids) {
+        const int src = m_model->row_of(id);
+        const QModelIndex i = src < 0 ? QModelIndex() : m_proxy->mapFromSource(m_model->index(src, 0));
+        if (!i.isValid())
+            return false;
+        selection.select(i, i);
+        if (!first.isValid())
+            first = i;
+    }
+    m_table->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    if (first.isValid())
+        m_table->scrollTo(first);
+    return !run_ids.isEmpty();
+}
+
 void RunsPanel::update_actions()
 {
     const QStringList ids = selected_run_ids();

@@ -40,6 +40,7 @@ public:
     // Selected runs in table order (the first is the primary one).
     QStringList selected_run_ids() const;
     bool select_run(const QString& run_id); // false when it is not in the (filtered) table
+    bool select_runs(const QStringList& run_ids); // several, to compare them; false when one is missing
     void set_status(const QString& text, bool error = false);
     QString status_text() const;
     // The log pane: a run's log from its start (replaces), or more of it (appends).
