@@ -169,7 +169,7 @@ int main(int argc, char** argv)
                 window.resizeDocks({ window.dock(QStringLiteral("runs")) }, { h * 46 / 100 }, Qt::Vertical);
                 window.resizeDocks({ window.dock(QStringLiteral("grid")), window.dock(QStringLiteral("runs")),
                                        window.dock(QStringLiteral("learn")) },
-                    { w * 18 / 100, w * 64 / 100, w * 18 / 100 }, Qt::Horizontal);
+                    { w * 21 / 100, w * 58 / 100, w * 21 / 100 }, Qt::Horizontal);
             }
         }
         // Queued replots and layouts run before the picture is taken.

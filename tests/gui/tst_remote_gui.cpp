@@ -32,6 +32,7 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
@@ -459,6 +460,16 @@ private Q_SLOTS:
         const JobBundle sent = make_job_bundle(req);
         QCOMPARE(QString::fromStdString(sent.find("job.sh")->content), edited_text);
         QCOMPARE(sent.edited, std::vector<std::string> { "job.sh" });
+
+        // Written for review elsewhere, as `parallax-cli run --out` writes a job (and `--from` sends it).
+        QString why;
+        QVERIFY2(d.write_to(dir.filePath(QStringLiteral("review")), &why), qPrintable(why));
+        QFile written(dir.filePath(QStringLiteral("review/job.sh")));
+        QVERIFY(written.open(QIODevice::ReadOnly));
+        QCOMPARE(QString::fromUtf8(written.readAll()), edited_text);
+        QVERIFY(written.permissions() & QFileDevice::ExeOwner);
+        QVERIFY(QFileInfo::exists(dir.filePath(QStringLiteral("review/plan.json"))));
+        QVERIFY(QFileInfo::exists(dir.filePath(QStringLiteral("review/parallax_probe.py"))));
 
         // Revert takes the generated text back.
         d.revert(QStringLiteral("job.sh"));

@@ -127,7 +127,8 @@ private:
             return nullptr;
         d->set_profile(profile);
         d->set_steps(steps);
-        d->set_probe_shape(0, 2);
+        // All 4 layers of the tiny model and 2 micro-batches, whatever the split: runs of PP 2 and TP 2 compare.
+        d->set_probe_shape(4, 2);
         return d;
     }
 
@@ -286,7 +287,8 @@ private Q_SLOTS:
         d = open_send(*w, QStringLiteral("loopback"), 4);
         QVERIFY(d);
         QVERIFY2(d->bundle().has_value(), qPrintable(d->error_text()));
-        QVERIFY(d->bundle()->description.find("tp 2 pp 1") != std::string::npos);
+        QVERIFY2(d->bundle()->description.find("tp 2 pp 1 dp 1), 4 of 4 layers") != std::string::npos,
+            d->bundle()->description.c_str());
         const QString second = d->run_id();
         click(d, QStringLiteral("send_run")); // the host key is known now: no question
         QTRY_VERIFY2_WITH_TIMEOUT(finished.count() == 2 || !failed.isEmpty(), qPrintable(remote->panel()->status_text()),

@@ -5,6 +5,9 @@
 #include "view_style.hpp"
 
 #include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
 #include <QDialogButtonBox>
 #include <QFontDatabase>
 #include <QFormLayout>
@@ -107,6 +110,22 @@ DispatchDialog::DispatchDialog(
     auto* buttons = new QDialogButtonBox(this);
     m_revert = buttons->addButton(QStringLiteral("Revert this file"), QDialogButtonBox::ResetRole);
     m_revert->setObjectName(QStringLiteral("revert_file"));
+    QPushButton* write = buttons->addButton(QStringLiteral("Write to folder..."), QDialogButtonBox::ActionRole);
+    write->setObjectName(QStringLiteral("write_files"));
+    write->setToolTip(QStringLiteral("Write the files (with your edits) to a folder, as `parallax-cli run --out` "
+                                     "does; send them later with `parallax-cli run --from DIR`"));
+    connect(write, &QPushButton::clicked, this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, QStringLiteral("Write the job's files to"));
+        if (dir.isEmpty())
+            return;
+        QString error;
+        if (!write_to(dir, &error)) {
+            m_error->setText(QStringLiteral("<b>Not written:</b> ") + error.toHtmlEscaped());
+            m_error->show();
+        } else {
+            m_summary->setText(m_summary->text() + QStringLiteral("<br><b>Written to %1</b>").arg(dir.toHtmlEscaped()));
+        }
+    });
     m_send = buttons->addButton(QStringLiteral("Send"), QDialogButtonBox::AcceptRole);
     m_send->setObjectName(QStringLiteral("send_run"));
     m_send->setDefault(true);
@@ -210,6 +229,38 @@ remote::RunRequest DispatchDialog::request() const
         if (edited(it.key()))
             req.edited_files.emplace_back(it.key().toStdString(), it.value()->toPlainText().toStdString());
     return req;
+}
+
+bool DispatchDialog::write_to(const QString& dir, QString* error) const
+{
+    if (!m_bundle) {
+        if (error)
+            *error = error_text();
+        return false;
+    }
+    try {
+        const remote::JobBundle b = remote::make_job_bundle(request());
+        if (!QDir().mkpath(dir))
+            throw InputError(dir.toStdString(), "", "cannot create the folder");
+        for (const remote::JobFile& f : b.files) {
+            QFile out(dir + QLatin1Char('/') + qs(f.name));
+            if (!out.open(QIODevice::WriteOnly | QIODevice::Truncate))
+                throw InputError(out.fileName().toStdString(), "", "cannot write the file");
+            if (out.write(f.content.data(), static_cast<qint64>(f.content.size()))
+                != static_cast<qint64>(f.content.size()))
+                throw InputError(out.fileName().toStdString(), "", "cannot write the file");
+            QFileDevice::Permissions perm = QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup
+                | QFileDevice::ReadOther;
+            if (f.mode & 0100)
+                perm |= QFileDevice::ExeOwner | QFileDevice::ExeGroup | QFileDevice::ExeOther;
+            out.setPermissions(perm);
+        }
+        return true;
+    } catch (const InputError& e) {
+        if (error)
+            *error = qs(e.what());
+        return false;
+    }
 }
 
 void DispatchDialog::regenerate()

@@ -46,6 +46,9 @@ public:
     void revert(const QString& file);
     // What Send hands over: the plan, the profile, the options, the run id and every edited file.
     remote::RunRequest request() const;
+    // The files as they stand (edits included) into `dir`, as `parallax-cli run --out` writes them: to keep,
+    // diff or send later with `parallax-cli run --from DIR`. On failure returns false and says why.
+    bool write_to(const QString& dir, QString* error = nullptr) const;
 
 Q_SIGNALS:
     void sendRequested();

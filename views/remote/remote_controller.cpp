@@ -336,6 +336,10 @@ DispatchDialog* RemoteRunsController::open_dispatch_dialog()
     }
     auto* d = new DispatchDialog(*m_plan, m_plan_label, m_opts.profiles_file, m_window);
     d->setAttribute(Qt::WA_DeleteOnClose);
+    if (!m_last_profile.isEmpty())
+        d->set_profile(m_last_profile);
+    if (m_last_framework >= 0)
+        d->set_framework(static_cast<remote::JobFramework>(m_last_framework));
     connect(d, &DispatchDialog::sendRequested, this, [this, d] { dispatch(d->request()); });
     connect(d, &DispatchDialog::editProfilesRequested, this, [this, d] {
         ProfileEditorDialog* e = open_profile_editor();
@@ -364,6 +368,9 @@ void RemoteRunsController::dispatch(remote::RunRequest request)
         request.run_id = remote::new_run_id();
     const QString id = qs(request.run_id);
     m_dispatch_clock[id].start();
+    m_last_profile = qs(request.profile.name);
+    m_last_framework = static_cast<int>(request.framework);
+    Q_EMIT sending(id);
     status(QStringLiteral("Sending run %1 to %2 (%3)...")
                .arg(id, qs(request.profile.name), qs(std::string(remote::to_string(request.framework)))));
     m_runner->dispatch(std::move(request));

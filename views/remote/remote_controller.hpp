@@ -88,6 +88,8 @@ Q_SIGNALS:
     void cancelRequested(QString runId);
     void dispatchFailed(QString message);
     void statusMessage(QString text);
+    // A run is on its way (the window shows the Runs panel).
+    void sending(QString runId);
 
 private:
     void connect_runner();
@@ -127,6 +129,8 @@ private:
     QMap<QString, QElapsedTimer> m_dispatch_clock;
     QMap<QString, double> m_dispatch_to_finished;
     QString m_last_refusal_host;
+    QString m_last_profile; // the profile of the last send, preselected the next time
+    int m_last_framework = -1;
     bool m_shut = false;
 };
 
