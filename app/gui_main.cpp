@@ -95,7 +95,7 @@ int main(int argc, char** argv)
         options.settings = settings.get();
         // A screenshot reads the run store it is given and never contacts a cluster.
         options.run_store = parser.isSet(QStringLiteral("store")) ? parser.value(QStringLiteral("store"))
-                                                                 : scratch.filePath(QStringLiteral("runs.sqlite"));
+                                                                  : scratch.filePath(QStringLiteral("runs.sqlite"));
         options.profiles_file = scratch.filePath(QStringLiteral("profiles.ini"));
     } else {
         options.interactive = true;

@@ -69,11 +69,10 @@ namespace parallax::app {
 namespace {
 
 // The panels in the order of panel_names(); docks are named "dock_<name>" for saveState().
-const QStringList kDockNames
-    = { QStringLiteral("scenario"), QStringLiteral("model"), QStringLiteral("cluster"), QStringLiteral("training"),
-          QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"), QStringLiteral("heatmap"),
-          QStringLiteral("timeline"), QStringLiteral("scaling"), QStringLiteral("search"), QStringLiteral("learn"),
-          QStringLiteral("runs") };
+const QStringList kDockNames = { QStringLiteral("scenario"), QStringLiteral("model"), QStringLiteral("cluster"),
+    QStringLiteral("training"), QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
+    QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("scaling"), QStringLiteral("search"),
+    QStringLiteral("learn"), QStringLiteral("runs") };
 const QStringList kCentralNames
     = { QStringLiteral("results"), QStringLiteral("memory"), QStringLiteral("time"), QStringLiteral("compare") };
 
@@ -315,7 +314,8 @@ void MainWindow::build_panels()
     ro.profiles_file = m_opts.profiles_file;
     ro.interactive = m_opts.interactive;
     m_remote = new views::RemoteRunsController(ro, this);
-    QDockWidget* runs = add_dock(QStringLiteral("runs"), QStringLiteral("Runs"), m_remote->panel(), Qt::BottomDockWidgetArea);
+    QDockWidget* runs
+        = add_dock(QStringLiteral("runs"), QStringLiteral("Runs"), m_remote->panel(), Qt::BottomDockWidgetArea);
     tabifyDockWidget(scaling_dock, runs);
     connect(m_remote, &views::RemoteRunsController::overlayChanged, this, &MainWindow::show_plan_overlay);
     connect(m_remote, &views::RemoteRunsController::sending, this, [this] { show_panel(QStringLiteral("runs")); });
@@ -325,7 +325,8 @@ void MainWindow::build_panels()
         [this](std::shared_ptr<const MeasuredTrace> trace, const QString& run_id, const QString& path) {
             show_panel(QStringLiteral("timeline"));
             m_timeline->set_measured_trace(std::move(trace));
-            statusBar()->showMessage(QStringLiteral("Measured trace of run %1 on the timeline: %2").arg(run_id, path), 8000);
+            statusBar()->showMessage(
+                QStringLiteral("Measured trace of run %1 on the timeline: %2").arg(run_id, path), 8000);
         });
     sensitivity->raise();
     learn->raise();

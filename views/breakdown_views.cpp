@@ -178,7 +178,8 @@ void MemoryBarsView::paintEvent(QPaintEvent*)
                 p.drawLine(QPointF(c.x() - cap, y_of(*m->high)), QPointF(c.x() + cap, y_of(*m->high)));
             }
             const double r = 5;
-            const QPointF pts[] = { { c.x(), c.y() - r }, { c.x() + r, c.y() }, { c.x(), c.y() + r }, { c.x() - r, c.y() } };
+            const QPointF pts[]
+                = { { c.x(), c.y() - r }, { c.x() + r, c.y() }, { c.x(), c.y() + r }, { c.x() - r, c.y() } };
             p.setPen(QPen(pal.color(QPalette::Base), 1));
             p.setBrush(mc);
             p.drawPolygon(pts, 4);

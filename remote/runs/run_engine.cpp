@@ -653,15 +653,16 @@ TraceFetch RunEngine::fetch_traces(const std::string& run_id, const std::string&
         if (!all_digits(size_text) || rel.empty() || rel.find('\t') != std::string::npos)
             continue;
         if (std::stoull(size_text) > kMaxTraceBytes) {
-            skipped.push_back(rel + " (" + size_text + " bytes, over the " + std::to_string(kMaxTraceBytes >> 20)
-                + " MiB limit)");
+            skipped.push_back(
+                rel + " (" + size_text + " bytes, over the " + std::to_string(kMaxTraceBytes >> 20) + " MiB limit)");
             continue;
         }
         if (static_cast<int>(out.remote_paths.size()) >= kMaxTraceFiles) {
             skipped.push_back(rel + " (more than " + std::to_string(kMaxTraceFiles) + " traces)");
             continue;
         }
-        const std::string data = c.run([&](SshSession& s) { return s.download(dir + "/" + rel, kMaxTraceBytes); }, cancel);
+        const std::string data
+            = c.run([&](SshSession& s) { return s.download(dir + "/" + rel, kMaxTraceBytes); }, cancel);
         std::string flat = rel;
         std::replace(flat.begin(), flat.end(), '/', '_');
         const std::string local = (std::filesystem::path(local_dir) / flat).string();

@@ -48,7 +48,8 @@ RunOverlay make_run_overlay(const RunStore& store, const RunRecord& run)
     const JobFramework fw = job_framework_from_string(run.framework).value_or(JobFramework::probe);
     const LogFormat format = log_format_for(fw);
     if (format != LogFormat::megatron && format != LogFormat::auto_detect) {
-        o.stage_note = "the " + run.framework + " log reports memory once per step (the peak over ranks), not per stage";
+        o.stage_note
+            = "the " + run.framework + " log reports memory once per step (the peak over ranks), not per stage";
         return o;
     }
     const Measurements m = parse_measurements(store.log(run.id), format);
@@ -85,8 +86,8 @@ RunOverlay make_run_overlay(const RunStore& store, const RunRecord& run)
         ++s.reports;
     }
     const std::string& prediction = o.comparison.prediction_source == "plan" ? run.prediction_json
-        : o.comparison.prediction_source == "workload"                         ? run.workload_prediction_json
-                                                                               : std::string();
+        : o.comparison.prediction_source == "workload"                       ? run.workload_prediction_json
+                                                                             : std::string();
     for (auto& [stage, s] : by_stage) {
         s.predicted_GiB = stage_prediction(prediction, stage);
         o.stages.push_back(s);

@@ -54,7 +54,8 @@ Q_SIGNALS:
     // The connection to `host` was refused because its key does not match known_hosts (changed: same type,
     // different key; else only other types are stored). known: "type SHA256:... (file)" per stored key.
     // Show it; never offer to accept.
-    void hostKeyRefused(QString host, QString keyType, QString fingerprint, QStringList known, bool changed, QString text);
+    void hostKeyRefused(
+        QString host, QString keyType, QString fingerprint, QStringList known, bool changed, QString text);
 
 private:
     struct Pending {

@@ -12,8 +12,8 @@
 #include "main_window.hpp"
 #include "metrics_panel.hpp"
 #include "prediction_io.hpp"
-#include "rank_grid.hpp"
 #include "preset_catalog.hpp"
+#include "rank_grid.hpp"
 #include "remote_controller.hpp"
 #include "runs/measurements.hpp"
 #include "runs/remote_runner.hpp"
@@ -295,16 +295,16 @@ private Q_SLOTS:
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         const auto markers = view.markers();
-        const auto step = std::find_if(markers.begin(), markers.end(),
-            [](const auto& m) { return m.metric == QLatin1String("step_time_s"); });
+        const auto step = std::find_if(
+            markers.begin(), markers.end(), [](const auto& m) { return m.metric == QLatin1String("step_time_s"); });
         QVERIFY(step != markers.end());
         QVERIFY(step->error_bar.width() > 0); // min..max of the steady steps
         QVERIFY(step->error_bar.left() <= step->at.x() && step->at.x() <= step->error_bar.right());
         QVERIFY(step->predicted_bar.width() > 0);
         QVERIFY(step->at.x() > step->predicted_bar.right()); // measured 11% slower than predicted
         QVERIFY(std::abs(*step->error - *r.step_error()) < 1e-9);
-        const int stage_markers = static_cast<int>(
-            std::count_if(markers.begin(), markers.end(), [](const auto& m) { return m.metric.startsWith(QLatin1String("stage")); }));
+        const int stage_markers = static_cast<int>(std::count_if(
+            markers.begin(), markers.end(), [](const auto& m) { return m.metric.startsWith(QLatin1String("stage")); }));
         QCOMPARE(stage_markers, plan.strategy.pp);
         const QStringList lines = view.text_lines();
         QVERIFY2(lines.first().startsWith(QStringLiteral("step time | ") + QString::fromStdString(stored.id)),
@@ -513,12 +513,13 @@ private Q_SLOTS:
             std::thread worker([&] { answer = bridge->confirm_unknown_host(key); });
             auto* d = wait_for_top_level<views::HostKeyDialog>(QStringLiteral("host_key_dialog"));
             QVERIFY(d);
-            QCOMPARE(d->findChild<QLabel*>(QStringLiteral("fingerprint"))->text(), QString::fromStdString(key.fingerprint));
+            QCOMPARE(
+                d->findChild<QLabel*>(QStringLiteral("fingerprint"))->text(), QString::fromStdString(key.fingerprint));
             QVERIFY(d->findChild<QLabel*>(QStringLiteral("host_key_text"))->text().contains(QStringLiteral("SHA256:")));
             // Reject is the default: Enter does not trust a key.
             QVERIFY(d->findChild<QPushButton*>(QStringLiteral("reject_host_key"))->isDefault());
-            QTest::mouseClick(
-                d->findChild<QPushButton*>(accept ? QStringLiteral("accept_host_key") : QStringLiteral("reject_host_key")),
+            QTest::mouseClick(d->findChild<QPushButton*>(
+                                  accept ? QStringLiteral("accept_host_key") : QStringLiteral("reject_host_key")),
                 Qt::LeftButton);
             worker.join();
             QCOMPARE(answer, std::optional<bool>(accept));
@@ -724,8 +725,8 @@ private Q_SLOTS:
         const QString out = dir.filePath(QStringLiteral("runs.png"));
         QProcess p;
         p.start(QStringLiteral(PARALLAX_GUI_PATH),
-            { QStringLiteral("--scenario"), QStringLiteral("default"), QStringLiteral("--panel"), QStringLiteral("runs"),
-                QStringLiteral("--store"), path, QStringLiteral("--screenshot"), out });
+            { QStringLiteral("--scenario"), QStringLiteral("default"), QStringLiteral("--panel"),
+                QStringLiteral("runs"), QStringLiteral("--store"), path, QStringLiteral("--screenshot"), out });
         QVERIFY(p.waitForFinished(60000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         const QImage image(out);

@@ -225,11 +225,12 @@ private Q_SLOTS:
         QCOMPARE(key->findChild<QLabel*>(QStringLiteral("fingerprint"))->text(), m_ssh->host_fingerprint());
         click(key, QStringLiteral("accept_host_key"));
 
-        QTRY_VERIFY2_WITH_TIMEOUT(!finished.isEmpty() || !failed.isEmpty(), qPrintable(remote->panel()->status_text()),
-            kRunTimeoutMs);
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            !finished.isEmpty() || !failed.isEmpty(), qPrintable(remote->panel()->status_text()), kRunTimeoutMs);
         QVERIFY2(failed.isEmpty(), qPrintable(failed.value(0).value(0).toString()));
         QCOMPARE(finished.first().at(0).toString(), run_id);
-        QVERIFY2(finished.first().at(1).toString() == QLatin1String("completed"), qPrintable(remote->panel()->status_text()));
+        QVERIFY2(finished.first().at(1).toString() == QLatin1String("completed"),
+            qPrintable(remote->panel()->status_text()));
         const double wall_s = clock.elapsed() / 1000.0;
         const std::optional<double> stored_s = remote->dispatch_to_finished_s(run_id);
         QVERIFY(stored_s.has_value());
@@ -248,15 +249,16 @@ private Q_SLOTS:
         QVERIFY(row->tps_measured.value_or(0) > 0);
         QCOMPARE(row->prediction_source, QStringLiteral("none")); // CPU ranks: measured, not compared
         const int r = remote->panel()->model()->row_of(run_id);
-        QCOMPARE(remote->panel()->model()->data(remote->panel()->model()->index(r, views::RunsModel::step_error)).toString(),
+        QCOMPARE(
+            remote->panel()->model()->data(remote->panel()->model()->index(r, views::RunsModel::step_error)).toString(),
             QStringLiteral("n/a"));
 
         // ... and as overlay markers with error bars from the steady-state spread.
         QVERIFY(remote->panel()->select_run(run_id));
         QVERIFY(remote->wait_until_idle(20000));
         const auto markers = remote->panel()->overlay_view()->markers();
-        const auto step = std::find_if(markers.begin(), markers.end(),
-            [](const auto& m) { return m.metric == QLatin1String("step_time_s"); });
+        const auto step = std::find_if(
+            markers.begin(), markers.end(), [](const auto& m) { return m.metric == QLatin1String("step_time_s"); });
         QVERIFY(step != markers.end());
         QCOMPARE(step->run_id, run_id);
         QCOMPARE(step->measured, *row->step_measured);
@@ -264,7 +266,8 @@ private Q_SLOTS:
         QVERIFY(step->error_bar.left() <= step->at.x() && step->at.x() <= step->error_bar.right());
         QVERIFY(!step->predicted); // nothing to compare CPU ranks with
         QVERIFY(remote->panel()->overlay_view()->text_lines().join(u'\n').contains(QStringLiteral("tokens/s per gpu")));
-        QTRY_VERIFY_WITH_TIMEOUT(remote->panel()->log_view()->toPlainText().contains(QStringLiteral("PARALLAX_PROBE")), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            remote->panel()->log_view()->toPlainText().contains(QStringLiteral("PARALLAX_PROBE")), 10000);
         qInfo("%s", qPrintable(remote->panel()->overlay_view()->text_lines().join(u'\n')));
 
         // What was sent is the edited job.sh, and the host key is now known.
@@ -291,8 +294,8 @@ private Q_SLOTS:
             d->bundle()->description.c_str());
         const QString second = d->run_id();
         click(d, QStringLiteral("send_run")); // the host key is known now: no question
-        QTRY_VERIFY2_WITH_TIMEOUT(finished.count() == 2 || !failed.isEmpty(), qPrintable(remote->panel()->status_text()),
-            kRunTimeoutMs);
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            finished.count() == 2 || !failed.isEmpty(), qPrintable(remote->panel()->status_text()), kRunTimeoutMs);
         QVERIFY2(failed.isEmpty(), qPrintable(failed.value(0).value(0).toString()));
         QCOMPARE(finished.last().at(0).toString(), second);
         QCOMPARE(finished.last().at(1).toString(), QStringLiteral("completed"));
@@ -352,7 +355,8 @@ private Q_SLOTS:
         QSignalSpy loaded(remote, &views::RemoteRunsController::traceLoaded);
         QSignalSpy failed(remote, &views::RemoteRunsController::traceFailed);
         remote->panel()->trace_action()->trigger();
-        QTRY_VERIFY2_WITH_TIMEOUT(!loaded.isEmpty() || !failed.isEmpty(), qPrintable(remote->panel()->status_text()), 60000);
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            !loaded.isEmpty() || !failed.isEmpty(), qPrintable(remote->panel()->status_text()), 60000);
         QVERIFY2(failed.isEmpty(), qPrintable(failed.value(0).value(0).toString()));
         const QString local = loaded.first().at(2).toString();
         QVERIFY(QFileInfo::exists(local));

@@ -5,10 +5,10 @@
 #include "view_style.hpp"
 
 #include <QComboBox>
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
-#include <QDialogButtonBox>
 #include <QFontDatabase>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -249,8 +249,8 @@ bool DispatchDialog::write_to(const QString& dir, QString* error) const
             if (out.write(f.content.data(), static_cast<qint64>(f.content.size()))
                 != static_cast<qint64>(f.content.size()))
                 throw InputError(out.fileName().toStdString(), "", "cannot write the file");
-            QFileDevice::Permissions perm = QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup
-                | QFileDevice::ReadOther;
+            QFileDevice::Permissions perm
+                = QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther;
             if (f.mode & 0100)
                 perm |= QFileDevice::ExeOwner | QFileDevice::ExeGroup | QFileDevice::ExeOther;
             out.setPermissions(perm);
@@ -298,7 +298,8 @@ void DispatchDialog::regenerate()
     m_summary->setText(summary);
 
     // Files: regenerated text where the user did not edit, the user's text where they did.
-    const QString current = m_tabs->currentIndex() >= 0 ? m_tabs->widget(m_tabs->currentIndex())->objectName() : QString();
+    const QString current
+        = m_tabs->currentIndex() >= 0 ? m_tabs->widget(m_tabs->currentIndex())->objectName() : QString();
     QMap<QString, QString> user_text;
     for (auto it = m_editors.begin(); it != m_editors.end(); ++it)
         if (edited(it.key()))
@@ -346,7 +347,9 @@ void DispatchDialog::update_tab_titles()
         n_edited += e;
         m_tabs->setTabText(i, e ? name + QStringLiteral(" (edited)") : name);
     }
-    m_send->setText(n_edited ? QStringLiteral("Send (%1 edited file%2)").arg(n_edited).arg(n_edited > 1 ? QStringLiteral("s") : QString())
+    m_send->setText(n_edited ? QStringLiteral("Send (%1 edited file%2)")
+                                   .arg(n_edited)
+                                   .arg(n_edited > 1 ? QStringLiteral("s") : QString())
                              : QStringLiteral("Send"));
 }
 

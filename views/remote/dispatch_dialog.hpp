@@ -26,8 +26,8 @@ class DispatchDialog : public QDialog {
     Q_OBJECT
 public:
     // settings_file: the ProfileStore's file (empty: the user's settings).
-    DispatchDialog(const Scenario& plan, const QString& plan_label, const QString& settings_file,
-        QWidget* parent = nullptr);
+    DispatchDialog(
+        const Scenario& plan, const QString& plan_label, const QString& settings_file, QWidget* parent = nullptr);
 
     void set_profile(const QString& name); // selects a stored profile and regenerates
     void set_framework(remote::JobFramework f);

@@ -47,7 +47,8 @@ QColor error_colour(double e, const QPalette& pal)
 QString source_text(const remote::RunComparison& c)
 {
     if (c.prediction_source == "workload")
-        return QStringLiteral("predicted: the probe's workload (its layers, micro-batches, GPipe), analytic, at dispatch");
+        return QStringLiteral(
+            "predicted: the probe's workload (its layers, micro-batches, GPipe), analytic, at dispatch");
     if (c.prediction_source == "plan")
         return QStringLiteral("predicted: the plan as sent, analytic, at dispatch");
     return QStringLiteral("not compared with a prediction: ") + qs(c.why);
@@ -109,9 +110,9 @@ QString MeasuredOverlayView::header_note() const
         for (const auto& m : run->comparison.metrics)
             measured = measured || m.measured.has_value();
     const QString src = source_text(m_runs.front()->comparison);
-    return measured ? src
-                    : QStringLiteral("No steady-state step logged yet (the first step is start-up and not counted). ")
-            + src;
+    return measured
+        ? src
+        : QStringLiteral("No steady-state step logged yet (the first step is start-up and not counted). ") + src;
 }
 
 MeasuredOverlayView::Geometry MeasuredOverlayView::geometry() const
@@ -134,9 +135,8 @@ MeasuredOverlayView::Geometry MeasuredOverlayView::geometry() const
     const int lanes = static_cast<int>(m_runs.size());
     const double lane_h = fm.height() + 3;
     const double label_w = fm.horizontalAdvance(QStringLiteral("Tokens/s per GPU")) + 10;
-    const double text_w = std::clamp(w * 0.42, 160.0, fm.horizontalAdvance(QStringLiteral(
-                                                              "212.4 ms (201.3 ms–230.9 ms, 12 steps) · pred 180.2 ms · +17.8%"))
-            + 8);
+    const double text_w = std::clamp(w * 0.42, 160.0,
+        fm.horizontalAdvance(QStringLiteral("212.4 ms (201.3 ms–230.9 ms, 12 steps) · pred 180.2 ms · +17.8%")) + 8);
     double y = g.header.bottom() + 4;
     for (const MetricInfo& info : kMetrics) {
         Row row;
@@ -178,10 +178,11 @@ MeasuredOverlayView::Geometry MeasuredOverlayView::geometry() const
             const double cy = row.plot.top() + (k + 0.5) * lane_h;
             mk.at = QPointF(x_of(mk.measured), cy);
             if (mk.low && mk.high)
-                mk.error_bar = QRectF(QPointF(x_of(*mk.low), cy - lane_h * 0.3), QPointF(x_of(*mk.high), cy + lane_h * 0.3));
+                mk.error_bar
+                    = QRectF(QPointF(x_of(*mk.low), cy - lane_h * 0.3), QPointF(x_of(*mk.high), cy + lane_h * 0.3));
             if (mk.predicted)
-                mk.predicted_bar = QRectF(row.plot.left(), cy - lane_h * 0.32, x_of(*mk.predicted) - row.plot.left(),
-                    lane_h * 0.64);
+                mk.predicted_bar
+                    = QRectF(row.plot.left(), cy - lane_h * 0.32, x_of(*mk.predicted) - row.plot.left(), lane_h * 0.64);
             g.markers.push_back(mk);
         }
         // A prediction without a measurement yet (the run has not logged a steady step): the bar alone.
@@ -207,8 +208,8 @@ MeasuredOverlayView::Geometry MeasuredOverlayView::geometry() const
     const remote::RunOverlay& primary = *m_runs.front();
     if (!primary.stages.empty()) {
         const double title_h = fm.height() + 4;
-        g.stages = QRectF(margin + label_w, y + title_h + 2, std::max(40.0, w - 2 * margin - label_w - 8),
-            kStageChartHeight);
+        g.stages = QRectF(
+            margin + label_w, y + title_h + 2, std::max(40.0, w - 2 * margin - label_w - 8), kStageChartHeight);
         double top = 0;
         for (const auto& s : primary.stages)
             for (const auto& v : { s.measured_GiB, s.high_GiB, s.predicted_GiB })
@@ -232,9 +233,11 @@ MeasuredOverlayView::Geometry MeasuredOverlayView::geometry() const
             mk.error = s.error();
             mk.at = QPointF(cx, s.measured_GiB ? y_of(*s.measured_GiB) : std::nan(""));
             if (s.low_GiB && s.high_GiB)
-                mk.error_bar = QRectF(QPointF(cx - bar_w * 0.25, y_of(*s.high_GiB)), QPointF(cx + bar_w * 0.25, y_of(*s.low_GiB)));
+                mk.error_bar = QRectF(
+                    QPointF(cx - bar_w * 0.25, y_of(*s.high_GiB)), QPointF(cx + bar_w * 0.25, y_of(*s.low_GiB)));
             if (s.predicted_GiB)
-                mk.predicted_bar = QRectF(cx - bar_w / 2, y_of(*s.predicted_GiB), bar_w, g.stages.bottom() - y_of(*s.predicted_GiB));
+                mk.predicted_bar
+                    = QRectF(cx - bar_w / 2, y_of(*s.predicted_GiB), bar_w, g.stages.bottom() - y_of(*s.predicted_GiB));
             g.markers.push_back(mk);
         }
     }
@@ -254,7 +257,8 @@ QStringList MeasuredOverlayView::text_lines() const
         for (const MetricInfo& info : kMetrics)
             if (m.metric == QLatin1String(info.key))
                 title = QString::fromLatin1(info.title).toLower();
-        const QString unit_metric = m.metric.startsWith(QLatin1String("stage")) ? QStringLiteral("memory_GiB") : m.metric;
+        const QString unit_metric
+            = m.metric.startsWith(QLatin1String("stage")) ? QStringLiteral("memory_GiB") : m.metric;
         QString measured = QStringLiteral("measured –");
         if (std::isfinite(m.measured)) {
             measured = QStringLiteral("measured ") + value_text(unit_metric, m.measured);
@@ -262,8 +266,8 @@ QStringList MeasuredOverlayView::text_lines() const
                 measured += QStringLiteral(" (") + value_text(unit_metric, *m.low) + QStringLiteral("..")
                     + value_text(unit_metric, *m.high) + QStringLiteral(")");
         }
-        const QString predicted
-            = m.predicted ? QStringLiteral("predicted ") + value_text(unit_metric, *m.predicted) : QStringLiteral("predicted –");
+        const QString predicted = m.predicted ? QStringLiteral("predicted ") + value_text(unit_metric, *m.predicted)
+                                              : QStringLiteral("predicted –");
         const QString error = m.error ? format_percent_delta(*m.error) : QStringLiteral("n/a");
         out << QStringList { title, m.run_id, measured, predicted, error }.join(QStringLiteral(" | "));
     }
@@ -395,7 +399,8 @@ void MeasuredOverlayView::paintEvent(QPaintEvent*)
                 t += QStringLiteral(" · pred ") + value_text(row.metric, *m.predicted);
             const QRectF lane(row.text.left(), m.at.y() - fm.height() / 2, row.text.width(), fm.height());
             p.setPen(text);
-            const QString main = fm.elidedText(t, Qt::ElideRight, lane.width() - fm.horizontalAdvance(QStringLiteral(" +00.0%")));
+            const QString main
+                = fm.elidedText(t, Qt::ElideRight, lane.width() - fm.horizontalAdvance(QStringLiteral(" +00.0%")));
             p.drawText(lane, Qt::AlignLeft | Qt::AlignVCenter, main);
             if (m.error) {
                 QFont b = font();
@@ -411,17 +416,20 @@ void MeasuredOverlayView::paintEvent(QPaintEvent*)
         p.setPen(text);
         const QRectF title(g.header.left(), g.stages.top() - fm.height() - 4, g.header.width(), fm.height());
         p.drawText(title, Qt::AlignLeft | Qt::AlignVCenter,
-            fm.elidedText(QStringLiteral("Memory per pipeline stage: ") + qs(primary.stage_note), Qt::ElideRight, title.width()));
+            fm.elidedText(
+                QStringLiteral("Memory per pipeline stage: ") + qs(primary.stage_note), Qt::ElideRight, title.width()));
         p.setPen(grid);
         p.drawLine(g.stages.bottomLeft(), g.stages.bottomRight());
         p.setPen(text);
         p.drawText(QRectF(g.header.left(), g.stages.top(), g.stages.left() - g.header.left() - 4, fm.height()),
             Qt::AlignRight | Qt::AlignTop, value_text(QStringLiteral("memory_GiB"), g.stage_max));
-        p.drawText(QRectF(g.header.left(), g.stages.bottom() - fm.height(), g.stages.left() - g.header.left() - 4, fm.height()),
+        p.drawText(QRectF(g.header.left(), g.stages.bottom() - fm.height(), g.stages.left() - g.header.left() - 4,
+                       fm.height()),
             Qt::AlignRight | Qt::AlignBottom, QStringLiteral("0"));
         const int n = static_cast<int>(primary.stages.size());
         const double step = g.stages.width() / std::max(1, n);
-        const int every = std::max(1, static_cast<int>(std::ceil((fm.horizontalAdvance(QStringLiteral("00")) + 4) / step)));
+        const int every
+            = std::max(1, static_cast<int>(std::ceil((fm.horizontalAdvance(QStringLiteral("00")) + 4) / step)));
         for (int i = 0; i < n; i += every)
             p.drawText(QRectF(g.stages.left() + i * step, g.stages.bottom() + 1, step * every, fm.height()),
                 Qt::AlignHCenter | Qt::AlignTop, QString::number(primary.stages[static_cast<std::size_t>(i)].stage));
@@ -438,11 +446,12 @@ bool MeasuredOverlayView::event(QEvent* e)
                 hit = m.predicted_bar;
             if (!hit.contains(h->pos()))
                 continue;
-            const QString unit_metric = m.metric.startsWith(QLatin1String("stage")) ? QStringLiteral("memory_GiB") : m.metric;
+            const QString unit_metric
+                = m.metric.startsWith(QLatin1String("stage")) ? QStringLiteral("memory_GiB") : m.metric;
             QString tip = QStringLiteral("<b>%1</b> · run %2<br>").arg(m.metric, m.run_id);
             if (std::isfinite(m.measured))
-                tip += QStringLiteral("measured (median of the steady-state steps): ") + value_text(unit_metric, m.measured)
-                    + QStringLiteral("<br>");
+                tip += QStringLiteral("measured (median of the steady-state steps): ")
+                    + value_text(unit_metric, m.measured) + QStringLiteral("<br>");
             if (m.low && m.high)
                 tip += QStringLiteral("spread: ") + value_text(unit_metric, *m.low) + QStringLiteral(" .. ")
                     + value_text(unit_metric, *m.high) + QStringLiteral("<br>");

@@ -207,7 +207,8 @@ void ProfileEditorDialog::build()
     text(p, "env", QStringLiteral("Environment"), QStringLiteral("KEY=VALUE per line, exported in job scripts"));
 
     QFormLayout* m = page(QStringLiteral("Monitoring"));
-    line(m, "poll_min_s", QStringLiteral("First poll interval (s)"), QStringLiteral("Grows 1.5x while nothing changes"));
+    line(
+        m, "poll_min_s", QStringLiteral("First poll interval (s)"), QStringLiteral("Grows 1.5x while nothing changes"));
     line(m, "poll_max_s", QStringLiteral("Longest poll interval (s)"), QString());
 
     m_error = new QLabel(this);
@@ -529,7 +530,8 @@ bool ProfileEditorDialog::save()
         const QString name = qs(p.name);
         if (name != m_loaded_name && store.names().contains(name)) {
             show_error(QStringLiteral("name"),
-                QStringLiteral("cluster profile: name: a profile '%1' is already stored; choose another name").arg(name));
+                QStringLiteral("cluster profile: name: a profile '%1' is already stored; choose another name")
+                    .arg(name));
             return false;
         }
         store.save(p);

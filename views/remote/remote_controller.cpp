@@ -186,21 +186,22 @@ void RemoteRunsController::connect_runner()
         if (m_selected.contains(id))
             schedule_overlay();
     });
-    connect(r, &remote::RemoteRunner::runFinished, this, [this](const QString& id, const QString& state, const QString& detail) {
-        if (m_dispatch_clock.contains(id) && !m_dispatch_to_finished.contains(id))
-            m_dispatch_to_finished.insert(id, m_dispatch_clock.value(id).elapsed() / 1000.0);
-        QString text = QStringLiteral("Run %1 %2: %3").arg(id, state, detail);
-        if (m_dispatch_to_finished.contains(id))
-            text += QStringLiteral(" (%1 s from sending to the stored result)")
-                        .arg(m_dispatch_to_finished.value(id), 0, 'f', 1);
-        status(text, state == QLatin1String("failed"));
-        reload();
-        if (m_selected.contains(id))
-            schedule_overlay();
-        if (id == m_log_run)
-            m_log_timer->start();
-        Q_EMIT runFinished(id, state);
-    });
+    connect(r, &remote::RemoteRunner::runFinished, this,
+        [this](const QString& id, const QString& state, const QString& detail) {
+            if (m_dispatch_clock.contains(id) && !m_dispatch_to_finished.contains(id))
+                m_dispatch_to_finished.insert(id, m_dispatch_clock.value(id).elapsed() / 1000.0);
+            QString text = QStringLiteral("Run %1 %2: %3").arg(id, state, detail);
+            if (m_dispatch_to_finished.contains(id))
+                text += QStringLiteral(" (%1 s from sending to the stored result)")
+                            .arg(m_dispatch_to_finished.value(id), 0, 'f', 1);
+            status(text, state == QLatin1String("failed"));
+            reload();
+            if (m_selected.contains(id))
+                schedule_overlay();
+            if (id == m_log_run)
+                m_log_timer->start();
+            Q_EMIT runFinished(id, state);
+        });
     connect(r, &remote::RemoteRunner::runError, this, [this](const QString& id, const QString& message) {
         status((id.isEmpty() ? QString() : QStringLiteral("Run %1: ").arg(id)) + message, true);
         reload();
@@ -210,7 +211,8 @@ void RemoteRunsController::connect_runner()
             if (state == QLatin1String("connected") || state == QLatin1String("disconnected"))
                 Q_EMIT statusMessage(QStringLiteral("%1: %2").arg(host, message));
             else
-                status(QStringLiteral("Connection %1 %2: %3").arg(host, state, message), state != QLatin1String("connected"));
+                status(QStringLiteral("Connection %1 %2: %3").arg(host, state, message),
+                    state != QLatin1String("connected"));
         });
     connect(r, &remote::RemoteRunner::tracesFetched, this,
         [this](const QString& id, const QStringList& paths, const QString& message, const QString& error) {
@@ -234,7 +236,8 @@ void RemoteRunsController::connect_runner()
             ++m_inflight;
             QtConcurrent::run([path]() -> std::pair<std::shared_ptr<const MeasuredTrace>, QString> {
                 try {
-                    return { std::make_shared<const MeasuredTrace>(load_measured_trace(path.toStdString())), QString() };
+                    return { std::make_shared<const MeasuredTrace>(load_measured_trace(path.toStdString())),
+                        QString() };
                 } catch (const std::exception& e) {
                     return { nullptr, QString::fromStdString(e.what()) };
                 }
@@ -291,8 +294,8 @@ void RemoteRunsController::connect_prompts()
         [this](const QString& host, const QString& type, const QString& fp, const QStringList& known, bool changed,
             const QString& text) {
             m_last_refusal_host = host;
-            status(QStringLiteral("%1: host key refused (%2)").arg(host, changed ? QStringLiteral("it changed")
-                                                                                  : QStringLiteral("unexpected type")),
+            status(QStringLiteral("%1: host key refused (%2)")
+                       .arg(host, changed ? QStringLiteral("it changed") : QStringLiteral("unexpected type")),
                 true);
             if (m_window)
                 host_key_refused_box(host, type, fp, known, changed, text, m_window)->open();
@@ -379,16 +382,17 @@ void RemoteRunsController::dispatch(remote::RunRequest request)
 void RemoteRunsController::request_cancel(const QString& run_id)
 {
     const RunRow* r = m_panel ? m_panel->model()->find(run_id) : nullptr;
-    const QString where = r ? QStringLiteral("on '%1' (%2%3)")
-                                  .arg(r->cluster, r->launcher,
-                                      r->job_id.isEmpty() ? QString() : QStringLiteral(", job ") + r->job_id)
-                            : QString();
+    const QString where = r
+        ? QStringLiteral("on '%1' (%2%3)")
+              .arg(r->cluster, r->launcher, r->job_id.isEmpty() ? QString() : QStringLiteral(", job ") + r->job_id)
+        : QString();
     auto* box = new QMessageBox(QMessageBox::Question, QStringLiteral("Cancel run?"),
         QStringLiteral("Cancel run %1 %2?").arg(run_id, where), QMessageBox::NoButton, m_window);
     box->setObjectName(QStringLiteral("cancel_confirmation"));
     box->setInformativeText(r && r->launcher == QLatin1String("direct")
             ? QStringLiteral("Its processes get SIGTERM on every host. What was logged so far stays in the run store.")
-            : QStringLiteral("SLURM is asked to stop the job (scancel). What was logged so far stays in the run store."));
+            : QStringLiteral(
+                "SLURM is asked to stop the job (scancel). What was logged so far stays in the run store."));
     QPushButton* yes = box->addButton(QStringLiteral("Cancel the run"), QMessageBox::DestructiveRole);
     yes->setObjectName(QStringLiteral("confirm_cancel"));
     QPushButton* no = box->addButton(QStringLiteral("Keep it running"), QMessageBox::RejectRole);
@@ -508,7 +512,8 @@ void RemoteRunsController::load_overlays()
             RunStore store(path);
             for (const QString& id : ids)
                 if (const auto run = store.get(id.toStdString()))
-                    out.overlays.push_back(std::make_shared<const remote::RunOverlay>(remote::make_run_overlay(store, *run)));
+                    out.overlays.push_back(
+                        std::make_shared<const remote::RunOverlay>(remote::make_run_overlay(store, *run)));
         } catch (const std::exception& e) {
             out.error = QString::fromStdString(e.what());
         }

@@ -173,15 +173,16 @@ QVariant RunsModel::headerData(int section, Qt::Orientation o, int role) const
 {
     if (o != Qt::Horizontal || section < 0 || section >= column_count)
         return {};
-    static const char* names[] = { "Run", "State", "Cluster", "Framework", "Plan", "Steps", "Step time",
-        "Predicted", "Error", "Tokens/s/GPU", "Predicted", "Error", "Started (UTC)", "Finished (UTC)" };
-    static const char* tips[] = { "Run id (UTC start time and a random suffix)", "State as the cluster last reported it",
-        "Cluster profile", "What ran", "Scenario the plan came from", "Training steps parsed from the log",
-        "Measured step time: median of the steady-state steps (all but the first)",
-        "Predicted step time of what ran (the probe's workload, or the plan), made at dispatch",
-        "(measured - predicted) / predicted", "Measured tokens/s per GPU: median of the steady-state steps",
-        "Predicted tokens/s per GPU", "(measured - predicted) / predicted", "When the run was stored",
-        "When it completed, failed or was cancelled" };
+    static const char* names[] = { "Run", "State", "Cluster", "Framework", "Plan", "Steps", "Step time", "Predicted",
+        "Error", "Tokens/s/GPU", "Predicted", "Error", "Started (UTC)", "Finished (UTC)" };
+    static const char* tips[]
+        = { "Run id (UTC start time and a random suffix)", "State as the cluster last reported it", "Cluster profile",
+              "What ran", "Scenario the plan came from", "Training steps parsed from the log",
+              "Measured step time: median of the steady-state steps (all but the first)",
+              "Predicted step time of what ran (the probe's workload, or the plan), made at dispatch",
+              "(measured - predicted) / predicted", "Measured tokens/s per GPU: median of the steady-state steps",
+              "Predicted tokens/s per GPU", "(measured - predicted) / predicted", "When the run was stored",
+              "When it completed, failed or was cancelled" };
     if (role == Qt::DisplayRole)
         return QString::fromLatin1(names[section]);
     if (role == Qt::ToolTipRole)

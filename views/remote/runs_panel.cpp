@@ -40,17 +40,21 @@ RunsPanel::RunsPanel(QWidget* parent)
     bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
     m_send = bar->addAction(QStringLiteral("Send as validation run..."));
     m_send->setObjectName(QStringLiteral("send_validation_run"));
-    m_send->setToolTip(QStringLiteral("Generate the job of the current plan, review and edit its files, send it (Ctrl+R)"));
+    m_send->setToolTip(
+        QStringLiteral("Generate the job of the current plan, review and edit its files, send it (Ctrl+R)"));
     m_cancel = bar->addAction(QStringLiteral("Cancel run..."));
     m_cancel->setObjectName(QStringLiteral("cancel_run"));
-    m_cancel->setToolTip(QStringLiteral("Ask the cluster to stop the selected run (scancel / SIGTERM), after a confirmation"));
+    m_cancel->setToolTip(
+        QStringLiteral("Ask the cluster to stop the selected run (scancel / SIGTERM), after a confirmation"));
     m_attach = bar->addAction(QStringLiteral("Attach"));
     m_attach->setObjectName(QStringLiteral("attach_run"));
-    m_attach->setToolTip(QStringLiteral("Watch the selected unfinished run again (done for every unfinished run at start)"));
+    m_attach->setToolTip(
+        QStringLiteral("Watch the selected unfinished run again (done for every unfinished run at start)"));
     m_trace = bar->addAction(QStringLiteral("Measured trace"));
     m_trace->setObjectName(QStringLiteral("fetch_trace"));
-    m_trace->setToolTip(QStringLiteral("Copy the run's Chrome/Perfetto trace (*trace*.json in its folder on the cluster) "
-                                       "and draw it on the timeline under the prediction"));
+    m_trace->setToolTip(
+        QStringLiteral("Copy the run's Chrome/Perfetto trace (*trace*.json in its folder on the cluster) "
+                       "and draw it on the timeline under the prediction"));
     bar->addSeparator();
     m_profiles = bar->addAction(QStringLiteral("Cluster profiles..."));
     m_profiles->setObjectName(QStringLiteral("edit_cluster_profiles"));
@@ -211,9 +215,9 @@ QString RunsPanel::status_text() const
 void RunsPanel::set_log(const QString& run_id, const QString& text, bool truncated)
 {
     m_log_run = run_id;
-    m_log_title->setText(run_id.isEmpty() ? QStringLiteral("Log")
-                                          : QStringLiteral("Log of run %1%2")
-                                                .arg(run_id, truncated ? QStringLiteral(" (its end)") : QString()));
+    m_log_title->setText(run_id.isEmpty()
+            ? QStringLiteral("Log")
+            : QStringLiteral("Log of run %1%2").arg(run_id, truncated ? QStringLiteral(" (its end)") : QString()));
     m_log->setPlainText(text);
     m_log->verticalScrollBar()->setValue(m_log->verticalScrollBar()->maximum());
 }

@@ -66,9 +66,10 @@ QMessageBox* host_key_refused_box(const QString& host, const QString& key_type, 
     QString stored;
     for (const QString& k : known)
         stored += QStringLiteral("<br>&nbsp;&nbsp;stored: <code>") + k.toHtmlEscaped() + QStringLiteral("</code>");
-    box->setText((changed ? QStringLiteral("<b>The host key of %1 has CHANGED.</b>")
-                          : QStringLiteral("<b>%1 presented a key of a type that known_hosts does not hold for it.</b>"))
-                     .arg(host.toHtmlEscaped())
+    box->setText(
+        (changed ? QStringLiteral("<b>The host key of %1 has CHANGED.</b>")
+                 : QStringLiteral("<b>%1 presented a key of a type that known_hosts does not hold for it.</b>"))
+            .arg(host.toHtmlEscaped())
         + QStringLiteral("<br>&nbsp;&nbsp;presented: <code>%1 %2</code>")
               .arg(key_type.toHtmlEscaped(), fingerprint.toHtmlEscaped())
         + stored);
