@@ -7,6 +7,7 @@
 #include "scenario_io.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -41,6 +42,20 @@ RunOverlay make_run_overlay(const RunStore& store, const RunRecord& run)
     o.cluster = run.cluster;
     o.description = run.description;
     o.scenario_json = run.scenario_json;
+    const nlohmann::json sent = nlohmann::json::parse(run.scenario_json, nullptr, false);
+    if (sent.is_object() && sent.contains("strategy") && sent["strategy"].is_object()) {
+        const nlohmann::json& st = sent["strategy"];
+        for (const char* d : { "tp", "pp", "dp", "cp", "ep", "vpp" }) {
+            const int v = st.contains(d) && st[d].is_number_integer() ? st[d].get<int>() : 1;
+            const bool always = std::string_view(d) == "tp" || std::string_view(d) == "pp" || std::string_view(d) == "dp";
+            if (always || v > 1) {
+                std::string name = d;
+                for (char& c : name)
+                    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+                o.layout += (o.layout.empty() ? "" : " · ") + name + " " + std::to_string(v);
+            }
+        }
+    }
     const std::vector<StepRecord> steps = store.steps(run.id);
     o.steps = static_cast<int>(steps.size());
     o.comparison = compare_run(run, steps);

@@ -35,6 +35,7 @@ struct RunOverlay {
     std::string cluster;
     std::string description;
     std::string scenario_json; // as sent: the planner overlays on its own plan only when it is the same
+    std::string layout; // "TP 2 · PP 1 · DP 1" of the plan as sent (CP, EP, VPP when above 1), for legends
     int steps = 0; // logged steps
     RunComparison comparison;
     std::vector<StageMemoryComparison> stages; // empty when the log reports no per-rank memory

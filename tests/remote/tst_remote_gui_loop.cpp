@@ -213,6 +213,11 @@ private Q_SLOTS:
         QTest::keyClicks(job, QStringLiteral("# reviewed in the GUI test"));
         QTest::keyClick(job, Qt::Key_Return);
         QVERIFY(d->edited(QStringLiteral("job.sh")));
+        const QString keep = qEnvironmentVariable("PARALLAX_TEST_ARTIFACTS");
+        if (!keep.isEmpty()) {
+            QDir().mkpath(keep);
+            d->grab().save(keep + QStringLiteral("/gui-dispatch-dialog.png"));
+        }
         QSignalSpy finished(remote, &views::RemoteRunsController::runFinished);
         QSignalSpy failed(remote, &views::RemoteRunsController::dispatchFailed);
         QElapsedTimer clock;
@@ -223,6 +228,8 @@ private Q_SLOTS:
         auto* key = wait_for_top_level<views::HostKeyDialog>(QStringLiteral("host_key_dialog"));
         QVERIFY2(key, qPrintable(remote->panel()->status_text()));
         QCOMPARE(key->findChild<QLabel*>(QStringLiteral("fingerprint"))->text(), m_ssh->host_fingerprint());
+        if (!keep.isEmpty())
+            key->grab().save(keep + QStringLiteral("/gui-host-key-dialog.png"));
         click(key, QStringLiteral("accept_host_key"));
 
         QTRY_VERIFY2_WITH_TIMEOUT(
@@ -314,9 +321,7 @@ private Q_SLOTS:
         QCOMPARE(remote->panel()->model()->rowCount(), 2);
 
         // For the README's picture: the store of these real runs, and the window as it is now.
-        const QString keep = qEnvironmentVariable("PARALLAX_TEST_ARTIFACTS");
         if (!keep.isEmpty()) {
-            QDir().mkpath(keep);
             w->resizeDocks({ w->dock(QStringLiteral("runs")) }, { 460 }, Qt::Vertical);
             QTest::qWait(200);
             w->grab().save(keep + QStringLiteral("/gui-probe-run-window.png"));

@@ -129,6 +129,8 @@ DispatchDialog::DispatchDialog(
     m_send = buttons->addButton(QStringLiteral("Send"), QDialogButtonBox::AcceptRole);
     m_send->setObjectName(QStringLiteral("send_run"));
     m_send->setDefault(true);
+    // Its text counts the edited files; a button that keeps its width keeps the row still.
+    m_send->setMinimumWidth(m_send->fontMetrics().horizontalAdvance(QStringLiteral("Send (99 edited files)")) + 24);
     QPushButton* cancel = buttons->addButton(QDialogButtonBox::Cancel);
     cancel->setObjectName(QStringLiteral("cancel_dispatch"));
     v->addWidget(buttons);
@@ -332,8 +334,12 @@ void DispatchDialog::regenerate()
         m_tabs->addTab(e, name);
     }
     m_filling = false;
+    // The tab the user was reading; at first, the script the launcher runs (job.sh for SLURM, node.sh direct).
+    const QString show = !current.isEmpty() ? current
+        : QStringLiteral("file_")
+            + qs(profile->launcher == remote::LauncherKind::slurm ? m_bundle->batch_script : m_bundle->node_script);
     for (int i = 0; i < m_tabs->count(); ++i)
-        if (m_tabs->widget(i)->objectName() == current)
+        if (m_tabs->widget(i)->objectName() == show)
             m_tabs->setCurrentIndex(i);
     update_tab_titles();
 }
