@@ -47,7 +47,8 @@ RunOverlay make_run_overlay(const RunStore& store, const RunRecord& run)
         const nlohmann::json& st = sent["strategy"];
         for (const char* d : { "tp", "pp", "dp", "cp", "ep", "vpp" }) {
             const int v = st.contains(d) && st[d].is_number_integer() ? st[d].get<int>() : 1;
-            const bool always = std::string_view(d) == "tp" || std::string_view(d) == "pp" || std::string_view(d) == "dp";
+            const bool always
+                = std::string_view(d) == "tp" || std::string_view(d) == "pp" || std::string_view(d) == "dp";
             if (always || v > 1) {
                 std::string name = d;
                 for (char& c : name)

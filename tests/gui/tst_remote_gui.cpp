@@ -713,6 +713,23 @@ private Q_SLOTS:
         QVERIFY(keys.contains(QStringLiteral("Ctrl+R")));
     }
 
+    void lookingAtRunsCreatesNoStore()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("none/runs.sqlite"));
+        QWidget window;
+        views::RemoteRunsController::Options o;
+        o.store_path = path;
+        o.profiles_file = dir.filePath(QStringLiteral("profiles.ini"));
+        views::RemoteRunsController c(o, &window);
+        c.start(true);
+        QVERIFY(c.wait_until_idle(10000));
+        QTest::qWait(50); // the deferred re-attach
+        QCOMPARE(c.panel()->model()->rowCount(), 0);
+        QVERIFY(!QFileInfo::exists(path));
+        QVERIFY(!QFileInfo::exists(dir.filePath(QStringLiteral("none"))));
+    }
+
     void screenshotOfTheRunsPanel()
     {
         QTemporaryDir dir;

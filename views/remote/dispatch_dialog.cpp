@@ -336,7 +336,7 @@ void DispatchDialog::regenerate()
     m_filling = false;
     // The tab the user was reading; at first, the script the launcher runs (job.sh for SLURM, node.sh direct).
     const QString show = !current.isEmpty() ? current
-        : QStringLiteral("file_")
+                                            : QStringLiteral("file_")
             + qs(profile->launcher == remote::LauncherKind::slurm ? m_bundle->batch_script : m_bundle->node_script);
     for (int i = 0; i < m_tabs->count(); ++i)
         if (m_tabs->widget(i)->objectName() == show)

@@ -297,7 +297,8 @@ void MeasuredOverlayView::paintEvent(QPaintEvent*)
     QRectF line(g.header.left(), g.header.top(), g.header.width(), fm.height());
     const QString what = m_runs.size() == 1
         ? QStringLiteral("Measured vs predicted · run %1 · %2 %3 on %4 · %5 · %6 steps")
-              .arg(qs(primary.run_id), qs(primary.framework), qs(primary.layout), qs(primary.cluster), qs(primary.state))
+              .arg(
+                  qs(primary.run_id), qs(primary.framework), qs(primary.layout), qs(primary.cluster), qs(primary.state))
               .arg(primary.steps)
         : QStringLiteral("Measured vs predicted · %1 runs compared").arg(m_runs.size());
     p.drawText(line, Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(what, Qt::ElideRight, line.width()));
@@ -309,7 +310,8 @@ void MeasuredOverlayView::paintEvent(QPaintEvent*)
             p.fillRect(QRectF(x, y + 3, 10, fm.height() - 6), group_colour(static_cast<long long>(k), dark));
             p.setPen(text);
             const QString id = qs(m_runs[k]->run_id)
-                + (m_runs[k]->layout.empty() ? QString() : QStringLiteral(" (") + qs(m_runs[k]->layout) + QStringLiteral(")"));
+                + (m_runs[k]->layout.empty() ? QString()
+                                             : QStringLiteral(" (") + qs(m_runs[k]->layout) + QStringLiteral(")"));
             p.drawText(QPointF(x + 14, y + fm.ascent()), id);
             x += 24 + fm.horizontalAdvance(id);
         }

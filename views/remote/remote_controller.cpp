@@ -10,6 +10,7 @@
 #include <QAction>
 #include <QDir>
 #include <QEventLoop>
+#include <QFileInfo>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QStandardPaths>
@@ -323,8 +324,8 @@ void RemoteRunsController::start(bool attach_unfinished)
     if (attach_unfinished)
         // After the window is up: attachActive reads the (local) store to know each run's host.
         QTimer::singleShot(0, this, [this] {
-            if (m_shut)
-                return;
+            if (m_shut || !QFileInfo::exists(m_opts.store_path))
+                return; // no store yet: nothing was ever sent from here
             const int n = m_runner->attachActive();
             if (n > 0)
                 status(QStringLiteral("Watching %1 unfinished run(s) again").arg(n));
@@ -456,6 +457,9 @@ void RemoteRunsController::load_rows()
     const QString path = m_opts.store_path;
     QtConcurrent::run([path]() {
         RowsResult out;
+        // Looking creates nothing: the store file appears with the first run sent.
+        if (!QFileInfo::exists(path))
+            return out;
         try {
             RunStore store(path);
             for (const remote::RunRecord& r : store.list(kMaxRuns))
