@@ -453,7 +453,11 @@ bool MeasuredOverlayView::event(QEvent* e)
                 = m.metric.startsWith(QLatin1String("stage")) ? QStringLiteral("memory_GiB") : m.metric;
             QString tip = QStringLiteral("<b>%1</b> · run %2<br>").arg(m.metric, m.run_id);
             if (std::isfinite(m.measured))
-                tip += QStringLiteral("measured (median of the steady-state steps): ")
+                tip += (m.metric == QLatin1String("memory_GiB")
+                               ? QStringLiteral("measured (peak of the logged steps): ")
+                               : m.metric.startsWith(QLatin1String("stage"))
+                               ? QStringLiteral("measured (largest of the stage's ranks): ")
+                               : QStringLiteral("measured (median of the steady-state steps): "))
                     + value_text(unit_metric, m.measured) + QStringLiteral("<br>");
             if (m.low && m.high)
                 tip += QStringLiteral("spread: ") + value_text(unit_metric, *m.low) + QStringLiteral(" .. ")
