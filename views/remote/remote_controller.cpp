@@ -310,11 +310,7 @@ void RemoteRunsController::set_plan(const Scenario& s, const QString& label)
 {
     m_plan = s;
     m_plan_label = label;
-    try {
-        m_plan_json = plan_json(s);
-    } catch (const std::exception&) {
-        m_plan_json.clear();
-    }
+    m_plan_json.reset(); // made when a run's plan is compared with it (not on every step of a drag)
     update_plan_overlay();
 }
 
@@ -503,6 +499,7 @@ void RemoteRunsController::load_overlays()
     const QStringList ids = m_selected;
     if (ids.isEmpty()) {
         m_overlays.clear();
+        m_overlays_changed = true;
         if (m_panel)
             m_panel->overlay_view()->clear();
         update_plan_overlay();
@@ -529,6 +526,7 @@ void RemoteRunsController::load_overlays()
         if (!r.error.isEmpty())
             status(r.error, true);
         m_overlays = r.overlays;
+        m_overlays_changed = true;
         m_panel->overlay_view()->set_overlays(m_overlays);
         update_plan_overlay();
     });
@@ -537,18 +535,28 @@ void RemoteRunsController::load_overlays()
 void RemoteRunsController::update_plan_overlay()
 {
     std::shared_ptr<const remote::RunOverlay> next;
-    if (!m_overlays.empty() && !m_plan_json.empty()) {
+    if (!m_overlays.empty() && m_plan) {
         const auto& o = m_overlays.front();
         // Only a run of this very plan, compared with the plan's own prediction: the probe trains a reduced
         // workload and CPU ranks compare with nothing, so neither belongs on the plan's numbers.
         if (o->comparison.prediction_source == "plan") {
+            if (!m_plan_json) {
+                try {
+                    m_plan_json = plan_json(*m_plan);
+                } catch (const std::exception&) {
+                    m_plan_json.emplace(); // a plan that cannot be written out matches no run
+                }
+            }
             const nlohmann::json sent = nlohmann::json::parse(o->scenario_json, nullptr, false);
-            if (!sent.is_discarded() && sent.dump() == m_plan_json)
+            if (!sent.is_discarded() && !m_plan_json->empty() && sent.dump() == *m_plan_json)
                 next = o;
         }
     }
+    const bool changed = next != m_plan_overlay;
     m_plan_overlay = next;
-    Q_EMIT overlayChanged();
+    if (changed || m_overlays_changed)
+        Q_EMIT overlayChanged();
+    m_overlays_changed = false;
 }
 
 void RemoteRunsController::load_log(bool from_start)

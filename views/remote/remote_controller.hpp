@@ -109,7 +109,8 @@ private:
     std::unique_ptr<remote::RemoteRunner> m_runner;
     std::optional<Scenario> m_plan;
     QString m_plan_label;
-    std::string m_plan_json; // scenario_to_json of the plan, all degrees written out (as a run stores it)
+    // scenario_to_json of the plan, all degrees written out (as a run stores it); made when first needed.
+    std::optional<std::string> m_plan_json;
 
     QTimer* m_reload_timer = nullptr;
     QTimer* m_overlay_timer = nullptr;
@@ -126,6 +127,7 @@ private:
     QStringList m_selected;
     std::vector<std::shared_ptr<const remote::RunOverlay>> m_overlays;
     std::shared_ptr<const remote::RunOverlay> m_plan_overlay;
+    bool m_overlays_changed = false; // new overlay values arrived: the planner redraws even if the run is the same
     QMap<QString, QElapsedTimer> m_dispatch_clock;
     QMap<QString, double> m_dispatch_to_finished;
     QString m_last_refusal_host;
