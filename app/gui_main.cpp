@@ -1,9 +1,12 @@
 // parallax: the planner GUI.
 //   parallax [--scenario FILE|PRESET]
 //   parallax --scenario FILE|PRESET --screenshot OUT.png [--panel NAME] [--dark] [--dpi-scale 2] [--size WxH]
+//            [--store RUNS.sqlite [--run RUN_ID]]
 // With --screenshot the window renders offscreen (unless a platform is forced), the PNG is written
 // and the program exits: 0 written, 1 cannot write, 2 bad input.
 #include "main_window.hpp"
+#include "remote_controller.hpp"
+#include "runs_panel.hpp"
 #include "settings.hpp"
 #include "theme.hpp"
 
@@ -66,6 +69,14 @@ int main(int argc, char** argv)
         QStringLiteral("FACTOR") });
     parser.addOption({ QStringLiteral("size"), QStringLiteral("With --screenshot: window size in logical pixels."),
         QStringLiteral("WxH"), QStringLiteral("1600x1000") });
+    parser.addOption({ QStringLiteral("store"),
+        QStringLiteral("Run store (SQLite) of the Runs panel; default: $PARALLAX_RUN_STORE or the user's (with "
+                       "--screenshot: an empty one)."),
+        QStringLiteral("FILE") });
+    parser.addOption({ QStringLiteral("run"),
+        QStringLiteral("Select this run in the Runs panel (its overlay and log), or several separated by commas to "
+                       "compare them; with --screenshot the newest run is selected when none is given."),
+        QStringLiteral("RUN_ID[,RUN_ID...]") });
     parser.process(app);
 
     const bool screenshot = parser.isSet(QStringLiteral("screenshot"));
@@ -82,8 +93,14 @@ int main(int argc, char** argv)
         options.restore_layout = false;
         options.autosave = false;
         options.settings = settings.get();
+        // A screenshot reads the run store it is given and never contacts a cluster.
+        options.run_store = parser.isSet(QStringLiteral("store")) ? parser.value(QStringLiteral("store"))
+                                                                  : scratch.filePath(QStringLiteral("runs.sqlite"));
+        options.profiles_file = scratch.filePath(QStringLiteral("profiles.ini"));
     } else {
         options.interactive = true;
+        options.run_store = parser.value(QStringLiteral("store"));
+        options.attach_runs = true; // watch unfinished runs again after a restart
     }
     MainWindow window(options);
     window.setWindowIcon(QIcon(QStringLiteral(":/parallax/icons/parallax.svg")));
@@ -128,6 +145,33 @@ int main(int argc, char** argv)
             fail(QStringLiteral("the simulation for the timeline did not finish"));
             return 1;
         }
+        // The Runs panel: its table, then the chosen (or newest) run's overlay and log.
+        parallax::views::RemoteRunsController* remote = window.remote();
+        if (!remote->wait_until_idle(20000)) {
+            fail(QStringLiteral("the run store could not be read in time"));
+            return 1;
+        }
+        if (remote->panel()->model()->rowCount() > 0) {
+            QStringList runs = parser.value(QStringLiteral("run")).split(u',', Qt::SkipEmptyParts);
+            if (runs.isEmpty())
+                runs << remote->panel()->proxy()->index(0, 0).data(parallax::views::RunsModel::RunIdRole).toString();
+            if (!remote->panel()->select_runs(runs)) {
+                fail(QStringLiteral("--run: no run \"%1\" in %2").arg(runs.join(u','), remote->store_path()));
+                return 2;
+            }
+            if (!remote->wait_until_idle(20000)) {
+                fail(QStringLiteral("the run's overlay could not be read in time"));
+                return 1;
+            }
+            // A picture of the window with runs in it shows them: the Runs dock in front, with room.
+            if (panel == QStringLiteral("window")) {
+                window.show_panel(QStringLiteral("runs"));
+                window.resizeDocks({ window.dock(QStringLiteral("runs")) }, { h * 46 / 100 }, Qt::Vertical);
+                window.resizeDocks({ window.dock(QStringLiteral("grid")), window.dock(QStringLiteral("runs")),
+                                       window.dock(QStringLiteral("learn")) },
+                    { w * 21 / 100, w * 58 / 100, w * 21 / 100 }, Qt::Horizontal);
+            }
+        }
         // Queued replots and layouts run before the picture is taken.
         for (int i = 0; i < 3; ++i)
             QApplication::processEvents();
@@ -140,6 +184,15 @@ int main(int argc, char** argv)
         return 0;
     }
     window.show();
+    if (parser.isSet(QStringLiteral("run"))) {
+        const QString run = parser.value(QStringLiteral("run"));
+        auto* remote = window.remote();
+        QObject::connect(remote, &parallax::views::RemoteRunsController::rowsLoaded, &window, [&window, remote, run] {
+            if (remote->panel()->selected_run_ids().isEmpty()
+                && remote->panel()->select_runs(run.split(u',', Qt::SkipEmptyParts)))
+                window.show_panel(QStringLiteral("runs"));
+        });
+    }
     window.offer_recovery();
     return QApplication::exec();
 }

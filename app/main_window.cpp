@@ -16,6 +16,7 @@
 #include "preset_catalog.hpp"
 #include "qcustomplot_include.hpp"
 #include "rank_grid.hpp"
+#include "remote_controller.hpp"
 #include "report_export.hpp"
 #include "result_models.hpp"
 #include "scaling_plot.hpp"
@@ -28,6 +29,7 @@
 #include "theme.hpp"
 #include "timeline_data.hpp"
 #include "timeline_view.hpp"
+#include "units.hpp"
 #include "view_style.hpp"
 
 #include <QAction>
@@ -71,7 +73,7 @@ namespace {
 const QStringList kDockNames = { QStringLiteral("scenario"), QStringLiteral("model"), QStringLiteral("cluster"),
     QStringLiteral("training"), QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
     QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("power"), QStringLiteral("scaling"),
-    QStringLiteral("search"), QStringLiteral("learn") };
+    QStringLiteral("search"), QStringLiteral("learn"), QStringLiteral("runs") };
 const QStringList kCentralNames
     = { QStringLiteral("results"), QStringLiteral("memory"), QStringLiteral("time"), QStringLiteral("compare") };
 
@@ -150,6 +152,7 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
     }
 
     resize(1600, 1000);
+    m_remote->start(options.attach_runs);
     m_default_layout = saveState(Settings::kLayoutVersion);
     if (options.restore_layout) {
         restoreGeometry(m_settings->window_geometry());
@@ -165,6 +168,8 @@ MainWindow::~MainWindow()
     // simulation is stale.
     cancel_scaling();
     m_timeline_latest->fetch_add(1);
+    // Remote workers close their connections on their threads; open SSH questions are answered "no".
+    m_remote->shutdown();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -308,6 +313,26 @@ void MainWindow::build_panels()
             request_timeline(true);
     });
     tabifyDockWidget(learn, search);
+    // Remote validation runs: the table, the overlay of the selected runs and their log.
+    views::RemoteRunsController::Options ro;
+    ro.store_path = m_opts.run_store;
+    ro.profiles_file = m_opts.profiles_file;
+    ro.interactive = m_opts.interactive;
+    m_remote = new views::RemoteRunsController(ro, this);
+    QDockWidget* runs
+        = add_dock(QStringLiteral("runs"), QStringLiteral("Runs"), m_remote->panel(), Qt::BottomDockWidgetArea);
+    tabifyDockWidget(scaling_dock, runs);
+    connect(m_remote, &views::RemoteRunsController::overlayChanged, this, &MainWindow::show_plan_overlay);
+    connect(m_remote, &views::RemoteRunsController::sending, this, [this] { show_panel(QStringLiteral("runs")); });
+    connect(m_remote, &views::RemoteRunsController::statusMessage, this,
+        [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+    connect(m_remote, &views::RemoteRunsController::traceLoaded, this,
+        [this](std::shared_ptr<const MeasuredTrace> trace, const QString& run_id, const QString& path) {
+            show_panel(QStringLiteral("timeline"));
+            m_timeline->set_measured_trace(std::move(trace));
+            statusBar()->showMessage(
+                QStringLiteral("Measured trace of run %1 on the timeline: %2").arg(run_id, path), 8000);
+        });
     sensitivity->raise();
     learn->raise();
 
@@ -366,6 +391,20 @@ void MainWindow::build_actions()
     QAction* pin = edit->addAction(QStringLiteral("&Pin plan as baseline (A)"), this, &MainWindow::pin_current);
     pin->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
     edit->addAction(QStringLiteral("&Clear pinned plan"), this, &MainWindow::clear_pin);
+
+    QMenu* runs = menuBar()->addMenu(QStringLiteral("&Runs"));
+    QAction* send_run = m_remote->panel()->send_action();
+    send_run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    send_run->setShortcutContext(Qt::WindowShortcut);
+    addAction(send_run); // the shortcut works while the Runs panel is hidden
+    runs->addAction(send_run);
+    runs->addAction(m_remote->panel()->profiles_action());
+    runs->addSeparator();
+    runs->addAction(m_remote->panel()->cancel_action());
+    runs->addAction(m_remote->panel()->attach_action());
+    runs->addAction(m_remote->panel()->trace_action());
+    runs->addSeparator();
+    runs->addAction(m_docks.value(QStringLiteral("runs"))->toggleViewAction());
 
     QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
     int key = Qt::Key_1;
@@ -713,6 +752,7 @@ void MainWindow::scenario_changed(const Scenario& s, const QString& what)
     m_cluster_form->set_scenario(s);
     m_training_form->set_scenario(s);
     m_search->set_scenario(s);
+    m_remote->set_plan(s, m_doc->path().isEmpty() ? m_doc->label() : m_doc->path());
     update_title();
     m_evaluator->request(s, m_options);
 }
@@ -831,6 +871,53 @@ bool MainWindow::wait_until(const std::function<bool()>& done, void (MainWindow:
 bool MainWindow::wait_for_evaluation(int timeout_ms)
 {
     return wait_until([this] { return m_evaluator->idle() && m_current; }, &MainWindow::evaluated, timeout_ms);
+}
+
+void MainWindow::show_plan_overlay()
+{
+    // The selected run measured this very plan (remote decides): its numbers go under the cards, its memory
+    // per stage over the bars. Anything else (the probe's reduced workload, CPU ranks, another plan) stays in
+    // the Runs panel's own overlay, which compares each run with the prediction of what it ran.
+    const auto o = m_remote->plan_overlay();
+    const auto value = [&](const char* metric, double scale) -> std::optional<views::MeasuredValue> {
+        const remote::MetricComparison* m = o ? o->metric(metric) : nullptr;
+        if (!m || !m->measured)
+            return std::nullopt;
+        views::MeasuredValue v;
+        v.value = *m->measured * scale;
+        if (m->spread_low)
+            v.low = *m->spread_low * scale;
+        if (m->spread_high)
+            v.high = *m->spread_high * scale;
+        v.error = m->error();
+        v.source = QStringLiteral("run ") + QString::fromStdString(o->run_id);
+        return v;
+    };
+    const double gpus = scenario() ? static_cast<double>(scenario()->strategy.total_gpus()) : 1.0;
+    m_metrics->set_measured(Metric::step_time, value("step_time_s", 1.0));
+    m_metrics->set_measured(Metric::tokens_per_s, value("tokens_per_s_per_gpu", gpus)); // the card is per job
+    m_metrics->set_measured(Metric::tflops_per_gpu, value("tflops_per_gpu", 1.0));
+    m_metrics->set_measured(Metric::peak_memory, value("memory_GiB", units::kGiB));
+    m_metrics->set_measured(Metric::power, value("power_W", 1.0));
+    std::vector<std::optional<views::MeasuredValue>> stages;
+    if (o) {
+        for (const remote::StageMemoryComparison& s : o->stages) {
+            if (s.stage < 0 || !s.measured_GiB)
+                continue;
+            if (static_cast<int>(stages.size()) <= s.stage)
+                stages.resize(static_cast<std::size_t>(s.stage) + 1);
+            views::MeasuredValue v;
+            v.value = *s.measured_GiB * units::kGiB;
+            if (s.low_GiB)
+                v.low = *s.low_GiB * units::kGiB;
+            if (s.high_GiB)
+                v.high = *s.high_GiB * units::kGiB;
+            v.error = s.error();
+            v.source = QStringLiteral("run ") + QString::fromStdString(o->run_id);
+            stages[static_cast<std::size_t>(s.stage)] = v;
+        }
+    }
+    m_memory->set_measured(std::move(stages));
 }
 
 void MainWindow::pin_current()

@@ -5,8 +5,9 @@
 // show it and to know which values are reachable) and the evaluation when it arrives.
 //
 // Panels (dock or central widget names, for --panel and tests): scenario, model, cluster, training,
-// strategy, grid, sensitivity, heatmap, timeline, search, learn; results, memory, time, compare;
-// window (everything).
+// strategy, grid, sensitivity, heatmap, timeline, search, learn, runs; results, memory, time, compare;
+// window (everything). The runs panel and the remote dialogs (views/remote) send the plan to a cluster
+// and draw what it measured over the predictions.
 #include "plan_evaluation.hpp"
 #include "scenario.hpp"
 #include "settings.hpp"
@@ -46,6 +47,7 @@ class ComparisonModel;
 class ScalingPlot;
 class TimelineView;
 class PowerPanel;
+class RemoteRunsController;
 } // namespace parallax::views
 
 namespace parallax::app {
@@ -62,6 +64,9 @@ public:
         bool autosave = true;
         bool interactive = false; // dialogs: confirm on close, offer recovery
         Settings* settings = nullptr; // nullptr: the user's settings
+        QString run_store; // remote runs (SQLite); empty: RunStore::default_path()
+        QString profiles_file; // cluster profiles (QSettings file); empty: the user's settings
+        bool attach_runs = false; // on start, resume watching every unfinished run of the store
     };
     explicit MainWindow(QWidget* parent = nullptr);
     explicit MainWindow(const Options& options, QWidget* parent = nullptr);
@@ -114,6 +119,7 @@ public:
     views::ScalingPlot* scaling_plot() const { return m_scaling; }
     views::PowerPanel* power_panel() const { return m_power; }
     views::TimelineView* timeline_view() const { return m_timeline; }
+    views::RemoteRunsController* remote() const { return m_remote; }
     // The timeline follows the evaluation (simulated off the GUI thread, latest request wins) while
     // its panel is visible.
     bool wait_for_timeline(int timeout_ms = 20000);
@@ -174,6 +180,7 @@ private:
     bool confirm_discard();
     void apply_strategy(const Strategy& s, const QString& what);
     void request_timeline(bool force = false);
+    void show_plan_overlay(); // a run's measurement of this plan over the cards and memory bars
     QDockWidget* add_dock(const QString& name, const QString& title, QWidget* w, Qt::DockWidgetArea area);
 
     Options m_opts;
@@ -219,6 +226,7 @@ private:
     views::ScalingPlot* m_scaling = nullptr;
     views::PowerPanel* m_power = nullptr;
     views::TimelineView* m_timeline = nullptr;
+    views::RemoteRunsController* m_remote = nullptr;
     std::shared_ptr<std::atomic<quint64>> m_timeline_latest = std::make_shared<std::atomic<quint64>>(0);
     bool m_timeline_stale = true;
     std::shared_ptr<std::atomic<bool>> m_scaling_cancel;

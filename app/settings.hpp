@@ -26,7 +26,7 @@ enum class Theme { system, light, dark };
 class Settings : public QObject {
     Q_OBJECT
 public:
-    static constexpr int kLayoutVersion = 1; // bump when docks are added or renamed
+    static constexpr int kLayoutVersion = 2; // bump when docks are added or renamed (2: runs)
     static constexpr int kMaxRecentFiles = 10;
     static constexpr int kDefaultAutosaveSeconds = 30;
 

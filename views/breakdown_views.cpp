@@ -89,6 +89,9 @@ MemoryBarsView::Layout MemoryBarsView::layout() const
     l.max_bytes = m_prediction.capacity_bytes;
     for (const StageReport& s : m_prediction.stages)
         l.max_bytes = std::max(l.max_bytes, s.memory.total());
+    for (const auto& m : m_measured)
+        if (m)
+            l.max_bytes = std::max(l.max_bytes, m->high.value_or(m->value));
     l.max_bytes = std::max(l.max_bytes * 1.05, 1.0);
     return l;
 }
@@ -157,6 +160,37 @@ void MemoryBarsView::paintEvent(QPaintEvent*)
                 Qt::AlignHCenter | Qt::AlignTop, QString::number(s.stage));
         }
     }
+    // Measured memory: a diamond at the stage's measured peak, the error bar over its ranks' spread.
+    if (!m_measured.empty()) {
+        p.setRenderHint(QPainter::Antialiasing);
+        const QColor mc = text;
+        for (int i = 0; i < n && i < static_cast<int>(m_measured.size()); ++i) {
+            const auto& m = m_measured[static_cast<std::size_t>(i)];
+            if (!m)
+                continue;
+            const QPointF c = measured_marker(i);
+            const auto y_of = [&](double b) { return l.plot.bottom() - b / l.max_bytes * l.plot.height(); };
+            p.setPen(QPen(mc, 1.5));
+            if (m->low && m->high && *m->high > *m->low) {
+                const double cap = std::min(8.0, l.bar_w / 3);
+                p.drawLine(QPointF(c.x(), y_of(*m->low)), QPointF(c.x(), y_of(*m->high)));
+                p.drawLine(QPointF(c.x() - cap, y_of(*m->low)), QPointF(c.x() + cap, y_of(*m->low)));
+                p.drawLine(QPointF(c.x() - cap, y_of(*m->high)), QPointF(c.x() + cap, y_of(*m->high)));
+            }
+            const double r = 5;
+            const QPointF pts[]
+                = { { c.x(), c.y() - r }, { c.x() + r, c.y() }, { c.x(), c.y() + r }, { c.x() - r, c.y() } };
+            p.setPen(QPen(pal.color(QPalette::Base), 1));
+            p.setBrush(mc);
+            p.drawPolygon(pts, 4);
+            p.setBrush(Qt::NoBrush);
+            if (m->error) {
+                p.setPen(mc);
+                p.drawText(QPointF(c.x() + r + 2, c.y() + fm.ascent() / 2.0 - 1), format_percent_delta(*m->error));
+            }
+        }
+        p.setRenderHint(QPainter::Antialiasing, false);
+    }
     // Capacity line.
     const double cy = l.plot.bottom() - m_prediction.capacity_bytes / l.max_bytes * l.plot.height();
     p.setRenderHint(QPainter::Antialiasing);
@@ -165,6 +199,23 @@ void MemoryBarsView::paintEvent(QPaintEvent*)
     p.setPen(bad_colour(dark));
     const QString cap = QStringLiteral("capacity ") + format_gib(m_prediction.capacity_bytes, 0);
     p.drawText(QPointF(l.plot.right() - fm.horizontalAdvance(cap) - 2, cy - 3), cap);
+}
+
+void MemoryBarsView::set_measured(std::vector<std::optional<MeasuredValue>> per_stage)
+{
+    m_measured = std::move(per_stage);
+    update();
+}
+
+QPointF MemoryBarsView::measured_marker(int stage) const
+{
+    if (stage < 0 || stage >= static_cast<int>(m_measured.size()) || !m_measured[static_cast<std::size_t>(stage)]
+        || stage >= stage_count())
+        return {};
+    const Layout l = layout();
+    const double x = l.plot.left() + stage * l.step + l.step / 2;
+    const double v = m_measured[static_cast<std::size_t>(stage)]->value;
+    return { x, l.plot.bottom() - v / l.max_bytes * l.plot.height() };
 }
 
 bool MemoryBarsView::event(QEvent* e)
@@ -187,6 +238,16 @@ bool MemoryBarsView::event(QEvent* e)
                     + QStringLiteral("<br>");
             tip += QStringLiteral("<b>total ") + format_gib(s.memory.total(), 2) + QStringLiteral("</b> of ")
                 + format_gib(m_prediction.capacity_bytes, 1);
+            if (i < static_cast<int>(m_measured.size()) && m_measured[static_cast<std::size_t>(i)]) {
+                const MeasuredValue& m = *m_measured[static_cast<std::size_t>(i)];
+                tip += QStringLiteral("<br><b>measured ") + format_gib(m.value, 2) + QStringLiteral("</b>");
+                if (m.low && m.high)
+                    tip += QStringLiteral(" (") + format_gib(*m.low, 2) + QStringLiteral("..") + format_gib(*m.high, 2)
+                        + QStringLiteral(" over its ranks)");
+                if (m.error)
+                    tip += QStringLiteral(", ") + format_percent_delta(*m.error);
+                tip += QStringLiteral(" · ") + m.source.toHtmlEscaped();
+            }
             QToolTip::showText(h->globalPos(), tip, this);
             return true;
         }

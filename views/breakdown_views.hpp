@@ -4,11 +4,13 @@
 // step as one stacked bar (compute, recompute, bubble, exposed communication per group, optimizer,
 // offload), with the pinned plan's bar under it for comparison. Both draw values from core results
 // only and export their data as CSV.
+#include "measured_value.hpp"
 #include "plan_evaluation.hpp"
 
 #include <QWidget>
 
 #include <optional>
+#include <vector>
 
 namespace parallax::views {
 
@@ -20,6 +22,12 @@ public:
     void clear();
     QString csv() const;
     int stage_count() const { return static_cast<int>(m_prediction.stages.size()); }
+    // Measured memory per stage (bytes), drawn as a marker with its error bar over each stage's bar; index =
+    // stage, nullopt: not measured. Empty: none.
+    void set_measured(std::vector<std::optional<MeasuredValue>> per_stage);
+    const std::vector<std::optional<MeasuredValue>>& measured() const { return m_measured; }
+    // Where stage i's measured marker is drawn (tests); null when there is none.
+    QPointF measured_marker(int stage) const;
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
@@ -37,6 +45,7 @@ private:
     Layout layout() const;
     Prediction m_prediction;
     bool m_has = false;
+    std::vector<std::optional<MeasuredValue>> m_measured;
 };
 
 class TimeBreakdownView : public QWidget {

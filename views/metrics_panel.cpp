@@ -154,6 +154,50 @@ void MetricsPanel::set_evaluation(const PlanEvaluation& e, const Prediction* pin
     }
 }
 
+void MetricsPanel::set_measured(Metric m, const std::optional<MeasuredValue>& v)
+{
+    for (Card& c : m_cards) {
+        if (c.metric != m)
+            continue;
+        if (!v) {
+            if (c.measured)
+                c.measured->hide();
+            return;
+        }
+        if (!c.measured) {
+            c.measured = new QLabel(c.frame);
+            c.measured->setObjectName(QStringLiteral("measured"));
+            c.measured->setTextFormat(Qt::RichText);
+            c.frame->layout()->addWidget(c.measured);
+        }
+        QString text = QStringLiteral("◆ measured ") + format_metric(m, v->value);
+        if (v->low && v->high && *v->high > *v->low)
+            text += QStringLiteral(" (") + format_metric(m, *v->low) + QStringLiteral("–") + format_metric(m, *v->high)
+                + QStringLiteral(")");
+        if (v->error) {
+            const bool dark = is_dark(palette());
+            // Within ±10% (the accuracy the README's tables quote) is a hit.
+            const QColor col = std::abs(*v->error) <= 0.10 ? good_colour(dark) : bad_colour(dark);
+            text += QStringLiteral(" <span style='color:%1'><b>%2</b></span>")
+                        .arg(col.name(), format_percent_delta(*v->error));
+        }
+        c.measured->setText(text);
+        c.measured->setToolTip(QStringLiteral("Measured by ") + v->source
+            + QStringLiteral(": median of the steady-state steps (all but the first), min..max in brackets; the error "
+                             "is against the prediction made at dispatch"));
+        c.measured->show();
+        return;
+    }
+}
+
+QString MetricsPanel::measured_text(Metric m) const
+{
+    for (const Card& c : m_cards)
+        if (c.metric == m)
+            return c.measured && !c.measured->isHidden() ? c.measured->text() : QString();
+    return {};
+}
+
 QString MetricsPanel::value_text(Metric m) const
 {
     for (const Card& c : m_cards)

@@ -40,6 +40,7 @@ RemoteWorker* RemoteRunner::worker_for(const ClusterProfile& profile)
     connect(worker, &RemoteWorker::runFinished, this, &RemoteRunner::runFinished);
     connect(worker, &RemoteWorker::runError, this, &RemoteRunner::runError);
     connect(worker, &RemoteWorker::connectionStateChanged, this, &RemoteRunner::connectionStateChanged);
+    connect(worker, &RemoteWorker::tracesFetched, this, &RemoteRunner::tracesFetched);
     thread->start();
     m_workers.emplace(key, Slot { thread, worker });
     return worker;
@@ -110,6 +111,23 @@ void RemoteRunner::cancel(const QString& run_id)
     }
     QMetaObject::invokeMethod(
         w, [w, run_id] { w->cancelRun(run_id); }, Qt::QueuedConnection);
+}
+
+void RemoteRunner::fetchTraces(const QString& run_id, const QString& local_dir)
+{
+    RemoteWorker* w = nullptr;
+    try {
+        w = worker_for_run(run_id);
+    } catch (const std::exception& e) {
+        Q_EMIT tracesFetched(run_id, {}, QString(), QString::fromStdString(e.what()));
+        return;
+    }
+    if (!w) {
+        Q_EMIT tracesFetched(run_id, {}, QString(), QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
+        return;
+    }
+    QMetaObject::invokeMethod(
+        w, [w, run_id, local_dir] { w->fetchTraces(run_id, local_dir); }, Qt::QueuedConnection);
 }
 
 void RemoteRunner::shutdown()

@@ -14,6 +14,7 @@
 #include <QByteArray>
 #include <QObject>
 #include <QString>
+#include <QStringList>
 
 #include <map>
 #include <memory>
@@ -40,6 +41,9 @@ public:
     // Every run of the store that has not finished; returns how many.
     int attachActive();
     void cancel(const QString& run_id);
+    // Copies the run's Chrome/Perfetto trace files (*trace*.json in its folder on the cluster) into local_dir;
+    // tracesFetched follows.
+    void fetchTraces(const QString& run_id, const QString& local_dir);
     // Closes every worker (connections, store) and stops their threads; safe to call twice.
     void shutdown();
 
@@ -53,6 +57,7 @@ Q_SIGNALS:
     void runFinished(QString runId, QString state, QString detail);
     void runError(QString runId, QString message);
     void connectionStateChanged(QString host, QString state, QString message);
+    void tracesFetched(QString runId, QStringList paths, QString message, QString error);
 
 private:
     struct Slot {

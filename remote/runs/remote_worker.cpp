@@ -69,10 +69,22 @@ void RemoteWorker::ensure_keepalive(int keepalive_s)
     m_keepalive->start(keepalive_s * 1000);
 }
 
+void RemoteWorker::forget_refusals(const ClusterProfile& profile)
+{
+    const std::vector<std::string> hosts
+        = profile.launcher == LauncherKind::direct ? profile.direct_hosts() : std::vector<std::string> { profile.host };
+    for (const auto& host : hosts) {
+        SshConnection& c = m_pool->get(profile, host);
+        if (c.state() == ConnectionState::refused)
+            c.reset();
+    }
+}
+
 void RemoteWorker::dispatch(const RunRequest& request)
 {
     try {
         open();
+        forget_refusals(request.profile);
         ensure_keepalive(request.profile.keepalive_s);
         const std::string id = m_engine->dispatch(request, m_cancel);
         const auto run = m_store->get(id);
@@ -108,6 +120,7 @@ void RemoteWorker::attach(const QString& run_id)
             return;
         }
         const ClusterProfile p = profile_from_json(nlohmann::json::parse(run->profile_json), "run " + id);
+        forget_refusals(p);
         ensure_keepalive(p.keepalive_s);
         RunTimer& t = m_runs[id];
         t.min_s = p.poll_min_s;
@@ -143,6 +156,20 @@ void RemoteWorker::cancelRun(const QString& run_id)
         schedule(id, t.min_s);
     } catch (const std::exception& e) {
         Q_EMIT runError(run_id, QStringLiteral("cancel: %1").arg(QString::fromStdString(e.what())));
+    }
+}
+
+void RemoteWorker::fetchTraces(const QString& run_id, const QString& local_dir)
+{
+    try {
+        open();
+        const TraceFetch f = m_engine->fetch_traces(run_id.toStdString(), local_dir.toStdString(), m_cancel);
+        QStringList paths;
+        for (const auto& p : f.local_paths)
+            paths << q(p);
+        Q_EMIT tracesFetched(run_id, paths, q(f.message), QString());
+    } catch (const std::exception& e) {
+        Q_EMIT tracesFetched(run_id, {}, QString(), QString::fromStdString(e.what()));
     }
 }
 

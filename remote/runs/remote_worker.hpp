@@ -14,6 +14,7 @@
 #include <QByteArray>
 #include <QObject>
 #include <QString>
+#include <QStringList>
 
 #include <map>
 #include <memory>
@@ -38,6 +39,8 @@ public:
     void dispatch(const RunRequest& request);
     void attach(const QString& run_id);
     void cancelRun(const QString& run_id);
+    // Copies the run's trace files from the cluster into local_dir (RunEngine::fetch_traces).
+    void fetchTraces(const QString& run_id, const QString& local_dir);
     void close(); // stops timers, closes connections and the store
 
 Q_SIGNALS:
@@ -53,6 +56,8 @@ Q_SIGNALS:
     // A run could not be polled for a reason that retrying will not fix (refused host key, bad store).
     void runError(QString runId, QString message);
     void connectionStateChanged(QString host, QString state, QString message);
+    // fetchTraces() done: the local copies (possibly none) and what was found or skipped; error: why it failed.
+    void tracesFetched(QString runId, QStringList paths, QString message, QString error);
     void closed();
 
 private:
@@ -65,6 +70,9 @@ private:
     void schedule(const std::string& run_id, double seconds);
     void poll(const std::string& run_id);
     void ensure_keepalive(int keepalive_s);
+    // A request from the user (send, attach) forgets earlier refusals of the profile's hosts: the user may
+    // have accepted the key this time, fixed known_hosts or the key file.
+    void forget_refusals(const ClusterProfile& profile);
 
     QString m_store_path;
     std::shared_ptr<SshInteraction> m_interaction;

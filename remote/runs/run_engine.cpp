@@ -7,8 +7,12 @@
 #include "scenario_io.hpp"
 #include "shell_quote.hpp"
 
+#include "input_error.hpp"
+
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 namespace parallax::remote {
@@ -88,13 +92,19 @@ ConnectionPool::ConnectionPool(std::shared_ptr<SshInteraction> interaction, Reco
 
 SshConnection& ConnectionPool::get(const ClusterProfile& profile, const std::string& host)
 {
-    const std::string key = connection_key(profile, host);
+    const std::string label = connection_key(profile, host);
+    // How the connection authenticates and checks the host key is part of its identity: a profile edited in a
+    // long-lived GUI (another key file, another known_hosts) must not reuse the session made with the old one.
+    const SshTarget target = profile.ssh_target_for(host);
+    const std::string key = label + "|" + target.key_file + "|" + target.known_hosts + "|"
+        + (target.use_agent ? "agent" : "") + "|" + (target.use_ssh_config ? "config" : "") + "|"
+        + std::to_string(target.connect_timeout.count());
     auto it = m_connections.find(key);
     if (it == m_connections.end()) {
-        auto conn = std::make_unique<SshConnection>(profile.ssh_target_for(host), m_interaction, m_policy);
-        conn->on_state = [this, key](ConnectionState s, const std::string& msg) {
+        auto conn = std::make_unique<SshConnection>(target, m_interaction, m_policy);
+        conn->on_state = [this, label](ConnectionState s, const std::string& msg) {
             if (on_state)
-                on_state(key, s, msg);
+                on_state(label, s, msg);
         };
         it = m_connections.emplace(key, std::move(conn)).first;
     }
@@ -593,6 +603,81 @@ void RunEngine::cancel(const std::string& run_id, const CancelFlag& cancel)
     }
     m_store.set_state(
         run_id, RunState::cancelling, "SIGTERM sent to every node's process group; waiting for them to exit");
+}
+
+TraceFetch RunEngine::fetch_traces(const std::string& run_id, const std::string& local_dir, const CancelFlag& cancel)
+{
+    const std::optional<RunRecord> run = m_store.get(run_id);
+    if (!run)
+        throw StoreError("run store: no run " + run_id);
+    TraceFetch out;
+    if (run->remote_dir.empty()) {
+        out.message = "the run has no folder on the cluster yet";
+        return out;
+    }
+    ClusterProfile p = profile_from_json(nlohmann::json::parse(run->profile_json), "run " + run_id);
+    Live probe_live;
+    probe_live.profile = p;
+    probe_live.framework = job_framework_from_string(run->framework).value_or(JobFramework::probe);
+    const std::string host = log_host(*run, probe_live);
+    // The folder the log host sees: the resolved one on the first host, the login-relative one elsewhere.
+    const bool first_host = p.launcher == LauncherKind::slurm || host == p.direct_hosts().front();
+    const std::string dir = first_host ? run->remote_dir : run_folder(p, run_id);
+    SshConnection& c = m_pool.get(p, host);
+    // GNU find prints "size<TAB>relative path" per file; names holding a newline or a tab are skipped below.
+    const ExecResult r = run_command(c,
+        "bash -c "
+            + shell_quote("cd -- " + shell_quote(dir)
+                + " && find . -maxdepth 4 -type f -iname '*trace*.json' -printf '%s\\t%P\\n'"),
+        cancel);
+    if (!r.ok())
+        throw SshError(SshErrorKind::remote_command, host + ": cannot list " + dir + ": " + failure_text(r));
+    std::istringstream lines(r.out);
+    std::vector<std::string> skipped;
+    std::error_code ec;
+    std::filesystem::create_directories(local_dir, ec);
+    if (ec)
+        throw InputError(local_dir, "", "cannot create the folder: " + ec.message());
+    std::vector<std::string> listed;
+    for (std::string line; std::getline(lines, line);)
+        listed.push_back(line);
+    std::sort(listed.begin(), listed.end(), [](const std::string& a, const std::string& b) {
+        return a.substr(a.find('\t') + 1) < b.substr(b.find('\t') + 1);
+    });
+    for (const std::string& line : listed) {
+        const auto tab = line.find('\t');
+        if (tab == std::string::npos)
+            continue;
+        const std::string size_text = line.substr(0, tab);
+        const std::string rel = line.substr(tab + 1);
+        if (!all_digits(size_text) || rel.empty() || rel.find('\t') != std::string::npos)
+            continue;
+        if (std::stoull(size_text) > kMaxTraceBytes) {
+            skipped.push_back(
+                rel + " (" + size_text + " bytes, over the " + std::to_string(kMaxTraceBytes >> 20) + " MiB limit)");
+            continue;
+        }
+        if (static_cast<int>(out.remote_paths.size()) >= kMaxTraceFiles) {
+            skipped.push_back(rel + " (more than " + std::to_string(kMaxTraceFiles) + " traces)");
+            continue;
+        }
+        const std::string data
+            = c.run([&](SshSession& s) { return s.download(dir + "/" + rel, kMaxTraceBytes); }, cancel);
+        std::string flat = rel;
+        std::replace(flat.begin(), flat.end(), '/', '_');
+        const std::string local = (std::filesystem::path(local_dir) / flat).string();
+        std::ofstream f(local, std::ios::binary | std::ios::trunc);
+        f.write(data.data(), static_cast<std::streamsize>(data.size()));
+        f.close();
+        if (!f)
+            throw InputError(local, "", "cannot write the trace");
+        out.remote_paths.push_back(rel);
+        out.local_paths.push_back(local);
+    }
+    out.message = std::to_string(out.local_paths.size()) + " trace file(s) (*trace*.json) in " + host + ":" + dir;
+    for (const auto& sk : skipped)
+        out.message += "; skipped " + sk;
+    return out;
 }
 
 Measurements RunEngine::measurements(const std::string& run_id)

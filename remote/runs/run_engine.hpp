@@ -37,6 +37,14 @@ private:
     std::map<std::string, std::unique_ptr<SshConnection>> m_connections;
 };
 
+// Chrome/Perfetto traces found in a run's folder on the cluster (a PyTorch profiler export, torchtitan's
+// profile_traces/, Megatron's --use-pytorch-profiler output), copied to a local folder.
+struct TraceFetch {
+    std::vector<std::string> local_paths; // in the order found (sorted by remote path)
+    std::vector<std::string> remote_paths; // relative to the run folder
+    std::string message; // what was looked for, what was skipped and why
+};
+
 struct PollOutcome {
     RunState state = RunState::created;
     std::string detail;
@@ -67,6 +75,13 @@ public:
 
     // The measurements parsed so far.
     Measurements measurements(const std::string& run_id);
+
+    // Looks for trace files (*trace*.json, up to kMaxTraceFiles of at most kMaxTraceBytes each, four folders
+    // deep) in the run's folder on the host that writes its log, and downloads them over SFTP into
+    // local_dir. Throws SshError like poll(), InputError when local_dir cannot be written.
+    TraceFetch fetch_traces(const std::string& run_id, const std::string& local_dir, const CancelFlag& cancel = {});
+    static constexpr int kMaxTraceFiles = 16;
+    static constexpr std::size_t kMaxTraceBytes = 256u << 20;
 
     // Told the moment a dispatched run is in the store, before its files are uploaded and submitted
     // (a GUI can list it at once).

@@ -125,6 +125,14 @@ std::optional<std::vector<Secret>> PromptBridge::answer_prompts(const KbdPrompt&
     return std::move(p.secrets);
 }
 
+void PromptBridge::host_key_refused(const HostKeyInfo& key, bool changed, const std::string& message)
+{
+    QStringList known;
+    for (const auto& k : key.known)
+        known << q(k.key_type + " " + k.fingerprint + " (" + k.file + ")");
+    Q_EMIT hostKeyRefused(q(key.host), q(key.key_type), q(key.fingerprint), known, changed, q(message));
+}
+
 void PromptBridge::answerHostKey(quint64 id, bool accept)
 {
     answer(id, accept, {});

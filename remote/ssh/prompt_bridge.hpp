@@ -31,6 +31,8 @@ public:
     bool confirm_unknown_host(const HostKeyInfo& key) override;
     std::optional<Secret> key_passphrase(const std::string& key_file) override;
     std::optional<std::vector<Secret>> answer_prompts(const KbdPrompt& prompt) override;
+    // Emits hostKeyRefused and returns at once: there is nothing to answer.
+    void host_key_refused(const HostKeyInfo& key, bool changed, const std::string& message) override;
 
 public Q_SLOTS:
     void answerHostKey(quint64 id, bool accept);
@@ -49,6 +51,11 @@ Q_SIGNALS:
     void passphraseRequested(quint64 id, QString keyFile);
     void promptsRequested(
         quint64 id, QString target, QString name, QString instruction, QStringList prompts, QList<bool> echo);
+    // The connection to `host` was refused because its key does not match known_hosts (changed: same type,
+    // different key; else only other types are stored). known: "type SHA256:... (file)" per stored key.
+    // Show it; never offer to accept.
+    void hostKeyRefused(
+        QString host, QString keyType, QString fingerprint, QStringList known, bool changed, QString text);
 
 private:
     struct Pending {

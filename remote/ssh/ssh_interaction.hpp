@@ -44,6 +44,15 @@ public:
     virtual std::optional<Secret> key_passphrase(const std::string& key_file) = 0;
     // Keyboard-interactive round: one answer per prompt, or nullopt to give up.
     virtual std::optional<std::vector<Secret>> answer_prompts(const KbdPrompt& prompt) = 0;
+    // Told (nothing is asked) that the host's key was refused: known_hosts holds a different key of the same
+    // type (changed = true) or only keys of other types; key.known lists them. `message` is the explanation
+    // the connection then fails with. A GUI shows it; the default ignores it (the error carries the text).
+    virtual void host_key_refused(const HostKeyInfo& key, bool changed, const std::string& message)
+    {
+        (void)key;
+        (void)changed;
+        (void)message;
+    }
 };
 
 // Answers no to everything: for headless use where nobody can be asked. An optional pinned fingerprint

@@ -341,6 +341,7 @@ void SshSession::verify_host_key(SshInteraction& interaction)
               "Parallax will not connect and will not replace the stored key. If the change is expected, confirm "
               "the new fingerprint with the cluster's administrators, then remove the old entry with: ssh-keygen -R '"
             + info.host + "' -f '" + m_target.known_hosts + "'";
+        interaction.host_key_refused(info, changed, msg);
         throw SshError(changed ? SshErrorKind::host_key_changed : SshErrorKind::host_key_other_type, msg);
     }
     case SSH_KNOWN_HOSTS_NOT_FOUND:

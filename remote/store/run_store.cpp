@@ -10,6 +10,7 @@
 #include <QStandardPaths>
 #include <QVariant>
 
+#include <algorithm>
 #include <array>
 
 namespace parallax::remote {
@@ -607,6 +608,24 @@ void RunStore::for_each_log_chunk(const std::string& id, const std::function<voi
         const QByteArray data = r.value(0).toByteArray();
         fn(std::string_view(data.constData(), static_cast<std::size_t>(data.size())));
     }
+}
+
+std::string RunStore::log_from(const std::string& id, std::int64_t offset, std::size_t max_bytes) const
+{
+    std::string out;
+    QSqlQuery r = prepare(m_connection,
+        "SELECT offset, data FROM run_log_chunks WHERE run_id = ? AND offset + length(data) > ? ORDER BY offset");
+    r.addBindValue(q(id));
+    r.addBindValue(static_cast<qlonglong>(std::max<std::int64_t>(0, offset)));
+    exec(r, "reading the log");
+    while (r.next() && out.size() < max_bytes) {
+        const std::int64_t at = r.value(0).toLongLong();
+        const QByteArray data = r.value(1).toByteArray();
+        const std::int64_t skip = std::clamp<std::int64_t>(offset - at, 0, data.size());
+        const std::size_t take = std::min(static_cast<std::size_t>(data.size() - skip), max_bytes - out.size());
+        out.append(data.constData() + skip, take);
+    }
+    return out;
 }
 
 std::string RunStore::log(const std::string& id) const

@@ -139,6 +139,8 @@ public:
     std::string log(const std::string& id) const;
     // Streams the log chunk by chunk (a log can be large), in order.
     void for_each_log_chunk(const std::string& id, const std::function<void(std::string_view)>& fn) const;
+    // Up to max_bytes of the stored log from byte `offset` on (a live view reads only what is new).
+    std::string log_from(const std::string& id, std::int64_t offset, std::size_t max_bytes) const;
 
 private:
     class Transaction;

@@ -162,6 +162,12 @@ bool TimelineView::load_measured_trace(const QString& path, QString* error)
     }
 }
 
+void TimelineView::set_measured_trace(std::shared_ptr<const MeasuredTrace> trace)
+{
+    m_timeline->set_measured(std::move(trace), 0);
+    refresh_summary();
+}
+
 void TimelineView::clear_measured_trace()
 {
     m_timeline->set_measured(nullptr);

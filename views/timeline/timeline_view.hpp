@@ -47,6 +47,8 @@ public:
 
     // Measured overlay (Chrome trace / Perfetto JSON). On failure returns false and says why.
     bool load_measured_trace(const QString& path, QString* error = nullptr);
+    // A trace already read (off the GUI thread: load_measured_trace() of core); nullptr removes it.
+    void set_measured_trace(std::shared_ptr<const MeasuredTrace> trace);
     void clear_measured_trace();
     void set_measured_offset(double seconds);
 

@@ -1,0 +1,385 @@
+#include "runs_model.hpp"
+
+#include "runs/run_report.hpp"
+#include "view_style.hpp"
+
+#include <QGuiApplication>
+
+#include <cmath>
+
+namespace parallax::views {
+
+namespace {
+
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
+std::optional<double> ratio_error(const std::optional<double>& measured, const std::optional<double>& predicted)
+{
+    if (!measured || !predicted || *predicted == 0)
+        return std::nullopt;
+    return (*measured - *predicted) / *predicted;
+}
+
+// "2024-05-01T12:03:04.123Z" -> "2024-05-01 12:03:04" (UTC, as stored).
+QString short_time(const QString& iso)
+{
+    QString t = iso.left(19);
+    t.replace(u'T', u' ');
+    return t;
+}
+
+// How far off a prediction may be before it is drawn as a miss (the README's accuracy tables quote ±10%).
+constexpr double kGoodError = 0.10;
+constexpr double kFairError = 0.25;
+
+} // namespace
+
+std::optional<double> RunRow::step_error() const
+{
+    return ratio_error(step_measured, step_predicted);
+}
+
+std::optional<double> RunRow::tps_error() const
+{
+    return ratio_error(tps_measured, tps_predicted);
+}
+
+bool RunRow::active() const
+{
+    const auto s = remote::run_state_from_string(state.toStdString());
+    return !s || !remote::is_terminal(*s);
+}
+
+RunRow run_row(const remote::RunRecord& run, const std::vector<remote::StepRecord>& steps)
+{
+    RunRow r;
+    r.id = qs(run.id);
+    r.state = qs(std::string(remote::to_string(run.state)));
+    r.detail = qs(run.detail);
+    r.cluster = qs(run.cluster);
+    r.framework = qs(run.framework);
+    r.launcher = qs(run.launcher);
+    r.plan = qs(run.scenario_label);
+    r.description = qs(run.description);
+    r.job_id = qs(run.job_id);
+    r.created = qs(run.created_at);
+    if (remote::is_terminal(run.state))
+        r.finished = qs(run.updated_at);
+    r.steps = static_cast<int>(steps.size());
+    const remote::RunComparison cmp = remote::compare_run(run, steps);
+    r.prediction_source = qs(cmp.prediction_source);
+    r.why = qs(cmp.why);
+    if (const auto* m = cmp.find("step_time_s")) {
+        r.step_measured = m->measured;
+        r.step_predicted = m->predicted;
+    }
+    if (const auto* m = cmp.find("tokens_per_s_per_gpu")) {
+        r.tps_measured = m->measured;
+        r.tps_predicted = m->predicted;
+    }
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+void RunsModel::set_rows(const std::vector<RunRow>& rows)
+{
+    // Removed runs first (bottom up), then each run updated in place or inserted where the store has it.
+    for (int i = static_cast<int>(m_rows.size()) - 1; i >= 0; --i) {
+        const QString& id = m_rows[static_cast<std::size_t>(i)].id;
+        const bool kept = std::any_of(rows.begin(), rows.end(), [&](const RunRow& r) { return r.id == id; });
+        if (!kept) {
+            beginRemoveRows({}, i, i);
+            m_rows.erase(m_rows.begin() + i);
+            endRemoveRows();
+        }
+    }
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const int at = row_of(rows[i].id);
+        if (at >= 0) {
+            if (!(m_rows[static_cast<std::size_t>(at)] == rows[i])) {
+                m_rows[static_cast<std::size_t>(at)] = rows[i];
+                Q_EMIT dataChanged(index(at, 0), index(at, column_count - 1));
+            }
+            continue;
+        }
+        const int pos = std::min(static_cast<int>(i), static_cast<int>(m_rows.size()));
+        beginInsertRows({}, pos, pos);
+        m_rows.insert(m_rows.begin() + pos, rows[i]);
+        endInsertRows();
+    }
+}
+
+void RunsModel::upsert(const RunRow& row)
+{
+    const int at = row_of(row.id);
+    if (at < 0) {
+        beginInsertRows({}, 0, 0);
+        m_rows.insert(m_rows.begin(), row);
+        endInsertRows();
+        return;
+    }
+    if (m_rows[static_cast<std::size_t>(at)] == row)
+        return;
+    m_rows[static_cast<std::size_t>(at)] = row;
+    Q_EMIT dataChanged(index(at, 0), index(at, column_count - 1));
+}
+
+void RunsModel::set_state(const QString& run_id, const QString& state, const QString& detail)
+{
+    const int at = row_of(run_id);
+    if (at < 0)
+        return;
+    RunRow& r = m_rows[static_cast<std::size_t>(at)];
+    if (r.state == state && r.detail == detail)
+        return;
+    r.state = state;
+    r.detail = detail;
+    Q_EMIT dataChanged(index(at, 0), index(at, column_count - 1));
+}
+
+int RunsModel::row_of(const QString& run_id) const
+{
+    for (std::size_t i = 0; i < m_rows.size(); ++i)
+        if (m_rows[i].id == run_id)
+            return static_cast<int>(i);
+    return -1;
+}
+
+const RunRow* RunsModel::row_at(int row) const
+{
+    return row >= 0 && row < static_cast<int>(m_rows.size()) ? &m_rows[static_cast<std::size_t>(row)] : nullptr;
+}
+
+const RunRow* RunsModel::find(const QString& run_id) const
+{
+    return row_at(row_of(run_id));
+}
+
+int RunsModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+}
+
+int RunsModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : column_count;
+}
+
+QVariant RunsModel::headerData(int section, Qt::Orientation o, int role) const
+{
+    if (o != Qt::Horizontal || section < 0 || section >= column_count)
+        return {};
+    static const char* names[] = { "Run", "State", "Cluster", "Framework", "Plan", "Steps", "Step time", "Predicted",
+        "Error", "Tokens/s/GPU", "Predicted", "Error", "Started (UTC)", "Finished (UTC)" };
+    static const char* tips[]
+        = { "Run id (UTC start time and a random suffix)", "State as the cluster last reported it", "Cluster profile",
+              "What ran", "Scenario the plan came from", "Training steps parsed from the log",
+              "Measured step time: median of the steady-state steps (all but the first)",
+              "Predicted step time of what ran (the probe's workload, or the plan), made at dispatch",
+              "(measured - predicted) / predicted", "Measured tokens/s per GPU: median of the steady-state steps",
+              "Predicted tokens/s per GPU", "(measured - predicted) / predicted", "When the run was stored",
+              "When it completed, failed or was cancelled" };
+    if (role == Qt::DisplayRole)
+        return QString::fromLatin1(names[section]);
+    if (role == Qt::ToolTipRole)
+        return QString::fromLatin1(tips[section]);
+    return {};
+}
+
+QVariant RunsModel::data(const QModelIndex& index, int role) const
+{
+    if (!index.isValid() || index.row() >= static_cast<int>(m_rows.size()) || index.column() >= column_count)
+        return {};
+    const RunRow& r = m_rows[static_cast<std::size_t>(index.row())];
+    const int c = index.column();
+    if (role == RunIdRole)
+        return r.id;
+    if (role == ActiveRole)
+        return r.active();
+    const auto number = [&](const std::optional<double>& v) -> QVariant { return v ? QVariant(*v) : QVariant(); };
+    const auto error = [&](const std::optional<double>& e) -> QVariant {
+        if (!e)
+            return r.prediction_source == QLatin1String("none") ? QStringLiteral("n/a") : QStringLiteral("–");
+        return format_percent_delta(*e);
+    };
+    if (role == Qt::TextAlignmentRole) {
+        const bool numeric = c == steps || (c >= step_measured && c <= tps_error);
+        return numeric ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
+    }
+    if (role == Qt::ForegroundRole && (c == step_error || c == tps_error)) {
+        const auto e = c == step_error ? r.step_error() : r.tps_error();
+        if (!e)
+            return {};
+        const bool dark = is_dark(QGuiApplication::palette());
+        if (std::abs(*e) <= kGoodError)
+            return good_colour(dark);
+        if (std::abs(*e) > kFairError)
+            return bad_colour(dark);
+        return {};
+    }
+    if (role == Qt::ForegroundRole && c == state && (r.state == QLatin1String("failed")))
+        return bad_colour(is_dark(QGuiApplication::palette()));
+    if (role == Qt::ToolTipRole) {
+        switch (c) {
+        case state:
+            return r.detail;
+        case plan:
+            return QString(r.plan + QStringLiteral("\n") + r.description);
+        case step_error:
+        case tps_error:
+        case step_predicted:
+        case tps_predicted:
+            if (!r.why.isEmpty())
+                return QString(QStringLiteral("Not compared: ") + r.why);
+            return r.prediction_source == QLatin1String("workload")
+                ? QStringLiteral("Compared with the prediction of the probe's workload (its layers, micro-batches "
+                                 "and GPipe order), made at dispatch")
+                : QStringLiteral("Compared with the prediction of the plan, made at dispatch");
+        case id:
+            return r.job_id.isEmpty() ? QVariant() : QVariant(QString(QStringLiteral("job ") + r.job_id));
+        default:
+            return {};
+        }
+    }
+    if (role == SortRole) {
+        switch (c) {
+        case steps:
+            return r.steps;
+        case step_measured:
+            return number(r.step_measured);
+        case step_predicted:
+            return number(r.step_predicted);
+        case step_error:
+            return number(r.step_error());
+        case tps_measured:
+            return number(r.tps_measured);
+        case tps_predicted:
+            return number(r.tps_predicted);
+        case tps_error:
+            return number(r.tps_error());
+        default:
+            break; // text columns sort as their text (ids and ISO times sort by time)
+        }
+    }
+    if (role != Qt::DisplayRole && role != SortRole)
+        return {};
+    switch (c) {
+    case id:
+        return r.id;
+    case state:
+        return r.state;
+    case cluster:
+        return r.cluster;
+    case framework:
+        return r.framework;
+    case plan:
+        // A file's name (the whole path is in the tooltip); a preset's name as it is.
+        return role == SortRole ? r.plan : r.plan.section(u'/', -1);
+    case steps:
+        return r.steps;
+    case step_measured:
+        return r.step_measured ? format_seconds(*r.step_measured) : QStringLiteral("–");
+    case step_predicted:
+        return r.step_predicted ? format_seconds(*r.step_predicted) : QStringLiteral("–");
+    case step_error:
+        return error(r.step_error());
+    case tps_measured:
+        return r.tps_measured ? format_count(*r.tps_measured) : QStringLiteral("–");
+    case tps_predicted:
+        return r.tps_predicted ? format_count(*r.tps_predicted) : QStringLiteral("–");
+    case tps_error:
+        return error(r.tps_error());
+    case started:
+        return role == SortRole ? r.created : short_time(r.created);
+    case finished:
+        return role == SortRole ? r.finished : short_time(r.finished);
+    default:
+        return {};
+    }
+}
+
+QStringList RunsModel::dump() const
+{
+    QStringList out;
+    for (int row = 0; row < rowCount(); ++row) {
+        QStringList cells;
+        for (int c = 0; c < column_count; ++c)
+            cells << data(index(row, c)).toString();
+        out << cells.join(QStringLiteral(" | "));
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+RunsFilterModel::RunsFilterModel(QObject* parent)
+    : QSortFilterProxyModel(parent)
+{
+    setSortRole(RunsModel::SortRole);
+    setDynamicSortFilter(true);
+}
+
+void RunsFilterModel::set_text(const QString& text)
+{
+    m_text = text.trimmed();
+    invalidateRowsFilter();
+}
+
+void RunsFilterModel::set_state_filter(StateFilter f)
+{
+    m_state = f;
+    invalidateRowsFilter();
+}
+
+bool RunsFilterModel::filterAcceptsRow(int source_row, const QModelIndex& source_parent) const
+{
+    const auto* m = qobject_cast<const RunsModel*>(sourceModel());
+    const RunRow* r = m ? m->row_at(source_row) : nullptr;
+    if (!r || source_parent.isValid())
+        return r != nullptr;
+    switch (m_state) {
+    case StateFilter::all:
+        break;
+    case StateFilter::active:
+        if (!r->active())
+            return false;
+        break;
+    case StateFilter::completed:
+        if (r->state != QLatin1String("completed"))
+            return false;
+        break;
+    case StateFilter::failed_or_cancelled:
+        if (r->state != QLatin1String("failed") && r->state != QLatin1String("cancelled"))
+            return false;
+        break;
+    }
+    if (m_text.isEmpty())
+        return true;
+    for (const QString* field : { &r->id, &r->state, &r->cluster, &r->framework, &r->plan, &r->description })
+        if (field->contains(m_text, Qt::CaseInsensitive))
+            return true;
+    return false;
+}
+
+bool RunsFilterModel::lessThan(const QModelIndex& left, const QModelIndex& right) const
+{
+    const QVariant a = left.data(RunsModel::SortRole);
+    const QVariant b = right.data(RunsModel::SortRole);
+    // Missing numbers sort after every present one, whichever the order.
+    const bool a_missing = !a.isValid();
+    const bool b_missing = !b.isValid();
+    if (a_missing || b_missing) {
+        if (a_missing == b_missing)
+            return false;
+        return sortOrder() == Qt::AscendingOrder ? b_missing : a_missing;
+    }
+    if (a.typeId() == QMetaType::Double || a.typeId() == QMetaType::Int)
+        return a.toDouble() < b.toDouble();
+    return QString::compare(a.toString(), b.toString(), Qt::CaseInsensitive) < 0;
+}
+
+} // namespace parallax::views
