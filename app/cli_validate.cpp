@@ -22,8 +22,9 @@ int run_validate(const QStringList& args)
     cmd.parser().addOption({ QStringLiteral("markdown"), QStringLiteral("Print Markdown tables (for the README).") });
     cmd.parser().addOption({ QStringLiteral("calibration"),
         QStringLiteral(
-            "Calibration to predict with: none (default: the uncalibrated physics), builtin, or a JSON file."),
-        QStringLiteral("FILE|builtin|none"), QStringLiteral("none") });
+            "Calibration to predict with: builtin (default: the one predict uses), none (the uncalibrated "
+            "physics), or a JSON file."),
+        QStringLiteral("FILE|builtin|none"), QStringLiteral("builtin") });
     cmd.parser().addOption({ QStringLiteral("scenarios"),
         QStringLiteral(
             "Also write the scenario each row was predicted from to DIR/<id>.json (for predict, timeline, the GUI)."),
@@ -59,7 +60,9 @@ int run_validate(const QStringList& args)
     }
     const ValidationReport report = run_validation(cases, skipped, calibration);
     if (cmd.parser().isSet(QStringLiteral("json"))) {
-        print_out(validation_report_to_json(report).dump(2) + "\n");
+        nlohmann::json j = validation_report_to_json(report);
+        j["calibration"] = calibration.is_identity() ? std::string("none") : calibration.name;
+        print_out(j.dump(2) + "\n");
     } else if (cmd.parser().isSet(QStringLiteral("markdown"))) {
         print_out(validation_report_to_markdown(report));
     } else {
@@ -70,8 +73,9 @@ int run_validate(const QStringList& args)
                 row.predicted_tokens_per_s_per_gpu, 100 * row.error);
             print_out(line);
         }
+        print_out("\ncalibration: " + (calibration.is_identity() ? std::string("none (uncalibrated physics)") : calibration.name + " (" + calibration.source + ")") + "\n");
         char line[256];
-        std::snprintf(line, sizeof line, "\n%d rows, %zu skipped: MAPE %.1f%%, median %.1f%%, worst %.1f%%\n",
+        std::snprintf(line, sizeof line, "%d rows, %zu skipped: MAPE %.1f%%, median %.1f%%, worst %.1f%%\n",
             report.overall.rows, report.skipped.size(), 100 * report.overall.mape, 100 * report.overall.median,
             100 * report.overall.worst);
         print_out(line);

@@ -2,6 +2,7 @@
 // `predict --json`, `presets` and `validate --json`, and bad input reported on stderr with the file
 // and the key. No assertions on model numbers (they are being tuned), only on structure.
 #include <QDir>
+#include <cmath>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -105,6 +106,7 @@ private slots:
     void userPresetsFromEnvironment();
     void validateJson();
     void validateText();
+    void validatePredictsAsPredictDoes();
     void validateBadInput_data();
     void validateBadInput();
     void predictPowerKeys();
@@ -634,6 +636,51 @@ void TestCli::validateText()
     QVERIFY(!r.crashed);
     QCOMPARE(r.code, 0);
     QVERIFY(!r.out.trimmed().isEmpty());
+}
+
+// validate predicts every row as predict would (the shipped calibration by default), says which
+// calibration it used, and --calibration none gives the uncalibrated physics.
+void TestCli::validatePredictsAsPredictDoes()
+{
+    const QString runs = QStringLiteral(PARALLAX_SHARED_DIR "/validation/published-runs.json");
+    const QString dir = m_dir.filePath(QStringLiteral("validate-scenarios"));
+    const Run r = run({ QStringLiteral("validate"), runs, QStringLiteral("--json"), QStringLiteral("--scenarios"), dir });
+    QCOMPARE(r.code, 0);
+    const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    const QString calibration = o.value(QStringLiteral("calibration")).toString();
+    QVERIFY2(!calibration.isEmpty() && calibration != QStringLiteral("none"), qPrintable(calibration));
+    const QJsonArray rows = o.value(QStringLiteral("rows")).toArray();
+    QVERIFY(rows.size() > 40);
+    int checked = 0;
+    for (int i = 0; i < rows.size(); i += 9) {
+        const QJsonObject row = rows[i].toObject();
+        const QString id = row.value(QStringLiteral("id")).toString();
+        const Run p = run({ QStringLiteral("predict"), dir + QLatin1Char('/') + id + QStringLiteral(".json"),
+            QStringLiteral("--json") });
+        QVERIFY2(p.code == 0 || p.code == 3, qPrintable(id + QString::fromUtf8(p.err)));
+        const QJsonObject pred = QJsonDocument::fromJson(p.out).object();
+        QVERIFY2(pred.value(QStringLiteral("tokens_per_s")).toDouble() > 0, qPrintable(id));
+        const QJsonObject st = row.value(QStringLiteral("strategy")).toObject();
+        double gpus = 1;
+        for (const char* k : { "tp", "pp", "dp", "cp" })
+            gpus *= st.value(QLatin1String(k)).toDouble();
+        const double per_gpu = pred.value(QStringLiteral("tokens_per_s")).toDouble() / gpus;
+        const double validated = row.value(QStringLiteral("predicted_tokens_per_s_per_gpu")).toDouble();
+        QVERIFY2(std::fabs(per_gpu / validated - 1) < 1e-6,
+            qPrintable(id + QStringLiteral(": predict ") + QString::number(per_gpu) + QStringLiteral(", validate ")
+                + QString::number(validated)));
+        ++checked;
+    }
+    QVERIFY(checked >= 5);
+    const Run none = run({ QStringLiteral("validate"), runs, QStringLiteral("--json"), QStringLiteral("--calibration"),
+        QStringLiteral("none") });
+    QCOMPARE(none.code, 0);
+    const QJsonObject n = QJsonDocument::fromJson(none.out).object();
+    QCOMPARE(n.value(QStringLiteral("calibration")).toString(), QStringLiteral("none"));
+    const double mape_builtin = o.value(QStringLiteral("summary")).toObject().value(QStringLiteral("mape")).toDouble();
+    const double mape_none = n.value(QStringLiteral("summary")).toObject().value(QStringLiteral("mape")).toDouble();
+    QVERIFY(mape_builtin > 0 && mape_none > 0);
+    QVERIFY(mape_builtin != mape_none);
 }
 
 void TestCli::validateBadInput_data()
