@@ -446,6 +446,14 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
                 { "megatron", "torchtitan", "torchtitan-compile", "megatron-deepspeed" }, std::string("megatron"));
             framework_from_string(fw, s.training.framework);
         }
+        {
+            const std::string k
+                = t.get_choice("attention_kernel", { "framework", "best", "flash2" }, std::string("framework"));
+            if (k == "best")
+                s.training.attention_kernel = AttentionKernel::best;
+            else if (k == "flash2")
+                s.training.attention_kernel = AttentionKernel::flash2;
+        }
         s.training.fp8_rowwise
             = t.get_choice("fp8_scaling", { "tensorwise", "rowwise" }, std::string("tensorwise")) == "rowwise";
         s.training.moe_imbalance = t.get_number("moe_imbalance", 1, 1e4, 1.0);
@@ -730,6 +738,8 @@ json scenario_to_json(const Scenario& s)
     t["precision"] = std::string(to_string(s.training.precision));
     t["flash_attention"] = s.training.flash_attention;
     t["framework"] = std::string(to_string(s.training.framework));
+    if (s.training.attention_kernel)
+        t["attention_kernel"] = *s.training.attention_kernel == AttentionKernel::flash2 ? "flash2" : "best";
     if (s.training.fp8_rowwise)
         t["fp8_scaling"] = "rowwise";
     if (s.training.moe_imbalance != 1.0)

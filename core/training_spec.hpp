@@ -27,7 +27,9 @@ struct TrainingSpec {
     // or per row (torchao rowwise, slower kernels).
     bool fp8_rowwise = false;
     // The fused-attention kernel when it is not the framework's usual one (software_traits); unset:
-    // the framework's. Set by rules for published runs (published_runs.cpp), not read from scenarios.
+    // the framework's. Scenario key training.attention_kernel: "framework" (default), "best" (the
+    // generation's best: cuDNN / FlashAttention-3 on Hopper) or "flash2" (FlashAttention-2, what
+    // PyTorch SDPA dispatches to); published-run rules set it from the software of the run's date.
     std::optional<AttentionKernel> attention_kernel;
     // MoE router imbalance (moe_load.hpp): the busiest EP rank's tokens over the mean (1 = balanced),
     // or a measured per-expert load histogram (one entry per expert, any scale).

@@ -462,10 +462,17 @@ bool LocalSlurm::start(QString* error)
             break;
         QThread::msleep(100);
     }
-    QFile log(m_dir + QStringLiteral("/slurmctld.log"));
-    log.open(QIODevice::ReadOnly);
-    return fail(QStringLiteral("the SLURM node did not become idle (sinfo: '%1'); slurmctld.log tail: %2")
-                    .arg(QString::fromLatin1(state.trimmed()), QString::fromLocal8Bit(log.readAll().right(2000))));
+    const auto tail = [this](const QString& name) {
+        QFile f(m_dir + QLatin1Char('/') + name);
+        return f.open(QIODevice::ReadOnly) ? QString::fromLocal8Bit(f.readAll().right(1500)) : QStringLiteral("(none)");
+    };
+    return fail(QStringLiteral("the SLURM node did not become idle (sinfo: '%1'; slurmctld %2, slurmd %3); "
+                               "slurmctld.log tail: %4\nslurmd.log tail: %5\nslurmd output: %6")
+                    .arg(QString::fromLatin1(state.trimmed()),
+                        m_slurmctld.running() ? QStringLiteral("running") : QStringLiteral("exited"),
+                        m_slurmd.running() ? QStringLiteral("running") : QStringLiteral("exited"),
+                        tail(QStringLiteral("slurmctld.log")), tail(QStringLiteral("slurmd.log")),
+                        tail(QStringLiteral("slurmd.out"))));
 }
 
 void LocalSlurm::stop()
