@@ -462,17 +462,19 @@ bool LocalSlurm::start(QString* error)
             break;
         QThread::msleep(100);
     }
-    const auto tail = [this](const QString& name) {
+    // slurmd's own words first: Qt Test cuts long messages.
+    const auto tail = [this](const QString& name, int bytes) {
         QFile f(m_dir + QLatin1Char('/') + name);
-        return f.open(QIODevice::ReadOnly) ? QString::fromLocal8Bit(f.readAll().right(1500)) : QStringLiteral("(none)");
+        return f.open(QIODevice::ReadOnly) ? QString::fromLocal8Bit(f.readAll().right(bytes)).trimmed()
+                                           : QStringLiteral("(none)");
     };
     return fail(QStringLiteral("the SLURM node did not become idle (sinfo: '%1'; slurmctld %2, slurmd %3); "
-                               "slurmctld.log tail: %4\nslurmd.log tail: %5\nslurmd output: %6")
+                               "slurmd output: %4 | slurmd.log: %5 | slurmctld.log: %6")
                     .arg(QString::fromLatin1(state.trimmed()),
                         m_slurmctld.running() ? QStringLiteral("running") : QStringLiteral("exited"),
                         m_slurmd.running() ? QStringLiteral("running") : QStringLiteral("exited"),
-                        tail(QStringLiteral("slurmctld.log")), tail(QStringLiteral("slurmd.log")),
-                        tail(QStringLiteral("slurmd.out"))));
+                        tail(QStringLiteral("slurmd.out"), 300), tail(QStringLiteral("slurmd.log"), 400),
+                        tail(QStringLiteral("slurmctld.log"), 200)));
 }
 
 void LocalSlurm::stop()
