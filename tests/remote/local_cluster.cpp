@@ -429,6 +429,17 @@ bool LocalSlurm::start(QString* error)
                              .arg(user, socket, m_dir, node_line);
     conf_file.write(text.toUtf8());
     conf_file.close();
+    // Without a cgroup filesystem (a chroot or container without /sys/fs/cgroup), Slurm 22.05's
+    // slurmd cannot autodetect a cgroup version and refuses to start, although this cluster's
+    // plugins (proctrack/linuxproc, task/none) never use cgroups; naming the v1 plugin skips the
+    // detection (slurm.schedmd.com/cgroup.conf.html, CgroupPlugin).
+    if (!QFileInfo::exists(QStringLiteral("/sys/fs/cgroup/cgroup.controllers"))
+        && !QFileInfo::exists(QStringLiteral("/sys/fs/cgroup/systemd"))) {
+        QFile cgroup_conf(m_dir + QStringLiteral("/cgroup.conf"));
+        if (!cgroup_conf.open(QIODevice::WriteOnly))
+            return fail(QStringLiteral("cannot write cgroup.conf"));
+        cgroup_conf.write("CgroupPlugin=cgroup/v1\n");
+    }
 
     if (!m_munged.start(QStringLiteral("munged"),
             { QStringLiteral("--foreground"), QStringLiteral("--socket=") + socket,
