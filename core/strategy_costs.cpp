@@ -250,6 +250,11 @@ const EvaluationCache::LayerEntry& EvaluationCache::layer_entry(const Strategy& 
         key = mix(key, placement_key(*gp));
     auto it = m_layers.find(key);
     if (it == m_layers.end()) {
+        // Bounded: a search over a large MoE space meets hundreds of thousands of distinct layer
+        // shapes (~5 KiB each with their clock curves); past the bound the cache starts afresh
+        // rather than growing without limit. Entries are only referenced within one evaluation.
+        if (m_layers.size() >= kMaxLayerEntries)
+            m_layers.clear();
         auto entry = std::make_unique<LayerEntry>();
         entry->costs = compute_layer_costs(m_ctx, s, g);
         entry->curves = compute_layer_curves(m_ctx, s, g);

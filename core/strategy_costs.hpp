@@ -50,6 +50,8 @@ public:
     const LayerEntry& layer_entry(const Strategy& s, const Groups& g);
     std::size_t layouts() const { return m_layouts.size(); }
     std::size_t layer_entries() const { return m_layers.size(); }
+    // At most this many layer entries are kept (~40 MiB per cache, one cache per search thread).
+    static constexpr std::size_t kMaxLayerEntries = 8192;
 
 private:
     const PlanContext& m_ctx;
