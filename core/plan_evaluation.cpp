@@ -1,6 +1,7 @@
 #include "plan_evaluation.hpp"
 
 #include "simulated_model.hpp"
+#include "strategy_costs.hpp"
 
 #include <chrono>
 
@@ -11,14 +12,17 @@ PlanInputs plan_inputs(const Scenario& s)
     return PlanInputs { s.model, s.training, s.cluster.gpu, s.cluster.total_gpus() };
 }
 
-PlanPoint evaluate_point(const AnalyticModel& model, DegreeOption option)
+PlanPoint evaluate_point(const AnalyticModel& model, DegreeOption option, EvaluationCache* cache)
 {
     PlanPoint p;
     p.option = std::move(option);
     if (!p.option.valid())
         return p;
     AnalyticResult r;
-    model.evaluate(p.option.strategy, r);
+    if (cache)
+        model.evaluate(p.option.strategy, r, *cache);
+    else
+        model.evaluate(p.option.strategy, r);
     p.feasible = r.feasible;
     p.step_time_s = r.step_time_s;
     p.tokens_per_s = r.tokens_per_s;
@@ -30,20 +34,20 @@ PlanPoint evaluate_point(const AnalyticModel& model, DegreeOption option)
     return p;
 }
 
-SensitivityCurve sensitivity_curve(
-    const AnalyticModel& model, const PlanInputs& in, const Strategy& s, Degree d, const PlanEvaluationOptions& o)
+SensitivityCurve sensitivity_curve(const AnalyticModel& model, const PlanInputs& in, const Strategy& s, Degree d,
+    const PlanEvaluationOptions& o, EvaluationCache* cache)
 {
     SensitivityCurve c;
     c.degree = d;
     c.absorber = pick_absorber(d, o.preferred_absorber, o.locks);
     c.current = degree_value(s, d);
     for (DegreeOption& option : degree_options(in, s, d, o.preferred_absorber, o.locks))
-        c.points.push_back(evaluate_point(model, std::move(option)));
+        c.points.push_back(evaluate_point(model, std::move(option), cache));
     return c;
 }
 
-TpPpHeatmap tp_pp_heatmap(
-    const AnalyticModel& model, const PlanInputs& in, const Strategy& s, const PlanEvaluationOptions& o)
+TpPpHeatmap tp_pp_heatmap(const AnalyticModel& model, const PlanInputs& in, const Strategy& s,
+    const PlanEvaluationOptions& o, EvaluationCache* cache)
 {
     TpPpHeatmap h;
     h.tp_values = candidate_values(in, s, Degree::tp);
@@ -80,7 +84,7 @@ TpPpHeatmap tp_pp_heatmap(
                 option = std::move(*step);
                 option.value = tp;
             }
-            h.cells.push_back(evaluate_point(model, std::move(option)));
+            h.cells.push_back(evaluate_point(model, std::move(option), cache));
         }
     }
     return h;
@@ -107,16 +111,17 @@ PlanEvaluation evaluate_plan(const Scenario& s, const PlanEvaluationOptions& o, 
         e.prediction.infeasible_reason = e.violations.front().message;
     }
     auto stop = [&] { return cancelled && cancelled(); };
+    EvaluationCache cache(ctx); // one thread: the alternatives share layer costs and power curves
     if (o.alternatives) {
         for (Degree d : kAllDegrees) {
             if (stop()) {
                 e.cancelled = true;
                 break;
             }
-            e.curves[static_cast<int>(d)] = sensitivity_curve(model, in, s.strategy, d, o);
+            e.curves[static_cast<int>(d)] = sensitivity_curve(model, in, s.strategy, d, o, &cache);
         }
         if (!e.cancelled && !stop())
-            e.heatmap = tp_pp_heatmap(model, in, s.strategy, o);
+            e.heatmap = tp_pp_heatmap(model, in, s.strategy, o, &cache);
         else
             e.cancelled = true;
     } else {

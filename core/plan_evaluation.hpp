@@ -80,13 +80,14 @@ struct PlanEvaluation {
 PlanInputs plan_inputs(const Scenario& s);
 
 // Evaluates one alternative with the analytic model (allocation-free path).
-PlanPoint evaluate_point(const AnalyticModel& model, DegreeOption option);
+// `cache` (optional, one thread): layer costs and power curves shared between the points.
+PlanPoint evaluate_point(const AnalyticModel& model, DegreeOption option, EvaluationCache* cache = nullptr);
 
-SensitivityCurve sensitivity_curve(
-    const AnalyticModel& model, const PlanInputs& in, const Strategy& s, Degree d, const PlanEvaluationOptions& o);
+SensitivityCurve sensitivity_curve(const AnalyticModel& model, const PlanInputs& in, const Strategy& s, Degree d,
+    const PlanEvaluationOptions& o, EvaluationCache* cache = nullptr);
 // Throughput and memory for every (tp, pp) pair, dp (or cp) absorbing the GPU count.
-TpPpHeatmap tp_pp_heatmap(
-    const AnalyticModel& model, const PlanInputs& in, const Strategy& s, const PlanEvaluationOptions& o);
+TpPpHeatmap tp_pp_heatmap(const AnalyticModel& model, const PlanInputs& in, const Strategy& s,
+    const PlanEvaluationOptions& o, EvaluationCache* cache = nullptr);
 
 // `cancelled` is polled between parts; a cancelled evaluation says so and is incomplete.
 PlanEvaluation evaluate_plan(

@@ -82,7 +82,7 @@ PassEnergy pass_at(const PassCurve& c, const ClockLadder& l, double x) noexcept
 }
 
 KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const LayerOp& nominal, const LayerOp& at_ref,
-    double ref_clock) noexcept
+    double ref_clock, bool occupancy) noexcept
 {
     KernelWork w;
     const double t1 = nominal.time_s;
@@ -96,7 +96,7 @@ KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const Laye
         const Precision p = kernel_precision(nominal.kind, precision);
         const double peak = peak_for(*dev.gpu, p);
         w.tensor_s = peak > 0 ? nominal.flops / peak : 0;
-        if (nominal.m > 0 && nominal.n > 0 && nominal.k > 0) {
+        if (occupancy && nominal.m > 0 && nominal.n > 0 && nominal.k > 0) {
             // A GEMM keeps only the SMs of its (last, partial) waves busy: its share of the compute
             // model's best GEMM efficiency (wave quantisation, partial tiles, the K loop's prologue).
             double best = 0;
@@ -119,6 +119,15 @@ void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const C
     double energy[kPassKinds][kClockLevels] = {};
     double free[kPassKinds][kClockLevels] = {};
     const int n = std::min({ lists.nominal->count, lists.at_ref->count, lists.physical->count, lists.physical_at_ref->count });
+    // Per clock level: the awake chip's power, f V^2 and V^2 (shared by every kernel).
+    double base_W[kClockLevels], scale[kClockLevels], v2[kClockLevels];
+    for (int k = 0; k < ladder.count; ++k) {
+        const double x = ladder.level(k);
+        const double v = pm.voltage(x);
+        scale[k] = pm.clock_scale(x);
+        v2[k] = v * v;
+        base_W[k] = pm.wait_power(x) + pm.dynamic_W * pm.sm_activity * scale[k];
+    }
     for (int i = 0; i < n; ++i) {
         const LayerOp& o = lists.nominal->op[i];
         if (o.stream != OpStream::compute || o.time_s <= 0)
@@ -128,7 +137,7 @@ void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const C
         // Time from the calibrated kernel list (what the compute model predicts); power and the power
         // limiter's clock from the physical one (calibration corrects how long kernels take, not what
         // they draw), so calibration scales stay plain factors on time, capped or not.
-        const KernelWork w = kernel_work(dev, precision, o, lists.at_ref->op[i], ref_clock);
+        const KernelWork w = kernel_work(dev, precision, o, lists.at_ref->op[i], ref_clock, false);
         const KernelWork p = kernel_work(physical, precision, lists.physical->op[i], lists.physical_at_ref->op[i], ref_clock);
         pc.nominal_s += o.time_s;
         // The highest clock at which this kernel stays within the cap (the limiter's operating point).
@@ -139,12 +148,24 @@ void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const C
             pc.throttle_clock = std::min(pc.throttle_clock, top);
         const double x_nom = std::min(1.0, top);
         pc.peak_W = std::max(pc.peak_W, pm.demand_W(p, x_nom));
+        const double busy = pm.dynamic_W * (pm.pipeline_activity * p.occupancy * p.clock_s + pm.tensor_activity * p.tensor_s);
+        const double hbm = pm.hbm_J_per_byte * p.bytes;
         for (int k = 0; k < ladder.count; ++k) {
-            const double x = std::min(ladder.level(k), top);
-            const double t = w.time_s(x);
-            time[pass][k] += t;
-            free[pass][k] += w.time_s(ladder.level(k));
-            energy[pass][k] += pm.demand_W(p, x) * t;
+            const double level = ladder.level(k);
+            if (level <= top) {
+                // Unthrottled: power_model.cpp's energy_J with the level's shared factors.
+                const double tp = p.time_s(level);
+                const double demand = tp > 0 ? base_W[k] + (busy * v2[k] + hbm) / tp : base_W[k];
+                const double t = w.time_s(level);
+                time[pass][k] += t;
+                free[pass][k] += t;
+                energy[pass][k] += demand * t;
+            } else {
+                const double t = w.time_s(top);
+                time[pass][k] += t;
+                free[pass][k] += w.time_s(level);
+                energy[pass][k] += pm.demand_W(p, top) * t;
+            }
         }
     }
     for (int p = 0; p < kPassKinds; ++p)

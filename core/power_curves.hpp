@@ -68,7 +68,8 @@ void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const C
 
 // Clock-bound / fixed split of one kernel from its time at the nominal clock and at `ref_clock`
 // (t(x) = c / x + m through both points).
+// `occupancy`: also measure a GEMM's SM occupancy (only the power model needs it).
 KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const LayerOp& nominal, const LayerOp& at_ref,
-    double ref_clock) noexcept;
+    double ref_clock, bool occupancy = true) noexcept;
 
 } // namespace parallax
