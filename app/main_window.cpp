@@ -474,6 +474,8 @@ void MainWindow::build_actions()
     m_presets->setObjectName(QStringLiteral("scenario_presets"));
     for (const auto& name : PresetCatalog::standard().names(PresetKind::scenarios))
         m_presets->addItem(QString::fromStdString(name));
+    // Shown while the plan is not a preset (a file, or a new scenario).
+    m_presets->setPlaceholderText(QStringLiteral("(not a preset)"));
     bar->addWidget(m_presets);
     connect(m_presets, &QComboBox::textActivated, this, [this](const QString& name) {
         if (confirm_discard())
@@ -553,6 +555,7 @@ bool MainWindow::open_scenario_file(const QString& path)
         const Scenario s = load_scenario_file(path.toStdString(), PresetCatalog::standard());
         clear_error();
         m_doc->reset(s, QFileInfo(path).absoluteFilePath(), path);
+        m_presets->setCurrentIndex(-1);
         m_settings->add_recent_file(path);
         if (m_autosave)
             m_autosave->discard();
@@ -587,6 +590,7 @@ void MainWindow::new_scenario()
         const Scenario s = load_scenario_preset("default", PresetCatalog::standard());
         clear_error();
         m_doc->reset(s, QString(), QStringLiteral("Untitled"));
+        m_presets->setCurrentIndex(-1);
     } catch (const InputError& e) {
         report_error(QString::fromStdString(e.what()));
     }

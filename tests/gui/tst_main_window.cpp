@@ -84,6 +84,14 @@ void TestMainWindow::presetComboListsScenarios()
     const QString other = combo->itemText(combo->findText(QStringLiteral("default")) == 0 ? 1 : 0);
     QVERIFY2(w.open_scenario_preset(other), qPrintable(w.last_error()));
     QCOMPARE(combo->currentText(), other);
+    // A plan from a file is no preset: the combo says so instead of naming the last preset.
+    QTemporaryFile file(QDir::tempPath() + QStringLiteral("/preset-combo-XXXXXX.json"));
+    QVERIFY(write_temp(file, kValid));
+    QVERIFY2(w.open_scenario_file(file.fileName()), qPrintable(w.last_error()));
+    QCOMPARE(combo->currentIndex(), -1);
+    QVERIFY(combo->currentText().isEmpty());
+    QVERIFY2(w.open_scenario_preset(other), qPrintable(w.last_error()));
+    QCOMPARE(combo->currentText(), other);
 }
 
 void TestMainWindow::badFileKeepsPreviousPlan_data()
