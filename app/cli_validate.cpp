@@ -21,9 +21,8 @@ int run_validate(const QStringList& args)
     cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print the contract's JSON.") });
     cmd.parser().addOption({ QStringLiteral("markdown"), QStringLiteral("Print Markdown tables (for the README).") });
     cmd.parser().addOption({ QStringLiteral("calibration"),
-        QStringLiteral(
-            "Calibration to predict with: builtin (default: the one predict uses), none (the uncalibrated "
-            "physics), or a JSON file."),
+        QStringLiteral("Calibration to predict with: builtin (default: the one predict uses), none (the uncalibrated "
+                       "physics), or a JSON file."),
         QStringLiteral("FILE|builtin|none"), QStringLiteral("builtin") });
     cmd.parser().addOption({ QStringLiteral("scenarios"),
         QStringLiteral(
@@ -59,9 +58,10 @@ int run_validate(const QStringList& args)
         }
     }
     const ValidationReport report = run_validation(cases, skipped, calibration);
+    const std::string calibration_name = calibration.is_identity() ? std::string("none") : calibration.name;
     if (cmd.parser().isSet(QStringLiteral("json"))) {
         nlohmann::json j = validation_report_to_json(report);
-        j["calibration"] = calibration.is_identity() ? std::string("none") : calibration.name;
+        j["calibration"] = calibration_name;
         print_out(j.dump(2) + "\n");
     } else if (cmd.parser().isSet(QStringLiteral("markdown"))) {
         print_out(validation_report_to_markdown(report));
@@ -73,7 +73,8 @@ int run_validate(const QStringList& args)
                 row.predicted_tokens_per_s_per_gpu, 100 * row.error);
             print_out(line);
         }
-        print_out("\ncalibration: " + (calibration.is_identity() ? std::string("none (uncalibrated physics)") : calibration.name + " (" + calibration.source + ")") + "\n");
+        print_out("\ncalibration: " + calibration_name
+            + (calibration.is_identity() ? " (uncalibrated physics)" : " (" + calibration.source + ")") + "\n");
         char line[256];
         std::snprintf(line, sizeof line, "%d rows, %zu skipped: MAPE %.1f%%, median %.1f%%, worst %.1f%%\n",
             report.overall.rows, report.skipped.size(), 100 * report.overall.mape, 100 * report.overall.median,

@@ -486,10 +486,11 @@ std::vector<ValidationCase> read_published_runs(
             // off until the last micro-batch (FSDP2 set_requires_gradient_sync), so the stage's gradients
             // stay unsharded through the step too: ZeRO-1. Both reduce-scatter and re-gather once per step.
             s.zero = torchtitan ? 1 : 2;
-            as.push_back(torchtitan ? "FSDP with PP (torchtitan): weights and gradients unsharded through the step, one "
-                                      "reduce-scatter and all-gather per step = ZeRO-1"
-                                    : "FSDP with PP: weights gathered once per step (no reshard between micro-batches), "
-                                      "gradients sharded = ZeRO-2");
+            as.push_back(torchtitan
+                    ? "FSDP with PP (torchtitan): weights and gradients unsharded through the step, one "
+                      "reduce-scatter and all-gather per step = ZeRO-1"
+                    : "FSDP with PP: weights gathered once per step (no reshard between micro-batches), "
+                      "gradients sharded = ZeRO-2");
         } else if (contains(zero, "fsdp") || contains(zero, "zero-3") || contains(zero, "zero3")) {
             s.zero = 3;
         } else if (contains(zero, "zero-2")) {

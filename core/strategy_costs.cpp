@@ -185,7 +185,8 @@ LayerCurves compute_layer_curves(const PlanContext& ctx, const Strategy& s, cons
         build(lr, at_ref);
         build(pc, physical);
         build(pr, physical_at_ref);
-        build_group_curves(ctx.power, ctx.clocks, ctx.device, ctx.power_device, ctx.training.precision, lists, ref, dst);
+        build_group_curves(
+            ctx.power, ctx.clocks, ctx.device, ctx.power_device, ctx.training.precision, lists, ref, dst);
     };
     group([](const LayerContext& c, LayerOps& o) { build_layer_ops(c, false, o); }, out.dense);
     if (ctx.model.is_moe())

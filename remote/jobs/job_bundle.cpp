@@ -180,7 +180,8 @@ void write_slurm_rendezvous(BashScript& s, const ClusterProfile& p)
     s.comment("Rendezvous: the first node of the allocation and a free port on it (this script runs there).");
     s.comment("Its address as SLURM reaches it (NodeAddr), which need not resolve from the node name.");
     s.raw("MASTER_NODE=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"");
-    s.raw("MASTER_ADDR=\"$(scontrol show node \"$MASTER_NODE\" -o 2>/dev/null | sed -n 's/.*NodeAddr=\\([^ ]*\\).*/\\1/p')\"");
+    const std::string node_addr = "sed -n 's/.*NodeAddr=\\([^ ]*\\).*/\\1/p'";
+    s.raw("MASTER_ADDR=\"$(scontrol show node \"$MASTER_NODE\" -o 2>/dev/null | " + node_addr + ")\"");
     s.raw("MASTER_ADDR=\"${MASTER_ADDR:-$MASTER_NODE}\"");
     s.raw("MASTER_PORT=\"$(" + shell_quote(p.python)
         + " -c 'import socket; s = socket.socket(); s.bind((\"\", 0)); print(s.getsockname()[1])')\"");

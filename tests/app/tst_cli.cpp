@@ -2,7 +2,6 @@
 // `predict --json`, `presets` and `validate --json`, and bad input reported on stderr with the file
 // and the key. No assertions on model numbers (they are being tuned), only on structure.
 #include <QDir>
-#include <cmath>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -12,6 +11,7 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
+#include <cmath>
 
 namespace {
 
@@ -644,7 +644,8 @@ void TestCli::validatePredictsAsPredictDoes()
 {
     const QString runs = QStringLiteral(PARALLAX_SHARED_DIR "/validation/published-runs.json");
     const QString dir = m_dir.filePath(QStringLiteral("validate-scenarios"));
-    const Run r = run({ QStringLiteral("validate"), runs, QStringLiteral("--json"), QStringLiteral("--scenarios"), dir });
+    const Run r
+        = run({ QStringLiteral("validate"), runs, QStringLiteral("--json"), QStringLiteral("--scenarios"), dir });
     QCOMPARE(r.code, 0);
     const QJsonObject o = QJsonDocument::fromJson(r.out).object();
     const QString calibration = o.value(QStringLiteral("calibration")).toString();

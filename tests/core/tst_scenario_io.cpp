@@ -183,7 +183,8 @@ public:
             number(p + QStringLiteral(".moe_expert_load[%1]").arg(i), a.moe_expert_load[i], b.moe_expert_load[i]);
         integer(p + QStringLiteral(".moe_dispatcher"), static_cast<int>(a.moe_dispatcher), static_cast<int>(b.moe_dispatcher));
         integer(p + QStringLiteral(".cuda_graphs"), static_cast<int>(a.cuda_graphs), static_cast<int>(b.cuda_graphs));
-        integer(p + QStringLiteral(".attention_kernel"), a.attention_kernel ? static_cast<int>(*a.attention_kernel) : -1,
+        integer(p + QStringLiteral(".attention_kernel"),
+            a.attention_kernel ? static_cast<int>(*a.attention_kernel) : -1,
             b.attention_kernel ? static_cast<int>(*b.attention_kernel) : -1);
         number(p + QStringLiteral(".clock_MHz"), a.clock_MHz, b.clock_MHz);
         integer(p + QStringLiteral(".stage_clock_MHz.size"), static_cast<long long>(a.stage_clock_MHz.size()),
@@ -892,8 +893,9 @@ void TestScenarioIo::badInput_data()
                                                         << QStringLiteral("exactly one micro-batch per step");
     QTest::newRow("unknown moe_dispatcher") << patched(R"({"training": {"moe_dispatcher": "nccl"}})")
                                             << QStringLiteral("training.moe_dispatcher") << QStringLiteral("deepep");
-    QTest::newRow("unknown attention_kernel") << patched(R"({"training": {"attention_kernel": "flash4"}})")
-                                              << QStringLiteral("training.attention_kernel") << QStringLiteral("flash2");
+    QTest::newRow("unknown attention_kernel")
+        << patched(R"({"training": {"attention_kernel": "flash4"}})") << QStringLiteral("training.attention_kernel")
+        << QStringLiteral("flash2");
     QTest::newRow("unknown cuda_graphs") << patched(R"({"training": {"cuda_graphs": "always"}})")
                                          << QStringLiteral("training.cuda_graphs") << QStringLiteral("full-iteration");
     QTest::newRow("vpp with pp 1") << patched(R"({"strategy": {"pp": 1, "dp": 8, "vpp": 2}})")
