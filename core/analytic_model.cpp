@@ -144,26 +144,16 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r) const
     evaluate(s, r, cache);
 }
 
-void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCache& cache) const
+void AnalyticModel::evaluate_memory(const Strategy& s, AnalyticResult& r, EvaluationCache& cache) const
 {
     const PlanContext& ctx = m_ctx;
-    const PowerModel& pm = ctx.power;
     r = AnalyticResult {};
-    StrategyCosts c;
-    compute_costs(ctx, s, cache, c);
-    const PlanLayout& layout = *c.layout;
-    const long long mb_count = microbatch_count(ctx.training, s);
-    const double m = static_cast<double>(mb_count);
-    r.microbatches = mb_count;
-    const int p = s.pp;
-    const bool per_stage = !uniform_stage_clocks(ctx.training, p);
-    const double tokens = static_cast<double>(ctx.training.global_batch) * static_cast<double>(ctx.training.seq_len);
-    const double gpus = static_cast<double>(s.total_gpus());
-    const double peak = ctx.cluster.gpu.peak(ctx.training.precision);
-
-    // Memory: the stage with the highest peak (the earliest of each class holds the most in flight).
+    const PlanLayout& layout = cache.layout(s);
+    const LayerActivationBytes& act = cache.activations(s);
+    r.microbatches = microbatch_count(ctx.training, s);
+    // The stage with the highest peak (the earliest of each class holds the most in flight).
     for (const StageClass& k : layout.classes) {
-        const MemoryBreakdown mem = stage_memory(ctx, s, layout, k.first_stage, mb_count, c.layer.activations);
+        const MemoryBreakdown mem = stage_memory(ctx, s, layout, k.first_stage, r.microbatches, act);
         if (mem.total() > r.peak_memory_bytes) {
             r.peak_memory_bytes = mem.total();
             r.memory = mem;
@@ -171,6 +161,22 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCac
         }
     }
     r.feasible = r.peak_memory_bytes <= ctx.cluster.gpu.memory_bytes;
+}
+
+void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCache& cache) const
+{
+    const PlanContext& ctx = m_ctx;
+    const PowerModel& pm = ctx.power;
+    evaluate_memory(s, r, cache);
+    StrategyCosts c;
+    compute_costs(ctx, s, cache, c);
+    const PlanLayout& layout = *c.layout;
+    const double m = static_cast<double>(r.microbatches);
+    const int p = s.pp;
+    const bool per_stage = !uniform_stage_clocks(ctx.training, p);
+    const double tokens = static_cast<double>(ctx.training.global_batch) * static_cast<double>(ctx.training.seq_len);
+    const double gpus = static_cast<double>(s.total_gpus());
+    const double peak = ctx.cluster.gpu.peak(ctx.training.precision);
 
     // Time and power at a clock ceiling (the thermal limit's; above every stage's clock when cool).
     // Everything below depends on the clocks; memory above does not.

@@ -48,6 +48,9 @@ public:
     // evaluation touches no heap and costs O(stage classes), independent of pp * vpp.
     void evaluate(const Strategy& s, AnalyticResult& out, EvaluationCache& cache) const;
     void evaluate(const Strategy& s, AnalyticResult& out) const;
+    // Memory alone (peak_memory_bytes, memory, peak_memory_stage, microbatches, feasible; no times):
+    // a fraction of evaluate()'s cost, so a search checks the fit before costing time and power.
+    void evaluate_memory(const Strategy& s, AnalyticResult& out, EvaluationCache& cache) const;
     Prediction predict(const Strategy& s) const;
     const PlanContext& context() const { return m_ctx; }
 

@@ -42,18 +42,26 @@ double gemm_efficiency(const ComputeDevice& dev, double m, double n, double k, P
     double base = gen.gemm_efficiency[static_cast<int>(p)];
     if (base <= 0)
         base = 0.5; // precision without a tuned constant: conservative
+    const double k_eff = k / (k + gen.gemm_k_overhead);
+    // A calibrated efficiency can never exceed the hardware's peak.
+    const double scaling = (p == Precision::fp8 && dev.fp8_rowwise) ? kRowwiseFp8GemmFactor : 1.0;
+    return std::min(kMaxEfficiency, base * scaling * dev.gemm_scale * dev.kernel_scale) * gemm_wave_efficiency(dev, m, n)
+        * k_eff;
+}
+
+double gemm_wave_efficiency(const ComputeDevice& dev, double m, double n) noexcept
+{
+    if (m <= 0 || n <= 0)
+        return 1.0;
     const double sms = dev.sm_count;
     double best = 0;
-    for (const GemmTile& t : gen.tiles) {
+    for (const GemmTile& t : dev.gen->tiles) {
         const double tiles = std::ceil(m / t.m) * std::ceil(n / t.n);
         const double waves = std::ceil(tiles / sms);
         const double useful = (m * n) / (waves * sms * t.m * t.n);
         best = std::max(best, useful * t.relative_throughput);
     }
-    const double k_eff = k / (k + gen.gemm_k_overhead);
-    // A calibrated efficiency can never exceed the hardware's peak.
-    const double scaling = (p == Precision::fp8 && dev.fp8_rowwise) ? kRowwiseFp8GemmFactor : 1.0;
-    return std::min(kMaxEfficiency, base * scaling * dev.gemm_scale * dev.kernel_scale) * std::min(1.0, best) * k_eff;
+    return std::min(1.0, best);
 }
 
 double gemm_time_s(const ComputeDevice& dev, double m, double n, double k, Precision p, double batch) noexcept

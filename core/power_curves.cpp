@@ -81,8 +81,22 @@ PassEnergy pass_at(const PassCurve& c, const ClockLadder& l, double x) noexcept
     return e;
 }
 
+double occupancy_ceiling(const ComputeDevice& dev) noexcept
+{
+    double best = 0;
+    for (const GemmTile& t : dev.gen->tiles)
+        best = std::max(best, gemm_wave_efficiency(dev, static_cast<double>(t.m) * dev.sm_count, t.n * kCeilingWaves));
+    return best;
+}
+
 KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const LayerOp& nominal, const LayerOp& at_ref,
     double ref_clock, bool occupancy) noexcept
+{
+    return kernel_work(dev, precision, nominal, at_ref, ref_clock, occupancy ? occupancy_ceiling(dev) : 0.0);
+}
+
+KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const LayerOp& nominal, const LayerOp& at_ref,
+    double ref_clock, double ceiling) noexcept
 {
     KernelWork w;
     const double t1 = nominal.time_s;
@@ -96,22 +110,18 @@ KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const Laye
         const Precision p = kernel_precision(nominal.kind, precision);
         const double peak = peak_for(*dev.gpu, p);
         w.tensor_s = peak > 0 ? nominal.flops / peak : 0;
-        if (occupancy && nominal.m > 0 && nominal.n > 0 && nominal.k > 0) {
+        if (ceiling > 0 && nominal.m > 0 && nominal.n > 0 && nominal.k > 0) {
             // A GEMM keeps only the SMs of its (last, partial) waves busy: its share of the compute
-            // model's best GEMM efficiency (wave quantisation, partial tiles, the K loop's prologue).
-            double best = 0;
-            for (const GemmTile& t : dev.gen->tiles)
-                best = std::max(best,
-                    gemm_efficiency(dev, static_cast<double>(t.m) * dev.sm_count, t.n * kCeilingWaves, nominal.k, p));
-            if (best > 0)
-                w.occupancy = std::clamp(gemm_efficiency(dev, nominal.m, nominal.n, nominal.k, p) / best, 0.0, 1.0);
+            // model's best GEMM efficiency (wave quantisation, partial tiles). The K loop's and the
+            // precision's factors of gemm_efficiency are the same for both and cancel.
+            w.occupancy = std::clamp(gemm_wave_efficiency(dev, nominal.m, nominal.n) / ceiling, 0.0, 1.0);
         }
     }
     return w;
 }
 
 void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const ComputeDevice& dev,
-    const ComputeDevice& physical, Precision precision, const KernelLists& lists, double ref_clock,
+    const ComputeDevice& physical, Precision precision, const KernelLists& lists, double ref_clock, ClockLevels levels,
     OpGroupCurves& out) noexcept
 {
     out = OpGroupCurves {};
@@ -119,15 +129,20 @@ void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const C
     double energy[kPassKinds][kClockLevels] = {};
     double free[kPassKinds][kClockLevels] = {};
     const int n = std::min({ lists.nominal->count, lists.at_ref->count, lists.physical->count, lists.physical_at_ref->count });
+    // The levels built: the whole ladder, or the nominal clock alone (a search at nominal clocks).
+    const bool all = levels == ClockLevels::ladder;
+    const int k_begin = all ? 0 : ladder.nominal;
+    const int k_end = all ? ladder.count : ladder.nominal + 1;
     // Per clock level: the awake chip's power, f V^2 and V^2 (shared by every kernel).
-    double base_W[kClockLevels], scale[kClockLevels], v2[kClockLevels];
-    for (int k = 0; k < ladder.count; ++k) {
+    double base_W[kClockLevels] = {}, scale[kClockLevels] = {}, v2[kClockLevels] = {};
+    for (int k = k_begin; k < k_end; ++k) {
         const double x = ladder.level(k);
         const double v = pm.voltage(x);
         scale[k] = pm.clock_scale(x);
         v2[k] = v * v;
         base_W[k] = pm.wait_power(x) + pm.dynamic_W * pm.sm_activity * scale[k];
     }
+    const double ceiling = occupancy_ceiling(physical);
     for (int i = 0; i < n; ++i) {
         const LayerOp& o = lists.nominal->op[i];
         if (o.stream != OpStream::compute || o.time_s <= 0)
@@ -137,20 +152,25 @@ void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const C
         // Time from the calibrated kernel list (what the compute model predicts); power and the power
         // limiter's clock from the physical one (calibration corrects how long kernels take, not what
         // they draw), so calibration scales stay plain factors on time, capped or not.
-        const KernelWork w = kernel_work(dev, precision, o, lists.at_ref->op[i], ref_clock, false);
-        const KernelWork p = kernel_work(physical, precision, lists.physical->op[i], lists.physical_at_ref->op[i], ref_clock);
+        const KernelWork w = kernel_work(dev, precision, o, lists.at_ref->op[i], ref_clock, 0.0);
+        const KernelWork p = kernel_work(physical, precision, lists.physical->op[i], lists.physical_at_ref->op[i], ref_clock, ceiling);
         pc.nominal_s += o.time_s;
-        // The highest clock at which this kernel stays within the cap (the limiter's operating point).
-        const double top = pm.capped_clock(p, ladder.hi, pm.cap_W);
+        // The highest clock at which this kernel stays within the cap (the limiter's operating point):
+        // first up to the nominal clock (the same answer whichever levels are built), then above it.
+        double top = pm.capped_clock(p, 1.0, pm.cap_W);
         if (top < 1.0)
             pc.throttled_at_nominal = true;
-        if (top < ladder.hi)
+        else if (all && ladder.hi > 1.0)
+            top = pm.capped_clock(p, ladder.hi, pm.cap_W);
+        // Only the nominal level built: a kernel within the cap at x = 1 stays "unthrottled" (no level above).
+        const double top_limit = all ? ladder.hi : 1.0;
+        if (top < top_limit)
             pc.throttle_clock = std::min(pc.throttle_clock, top);
         const double x_nom = std::min(1.0, top);
         pc.peak_W = std::max(pc.peak_W, pm.demand_W(p, x_nom));
         const double busy = pm.dynamic_W * (pm.pipeline_activity * p.occupancy * p.clock_s + pm.tensor_activity * p.tensor_s);
         const double hbm = pm.hbm_J_per_byte * p.bytes;
-        for (int k = 0; k < ladder.count; ++k) {
+        for (int k = k_begin; k < k_end; ++k) {
             const double level = ladder.level(k);
             if (level <= top) {
                 // Unthrottled: power_model.cpp's energy_J with the level's shared factors.
@@ -169,7 +189,7 @@ void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const C
         }
     }
     for (int p = 0; p < kPassKinds; ++p)
-        for (int k = 0; k < ladder.count; ++k) {
+        for (int k = k_begin; k < k_end; ++k) {
             out.pass[p].time_s[k] = static_cast<float>(time[p][k]);
             out.pass[p].energy_J[k] = static_cast<float>(energy[p][k]);
             out.pass[p].free_s[k] = static_cast<float>(free[p][k]);

@@ -14,6 +14,10 @@ namespace parallax {
 inline constexpr int kClockLevels = 20;
 inline constexpr int kPassKinds = 4; // OpPhase: forward, backward_input, backward_weight, recompute
 
+// Which levels of the ladder a curve holds: every one, or the nominal clock's alone (what an
+// evaluation at nominal clocks reads; the rest is built when some evaluation asks for another clock).
+enum class ClockLevels { nominal, ladder };
+
 // Clock levels lo + k * step for k < count; level `nominal` is exactly x = 1.
 struct ClockLadder {
     double lo = 0.3;
@@ -31,7 +35,7 @@ struct PassCurve {
     float free_s[kClockLevels] = {}; // the same kernels without the cap
     double nominal_s = 0; // sum of the kernels' times at the nominal clock, unthrottled
     bool throttled_at_nominal = false; // some kernel needs more than the cap at the nominal clock
-    double throttle_clock = 1e9; // the lowest clock at which some kernel reaches the cap
+    double throttle_clock = 1e9; // the lowest clock at which some kernel reaches the cap (above 1 only with the whole ladder)
     double peak_W = 0; // the highest kernel power at the nominal clock (after the cap)
 };
 
@@ -43,6 +47,7 @@ struct OpGroupCurves {
 struct LayerCurves {
     OpGroupCurves dense, moe, embedding, output;
     bool throttled_at_nominal = false; // some kernel of some group needs more than the cap at x = 1
+    ClockLevels levels = ClockLevels::ladder; // with `nominal` only level ClockLadder::nominal is filled
 };
 
 // Time and energy of one pass at clock x.
@@ -63,7 +68,7 @@ struct KernelLists {
 };
 // The kernels as per-pass curves over the ladder's clocks, each throttled to the cap.
 void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const ComputeDevice& dev,
-    const ComputeDevice& physical, Precision precision, const KernelLists& lists, double ref_clock,
+    const ComputeDevice& physical, Precision precision, const KernelLists& lists, double ref_clock, ClockLevels levels,
     OpGroupCurves& out) noexcept;
 
 // Clock-bound / fixed split of one kernel from its time at the nominal clock and at `ref_clock`
@@ -71,5 +76,11 @@ void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const C
 // `occupancy`: also measure a GEMM's SM occupancy (only the power model needs it).
 KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const LayerOp& nominal, const LayerOp& at_ref,
     double ref_clock, bool occupancy = true) noexcept;
+// The same with the device's occupancy_ceiling computed once by the caller (0: no occupancy).
+KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const LayerOp& nominal, const LayerOp& at_ref,
+    double ref_clock, double occupancy_ceiling) noexcept;
+// The wave efficiency of a GEMM made of whole waves of the device's best tile: the full occupancy a
+// GEMM's own wave efficiency is measured against.
+double occupancy_ceiling(const ComputeDevice& dev) noexcept;
 
 } // namespace parallax

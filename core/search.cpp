@@ -360,6 +360,18 @@ SearchOutcome search_cluster(
                     outers.push_back({ tp, cp, pp, ep });
             }
 
+    // Work is handed out by (tp, cp, ep): strategies sharing those share their layer costs, which a
+    // thread's cache then builds once rather than every thread building them again.
+    std::stable_sort(outers.begin(), outers.end(), [](const Outer& a, const Outer& b) {
+        return std::tie(a.tp, a.cp, a.ep, a.pp) < std::tie(b.tp, b.cp, b.ep, b.pp);
+    });
+    std::vector<std::size_t> unit_begin;
+    for (std::size_t i = 0; i < outers.size(); ++i)
+        if (i == 0 || outers[i].tp != outers[i - 1].tp || outers[i].cp != outers[i - 1].cp
+            || outers[i].ep != outers[i - 1].ep)
+            unit_begin.push_back(i);
+    unit_begin.push_back(outers.size());
+
     std::atomic<std::size_t> next { 0 };
     std::atomic<long long> done { 0 };
     std::atomic<int> last_reported { -1 };
@@ -370,13 +382,7 @@ SearchOutcome search_cluster(
     auto worker = [&]() {
         EvaluationCache cache(ctx);
         WorkerState w;
-        for (;;) {
-            if (opt.cancel && opt.cancel->load(std::memory_order_relaxed))
-                break;
-            const std::size_t i = next.fetch_add(1);
-            if (i >= outers.size())
-                break;
-            const Outer& o = outers[i];
+        auto search_outer = [&](const Outer& o) {
             Strategy s;
             s.tp = o.tp;
             s.cp = o.cp;
@@ -474,11 +480,14 @@ SearchOutcome search_cluster(
                                                     }
                                                     Candidate c;
                                                     c.strategy = s;
-                                                    model.evaluate(s, c.result, cache);
+                                                    // Memory before time: a plan that does not fit is never
+                                                    // costed (its memory is exact, not a bound).
+                                                    model.evaluate_memory(s, c.result, cache);
                                                     if (!c.result.feasible)
                                                         continue;
                                                     if (min_headroom && headroom(c.result, capacity) < *min_headroom)
                                                         continue;
+                                                    model.evaluate(s, c.result, cache);
                                                     if (budget_kW > 0 && c.result.power.cluster_avg_kW > budget_kW)
                                                         continue;
                                                     if (window_s > 0 && c.result.step_time_s > window_s)
@@ -502,6 +511,18 @@ SearchOutcome search_cluster(
                 int last = last_reported.load();
                 if (permille > last && last_reported.compare_exchange_strong(last, permille))
                     opt.progress(permille / 1000.0);
+            }
+        };
+        for (;;) {
+            if (opt.cancel && opt.cancel->load(std::memory_order_relaxed))
+                break;
+            const std::size_t unit = next.fetch_add(1);
+            if (unit + 1 >= unit_begin.size())
+                break;
+            for (std::size_t i = unit_begin[unit]; i < unit_begin[unit + 1]; ++i) {
+                if (opt.cancel && opt.cancel->load(std::memory_order_relaxed))
+                    break;
+                search_outer(outers[i]);
             }
         }
         std::lock_guard lock(merge_mutex);

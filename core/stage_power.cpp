@@ -37,7 +37,7 @@ ChunkPower chunk_power(const PlanContext& ctx, const StrategyCosts& c, const Chu
     ChunkPower p;
     if (!c.curves)
         return p;
-    const LayerCurves& lc = *c.curves;
+    const LayerCurves& lc = c.curves_at(ctx, x);
     bool throttled_at_nominal = false;
     double throttle_clock = 1e9;
     // At the nominal clock the ladder has a level: read it (the common case in a search).

@@ -94,61 +94,8 @@ int moe_layers_in(const ModelSpec& m, int first, int count)
     return n;
 }
 
-LayerCosts compute_layer_costs(const PlanContext& ctx, const Strategy& s, const Groups& g) noexcept
-{
-    LayerCosts c;
-    LayerContext lc;
-    lc.model = &ctx.model;
-    lc.training = &ctx.training;
-    lc.strategy = &s;
-    lc.device = ctx.device;
-    lc.network = ctx.network;
-    lc.tp_group = g.tp;
-    lc.cp_group = g.cp;
-    lc.ep_group = g.ep;
-    lc.expert_tp_group = g.etp;
-    lc.traits = software_traits(ctx.training.framework);
-    lc.moe_straggler = moe_load(ctx.model, ctx.training, s.ep).straggler_ratio;
-    LayerOps ops;
-    build_layer_ops(lc, false, ops);
-    c.dense = summarize(ops);
-    c.activations.dense = layer_activation_bytes(lc, false);
-    if (ctx.model.is_moe()) {
-        build_layer_ops(lc, true, ops);
-        c.moe = summarize(ops);
-        c.activations.moe = layer_activation_bytes(lc, true);
-    }
-    if (s.recompute == Recompute::full) {
-        Strategy keep = s;
-        keep.recompute = Recompute::selective;
-        lc.strategy = &keep;
-        c.activations.working = std::max(layer_activation_bytes(lc, false),
-            ctx.model.is_moe() ? layer_activation_bytes(lc, true) : 0.0);
-        lc.strategy = &s;
-    }
-    build_embedding_ops(lc, ops);
-    c.embedding = summarize(ops);
-    build_output_ops(lc, ops);
-    c.output = summarize(ops);
-    // Megatron sends the stage output split across TP ranks (sequence parallel, or the
-    // scatter-gather optimisation of Narayanan et al. 2021 Sec. 4.1 without it).
-    const bool sp = s.sequence_parallel && s.tp > 1;
-    const bool split = lc.traits.p2p_scatter_gather || sp;
-    const double activation = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp * ctx.model.hidden * 2.0;
-    c.p2p_transfers = lc.traits.p2p_blocking_transfers_per_microbatch;
-    c.p2p_s = collective_time_s(ctx.network, Collective::send_recv, activation / (split ? s.tp : 1), g.pp_pair);
-    // Without sequence parallelism the receiver all-gathers the split activation over the TP group
-    // (Narayanan et al. 2021 Sec. 4.1); with it the shard is what the next stage consumes.
-    if (split && !sp)
-        c.p2p_s += collective_time_s(ctx.network, Collective::all_gather, activation, g.tp);
-    return c;
-}
-
 namespace {
 
-// The reference clock the kernel lists are rebuilt at to split each kernel's time into its
-// clock-bound and fixed parts: the bottom of the clock ladder, so the split holds over the whole range
-// the curves cover.
 void layer_context_of(const PlanContext& ctx, const Strategy& s, const Groups& g, LayerContext& lc)
 {
     lc.model = &ctx.model;
@@ -164,13 +111,77 @@ void layer_context_of(const PlanContext& ctx, const Strategy& s, const Groups& g
     lc.moe_straggler = moe_load(ctx.model, ctx.training, s.ep).straggler_ratio;
 }
 
-} // namespace
-
-LayerCurves compute_layer_curves(const PlanContext& ctx, const Strategy& s, const Groups& g) noexcept
+// The per-layer op totals (no pipeline exchange, no activations).
+void layer_totals(const PlanContext& ctx, const Strategy& s, const Groups& g, LayerCosts& c)
 {
-    LayerCurves out;
     LayerContext lc;
     layer_context_of(ctx, s, g, lc);
+    LayerOps ops;
+    build_layer_ops(lc, false, ops);
+    c.dense = summarize(ops);
+    if (ctx.model.is_moe()) {
+        build_layer_ops(lc, true, ops);
+        c.moe = summarize(ops);
+    }
+    build_embedding_ops(lc, ops);
+    c.embedding = summarize(ops);
+    build_output_ops(lc, ops);
+    c.output = summarize(ops);
+}
+
+} // namespace
+
+LayerActivationBytes compute_layer_activations(const PlanContext& ctx, const Strategy& s) noexcept
+{
+    LayerActivationBytes a;
+    LayerContext lc;
+    layer_context_of(ctx, s, Groups {}, lc); // activation sizes do not depend on where groups sit
+    a.dense = layer_activation_bytes(lc, false);
+    if (ctx.model.is_moe())
+        a.moe = layer_activation_bytes(lc, true);
+    if (s.recompute == Recompute::full) {
+        Strategy keep = s;
+        keep.recompute = Recompute::selective;
+        lc.strategy = &keep;
+        a.working = std::max(layer_activation_bytes(lc, false), ctx.model.is_moe() ? layer_activation_bytes(lc, true) : 0.0);
+    }
+    return a;
+}
+
+void add_pipeline_p2p(const PlanContext& ctx, const Strategy& s, const Groups& g, LayerCosts& c) noexcept
+{
+    const SoftwareTraits traits = software_traits(ctx.training.framework);
+    // Megatron sends the stage output split across TP ranks (sequence parallel, or the
+    // scatter-gather optimisation of Narayanan et al. 2021 Sec. 4.1 without it).
+    const bool sp = s.sequence_parallel && s.tp > 1;
+    const bool split = traits.p2p_scatter_gather || sp;
+    const double activation = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp * ctx.model.hidden * 2.0;
+    c.p2p_transfers = traits.p2p_blocking_transfers_per_microbatch;
+    c.p2p_s = collective_time_s(ctx.network, Collective::send_recv, activation / (split ? s.tp : 1), g.pp_pair);
+    // Without sequence parallelism the receiver all-gathers the split activation over the TP group
+    // (Narayanan et al. 2021 Sec. 4.1); with it the shard is what the next stage consumes.
+    if (split && !sp)
+        c.p2p_s += collective_time_s(ctx.network, Collective::all_gather, activation, g.tp);
+}
+
+LayerCosts compute_layer_costs(const PlanContext& ctx, const Strategy& s, const Groups& g) noexcept
+{
+    LayerCosts c;
+    layer_totals(ctx, s, g, c);
+    c.activations = compute_layer_activations(ctx, s);
+    add_pipeline_p2p(ctx, s, g, c);
+    return c;
+}
+
+LayerCurves compute_layer_curves(const PlanContext& ctx, const Strategy& s, const Groups& g, ClockLevels levels) noexcept
+{
+    LayerCurves out;
+    out.levels = levels;
+    LayerContext lc;
+    layer_context_of(ctx, s, g, lc);
+    // The reference clock the kernel lists are rebuilt at to split each kernel's time into its
+    // clock-bound and fixed parts: the bottom of the clock ladder, so the split holds over the whole
+    // range the curves cover.
     LayerContext lr = lc;
     const double ref = ctx.clocks.lo;
     lr.device.clock_scale = ref;
@@ -186,7 +197,7 @@ LayerCurves compute_layer_curves(const PlanContext& ctx, const Strategy& s, cons
         build(pc, physical);
         build(pr, physical_at_ref);
         build_group_curves(
-            ctx.power, ctx.clocks, ctx.device, ctx.power_device, ctx.training.precision, lists, ref, dst);
+            ctx.power, ctx.clocks, ctx.device, ctx.power_device, ctx.training.precision, lists, ref, levels, dst);
     };
     group([](const LayerContext& c, LayerOps& o) { build_layer_ops(c, false, o); }, out.dense);
     if (ctx.model.is_moe())
@@ -199,19 +210,29 @@ LayerCurves compute_layer_curves(const PlanContext& ctx, const Strategy& s, cons
     return out;
 }
 
-namespace {
-
-unsigned long long mix(unsigned long long h, unsigned long long v)
+const LayerCurves& LayerEntry::ladder(const PlanContext& ctx)
 {
-    // splitmix64-style combine: keys only need to be distinct, not cryptographic.
-    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    return h;
+    if (curves.levels != ClockLevels::ladder)
+        curves = compute_layer_curves(ctx, strategy, groups, ClockLevels::ladder);
+    return curves;
 }
 
-unsigned long long placement_key(const GroupPlacement& g)
+const LayerCurves& StrategyCosts::curves_at(const PlanContext& ctx, double clock) const
 {
-    return (static_cast<unsigned long long>(g.size) << 24) ^ (static_cast<unsigned long long>(g.per_node) << 4)
-        ^ (static_cast<unsigned long long>(g.nodes) << 40) ^ (g.same_rail ? 1ULL : 0ULL);
+    if (clock == 1.0 || !entry)
+        return *curves;
+    return entry->ladder(ctx);
+}
+
+namespace {
+
+// The strategy fields the layer-level costs depend on.
+template <std::size_t N> void put_layer_fields(const Strategy& s, ExactKey<N>& k)
+{
+    const long long fields[] = { s.tp, s.cp, s.ep, s.effective_expert_tp(), s.micro_batch, s.sequence_parallel,
+        static_cast<long long>(s.recompute), static_cast<long long>(s.cp_kind), s.tp_comm_overlap };
+    static_assert(std::size(fields) <= N);
+    std::copy(std::begin(fields), std::end(fields), k.v.begin());
 }
 
 } // namespace
@@ -223,32 +244,38 @@ EvaluationCache::EvaluationCache(const PlanContext& ctx)
 
 const PlanLayout& EvaluationCache::layout(const Strategy& s)
 {
-    unsigned long long key = mix(0, static_cast<unsigned long long>(s.pp));
-    key = mix(key, static_cast<unsigned long long>(s.vpp));
-    key = mix(key, static_cast<unsigned long long>(s.first_stage_layers));
-    key = mix(key, static_cast<unsigned long long>(s.last_stage_layers));
-    key = mix(key, s.schedule == Schedule::dualpipe ? 1ULL : 0ULL);
+    const LayoutKey key { { s.pp, s.vpp, s.first_stage_layers, s.last_stage_layers, s.schedule == Schedule::dualpipe } };
     auto it = m_layouts.find(key);
     if (it == m_layouts.end())
         it = m_layouts.emplace(key, std::make_unique<PlanLayout>(PlanLayout::make(m_ctx.model, s))).first;
     return *it->second;
 }
 
-const LayerCosts& EvaluationCache::layer_costs(const Strategy& s, const Groups& g)
+const LayerActivationBytes& EvaluationCache::activations(const Strategy& s)
 {
-    return layer_entry(s, g).costs;
+    ActivationKey key;
+    put_layer_fields(s, key);
+    auto it = m_activations.find(key);
+    if (it == m_activations.end()) {
+        if (m_activations.size() >= kMaxLayerEntries)
+            m_activations.clear();
+        it = m_activations.emplace(key, compute_layer_activations(m_ctx, s)).first;
+    }
+    return it->second;
 }
 
-const EvaluationCache::LayerEntry& EvaluationCache::layer_entry(const Strategy& s, const Groups& g)
+LayerEntry& EvaluationCache::layer_entry(const Strategy& s, const Groups& g)
 {
-    unsigned long long key = 0;
-    for (long long v : { static_cast<long long>(s.tp), static_cast<long long>(s.cp), static_cast<long long>(s.ep),
-             static_cast<long long>(s.effective_expert_tp()), static_cast<long long>(s.micro_batch),
-             static_cast<long long>(s.sequence_parallel), static_cast<long long>(s.recompute),
-             static_cast<long long>(s.cp_kind), static_cast<long long>(s.tp_comm_overlap) })
-        key = mix(key, static_cast<unsigned long long>(v));
-    for (const GroupPlacement* gp : { &g.tp, &g.cp, &g.ep, &g.etp, &g.pp_pair })
-        key = mix(key, placement_key(*gp));
+    // Pipeline neighbours' placement is not part of the key: the exchange is costed per evaluation.
+    LayerKey key;
+    put_layer_fields(s, key);
+    std::size_t i = kLayerFields;
+    for (const GroupPlacement* gp : { &g.tp, &g.cp, &g.ep, &g.etp }) {
+        key.v[i++] = gp->size;
+        key.v[i++] = gp->per_node;
+        key.v[i++] = gp->nodes;
+        key.v[i++] = gp->same_rail;
+    }
     auto it = m_layers.find(key);
     if (it == m_layers.end()) {
         // Bounded: a search over a large MoE space meets hundreds of thousands of distinct layer
@@ -257,8 +284,11 @@ const EvaluationCache::LayerEntry& EvaluationCache::layer_entry(const Strategy& 
         if (m_layers.size() >= kMaxLayerEntries)
             m_layers.clear();
         auto entry = std::make_unique<LayerEntry>();
-        entry->costs = compute_layer_costs(m_ctx, s, g);
-        entry->curves = compute_layer_curves(m_ctx, s, g);
+        entry->strategy = s;
+        entry->groups = g;
+        layer_totals(m_ctx, s, g, entry->costs);
+        entry->costs.activations = activations(s);
+        entry->curves = compute_layer_curves(m_ctx, s, g, ClockLevels::nominal);
         it = m_layers.emplace(key, std::move(entry)).first;
     }
     return *it->second;
@@ -267,9 +297,11 @@ const EvaluationCache::LayerEntry& EvaluationCache::layer_entry(const Strategy& 
 void compute_costs(const PlanContext& ctx, const Strategy& s, EvaluationCache& cache, StrategyCosts& c)
 {
     c.groups = place_groups(ctx, s);
-    const EvaluationCache::LayerEntry& e = cache.layer_entry(s, c.groups);
+    LayerEntry& e = cache.layer_entry(s, c.groups);
     c.layer = e.costs;
+    add_pipeline_p2p(ctx, s, c.groups, c.layer);
     c.curves = &e.curves;
+    c.entry = &e;
     c.layout = &cache.layout(s);
 }
 

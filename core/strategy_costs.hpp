@@ -6,8 +6,10 @@
 #include "layer_ops.hpp"
 #include "memory_model.hpp"
 #include "plan_layout.hpp"
+#include "power_curves.hpp"
 #include "topology.hpp"
 
+#include <array>
 #include <memory>
 #include <unordered_map>
 
@@ -26,12 +28,40 @@ struct LayerCosts {
     LayerActivationBytes activations;
 };
 
+// Layer costs with their power curves, as the evaluation cache keeps them. The curves start with the
+// nominal clock's level alone; ladder() builds the other clocks the first time an evaluation needs them.
+struct LayerEntry {
+    LayerCosts costs; // p2p_s left 0: it depends on where pipeline neighbours sit (compute_costs adds it)
+    LayerCurves curves;
+    Strategy strategy; // the layer-level degrees the entry was built for
+    Groups groups;
+    const LayerCurves& ladder(const PlanContext& ctx);
+};
+
 // Costs of one strategy, computed once per evaluation and reused for every stage.
 struct StrategyCosts {
     Groups groups;
     LayerCosts layer;
     const PlanLayout* layout = nullptr;
     const LayerCurves* curves = nullptr; // per-pass time and energy over clocks (power_curves.hpp), owned by the cache
+    LayerEntry* entry = nullptr; // where `curves` live; null when they were built complete
+    // The curves with every clock level (built on first use); `curves` is enough at the nominal clock.
+    const LayerCurves& curves_at(const PlanContext& ctx, double clock) const;
+};
+
+// An exact cache key: the fields themselves, compared in full (a hash of them alone can collide).
+template <std::size_t N> struct ExactKey {
+    std::array<long long, N> v {};
+    bool operator==(const ExactKey&) const = default;
+};
+struct ExactKeyHash {
+    template <std::size_t N> std::size_t operator()(const ExactKey<N>& k) const noexcept
+    {
+        unsigned long long h = 0;
+        for (long long x : k.v) // splitmix64-style combine: spreads the buckets; equality decides
+            h ^= static_cast<unsigned long long>(x) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+        return static_cast<std::size_t>(h);
+    }
 };
 
 // Caches layouts and layer costs across evaluations of one plan context, so the search evaluates
@@ -41,28 +71,36 @@ class EvaluationCache {
 public:
     explicit EvaluationCache(const PlanContext& ctx);
     const PlanLayout& layout(const Strategy& s);
-    const LayerCosts& layer_costs(const Strategy& s, const Groups& g);
-    // Layer costs with their power curves (one lookup for both).
-    struct LayerEntry {
-        LayerCosts costs;
-        LayerCurves curves;
-    };
-    const LayerEntry& layer_entry(const Strategy& s, const Groups& g);
+    LayerEntry& layer_entry(const Strategy& s, const Groups& g);
+    // Activation bytes per layer (closed form, no op lists): what a memory check needs.
+    const LayerActivationBytes& activations(const Strategy& s);
     std::size_t layouts() const { return m_layouts.size(); }
     std::size_t layer_entries() const { return m_layers.size(); }
     // At most this many layer entries are kept (~40 MiB per cache, one cache per search thread).
     static constexpr std::size_t kMaxLayerEntries = 8192;
 
 private:
+    // The strategy fields per-layer costs depend on; with the four groups' placements.
+    static constexpr std::size_t kLayerFields = 9;
+    static constexpr std::size_t kPlacementFields = 4;
+    using LayoutKey = ExactKey<5>;
+    using ActivationKey = ExactKey<kLayerFields>;
+    using LayerKey = ExactKey<kLayerFields + 4 * kPlacementFields>;
     const PlanContext& m_ctx;
-    std::unordered_map<unsigned long long, std::unique_ptr<PlanLayout>> m_layouts;
-    std::unordered_map<unsigned long long, std::unique_ptr<LayerEntry>> m_layers;
+    std::unordered_map<LayoutKey, std::unique_ptr<PlanLayout>, ExactKeyHash> m_layouts;
+    std::unordered_map<LayerKey, std::unique_ptr<LayerEntry>, ExactKeyHash> m_layers;
+    std::unordered_map<ActivationKey, LayerActivationBytes, ExactKeyHash> m_activations;
 };
 
 Groups place_groups(const PlanContext& ctx, const Strategy& s) noexcept;
 LayerCosts compute_layer_costs(const PlanContext& ctx, const Strategy& s, const Groups& g) noexcept;
+// Activation bytes of the layer kinds per micro-batch under the strategy's recompute setting.
+LayerActivationBytes compute_layer_activations(const PlanContext& ctx, const Strategy& s) noexcept;
+// The pipeline's activation exchange between neighbouring stages (fills p2p_s and p2p_transfers).
+void add_pipeline_p2p(const PlanContext& ctx, const Strategy& s, const Groups& g, LayerCosts& c) noexcept;
 // Per-pass time and energy of the layer kinds over the context's clock ladder, at its power cap.
-LayerCurves compute_layer_curves(const PlanContext& ctx, const Strategy& s, const Groups& g) noexcept;
+LayerCurves compute_layer_curves(
+    const PlanContext& ctx, const Strategy& s, const Groups& g, ClockLevels levels = ClockLevels::ladder) noexcept;
 // Fills `c` using the cache (layout and layer costs); the layout stays owned by the cache.
 void compute_costs(const PlanContext& ctx, const Strategy& s, EvaluationCache& cache, StrategyCosts& c);
 
