@@ -165,9 +165,14 @@ void AnalyticModel::evaluate_memory(const Strategy& s, AnalyticResult& r, Evalua
 
 void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCache& cache) const
 {
+    evaluate_memory(s, r, cache);
+    evaluate_time(s, r, cache);
+}
+
+void AnalyticModel::evaluate_time(const Strategy& s, AnalyticResult& r, EvaluationCache& cache) const
+{
     const PlanContext& ctx = m_ctx;
     const PowerModel& pm = ctx.power;
-    evaluate_memory(s, r, cache);
     StrategyCosts c;
     compute_costs(ctx, s, cache, c);
     const PlanLayout& layout = *c.layout;

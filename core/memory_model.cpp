@@ -59,12 +59,11 @@ StageParams stage_params(const PlanContext& ctx, const Strategy& s, const PlanLa
     const double tp = s.tp;
     const double expert_div = static_cast<double>(s.effective_expert_tp()) * s.ep;
     StageParams p;
-    // A dense layer of this model (layer -1 is never an MoE layer) and an MoE layer.
-    const LayerParams d = layer_params(m, -1);
+    const LayerParams& d = ctx.dense_layer_params;
     const int moe = info.param_moe_layers;
     p.dense += (info.param_layers - moe) * ((d.attention + d.mlp) / tp + d.norms);
     if (moe > 0) {
-        const LayerParams e = layer_params(m, m.moe->first_dense_layers);
+        const LayerParams& e = ctx.moe_layer_params;
         p.dense += moe * ((e.attention + e.shared_experts) / tp + e.norms + e.router);
         p.expert += moe * e.experts / expert_div;
     }

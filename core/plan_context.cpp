@@ -25,6 +25,9 @@ PlanContext::PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c, const Calib
     clocks = ClockLadder::of(power);
     node_overhead_W = parallax::node_overhead_W(cluster);
     model_flops_per_token = megatron_flops_per_token(model, static_cast<double>(training.seq_len));
+    dense_layer_params = layer_params(model, -1); // layer -1 is never an MoE layer
+    if (model.is_moe())
+        moe_layer_params = layer_params(model, model.moe->first_dense_layers);
 }
 
 } // namespace parallax

@@ -6,6 +6,7 @@
 #include "cluster_spec.hpp"
 #include "collective_model.hpp"
 #include "compute_model.hpp"
+#include "model_math.hpp"
 #include "model_spec.hpp"
 #include "power_curves.hpp"
 #include "power_model.hpp"
@@ -24,6 +25,9 @@ struct PlanContext {
     ClockLadder clocks; // the clock levels power curves are built on
     double node_overhead_W = 0; // what a node draws besides its GPUs
     double model_flops_per_token = 0; // Megatron-style, for tflops_per_gpu and MFU
+    // Parameters of a dense layer and of an MoE layer (all alike in a model): what memory checks read.
+    LayerParams dense_layer_params;
+    LayerParams moe_layer_params;
     Calibration calibration;
 
     PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c, const Calibration& cal = builtin_calibration());

@@ -487,7 +487,7 @@ SearchOutcome search_cluster(
                                                         continue;
                                                     if (min_headroom && headroom(c.result, capacity) < *min_headroom)
                                                         continue;
-                                                    model.evaluate(s, c.result, cache);
+                                                    model.evaluate_time(s, c.result, cache);
                                                     if (budget_kW > 0 && c.result.power.cluster_avg_kW > budget_kW)
                                                         continue;
                                                     if (window_s > 0 && c.result.step_time_s > window_s)

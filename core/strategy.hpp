@@ -77,9 +77,9 @@ struct Strategy {
         for (long long v : { a, b, c, d }) {
             if (v <= 0)
                 return 0;
-            if (r > kCap / v)
+            // Overflow check without a division (a search checks this for every candidate).
+            if (__builtin_mul_overflow(r, v, &r) || r > kCap)
                 return kCap;
-            r *= v;
         }
         return r;
     }

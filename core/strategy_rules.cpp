@@ -2,7 +2,9 @@
 
 #include "stage_layout.hpp"
 
+#include <iterator>
 #include <string>
+#include <utility>
 
 namespace parallax {
 
@@ -19,11 +21,13 @@ StageLayout layout_of(const ModelSpec& m, const Strategy& s)
     return StageLayout { m.layers, s.pp, s.vpp, s.first_stage_layers, s.last_stage_layers };
 }
 
-// Evaluates one rule; true when it holds.
-bool holds(Rule r, const PlanInputs& in, const Strategy& s) noexcept
+// Evaluates one rule; true when it holds. Always inlined: with a constant rule (check_strategy) the
+// switch folds away and the rules run as straight-line code.
+[[gnu::always_inline]] inline bool holds(Rule r, const PlanInputs& in, const Strategy& s) noexcept
 {
     const ModelSpec& m = in.model;
-    const long long mb = microbatch_count(in.training, s);
+    // Computed only by the rules that need it (a search checks every candidate against every rule).
+    auto mb = [&] { return microbatch_count(in.training, s); };
     switch (r) {
     case Rule::ok:
         return true;
@@ -67,17 +71,17 @@ bool holds(Rule r, const PlanInputs& in, const Strategy& s) noexcept
     case Rule::interleaved_needs_vpp:
         return s.schedule != Schedule::interleaved || s.vpp > 1;
     case Rule::batch_divisible:
-        return in.training.global_batch % (static_cast<long long>(s.micro_batch) * s.dp) == 0 && mb >= 1;
+        return in.training.global_batch % (static_cast<long long>(s.micro_batch) * s.dp) == 0 && mb() >= 1;
     case Rule::interleaved_microbatches:
-        return s.schedule != Schedule::interleaved || mb % s.pp == 0;
+        return s.schedule != Schedule::interleaved || mb() % s.pp == 0;
     case Rule::zb_microbatches:
-        return s.schedule != Schedule::zb_h1 || mb >= s.pp;
+        return s.schedule != Schedule::zb_h1 || mb() >= s.pp;
     case Rule::dualpipe_pp_even:
         return s.schedule != Schedule::dualpipe || (s.pp >= 2 && s.pp % 2 == 0);
     case Rule::dualpipe_microbatches:
         // DualPipe feeds micro-batches from both ends: an even count, at least 2 * pp of them
         // (deepseek-ai/DualPipe asserts num_chunks >= 2 * num_ranks).
-        return s.schedule != Schedule::dualpipe || (mb % 2 == 0 && mb >= 2LL * s.pp);
+        return s.schedule != Schedule::dualpipe || (mb() % 2 == 0 && mb() >= 2LL * s.pp);
     case Rule::ep_needs_moe:
         return s.ep == 1 || m.is_moe();
     case Rule::ep_experts:
@@ -96,9 +100,9 @@ bool holds(Rule r, const PlanInputs& in, const Strategy& s) noexcept
     case Rule::offload_needs_zero:
         return !s.offload_optimizer || s.zero >= 1;
     case Rule::gradient_release_accumulation:
-        return !s.gradient_release || (mb == 1 && s.pp == 1);
+        return !s.gradient_release || (mb() == 1 && s.pp == 1);
     case Rule::ep_overlap_needs_moe:
-        return !s.ep_overlap || (m.is_moe() && s.ep > 1 && mb >= 2);
+        return !s.ep_overlap || (m.is_moe() && s.ep > 1 && mb() >= 2);
     }
     return true;
 }
@@ -143,12 +147,22 @@ bool rule_holds(Rule r, const PlanInputs& in, const Strategy& s) noexcept
     return holds(r, in, s);
 }
 
+namespace {
+
+// The first rule of kRules that fails, each rule expanded in place (a search checks every candidate).
+template <std::size_t... I>
+Rule first_violation(const PlanInputs& in, const Strategy& s, std::index_sequence<I...>) noexcept
+{
+    Rule out = Rule::ok;
+    static_cast<void>(((holds(kRules[I], in, s) || (out = kRules[I], false)) && ...));
+    return out;
+}
+
+} // namespace
+
 Rule check_strategy(const PlanInputs& in, const Strategy& s) noexcept
 {
-    for (Rule r : kRules)
-        if (!holds(r, in, s))
-            return r;
-    return Rule::ok;
+    return first_violation(in, s, std::make_index_sequence<std::size(kRules)>());
 }
 
 std::vector<Rule> all_violations(const PlanInputs& in, const Strategy& s)
