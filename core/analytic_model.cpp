@@ -163,14 +163,20 @@ void AnalyticModel::evaluate_memory(const Strategy& s, AnalyticResult& r, Evalua
     r.feasible = r.peak_memory_bytes <= ctx.cluster.gpu.memory_bytes;
 }
 
+double AnalyticModel::peak_memory_bytes(const Strategy& s, EvaluationCache& cache) const
+{
+    const PlanLayout& layout = cache.layout(s);
+    const LayerActivationBytes& act = cache.activations(s);
+    const long long microbatches = microbatch_count(m_ctx.training, s);
+    double peak = 0;
+    for (const StageClass& k : layout.classes)
+        peak = std::max(peak, stage_memory(m_ctx, s, layout, k.first_stage, microbatches, act).total());
+    return peak;
+}
+
 void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCache& cache) const
 {
     evaluate_memory(s, r, cache);
-    evaluate_time(s, r, cache);
-}
-
-void AnalyticModel::evaluate_time(const Strategy& s, AnalyticResult& r, EvaluationCache& cache) const
-{
     const PlanContext& ctx = m_ctx;
     const PowerModel& pm = ctx.power;
     StrategyCosts c;

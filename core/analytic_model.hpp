@@ -51,8 +51,8 @@ public:
     // Memory alone (peak_memory_bytes, memory, peak_memory_stage, microbatches, feasible; no times):
     // a fraction of evaluate()'s cost, so a search checks the fit before costing time and power.
     void evaluate_memory(const Strategy& s, AnalyticResult& out, EvaluationCache& cache) const;
-    // The rest of evaluate() (times, throughput, power) for a result evaluate_memory() filled for `s`.
-    void evaluate_time(const Strategy& s, AnalyticResult& out, EvaluationCache& cache) const;
+    // The peak memory per GPU evaluate_memory() reports, alone: what a search checks before costing.
+    double peak_memory_bytes(const Strategy& s, EvaluationCache& cache) const;
     Prediction predict(const Strategy& s) const;
     const PlanContext& context() const { return m_ctx; }
 

@@ -1,7 +1,9 @@
 #include "compute_model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <functional>
 
 namespace parallax {
 
@@ -53,6 +55,22 @@ double gemm_wave_efficiency(const ComputeDevice& dev, double m, double n) noexce
 {
     if (m <= 0 || n <= 0)
         return 1.0;
+    // The same shapes come back many times (a layer's kernel lists are built at several clocks and
+    // scales, a search builds the same layers over and over): a small per-thread memo of the result.
+    // `gen` points into the static per-generation table (ComputeDevice::of), so it identifies the tiles.
+    struct Memo {
+        double m = -1, n = -1;
+        const GenerationConstants* gen = nullptr;
+        int sms = 0;
+        double value = 0;
+    };
+    constexpr std::size_t kMemoSlots = 256;
+    thread_local std::array<Memo, kMemoSlots> memo;
+    const std::size_t slot
+        = (std::hash<double> {}(m) * 31 + std::hash<double> {}(n) + static_cast<std::size_t>(dev.sm_count)) % kMemoSlots;
+    Memo& e = memo[slot];
+    if (e.m == m && e.n == n && e.gen == dev.gen && e.sms == dev.sm_count)
+        return e.value;
     const double sms = dev.sm_count;
     double best = 0;
     for (const GemmTile& t : dev.gen->tiles) {
@@ -61,7 +79,8 @@ double gemm_wave_efficiency(const ComputeDevice& dev, double m, double n) noexce
         const double useful = (m * n) / (waves * sms * t.m * t.n);
         best = std::max(best, useful * t.relative_throughput);
     }
-    return std::min(1.0, best);
+    e = Memo { m, n, dev.gen, dev.sm_count, std::min(1.0, best) };
+    return e.value;
 }
 
 double gemm_time_s(const ComputeDevice& dev, double m, double n, double k, Precision p, double batch) noexcept

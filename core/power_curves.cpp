@@ -120,15 +120,18 @@ KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const Laye
     return w;
 }
 
-void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const ComputeDevice& dev,
+bool build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const ComputeDevice& dev,
     const ComputeDevice& physical, Precision precision, const KernelLists& lists, double ref_clock, ClockLevels levels,
     OpGroupCurves& out) noexcept
 {
     out = OpGroupCurves {};
+    if (!lists.at_ref && levels == ClockLevels::ladder)
+        return false;
     double time[kPassKinds][kClockLevels] = {};
     double energy[kPassKinds][kClockLevels] = {};
     double free[kPassKinds][kClockLevels] = {};
-    const int n = std::min({ lists.nominal->count, lists.at_ref->count, lists.physical->count, lists.physical_at_ref->count });
+    const int n = std::min({ lists.nominal->count, lists.at_ref ? lists.at_ref->count : lists.nominal->count,
+        lists.physical->count, lists.physical_at_ref->count });
     // The levels built: the whole ladder, or the nominal clock alone (a search at nominal clocks).
     const bool all = levels == ClockLevels::ladder;
     const int k_begin = all ? 0 : ladder.nominal;
@@ -152,7 +155,6 @@ void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const C
         // Time from the calibrated kernel list (what the compute model predicts); power and the power
         // limiter's clock from the physical one (calibration corrects how long kernels take, not what
         // they draw), so calibration scales stay plain factors on time, capped or not.
-        const KernelWork w = kernel_work(dev, precision, o, lists.at_ref->op[i], ref_clock, 0.0);
         const KernelWork p = kernel_work(physical, precision, lists.physical->op[i], lists.physical_at_ref->op[i], ref_clock, ceiling);
         pc.nominal_s += o.time_s;
         // The highest clock at which this kernel stays within the cap (the limiter's operating point):
@@ -162,6 +164,12 @@ void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const C
             pc.throttled_at_nominal = true;
         else if (all && ladder.hi > 1.0)
             top = pm.capped_clock(p, ladder.hi, pm.cap_W);
+        // The calibrated kernel's clock-bound part is needed at any clock but the nominal one, where its
+        // time is the list's own (the split cancels); without the list at the reference clock, say so.
+        if (!lists.at_ref && top < 1.0)
+            return false;
+        const KernelWork w = lists.at_ref ? kernel_work(dev, precision, o, lists.at_ref->op[i], ref_clock, 0.0)
+                                          : kernel_work(dev, precision, o, o, 1.0, 0.0);
         // Only the nominal level built: a kernel within the cap at x = 1 stays "unthrottled" (no level above).
         const double top_limit = all ? ladder.hi : 1.0;
         if (top < top_limit)
@@ -194,6 +202,7 @@ void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const C
             out.pass[p].energy_J[k] = static_cast<float>(energy[p][k]);
             out.pass[p].free_s[k] = static_cast<float>(free[p][k]);
         }
+    return true;
 }
 
 } // namespace parallax

@@ -66,8 +66,10 @@ struct KernelLists {
     const LayerOps* physical = nullptr;
     const LayerOps* physical_at_ref = nullptr;
 };
-// The kernels as per-pass curves over the ladder's clocks, each throttled to the cap.
-void build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const ComputeDevice& dev,
+// The kernels as per-pass curves over the ladder's clocks, each throttled to the cap. `lists.at_ref`
+// may be null with ClockLevels::nominal while no kernel reaches the cap at x = 1; false when it was
+// needed (the caller builds it and calls again).
+bool build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const ComputeDevice& dev,
     const ComputeDevice& physical, Precision precision, const KernelLists& lists, double ref_clock, ClockLevels levels,
     OpGroupCurves& out) noexcept;
 

@@ -64,6 +64,7 @@ struct Candidate {
     Strategy strategy;
     AnalyticResult result;
     double objective = 0;
+    double headroom = 0; // of the GPU's memory (headroom())
 };
 
 bool better(const Candidate& a, const Candidate& b)
@@ -79,10 +80,10 @@ double headroom(const AnalyticResult& r, double capacity)
 }
 
 // a dominates b on (throughput up, memory headroom up, power down)
-bool dominates(const Candidate& a, const Candidate& b, double capacity)
+bool dominates(const Candidate& a, const Candidate& b)
 {
     const double ta = a.result.tokens_per_s, tb = b.result.tokens_per_s;
-    const double ha = headroom(a.result, capacity), hb = headroom(b.result, capacity);
+    const double ha = a.headroom, hb = b.headroom;
     const double pa = a.result.power.avg_W_per_gpu, pb = b.result.power.avg_W_per_gpu;
     return ta >= tb && ha >= hb && pa <= pb && (ta > tb || ha > hb || pa < pb);
 }
@@ -104,12 +105,12 @@ void offer_top(WorkerState& w, const Candidate& c, std::size_t keep)
         w.top.pop_back();
 }
 
-void offer_pareto(std::vector<Candidate>& set, const Candidate& c, double capacity)
+void offer_pareto(std::vector<Candidate>& set, const Candidate& c)
 {
     for (const Candidate& p : set)
-        if (dominates(p, c, capacity) || (p.result.tokens_per_s == c.result.tokens_per_s && p.strategy == c.strategy))
+        if (dominates(p, c) || (p.result.tokens_per_s == c.result.tokens_per_s && p.strategy == c.strategy))
             return;
-    std::erase_if(set, [&](const Candidate& p) { return dominates(c, p, capacity); });
+    std::erase_if(set, [&](const Candidate& p) { return dominates(c, p); });
     if (set.size() < kMaxPareto) {
         set.push_back(c);
         return;
@@ -478,16 +479,16 @@ SearchOutcome search_cluster(
                                                         ++w.pruned;
                                                         continue;
                                                     }
-                                                    Candidate c;
-                                                    c.strategy = s;
                                                     // Memory before time: a plan that does not fit is never
                                                     // costed (its memory is exact, not a bound).
-                                                    model.evaluate_memory(s, c.result, cache);
-                                                    if (!c.result.feasible)
+                                                    const double peak = model.peak_memory_bytes(s, cache);
+                                                    if (peak > capacity)
                                                         continue;
-                                                    if (min_headroom && headroom(c.result, capacity) < *min_headroom)
+                                                    if (min_headroom && (capacity - peak) / capacity < *min_headroom)
                                                         continue;
-                                                    model.evaluate_time(s, c.result, cache);
+                                                    Candidate c;
+                                                    c.strategy = s;
+                                                    model.evaluate(s, c.result, cache);
                                                     if (budget_kW > 0 && c.result.power.cluster_avg_kW > budget_kW)
                                                         continue;
                                                     if (window_s > 0 && c.result.step_time_s > window_s)
@@ -495,8 +496,9 @@ SearchOutcome search_cluster(
                                                     fitted = true;
                                                     ++w.feasible;
                                                     c.objective = objective_of(opt.objective, c.result);
+                                                    c.headroom = headroom(c.result, capacity);
                                                     offer_top(w, c, keep);
-                                                    offer_pareto(w.pareto, c, capacity);
+                                                    offer_pareto(w.pareto, c);
                                                 }
                                             }
                                         }
@@ -532,7 +534,7 @@ SearchOutcome search_cluster(
         for (const Candidate& c : w.top)
             offer_top(merged, c, keep);
         for (const Candidate& c : w.pareto)
-            offer_pareto(merged.pareto, c, capacity);
+            offer_pareto(merged.pareto, c);
     };
     std::vector<std::thread> pool;
     for (int i = 1; i < threads; ++i)

@@ -173,9 +173,14 @@ LayerCosts compute_layer_costs(const PlanContext& ctx, const Strategy& s, const 
     return c;
 }
 
-LayerCurves compute_layer_curves(const PlanContext& ctx, const Strategy& s, const Groups& g, ClockLevels levels) noexcept
+namespace {
+
+// The curves of every layer kind; with `totals` also their per-layer op totals, summarised from the
+// same calibrated kernel lists at the nominal clock (one build of each list serves both).
+void build_layer_curves(const PlanContext& ctx, const Strategy& s, const Groups& g, ClockLevels levels,
+    LayerCurves& out, LayerCosts* totals)
 {
-    LayerCurves out;
+    out = LayerCurves {};
     out.levels = levels;
     LayerContext lc;
     layer_context_of(ctx, s, g, lc);
@@ -190,23 +195,49 @@ LayerCurves compute_layer_curves(const PlanContext& ctx, const Strategy& s, cons
     pr.device = ctx.power_device;
     pr.device.clock_scale = ref;
     LayerOps nominal, at_ref, physical, physical_at_ref;
-    const KernelLists lists { &nominal, &at_ref, &physical, &physical_at_ref };
-    auto group = [&](auto build, OpGroupCurves& dst) {
+    auto group = [&](auto build, OpGroupCurves& dst, LayerTotals* sum) {
         build(lc, nominal);
-        build(lr, at_ref);
+        if (sum)
+            *sum = summarize(nominal);
         build(pc, physical);
         build(pr, physical_at_ref);
-        build_group_curves(
-            ctx.power, ctx.clocks, ctx.device, ctx.power_device, ctx.training.precision, lists, ref, levels, dst);
+        // At the nominal clock alone the calibrated list at the reference clock is needed only when a
+        // kernel is throttled there: tried without it first.
+        const bool ladder = levels == ClockLevels::ladder;
+        if (ladder)
+            build(lr, at_ref);
+        KernelLists lists { &nominal, ladder ? &at_ref : nullptr, &physical, &physical_at_ref };
+        auto curves = [&] {
+            return build_group_curves(
+                ctx.power, ctx.clocks, ctx.device, ctx.power_device, ctx.training.precision, lists, ref, levels, dst);
+        };
+        if (!curves()) {
+            build(lr, at_ref);
+            lists.at_ref = &at_ref;
+            curves();
+        }
     };
-    group([](const LayerContext& c, LayerOps& o) { build_layer_ops(c, false, o); }, out.dense);
-    if (ctx.model.is_moe())
-        group([](const LayerContext& c, LayerOps& o) { build_layer_ops(c, true, o); }, out.moe);
-    group([](const LayerContext& c, LayerOps& o) { build_embedding_ops(c, o); }, out.embedding);
-    group([](const LayerContext& c, LayerOps& o) { build_output_ops(c, o); }, out.output);
-    for (const OpGroupCurves* g : { &out.dense, &out.moe, &out.embedding, &out.output })
-        for (const PassCurve& pc : g->pass)
-            out.throttled_at_nominal = out.throttled_at_nominal || pc.throttled_at_nominal;
+    const bool moe = ctx.model.is_moe();
+    group([](const LayerContext& c, LayerOps& o) { build_layer_ops(c, false, o); }, out.dense,
+        totals ? &totals->dense : nullptr);
+    if (moe)
+        group([](const LayerContext& c, LayerOps& o) { build_layer_ops(c, true, o); }, out.moe,
+            totals ? &totals->moe : nullptr);
+    group([](const LayerContext& c, LayerOps& o) { build_embedding_ops(c, o); }, out.embedding,
+        totals ? &totals->embedding : nullptr);
+    group([](const LayerContext& c, LayerOps& o) { build_output_ops(c, o); }, out.output,
+        totals ? &totals->output : nullptr);
+    for (const OpGroupCurves* grp : { &out.dense, &out.moe, &out.embedding, &out.output })
+        for (const PassCurve& p : grp->pass)
+            out.throttled_at_nominal = out.throttled_at_nominal || p.throttled_at_nominal;
+}
+
+} // namespace
+
+LayerCurves compute_layer_curves(const PlanContext& ctx, const Strategy& s, const Groups& g, ClockLevels levels) noexcept
+{
+    LayerCurves out;
+    build_layer_curves(ctx, s, g, levels, out, nullptr);
     return out;
 }
 
@@ -286,9 +317,8 @@ LayerEntry& EvaluationCache::layer_entry(const Strategy& s, const Groups& g)
         auto entry = std::make_unique<LayerEntry>();
         entry->strategy = s;
         entry->groups = g;
-        layer_totals(m_ctx, s, g, entry->costs);
+        build_layer_curves(m_ctx, s, g, ClockLevels::nominal, entry->curves, &entry->costs);
         entry->costs.activations = activations(s);
-        entry->curves = compute_layer_curves(m_ctx, s, g, ClockLevels::nominal);
         it = m_layers.emplace(key, std::move(entry)).first;
     }
     return *it->second;
