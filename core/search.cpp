@@ -79,18 +79,32 @@ double headroom(const AnalyticResult& r, double capacity)
     return (capacity - r.peak_memory_bytes) / capacity;
 }
 
-// a dominates b on (throughput up, memory headroom up, power down)
-bool dominates(const Candidate& a, const Candidate& b)
+// The Pareto front of (throughput up, memory headroom up, power down) kept so far, its objectives side
+// by side: most candidates are rejected by the dominance scan, which then reads a few cache lines
+// rather than whole results.
+struct ParetoSet {
+    struct Point {
+        double tokens_per_s = 0, headroom = 0, watts = 0;
+    };
+    std::vector<Candidate> items;
+    std::vector<Point> points; // points[i] is items[i]'s
+};
+
+ParetoSet::Point point_of(const Candidate& c)
 {
-    const double ta = a.result.tokens_per_s, tb = b.result.tokens_per_s;
-    const double ha = a.headroom, hb = b.headroom;
-    const double pa = a.result.power.avg_W_per_gpu, pb = b.result.power.avg_W_per_gpu;
-    return ta >= tb && ha >= hb && pa <= pb && (ta > tb || ha > hb || pa < pb);
+    return { c.result.tokens_per_s, c.headroom, c.result.power.avg_W_per_gpu };
+}
+
+// a dominates b
+bool dominates(const ParetoSet::Point& a, const ParetoSet::Point& b)
+{
+    return a.tokens_per_s >= b.tokens_per_s && a.headroom >= b.headroom && a.watts <= b.watts
+        && (a.tokens_per_s > b.tokens_per_s || a.headroom > b.headroom || a.watts < b.watts);
 }
 
 struct WorkerState {
     std::vector<Candidate> top; // sorted best first, at most `keep`
-    std::vector<Candidate> pareto;
+    ParetoSet pareto;
     long long evaluated = 0, feasible = 0, pruned = 0;
 };
 
@@ -105,21 +119,38 @@ void offer_top(WorkerState& w, const Candidate& c, std::size_t keep)
         w.top.pop_back();
 }
 
-void offer_pareto(std::vector<Candidate>& set, const Candidate& c)
+void offer_pareto(ParetoSet& set, const Candidate& c)
 {
-    for (const Candidate& p : set)
-        if (dominates(p, c) || (p.result.tokens_per_s == c.result.tokens_per_s && p.strategy == c.strategy))
+    const ParetoSet::Point q = point_of(c);
+    const std::size_t n = set.points.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        const ParetoSet::Point& p = set.points[i];
+        if (dominates(p, q) || (p.tokens_per_s == q.tokens_per_s && set.items[i].strategy == c.strategy))
             return;
-    std::erase_if(set, [&](const Candidate& p) { return dominates(c, p); });
-    if (set.size() < kMaxPareto) {
-        set.push_back(c);
+    }
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        if (!dominates(q, set.points[i])) {
+            if (kept != i) {
+                set.items[kept] = std::move(set.items[i]);
+                set.points[kept] = set.points[i];
+            }
+            ++kept;
+        }
+    set.items.resize(kept);
+    set.points.resize(kept);
+    if (kept < kMaxPareto) {
+        set.items.push_back(c);
+        set.points.push_back(q);
         return;
     }
     // Full: the candidate replaces the worst kept one if it ranks above it (one linear scan, no sort).
-    auto worst
-        = std::min_element(set.begin(), set.end(), [](const Candidate& x, const Candidate& y) { return better(y, x); });
-    if (better(c, *worst))
+    auto worst = std::min_element(
+        set.items.begin(), set.items.end(), [](const Candidate& x, const Candidate& y) { return better(y, x); });
+    if (better(c, *worst)) {
+        set.points[static_cast<std::size_t>(worst - set.items.begin())] = q;
         *worst = c;
+    }
 }
 
 struct Outer {
@@ -533,7 +564,7 @@ SearchOutcome search_cluster(
         merged.pruned += w.pruned;
         for (const Candidate& c : w.top)
             offer_top(merged, c, keep);
-        for (const Candidate& c : w.pareto)
+        for (const Candidate& c : w.pareto.items)
             offer_pareto(merged.pareto, c);
     };
     std::vector<std::thread> pool;
@@ -680,7 +711,7 @@ SearchOutcome search_cluster(
             r.runner_up = closest;
         }
     }
-    std::vector<Candidate> pareto = merged.pareto;
+    std::vector<Candidate> pareto = merged.pareto.items;
     std::sort(pareto.begin(), pareto.end(), [](const Candidate& x, const Candidate& y) { return better(x, y); });
     for (const Candidate& c : pareto) {
         SearchResult r;
