@@ -457,7 +457,8 @@ Prediction AnalyticModel::predict(const Strategy& s) const
         const MoeLoad load = moe_load(ctx.model, ctx.training, s.ep);
         p.moe_dropped_fraction = load.dropped_fraction;
         if (load.straggler_ratio > 1)
-            p.warnings.push_back("MoE load imbalance: the busiest EP rank gets " + std::to_string(load.straggler_ratio).substr(0, 4)
+            p.warnings.push_back("MoE load imbalance: the busiest EP rank gets "
+                + std::to_string(load.straggler_ratio).substr(0, 4)
                 + "x its share of tokens and sets the pace of every MoE layer");
         if (load.dropped_fraction > 0)
             p.warnings.push_back("the capacity factor drops " + std::to_string(100 * load.dropped_fraction).substr(0, 4)
@@ -489,7 +490,8 @@ Prediction AnalyticModel::predict(const Strategy& s) const
             : "calibration: " + ctx.calibration.name + " (" + ctx.calibration.source + ")");
     p.assumptions.push_back("framework: " + std::string(to_string(ctx.training.framework)));
     p.assumptions.push_back(std::string("attention: ") + (ctx.training.flash_attention ? "fused (flash)" : "unfused"));
-    p.assumptions.push_back(std::string("DP gradient reduction ") + (s.overlap_grad_reduce ? "overlapped with backward" : "after backward"));
+    p.assumptions.push_back(std::string("DP gradient reduction ")
+        + (s.overlap_grad_reduce ? "overlapped with backward" : "after backward"));
     if (s.tp_comm_overlap)
         p.assumptions.push_back("TP communication overlapped with GEMMs (Transformer Engine userbuffers)");
     {

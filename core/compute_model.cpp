@@ -47,8 +47,8 @@ double gemm_efficiency(const ComputeDevice& dev, double m, double n, double k, P
     const double k_eff = k / (k + gen.gemm_k_overhead);
     // A calibrated efficiency can never exceed the hardware's peak.
     const double scaling = (p == Precision::fp8 && dev.fp8_rowwise) ? kRowwiseFp8GemmFactor : 1.0;
-    return std::min(kMaxEfficiency, base * scaling * dev.gemm_scale * dev.kernel_scale) * gemm_wave_efficiency(dev, m, n)
-        * k_eff;
+    return std::min(kMaxEfficiency, base * scaling * dev.gemm_scale * dev.kernel_scale)
+        * gemm_wave_efficiency(dev, m, n) * k_eff;
 }
 
 double gemm_wave_efficiency(const ComputeDevice& dev, double m, double n) noexcept
@@ -67,7 +67,7 @@ double gemm_wave_efficiency(const ComputeDevice& dev, double m, double n) noexce
     constexpr std::size_t kMemoSlots = 256;
     thread_local std::array<Memo, kMemoSlots> memo;
     const std::size_t slot
-        = (std::hash<double> {}(m) * 31 + std::hash<double> {}(n) + static_cast<std::size_t>(dev.sm_count)) % kMemoSlots;
+        = (std::hash<double> {}(m)*31 + std::hash<double> {}(n) + static_cast<std::size_t>(dev.sm_count)) % kMemoSlots;
     Memo& e = memo[slot];
     if (e.m == m && e.n == n && e.gen == dev.gen && e.sms == dev.sm_count)
         return e.value;
@@ -93,7 +93,8 @@ double gemm_time_s(const ComputeDevice& dev, double m, double n, double k, Preci
     const double e = element_bytes(p);
     const double out_bytes = 2.0; // outputs are written in bf16/fp16 (fp8 GEMMs too, as in Transformer Engine)
     const double bytes = batch * (e * (m * k + k * n) + out_bytes * m * n);
-    const double memory_s = bytes / (dev.gpu->memory_bw_Bps * std::min(kMaxEfficiency, dev.gen->hbm_efficiency * dev.kernel_scale));
+    const double memory_s
+        = bytes / (dev.gpu->memory_bw_Bps * std::min(kMaxEfficiency, dev.gen->hbm_efficiency * dev.kernel_scale));
     return std::max(compute_s, memory_s) + dev.gen->kernel_overhead_s;
 }
 

@@ -107,8 +107,8 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     const StageParams p = stage_params(ctx, s, layout, stage);
     const StateBytes b = state_bytes(ctx.training, s);
     const double dense_shard = static_cast<double>(s.dp) * s.cp;
-    const double expert_shard
-        = std::max(1.0, static_cast<double>(s.tp) * s.cp * s.dp / (static_cast<double>(s.effective_expert_tp()) * s.ep));
+    const double expert_shard = std::max(
+        1.0, static_cast<double>(s.tp) * s.cp * s.dp / (static_cast<double>(s.effective_expert_tp()) * s.ep));
     MemoryBreakdown mem;
     const double w_div_d = s.zero >= 3 ? dense_shard : 1;
     const double w_div_e = s.zero >= 3 ? expert_shard : 1;
@@ -135,7 +135,8 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     double transient = 0;
     if (stage == s.pp - 1) {
         // The cross-entropy's logits and fp32 buffers at its peak, one micro-batch (software_stack.hpp).
-        transient += tokens * static_cast<double>(m.vocab) / s.tp * software_traits(ctx.training.framework).loss_peak_bytes_per_logit;
+        transient += tokens * static_cast<double>(m.vocab) / s.tp
+            * software_traits(ctx.training.framework).loss_peak_bytes_per_logit;
     }
     if (s.zero >= 3) {
         // FSDP/ZeRO-3 materialises the full parameters of the current and the prefetched unit.

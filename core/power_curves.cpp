@@ -155,7 +155,8 @@ bool build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const C
         // Time from the calibrated kernel list (what the compute model predicts); power and the power
         // limiter's clock from the physical one (calibration corrects how long kernels take, not what
         // they draw), so calibration scales stay plain factors on time, capped or not.
-        const KernelWork p = kernel_work(physical, precision, lists.physical->op[i], lists.physical_at_ref->op[i], ref_clock, ceiling);
+        const KernelWork p
+            = kernel_work(physical, precision, lists.physical->op[i], lists.physical_at_ref->op[i], ref_clock, ceiling);
         pc.nominal_s += o.time_s;
         // The highest clock at which this kernel stays within the cap (the limiter's operating point):
         // first up to the nominal clock (the same answer whichever levels are built), then above it.
@@ -176,7 +177,8 @@ bool build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const C
             pc.throttle_clock = std::min(pc.throttle_clock, top);
         const double x_nom = std::min(1.0, top);
         pc.peak_W = std::max(pc.peak_W, pm.demand_W(p, x_nom));
-        const double busy = pm.dynamic_W * (pm.pipeline_activity * p.occupancy * p.clock_s + pm.tensor_activity * p.tensor_s);
+        const double busy
+            = pm.dynamic_W * (pm.pipeline_activity * p.occupancy * p.clock_s + pm.tensor_activity * p.tensor_s);
         const double hbm = pm.hbm_J_per_byte * p.bytes;
         for (int k = k_begin; k < k_end; ++k) {
             const double level = ladder.level(k);

@@ -35,7 +35,8 @@ struct PassCurve {
     float free_s[kClockLevels] = {}; // the same kernels without the cap
     double nominal_s = 0; // sum of the kernels' times at the nominal clock, unthrottled
     bool throttled_at_nominal = false; // some kernel needs more than the cap at the nominal clock
-    double throttle_clock = 1e9; // the lowest clock at which some kernel reaches the cap (above 1 only with the whole ladder)
+    double throttle_clock
+        = 1e9; // the lowest clock at which some kernel reaches the cap (above 1 only with the whole ladder)
     double peak_W = 0; // the highest kernel power at the nominal clock (after the cap)
 };
 

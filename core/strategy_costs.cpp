@@ -143,7 +143,8 @@ LayerActivationBytes compute_layer_activations(const PlanContext& ctx, const Str
         Strategy keep = s;
         keep.recompute = Recompute::selective;
         lc.strategy = &keep;
-        a.working = std::max(layer_activation_bytes(lc, false), ctx.model.is_moe() ? layer_activation_bytes(lc, true) : 0.0);
+        a.working
+            = std::max(layer_activation_bytes(lc, false), ctx.model.is_moe() ? layer_activation_bytes(lc, true) : 0.0);
     }
     return a;
 }
@@ -234,7 +235,8 @@ void build_layer_curves(const PlanContext& ctx, const Strategy& s, const Groups&
 
 } // namespace
 
-LayerCurves compute_layer_curves(const PlanContext& ctx, const Strategy& s, const Groups& g, ClockLevels levels) noexcept
+LayerCurves compute_layer_curves(
+    const PlanContext& ctx, const Strategy& s, const Groups& g, ClockLevels levels) noexcept
 {
     LayerCurves out;
     build_layer_curves(ctx, s, g, levels, out, nullptr);
@@ -275,7 +277,8 @@ EvaluationCache::EvaluationCache(const PlanContext& ctx)
 
 const PlanLayout& EvaluationCache::layout(const Strategy& s)
 {
-    const LayoutKey key { { s.pp, s.vpp, s.first_stage_layers, s.last_stage_layers, s.schedule == Schedule::dualpipe } };
+    const LayoutKey key { { s.pp, s.vpp, s.first_stage_layers, s.last_stage_layers,
+        s.schedule == Schedule::dualpipe } };
     auto it = m_layouts.find(key);
     if (it == m_layouts.end())
         it = m_layouts.emplace(key, std::make_unique<PlanLayout>(PlanLayout::make(m_ctx.model, s))).first;
@@ -431,29 +434,33 @@ StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCo
     const StageParams sp = stage_params(ctx, s, c, stage);
     const StateBytes state = state_bytes(ctx.training, s);
     const double dense_shard = static_cast<double>(s.dp) * s.cp;
-    const double expert_shard
-        = std::max(1.0, static_cast<double>(s.tp) * s.cp * s.dp / (static_cast<double>(s.effective_expert_tp()) * s.ep));
+    const double expert_shard = std::max(
+        1.0, static_cast<double>(s.tp) * s.cp * s.dp / (static_cast<double>(s.effective_expert_tp()) * s.ep));
     tail.params = std::max(1.0, sp.total());
     if (s.zero <= 2) {
         const Collective coll = s.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
         tail.grad_reduce_s = collective_time_s(ctx.network, coll, sp.dense * state.gradients, c.groups.dp_dense)
             + collective_time_s(ctx.network, coll, sp.expert * state.gradients, c.groups.dp_expert);
         if (s.zero >= 1)
-            tail.param_gather_s = collective_time_s(ctx.network, Collective::all_gather, sp.dense * kGatherBytesPerParam, c.groups.dp_dense)
-                + collective_time_s(ctx.network, Collective::all_gather, sp.expert * kGatherBytesPerParam, c.groups.dp_expert);
+            tail.param_gather_s = collective_time_s(ctx.network, Collective::all_gather,
+                                      sp.dense * kGatherBytesPerParam, c.groups.dp_dense)
+                + collective_time_s(
+                    ctx.network, Collective::all_gather, sp.expert * kGatherBytesPerParam, c.groups.dp_expert);
     }
     tail.last_bucket_fraction = std::min(1.0, kBucketParams / tail.params);
     const double local = s.zero >= 1 ? sp.dense / dense_shard + sp.expert / expert_shard : sp.total();
     const double grads_local = s.zero >= 2 ? local : sp.total();
     if (s.offload_optimizer) {
         const GpuArchitecture arch = ctx.cluster.gpu.architecture;
-        const bool gen4 = arch == GpuArchitecture::volta || arch == GpuArchitecture::ampere || arch == GpuArchitecture::cdna2;
+        const bool gen4
+            = arch == GpuArchitecture::volta || arch == GpuArchitecture::ampere || arch == GpuArchitecture::cdna2;
         const double pcie = (gen4 ? kPcieGen4x16Bps : kPcieGen5x16Bps) * kPcieCopyEfficiency;
         const bool grace = arch == GpuArchitecture::blackwell && ctx.cluster.gpus_per_node > 8;
         // Gradients go down, updated bf16 weights come back; the host updates every local shard of the
         // GPUs that share its socket.
         const double copy = local * (state.gradients + state.weights) / pcie;
-        tail.offload_s = copy + local * (grace ? kGpusPerSocketGrace : kGpusPerSocketDgx) * kCpuAdamSecondsPerParamPerSocket;
+        tail.offload_s
+            = copy + local * (grace ? kGpusPerSocketGrace : kGpusPerSocketDgx) * kCpuAdamSecondsPerParamPerSocket;
     } else {
         const double bytes = local * optimizer_bytes_per_param(s.optimizer) + grads_local * kGradNormBytesPerParam;
         tail.optimizer_s = memory_bound_time_s(ctx.device, bytes);

@@ -5,6 +5,7 @@
 #include "published_runs.hpp"
 #include "search.hpp"
 #include "search_io.hpp"
+#include "strategy_costs.hpp"
 #include "strategy_rules.hpp"
 #include "sweep.hpp"
 
@@ -127,6 +128,63 @@ private slots:
         QCOMPARE(b.pruned, 0LL);
         QCOMPARE(a.evaluated, b.evaluated); // pruned variants count as evaluated (proved dominated)
         QVERIFY(b.feasible >= a.feasible);
+    }
+
+    // A search thread's cache serves thousands of strategies: each must get exactly what a fresh
+    // evaluation gives (the cache once keyed entries by a hash of their fields, and distinct MoE shapes
+    // shared entries: tp 4 with ep 1 and tp 4, cp 2, ep 64, both with expert TP 1). Also at a lowered clock and a power
+    // cap, where the clock ladder is built lazily.
+    void warm_cache_matches_fresh_evaluation()
+    {
+        const ModelSpec m = test::model("deepseek-v3");
+        for (double clock_MHz : { 0.0, 1500.0 }) {
+            TrainingSpec t;
+            t.global_batch = 1920;
+            t.seq_len = 4096;
+            t.precision = Precision::fp8;
+            t.clock_MHz = clock_MHz;
+            t.power_cap_W = clock_MHz > 0 ? 500 : 0;
+            const ClusterSpec c = test::cluster("H800-SXM5-80GB", 128, 8, "nvlink4-h800", "ib-ndr");
+            const PlanContext ctx(m, t, c);
+            const AnalyticModel model(ctx);
+            const PlanInputs in { m, t, c.gpu, c.total_gpus() };
+            EvaluationCache warm(ctx);
+            int compared = 0, differing_steps = 0;
+            double last_step = 0;
+            for (int tp : { 1, 2, 4 })
+                for (int cp : { 1, 2 })
+                    for (int ep : { 1, 8, 64 })
+                        for (int pp : { 8, 16 })
+                            for (int mb : { 1, 2, 3, 5 })
+                                for (int etp : { 0, 1 })
+                                    for (Recompute rc : { Recompute::none, Recompute::full }) {
+                                        Strategy s;
+                                        s.expert_tp = etp;
+                                        s.tp = tp;
+                                        s.cp = cp;
+                                        s.ep = ep;
+                                        s.pp = pp;
+                                        s.dp = static_cast<int>(c.total_gpus() / (tp * cp * pp));
+                                        s.micro_batch = mb;
+                                        s.recompute = rc;
+                                        s.sequence_parallel = tp > 1;
+                                        s.zero = 1;
+                                        if (check_strategy(in, s) != Rule::ok)
+                                            continue;
+                                        AnalyticResult a, b;
+                                        model.evaluate(s, a, warm);
+                                        model.evaluate(s, b); // a cache of its own
+                                        QCOMPARE(a.step_time_s, b.step_time_s);
+                                        QCOMPARE(a.peak_memory_bytes, b.peak_memory_bytes);
+                                        QCOMPARE(a.power.energy_J_per_token, b.power.energy_J_per_token);
+                                        QCOMPARE(model.peak_memory_bytes(s, warm), b.peak_memory_bytes);
+                                        differing_steps += a.step_time_s != last_step ? 1 : 0;
+                                        last_step = a.step_time_s;
+                                        ++compared;
+                                    }
+            QVERIFY2(compared > 200, qPrintable(QString::number(compared)));
+            QVERIFY(differing_steps > compared / 2); // the strategies really differ
+        }
     }
 
     void deterministic_across_thread_counts()
