@@ -136,6 +136,8 @@ void run_search(benchmark::State& state, Scenario s)
     state.counters["feasible"] = static_cast<double>(out.feasible);
     state.counters["seconds"] = out.seconds;
     state.counters["strategies_per_s"] = out.evaluated / std::max(1e-9, out.seconds);
+    // Per search thread: every valid strategy checked against memory, and costed (time, power) when it fits.
+    state.counters["strategies_per_s_per_thread"] = out.evaluated / std::max(1e-9, out.seconds) / o.threads;
     state.counters["peak_RSS_MiB"] = peak_rss_MiB();
 }
 
