@@ -85,6 +85,7 @@ double headroom(const AnalyticResult& r, double capacity)
 struct ParetoSet {
     struct Point {
         double tokens_per_s = 0, headroom = 0, watts = 0;
+        double objective = 0; // the ranking's (better()), to find the worst kept point without reading items
     };
     std::vector<Candidate> items;
     std::vector<Point> points; // points[i] is items[i]'s
@@ -92,7 +93,7 @@ struct ParetoSet {
 
 ParetoSet::Point point_of(const Candidate& c)
 {
-    return { c.result.tokens_per_s, c.headroom, c.result.power.avg_W_per_gpu };
+    return { c.result.tokens_per_s, c.headroom, c.result.power.avg_W_per_gpu, c.objective };
 }
 
 // a dominates b
@@ -145,11 +146,15 @@ void offer_pareto(ParetoSet& set, const Candidate& c)
         return;
     }
     // Full: the candidate replaces the worst kept one if it ranks above it (one linear scan, no sort).
-    auto worst = std::min_element(
-        set.items.begin(), set.items.end(), [](const Candidate& x, const Candidate& y) { return better(y, x); });
-    if (better(c, *worst)) {
-        set.points[static_cast<std::size_t>(worst - set.items.begin())] = q;
-        *worst = c;
+    std::size_t worst = 0;
+    for (std::size_t i = 1; i < kept; ++i) {
+        const double oi = set.points[i].objective, ow = set.points[worst].objective;
+        if (oi < ow || (oi == ow && better(set.items[worst], set.items[i])))
+            worst = i;
+    }
+    if (better(c, set.items[worst])) {
+        set.points[worst] = q;
+        set.items[worst] = c;
     }
 }
 
