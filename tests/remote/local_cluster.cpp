@@ -526,4 +526,24 @@ void LocalSlurm::stop()
     kill_pids(leftovers, 2000);
 }
 
+bool start_loopback_cluster(
+    const QString& dir, std::unique_ptr<LocalSshServer>& ssh, std::unique_ptr<LocalSlurm>& slurm, QString* error)
+{
+    if (!QDir().mkpath(dir + QStringLiteral("/cluster-home"))) {
+        *error = QStringLiteral("cannot create ") + dir + QStringLiteral("/cluster-home");
+        return false;
+    }
+    ssh = std::make_unique<LocalSshServer>(dir + QStringLiteral("/sshd"));
+    if (!ssh->start(error))
+        return false;
+    slurm = std::make_unique<LocalSlurm>(dir + QStringLiteral("/slurm"));
+    if (!slurm->start(error))
+        return false;
+    if (slurm->cpus() < 2) {
+        *error = QStringLiteral("the probe runs 2 ranks with one CPU each; SLURM sees %1 CPU(s)").arg(slurm->cpus());
+        return false;
+    }
+    return true;
+}
+
 } // namespace parallax::test

@@ -105,4 +105,9 @@ private:
     bool m_started = false;
 };
 
+// The loop tests' cluster: a "cluster-home" folder, sshd and single-node SLURM, all under `dir`, with
+// at least the 2 CPUs the probe's 2 ranks need. False with `error` set on the first failure.
+bool start_loopback_cluster(
+    const QString& dir, std::unique_ptr<LocalSshServer>& ssh, std::unique_ptr<LocalSlurm>& slurm, QString* error);
+
 } // namespace parallax::test

@@ -221,14 +221,9 @@ private Q_SLOTS:
             QSKIP("needs root (a local SLURM controller); CI runs it as root");
         }
         QVERIFY(m_tmp.isValid());
-        QDir().mkpath(m_tmp.filePath(QStringLiteral("cluster-home")));
         m_store = m_tmp.filePath(QStringLiteral("runs.sqlite"));
-        m_ssh = std::make_unique<LocalSshServer>(m_tmp.filePath(QStringLiteral("sshd")));
         QString error;
-        QVERIFY2(m_ssh->start(&error), qPrintable(error));
-        m_slurm = std::make_unique<LocalSlurm>(m_tmp.filePath(QStringLiteral("slurm")));
-        QVERIFY2(m_slurm->start(&error), qPrintable(error));
-        QVERIFY2(m_slurm->cpus() >= 2, "the probe runs 2 ranks with one CPU each");
+        QVERIFY2(start_loopback_cluster(m_tmp.path(), m_ssh, m_slurm, &error), qPrintable(error));
     }
 
     void cleanupTestCase()
