@@ -29,6 +29,8 @@
 #include "timeline_view.hpp"
 #include "view_style.hpp"
 
+#include "../support/planner_test_main.hpp"
+
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QApplication>
@@ -1041,18 +1043,6 @@ void TestPlannerWindow::screenshotOptionRejectsBadInput()
 
 // Headless and 96 DPI so fonts and metrics are the same everywhere (STYLE.md, Tests); QStandardPaths
 // in test mode so settings and autosaves never touch the user's folders.
-int main(int argc, char** argv)
-{
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication::setAttribute(Qt::AA_Use96Dpi);
-    QStandardPaths::setTestModeEnabled(true);
-    QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("ParallaxTest"));
-    QApplication::setOrganizationName(QStringLiteral("Parallax"));
-    app::apply_theme(app::Theme::light);
-    TestPlannerWindow test;
-    QTEST_SET_MAIN_SOURCE_PATH
-    return QTest::qExec(&test, argc, argv);
-}
+PARALLAX_PLANNER_TEST_MAIN(TestPlannerWindow)
 
 #include "tst_planner_window.moc"

@@ -25,6 +25,8 @@
 #include "strategy_panel.hpp"
 #include "theme.hpp"
 
+#include "../support/planner_test_main.hpp"
+
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QCheckBox>
@@ -778,18 +780,6 @@ private:
     static std::string str(const QString& s) { return s.toStdString(); }
 };
 
-int main(int argc, char** argv)
-{
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication::setAttribute(Qt::AA_Use96Dpi);
-    QStandardPaths::setTestModeEnabled(true);
-    QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("ParallaxTest"));
-    QApplication::setOrganizationName(QStringLiteral("Parallax"));
-    app::apply_theme(app::Theme::light);
-    TestRemoteGui test;
-    QTEST_SET_MAIN_SOURCE_PATH
-    return QTest::qExec(&test, argc, argv);
-}
+PARALLAX_PLANNER_TEST_MAIN(TestRemoteGui)
 
 #include "tst_remote_gui.moc"

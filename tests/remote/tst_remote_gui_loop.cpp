@@ -20,6 +20,8 @@
 #include "theme.hpp"
 #include "timeline_view.hpp"
 
+#include "../support/planner_test_main.hpp"
+
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
@@ -501,18 +503,6 @@ private Q_SLOTS:
     }
 };
 
-int main(int argc, char** argv)
-{
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication::setAttribute(Qt::AA_Use96Dpi);
-    QStandardPaths::setTestModeEnabled(true);
-    QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("ParallaxTest"));
-    QApplication::setOrganizationName(QStringLiteral("Parallax"));
-    app::apply_theme(app::Theme::light);
-    TestRemoteGuiLoop test;
-    QTEST_SET_MAIN_SOURCE_PATH
-    return QTest::qExec(&test, argc, argv);
-}
+PARALLAX_PLANNER_TEST_MAIN(TestRemoteGuiLoop)
 
 #include "tst_remote_gui_loop.moc"
