@@ -49,9 +49,10 @@ public:
     void evaluate(const Strategy& s, AnalyticResult& out, EvaluationCache& cache) const;
     void evaluate(const Strategy& s, AnalyticResult& out) const;
     // Memory alone (peak_memory_bytes, memory, peak_memory_stage, microbatches, feasible; no times):
-    // a fraction of evaluate()'s cost, so a search checks the fit before costing time and power.
+    // evaluate()'s first part, a fraction of its cost (no kernel lists, no timing, no power).
     void evaluate_memory(const Strategy& s, AnalyticResult& out, EvaluationCache& cache) const;
-    // The peak memory per GPU evaluate_memory() reports, alone: what a search checks before costing.
+    // The peak memory per GPU evaluate_memory() reports, and nothing else: what the search checks
+    // before it costs a strategy's time and power.
     double peak_memory_bytes(const Strategy& s, EvaluationCache& cache) const;
     Prediction predict(const Strategy& s) const;
     const PlanContext& context() const { return m_ctx; }
