@@ -144,34 +144,47 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r) const
     evaluate(s, r, cache);
 }
 
-void AnalyticModel::evaluate_memory(const Strategy& s, AnalyticResult& r, EvaluationCache& cache) const
+namespace {
+
+// The stage with the highest memory peak (the earliest of each class holds the most in flight).
+struct PeakStage {
+    MemoryBreakdown memory;
+    double bytes = 0;
+    int stage = 0;
+};
+
+PeakStage peak_stage(const PlanContext& ctx, const Strategy& s, EvaluationCache& cache, long long microbatches)
 {
-    const PlanContext& ctx = m_ctx;
-    r = AnalyticResult {};
     const PlanLayout& layout = cache.layout(s);
     const LayerActivationBytes& act = cache.activations(s);
-    r.microbatches = microbatch_count(ctx.training, s);
-    // The stage with the highest peak (the earliest of each class holds the most in flight).
+    PeakStage peak;
     for (const StageClass& k : layout.classes) {
-        const MemoryBreakdown mem = stage_memory(ctx, s, layout, k.first_stage, r.microbatches, act);
-        if (mem.total() > r.peak_memory_bytes) {
-            r.peak_memory_bytes = mem.total();
-            r.memory = mem;
-            r.peak_memory_stage = k.first_stage;
+        const MemoryBreakdown mem = stage_memory(ctx, s, layout, k.first_stage, microbatches, act);
+        if (mem.total() > peak.bytes) {
+            peak.bytes = mem.total();
+            peak.memory = mem;
+            peak.stage = k.first_stage;
         }
     }
-    r.feasible = r.peak_memory_bytes <= ctx.cluster.gpu.memory_bytes;
+    return peak;
+}
+
+} // namespace
+
+void AnalyticModel::evaluate_memory(const Strategy& s, AnalyticResult& r, EvaluationCache& cache) const
+{
+    r = AnalyticResult {};
+    r.microbatches = microbatch_count(m_ctx.training, s);
+    const PeakStage peak = peak_stage(m_ctx, s, cache, r.microbatches);
+    r.peak_memory_bytes = peak.bytes;
+    r.memory = peak.memory;
+    r.peak_memory_stage = peak.stage;
+    r.feasible = r.peak_memory_bytes <= m_ctx.cluster.gpu.memory_bytes;
 }
 
 double AnalyticModel::peak_memory_bytes(const Strategy& s, EvaluationCache& cache) const
 {
-    const PlanLayout& layout = cache.layout(s);
-    const LayerActivationBytes& act = cache.activations(s);
-    const long long microbatches = microbatch_count(m_ctx.training, s);
-    double peak = 0;
-    for (const StageClass& k : layout.classes)
-        peak = std::max(peak, stage_memory(m_ctx, s, layout, k.first_stage, microbatches, act).total());
-    return peak;
+    return peak_stage(m_ctx, s, cache, microbatch_count(m_ctx.training, s)).bytes;
 }
 
 void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCache& cache) const

@@ -90,12 +90,6 @@ double occupancy_ceiling(const ComputeDevice& dev) noexcept
 }
 
 KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const LayerOp& nominal, const LayerOp& at_ref,
-    double ref_clock, bool occupancy) noexcept
-{
-    return kernel_work(dev, precision, nominal, at_ref, ref_clock, occupancy ? occupancy_ceiling(dev) : 0.0);
-}
-
-KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const LayerOp& nominal, const LayerOp& at_ref,
     double ref_clock, double ceiling) noexcept
 {
     KernelWork w;

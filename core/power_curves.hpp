@@ -75,11 +75,8 @@ bool build_group_curves(const PowerModel& pm, const ClockLadder& ladder, const C
     OpGroupCurves& out) noexcept;
 
 // Clock-bound / fixed split of one kernel from its time at the nominal clock and at `ref_clock`
-// (t(x) = c / x + m through both points).
-// `occupancy`: also measure a GEMM's SM occupancy (only the power model needs it).
-KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const LayerOp& nominal, const LayerOp& at_ref,
-    double ref_clock, bool occupancy = true) noexcept;
-// The same with the device's occupancy_ceiling computed once by the caller (0: no occupancy).
+// (t(x) = c / x + m through both points). With `occupancy_ceiling` > 0 (occupancy_ceiling(dev)) also a
+// GEMM's SM occupancy (only the power model needs it); 0 skips it.
 KernelWork kernel_work(const ComputeDevice& dev, Precision precision, const LayerOp& nominal, const LayerOp& at_ref,
     double ref_clock, double occupancy_ceiling) noexcept;
 // The wave efficiency of a GEMM made of whole waves of the device's best tile: the full occupancy a

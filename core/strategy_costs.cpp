@@ -111,22 +111,29 @@ void layer_context_of(const PlanContext& ctx, const Strategy& s, const Groups& g
     lc.moe_straggler = moe_load(ctx.model, ctx.training, s.ep).straggler_ratio;
 }
 
+// Every layer kind the model has (dense, MoE, embedding, output): the builder of its kernel list and
+// where its op totals and its power curves go.
+template <class F> void for_each_layer_kind(const ModelSpec& m, F f)
+{
+    f([](const LayerContext& c, LayerOps& o) { build_layer_ops(c, false, o); }, &LayerCosts::dense,
+        &LayerCurves::dense);
+    if (m.is_moe())
+        f([](const LayerContext& c, LayerOps& o) { build_layer_ops(c, true, o); }, &LayerCosts::moe, &LayerCurves::moe);
+    f([](const LayerContext& c, LayerOps& o) { build_embedding_ops(c, o); }, &LayerCosts::embedding,
+        &LayerCurves::embedding);
+    f([](const LayerContext& c, LayerOps& o) { build_output_ops(c, o); }, &LayerCosts::output, &LayerCurves::output);
+}
+
 // The per-layer op totals (no pipeline exchange, no activations).
 void layer_totals(const PlanContext& ctx, const Strategy& s, const Groups& g, LayerCosts& c)
 {
     LayerContext lc;
     layer_context_of(ctx, s, g, lc);
     LayerOps ops;
-    build_layer_ops(lc, false, ops);
-    c.dense = summarize(ops);
-    if (ctx.model.is_moe()) {
-        build_layer_ops(lc, true, ops);
-        c.moe = summarize(ops);
-    }
-    build_embedding_ops(lc, ops);
-    c.embedding = summarize(ops);
-    build_output_ops(lc, ops);
-    c.output = summarize(ops);
+    for_each_layer_kind(ctx.model, [&](auto build, LayerTotals LayerCosts::*totals, auto) {
+        build(lc, ops);
+        c.*totals = summarize(ops);
+    });
 }
 
 } // namespace
@@ -218,16 +225,9 @@ void build_layer_curves(const PlanContext& ctx, const Strategy& s, const Groups&
             curves();
         }
     };
-    const bool moe = ctx.model.is_moe();
-    group([](const LayerContext& c, LayerOps& o) { build_layer_ops(c, false, o); }, out.dense,
-        totals ? &totals->dense : nullptr);
-    if (moe)
-        group([](const LayerContext& c, LayerOps& o) { build_layer_ops(c, true, o); }, out.moe,
-            totals ? &totals->moe : nullptr);
-    group([](const LayerContext& c, LayerOps& o) { build_embedding_ops(c, o); }, out.embedding,
-        totals ? &totals->embedding : nullptr);
-    group([](const LayerContext& c, LayerOps& o) { build_output_ops(c, o); }, out.output,
-        totals ? &totals->output : nullptr);
+    for_each_layer_kind(ctx.model, [&](auto build, LayerTotals LayerCosts::*sum, OpGroupCurves LayerCurves::*curves) {
+        group(build, out.*curves, totals ? &(totals->*sum) : nullptr);
+    });
     for (const OpGroupCurves* grp : { &out.dense, &out.moe, &out.embedding, &out.output })
         for (const PassCurve& p : grp->pass)
             out.throttled_at_nominal = out.throttled_at_nominal || p.throttled_at_nominal;

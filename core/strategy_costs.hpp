@@ -44,7 +44,7 @@ struct StrategyCosts {
     LayerCosts layer;
     const PlanLayout* layout = nullptr;
     const LayerCurves* curves = nullptr; // per-pass time and energy over clocks (power_curves.hpp), owned by the cache
-    LayerEntry* entry = nullptr; // where `curves` live; null when they were built complete
+    LayerEntry* entry = nullptr; // where `curves` live (the cache's entry), so the other clocks can be built
     // The curves with every clock level (built on first use); `curves` is enough at the nominal clock.
     const LayerCurves& curves_at(const PlanContext& ctx, double clock) const;
 };

@@ -294,8 +294,8 @@ private slots:
         mem_n.bytes = mem_r.bytes = 1e9;
         mem_n.time_s = memory_bound_time_s(nominal, 1e9);
         mem_r.time_s = memory_bound_time_s(at_ref, 1e9);
-        const KernelWork gw = kernel_work(nominal, Precision::bf16, gemm_n, gemm_r, ref);
-        const KernelWork mw = kernel_work(nominal, Precision::bf16, mem_n, mem_r, ref);
+        const KernelWork gw = kernel_work(nominal, Precision::bf16, gemm_n, gemm_r, ref, occupancy_ceiling(nominal));
+        const KernelWork mw = kernel_work(nominal, Precision::bf16, mem_n, mem_r, ref, occupancy_ceiling(nominal));
         // The two-point split reproduces the compute model at a third clock.
         QVERIFY(rel(gw.time_s(x), gemm_time_s(at_x, 8192, 28672, 4096, Precision::bf16)) < 0.01);
         QVERIFY(gw.time_s(x) / gw.time_s(1) > 0.95 / x);
