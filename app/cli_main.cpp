@@ -1,6 +1,6 @@
 // parallax-cli: headless access to everything the planner shows (SCENARIO.md is the contract).
-#include "cli_commands.hpp"
-#include "cli_common.hpp"
+#include "cli/cli_commands.hpp"
+#include "cli/cli_common.hpp"
 
 #include <QCoreApplication>
 

@@ -4,11 +4,11 @@
 //            [--store RUNS.sqlite [--run RUN_ID]]
 // With --screenshot the window renders offscreen (unless a platform is forced), the PNG is written
 // and the program exits: 0 written, 1 cannot write, 2 bad input.
-#include "main_window.hpp"
-#include "remote_controller.hpp"
-#include "runs_panel.hpp"
-#include "settings.hpp"
-#include "theme.hpp"
+#include "gui/main_window.hpp"
+#include "gui/settings.hpp"
+#include "gui/theme.hpp"
+#include "remote/remote_controller.hpp"
+#include "remote/runs_panel.hpp"
 
 #include <QApplication>
 #include <QCommandLineParser>

@@ -1,4 +1,4 @@
-// Planner window benchmarks (issue 5), Google Benchmark, offscreen at 96 DPI:
+// Planner window benchmarks, Google Benchmark, offscreen at 96 DPI:
 //  - a degree change to the finished repaint of all panels, 1,024-GPU scenario (GPT-3 175B on 1,024
 //    A100): the user's path — a key press on the TP handle, the edit and undo step, the background
 //    evaluation (latest request wins), every panel updated, queued replots, and the repaint of every
@@ -8,19 +8,19 @@
 //    paint) and as a process (`parallax --screenshot`: start, Qt init, fonts, window, evaluation,
 //    paint, PNG written, exit). Target: under 1 s.
 //  - the background evaluation alone (prediction, 7 sensitivity curves, TP x PP grid).
-#include "cluster_grid_view.hpp"
-#include "degree_slider.hpp"
-#include "learn_panel.hpp"
-#include "main_window.hpp"
-#include "metrics_panel.hpp"
-#include "plan_evaluation.hpp"
-#include "plan_plots.hpp"
-#include "preset_catalog.hpp"
-#include "scenario_forms.hpp"
-#include "scenario_io.hpp"
-#include "settings.hpp"
-#include "strategy_panel.hpp"
-#include "theme.hpp"
+#include "gui/main_window.hpp"
+#include "gui/settings.hpp"
+#include "gui/theme.hpp"
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
+#include "planner/cluster_grid_view.hpp"
+#include "planner/degree_slider.hpp"
+#include "planner/learn_panel.hpp"
+#include "planner/metrics_panel.hpp"
+#include "planner/scenario_forms.hpp"
+#include "planner/strategy_panel.hpp"
+#include "plots/plan_plots.hpp"
+#include "viewdata/plan_evaluation.hpp"
 
 #include <QApplication>
 #include <QElapsedTimer>

@@ -1,17 +1,17 @@
 // Speed benchmarks (Google Benchmark) for the targets the issues set:
-//  - analytic predict < 50 us per strategy; >= 5 million evaluations per second per core (issues 3, 4)
-//  - a 64-stage x 1,024-micro-batch interleaved schedule simulated in < 1 s on one core (issue 3)
+//  - analytic predict < 50 us per strategy; >= 5 million evaluations per second per core
+//  - a 64-stage x 1,024-micro-batch interleaved schedule simulated in < 1 s on one core
 //  - full search (a) GPT-3 175B on 1,024 A100-80GB, global batch 1,536, seq 2,048 in < 0.5 s and
 //    (b) Llama 3.1 405B on 16,384 H100, global batch 2,048, seq 8,192 in < 3 s, on 2 cores, incl. the
-//    simulator refinement of the top 20, peak memory < 500 MiB (issue 4)
-//  - a DeepSeek-V3-scale search (671B, 2,048 H800) in < 5 s on 2 cores (issue 8)
-#include "analytic_model.hpp"
-#include "lowering.hpp"
-#include "preset_catalog.hpp"
-#include "scenario_io.hpp"
-#include "search.hpp"
-#include "simulator.hpp"
-#include "strategy_costs.hpp"
+//    simulator refinement of the top 20, peak memory < 500 MiB
+//  - a DeepSeek-V3-scale search (671B, 2,048 H800) in < 5 s on 2 cores
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
+#include "ir/lowering.hpp"
+#include "model/analytic_model.hpp"
+#include "model/strategy_costs.hpp"
+#include "search/search.hpp"
+#include "sim/simulator.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -51,7 +51,8 @@ void BM_AnalyticEvaluate(benchmark::State& state, const char* name)
         model.evaluate(s.strategy, r, cache);
         benchmark::DoNotOptimize(r.step_time_s);
     }
-    state.counters["evals_per_s_per_thread"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+    state.counters["evals_per_s_per_thread"]
+        = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 // A full prediction from scratch (cold cache, per-stage reports, warnings): what `predict` pays.
@@ -157,7 +158,10 @@ void BM_SearchLlama31_405B_16kH100(benchmark::State& state)
     run_search(state, s);
 }
 
-void BM_SearchDeepSeekV3_2048H800(benchmark::State& state) { run_search(state, scenario("deepseek-v3-2048-h800")); }
+void BM_SearchDeepSeekV3_2048H800(benchmark::State& state)
+{
+    run_search(state, scenario("deepseek-v3-2048-h800"));
+}
 
 BENCHMARK_CAPTURE(BM_AnalyticEvaluate, default, "default");
 BENCHMARK_CAPTURE(BM_AnalyticEvaluate, gpt3_175b_1024_a100, "gpt3-175b-1024-a100");

@@ -1,9 +1,9 @@
-// Benchmarks of the timeline view (issue 6) on the 64-stage x 1,024-micro-batch interleaved schedule
+// Benchmarks of the timeline view on the 64-stage x 1,024-micro-batch interleaved schedule
 // (~800k ops). Targets: building the view data from the simulator result < 200 ms; a repaint of the
 // full (fitted) view < 16 ms median; zoom/pan frames at 60 fps (< 16 ms each).
-#include "example_plans.hpp"
-#include "simulated_model.hpp"
-#include "timeline_view.hpp"
+#include "sim/simulated_model.hpp"
+#include "timeline/example_plans.hpp"
+#include "timeline/timeline_view.hpp"
 
 #include <QApplication>
 #include <QPainter>
@@ -191,13 +191,41 @@ void BM_DagRepaintZoomed(benchmark::State& state)
     state.counters["edges"] = static_cast<double>(d->last_frame().edges_drawn);
 }
 
-BENCHMARK(BM_TimelineBuildData)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
-BENCHMARK(BM_TimelineRepaintFull)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
-BENCHMARK(BM_TimelineRepaintFullOneThread)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
-BENCHMARK(BM_TimelineRepaintCached)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
-BENCHMARK(BM_TimelineRepaintWidget)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
-BENCHMARK(BM_TimelineZoomPanFrame)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
-BENCHMARK(BM_TimelineZoomPanFrameOneThread)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_TimelineBuildData)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_TimelineRepaintFull)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_TimelineRepaintFullOneThread)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_TimelineRepaintCached)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_TimelineRepaintWidget)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_TimelineZoomPanFrame)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_TimelineZoomPanFrameOneThread)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
 BENCHMARK(BM_DagRepaintFull)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DagRepaintZoomed)->Unit(benchmark::kMillisecond)->UseRealTime();
 

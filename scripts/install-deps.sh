@@ -13,7 +13,7 @@ packages=(
 )
 if [[ "${1:-}" == "--tests" ]]; then
   packages+=(libbenchmark-dev python3)
-  # Remote validation tests (issue 7): a real OpenSSH server and single-node SLURM on loopback, and the
+  # Remote validation tests: a real OpenSSH server and single-node SLURM on loopback, and the
   # probe's PyTorch on CPU (OpenBLAS: CPU matmuls ~15x faster than the reference BLAS torch pulls in).
   packages+=(openssh-server openssh-client slurmctld slurmd slurm-client munge python3-torch libopenblas0-pthread)
 fi

@@ -1,7 +1,7 @@
 #include "cluster/cluster_profile.hpp"
 
-#include "input_error.hpp"
-#include "json_reader.hpp"
+#include "io/json_reader.hpp"
+#include "spec/input_error.hpp"
 
 #include <algorithm>
 #include <cctype>

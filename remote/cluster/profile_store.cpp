@@ -1,6 +1,6 @@
 #include "cluster/profile_store.hpp"
 
-#include "input_error.hpp"
+#include "spec/input_error.hpp"
 
 #include <QSettings>
 

@@ -2,7 +2,7 @@
 // Builds the bash scripts Parallax sends to clusters, so that every value from a plan, a profile or a
 // preset goes through shell_quote and comments cannot be escaped (a newline inside a user string starts a
 // new "# " line, never a command). Code written with raw() is Parallax's own text only.
-#include "shell_quote.hpp"
+#include "jobs/shell_quote.hpp"
 
 #include <string>
 #include <utility>

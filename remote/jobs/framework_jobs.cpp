@@ -2,9 +2,9 @@
 // and DeepSpeed (ds_config.json with Megatron-DeepSpeed's pretrain_gpt.py). Each is a complete script the
 // user can read and edit; the plan's settings map onto the framework's own flags, and what a framework
 // cannot express is written into the script as a comment and into the run's notes.
-#include "input_error.hpp"
 #include "jobs/job_common.hpp"
-#include "strategy_rules.hpp"
+#include "spec/input_error.hpp"
+#include "spec/strategy_rules.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,9 +1,9 @@
 #include "jobs/job_bundle.hpp"
 
-#include "input_error.hpp"
+#include "io/scenario_io.hpp"
 #include "jobs/bash_script.hpp"
 #include "jobs/job_common.hpp"
-#include "scenario_io.hpp"
+#include "spec/input_error.hpp"
 
 #include <QDateTime>
 #include <QFile>

@@ -11,7 +11,7 @@
 // and per framework: parallax_probe.py + probe_plan.json, megatron_args.sh, torchtitan.toml or
 // ds_config.json.
 #include "cluster/cluster_profile.hpp"
-#include "scenario.hpp"
+#include "spec/scenario.hpp"
 
 #include <optional>
 #include <string>

@@ -1,9 +1,9 @@
 // The built-in probe (resources/probe/parallax_probe.py): what it trains, its plan file and its launchers.
-#include "input_error.hpp"
+#include "io/scenario_io.hpp"
 #include "jobs/job_common.hpp"
-#include "model_math.hpp"
-#include "scenario_io.hpp"
-#include "strategy_rules.hpp"
+#include "model/model_math.hpp"
+#include "spec/input_error.hpp"
+#include "spec/strategy_rules.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 #include "launch/direct.hpp"
 
+#include "jobs/shell_quote.hpp"
 #include "launch/slurm.hpp"
-#include "shell_quote.hpp"
 
 #include <sstream>
 

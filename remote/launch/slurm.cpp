@@ -1,6 +1,6 @@
 #include "launch/slurm.hpp"
 
-#include "shell_quote.hpp"
+#include "jobs/shell_quote.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -13,7 +13,8 @@ constexpr int kMaxProfileLines = 64;
 
 // The number right after `key` (e.g. "CurrSamplesPerSec="), whole up to the next ',' or space; a value
 // that runs into the cut of an incomplete line is not read.
-std::optional<double> value_after(std::string_view line, std::string_view key, bool complete, std::string_view unit = {})
+std::optional<double> value_after(
+    std::string_view line, std::string_view key, bool complete, std::string_view unit = {})
 {
     const std::size_t p = text::find_word(line, key);
     if (p == std::string_view::npos)
@@ -66,8 +67,8 @@ std::optional<double> tflops(std::string_view value)
         std::string_view unit;
         int pow10_to_tera;
     };
-    static constexpr Prefix kUnits[] = { { "FLOPS"sv, -12 }, { "KFLOPS"sv, -9 }, { "MFLOPS"sv, -6 },
-        { "GFLOPS"sv, -3 }, { "TFLOPS"sv, 0 }, { "PFLOPS"sv, 3 } };
+    static constexpr Prefix kUnits[] = { { "FLOPS"sv, -12 }, { "KFLOPS"sv, -9 }, { "MFLOPS"sv, -6 }, { "GFLOPS"sv, -3 },
+        { "TFLOPS"sv, 0 }, { "PFLOPS"sv, 3 } };
     for (const auto& u : kUnits) {
         if (unit == u.unit)
             return text::parse_number(t, u.pow10_to_tera);
@@ -203,6 +204,9 @@ bool DeepSpeedParser::read_profiler_line(std::string_view line, bool complete)
     return true;
 }
 
-ParsedLog DeepSpeedParser::result() const { return m_table.build(LogFormat::deepspeed, true); }
+ParsedLog DeepSpeedParser::result() const
+{
+    return m_table.build(LogFormat::deepspeed, true);
+}
 
 } // namespace parallax::remote

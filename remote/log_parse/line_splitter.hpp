@@ -26,7 +26,8 @@ public:
         while (!chunk.empty()) {
             const std::size_t nl = chunk.find('\n');
             const std::string_view piece = chunk.substr(0, nl);
-            if (nl != std::string_view::npos && m_pending.empty() && !m_discarding && piece.size() <= m_max_line_bytes) {
+            if (nl != std::string_view::npos && m_pending.empty() && !m_discarding
+                && piece.size() <= m_max_line_bytes) {
                 on_line(piece, true); // fast path: the whole line is inside this chunk, no copy
             } else {
                 append_capped(piece, on_line);

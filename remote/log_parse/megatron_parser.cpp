@@ -102,7 +102,10 @@ void MegatronParser::on_line(std::string_view line, bool complete)
     m_continuation_lines = 0;
 }
 
-void MegatronParser::on_end() { close_open_record(); }
+void MegatronParser::on_end()
+{
+    close_open_record();
+}
 
 bool MegatronParser::accepts_continuation(std::string_view line) const
 {
@@ -214,8 +217,8 @@ void MegatronParser::read_memory_reports(std::string_view line, bool complete)
             const std::size_t value_at = text::skip_spaces(segment, colon + 1);
             std::size_t n = 0;
             const auto value = text::parse_number(segment.substr(value_at), 0, &n);
-            const bool touches_cut = !complete && last_on_line && next == std::string_view::npos
-                && value_at + n == segment.size();
+            const bool touches_cut
+                = !complete && last_on_line && next == std::string_view::npos && value_at + n == segment.size();
             if (!value || touches_cut)
                 continue;
             if (m_key == "allocated"sv)

@@ -105,6 +105,9 @@ void ProbeParser::on_line(std::string_view line, bool complete)
         m_table.raise_memory(*step, *memory);
 }
 
-ParsedLog ProbeParser::result() const { return m_table.build(LogFormat::probe, false); }
+ParsedLog ProbeParser::result() const
+{
+    return m_table.build(LogFormat::probe, false);
+}
 
 } // namespace parallax::remote

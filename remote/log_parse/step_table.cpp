@@ -19,8 +19,7 @@ std::optional<double> median(std::vector<double> values)
     return (lower + upper) / 2;
 }
 
-std::optional<double> median_after_first(
-    const std::vector<StepRecord>& steps, std::optional<double> StepRecord::*field)
+std::optional<double> median_after_first(const std::vector<StepRecord>& steps, std::optional<double> StepRecord::*field)
 {
     if (steps.size() < static_cast<std::size_t>(kMinStepsForMedians))
         return std::nullopt;

@@ -17,7 +17,10 @@ constexpr std::size_t kMaxMantissaDigits = 40;
 // Exponents beyond this are out of double range anyway; clamping keeps the arithmetic in int.
 constexpr int kMaxExponentMagnitude = 9999;
 
-char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+char to_lower(char c)
+{
+    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 // Digits of a mantissa without sign, separators or point, kept on the stack.
 struct Mantissa {
@@ -167,7 +170,10 @@ std::int64_t days_since_year_one(int year, int month, int day)
         + kDaysBeforeMonth[static_cast<std::size_t>(month - 1)] + ((leap && month > 2) ? 1 : 0) + (day - 1);
 }
 
-char byte_at(std::string_view s, std::size_t i) { return i < s.size() ? s[i] : '\0'; }
+char byte_at(std::string_view s, std::size_t i)
+{
+    return i < s.size() ? s[i] : '\0';
+}
 
 // "YYYY-MM-DD HH:MM:SS" + fraction starting exactly at s[pos].
 std::optional<std::int64_t> timestamp_at(std::string_view s, std::size_t pos)

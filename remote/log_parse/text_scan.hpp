@@ -9,9 +9,18 @@
 
 namespace parallax::remote::text {
 
-inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
-inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
-inline bool is_alnum(char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+inline bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+inline bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\v' || c == '\f';
+}
+inline bool is_alnum(char c)
+{
+    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
 
 std::string_view trim(std::string_view s);
 std::size_t skip_spaces(std::string_view s, std::size_t pos);

@@ -12,7 +12,8 @@ using namespace std::string_view_literals;
 
 // The value token after "key:" (spaces skipped, up to the next space), or nothing when the key is absent
 // or the token runs into a cut at the end of an incomplete line.
-std::optional<std::string_view> field_token(std::string_view line, std::string_view key, std::size_t from, bool complete)
+std::optional<std::string_view> field_token(
+    std::string_view line, std::string_view key, std::size_t from, bool complete)
 {
     const std::size_t p = text::find_word(line, key, from);
     if (p == std::string_view::npos)
@@ -118,6 +119,9 @@ void TorchtitanParser::on_line(std::string_view line, bool complete)
         m_table.note_timestamp(*step, *t);
 }
 
-ParsedLog TorchtitanParser::result() const { return m_table.build(LogFormat::torchtitan, true); }
+ParsedLog TorchtitanParser::result() const
+{
+    return m_table.build(LogFormat::torchtitan, true);
+}
 
 } // namespace parallax::remote

@@ -7,8 +7,8 @@
 //   connect(&runner, &RemoteRunner::runFinished, ...);
 //   runner.dispatch(request);        // returns at once; dispatched(runId) follows
 //   runner.attachActive();           // after a restart: resume watching every unfinished run
-#include "cancel_flag.hpp"
 #include "jobs/job_bundle.hpp"
+#include "runs/cancel_flag.hpp"
 #include "ssh/ssh_connection.hpp"
 
 #include <QByteArray>

@@ -1,7 +1,7 @@
 #include "runs/remote_worker.hpp"
 
-#include "input_error.hpp"
 #include "runs/run_engine.hpp"
+#include "spec/input_error.hpp"
 #include "store/run_store.hpp"
 
 #include <QTimer>

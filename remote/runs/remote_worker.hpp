@@ -7,8 +7,8 @@
 // queued signals: the GUI thread never waits for the network.
 //
 // Create through RemoteRunner, which moves workers to their threads and routes requests.
-#include "cancel_flag.hpp"
 #include "jobs/job_bundle.hpp"
+#include "runs/cancel_flag.hpp"
 #include "ssh/ssh_connection.hpp"
 
 #include <QByteArray>

@@ -1,13 +1,13 @@
 #include "runs/run_engine.hpp"
 
-#include "analytic_model.hpp"
+#include "io/prediction_io.hpp"
+#include "io/scenario_io.hpp"
+#include "jobs/shell_quote.hpp"
 #include "launch/direct.hpp"
 #include "launch/slurm.hpp"
-#include "prediction_io.hpp"
-#include "scenario_io.hpp"
-#include "shell_quote.hpp"
+#include "model/analytic_model.hpp"
 
-#include "input_error.hpp"
+#include "spec/input_error.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -6,8 +6,8 @@
 // the job by its name, log bytes are keyed by their offset.
 //
 // Runs on one thread (RemoteWorker's), with the store and connections of that thread.
-#include "cancel_flag.hpp"
 #include "jobs/job_bundle.hpp"
+#include "runs/cancel_flag.hpp"
 #include "runs/measurements.hpp"
 #include "ssh/ssh_connection.hpp"
 #include "store/run_store.hpp"

@@ -1,10 +1,10 @@
 #include "runs/run_overlay.hpp"
 
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
 #include "jobs/job_bundle.hpp"
-#include "preset_catalog.hpp"
-#include "rank_grid.hpp"
 #include "runs/measurements.hpp"
-#include "scenario_io.hpp"
+#include "viewdata/rank_grid.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -6,7 +6,7 @@
 // retried: they stay until reset(), because asking again would give the same answer.
 //
 // Owned and used by one thread (the session inside is not thread-safe).
-#include "cancel_flag.hpp"
+#include "runs/cancel_flag.hpp"
 #include "ssh/ssh_session.hpp"
 
 #include <chrono>

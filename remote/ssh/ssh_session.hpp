@@ -6,7 +6,7 @@
 // libssh sessions are not thread-safe: a session belongs to the thread that created it and every call
 // must come from that thread (RemoteWorker owns one per host on its own QThread). Calls block; every
 // blocking step is bounded by the target's timeouts and checks the cancel flag between steps.
-#include "cancel_flag.hpp"
+#include "runs/cancel_flag.hpp"
 #include "ssh/ssh_error.hpp"
 #include "ssh/ssh_interaction.hpp"
 #include "ssh/ssh_target.hpp"

@@ -711,7 +711,7 @@ void TestCli::validateBadInput()
     QVERIFY2(QString::fromUtf8(m.err).contains(path + QStringLiteral(".missing")), m.err.constData());
 }
 
-// ---- Power and DVFS (issue 9) ----
+// ---- Power and DVFS ----
 
 namespace {
 

@@ -1,9 +1,9 @@
 // Calibration: scales applied where they belong, JSON round trip and errors, the fit recovers a
 // known perturbation, leave-one-source-out covers every row.
-#include "calibration_fit.hpp"
-#include "compute_model.hpp"
-#include "input_error.hpp"
-#include "plan_context.hpp"
+#include "calibration/calibration_fit.hpp"
+#include "model/compute_model.hpp"
+#include "model/plan_context.hpp"
+#include "spec/input_error.hpp"
 
 #include "../support/test_plans.hpp"
 
@@ -24,7 +24,8 @@ std::vector<ValidationCase> published_cases()
     std::stringstream ss;
     ss << in.rdbuf();
     std::vector<SkippedRow> skipped;
-    return read_published_runs(nlohmann::json::parse(ss.str()), "published-runs.json", PresetCatalog::standard(), skipped);
+    return read_published_runs(
+        nlohmann::json::parse(ss.str()), "published-runs.json", PresetCatalog::standard(), skipped);
 }
 
 } // namespace
@@ -80,7 +81,8 @@ private slots:
         const ValidationReport truth = run_validation(cases, {}, no_calibration());
         for (std::size_t i = 0; i < cases.size(); ++i) {
             const bool hopper = cases[i].scenario.cluster.gpu.architecture == GpuArchitecture::hopper;
-            cases[i].measured_tokens_per_s_per_gpu = truth.rows[i].predicted_tokens_per_s_per_gpu * (hopper ? 0.8 : 1.0);
+            cases[i].measured_tokens_per_s_per_gpu
+                = truth.rows[i].predicted_tokens_per_s_per_gpu * (hopper ? 0.8 : 1.0);
         }
         FitOptions o;
         o.prior_weight = 0.01;

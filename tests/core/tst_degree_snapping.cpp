@@ -2,12 +2,12 @@
 // rules allow, the GPU count kept, locks honoured, dependent settings pulled along), the rank grid
 // behind the cluster view, the evaluation bundle (sensitivity curves, TP x PP heatmap) and the
 // "learn" texts.
-#include "degree_snapping.hpp"
-#include "plan_evaluation.hpp"
-#include "plan_explain.hpp"
-#include "preset_catalog.hpp"
-#include "rank_grid.hpp"
-#include "scenario_io.hpp"
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
+#include "search/degree_snapping.hpp"
+#include "search/plan_explain.hpp"
+#include "viewdata/plan_evaluation.hpp"
+#include "viewdata/rank_grid.hpp"
 
 #include <QTest>
 

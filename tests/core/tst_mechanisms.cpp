@@ -2,13 +2,13 @@
 // decomposition (PyTorch async TP: forward only; Transformer Engine: both passes), DTensor's re-layout
 // copies, torchtitan's selective recompute re-gathering sequence-parallel inputs, cross-entropy traffic,
 // and the published-run rules that fill unstated settings from the frameworks' recipes.
-#include "collective_model.hpp"
-#include "compute_model.hpp"
-#include "layer_ops.hpp"
-#include "plan_context.hpp"
-#include "preset_catalog.hpp"
-#include "published_runs.hpp"
-#include "strategy_costs.hpp"
+#include "calibration/published_runs.hpp"
+#include "io/preset_catalog.hpp"
+#include "model/collective_model.hpp"
+#include "model/compute_model.hpp"
+#include "model/layer_ops.hpp"
+#include "model/plan_context.hpp"
+#include "model/strategy_costs.hpp"
 
 #include "../support/test_plans.hpp"
 

@@ -1,14 +1,14 @@
-// Power, thermals and DVFS (issue 9): bounds of the power model, energy bookkeeping, the power cap and
+// Power, thermals and DVFS: bounds of the power model, energy bookkeeping, the power cap and
 // the thermal limit slowing a plan that draws too much, DVFS of compute- vs memory-bound kernels, the
 // per-stage clock planner on an unbalanced 1F1B plan, the search objectives, and predicted power
 // against published figures (each test cites its source).
-#include "analytic_model.hpp"
-#include "clock_planner.hpp"
-#include "power_curves.hpp"
-#include "power_trace.hpp"
-#include "search.hpp"
-#include "simulated_model.hpp"
-#include "strategy_costs.hpp"
+#include "model/analytic_model.hpp"
+#include "model/power_curves.hpp"
+#include "model/strategy_costs.hpp"
+#include "power/clock_planner.hpp"
+#include "power/power_trace.hpp"
+#include "search/search.hpp"
+#include "sim/simulated_model.hpp"
 
 #include "../support/test_plans.hpp"
 

@@ -1,11 +1,11 @@
 // Presets (presets/README.md): every embedded preset parses, the required GPU names exist, every
 // number carries a source, published parameter counts agree with ours, and user folders add and
 // replace presets without breaking on a bad file.
-#include "input_error.hpp"
-#include "model_math.hpp"
-#include "preset_catalog.hpp"
-#include "scenario_io.hpp"
-#include "units.hpp"
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
+#include "model/model_math.hpp"
+#include "spec/input_error.hpp"
+#include "spec/units.hpp"
 
 #include <QDir>
 #include <QFile>
@@ -219,7 +219,7 @@ void TestPresets::everyPresetParses()
 
 void TestPresets::requiredGpuNames()
 {
-    // Exactly these names: scripts refer to them (issue 2).
+    // Exactly these names: scripts refer to them.
     const QStringList required
         = { QStringLiteral("V100-SXM2-32GB"), QStringLiteral("A100-SXM4-40GB"), QStringLiteral("A100-SXM4-80GB"),
               QStringLiteral("H100-SXM5-80GB"), QStringLiteral("H800-SXM5-80GB"), QStringLiteral("H200-SXM-141GB"),

@@ -1,9 +1,9 @@
 // Scenario files (SCENARIO.md): every preset loads, load -> save -> load gives the same scenario, and
 // every kind of bad input is an InputError that names the file, the key path and the rule.
-#include "input_error.hpp"
-#include "preset_catalog.hpp"
-#include "scenario_io.hpp"
-#include "strategy_rules.hpp"
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
+#include "spec/input_error.hpp"
+#include "spec/strategy_rules.hpp"
 
 #include <QDir>
 #include <QFile>
@@ -181,7 +181,8 @@ public:
             static_cast<long long>(b.moe_expert_load.size()));
         for (std::size_t i = 0; i < std::min(a.moe_expert_load.size(), b.moe_expert_load.size()); ++i)
             number(p + QStringLiteral(".moe_expert_load[%1]").arg(i), a.moe_expert_load[i], b.moe_expert_load[i]);
-        integer(p + QStringLiteral(".moe_dispatcher"), static_cast<int>(a.moe_dispatcher), static_cast<int>(b.moe_dispatcher));
+        integer(p + QStringLiteral(".moe_dispatcher"), static_cast<int>(a.moe_dispatcher),
+            static_cast<int>(b.moe_dispatcher));
         integer(p + QStringLiteral(".cuda_graphs"), static_cast<int>(a.cuda_graphs), static_cast<int>(b.cuda_graphs));
         integer(p + QStringLiteral(".attention_kernel"),
             a.attention_kernel ? static_cast<int>(*a.attention_kernel) : -1,
@@ -287,7 +288,7 @@ const char* const kBase = R"({
 })";
 
 // Everything inline: an MoE model with multi-head latent attention, a cluster with an inline GPU and
-// inline fabrics, every strategy key set away from its default, and a search block.
+// Inline fabrics, every strategy key set away from its default, and a search block.
 const char* const kInline = R"({
   "schema": 1,
   "description": "inline everything",
@@ -497,10 +498,10 @@ void TestScenarioIo::roundTripInline_data()
         "name": "G", "peak_TFLOPs": {"bf16": 500}, "memory_GiB": 48, "memory_bw_GBps": 1000,
         "tdp_W": 300, "idle_W": 30}}})");
     QTest::newRow("search fix only") << patched(R"({"search": {"fix": {"pp": 2, "recompute": "full"}}})");
-    QTest::newRow("MoE parallel folding: EP over the TP x DP ranks")
-        << patched_inline(R"({"model": {"moe": {"experts": 24}}, "training": {"moe_expert_load": null}, "strategy": {"ep": 8, "expert_tp": 1}})");
-    QTest::newRow("MoE dispatcher, CUDA graphs, EP overlap")
-        << patched_inline(R"({"training": {"moe_dispatcher": "deepep", "cuda_graphs": "layers"}, "strategy": {"ep": 2, "ep_overlap": true}})");
+    QTest::newRow("MoE parallel folding: EP over the TP x DP ranks") << patched_inline(
+        R"({"model": {"moe": {"experts": 24}}, "training": {"moe_expert_load": null}, "strategy": {"ep": 8, "expert_tp": 1}})");
+    QTest::newRow("MoE dispatcher, CUDA graphs, EP overlap") << patched_inline(
+        R"({"training": {"moe_dispatcher": "deepep", "cuda_graphs": "layers"}, "strategy": {"ep": 2, "ep_overlap": true}})");
     QTest::newRow("FlashAttention-2 kernel") << patched(R"({"training": {"attention_kernel": "flash2"}})");
     QTest::newRow("best attention kernel under torchtitan")
         << patched(R"({"training": {"attention_kernel": "best", "framework": "torchtitan"}})");
@@ -865,32 +866,33 @@ void TestScenarioIo::badInput_data()
     QTest::newRow("ep not dividing experts")
         << patched(R"({"model": "mixtral-8x7b", "cluster": {"nodes": 8}, "strategy": {"dp": 16, "ep": 16}})")
         << QStringLiteral("strategy.ep") << QStringLiteral("must divide the 8 experts");
-    QTest::newRow("ep not dividing dp*cp")
-        << patched_inline(R"({"model": {"moe": {"experts": 24}}, "training": {"moe_expert_load": null}, "strategy": {"ep": 8, "expert_tp": null}})")
-        << QStringLiteral("strategy.ep") << QStringLiteral("must divide dp*cp = 4");
-    QTest::newRow("expert_tp*ep not dividing tp*dp*cp")
-        << patched_inline(R"({"model": {"moe": {"experts": 24}}, "training": {"moe_expert_load": null}, "strategy": {"ep": 8, "expert_tp": 2}})")
-        << QStringLiteral("strategy.expert_tp") << QStringLiteral("must divide tp*dp*cp = 8");
-    QTest::newRow("ep_overlap on a dense model") << patched(R"({"strategy": {"ep_overlap": true}})")
-                                                 << QStringLiteral("strategy.ep_overlap")
-                                                 << QStringLiteral("needs a mixture-of-experts model with ep > 1");
+    QTest::newRow("ep not dividing dp*cp") << patched_inline(
+        R"({"model": {"moe": {"experts": 24}}, "training": {"moe_expert_load": null}, "strategy": {"ep": 8, "expert_tp": null}})")
+                                           << QStringLiteral("strategy.ep") << QStringLiteral("must divide dp*cp = 4");
+    QTest::newRow("expert_tp*ep not dividing tp*dp*cp") << patched_inline(
+        R"({"model": {"moe": {"experts": 24}}, "training": {"moe_expert_load": null}, "strategy": {"ep": 8, "expert_tp": 2}})")
+                                                        << QStringLiteral("strategy.expert_tp")
+                                                        << QStringLiteral("must divide tp*dp*cp = 8");
+    QTest::newRow("ep_overlap on a dense model")
+        << patched(R"({"strategy": {"ep_overlap": true}})") << QStringLiteral("strategy.ep_overlap")
+        << QStringLiteral("needs a mixture-of-experts model with ep > 1");
     QTest::newRow("moe_imbalance below 1") << patched_inline(R"({"training": {"moe_imbalance": 0.5}})")
                                            << QStringLiteral("training.moe_imbalance") << QStringLiteral("1");
-    QTest::newRow("moe_expert_load not an array") << patched_inline(R"({"training": {"moe_expert_load": 3}})")
-                                                  << QStringLiteral("training.moe_expert_load")
-                                                  << QStringLiteral("must be an array");
+    QTest::newRow("moe_expert_load not an array")
+        << patched_inline(R"({"training": {"moe_expert_load": 3}})") << QStringLiteral("training.moe_expert_load")
+        << QStringLiteral("must be an array");
     QTest::newRow("moe_expert_load negative")
         << patched_inline(R"({"training": {"moe_expert_load": [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1]}})")
         << QStringLiteral("training.moe_expert_load") << QStringLiteral("entry 15 must be a non-negative number");
-    QTest::newRow("moe_expert_load wrong length") << patched_inline(R"({"training": {"moe_expert_load": [1, 2, 3]}})")
-                                                  << QStringLiteral("training.moe_expert_load")
-                                                  << QStringLiteral("needs one load per expert (16), got 3");
-    QTest::newRow("moe_expert_load on a dense model") << patched(R"({"training": {"moe_expert_load": [1, 2]}})")
-                                                      << QStringLiteral("training.moe_expert_load")
-                                                      << QStringLiteral("needs one load per expert (0)");
-    QTest::newRow("gradient release with accumulation") << patched(R"({"strategy": {"gradient_release": true}})")
-                                                        << QStringLiteral("strategy.gradient_release")
-                                                        << QStringLiteral("exactly one micro-batch per step");
+    QTest::newRow("moe_expert_load wrong length")
+        << patched_inline(R"({"training": {"moe_expert_load": [1, 2, 3]}})")
+        << QStringLiteral("training.moe_expert_load") << QStringLiteral("needs one load per expert (16), got 3");
+    QTest::newRow("moe_expert_load on a dense model")
+        << patched(R"({"training": {"moe_expert_load": [1, 2]}})") << QStringLiteral("training.moe_expert_load")
+        << QStringLiteral("needs one load per expert (0)");
+    QTest::newRow("gradient release with accumulation")
+        << patched(R"({"strategy": {"gradient_release": true}})") << QStringLiteral("strategy.gradient_release")
+        << QStringLiteral("exactly one micro-batch per step");
     QTest::newRow("unknown moe_dispatcher") << patched(R"({"training": {"moe_dispatcher": "nccl"}})")
                                             << QStringLiteral("training.moe_dispatcher") << QStringLiteral("deepep");
     QTest::newRow("unknown attention_kernel")
@@ -964,7 +966,7 @@ void TestScenarioIo::badInput_data()
     QTest::newRow("search objective") << patched(R"({"search": {"objective": "speed"}})")
                                       << QStringLiteral("search.objective") << QStringLiteral("got \"speed\"");
 
-    // Power and DVFS (issue 9).
+    // Power and DVFS.
     QTest::newRow("clock below the GPU's range")
         << patched(R"({"training": {"clock_MHz": 100}})") << QStringLiteral("training.clock_MHz")
         << QStringLiteral("must be within 549-1980 MHz");

@@ -1,13 +1,13 @@
 // Strategy search and sweeps: validity, pruning soundness against brute force, determinism across
 // thread counts, cancellation, pinned dimensions, and never losing to a published configuration.
-#include "analytic_model.hpp"
-#include "input_error.hpp"
-#include "published_runs.hpp"
-#include "search.hpp"
-#include "search_io.hpp"
-#include "strategy_costs.hpp"
-#include "strategy_rules.hpp"
-#include "sweep.hpp"
+#include "calibration/published_runs.hpp"
+#include "io/search_io.hpp"
+#include "model/analytic_model.hpp"
+#include "model/strategy_costs.hpp"
+#include "search/search.hpp"
+#include "search/sweep.hpp"
+#include "spec/input_error.hpp"
+#include "spec/strategy_rules.hpp"
 
 #include "../support/test_plans.hpp"
 
@@ -50,7 +50,7 @@ QStringList names(const SearchOutcome& o)
 
 // Brute force also ranks variants the pruned search proves dominated without evaluating them: the
 // same strategy with more recomputation (or offloading) than a lighter variant that fits, tried first
-// in the search's order (no offload before offload, none < selective < full). Without those, the brute
+// In the search's order (no offload before offload, none < selective < full). Without those, the brute
 // force ranking is the one the pruned search must reproduce.
 QStringList undominated(const SearchOutcome& o, const Scenario& sc)
 {
@@ -327,7 +327,7 @@ private slots:
         QVERIFY(j["results"][0]["explanation"].contains("limiter"));
     }
 
-    // Issue 4: the best strategy found for the published Megatron runs is never predicted slower than
+    // the best strategy found for the published Megatron runs is never predicted slower than
     // the published configuration (otherwise the search would be missing part of the space).
     void never_slower_than_published()
     {

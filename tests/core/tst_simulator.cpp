@@ -1,11 +1,11 @@
 // The IR, the schedules and the event simulator: published bubble formulas and in-flight counts,
 // agreement with the analytic model across a grid of strategies, link sharing, critical path.
-#include "analytic_model.hpp"
-#include "lowering.hpp"
-#include "pipeline_schedule.hpp"
-#include "simulated_model.hpp"
-#include "simulator.hpp"
-#include "strategy_rules.hpp"
+#include "ir/lowering.hpp"
+#include "ir/pipeline_schedule.hpp"
+#include "model/analytic_model.hpp"
+#include "sim/simulated_model.hpp"
+#include "sim/simulator.hpp"
+#include "spec/strategy_rules.hpp"
 
 #include "../support/test_plans.hpp"
 
@@ -19,7 +19,10 @@ using namespace parallax;
 
 namespace {
 
-bool near(double got, double want, double rel) { return std::fabs(got - want) <= rel * std::fabs(want); }
+bool near(double got, double want, double rel)
+{
+    return std::fabs(got - want) <= rel * std::fabs(want);
+}
 
 // A pipeline with even stages and (practically) free communication: the schedule alone sets the time.
 struct ToyPipeline {
@@ -52,7 +55,10 @@ struct ToyPipeline {
     }
 };
 
-double pipeline_end(const SimulationResult& r) { return *std::max_element(r.compute_last_s.begin(), r.compute_last_s.end()); }
+double pipeline_end(const SimulationResult& r)
+{
+    return *std::max_element(r.compute_last_s.begin(), r.compute_last_s.end());
+}
 
 } // namespace
 
@@ -137,7 +143,10 @@ private slots:
         // hand-crafted schedule's formula and 1F1B, within 8% of the formula.
         QVERIFY2(pipeline_end(sim.result) >= expected * 0.999 && pipeline_end(sim.result) < one_f_one_b
                 && near(pipeline_end(sim.result), expected, 0.08),
-            qPrintable(QStringLiteral("%1 vs formula %2, 1F1B %3").arg(pipeline_end(sim.result)).arg(expected).arg(one_f_one_b)));
+            qPrintable(QStringLiteral("%1 vs formula %2, 1F1B %3")
+                           .arg(pipeline_end(sim.result))
+                           .arg(expected)
+                           .arg(one_f_one_b)));
     }
 
     // DualPipe: bubble (p/2 - 1)(F&B + B - 3W), F&B = F + B here (DualPipe README table).
@@ -252,8 +261,14 @@ private slots:
                             if (err > worst_of_kind) {
                                 worst_of_kind = err;
                                 case_of_kind = QStringLiteral("tp%1 pp%2 %3 zero%4 rc%5: analytic %6 s, simulated %7 s")
-                                                 .arg(tp).arg(pp).arg(QString::fromLatin1(to_string(sch).data(), static_cast<int>(to_string(sch).size())))
-                                                 .arg(zero).arg(int(rc)).arg(a.step_time_s).arg(sim.result.makespan_s);
+                                                   .arg(tp)
+                                                   .arg(pp)
+                                                   .arg(QString::fromLatin1(
+                                                       to_string(sch).data(), static_cast<int>(to_string(sch).size())))
+                                                   .arg(zero)
+                                                   .arg(int(rc))
+                                                   .arg(a.step_time_s)
+                                                   .arg(sim.result.makespan_s);
                             }
                             ++checked;
                         }
@@ -337,7 +352,8 @@ private slots:
         s.sequence_parallel = true;
         const LoweredPlan plan = lower_plan(ctx, s);
         QVERIFY(plan.graph.size() > 500000);
-        QVERIFY2(plan.graph.memory_bytes() < 64ull * 1024 * 1024, qPrintable(QString::number(plan.graph.memory_bytes())));
+        QVERIFY2(
+            plan.graph.memory_bytes() < 64ull * 1024 * 1024, qPrintable(QString::number(plan.graph.memory_bytes())));
         const SimulationResult r = simulate(plan.graph);
         QVERIFY(r.makespan_s > 0);
     }

@@ -2,14 +2,14 @@
 // aggregation loses no op at any zoom (per-pixel sums equal the totals), bubbles and waits add up to
 // the pipeline time of every stage, the summary equals the Prediction, symmetry collapse, DAG edges,
 // plan comparison, and measured traces (Chrome/Perfetto JSON).
-#include "chrome_trace.hpp"
-#include "comm_companions.hpp"
-#include "input_error.hpp"
-#include "measured_trace.hpp"
-#include "preset_catalog.hpp"
-#include "scenario_io.hpp"
-#include "simulated_model.hpp"
-#include "timeline_data.hpp"
+#include "io/chrome_trace.hpp"
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
+#include "sim/simulated_model.hpp"
+#include "spec/input_error.hpp"
+#include "viewdata/comm_companions.hpp"
+#include "viewdata/measured_trace.hpp"
+#include "viewdata/timeline_data.hpp"
 
 #include <QTest>
 
@@ -45,9 +45,13 @@ Built build(Schedule schedule, int pp = 4, long long microbatches = 8, int vpp =
     return b;
 }
 
-const Schedule kSchedules[] = { Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1, Schedule::dualpipe };
+const Schedule kSchedules[]
+    = { Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1, Schedule::dualpipe };
 
-double rel_err(double a, double b) { return std::fabs(a - b) / std::max({ 1e-30, std::fabs(a), std::fabs(b) }); }
+double rel_err(double a, double b)
+{
+    return std::fabs(a - b) / std::max({ 1e-30, std::fabs(a), std::fabs(b) });
+}
 
 TimelineRow synthetic_row(const std::vector<std::pair<double, double>>& spans, const std::vector<TimelineKind>& kinds)
 {
@@ -89,9 +93,11 @@ void check_no_op_lost(const TimelineRow& row, double t0, double t1, std::size_t 
     for (const TimelineItem& it : row.items)
         slot_expected[it.slot] += it.duration_s();
     QCOMPARE(ops, static_cast<std::uint64_t>(row.items.size()));
-    QVERIFY2(rel_err(busy, row.busy_s) < 1e-9, qPrintable(QStringLiteral("busy %1 vs %2").arg(busy, 0, 'g', 17).arg(row.busy_s, 0, 'g', 17)));
+    QVERIFY2(rel_err(busy, row.busy_s) < 1e-9,
+        qPrintable(QStringLiteral("busy %1 vs %2").arg(busy, 0, 'g', 17).arg(row.busy_s, 0, 'g', 17)));
     for (int s = 0; s < kLodSlots; ++s)
-        QVERIFY(rel_err(slot_busy[static_cast<std::size_t>(s)], slot_expected[static_cast<std::size_t>(s)]) < 1e-5 || slot_expected[static_cast<std::size_t>(s)] < 1e-12);
+        QVERIFY(rel_err(slot_busy[static_cast<std::size_t>(s)], slot_expected[static_cast<std::size_t>(s)]) < 1e-5
+            || slot_expected[static_cast<std::size_t>(s)] < 1e-12);
     // Every op shows somewhere: the bin it starts in has it counted.
     for (const TimelineItem& it : row.items) {
         const std::size_t b = std::min(bins_n - 1, static_cast<std::size_t>(std::max(0.0, (it.start_s - t0) / bin_s)));
@@ -114,8 +120,8 @@ private slots:
     {
         QFETCH(int, bins);
         // Zero-length ops, ops shorter than a bin, ops spanning many bins, ops ending on bin edges.
-        const TimelineRow row = synthetic_row({ { 0.0, 0.0 }, { 0.0, 1e-9 }, { 0.1, 0.25 }, { 0.25, 0.25 }, { 0.25, 0.5 }, { 0.5, 0.5000001 },
-                                                  { 0.6, 0.9999999 }, { 1.0, 1.0 } },
+        const TimelineRow row = synthetic_row({ { 0.0, 0.0 }, { 0.0, 1e-9 }, { 0.1, 0.25 }, { 0.25, 0.25 },
+                                                  { 0.25, 0.5 }, { 0.5, 0.5000001 }, { 0.6, 0.9999999 }, { 1.0, 1.0 } },
             { TimelineKind::forward, TimelineKind::backward_input, TimelineKind::backward_weight });
         check_no_op_lost(row, 0.0, 1.0 + 1e-6, static_cast<std::size_t>(bins));
     }
@@ -133,7 +139,8 @@ private slots:
                 spans.push_back({ t, t + l });
                 t += l;
             }
-            const TimelineRow row = synthetic_row(spans, { TimelineKind::forward, TimelineKind::backward_input, TimelineKind::pp_send });
+            const TimelineRow row
+                = synthetic_row(spans, { TimelineKind::forward, TimelineKind::backward_input, TimelineKind::pp_send });
             for (std::size_t n : { std::size_t(1), std::size_t(333), std::size_t(1920), std::size_t(100000) })
                 check_no_op_lost(row, 0, t * 1.001 + 1e-9, n);
         }
@@ -252,7 +259,11 @@ private slots:
                 // Busy + bubble + waiting on its own communication = the pipeline's time, per stage.
                 const double sum = st.compute_s + st.recompute_s + st.bubble_s + st.comm_wait_s;
                 QVERIFY2(rel_err(sum, d.pipeline_end_s) < 1e-9,
-                    qPrintable(QStringLiteral("%1 stage %2: %3 vs %4").arg(QString::fromLatin1(to_string(s).data())).arg(st.stage).arg(sum).arg(d.pipeline_end_s)));
+                    qPrintable(QStringLiteral("%1 stage %2: %3 vs %4")
+                                   .arg(QString::fromLatin1(to_string(s).data()))
+                                   .arg(st.stage)
+                                   .arg(sum)
+                                   .arg(d.pipeline_end_s)));
                 QVERIFY(rel_err(st.tail_s, d.makespan_s - d.pipeline_end_s) < 1e-12);
                 QVERIFY(st.bubble_s >= 0 && st.comm_wait_s >= -1e-12);
                 // Bubbles never cover compute.
@@ -285,7 +296,8 @@ private slots:
         QVERIFY(slowest);
         const double picture = slowest->bubble_s + slowest->comm_wait_s;
         const double numbers = d.prediction.time.bubble_s + d.prediction.time.exposed_pp_s;
-        QVERIFY2(rel_err(picture, numbers) < 1e-6, qPrintable(QStringLiteral("picture %1 s, prediction %2 s").arg(picture).arg(numbers)));
+        QVERIFY2(rel_err(picture, numbers) < 1e-6,
+            qPrintable(QStringLiteral("picture %1 s, prediction %2 s").arg(picture).arg(numbers)));
     }
 
     void exposed_communication_is_not_under_compute()
@@ -316,8 +328,8 @@ private slots:
             const Built b = build(s);
             const TimelineData& d = *b.data;
             const TimeBreakdown& t = d.prediction.time;
-            const std::vector<double> expected = { t.compute_s, t.recompute_s, t.bubble_s, t.exposed_tp_s, t.exposed_cp_s, t.exposed_ep_s,
-                t.exposed_pp_s, t.exposed_dp_s, t.optimizer_s, t.offload_s };
+            const std::vector<double> expected = { t.compute_s, t.recompute_s, t.bubble_s, t.exposed_tp_s,
+                t.exposed_cp_s, t.exposed_ep_s, t.exposed_pp_s, t.exposed_dp_s, t.optimizer_s, t.offload_s };
             QCOMPARE(d.summary.size(), expected.size());
             double sum = 0;
             for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -429,10 +441,13 @@ private slots:
         QVERIFY(std::fabs(sum - diff.delta_s()) < 1e-9 * diff.step_a_s);
         QVERIFY(diff.delta_s() < 0); // interleaving shrinks the bubble
         QCOMPARE(QString::fromStdString(diff.causes.front().what), QStringLiteral("bubble"));
-        QVERIFY(std::find(diff.strategy_changes.begin(), diff.strategy_changes.end(), "schedule 1f1b -> interleaved") != diff.strategy_changes.end());
-        QVERIFY(std::find(diff.strategy_changes.begin(), diff.strategy_changes.end(), "vpp 1 -> 2") != diff.strategy_changes.end());
+        QVERIFY(std::find(diff.strategy_changes.begin(), diff.strategy_changes.end(), "schedule 1f1b -> interleaved")
+            != diff.strategy_changes.end());
+        QVERIFY(std::find(diff.strategy_changes.begin(), diff.strategy_changes.end(), "vpp 1 -> 2")
+            != diff.strategy_changes.end());
         const QString headline = QString::fromStdString(diff.headline());
-        QVERIFY2(headline.startsWith(QStringLiteral("B is ")) && headline.contains(QStringLiteral("faster than A")), qPrintable(headline));
+        QVERIFY2(headline.startsWith(QStringLiteral("B is ")) && headline.contains(QStringLiteral("faster than A")),
+            qPrintable(headline));
         QVERIFY(headline.contains(QStringLiteral("bubble -")));
     }
 
@@ -452,7 +467,8 @@ private slots:
         for (const TimelineStage& st : d.stages) {
             const TimelineRow& compute = d.rows[static_cast<std::size_t>(st.rows.front())];
             const std::string label = "stage " + std::to_string(st.stage) + " / compute";
-            const auto it = std::find_if(m.rows.begin(), m.rows.end(), [&](const TimelineRow& r) { return r.label == label; });
+            const auto it
+                = std::find_if(m.rows.begin(), m.rows.end(), [&](const TimelineRow& r) { return r.label == label; });
             QVERIFY2(it != m.rows.end(), label.c_str());
             QCOMPARE(it->items.size(), compute.items.size());
             // Microsecond timestamps with 3 decimals: nanosecond agreement per bar.
@@ -507,7 +523,8 @@ private slots:
         QTest::newRow("not json") << QByteArray("{ nope") << QStringLiteral("not a JSON trace");
         QTest::newRow("no events") << QByteArray(R"({"traceEvents":[]})") << QStringLiteral("no complete");
         QTest::newRow("wrong shape") << QByteArray(R"({"events":[]})") << QStringLiteral("traceEvents");
-        QTest::newRow("bad ts") << QByteArray(R"([{"ph":"X","name":"k","ts":"soon","dur":1}])") << QStringLiteral("traceEvents[0].ts");
+        QTest::newRow("bad ts") << QByteArray(R"([{"ph":"X","name":"k","ts":"soon","dur":1}])")
+                                << QStringLiteral("traceEvents[0].ts");
     }
     void measured_trace_bad_input()
     {

@@ -1,6 +1,6 @@
 // The first main window: opens scenario presets and files, and on bad input keeps the previous plan
 // and says what is wrong (file, key, rule).
-#include "main_window.hpp"
+#include "gui/main_window.hpp"
 
 #include <QApplication>
 #include <QComboBox>

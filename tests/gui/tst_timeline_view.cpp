@@ -2,11 +2,11 @@
 // most one primitive per pixel column per row), click selection with dependency highlight, critical
 // path, symmetry (GPUs per row), comparison of two plans on one axis, the measured overlay, export,
 // the DAG view's nodes, edges and expansion, and tooltips.
-#include "example_plans.hpp"
-#include "power_trace.hpp"
-#include "simulated_model.hpp"
-#include "time_mapping.hpp"
-#include "timeline_view.hpp"
+#include "power/power_trace.hpp"
+#include "sim/simulated_model.hpp"
+#include "timeline/example_plans.hpp"
+#include "timeline/time_mapping.hpp"
+#include "timeline/timeline_view.hpp"
 
 #include <QApplication>
 #include <QFile>
@@ -162,7 +162,8 @@ private slots:
     void lod_no_op_lost_in_the_view_data()
     {
         QTest::addColumn<int>("schedule");
-        for (Schedule s : { Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1, Schedule::dualpipe })
+        for (Schedule s :
+            { Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1, Schedule::dualpipe })
             QTest::newRow(std::string(to_string(s)).c_str()) << static_cast<int>(s);
     }
     void lod_no_op_lost_in_the_view()
@@ -252,11 +253,16 @@ private slots:
         const auto succ = d.successors(f);
         QCOMPARE(c->highlighted_successors(), (std::vector<std::uint32_t>(succ.begin(), succ.end())));
         // Its predecessor is the send of micro-batch 5 from stage 1 and the previous op on stage 2's program.
-        QVERIFY(std::any_of(deps.begin(), deps.end(), [&](std::uint32_t q) { return g.type(q) == IrOpType::pp_send && g.device(q) == 1 && g.microbatch(q) == 5; }));
+        QVERIFY(std::any_of(deps.begin(), deps.end(), [&](std::uint32_t q) {
+            return g.type(q) == IrOpType::pp_send && g.device(q) == 1 && g.microbatch(q) == 5;
+        }));
         // The highlight is drawn: the selection colour appears around the op.
         const QImage img = paint(c);
         const QColor sel = TimelinePalette().selection;
-        auto near = [&](QRgb c) { return std::abs(qRed(c) - sel.red()) + std::abs(qGreen(c) - sel.green()) + std::abs(qBlue(c) - sel.blue()) < 60; };
+        auto near = [&](QRgb c) {
+            return std::abs(qRed(c) - sel.red()) + std::abs(qGreen(c) - sel.green()) + std::abs(qBlue(c) - sel.blue())
+                < 60;
+        };
         int found = 0;
         for (int x = static_cast<int>(r.left()); x <= static_cast<int>(r.right()); ++x)
             for (int dy = -3; dy <= 0; ++dy)
@@ -312,10 +318,12 @@ private slots:
         // And it shows in pixels: the critical colour on the first op's row, top strip.
         const QImage img = paint(c);
         const QRectF first = c->op_rect(critical_compute_chain(d).front());
-        QCOMPARE(QColor(img.pixel(static_cast<int>(first.center().x()), static_cast<int>(first.top()) + 1)), TimelinePalette().critical);
+        QCOMPARE(QColor(img.pixel(static_cast<int>(first.center().x()), static_cast<int>(first.top()) + 1)),
+            TimelinePalette().critical);
         v->timeline()->set_show_critical_path(false);
         const QImage off = paint(c);
-        QVERIFY(QColor(off.pixel(static_cast<int>(first.center().x()), static_cast<int>(first.top()) + 1)) != TimelinePalette().critical);
+        QVERIFY(QColor(off.pixel(static_cast<int>(first.center().x()), static_cast<int>(first.top()) + 1))
+            != TimelinePalette().critical);
     }
 
     void rows_show_their_gpus()
@@ -388,7 +396,8 @@ private slots:
         QCOMPARE(ra.left(), rb.left());
         QVERIFY(ra.top() < rb.top()); // A above B
         const QStringList lines = v->summary()->text_lines();
-        QVERIFY2(lines.join(QLatin1Char('\n')).contains(QStringLiteral("faster than A")), qPrintable(lines.join(QLatin1Char('\n'))));
+        QVERIFY2(lines.join(QLatin1Char('\n')).contains(QStringLiteral("faster than A")),
+            qPrintable(lines.join(QLatin1Char('\n'))));
         QVERIFY(lines.join(QLatin1Char('\n')).contains(QStringLiteral("schedule 1f1b -> interleaved")));
         v->clear_comparison();
         QVERIFY(!v->comparing());
@@ -555,8 +564,10 @@ private slots:
                 b = op;
         const QRectF r = c->op_rect(b);
         const QString tip = c->tooltip_at(r.center().toPoint());
-        for (const char* want : { "B L", "mb4", "stage 3", "layers ", "micro-batch 4", "FLOPs", "duration", "start", "virtual stage" })
-            QVERIFY2(tip.contains(QString::fromLatin1(want)), qPrintable(QStringLiteral("missing \"%1\" in:\n%2").arg(QString::fromLatin1(want), tip)));
+        for (const char* want :
+            { "B L", "mb4", "stage 3", "layers ", "micro-batch 4", "FLOPs", "duration", "start", "virtual stage" })
+            QVERIFY2(tip.contains(QString::fromLatin1(want)),
+                qPrintable(QStringLiteral("missing \"%1\" in:\n%2").arg(QString::fromLatin1(want), tip)));
     }
 
     void zoom_and_pan_by_input()
@@ -567,8 +578,8 @@ private slots:
         const double before = c->mapping().px_per_s;
         const QPoint at = c->plot_rect().center();
         const double t_at = c->mapping().to_t(at.x());
-        QWheelEvent wheel(QPointF(at), c->viewport()->mapToGlobal(QPointF(at)), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
-            Qt::NoScrollPhase, false);
+        QWheelEvent wheel(QPointF(at), c->viewport()->mapToGlobal(QPointF(at)), QPoint(), QPoint(0, 120), Qt::NoButton,
+            Qt::NoModifier, Qt::NoScrollPhase, false);
         QApplication::sendEvent(c->viewport(), &wheel);
         QVERIFY(c->mapping().px_per_s > before);
         QVERIFY(std::fabs(c->mapping().to_t(at.x()) - t_at) < 1e-9);
@@ -580,7 +591,8 @@ private slots:
         QVERIFY(c->mapping().t0_s < t0);
         QVERIFY(!c->selected_op()); // a drag is not a click
         // Box zoom (right button): the band becomes the view.
-        const QPoint a(c->plot_rect().left() + 100, c->plot_rect().top() + 10), b2(c->plot_rect().left() + 300, c->plot_rect().top() + 200);
+        const QPoint a(c->plot_rect().left() + 100, c->plot_rect().top() + 10),
+            b2(c->plot_rect().left() + 300, c->plot_rect().top() + 200);
         const double ta = c->mapping().to_t(a.x()), tb = c->mapping().to_t(b2.x());
         QTest::mousePress(c->viewport(), Qt::RightButton, Qt::NoModifier, a);
         QTest::mouseMove(c->viewport(), b2);

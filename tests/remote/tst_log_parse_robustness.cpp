@@ -24,10 +24,13 @@ const std::string kFixtureDir = PARALLAX_SHARED_DIR "/fixtures/logs/";
 // The engine's output sequence is fixed by the standard (distributions are not), so draws are made
 // from raw engine output: the same inputs on every platform.
 using Rng = std::mt19937_64;
-std::size_t draw(Rng& rng, std::size_t n) { return n == 0 ? 0 : static_cast<std::size_t>(rng() % n); }
+std::size_t draw(Rng& rng, std::size_t n)
+{
+    return n == 0 ? 0 : static_cast<std::size_t>(rng() % n);
+}
 
-constexpr LogFormat kFormats[] = { LogFormat::auto_detect, LogFormat::megatron, LogFormat::torchtitan,
-    LogFormat::deepspeed, LogFormat::probe };
+constexpr LogFormat kFormats[]
+    = { LogFormat::auto_detect, LogFormat::megatron, LogFormat::torchtitan, LogFormat::deepspeed, LogFormat::probe };
 
 std::string read_file(const std::string& path)
 {
@@ -48,18 +51,85 @@ std::vector<std::string> fixture_texts()
 
 // Pieces of every format's syntax, so random text reaches deep into the parsers.
 const std::vector<std::string> kVocabulary {
-    " iteration ", "10", "/ ", "1000", " | ", "elapsed time per iteration (ms): ", "elapsed time per iteration (s): ",
-    "1572.7", "TFLOPs: ", "samples per second: ", "tokens per gpu per second (tgs): ", "power per GPU (W/GPU): ",
-    "throughput per GPU (TFLOP/s/GPU): ", "lm loss: ", "1.2E+01", "[Rank 3] ", "(after 20 iterations) ",
-    "memory (MB) | allocated: ", "| max reserved: ", "24084.0", "Effective Tera Flops per GPU: ", "step: ",
-    "  loss: ", "  memory: ", "169.10GiB(94.81%)", "  tps: ", "10,530", "1,2", "  tflops: ", "  mfu: ", "38.5%",
-    "N/A", "wps: ", "2026-05-20 02:13:44,263", "[2024-03-07 15:27:17,188] ", "epoch=0/micro_step=10/global_step=",
-    ", RunningAvgSamplesPerSec=", ", CurrSamplesPerSec=", "53.7", ", MaxMemAllocated=", "9.8GB", "0/30, ",
-    "SamplesPerSec=", "steps: ", " iter time (s): ", " samples/sec: ", "Profile Summary at step 2:\n",
-    "iter latency: ", "487.61 ms", "FLOPS per GPU = 3 * fwd flops per GPU / iter latency: ", "2.35 TFLOPS",
-    "samples/second: ", "-----", "PARALLAX_PROBE ", "{\"kind\":\"step\",\"step\":", ",\"step_time_s\":0.2}",
-    "\"memory_GiB\":", "[[[[", "}", "\x1b[31m", "\x1b[38;2;1;2;3m", "\x1b]0;t\x07", "\x1b", "\n", "\r\n", "\r", " ",
-    "  ", "|", ":", "e", "-", ".", "9", "99999999999999999999", "1e400", "nan", std::string(1, '\0'), "\xff\xfe",
+    " iteration ",
+    "10",
+    "/ ",
+    "1000",
+    " | ",
+    "elapsed time per iteration (ms): ",
+    "elapsed time per iteration (s): ",
+    "1572.7",
+    "TFLOPs: ",
+    "samples per second: ",
+    "tokens per gpu per second (tgs): ",
+    "power per GPU (W/GPU): ",
+    "throughput per GPU (TFLOP/s/GPU): ",
+    "lm loss: ",
+    "1.2E+01",
+    "[Rank 3] ",
+    "(after 20 iterations) ",
+    "memory (MB) | allocated: ",
+    "| max reserved: ",
+    "24084.0",
+    "Effective Tera Flops per GPU: ",
+    "step: ",
+    "  loss: ",
+    "  memory: ",
+    "169.10GiB(94.81%)",
+    "  tps: ",
+    "10,530",
+    "1,2",
+    "  tflops: ",
+    "  mfu: ",
+    "38.5%",
+    "N/A",
+    "wps: ",
+    "2026-05-20 02:13:44,263",
+    "[2024-03-07 15:27:17,188] ",
+    "epoch=0/micro_step=10/global_step=",
+    ", RunningAvgSamplesPerSec=",
+    ", CurrSamplesPerSec=",
+    "53.7",
+    ", MaxMemAllocated=",
+    "9.8GB",
+    "0/30, ",
+    "SamplesPerSec=",
+    "steps: ",
+    " iter time (s): ",
+    " samples/sec: ",
+    "Profile Summary at step 2:\n",
+    "iter latency: ",
+    "487.61 ms",
+    "FLOPS per GPU = 3 * fwd flops per GPU / iter latency: ",
+    "2.35 TFLOPS",
+    "samples/second: ",
+    "-----",
+    "PARALLAX_PROBE ",
+    "{\"kind\":\"step\",\"step\":",
+    ",\"step_time_s\":0.2}",
+    "\"memory_GiB\":",
+    "[[[[",
+    "}",
+    "\x1b[31m",
+    "\x1b[38;2;1;2;3m",
+    "\x1b]0;t\x07",
+    "\x1b",
+    "\n",
+    "\r\n",
+    "\r",
+    " ",
+    "  ",
+    "|",
+    ":",
+    "e",
+    "-",
+    ".",
+    "9",
+    "99999999999999999999",
+    "1e400",
+    "nan",
+    std::string(1, '\0'),
+    "\xff\xfe",
 };
 
 std::string random_text(Rng& rng)

@@ -32,7 +32,10 @@ std::string read_file(const std::string& path)
     return ss.str();
 }
 
-json fixture_index() { return json::parse(read_file(kFixtureDir + "index.json")); }
+json fixture_index()
+{
+    return json::parse(read_file(kFixtureDir + "index.json"));
+}
 
 const json* index_entry(const json& index, const std::string& file)
 {
@@ -43,10 +46,16 @@ const json* index_entry(const json& index, const std::string& file)
     return nullptr;
 }
 
-QString fmt(LogFormat f) { return QString::fromUtf8(log_format_name(f).data(), qsizetype(log_format_name(f).size())); }
+QString fmt(LogFormat f)
+{
+    return QString::fromUtf8(log_format_name(f).data(), qsizetype(log_format_name(f).size()));
+}
 
 // A string of exactly the bytes of a literal, embedded NULs included.
-template <std::size_t N> std::string bytes(const char (&literal)[N]) { return std::string(literal, N - 1); }
+template <std::size_t N> std::string bytes(const char (&literal)[N])
+{
+    return std::string(literal, N - 1);
+}
 
 const StepRecord* find_step(const ParsedLog& log, std::int64_t step)
 {
@@ -58,7 +67,10 @@ const StepRecord* find_step(const ParsedLog& log, std::int64_t step)
 }
 
 // Values are converted from the printed decimal text, so they match to rounding.
-bool close(double got, double want) { return std::abs(got - want) <= 1e-9 * std::max(1.0, std::abs(want)); }
+bool close(double got, double want)
+{
+    return std::abs(got - want) <= 1e-9 * std::max(1.0, std::abs(want));
+}
 
 QByteArray describe(const std::string& what, std::int64_t step, const std::optional<double>& got, double want)
 {
@@ -119,10 +131,31 @@ double tflops_from(const std::string& text)
 // string copies of numbers checked elsewhere...). Every other key must be checked below, so a new kind
 // of expectation in a new fixture makes this test fail until it is checked.
 const std::set<std::string> kNotParsedKeys {
-    "line", "train_iters", "learning_rate", "global_batch_size", "consumed_samples", "consumed_tokens", "loss_scale",
-    "skipped_iterations", "nan_iterations", "grad_norm", "lm_loss", "rank_prefix", "srun_label_prefix", "timestamp",
-    "memory_pct", "has_ansi", "total_steps", "progress_pct", "total_parameters_b", "n_step_lines", "file_line_count",
-    "file_has_ansi_escapes", "step_time_note", "_conventions", "has_profile_header",
+    "line",
+    "train_iters",
+    "learning_rate",
+    "global_batch_size",
+    "consumed_samples",
+    "consumed_tokens",
+    "loss_scale",
+    "skipped_iterations",
+    "nan_iterations",
+    "grad_norm",
+    "lm_loss",
+    "rank_prefix",
+    "srun_label_prefix",
+    "timestamp",
+    "memory_pct",
+    "has_ansi",
+    "total_steps",
+    "progress_pct",
+    "total_parameters_b",
+    "n_step_lines",
+    "file_line_count",
+    "file_has_ansi_escapes",
+    "step_time_note",
+    "_conventions",
+    "has_profile_header",
 };
 
 QByteArray unchecked(const std::string& where, const std::string& key)
@@ -176,7 +209,8 @@ void TestLogParsers::everyLogHasAnIndexEntry()
 {
     const json index = fixture_index();
     QVERIFY(index.is_array() && !index.empty());
-    const QStringList logs = QDir(QString::fromStdString(kFixtureDir)).entryList({ QStringLiteral("*.log") }, QDir::Files);
+    const QStringList logs
+        = QDir(QString::fromStdString(kFixtureDir)).entryList({ QStringLiteral("*.log") }, QDir::Files);
     QVERIFY(!logs.isEmpty());
     for (const QString& f : logs)
         QVERIFY2(index_entry(index, f.toStdString()), qPrintable(f + QStringLiteral(" has no index.json entry")));
@@ -453,7 +487,8 @@ const char* const kMegatronLine10 = " iteration       10/    1000 | consumed sam
                                     "iteration (ms): 3171.3 | learning rate: 0.000E+00 | global batch size:     4 | "
                                     "lm loss: 1.210588E+01 | number of nan iterations:   0 |";
 
-std::string titan_line(int step, const std::string& tps, const std::string& mfu, const std::string& time = "02:13:44,263")
+std::string titan_line(
+    int step, const std::string& tps, const std::string& mfu, const std::string& time = "02:13:44,263")
 {
     return "[rank0]:[titan] 2026-05-20 " + time + " - root - INFO - step: " + std::to_string(step)
         + "  loss: 12.5453  memory: 160.86GiB(90.19%)  tps: " + tps + "  tflops: 94.75  mfu: " + mfu + "\n";
@@ -464,8 +499,9 @@ std::string titan_line(int step, const std::string& tps, const std::string& mfu,
 void TestLogParsers::partialLastLineDropsTheCutField()
 {
     // Megatron: the record is cut inside the elapsed time; "16" must not become 16 ms.
-    const std::string megatron = std::string(kMegatronLine10) + "\n iteration       20/    1000 | consumed samples: "
-                                                                "80 | elapsed time per iteration (ms): 16";
+    const std::string megatron = std::string(kMegatronLine10)
+        + "\n iteration       20/    1000 | consumed samples: "
+          "80 | elapsed time per iteration (ms): 16";
     ParsedLog log = parse_training_log(megatron);
     QCOMPARE(log.steps.size(), std::size_t(2));
     QVERIFY(find_step(log, 20));
@@ -497,8 +533,8 @@ void TestLogParsers::crlfLineEnds()
 {
     std::string text;
     for (int step = 1; step <= 4; ++step) {
-        text += " iteration " + std::to_string(step) + "/ 100 | elapsed time per iteration (ms): 10" + std::to_string(step)
-            + ".5 | samples per second: 9.5 |\r\n";
+        text += " iteration " + std::to_string(step) + "/ 100 | elapsed time per iteration (ms): 10"
+            + std::to_string(step) + ".5 | samples per second: 9.5 |\r\n";
     }
     const ParsedLog log = parse_training_log(text);
     QCOMPARE(fmt(log.format), fmt(LogFormat::megatron));
@@ -510,9 +546,10 @@ void TestLogParsers::crlfLineEnds()
 
 void TestLogParsers::ansiColoursAreStripped()
 {
-    const std::string line = "[rank0]:[titan] 2026-05-20 02:13:44,263 - root - INFO - \x1b[31mstep:  1  \x1b[32mloss: "
-                             "12.54527  \x1b[38;2;180;60;0mgrad_norm: 20.6250  \x1b[38;2;54;234;195mmemory: "
-                             "160.86GiB(90.19%)  \x1b[34mtps: 1,125  \x1b[36mtflops: 94.75  \x1b[35mmfu: 4.21%\x1b[39m\n";
+    const std::string line
+        = "[rank0]:[titan] 2026-05-20 02:13:44,263 - root - INFO - \x1b[31mstep:  1  \x1b[32mloss: "
+          "12.54527  \x1b[38;2;180;60;0mgrad_norm: 20.6250  \x1b[38;2;54;234;195mmemory: "
+          "160.86GiB(90.19%)  \x1b[34mtps: 1,125  \x1b[36mtflops: 94.75  \x1b[35mmfu: 4.21%\x1b[39m\n";
     const ParsedLog log = parse_training_log(line);
     QCOMPARE(fmt(log.format), fmt(LogFormat::torchtitan));
     const StepRecord& s = log.steps.at(0);
@@ -784,9 +821,10 @@ void TestLogParsers::probeIgnoresBrokenRecords()
 
 void TestLogParsers::autoDetectPrefersMegatronOverItsDeepSpeedLines()
 {
-    const std::string text = "[2024-03-07 15:27:17,188] [INFO] [timer.py:260:stop] epoch=0/micro_step=10/global_step=10, "
-                             "RunningAvgSamplesPerSec=53.1, CurrSamplesPerSec=53.7, MemAllocated=4.2GB, "
-                             "MaxMemAllocated=9.8GB\n"
+    const std::string text
+        = "[2024-03-07 15:27:17,188] [INFO] [timer.py:260:stop] epoch=0/micro_step=10/global_step=10, "
+          "RunningAvgSamplesPerSec=53.1, CurrSamplesPerSec=53.7, MemAllocated=4.2GB, "
+          "MaxMemAllocated=9.8GB\n"
         + std::string(kMegatronLine10) + "\n";
     QCOMPARE(fmt(parse_training_log(text).format), fmt(LogFormat::megatron));
     QCOMPARE(fmt(parse_training_log(text, LogFormat::deepspeed).format), fmt(LogFormat::deepspeed));
@@ -795,8 +833,9 @@ void TestLogParsers::autoDetectPrefersMegatronOverItsDeepSpeedLines()
 
 void TestLogParsers::nothingRecognised()
 {
-    for (const std::string& text : { std::string(), std::string("hello\nworld\n"), std::string("\n\n\r\n"),
-             std::string("step: 3 loss: 1.0\n"), std::string("[Rank 0] (after 1 iterations) memory (MB) | max reserved: 1.0\n") }) {
+    for (const std::string& text :
+        { std::string(), std::string("hello\nworld\n"), std::string("\n\n\r\n"), std::string("step: 3 loss: 1.0\n"),
+            std::string("[Rank 0] (after 1 iterations) memory (MB) | max reserved: 1.0\n") }) {
         const ParsedLog log = parse_training_log(text);
         QVERIFY(!log.recognised());
         QCOMPARE(fmt(log.format), fmt(LogFormat::auto_detect));
@@ -848,7 +887,8 @@ void TestLogParsers::summaryRules()
         return r;
     };
     // The first (warm-up) step is left out of the median but counts for the peak memory.
-    LogSummary s = summarize_steps({ step(1, 100.0, 9.0), step(2, 1.0, 4.0), step(3, 3.0), step(4, 2.0), step(5, 5.0) });
+    LogSummary s
+        = summarize_steps({ step(1, 100.0, 9.0), step(2, 1.0, 4.0), step(3, 3.0), step(4, 2.0), step(5, 5.0) });
     QCOMPARE(s.steps, 5);
     EXPECT_VALUE(s.step_time_s, 2.5, "even-count median", 0);
     EXPECT_VALUE(s.peak_memory_GiB, 9.0, "peak includes the first step", 0);
@@ -863,8 +903,8 @@ void TestLogParsers::summaryRules()
 
 void TestLogParsers::formatNames()
 {
-    for (LogFormat f : { LogFormat::auto_detect, LogFormat::megatron, LogFormat::torchtitan, LogFormat::deepspeed,
-             LogFormat::probe })
+    for (LogFormat f :
+        { LogFormat::auto_detect, LogFormat::megatron, LogFormat::torchtitan, LogFormat::deepspeed, LogFormat::probe })
         QCOMPARE(fmt(log_format_from_name(log_format_name(f)).value()), fmt(f));
     QVERIFY(!log_format_from_name("Megatron"));
     QVERIFY(!log_format_from_name(""));

@@ -36,7 +36,8 @@ Run run_cli(const QStringList& args)
 
 const std::set<std::string> kStepKeys { "step", "step_time_s", "tokens_per_s", "samples_per_s", "tflops_per_gpu", "mfu",
     "memory_GiB", "power_W" };
-const std::set<std::string> kSummaryKeys { "steps", "step_time_s", "tokens_per_s", "tflops_per_gpu", "peak_memory_GiB" };
+const std::set<std::string> kSummaryKeys { "steps", "step_time_s", "tokens_per_s", "tflops_per_gpu",
+    "peak_memory_GiB" };
 
 } // namespace
 
@@ -105,7 +106,8 @@ void TestParseLogCli::jsonShapeForEveryFixture()
 void TestParseLogCli::keysLeftOutWhenNotPrinted()
 {
     // Megatron-LM (2021) prints no tokens/s, MFU or power; step 20 has the memory reports.
-    Run r = run_cli({ QStringLiteral("parse-log"), kFixtureDir + QStringLiteral("megatron-04.log"), QStringLiteral("--json") });
+    Run r = run_cli(
+        { QStringLiteral("parse-log"), kFixtureDir + QStringLiteral("megatron-04.log"), QStringLiteral("--json") });
     QCOMPARE(r.exit_code, 0);
     json j = json::parse(r.out.toStdString());
     for (const auto& step : j.at("steps")) {
@@ -120,7 +122,8 @@ void TestParseLogCli::keysLeftOutWhenNotPrinted()
     QVERIFY(!j.at("summary").contains("tflops_per_gpu"));
 
     // torchtitan with a single step: no medians, but the peak memory.
-    r = run_cli({ QStringLiteral("parse-log"), kFixtureDir + QStringLiteral("torchtitan-08.log"), QStringLiteral("--json") });
+    r = run_cli(
+        { QStringLiteral("parse-log"), kFixtureDir + QStringLiteral("torchtitan-08.log"), QStringLiteral("--json") });
     QCOMPARE(r.exit_code, 0);
     j = json::parse(r.out.toStdString());
     QCOMPARE(j.at("steps").size(), std::size_t(1));
@@ -185,7 +188,8 @@ void TestParseLogCli::unrecognisedLogExits2NamingIt()
     f.write(kNoise, sizeof kNoise - 1);
     f.close();
     for (const QString& format : { QStringLiteral("auto"), QStringLiteral("probe") }) {
-        const Run r = run_cli({ QStringLiteral("parse-log"), path, QStringLiteral("--format"), format, QStringLiteral("--json") });
+        const Run r = run_cli(
+            { QStringLiteral("parse-log"), path, QStringLiteral("--format"), format, QStringLiteral("--json") });
         QCOMPARE(r.exit_code, 2);
         QVERIFY2(r.err.contains(path.toUtf8()), r.err.constData());
         QVERIFY(r.out.isEmpty());

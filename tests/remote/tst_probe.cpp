@@ -3,10 +3,10 @@
 // data-parallel plan (the pipeline-parallel plan runs under SLURM in tst_remote_loop). Its records must
 // parse with remote/log_parse and hold real, positive measurements; a plan that does not match the ranks
 // started must fail cleanly with a "done" record saying so.
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
 #include "jobs/job_bundle.hpp"
-#include "preset_catalog.hpp"
 #include "runs/measurements.hpp"
-#include "scenario_io.hpp"
 
 #include <QFile>
 #include <QProcess>

@@ -9,11 +9,11 @@
 
 #include "cluster/cluster_profile.hpp"
 #include "cluster/profile_store.hpp"
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
 #include "jobs/job_bundle.hpp"
-#include "preset_catalog.hpp"
 #include "runs/remote_runner.hpp"
 #include "runs/run_report.hpp"
-#include "scenario_io.hpp"
 #include "store/run_store.hpp"
 
 #include <QDir>

@@ -4,15 +4,15 @@
 // (transitions, incremental logs, transactions, migrations), probe-record parsing and the GUI prompt bridge.
 #include "cluster/cluster_profile.hpp"
 #include "cluster/profile_store.hpp"
-#include "input_error.hpp"
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
 #include "jobs/bash_script.hpp"
 #include "jobs/job_bundle.hpp"
 #include "launch/direct.hpp"
 #include "launch/slurm.hpp"
-#include "preset_catalog.hpp"
 #include "runs/measurements.hpp"
 #include "runs/run_report.hpp"
-#include "scenario_io.hpp"
+#include "spec/input_error.hpp"
 #include "ssh/prompt_bridge.hpp"
 #include "store/run_store.hpp"
 

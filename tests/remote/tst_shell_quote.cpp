@@ -1,7 +1,7 @@
 // remote/shell_quote.hpp: every string a user or a preset can hold reaches the remote program as one
 // literal argument. Proven by running a real POSIX shell on the quoted text: nothing is expanded,
 // split, globbed or executed.
-#include "shell_quote.hpp"
+#include "jobs/shell_quote.hpp"
 
 #include <QProcess>
 #include <QTest>

@@ -4,7 +4,7 @@
 // status, signals, timeout, cancel, hostile arguments), SFTP, ~/.ssh/config aliases, keepalive and reconnect.
 #include "local_cluster.hpp"
 
-#include "shell_quote.hpp"
+#include "jobs/shell_quote.hpp"
 #include "ssh/ssh_connection.hpp"
 #include "ssh/ssh_session.hpp"
 

@@ -2,7 +2,7 @@
 // The main() of a test that opens the planner's windows: the offscreen platform at 96 dpi, settings and
 // data in Qt's test locations under a test application name (never the user's own), and the light
 // theme that screenshots and colour checks expect.
-#include "theme.hpp"
+#include "gui/theme.hpp"
 
 #include <QApplication>
 #include <QStandardPaths>

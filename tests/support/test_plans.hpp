@@ -1,7 +1,7 @@
 #pragma once
 // Small helpers shared by the core tests: scenarios built in code from the built-in presets.
-#include "preset_catalog.hpp"
-#include "scenario_io.hpp"
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -27,8 +27,8 @@ inline ModelSpec model(const std::string& name)
     return parse_model(e->json, e->origin, "");
 }
 
-inline ClusterSpec cluster(const std::string& gpu_name, int nodes, int gpus_per_node, const std::string& intra,
-    const std::string& inter)
+inline ClusterSpec cluster(
+    const std::string& gpu_name, int nodes, int gpus_per_node, const std::string& intra, const std::string& inter)
 {
     ClusterSpec c;
     c.name = "test";

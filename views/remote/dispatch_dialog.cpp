@@ -1,8 +1,8 @@
-#include "dispatch_dialog.hpp"
+#include "remote/dispatch_dialog.hpp"
 
 #include "cluster/profile_store.hpp"
-#include "input_error.hpp"
-#include "view_style.hpp"
+#include "spec/input_error.hpp"
+#include "style/view_style.hpp"
 
 #include <QComboBox>
 #include <QDialogButtonBox>

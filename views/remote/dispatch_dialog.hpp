@@ -6,7 +6,7 @@
 // Revert takes the generated one back). Send hands the request, with the edited files, to whoever listens;
 // the dialog never touches the network.
 #include "jobs/job_bundle.hpp"
-#include "scenario.hpp"
+#include "spec/scenario.hpp"
 
 #include <QDialog>
 #include <QMap>

@@ -1,6 +1,6 @@
-#include "overlay_view.hpp"
+#include "remote/overlay_view.hpp"
 
-#include "view_style.hpp"
+#include "style/view_style.hpp"
 
 #include <QHelpEvent>
 #include <QPainter>

@@ -1,9 +1,9 @@
-#include "profile_editor.hpp"
+#include "remote/profile_editor.hpp"
 
 #include "cluster/profile_store.hpp"
-#include "input_error.hpp"
-#include "preset_catalog.hpp"
-#include "view_style.hpp"
+#include "io/preset_catalog.hpp"
+#include "spec/input_error.hpp"
+#include "style/view_style.hpp"
 
 #include <QCheckBox>
 #include <QComboBox>

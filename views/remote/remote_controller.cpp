@@ -1,10 +1,10 @@
-#include "remote_controller.hpp"
+#include "remote/remote_controller.hpp"
 
-#include "input_error.hpp"
+#include "io/scenario_io.hpp"
+#include "remote/ssh_dialogs.hpp"
 #include "runs/remote_runner.hpp"
-#include "scenario_io.hpp"
+#include "spec/input_error.hpp"
 #include "ssh/prompt_bridge.hpp"
-#include "ssh_dialogs.hpp"
 #include "store/run_store.hpp"
 
 #include <QAction>

@@ -10,12 +10,12 @@
 //   remote.set_plan(scenario, label);          // what "Send as validation run" sends
 //   remote.start(true);                        // list the runs, re-attach to every unfinished one
 //   connect(&remote, &RemoteRunsController::overlayChanged, ...);  // plan_overlay(): markers for the planner
-#include "dispatch_dialog.hpp"
-#include "measured_trace.hpp"
-#include "profile_editor.hpp"
+#include "remote/dispatch_dialog.hpp"
+#include "remote/profile_editor.hpp"
+#include "remote/runs_panel.hpp"
 #include "runs/run_overlay.hpp"
-#include "runs_panel.hpp"
-#include "scenario.hpp"
+#include "spec/scenario.hpp"
+#include "viewdata/measured_trace.hpp"
 
 #include <QElapsedTimer>
 #include <QMap>

@@ -1,7 +1,7 @@
-#include "runs_model.hpp"
+#include "remote/runs_model.hpp"
 
 #include "runs/run_report.hpp"
-#include "view_style.hpp"
+#include "style/view_style.hpp"
 
 #include <QGuiApplication>
 

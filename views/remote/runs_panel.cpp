@@ -1,6 +1,6 @@
-#include "runs_panel.hpp"
+#include "remote/runs_panel.hpp"
 
-#include "view_style.hpp"
+#include "style/view_style.hpp"
 
 #include <QAction>
 #include <QComboBox>

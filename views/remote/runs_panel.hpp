@@ -3,8 +3,8 @@
 // measured-vs-predicted overlay of the selected runs (several selected: compared in one picture) and the log
 // of the selected run as it streams in. Buttons are actions a controller (RemoteRunsController) connects;
 // the panel itself reads nothing and sends nothing.
-#include "overlay_view.hpp"
-#include "runs_model.hpp"
+#include "remote/overlay_view.hpp"
+#include "remote/runs_model.hpp"
 
 #include <QWidget>
 

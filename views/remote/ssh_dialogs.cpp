@@ -1,4 +1,4 @@
-#include "ssh_dialogs.hpp"
+#include "remote/ssh_dialogs.hpp"
 
 #include <QDialogButtonBox>
 #include <QFontDatabase>

@@ -1,6 +1,6 @@
-#include "dag_canvas.hpp"
+#include "timeline/dag_canvas.hpp"
 
-#include "label_runs.hpp"
+#include "timeline/label_runs.hpp"
 
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -26,7 +26,10 @@ constexpr int kLaneGap = 16; // room for the edges between lanes
 constexpr int kTopPad = 8;
 constexpr double kMinNodePx = 3;
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
 
 QString node_label(const TimelineData& d, const TimelineItem& it)
 {
@@ -59,10 +62,14 @@ DagCanvas::DagCanvas(QWidget* parent)
 QRect DagCanvas::plot_rect() const
 {
     const QRect v = viewport()->rect();
-    return QRect(kLabelWidth, kAxisHeight, std::max(1, v.width() - kLabelWidth - 8), std::max(1, v.height() - kAxisHeight));
+    return QRect(
+        kLabelWidth, kAxisHeight, std::max(1, v.width() - kLabelWidth - 8), std::max(1, v.height() - kAxisHeight));
 }
 
-int DagCanvas::lanes_top() const { return kAxisHeight + kTopPad - verticalScrollBar()->value(); }
+int DagCanvas::lanes_top() const
+{
+    return kAxisHeight + kTopPad - verticalScrollBar()->value();
+}
 
 void DagCanvas::set_data(std::shared_ptr<const TimelineData> data)
 {
@@ -247,7 +254,8 @@ QString DagCanvas::tooltip_at(QPoint pos) const
         const int k = std::clamp(static_cast<int>((m_map.to_t(pos.x()) - it.start_s) / share), 0, layers - 1);
         s = QStringLiteral("layer ") + QString::number(first + k) + QStringLiteral(" of ") + qs(m_data->op_label(*op))
             + QStringLiteral("\n~") + qs(format_duration(share))
-            + QStringLiteral(" (the pass split evenly over its layers; the first and last stages' embedding and loss are inside)");
+            + QStringLiteral(
+                " (the pass split evenly over its layers; the first and last stages' embedding and loss are inside)");
         return s;
     }
     s = qs(m_data->describe(row, it));
@@ -257,11 +265,13 @@ QString DagCanvas::tooltip_at(QPoint pos) const
         s += QStringLiteral("\nwaits for:");
         for (std::size_t k = 0; k < edges.size() && k < 8; ++k)
             s += QStringLiteral(" ") + qs(m_data->op_label(edges[k].from)) + QStringLiteral(" (stage ")
-                + QString::number(m_data->graph().device(edges[k].from)) + (edges[k].via_communication ? QStringLiteral(", via send)") : QStringLiteral(")"));
+                + QString::number(m_data->graph().device(edges[k].from))
+                + (edges[k].via_communication ? QStringLiteral(", via send)") : QStringLiteral(")"));
         if (edges.size() > 8)
             s += QStringLiteral(" …");
     }
-    s += QStringLiteral("\ndouble-click: ") + (is_expanded(*op) ? QStringLiteral("collapse the layers") : QStringLiteral("expand into layers"));
+    s += QStringLiteral("\ndouble-click: ")
+        + (is_expanded(*op) ? QStringLiteral("collapse the layers") : QStringLiteral("expand into layers"));
     return s;
 }
 
@@ -303,7 +313,8 @@ void DagCanvas::paint_to(QPainter& p, bool) const
         Range r;
         r.begin = lane.row->first_ending_after(tb);
         r.end = r.begin;
-        while (r.end < items.size() && items[r.end].start_s < te && visible + (r.end - r.begin) <= kMaxNodesWithEdges * 4)
+        while (
+            r.end < items.size() && items[r.end].start_s < te && visible + (r.end - r.begin) <= kMaxNodesWithEdges * 4)
             ++r.end;
         ranges[li] = r;
         visible += r.end - r.begin;
@@ -323,14 +334,18 @@ void DagCanvas::paint_to(QPainter& p, bool) const
                 if (b.ops == 0 && !(b.busy_s > 0))
                     continue;
                 const int slot = b.dominant_slot();
-                const TimelineKind k = slot >= 0 && slot < static_cast<int>(lane.row->kinds.size()) ? lane.row->kinds[static_cast<std::size_t>(slot)] : TimelineKind::forward;
-                p.fillRect(QRect(plot.left() + x, top, 1, kNodeHeight), QColor::fromRgb(TimelinePalette::kind_rgb(k, 0)));
+                const TimelineKind k = slot >= 0 && slot < static_cast<int>(lane.row->kinds.size())
+                    ? lane.row->kinds[static_cast<std::size_t>(slot)]
+                    : TimelineKind::forward;
+                p.fillRect(
+                    QRect(plot.left() + x, top, 1, kNodeHeight), QColor::fromRgb(TimelinePalette::kind_rgb(k, 0)));
             }
         }
         p.restore();
         p.setPen(m_palette.muted_text);
         p.drawText(plot.adjusted(8, 4, -8, -4), Qt::AlignBottom | Qt::AlignHCenter,
-            tr("%1 passes in view: zoom in (wheel, or drag a box in the timeline) to see the dependency edges").arg(visible));
+            tr("%1 passes in view: zoom in (wheel, or drag a box in the timeline) to see the dependency edges")
+                .arg(visible));
     } else {
         // Edges under the nodes: cross-stage data flow coloured by the pass it feeds, same-stage order grey.
         p.setRenderHint(QPainter::Antialiasing, true);
@@ -370,7 +385,8 @@ void DagCanvas::paint_to(QPainter& p, bool) const
                         const QPointF b(to.left() + std::min(6.0, to.width() / 2), down ? to.top() : to.bottom());
                         p.drawPath(edge_path(a, b));
                     } else {
-                        p.drawLine(QPointF(from.right(), from.center().y() + 8), QPointF(to.left(), to.center().y() + 8));
+                        p.drawLine(
+                            QPointF(from.right(), from.center().y() + 8), QPointF(to.left(), to.center().y() + 8));
                     }
                     ++m_stats.edges_drawn;
                 }
@@ -389,7 +405,8 @@ void DagCanvas::paint_to(QPainter& p, bool) const
                 const double x = m_map.to_x(barrier_t) - 2;
                 QColor c = m_palette.muted_text;
                 p.setPen(QPen(c, 1.5, Qt::DashLine));
-                const double y_top = y0 + m_lanes.front().y - 4, y_bottom = y0 + m_lanes.back().y + m_lanes.back().h + 4;
+                const double y_top = y0 + m_lanes.front().y - 4,
+                             y_bottom = y0 + m_lanes.back().y + m_lanes.back().h + 4;
                 p.drawLine(QPointF(x, y_top), QPointF(x, y_bottom));
                 p.setFont(small);
                 p.setPen(m_palette.muted_text);
@@ -411,7 +428,8 @@ void DagCanvas::paint_to(QPainter& p, bool) const
                     continue;
                 }
                 const QPointF c0(r.left() + 2, r.center().y()), c1(r.right() - 2, r.center().y());
-                if (have_prev && (std::max(prev.x(), c0.x()) >= plot.left() && std::min(prev.x(), c0.x()) <= plot.right())) {
+                if (have_prev
+                    && (std::max(prev.x(), c0.x()) >= plot.left() && std::min(prev.x(), c0.x()) <= plot.right())) {
                     p.drawLine(prev, c0);
                     ++m_stats.critical_edges_drawn;
                 }
@@ -492,8 +510,8 @@ void DagCanvas::paint_to(QPainter& p, bool) const
         // Pieces of one pass (bucketed backward) labelled as a group.
         for (std::size_t li = 0; li < m_lanes.size(); ++li) {
             const Lane& lane = m_lanes[li];
-            for_each_label_run(*m_data, *lane.row, ranges[li].begin, ranges[li].end, m_map.px_per_s, fm.horizontalAdvance(QStringLiteral("B00")) + 4, 0,
-                [&](const LabelRun& run) {
+            for_each_label_run(*m_data, *lane.row, ranges[li].begin, ranges[li].end, m_map.px_per_s,
+                fm.horizontalAdvance(QStringLiteral("B00")) + 4, 0, [&](const LabelRun& run) {
                     const QRectF a = node_rect_in(lane, lane.row->items[run.first], y0);
                     const QRectF b = node_rect_in(lane, lane.row->items[run.last], y0);
                     const QRectF band(a.left(), a.top(), b.right() - a.left(), a.height());
@@ -503,7 +521,8 @@ void DagCanvas::paint_to(QPainter& p, bool) const
                     const int tw = fm.horizontalAdvance(text) + 6;
                     QColor back = m_palette.background;
                     back.setAlpha(210);
-                    const QRectF tr = QRectF(0, 0, tw, fm.height()).translated(band.center() - QPointF(tw / 2.0, fm.height() / 2.0));
+                    const QRectF tr = QRectF(0, 0, tw, fm.height())
+                                          .translated(band.center() - QPointF(tw / 2.0, fm.height() / 2.0));
                     p.fillRect(tr, back);
                     p.setPen(m_palette.text);
                     p.drawText(tr, Qt::AlignCenter, text);

@@ -5,9 +5,9 @@
 // drawn through it. Double-clicking a node expands it into its layers. Made for seeing what a
 // schedule does: GPipe's all-forwards-then-all-backwards, 1F1B's steady state, interleaving's
 // virtual stages, ZB-H1's W passes filling the drain, DualPipe's two directions.
-#include "time_mapping.hpp"
-#include "timeline_data.hpp"
-#include "timeline_palette.hpp"
+#include "timeline/time_mapping.hpp"
+#include "timeline/timeline_palette.hpp"
+#include "viewdata/timeline_data.hpp"
 
 #include <QAbstractScrollArea>
 

@@ -1,10 +1,10 @@
 #pragma once
 // Plans the timeline's benchmarks, tests and screenshot tool share (no Qt): the large interleaved
 // schedule of the targets, and readable pipeline plans of every schedule.
-#include "preset_catalog.hpp"
-#include "scenario.hpp"
-#include "scenario_io.hpp"
-#include "strategy_rules.hpp"
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
+#include "spec/scenario.hpp"
+#include "spec/strategy_rules.hpp"
 
 #include <string>
 
@@ -52,7 +52,8 @@ inline Scenario large_interleaved()
 // given schedule (vpp virtual stages for interleaved), the GPU count kept by moving the rest into DP
 // and the global batch set to microbatches x micro_batch x dp. Throws InputError when the plan breaks
 // a rule (the message says which).
-inline Scenario pipeline_example(const std::string& base, Schedule schedule, int pp, long long microbatches, int vpp = 2)
+inline Scenario pipeline_example(
+    const std::string& base, Schedule schedule, int pp, long long microbatches, int vpp = 2)
 {
     Scenario s = load_scenario_preset(base, PresetCatalog::standard());
     Strategy& st = s.strategy;

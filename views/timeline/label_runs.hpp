@@ -2,7 +2,7 @@
 // Runs of bars too narrow for a label of their own that belong together: the pieces of one pass (the
 // last micro-batch's backward split into gradient buckets so the DP reduction overlaps it). Labelled
 // once as a group ("B7+W7 x12") so the picture still says what they are.
-#include "timeline_data.hpp"
+#include "viewdata/timeline_data.hpp"
 
 #include <QFontMetrics>
 #include <QString>
@@ -30,8 +30,8 @@ inline QString fitted_text(const LabelRun& run, const QFontMetrics& fm, double w
 
 // Calls `callback` for each run of at least two consecutive narrow compute bars of one micro-batch and
 // chunk in items [begin, end) whose total width (px_per_s) reaches min_px.
-inline void for_each_label_run(const TimelineData& d, const TimelineRow& row, std::size_t begin, std::size_t end, double px_per_s,
-    double narrow_px, double min_px, const std::function<void(const LabelRun&)>& callback)
+inline void for_each_label_run(const TimelineData& d, const TimelineRow& row, std::size_t begin, std::size_t end,
+    double px_per_s, double narrow_px, double min_px, const std::function<void(const LabelRun&)>& callback)
 {
     const ExecutionGraph& g = d.graph();
     const double gap_s = 1.0 / px_per_s; // bars closer than a pixel are one run
@@ -61,9 +61,11 @@ inline void for_each_label_run(const TimelineData& d, const TimelineRow& row, st
             run.first = i;
             run.last = j;
             // "R/B/W7": the passes in the group (recompute first, as it runs) and the micro-batch.
-            for (TimelineKind k : { TimelineKind::recompute, TimelineKind::forward, TimelineKind::backward_input, TimelineKind::backward_weight })
+            for (TimelineKind k : { TimelineKind::recompute, TimelineKind::forward, TimelineKind::backward_input,
+                     TimelineKind::backward_weight })
                 if (kinds[static_cast<int>(k)])
-                    run.text += (run.text.isEmpty() ? QString() : QStringLiteral("/")) + QString::fromLatin1(short_name(k));
+                    run.text
+                        += (run.text.isEmpty() ? QString() : QStringLiteral("/")) + QString::fromLatin1(short_name(k));
             run.text += QString::number(mb);
             run.pieces = j - i + 1;
             callback(run);

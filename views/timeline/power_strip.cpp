@@ -1,7 +1,7 @@
-#include "power_strip.hpp"
+#include "timeline/power_strip.hpp"
 
-#include "power_trace.hpp"
-#include "simulated_model.hpp"
+#include "power/power_trace.hpp"
+#include "sim/simulated_model.hpp"
 
 #include <QEvent>
 #include <QHelpEvent>

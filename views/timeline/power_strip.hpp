@@ -1,10 +1,10 @@
 #pragma once
-// Power over the simulated step, under the timeline and on its time axis (issue 9): one line per
+// Power over the simulated step, under the timeline and on its time axis: one line per
 // pipeline stage (watts per GPU, the highest value in each pixel column so no spike is lost), the mean
 // over all GPUs filled underneath, the power cap and the awake-idle floor as guides. The numbers come
 // from core's PowerTrace (power_trace.hpp); this widget only maps them to pixels.
-#include "timeline_canvas.hpp"
-#include "timeline_palette.hpp"
+#include "timeline/timeline_canvas.hpp"
+#include "timeline/timeline_palette.hpp"
 
 #include <QWidget>
 

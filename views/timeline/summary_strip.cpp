@@ -1,4 +1,4 @@
-#include "summary_strip.hpp"
+#include "timeline/summary_strip.hpp"
 
 #include <QPainter>
 
@@ -9,7 +9,10 @@ namespace parallax::views {
 
 namespace {
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
 
 QString plan_line(const TimelineData& d, const QString& prefix)
 {
@@ -17,9 +20,10 @@ QString plan_line(const TimelineData& d, const QString& prefix)
     QString s = prefix + qs(d.info.title);
     s += QStringLiteral("   step ") + qs(format_duration(p.step_time_s));
     s += QStringLiteral("   bubble ") + QString::number(p.bubble_fraction * 100, 'f', 1) + QStringLiteral("%");
-    s += QStringLiteral("   ") + QString::number(d.total_gpus()) + QStringLiteral(" GPUs, ") + QString::number(d.stages.size())
-        + QStringLiteral(" stage rows");
-    s += p.fidelity == Fidelity::simulated ? QStringLiteral("   (simulated)") : QStringLiteral("   (analytic numbers; the picture is simulated)");
+    s += QStringLiteral("   ") + QString::number(d.total_gpus()) + QStringLiteral(" GPUs, ")
+        + QString::number(d.stages.size()) + QStringLiteral(" stage rows");
+    s += p.fidelity == Fidelity::simulated ? QStringLiteral("   (simulated)")
+                                           : QStringLiteral("   (analytic numbers; the picture is simulated)");
     return s;
 }
 
@@ -111,12 +115,16 @@ int SummaryStrip::legend_lines() const
     };
     for (TimelineKind k : m_legend)
         add(QString::fromUtf8(to_string(k)));
-    for (const QString& s : { tr("bubble"), tr("exposed communication"), tr("critical path"), tr("lighter: the reverse-direction pipeline") })
+    for (const QString& s : { tr("bubble"), tr("exposed communication"), tr("critical path"),
+             tr("lighter: the reverse-direction pipeline") })
         add(s);
     return lines;
 }
 
-QSize SummaryStrip::minimumSizeHint() const { return QSize(200, sizeHint().height()); }
+QSize SummaryStrip::minimumSizeHint() const
+{
+    return QSize(200, sizeHint().height());
+}
 
 void SummaryStrip::paintEvent(QPaintEvent*)
 {
@@ -133,11 +141,13 @@ void SummaryStrip::paintEvent(QPaintEvent*)
     const int line = fm.height();
     const int left = 8, width = std::max(100, this->width() - 16);
     int y = 6;
-    const double max_step = std::max(m_current->prediction.step_time_s, m_baseline ? m_baseline->prediction.step_time_s : 0.0);
+    const double max_step
+        = std::max(m_current->prediction.step_time_s, m_baseline ? m_baseline->prediction.step_time_s : 0.0);
     auto bar = [&](const TimelineData& d, const QString& prefix) {
         p.setFont(bold);
         p.setPen(m_palette.text);
-        p.drawText(QRect(left, y, width, line), Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(plan_line(d, prefix), Qt::ElideRight, width));
+        p.drawText(QRect(left, y, width, line), Qt::AlignLeft | Qt::AlignVCenter,
+            fm.elidedText(plan_line(d, prefix), Qt::ElideRight, width));
         y += line + 2;
         // Stacked bar: the breakdown, to scale on the common axis of both plans.
         const auto items = timeline_summary(d.prediction);
@@ -172,7 +182,8 @@ void SummaryStrip::paintEvent(QPaintEvent*)
     if (m_diff) {
         p.setFont(bold);
         p.setPen(m_diff->delta_s() <= 0 ? QColor(0x15, 0x80, 0x3d) : QColor(0xb9, 0x1c, 0x1c));
-        p.drawText(QRect(left, y, width, line), Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(qs(m_diff->headline()), Qt::ElideRight, width));
+        p.drawText(QRect(left, y, width, line), Qt::AlignLeft | Qt::AlignVCenter,
+            fm.elidedText(qs(m_diff->headline()), Qt::ElideRight, width));
         y += line;
         if (!m_diff->strategy_changes.empty()) {
             p.setFont(font());
@@ -180,7 +191,8 @@ void SummaryStrip::paintEvent(QPaintEvent*)
             QString c = QStringLiteral("changed: ");
             for (std::size_t k = 0; k < m_diff->strategy_changes.size(); ++k)
                 c += (k ? QStringLiteral(", ") : QString()) + qs(m_diff->strategy_changes[k]);
-            p.drawText(QRect(left, y, width, line), Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(c, Qt::ElideRight, width));
+            p.drawText(
+                QRect(left, y, width, line), Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(c, Qt::ElideRight, width));
             y += line;
         }
     }
@@ -205,14 +217,17 @@ void SummaryStrip::paintEvent(QPaintEvent*)
         p.fillRect(r, m_palette.bubble);
         p.fillRect(r, QBrush(m_palette.bubble_hatch, Qt::BDiagPattern));
     });
-    entry(tr("exposed communication"), [&](const QRect& r) { p.fillRect(r.adjusted(0, r.height() - 3, 0, 0), m_palette.exposed); });
-    entry(tr("critical path"), [&](const QRect& r) { p.fillRect(r.adjusted(0, 0, 0, -(r.height() - 3)), m_palette.critical); });
+    entry(tr("exposed communication"),
+        [&](const QRect& r) { p.fillRect(r.adjusted(0, r.height() - 3, 0, 0), m_palette.exposed); });
+    entry(tr("critical path"),
+        [&](const QRect& r) { p.fillRect(r.adjusted(0, 0, 0, -(r.height() - 3)), m_palette.critical); });
     const bool dual = m_current->info.strategy && m_current->info.strategy->schedule == Schedule::dualpipe;
     if (m_current->chunks_per_device > 1)
-        entry(dual ? tr("lighter: the reverse-direction pipeline") : tr("lighter: the device's later virtual stage"), [&](const QRect& r) {
-            p.fillRect(r.adjusted(0, 0, -r.width() / 2, 0), TimelinePalette::kind(TimelineKind::forward, 0));
-            p.fillRect(r.adjusted(r.width() / 2, 0, 0, 0), TimelinePalette::kind(TimelineKind::forward, 1));
-        });
+        entry(dual ? tr("lighter: the reverse-direction pipeline") : tr("lighter: the device's later virtual stage"),
+            [&](const QRect& r) {
+                p.fillRect(r.adjusted(0, 0, -r.width() / 2, 0), TimelinePalette::kind(TimelineKind::forward, 0));
+                p.fillRect(r.adjusted(r.width() / 2, 0, 0, 0), TimelinePalette::kind(TimelineKind::forward, 1));
+            });
 }
 
 } // namespace parallax::views

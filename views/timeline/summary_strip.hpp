@@ -3,8 +3,8 @@
 // exposed TP/CP/EP/PP/DP, optimizer) as a stacked bar with the same numbers as the results panel, so
 // the picture and the numbers agree; both plans and the difference with its causes when comparing;
 // the colour legend.
-#include "timeline_data.hpp"
-#include "timeline_palette.hpp"
+#include "timeline/timeline_palette.hpp"
+#include "viewdata/timeline_data.hpp"
 
 #include <QWidget>
 

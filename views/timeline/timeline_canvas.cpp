@@ -1,6 +1,6 @@
-#include "timeline_canvas.hpp"
+#include "timeline/timeline_canvas.hpp"
 
-#include "label_runs.hpp"
+#include "timeline/label_runs.hpp"
 
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -56,7 +56,10 @@ QRgb mix(QRgb fg, QRgb bg, double alpha)
     return qRgb(c(qRed(fg), qRed(bg)), c(qGreen(fg), qGreen(bg)), c(qBlue(fg), qBlue(bg)));
 }
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
 
 QString item_label(const TimelineData* d, const TimelineRow& row, const TimelineItem& it, const MeasuredTrace* m)
 {
@@ -116,7 +119,10 @@ QRect TimelineCanvas::plot_rect() const
     return QRect(kLabelWidth, kAxisHeight, std::max(1, v.width() - kLabelWidth), std::max(1, v.height() - kAxisHeight));
 }
 
-int TimelineCanvas::rows_top() const { return kAxisHeight - verticalScrollBar()->value(); }
+int TimelineCanvas::rows_top() const
+{
+    return kAxisHeight - verticalScrollBar()->value();
+}
 
 double TimelineCanvas::full_begin() const
 {
@@ -140,7 +146,8 @@ double TimelineCanvas::full_end() const
 
 void TimelineCanvas::set_data(std::shared_ptr<const TimelineData> data)
 {
-    const bool refit = !m_data || !data || std::fabs(data->makespan_s - m_data->makespan_s) > 0.05 * std::max(1e-12, m_data->makespan_s);
+    const bool refit = !m_data || !data
+        || std::fabs(data->makespan_s - m_data->makespan_s) > 0.05 * std::max(1e-12, m_data->makespan_s);
     m_data = std::move(data);
     if (!m_selected_in_baseline)
         m_selected.reset();
@@ -212,7 +219,8 @@ void TimelineCanvas::relayout()
     const bool sections = (m_baseline && m_data) || m_measured;
     auto add_plan = [&](const TimelineData& d, Section sec, std::vector<int>& map) {
         if (sections) {
-            QString text = sec == Section::baseline ? QStringLiteral("A (pinned)   ") : QStringLiteral("B (current)   ");
+            QString text
+                = sec == Section::baseline ? QStringLiteral("A (pinned)   ") : QStringLiteral("B (current)   ");
             if (!m_baseline)
                 text = QStringLiteral("prediction   ");
             text += qs(d.info.title) + QStringLiteral("   step ") + qs(format_duration(d.makespan_s));
@@ -307,8 +315,10 @@ void TimelineCanvas::update_scrollbars()
     const double span = (hi + slack) - (lo - slack) - view;
     if (span > 0) {
         horizontalScrollBar()->setRange(0, kHorizontalScrollRange);
-        horizontalScrollBar()->setPageStep(static_cast<int>(kHorizontalScrollRange * std::min(1.0, view / (hi - lo + 2 * slack))));
-        horizontalScrollBar()->setValue(static_cast<int>(std::lround((m_map.t0_s - (lo - slack)) / span * kHorizontalScrollRange)));
+        horizontalScrollBar()->setPageStep(
+            static_cast<int>(kHorizontalScrollRange * std::min(1.0, view / (hi - lo + 2 * slack))));
+        horizontalScrollBar()->setValue(
+            static_cast<int>(std::lround((m_map.t0_s - (lo - slack)) / span * kHorizontalScrollRange)));
     } else {
         horizontalScrollBar()->setRange(0, 0);
     }
@@ -465,26 +475,34 @@ QRgb TimelineCanvas::bin_colour(const DisplayRow& r, const LodBin& b, double bin
     const TimelineRow& row = *r.row;
     const int slot = b.dominant_slot();
     const TimelineItem* top = b.top_item < row.items.size() ? &row.items[b.top_item] : nullptr;
-    TimelineKind kind = slot >= 0 && slot < static_cast<int>(row.kinds.size()) ? row.kinds[static_cast<std::size_t>(slot)]
-                                                                                : (top ? top->kind : TimelineKind::measured_other);
+    TimelineKind kind = slot >= 0 && slot < static_cast<int>(row.kinds.size())
+        ? row.kinds[static_cast<std::size_t>(slot)]
+        : (top ? top->kind : TimelineKind::measured_other);
     const int shade = top && top->kind == kind ? top->shade : 0;
     const double coverage = std::clamp(b.busy_s / bin_s, 0.0, 1.0);
     // A bar narrower than the pixel still shows at half strength: nothing vanishes when zoomed out.
-    return mix(TimelinePalette::kind_rgb(kind, shade), is_bubble ? m_palette.bubble.rgb() : background, 0.5 + 0.5 * coverage);
+    return mix(
+        TimelinePalette::kind_rgb(kind, shade), is_bubble ? m_palette.bubble.rgb() : background, 0.5 + 0.5 * coverage);
 }
 
-void TimelineCanvas::invalidate_cache() { m_cache_valid = false; }
+void TimelineCanvas::invalidate_cache()
+{
+    m_cache_valid = false;
+}
 
 namespace {
 std::atomic<bool> g_parallel_rows { true };
 } // namespace
 
-void TimelineCanvas::set_parallel_rows(bool on) { g_parallel_rows = on; }
+void TimelineCanvas::set_parallel_rows(bool on)
+{
+    g_parallel_rows = on;
+}
 
 void TimelineCanvas::paint_rows_raster(QPainter& p, const QRect& plot, int rows_y0) const
 {
-    const CacheKey key { m_data.get(), m_baseline.get(), m_measured.get(), m_measured_offset, m_map.t0_s, m_map.px_per_s, m_map.x0_px,
-        rows_y0, plot.size(), m_layout_generation, m_show_critical };
+    const CacheKey key { m_data.get(), m_baseline.get(), m_measured.get(), m_measured_offset, m_map.t0_s,
+        m_map.px_per_s, m_map.x0_px, rows_y0, plot.size(), m_layout_generation, m_show_critical };
     if (!m_cache_valid || !(key == m_cache_key) || m_image.size() != plot.size()) {
         render_rows_image(plot, rows_y0);
         m_cache_key = key;
@@ -568,7 +586,8 @@ void TimelineCanvas::render_rows_image(const QRect& plot, int rows_y0) const
             for (int x = 0; x < w; ++x) {
                 const LodBin& b = bins[static_cast<std::size_t>(x)];
                 if (b.exposed_s > 0)
-                    line[static_cast<std::size_t>(x)] = mix(exposed, line[static_cast<std::size_t>(x)], 0.55 + 0.45 * std::min(1.0, b.exposed_s * inv_bin));
+                    line[static_cast<std::size_t>(x)] = mix(
+                        exposed, line[static_cast<std::size_t>(x)], 0.55 + 0.45 * std::min(1.0, b.exposed_s * inv_bin));
             }
             for (int y = std::max(0, body_end - strip); y < std::min(h, body_end); ++y)
                 std::memcpy(scan(y), line.data(), sizeof(QRgb) * static_cast<std::size_t>(w));
@@ -653,7 +672,9 @@ void TimelineCanvas::paint_rows_vector(QPainter& p, const QRect& plot, int rows_
                     continue;
                 }
                 int e = xs + 1;
-                while (e < w && (pass == 0 ? m_bins[static_cast<std::size_t>(e)].exposed_s > 0 : m_bins[static_cast<std::size_t>(e)].critical))
+                while (e < w
+                    && (pass == 0 ? m_bins[static_cast<std::size_t>(e)].exposed_s > 0
+                                  : m_bins[static_cast<std::size_t>(e)].critical))
                     ++e;
                 if (pass == 0) {
                     const int strip = r.h >= 10 ? 3 : (r.h >= 5 ? 2 : 1);
@@ -712,7 +733,8 @@ void TimelineCanvas::paint_overlays(QPainter& p, const QRect& plot, int rows_y0)
     grid.setAlpha(45);
     p.setPen(QPen(grid, 1));
     for (const AxisTick& t : axis_ticks(t_begin, t_end, m_map.s_per_px()))
-        p.drawLine(QPointF(std::floor(m_map.to_x(t.t_s)) + 0.5, plot.top()), QPointF(std::floor(m_map.to_x(t.t_s)) + 0.5, plot.bottom()));
+        p.drawLine(QPointF(std::floor(m_map.to_x(t.t_s)) + 0.5, plot.top()),
+            QPointF(std::floor(m_map.to_x(t.t_s)) + 0.5, plot.bottom()));
 
     // Borders and labels of bars wide enough to have them.
     for (std::size_t ri = 0; ri < m_rows.size(); ++ri) {
@@ -726,8 +748,8 @@ void TimelineCanvas::paint_overlays(QPainter& p, const QRect& plot, int rows_y0)
         if (r.data && r.h >= kLabelMinRowHeight && row.kind == TimelineRowKind::compute) {
             const std::size_t i0 = row.first_ending_after(rb), i1 = row.first_ending_after(re);
             if (i1 + 1 - i0 <= static_cast<std::size_t>(plot.width()) / 3)
-                for_each_label_run(*r.data, row, i0, std::min(row.items.size(), i1 + 1), m_map.px_per_s, kMinSeparatorPx * 6, 0,
-                    [&](const LabelRun& run) {
+                for_each_label_run(*r.data, row, i0, std::min(row.items.size(), i1 + 1), m_map.px_per_s,
+                    kMinSeparatorPx * 6, 0, [&](const LabelRun& run) {
                         const double x0 = m_map.to_x(row.items[run.first].start_s + r.offset_s);
                         const double x1 = m_map.to_x(row.items[run.last].end_s + r.offset_s);
                         const QString text = fitted_text(run, fm, x1 - x0);
@@ -736,8 +758,9 @@ void TimelineCanvas::paint_overlays(QPainter& p, const QRect& plot, int rows_y0)
                         const QRectF band(x0, top, x1 - x0, r.h >= 4 ? r.h - 1 : r.h);
                         QColor back = m_palette.background;
                         back.setAlpha(200);
-                        const QRectF tr = QRectF(0, 0, fm.horizontalAdvance(text) + 6, fm.height()).translated(
-                            band.center() - QPointF((fm.horizontalAdvance(text) + 6) / 2.0, fm.height() / 2.0));
+                        const QRectF tr = QRectF(0, 0, fm.horizontalAdvance(text) + 6, fm.height())
+                                              .translated(band.center()
+                                                  - QPointF((fm.horizontalAdvance(text) + 6) / 2.0, fm.height() / 2.0));
                         p.fillRect(tr, back);
                         p.setPen(m_palette.text);
                         p.drawText(tr, Qt::AlignCenter, text);
@@ -765,7 +788,8 @@ void TimelineCanvas::paint_overlays(QPainter& p, const QRect& plot, int rows_y0)
             --budget;
             const QRectF rect = item_rect(static_cast<int>(ri), it, rows_y0, plot.left());
             p.setPen(QPen(separator, 1));
-            p.drawLine(QPointF(std::floor(rect.left()) + 0.5, rect.top()), QPointF(std::floor(rect.left()) + 0.5, rect.bottom()));
+            p.drawLine(QPointF(std::floor(rect.left()) + 0.5, rect.top()),
+                QPointF(std::floor(rect.left()) + 0.5, rect.bottom()));
             if (r.h >= kLabelMinRowHeight) {
                 const QString text = item_label(r.data, row, it, m_measured.get());
                 // Skip labels narrower than ~6 characters' room (STYLE.md): clutter, not information.
@@ -773,7 +797,8 @@ void TimelineCanvas::paint_overlays(QPainter& p, const QRect& plot, int rows_y0)
                     const QRectF visible = rect.intersected(QRectF(plot));
                     p.setPen(TimelinePalette::text_on(it.kind, it.shade));
                     const int strip = (it.flags & TimelineItem::kCritical) && m_show_critical ? 2 : 0;
-                    p.drawText(visible.adjusted(2, strip, -2, 0), Qt::AlignCenter | Qt::TextSingleLine, fm.elidedText(text, Qt::ElideRight, static_cast<int>(visible.width()) - 2));
+                    p.drawText(visible.adjusted(2, strip, -2, 0), Qt::AlignCenter | Qt::TextSingleLine,
+                        fm.elidedText(text, Qt::ElideRight, static_cast<int>(visible.width()) - 2));
                 }
             }
         }
@@ -789,10 +814,12 @@ void TimelineCanvas::paint_overlays(QPainter& p, const QRect& plot, int rows_y0)
             const auto& start = dptr->sim->result.start_s;
             const auto& end = dptr->sim->result.end_s;
             // The path runs forward in time: binary search for the part in view.
-            auto first = std::lower_bound(path.begin(), path.end(), t_begin, [&](std::uint32_t op, double t) { return end[op] < t; });
+            auto first = std::lower_bound(
+                path.begin(), path.end(), t_begin, [&](std::uint32_t op, double t) { return end[op] < t; });
             if (first != path.begin())
                 --first;
-            auto last = std::upper_bound(first, path.end(), t_end, [&](double t, std::uint32_t op) { return t < start[op]; });
+            auto last
+                = std::upper_bound(first, path.end(), t_end, [&](double t, std::uint32_t op) { return t < start[op]; });
             if (last != path.end())
                 ++last;
             std::size_t switches = 0;
@@ -872,7 +899,8 @@ void TimelineCanvas::paint_overlays(QPainter& p, const QRect& plot, int rows_y0)
                     continue;
                 outline(r, m_palette.predecessor);
                 if (!sel.isEmpty())
-                    draw_arrow(p, QPointF(r.right(), r.center().y()), QPointF(sel.left(), sel.center().y()), m_palette.predecessor);
+                    draw_arrow(p, QPointF(r.right(), r.center().y()), QPointF(sel.left(), sel.center().y()),
+                        m_palette.predecessor);
             }
             for (std::uint32_t q : d->successors(*m_selected)) {
                 const QRectF r = op_rect(q, base);
@@ -880,7 +908,8 @@ void TimelineCanvas::paint_overlays(QPainter& p, const QRect& plot, int rows_y0)
                     continue;
                 outline(r, m_palette.successor);
                 if (!sel.isEmpty())
-                    draw_arrow(p, QPointF(sel.right(), sel.center().y()), QPointF(r.left(), r.center().y()), m_palette.successor);
+                    draw_arrow(p, QPointF(sel.right(), sel.center().y()), QPointF(r.left(), r.center().y()),
+                        m_palette.successor);
             }
             if (!sel.isEmpty()) {
                 p.setPen(QPen(m_palette.selection, 3));
@@ -948,7 +977,9 @@ void TimelineCanvas::paint_labels(QPainter& p, const QRect& labels, int rows_y0)
         const QRect band(0, y, viewport()->width(), b.h);
         if (band.bottom() >= labels.top()) {
             p.fillRect(band.intersected(QRect(0, labels.top(), viewport()->width(), labels.height())),
-                b.section == Section::baseline ? QColor(0xe9, 0xec, 0xf2) : (b.section == Section::measured ? QColor(0xf6, 0xec, 0xe3) : QColor(0xe6, 0xf0, 0xea)));
+                b.section == Section::baseline
+                    ? QColor(0xe9, 0xec, 0xf2)
+                    : (b.section == Section::measured ? QColor(0xf6, 0xec, 0xe3) : QColor(0xe6, 0xf0, 0xea)));
             p.setPen(m_palette.text);
             p.setFont(bold);
             p.drawText(band.adjusted(6, 0, -6, 0), Qt::AlignVCenter | Qt::AlignLeft, b.text);
@@ -977,7 +1008,8 @@ void TimelineCanvas::paint_labels(QPainter& p, const QRect& labels, int rows_y0)
                 } else {
                     name = QStringLiteral("stage ") + QString::number(st.stage);
                 }
-                sub = QString::number(st.gpus()) + QStringLiteral(" GPU") + (st.gpus() == 1 ? QString() : QStringLiteral("s"));
+                sub = QString::number(st.gpus()) + QStringLiteral(" GPU")
+                    + (st.gpus() == 1 ? QString() : QStringLiteral("s"));
                 const double bubble_frac = r.data->makespan_s > 0 ? st.bubble_s / r.data->makespan_s * 100 : 0;
                 sub += QStringLiteral(" · bubble ") + qs(format_duration(st.bubble_s)) + QStringLiteral(" (")
                     + QString::number(bubble_frac, 'f', 1) + QStringLiteral("%)");
@@ -988,20 +1020,23 @@ void TimelineCanvas::paint_labels(QPainter& p, const QRect& labels, int rows_y0)
             p.setFont(r.section == Section::measured ? small : bold);
             const int line_h = fm_bold.height();
             const int text_y = std::max(y, labels.top());
-            p.drawText(QRect(6, text_y, kLabelWidth - (r.section == Section::measured ? 8 : 60), line_h), Qt::AlignLeft | Qt::AlignVCenter,
-                (r.section == Section::measured ? fm_small : fm_bold).elidedText(name, Qt::ElideRight, kLabelWidth - 66));
+            p.drawText(QRect(6, text_y, kLabelWidth - (r.section == Section::measured ? 8 : 60), line_h),
+                Qt::AlignLeft | Qt::AlignVCenter,
+                (r.section == Section::measured ? fm_small : fm_bold)
+                    .elidedText(name, Qt::ElideRight, kLabelWidth - 66));
             // The stage's GPUs and bubble under its name when the group is tall enough.
             int group_h = 0;
             for (int ri : r.data ? r.data->stages[static_cast<std::size_t>(r.stage_index)].rows : std::vector<int> {}) {
-                const std::vector<int>& map = r.section == Section::baseline ? m_row_of_baseline_row : m_row_of_data_row;
+                const std::vector<int>& map
+                    = r.section == Section::baseline ? m_row_of_baseline_row : m_row_of_data_row;
                 if (ri >= 0 && static_cast<std::size_t>(ri) < map.size() && map[static_cast<std::size_t>(ri)] >= 0)
                     group_h += m_rows[static_cast<std::size_t>(map[static_cast<std::size_t>(ri)])].h;
             }
             if (!sub.isEmpty() && group_h >= line_h + fm_small.height()) {
                 p.setFont(small);
                 p.setPen(m_palette.muted_text);
-                p.drawText(QRect(6, text_y + line_h, kLabelWidth - 10, fm_small.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                    fm_small.elidedText(sub, Qt::ElideRight, kLabelWidth - 12));
+                p.drawText(QRect(6, text_y + line_h, kLabelWidth - 10, fm_small.height()),
+                    Qt::AlignLeft | Qt::AlignVCenter, fm_small.elidedText(sub, Qt::ElideRight, kLabelWidth - 12));
             }
             last_group_label_y = y;
         }
@@ -1065,8 +1100,8 @@ QString TimelineCanvas::tooltip_at(QPoint pos) const
     const TimelineRow& row = *r.row;
     if (pos.x() < plot_rect().left()) {
         if (!r.data)
-            return qs(row.label) + QStringLiteral("\n") + QString::number(row.items.size()) + QStringLiteral(" events, busy ")
-                + qs(format_duration(row.busy_s));
+            return qs(row.label) + QStringLiteral("\n") + QString::number(row.items.size())
+                + QStringLiteral(" events, busy ") + qs(format_duration(row.busy_s));
         const TimelineStage& st = r.data->stages[static_cast<std::size_t>(r.stage_index)];
         QString s = QStringLiteral("stage ") + QString::number(st.stage);
         if (st.members.size() > 1) {
@@ -1076,7 +1111,8 @@ QString TimelineCanvas::tooltip_at(QPoint pos) const
             s += QStringLiteral(")");
         }
         s += QStringLiteral("\n") + QString::number(st.gpus()) + QStringLiteral(" GPUs shown by this row (")
-            + QString::number(st.gpus_per_stage) + QStringLiteral(" per stage: its TP x CP x DP replicas behave alike)");
+            + QString::number(st.gpus_per_stage)
+            + QStringLiteral(" per stage: its TP x CP x DP replicas behave alike)");
         s += QStringLiteral("\ncompute ") + qs(format_duration(st.compute_s));
         if (st.recompute_s > 0)
             s += QStringLiteral(", recompute ") + qs(format_duration(st.recompute_s));
@@ -1084,11 +1120,12 @@ QString TimelineCanvas::tooltip_at(QPoint pos) const
             + QStringLiteral(" (idle before the pipeline drains: filling and draining, and waiting on slower stages)")
             + QStringLiteral("\nwaiting on its own sends/gathers ") + qs(format_duration(st.comm_wait_s));
         if (st.stage == r.data->slowest_stage)
-            s += QStringLiteral("\nthe slowest stage: the summary's bubble (") + qs(format_duration(r.data->prediction.time.bubble_s))
-                + QStringLiteral(") and exposed PP (") + qs(format_duration(r.data->prediction.time.exposed_pp_s))
+            s += QStringLiteral("\nthe slowest stage: the summary's bubble (")
+                + qs(format_duration(r.data->prediction.time.bubble_s)) + QStringLiteral(") and exposed PP (")
+                + qs(format_duration(r.data->prediction.time.exposed_pp_s))
                 + QStringLiteral(") are its bubble and waits");
-        s += QStringLiteral("\nafter the pipeline drains ") + qs(format_duration(st.tail_s)) + QStringLiteral(" (optimizer ")
-            + qs(format_duration(st.optimizer_s)) + QStringLiteral(")");
+        s += QStringLiteral("\nafter the pipeline drains ") + qs(format_duration(st.tail_s))
+            + QStringLiteral(" (optimizer ") + qs(format_duration(st.optimizer_s)) + QStringLiteral(")");
         s += QStringLiteral("\nexposed communication ") + qs(format_duration(st.exposed_comm_s));
         s += QStringLiteral("\nthis row: ") + QString::fromLatin1(to_string(row.kind)) + QStringLiteral(", ")
             + QString::number(row.items.size()) + QStringLiteral(" bars, busy ") + qs(format_duration(row.busy_s));
@@ -1098,7 +1135,8 @@ QString TimelineCanvas::tooltip_at(QPoint pos) const
     const double bin_s = m_map.s_per_px();
     if (h->crowded) {
         s = QString::number(h->bin.ops) + QStringLiteral(" ops in this pixel column (") + qs(format_duration(bin_s))
-            + QStringLiteral(" wide), busy ") + QString::number(std::min(100.0, h->bin.busy_s / bin_s * 100), 'f', 0) + QStringLiteral("%");
+            + QStringLiteral(" wide), busy ") + QString::number(std::min(100.0, h->bin.busy_s / bin_s * 100), 'f', 0)
+            + QStringLiteral("%");
         const int slot = h->bin.dominant_slot();
         if (slot >= 0 && slot < static_cast<int>(row.kinds.size()))
             s += QStringLiteral(", mostly ") + QString::fromUtf8(to_string(row.kinds[static_cast<std::size_t>(slot)]));
@@ -1110,14 +1148,16 @@ QString TimelineCanvas::tooltip_at(QPoint pos) const
             s += qs(r.data->describe(row, it));
         } else {
             const MeasuredTrace& m = *m_measured;
-            s += (it.op < m.names.size() ? qs(m.names[it.op]) : QString()) + QStringLiteral("\n") + QString::fromUtf8(to_string(it.kind));
-            s += QStringLiteral("\nstart ") + qs(format_duration(it.start_s)) + QStringLiteral("   end ") + qs(format_duration(it.end_s))
-                + QStringLiteral("   duration ") + qs(format_duration(it.duration_s()));
+            s += (it.op < m.names.size() ? qs(m.names[it.op]) : QString()) + QStringLiteral("\n")
+                + QString::fromUtf8(to_string(it.kind));
+            s += QStringLiteral("\nstart ") + qs(format_duration(it.start_s)) + QStringLiteral("   end ")
+                + qs(format_duration(it.end_s)) + QStringLiteral("   duration ") + qs(format_duration(it.duration_s()));
         }
     } else if (h->bin.bubble_s > 0 && r.data) {
         const TimelineStage& st = r.data->stages[static_cast<std::size_t>(r.stage_index)];
         s += QStringLiteral("bubble: stage ") + QString::number(st.stage)
-            + QStringLiteral(" idle while the pipeline fills or drains\nthis stage's bubbles: ") + qs(format_duration(st.bubble_s));
+            + QStringLiteral(" idle while the pipeline fills or drains\nthis stage's bubbles: ")
+            + qs(format_duration(st.bubble_s));
     }
     if (h->bin.exposed_s > 0)
         s += QStringLiteral("\nexposed communication here: ") + qs(format_duration(h->bin.exposed_s));
@@ -1205,7 +1245,8 @@ void TimelineCanvas::mousePressEvent(QMouseEvent* e)
 {
     m_press_pos = m_last_pos = e->position().toPoint();
     m_dragging = false;
-    m_banding = e->button() == Qt::RightButton || (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier));
+    m_banding
+        = e->button() == Qt::RightButton || (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier));
     m_band_end = m_press_pos;
     e->accept();
 }
@@ -1245,7 +1286,8 @@ void TimelineCanvas::mouseReleaseEvent(QMouseEvent* e)
             // Vertically, the band's rows fill the view (up to the readable row scale).
             if (band.height() >= 12 && band.height() < plot.height()) {
                 const int content_top = band.top() - rows_top();
-                const double factor = std::min(static_cast<double>(plot.height()) / band.height(), kMaxRowScale / m_row_scale);
+                const double factor
+                    = std::min(static_cast<double>(plot.height()) / band.height(), kMaxRowScale / m_row_scale);
                 set_row_scale(m_row_scale * factor);
                 verticalScrollBar()->setValue(static_cast<int>(content_top * factor));
             }

@@ -5,10 +5,10 @@
 // (aggregate_row: nothing is lost) and drawn as one image without antialiasing; bars get borders and
 // labels only when they are wide enough. Plan A (pinned) and plan B share the axis when comparing; a
 // measured trace is drawn under them on the same axis.
-#include "measured_trace.hpp"
-#include "time_mapping.hpp"
-#include "timeline_data.hpp"
-#include "timeline_palette.hpp"
+#include "timeline/time_mapping.hpp"
+#include "timeline/timeline_palette.hpp"
+#include "viewdata/measured_trace.hpp"
+#include "viewdata/timeline_data.hpp"
 
 #include <QAbstractScrollArea>
 #include <QImage>

@@ -1,4 +1,4 @@
-#include "timeline_palette.hpp"
+#include "timeline/timeline_palette.hpp"
 
 #include <algorithm>
 #include <array>
@@ -50,7 +50,8 @@ QRgb TimelinePalette::kind_rgb(TimelineKind k, int shade)
         std::array<std::array<QRgb, 4>, kTimelineKindCount> t {};
         for (int i = 0; i < kTimelineKindCount; ++i)
             for (int s = 0; s < 4; ++s)
-                t[static_cast<std::size_t>(i)][static_cast<std::size_t>(s)] = lighten(kBase[static_cast<std::size_t>(i)], s);
+                t[static_cast<std::size_t>(i)][static_cast<std::size_t>(s)]
+                    = lighten(kBase[static_cast<std::size_t>(i)], s);
         return t;
     }();
     const int i = static_cast<int>(k);
@@ -59,9 +60,15 @@ QRgb TimelinePalette::kind_rgb(TimelineKind k, int shade)
     return table[static_cast<std::size_t>(i)][static_cast<std::size_t>(std::clamp(shade, 0, 3))];
 }
 
-QColor TimelinePalette::kind(TimelineKind k) { return QColor::fromRgb(kind_rgb(k, 0)); }
+QColor TimelinePalette::kind(TimelineKind k)
+{
+    return QColor::fromRgb(kind_rgb(k, 0));
+}
 
-QColor TimelinePalette::kind(TimelineKind k, int shade) { return QColor::fromRgb(kind_rgb(k, shade)); }
+QColor TimelinePalette::kind(TimelineKind k, int shade)
+{
+    return QColor::fromRgb(kind_rgb(k, shade));
+}
 
 QColor TimelinePalette::text_on(TimelineKind k, int shade)
 {
@@ -70,6 +77,9 @@ QColor TimelinePalette::text_on(TimelineKind k, int shade)
     return luminance > 0.55 ? QColor(0x11, 0x18, 0x27) : QColor(Qt::white);
 }
 
-QString TimelinePalette::legend_name(TimelineKind k) { return QString::fromUtf8(to_string(k)); }
+QString TimelinePalette::legend_name(TimelineKind k)
+{
+    return QString::fromUtf8(to_string(k));
+}
 
 } // namespace parallax::views

@@ -1,7 +1,7 @@
 #pragma once
 // Colours of the timeline and DAG views: one per op kind (the legend), a lighter shade per virtual
 // stage on a device, and the marks (bubbles, exposed communication, critical path, selection).
-#include "timeline_data.hpp"
+#include "viewdata/timeline_data.hpp"
 
 #include <QColor>
 #include <QString>

@@ -4,10 +4,10 @@
 //   parallax-timeline-shot --schedule 1f1b --pp 4 --microbatches 8 --out timeline-1f1b.png
 //   parallax-timeline-shot --schedule interleaved --compare 1f1b --out compare.png
 //   parallax-timeline-shot --large --out large.png        (64 stages x 1,024 micro-batches)
-#include "example_plans.hpp"
-#include "input_error.hpp"
-#include "simulated_model.hpp"
-#include "timeline_view.hpp"
+#include "sim/simulated_model.hpp"
+#include "spec/input_error.hpp"
+#include "timeline/example_plans.hpp"
+#include "timeline/timeline_view.hpp"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -52,21 +52,32 @@ int main(int argc, char** argv)
     cmd.setApplicationDescription(QStringLiteral("Renders the timeline or DAG view of a simulated plan to PNG/SVG."));
     cmd.addHelpOption();
     cmd.addOptions({
-        { QStringLiteral("scenario"), QStringLiteral("Scenario preset name or file (default: default)."), QStringLiteral("SCENARIO"), QStringLiteral("default") },
-        { QStringLiteral("schedule"), QStringLiteral("gpipe, 1f1b, interleaved, zb-h1 or dualpipe (default: the scenario's)."), QStringLiteral("SCHEDULE") },
-        { QStringLiteral("pp"), QStringLiteral("Pipeline stages (default 4 with --schedule)."), QStringLiteral("N"), QStringLiteral("4") },
-        { QStringLiteral("vpp"), QStringLiteral("Virtual stages for interleaved (default 2)."), QStringLiteral("N"), QStringLiteral("2") },
-        { QStringLiteral("microbatches"), QStringLiteral("Micro-batches per step (default 8 with --schedule)."), QStringLiteral("M"), QStringLiteral("8") },
-        { QStringLiteral("compare"), QStringLiteral("Also simulate this schedule and show it as plan A."), QStringLiteral("SCHEDULE") },
+        { QStringLiteral("scenario"), QStringLiteral("Scenario preset name or file (default: default)."),
+            QStringLiteral("SCENARIO"), QStringLiteral("default") },
+        { QStringLiteral("schedule"),
+            QStringLiteral("gpipe, 1f1b, interleaved, zb-h1 or dualpipe (default: the scenario's)."),
+            QStringLiteral("SCHEDULE") },
+        { QStringLiteral("pp"), QStringLiteral("Pipeline stages (default 4 with --schedule)."), QStringLiteral("N"),
+            QStringLiteral("4") },
+        { QStringLiteral("vpp"), QStringLiteral("Virtual stages for interleaved (default 2)."), QStringLiteral("N"),
+            QStringLiteral("2") },
+        { QStringLiteral("microbatches"), QStringLiteral("Micro-batches per step (default 8 with --schedule)."),
+            QStringLiteral("M"), QStringLiteral("8") },
+        { QStringLiteral("compare"), QStringLiteral("Also simulate this schedule and show it as plan A."),
+            QStringLiteral("SCHEDULE") },
         { QStringLiteral("large"), QStringLiteral("The 64-stage x 1,024-micro-batch interleaved benchmark plan.") },
-        { QStringLiteral("view"), QStringLiteral("timeline or dag (default timeline)."), QStringLiteral("VIEW"), QStringLiteral("timeline") },
+        { QStringLiteral("view"), QStringLiteral("timeline or dag (default timeline)."), QStringLiteral("VIEW"),
+            QStringLiteral("timeline") },
         { QStringLiteral("expand"), QStringLiteral("DAG: expand the first forward pass of stage 0 into layers.") },
         { QStringLiteral("no-comm"), QStringLiteral("Timeline: compute rows only.") },
-        { QStringLiteral("select"), QStringLiteral("Select the op with this id (highlights its dependencies)."), QStringLiteral("OP") },
-        { QStringLiteral("measured"), QStringLiteral("Overlay a measured Chrome/Perfetto trace."), QStringLiteral("TRACE") },
+        { QStringLiteral("select"), QStringLiteral("Select the op with this id (highlights its dependencies)."),
+            QStringLiteral("OP") },
+        { QStringLiteral("measured"), QStringLiteral("Overlay a measured Chrome/Perfetto trace."),
+            QStringLiteral("TRACE") },
         { QStringLiteral("range"), QStringLiteral("Show only this time range, in seconds."), QStringLiteral("T0,T1") },
         { QStringLiteral("stats"), QStringLiteral("Print each stage's compute, bubble and waits.") },
-        { QStringLiteral("size"), QStringLiteral("Image size (default 1600x900)."), QStringLiteral("WxH"), QStringLiteral("1600x900") },
+        { QStringLiteral("size"), QStringLiteral("Image size (default 1600x900)."), QStringLiteral("WxH"),
+            QStringLiteral("1600x900") },
         { QStringLiteral("out"), QStringLiteral("PNG file to write."), QStringLiteral("PNG") },
         { QStringLiteral("svg"), QStringLiteral("SVG file to write as well."), QStringLiteral("SVG") },
     });
@@ -96,8 +107,9 @@ int main(int argc, char** argv)
             cmd.value(QStringLiteral("microbatches")).toLongLong(), cmd.value(QStringLiteral("vpp")).toInt());
     };
     try {
-        const Scenario main_scenario = cmd.isSet(QStringLiteral("large")) ? views::examples::large_interleaved()
-                                                                          : scenario_for(cmd.value(QStringLiteral("schedule")));
+        const Scenario main_scenario = cmd.isSet(QStringLiteral("large"))
+            ? views::examples::large_interleaved()
+            : scenario_for(cmd.value(QStringLiteral("schedule")));
         const Plan plan = make_plan(main_scenario);
         views::TimelineView view;
         view.resize(size);
@@ -151,12 +163,14 @@ int main(int argc, char** argv)
             const TimelineData& d = *plan.data;
             std::printf("pipeline drains at %s, step %s; prediction: bubble %s, compute %s, exposed PP %s\n",
                 format_duration(d.pipeline_end_s).c_str(), format_duration(d.makespan_s).c_str(),
-                format_duration(d.prediction.time.bubble_s).c_str(), format_duration(d.prediction.time.compute_s).c_str(),
+                format_duration(d.prediction.time.bubble_s).c_str(),
+                format_duration(d.prediction.time.compute_s).c_str(),
                 format_duration(d.prediction.time.exposed_pp_s).c_str());
             for (const TimelineStage& st : d.stages)
-                std::printf("stage %3d  compute %s  recompute %s  bubble %s  waiting on own comm %s  exposed comm %s\n", st.stage,
-                    format_duration(st.compute_s).c_str(), format_duration(st.recompute_s).c_str(), format_duration(st.bubble_s).c_str(),
-                    format_duration(st.comm_wait_s).c_str(), format_duration(st.exposed_comm_s).c_str());
+                std::printf("stage %3d  compute %s  recompute %s  bubble %s  waiting on own comm %s  exposed comm %s\n",
+                    st.stage, format_duration(st.compute_s).c_str(), format_duration(st.recompute_s).c_str(),
+                    format_duration(st.bubble_s).c_str(), format_duration(st.comm_wait_s).c_str(),
+                    format_duration(st.exposed_comm_s).c_str());
         }
         std::printf("%s: %zu ops, %d stages, step %s; simulate %.0f ms, view data %.0f ms\n",
             qPrintable(cmd.value(QStringLiteral("out"))), plan.data->op_count(), plan.data->graph().devices,

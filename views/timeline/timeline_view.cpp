@@ -1,7 +1,7 @@
-#include "timeline_view.hpp"
+#include "timeline/timeline_view.hpp"
 
-#include "chrome_trace.hpp"
-#include "input_error.hpp"
+#include "io/chrome_trace.hpp"
+#include "spec/input_error.hpp"
 
 #include <QAction>
 #include <QActionGroup>
@@ -44,7 +44,8 @@ TimelineView::TimelineView(QWidget* parent)
         modes->addAction(a);
     }
     m_mode_timeline->setChecked(true);
-    m_mode_dag->setToolTip(tr("Dependency graph per stage x micro-batch chunk; double-click a pass to expand it into layers"));
+    m_mode_dag->setToolTip(
+        tr("Dependency graph per stage x micro-batch chunk; double-click a pass to expand it into layers"));
     m_toolbar->addSeparator();
     m_toolbar->addAction(tr("Fit"), this, [this] { fit(); })->setToolTip(tr("Whole step (F, Home)"));
     m_toolbar->addAction(tr("Zoom in"), this, [this] {
@@ -84,7 +85,8 @@ TimelineView::TimelineView(QWidget* parent)
             clear_comparison();
     });
     m_toolbar->addAction(tr("Measured trace…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Measured trace"), QString(), tr("Chrome / Perfetto trace (*.json *.trace *.pt.trace.json);;All files (*)"));
+        const QString path = QFileDialog::getOpenFileName(this, tr("Measured trace"), QString(),
+            tr("Chrome / Perfetto trace (*.json *.trace *.pt.trace.json);;All files (*)"));
         if (path.isEmpty())
             return;
         QString why;
@@ -106,7 +108,8 @@ void TimelineView::set_simulation(const SimulatedPlan& sim, const Prediction& pr
     set_simulation(std::make_shared<const SimulatedPlan>(sim), prediction, info);
 }
 
-void TimelineView::set_simulation(std::shared_ptr<const SimulatedPlan> sim, const Prediction& prediction, const TimelinePlanInfo& info)
+void TimelineView::set_simulation(
+    std::shared_ptr<const SimulatedPlan> sim, const Prediction& prediction, const TimelinePlanInfo& info)
 {
     set_timeline_data(build_timeline_data(std::move(sim), prediction, info));
 }
@@ -142,9 +145,15 @@ void TimelineView::set_comparison(std::shared_ptr<const TimelineData> a)
     refresh_summary();
 }
 
-void TimelineView::pin_current_as_baseline() { set_comparison(m_timeline->data()); }
+void TimelineView::pin_current_as_baseline()
+{
+    set_comparison(m_timeline->data());
+}
 
-void TimelineView::clear_comparison() { set_comparison(std::shared_ptr<const TimelineData> {}); }
+void TimelineView::clear_comparison()
+{
+    set_comparison(std::shared_ptr<const TimelineData> {});
+}
 
 bool TimelineView::load_measured_trace(const QString& path, QString* error)
 {
@@ -174,7 +183,10 @@ void TimelineView::clear_measured_trace()
     refresh_summary();
 }
 
-void TimelineView::set_measured_offset(double seconds) { m_timeline->set_measured_offset(seconds); }
+void TimelineView::set_measured_offset(double seconds)
+{
+    m_timeline->set_measured_offset(seconds);
+}
 
 void TimelineView::set_show_power(bool on)
 {
@@ -256,7 +268,8 @@ bool TimelineView::export_chrome_trace(const QString& path, QString* error)
         return false;
     }
     try {
-        write_chrome_trace(*d->sim, d->info.title.empty() ? std::string("parallax plan") : d->info.title, path.toStdString());
+        write_chrome_trace(
+            *d->sim, d->info.title.empty() ? std::string("parallax plan") : d->info.title, path.toStdString());
         return true;
     } catch (const InputError& e) {
         if (error)
@@ -267,12 +280,16 @@ bool TimelineView::export_chrome_trace(const QString& path, QString* error)
 
 void TimelineView::export_dialog(const QString& kind)
 {
-    const QString filter = kind == QStringLiteral("png") ? tr("PNG image (*.png)") : kind == QStringLiteral("svg") ? tr("SVG image (*.svg)") : tr("Chrome trace (*.json)");
+    const QString filter = kind == QStringLiteral("png") ? tr("PNG image (*.png)")
+        : kind == QStringLiteral("svg")                  ? tr("SVG image (*.svg)")
+                                                         : tr("Chrome trace (*.json)");
     const QString path = QFileDialog::getSaveFileName(this, tr("Export"), QStringLiteral("timeline.") + kind, filter);
     if (path.isEmpty())
         return;
     QString why;
-    const bool ok = kind == QStringLiteral("png") ? export_png(path, &why) : kind == QStringLiteral("svg") ? export_svg(path, &why) : export_chrome_trace(path, &why);
+    const bool ok = kind == QStringLiteral("png") ? export_png(path, &why)
+        : kind == QStringLiteral("svg")           ? export_svg(path, &why)
+                                                  : export_chrome_trace(path, &why);
     if (!ok)
         QMessageBox::warning(this, tr("Export"), why);
 }

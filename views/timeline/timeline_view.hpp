@@ -10,10 +10,10 @@
 //
 // Building the view data of a 10^6-op plan takes ~0.1 s; callers that want it off the GUI thread
 // call build_timeline_data() there and hand the result to set_timeline_data().
-#include "dag_canvas.hpp"
-#include "power_strip.hpp"
-#include "summary_strip.hpp"
-#include "timeline_canvas.hpp"
+#include "timeline/dag_canvas.hpp"
+#include "timeline/power_strip.hpp"
+#include "timeline/summary_strip.hpp"
+#include "timeline/timeline_canvas.hpp"
 
 #include <QWidget>
 
@@ -32,7 +32,8 @@ public:
     explicit TimelineView(QWidget* parent = nullptr);
 
     void set_simulation(const SimulatedPlan& sim, const Prediction& prediction, const TimelinePlanInfo& info = {});
-    void set_simulation(std::shared_ptr<const SimulatedPlan> sim, const Prediction& prediction, const TimelinePlanInfo& info = {});
+    void set_simulation(
+        std::shared_ptr<const SimulatedPlan> sim, const Prediction& prediction, const TimelinePlanInfo& info = {});
     void set_timeline_data(std::shared_ptr<const TimelineData> data);
     std::shared_ptr<const TimelineData> timeline_data() const { return m_timeline->data(); }
     void clear();

@@ -28,8 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     // The split point comes from the input itself so the fuzzer can steer it.
     const std::size_t split = size == 0 ? 0 : data[0] % (size + 1);
-    for (LogFormat format :
-        { LogFormat::auto_detect, LogFormat::megatron, LogFormat::torchtitan, LogFormat::deepspeed, LogFormat::probe }) {
+    for (LogFormat format : { LogFormat::auto_detect, LogFormat::megatron, LogFormat::torchtitan, LogFormat::deepspeed,
+             LogFormat::probe }) {
         const ParsedLog whole = parse_training_log(text, format);
         require(fuzz::check_invariants(whole));
         TrainingLogParser chunked(format);

@@ -12,7 +12,10 @@
 
 namespace parallax::remote::fuzz {
 
-inline bool finite_or_absent(const std::optional<double>& v) { return !v || std::isfinite(*v); }
+inline bool finite_or_absent(const std::optional<double>& v)
+{
+    return !v || std::isfinite(*v);
+}
 
 inline std::string check_invariants(const ParsedLog& log)
 {
@@ -47,8 +50,7 @@ inline bool same_value(const std::optional<double>& a, const std::optional<doubl
 // Chunking must not change anything: a log streamed over SSH parses like the finished file.
 inline std::string check_same(const ParsedLog& a, const ParsedLog& b)
 {
-    if (a.format != b.format || a.steps.size() != b.steps.size()
-        || a.memory_reports.size() != b.memory_reports.size())
+    if (a.format != b.format || a.steps.size() != b.steps.size() || a.memory_reports.size() != b.memory_reports.size())
         return "results differ in format or size";
     for (std::size_t i = 0; i < a.steps.size(); ++i) {
         const auto& x = a.steps[i];

@@ -1,0 +1,42 @@
+#include "cli/cli_common.hpp"
+
+#include "io/json_reader.hpp"
+#include "io/scenario_io.hpp"
+
+#include <cstdio>
+#include <filesystem>
+
+namespace parallax::cli {
+
+Scenario load_scenario_argument(const std::string& arg, const PresetCatalog& catalog)
+{
+    std::error_code ec;
+    if (!std::filesystem::exists(arg, ec) && catalog.find(PresetKind::scenarios, arg))
+        return load_scenario_preset(arg, catalog);
+    return load_scenario_file(arg, catalog);
+}
+
+Calibration calibration_argument(const QString& value)
+{
+    if (value.isEmpty() || value == QLatin1String("builtin"))
+        return builtin_calibration();
+    if (value == QLatin1String("none"))
+        return no_calibration();
+    const std::string path = value.toStdString();
+    return calibration_from_json(parse_json_text(read_text_file(path), path), path);
+}
+
+void print_out(const std::string& text)
+{
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+}
+
+void print_err(const std::string& text)
+{
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    std::fputc('\n', stderr);
+    std::fflush(stderr);
+}
+
+} // namespace parallax::cli

@@ -1,0 +1,25 @@
+#pragma once
+// Shared plumbing of the parallax-cli commands: exit codes, loading scenarios, writing output.
+#include "calibration/calibration.hpp"
+#include "io/preset_catalog.hpp"
+#include "spec/scenario.hpp"
+
+#include <QStringList>
+
+#include <string>
+
+namespace parallax::cli {
+
+// Exit codes of the contract (SCENARIO.md).
+enum ExitCode : int { kOk = 0, kInternalError = 1, kBadInput = 2, kInfeasible = 3 };
+
+// A scenario file path, or the name of a scenario preset ("default").
+Scenario load_scenario_argument(const std::string& arg, const PresetCatalog& catalog);
+
+// --calibration VALUE: a calibration JSON file, "builtin" or "none". Throws InputError.
+Calibration calibration_argument(const QString& value);
+
+void print_out(const std::string& text); // stdout
+void print_err(const std::string& text); // stderr, with a trailing newline
+
+} // namespace parallax::cli

@@ -1,0 +1,51 @@
+// parallax-cli predict SCENARIO.json [--json] [--fidelity analytic|simulated]
+#include "cli/cli_commands.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/cli_parser.hpp"
+#include "io/prediction_io.hpp"
+#include "model/analytic_model.hpp"
+#include "sim/simulated_model.hpp"
+#include "spec/input_error.hpp"
+
+namespace parallax::cli {
+
+int run_predict(const QStringList& args)
+{
+    CommandParser cmd(QStringLiteral("Predicts step time, throughput, memory and power of one training plan.\n"
+                                     "SCENARIO is a scenario file (SCENARIO.md) or a scenario preset name."),
+        QStringLiteral("SCENARIO"), QStringLiteral("scenario file or preset name"));
+    cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print the contract's JSON instead of a table.") });
+    cmd.parser().addOption({ QStringLiteral("fidelity"),
+        QStringLiteral("analytic (default, closed form) or simulated (event simulation of the execution DAG)."),
+        QStringLiteral("analytic|simulated"), QStringLiteral("analytic") });
+    cmd.parser().addOption({ QStringLiteral("calibration"),
+        QStringLiteral("Calibration: a JSON file from `parallax-cli calibrate`, builtin (default) or none."),
+        QStringLiteral("FILE|builtin|none"), QStringLiteral("builtin") });
+    if (auto rc = cmd.parse(args, 1, 1))
+        return *rc;
+    const QString fidelity = cmd.parser().value(QStringLiteral("fidelity"));
+    if (fidelity != QLatin1String("analytic") && fidelity != QLatin1String("simulated")) {
+        print_err(
+            "parallax-cli predict: --fidelity must be analytic or simulated, got '" + fidelity.toStdString() + "'");
+        return kBadInput;
+    }
+    Scenario scenario;
+    Calibration calibration;
+    try {
+        scenario = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard());
+        calibration = calibration_argument(cmd.parser().value(QStringLiteral("calibration")));
+    } catch (const InputError& e) {
+        print_err(e.what());
+        return kBadInput;
+    }
+    const PlanContext ctx(scenario.model, scenario.training, scenario.cluster, calibration);
+    const Prediction p = fidelity == QLatin1String("simulated") ? predict_simulated(ctx, scenario.strategy)
+                                                                : AnalyticModel(ctx).predict(scenario.strategy);
+    if (cmd.parser().isSet(QStringLiteral("json")))
+        print_out(prediction_to_json(p).dump(2) + "\n");
+    else
+        print_out(prediction_to_text(scenario, p));
+    return p.feasible ? kOk : kInfeasible;
+}
+
+} // namespace parallax::cli

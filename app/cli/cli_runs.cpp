@@ -1,0 +1,124 @@
+// parallax-cli runs [RUN_ID] [--json] [--store FILE] [--limit N] [--log]
+// Lists the runs of the run store (newest first) with measured against predicted step time, or shows one
+// run in full: its state history, parsed steps, benchmarks, notes and the files that were sent. Reads only
+// the local store: no network.
+#include "cli/cli_commands.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/cli_parser.hpp"
+#include "runs/run_report.hpp"
+#include "store/run_store.hpp"
+
+#include <cstdio>
+
+namespace parallax::cli {
+
+using namespace parallax::remote;
+
+namespace {
+
+std::string table(const RunStore& store, const std::vector<RunRecord>& runs)
+{
+    std::string out;
+    char line[512];
+    std::snprintf(line, sizeof line, "%-22s  %-19s  %-10s  %-12s  %-10s  %5s  %12s  %12s  %8s\n", "run",
+        "created (UTC)", "framework", "cluster", "state", "steps", "measured s", "predicted s", "error");
+    out += line;
+    for (const RunRecord& r : runs) {
+        const std::vector<StepRecord> steps = store.steps(r.id);
+        const RunComparison cmp = compare_run(r, steps);
+        const MetricComparison* st = cmp.find("step_time_s");
+        const auto num = [](const std::optional<double>& v, const char* fmt) {
+            char b[32];
+            if (!v)
+                return std::string("-");
+            std::snprintf(b, sizeof b, fmt, *v);
+            return std::string(b);
+        };
+        const std::optional<double> err = st ? st->error() : std::nullopt;
+        std::snprintf(line, sizeof line, "%-22s  %-19s  %-10s  %-12s  %-10s  %5zu  %12s  %12s  %8s\n", r.id.c_str(),
+            r.created_at.substr(0, 19).c_str(), r.framework.c_str(), r.cluster.substr(0, 12).c_str(),
+            std::string(to_string(r.state)).c_str(), steps.size(),
+            num(st ? st->measured : std::nullopt, "%.4g").c_str(),
+            num(st ? st->predicted : std::nullopt, "%.4g").c_str(),
+            num(err ? std::optional<double>(*err * 100) : std::nullopt, "%+.1f%%").c_str());
+        out += line;
+    }
+    if (runs.empty())
+        out += "(no runs yet: send one with parallax-cli run SCENARIO --cluster PROFILE)\n";
+    return out;
+}
+
+} // namespace
+
+int run_runs(const QStringList& args)
+{
+    CommandParser cmd(
+        QStringLiteral("Lists the runs sent to clusters (the local run store), or shows one run in full."),
+        QStringLiteral("RUN_ID"), QStringLiteral("a run to show in full (optional)"));
+    auto& p = cmd.parser();
+    p.addOption({ QStringLiteral("json"), QStringLiteral("Print JSON: {\"schema\":1,\"runs\":[...]} or one run.") });
+    p.addOption({ QStringLiteral("store"), QStringLiteral("Run store (SQLite); default ") + RunStore::default_path(),
+        QStringLiteral("FILE") });
+    p.addOption({ QStringLiteral("limit"), QStringLiteral("At most N runs, newest first."), QStringLiteral("N") });
+    p.addOption({ QStringLiteral("log"), QStringLiteral("With RUN_ID: print the run's raw log as stored.") });
+    if (auto rc = cmd.parse(args, 0, 1))
+        return *rc;
+    const QString path = p.isSet(QStringLiteral("store")) ? p.value(QStringLiteral("store")) : RunStore::default_path();
+    int limit = 0;
+    if (p.isSet(QStringLiteral("limit"))) {
+        bool ok = false;
+        limit = p.value(QStringLiteral("limit")).toInt(&ok);
+        if (!ok || limit < 1) {
+            print_err("parallax-cli runs: --limit must be a positive integer");
+            return kBadInput;
+        }
+    }
+    try {
+        RunStore store(path);
+        const bool json = p.isSet(QStringLiteral("json"));
+        const QString id = cmd.positional(0);
+        if (!id.isEmpty()) {
+            const auto run = store.get(id.toStdString());
+            if (!run) {
+                print_err("parallax-cli runs: no run " + id.toStdString() + " in " + path.toStdString());
+                return kBadInput;
+            }
+            if (p.isSet(QStringLiteral("log"))) {
+                store.for_each_log_chunk(
+                    run->id, [](std::string_view chunk) { std::fwrite(chunk.data(), 1, chunk.size(), stdout); });
+                std::fflush(stdout);
+                return kOk;
+            }
+            if (json) {
+                print_out(run_to_json(store, *run, true).dump(2) + "\n");
+                return kOk;
+            }
+            std::string text = run_summary_text(store, *run);
+            text += "  history:\n";
+            for (const StateTransition& t : store.transitions(run->id))
+                text += "    " + t.at + "  " + std::string(to_string(t.state)) + ": " + t.detail + "\n";
+            text += "  remote folder: " + run->remote_dir + "\n  log: " + run->log_path + "\n";
+            print_out(text);
+            return kOk;
+        }
+        const std::vector<RunRecord> runs = store.list(limit);
+        if (json) {
+            nlohmann::ordered_json j;
+            j["schema"] = 1;
+            j["store"] = path.toStdString();
+            auto list = nlohmann::ordered_json::array();
+            for (const RunRecord& r : runs)
+                list.push_back(run_to_json(store, r, false));
+            j["runs"] = list;
+            print_out(j.dump(2) + "\n");
+        } else {
+            print_out(table(store, runs));
+        }
+    } catch (const StoreError& e) {
+        print_err(e.what());
+        return kInternalError;
+    }
+    return kOk;
+}
+
+} // namespace parallax::cli

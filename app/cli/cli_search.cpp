@@ -1,0 +1,221 @@
+// parallax-cli search SCENARIO.json [--json] [--top N] [--threads N] [--objective ...] [--refine N]
+// parallax-cli sweep  SCENARIO.json --gpus 64,128,... [--json] (or --global-batch / --seq-len / --clusters)
+#include "cli/cli_commands.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/cli_parser.hpp"
+#include "io/scenario_io.hpp"
+#include "io/search_io.hpp"
+#include "spec/input_error.hpp"
+
+#include <cstdio>
+
+namespace parallax::cli {
+
+namespace {
+
+void add_search_options(CommandParser& cmd)
+{
+    cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print the contract's JSON.") });
+    cmd.parser().addOption({ QStringLiteral("top"), QStringLiteral("Number of results (default 10)."),
+        QStringLiteral("N"), QStringLiteral("10") });
+    cmd.parser().addOption({ QStringLiteral("threads"), QStringLiteral("Worker threads (default: all cores)."),
+        QStringLiteral("N"), QStringLiteral("0") });
+    cmd.parser().addOption(
+        { QStringLiteral("objective"), QStringLiteral("throughput (default), time_to_train or energy."),
+            QStringLiteral("OBJECTIVE"), QStringLiteral("") });
+    cmd.parser().addOption({ QStringLiteral("calibration"),
+        QStringLiteral("Calibration: a JSON file from `parallax-cli calibrate`, builtin (default) or none."),
+        QStringLiteral("FILE|builtin|none"), QStringLiteral("builtin") });
+    cmd.parser().addOption({ QStringLiteral("power-budget-kW"),
+        QStringLiteral(
+            "Cluster power budget (average kW, GPUs + node overhead): plans above it are out; fewer nodes are "
+            "searched when no plan of the whole cluster fits."),
+        QStringLiteral("KW"), QString() });
+    cmd.parser().addOption({ QStringLiteral("max-slowdown"),
+        QStringLiteral(
+            "With --objective energy: only plans within this fraction of the fastest step time (0.05 = 5%)."),
+        QStringLiteral("FRACTION"), QString() });
+    cmd.parser().addOption({ QStringLiteral("refine"),
+        QStringLiteral("Re-rank the best N analytic candidates with the event simulator (default 20, 0 = off)."),
+        QStringLiteral("N"), QStringLiteral("20") });
+}
+
+bool parse_int(const CommandParser& cmd, const char* name, int min, int max, int& out)
+{
+    bool ok = false;
+    const QString text = const_cast<CommandParser&>(cmd).parser().value(QLatin1String(name));
+    const int v = text.toInt(&ok);
+    if (!ok || v < min || v > max) {
+        print_err(std::string("parallax-cli: --") + name + " must be an integer in [" + std::to_string(min) + ", "
+            + std::to_string(max) + "], got '" + text.toStdString() + "'");
+        return false;
+    }
+    out = v;
+    return true;
+}
+
+bool search_options(CommandParser& cmd, const Scenario& scenario, SearchOptions& o, Calibration& calibration)
+{
+    calibration = calibration_argument(cmd.parser().value(QStringLiteral("calibration")));
+    o.calibration = &calibration;
+    if (!parse_int(cmd, "top", 1, 10000, o.top) || !parse_int(cmd, "threads", 0, 1024, o.threads)
+        || !parse_int(cmd, "refine", 0, 1000, o.refine_top))
+        return false;
+    QString objective = cmd.parser().value(QStringLiteral("objective"));
+    if (objective.isEmpty() && scenario.search)
+        objective = QString::fromStdString(scenario.search->objective);
+    if (objective.isEmpty() || objective == QLatin1String("throughput"))
+        o.objective = SearchObjective::throughput;
+    else if (objective == QLatin1String("time_to_train"))
+        o.objective = SearchObjective::time_to_train;
+    else if (objective == QLatin1String("energy"))
+        o.objective = SearchObjective::energy;
+    else {
+        print_err("parallax-cli: --objective must be throughput, time_to_train or energy, got '"
+            + objective.toStdString() + "'");
+        return false;
+    }
+    auto number = [&](const char* name, double min, double max, std::optional<double>& out) {
+        const QString text = cmd.parser().value(QLatin1String(name));
+        if (text.isEmpty())
+            return true;
+        bool ok = false;
+        const double v = text.toDouble(&ok);
+        if (!ok || !(v >= min && v <= max)) {
+            print_err(std::string("parallax-cli: --") + name + " must be a number in [" + std::to_string(min) + ", "
+                + std::to_string(max) + "], got '" + text.toStdString() + "'");
+            return false;
+        }
+        out = v;
+        return true;
+    };
+    if (!number("power-budget-kW", 1e-3, 1e9, o.power_budget_kW) || !number("max-slowdown", 0, 10, o.max_slowdown))
+        return false;
+    o.fix = search_fix_from(scenario);
+    return true;
+}
+
+bool parse_list(const QString& text, const char* option, std::vector<long long>& out)
+{
+    for (const QString& part : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const long long v = part.trimmed().toLongLong(&ok);
+        if (!ok || v <= 0) {
+            print_err(std::string("parallax-cli sweep: --") + option
+                + " takes positive integers separated by commas, got '" + part.toStdString() + "'");
+            return false;
+        }
+        out.push_back(v);
+    }
+    if (out.empty()) {
+        print_err(std::string("parallax-cli sweep: --") + option + " needs at least one value");
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+int run_search(const QStringList& args)
+{
+    CommandParser cmd(
+        QStringLiteral("Finds the best strategies for the scenario's model, cluster and training settings "
+                       "(the scenario's degrees are ignored; pin dimensions under \"search\": {\"fix\": {...}})."),
+        QStringLiteral("SCENARIO"), QStringLiteral("scenario file or preset name"));
+    add_search_options(cmd);
+    if (auto rc = cmd.parse(args, 1, 1))
+        return *rc;
+    try {
+        const Scenario scenario = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard());
+        SearchOptions o;
+        Calibration calibration;
+        if (!search_options(cmd, scenario, o, calibration))
+            return kBadInput;
+        const SearchOutcome outcome = search_strategies(scenario, o);
+        if (cmd.parser().isSet(QStringLiteral("json")))
+            print_out(search_outcome_to_json(outcome).dump(2) + "\n");
+        else
+            print_out(search_outcome_to_text(outcome));
+        return outcome.results.empty() ? kInfeasible : kOk;
+    } catch (const InputError& e) {
+        print_err(e.what());
+        return kBadInput;
+    }
+}
+
+int run_sweep(const QStringList& args)
+{
+    CommandParser cmd(
+        QStringLiteral("Searches the best plan at each point of a sweep and shows where scaling stops paying."),
+        QStringLiteral("SCENARIO"), QStringLiteral("scenario file or preset name"));
+    add_search_options(cmd);
+    cmd.parser().addOption({ QStringLiteral("gpus"),
+        QStringLiteral("GPU counts, e.g. 64,128,256 (multiples of GPUs per node)."), QStringLiteral("LIST") });
+    cmd.parser().addOption({ QStringLiteral("global-batch"), QStringLiteral("Global batch sizes to sweep instead."),
+        QStringLiteral("LIST") });
+    cmd.parser().addOption(
+        { QStringLiteral("seq-len"), QStringLiteral("Sequence lengths to sweep instead."), QStringLiteral("LIST") });
+    cmd.parser().addOption({ QStringLiteral("clusters"),
+        QStringLiteral("Cluster presets to compare instead, e.g. dgx-h100-superpod,dgx-b200-superpod."),
+        QStringLiteral("LIST") });
+    cmd.parser().addOption({ QStringLiteral("stop-paying-below"),
+        QStringLiteral("Marginal efficiency under which adding GPUs is reported as not paying (default 0.5)."),
+        QStringLiteral("FRACTION"), QStringLiteral("0.5") });
+    if (auto rc = cmd.parse(args, 1, 1))
+        return *rc;
+    const int kinds = (cmd.parser().isSet(QStringLiteral("gpus")) ? 1 : 0)
+        + (cmd.parser().isSet(QStringLiteral("global-batch")) ? 1 : 0)
+        + (cmd.parser().isSet(QStringLiteral("seq-len")) ? 1 : 0)
+        + (cmd.parser().isSet(QStringLiteral("clusters")) ? 1 : 0);
+    if (kinds != 1) {
+        print_err("parallax-cli sweep: give exactly one of --gpus, --global-batch, --seq-len, --clusters");
+        return kBadInput;
+    }
+    try {
+        const Scenario scenario = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard());
+        SweepOptions o;
+        Calibration calibration;
+        if (!search_options(cmd, scenario, o.search, calibration))
+            return kBadInput;
+        bool ok = false;
+        o.stop_paying_below = cmd.parser().value(QStringLiteral("stop-paying-below")).toDouble(&ok);
+        if (!ok || o.stop_paying_below < 0 || o.stop_paying_below > 1) {
+            print_err("parallax-cli sweep: --stop-paying-below must be a fraction in [0, 1]");
+            return kBadInput;
+        }
+        std::vector<SweepPoint> points;
+        std::vector<long long> values;
+        if (cmd.parser().isSet(QStringLiteral("gpus"))) {
+            if (!parse_list(cmd.parser().value(QStringLiteral("gpus")), "gpus", values))
+                return kBadInput;
+            points = sweep_gpus(scenario, values, o);
+        } else if (cmd.parser().isSet(QStringLiteral("global-batch"))) {
+            if (!parse_list(cmd.parser().value(QStringLiteral("global-batch")), "global-batch", values))
+                return kBadInput;
+            points = sweep_global_batch(scenario, values, o);
+        } else if (cmd.parser().isSet(QStringLiteral("seq-len"))) {
+            if (!parse_list(cmd.parser().value(QStringLiteral("seq-len")), "seq-len", values))
+                return kBadInput;
+            points = sweep_seq_len(scenario, values, o);
+        } else {
+            std::vector<ClusterSpec> clusters;
+            for (const QString& name :
+                cmd.parser().value(QStringLiteral("clusters")).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+                ScenarioRefs refs;
+                clusters.push_back(resolve_cluster(nlohmann::json(name.trimmed().toStdString()), "--clusters",
+                    "--clusters", PresetCatalog::standard(), &refs));
+            }
+            points = sweep_clusters(scenario, clusters, o);
+        }
+        if (cmd.parser().isSet(QStringLiteral("json")))
+            print_out(sweep_to_json(points).dump(2) + "\n");
+        else
+            print_out(sweep_to_text(points));
+        return kOk;
+    } catch (const InputError& e) {
+        print_err(e.what());
+        return kBadInput;
+    }
+}
+
+} // namespace parallax::cli

@@ -1,0 +1,98 @@
+// parallax-cli validate RUNS.json [--json] [--markdown]
+#include "calibration/published_runs.hpp"
+#include "cli/cli_commands.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/cli_parser.hpp"
+#include "io/json_reader.hpp"
+#include "io/scenario_io.hpp"
+#include "spec/input_error.hpp"
+
+#include <QDir>
+
+#include <cstdio>
+
+namespace parallax::cli {
+
+int run_validate(const QStringList& args)
+{
+    CommandParser cmd(QStringLiteral("Predicts every run of a published-runs file (the format of "
+                                     "shared/validation/published-runs.json) and compares tokens/s per GPU."),
+        QStringLiteral("RUNS"), QStringLiteral("published-runs JSON file"));
+    cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print the contract's JSON.") });
+    cmd.parser().addOption({ QStringLiteral("markdown"), QStringLiteral("Print Markdown tables (for the README).") });
+    cmd.parser().addOption({ QStringLiteral("calibration"),
+        QStringLiteral("Calibration to predict with: builtin (default: the one predict uses), none (the uncalibrated "
+                       "physics), or a JSON file."),
+        QStringLiteral("FILE|builtin|none"), QStringLiteral("builtin") });
+    cmd.parser().addOption({ QStringLiteral("scenarios"),
+        QStringLiteral(
+            "Also write the scenario each row was predicted from to DIR/<id>.json (for predict, timeline, the GUI)."),
+        QStringLiteral("DIR") });
+    if (auto rc = cmd.parse(args, 1, 1))
+        return *rc;
+    const std::string path = cmd.positional(0).toStdString();
+    std::vector<SkippedRow> skipped;
+    std::vector<ValidationCase> cases;
+    Calibration calibration;
+    try {
+        calibration = calibration_argument(cmd.parser().value(QStringLiteral("calibration")));
+        const auto j = parse_json_text(read_text_file(path), path);
+        cases = read_published_runs(j, path, PresetCatalog::standard(), skipped);
+    } catch (const InputError& e) {
+        print_err(e.what());
+        return kBadInput;
+    }
+    if (cmd.parser().isSet(QStringLiteral("scenarios"))) {
+        const QString dir = cmd.parser().value(QStringLiteral("scenarios"));
+        if (!QDir().mkpath(dir)) {
+            print_err("cannot create the folder " + dir.toStdString());
+            return kBadInput;
+        }
+        try {
+            for (const ValidationCase& c : cases)
+                save_scenario_file(
+                    QDir(dir).filePath(QString::fromStdString(c.id + ".json")).toStdString(), c.scenario);
+        } catch (const InputError& e) {
+            print_err(e.what());
+            return kBadInput;
+        }
+    }
+    const ValidationReport report = run_validation(cases, skipped, calibration);
+    const std::string calibration_name = calibration.is_identity() ? std::string("none") : calibration.name;
+    if (cmd.parser().isSet(QStringLiteral("json"))) {
+        nlohmann::json j = validation_report_to_json(report);
+        j["calibration"] = calibration_name;
+        print_out(j.dump(2) + "\n");
+    } else if (cmd.parser().isSet(QStringLiteral("markdown"))) {
+        print_out(validation_report_to_markdown(report));
+    } else {
+        for (const auto& row : report.rows) {
+            char line[256];
+            std::snprintf(line, sizeof line, "%-48s %-16s measured %9.1f  predicted %9.1f  %+6.1f%%\n",
+                row.c.id.c_str(), row.c.gpu.c_str(), row.c.measured_tokens_per_s_per_gpu,
+                row.predicted_tokens_per_s_per_gpu, 100 * row.error);
+            print_out(line);
+        }
+        print_out("\ncalibration: " + calibration_name
+            + (calibration.is_identity() ? " (uncalibrated physics)" : " (" + calibration.source + ")") + "\n");
+        char line[256];
+        std::snprintf(line, sizeof line, "%d rows, %zu skipped: MAPE %.1f%%, median %.1f%%, worst %.1f%%\n",
+            report.overall.rows, report.skipped.size(), 100 * report.overall.mape, 100 * report.overall.median,
+            100 * report.overall.worst);
+        print_out(line);
+        for (const auto& [k, g] : report.by_source) {
+            std::snprintf(line, sizeof line, "  %-14s %3d rows  MAPE %5.1f%%  worst %5.1f%%%s\n", k.c_str(), g.rows,
+                100 * g.mape, 100 * g.worst,
+                g.spearman ? ("  Spearman " + std::to_string(*g.spearman).substr(0, 5)).c_str() : "");
+            print_out(line);
+        }
+        for (const auto& [k, g] : report.by_workload) {
+            std::snprintf(line, sizeof line, "  %-27s %3d rows  MAPE %5.1f%%  worst %5.1f%%\n", k.c_str(), g.rows,
+                100 * g.mape, 100 * g.worst);
+            print_out(line);
+        }
+    }
+    return kOk;
+}
+
+} // namespace parallax::cli

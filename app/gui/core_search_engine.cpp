@@ -1,0 +1,74 @@
+#include "gui/core_search_engine.hpp"
+
+#include "search/search.hpp"
+#include "spec/input_error.hpp"
+
+#include <atomic>
+
+namespace parallax::app {
+
+namespace {
+
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
+SearchObjective objective_of(const Scenario& s)
+{
+    if (s.search && s.search->objective == "time_to_train")
+        return SearchObjective::time_to_train;
+    if (s.search && s.search->objective == "energy")
+        return SearchObjective::energy;
+    return SearchObjective::throughput;
+}
+
+} // namespace
+
+views::SearchReport CoreSearchEngine::run(
+    const Scenario& s, int top, const std::function<void(double)>& progress, const std::function<bool()>& cancelled)
+{
+    views::SearchReport report;
+    std::atomic<bool> cancel { cancelled && cancelled() };
+    SearchOptions o;
+    o.top = top;
+    o.objective = objective_of(s);
+    if (s.search)
+        o.min_memory_headroom_fraction = s.search->min_memory_headroom_fraction;
+    o.cancel = &cancel;
+    // The search polls its atomic flag; the panel's Cancel is a predicate: look at it on every
+    // progress step (at least every 0.1%).
+    o.progress = [&](double f) {
+        if (cancelled && cancelled())
+            cancel.store(true);
+        if (progress)
+            progress(f);
+    };
+    try {
+        o.fix = search_fix_from(s);
+        const SearchOutcome out = search_strategies(s, o);
+        report.evaluated = out.evaluated;
+        report.feasible = out.feasible;
+        report.seconds = out.seconds;
+        report.cancelled = out.cancelled || cancel.load();
+        for (const SearchResult& r : out.results) {
+            views::SearchRow row;
+            row.strategy = r.strategy;
+            row.prediction = r.prediction;
+            row.objective = r.objective;
+            row.limiter = qs(r.limiter);
+            QString why = QStringLiteral("limited by ") + qs(r.limiter);
+            if (r.runner_up)
+                why += QStringLiteral("; next best changes %1 (%2% slower): %3")
+                           .arg(qs(r.runner_up->dimension), QString::number(r.runner_up->slower_fraction * 100, 'f', 1),
+                               qs(r.runner_up->because));
+            row.explanation = why;
+            report.rows.push_back(std::move(row));
+        }
+    } catch (const InputError& e) {
+        report.error = QString::fromStdString(e.what());
+    }
+    return report;
+}
+
+} // namespace parallax::app

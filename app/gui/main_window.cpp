@@ -1,0 +1,1259 @@
+#include "gui/main_window.hpp"
+
+#include "gui/autosave.hpp"
+#include "gui/core_search_engine.hpp"
+#include "gui/plan_document.hpp"
+#include "gui/plan_evaluator.hpp"
+#include "gui/report_export.hpp"
+#include "gui/theme.hpp"
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
+#include "planner/cluster_grid_view.hpp"
+#include "planner/learn_panel.hpp"
+#include "planner/metrics_panel.hpp"
+#include "planner/power_panel.hpp"
+#include "planner/result_models.hpp"
+#include "planner/scenario_forms.hpp"
+#include "planner/search_panel.hpp"
+#include "planner/strategy_panel.hpp"
+#include "plots/breakdown_views.hpp"
+#include "plots/plan_plots.hpp"
+#include "plots/plot_export.hpp"
+#include "plots/qcustomplot_include.hpp"
+#include "plots/scaling_plot.hpp"
+#include "remote/remote_controller.hpp"
+#include "search/plan_explain.hpp"
+#include "search/sweep.hpp"
+#include "sim/simulated_model.hpp"
+#include "spec/input_error.hpp"
+#include "spec/units.hpp"
+#include "style/view_style.hpp"
+#include "timeline/timeline_view.hpp"
+#include "viewdata/rank_grid.hpp"
+#include "viewdata/timeline_data.hpp"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QBuffer>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QShowEvent>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTimer>
+#include <QToolBar>
+#include <QUndoStack>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#ifndef PARALLAX_VERSION
+#define PARALLAX_VERSION "dev"
+#endif
+
+namespace parallax::app {
+
+namespace {
+
+// The panels in the order of panel_names(); docks are named "dock_<name>" for saveState().
+const QStringList kDockNames = { QStringLiteral("scenario"), QStringLiteral("model"), QStringLiteral("cluster"),
+    QStringLiteral("training"), QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
+    QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("power"), QStringLiteral("scaling"),
+    QStringLiteral("search"), QStringLiteral("learn"), QStringLiteral("runs") };
+const QStringList kCentralNames
+    = { QStringLiteral("results"), QStringLiteral("memory"), QStringLiteral("time"), QStringLiteral("compare") };
+
+QWidget* titled(const QString& title, QWidget* content, QWidget* parent)
+{
+    auto* box = new QWidget(parent);
+    auto* v = new QVBoxLayout(box);
+    v->setContentsMargins(2, 2, 2, 2);
+    v->setSpacing(2);
+    auto* label = new QLabel(QStringLiteral("<b>") + title + QStringLiteral("</b>"), box);
+    v->addWidget(label);
+    v->addWidget(content, 1);
+    return box;
+}
+
+QWidget* scrolled(QWidget* content, QWidget* parent)
+{
+    auto* area = new QScrollArea(parent);
+    area->setWidgetResizable(true);
+    area->setFrameShape(QFrame::NoFrame);
+    area->setWidget(content);
+    return area;
+}
+
+QString grid_csv(const Scenario& s)
+{
+    QString out = QStringLiteral("rank,node,local_gpu,tp_rank,cp_rank,dp_rank,pp_stage,ep_rank\n");
+    const RankGrid dense(s.strategy, s.cluster.gpus_per_node);
+    const RankGrid expert(s.strategy, s.cluster.gpus_per_node, true);
+    const long long gpn = s.cluster.gpus_per_node;
+    for (long long r = 0; r < dense.ranks(); ++r)
+        out += QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8\n")
+                   .arg(r)
+                   .arg(r / gpn)
+                   .arg(r % gpn)
+                   .arg(dense.coordinate(r, ParallelDim::tp))
+                   .arg(dense.coordinate(r, ParallelDim::cp))
+                   .arg(dense.coordinate(r, ParallelDim::dp))
+                   .arg(dense.coordinate(r, ParallelDim::pp))
+                   .arg(expert.coordinate(r, ParallelDim::ep));
+    return out;
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : MainWindow(Options {}, parent)
+{
+}
+
+MainWindow::MainWindow(const Options& options, QWidget* parent)
+    : QMainWindow(parent)
+    , m_opts(options)
+{
+    setObjectName(QStringLiteral("parallax_main_window"));
+    m_settings = options.settings ? options.settings : new Settings(this);
+    m_doc = new PlanDocument(this);
+    m_evaluator = new PlanEvaluator(this);
+    setWindowTitle(QStringLiteral("Parallax"));
+    setDockNestingEnabled(true);
+    build_panels();
+    build_actions();
+
+    connect(m_doc, &PlanDocument::scenario_changed, this, &MainWindow::scenario_changed);
+    connect(m_doc, &PlanDocument::modified_changed, this, [this](bool) {
+        update_title();
+        schedule_autosave();
+    });
+    connect(m_evaluator, &PlanEvaluator::evaluated, this, &MainWindow::show_evaluation);
+
+    if (options.autosave) {
+        m_autosave = new Autosave(m_settings->autosave_dir(), this);
+        m_autosave_timer = new QTimer(this);
+        m_autosave_timer->setSingleShot(true);
+        connect(m_autosave_timer, &QTimer::timeout, this, [this] { autosave_now(); });
+    }
+
+    resize(1600, 1000);
+    m_remote->start(options.attach_runs);
+    m_default_layout = saveState(Settings::kLayoutVersion);
+    if (options.restore_layout) {
+        restoreGeometry(m_settings->window_geometry());
+        m_layout_restored = restoreState(m_settings->window_state(), Settings::kLayoutVersion);
+    }
+    update_title();
+    statusBar()->showMessage(QStringLiteral("Open a scenario preset or file"));
+}
+
+MainWindow::~MainWindow()
+{
+    // Background work outlives nothing: a running sweep stops at its next check, a pending
+    // simulation is stale.
+    cancel_scaling();
+    m_timeline_latest->fetch_add(1);
+    // Remote workers close their connections on their threads; open SSH questions are answered "no".
+    m_remote->shutdown();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Panels
+
+QDockWidget* MainWindow::add_dock(const QString& name, const QString& title, QWidget* w, Qt::DockWidgetArea area)
+{
+    auto* d = new QDockWidget(title, this);
+    d->setObjectName(QStringLiteral("dock_") + name);
+    d->setWidget(w);
+    d->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(area, d);
+    m_docks.insert(name, d);
+    return d;
+}
+
+void MainWindow::build_panels()
+{
+    // Centre: the live numbers, memory per stage and the time breakdown.
+    m_results = new QWidget(this);
+    m_results->setObjectName(QStringLiteral("results"));
+    auto* rv = new QVBoxLayout(m_results);
+    rv->setContentsMargins(4, 4, 4, 4);
+    m_error_banner = new QLabel(m_results);
+    m_error_banner->setObjectName(QStringLiteral("error_banner"));
+    m_error_banner->setWordWrap(true);
+    m_error_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_error_banner->hide();
+    rv->addWidget(m_error_banner);
+    m_metrics = new views::MetricsPanel(m_results);
+    rv->addWidget(m_metrics);
+    auto* split = new QSplitter(Qt::Horizontal, m_results);
+    m_memory = new views::MemoryBarsView(split);
+    m_memory->setObjectName(QStringLiteral("memory"));
+    m_time = new views::TimeBreakdownView(split);
+    m_time->setObjectName(QStringLiteral("time"));
+    m_comparison = new views::ComparisonModel(this);
+    auto* compare = new QTableView(split);
+    compare->setObjectName(QStringLiteral("comparison_table"));
+    compare->setModel(m_comparison);
+    compare->verticalHeader()->hide();
+    compare->verticalHeader()->setDefaultSectionSize(compare->fontMetrics().height() + 4);
+    compare->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    compare->setAlternatingRowColors(true);
+    compare->setSelectionMode(QAbstractItemView::NoSelection);
+    auto* right = new QSplitter(Qt::Vertical, split);
+    right->addWidget(titled(QStringLiteral("Where the step time goes (critical path)"), m_time, right));
+    m_compare_box = titled(QStringLiteral("Pinned plan A vs current plan B (Ctrl+P pins)"), compare, right);
+    right->addWidget(m_compare_box);
+    right->setStretchFactor(0, 0);
+    right->setStretchFactor(1, 1);
+    split->addWidget(titled(QStringLiteral("Memory per GPU by pipeline stage"), m_memory, split));
+    split->addWidget(right);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    rv->addWidget(split, 1);
+    setCentralWidget(m_results);
+    views::install_export_menu(m_memory, QStringLiteral("memory-per-stage"), [this] { return m_memory->csv(); });
+    views::install_export_menu(m_time, QStringLiteral("time-breakdown"), [this] { return m_time->csv(); });
+
+    // Scenario picker: presets and recent files.
+    auto* picker = new QWidget(this);
+    auto* pv = new QVBoxLayout(picker);
+    pv->setContentsMargins(4, 4, 4, 4);
+    pv->addWidget(new QLabel(QStringLiteral("Scenario presets (double-click to open)"), picker));
+    m_preset_list = new QListWidget(picker);
+    m_preset_list->setObjectName(QStringLiteral("preset_list"));
+    for (const auto* e : PresetCatalog::standard().entries(PresetKind::scenarios)) {
+        auto* item = new QListWidgetItem(QString::fromStdString(e->name), m_preset_list);
+        if (e->json.contains("description") && e->json["description"].is_string())
+            item->setToolTip(QString::fromStdString(e->json["description"].get<std::string>()));
+    }
+    pv->addWidget(m_preset_list, 2);
+    pv->addWidget(new QLabel(QStringLiteral("Recent files"), picker));
+    m_recent_list = new QListWidget(picker);
+    m_recent_list->setObjectName(QStringLiteral("recent_list"));
+    pv->addWidget(m_recent_list, 1);
+    auto* open_button = new QPushButton(QStringLiteral("Open file..."), picker);
+    pv->addWidget(open_button);
+    connect(m_preset_list, &QListWidget::itemActivated, this,
+        [this](QListWidgetItem* i) { open_scenario_preset(i->text()); });
+    connect(m_recent_list, &QListWidget::itemActivated, this, [this](QListWidgetItem* i) {
+        if (confirm_discard())
+            open_scenario_file(i->data(Qt::UserRole).toString());
+    });
+    connect(open_button, &QPushButton::clicked, this, &MainWindow::open_dialog);
+
+    m_model_form = views::make_model_editor(this);
+    m_cluster_form = views::make_cluster_editor(this);
+    m_training_form = views::make_training_editor(this);
+    m_strategy = new views::StrategyPanel(this);
+    m_grid = new views::ClusterGridView(this);
+    m_sensitivity = new views::SensitivityPlot(this);
+    m_heatmap = new views::HeatmapPlot(this);
+    m_search = new views::SearchPanel(this);
+    m_learn = new views::LearnPanel(this);
+    // The per-device timeline of the simulated plan (views/timeline).
+    m_timeline = new views::TimelineView(this);
+    m_timeline->setObjectName(QStringLiteral("timeline_view"));
+    m_timeline_slot = scrolled(m_timeline, this); // its minimum height would otherwise set the window's
+    m_scaling = new views::ScalingPlot(this);
+    m_power = new views::PowerPanel(this);
+
+    add_dock(
+        QStringLiteral("strategy"), QStringLiteral("Strategy"), scrolled(m_strategy, this), Qt::LeftDockWidgetArea);
+    QDockWidget* scenario_dock
+        = add_dock(QStringLiteral("scenario"), QStringLiteral("Scenario"), picker, Qt::RightDockWidgetArea);
+    QDockWidget* model
+        = add_dock(QStringLiteral("model"), QStringLiteral("Model"), m_model_form, Qt::RightDockWidgetArea);
+    QDockWidget* cluster
+        = add_dock(QStringLiteral("cluster"), QStringLiteral("Cluster"), m_cluster_form, Qt::RightDockWidgetArea);
+    QDockWidget* training
+        = add_dock(QStringLiteral("training"), QStringLiteral("Training"), m_training_form, Qt::RightDockWidgetArea);
+    tabifyDockWidget(scenario_dock, model);
+    tabifyDockWidget(model, cluster);
+    tabifyDockWidget(cluster, training);
+    scenario_dock->raise();
+    QDockWidget* grid
+        = add_dock(QStringLiteral("grid"), QStringLiteral("Cluster grid"), m_grid, Qt::BottomDockWidgetArea);
+    QDockWidget* sensitivity = add_dock(
+        QStringLiteral("sensitivity"), QStringLiteral("Sensitivity"), m_sensitivity, Qt::BottomDockWidgetArea);
+    QDockWidget* heatmap
+        = add_dock(QStringLiteral("heatmap"), QStringLiteral("TP × PP"), m_heatmap, Qt::BottomDockWidgetArea);
+    QDockWidget* timeline_dock
+        = add_dock(QStringLiteral("timeline"), QStringLiteral("Timeline"), m_timeline_slot, Qt::BottomDockWidgetArea);
+    QDockWidget* power_dock
+        = add_dock(QStringLiteral("power"), QStringLiteral("Power"), m_power, Qt::BottomDockWidgetArea);
+    QDockWidget* scaling_dock
+        = add_dock(QStringLiteral("scaling"), QStringLiteral("Scaling"), m_scaling, Qt::BottomDockWidgetArea);
+    QDockWidget* learn = add_dock(QStringLiteral("learn"), QStringLiteral("Learn"), m_learn, Qt::BottomDockWidgetArea);
+    QDockWidget* search
+        = add_dock(QStringLiteral("search"), QStringLiteral("Search"), m_search, Qt::BottomDockWidgetArea);
+    splitDockWidget(grid, sensitivity, Qt::Horizontal);
+    splitDockWidget(sensitivity, learn, Qt::Horizontal);
+    tabifyDockWidget(sensitivity, heatmap);
+    tabifyDockWidget(heatmap, timeline_dock);
+    tabifyDockWidget(timeline_dock, power_dock);
+    tabifyDockWidget(power_dock, scaling_dock);
+    connect(timeline_dock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible && m_timeline_stale)
+            request_timeline(true);
+    });
+    tabifyDockWidget(learn, search);
+    // Remote validation runs: the table, the overlay of the selected runs and their log.
+    views::RemoteRunsController::Options ro;
+    ro.store_path = m_opts.run_store;
+    ro.profiles_file = m_opts.profiles_file;
+    ro.interactive = m_opts.interactive;
+    m_remote = new views::RemoteRunsController(ro, this);
+    QDockWidget* runs
+        = add_dock(QStringLiteral("runs"), QStringLiteral("Runs"), m_remote->panel(), Qt::BottomDockWidgetArea);
+    tabifyDockWidget(scaling_dock, runs);
+    connect(m_remote, &views::RemoteRunsController::overlayChanged, this, &MainWindow::show_plan_overlay);
+    connect(m_remote, &views::RemoteRunsController::sending, this, [this] { show_panel(QStringLiteral("runs")); });
+    connect(m_remote, &views::RemoteRunsController::statusMessage, this,
+        [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+    connect(m_remote, &views::RemoteRunsController::traceLoaded, this,
+        [this](std::shared_ptr<const MeasuredTrace> trace, const QString& run_id, const QString& path) {
+            show_panel(QStringLiteral("timeline"));
+            m_timeline->set_measured_trace(std::move(trace));
+            statusBar()->showMessage(
+                QStringLiteral("Measured trace of run %1 on the timeline: %2").arg(run_id, path), 8000);
+        });
+    sensitivity->raise();
+    learn->raise();
+
+    connect(m_strategy, &views::StrategyPanel::edit_requested, this, &MainWindow::apply_edit);
+    connect(m_strategy, &views::StrategyPanel::options_changed, this, &MainWindow::set_evaluation_options);
+    connect(m_grid, &views::ClusterGridView::edit_requested, this, &MainWindow::apply_edit);
+    for (views::ScenarioForm* f : { m_model_form, m_cluster_form, m_training_form })
+        connect(f, &views::ScenarioForm::edit_requested, this, &MainWindow::apply_edit);
+    connect(m_sensitivity, &views::SensitivityPlot::apply_requested, this, &MainWindow::apply_strategy);
+    connect(m_heatmap, &views::HeatmapPlot::apply_requested, this, &MainWindow::apply_strategy);
+    connect(m_search, &views::SearchPanel::apply_requested, this, &MainWindow::apply_strategy);
+    connect(m_scaling, &views::ScalingPlot::run_requested, this, &MainWindow::run_scaling);
+    connect(m_scaling, &views::ScalingPlot::cancel_requested, this, &MainWindow::cancel_scaling);
+    m_search->set_engine(std::make_shared<CoreSearchEngine>());
+    views::install_export_menu(m_grid->canvas(), QStringLiteral("cluster-grid"),
+        [this] { return scenario() ? grid_csv(*scenario()) : QString(); });
+    if (auto d = degree_from_string(m_settings->sensitivity_degree().toStdString()))
+        m_sensitivity->set_degree(*d);
+    for (ParallelDim d : { ParallelDim::tp, ParallelDim::cp, ParallelDim::dp, ParallelDim::pp, ParallelDim::ep })
+        if (m_settings->grid_dimension() == QString::fromLatin1(to_string(d).data()))
+            m_grid->set_dimension(d);
+}
+
+void MainWindow::build_actions()
+{
+    QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
+    QAction* new_action = file->addAction(QStringLiteral("&New"), this, [this] {
+        if (confirm_discard())
+            new_scenario();
+    });
+    new_action->setShortcut(QKeySequence::New);
+    QAction* open = file->addAction(QStringLiteral("&Open scenario..."), this, &MainWindow::open_dialog);
+    open->setShortcut(QKeySequence::Open);
+    m_recent_menu = file->addMenu(QStringLiteral("Open &recent"));
+    QAction* save_action = file->addAction(QStringLiteral("&Save"), this, [this] { save(); });
+    save_action->setShortcut(QKeySequence::Save);
+    QAction* save_as = file->addAction(QStringLiteral("Save &as..."), this, [this] { save_as_dialog(); });
+    save_as->setShortcut(
+        QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S)); // QKeySequence::SaveAs is empty on some platforms
+    file->addSeparator();
+    QAction* report
+        = file->addAction(QStringLiteral("Export &report (HTML)..."), this, &MainWindow::export_report_dialog);
+    report->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    file->addSeparator();
+    QAction* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
+
+    QMenu* edit = menuBar()->addMenu(QStringLiteral("&Edit"));
+    QAction* undo = m_doc->undo_stack()->createUndoAction(this, QStringLiteral("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    QAction* redo = m_doc->undo_stack()->createRedoAction(this, QStringLiteral("&Redo"));
+    redo->setShortcuts({ QKeySequence::Redo, QKeySequence(Qt::CTRL | Qt::Key_Y) });
+    edit->addAction(undo);
+    edit->addAction(redo);
+    edit->addSeparator();
+    QAction* pin = edit->addAction(QStringLiteral("&Pin plan as baseline (A)"), this, &MainWindow::pin_current);
+    pin->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
+    edit->addAction(QStringLiteral("&Clear pinned plan"), this, &MainWindow::clear_pin);
+
+    QMenu* runs = menuBar()->addMenu(QStringLiteral("&Runs"));
+    QAction* send_run = m_remote->panel()->send_action();
+    send_run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    send_run->setShortcutContext(Qt::WindowShortcut);
+    addAction(send_run); // the shortcut works while the Runs panel is hidden
+    runs->addAction(send_run);
+    runs->addAction(m_remote->panel()->profiles_action());
+    runs->addSeparator();
+    runs->addAction(m_remote->panel()->cancel_action());
+    runs->addAction(m_remote->panel()->attach_action());
+    runs->addAction(m_remote->panel()->trace_action());
+    runs->addSeparator();
+    runs->addAction(m_docks.value(QStringLiteral("runs"))->toggleViewAction());
+
+    QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
+    int key = Qt::Key_1;
+    for (const QString& name : { QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
+             QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("scaling"), QStringLiteral("search"),
+             QStringLiteral("scenario"), QStringLiteral("model") }) {
+        QDockWidget* d = m_docks.value(name);
+        QAction* a = d->toggleViewAction();
+        a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(key++)));
+        view->addAction(a);
+        connect(a, &QAction::triggered, this, [d](bool on) {
+            if (on)
+                d->raise();
+        });
+    }
+    view->addAction(m_docks.value(QStringLiteral("cluster"))->toggleViewAction());
+    view->addAction(m_docks.value(QStringLiteral("training"))->toggleViewAction());
+    QAction* learn = m_docks.value(QStringLiteral("learn"))->toggleViewAction();
+    learn->setShortcut(QKeySequence::HelpContents);
+    view->addAction(learn);
+    view->addSeparator();
+    m_simulated_action = view->addAction(QStringLiteral("&Simulated fidelity (event simulator)"));
+    m_simulated_action->setCheckable(true);
+    connect(m_simulated_action, &QAction::toggled, this,
+        [this](bool on) { set_fidelity(on ? Fidelity::simulated : Fidelity::analytic); });
+    QMenu* theme = view->addMenu(QStringLiteral("&Theme"));
+    auto* themes = new QActionGroup(this);
+    const QString names[] = { QStringLiteral("&System"), QStringLiteral("&Light"), QStringLiteral("&Dark") };
+    for (int i = 0; i < 3; ++i) {
+        m_theme_actions[i] = theme->addAction(names[i]);
+        m_theme_actions[i]->setCheckable(true);
+        themes->addAction(m_theme_actions[i]);
+        const Theme t = static_cast<Theme>(i);
+        connect(m_theme_actions[i], &QAction::triggered, this, [this, t] { set_theme(t); });
+    }
+    m_theme_actions[static_cast<int>(m_settings->theme())]->setChecked(true);
+    QAction* toggle_dark = view->addAction(QStringLiteral("Toggle &dark mode"), this,
+        [this] { set_theme(m_settings->theme() == Theme::dark ? Theme::light : Theme::dark); });
+    toggle_dark->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
+    view->addAction(QStringLiteral("&Reset layout"), this, &MainWindow::reset_layout);
+
+    QToolBar* bar = addToolBar(QStringLiteral("Scenario"));
+    bar->setObjectName(QStringLiteral("scenario_toolbar"));
+    bar->addAction(new_action);
+    bar->addAction(open);
+    bar->addAction(save_action);
+    bar->addSeparator();
+    // The toolbar's own Undo/Redo with fixed texts: the menu actions rename themselves after every
+    // edit ("Undo TP 4 → 8"), and a toolbar button changing width relayouts the whole window on
+    // every drag step.
+    QAction* bar_undo = bar->addAction(QStringLiteral("Undo"), m_doc->undo_stack(), &QUndoStack::undo);
+    QAction* bar_redo = bar->addAction(QStringLiteral("Redo"), m_doc->undo_stack(), &QUndoStack::redo);
+    bar_undo->setEnabled(false);
+    bar_redo->setEnabled(false);
+    connect(m_doc->undo_stack(), &QUndoStack::canUndoChanged, bar_undo, &QAction::setEnabled);
+    connect(m_doc->undo_stack(), &QUndoStack::canRedoChanged, bar_redo, &QAction::setEnabled);
+    connect(m_doc->undo_stack(), &QUndoStack::undoTextChanged, bar_undo,
+        [bar_undo](const QString& t) { bar_undo->setToolTip(QStringLiteral("Undo ") + t); });
+    connect(m_doc->undo_stack(), &QUndoStack::redoTextChanged, bar_redo,
+        [bar_redo](const QString& t) { bar_redo->setToolTip(QStringLiteral("Redo ") + t); });
+    bar->addSeparator();
+    bar->addAction(pin);
+    bar->addAction(report);
+    bar->addSeparator();
+    bar->addWidget(new QLabel(QStringLiteral(" Scenario preset: "), bar));
+    m_presets = new QComboBox(bar);
+    m_presets->setObjectName(QStringLiteral("scenario_presets"));
+    for (const auto& name : PresetCatalog::standard().names(PresetKind::scenarios))
+        m_presets->addItem(QString::fromStdString(name));
+    // Shown while the plan is not a preset (a file, or a new scenario).
+    m_presets->setPlaceholderText(QStringLiteral("(not a preset)"));
+    bar->addWidget(m_presets);
+    connect(m_presets, &QComboBox::textActivated, this, [this](const QString& name) {
+        if (confirm_discard())
+            open_scenario_preset(name);
+    });
+
+    m_fidelity_label = new QLabel(this);
+    m_fidelity_label->setObjectName(QStringLiteral("fidelity_label"));
+    m_timing_label = new QLabel(this);
+    statusBar()->addPermanentWidget(m_timing_label);
+    statusBar()->addPermanentWidget(m_fidelity_label);
+    update_fidelity_label();
+    connect(m_settings, &Settings::recent_files_changed, this, &MainWindow::rebuild_recent_menu);
+    rebuild_recent_menu();
+}
+
+QStringList MainWindow::panel_names()
+{
+    QStringList out = kDockNames;
+    out << kCentralNames << QStringLiteral("window");
+    return out;
+}
+
+QDockWidget* MainWindow::dock(const QString& name) const
+{
+    return m_docks.value(name, nullptr);
+}
+
+QWidget* MainWindow::panel(const QString& name) const
+{
+    if (name == QStringLiteral("window"))
+        return const_cast<MainWindow*>(this);
+    if (name == QStringLiteral("results"))
+        return m_results;
+    if (name == QStringLiteral("memory"))
+        return m_memory->parentWidget();
+    if (name == QStringLiteral("time"))
+        return m_time->parentWidget();
+    if (name == QStringLiteral("compare"))
+        return m_compare_box;
+    return dock(name);
+}
+
+bool MainWindow::show_panel(const QString& name)
+{
+    if (QDockWidget* d = dock(name)) {
+        d->show();
+        d->raise();
+        return true;
+    }
+    return panel(name) != nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Document
+
+const std::optional<Scenario>& MainWindow::scenario() const
+{
+    return m_doc->scenario();
+}
+QString MainWindow::current_path() const
+{
+    return m_doc->path();
+}
+bool MainWindow::is_modified() const
+{
+    return m_doc->modified();
+}
+QUndoStack* MainWindow::undo_stack() const
+{
+    return m_doc->undo_stack();
+}
+
+bool MainWindow::open_scenario_file(const QString& path)
+{
+    try {
+        const Scenario s = load_scenario_file(path.toStdString(), PresetCatalog::standard());
+        clear_error();
+        m_doc->reset(s, QFileInfo(path).absoluteFilePath(), path);
+        m_presets->setCurrentIndex(-1);
+        m_settings->add_recent_file(path);
+        if (m_autosave)
+            m_autosave->discard();
+        return true;
+    } catch (const InputError& e) {
+        report_error(QString::fromStdString(e.what()));
+        return false;
+    }
+}
+
+bool MainWindow::open_scenario_preset(const QString& name)
+{
+    try {
+        const Scenario s = load_scenario_preset(name.toStdString(), PresetCatalog::standard());
+        clear_error();
+        m_doc->reset(s, QString(), name);
+        const int index = m_presets->findText(name);
+        if (index >= 0)
+            m_presets->setCurrentIndex(index);
+        if (m_autosave)
+            m_autosave->discard();
+        return true;
+    } catch (const InputError& e) {
+        report_error(QString::fromStdString(e.what()));
+        return false;
+    }
+}
+
+void MainWindow::new_scenario()
+{
+    try {
+        const Scenario s = load_scenario_preset("default", PresetCatalog::standard());
+        clear_error();
+        m_doc->reset(s, QString(), QStringLiteral("Untitled"));
+        m_presets->setCurrentIndex(-1);
+    } catch (const InputError& e) {
+        report_error(QString::fromStdString(e.what()));
+    }
+}
+
+void MainWindow::apply_edit(const Scenario& s, const QString& what, int drag)
+{
+    if (!m_doc->has_scenario())
+        return;
+    clear_error();
+    m_doc->apply(s, what, drag);
+}
+
+void MainWindow::apply_strategy(const Strategy& s, const QString& what)
+{
+    if (!scenario())
+        return;
+    Scenario next = *scenario();
+    next.strategy = s;
+    apply_edit(next, what, 0);
+}
+
+bool MainWindow::save()
+{
+    if (m_doc->path().isEmpty())
+        return m_opts.interactive ? save_as_dialog() : false;
+    return save_as(m_doc->path());
+}
+
+bool MainWindow::save_as(const QString& path)
+{
+    if (!scenario())
+        return false;
+    const PlanInputs in = plan_inputs(*scenario());
+    const Rule r = check_strategy(in, scenario()->strategy);
+    if (r != Rule::ok) {
+        report_error(path + QStringLiteral(": not saved: the plan breaks a rule (")
+            + QString::fromLatin1(rule_key(r, scenario()->strategy)) + QStringLiteral(": ")
+            + QString::fromStdString(explain(r, in, scenario()->strategy))
+            + QStringLiteral("); fix it first — your work is kept in the window and its autosave"));
+        return false;
+    }
+    try {
+        save_scenario_file(path.toStdString(), *scenario());
+    } catch (const InputError& e) {
+        report_error(QString::fromStdString(e.what()));
+        return false;
+    }
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    m_doc->mark_saved(abs);
+    m_settings->add_recent_file(abs);
+    if (m_autosave)
+        m_autosave->discard();
+    clear_error();
+    statusBar()->showMessage(QStringLiteral("Saved ") + abs, 5000);
+    update_title();
+    return true;
+}
+
+void MainWindow::open_dialog()
+{
+    if (!confirm_discard())
+        return;
+    const QString path = QFileDialog::getOpenFileName(
+        this, QStringLiteral("Open scenario"), QString(), QStringLiteral("Scenario files (*.json);;All files (*)"));
+    if (!path.isEmpty())
+        open_scenario_file(path);
+}
+
+bool MainWindow::save_as_dialog()
+{
+    const QString start = m_doc->path().isEmpty() ? m_doc->label() + QStringLiteral(".json") : m_doc->path();
+    const QString path = QFileDialog::getSaveFileName(
+        this, QStringLiteral("Save scenario"), start, QStringLiteral("Scenario files (*.json)"));
+    return !path.isEmpty() && save_as(path);
+}
+
+bool MainWindow::confirm_discard()
+{
+    if (!m_opts.interactive || !m_doc->modified())
+        return true;
+    const auto answer = QMessageBox::question(this, QStringLiteral("Unsaved changes"),
+        QStringLiteral("The plan has unsaved changes. Save them first?"),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Save)
+        return save();
+    return answer == QMessageBox::Discard;
+}
+
+void MainWindow::showEvent(QShowEvent* e)
+{
+    QMainWindow::showEvent(e);
+    if (m_sized)
+        return;
+    m_sized = true;
+    // Dock sizes only take once the window has its size; the layout at this point is the default.
+    if (!m_layout_restored)
+        apply_default_sizes();
+}
+
+void MainWindow::apply_default_sizes()
+{
+    const int w = width();
+    const int h = height();
+    resizeDocks({ m_docks.value(QStringLiteral("strategy")), m_docks.value(QStringLiteral("scenario")) },
+        { std::max(340, w * 23 / 100), std::max(260, w * 19 / 100) }, Qt::Horizontal);
+    resizeDocks({ m_docks.value(QStringLiteral("grid")) }, { std::max(260, h * 36 / 100) }, Qt::Vertical);
+    resizeDocks({ m_docks.value(QStringLiteral("grid")), m_docks.value(QStringLiteral("sensitivity")),
+                    m_docks.value(QStringLiteral("learn")) },
+        { w * 30 / 100, w * 40 / 100, w * 30 / 100 }, Qt::Horizontal);
+}
+
+void MainWindow::closeEvent(QCloseEvent* e)
+{
+    if (!confirm_discard()) {
+        e->ignore();
+        return;
+    }
+    if (m_opts.restore_layout) {
+        m_settings->set_window_geometry(saveGeometry());
+        m_settings->set_window_state(saveState(Settings::kLayoutVersion));
+    }
+    m_settings->set_sensitivity_degree(QString::fromLatin1(to_string(m_sensitivity->degree()).data()));
+    m_settings->set_grid_dimension(QString::fromLatin1(to_string(m_grid->canvas()->dimension()).data()));
+    e->accept();
+}
+
+void MainWindow::update_title()
+{
+    const QString label = m_doc->label().isEmpty() ? QStringLiteral("no scenario") : m_doc->label();
+    setWindowTitle(QStringLiteral("Parallax — ") + label + QStringLiteral("[*]"));
+    setWindowModified(m_doc->modified());
+}
+
+void MainWindow::rebuild_recent_menu()
+{
+    m_recent_menu->clear();
+    m_recent_list->clear();
+    const QStringList files = m_settings->recent_files();
+    for (const QString& f : files) {
+        QAction* a = m_recent_menu->addAction(QFileInfo(f).fileName(), this, [this, f] {
+            if (confirm_discard())
+                open_scenario_file(f);
+        });
+        a->setToolTip(f);
+        auto* item = new QListWidgetItem(QFileInfo(f).fileName(), m_recent_list);
+        item->setToolTip(f);
+        item->setData(Qt::UserRole, f);
+    }
+    m_recent_menu->setEnabled(!files.isEmpty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation
+
+void MainWindow::scenario_changed(const Scenario& s, const QString& what)
+{
+    m_change_text = what;
+    // Synchronous: the panels show the plan as it is now and know which values are reachable.
+    m_strategy->set_scenario(s, m_options);
+    m_grid->set_scenario(s, m_options);
+    m_model_form->set_scenario(s);
+    m_cluster_form->set_scenario(s);
+    m_training_form->set_scenario(s);
+    m_search->set_scenario(s);
+    m_remote->set_plan(s, m_doc->path().isEmpty() ? m_doc->label() : m_doc->path());
+    update_title();
+    m_evaluator->request(s, m_options);
+}
+
+void MainWindow::set_evaluation_options(const PlanEvaluationOptions& o)
+{
+    m_options = o;
+    m_options.alternatives = true;
+    if (scenario()) {
+        m_strategy->set_scenario(*scenario(), m_options);
+        m_grid->set_scenario(*scenario(), m_options);
+        m_evaluator->request(*scenario(), m_options);
+    }
+}
+
+void MainWindow::set_fidelity(Fidelity f)
+{
+    if (m_options.fidelity == f)
+        return;
+    m_options.fidelity = f;
+    if (m_simulated_action && m_simulated_action->isChecked() != (f == Fidelity::simulated))
+        m_simulated_action->setChecked(f == Fidelity::simulated);
+    update_fidelity_label();
+    if (scenario())
+        m_evaluator->request(*scenario(), m_options);
+}
+
+void MainWindow::update_fidelity_label()
+{
+    // Short in the status bar ("calibration: builtin"), the whole statement on hover.
+    const QString full = fidelity_text();
+    const int cut = full.indexOf(QStringLiteral(" ("), full.indexOf(QStringLiteral("calibration:")));
+    m_fidelity_label->setText(cut > 0 ? full.left(cut) : full);
+    m_fidelity_label->setToolTip(full);
+}
+
+QString MainWindow::fidelity_text() const
+{
+    const QString fidelity = m_options.fidelity == Fidelity::simulated
+        ? QStringLiteral("Fidelity: simulated (event simulator of the execution DAG)")
+        : QStringLiteral("Fidelity: analytic (closed form)");
+    // The calibration is the one the prediction names among its assumptions (core decides which).
+    QString calibration = QStringLiteral("calibration: none (datasheet peaks × per-generation efficiencies)");
+    if (m_current && m_current->valid)
+        for (const std::string& a : m_current->prediction.assumptions)
+            if (a.rfind("calibration:", 0) == 0) {
+                calibration = QString::fromStdString(a);
+                break;
+            }
+    return fidelity + QStringLiteral(" · ") + calibration;
+}
+
+void MainWindow::show_evaluation(std::shared_ptr<const PlanEvaluation> e)
+{
+    m_previous = m_current;
+    m_current = std::move(e);
+    display();
+    m_timeline_stale = true;
+    request_timeline();
+    emit evaluated();
+}
+
+void MainWindow::display()
+{
+    if (!m_current)
+        return;
+    const PlanEvaluation& cur = *m_current;
+    const Prediction* pinned = m_pinned && m_pinned->valid ? &m_pinned->prediction : nullptr;
+    const Prediction* previous = m_previous && m_previous->valid ? &m_previous->prediction : nullptr;
+    m_metrics->set_evaluation(cur, pinned, previous);
+    if (cur.valid) {
+        m_memory->set_prediction(cur.prediction);
+        m_time->set_predictions(cur.prediction, pinned);
+        m_power->set_prediction(cur.prediction);
+    } else {
+        m_memory->clear();
+        m_time->clear();
+        m_power->clear();
+    }
+    m_sensitivity->set_evaluation(m_current);
+    m_heatmap->set_evaluation(m_current);
+    m_comparison->set_predictions(cur.valid ? std::optional<Prediction>(cur.prediction) : std::nullopt,
+        pinned ? std::optional<Prediction>(*pinned) : std::nullopt);
+    m_learn->set_change(cur, previous, m_previous ? &m_previous->scenario.strategy : nullptr, m_change_text);
+    const QString why = previous && cur.valid
+        ? QString::fromStdString(why_moved(Metric::step_time, *previous, cur.prediction))
+        : QString();
+    m_strategy->set_why(why);
+    update_fidelity_label();
+    m_timing_label->setText(QStringLiteral("evaluated in %1 ms").arg(cur.seconds * 1e3, 0, 'f', 1));
+    if (cur.valid)
+        statusBar()->showMessage(QStringLiteral("%1 · %2 tokens/s · MFU %3%")
+                                     .arg(views::format_seconds(cur.prediction.step_time_s),
+                                         views::format_count(cur.prediction.tokens_per_s),
+                                         QString::number(cur.prediction.mfu * 100, 'f', 1)));
+    else
+        statusBar()->showMessage(
+            QStringLiteral("Not a valid plan: ") + QString::fromStdString(cur.violations.front().message));
+}
+
+bool MainWindow::wait_until(const std::function<bool()>& done, void (MainWindow::*signal)(), int timeout_ms)
+{
+    QElapsedTimer clock;
+    clock.start();
+    while (!done()) {
+        if (clock.elapsed() > timeout_ms)
+            return false;
+        QEventLoop loop;
+        connect(this, signal, &loop, &QEventLoop::quit);
+        QTimer::singleShot(std::max<qint64>(1, timeout_ms - clock.elapsed()), &loop, &QEventLoop::quit);
+        loop.exec();
+    }
+    return true;
+}
+
+bool MainWindow::wait_for_evaluation(int timeout_ms)
+{
+    return wait_until([this] { return m_evaluator->idle() && m_current; }, &MainWindow::evaluated, timeout_ms);
+}
+
+void MainWindow::show_plan_overlay()
+{
+    // The selected run measured this very plan (remote decides): its numbers go under the cards, its memory
+    // per stage over the bars. Anything else (the probe's reduced workload, CPU ranks, another plan) stays in
+    // the Runs panel's own overlay, which compares each run with the prediction of what it ran.
+    const auto o = m_remote->plan_overlay();
+    const auto value = [&](const char* metric, double scale) -> std::optional<views::MeasuredValue> {
+        const remote::MetricComparison* m = o ? o->metric(metric) : nullptr;
+        if (!m || !m->measured)
+            return std::nullopt;
+        views::MeasuredValue v;
+        v.value = *m->measured * scale;
+        if (m->spread_low)
+            v.low = *m->spread_low * scale;
+        if (m->spread_high)
+            v.high = *m->spread_high * scale;
+        v.error = m->error();
+        v.source = QStringLiteral("run ") + QString::fromStdString(o->run_id);
+        return v;
+    };
+    const double gpus = scenario() ? static_cast<double>(scenario()->strategy.total_gpus()) : 1.0;
+    m_metrics->set_measured(Metric::step_time, value("step_time_s", 1.0));
+    m_metrics->set_measured(Metric::tokens_per_s, value("tokens_per_s_per_gpu", gpus)); // the card is per job
+    m_metrics->set_measured(Metric::tflops_per_gpu, value("tflops_per_gpu", 1.0));
+    m_metrics->set_measured(Metric::peak_memory, value("memory_GiB", units::kGiB));
+    m_metrics->set_measured(Metric::power, value("power_W", 1.0));
+    std::vector<std::optional<views::MeasuredValue>> stages;
+    if (o) {
+        for (const remote::StageMemoryComparison& s : o->stages) {
+            if (s.stage < 0 || !s.measured_GiB)
+                continue;
+            if (static_cast<int>(stages.size()) <= s.stage)
+                stages.resize(static_cast<std::size_t>(s.stage) + 1);
+            views::MeasuredValue v;
+            v.value = *s.measured_GiB * units::kGiB;
+            if (s.low_GiB)
+                v.low = *s.low_GiB * units::kGiB;
+            if (s.high_GiB)
+                v.high = *s.high_GiB * units::kGiB;
+            v.error = s.error();
+            v.source = QStringLiteral("run ") + QString::fromStdString(o->run_id);
+            stages[static_cast<std::size_t>(s.stage)] = v;
+        }
+    }
+    m_memory->set_measured(std::move(stages));
+}
+
+void MainWindow::pin_current()
+{
+    if (!m_current)
+        return;
+    m_pinned = m_current;
+    m_pinned_label = m_doc->label()
+        + QStringLiteral(": tp %1 pp %2 dp %3 cp %4")
+              .arg(m_current->scenario.strategy.tp)
+              .arg(m_current->scenario.strategy.pp)
+              .arg(m_current->scenario.strategy.dp)
+              .arg(m_current->scenario.strategy.cp);
+    statusBar()->showMessage(QStringLiteral("Pinned as plan A: ") + m_pinned_label, 5000);
+    if (m_timeline->timeline_data())
+        m_timeline->pin_current_as_baseline();
+    display();
+}
+
+void MainWindow::clear_pin()
+{
+    m_pinned.reset();
+    m_timeline->clear_comparison();
+    display();
+}
+
+void MainWindow::request_timeline(bool force)
+{
+    QDockWidget* d = m_docks.value(QStringLiteral("timeline"));
+    if (!m_current || !m_current->valid) {
+        m_timeline->clear();
+        m_timeline_stale = false;
+        return;
+    }
+    // A dock behind another tab stays "visible" (moved off screen): only an on-screen timeline is
+    // simulated; selecting its tab asks again.
+    if (!force && (!d || !d->isVisible() || d->visibleRegion().isEmpty()))
+        return;
+    const quint64 id = m_timeline_latest->fetch_add(1) + 1;
+    auto latest = m_timeline_latest;
+    const Scenario s = m_current->scenario;
+    QtConcurrent::run([s, id, latest]() -> std::shared_ptr<const TimelineData> {
+        if (latest->load() != id)
+            return nullptr;
+        const PlanContext ctx(s.model, s.training, s.cluster);
+        auto sim = std::make_shared<const SimulatedPlan>(simulate_plan(ctx, s.strategy));
+        if (latest->load() != id)
+            return nullptr;
+        const Prediction p = prediction_from_simulation(ctx, s.strategy, *sim);
+        return build_timeline_data(sim, p, timeline_plan_info(s));
+    }).then(this, [this, id](std::shared_ptr<const TimelineData> data) {
+        if (!data || id != m_timeline_latest->load())
+            return;
+        m_timeline->set_timeline_data(std::move(data));
+        m_timeline_stale = false;
+        emit timeline_updated();
+    });
+}
+
+bool MainWindow::wait_for_timeline(int timeout_ms)
+{
+    show_panel(QStringLiteral("timeline"));
+    QElapsedTimer clock;
+    clock.start();
+    if (!wait_for_evaluation(timeout_ms))
+        return false;
+    if (m_timeline_stale)
+        request_timeline(true);
+    return wait_until([this] { return !m_timeline_stale; }, &MainWindow::timeline_updated,
+        std::max<int>(1, timeout_ms - static_cast<int>(clock.elapsed())));
+}
+
+void MainWindow::run_scaling()
+{
+    if (!scenario() || m_scaling_cancel)
+        return;
+    const Scenario s = *scenario();
+    const long long gpn = s.cluster.gpus_per_node;
+    const long long n = s.cluster.total_gpus();
+    // 1/8 .. 4x the cluster in whole nodes (the sweep keeps the model, batch and fabric).
+    std::vector<long long> counts;
+    for (long long num : { 1LL, 2LL, 4LL, 8LL, 16LL, 32LL }) {
+        const long long g = n * num / 8;
+        if (g >= gpn && g % gpn == 0 && (counts.empty() || counts.back() != g))
+            counts.push_back(g);
+    }
+    m_scaling_cancel = std::make_shared<std::atomic<bool>>(false);
+    auto cancel = m_scaling_cancel;
+    m_scaling->set_running(true, QStringLiteral("Searching the best plan at %1 GPU counts...").arg(counts.size()));
+    const QPointer<MainWindow> self(this);
+    QtConcurrent::run([s, counts, cancel, self]() {
+        SweepOptions o;
+        o.search.cancel = cancel.get();
+        o.search.top = 1;
+        o.search.progress = [self](double f) {
+            QMetaObject::invokeMethod(
+                qApp,
+                [self, f] {
+                    if (self)
+                        self->m_scaling->set_progress(f);
+                },
+                Qt::QueuedConnection);
+        };
+        return sweep_gpus(s, counts, o);
+    }).then(this, [this, n, cancel](const std::vector<SweepPoint>& points) {
+        std::vector<views::ScalingPoint> out;
+        for (const SweepPoint& p : points) {
+            views::ScalingPoint q;
+            q.gpus = p.gpus;
+            q.has_plan = p.has_best;
+            q.tokens_per_s = p.tokens_per_s;
+            q.scaling_efficiency = p.scaling_efficiency;
+            q.marginal_efficiency = p.marginal_efficiency;
+            q.family = QString::fromStdString(p.family);
+            QStringList notes;
+            for (const std::string& note : p.notes)
+                notes << QString::fromStdString(note);
+            q.notes = notes.join(QStringLiteral("; "));
+            if (p.has_best && !p.search.results.empty())
+                q.strategy = p.search.results.front().strategy;
+            out.push_back(std::move(q));
+        }
+        const bool stopped = cancel->load();
+        m_scaling_cancel.reset();
+        m_scaling->set_points(std::move(out), n);
+        m_scaling->set_running(false,
+            stopped ? QStringLiteral("Stopped.")
+                    : QStringLiteral("Best plan per GPU count; circled points: adding GPUs stops paying or the winning "
+                                     "family changes."));
+        emit scaling_finished();
+    });
+}
+
+void MainWindow::cancel_scaling()
+{
+    if (m_scaling_cancel)
+        m_scaling_cancel->store(true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors, autosave, theme, layout
+
+void MainWindow::report_error(const QString& message)
+{
+    // The previous plan stays on screen; the error is shown (banner and status bar), never swallowed.
+    m_last_error = message;
+    m_error_banner->setText(QStringLiteral("<b>Error:</b> ") + message.toHtmlEscaped());
+    m_error_banner->setStyleSheet(QStringLiteral("QLabel { color: %1; border: 1px solid %1; padding: 4px; }")
+                                      .arg(views::bad_colour(views::is_dark(palette())).name()));
+    m_error_banner->show();
+    statusBar()->showMessage(message);
+}
+
+void MainWindow::clear_error()
+{
+    m_last_error.clear();
+    m_error_banner->hide();
+}
+
+QString MainWindow::error_text() const
+{
+    return m_error_banner->isHidden() ? QString() : m_error_banner->text();
+}
+QString MainWindow::status_text() const
+{
+    return statusBar()->currentMessage();
+}
+
+void MainWindow::schedule_autosave()
+{
+    if (!m_autosave_timer || !m_doc->modified() || m_autosave_timer->isActive())
+        return;
+    m_autosave_timer->start(std::max(1, m_settings->autosave_interval_s()) * 1000);
+}
+
+bool MainWindow::autosave_now(QString* error)
+{
+    if (!m_autosave || !scenario())
+        return false;
+    // Only plans that load again are written: a recovery must never fail on its own file.
+    if (check_strategy(plan_inputs(*scenario()), scenario()->strategy) != Rule::ok) {
+        if (error)
+            *error = QStringLiteral("the plan breaks a rule; the last valid autosave is kept");
+        return false;
+    }
+    return m_autosave->write(*scenario(), m_doc->path(), m_doc->label(), error);
+}
+
+QString MainWindow::autosave_file() const
+{
+    return m_autosave ? m_autosave->file_path() : QString();
+}
+
+QStringList MainWindow::recoverable_autosaves() const
+{
+    return Autosave::orphans(m_settings->autosave_dir());
+}
+
+bool MainWindow::recover_autosave(const QString& file)
+{
+    try {
+        const RecoveredScenario r = Autosave::load(file);
+        clear_error();
+        const QString label
+            = (r.label.isEmpty() ? QStringLiteral("Recovered") : r.label) + QStringLiteral(" (recovered)");
+        m_doc->reset_modified(r.scenario, r.original_path, label);
+        Autosave::remove(file);
+        autosave_now();
+        statusBar()->showMessage(
+            QStringLiteral("Recovered the plan autosaved at ") + r.saved_at.toLocalTime().toString(), 8000);
+        return true;
+    } catch (const InputError& e) {
+        report_error(QString::fromStdString(e.what()));
+        return false;
+    }
+}
+
+void MainWindow::offer_recovery()
+{
+    for (const QString& file : recoverable_autosaves()) {
+        QString when;
+        try {
+            when = Autosave::load(file).saved_at.toLocalTime().toString();
+        } catch (const InputError& e) {
+            Autosave::remove(file); // unreadable: nothing to recover
+            continue;
+        }
+        const auto answer = QMessageBox::question(this, QStringLiteral("Recover unsaved plan?"),
+            QStringLiteral("Parallax did not exit cleanly. A plan autosaved at %1 can be recovered. Recover it?")
+                .arg(when),
+            QMessageBox::Yes | QMessageBox::Discard, QMessageBox::Yes);
+        if (answer == QMessageBox::Yes) {
+            recover_autosave(file);
+            return;
+        }
+        Autosave::remove(file);
+    }
+}
+
+void MainWindow::abandon_autosave()
+{
+    if (m_autosave)
+        m_autosave->abandon();
+}
+
+void MainWindow::set_theme(Theme t)
+{
+    m_settings->set_theme(t);
+    apply_theme(t);
+    if (m_theme_actions[static_cast<int>(t)])
+        m_theme_actions[static_cast<int>(t)]->setChecked(true);
+    // Colours baked into rich text (deltas, banners) follow the new palette.
+    display();
+    if (scenario())
+        m_strategy->set_scenario(*scenario(), m_options);
+}
+
+void MainWindow::reset_layout()
+{
+    restoreState(m_default_layout, Settings::kLayoutVersion);
+    for (QDockWidget* d : std::as_const(m_docks))
+        d->show();
+    apply_default_sizes();
+    m_docks.value(QStringLiteral("scenario"))->raise();
+    m_docks.value(QStringLiteral("sensitivity"))->raise();
+    m_docks.value(QStringLiteral("learn"))->raise();
+}
+QByteArray MainWindow::save_layout() const
+{
+    return saveState(Settings::kLayoutVersion);
+}
+bool MainWindow::restore_layout(const QByteArray& state)
+{
+    return restoreState(state, Settings::kLayoutVersion);
+}
+
+void MainWindow::set_search_engine(std::shared_ptr<views::SearchEngine> engine)
+{
+    m_search->set_engine(std::move(engine));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+bool MainWindow::export_report(const QString& path, QString* error)
+{
+    if (!m_current) {
+        if (error)
+            *error = QStringLiteral("no plan to report");
+        return false;
+    }
+    ReportInputs in;
+    in.current = m_current;
+    in.pinned = m_pinned;
+    in.current_label = m_doc->label();
+    in.pinned_label = m_pinned_label;
+    in.fidelity = fidelity_text();
+    in.version = QStringLiteral(PARALLAX_VERSION);
+    in.images.push_back({ QStringLiteral("Memory per GPU by pipeline stage"), views::png_bytes(m_memory, 2) });
+    in.images.push_back({ QStringLiteral("Where the step time goes"), views::png_bytes(m_time, 2) });
+    in.images.push_back(
+        { QStringLiteral("Sensitivity: ") + QString::fromLatin1(to_string(m_sensitivity->degree()).data()),
+            views::png_bytes(m_sensitivity->plot(), 2) });
+    in.images.push_back({ QStringLiteral("Throughput over TP × PP"), views::png_bytes(m_heatmap->plot(), 2) });
+    in.images.push_back({ QStringLiteral("Cluster grid"), views::png_bytes(m_grid, 2) });
+    // The timeline picture of the current plan, simulated now if its panel was never shown.
+    if (m_current->valid && m_timeline_stale) {
+        request_timeline(true);
+        wait_until([this] { return !m_timeline_stale; }, &MainWindow::timeline_updated, 30000);
+    }
+    if (m_timeline->timeline_data()) {
+        QByteArray png;
+        QBuffer buffer(&png);
+        buffer.open(QIODevice::WriteOnly);
+        m_timeline->render_image().save(&buffer, "PNG");
+        in.images.push_back({ QStringLiteral("Timeline of the simulated plan (one row per stage and stream)"), png });
+    }
+    return views::write_text_atomically(path, report_html(in), error);
+}
+
+void MainWindow::export_report_dialog()
+{
+    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export report"),
+        m_doc->label().section(u'/', -1).section(u'.', 0, 0) + QStringLiteral("-report.html"),
+        QStringLiteral("HTML (*.html)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!export_report(path, &error))
+        report_error(error);
+    else
+        statusBar()->showMessage(QStringLiteral("Report written to ") + path, 5000);
+}
+
+} // namespace parallax::app

@@ -1,0 +1,238 @@
+#pragma once
+// The planner's main window: dockable panels around the live results, wired to one document (the
+// open scenario with its undo stack), one background evaluator (latest request wins) and one
+// Settings object. Views never compute: they get the scenario synchronously after each edit (to
+// show it and to know which values are reachable) and the evaluation when it arrives.
+//
+// Panels (dock or central widget names, for --panel and tests): scenario, model, cluster, training,
+// strategy, grid, sensitivity, heatmap, timeline, search, learn, runs; results, memory, time, compare;
+// window (everything). The runs panel and the remote dialogs (views/remote) send the plan to a cluster
+// and draw what it measured over the predictions.
+#include "gui/settings.hpp"
+#include "spec/scenario.hpp"
+#include "viewdata/plan_evaluation.hpp"
+
+#include <QMainWindow>
+#include <QMap>
+#include <QPointer>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+
+class QComboBox;
+class QDockWidget;
+class QLabel;
+class QListWidget;
+class QMenu;
+class QTableView;
+class QTimer;
+class QUndoStack;
+class QAction;
+
+namespace parallax::views {
+class StrategyPanel;
+class ClusterGridView;
+class MetricsPanel;
+class MemoryBarsView;
+class TimeBreakdownView;
+class SensitivityPlot;
+class HeatmapPlot;
+class ScenarioForm;
+class SearchPanel;
+class SearchEngine;
+class LearnPanel;
+class ComparisonModel;
+class ScalingPlot;
+class TimelineView;
+class PowerPanel;
+class RemoteRunsController;
+} // namespace parallax::views
+
+namespace parallax::app {
+
+class PlanDocument;
+class PlanEvaluator;
+class Autosave;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    struct Options {
+        bool restore_layout = true; // from Settings (window geometry and dock state)
+        bool autosave = true;
+        bool interactive = false; // dialogs: confirm on close, offer recovery
+        Settings* settings = nullptr; // nullptr: the user's settings
+        QString run_store; // remote runs (SQLite); empty: RunStore::default_path()
+        QString profiles_file; // cluster profiles (QSettings file); empty: the user's settings
+        bool attach_runs = false; // on start, resume watching every unfinished run of the store
+    };
+    explicit MainWindow(QWidget* parent = nullptr);
+    explicit MainWindow(const Options& options, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Loads and predicts; on bad input shows the error and keeps the previous plan. Returns success.
+    bool open_scenario_file(const QString& path);
+    bool open_scenario_preset(const QString& name);
+    const std::optional<Scenario>& scenario() const;
+    QString last_error() const { return m_last_error; }
+
+    // The document.
+    void new_scenario();
+    bool save(); // to the current path; asks for one when there is none (interactive only)
+    bool save_as(const QString& path);
+    QString current_path() const;
+    bool is_modified() const;
+    QUndoStack* undo_stack() const;
+    void apply_edit(const Scenario& s, const QString& what, int drag = 0);
+
+    // The evaluation shown now (null before the first one arrives) and the pinned baseline.
+    std::shared_ptr<const PlanEvaluation> evaluation() const { return m_current; }
+    bool wait_for_evaluation(int timeout_ms = 10000);
+    void set_fidelity(Fidelity f);
+    Fidelity fidelity() const { return m_options.fidelity; }
+    void pin_current();
+    void clear_pin();
+    std::shared_ptr<const PlanEvaluation> pinned() const { return m_pinned; }
+    const PlanEvaluationOptions& evaluation_options() const { return m_options; }
+    void set_evaluation_options(const PlanEvaluationOptions& o);
+
+    // Panels.
+    static QStringList panel_names();
+    QWidget* panel(const QString& name) const; // nullptr for an unknown name
+    QDockWidget* dock(const QString& name) const;
+    bool show_panel(const QString& name);
+    views::StrategyPanel* strategy_panel() const { return m_strategy; }
+    views::ClusterGridView* grid_view() const { return m_grid; }
+    views::MetricsPanel* metrics_panel() const { return m_metrics; }
+    views::MemoryBarsView* memory_view() const { return m_memory; }
+    views::TimeBreakdownView* time_view() const { return m_time; }
+    views::SensitivityPlot* sensitivity_plot() const { return m_sensitivity; }
+    views::HeatmapPlot* heatmap_plot() const { return m_heatmap; }
+    views::ScenarioForm* model_editor() const { return m_model_form; }
+    views::ScenarioForm* cluster_editor() const { return m_cluster_form; }
+    views::ScenarioForm* training_editor() const { return m_training_form; }
+    views::SearchPanel* search_panel() const { return m_search; }
+    views::LearnPanel* learn_panel() const { return m_learn; }
+    views::ComparisonModel* comparison_model() const { return m_comparison; }
+    views::ScalingPlot* scaling_plot() const { return m_scaling; }
+    views::PowerPanel* power_panel() const { return m_power; }
+    views::TimelineView* timeline_view() const { return m_timeline; }
+    views::RemoteRunsController* remote() const { return m_remote; }
+    // The timeline follows the evaluation (simulated off the GUI thread, latest request wins) while
+    // its panel is visible.
+    bool wait_for_timeline(int timeout_ms = 20000);
+    bool timeline_current() const { return !m_timeline_stale; }
+    // The scaling sweep (a full search per GPU count) off the GUI thread; cancel_scaling() stops it.
+    void run_scaling();
+    void cancel_scaling();
+    bool scaling_running() const { return m_scaling_cancel != nullptr; }
+    void set_search_engine(std::shared_ptr<views::SearchEngine> engine);
+
+    // Autosave and crash recovery.
+    bool autosave_now(QString* error = nullptr);
+    QString autosave_file() const;
+    QStringList recoverable_autosaves() const;
+    bool recover_autosave(const QString& file);
+    void offer_recovery(); // asks (interactive)
+    void abandon_autosave(); // leaves the autosave file as a crash would (tests)
+
+    // Appearance and layout.
+    void set_theme(Theme t);
+    void reset_layout();
+    QByteArray save_layout() const;
+    bool restore_layout(const QByteArray& state);
+    Settings* settings() const { return m_settings; }
+
+    // Reports, status.
+    bool export_report(const QString& path, QString* error = nullptr);
+    QString fidelity_text() const;
+    QString status_text() const;
+    QString error_text() const; // the error banner, empty when hidden
+
+signals:
+    void evaluated();
+    void timeline_updated();
+    void scaling_finished();
+
+protected:
+    void closeEvent(QCloseEvent* e) override;
+    void showEvent(QShowEvent* e) override;
+
+private:
+    void build_panels();
+    void apply_default_sizes();
+    void build_actions();
+    void scenario_changed(const Scenario& s, const QString& what);
+    void show_evaluation(std::shared_ptr<const PlanEvaluation> e); // a new evaluation arrived
+    void display(); // shows m_current against m_previous and the pin
+    bool wait_until(const std::function<bool()>& done, void (MainWindow::*signal)(), int timeout_ms);
+    void report_error(const QString& message);
+    void clear_error();
+    void update_title();
+    void update_fidelity_label();
+    void rebuild_recent_menu();
+    void schedule_autosave();
+    void open_dialog();
+    bool save_as_dialog();
+    void export_report_dialog();
+    bool confirm_discard();
+    void apply_strategy(const Strategy& s, const QString& what);
+    void request_timeline(bool force = false);
+    void show_plan_overlay(); // a run's measurement of this plan over the cards and memory bars
+    QDockWidget* add_dock(const QString& name, const QString& title, QWidget* w, Qt::DockWidgetArea area);
+
+    Options m_opts;
+    Settings* m_settings = nullptr;
+    PlanDocument* m_doc = nullptr;
+    PlanEvaluator* m_evaluator = nullptr;
+    Autosave* m_autosave = nullptr;
+    QTimer* m_autosave_timer = nullptr;
+    PlanEvaluationOptions m_options;
+    std::shared_ptr<const PlanEvaluation> m_current;
+    std::shared_ptr<const PlanEvaluation> m_previous;
+    std::shared_ptr<const PlanEvaluation> m_pinned;
+    QString m_pinned_label;
+    QString m_change_text;
+    QString m_last_error;
+    QByteArray m_default_layout;
+    bool m_layout_restored = false;
+    bool m_sized = false;
+    QWidget* m_compare_box = nullptr;
+
+    QComboBox* m_presets = nullptr;
+    QListWidget* m_preset_list = nullptr;
+    QListWidget* m_recent_list = nullptr;
+    QLabel* m_error_banner = nullptr;
+    QLabel* m_fidelity_label = nullptr;
+    QLabel* m_timing_label = nullptr;
+    QMenu* m_recent_menu = nullptr;
+    QAction* m_simulated_action = nullptr;
+    QAction* m_theme_actions[3] = {};
+    views::StrategyPanel* m_strategy = nullptr;
+    views::ClusterGridView* m_grid = nullptr;
+    views::MetricsPanel* m_metrics = nullptr;
+    views::MemoryBarsView* m_memory = nullptr;
+    views::TimeBreakdownView* m_time = nullptr;
+    views::SensitivityPlot* m_sensitivity = nullptr;
+    views::HeatmapPlot* m_heatmap = nullptr;
+    views::ScenarioForm* m_model_form = nullptr;
+    views::ScenarioForm* m_cluster_form = nullptr;
+    views::ScenarioForm* m_training_form = nullptr;
+    views::SearchPanel* m_search = nullptr;
+    views::LearnPanel* m_learn = nullptr;
+    views::ComparisonModel* m_comparison = nullptr;
+    views::ScalingPlot* m_scaling = nullptr;
+    views::PowerPanel* m_power = nullptr;
+    views::TimelineView* m_timeline = nullptr;
+    views::RemoteRunsController* m_remote = nullptr;
+    std::shared_ptr<std::atomic<quint64>> m_timeline_latest = std::make_shared<std::atomic<quint64>>(0);
+    bool m_timeline_stale = true;
+    std::shared_ptr<std::atomic<bool>> m_scaling_cancel;
+    QWidget* m_results = nullptr;
+    QWidget* m_timeline_slot = nullptr;
+    QMap<QString, QDockWidget*> m_docks;
+};
+
+} // namespace parallax::app

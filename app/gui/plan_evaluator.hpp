@@ -1,0 +1,37 @@
+#pragma once
+// Evaluation off the GUI thread with "latest request wins" (STYLE.md): every request bumps an
+// atomic id; a running evaluation polls whether it is still the latest and stops early if not;
+// results arrive on the GUI thread (QFuture::then with this object as context, so a destroyed
+// receiver gets nothing) and stale ones are dropped. The result is one immutable value.
+#include "viewdata/plan_evaluation.hpp"
+
+#include <QObject>
+#include <QThreadPool>
+
+#include <atomic>
+#include <memory>
+
+namespace parallax::app {
+
+class PlanEvaluator : public QObject {
+    Q_OBJECT
+public:
+    explicit PlanEvaluator(QObject* parent = nullptr);
+    ~PlanEvaluator() override;
+
+    // Returns the request id; only the evaluation of the latest id is ever delivered.
+    quint64 request(const Scenario& s, const PlanEvaluationOptions& o);
+    quint64 latest_request() const { return m_latest->load(); }
+    quint64 delivered_request() const { return m_delivered; }
+    bool idle() const { return m_delivered == m_latest->load(); }
+
+signals:
+    void evaluated(std::shared_ptr<const parallax::PlanEvaluation> e);
+
+private:
+    QThreadPool m_pool;
+    std::shared_ptr<std::atomic<quint64>> m_latest = std::make_shared<std::atomic<quint64>>(0);
+    quint64 m_delivered = 0;
+};
+
+} // namespace parallax::app

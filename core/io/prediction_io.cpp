@@ -1,0 +1,175 @@
+#include "io/prediction_io.hpp"
+
+#include "spec/units.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace parallax {
+
+using nlohmann::json;
+
+namespace {
+
+double finite(double v)
+{
+    return std::isfinite(v) ? v : 0.0;
+}
+
+json memory_json(const MemoryBreakdown& m)
+{
+    return json { { "weights", finite(m.weights / units::kGiB) }, { "gradients", finite(m.gradients / units::kGiB) },
+        { "optimizer", finite(m.optimizer / units::kGiB) }, { "activations", finite(m.activations / units::kGiB) },
+        { "other", finite(m.other / units::kGiB) } };
+}
+
+std::string fmt(const char* f, double v)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+} // namespace
+
+std::string format_si(double value, const char* unit, int precision)
+{
+    const char* prefixes[] = { "", "k", "M", "G", "T", "P", "E" };
+    int i = 0;
+    double v = value;
+    while (std::fabs(v) >= 1000 && i < 6) {
+        v /= 1000;
+        ++i;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*g %s%s", precision, v, prefixes[i], unit);
+    return buf;
+}
+
+json prediction_to_json(const Prediction& p)
+{
+    json j;
+    j["schema"] = 1;
+    j["feasible"] = p.feasible;
+    j["step_time_s"] = finite(p.step_time_s);
+    j["tokens_per_s"] = finite(p.tokens_per_s);
+    j["tflops_per_gpu"] = finite(p.tflops_per_gpu);
+    j["mfu"] = finite(p.mfu);
+    j["bubble_fraction"] = finite(p.bubble_fraction);
+    j["memory"] = { { "peak_GiB", finite(p.peak_memory_bytes / units::kGiB) },
+        { "capacity_GiB", finite(p.capacity_bytes / units::kGiB) }, { "breakdown_GiB", memory_json(p.memory) } };
+    j["communication_s"] = { { "tp", finite(p.communication_s.tp) }, { "pp", finite(p.communication_s.pp) },
+        { "dp", finite(p.communication_s.dp) }, { "cp", finite(p.communication_s.cp) },
+        { "ep", finite(p.communication_s.ep) }, { "exposed", finite(p.communication_s.exposed) } };
+    j["power"]
+        = { { "avg_W_per_gpu", finite(p.power.avg_W_per_gpu) }, { "peak_W_per_gpu", finite(p.power.peak_W_per_gpu) },
+              { "energy_J_per_token", finite(p.power.energy_J_per_token) } };
+    {
+        // Additions (power_model.hpp): the step's energy, the limits, and the node / rack / cluster budget.
+        const PowerEstimate& w = p.power;
+        json& pj = j["power"];
+        pj["energy_J_per_iteration_per_gpu"] = finite(w.energy_J_per_step_per_gpu);
+        pj["energy_kWh_per_iteration"] = finite(w.energy_J_per_step / 3.6e6);
+        pj["idle_W"] = finite(w.idle_W);
+        pj["cap_W"] = finite(w.cap_W);
+        pj["thermal_limit_W"] = finite(w.thermal_limit_W);
+        pj["clock_MHz"] = finite(w.clock_MHz);
+        pj["busy_fraction"] = finite(w.busy_fraction);
+        pj["power_capped"] = w.power_capped;
+        pj["cap_slowdown"] = finite(w.cap_slowdown);
+        pj["thermally_limited"] = w.thermal_clock > 0;
+        pj["node"] = { { "avg_W", finite(w.avg_W_per_node) }, { "peak_W", finite(w.peak_W_per_node) },
+            { "overhead_W", finite(w.node_overhead_W) } };
+        pj["rack"] = { { "nodes", finite(w.nodes_per_rack) }, { "avg_kW", finite(w.rack_avg_kW) },
+            { "peak_kW", finite(w.rack_peak_kW) } };
+        pj["cluster"] = { { "nodes", finite(w.nodes) }, { "racks", finite(w.racks) },
+            { "avg_kW", finite(w.cluster_avg_kW) }, { "peak_kW", finite(w.cluster_peak_kW) } };
+    }
+    j["warnings"] = p.warnings;
+    // Additions beyond the contract's required keys.
+    j["fidelity"] = p.fidelity == Fidelity::analytic ? "analytic" : "simulated";
+    j["hfu"] = finite(p.hfu);
+    j["microbatches"] = p.microbatches;
+    j["checkpoint_GiB"] = finite(p.checkpoint_bytes / units::kGiB);
+    if (p.moe_dropped_fraction > 0)
+        j["moe_dropped_fraction"] = finite(p.moe_dropped_fraction);
+    if (!p.feasible)
+        j["infeasible_reason"] = p.infeasible_reason;
+    j["memory"]["peak_stage"] = p.peak_memory_stage;
+    j["time_breakdown_s"] = { { "compute", finite(p.time.compute_s) }, { "recompute", finite(p.time.recompute_s) },
+        { "bubble", finite(p.time.bubble_s) }, { "exposed_tp", finite(p.time.exposed_tp_s) },
+        { "exposed_pp", finite(p.time.exposed_pp_s) }, { "exposed_dp", finite(p.time.exposed_dp_s) },
+        { "exposed_cp", finite(p.time.exposed_cp_s) }, { "exposed_ep", finite(p.time.exposed_ep_s) },
+        { "optimizer", finite(p.time.optimizer_s) }, { "offload", finite(p.time.offload_s) } };
+    json stages = json::array();
+    for (const auto& s : p.stages) {
+        stages.push_back(
+            { { "stage", s.stage }, { "layers", s.layers }, { "in_flight_microbatches", s.in_flight_microbatches },
+                { "forward_s", finite(s.forward_s) }, { "backward_s", finite(s.backward_s) },
+                { "memory_GiB", finite(s.memory.total() / units::kGiB) }, { "breakdown_GiB", memory_json(s.memory) },
+                { "clock_MHz", finite(s.clock_MHz) }, { "avg_W", finite(s.avg_W) }, { "peak_W", finite(s.peak_W) } });
+    }
+    j["stages"] = stages;
+    j["assumptions"] = p.assumptions;
+    return j;
+}
+
+std::string prediction_to_text(const Scenario& sc, const Prediction& p)
+{
+    std::string out;
+    const Strategy& s = sc.strategy;
+    out += sc.model.name + " on " + std::to_string(sc.cluster.total_gpus()) + " x " + sc.cluster.gpu.name + "  ("
+        + std::to_string(sc.cluster.nodes) + " nodes x " + std::to_string(sc.cluster.gpus_per_node) + ")\n";
+    out += "strategy   tp " + std::to_string(s.tp) + "  pp " + std::to_string(s.pp) + "  dp " + std::to_string(s.dp)
+        + "  cp " + std::to_string(s.cp) + "  ep " + std::to_string(s.ep) + "  vpp " + std::to_string(s.vpp)
+        + "  micro-batch " + std::to_string(s.micro_batch) + "  (" + std::to_string(p.microbatches)
+        + " micro-batches)  " + std::string(to_string(s.schedule)) + "  recompute "
+        + std::string(to_string(s.recompute)) + "  zero " + std::to_string(s.zero) + (s.sequence_parallel ? "  SP" : "")
+        + "\n";
+    out += "fidelity   " + std::string(p.fidelity == Fidelity::analytic ? "analytic" : "simulated") + "\n\n";
+    out += p.feasible ? "feasible   yes\n" : "feasible   NO: " + p.infeasible_reason + "\n";
+    out += "step time       " + fmt("%10.3f s", p.step_time_s) + "\n";
+    out += "tokens/s        " + fmt("%10.0f", p.tokens_per_s) + "   ("
+        + fmt("%.1f", p.tokens_per_s / sc.cluster.total_gpus()) + " per GPU)\n";
+    out += "TFLOP/s per GPU " + fmt("%10.1f", p.tflops_per_gpu) + "   MFU " + fmt("%.1f%%", 100 * p.mfu) + "   HFU "
+        + fmt("%.1f%%", 100 * p.hfu) + "\n";
+    out += "bubble          " + fmt("%9.1f%%", 100 * p.bubble_fraction) + "\n";
+    out += "memory peak     " + fmt("%10.1f GiB", p.peak_memory_bytes / units::kGiB) + " of "
+        + fmt("%.1f GiB", p.capacity_bytes / units::kGiB) + " (stage " + std::to_string(p.peak_memory_stage) + ")\n";
+    out += "  weights " + fmt("%.1f", p.memory.weights / units::kGiB) + "  gradients "
+        + fmt("%.1f", p.memory.gradients / units::kGiB) + "  optimizer " + fmt("%.1f", p.memory.optimizer / units::kGiB)
+        + "  activations " + fmt("%.1f", p.memory.activations / units::kGiB) + "  other "
+        + fmt("%.1f", p.memory.other / units::kGiB) + " GiB\n";
+    out += "time breakdown (critical stage, per step):\n";
+    auto row = [&](const char* name, double v) {
+        if (v > 0)
+            out += "  " + std::string(name) + std::string(14 - std::string(name).size(), ' ') + fmt("%9.3f s", v)
+                + fmt("  %5.1f%%", 100 * v / p.step_time_s) + "\n";
+    };
+    row("compute", p.time.compute_s);
+    row("recompute", p.time.recompute_s);
+    row("bubble", p.time.bubble_s);
+    row("exposed TP", p.time.exposed_tp_s);
+    row("exposed CP", p.time.exposed_cp_s);
+    row("exposed EP", p.time.exposed_ep_s);
+    row("exposed PP", p.time.exposed_pp_s);
+    row("exposed DP", p.time.exposed_dp_s);
+    row("optimizer", p.time.optimizer_s);
+    row("offload", p.time.offload_s);
+    out += "power           " + fmt("%10.0f W", p.power.avg_W_per_gpu) + " avg per GPU, "
+        + fmt("%.0f W", p.power.peak_W_per_gpu) + " peak, " + fmt("%.3f J/token", p.power.energy_J_per_token) + "\n";
+    out += "energy          " + fmt("%10.0f J", p.power.energy_J_per_step_per_gpu) + " per step per GPU, "
+        + fmt("%.2f kWh", p.power.energy_J_per_step / 3.6e6) + " per step in all\n";
+    out += "power budget    " + fmt("%10.1f kW", p.power.avg_W_per_node / 1000) + " per node (peak "
+        + fmt("%.1f", p.power.peak_W_per_node / 1000) + "), " + fmt("%.1f kW", p.power.rack_avg_kW) + " per rack of "
+        + fmt("%.0f", p.power.nodes_per_rack) + ", " + fmt("%.1f kW", p.power.cluster_avg_kW) + " cluster (peak "
+        + fmt("%.1f", p.power.cluster_peak_kW) + ")\n";
+    for (const auto& w : p.warnings)
+        out += "warning: " + w + "\n";
+    out += "assumptions:\n";
+    for (const auto& a : p.assumptions)
+        out += "  - " + a + "\n";
+    return out;
+}
+
+} // namespace parallax

@@ -1,0 +1,827 @@
+#include "io/scenario_io.hpp"
+
+#include "io/json_reader.hpp"
+#include "model/power_model.hpp"
+#include "spec/input_error.hpp"
+#include "spec/strategy_rules.hpp"
+#include "spec/units.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+namespace parallax {
+
+using nlohmann::json;
+
+namespace {
+
+// Upper bounds that keep arithmetic far from overflow; real plans are orders of magnitude smaller.
+constexpr long long kMaxDegree = 1 << 20;
+constexpr long long kMaxLayers = 100000;
+constexpr long long kMaxWidth = 10'000'000;
+constexpr long long kMaxVocab = 100'000'000;
+constexpr long long kMaxNodes = 1'000'000;
+constexpr long long kMaxGpusPerNode = 4096;
+constexpr long long kMaxBatch = 1'000'000'000;
+constexpr long long kMaxSeq = 1LL << 32;
+
+// "source" may be a citation string or an object of per-key citations.
+std::string read_source(JsonObjectReader& r)
+{
+    const json* v = r.raw("source");
+    if (!v || v->is_null())
+        return {};
+    if (v->is_string())
+        return v->get<std::string>();
+    if (v->is_object())
+        return v->dump();
+    r.fail("source", "must be a string or an object of per-key citations, found " + json_type_name(*v));
+}
+
+void write_source(json& j, const std::string& source)
+{
+    if (source.empty())
+        return;
+    if (source.front() == '{') {
+        try {
+            j["source"] = json::parse(source);
+            return;
+        } catch (const json::exception&) {
+        }
+    }
+    j["source"] = source;
+}
+
+std::vector<std::string> kind_names(PresetKind kind, const PresetCatalog& catalog)
+{
+    return catalog.names(kind);
+}
+
+const PresetEntry& find_preset(PresetKind kind, const std::string& name, const std::string& file,
+    const std::string& path, const PresetCatalog& catalog)
+{
+    if (const PresetEntry* e = catalog.find(kind, name))
+        return *e;
+    std::string rule = "unknown " + std::string(to_string(kind)) + " preset \"" + name + "\"";
+    const std::string guess = closest_match(name, kind_names(kind, catalog));
+    if (!guess.empty())
+        rule += " (did you mean \"" + guess + "\"?)";
+    rule += "; `parallax-cli presets " + std::string(to_string(kind)) + "` lists them";
+    throw InputError(file, path, rule);
+}
+
+void require_object_or_name(const json& j, const std::string& file, const std::string& path)
+{
+    if (!j.is_string() && !j.is_object())
+        throw InputError(file, path, "must be a preset name (string) or an inline object, found " + json_type_name(j));
+}
+
+} // namespace
+
+GpuSpec parse_gpu(const json& j, const std::string& file, const std::string& path)
+{
+    JsonObjectReader r(j, file, path);
+    GpuSpec g;
+    g.name = r.get_string("name");
+    const std::string arch = r.get_string("architecture", std::string("generic"));
+    if (!architecture_from_string(arch, g.architecture))
+        r.fail("architecture",
+            "must be one of generic, volta, ampere, hopper, blackwell, cdna2, cdna3; got \"" + arch + "\"");
+    const json* peaks = r.raw("peak_TFLOPs");
+    if (!peaks)
+        r.fail("peak_TFLOPs", "missing (required): dense peak TFLOP/s per precision");
+    JsonObjectReader pr(*peaks, file, r.path_of("peak_TFLOPs"));
+    bool any = false;
+    for (int i = 0; i < kPrecisionCount; ++i) {
+        const auto v = pr.get_optional_number(std::string(kPrecisionNames[i]), 0, 1e7);
+        g.peak_flops[i] = v.value_or(0) * units::kTFLOP;
+        any = any || g.peak_flops[i] > 0;
+    }
+    pr.finish();
+    if (!any)
+        r.fail("peak_TFLOPs", "needs at least one precision with a positive peak");
+    g.memory_bytes = r.get_number("memory_GiB", 1e-3, 1e6) * units::kGiB;
+    g.memory_bw_Bps = r.get_number("memory_bw_GBps", 1e-3, 1e7) * units::kGB;
+    g.tdp_W = r.get_number("tdp_W", 1, 1e5);
+    g.idle_W = r.get_number("idle_W", 0, 1e5);
+    if (g.idle_W >= g.tdp_W)
+        r.fail("idle_W", "must be below tdp_W (" + std::to_string(g.tdp_W) + ")");
+    g.power_limit_W = r.get_number("power_limit_W", 1, 1e5, 0.0);
+    if (g.power_limit_W > g.tdp_W)
+        r.fail("power_limit_W", "must not exceed tdp_W (" + std::to_string(g.tdp_W) + ")");
+    if (g.power_limit_W > 0 && g.power_limit_W <= g.idle_W)
+        r.fail("power_limit_W", "must be above idle_W (" + std::to_string(g.idle_W) + ")");
+    g.active_idle_W = r.get_number("active_idle_W", 0, 1e5, 0.0);
+    if (g.active_idle_W > 0 && (g.active_idle_W < g.idle_W || g.active_idle_W >= g.tdp_W))
+        r.fail("active_idle_W",
+            "must lie between idle_W (" + std::to_string(g.idle_W) + ") and tdp_W (" + std::to_string(g.tdp_W) + ")");
+    g.sm_count = static_cast<int>(r.get_int("sm_count", 1, 100000, 0LL));
+    g.clock_MHz = r.get_number("clock_MHz", 1, 1e5, 0.0);
+    g.max_clock_MHz = r.get_number("max_clock_MHz", 1, 1e5, 0.0);
+    if (g.max_clock_MHz > 0 && g.max_clock_MHz < g.clock_MHz)
+        r.fail("max_clock_MHz", "must not be below clock_MHz (" + std::to_string(g.clock_MHz) + ")");
+    g.source = read_source(r);
+    r.raw("notes");
+    r.finish();
+    return g;
+}
+
+FabricSpec parse_fabric(const json& j, const std::string& file, const std::string& path)
+{
+    JsonObjectReader r(j, file, path);
+    FabricSpec f;
+    f.name = r.get_string("name", std::string("custom"));
+    if (r.has("kind")) {
+        const std::string kind = r.get_string("kind");
+        if (!fabric_kind_from_string(kind, f.kind))
+            r.fail("kind", "must be one of nvlink, nvswitch, pcie, xgmi, ib, roce; got \"" + kind + "\"");
+    }
+    f.bw_Bps = r.get_number("bw_GBps", 1e-3, 1e6) * units::kGB;
+    f.latency_s = r.get_number("latency_us", 0, 1e6) * units::kMicrosecond;
+    f.rail_optimized = r.get_bool("rail_optimized", true);
+    f.oversubscription = r.get_number("oversubscription", 1, 1000, 1.0);
+    f.source = read_source(r);
+    r.raw("notes");
+    r.finish();
+    return f;
+}
+
+ModelSpec parse_model(const json& j, const std::string& file, const std::string& path)
+{
+    JsonObjectReader r(j, file, path);
+    ModelSpec m;
+    m.name = r.get_string("name", std::string("custom-model"));
+    m.layers = static_cast<int>(r.get_int("layers", 1, kMaxLayers));
+    m.hidden = r.get_int("hidden", 1, kMaxWidth);
+    m.heads = static_cast<int>(r.get_int("heads", 1, kMaxWidth));
+    m.kv_heads = static_cast<int>(r.get_int("kv_heads", 1, kMaxWidth, static_cast<long long>(m.heads)));
+    m.ffn_hidden = r.get_int("ffn_hidden", 1, kMaxWidth);
+    m.vocab = r.get_int("vocab", 1, kMaxVocab);
+    const std::string act = r.get_choice("ffn_act", { "gelu", "swiglu" }, std::string("gelu"));
+    m.ffn_act = act == "swiglu" ? FfnActivation::swiglu : FfnActivation::gelu;
+    m.tied_embeddings = r.get_bool("tied_embeddings", false);
+    if (r.has("dropout"))
+        m.dropout = r.get_bool("dropout");
+    if (r.has("head_dim"))
+        m.head_dim_override = static_cast<int>(r.get_int("head_dim", 1, 65536));
+    if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
+        r.fail("kv_heads", "must divide heads (" + std::to_string(m.heads) + "), got " + std::to_string(m.kv_heads));
+    if (!m.head_dim_override && m.hidden % m.heads != 0)
+        r.fail("heads", "must divide hidden (" + std::to_string(m.hidden) + ") unless head_dim is given");
+    if (const json* att = r.raw("attention"); att && !att->is_null()) {
+        JsonObjectReader a(*att, file, r.path_of("attention"));
+        const std::string kind = a.get_choice("kind", { "mha", "gqa", "mla" });
+        if (kind == "mla") {
+            MlaSpec mla;
+            mla.q_lora_rank = static_cast<int>(a.get_int("q_lora_rank", 0, kMaxWidth, 0LL));
+            mla.kv_lora_rank = static_cast<int>(a.get_int("kv_lora_rank", 1, kMaxWidth));
+            mla.qk_nope_head_dim = static_cast<int>(a.get_int("qk_nope_head_dim", 1, 65536));
+            mla.qk_rope_head_dim = static_cast<int>(a.get_int("qk_rope_head_dim", 0, 65536));
+            mla.v_head_dim = static_cast<int>(a.get_int("v_head_dim", 1, 65536));
+            m.mla = mla;
+        }
+        a.finish();
+    }
+    if (const json* moe = r.raw("moe"); moe && !moe->is_null()) {
+        JsonObjectReader mr(*moe, file, r.path_of("moe"));
+        MoeSpec e;
+        e.experts = static_cast<int>(mr.get_int("experts", 1, kMaxWidth));
+        e.top_k = static_cast<int>(mr.get_int("top_k", 1, kMaxWidth));
+        if (e.top_k > e.experts)
+            mr.fail("top_k", "must not exceed experts (" + std::to_string(e.experts) + ")");
+        e.expert_ffn_hidden = mr.get_int("expert_ffn_hidden", 1, kMaxWidth);
+        e.shared_experts = static_cast<int>(mr.get_int("shared_experts", 0, kMaxWidth, 0LL));
+        e.moe_layer_freq = static_cast<int>(mr.get_int("moe_layer_freq", 1, kMaxLayers, 1LL));
+        e.first_dense_layers = static_cast<int>(mr.get_int("first_dense_layers", 0, kMaxLayers, 0LL));
+        if (e.first_dense_layers >= m.layers)
+            mr.fail("first_dense_layers", "must be below the layer count (" + std::to_string(m.layers) + ")");
+        e.capacity_factor = mr.get_optional_number("capacity_factor", 1e-3, 1e4);
+        mr.finish();
+        m.moe = e;
+    }
+    if (r.has("params_B"))
+        m.params_B = r.get_number("params_B", 0, 1e9);
+    m.source = read_source(r);
+    r.raw("notes");
+    r.finish();
+    return m;
+}
+
+Strategy parse_strategy(
+    const json& j, const std::string& file, const std::string& path, Strategy s, bool* dp_given, bool* schedule_given)
+{
+    JsonObjectReader r(j, file, path);
+    auto degree = [&](const char* key, int current) {
+        return static_cast<int>(r.get_int(key, 1, kMaxDegree, static_cast<long long>(current)));
+    };
+    s.tp = degree("tp", s.tp);
+    s.pp = degree("pp", s.pp);
+    if (dp_given)
+        *dp_given = r.has("dp");
+    s.dp = degree("dp", s.dp);
+    s.cp = degree("cp", s.cp);
+    s.ep = degree("ep", s.ep);
+    s.vpp = degree("vpp", s.vpp);
+    s.micro_batch = degree("micro_batch", s.micro_batch);
+    s.sequence_parallel = r.get_bool("sequence_parallel", s.sequence_parallel);
+    {
+        const std::string v
+            = r.get_choice("recompute", { "none", "selective", "full" }, std::string(to_string(s.recompute)));
+        recompute_from_string(v, s.recompute);
+    }
+    s.zero = static_cast<int>(r.get_int("zero", 0, 3, static_cast<long long>(s.zero)));
+    if (schedule_given)
+        *schedule_given = r.has("schedule");
+    {
+        const std::string v = r.get_choice(
+            "schedule", { "gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe" }, std::string(to_string(s.schedule)));
+        schedule_from_string(v, s.schedule);
+    }
+    {
+        const std::string v
+            = r.get_choice("optimizer", { "adam", "adam8bit", "sgd", "lion" }, std::string(to_string(s.optimizer)));
+        optimizer_from_string(v, s.optimizer);
+    }
+    s.offload_optimizer = r.get_bool("offload_optimizer", s.offload_optimizer);
+    s.gradient_release = r.get_bool("gradient_release", s.gradient_release);
+    if (r.has("rank_order")) {
+        const std::string v = r.get_string("rank_order");
+        if (auto err = rank_order_from_string(v, s.rank_order))
+            r.fail("rank_order", *err);
+    }
+    s.first_stage_layers = static_cast<int>(r.get_int("first_stage_layers", 1, kMaxLayers,
+        s.first_stage_layers > 0 ? std::optional<long long>(s.first_stage_layers) : std::optional<long long>(0LL)));
+    s.last_stage_layers = static_cast<int>(r.get_int("last_stage_layers", 1, kMaxLayers,
+        s.last_stage_layers > 0 ? std::optional<long long>(s.last_stage_layers) : std::optional<long long>(0LL)));
+    s.expert_tp = static_cast<int>(r.get_int("expert_tp", 1, kMaxDegree,
+        s.expert_tp > 0 ? std::optional<long long>(s.expert_tp) : std::optional<long long>(0LL)));
+    {
+        const std::string v = r.get_choice("cp_kind", { "ring", "all-to-all" }, std::string(to_string(s.cp_kind)));
+        cp_kind_from_string(v, s.cp_kind);
+    }
+    s.overlap_grad_reduce = r.get_bool("overlap_grad_reduce", s.overlap_grad_reduce);
+    s.overlap_param_gather = r.get_bool("overlap_param_gather", s.overlap_param_gather);
+    s.tp_comm_overlap = r.get_bool("tp_comm_overlap", s.tp_comm_overlap);
+    s.ep_overlap = r.get_bool("ep_overlap", s.ep_overlap);
+    r.finish();
+    return s;
+}
+
+GpuSpec resolve_gpu(
+    const json& j, const std::string& file, const std::string& path, const PresetCatalog& catalog, std::string* ref)
+{
+    require_object_or_name(j, file, path);
+    if (j.is_string()) {
+        const PresetEntry& e = find_preset(PresetKind::gpus, j.get<std::string>(), file, path, catalog);
+        if (ref)
+            *ref = e.name;
+        return parse_gpu(e.json, e.origin, "");
+    }
+    if (ref)
+        ref->clear();
+    return parse_gpu(j, file, path);
+}
+
+FabricSpec resolve_fabric(
+    const json& j, const std::string& file, const std::string& path, const PresetCatalog& catalog, std::string* ref)
+{
+    require_object_or_name(j, file, path);
+    if (j.is_string()) {
+        const PresetEntry& e = find_preset(PresetKind::fabrics, j.get<std::string>(), file, path, catalog);
+        if (ref)
+            *ref = e.name;
+        return parse_fabric(e.json, e.origin, "");
+    }
+    if (ref)
+        ref->clear();
+    return parse_fabric(j, file, path);
+}
+
+ModelSpec resolve_model(
+    const json& j, const std::string& file, const std::string& path, const PresetCatalog& catalog, std::string* ref)
+{
+    require_object_or_name(j, file, path);
+    if (j.is_string()) {
+        const PresetEntry& e = find_preset(PresetKind::models, j.get<std::string>(), file, path, catalog);
+        if (ref)
+            *ref = e.name;
+        return parse_model(e.json, e.origin, "");
+    }
+    if (ref)
+        ref->clear();
+    return parse_model(j, file, path);
+}
+
+namespace {
+
+ClusterSpec parse_cluster_object(
+    const json& j, const std::string& file, const std::string& path, const PresetCatalog& catalog, ScenarioRefs* refs)
+{
+    JsonObjectReader r(j, file, path);
+    ClusterSpec c;
+    c.name = r.get_string("name", std::string("custom-cluster"));
+    const json* gpu = r.raw("gpu");
+    if (!gpu)
+        r.fail("gpu", "missing (required): a GPU preset name or an inline GPU object");
+    c.gpu = resolve_gpu(*gpu, file, r.path_of("gpu"), catalog, refs ? &refs->gpu : nullptr);
+    c.nodes = static_cast<int>(r.get_int("nodes", 1, kMaxNodes));
+    c.gpus_per_node = static_cast<int>(r.get_int("gpus_per_node", 1, kMaxGpusPerNode));
+    const json* intra = r.raw("intra_node");
+    if (!intra)
+        r.fail("intra_node", "missing (required): a fabric preset name or {\"bw_GBps\", \"latency_us\"}");
+    c.intra_node = resolve_fabric(*intra, file, r.path_of("intra_node"), catalog, refs ? &refs->intra_node : nullptr);
+    const json* inter = r.raw("inter_node");
+    if (!inter)
+        r.fail("inter_node", "missing (required): a fabric preset name or {\"bw_GBps\", \"latency_us\"}");
+    c.inter_node = resolve_fabric(*inter, file, r.path_of("inter_node"), catalog, refs ? &refs->inter_node : nullptr);
+    if (r.raw("node_overhead_W"))
+        c.node_overhead_W = r.get_number("node_overhead_W", 0, 1e7);
+    if (r.raw("nodes_per_rack"))
+        c.nodes_per_rack = static_cast<int>(r.get_int("nodes_per_rack", 1, 100000));
+    c.source = read_source(r);
+    r.raw("notes");
+    r.raw("description");
+    r.finish();
+    return c;
+}
+
+} // namespace
+
+ClusterSpec resolve_cluster(
+    const json& j, const std::string& file, const std::string& path, const PresetCatalog& catalog, ScenarioRefs* refs)
+{
+    require_object_or_name(j, file, path);
+    if (j.is_string()) {
+        const PresetEntry& e = find_preset(PresetKind::clusters, j.get<std::string>(), file, path, catalog);
+        ScenarioRefs inner;
+        ClusterSpec c = parse_cluster_object(e.json, e.origin, "", catalog, &inner);
+        if (refs)
+            refs->cluster = e.name;
+        return c;
+    }
+    if (refs)
+        refs->cluster.clear();
+    return parse_cluster_object(j, file, path, catalog, refs);
+}
+
+void check_power_settings(const Scenario& s, const std::string& file)
+{
+    const GpuSpec& gpu = s.cluster.gpu;
+    const TrainingSpec& t = s.training;
+    auto check_clock = [&](const std::string& key, double mhz) {
+        if (gpu.clock_MHz <= 0)
+            throw InputError(file, key,
+                "needs the GPU's nominal clock (cluster.gpu.clock_MHz), which " + gpu.name + " does not give");
+        const PowerGeneration& pg = power_generation(gpu.architecture);
+        const double lo = pg.min_clock * gpu.clock_MHz;
+        const double hi = std::max(gpu.clock_MHz, gpu.max_clock_MHz);
+        if (!(mhz >= lo - 1e-9 && mhz <= hi + 1e-9))
+            throw InputError(file, key,
+                "must be within " + std::to_string(static_cast<long long>(std::ceil(lo))) + "-"
+                    + std::to_string(static_cast<long long>(hi)) + " MHz for the " + gpu.name + ", got "
+                    + std::to_string(mhz));
+    };
+    if (t.clock_MHz > 0)
+        check_clock("training.clock_MHz", t.clock_MHz);
+    for (double v : t.stage_clock_MHz)
+        check_clock("training.stage_clock_MHz", v);
+    if (!t.stage_clock_MHz.empty() && static_cast<int>(t.stage_clock_MHz.size()) != s.strategy.pp)
+        throw InputError(file, "training.stage_clock_MHz",
+            "needs one clock per pipeline stage (pp = " + std::to_string(s.strategy.pp) + "), got "
+                + std::to_string(t.stage_clock_MHz.size()));
+    if (t.power_cap_W > 0 && t.power_cap_W > gpu.tdp_W)
+        throw InputError(
+            file, "training.power_cap_W", "must not exceed the GPU's tdp_W (" + std::to_string(gpu.tdp_W) + ")");
+    if (t.power_cap_W > 0 && t.power_cap_W <= gpu.idle_W)
+        throw InputError(
+            file, "training.power_cap_W", "must be above the GPU's idle_W (" + std::to_string(gpu.idle_W) + ")");
+    if (t.inlet_temp_C && !(*t.inlet_temp_C >= -20 && *t.inlet_temp_C <= 70))
+        throw InputError(file, "training.inlet_temp_C", "must be a number in [-20, 70]");
+}
+
+void validate_scenario(const Scenario& s, const std::string& file)
+{
+    const PlanInputs in { s.model, s.training, s.cluster.gpu, s.cluster.total_gpus() };
+    const Rule rule = check_strategy(in, s.strategy);
+    if (rule != Rule::ok)
+        throw InputError(file, rule_key(rule, s.strategy), explain(rule, in, s.strategy));
+}
+
+Scenario parse_scenario(const json& j, const std::string& file, const PresetCatalog& catalog)
+{
+    JsonObjectReader r(j, file, "");
+    Scenario s;
+    if (!r.has("schema"))
+        r.fail("schema", "missing: scenario files carry \"schema\": 1");
+    s.schema = static_cast<int>(r.get_int("schema", 1, 1000));
+    if (s.schema != kScenarioSchema)
+        r.fail("schema", "this Parallax reads schema 1; the file has schema " + std::to_string(s.schema));
+    s.description = r.get_string("description", std::string());
+
+    const json* model = r.raw("model");
+    if (!model)
+        r.fail("model", "missing (required): a model preset name or an inline model object");
+    s.model = resolve_model(*model, file, "model", catalog, &s.refs.model);
+
+    const json* cluster = r.raw("cluster");
+    if (!cluster)
+        r.fail("cluster", "missing (required): a cluster preset name or an inline cluster object");
+    s.cluster = resolve_cluster(*cluster, file, "cluster", catalog, &s.refs);
+
+    const json* training = r.raw("training");
+    if (!training)
+        r.fail("training", "missing (required): {\"global_batch\", \"seq_len\", \"precision\"}");
+    {
+        JsonObjectReader t(*training, file, "training");
+        s.training.global_batch = t.get_int("global_batch", 1, kMaxBatch);
+        s.training.seq_len = t.get_int("seq_len", 1, kMaxSeq);
+        const std::string p = t.get_choice("precision", { "bf16", "fp16", "fp8", "fp4" }, std::string("bf16"));
+        s.training.precision = *precision_from_string(p);
+        s.training.flash_attention = t.get_bool("flash_attention", true);
+        {
+            const std::string fw = t.get_choice("framework",
+                { "megatron", "torchtitan", "torchtitan-compile", "megatron-deepspeed" }, std::string("megatron"));
+            framework_from_string(fw, s.training.framework);
+        }
+        {
+            const std::string k
+                = t.get_choice("attention_kernel", { "framework", "best", "flash2" }, std::string("framework"));
+            if (k == "best")
+                s.training.attention_kernel = AttentionKernel::best;
+            else if (k == "flash2")
+                s.training.attention_kernel = AttentionKernel::flash2;
+        }
+        s.training.fp8_rowwise
+            = t.get_choice("fp8_scaling", { "tensorwise", "rowwise" }, std::string("tensorwise")) == "rowwise";
+        s.training.moe_imbalance = t.get_number("moe_imbalance", 1, 1e4, 1.0);
+        s.training.moe_dispatcher
+            = t.get_choice("moe_dispatcher", { "all-to-all", "deepep" }, std::string("all-to-all")) == "deepep"
+            ? MoeDispatcher::deepep
+            : MoeDispatcher::all_to_all;
+        {
+            const std::string g
+                = t.get_choice("cuda_graphs", { "none", "layers", "full-iteration" }, std::string("none"));
+            s.training.cuda_graphs = g == "layers" ? CudaGraphs::layers
+                : g == "full-iteration"            ? CudaGraphs::full_iteration
+                                                   : CudaGraphs::none;
+        }
+        if (const json* load = t.raw("moe_expert_load"); load && !load->is_null()) {
+            if (!load->is_array())
+                t.fail("moe_expert_load", "must be an array of per-expert loads, found " + json_type_name(*load));
+            for (std::size_t i = 0; i < load->size(); ++i) {
+                const json& v = (*load)[i];
+                if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
+                    t.fail("moe_expert_load", "entry " + std::to_string(i) + " must be a non-negative number");
+                s.training.moe_expert_load.push_back(v.get<double>());
+            }
+        }
+        if (t.has("tokens_to_train"))
+            s.training.tokens_to_train = t.get_number("tokens_to_train", 1, 1e18);
+        // Power and DVFS (power_model.hpp).
+        const GpuSpec& gpu = s.cluster.gpu;
+        auto check_clock = [&](const std::string& key, double mhz) {
+            if (gpu.clock_MHz <= 0)
+                t.fail(
+                    key, "needs the GPU's nominal clock (cluster.gpu.clock_MHz), which " + gpu.name + " does not give");
+            const PowerGeneration& pg = power_generation(gpu.architecture);
+            const double lo = pg.min_clock * gpu.clock_MHz;
+            const double hi = std::max(gpu.clock_MHz, gpu.max_clock_MHz);
+            if (mhz < lo - 1e-9 || mhz > hi + 1e-9)
+                t.fail(key,
+                    "must be within " + std::to_string(static_cast<long long>(std::ceil(lo))) + "-"
+                        + std::to_string(static_cast<long long>(hi)) + " MHz for the " + gpu.name + ", got "
+                        + std::to_string(mhz));
+        };
+        if (t.raw("clock_MHz")) {
+            s.training.clock_MHz = t.get_number("clock_MHz", 1, 1e5);
+            check_clock("clock_MHz", s.training.clock_MHz);
+        }
+        if (const json* sc = t.raw("stage_clock_MHz"); sc && !sc->is_null()) {
+            if (!sc->is_array() || sc->empty())
+                t.fail("stage_clock_MHz",
+                    "must be an array of clocks in MHz, one per pipeline stage, found " + json_type_name(*sc));
+            for (std::size_t i = 0; i < sc->size(); ++i) {
+                const json& v = (*sc)[i];
+                if (!v.is_number() || !std::isfinite(v.get<double>()))
+                    t.fail("stage_clock_MHz", "entry " + std::to_string(i) + " must be a number (MHz)");
+                check_clock("stage_clock_MHz", v.get<double>());
+                s.training.stage_clock_MHz.push_back(v.get<double>());
+            }
+        }
+        if (t.raw("power_cap_W")) {
+            s.training.power_cap_W = t.get_number("power_cap_W", 1, 1e5);
+            if (s.training.power_cap_W > gpu.tdp_W)
+                t.fail("power_cap_W", "must not exceed the GPU's tdp_W (" + std::to_string(gpu.tdp_W) + ")");
+            if (s.training.power_cap_W <= gpu.idle_W)
+                t.fail("power_cap_W", "must be above the GPU's idle_W (" + std::to_string(gpu.idle_W) + ")");
+        }
+        if (t.raw("inlet_temp_C"))
+            s.training.inlet_temp_C = t.get_number("inlet_temp_C", -20, 70);
+        t.finish();
+    }
+
+    if (!s.training.moe_expert_load.empty()
+        && (!s.model.is_moe() || s.training.moe_expert_load.size() != static_cast<std::size_t>(s.model.moe->experts)))
+        throw InputError(file, "training.moe_expert_load",
+            "needs one load per expert (" + std::to_string(s.model.is_moe() ? s.model.moe->experts : 0) + "), got "
+                + std::to_string(s.training.moe_expert_load.size()));
+    bool dp_given = false;
+    bool schedule_given = false;
+    if (const json* strategy = r.raw("strategy"))
+        s.strategy = parse_strategy(*strategy, file, "strategy", Strategy {}, &dp_given, &schedule_given);
+    if (!schedule_given && s.strategy.vpp > 1)
+        s.strategy.schedule = Schedule::interleaved; // documented default: vpp > 1 means interleaved 1F1B
+    if (!dp_given) {
+        const long long total = s.cluster.total_gpus();
+        const long long mp = s.strategy.model_parallel_gpus();
+        if (total % mp != 0)
+            throw InputError(file, "strategy.dp",
+                "cannot derive dp: the cluster's " + std::to_string(total)
+                    + " GPUs are not a multiple of tp*pp*cp = " + std::to_string(mp));
+        if (total / mp > kMaxDegree)
+            throw InputError(file, "strategy.dp", "derived dp " + std::to_string(total / mp) + " is too large");
+        s.strategy.dp = static_cast<int>(total / mp);
+        s.dp_derived = true;
+    }
+
+    if (const json* search = r.raw("search"); search && !search->is_null()) {
+        JsonObjectReader sr(*search, file, "search");
+        SearchSpec spec;
+        if (const json* fix = sr.raw("fix"); fix && !fix->is_null()) {
+            // Validate the pinned values with the strategy parser itself (one source of truth).
+            parse_strategy(*fix, file, "search.fix", Strategy {});
+            for (auto it = fix->begin(); it != fix->end(); ++it)
+                spec.fix[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
+        }
+        if (const json* limits = sr.raw("limits"); limits && !limits->is_null()) {
+            JsonObjectReader lr(*limits, file, "search.limits");
+            spec.min_memory_headroom_fraction = lr.get_optional_number("memory_headroom", 0, 0.99);
+            if (lr.has("max_gpus"))
+                spec.max_gpus = lr.get_int("max_gpus", 1, kMaxNodes * kMaxGpusPerNode);
+            spec.power_budget_kW = lr.get_optional_number("power_budget_kW", 1e-3, 1e9);
+            spec.max_slowdown = lr.get_optional_number("max_slowdown", 0, 10);
+            lr.finish();
+        }
+        spec.objective
+            = sr.get_choice("objective", { "throughput", "time_to_train", "energy" }, std::string("throughput"));
+        sr.finish();
+        s.search = spec;
+    }
+    r.finish();
+    validate_scenario(s, file);
+    check_power_settings(s, file);
+    return s;
+}
+
+Scenario parse_scenario_text(const std::string& text, const std::string& file, const PresetCatalog& catalog)
+{
+    return parse_scenario(parse_json_text(text, file), file, catalog);
+}
+
+Scenario load_scenario_file(const std::string& path, const PresetCatalog& catalog)
+{
+    return parse_scenario_text(read_text_file(path), path, catalog);
+}
+
+Scenario load_scenario_preset(const std::string& name, const PresetCatalog& catalog)
+{
+    const PresetEntry& e = find_preset(PresetKind::scenarios, name, "scenario", "", catalog);
+    return parse_scenario(e.json, e.origin, catalog);
+}
+
+json gpu_to_json(const GpuSpec& g)
+{
+    json j;
+    j["name"] = g.name;
+    if (g.architecture != GpuArchitecture::generic)
+        j["architecture"] = std::string(to_string(g.architecture));
+    json peaks = json::object();
+    for (int i = 0; i < kPrecisionCount; ++i)
+        peaks[std::string(kPrecisionNames[i])]
+            = g.peak_flops[i] > 0 ? json(g.peak_flops[i] / units::kTFLOP) : json(nullptr);
+    j["peak_TFLOPs"] = peaks;
+    j["memory_GiB"] = g.memory_bytes / units::kGiB;
+    j["memory_bw_GBps"] = g.memory_bw_Bps / units::kGB;
+    j["tdp_W"] = g.tdp_W;
+    j["idle_W"] = g.idle_W;
+    if (g.power_limit_W > 0)
+        j["power_limit_W"] = g.power_limit_W;
+    if (g.active_idle_W > 0)
+        j["active_idle_W"] = g.active_idle_W;
+    if (g.sm_count > 0)
+        j["sm_count"] = g.sm_count;
+    if (g.clock_MHz > 0)
+        j["clock_MHz"] = g.clock_MHz;
+    if (g.max_clock_MHz > 0)
+        j["max_clock_MHz"] = g.max_clock_MHz;
+    write_source(j, g.source);
+    return j;
+}
+
+json fabric_to_json(const FabricSpec& f)
+{
+    json j;
+    j["name"] = f.name;
+    if (f.kind != FabricKind::unspecified)
+        j["kind"] = std::string(to_string(f.kind));
+    j["bw_GBps"] = f.bw_Bps / units::kGB;
+    j["latency_us"] = f.latency_s / units::kMicrosecond;
+    j["rail_optimized"] = f.rail_optimized;
+    j["oversubscription"] = f.oversubscription;
+    write_source(j, f.source);
+    return j;
+}
+
+json model_to_json(const ModelSpec& m)
+{
+    json j;
+    j["name"] = m.name;
+    j["layers"] = m.layers;
+    j["hidden"] = m.hidden;
+    j["heads"] = m.heads;
+    j["kv_heads"] = m.kv_heads;
+    j["ffn_hidden"] = m.ffn_hidden;
+    j["vocab"] = m.vocab;
+    j["ffn_act"] = m.ffn_act == FfnActivation::swiglu ? "swiglu" : "gelu";
+    j["tied_embeddings"] = m.tied_embeddings;
+    if (m.dropout)
+        j["dropout"] = *m.dropout;
+    if (m.head_dim_override)
+        j["head_dim"] = *m.head_dim_override;
+    if (m.mla) {
+        j["attention"] = { { "kind", "mla" }, { "q_lora_rank", m.mla->q_lora_rank },
+            { "kv_lora_rank", m.mla->kv_lora_rank }, { "qk_nope_head_dim", m.mla->qk_nope_head_dim },
+            { "qk_rope_head_dim", m.mla->qk_rope_head_dim }, { "v_head_dim", m.mla->v_head_dim } };
+    }
+    if (m.moe) {
+        json e = { { "experts", m.moe->experts }, { "top_k", m.moe->top_k },
+            { "expert_ffn_hidden", m.moe->expert_ffn_hidden }, { "shared_experts", m.moe->shared_experts },
+            { "moe_layer_freq", m.moe->moe_layer_freq }, { "first_dense_layers", m.moe->first_dense_layers } };
+        if (m.moe->capacity_factor)
+            e["capacity_factor"] = *m.moe->capacity_factor;
+        j["moe"] = e;
+    }
+    if (m.params_B)
+        j["params_B"] = *m.params_B;
+    write_source(j, m.source);
+    return j;
+}
+
+json cluster_to_json(const ClusterSpec& c, const ScenarioRefs& refs)
+{
+    if (!refs.cluster.empty())
+        return refs.cluster;
+    json j;
+    j["name"] = c.name;
+    j["gpu"] = refs.gpu.empty() ? gpu_to_json(c.gpu) : json(refs.gpu);
+    j["nodes"] = c.nodes;
+    j["gpus_per_node"] = c.gpus_per_node;
+    j["intra_node"] = refs.intra_node.empty() ? fabric_to_json(c.intra_node) : json(refs.intra_node);
+    j["inter_node"] = refs.inter_node.empty() ? fabric_to_json(c.inter_node) : json(refs.inter_node);
+    if (c.node_overhead_W)
+        j["node_overhead_W"] = *c.node_overhead_W;
+    if (c.nodes_per_rack)
+        j["nodes_per_rack"] = *c.nodes_per_rack;
+    write_source(j, c.source);
+    return j;
+}
+
+json strategy_to_json(const Strategy& s, bool include_dp)
+{
+    json j;
+    j["tp"] = s.tp;
+    j["pp"] = s.pp;
+    if (include_dp)
+        j["dp"] = s.dp;
+    j["cp"] = s.cp;
+    j["ep"] = s.ep;
+    j["vpp"] = s.vpp;
+    j["micro_batch"] = s.micro_batch;
+    j["sequence_parallel"] = s.sequence_parallel;
+    j["recompute"] = std::string(to_string(s.recompute));
+    j["zero"] = s.zero;
+    j["schedule"] = std::string(to_string(s.schedule));
+    j["optimizer"] = std::string(to_string(s.optimizer));
+    j["offload_optimizer"] = s.offload_optimizer;
+    if (s.gradient_release)
+        j["gradient_release"] = true;
+    j["rank_order"] = to_string(s.rank_order);
+    if (s.first_stage_layers > 0)
+        j["first_stage_layers"] = s.first_stage_layers;
+    if (s.last_stage_layers > 0)
+        j["last_stage_layers"] = s.last_stage_layers;
+    if (s.expert_tp > 0)
+        j["expert_tp"] = s.expert_tp;
+    j["cp_kind"] = std::string(to_string(s.cp_kind));
+    j["overlap_grad_reduce"] = s.overlap_grad_reduce;
+    j["overlap_param_gather"] = s.overlap_param_gather;
+    j["tp_comm_overlap"] = s.tp_comm_overlap;
+    if (s.ep_overlap)
+        j["ep_overlap"] = true;
+    return j;
+}
+
+json scenario_to_json(const Scenario& s)
+{
+    json j;
+    j["schema"] = kScenarioSchema;
+    if (!s.description.empty())
+        j["description"] = s.description;
+    j["model"] = s.refs.model.empty() ? model_to_json(s.model) : json(s.refs.model);
+    j["cluster"] = cluster_to_json(s.cluster, s.refs);
+    json t;
+    t["global_batch"] = s.training.global_batch;
+    t["seq_len"] = s.training.seq_len;
+    t["precision"] = std::string(to_string(s.training.precision));
+    t["flash_attention"] = s.training.flash_attention;
+    t["framework"] = std::string(to_string(s.training.framework));
+    if (s.training.attention_kernel)
+        t["attention_kernel"] = *s.training.attention_kernel == AttentionKernel::flash2 ? "flash2" : "best";
+    if (s.training.fp8_rowwise)
+        t["fp8_scaling"] = "rowwise";
+    if (s.training.moe_imbalance != 1.0)
+        t["moe_imbalance"] = s.training.moe_imbalance;
+    if (!s.training.moe_expert_load.empty())
+        t["moe_expert_load"] = s.training.moe_expert_load;
+    if (s.training.moe_dispatcher == MoeDispatcher::deepep)
+        t["moe_dispatcher"] = "deepep";
+    if (s.training.cuda_graphs != CudaGraphs::none)
+        t["cuda_graphs"] = s.training.cuda_graphs == CudaGraphs::layers ? "layers" : "full-iteration";
+    if (s.training.tokens_to_train)
+        t["tokens_to_train"] = *s.training.tokens_to_train;
+    if (s.training.clock_MHz > 0)
+        t["clock_MHz"] = s.training.clock_MHz;
+    if (!s.training.stage_clock_MHz.empty())
+        t["stage_clock_MHz"] = s.training.stage_clock_MHz;
+    if (s.training.power_cap_W > 0)
+        t["power_cap_W"] = s.training.power_cap_W;
+    if (s.training.inlet_temp_C)
+        t["inlet_temp_C"] = *s.training.inlet_temp_C;
+    j["training"] = t;
+    j["strategy"] = strategy_to_json(s.strategy, !s.dp_derived);
+    if (s.search) {
+        json sj;
+        if (!s.search->fix.empty()) {
+            json fix = json::object();
+            for (const auto& [k, v] : s.search->fix) {
+                try {
+                    fix[k] = json::parse(v);
+                } catch (const json::exception&) {
+                    fix[k] = v;
+                }
+            }
+            sj["fix"] = fix;
+        }
+        json limits = json::object();
+        if (s.search->min_memory_headroom_fraction)
+            limits["memory_headroom"] = *s.search->min_memory_headroom_fraction;
+        if (s.search->max_gpus)
+            limits["max_gpus"] = *s.search->max_gpus;
+        if (s.search->power_budget_kW)
+            limits["power_budget_kW"] = *s.search->power_budget_kW;
+        if (s.search->max_slowdown)
+            limits["max_slowdown"] = *s.search->max_slowdown;
+        if (!limits.empty())
+            sj["limits"] = limits;
+        sj["objective"] = s.search->objective;
+        j["search"] = sj;
+    }
+    return j;
+}
+
+void write_text_file_atomically(const std::string& path, const std::string& text)
+{
+    namespace fs = std::filesystem;
+    const fs::path target(path);
+    const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    std::random_device rd;
+    const fs::path tmp = dir / ("." + target.filename().string() + ".tmp" + std::to_string(rd()));
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out)
+            throw InputError(path, "", "cannot write to the folder " + dir.string());
+        out << text;
+        out.flush();
+        if (!out) {
+            std::error_code ec;
+            fs::remove(tmp, ec);
+            throw InputError(path, "", "writing failed (disk full?); the previous file is untouched");
+        }
+    }
+    std::error_code ec;
+    fs::rename(tmp, target, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        throw InputError(path, "", "cannot replace the file: " + ec.message());
+    }
+}
+
+void save_scenario_file(const std::string& path, const Scenario& s)
+{
+    write_text_file_atomically(path, scenario_to_json(s).dump(2) + "\n");
+}
+
+} // namespace parallax

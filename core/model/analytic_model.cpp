@@ -1,0 +1,536 @@
+#include "model/analytic_model.hpp"
+
+#include "model/layer_ops.hpp"
+#include "model/memory_model.hpp"
+#include "model/model_math.hpp"
+#include "model/moe_load.hpp"
+#include "model/stage_power.hpp"
+#include "model/strategy_costs.hpp"
+#include "spec/strategy_rules.hpp"
+#include "spec/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace parallax {
+
+namespace {
+
+constexpr int kTp = static_cast<int>(OpStream::tp);
+constexpr int kCp = static_cast<int>(OpStream::cp);
+constexpr int kEp = static_cast<int>(OpStream::ep);
+constexpr int kPp = static_cast<int>(OpStream::pp);
+constexpr int kDp = static_cast<int>(OpStream::dp);
+
+// Per-micro-batch stage timing at clock x (power curves applied) including the ZeRO-3 gathers that do
+// not hide under compute; `power` gets the stage's energy inputs.
+StageTiming timing_with_zero3(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage, double x,
+    StagePower* power = nullptr) noexcept
+{
+    StagePower sp = stage_power(ctx, s, c, stage, x);
+    StageTiming t = sp.timing;
+    if (s.zero >= 3) {
+        // FSDP / ZeRO-3 gathers each unit's (layer's) parameters for the forward and again for the
+        // backward, and reduce-scatters its gradients, every micro-batch (Rajbhandari et al. 2020, Sec. 5:
+        // 1.5x the DP volume). With prefetching (FSDP, DeepSpeed >= 2022) they hide under compute except
+        // the first unit.
+        const Zero3Traffic z = zero3_traffic(ctx, s, c, stage);
+        double exp_f, exp_b;
+        if (s.overlap_param_gather) {
+            exp_f = std::max(z.gather_s / z.units, z.gather_s - t.forward_s);
+            exp_b = std::max(z.gather_s / z.units, z.gather_s + z.reduce_scatter_s - t.backward_s);
+        } else {
+            exp_f = z.gather_s;
+            exp_b = z.gather_s + z.reduce_scatter_s;
+        }
+        t.forward_s += exp_f;
+        t.backward_s += exp_b;
+        t.exposed_s[kDp] += exp_f + exp_b;
+        sp.comm_busy_s += 2 * z.gather_s + z.reduce_scatter_s;
+    }
+    if (power) {
+        *power = sp;
+        power->timing = t;
+    }
+    return t;
+}
+
+// Stage timings and tails of one evaluation, kept so the pipeline, the DP tail and the power pass do not
+// recompute them: a few slots on the stack (allocation-free); beyond them they are recomputed.
+class StageMemo {
+public:
+    StageMemo(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c)
+        : m_ctx(ctx)
+        , m_s(s)
+        , m_c(c)
+    {
+    }
+    void reset() { m_n = 0; }
+    const StagePower& power(int stage, double x)
+    {
+        for (int i = 0; i < m_n; ++i)
+            if (m_stage[i] == stage && m_clock[i] == x)
+                return m_power[i];
+        StagePower& out = m_n < kSlots ? m_power[m_n] : m_spill;
+        timing_with_zero3(m_ctx, m_s, m_c, stage, x, &out);
+        if (m_n < kSlots) {
+            m_stage[m_n] = stage;
+            m_clock[m_n] = x;
+            ++m_n;
+        }
+        return out;
+    }
+    const StageTail& tail(int stage)
+    {
+        for (int i = 0; i < m_tails; ++i)
+            if (m_tail_stage[i] == stage)
+                return m_tail[i];
+        StageTail& out = m_tails < kSlots ? m_tail[m_tails] : m_tail_spill;
+        out = stage_tail(m_ctx, m_s, m_c, stage);
+        if (m_tails < kSlots)
+            m_tail_stage[m_tails++] = stage;
+        return out;
+    }
+
+private:
+    static constexpr int kSlots = 8;
+    const PlanContext& m_ctx;
+    const Strategy& m_s;
+    const StrategyCosts& m_c;
+    int m_n = 0, m_tails = 0;
+    int m_stage[kSlots] = {}, m_tail_stage[kSlots] = {};
+    double m_clock[kSlots] = {};
+    StagePower m_power[kSlots];
+    StagePower m_spill;
+    StageTail m_tail[kSlots];
+    StageTail m_tail_spill;
+};
+
+// The stages the pipeline formula visits: one representative per class when every stage runs at the
+// same clock, every stage when the clocks differ.
+template <class F> void for_each_stage_unit(const PlanLayout& layout, bool per_stage, F f)
+{
+    if (per_stage) {
+        for (int st = 0; st < layout.pp; ++st)
+            f(st, 1);
+        return;
+    }
+    for (const StageClass& k : layout.classes)
+        f(k.first_stage, k.count);
+}
+
+// The power cap is reported when it lengthens some stage's kernels by more than this (a few
+// HBM-heavy GEMMs touch TDP at the nominal clock and lose a few hundredths of a percent).
+constexpr double kCapNoticeable = 0.005;
+
+// Thermal limit: bisection steps on the clock ceiling (1e-4 of the clock range).
+constexpr int kThermalBisectionSteps = 14;
+
+} // namespace
+
+StageTiming AnalyticModel::stage_timing(const Strategy& s, int stage) const noexcept
+{
+    EvaluationCache cache(m_ctx);
+    StrategyCosts c;
+    compute_costs(m_ctx, s, cache, c);
+    return timing_with_zero3(m_ctx, s, c, stage, stage_clock(m_ctx.power, m_ctx.training, s.pp, stage));
+}
+
+void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r) const
+{
+    EvaluationCache cache(m_ctx);
+    evaluate(s, r, cache);
+}
+
+namespace {
+
+// The stage with the highest memory peak (the earliest of each class holds the most in flight).
+struct PeakStage {
+    MemoryBreakdown memory;
+    double bytes = 0;
+    int stage = 0;
+};
+
+PeakStage peak_stage(const PlanContext& ctx, const Strategy& s, EvaluationCache& cache, long long microbatches)
+{
+    const PlanLayout& layout = cache.layout(s);
+    const LayerActivationBytes& act = cache.activations(s);
+    PeakStage peak;
+    for (const StageClass& k : layout.classes) {
+        const MemoryBreakdown mem = stage_memory(ctx, s, layout, k.first_stage, microbatches, act);
+        if (mem.total() > peak.bytes) {
+            peak.bytes = mem.total();
+            peak.memory = mem;
+            peak.stage = k.first_stage;
+        }
+    }
+    return peak;
+}
+
+} // namespace
+
+void AnalyticModel::evaluate_memory(const Strategy& s, AnalyticResult& r, EvaluationCache& cache) const
+{
+    r = AnalyticResult {};
+    r.microbatches = microbatch_count(m_ctx.training, s);
+    const PeakStage peak = peak_stage(m_ctx, s, cache, r.microbatches);
+    r.peak_memory_bytes = peak.bytes;
+    r.memory = peak.memory;
+    r.peak_memory_stage = peak.stage;
+    r.feasible = r.peak_memory_bytes <= m_ctx.cluster.gpu.memory_bytes;
+}
+
+double AnalyticModel::peak_memory_bytes(const Strategy& s, EvaluationCache& cache) const
+{
+    return peak_stage(m_ctx, s, cache, microbatch_count(m_ctx.training, s)).bytes;
+}
+
+void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCache& cache) const
+{
+    evaluate_memory(s, r, cache);
+    const PlanContext& ctx = m_ctx;
+    const PowerModel& pm = ctx.power;
+    StrategyCosts c;
+    compute_costs(ctx, s, cache, c);
+    const PlanLayout& layout = *c.layout;
+    const double m = static_cast<double>(r.microbatches);
+    const int p = s.pp;
+    const bool per_stage = !uniform_stage_clocks(ctx.training, p);
+    const double tokens = static_cast<double>(ctx.training.global_batch) * static_cast<double>(ctx.training.seq_len);
+    const double gpus = static_cast<double>(s.total_gpus());
+    const double peak = ctx.cluster.gpu.peak(ctx.training.precision);
+
+    // Time and power at a clock ceiling (the thermal limit's; above every stage's clock when cool).
+    // Everything below depends on the clocks; memory above does not.
+    double hottest_avg_W = 0;
+    StageMemo memo(ctx, s, c);
+    auto run = [&](double ceiling) {
+        memo.reset();
+        auto clock_of = [&](int stage) { return std::min(ceiling, stage_clock(pm, ctx.training, p, stage)); };
+        // Pipeline: per-stage micro-batch times, then the schedule's formula.
+        double t_max = 0, sum_all = 0, sum_weight = 0, backward_avg = 0;
+        int crit = 0;
+        StageTiming crit_t;
+        // Stages with identical chunks (and clocks) cost the same: one representative per class.
+        for_each_stage_unit(layout, per_stage, [&](int st, int count) {
+            const StageTiming& t = memo.power(st, clock_of(st)).timing;
+            const double total = t.forward_s + t.backward_s;
+            sum_all += count * total;
+            sum_weight += count * t.weight_grad_s;
+            backward_avg += count * t.backward_s / p;
+            if (total > t_max) {
+                t_max = total;
+                crit = st;
+                crit_t = t;
+            }
+        });
+        r.critical_stage = crit;
+        double pipe = 0;
+        switch (s.schedule) {
+        case Schedule::gpipe:
+        case Schedule::one_f_one_b:
+            // Alpa / Metis: (m-1) * slowest + sum of all stages; (m+p-1)(t_f+t_b) when even.
+            pipe = (m - 1) * t_max + sum_all;
+            break;
+        case Schedule::interleaved:
+            // Narayanan et al. 2021 Sec. 2.2.2: bubble (p-1)(t_f+t_b)/v.
+            pipe = (m - 1.0 / s.vpp) * t_max + sum_all / s.vpp;
+            break;
+        case Schedule::zb_h1:
+            // Zero-bubble H1 as Parallax schedules it (W passes fill idle time under 1F1B's memory bound):
+            // the W passes leave the bubble, (p-1)(F + B_input). The hand-tuned schedule of Qi et al. 2024
+            // reaches (p-1)(F + B_input - W) (DualPipe README: (p-1)(F+B-2W), B the whole backward).
+            // With uneven stages: (m-1) * slowest + the others' F + B_input + the slowest's W.
+            pipe = (m - 1) * t_max + (sum_all - sum_weight) + crit_t.weight_grad_s;
+            break;
+        case Schedule::dualpipe:
+            // DualPipe README: (p/2-1)(F&B + B - 3W), F&B the overlapped forward-backward pair.
+            pipe = m * t_max
+                + (p / 2.0 - 1) * std::max(0.0, crit_t.forward_s + 2 * crit_t.backward_s - 3 * crit_t.weight_grad_s);
+            break;
+        }
+        const double bubble = std::max(0.0, pipe - m * t_max);
+
+        // Data-parallel gradient reduction and the optimizer step, per stage; the slowest sets the tail.
+        double exposed_dp = 0, dp_busy = 0, optimizer_s = 0, offload_s = 0, exposed_gather = 0;
+        for (const StageClass& k : layout.classes) {
+            // Within a class the earliest stage has the least slack: it sets the class's exposure.
+            const int st = k.first_stage;
+            const StageTail& tail = memo.tail(st);
+            dp_busy = std::max(dp_busy, tail.grad_reduce_s + tail.param_gather_s);
+            // Stage st finishes its last backward about st backward-times before stage 0 (1F1B cool-down).
+            const double slack = st * backward_avg;
+            double exposed;
+            if (s.overlap_grad_reduce) {
+                const StageTiming t = st == crit ? crit_t : memo.power(st, clock_of(st)).timing;
+                const double window = t.backward_s / s.vpp; // the last micro-batch's backward of the last chunk
+                exposed = std::max(std::max(0.0, tail.grad_reduce_s - window - slack),
+                    st == 0 ? tail.grad_reduce_s * tail.last_bucket_fraction : 0.0);
+            } else {
+                exposed = std::max(0.0, tail.grad_reduce_s - slack);
+            }
+            exposed_dp = std::max(exposed_dp, exposed);
+            const double gather_exposed
+                = s.overlap_param_gather ? tail.param_gather_s * tail.last_bucket_fraction : tail.param_gather_s;
+            exposed_gather = std::max(exposed_gather, gather_exposed);
+            optimizer_s = std::max(optimizer_s, tail.optimizer_s);
+            offload_s = std::max(offload_s, tail.offload_s);
+        }
+        exposed_dp += exposed_gather;
+
+        r.step_time_s = pipe + exposed_dp + optimizer_s + offload_s;
+        r.tokens_per_s = tokens / r.step_time_s;
+        r.tflops_per_gpu = ctx.model_flops_per_token * r.tokens_per_s / gpus / units::kTFLOP;
+        r.mfu = peak > 0 ? r.tflops_per_gpu * units::kTFLOP / peak : 0;
+        {
+            // Hardware FLOPs: executed work incl. recompute, averaged over stages.
+            const double moe_layers = ctx.model.moe_layer_count();
+            const double dense_layers = ctx.model.layers - moe_layers;
+            const double per_mb = c.layer.dense.flops * dense_layers + c.layer.moe.flops * moe_layers
+                + c.layer.embedding.flops + c.layer.output.flops;
+            r.hfu = peak > 0 ? per_mb * m / p / r.step_time_s / peak : 0;
+        }
+        r.bubble_fraction = bubble / r.step_time_s;
+
+        // Breakdown along the critical stage.
+        r.time = TimeBreakdown {};
+        r.time.compute_s = m * crit_t.compute_s;
+        r.time.recompute_s = m * crit_t.recompute_s;
+        r.time.exposed_tp_s = m * crit_t.exposed_s[kTp];
+        r.time.exposed_cp_s = m * crit_t.exposed_s[kCp];
+        r.time.exposed_ep_s = m * crit_t.exposed_s[kEp];
+        r.time.exposed_pp_s = m * crit_t.exposed_s[kPp];
+        r.time.exposed_dp_s = exposed_dp + m * crit_t.exposed_s[kDp];
+        r.time.bubble_s = bubble;
+        r.time.optimizer_s = optimizer_s;
+        r.time.offload_s = offload_s;
+        // Whatever the per-part sums miss (rounding of the pipeline formula) is attributed to the bubble.
+        r.time.bubble_s += r.step_time_s - r.time.total();
+
+        // Communication busy time per group per step (critical stage).
+        {
+            double busy[kOpStreamCount] = {};
+            for (int v = 0; v < s.vpp; ++v) {
+                const ChunkTiming ct = chunk_timing(ctx, s, c, v * s.pp + crit);
+                for (int i = 0; i < kOpStreamCount; ++i)
+                    busy[i] += ct.comm_busy_s[i];
+            }
+            r.communication_s = CommBreakdown {};
+            r.communication_s.tp = m * busy[kTp];
+            r.communication_s.cp = m * busy[kCp];
+            r.communication_s.ep = m * busy[kEp];
+            r.communication_s.pp = m * crit_t.exposed_s[kPp];
+            r.communication_s.dp = dp_busy + m * crit_t.exposed_s[kDp];
+            r.communication_s.exposed = r.time.exposed_tp_s + r.time.exposed_cp_s + r.time.exposed_ep_s
+                + r.time.exposed_pp_s + r.time.exposed_dp_s;
+        }
+
+        // Power: each stage's kernels at their clocks (capped), the awake-idle power while it waits,
+        // communication on top (power_model.hpp). Every stage has the same number of GPUs.
+        PowerEstimate& pw = r.power;
+        pw = PowerEstimate {};
+        double energy_sum = 0, kernel_sum = 0, clock_sum = 0, peak_sum = 0;
+        hottest_avg_W = 0;
+        for_each_stage_unit(layout, per_stage, [&](int st, int count) {
+            const double x = clock_of(st);
+            const StagePower& sp = memo.power(st, x);
+            const StageTail& tail = memo.tail(st);
+            StageEnergyInputs in;
+            in.step_s = r.step_time_s;
+            in.microbatches = m;
+            in.optimizer_s = tail.optimizer_s;
+            in.dp_comm_s = tail.grad_reduce_s + tail.param_gather_s;
+            in.clock = x;
+            const double e = stage_step_energy_J(pm, sp, in);
+            energy_sum += count * e;
+            kernel_sum += count * sp.kernel_s * m;
+            clock_sum += count * x;
+            hottest_avg_W = std::max(hottest_avg_W, e / r.step_time_s);
+            pw.peak_W_per_gpu = std::max(pw.peak_W_per_gpu, sp.peak_W);
+            peak_sum += count * std::max(sp.peak_W, e / r.step_time_s);
+            if (sp.kernel_s > 0)
+                pw.cap_slowdown = std::max(pw.cap_slowdown, sp.throttle_s / (sp.kernel_s - sp.throttle_s));
+        });
+        pw.energy_J_per_step_per_gpu = energy_sum / p;
+        pw.avg_W_per_gpu = pw.energy_J_per_step_per_gpu / r.step_time_s;
+        pw.peak_W_per_gpu = std::max(pw.peak_W_per_gpu, pw.avg_W_per_gpu);
+        pw.energy_J_per_step = pw.energy_J_per_step_per_gpu * gpus;
+        pw.energy_J_per_token = pw.avg_W_per_gpu * gpus / r.tokens_per_s;
+        pw.idle_W = pm.idle_W;
+        pw.cap_W = pm.cap_W;
+        pw.clock_MHz = pm.clock_MHz(clock_sum / p);
+        pw.busy_fraction = std::min(1.0, kernel_sum / p / r.step_time_s);
+        pw.thermal_limit_W = pm.thermal_limit_W();
+        pw.power_capped = pw.cap_slowdown > kCapNoticeable;
+        const double gpn = std::min(gpus, static_cast<double>(std::max(1, ctx.cluster.gpus_per_node)));
+        pw.gpus = gpus;
+        pw.nodes = std::ceil(gpus / gpn);
+        pw.node_overhead_W = ctx.node_overhead_W;
+        pw.avg_W_per_node = gpn * pw.avg_W_per_gpu + ctx.node_overhead_W;
+        pw.peak_W_per_node = gpn * pw.peak_W_per_gpu + ctx.node_overhead_W;
+        pw.nodes_per_rack = std::min(pw.nodes, static_cast<double>(nodes_per_rack(ctx.cluster)));
+        pw.racks = std::ceil(pw.nodes / pw.nodes_per_rack);
+        pw.rack_avg_kW = pw.nodes_per_rack * pw.avg_W_per_node / 1000;
+        pw.rack_peak_kW = pw.nodes_per_rack * pw.peak_W_per_node / 1000;
+        pw.cluster_avg_kW = (pw.avg_W_per_gpu * gpus + ctx.node_overhead_W * pw.nodes) / 1000;
+        pw.cluster_peak_kW = (peak_sum / p * gpus + ctx.node_overhead_W * pw.nodes) / 1000;
+        // A rack of the hottest nodes, never more than the cluster it is part of.
+        pw.rack_avg_kW = std::min(pw.rack_avg_kW, pw.cluster_avg_kW);
+        pw.rack_peak_kW = std::min(pw.rack_peak_kW, pw.cluster_peak_kW);
+    };
+
+    const double top = pm.max_clock;
+    run(top);
+    if (hottest_avg_W > r.power.thermal_limit_W * (1 + 1e-9) && r.power.thermal_limit_W > pm.idle_W) {
+        // Thermal slowdown: the firmware lowers the clock until the hottest GPU's sustained power holds
+        // it at its max operating temperature. Bisect the clock ceiling that meets the limit.
+        double lo = pm.min_clock, hi = top;
+        for (int i = 0; i < kThermalBisectionSteps; ++i) {
+            const double mid = 0.5 * (lo + hi);
+            run(mid);
+            (hottest_avg_W > r.power.thermal_limit_W ? hi : lo) = mid;
+        }
+        run(lo);
+        r.power.thermal_clock = lo;
+    }
+}
+
+Prediction AnalyticModel::predict(const Strategy& s) const
+{
+    const PlanContext& ctx = m_ctx;
+    AnalyticResult r;
+    evaluate(s, r);
+    Prediction p;
+    p.fidelity = Fidelity::analytic;
+    p.feasible = r.feasible;
+    p.step_time_s = r.step_time_s;
+    p.tokens_per_s = r.tokens_per_s;
+    p.tflops_per_gpu = r.tflops_per_gpu;
+    p.mfu = r.mfu;
+    p.hfu = r.hfu;
+    p.bubble_fraction = r.bubble_fraction;
+    p.peak_memory_bytes = r.peak_memory_bytes;
+    p.capacity_bytes = ctx.cluster.gpu.memory_bytes;
+    p.memory = r.memory;
+    p.peak_memory_stage = r.peak_memory_stage;
+    p.communication_s = r.communication_s;
+    p.time = r.time;
+    p.power = r.power;
+    p.microbatches = r.microbatches;
+    if (!r.feasible) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "out of memory: stage %d needs %.1f GiB per GPU, the %s has %.1f GiB",
+            r.peak_memory_stage, r.peak_memory_bytes / units::kGiB, ctx.cluster.gpu.name.c_str(),
+            ctx.cluster.gpu.memory_bytes / units::kGiB);
+        p.infeasible_reason = buf;
+    }
+    EvaluationCache cache(ctx);
+    StrategyCosts c;
+    compute_costs(ctx, s, cache, c);
+    const PlanLayout& layout = *c.layout;
+    for (int st = 0; st < s.pp; ++st) {
+        StageReport rep;
+        rep.stage = st;
+        rep.layers = layout.stage[st].layers;
+        rep.has_embedding = st == 0;
+        rep.has_output = st == s.pp - 1;
+        rep.in_flight_microbatches = static_cast<int>(std::ceil(in_flight_microbatches(s, st, r.microbatches)));
+        double x = stage_clock(ctx.power, ctx.training, s.pp, st);
+        if (r.power.thermal_clock > 0)
+            x = std::min(x, r.power.thermal_clock);
+        StagePower sp;
+        const StageTiming t = timing_with_zero3(ctx, s, c, st, x, &sp);
+        rep.forward_s = t.forward_s;
+        rep.backward_s = t.backward_s;
+        rep.memory = stage_memory(ctx, s, layout, st, r.microbatches, c.layer.activations);
+        rep.clock_MHz = ctx.power.clock_MHz(x);
+        {
+            const StageTail tail = stage_tail(ctx, s, c, st);
+            StageEnergyInputs in;
+            in.step_s = r.step_time_s;
+            in.microbatches = static_cast<double>(r.microbatches);
+            in.optimizer_s = tail.optimizer_s;
+            in.dp_comm_s = tail.grad_reduce_s + tail.param_gather_s;
+            in.clock = x;
+            rep.avg_W = stage_step_energy_J(ctx.power, sp, in) / r.step_time_s;
+            rep.peak_W = std::max(sp.peak_W, rep.avg_W);
+        }
+        p.stages.push_back(rep);
+    }
+    const PlanInputs in { ctx.model, ctx.training, ctx.cluster.gpu, ctx.cluster.total_gpus() };
+    p.warnings = strategy_warnings(in, s);
+    if (!r.feasible)
+        p.warnings.push_back(p.infeasible_reason);
+    {
+        // Checkpoint: bf16 weights plus the optimizer's states (master weights and moments).
+        const StateBytes sb = state_bytes(ctx.training, s);
+        p.checkpoint_bytes = total_params(ctx.model) * (2 + sb.optimizer);
+        const MoeLoad load = moe_load(ctx.model, ctx.training, s.ep);
+        p.moe_dropped_fraction = load.dropped_fraction;
+        if (load.straggler_ratio > 1)
+            p.warnings.push_back("MoE load imbalance: the busiest EP rank gets "
+                + std::to_string(load.straggler_ratio).substr(0, 4)
+                + "x its share of tokens and sets the pace of every MoE layer");
+        if (load.dropped_fraction > 0)
+            p.warnings.push_back("the capacity factor drops " + std::to_string(100 * load.dropped_fraction).substr(0, 4)
+                + "% of the token-expert assignments");
+    }
+    if (!r.feasible) {
+        // Long context: say how much context parallelism would make it fit (same GPUs, DP traded for CP).
+        for (int k = 2; k <= 64; k *= 2) {
+            if (s.dp % k != 0)
+                break;
+            Strategy t = s;
+            t.cp = s.cp * k;
+            t.dp = s.dp / k;
+            if (check_strategy(in, t) != Rule::ok)
+                continue;
+            AnalyticResult alt;
+            evaluate(t, alt);
+            if (alt.feasible) {
+                p.warnings.push_back("context parallelism " + std::to_string(t.cp) + " (DP " + std::to_string(t.dp)
+                    + ") would fit this sequence length in memory");
+                break;
+            }
+        }
+    }
+    p.assumptions.push_back("fidelity: analytic (closed-form pipeline formula over per-op costs)");
+    p.assumptions.push_back(ctx.calibration.is_identity()
+            ? "calibration: none (datasheet peaks x named per-generation efficiencies for "
+                + std::string(to_string(ctx.cluster.gpu.architecture)) + ")"
+            : "calibration: " + ctx.calibration.name + " (" + ctx.calibration.source + ")");
+    p.assumptions.push_back("framework: " + std::string(to_string(ctx.training.framework)));
+    p.assumptions.push_back(std::string("attention: ") + (ctx.training.flash_attention ? "fused (flash)" : "unfused"));
+    p.assumptions.push_back(std::string("DP gradient reduction ")
+        + (s.overlap_grad_reduce ? "overlapped with backward" : "after backward"));
+    if (s.tp_comm_overlap)
+        p.assumptions.push_back("TP communication overlapped with GEMMs (Transformer Engine userbuffers)");
+    {
+        const PowerModel& pm = ctx.power;
+        auto watts = [](double w) { return std::to_string(static_cast<long long>(std::lround(w))) + " W"; };
+        std::string clock = pm.nominal_MHz > 0
+            ? std::to_string(static_cast<long long>(std::lround(r.power.clock_MHz))) + " MHz"
+            : std::to_string(static_cast<long long>(std::lround(100 * r.power.clock_MHz))) + "%";
+        if (!uniform_stage_clocks(ctx.training, s.pp))
+            clock += " (mean of the per-stage clocks)";
+        p.assumptions.push_back("power: kernels at " + clock + ", capped at " + watts(pm.cap_W) + "; idle "
+            + watts(pm.idle_W) + ", awake-idle " + watts(pm.wait_W) + " in bubbles and waits; node overhead "
+            + watts(ctx.node_overhead_W) + " (power_model.hpp)");
+        if (r.power.power_capped) {
+            char pct[32];
+            std::snprintf(pct, sizeof pct, "%.1f%%", 100 * r.power.cap_slowdown);
+            p.warnings.push_back("the " + watts(pm.cap_W) + " power cap throttles the most power-hungry kernels: +"
+                + std::string(pct) + " kernel time on the most affected stage");
+        }
+        if (r.power.thermal_clock > 0)
+            p.warnings.push_back("thermal limit: at " + std::to_string(static_cast<int>(std::lround(pm.inlet_C)))
+                + " C inlet the cooling sustains " + watts(r.power.thermal_limit_W) + " per GPU; the clock falls to "
+                + std::to_string(static_cast<int>(std::lround(100 * r.power.thermal_clock))) + "% of nominal");
+    }
+    p.assumptions.push_back("FLOPs counted as Megatron-LM reports them (causal attention in full, no recompute)");
+    return p;
+}
+
+} // namespace parallax

@@ -1,0 +1,153 @@
+#include "model/compute_model.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+
+namespace parallax {
+
+namespace {
+
+// Causal attention wastes part of each diagonal block (FlashAttention-2 Sec. 3.1.1: ~1.7x instead
+// of 2x speed-up over non-causal at long sequences) — a fraction of the ideal rate.
+constexpr double kCausalBlockEfficiency = 0.9;
+// Sequence length at which fused attention reaches half its long-sequence rate above the ideal
+// (fit to FlashAttention-2 Fig. 4: 512 -> ~0.67, 2k -> ~0.89, 16k -> ~0.98 of the 16k rate).
+constexpr double kAttentionHalfRateSeq = 256;
+// Head dims below 128 under-fill the tensor-core tiles (FlashAttention-2 Fig. 4/5, head dim 64 vs 128).
+constexpr double kAttentionHeadDimKnee = 16;
+// Rowwise-scaled fp8 GEMMs (torch._scaled_mm with per-row scales, CUTLASS kernels of 2024-25) run at
+// about half the rate of tensorwise cuBLAS fp8 GEMMs: torchtitan's async-TP benchmarks (June 2025)
+// measure Llama 3 8B/70B float8-rowwise at or below the bf16 throughput (torchtitan issue #1207).
+constexpr double kRowwiseFp8GemmFactor = 0.5;
+// No kernel reaches the datasheet peak; a calibration cannot push one past this.
+constexpr double kMaxEfficiency = 0.98;
+
+} // namespace
+
+ComputeDevice ComputeDevice::of(const GpuSpec& g)
+{
+    ComputeDevice d;
+    d.gpu = &g;
+    d.gen = &generation_constants(g.architecture);
+    d.sm_count = g.sm_count > 0 ? g.sm_count : d.gen->default_sm_count;
+    // The power limit throttles kernel by kernel (power_model.hpp), not the whole device.
+    return d;
+}
+
+double gemm_efficiency(const ComputeDevice& dev, double m, double n, double k, Precision p) noexcept
+{
+    if (m <= 0 || n <= 0 || k <= 0)
+        return 1.0;
+    const GenerationConstants& gen = *dev.gen;
+    double base = gen.gemm_efficiency[static_cast<int>(p)];
+    if (base <= 0)
+        base = 0.5; // precision without a tuned constant: conservative
+    const double k_eff = k / (k + gen.gemm_k_overhead);
+    // A calibrated efficiency can never exceed the hardware's peak.
+    const double scaling = (p == Precision::fp8 && dev.fp8_rowwise) ? kRowwiseFp8GemmFactor : 1.0;
+    return std::min(kMaxEfficiency, base * scaling * dev.gemm_scale * dev.kernel_scale)
+        * gemm_wave_efficiency(dev, m, n) * k_eff;
+}
+
+double gemm_wave_efficiency(const ComputeDevice& dev, double m, double n) noexcept
+{
+    if (m <= 0 || n <= 0)
+        return 1.0;
+    // The same shapes come back many times (a layer's kernel lists are built at several clocks and
+    // scales, a search builds the same layers over and over): a small per-thread memo of the result.
+    // `gen` points into the static per-generation table (ComputeDevice::of), so it identifies the tiles.
+    struct Memo {
+        double m = -1, n = -1;
+        const GenerationConstants* gen = nullptr;
+        int sms = 0;
+        double value = 0;
+    };
+    constexpr std::size_t kMemoSlots = 256;
+    thread_local std::array<Memo, kMemoSlots> memo;
+    const std::size_t slot
+        = (std::hash<double> {}(m)*31 + std::hash<double> {}(n) + static_cast<std::size_t>(dev.sm_count)) % kMemoSlots;
+    Memo& e = memo[slot];
+    if (e.m == m && e.n == n && e.gen == dev.gen && e.sms == dev.sm_count)
+        return e.value;
+    const double sms = dev.sm_count;
+    double best = 0;
+    for (const GemmTile& t : dev.gen->tiles) {
+        const double tiles = std::ceil(m / t.m) * std::ceil(n / t.n);
+        const double waves = std::ceil(tiles / sms);
+        const double useful = (m * n) / (waves * sms * t.m * t.n);
+        best = std::max(best, useful * t.relative_throughput);
+    }
+    e = Memo { m, n, dev.gen, dev.sm_count, std::min(1.0, best) };
+    return e.value;
+}
+
+double gemm_time_s(const ComputeDevice& dev, double m, double n, double k, Precision p, double batch) noexcept
+{
+    if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
+        return 0;
+    const double flops = 2.0 * m * n * k * batch;
+    const double peak = dev.peak(p) > 0 ? dev.peak(p) : dev.peak(Precision::bf16);
+    const double compute_s = flops / (peak * gemm_efficiency(dev, m, n, k, p));
+    const double e = element_bytes(p);
+    const double out_bytes = 2.0; // outputs are written in bf16/fp16 (fp8 GEMMs too, as in Transformer Engine)
+    const double bytes = batch * (e * (m * k + k * n) + out_bytes * m * n);
+    const double memory_s
+        = bytes / (dev.gpu->memory_bw_Bps * std::min(kMaxEfficiency, dev.gen->hbm_efficiency * dev.kernel_scale));
+    return std::max(compute_s, memory_s) + dev.gen->kernel_overhead_s;
+}
+
+namespace {
+
+double attention_shape_factor(double kv_len, double head_dim)
+{
+    const double seq = kv_len / (kv_len + kAttentionHalfRateSeq);
+    const double hd = (head_dim / (head_dim + kAttentionHeadDimKnee)) * ((128.0 + kAttentionHeadDimKnee) / 128.0);
+    return seq * std::min(1.0, hd);
+}
+
+double attention_flops_fwd(double batch_heads, double q_len, double kv_len, double qk_dim, double v_dim, bool causal)
+{
+    // QK^T (2*q*kv*d_qk) and P*V (2*q*kv*d_v); causal kernels skip the masked half.
+    const double full = 2.0 * batch_heads * q_len * kv_len * (qk_dim + v_dim);
+    return causal ? 0.5 * full : full;
+}
+
+} // namespace
+
+double flash_attention_fwd_s(const ComputeDevice& dev, double batch_heads, double q_len, double kv_len,
+    double qk_head_dim, double v_head_dim, bool causal, double* flops_out) noexcept
+{
+    const double flops = attention_flops_fwd(batch_heads, q_len, kv_len, qk_head_dim, v_head_dim, causal);
+    if (flops_out)
+        *flops_out = flops;
+    const double base = dev.attention_kernel == AttentionKernel::flash2 ? dev.gen->attention_fa2_fwd_efficiency
+                                                                        : dev.gen->attention_fwd_efficiency;
+    const double eff = std::min(kMaxEfficiency, base * dev.attention_scale * dev.kernel_scale)
+        * attention_shape_factor(kv_len, qk_head_dim) * (causal ? kCausalBlockEfficiency : 1.0);
+    return flops / (dev.peak(Precision::bf16) * eff) + dev.gen->kernel_overhead_s;
+}
+
+double flash_attention_bwd_s(const ComputeDevice& dev, double batch_heads, double q_len, double kv_len,
+    double qk_head_dim, double v_head_dim, bool causal, double* flops_out) noexcept
+{
+    const double flops = 2.5 * attention_flops_fwd(batch_heads, q_len, kv_len, qk_head_dim, v_head_dim, causal);
+    if (flops_out)
+        *flops_out = flops;
+    const double base = dev.attention_kernel == AttentionKernel::flash2 ? dev.gen->attention_fa2_bwd_efficiency
+                                                                        : dev.gen->attention_bwd_efficiency;
+    const double eff = std::min(kMaxEfficiency, base * dev.attention_scale * dev.kernel_scale)
+        * attention_shape_factor(kv_len, qk_head_dim) * (causal ? kCausalBlockEfficiency : 1.0);
+    return flops / (dev.peak(Precision::bf16) * eff) + 2 * dev.gen->kernel_overhead_s;
+}
+
+double memory_bound_time_s(const ComputeDevice& dev, double bytes) noexcept
+{
+    if (bytes <= 0)
+        return 0;
+    return bytes / (dev.gpu->memory_bw_Bps * std::min(kMaxEfficiency, dev.gen->hbm_efficiency * dev.kernel_scale))
+        + dev.gen->kernel_overhead_s;
+}
+
+} // namespace parallax

@@ -1,0 +1,950 @@
+#include "model/layer_ops.hpp"
+
+#include "model/model_math.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parallax {
+
+const char* to_string(OpKind k)
+{
+    switch (k) {
+    case OpKind::norm:
+        return "norm";
+    case OpKind::qkv_proj:
+        return "qkv";
+    case OpKind::attention:
+        return "attention";
+    case OpKind::out_proj:
+        return "out_proj";
+    case OpKind::residual:
+        return "residual";
+    case OpKind::mlp_up:
+        return "mlp_up";
+    case OpKind::activation:
+        return "activation";
+    case OpKind::mlp_down:
+        return "mlp_down";
+    case OpKind::router:
+        return "router";
+    case OpKind::expert_up:
+        return "expert_up";
+    case OpKind::expert_down:
+        return "expert_down";
+    case OpKind::fp8_cast:
+        return "fp8_cast";
+    case OpKind::embedding:
+        return "embedding";
+    case OpKind::logits:
+        return "logits";
+    case OpKind::loss:
+        return "loss";
+    case OpKind::tp_comm:
+        return "tp_comm";
+    case OpKind::cp_comm:
+        return "cp_comm";
+    case OpKind::ep_dispatch:
+        return "ep_dispatch";
+    case OpKind::ep_combine:
+        return "ep_combine";
+    case OpKind::expert_host:
+        return "expert_host";
+    case OpKind::tp_relayout:
+        return "tp_relayout";
+    case OpKind::cp_merge:
+        return "cp_merge";
+    }
+    return "?";
+}
+
+double LayerTotals::exposed_fwd() const
+{
+    double t = 0;
+    for (double v : comm_exposed_fwd_s)
+        t += v;
+    return t;
+}
+
+double LayerTotals::exposed_bwd() const
+{
+    double t = 0;
+    for (double v : comm_exposed_bwd_s)
+        t += v;
+    return t;
+}
+
+void LayerTotals::add(const LayerTotals& o, double times)
+{
+    forward_s += o.forward_s * times;
+    backward_input_s += o.backward_input_s * times;
+    backward_weight_s += o.backward_weight_s * times;
+    recompute_s += o.recompute_s * times;
+    for (int i = 0; i < kOpStreamCount; ++i) {
+        comm_busy_s[i] += o.comm_busy_s[i] * times;
+        comm_exposed_fwd_s[i] += o.comm_exposed_fwd_s[i] * times;
+        comm_exposed_bwd_s[i] += o.comm_exposed_bwd_s[i] * times;
+    }
+    flops += o.flops * times;
+    recompute_flops += o.recompute_flops * times;
+}
+
+namespace {
+
+constexpr double kActivationBytes = 2.0; // bf16/fp16 activations
+constexpr double kMaskBytes = 1.0; // dropout masks are bytes (Korthikanti et al. 2022, Sec. 4.1)
+constexpr double kFp32Bytes = 4.0;
+// Elementwise HBM traffic per element in bytes, forward (read inputs + write output), as the fused
+// Megatron / Transformer Engine kernels do it.
+constexpr double kNormBytesPerElement = 4.0; // read x, write y (bf16)
+constexpr double kResidualBytesPerElement = 6.0; // read x and residual, write the sum
+constexpr double kDropoutExtraBytesPerElement = 1.0; // write the mask
+constexpr double kGeluBytesPerElement = 4.0; // read, write
+constexpr double kSwigluBytesPerElement = 3.0; // per input element: read gate and up, write half as many
+// Backward elementwise kernels read the saved input and the incoming gradient and write a gradient:
+// about twice the forward traffic.
+constexpr double kBackwardTrafficFactor = 2.0;
+// MoE token permutation (gather rows into expert order and back): read + write per element.
+constexpr double kPermuteBytesPerElement = 4.0;
+// Expert GEMMs per local expert: forward FC1 and FC2; backward their dgrad and wgrad.
+constexpr double kExpertGemmsForward = 2;
+constexpr double kExpertGemmsBackwardPerForward = 2;
+// fp8 expert GEMMs issue a cast/transpose kernel per GEMM input besides the GEMM itself.
+constexpr double kFp8LaunchesPerExpertGemm = 2;
+
+// Cross-node copies of a token routed to k experts spread uniformly over g nodes, relative to sending
+// every token-expert pair: a DeepEP-style dispatcher sends a token once per destination node,
+// (g-1)(1-(1-1/g)^k) copies instead of k(g-1)/g (DeepSeek-V3 report Sec. 3.2.2; DeepEP README).
+double node_dedup_ratio(double nodes, double top_k)
+{
+    if (nodes <= 1 || top_k <= 1)
+        return 1.0;
+    return nodes * (1.0 - std::pow(1.0 - 1.0 / nodes, top_k)) / top_k;
+}
+// The transposed fp8 copy Transformer Engine's cast_transpose (and torchao's float8 casts) write next
+// to the row-major one: one more byte per element (TE transformer_engine/common/transpose).
+constexpr double kFp8TransposedCopyBytes = 1.0;
+
+struct Shapes {
+    double b, seq, cp, t, tokens, tokens_ew, h, q, kv, vdim, heads_local;
+    bool sp, flash, dropout, gated, fp8;
+    Precision p;
+};
+
+Shapes shapes_of(const LayerContext& c)
+{
+    const ModelSpec& m = *c.model;
+    const Strategy& s = *c.strategy;
+    Shapes x {};
+    x.b = s.micro_batch;
+    x.seq = static_cast<double>(c.training->seq_len);
+    x.cp = s.cp;
+    x.t = s.tp;
+    x.tokens = x.b * x.seq / x.cp;
+    x.sp = s.sequence_parallel && s.tp > 1;
+    x.tokens_ew = x.sp ? x.tokens / x.t : x.tokens;
+    x.h = static_cast<double>(m.hidden);
+    x.q = query_dim(m);
+    x.kv = kv_dim(m);
+    x.vdim = attention_value_dim(m);
+    x.heads_local = static_cast<double>(m.heads) / x.t;
+    x.flash = c.training->flash_attention;
+    x.dropout = m.has_dropout();
+    x.gated = m.ffn_act == FfnActivation::swiglu;
+    x.p = c.training->precision;
+    x.fp8 = x.p == Precision::fp8 || x.p == Precision::fp4;
+    return x;
+}
+
+struct AttentionCost {
+    double fwd_s = 0, bwd_s = 0, fwd_flops = 0, bwd_flops = 0, bytes = 0;
+};
+
+class Builder {
+public:
+    Builder(const LayerContext& c, LayerOps& out)
+        : m_c(c)
+        , m_out(out)
+        , m_x(shapes_of(c))
+    {
+    }
+
+    const Shapes& x() const { return m_x; }
+    const LayerContext& ctx() const { return m_c; }
+    LayerOps& out() { return m_out; }
+
+    int gemm(OpKind k, OpPhase ph, double M, double N, double K, double batch = 1, bool entry = false)
+    {
+        // Megatron/NeMo's fp8 recipes keep the output layer (logits) in bf16; the transformer layers'
+        // GEMMs run in fp8 (Transformer Engine fp8_autocast covers the layers only).
+        const bool low_precision = m_x.fp8 && k != OpKind::logits;
+        const Precision p = low_precision ? m_x.p : (m_x.fp8 ? Precision::bf16 : m_x.p);
+        if (low_precision && ph != OpPhase::backward_weight) {
+            // Transformer Engine casts the GEMM's activation input (the output gradient for the
+            // data-gradient GEMM) to fp8, read bf16 and write fp8, with a transposed fp8 copy for the
+            // weight-gradient GEMM (TE's fused cast-transpose; Hopper's fp8 tensor cores take K-major
+            // operands only).
+            mem(OpKind::fp8_cast, ph,
+                batch * M * K * (m_c.device.gen->fp8_cast_bytes_per_element + kFp8TransposedCopyBytes));
+        }
+        LayerOp o;
+        o.kind = k;
+        o.phase = ph;
+        o.stream = OpStream::compute;
+        o.flops = 2 * M * N * K * batch;
+        o.time_s = gemm_time_s(m_c.device, M, N, K, p, batch);
+        o.bytes = batch * (element_bytes(p) * (M * K + K * N) + 2 * M * N);
+        o.column_parallel_entry = entry;
+        o.m = static_cast<float>(M);
+        o.n = static_cast<float>(N);
+        o.k = static_cast<float>(K);
+        o.batch = static_cast<float>(batch);
+        return m_out.add(o);
+    }
+
+    int mem(OpKind k, OpPhase ph, double bytes)
+    {
+        if (k == OpKind::norm || k == OpKind::residual || k == OpKind::activation)
+            bytes *= m_c.traits.elementwise_traffic_factor; // unfused frameworks move more bytes
+        LayerOp o;
+        o.kind = k;
+        o.phase = ph;
+        o.stream = OpStream::compute;
+        o.bytes = bytes;
+        o.time_s = memory_bound_time_s(m_c.device, bytes);
+        return m_out.add(o);
+    }
+
+    int compute(OpKind k, OpPhase ph, double seconds, double flops, double bytes)
+    {
+        LayerOp o;
+        o.kind = k;
+        o.phase = ph;
+        o.stream = OpStream::compute;
+        o.time_s = seconds;
+        o.flops = flops;
+        o.bytes = bytes;
+        return m_out.add(o);
+    }
+
+    // `repeat` identical transfers back to back (ring steps).
+    const GroupPlacement& placement(CommGroup g) const
+    {
+        switch (g) {
+        case CommGroup::cp:
+            return m_c.cp_group;
+        case CommGroup::ep:
+            return m_c.ep_group;
+        case CommGroup::expert_tp:
+            return m_c.expert_tp_group;
+        default:
+            return m_c.tp_group;
+        }
+    }
+
+    int comm(OpKind k, OpPhase ph, OpStream st, Collective coll, double bytes, CommGroup group, int overlaps,
+        double repeat = 1)
+    {
+        const GroupPlacement& g = placement(group);
+        if (g.size <= 1 || bytes <= 0 || repeat <= 0)
+            return -1;
+        LayerOp o;
+        o.kind = k;
+        o.phase = ph;
+        o.stream = st;
+        o.collective = coll;
+        o.group = group;
+        o.bytes = bytes * repeat;
+        o.time_s = collective_time_s(m_c.network, coll, bytes, g) * repeat;
+        o.overlaps = static_cast<short>(overlaps);
+        return m_out.add(o);
+    }
+
+    AttentionCost attention() const
+    {
+        const ModelSpec& m = *m_c.model;
+        const ComputeDevice& dev = m_c.device;
+        const double qk_hd = m_x.q / m.heads;
+        const double v_hd = m_x.vdim / m.heads;
+        const double batch_heads = m_x.b * m_x.heads_local;
+        const double q_len = m_x.seq / m_x.cp;
+        const double kv_len = m_x.seq;
+        AttentionCost a;
+        if (m_x.flash) {
+            a.fwd_s = flash_attention_fwd_s(dev, batch_heads, q_len, kv_len, qk_hd, v_hd, true, &a.fwd_flops);
+            a.bwd_s = flash_attention_bwd_s(dev, batch_heads, q_len, kv_len, qk_hd, v_hd, true, &a.bwd_flops);
+            return a;
+        }
+        // Unfused attention (Megatron before flash attention): QK^T and PV as batched GEMMs over the
+        // full score matrix, plus fused scale-mask-softmax and dropout on it.
+        const Precision p = Precision::bf16;
+        const double scores = batch_heads * q_len * kv_len;
+        const double qk = gemm_time_s(dev, q_len, kv_len, qk_hd, p, batch_heads);
+        const double pv = gemm_time_s(dev, q_len, v_hd, kv_len, p, batch_heads);
+        const double softmax_bytes = scores * 2 * kActivationBytes;
+        const double dropout_bytes = m_x.dropout ? scores * (2 * kActivationBytes + kMaskBytes) : 0;
+        const double ew
+            = memory_bound_time_s(dev, softmax_bytes) + (m_x.dropout ? memory_bound_time_s(dev, dropout_bytes) : 0);
+        a.fwd_flops = 2 * scores * (qk_hd + v_hd);
+        a.fwd_s = qk + pv + ew;
+        a.bytes = softmax_bytes + dropout_bytes;
+        // dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q, and the softmax/dropout backward.
+        const double bwd_gemm = gemm_time_s(dev, q_len, kv_len, v_hd, p, batch_heads)
+            + gemm_time_s(dev, kv_len, v_hd, q_len, p, batch_heads)
+            + gemm_time_s(dev, q_len, qk_hd, kv_len, p, batch_heads)
+            + gemm_time_s(dev, kv_len, qk_hd, q_len, p, batch_heads);
+        a.bwd_flops = 2 * a.fwd_flops;
+        a.bwd_s = bwd_gemm + kBackwardTrafficFactor * ew;
+        return a;
+    }
+
+private:
+    const LayerContext& m_c;
+    LayerOps& m_out;
+    Shapes m_x;
+};
+
+// Fraction of a GEMM that hides the TP collective it is decomposed with: the GEMM runs in tp pieces
+// as the shards arrive (all-gather) or leave (reduce-scatter), and the first (last) piece has no
+// transfer left to hide (Wang et al. 2023, "Overlap Communication with Dependent Computation via
+// Decomposition in Large Deep Learning Models", ASPLOS; TE userbuffers' ring exchange).
+double decomposed_overlap_fraction(double tp)
+{
+    return tp > 1 ? (tp - 1) / tp : 0.0;
+}
+
+void overlap_with(Builder& b, int comm, int op, double fraction)
+{
+    if (comm < 0 || op < 0)
+        return;
+    LayerOp& c = b.out().op[comm];
+    c.overlaps = static_cast<short>(op);
+    c.overlap_fraction = static_cast<float>(fraction);
+}
+
+// DTensor's re-layout around a sequence-parallel collective that is not fused into a matmul: one read
+// and one write of the activation (SoftwareTraits::tp_relayout_copies).
+void tp_relayout(Builder& b, OpPhase ph, double bytes)
+{
+    if (b.ctx().traits.tp_relayout_copies && b.x().sp)
+        b.mem(OpKind::tp_relayout, ph, 2 * bytes);
+}
+
+double tp_activation_bytes(const Shapes& x)
+{
+    return x.tokens * x.h * kActivationBytes;
+}
+
+// Tensor-parallel collectives around a block (Megatron's f/g operators): with sequence parallelism
+// an all-gather before the first GEMM and a reduce-scatter after the last; without it an all-reduce
+// after the last (the backward all-reduce of f is emitted by the backward pass). tp_entry returns the
+// all-gather; tp_entry_gemm ties it to the column-parallel GEMM that consumes it.
+int tp_entry(Builder& b, OpPhase ph, CommGroup g)
+{
+    const Shapes& x = b.x();
+    if (!x.sp)
+        return -1;
+    return b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::all_gather, tp_activation_bytes(x), g, -1);
+}
+
+void tp_entry_gemm(Builder& b, OpPhase ph, int gather, int gemm)
+{
+    if (gather < 0)
+        return;
+    if (b.ctx().strategy->tp_comm_overlap)
+        overlap_with(b, gather, gemm, decomposed_overlap_fraction(b.x().t));
+    else
+        tp_relayout(b, ph, tp_activation_bytes(b.x()));
+}
+
+void tp_exit(Builder& b, OpPhase ph, int gemm, CommGroup g)
+{
+    const Shapes& x = b.x();
+    const bool overlap = b.ctx().strategy->tp_comm_overlap;
+    const int c = b.comm(OpKind::tp_comm, ph, OpStream::tp, x.sp ? Collective::reduce_scatter : Collective::all_reduce,
+        tp_activation_bytes(x), g, -1);
+    if (c < 0)
+        return;
+    if (overlap)
+        overlap_with(b, c, gemm, decomposed_overlap_fraction(x.t));
+    else
+        tp_relayout(b, ph, tp_activation_bytes(x));
+}
+
+// Elements of this rank's queries (micro-batch x local sequence x local query width), and the bytes of
+// its K/V chunk as the ring passes it on: at the K/V head count, or expanded to the query heads where
+// the framework repeats K/V before the attention kernel (torchtitan's repeat_kv).
+double cp_query_elements(const Shapes& x)
+{
+    return x.b * (x.seq / x.cp) * x.q / x.t;
+}
+
+double cp_kv_chunk_bytes(const Shapes& x, const SoftwareTraits& t)
+{
+    return x.b * (x.seq / x.cp) * 2 * (t.cp_kv_at_query_heads ? x.q : x.kv) / x.t * kActivationBytes;
+}
+
+void emit_attention_core(Builder& b, OpPhase ph)
+{
+    const Shapes& x = b.x();
+    const LayerContext& c = b.ctx();
+    const Strategy& s = *c.strategy;
+    if (s.cp > 1 && s.cp_kind == CpKind::all_to_all)
+        b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::all_to_all,
+            x.tokens * (x.q + 2 * x.kv) / x.t * kActivationBytes, CommGroup::cp, -1);
+    const AttentionCost a = b.attention();
+    const int att = b.compute(OpKind::attention, ph, a.fwd_s, a.fwd_flops, a.bytes);
+    if (s.cp > 1 && s.cp_kind == CpKind::ring) {
+        const double chunk = cp_kv_chunk_bytes(x, c.traits);
+        if (c.traits.cp_kv_all_gather) {
+            // PyTorch's ring attention (torch.distributed.tensor.experimental._attention, rotate method
+            // ALL_GATHER by default): one all-gather of every rank's K/V, waited for after the first
+            // (diagonal) step, which is all it can hide behind.
+            const int ag
+                = b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::all_gather, chunk * x.cp, CommGroup::cp, -1);
+            overlap_with(b, ag, att, 1.0 / x.cp);
+        } else {
+            // Ring attention: cp-1 steps, each passing this rank's K and V chunk on while the current
+            // chunk's attention runs (Megatron / Transformer Engine context parallelism).
+            b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::send_recv, chunk, CommGroup::cp, att, x.cp - 1);
+        }
+        // Each of the cp-1 later steps rescales the running output by the new log-sum-exp.
+        b.mem(OpKind::cp_merge, ph, (x.cp - 1) * cp_query_elements(x) * c.traits.cp_merge_fwd_bytes_per_query);
+    }
+    if (s.cp > 1 && s.cp_kind == CpKind::all_to_all)
+        b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::all_to_all, x.tokens * x.vdim / x.t * kActivationBytes,
+            CommGroup::cp, -1);
+}
+
+void emit_attention_block(Builder& b, OpPhase ph)
+{
+    const Shapes& x = b.x();
+    const LayerContext& c = b.ctx();
+    const ModelSpec& m = *c.model;
+    b.mem(OpKind::norm, ph, x.tokens_ew * x.h * kNormBytesPerElement);
+    const int gather = tp_entry(b, ph, CommGroup::tp);
+    const int first_gemm = b.out().count + (x.fp8 ? 1 : 0); // the next GEMM (after its fp8 cast)
+    if (m.mla) {
+        // MLA (DeepSeek-V2 Sec. 2.1): the down-projections are replicated across TP ranks, the
+        // up-projections split by heads.
+        const MlaSpec& a = *m.mla;
+        const double heads = m.heads;
+        if (a.q_lora_rank > 0) {
+            b.gemm(OpKind::qkv_proj, ph, x.tokens, a.q_lora_rank, x.h, 1, true);
+            b.gemm(
+                OpKind::qkv_proj, ph, x.tokens, heads * (a.qk_nope_head_dim + a.qk_rope_head_dim) / x.t, a.q_lora_rank);
+        } else {
+            b.gemm(OpKind::qkv_proj, ph, x.tokens, x.q / x.t, x.h, 1, true);
+        }
+        b.gemm(OpKind::qkv_proj, ph, x.tokens, a.kv_lora_rank + a.qk_rope_head_dim, x.h);
+        b.gemm(OpKind::qkv_proj, ph, x.tokens, heads * (a.qk_nope_head_dim + a.v_head_dim) / x.t, a.kv_lora_rank);
+    } else {
+        b.gemm(OpKind::qkv_proj, ph, x.tokens, (x.q + 2 * x.kv) / x.t, x.h, 1, true);
+    }
+    tp_entry_gemm(b, ph, gather, first_gemm);
+    emit_attention_core(b, ph);
+    const int out = b.gemm(OpKind::out_proj, ph, x.tokens, x.h, x.vdim / x.t);
+    tp_exit(b, ph, out, CommGroup::tp);
+    b.mem(OpKind::residual, ph,
+        x.tokens_ew * x.h * (kResidualBytesPerElement + (x.dropout ? kDropoutExtraBytesPerElement : 0)));
+}
+
+void emit_dense_mlp(Builder& b, OpPhase ph, double ffn)
+{
+    const Shapes& x = b.x();
+    const double f = ffn / x.t;
+    const int gather = tp_entry(b, ph, CommGroup::tp);
+    const int up = b.gemm(OpKind::mlp_up, ph, x.tokens, f * (x.gated ? 2 : 1), x.h, 1, true);
+    tp_entry_gemm(b, ph, gather, up);
+    b.mem(OpKind::activation, ph, x.tokens * f * (x.gated ? 2 * kSwigluBytesPerElement : kGeluBytesPerElement));
+    const int down = b.gemm(OpKind::mlp_down, ph, x.tokens, x.h, f);
+    tp_exit(b, ph, down, CommGroup::tp);
+}
+
+void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
+{
+    const Shapes& x = b.x();
+    const LayerContext& c = b.ctx();
+    const ModelSpec& m = *c.model;
+    const Strategy& s = *c.strategy;
+    b.mem(OpKind::norm, ph, x.tokens_ew * x.h * kNormBytesPerElement);
+    if (!moe) {
+        emit_dense_mlp(b, ph, static_cast<double>(m.ffn_hidden));
+    } else {
+        const MoeSpec& e = *m.moe;
+        // With SP the MoE input is already split over the TP ranks (Megatron-core token dispatcher).
+        const double tokens = x.tokens_ew;
+        const double etp = s.effective_expert_tp();
+        b.gemm(OpKind::router, ph, tokens, e.experts, x.h);
+        b.mem(OpKind::router, ph, tokens * e.experts * 3 * kFp32Bytes); // softmax + top-k in fp32
+        // Token-expert assignments this rank sends; the busiest rank also receives `straggler` times its
+        // share, and every rank waits for it at the combine.
+        const double routed = tokens * e.top_k;
+        const double straggler = c.moe_straggler;
+        const bool deepep = c.training->moe_dispatcher == MoeDispatcher::deepep;
+        const Collective a2a = deepep ? Collective::all_to_all_rdma : Collective::all_to_all;
+        const double a2a_scale = straggler * (deepep ? node_dedup_ratio(c.ep_group.nodes, e.top_k) : 1.0);
+        b.mem(OpKind::ep_dispatch, ph, routed * x.h * kPermuteBytesPerElement);
+        b.comm(
+            OpKind::ep_dispatch, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * kActivationBytes, CommGroup::ep, -1);
+        if (etp > 1)
+            b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::all_gather, routed * x.h * kActivationBytes * etp,
+                CommGroup::expert_tp, -1);
+        // Balanced routing: each local expert sees routed*ep/experts rows (x etp after the gather).
+        const double local_experts = static_cast<double>(e.experts) / s.ep;
+        const double rows = routed * straggler * s.ep / e.experts * etp;
+        const double fe = static_cast<double>(e.expert_ffn_hidden) / etp;
+        const int up = b.gemm(OpKind::expert_up, ph, rows, fe * (x.gated ? 2 : 1), x.h, local_experts);
+        b.mem(OpKind::activation, ph,
+            rows * local_experts * fe * (x.gated ? 2 * kSwigluBytesPerElement : kGeluBytesPerElement));
+        const int down = b.gemm(OpKind::expert_down, ph, rows, x.h, fe, local_experts);
+        // Dropless routing copies the token counts to the host before the expert GEMMs can be sized, so
+        // the host issues the per-expert kernels while the GPU waits; with a capacity factor the shapes
+        // are static and the host runs ahead, exposing only what the GPU work does not cover. Captured
+        // whole-iteration CUDA graphs (sync-free MoE) issue nothing at run time.
+        const double host = c.training->cuda_graphs == CudaGraphs::full_iteration ? 0.0
+                                                                                  : local_experts * kExpertGemmsForward
+                * c.traits.expert_gemm_host_s * (x.fp8 ? kFp8LaunchesPerExpertGemm : 1.0);
+        if (host > 0) {
+            const LayerOps& ops = b.out();
+            const double gpu = ops.op[up].time_s + ops.op[down].time_s;
+            const double waited = e.capacity_factor ? std::max(0.0, host - gpu) : host;
+            if (waited > 0)
+                b.compute(OpKind::expert_host, ph, waited, 0, 0);
+        }
+        if (etp > 1)
+            b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::reduce_scatter, routed * x.h * kActivationBytes * etp,
+                CommGroup::expert_tp, -1);
+        b.comm(
+            OpKind::ep_combine, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * kActivationBytes, CommGroup::ep, -1);
+        b.mem(OpKind::ep_combine, ph, routed * x.h * kPermuteBytesPerElement);
+        if (e.shared_experts > 0)
+            emit_dense_mlp(b, ph, static_cast<double>(e.shared_experts) * static_cast<double>(e.expert_ffn_hidden));
+    }
+    b.mem(OpKind::residual, ph,
+        x.tokens_ew * x.h * (kResidualBytesPerElement + (x.dropout ? kDropoutExtraBytesPerElement : 0)));
+}
+
+// The backward of the forward ops [begin, end), in reverse order: each GEMM becomes dgrad (B) then
+// wgrad (W); attention its backward; memory-bound ops about twice their traffic; collectives their
+// transposes. Megatron overlaps the input-gradient all-reduce (reduce-scatter with SP) of a
+// column-parallel GEMM with that GEMM's weight gradient.
+void emit_backward(Builder& b, int begin, int end)
+{
+    const Shapes& x = b.x();
+    const LayerContext& c = b.ctx();
+    const Strategy& s = *c.strategy;
+    LayerOps& ops = b.out();
+    int last_wgrad = -1;
+    int pending_gather = -1; // backward all-gather waiting for the data-gradient GEMM it feeds
+    struct PendingComm {
+        int comm = -1;
+        double fraction = 1;
+    };
+    PendingComm pending_cp[2]; // context-parallel exchanges waiting for the attention backward
+    int pending_cps = 0;
+    for (int i = end - 1; i >= begin; --i) {
+        const LayerOp f = ops.op[i]; // copy: adding ops may not invalidate, but keep it simple
+        if (f.phase != OpPhase::forward)
+            continue;
+        switch (f.kind) {
+        case OpKind::tp_comm: {
+            const CommGroup g = f.group;
+            if (f.collective == Collective::all_gather) {
+                // SP entry: reduce-scatter the input gradient. Megatron runs it under the weight-gradient
+                // GEMM (an independent GEMM, nothing decomposed); PyTorch's async TP cannot fuse it (the
+                // input gradient is a sum of several matmuls, not one matmul).
+                const bool hide = c.traits.tp_backward_overlap || (s.tp_comm_overlap && c.traits.tp_overlap_backward);
+                const int rs = b.comm(OpKind::tp_comm, OpPhase::backward_input, OpStream::tp,
+                    Collective::reduce_scatter, f.bytes, g, hide ? last_wgrad : -1);
+                if (rs >= 0 && !hide)
+                    tp_relayout(b, OpPhase::backward_input, f.bytes);
+            } else if (f.collective == Collective::reduce_scatter) {
+                // SP exit: all-gather the output gradient, decomposed with the data-gradient GEMM that
+                // consumes it when TP overlap covers the backward.
+                const int ag = b.comm(
+                    OpKind::tp_comm, OpPhase::backward_input, OpStream::tp, Collective::all_gather, f.bytes, g, -1);
+                if (ag >= 0 && s.tp_comm_overlap && c.traits.tp_overlap_backward)
+                    pending_gather = ag;
+                else if (ag >= 0)
+                    tp_relayout(b, OpPhase::backward_input, f.bytes);
+            }
+            break; // a forward all-reduce's backward is the identity
+        }
+        case OpKind::tp_relayout:
+            break; // emitted with the backward collectives
+        case OpKind::cp_comm:
+            if (f.collective == Collective::send_recv) {
+                // Ring CP passes K/V and their gradients: twice the forward volume per step, overlapped
+                // with the attention backward.
+                const double steps = x.cp - 1;
+                pending_cp[pending_cps++] = { b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp,
+                                                  Collective::send_recv, 2 * f.bytes / steps, CommGroup::cp, -1, steps),
+                    1.0 };
+            } else if (f.collective == Collective::all_gather) {
+                // PyTorch: K/V all-gathered again (hidden by the first step only), the K/V gradients passed
+                // around the ring in fp32 (convert_to_f32), each step's under the next step's backward.
+                pending_cp[pending_cps++] = { b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp,
+                                                  Collective::all_gather, f.bytes, CommGroup::cp, -1),
+                    1.0 / x.cp };
+                pending_cp[pending_cps++]
+                    = { b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::send_recv,
+                            f.bytes / x.cp * kFp32Bytes / kActivationBytes, CommGroup::cp, -1, x.cp - 1),
+                          (x.cp - 1) / x.cp };
+            } else {
+                b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::all_to_all, f.bytes,
+                    CommGroup::cp, -1);
+            }
+            break;
+        case OpKind::expert_host:
+            b.compute(OpKind::expert_host, OpPhase::backward_input, kExpertGemmsBackwardPerForward * f.time_s, 0, 0);
+            break;
+        case OpKind::cp_merge:
+            // Each later step accumulates the query and K/V gradients of its block.
+            b.mem(OpKind::cp_merge, OpPhase::backward_input,
+                (x.cp - 1)
+                    * (cp_query_elements(x) * c.traits.cp_merge_bwd_bytes_per_query
+                        + cp_kv_chunk_bytes(x, c.traits) / kActivationBytes * c.traits.cp_merge_bwd_bytes_per_kv));
+            break;
+        case OpKind::ep_dispatch:
+        case OpKind::ep_combine:
+            if (f.stream == OpStream::ep)
+                b.comm(f.kind == OpKind::ep_dispatch ? OpKind::ep_combine : OpKind::ep_dispatch,
+                    OpPhase::backward_input, OpStream::ep, f.collective, f.bytes, CommGroup::ep, -1);
+            else
+                b.mem(f.kind, OpPhase::backward_input, f.bytes);
+            break;
+        case OpKind::attention: {
+            const AttentionCost a = b.attention();
+            const int att = b.compute(OpKind::attention, OpPhase::backward_input, a.bwd_s, a.bwd_flops, 2 * a.bytes);
+            for (int k = 0; k < pending_cps; ++k)
+                overlap_with(b, pending_cp[k].comm, att, pending_cp[k].fraction);
+            pending_cps = 0;
+            break;
+        }
+        case OpKind::fp8_cast:
+            break; // the data-gradient GEMM casts its own input, the output gradient
+        case OpKind::loss:
+            b.mem(OpKind::loss, OpPhase::backward_input,
+                f.bytes * (c.traits.loss_bwd_bytes_per_logit / c.traits.loss_fwd_bytes_per_logit));
+            break;
+        case OpKind::embedding:
+            // Scatter-add of the gradient rows into the fp32 embedding gradient.
+            b.mem(OpKind::embedding, OpPhase::backward_input,
+                f.bytes * (kFp32Bytes + kActivationBytes) / kActivationBytes);
+            break;
+        case OpKind::norm:
+        case OpKind::residual:
+        case OpKind::activation:
+            // f.bytes already carries the framework's traffic factor; mem() applies it once more.
+            b.mem(f.kind, OpPhase::backward_input,
+                f.bytes * kBackwardTrafficFactor / c.traits.elementwise_traffic_factor);
+            break;
+        case OpKind::router:
+            if (f.flops > 0) // the router GEMM: small, dgrad + wgrad
+                b.compute(OpKind::router, OpPhase::backward_input, 2 * f.time_s, 2 * f.flops, 2 * f.bytes);
+            else
+                b.mem(OpKind::router, OpPhase::backward_input, f.bytes);
+            break;
+        case OpKind::qkv_proj:
+        case OpKind::out_proj:
+        case OpKind::mlp_up:
+        case OpKind::mlp_down:
+        case OpKind::expert_up:
+        case OpKind::expert_down:
+        case OpKind::logits: {
+            // dX[m x k] = dY[m x n] W^T[n x k]; dW[k x n] = X^T[k x m] dY[m x n].
+            // (In fp8 the data-gradient GEMM quantises the output gradient first, see Builder::gemm.)
+            const int dgrad = b.gemm(f.kind, OpPhase::backward_input, f.m, f.k, f.n, f.batch);
+            if (pending_gather >= 0) {
+                overlap_with(b, pending_gather, dgrad, decomposed_overlap_fraction(x.t));
+                pending_gather = -1;
+            }
+            last_wgrad = b.gemm(f.kind, OpPhase::backward_weight, f.k, f.n, f.m, f.batch);
+            if (f.column_parallel_entry && !x.sp && s.tp > 1 && f.kind != OpKind::expert_up)
+                b.comm(OpKind::tp_comm, OpPhase::backward_input, OpStream::tp, Collective::all_reduce,
+                    x.tokens * x.h * kActivationBytes, CommGroup::tp,
+                    c.traits.tp_backward_overlap || (s.tp_comm_overlap && c.traits.tp_overlap_backward) ? last_wgrad
+                                                                                                        : -1);
+            break;
+        }
+        }
+    }
+}
+
+// torchtitan's op-level selective checkpointing keeps every matmul output except every second one
+// (counted per layer: q, k, v, o, w1, w3, w2 for SwiGLU) and recomputes all pointwise ops. Its save
+// list holds matmuls, attention and reduce-scatters but no all-gather
+// (torchtitan/distributed/activation_checkpoint.py, _save_list): with sequence parallelism the
+// all-gathered inputs of the column-parallel blocks are gathered again.
+void emit_every_other_matmul_recompute(Builder& b, int begin, int end)
+{
+    LayerOps& ops = b.out();
+    const Shapes& x = b.x();
+    int mm = 0;
+    auto recompute_if_even = [&](OpKind kind, double M, double N, double K, double batch) {
+        ++mm;
+        if (mm % 2 == 0)
+            b.gemm(kind, OpPhase::recompute, M, N, K, batch);
+    };
+    for (int i = begin; i < end; ++i) {
+        const LayerOp f = ops.op[i];
+        if (f.phase != OpPhase::forward)
+            continue;
+        switch (f.kind) {
+        case OpKind::qkv_proj:
+            if (f.k == static_cast<float>(x.h) && f.n == static_cast<float>((x.q + 2 * x.kv) / x.t)) {
+                recompute_if_even(f.kind, f.m, x.q / x.t, f.k, f.batch); // q
+                recompute_if_even(f.kind, f.m, x.kv / x.t, f.k, f.batch); // k
+                recompute_if_even(f.kind, f.m, x.kv / x.t, f.k, f.batch); // v
+            } else {
+                recompute_if_even(f.kind, f.m, f.n, f.k, f.batch);
+            }
+            break;
+        case OpKind::mlp_up:
+        case OpKind::expert_up:
+            if (x.gated) {
+                recompute_if_even(f.kind, f.m, f.n / 2, f.k, f.batch); // w1 (gate)
+                recompute_if_even(f.kind, f.m, f.n / 2, f.k, f.batch); // w3 (up)
+            } else {
+                recompute_if_even(f.kind, f.m, f.n, f.k, f.batch);
+            }
+            break;
+        case OpKind::out_proj:
+        case OpKind::mlp_down:
+        case OpKind::expert_down:
+        case OpKind::router:
+            if (f.m > 0)
+                recompute_if_even(f.kind, f.m, f.n, f.k, f.batch);
+            break;
+        case OpKind::norm:
+        case OpKind::residual:
+        case OpKind::activation:
+            b.mem(f.kind, OpPhase::recompute, f.bytes / b.ctx().traits.elementwise_traffic_factor);
+            break;
+        case OpKind::tp_comm:
+            if (f.collective == Collective::all_gather && f.stream == OpStream::tp) {
+                if (b.comm(
+                        OpKind::tp_comm, OpPhase::recompute, OpStream::tp, Collective::all_gather, f.bytes, f.group, -1)
+                    >= 0)
+                    tp_relayout(b, OpPhase::recompute, f.bytes);
+            }
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+// Re-runs the forward ops [begin, end) with phase `recompute` (full recomputation). The recomputed
+// forward runs inside the backward pass: where TP overlap covers only the forward (PyTorch's async TP
+// pass on the compiled forward graph), its collectives run in line again, with their re-layout copies.
+void emit_recompute(Builder& b, int begin, int end)
+{
+    LayerOps& ops = b.out();
+    const int start = ops.count;
+    const bool keep_tp_overlap = b.ctx().traits.tp_overlap_backward;
+    double relayout_bytes = 0;
+    for (int i = begin; i < end; ++i) {
+        LayerOp r = ops.op[i];
+        r.phase = OpPhase::recompute;
+        if (r.kind == OpKind::tp_comm && r.overlaps >= 0 && !keep_tp_overlap) {
+            r.overlaps = -1;
+            relayout_bytes += r.bytes;
+        } else if (r.overlaps >= 0) {
+            r.overlaps = static_cast<short>(start + (r.overlaps - begin)); // same relative position
+        }
+        ops.add(r);
+    }
+    if (relayout_bytes > 0)
+        tp_relayout(b, OpPhase::recompute, relayout_bytes);
+}
+
+} // namespace
+
+void build_layer_ops(const LayerContext& ctx, bool moe_layer, LayerOps& out) noexcept
+{
+    out.count = 0;
+    Builder b(ctx, out);
+    emit_attention_block(b, OpPhase::forward);
+    emit_mlp_block(b, OpPhase::forward, moe_layer);
+    const int fwd_end = out.count;
+    switch (ctx.strategy->recompute) {
+    case Recompute::full:
+        emit_recompute(b, 0, fwd_end);
+        break;
+    case Recompute::selective:
+        if (ctx.traits.selective == SelectivePolicy::every_other_matmul) {
+            emit_every_other_matmul_recompute(b, 0, fwd_end);
+        } else {
+            // Megatron's selective recompute checkpoints the core attention: it runs again before the backward.
+            emit_attention_core(b, OpPhase::recompute);
+        }
+        break;
+    case Recompute::none:
+        break;
+    }
+    emit_backward(b, 0, fwd_end);
+}
+
+void build_embedding_ops(const LayerContext& ctx, LayerOps& out) noexcept
+{
+    out.count = 0;
+    Builder b(ctx, out);
+    const Shapes& x = b.x();
+    b.mem(OpKind::embedding, OpPhase::forward, x.tokens * x.h * 2 * kActivationBytes); // gather rows, write
+    // Vocab-parallel embedding: each TP rank holds a slice of the table; the partial rows are summed.
+    if (b.comm(OpKind::tp_comm, OpPhase::forward, OpStream::tp,
+            x.sp ? Collective::reduce_scatter : Collective::all_reduce, tp_activation_bytes(x), CommGroup::tp, -1)
+        >= 0)
+        tp_relayout(b, OpPhase::forward, tp_activation_bytes(x));
+    const int fwd_end = out.count;
+    emit_backward(b, 0, fwd_end);
+}
+
+void build_output_ops(const LayerContext& ctx, LayerOps& out) noexcept
+{
+    out.count = 0;
+    Builder b(ctx, out);
+    const Shapes& x = b.x();
+    const double vocab_local = static_cast<double>(ctx.model->vocab) / x.t;
+    b.mem(OpKind::norm, OpPhase::forward, x.tokens_ew * x.h * kNormBytesPerElement);
+    // The output layer is a plain column-parallel linear (Megatron-core's ColumnParallelLinear): its
+    // all-gather is never decomposed with the GEMM.
+    if (tp_entry(b, OpPhase::forward, CommGroup::tp) >= 0)
+        tp_relayout(b, OpPhase::forward, tp_activation_bytes(x));
+    b.gemm(OpKind::logits, OpPhase::forward, x.tokens, vocab_local, x.h, 1, true);
+    b.mem(OpKind::loss, OpPhase::forward, x.tokens * vocab_local * ctx.traits.loss_fwd_bytes_per_logit);
+    const int fwd_end = out.count;
+    emit_backward(b, 0, fwd_end);
+}
+
+LayerTotals summarize(const LayerOps& ops) noexcept
+{
+    LayerTotals t;
+    for (int i = 0; i < ops.count; ++i) {
+        const LayerOp& o = ops.op[i];
+        if (o.stream == OpStream::compute) {
+            switch (o.phase) {
+            case OpPhase::forward:
+                t.forward_s += o.time_s;
+                break;
+            case OpPhase::backward_input:
+                t.backward_input_s += o.time_s;
+                break;
+            case OpPhase::backward_weight:
+                t.backward_weight_s += o.time_s;
+                break;
+            case OpPhase::recompute:
+                t.recompute_s += o.time_s;
+                t.recompute_flops += o.flops;
+                break;
+            }
+            t.flops += o.flops;
+            continue;
+        }
+        const int st = static_cast<int>(o.stream);
+        t.comm_busy_s[st] += o.time_s;
+        double exposed = o.time_s;
+        if (o.overlaps >= 0 && o.overlaps < ops.count)
+            exposed = std::max(0.0, o.time_s - o.overlap_fraction * ops.op[o.overlaps].time_s);
+        if (o.phase == OpPhase::forward)
+            t.comm_exposed_fwd_s[st] += exposed;
+        else
+            t.comm_exposed_bwd_s[st] += exposed;
+    }
+    return t;
+}
+
+namespace {
+
+// torchtitan's op-level selective checkpointing keeps the block input, the outputs of every second
+// matmul (q, v, w1, w2 of q, k, v, o, w1, w3, w2 for SwiGLU), the fused attention's output and
+// log-sum-exp, and recomputes the rest (torchtitan/models/llama3/parallelize.py, _save_list and the
+// "mm" counter): the same matmuls emit_every_other_matmul_recompute re-runs are the ones not kept.
+double every_other_matmul_saved_bytes(const LayerContext& ctx, const Shapes& x, bool moe_layer)
+{
+    const ModelSpec& m = *ctx.model;
+    const Strategy& s = *ctx.strategy;
+    double outputs[16];
+    int n = 0;
+    const double t = x.tokens; // matmul outputs are per rank before SP's reduce-scatter
+    outputs[n++] = t * x.q / x.t;
+    outputs[n++] = t * x.kv / x.t;
+    outputs[n++] = t * x.kv / x.t;
+    outputs[n++] = t * x.h; // o
+    double attention_stats = x.b * x.heads_local * (x.seq / x.cp) * kFp32Bytes;
+    double attention_out = t * x.vdim / x.t * kActivationBytes;
+    auto mlp = [&](double rows, double ffn_local) {
+        if (x.gated) {
+            outputs[n++] = rows * ffn_local; // w1
+            outputs[n++] = rows * ffn_local; // w3
+        } else {
+            outputs[n++] = rows * ffn_local;
+        }
+        outputs[n++] = rows * x.h; // w2
+    };
+    if (!moe_layer) {
+        mlp(t, static_cast<double>(m.ffn_hidden) / x.t);
+    } else {
+        const MoeSpec& e = *m.moe;
+        const double etp = s.effective_expert_tp();
+        const double routed_rows = x.tokens_ew * e.top_k * etp * ctx.moe_straggler;
+        outputs[n++] = x.tokens_ew * e.experts; // router logits
+        mlp(routed_rows, static_cast<double>(e.expert_ffn_hidden) / etp);
+        if (e.shared_experts > 0)
+            mlp(t, static_cast<double>(e.shared_experts) * e.expert_ffn_hidden / x.t);
+    }
+    double bytes = kActivationBytes * x.tokens_ew * x.h + attention_out + attention_stats;
+    for (int i = 0; i < n; i += 2) // the 1st, 3rd, ... matmul outputs are kept
+        bytes += kActivationBytes * outputs[i];
+    return bytes;
+}
+
+} // namespace
+
+double layer_activation_bytes(const LayerContext& ctx, bool moe_layer) noexcept
+{
+    const Shapes x = shapes_of(ctx);
+    const ModelSpec& m = *ctx.model;
+    const Strategy& s = *ctx.strategy;
+    const double rep = x.tokens_ew * x.h; // elements of a [tokens, h] tensor after SP
+    if (s.recompute == Recompute::full)
+        return kActivationBytes * rep; // only the layer input is checkpointed
+    if (s.recompute == Recompute::selective && ctx.traits.selective == SelectivePolicy::every_other_matmul)
+        return every_other_matmul_saved_bytes(ctx, x, moe_layer);
+    const double mask = x.dropout ? kMaskBytes : 0;
+    // Inputs saved for the weight-gradient GEMMs: Transformer Engine / torchao keep the fp8-cast copy
+    // (1 byte) when the GEMMs run in fp8 (TE fp8 autocast saves the quantised inputs for backward).
+    const double gin = x.fp8 ? element_bytes(Precision::fp8) : kActivationBytes;
+    // Attention block (Korthikanti et al. 2022, Sec. 4.1): norm input, QKV input, Q/K/V, the attention
+    // output (= out-projection input), the dropout mask.
+    double bytes = kActivationBytes * rep + gin * rep + kActivationBytes * x.tokens * (x.q + 2 * x.kv) / x.t
+        + gin * x.tokens * x.vdim / x.t + mask * rep;
+    const double heads_local = x.heads_local;
+    const double scores = x.b * heads_local * (x.seq / x.cp) * x.seq;
+    if (!x.flash && s.recompute == Recompute::none)
+        bytes += scores * (kActivationBytes + (x.dropout ? kMaskBytes + kActivationBytes : 0)); // 5as/h term
+    else if (x.flash)
+        bytes += x.b * heads_local * (x.seq / x.cp) * kFp32Bytes; // softmax statistics (log-sum-exp)
+    // MLP block: norm input, FC1 input, activation input(s), FC2 input, dropout mask.
+    bytes += kActivationBytes * rep + gin * rep + mask * rep;
+    auto mlp_acts = [&](double tokens, double ffn_local) {
+        return tokens * ffn_local * (kActivationBytes * (x.gated ? 2.0 : 1.0) + gin);
+    };
+    if (!moe_layer) {
+        bytes += mlp_acts(x.tokens, static_cast<double>(m.ffn_hidden) / x.t);
+    } else {
+        const MoeSpec& e = *m.moe;
+        const double etp = s.effective_expert_tp();
+        const double routed_rows = x.tokens_ew * e.top_k * etp * ctx.moe_straggler;
+        bytes += gin * routed_rows * x.h; // dispatched expert inputs
+        bytes += mlp_acts(routed_rows, static_cast<double>(e.expert_ffn_hidden) / etp);
+        bytes += x.tokens_ew * e.experts * kFp32Bytes; // router probabilities
+        if (e.shared_experts > 0)
+            bytes += mlp_acts(x.tokens, static_cast<double>(e.shared_experts) * e.expert_ffn_hidden / x.t);
+    }
+    return bytes;
+}
+
+} // namespace parallax

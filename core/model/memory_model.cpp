@@ -1,0 +1,154 @@
+#include "model/memory_model.hpp"
+
+#include "model/model_math.hpp"
+#include "spec/units.hpp"
+
+#include <algorithm>
+
+namespace parallax {
+
+namespace {
+
+// CUDA context, cuBLAS/cuDNN workspaces and the framework's own buffers: ~0.5 GiB of context on
+// A100/H100 (nvidia-smi of an idle PyTorch process) plus workspaces.
+constexpr double kRuntimeReserveBytes = 1.0 * units::kGiB;
+// NCCL communicator buffers: NCCL_BUFFSIZE 4 MiB x channels x peers, ~0.2 GiB per communicator
+// and ~3-4 communicators (TP, DP, PP, CP) in a hybrid job (NCCL environment docs; estimate).
+constexpr double kNcclBuffersBytes = 0.75 * units::kGiB;
+// PyTorch's caching allocator leaves fragments between activation blocks: reserved exceeds allocated
+// by ~5-15% in Megatron memory reports (estimate, to be calibrated by measured runs).
+constexpr double kFragmentationFraction = 0.10;
+// Megatron's distributed optimizer keeps gradient buckets of ~40M parameters (--ddp-bucket-size
+// default max(40M, 1M*dp)) in flight for reduce-scatter / all-gather.
+constexpr double kBucketParams = 40e6;
+
+} // namespace
+
+StateBytes state_bytes(const TrainingSpec& t, const Strategy& s) noexcept
+{
+    StateBytes b;
+    // Megatron and torchtitan keep fp32 main gradients (theoretical_memory_usage.py: 18 B/param with
+    // Adam); DeepSpeed's fp16/bf16 engines keep 16-bit gradients (ZeRO paper Sec. 3.1: 16 B/param).
+    b.gradients = t.framework == Framework::megatron_deepspeed ? 2.0 : 4.0;
+    switch (s.optimizer) {
+    case Optimizer::adam:
+        b.optimizer = 12; // fp32 master + exp_avg + exp_avg_sq (ZeRO paper Sec. 3.1, k = 12)
+        break;
+    case Optimizer::adam8bit:
+        // FlashOptim (Gonzalez Ortiz et al. 2025): companded 8-bit m and v, and the master weights split
+        // into the bf16 working copy plus an 8-bit correction; with 16-bit gradients 7 B/param in all.
+        b.optimizer = 3;
+        b.gradients = 2;
+        break;
+    case Optimizer::sgd:
+    case Optimizer::lion:
+        b.optimizer = 8; // fp32 master + one fp32 momentum
+        break;
+    }
+    if (t.precision == Precision::fp8 || t.precision == Precision::fp4)
+        b.weights = 2 + element_bytes(t.precision); // bf16 weights + the cached low-precision copy (TE)
+    if (s.gradient_release)
+        b.gradients = 0; // each gradient is applied and freed as the backward produces it
+    return b;
+}
+
+StageParams stage_params(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage) noexcept
+{
+    const ModelSpec& m = ctx.model;
+    const StageInfo& info = layout.stage[stage];
+    const double tp = s.tp;
+    const double expert_div = static_cast<double>(s.effective_expert_tp()) * s.ep;
+    StageParams p;
+    const LayerParams& d = ctx.dense_layer_params;
+    const int moe = info.param_moe_layers;
+    p.dense += (info.param_layers - moe) * ((d.attention + d.mlp) / tp + d.norms);
+    if (moe > 0) {
+        const LayerParams& e = ctx.moe_layer_params;
+        p.dense += moe * ((e.attention + e.shared_experts) / tp + e.norms + e.router);
+        p.expert += moe * e.experts / expert_div;
+    }
+    if (info.has_embedding)
+        p.dense += embedding_params(m) / tp;
+    // The output layer: its own weights, or with tied embeddings a copy on the last stage when pp > 1.
+    if (info.has_output && (!m.tied_embeddings || s.pp > 1))
+        p.dense += embedding_params(m) / tp;
+    if (info.has_output)
+        p.dense += static_cast<double>(m.hidden); // final norm
+    return p;
+}
+
+double in_flight_microbatches(const Strategy& s, int stage, long long microbatches) noexcept
+{
+    const double m = static_cast<double>(microbatches);
+    const double p = s.pp;
+    switch (s.schedule) {
+    case Schedule::gpipe:
+        return m; // all forwards before any backward
+    case Schedule::one_f_one_b:
+    case Schedule::zb_h1:
+        return std::min(m, p - stage); // warm-up depth (Narayanan et al. 2021, Sec. 2.2.1)
+    case Schedule::interleaved: {
+        // Megatron's interleaved warm-up: (p - stage - 1) * 2 + (v - 1) * p forward chunks, plus the one
+        // in progress, each a 1/v slice of the stage's layers (Korthikanti's factor 1 + (p-1)/(p v) at stage 0).
+        const double v = s.vpp;
+        const double chunks = std::min(m * v, (p - stage - 1) * 2 + (v - 1) * p + 1);
+        return chunks / v;
+    }
+    case Schedule::dualpipe:
+        return std::min(m, p + 1) / 2; // PP+1 micro-batches of one (half-size) stage (DualPipe README)
+    }
+    return 1;
+}
+
+MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
+    long long microbatches, const LayerActivationBytes& act) noexcept
+{
+    const ModelSpec& m = ctx.model;
+    const StageParams p = stage_params(ctx, s, layout, stage);
+    const StateBytes b = state_bytes(ctx.training, s);
+    const double dense_shard = static_cast<double>(s.dp) * s.cp;
+    const double expert_shard = std::max(
+        1.0, static_cast<double>(s.tp) * s.cp * s.dp / (static_cast<double>(s.effective_expert_tp()) * s.ep));
+    MemoryBreakdown mem;
+    const double w_div_d = s.zero >= 3 ? dense_shard : 1;
+    const double w_div_e = s.zero >= 3 ? expert_shard : 1;
+    mem.weights = b.weights * (p.dense / w_div_d + p.expert / w_div_e);
+    const double g_div_d = s.zero >= 2 ? dense_shard : 1;
+    const double g_div_e = s.zero >= 2 ? expert_shard : 1;
+    mem.gradients = b.gradients * (p.dense / g_div_d + p.expert / g_div_e);
+    const double o_div_d = s.zero >= 1 ? dense_shard : 1;
+    const double o_div_e = s.zero >= 1 ? expert_shard : 1;
+    mem.optimizer = s.offload_optimizer ? 0.0 : b.optimizer * (p.dense / o_div_d + p.expert / o_div_e);
+
+    // Activations: the layers of this stage times the micro-batches in flight.
+    const int moe_layers = layout.stage[stage].moe_layers;
+    const int dense_layers = layout.stage[stage].layers - moe_layers;
+    double per_microbatch = dense_layers * act.dense + moe_layers * act.moe;
+    const double tokens = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp;
+    const bool sp = s.sequence_parallel && s.tp > 1;
+    if (stage == 0)
+        per_microbatch += 2.0 * tokens * m.hidden / (sp ? s.tp : 1); // embedding output
+    const double in_flight = in_flight_microbatches(s, stage, microbatches);
+    mem.activations = per_microbatch * in_flight;
+    if (s.recompute == Recompute::full)
+        mem.activations += act.working; // one layer's full activations while it is recomputed
+    double transient = 0;
+    if (stage == s.pp - 1) {
+        // The cross-entropy's logits and fp32 buffers at its peak, one micro-batch (software_stack.hpp).
+        transient += tokens * static_cast<double>(m.vocab) / s.tp
+            * software_traits(ctx.training.framework).loss_peak_bytes_per_logit;
+    }
+    if (s.zero >= 3) {
+        // FSDP/ZeRO-3 materialises the full parameters of the current and the prefetched unit.
+        const double unit = (p.dense + p.expert) / std::max(1, layout.stage[stage].layers);
+        transient += 2 * b.weights * unit;
+    }
+    if (s.zero >= 1) {
+        // Gradient reduce-scatter / parameter all-gather buckets of the distributed optimizer.
+        transient += 2 * kBucketParams * b.gradients / std::max(1.0, dense_shard) * std::min(1.0, dense_shard);
+    }
+    mem.other = kRuntimeReserveBytes + kNcclBuffersBytes + transient + kFragmentationFraction * mem.activations;
+    return mem;
+}
+
+} // namespace parallax

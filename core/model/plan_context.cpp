@@ -1,0 +1,33 @@
+#include "model/plan_context.hpp"
+
+#include "model/model_math.hpp"
+
+namespace parallax {
+
+PlanContext::PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c, const Calibration& cal)
+    : model(std::move(m))
+    , training(t)
+    , cluster(std::move(c))
+    , calibration(cal)
+{
+    device = ComputeDevice::of(cluster.gpu);
+    device.attention_kernel = training.attention_kernel.value_or(software_traits(training.framework).attention);
+    device.gemm_scale = calibration.gemm(cluster.gpu.architecture);
+    device.attention_scale = calibration.attention(cluster.gpu.architecture);
+    device.kernel_scale = calibration.framework(training.framework);
+    device.fp8_rowwise = training.fp8_rowwise;
+    network = NetworkModel::of(cluster);
+    power_device = device;
+    power_device.gemm_scale = 1;
+    power_device.attention_scale = 1;
+    power_device.kernel_scale = 1;
+    power = PowerModel::of(power_device, training);
+    clocks = ClockLadder::of(power);
+    node_overhead_W = parallax::node_overhead_W(cluster);
+    model_flops_per_token = megatron_flops_per_token(model, static_cast<double>(training.seq_len));
+    dense_layer_params = layer_params(model, -1); // layer -1 is never an MoE layer
+    if (model.is_moe())
+        moe_layer_params = layer_params(model, model.moe->first_dense_layers);
+}
+
+} // namespace parallax

@@ -1,0 +1,154 @@
+#pragma once
+// Costs of one strategy at layer, chunk and stage level, computed once and shared by the analytic
+// model, the IR lowering and the search: group placement on the topology, per-layer op totals,
+// per-chunk timing per micro-batch, and the per-stage tail (DP reduction, optimizer step).
+#include "model/analytic_model.hpp"
+#include "model/layer_ops.hpp"
+#include "model/memory_model.hpp"
+#include "model/plan_layout.hpp"
+#include "model/power_curves.hpp"
+#include "model/topology.hpp"
+
+#include <array>
+#include <memory>
+#include <unordered_map>
+
+namespace parallax {
+
+struct Groups {
+    GroupPlacement tp, cp, ep, etp, dp_dense, dp_expert, pp_pair;
+};
+
+// Per-layer costs of a strategy: depend on the layer-level degrees (tp, cp, ep, micro-batch, SP,
+// recompute...) and where their groups land, not on pp, dp or the schedule.
+struct LayerCosts {
+    LayerTotals dense, moe, embedding, output;
+    double p2p_s = 0; // one activation transfer between neighbouring stages
+    int p2p_transfers = 2; // blocking transfers per micro-batch per stage (fwd + bwd)
+    LayerActivationBytes activations;
+};
+
+// Layer costs with their power curves, as the evaluation cache keeps them. The curves start with the
+// nominal clock's level alone; ladder() builds the other clocks the first time an evaluation needs them.
+struct LayerEntry {
+    LayerCosts costs; // p2p_s left 0: it depends on where pipeline neighbours sit (compute_costs adds it)
+    LayerCurves curves;
+    Strategy strategy; // the layer-level degrees the entry was built for
+    Groups groups;
+    const LayerCurves& ladder(const PlanContext& ctx);
+};
+
+// Costs of one strategy, computed once per evaluation and reused for every stage.
+struct StrategyCosts {
+    Groups groups;
+    LayerCosts layer;
+    const PlanLayout* layout = nullptr;
+    const LayerCurves* curves = nullptr; // per-pass time and energy over clocks (power_curves.hpp), owned by the cache
+    LayerEntry* entry = nullptr; // where `curves` live (the cache's entry), so the other clocks can be built
+    // The curves with every clock level (built on first use); `curves` is enough at the nominal clock.
+    const LayerCurves& curves_at(const PlanContext& ctx, double clock) const;
+};
+
+// An exact cache key: the fields themselves, compared in full (a hash of them alone can collide).
+template <std::size_t N> struct ExactKey {
+    std::array<long long, N> v {};
+    bool operator==(const ExactKey&) const = default;
+};
+struct ExactKeyHash {
+    template <std::size_t N> std::size_t operator()(const ExactKey<N>& k) const noexcept
+    {
+        unsigned long long h = 0;
+        for (long long x : k.v) // splitmix64-style combine: spreads the buckets; equality decides
+            h ^= static_cast<unsigned long long>(x) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+        return static_cast<std::size_t>(h);
+    }
+};
+
+// Caches layouts and layer costs across evaluations of one plan context, so the search evaluates
+// millions of strategies without recomputing per-layer op lists or touching the heap once warm.
+// Not thread-safe: one per thread.
+class EvaluationCache {
+public:
+    explicit EvaluationCache(const PlanContext& ctx);
+    const PlanLayout& layout(const Strategy& s);
+    LayerEntry& layer_entry(const Strategy& s, const Groups& g);
+    // Activation bytes per layer (closed form, no op lists): what a memory check needs.
+    const LayerActivationBytes& activations(const Strategy& s);
+    std::size_t layouts() const { return m_layouts.size(); }
+    std::size_t layer_entries() const { return m_layers.size(); }
+    // At most this many layer entries are kept (~40 MiB per cache, one cache per search thread).
+    static constexpr std::size_t kMaxLayerEntries = 8192;
+
+private:
+    // The strategy fields per-layer costs depend on; with the four groups' placements.
+    static constexpr std::size_t kLayerFields = 9;
+    static constexpr std::size_t kPlacementFields = 4;
+    using LayoutKey = ExactKey<5>;
+    using ActivationKey = ExactKey<kLayerFields>;
+    using LayerKey = ExactKey<kLayerFields + 4 * kPlacementFields>;
+    const PlanContext& m_ctx;
+    std::unordered_map<LayoutKey, std::unique_ptr<PlanLayout>, ExactKeyHash> m_layouts;
+    std::unordered_map<LayerKey, std::unique_ptr<LayerEntry>, ExactKeyHash> m_layers;
+    std::unordered_map<ActivationKey, LayerActivationBytes, ExactKeyHash> m_activations;
+};
+
+Groups place_groups(const PlanContext& ctx, const Strategy& s) noexcept;
+LayerCosts compute_layer_costs(const PlanContext& ctx, const Strategy& s, const Groups& g) noexcept;
+// Activation bytes of the layer kinds per micro-batch under the strategy's recompute setting.
+LayerActivationBytes compute_layer_activations(const PlanContext& ctx, const Strategy& s) noexcept;
+// The pipeline's activation exchange between neighbouring stages (fills p2p_s and p2p_transfers).
+void add_pipeline_p2p(const PlanContext& ctx, const Strategy& s, const Groups& g, LayerCosts& c) noexcept;
+// Per-pass time and energy of the layer kinds over the context's clock ladder, at its power cap.
+LayerCurves compute_layer_curves(
+    const PlanContext& ctx, const Strategy& s, const Groups& g, ClockLevels levels = ClockLevels::ladder) noexcept;
+// Fills `c` using the cache (layout and layer costs); the layout stays owned by the cache.
+void compute_costs(const PlanContext& ctx, const Strategy& s, EvaluationCache& cache, StrategyCosts& c);
+
+// One model chunk (a contiguous block of layers on one stage), one micro-batch.
+struct ChunkTiming {
+    int first_layer = 0;
+    int layers = 0;
+    int moe_layers = 0;
+    bool has_embedding = false;
+    bool has_output = false;
+    double forward_s = 0; // compute + exposed forward communication (no p2p)
+    double backward_input_s = 0; // B incl. exposed backward communication
+    double weight_s = 0; // W
+    double recompute_s = 0; // runs right before B
+    double compute_s = 0; // forward + B + W compute, without recompute and communication
+    double exposed_s[kOpStreamCount] = {};
+    double comm_busy_s[kOpStreamCount] = {};
+    double flops = 0; // executed, incl. recompute
+};
+
+ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int chunk) noexcept;
+// Sum of the stage's chunks plus its pipeline sends, per micro-batch.
+StageTiming stage_timing_of(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept;
+// Pipeline exchange time added per micro-batch per direction for one chunk of a stage.
+double p2p_per_direction_s(const Strategy& s, const StrategyCosts& c) noexcept;
+
+// What a stage does after its last backward: gradient reduction (and parameter gather of the
+// distributed optimizer), the optimizer step, ZeRO-Offload transfers.
+struct StageTail {
+    double params = 0;
+    double grad_reduce_s = 0;
+    double param_gather_s = 0;
+    double last_bucket_fraction = 1; // of grad_reduce_s that cannot overlap (the last bucket)
+    double optimizer_s = 0;
+    double offload_s = 0;
+};
+StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept;
+
+// ZeRO-3 / FSDP per-micro-batch traffic of a stage: all-gathers before forward and backward,
+// reduce-scatter after, one collective per layer unit.
+struct Zero3Traffic {
+    double gather_s = 0; // per pass (forward or backward)
+    double reduce_scatter_s = 0;
+    double units = 1;
+};
+Zero3Traffic zero3_traffic(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept;
+
+int moe_layers_in(const ModelSpec& m, int first, int count);
+StageParams stage_params(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept;
+
+} // namespace parallax

@@ -1,0 +1,91 @@
+#pragma once
+// Strategy search: enumerates every valid combination of the parallel degrees and knobs for a model,
+// cluster and training settings (validity = strategy_rules.hpp, the same code as the scenario
+// validator), evaluates them with the allocation-free analytic model on all cores, prunes only what
+// provably cannot win, refines the best with the simulator, and explains the winners.
+#include "model/analytic_model.hpp"
+#include "spec/prediction.hpp"
+#include "spec/scenario.hpp"
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+enum class SearchObjective : unsigned char { throughput, time_to_train, energy };
+
+// Dimensions pinned by the user ("search": {"fix": {...}}); unset = searched.
+struct SearchFix {
+    std::optional<int> tp, pp, dp, cp, ep, vpp, micro_batch, zero, expert_tp;
+    std::optional<bool> sequence_parallel, offload_optimizer, ep_overlap;
+    std::optional<Recompute> recompute;
+    std::optional<Schedule> schedule;
+    std::optional<RankOrder> rank_order;
+    std::optional<CpKind> cp_kind;
+    std::optional<Optimizer> optimizer;
+};
+// Parses the validated "search.fix" map of a scenario.
+SearchFix search_fix_from(const Scenario& s);
+
+struct Calibration;
+
+struct SearchOptions {
+    const Calibration* calibration = nullptr; // nullptr = the built-in calibration
+    int threads = 0; // 0 = all hardware threads
+    int top = 10;
+    int refine_top = 20; // best analytic candidates re-ranked with the event simulator (0 = off)
+    SearchObjective objective = SearchObjective::throughput;
+    SearchFix fix;
+    std::optional<double> min_memory_headroom_fraction;
+    // Power; unset = the scenario's search.limits. A plan whose cluster draws more on average
+    // (GPUs + node overhead) than the budget is out; when no plan of the whole cluster fits, fewer
+    // whole nodes are searched ("max throughput under a power budget").
+    std::optional<double> power_budget_kW;
+    // Energy objective: only plans within this fraction of the fastest plan's step time compete
+    // ("min energy per token within X% of the best time").
+    std::optional<double> max_slowdown;
+    bool prune = true; // off only for tests comparing against brute force
+    std::atomic<bool>* cancel = nullptr;
+    // Called from worker threads with the fraction done (0..1), throttled to >= 0.1% steps.
+    std::function<void(double)> progress;
+};
+
+struct RunnerUp {
+    Strategy strategy;
+    std::string dimension; // the one dimension that differs
+    double slower_fraction = 0; // how much lower the objective is (0.06 = 6% slower)
+    std::string because; // the breakdown components that moved most
+};
+
+struct SearchResult {
+    Strategy strategy;
+    AnalyticResult analytic;
+    Prediction prediction; // simulated when refined, analytic otherwise
+    double objective = 0; // larger is better (tokens/s, or -J/token for energy)
+    std::string limiter; // compute-bound, bubble-bound, network-bound (TP), memory-bound, ...
+    std::optional<RunnerUp> runner_up;
+};
+
+struct SearchOutcome {
+    long long evaluated = 0; // strategies costed or proven infeasible
+    long long feasible = 0;
+    long long pruned = 0; // dominated variants never costed (counted in evaluated too)
+    double seconds = 0;
+    bool cancelled = false;
+    long long gpus = 0;
+    double power_budget_kW = 0; // the budget applied (0 = none)
+    double fastest_step_s = 0; // the fastest plan's step time when max_slowdown applied
+    double max_slowdown = 0;
+    std::vector<SearchResult> results; // best first
+    std::vector<SearchResult> pareto; // throughput vs memory headroom vs power
+};
+
+SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& options);
+
+// Canonical total order of strategies (for deterministic ties across thread counts).
+bool strategy_less(const Strategy& a, const Strategy& b);
+
+} // namespace parallax

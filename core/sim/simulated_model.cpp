@@ -1,0 +1,101 @@
+#include "sim/simulated_model.hpp"
+
+#include "model/analytic_model.hpp"
+#include "spec/units.hpp"
+
+#include <algorithm>
+
+namespace parallax {
+
+SimulatedPlan simulate_plan(const PlanContext& ctx, const Strategy& s)
+{
+    SimulatedPlan p;
+    // The thermal limit is a property of the step's average power: take it from the analytic model.
+    AnalyticResult a;
+    AnalyticModel(ctx).evaluate(s, a);
+    p.lowered = lower_plan(ctx, s, a.power.thermal_clock);
+    p.result = simulate(p.lowered.graph);
+    p.power = power_trace(ctx, s, p.lowered, p.result);
+    return p;
+}
+
+Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s, const SimulatedPlan& sim)
+{
+    // Memory, power scaffolding and the per-micro-batch parts come from the shared cost model; the
+    // timeline decides the step time, the bubble and the exposed tail.
+    Prediction p = AnalyticModel(ctx).predict(s);
+    const SimulationResult& r = sim.result;
+    p.fidelity = Fidelity::simulated;
+    double pipeline_end = 0;
+    for (double t : r.compute_last_s)
+        pipeline_end = std::max(pipeline_end, t);
+    const double step = r.makespan_s;
+    const TimeBreakdown a = p.time;
+    TimeBreakdown t = a;
+    const double tail = std::max(0.0, step - pipeline_end);
+    t.optimizer_s = std::min(a.optimizer_s + a.offload_s, tail);
+    t.offload_s = 0;
+    t.exposed_dp_s = std::max(0.0, tail - t.optimizer_s);
+    const double per_microbatch_parts
+        = a.compute_s + a.recompute_s + a.exposed_tp_s + a.exposed_cp_s + a.exposed_ep_s + a.exposed_pp_s;
+    t.bubble_s = std::max(0.0, pipeline_end - per_microbatch_parts);
+    if (a.offload_s > 0) {
+        t.offload_s = t.optimizer_s;
+        t.optimizer_s = 0;
+    }
+    p.time = t;
+    p.step_time_s = step;
+    const double tokens = static_cast<double>(ctx.training.global_batch) * static_cast<double>(ctx.training.seq_len);
+    p.tokens_per_s = tokens / step;
+    const double gpus = static_cast<double>(s.total_gpus());
+    const double peak = ctx.cluster.gpu.peak(ctx.training.precision);
+    p.tflops_per_gpu = ctx.model_flops_per_token * p.tokens_per_s / gpus / units::kTFLOP;
+    p.mfu = peak > 0 ? p.tflops_per_gpu * units::kTFLOP / peak : 0;
+    p.hfu *= p.step_time_s > 0 ? (AnalyticModel(ctx).predict(s).step_time_s / p.step_time_s) : 0.0;
+    p.bubble_fraction = t.bubble_s / step;
+    p.communication_s.exposed = t.exposed_tp_s + t.exposed_cp_s + t.exposed_ep_s + t.exposed_pp_s + t.exposed_dp_s;
+    {
+        // Power from the simulated timeline: every op's power where the simulator placed it.
+        PowerTrace computed;
+        if (sim.power.devices.empty() && !sim.lowered.op_power_W.empty())
+            computed = power_trace(ctx, s, sim.lowered, sim.result);
+        const PowerTrace& tr = sim.power.devices.empty() ? computed : sim.power;
+        PowerEstimate& w = p.power;
+        w.avg_W_per_gpu = tr.avg_W_per_gpu;
+        w.peak_W_per_gpu = std::max(tr.peak_W_per_gpu, tr.avg_W_per_gpu);
+        w.energy_J_per_step_per_gpu = w.avg_W_per_gpu * step;
+        w.energy_J_per_step = w.energy_J_per_step_per_gpu * gpus;
+        w.energy_J_per_token = w.avg_W_per_gpu * gpus / p.tokens_per_s;
+        const double gpn = w.nodes > 0 ? gpus / w.nodes : gpus;
+        w.avg_W_per_node = gpn * w.avg_W_per_gpu + w.node_overhead_W;
+        w.peak_W_per_node = gpn * w.peak_W_per_gpu + w.node_overhead_W;
+        w.rack_avg_kW = w.nodes_per_rack * w.avg_W_per_node / 1000;
+        w.rack_peak_kW = w.nodes_per_rack * w.peak_W_per_node / 1000;
+        w.cluster_avg_kW = (w.avg_W_per_gpu * gpus + tr.cluster_overhead_W) / 1000;
+        w.cluster_peak_kW = tr.cluster_peak_W / 1000;
+        w.rack_avg_kW = std::min(w.rack_avg_kW, w.cluster_avg_kW);
+        w.rack_peak_kW = std::min(w.rack_peak_kW, w.cluster_peak_kW);
+        double busy = 0;
+        for (double b : r.compute_busy_s)
+            busy += b;
+        w.busy_fraction
+            = r.compute_busy_s.empty() || step <= 0 ? 0 : std::min(1.0, busy / r.compute_busy_s.size() / step);
+        for (std::size_t d = 0; d < p.stages.size() && d < tr.devices.size(); ++d) {
+            p.stages[d].avg_W = tr.devices[d].avg_W;
+            p.stages[d].peak_W = tr.devices[d].peak_W;
+        }
+    }
+    p.assumptions.erase(p.assumptions.begin());
+    p.assumptions.insert(p.assumptions.begin(),
+        "fidelity: simulated (event simulation of " + std::to_string(sim.lowered.graph.size()) + " ops on "
+            + std::to_string(sim.lowered.graph.devices) + " pipeline stages)");
+    return p;
+}
+
+Prediction predict_simulated(const PlanContext& ctx, const Strategy& s)
+{
+    const SimulatedPlan sim = simulate_plan(ctx, s);
+    return prediction_from_simulation(ctx, s, sim);
+}
+
+} // namespace parallax

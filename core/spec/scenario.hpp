@@ -1,0 +1,47 @@
+#pragma once
+#include "spec/cluster_spec.hpp"
+#include "spec/model_spec.hpp"
+#include "spec/strategy.hpp"
+#include "spec/training_spec.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace parallax {
+
+// What the search may not change, and limits it must respect ("search": {...} in a scenario).
+struct SearchSpec {
+    // Dimensions pinned by "search.fix": key -> the value as written (validated on load).
+    std::map<std::string, std::string> fix;
+    std::optional<double> min_memory_headroom_fraction; // search.limits.memory_headroom
+    std::optional<long long> max_gpus; // search.limits.max_gpus
+    // Power: the cluster's average power (GPUs + node overhead) may not exceed this.
+    std::optional<double> power_budget_kW; // search.limits.power_budget_kW
+    // "energy" objective: only plans within this fraction of the fastest plan's step time compete.
+    std::optional<double> max_slowdown; // search.limits.max_slowdown
+    std::string objective = "throughput";
+};
+
+// Where each part of the scenario came from, so saving writes preset names back as names.
+struct ScenarioRefs {
+    std::string model; // preset name, empty when inline
+    std::string cluster;
+    std::string gpu;
+    std::string intra_node;
+    std::string inter_node;
+};
+
+struct Scenario {
+    int schema = 1;
+    std::string description;
+    ModelSpec model;
+    ClusterSpec cluster;
+    TrainingSpec training;
+    Strategy strategy;
+    bool dp_derived = false; // dp was omitted and derived from the GPU count
+    std::optional<SearchSpec> search;
+    ScenarioRefs refs;
+};
+
+} // namespace parallax

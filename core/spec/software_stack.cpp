@@ -1,0 +1,123 @@
+#include "spec/software_stack.hpp"
+
+namespace parallax {
+
+namespace {
+
+// Eager PyTorch runs RMSNorm as ~5 kernels in fp32 (cast, pow, mean, rsqrt-mul, weight-mul),
+// SwiGLU as silu + mul and RoPE as several complex-multiply kernels: counting the reads and writes
+// of torchtitan's eager model gives ~4x the bytes of the fused TE kernels (estimate from the
+// kernel sequence; to be calibrated by measured runs).
+constexpr double kEagerElementwiseTraffic = 4.0;
+// torch.compile fuses the pointwise chains into a few Triton kernels, close to hand-fused traffic
+// (torchtitan benchmarks: compile alone gives +14-16% on Llama 3.1 8B).
+constexpr double kCompiledElementwiseTraffic = 1.3;
+// Megatron-core's TEGroupedMLP: Transformer Engine's GroupedLinear loops over the local experts on the
+// host, one cuBLASLt GEMM each (plus, in fp8, its cast/transpose kernels), ~20 us of PyTorch + TE +
+// cuBLASLt host work per kernel issued (NVIDIA, "Scalable Training of MoE Models with Megatron Core",
+// arXiv 2603.07685, "host-boundedness" of small expert GEMMs; the Megatron-Bridge perf tables imply
+// 0.25-0.4 ms per local expert per layer and micro-batch at EP 8 with 16-32 local experts).
+constexpr double kTeExpertGemmHostSeconds = 20e-6;
+// torchtitan's loss is eager F.cross_entropy on pred.float() (outside the compiled blocks): cast r2+w4,
+// log_softmax (max and sum passes, write) r8+w4, nll gather ~0 = 18, plus the nll and the reduction
+// ~4 -> 22; backward: scatter the nll gradient w4, log_softmax backward r8+w4 plus its sum pass r4,
+// cast back r4+w2 = 26 (torchtitan/train.py loss_fn; aten log_softmax kernels).
+constexpr double kEagerLossFwdBytesPerLogit = 22;
+constexpr double kEagerLossPeakBytesPerLogit = 12;
+constexpr double kEagerLossBwdBytesPerLogit = 26;
+// PyTorch's ring attention merges in eager fp32 (_SDPAMerger with convert_to_f32): per step, cast the
+// block output r2+w4, out - block_out r8+w4, times sigmoid(lse diff) r4+w4, subtract r8+w4, the
+// load-balanced half-updates' chunk + cat ~4 = 46 B per query element, plus the torch.cat of K and V
+// for the rotation r2+w2 per K/V element (counted on the query side with K/V at the query width);
+// backward: grad_query += r4+r2+w4 and its half-updates ~2 = 12 per query element; per K/V element the
+// fp32 gradient accumulation r4+r2+w4, half-update chunk + cat ~8, and the cat before the send r4+w4
+// = 26, plus the K/V cat r2+w2 = 30 (torch/distributed/tensor/experimental/_attention.py).
+constexpr double kPyTorchCpMergeFwdBytesPerQuery = 46 + 4;
+constexpr double kPyTorchCpMergeBwdBytesPerQuery = 12;
+constexpr double kPyTorchCpMergeBwdBytesPerKv = 30;
+
+} // namespace
+
+std::string_view to_string(Framework f)
+{
+    switch (f) {
+    case Framework::megatron:
+        return "megatron";
+    case Framework::torchtitan:
+        return "torchtitan";
+    case Framework::torchtitan_compile:
+        return "torchtitan-compile";
+    case Framework::megatron_deepspeed:
+        return "megatron-deepspeed";
+    }
+    return "megatron";
+}
+
+bool framework_from_string(std::string_view s, Framework& out)
+{
+    for (Framework f :
+        { Framework::megatron, Framework::torchtitan, Framework::torchtitan_compile, Framework::megatron_deepspeed })
+        if (to_string(f) == s) {
+            out = f;
+            return true;
+        }
+    return false;
+}
+
+SoftwareTraits software_traits(Framework f)
+{
+    SoftwareTraits t;
+    switch (f) {
+    case Framework::megatron:
+        t.expert_gemm_host_s = kTeExpertGemmHostSeconds;
+        break;
+    case Framework::torchtitan:
+        t.attention = AttentionKernel::flash2;
+        // torchtitan's Attention repeats K/V to the query heads before SDPA (repeat_kv), so CP passes
+        // them at that width; PyTorch's context_parallel all-gathers them (Dec 2024 default).
+        t.cp_kv_all_gather = true;
+        t.cp_kv_at_query_heads = true;
+        t.cp_merge_fwd_bytes_per_query = kPyTorchCpMergeFwdBytesPerQuery;
+        t.cp_merge_bwd_bytes_per_query = kPyTorchCpMergeBwdBytesPerQuery;
+        t.cp_merge_bwd_bytes_per_kv = kPyTorchCpMergeBwdBytesPerKv;
+        t.loss_fwd_bytes_per_logit = kEagerLossFwdBytesPerLogit;
+        t.loss_peak_bytes_per_logit = kEagerLossPeakBytesPerLogit;
+        t.loss_bwd_bytes_per_logit = kEagerLossBwdBytesPerLogit;
+        t.tp_overlap_backward = false;
+        t.tp_relayout_copies = true;
+        t.elementwise_traffic_factor = kEagerElementwiseTraffic;
+        t.selective = SelectivePolicy::every_other_matmul;
+        t.tp_backward_overlap = false;
+        break;
+    case Framework::torchtitan_compile:
+        t.attention = AttentionKernel::flash2;
+        // torchtitan's Attention repeats K/V to the query heads before SDPA (repeat_kv), so CP passes
+        // them at that width; PyTorch's context_parallel all-gathers them (Dec 2024 default).
+        t.cp_kv_all_gather = true;
+        t.cp_kv_at_query_heads = true;
+        t.cp_merge_fwd_bytes_per_query = kPyTorchCpMergeFwdBytesPerQuery;
+        t.cp_merge_bwd_bytes_per_query = kPyTorchCpMergeBwdBytesPerQuery;
+        t.cp_merge_bwd_bytes_per_kv = kPyTorchCpMergeBwdBytesPerKv;
+        t.loss_fwd_bytes_per_logit = kEagerLossFwdBytesPerLogit;
+        t.loss_peak_bytes_per_logit = kEagerLossPeakBytesPerLogit;
+        t.loss_bwd_bytes_per_logit = kEagerLossBwdBytesPerLogit;
+        t.tp_overlap_backward = false;
+        t.tp_relayout_copies = true;
+        t.elementwise_traffic_factor = kCompiledElementwiseTraffic;
+        t.selective = SelectivePolicy::every_other_matmul;
+        t.tp_backward_overlap = false;
+        break;
+    case Framework::megatron_deepspeed:
+        // DeepSpeed PipelineEngine: SendActivation / RecvActivation / SendGrad / RecvGrad are separate
+        // blocking instructions of its schedule (deepspeed/runtime/pipe/schedule.py); the activations
+        // and gradients travel partitioned across the model-parallel group and are all-gathered on
+        // arrival (is_pipe_partitioned = is_model_parallel, PartitionedTensor; pipe/engine.py).
+        t.p2p_blocking_transfers_per_microbatch = 4;
+        t.expert_gemm_host_s = kTeExpertGemmHostSeconds;
+        t.separate_grad_accumulation = true;
+        break;
+    }
+    return t;
+}
+
+} // namespace parallax

@@ -1,0 +1,48 @@
+#pragma once
+#include "spec/precision.hpp"
+#include "spec/software_stack.hpp"
+
+#include <optional>
+#include <vector>
+
+namespace parallax {
+
+// How MoE tokens reach their experts: NCCL all-to-all of every token-expert pair, or a DeepEP-style
+// dispatcher (DeepEP, Megatron's flex dispatcher with HybridEP) that sends a token once per destination
+// node over RDMA and fans it out over NVLink.
+enum class MoeDispatcher : unsigned char { all_to_all, deepep };
+// CUDA graph capture: none (eager), per-layer graphs of the static parts (Transformer Engine
+// make_graphed_callables on attention / router / preprocessing), or the whole iteration (needs a
+// sync-free MoE: no host round trip for the token counts).
+enum class CudaGraphs : unsigned char { none, layers, full_iteration };
+
+struct TrainingSpec {
+    long long global_batch = 1; // sequences per optimizer step
+    long long seq_len = 2048;
+    Precision precision = Precision::bf16; // of the matmuls
+    // Extensions (SCENARIO.md allows adding keys):
+    bool flash_attention = true; // fused attention: no s^2 score matrices stored, recomputed in backward
+    Framework framework = Framework::megatron;
+    // How fp8 GEMM inputs are scaled: one scale per tensor (Transformer Engine, torchao tensorwise)
+    // or per row (torchao rowwise, slower kernels).
+    bool fp8_rowwise = false;
+    // The fused-attention kernel when it is not the framework's usual one (software_traits); unset:
+    // the framework's. Scenario key training.attention_kernel: "framework" (default), "best" (the
+    // generation's best: cuDNN / FlashAttention-3 on Hopper) or "flash2" (FlashAttention-2, what
+    // PyTorch SDPA dispatches to); published-run rules set it from the software of the run's date.
+    std::optional<AttentionKernel> attention_kernel;
+    // MoE router imbalance (moe_load.hpp): the busiest EP rank's tokens over the mean (1 = balanced),
+    // or a measured per-expert load histogram (one entry per expert, any scale).
+    double moe_imbalance = 1.0;
+    std::vector<double> moe_expert_load;
+    MoeDispatcher moe_dispatcher = MoeDispatcher::all_to_all;
+    CudaGraphs cuda_graphs = CudaGraphs::none;
+    std::optional<double> tokens_to_train; // for time-to-train objectives
+    // Power and DVFS (power_model.hpp). Clocks in MHz; 0 = the GPU's nominal clock (gpu.clock_MHz).
+    double clock_MHz = 0; // application clock of every stage (nvidia-smi -lgc)
+    std::vector<double> stage_clock_MHz; // one per pipeline stage; overrides clock_MHz when it has pp entries
+    double power_cap_W = 0; // per-GPU power cap (nvidia-smi -pl); 0 = the GPU's limit or TDP
+    std::optional<double> inlet_temp_C; // cooling inlet temperature; unset = power_model's default
+};
+
+} // namespace parallax

@@ -1,0 +1,302 @@
+#include "viewdata/measured_trace.hpp"
+
+#include "spec/input_error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+
+namespace parallax {
+
+namespace {
+
+constexpr double kMicroseconds = 1e6; // Chrome trace times are in microseconds
+
+// pid/tid are numbers in most traces and strings in some (PyTorch's "stream 7"); sort numbers first.
+struct TrackKey {
+    bool numeric = true;
+    double number = 0;
+    std::string text;
+    bool operator<(const TrackKey& o) const
+    {
+        if (numeric != o.numeric)
+            return numeric;
+        return numeric ? number < o.number : natural_less(text, o.text);
+    }
+    // "stream 7" before "stream 13".
+    static bool natural_less(const std::string& a, const std::string& b)
+    {
+        std::size_t i = 0, j = 0;
+        while (i < a.size() && j < b.size()) {
+            if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+                std::size_t ie = i, je = j;
+                while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie])))
+                    ++ie;
+                while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je])))
+                    ++je;
+                const std::string na = a.substr(i, ie - i), nb = b.substr(j, je - j);
+                const std::size_t za = na.find_first_not_of('0'), zb = nb.find_first_not_of('0');
+                const std::string ta = za == std::string::npos ? "" : na.substr(za),
+                                  tb = zb == std::string::npos ? "" : nb.substr(zb);
+                if (ta.size() != tb.size())
+                    return ta.size() < tb.size();
+                if (ta != tb)
+                    return ta < tb;
+                i = ie;
+                j = je;
+                continue;
+            }
+            if (a[i] != b[j])
+                return a[i] < b[j];
+            ++i;
+            ++j;
+        }
+        return a.size() - i < b.size() - j;
+    }
+    bool operator==(const TrackKey& o) const { return numeric == o.numeric && number == o.number && text == o.text; }
+};
+
+TrackKey key_of(const nlohmann::json& v)
+{
+    TrackKey k;
+    if (v.is_number()) {
+        k.number = v.get<double>();
+        k.text = v.dump();
+    } else if (v.is_string()) {
+        k.numeric = false;
+        k.text = v.get<std::string>();
+    } else {
+        k.text = v.is_null() ? "0" : v.dump();
+    }
+    return k;
+}
+
+bool contains(const std::string& hay, const char* needle)
+{
+    return hay.find(needle) != std::string::npos;
+}
+
+std::string lower(std::string s)
+{
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+bool is_gpu_category(const std::string& cat)
+{
+    const std::string c = lower(cat);
+    return c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset" || c == "memcpy" || c == "memset";
+}
+
+TimelineKind classify(const std::string& name, const std::string& cat)
+{
+    // A Parallax trace names its categories after the op kinds: read them back exactly.
+    static const std::map<std::string, TimelineKind> own = { { "F", TimelineKind::forward },
+        { "B", TimelineKind::backward_input }, { "W", TimelineKind::backward_weight }, { "R", TimelineKind::recompute },
+        { "send", TimelineKind::pp_send }, { "dp-reduce", TimelineKind::dp_reduce },
+        { "param-gather", TimelineKind::param_gather }, { "zero3-gather", TimelineKind::zero3_gather },
+        { "zero3-reduce-scatter", TimelineKind::zero3_reduce_scatter }, { "optimizer", TimelineKind::optimizer },
+        { "offload", TimelineKind::offload }, { "TP", TimelineKind::tp_comm }, { "CP", TimelineKind::cp_comm },
+        { "EP", TimelineKind::ep_comm } };
+    if (auto it = own.find(cat); it != own.end())
+        return it->second;
+    const std::string n = lower(name);
+    const std::string c = lower(cat);
+    for (const char* k : { "nccl", "allreduce", "all_reduce", "allgather", "all_gather", "reducescatter",
+             "reduce_scatter", "sendrecv", "alltoall", "all_to_all", "broadcast", "c10d" })
+        if (contains(n, k))
+            return TimelineKind::measured_comm;
+    if (contains(c, "memcpy") || contains(c, "memset") || contains(n, "memcpy"))
+        return TimelineKind::measured_comm;
+    return TimelineKind::measured_kernel;
+}
+
+struct RawEvent {
+    double start_s, end_s;
+    std::uint32_t name;
+    TimelineKind kind;
+};
+
+} // namespace
+
+MeasuredTrace parse_measured_trace(const std::string& text, const std::string& origin)
+{
+    nlohmann::json doc;
+    try {
+        doc = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(origin, "", std::string("not a JSON trace: ") + e.what());
+    }
+    const nlohmann::json* events = nullptr;
+    if (doc.is_array())
+        events = &doc;
+    else if (doc.is_object() && doc.contains("traceEvents") && doc["traceEvents"].is_array())
+        events = &doc["traceEvents"];
+    else
+        throw InputError(
+            origin, "traceEvents", "expected a Chrome trace: an array of events or an object with \"traceEvents\"");
+
+    MeasuredTrace out;
+    out.path = origin;
+    std::map<TrackKey, std::string> process_names;
+    std::map<std::pair<TrackKey, TrackKey>, std::string> thread_names;
+    bool any_gpu = false;
+    for (const nlohmann::json& e : *events)
+        if (e.is_object() && e.value("ph", "") == "X" && is_gpu_category(e.value("cat", "")))
+            any_gpu = true;
+    out.gpu_only = any_gpu;
+
+    std::map<std::pair<TrackKey, TrackKey>, std::vector<RawEvent>> tracks;
+    std::map<std::pair<TrackKey, TrackKey>, std::vector<std::pair<double, std::string>>> open; // B/E stacks
+    std::unordered_map<std::string, std::uint32_t> name_ids;
+    auto intern = [&](const std::string& s) {
+        auto [it, fresh] = name_ids.emplace(s, static_cast<std::uint32_t>(out.names.size()));
+        if (fresh)
+            out.names.push_back(s);
+        return it->second;
+    };
+    auto number = [](const nlohmann::json& e, const char* key, double& v) {
+        auto it = e.find(key);
+        if (it == e.end())
+            return false;
+        if (it->is_number()) {
+            v = it->get<double>();
+            return true;
+        }
+        if (it->is_string()) {
+            try {
+                v = std::stod(it->get<std::string>());
+                return true;
+            } catch (const std::exception&) {
+                return false;
+            }
+        }
+        return false;
+    };
+    std::size_t index = 0;
+    for (const nlohmann::json& e : *events) {
+        ++index;
+        if (!e.is_object())
+            continue;
+        const std::string ph = e.value("ph", "");
+        const TrackKey pid = key_of(e.contains("pid") ? e["pid"] : nlohmann::json());
+        const TrackKey tid = key_of(e.contains("tid") ? e["tid"] : nlohmann::json());
+        if (ph == "M") {
+            const std::string what = e.value("name", "");
+            const auto args = e.find("args");
+            if (args == e.end() || !args->is_object() || !args->contains("name") || !(*args)["name"].is_string())
+                continue;
+            if (what == "process_name")
+                process_names[pid] = (*args)["name"].get<std::string>();
+            else if (what == "thread_name")
+                thread_names[{ pid, tid }] = (*args)["name"].get<std::string>();
+            continue;
+        }
+        if (ph != "X" && ph != "B" && ph != "E")
+            continue;
+        const std::string cat = e.value("cat", "");
+        if (any_gpu && ph != "E" && !is_gpu_category(cat)) // an "E" closes its "B" and often has no category
+            continue;
+        const std::string name
+            = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : std::string();
+        double ts = 0;
+        if (!number(e, "ts", ts))
+            throw InputError(
+                origin, "traceEvents[" + std::to_string(index - 1) + "].ts", "expected a time stamp in microseconds");
+        auto& track = tracks[{ pid, tid }];
+        if (ph == "X") {
+            double dur = 0;
+            if (!number(e, "dur", dur) || dur < 0)
+                dur = 0;
+            track.push_back({ ts / kMicroseconds, (ts + dur) / kMicroseconds, intern(name), classify(name, cat) });
+        } else if (ph == "B") {
+            open[{ pid, tid }].push_back({ ts, name + "\x1f" + cat });
+        } else {
+            auto& stack = open[{ pid, tid }];
+            if (stack.empty())
+                continue;
+            const auto [begin, tag] = stack.back();
+            stack.pop_back();
+            const std::size_t sep = tag.find('\x1f');
+            const std::string n = tag.substr(0, sep), c = tag.substr(sep + 1);
+            track.push_back({ begin / kMicroseconds, std::max(begin, ts) / kMicroseconds, intern(n), classify(n, c) });
+        }
+    }
+
+    double origin_s = std::numeric_limits<double>::infinity();
+    for (const auto& [key, evs] : tracks)
+        for (const RawEvent& ev : evs)
+            origin_s = std::min(origin_s, ev.start_s);
+    if (!(origin_s < std::numeric_limits<double>::infinity()))
+        throw InputError(
+            origin, "traceEvents", "the trace has no complete (\"X\") or begin/end (\"B\"/\"E\") events to draw");
+    out.origin_s = origin_s;
+
+    for (auto& [key, evs] : tracks) {
+        if (evs.empty())
+            continue;
+        std::stable_sort(evs.begin(), evs.end(), [](const RawEvent& a, const RawEvent& b) {
+            return a.start_s < b.start_s || (a.start_s == b.start_s && a.end_s > b.end_s);
+        });
+        TimelineRow row;
+        row.stage = -1;
+        row.kind = TimelineRowKind::measured;
+        const auto pn = process_names.find(key.first);
+        const auto tn = thread_names.find(key);
+        row.label = (pn != process_names.end() ? pn->second : "pid " + key.first.text) + " / "
+            + (tn != thread_names.end() ? tn->second : "tid " + key.second.text);
+        double last_end = -std::numeric_limits<double>::infinity();
+        for (const RawEvent& ev : evs) {
+            double s = ev.start_s - origin_s;
+            const double e = ev.end_s - origin_s;
+            if (e <= last_end) {
+                ++out.nested; // inside the previous outer event
+                continue;
+            }
+            s = std::max(s, last_end);
+            TimelineItem it;
+            it.start_s = s;
+            it.end_s = e;
+            it.op = ev.name;
+            it.kind = ev.kind;
+            row.items.push_back(it);
+            last_end = e;
+        }
+        bool present[kTimelineKindCount] = {};
+        for (const TimelineItem& it : row.items)
+            present[static_cast<int>(it.kind)] = true;
+        std::uint8_t slot_of[kTimelineKindCount] = {};
+        for (int k = 0; k < kTimelineKindCount; ++k)
+            if (present[k]) {
+                if (static_cast<int>(row.kinds.size()) < kLodSlots)
+                    row.kinds.push_back(static_cast<TimelineKind>(k));
+                slot_of[k] = static_cast<std::uint8_t>(row.kinds.size() - 1);
+            }
+        for (TimelineItem& it : row.items) {
+            it.slot = slot_of[static_cast<int>(it.kind)];
+            row.busy_s += it.duration_s();
+            out.span_s = std::max(out.span_s, it.end_s);
+        }
+        row.index_blocks();
+        out.events += row.items.size();
+        out.rows.push_back(std::move(row));
+    }
+    return out;
+}
+
+MeasuredTrace load_measured_trace(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw InputError(path, "", "cannot open the trace file");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return parse_measured_trace(ss.str(), path);
+}
+
+} // namespace parallax

@@ -1,0 +1,318 @@
+#include "planner/power_panel.hpp"
+
+#include "style/view_style.hpp"
+
+#include <QEvent>
+#include <QHeaderView>
+#include <QHelpEvent>
+#include <QLabel>
+#include <QPainter>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace parallax::views {
+
+namespace {
+
+QString watts(double w)
+{
+    if (std::fabs(w) >= 1e6)
+        return QString::number(w / 1e6, 'f', 2) + QStringLiteral(" MW");
+    if (std::fabs(w) >= 1e3)
+        return QString::number(w / 1e3, 'f', std::fabs(w) >= 1e5 ? 0 : 1) + QStringLiteral(" kW");
+    return QString::number(std::lround(w)) + QStringLiteral(" W");
+}
+
+QString joules(double j)
+{
+    if (j >= 3.6e6)
+        return QString::number(j / 3.6e6, 'f', 2) + QStringLiteral(" kWh");
+    if (j >= 1e3)
+        return QString::number(j / 1e3, 'f', 1) + QStringLiteral(" kJ");
+    return QString::number(j, 'f', j < 10 ? 3 : 1) + QStringLiteral(" J");
+}
+
+// A round tick step giving about `ticks` ticks over [0, range].
+double nice_step(double range, int ticks)
+{
+    const double raw = std::max(range, 1e-9) / std::max(1, ticks);
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : { 1.0, 2.0, 2.5, 5.0, 10.0 })
+        if (raw <= m * mag)
+            return m * mag;
+    return 10 * mag;
+}
+
+} // namespace
+
+PowerStageBars::PowerStageBars(QWidget* parent)
+    : QWidget(parent)
+{
+    setObjectName(QStringLiteral("power_stage_bars"));
+    setMouseTracking(true);
+    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+}
+
+QSize PowerStageBars::sizeHint() const
+{
+    return { 420, 200 };
+}
+QSize PowerStageBars::minimumSizeHint() const
+{
+    return { 160, 120 };
+}
+
+void PowerStageBars::set_prediction(const Prediction& p)
+{
+    m_prediction = p;
+    m_has = true;
+    update();
+}
+
+void PowerStageBars::clear()
+{
+    m_has = false;
+    m_prediction = Prediction {};
+    update();
+}
+
+QRectF PowerStageBars::plot() const
+{
+    const QFontMetrics fm = fontMetrics();
+    const double left = fm.horizontalAdvance(QStringLiteral("0000 W")) + 8;
+    const double top = fm.height() + 8;
+    const double bottom = 2 * fm.height() + 6;
+    return { left, top, std::max(10.0, width() - left - 8), std::max(10.0, height() - top - bottom) };
+}
+
+void PowerStageBars::paintEvent(QPaintEvent*)
+{
+    QPainter p(this);
+    const QPalette& pal = palette();
+    const bool dark = is_dark(pal);
+    p.fillRect(rect(), pal.color(QPalette::Base));
+    const QFontMetrics fm = fontMetrics();
+    const QColor text = pal.color(QPalette::Text);
+    const QColor avg_colour = group_colour(0, dark);
+    QColor peak_colour = avg_colour;
+    peak_colour.setAlphaF(0.35f);
+    // Legend.
+    p.fillRect(QRectF(4, 5, 10, 10), avg_colour);
+    p.setPen(text);
+    p.drawText(QPointF(18, 4 + fm.ascent()), QStringLiteral("average per GPU"));
+    const double lx = 30 + fm.horizontalAdvance(QStringLiteral("average per GPU"));
+    p.fillRect(QRectF(lx, 5, 10, 10), peak_colour);
+    p.drawText(QPointF(lx + 14, 4 + fm.ascent()), QStringLiteral("peak (pass level)"));
+    if (!m_has || m_prediction.stages.empty()) {
+        p.drawText(rect(), Qt::AlignCenter, QStringLiteral("no plan"));
+        return;
+    }
+    const QRectF r = plot();
+    const PowerEstimate& w = m_prediction.power;
+    double top = std::max(w.cap_W, w.peak_W_per_gpu) * 1.08;
+    for (const StageReport& s : m_prediction.stages)
+        top = std::max(top, s.peak_W * 1.05);
+    auto y_of = [&](double v) { return r.bottom() - v / top * r.height(); };
+    QColor grid = text;
+    grid.setAlphaF(0.15f);
+    const double tick = nice_step(top, 5);
+    for (double v = 0; v <= top + 1e-9; v += tick) {
+        p.setPen(grid);
+        p.drawLine(QPointF(r.left(), y_of(v)), QPointF(r.right(), y_of(v)));
+        p.setPen(text);
+        p.drawText(QRectF(0, y_of(v) - fm.height() / 2.0, r.left() - 4, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
+            QString::number(std::lround(v)) + QStringLiteral(" W"));
+    }
+    const int n = static_cast<int>(m_prediction.stages.size());
+    const double step = r.width() / n;
+    const double bar = std::max(1.0, std::min(step * 0.7, 60.0));
+    const int label_every
+        = std::max(1, static_cast<int>(std::ceil((fm.horizontalAdvance(QStringLiteral("0000")) + 6) / step)));
+    for (int i = 0; i < n; ++i) {
+        const StageReport& s = m_prediction.stages[i];
+        const double x = r.left() + i * step + (step - bar) / 2;
+        p.fillRect(QRectF(x, y_of(s.peak_W), bar, r.bottom() - y_of(s.peak_W)), peak_colour);
+        p.fillRect(QRectF(x, y_of(s.avg_W), bar, r.bottom() - y_of(s.avg_W)), avg_colour);
+        if (i % label_every == 0) {
+            p.setPen(text);
+            p.drawText(QRectF(r.left() + i * step, r.bottom() + 2, step * label_every, fm.height()),
+                Qt::AlignHCenter | Qt::AlignTop, QString::number(s.stage));
+            p.drawText(QRectF(r.left() + i * step, r.bottom() + 2 + fm.height(), step * label_every, fm.height()),
+                Qt::AlignHCenter | Qt::AlignTop, QString::number(std::lround(s.clock_MHz)));
+        }
+    }
+    p.setPen(text);
+    p.drawText(
+        QRectF(0, r.bottom() + 2, r.left() - 4, fm.height()), Qt::AlignRight | Qt::AlignTop, QStringLiteral("stage"));
+    p.drawText(QRectF(0, r.bottom() + 2 + fm.height(), r.left() - 4, fm.height()), Qt::AlignRight | Qt::AlignTop,
+        QStringLiteral("MHz"));
+    // Cap and idle floor.
+    p.setRenderHint(QPainter::Antialiasing);
+    p.setPen(QPen(bad_colour(dark), 1.5, Qt::DashLine));
+    p.drawLine(QPointF(r.left(), y_of(w.cap_W)), QPointF(r.right(), y_of(w.cap_W)));
+    p.setPen(bad_colour(dark));
+    const QString cap = QStringLiteral("cap ") + watts(w.cap_W);
+    p.drawText(QPointF(r.right() - fm.horizontalAdvance(cap) - 2, y_of(w.cap_W) - 3), cap);
+    p.setPen(QPen(text, 1, Qt::DotLine));
+    p.drawLine(QPointF(r.left(), y_of(w.idle_W)), QPointF(r.right(), y_of(w.idle_W)));
+}
+
+bool PowerStageBars::event(QEvent* e)
+{
+    if (e->type() == QEvent::ToolTip && m_has && !m_prediction.stages.empty()) {
+        auto* h = static_cast<QHelpEvent*>(e);
+        const QRectF r = plot();
+        const int i
+            = static_cast<int>(std::floor((h->pos().x() - r.left()) / (r.width() / m_prediction.stages.size())));
+        if (i >= 0 && i < static_cast<int>(m_prediction.stages.size())) {
+            const StageReport& s = m_prediction.stages[i];
+            QToolTip::showText(h->globalPos(),
+                QStringLiteral("<b>Stage %1</b> (%2 layers) at %3 MHz<br>average %4 per GPU, peak %5")
+                    .arg(s.stage)
+                    .arg(s.layers)
+                    .arg(std::lround(s.clock_MHz))
+                    .arg(watts(s.avg_W), watts(s.peak_W)),
+                this);
+            return true;
+        }
+    }
+    return QWidget::event(e);
+}
+
+QString PowerStageBars::csv() const
+{
+    QString out = QStringLiteral("stage,layers,clock_MHz,avg_W_per_gpu,peak_W_per_gpu\n");
+    for (const StageReport& s : m_prediction.stages)
+        out += QStringLiteral("%1,%2,%3,%4,%5\n")
+                   .arg(s.stage)
+                   .arg(s.layers)
+                   .arg(s.clock_MHz, 0, 'g', 8)
+                   .arg(s.avg_W, 0, 'g', 8)
+                   .arg(s.peak_W, 0, 'g', 8);
+    return out;
+}
+
+PowerPanel::PowerPanel(QWidget* parent)
+    : QWidget(parent)
+{
+    setObjectName(QStringLiteral("power_panel"));
+    auto* v = new QVBoxLayout(this);
+    v->setContentsMargins(4, 4, 4, 4);
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    auto* left = new QWidget(split);
+    auto* lv = new QVBoxLayout(left);
+    lv->setContentsMargins(0, 0, 0, 0);
+    lv->addWidget(new QLabel(QStringLiteral("<b>Power budget</b> (IT power: GPUs + node overhead)"), left));
+    m_table = new QTableWidget(4, 4, left);
+    m_table->setObjectName(QStringLiteral("power_budget_table"));
+    m_table->setHorizontalHeaderLabels(
+        { QStringLiteral("level"), QStringLiteral("count"), QStringLiteral("average"), QStringLiteral("peak") });
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionMode(QAbstractItemView::NoSelection);
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
+    m_table->setMaximumHeight(5 * (m_table->fontMetrics().height() + 6) + 8);
+    lv->addWidget(m_table);
+    m_limits = new QLabel(left);
+    m_limits->setObjectName(QStringLiteral("power_limits"));
+    m_limits->setWordWrap(true);
+    m_limits->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_limits->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    lv->addWidget(m_limits, 1);
+    auto* right = new QWidget(split);
+    auto* rv = new QVBoxLayout(right);
+    rv->setContentsMargins(0, 0, 0, 0);
+    rv->addWidget(new QLabel(QStringLiteral("<b>Power per GPU by pipeline stage</b> and its clock"), right));
+    m_bars = new PowerStageBars(right);
+    rv->addWidget(m_bars, 1);
+    split->addWidget(left);
+    split->addWidget(right);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    v->addWidget(split, 1);
+    clear();
+}
+
+void PowerPanel::clear()
+{
+    for (int r = 0; r < m_table->rowCount(); ++r)
+        for (int c = 0; c < m_table->columnCount(); ++c)
+            m_table->setItem(r, c, new QTableWidgetItem(c == 0 ? QString() : QStringLiteral("–")));
+    m_limits->setText(QStringLiteral("no plan"));
+    m_bars->clear();
+}
+
+void PowerPanel::set_prediction(const Prediction& p)
+{
+    const PowerEstimate& w = p.power;
+    struct Row {
+        QString level, count, avg, peak;
+    };
+    const double gpus = w.gpus;
+    const Row rows[] = {
+        { QStringLiteral("GPU"), QString::number(static_cast<long long>(gpus)), watts(w.avg_W_per_gpu),
+            watts(w.peak_W_per_gpu) },
+        { QStringLiteral("node (GPUs + %1)").arg(watts(w.node_overhead_W)),
+            QString::number(static_cast<long long>(w.nodes)), watts(w.avg_W_per_node), watts(w.peak_W_per_node) },
+        { QStringLiteral("rack (%1 nodes)").arg(static_cast<long long>(w.nodes_per_rack)),
+            QString::number(static_cast<long long>(w.racks)), watts(w.rack_avg_kW * 1000),
+            watts(w.rack_peak_kW * 1000) },
+        { QStringLiteral("cluster"), QStringLiteral("1"), watts(w.cluster_avg_kW * 1000),
+            watts(w.cluster_peak_kW * 1000) },
+    };
+    for (int r = 0; r < 4; ++r) {
+        const QString cells[] = { rows[r].level, rows[r].count, rows[r].avg, rows[r].peak };
+        for (int c = 0; c < 4; ++c) {
+            auto* item = new QTableWidgetItem(cells[c]);
+            if (c > 0)
+                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            m_table->setItem(r, c, item);
+        }
+    }
+    QString limits;
+    limits += QStringLiteral("Energy: <b>%1</b> per token, %2 per step per GPU, %3 per step in all.<br>")
+                  .arg(joules(w.energy_J_per_token), joules(w.energy_J_per_step_per_gpu), joules(w.energy_J_per_step));
+    limits += QStringLiteral("Clock %1 MHz (mean over stages); kernels busy %2% of the step.<br>")
+                  .arg(std::lround(w.clock_MHz))
+                  .arg(std::lround(100 * w.busy_fraction));
+    limits += QStringLiteral("Floor: idle %1. Cap %2%3.<br>")
+                  .arg(watts(w.idle_W), watts(w.cap_W),
+                      w.power_capped ? QStringLiteral(
+                          ": <span style='color:#dc2626'>it throttles kernels, +%1% kernel time</span>")
+                                           .arg(QString::number(100 * w.cap_slowdown, 'f', 1))
+                                     : QStringLiteral(" (not reached)"));
+    limits += w.thermal_clock > 0 ? QStringLiteral("<span style='color:#dc2626'>Thermal limit %1 per GPU at this inlet "
+                                                   "temperature: clock down to %2% of nominal.</span>")
+                                        .arg(watts(w.thermal_limit_W))
+                                        .arg(std::lround(100 * w.thermal_clock))
+                                  : QStringLiteral("Thermal limit %1 per GPU at this inlet temperature (not reached).")
+                                        .arg(watts(w.thermal_limit_W));
+    m_limits->setText(limits);
+    m_bars->set_prediction(p);
+}
+
+QStringList PowerPanel::budget_lines() const
+{
+    QStringList out;
+    for (int r = 0; r < m_table->rowCount(); ++r) {
+        QStringList cells;
+        for (int c = 0; c < m_table->columnCount(); ++c)
+            cells << (m_table->item(r, c) ? m_table->item(r, c)->text() : QString());
+        out << cells.join(QStringLiteral(" | "));
+    }
+    return out;
+}
+
+QString PowerPanel::limits_text() const
+{
+    return m_limits->text();
+}
+
+} // namespace parallax::views

@@ -1,0 +1,41 @@
+#pragma once
+// What the search panel needs from a search: a small interface, so the panel does not depend on how
+// (or whether) the search is built. Implementations run on a worker thread.
+#include "spec/prediction.hpp"
+#include "spec/scenario.hpp"
+
+#include <QString>
+
+#include <functional>
+#include <vector>
+
+namespace parallax::views {
+
+struct SearchRow {
+    Strategy strategy;
+    Prediction prediction;
+    double objective = 0; // larger is better
+    QString limiter; // "bubble-bound", "network-bound (TP)", ...
+    QString explanation; // why it ranks where it does
+};
+
+struct SearchReport {
+    long long evaluated = 0;
+    long long feasible = 0;
+    double seconds = 0;
+    bool cancelled = false;
+    QString error; // bad input: said, never thrown across threads
+    std::vector<SearchRow> rows; // best first
+};
+
+class SearchEngine {
+public:
+    virtual ~SearchEngine() = default;
+    virtual QString name() const = 0;
+    // `progress` takes 0..1 and may be called from any thread; `cancelled` is polled.
+    virtual SearchReport run(
+        const Scenario& s, int top, const std::function<void(double)>& progress, const std::function<bool()>& cancelled)
+        = 0;
+};
+
+} // namespace parallax::views

@@ -1,0 +1,188 @@
+#include "planner/search_panel.hpp"
+
+#include <QCoreApplication>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <cmath>
+
+namespace parallax::views {
+
+namespace {
+
+constexpr int kProgressRange = 1000; // STYLE.md: 0..1000, updates under 0.1% skipped
+
+} // namespace
+
+SearchPanel::SearchPanel(QWidget* parent)
+    : QWidget(parent)
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    auto* bar = new QHBoxLayout;
+    m_start = new QPushButton(QStringLiteral("Search"), this);
+    m_start->setObjectName(QStringLiteral("search_start"));
+    m_stop = new QPushButton(QStringLiteral("Cancel"), this);
+    m_stop->setObjectName(QStringLiteral("search_cancel"));
+    m_top = new QSpinBox(this);
+    m_top->setRange(1, 1000);
+    m_top->setValue(20);
+    m_top->setPrefix(QStringLiteral("top "));
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, kProgressRange);
+    m_progress->setValue(0);
+    m_progress->setTextVisible(false);
+    bar->addWidget(m_start);
+    bar->addWidget(m_stop);
+    bar->addWidget(m_top);
+    bar->addWidget(m_progress, 1);
+    layout->addLayout(bar);
+    m_status = new QLabel(this);
+    m_status->setWordWrap(true);
+    layout->addWidget(m_status);
+    m_model = new SearchResultsModel(this);
+    m_proxy = new QSortFilterProxyModel(this);
+    m_proxy->setSourceModel(m_model);
+    m_proxy->setSortRole(Qt::UserRole);
+    m_table = new QTableView(this);
+    m_table->setModel(m_proxy);
+    m_table->setSortingEnabled(true);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->setAlternatingRowColors(true);
+    layout->addWidget(m_table, 1);
+    connect(m_start, &QPushButton::clicked, this, &SearchPanel::start);
+    connect(m_stop, &QPushButton::clicked, this, &SearchPanel::cancel);
+    connect(m_table, &QTableView::activated, this, [this](const QModelIndex& index) {
+        const QModelIndex source = m_proxy->mapToSource(index);
+        if (const SearchRow* r = m_model->row_at(source.row()))
+            emit apply_requested(r->strategy, QStringLiteral("search result #%1").arg(source.row() + 1));
+    });
+    refresh_enabled();
+}
+
+SearchPanel::~SearchPanel()
+{
+    if (m_cancel)
+        m_cancel->store(true);
+}
+
+void SearchPanel::set_engine(std::shared_ptr<SearchEngine> engine)
+{
+    m_engine = std::move(engine);
+    refresh_enabled();
+}
+
+void SearchPanel::set_scenario(const Scenario& s)
+{
+    m_scenario = s;
+    m_has_scenario = true;
+    refresh_enabled();
+}
+
+QString SearchPanel::status_text() const
+{
+    return m_status->text();
+}
+
+void SearchPanel::refresh_enabled()
+{
+    m_start->setEnabled(m_engine && m_has_scenario && !m_running);
+    m_stop->setEnabled(m_running);
+    m_top->setEnabled(!m_running);
+    if (!m_engine)
+        m_status->setText(QStringLiteral("No search engine in this build: the strategy search (core/search) is not "
+                                         "wired into the window yet."));
+}
+
+void SearchPanel::start()
+{
+    if (!m_engine || !m_has_scenario || m_running)
+        return;
+    m_running = true;
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    m_last_progress = -1;
+    m_progress->setValue(0);
+    m_status->setText(QStringLiteral("Searching with %1...").arg(m_engine->name()));
+    m_clock.start();
+    refresh_enabled();
+    const QPointer<SearchPanel> self(this);
+    auto engine = m_engine;
+    auto cancel = m_cancel;
+    const Scenario scenario = m_scenario;
+    const int top = m_top->value();
+    auto last = std::make_shared<std::atomic<int>>(-1);
+    auto progress = [self, last](double f) {
+        const int v = static_cast<int>(std::lround(std::clamp(f, 0.0, 1.0) * kProgressRange));
+        if (v == last->exchange(v))
+            return; // throttled: same 0.1% step
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, f] {
+                if (self)
+                    self->on_progress(f);
+            },
+            Qt::QueuedConnection);
+    };
+    QtConcurrent::run([engine, scenario, top, progress, cancel] {
+        return engine->run(scenario, top, progress, [cancel] { return cancel->load(); });
+    }).then(this, [this](const SearchReport& r) { on_report(r); });
+}
+
+void SearchPanel::cancel()
+{
+    if (m_cancel)
+        m_cancel->store(true);
+}
+
+void SearchPanel::on_progress(double fraction)
+{
+    if (!m_running)
+        return;
+    const int v = static_cast<int>(std::lround(fraction * kProgressRange));
+    if (v == m_last_progress)
+        return;
+    m_last_progress = v;
+    m_progress->setValue(v);
+    const double elapsed = m_clock.elapsed() / 1000.0;
+    if (fraction > 0.01) {
+        const double left = elapsed * (1 - fraction) / fraction;
+        m_status->setText(
+            QStringLiteral("Searching... %1% (about %2 s left)")
+                .arg(QString::number(fraction * 100, 'f', 1), QString::number(left, 'f', left < 10 ? 1 : 0)));
+    }
+}
+
+void SearchPanel::on_report(const SearchReport& r)
+{
+    m_running = false;
+    m_cancel.reset();
+    if (!r.error.isEmpty()) {
+        m_status->setText(QStringLiteral("Search failed: ") + r.error);
+    } else {
+        m_model->set_rows(r.rows);
+        m_progress->setValue(r.cancelled ? m_progress->value() : kProgressRange);
+        const QString what = QStringLiteral("%1 strategies evaluated, %2 feasible, in %3 s; %4 shown")
+                                 .arg(r.evaluated)
+                                 .arg(r.feasible)
+                                 .arg(QString::number(r.seconds, 'f', 2))
+                                 .arg(r.rows.size());
+        m_status->setText(r.cancelled ? QStringLiteral("Stopped: ") + what : what);
+        m_table->resizeColumnsToContents();
+    }
+    refresh_enabled();
+    emit finished();
+}
+
+} // namespace parallax::views

@@ -1,0 +1,69 @@
+#pragma once
+// The search panel: runs a SearchEngine off the GUI thread with progress (0..1000, throttled, with
+// a remaining-time estimate) and Cancel (reported as "stopped"), shows the ranked results in a
+// sortable table with their explanations; activating a row asks to apply that strategy. Without an
+// engine the panel says so and stays disabled.
+#include "planner/result_models.hpp"
+#include "planner/search_engine.hpp"
+#include "spec/scenario.hpp"
+
+#include <QElapsedTimer>
+#include <QPointer>
+#include <QWidget>
+
+#include <atomic>
+#include <memory>
+
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSortFilterProxyModel;
+class QSpinBox;
+class QTableView;
+
+namespace parallax::views {
+
+class SearchPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit SearchPanel(QWidget* parent = nullptr);
+    ~SearchPanel() override;
+    void set_engine(std::shared_ptr<SearchEngine> engine);
+    void set_scenario(const Scenario& s);
+    bool running() const { return m_running; }
+    SearchResultsModel* model() const { return m_model; }
+    QSortFilterProxyModel* proxy() const { return m_proxy; }
+    QTableView* table() const { return m_table; }
+    QString status_text() const;
+
+public slots:
+    void start();
+    void cancel();
+
+signals:
+    void apply_requested(const parallax::Strategy& s, const QString& what);
+    void finished();
+
+private:
+    void on_progress(double fraction);
+    void on_report(const SearchReport& r);
+    void refresh_enabled();
+
+    std::shared_ptr<SearchEngine> m_engine;
+    Scenario m_scenario;
+    bool m_has_scenario = false;
+    bool m_running = false;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    QElapsedTimer m_clock;
+    int m_last_progress = -1;
+    QPushButton* m_start = nullptr;
+    QPushButton* m_stop = nullptr;
+    QSpinBox* m_top = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_status = nullptr;
+    QTableView* m_table = nullptr;
+    SearchResultsModel* m_model = nullptr;
+    QSortFilterProxyModel* m_proxy = nullptr;
+};
+
+} // namespace parallax::views

@@ -1,0 +1,71 @@
+#pragma once
+// Where the memory and the time go. MemoryBarsView: one stacked bar per pipeline stage (weights,
+// gradients, optimizer, activations, other) against the GPU's capacity line; TimeBreakdownView: the
+// step as one stacked bar (compute, recompute, bubble, exposed communication per group, optimizer,
+// offload), with the pinned plan's bar under it for comparison. Both draw values from core results
+// only and export their data as CSV.
+#include "plots/measured_value.hpp"
+#include "viewdata/plan_evaluation.hpp"
+
+#include <QWidget>
+
+#include <optional>
+#include <vector>
+
+namespace parallax::views {
+
+class MemoryBarsView : public QWidget {
+    Q_OBJECT
+public:
+    explicit MemoryBarsView(QWidget* parent = nullptr);
+    void set_prediction(const Prediction& p);
+    void clear();
+    QString csv() const;
+    int stage_count() const { return static_cast<int>(m_prediction.stages.size()); }
+    // Measured memory per stage (bytes), drawn as a marker with its error bar over each stage's bar; index =
+    // stage, nullopt: not measured. Empty: none.
+    void set_measured(std::vector<std::optional<MeasuredValue>> per_stage);
+    const std::vector<std::optional<MeasuredValue>>& measured() const { return m_measured; }
+    // Where stage i's measured marker is drawn (tests); null when there is none.
+    QPointF measured_marker(int stage) const;
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+protected:
+    void paintEvent(QPaintEvent*) override;
+    bool event(QEvent*) override;
+
+private:
+    struct Layout {
+        QRectF plot;
+        double bar_w = 0;
+        double step = 0;
+        double max_bytes = 1;
+    };
+    Layout layout() const;
+    Prediction m_prediction;
+    bool m_has = false;
+    std::vector<std::optional<MeasuredValue>> m_measured;
+};
+
+class TimeBreakdownView : public QWidget {
+    Q_OBJECT
+public:
+    explicit TimeBreakdownView(QWidget* parent = nullptr);
+    void set_predictions(const Prediction& current, const Prediction* pinned);
+    void clear();
+    QString csv() const;
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+protected:
+    void paintEvent(QPaintEvent*) override;
+    bool event(QEvent*) override;
+
+private:
+    Prediction m_current;
+    std::optional<Prediction> m_pinned;
+    bool m_has = false;
+};
+
+} // namespace parallax::views
