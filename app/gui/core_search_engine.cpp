@@ -29,7 +29,9 @@ views::SearchReport CoreSearchEngine::run(
     const Scenario& s, int top, const std::function<void(double)>& progress, const std::function<bool()>& cancelled)
 {
     views::SearchReport report;
-    std::atomic<bool> cancel { cancelled && cancelled() };
+    const CancelToken cancel;
+    if (cancelled && cancelled())
+        cancel.cancel();
     SearchOptions o;
     o.top = top;
     o.objective = objective_of(s);
@@ -40,7 +42,7 @@ views::SearchReport CoreSearchEngine::run(
     // progress step (at least every 0.1%).
     o.progress = [&](double f) {
         if (cancelled && cancelled())
-            cancel.store(true);
+            cancel.cancel();
         if (progress)
             progress(f);
     };
@@ -50,7 +52,7 @@ views::SearchReport CoreSearchEngine::run(
         report.evaluated = out.evaluated;
         report.feasible = out.feasible;
         report.seconds = out.seconds;
-        report.cancelled = out.cancelled || cancel.load();
+        report.cancelled = out.cancelled || cancel.cancelled();
         for (const SearchResult& r : out.results) {
             views::SearchRow row;
             row.strategy = r.strategy;

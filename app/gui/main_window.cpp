@@ -1008,13 +1008,13 @@ void MainWindow::run_scaling()
         if (g >= gpn && g % gpn == 0 && (counts.empty() || counts.back() != g))
             counts.push_back(g);
     }
-    m_scaling_cancel = std::make_shared<std::atomic<bool>>(false);
-    auto cancel = m_scaling_cancel;
+    m_scaling_cancel = CancelToken {};
+    const CancelToken cancel = *m_scaling_cancel;
     m_scaling->set_running(true, QStringLiteral("Searching the best plan at %1 GPU counts...").arg(counts.size()));
     const QPointer<MainWindow> self(this);
     QtConcurrent::run([s, counts, cancel, self]() {
         SweepOptions o;
-        o.search.cancel = cancel.get();
+        o.search.cancel = cancel;
         o.search.top = 1;
         o.search.progress = [self](double f) {
             QMetaObject::invokeMethod(
@@ -1044,7 +1044,7 @@ void MainWindow::run_scaling()
                 q.strategy = p.search.results.front().strategy;
             out.push_back(std::move(q));
         }
-        const bool stopped = cancel->load();
+        const bool stopped = cancel.cancelled();
         m_scaling_cancel.reset();
         m_scaling->set_points(std::move(out), n);
         m_scaling->set_running(false,
@@ -1058,7 +1058,7 @@ void MainWindow::run_scaling()
 void MainWindow::cancel_scaling()
 {
     if (m_scaling_cancel)
-        m_scaling_cancel->store(true);
+        m_scaling_cancel->cancel();
 }
 
 // ---------------------------------------------------------------------------------------------

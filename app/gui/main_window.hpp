@@ -127,7 +127,7 @@ public:
     // The scaling sweep (a full search per GPU count) off the GUI thread; cancel_scaling() stops it.
     void run_scaling();
     void cancel_scaling();
-    bool scaling_running() const { return m_scaling_cancel != nullptr; }
+    bool scaling_running() const { return m_scaling_cancel.has_value(); }
     void set_search_engine(std::shared_ptr<views::SearchEngine> engine);
 
     // Autosave and crash recovery.
@@ -229,7 +229,7 @@ private:
     views::RemoteRunsController* m_remote = nullptr;
     std::shared_ptr<std::atomic<quint64>> m_timeline_latest = std::make_shared<std::atomic<quint64>>(0);
     bool m_timeline_stale = true;
-    std::shared_ptr<std::atomic<bool>> m_scaling_cancel;
+    std::optional<CancelToken> m_scaling_cancel; // set while a scaling sweep runs
     QWidget* m_results = nullptr;
     QWidget* m_timeline_slot = nullptr;
     QMap<QString, QDockWidget*> m_docks;

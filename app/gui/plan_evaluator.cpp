@@ -14,21 +14,20 @@ PlanEvaluator::PlanEvaluator(QObject* parent)
 
 PlanEvaluator::~PlanEvaluator()
 {
-    m_latest->fetch_add(1); // everything running is stale now
+    m_latest.cancel_all(); // everything running is stale now
     m_pool.waitForDone();
 }
 
 quint64 PlanEvaluator::request(const Scenario& s, const PlanEvaluationOptions& o)
 {
-    const quint64 id = m_latest->fetch_add(1) + 1;
-    auto latest = m_latest;
-    QtConcurrent::run(&m_pool, [s, o, id, latest]() -> std::shared_ptr<const PlanEvaluation> {
-        if (latest->load() != id)
+    const LatestRequest::Ticket ticket = m_latest.next();
+    const quint64 id = ticket.id;
+    QtConcurrent::run(&m_pool, [s, o, token = ticket.token]() -> std::shared_ptr<const PlanEvaluation> {
+        if (token.cancelled())
             return nullptr; // a newer request came in before this one started
-        auto e = std::make_shared<PlanEvaluation>(evaluate_plan(s, o, [&] { return latest->load() != id; }));
-        return e;
+        return std::make_shared<PlanEvaluation>(evaluate_plan(s, o, token));
     }).then(this, [this, id](std::shared_ptr<const PlanEvaluation> e) {
-        if (!e || e->cancelled || id != m_latest->load())
+        if (!e || e->cancelled || !m_latest.is_latest(id))
             return;
         m_delivered = id;
         emit evaluated(std::move(e));

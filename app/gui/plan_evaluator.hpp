@@ -1,8 +1,9 @@
 #pragma once
-// Evaluation off the GUI thread with "latest request wins" (STYLE.md): every request bumps an
-// atomic id; a running evaluation polls whether it is still the latest and stops early if not;
+// Evaluation off the GUI thread with "latest request wins" (STYLE.md, jobs/latest_request.hpp): every
+// request takes a ticket; a running evaluation polls its token and stops early once it is stale;
 // results arrive on the GUI thread (QFuture::then with this object as context, so a destroyed
 // receiver gets nothing) and stale ones are dropped. The result is one immutable value.
+#include "jobs/latest_request.hpp"
 #include "viewdata/plan_evaluation.hpp"
 
 #include <QObject>
@@ -21,16 +22,16 @@ public:
 
     // Returns the request id; only the evaluation of the latest id is ever delivered.
     quint64 request(const Scenario& s, const PlanEvaluationOptions& o);
-    quint64 latest_request() const { return m_latest->load(); }
+    quint64 latest_request() const { return m_latest.latest(); }
     quint64 delivered_request() const { return m_delivered; }
-    bool idle() const { return m_delivered == m_latest->load(); }
+    bool idle() const { return m_delivered == m_latest.latest(); }
 
 signals:
     void evaluated(std::shared_ptr<const parallax::PlanEvaluation> e);
 
 private:
     QThreadPool m_pool;
-    std::shared_ptr<std::atomic<quint64>> m_latest = std::make_shared<std::atomic<quint64>>(0);
+    LatestRequest m_latest;
     quint64 m_delivered = 0;
 };
 

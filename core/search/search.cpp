@@ -552,13 +552,13 @@ SearchOutcome search_cluster(
             }
         };
         for (;;) {
-            if (opt.cancel && opt.cancel->load(std::memory_order_relaxed))
+            if (opt.cancel.cancelled())
                 break;
             const std::size_t unit = next.fetch_add(1);
             if (unit + 1 >= unit_begin.size())
                 break;
             for (std::size_t i = unit_begin[unit]; i < unit_begin[unit + 1]; ++i) {
-                if (opt.cancel && opt.cancel->load(std::memory_order_relaxed))
+                if (opt.cancel.cancelled())
                     break;
                 search_outer(outers[i]);
             }
@@ -581,7 +581,7 @@ SearchOutcome search_cluster(
     out.evaluated = merged.evaluated;
     out.feasible = merged.feasible;
     out.pruned = merged.pruned;
-    out.cancelled = opt.cancel && opt.cancel->load();
+    out.cancelled = opt.cancel.cancelled();
 
     // Refine the best analytic candidates with the event simulator and re-rank.
     std::vector<Candidate> ranked = merged.top;

@@ -3,6 +3,7 @@
 // cluster and training settings (validity = strategy_rules.hpp, the same code as the scenario
 // validator), evaluates them with the allocation-free analytic model on all cores, prunes only what
 // provably cannot win, refines the best with the simulator, and explains the winners.
+#include "jobs/cancel_token.hpp"
 #include "model/analytic_model.hpp"
 #include "spec/prediction.hpp"
 #include "spec/scenario.hpp"
@@ -48,7 +49,7 @@ struct SearchOptions {
     // ("min energy per token within X% of the best time").
     std::optional<double> max_slowdown;
     bool prune = true; // off only for tests comparing against brute force
-    std::atomic<bool>* cancel = nullptr;
+    CancelToken cancel; // polled between strategies; a cancelled search returns what it has
     // Called from worker threads with the fraction done (0..1), throttled to >= 0.1% steps.
     std::function<void(double)> progress;
 };

@@ -93,7 +93,7 @@ std::vector<SweepPoint> sweep_gpus(const Scenario& s, const std::vector<long lon
         at.cluster.nodes = static_cast<int>(g / s.cluster.gpus_per_node);
         if (at.search)
             at.search->max_gpus.reset();
-        if (o.search.cancel && o.search.cancel->load())
+        if (o.search.cancel.cancelled())
             break;
         points.push_back(run_point(at, std::to_string(g) + " GPUs", o));
     }

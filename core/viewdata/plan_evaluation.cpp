@@ -90,7 +90,7 @@ TpPpHeatmap tp_pp_heatmap(const AnalyticModel& model, const PlanInputs& in, cons
     return h;
 }
 
-PlanEvaluation evaluate_plan(const Scenario& s, const PlanEvaluationOptions& o, const std::function<bool()>& cancelled)
+PlanEvaluation evaluate_plan(const Scenario& s, const PlanEvaluationOptions& o, const CancelToken& cancel)
 {
     const auto start = std::chrono::steady_clock::now();
     PlanEvaluation e;
@@ -110,7 +110,7 @@ PlanEvaluation evaluate_plan(const Scenario& s, const PlanEvaluationOptions& o, 
         e.prediction.feasible = false;
         e.prediction.infeasible_reason = e.violations.front().message;
     }
-    auto stop = [&] { return cancelled && cancelled(); };
+    auto stop = [&] { return cancel.cancelled(); };
     EvaluationCache cache(ctx); // one thread: the alternatives share layer costs and power curves
     if (o.alternatives) {
         for (Degree d : kAllDegrees) {

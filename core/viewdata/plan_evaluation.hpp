@@ -3,6 +3,7 @@
 // thread) and handed over as a value: the validity of the plan with the rules it breaks, the
 // prediction, and the alternatives around it — each degree varied with the others rebalanced
 // (sensitivity curves, which also give the handles their valid stops) and the TP x PP grid.
+#include "jobs/cancel_token.hpp"
 #include "model/analytic_model.hpp"
 #include "search/degree_snapping.hpp"
 #include "spec/prediction.hpp"
@@ -91,6 +92,6 @@ TpPpHeatmap tp_pp_heatmap(const AnalyticModel& model, const PlanInputs& in, cons
 
 // `cancelled` is polled between parts; a cancelled evaluation says so and is incomplete.
 PlanEvaluation evaluate_plan(
-    const Scenario& s, const PlanEvaluationOptions& o, const std::function<bool()>& cancelled = {});
+    const Scenario& s, const PlanEvaluationOptions& o, const CancelToken& cancel = {});
 
 } // namespace parallax

@@ -420,7 +420,11 @@ void TestDegreeSnapping::heatmapMarksOutOfMemory()
 void TestDegreeSnapping::evaluationCanBeCancelled()
 {
     const Scenario s = preset("default");
-    const PlanEvaluation e = evaluate_plan(s, PlanEvaluationOptions {}, [] { return true; });
+    const PlanEvaluation e = evaluate_plan(s, PlanEvaluationOptions {}, [] {
+        CancelToken cancelled;
+        cancelled.cancel();
+        return cancelled;
+    }());
     QVERIFY(e.cancelled);
     QVERIFY(e.valid); // the plan itself is still judged
 }

@@ -203,13 +203,12 @@ private slots:
     {
         Scenario s = small_scenario();
         s.cluster.nodes = 16; // a bigger space
-        std::atomic<bool> cancel { false };
         SearchOptions o = quick(2);
-        o.cancel = &cancel;
+        const CancelToken cancel = o.cancel;
         int calls = 0;
         o.progress = [&](double) {
             ++calls;
-            cancel = true;
+            cancel.cancel();
         };
         const SearchOutcome stopped = search_strategies(s, o);
         QVERIFY(stopped.cancelled);
