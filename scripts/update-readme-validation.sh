@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cli=${PARALLAX_CLI:-build/dev/app/parallax-cli}
-runs=${1:-../shared/validation/published-runs.json}
+runs=${1:-validation/published-runs.json}
 table=$(mktemp)
 "$cli" validate "$runs" --markdown --calibration none > "$table"
 {

@@ -563,7 +563,7 @@ void TestCli::userPresetsFromEnvironment()
 
 void TestCli::validateJson()
 {
-    const QString runs = QStringLiteral(PARALLAX_SHARED_DIR "/validation/published-runs.json");
+    const QString runs = QStringLiteral(PARALLAX_SOURCE_DIR "/validation/published-runs.json");
     QVERIFY2(QFile::exists(runs), qPrintable(runs));
     const Run r = run({ QStringLiteral("validate"), runs, QStringLiteral("--json") });
     QVERIFY(!r.crashed);
@@ -632,7 +632,7 @@ void TestCli::validateJson()
 void TestCli::validateText()
 {
     const Run r
-        = run({ QStringLiteral("validate"), QStringLiteral(PARALLAX_SHARED_DIR "/validation/published-runs.json") });
+        = run({ QStringLiteral("validate"), QStringLiteral(PARALLAX_SOURCE_DIR "/validation/published-runs.json") });
     QVERIFY(!r.crashed);
     QCOMPARE(r.code, 0);
     QVERIFY(!r.out.trimmed().isEmpty());
@@ -642,7 +642,7 @@ void TestCli::validateText()
 // calibration it used, and --calibration none gives the uncalibrated physics.
 void TestCli::validatePredictsAsPredictDoes()
 {
-    const QString runs = QStringLiteral(PARALLAX_SHARED_DIR "/validation/published-runs.json");
+    const QString runs = QStringLiteral(PARALLAX_SOURCE_DIR "/validation/published-runs.json");
     const QString dir = m_dir.filePath(QStringLiteral("validate-scenarios"));
     const Run r
         = run({ QStringLiteral("validate"), runs, QStringLiteral("--json"), QStringLiteral("--scenarios"), dir });

@@ -20,7 +20,7 @@ namespace {
 
 std::vector<ValidationCase> published_cases()
 {
-    std::ifstream in(std::string(PARALLAX_SHARED_DIR) + "/validation/published-runs.json");
+    std::ifstream in(std::string(PARALLAX_SOURCE_DIR) + "/validation/published-runs.json");
     std::stringstream ss;
     ss << in.rdbuf();
     std::vector<SkippedRow> skipped;

@@ -319,7 +319,7 @@ private slots:
     // Unstated settings of published rows follow the frameworks' own recipes.
     void published_rows_follow_the_recipes()
     {
-        std::ifstream in(std::string(PARALLAX_SHARED_DIR) + "/validation/published-runs.json");
+        std::ifstream in(std::string(PARALLAX_SOURCE_DIR) + "/validation/published-runs.json");
         std::stringstream ss;
         ss << in.rdbuf();
         std::vector<SkippedRow> skipped;

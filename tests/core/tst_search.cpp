@@ -330,7 +330,7 @@ private slots:
     // the published configuration (otherwise the search would be missing part of the space).
     void never_slower_than_published()
     {
-        std::ifstream in(std::string(PARALLAX_SHARED_DIR) + "/validation/published-runs.json");
+        std::ifstream in(std::string(PARALLAX_SOURCE_DIR) + "/validation/published-runs.json");
         QVERIFY(in.good());
         std::stringstream ss;
         ss << in.rdbuf();

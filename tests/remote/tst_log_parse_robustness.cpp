@@ -19,7 +19,7 @@ using namespace parallax::remote;
 
 namespace {
 
-const std::string kFixtureDir = PARALLAX_SHARED_DIR "/fixtures/logs/";
+const std::string kFixtureDir = PARALLAX_SOURCE_DIR "/tests/data/logs/";
 
 // The engine's output sequence is fixed by the standard (distributions are not), so draws are made
 // from raw engine output: the same inputs on every platform.

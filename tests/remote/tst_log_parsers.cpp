@@ -22,7 +22,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kFixtureDir = PARALLAX_SHARED_DIR "/fixtures/logs/";
+const std::string kFixtureDir = PARALLAX_SOURCE_DIR "/tests/data/logs/";
 
 std::string read_file(const std::string& path)
 {

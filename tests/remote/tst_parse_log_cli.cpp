@@ -16,7 +16,7 @@ using json = nlohmann::ordered_json; // keeps the printed key order
 
 namespace {
 
-const QString kFixtureDir = QStringLiteral(PARALLAX_SHARED_DIR "/fixtures/logs/");
+const QString kFixtureDir = QStringLiteral(PARALLAX_SOURCE_DIR "/tests/data/logs/");
 
 struct Run {
     int exit_code = -1;

@@ -1,6 +1,6 @@
 // libFuzzer target for the training-log parsers: any bytes, every format, whole and in two chunks.
 // Build with clang (remote/CMakeLists.txt adds it only then) and run e.g.
-//   fuzz_training_log -max_len=16384 corpus/ ../shared/fixtures/logs
+//   fuzz_training_log -max_len=16384 corpus/ tests/data/logs
 #include "log_parse/fuzz/log_invariants.hpp"
 #include "log_parse/training_log_parser.hpp"
 
