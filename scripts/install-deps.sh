@@ -5,14 +5,14 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git ccache
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev libqt6sql6-sqlite libqt6svg6
   libqcustomplot-dev libqcustomplot2.1-qt6
   libeigen3-dev nlohmann-json3-dev libssh-dev libgl-dev
   fonts-dejavu-core xvfb xauth
 )
 if [[ "${1:-}" == "--tests" ]]; then
-  packages+=(libbenchmark-dev python3)
+  packages+=(libbenchmark-dev python3 clang-format)
   # Remote validation tests: a real OpenSSH server and single-node SLURM on loopback, and the
   # probe's PyTorch on CPU (OpenBLAS: CPU matmuls ~15x faster than the reference BLAS torch pulls in).
   packages+=(openssh-server openssh-client slurmctld slurmd slurm-client munge python3-torch libopenblas0-pthread)

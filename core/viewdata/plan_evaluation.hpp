@@ -91,7 +91,6 @@ TpPpHeatmap tp_pp_heatmap(const AnalyticModel& model, const PlanInputs& in, cons
     const PlanEvaluationOptions& o, EvaluationCache* cache = nullptr);
 
 // `cancelled` is polled between parts; a cancelled evaluation says so and is incomplete.
-PlanEvaluation evaluate_plan(
-    const Scenario& s, const PlanEvaluationOptions& o, const CancelToken& cancel = {});
+PlanEvaluation evaluate_plan(const Scenario& s, const PlanEvaluationOptions& o, const CancelToken& cancel = {});
 
 } // namespace parallax
