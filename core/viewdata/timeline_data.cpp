@@ -1,5 +1,6 @@
 #include "viewdata/timeline_data.hpp"
 
+#include "io/number_format.hpp"
 #include "spec/scenario.hpp"
 #include "viewdata/comm_companions.hpp"
 
@@ -52,13 +53,6 @@ bool is_pipeline_pass(IrOpType t)
 bool is_dag_node(IrOpType t)
 {
     return is_pipeline_pass(t) || t == IrOpType::optimizer || t == IrOpType::offload;
-}
-
-std::string fmt(const char* format, double v)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
 }
 
 // Gaps of `busy` (sorted, disjoint items) inside [lo, hi].
@@ -433,14 +427,14 @@ std::string format_duration(double seconds)
     if (a == 0)
         return "0 s";
     if (a >= 100)
-        return fmt("%.1f s", seconds);
+        return format_number("%.1f s", seconds);
     if (a >= 1)
-        return fmt("%.3f s", seconds);
+        return format_number("%.3f s", seconds);
     if (a >= 1e-3)
-        return fmt(a >= 0.1 ? "%.1f ms" : "%.3g ms", seconds * 1e3);
+        return format_number(a >= 0.1 ? "%.1f ms" : "%.3g ms", seconds * 1e3);
     if (a >= 1e-6)
-        return fmt("%.3g \xc2\xb5s", seconds * 1e6);
-    return fmt("%.3g ns", seconds * 1e9);
+        return format_number("%.3g \xc2\xb5s", seconds * 1e6);
+    return format_number("%.3g ns", seconds * 1e9);
 }
 
 std::string format_si(double value, const char* unit)
