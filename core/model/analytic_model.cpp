@@ -495,11 +495,11 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCac
     }
 }
 
-Prediction AnalyticModel::predict(const Strategy& s) const
+namespace {
+
+// The prediction's headline numbers, straight from the analytic result.
+Prediction prediction_of(const PlanContext& ctx, const AnalyticResult& r)
 {
-    const PlanContext& ctx = m_ctx;
-    AnalyticResult r;
-    evaluate(s, r);
     Prediction p;
     p.fidelity = Fidelity::analytic;
     p.feasible = r.feasible;
@@ -524,76 +524,60 @@ Prediction AnalyticModel::predict(const Strategy& s) const
             ctx.cluster.gpu.memory_bytes / units::kGiB);
         p.infeasible_reason = buf;
     }
-    EvaluationCache cache(ctx);
-    StrategyCosts c;
-    compute_costs(ctx, s, cache, c);
+    return p;
+}
+
+// One pipeline stage's times, memory, clock and power at the evaluated (possibly thermal) clock.
+StageReport stage_report(
+    const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, const AnalyticResult& r, int st)
+{
     const PlanLayout& layout = *c.layout;
-    for (int st = 0; st < s.pp; ++st) {
-        StageReport rep;
-        rep.stage = st;
-        rep.layers = layout.stage[st].layers;
-        rep.has_embedding = st == 0;
-        rep.has_output = st == s.pp - 1;
-        rep.in_flight_microbatches = static_cast<int>(std::ceil(in_flight_microbatches(s, st, r.microbatches)));
-        double x = stage_clock(ctx.power, ctx.training, s.pp, st);
-        if (r.power.thermal_clock > 0)
-            x = std::min(x, r.power.thermal_clock);
-        StagePower sp;
-        const StageTiming t = timing_with_zero3(ctx, s, c, st, x, &sp);
-        rep.forward_s = t.forward_s;
-        rep.backward_s = t.backward_s;
-        rep.memory = stage_memory(ctx, s, layout, st, r.microbatches, c.layer.activations);
-        rep.clock_MHz = ctx.power.clock_MHz(x);
-        {
-            const StageTail tail = stage_tail(ctx, s, c, st);
-            StageEnergyInputs in;
-            in.step_s = r.step_time_s;
-            in.microbatches = static_cast<double>(r.microbatches);
-            in.optimizer_s = tail.optimizer_s;
-            in.dp_comm_s = tail.grad_reduce_s + tail.param_gather_s;
-            in.clock = x;
-            rep.avg_W = stage_step_energy_J(ctx.power, sp, in) / r.step_time_s;
-            rep.peak_W = std::max(sp.peak_W, rep.avg_W);
-        }
-        p.stages.push_back(rep);
-    }
-    const PlanInputs in { ctx.model, ctx.training, ctx.cluster.gpu, ctx.cluster.total_gpus() };
-    p.warnings = strategy_warnings(in, s);
-    if (!r.feasible)
-        p.warnings.push_back(p.infeasible_reason);
-    {
-        // Checkpoint: bf16 weights plus the optimizer's states (master weights and moments).
-        const StateBytes sb = state_bytes(ctx.training, s);
-        p.checkpoint_bytes = total_params(ctx.model) * (2 + sb.optimizer);
-        const MoeLoad load = moe_load(ctx.model, ctx.training, s.ep);
-        p.moe_dropped_fraction = load.dropped_fraction;
-        if (load.straggler_ratio > 1)
-            p.warnings.push_back("MoE load imbalance: the busiest EP rank gets "
-                + std::to_string(load.straggler_ratio).substr(0, 4)
-                + "x its share of tokens and sets the pace of every MoE layer");
-        if (load.dropped_fraction > 0)
-            p.warnings.push_back("the capacity factor drops " + std::to_string(100 * load.dropped_fraction).substr(0, 4)
-                + "% of the token-expert assignments");
-    }
-    if (!r.feasible) {
-        // Long context: say how much context parallelism would make it fit (same GPUs, DP traded for CP).
-        for (int k = 2; k <= 64; k *= 2) {
-            if (s.dp % k != 0)
-                break;
-            Strategy t = s;
-            t.cp = s.cp * k;
-            t.dp = s.dp / k;
-            if (check_strategy(in, t) != Rule::ok)
-                continue;
-            AnalyticResult alt;
-            evaluate(t, alt);
-            if (alt.feasible) {
-                p.warnings.push_back("context parallelism " + std::to_string(t.cp) + " (DP " + std::to_string(t.dp)
-                    + ") would fit this sequence length in memory");
-                break;
-            }
-        }
-    }
+    StageReport rep;
+    rep.stage = st;
+    rep.layers = layout.stage[st].layers;
+    rep.has_embedding = st == 0;
+    rep.has_output = st == s.pp - 1;
+    rep.in_flight_microbatches = static_cast<int>(std::ceil(in_flight_microbatches(s, st, r.microbatches)));
+    double x = stage_clock(ctx.power, ctx.training, s.pp, st);
+    if (r.power.thermal_clock > 0)
+        x = std::min(x, r.power.thermal_clock);
+    StagePower sp;
+    const StageTiming t = timing_with_zero3(ctx, s, c, st, x, &sp);
+    rep.forward_s = t.forward_s;
+    rep.backward_s = t.backward_s;
+    rep.memory = stage_memory(ctx, s, layout, st, r.microbatches, c.layer.activations);
+    rep.clock_MHz = ctx.power.clock_MHz(x);
+    const StageTail tail = stage_tail(ctx, s, c, st);
+    StageEnergyInputs in;
+    in.step_s = r.step_time_s;
+    in.microbatches = static_cast<double>(r.microbatches);
+    in.optimizer_s = tail.optimizer_s;
+    in.dp_comm_s = tail.grad_reduce_s + tail.param_gather_s;
+    in.clock = x;
+    rep.avg_W = stage_step_energy_J(ctx.power, sp, in) / r.step_time_s;
+    rep.peak_W = std::max(sp.peak_W, rep.avg_W);
+    return rep;
+}
+
+// Checkpoint size, and the MoE routing's imbalance and dropped tokens.
+void add_checkpoint_and_moe_load(const PlanContext& ctx, const Strategy& s, Prediction& p)
+{
+    // Checkpoint: bf16 weights plus the optimizer's states (master weights and moments).
+    const StateBytes sb = state_bytes(ctx.training, s);
+    p.checkpoint_bytes = total_params(ctx.model) * (2 + sb.optimizer);
+    const MoeLoad load = moe_load(ctx.model, ctx.training, s.ep);
+    p.moe_dropped_fraction = load.dropped_fraction;
+    if (load.straggler_ratio > 1)
+        p.warnings.push_back("MoE load imbalance: the busiest EP rank gets "
+            + std::to_string(load.straggler_ratio).substr(0, 4)
+            + "x its share of tokens and sets the pace of every MoE layer");
+    if (load.dropped_fraction > 0)
+        p.warnings.push_back("the capacity factor drops " + std::to_string(100 * load.dropped_fraction).substr(0, 4)
+            + "% of the token-expert assignments");
+}
+
+void add_model_assumptions(const PlanContext& ctx, const Strategy& s, Prediction& p)
+{
     p.assumptions.push_back("fidelity: analytic (closed-form pipeline formula over per-op costs)");
     p.assumptions.push_back(ctx.calibration.is_identity()
             ? "calibration: none (datasheet peaks x named per-generation efficiencies for "
@@ -605,28 +589,76 @@ Prediction AnalyticModel::predict(const Strategy& s) const
         + (s.overlap_grad_reduce ? "overlapped with backward" : "after backward"));
     if (s.tp_comm_overlap)
         p.assumptions.push_back("TP communication overlapped with GEMMs (Transformer Engine userbuffers)");
-    {
-        const PowerModel& pm = ctx.power;
-        auto watts = [](double w) { return std::to_string(static_cast<long long>(std::lround(w))) + " W"; };
-        std::string clock = pm.nominal_MHz > 0
-            ? std::to_string(static_cast<long long>(std::lround(r.power.clock_MHz))) + " MHz"
-            : std::to_string(static_cast<long long>(std::lround(100 * r.power.clock_MHz))) + "%";
-        if (!uniform_stage_clocks(ctx.training, s.pp))
-            clock += " (mean of the per-stage clocks)";
-        p.assumptions.push_back("power: kernels at " + clock + ", capped at " + watts(pm.cap_W) + "; idle "
-            + watts(pm.idle_W) + ", awake-idle " + watts(pm.wait_W) + " in bubbles and waits; node overhead "
-            + watts(ctx.node_overhead_W) + " (power_model.hpp)");
-        if (r.power.power_capped) {
-            char pct[32];
-            std::snprintf(pct, sizeof pct, "%.1f%%", 100 * r.power.cap_slowdown);
-            p.warnings.push_back("the " + watts(pm.cap_W) + " power cap throttles the most power-hungry kernels: +"
-                + std::string(pct) + " kernel time on the most affected stage");
-        }
-        if (r.power.thermal_clock > 0)
-            p.warnings.push_back("thermal limit: at " + std::to_string(static_cast<int>(std::lround(pm.inlet_C)))
-                + " C inlet the cooling sustains " + watts(r.power.thermal_limit_W) + " per GPU; the clock falls to "
-                + std::to_string(static_cast<int>(std::lround(100 * r.power.thermal_clock))) + "% of nominal");
+}
+
+// The power model's settings, and warnings when the power cap or the thermal limit slows the step.
+void add_power_notes(const PlanContext& ctx, const Strategy& s, const AnalyticResult& r, Prediction& p)
+{
+    const PowerModel& pm = ctx.power;
+    auto watts = [](double w) { return std::to_string(static_cast<long long>(std::lround(w))) + " W"; };
+    std::string clock = pm.nominal_MHz > 0
+        ? std::to_string(static_cast<long long>(std::lround(r.power.clock_MHz))) + " MHz"
+        : std::to_string(static_cast<long long>(std::lround(100 * r.power.clock_MHz))) + "%";
+    if (!uniform_stage_clocks(ctx.training, s.pp))
+        clock += " (mean of the per-stage clocks)";
+    p.assumptions.push_back("power: kernels at " + clock + ", capped at " + watts(pm.cap_W) + "; idle "
+        + watts(pm.idle_W) + ", awake-idle " + watts(pm.wait_W) + " in bubbles and waits; node overhead "
+        + watts(ctx.node_overhead_W) + " (power_model.hpp)");
+    if (r.power.power_capped) {
+        char pct[32];
+        std::snprintf(pct, sizeof pct, "%.1f%%", 100 * r.power.cap_slowdown);
+        p.warnings.push_back("the " + watts(pm.cap_W) + " power cap throttles the most power-hungry kernels: +"
+            + std::string(pct) + " kernel time on the most affected stage");
     }
+    if (r.power.thermal_clock > 0)
+        p.warnings.push_back("thermal limit: at " + std::to_string(static_cast<int>(std::lround(pm.inlet_C)))
+            + " C inlet the cooling sustains " + watts(r.power.thermal_limit_W) + " per GPU; the clock falls to "
+            + std::to_string(static_cast<int>(std::lround(100 * r.power.thermal_clock))) + "% of nominal");
+}
+
+// Long context: how much context parallelism would make the plan fit (same GPUs, DP traded for CP).
+std::optional<std::string> context_parallel_hint(const AnalyticModel& model, const Strategy& s, const PlanInputs& in)
+{
+    for (int k = 2; k <= 64; k *= 2) {
+        if (s.dp % k != 0)
+            break;
+        Strategy t = s;
+        t.cp = s.cp * k;
+        t.dp = s.dp / k;
+        if (check_strategy(in, t) != Rule::ok)
+            continue;
+        AnalyticResult alt;
+        model.evaluate(t, alt);
+        if (alt.feasible)
+            return "context parallelism " + std::to_string(t.cp) + " (DP " + std::to_string(t.dp)
+                + ") would fit this sequence length in memory";
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+Prediction AnalyticModel::predict(const Strategy& s) const
+{
+    const PlanContext& ctx = m_ctx;
+    AnalyticResult r;
+    evaluate(s, r);
+    Prediction p = prediction_of(ctx, r);
+    EvaluationCache cache(ctx);
+    StrategyCosts c;
+    compute_costs(ctx, s, cache, c);
+    for (int st = 0; st < s.pp; ++st)
+        p.stages.push_back(stage_report(ctx, s, c, r, st));
+    const PlanInputs in { ctx.model, ctx.training, ctx.cluster.gpu, ctx.cluster.total_gpus() };
+    p.warnings = strategy_warnings(in, s);
+    if (!r.feasible)
+        p.warnings.push_back(p.infeasible_reason);
+    add_checkpoint_and_moe_load(ctx, s, p);
+    if (!r.feasible)
+        if (auto hint = context_parallel_hint(*this, s, in))
+            p.warnings.push_back(*hint);
+    add_model_assumptions(ctx, s, p);
+    add_power_notes(ctx, s, r, p);
     p.assumptions.push_back("FLOPs counted as Megatron-LM reports them (causal attention in full, no recompute)");
     return p;
 }
