@@ -3,23 +3,15 @@
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
+#include "io/number_format.hpp"
 #include "power/clock_planner.hpp"
 #include "spec/input_error.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
-
 namespace parallax::cli {
 
 namespace {
-
-std::string fmt(const char* f, double v)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
 
 nlohmann::json fidelity_json(const ClockPlanFidelity& f)
 {
@@ -93,18 +85,20 @@ int run_clocks(const QStringList& args)
         return kOk;
     }
     std::string out = "per-stage clocks for " + scenario.model.name + " (pp " + std::to_string(scenario.strategy.pp)
-        + "), step-time allowance " + fmt("%.1f%%", 100 * o.max_slowdown) + "\n\n";
+        + "), step-time allowance " + format_number("%.1f%%", 100 * o.max_slowdown) + "\n\n";
     out += "stage   clock MHz (from)   avg W per GPU (from)\n";
     for (std::size_t i = 0; i < plan.stage_clock_MHz.size(); ++i)
-        out += fmt("%5.0f", static_cast<double>(i)) + fmt("   %9.0f", plan.stage_clock_MHz[i])
-            + fmt(" (%4.0f)", plan.base_clock_MHz[i])
-            + (i < plan.stage_W.size() ? fmt("   %13.0f", plan.stage_W[i]) + fmt(" (%4.0f)", plan.stage_base_W[i]) : "")
+        out += format_number("%5.0f", static_cast<double>(i)) + format_number("   %9.0f", plan.stage_clock_MHz[i])
+            + format_number(" (%4.0f)", plan.base_clock_MHz[i])
+            + (i < plan.stage_W.size()
+                    ? format_number("   %13.0f", plan.stage_W[i]) + format_number(" (%4.0f)", plan.stage_base_W[i])
+                    : "")
             + "\n";
     auto row = [&](const char* name, const ClockPlanFidelity& f) {
-        out += std::string(name) + fmt("energy saved %5.2f%%", 100 * f.energy_saved())
-            + fmt(", step time %+.2f%%", 100 * f.slowdown()) + fmt("  (%.3f s", f.base_step_s)
-            + fmt(" -> %.3f s", f.step_s) + fmt(", %.0f kJ", f.base_energy_J / 1000)
-            + fmt(" -> %.0f kJ per step)\n", f.energy_J / 1000);
+        out += std::string(name) + format_number("energy saved %5.2f%%", 100 * f.energy_saved())
+            + format_number(", step time %+.2f%%", 100 * f.slowdown()) + format_number("  (%.3f s", f.base_step_s)
+            + format_number(" -> %.3f s", f.step_s) + format_number(", %.0f kJ", f.base_energy_J / 1000)
+            + format_number(" -> %.0f kJ per step)\n", f.energy_J / 1000);
     };
     out += "\n";
     row("analytic   ", plan.analytic);
@@ -114,7 +108,7 @@ int run_clocks(const QStringList& args)
         out += "note: " + n + "\n";
     out += "\nscenario: \"training\": { \"stage_clock_MHz\": [";
     for (std::size_t i = 0; i < plan.stage_clock_MHz.size(); ++i)
-        out += (i ? ", " : "") + fmt("%.0f", plan.stage_clock_MHz[i]);
+        out += (i ? ", " : "") + format_number("%.0f", plan.stage_clock_MHz[i]);
     out += "] }\n";
     print_out(out);
     return kOk;

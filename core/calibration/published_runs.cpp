@@ -1,6 +1,7 @@
 #include "calibration/published_runs.hpp"
 
 #include "io/json_reader.hpp"
+#include "io/number_format.hpp"
 #include "io/scenario_io.hpp"
 #include "model/analytic_model.hpp"
 #include "model/model_math.hpp"
@@ -11,7 +12,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <numeric>
 
 namespace parallax {
@@ -60,13 +60,6 @@ std::optional<bool> boolean(const json& obj, const char* key)
     if (it == obj.end() || !it->is_boolean())
         return std::nullopt;
     return it->get<bool>();
-}
-
-std::string fmt(const char* f, double v)
-{
-    char buf[96];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
 }
 
 // The GPU preset a row ran on, from its free-text gpu_type.
@@ -161,6 +154,622 @@ std::string source_group_of(const std::string& id)
     return pos == std::string::npos ? id : id.substr(0, pos);
 }
 
+// Why a row cannot be modelled; nullopt when the step that returns it succeeded.
+using SkipReason = std::optional<std::string>;
+
+// One published row while it becomes a scenario: its JSON sections, what its source says about it,
+// and the specs filled so far. Every unstated setting filled by a rule goes into `as`, in order.
+struct PublishedRow {
+    PublishedRow(const json& row_json, ValidationCase& validation_case)
+        : row(row_json)
+        , model(row_json.contains("model") ? row_json["model"] : json())
+        , hw(row_json.contains("hardware") ? row_json["hardware"] : json())
+        , st(row_json.contains("strategy") ? row_json["strategy"] : json())
+        , res(row_json.contains("result") ? row_json["result"] : json())
+        , year(static_cast<int>(num(row_json, "year").value_or(2024)))
+        , c(validation_case)
+        , as(validation_case.assumptions)
+        , notes(str(row_json, "notes"))
+        , source(str(row_json, "source"))
+        , torchtitan(validation_case.source_group == "torchtitan")
+        // Which documented recipe the row comes from, by what its source says: NVIDIA's NeMo performance
+        // tables and Megatron-LM's example scripts; the Llama 3 paper.
+        , nvidia_recipe(contains(source, "NVIDIA/NeMo") || contains(source, "NVIDIA-NeMo/Megatron-Bridge")
+              || (contains(source, "NVIDIA/Megatron-LM") && contains(source, "examples/") && year >= 2024))
+        , llama3_paper(contains(source, "Llama 3 Herd"))
+    {
+    }
+
+    const json& row;
+    const json model;
+    const json hw;
+    const json st;
+    const json res;
+    const int year;
+    ValidationCase& c;
+    std::vector<std::string>& as;
+    const std::string notes;
+    const std::string source;
+    const bool torchtitan;
+    const bool nvidia_recipe;
+    const bool llama3_paper;
+
+    double n_gpus = 0;
+    std::optional<long long> local_batch; // from the notes' "local batch size N"
+    ModelSpec m;
+    ClusterSpec cl;
+    Strategy s;
+    TrainingSpec t;
+};
+
+// Rows whose workload Parallax does not model at all, whatever their dimensions.
+SkipReason unmodelled_workload(const PublishedRow& r, double layers)
+{
+    if (layers < 2)
+        return "per-layer micro-benchmark, not an end-to-end step (checked by a unit test instead)";
+    if (contains(r.c.id, "zero3") && r.year <= 2021)
+        return "DeepSpeed ZeRO-3 of 2021 without model parallelism: it fetched parameters per tensor, on demand, "
+               "which Parallax does not model (it models bucketed, prefetched FSDP/ZeRO-3 collectives); "
+               "the measured throughput falls 3x from 384 to 1536 GPUs at a fixed global batch";
+    if (contains(r.c.id, "lora"))
+        return "LoRA fine-tuning (frozen base weights, no weight gradients or optimizer for them) is not modelled";
+    return std::nullopt;
+}
+
+void read_moe(PublishedRow& r)
+{
+    ModelSpec& m = r.m;
+    const auto experts = num(r.model, "n_experts");
+    if (!experts || *experts <= 1)
+        return;
+    MoeSpec e = m.moe.value_or(MoeSpec {});
+    e.experts = static_cast<int>(*experts);
+    if (auto k = num(r.model, "top_k"))
+        e.top_k = static_cast<int>(*k);
+    if (auto f = num(r.model, "expert_ffn_size"))
+        e.expert_ffn_hidden = static_cast<long long>(*f);
+    else if (e.expert_ffn_hidden == 0)
+        e.expert_ffn_hidden = m.ffn_hidden;
+    if (auto sh = num(r.model, "shared_experts"))
+        e.shared_experts = static_cast<int>(*sh);
+    if (auto cf = num(r.model, "capacity_factor"))
+        e.capacity_factor = *cf;
+    m.moe = e;
+    r.as.push_back("mixture of experts: " + std::to_string(e.experts) + " experts, top-" + std::to_string(e.top_k)
+        + ", balanced routing (load unstated)");
+}
+
+// The model: the row's dimensions over the preset of the same name, or GPT defaults.
+SkipReason read_model(PublishedRow& r, const PresetCatalog& catalog)
+{
+    const json& model = r.model;
+    const auto layers = num(model, "n_layers");
+    const auto hidden = num(model, "hidden_size");
+    const auto heads = num(model, "n_heads");
+    auto seq = num(model, "seq_len");
+    if (!seq && r.torchtitan) {
+        // torchtitan's llama3 training configs use 8192-token sequences (as the Dec 2024 rows derive).
+        seq = 8192.0;
+        r.as.push_back("seq_len unstated: 8192 (torchtitan's llama3 configs)");
+    }
+    if (!layers || !hidden || !heads || !seq)
+        return "model dimensions (layers, hidden, heads, seq_len) not stated";
+    if (auto why = unmodelled_workload(r, *layers))
+        return why;
+    r.t.seq_len = static_cast<long long>(*seq);
+
+    ModelSpec& m = r.m;
+    m.name = str(model, "name").empty() ? r.c.id : str(model, "name");
+    // A model Parallax knows by name fills what the row leaves unstated (vocab, KV heads, activation).
+    const PresetEntry* known = model_preset_for(m.name, catalog);
+    if (known) {
+        m = parse_model(known->json, known->origin, "");
+        m.name = str(model, "name");
+    }
+    m.layers = static_cast<int>(*layers);
+    m.hidden = static_cast<long long>(*hidden);
+    m.heads = static_cast<int>(*heads);
+    if (auto kv = num(model, "n_kv_heads"))
+        m.kv_heads = static_cast<int>(*kv);
+    else if (!known)
+        m.kv_heads = m.heads;
+    if (!known)
+        m.ffn_act = is_swiglu_family(m.name) ? FfnActivation::swiglu : FfnActivation::gelu;
+    if (auto f = num(model, "ffn_hidden_size")) {
+        m.ffn_hidden = static_cast<long long>(*f);
+    } else if (!known) {
+        m.ffn_hidden = 4 * m.hidden;
+        r.as.push_back("ffn_hidden unstated: 4*hidden (GPT)");
+    }
+    if (auto v = num(model, "vocab_size")) {
+        m.vocab = static_cast<long long>(*v);
+    } else if (!known) {
+        m.vocab = 51200;
+        r.as.push_back("vocab unstated: 51200 (Megatron's padded GPT-2 vocabulary)");
+    }
+    read_moe(r);
+    if (known)
+        r.as.push_back("unstated architecture fields from the " + known->name + " preset");
+    else if (m.ffn_act == FfnActivation::swiglu)
+        r.as.push_back("SwiGLU MLP (Llama family)");
+    r.c.model_name = m.name;
+    return std::nullopt;
+}
+
+// GPUs per NVLink domain the job uses: all of them, or for a job that does not fill whole domains
+// (e.g. 256 GPUs on 72-GPU NVL72 racks) the largest whole number of 4-GPU compute trays per domain
+// that divides it (GB200 NVL72: 18 trays x 4).
+int gpus_per_node_used(PublishedRow& r)
+{
+    int gpn = static_cast<int>(num(r.hw, "gpus_per_node").value_or(8));
+    if (!num(r.hw, "gpus_per_node"))
+        r.as.push_back("8 GPUs per node");
+    const auto n_gpus = static_cast<long long>(r.n_gpus);
+    if (n_gpus % gpn == 0)
+        return gpn;
+    int used = 1;
+    for (int d = gpn; d >= 1; --d)
+        if (n_gpus % d == 0 && (gpn < 8 || d % 4 == 0)) {
+            used = d;
+            break;
+        }
+    r.as.push_back(std::to_string(used) + " of the " + std::to_string(gpn) + " GPUs of each NVLink domain used");
+    return used;
+}
+
+std::string intra_node_fabric_name(const GpuSpec& gpu, const std::string& gpu_name, bool nvl72)
+{
+    return gpu.architecture == GpuArchitecture::ampere   ? "nvlink3-nvswitch"
+        : contains(gpu_name, "H800")                     ? "nvlink4-h800"
+        : gpu.architecture == GpuArchitecture::volta     ? "nvlink2"
+        : gpu.architecture == GpuArchitecture::blackwell ? (nvl72 ? "nvlink5-nvl72" : "nvlink5-nvswitch")
+                                                         : "nvlink4-nvswitch";
+}
+
+// The inter-node fabric preset for the row's free-text network; empty for Omni-Path, which has none.
+std::string inter_node_fabric_name(const std::string& inter, const GpuSpec& gpu, std::vector<std::string>& as)
+{
+    if (contains(inter, "omni-path") || contains(inter, "omnipath"))
+        return "";
+    if (contains(inter, "xdr") || contains(inter, "800 gb"))
+        return "ib-xdr";
+    if (contains(inter, "roce") || contains(inter, "rdma"))
+        return "roce-400g";
+    if (contains(inter, "hdr") && !contains(inter, "400"))
+        return "ib-hdr";
+    if (contains(inter, "400") || contains(inter, "ndr"))
+        return "ib-ndr";
+    std::string name = gpu.architecture == GpuArchitecture::ampere ? "ib-hdr" : "ib-ndr";
+    if (inter.empty())
+        as.push_back("network unstated: " + name + " per GPU (the generation's DGX reference design)");
+    return name;
+}
+
+SkipReason read_fabrics(PublishedRow& r, const PresetCatalog& catalog, const std::string& gpu_name)
+{
+    ClusterSpec& cl = r.cl;
+    const std::string intra = str(r.hw, "intra_node_link");
+    const std::string inter = str(r.hw, "inter_node");
+    const bool nvl72 = cl.gpus_per_node > 8 || contains(intra, "nvl72");
+    const std::string intra_name = intra_node_fabric_name(cl.gpu, gpu_name, nvl72);
+    const std::string inter_name = inter_node_fabric_name(inter, cl.gpu, r.as);
+    const PresetEntry* intra_entry = catalog.find(PresetKind::fabrics, intra_name);
+    if (!intra_entry)
+        return "fabric preset " + intra_name + " missing";
+    cl.intra_node = parse_fabric(intra_entry->json, intra_entry->origin, "");
+    if (inter_name.empty()) {
+        // BLOOM's Jean Zay: 4 x 100 Gb/s Omni-Path links per 8-GPU node -> 6.25 GB/s per GPU.
+        cl.inter_node.name = "omni-path-4x100g";
+        cl.inter_node.kind = FabricKind::ib;
+        cl.inter_node.bw_Bps = 4 * 12.5e9 / cl.gpus_per_node;
+        cl.inter_node.latency_s = 8e-6;
+        r.as.push_back("Omni-Path 4 x 100 Gb/s per node = 6.25 GB/s per GPU");
+    } else {
+        const PresetEntry* e = catalog.find(PresetKind::fabrics, inter_name);
+        if (!e)
+            return "fabric preset " + inter_name + " missing";
+        cl.inter_node = parse_fabric(e->json, e->origin, "");
+    }
+    return std::nullopt;
+}
+
+// The cluster: the GPU preset the row's gpu_type names, its node shape and its fabrics.
+SkipReason read_cluster(PublishedRow& r, const PresetCatalog& catalog)
+{
+    const std::string gpu_type = str(r.hw, "gpu_type");
+    const auto gpu_name = gpu_preset(gpu_type, r.as);
+    if (!gpu_name)
+        return "GPU '" + gpu_type + "' has no preset";
+    r.c.gpu = *gpu_name;
+    const auto n_gpus = num(r.hw, "n_gpus");
+    if (!n_gpus || *n_gpus < 1)
+        return std::string("GPU count not stated");
+    r.n_gpus = *n_gpus;
+    const int gpn = gpus_per_node_used(r);
+    ClusterSpec& cl = r.cl;
+    const PresetEntry* gpu_entry = catalog.find(PresetKind::gpus, *gpu_name);
+    if (!gpu_entry)
+        return "GPU preset " + *gpu_name + " missing";
+    cl.gpu = parse_gpu(gpu_entry->json, gpu_entry->origin, "");
+    if (contains(gpu_type, "96gb")) {
+        // Meta's Grand Teton H100: 96 GB HBM2e at 2.4 TB/s, run at a 500 W limit (torchtitan benchmarks).
+        cl.gpu.memory_bytes = 94.0 * units::kGiB;
+        cl.gpu.memory_bw_Bps = 2400 * units::kGB;
+        cl.gpu.power_limit_W = 500;
+        cl.gpu.name = "H100-SXM-96GB (Grand Teton, 500 W)";
+        r.as.push_back("H100 96 GB HBM2e variant: H100 SXM compute peaks, 2.4 TB/s, 500 W");
+    }
+    cl.nodes = static_cast<int>(static_cast<long long>(*n_gpus) / gpn);
+    cl.gpus_per_node = gpn;
+    if (auto why = read_fabrics(r, catalog, *gpu_name))
+        return why;
+    cl.name = std::to_string(cl.nodes) + "x" + std::to_string(gpn) + " " + cl.gpu.name;
+    return std::nullopt;
+}
+
+// Pipeline chunks per rank: stated, implied by the row's id, or the Llama 3 paper's layout.
+void read_virtual_stages(PublishedRow& r)
+{
+    Strategy& s = r.s;
+    int vp = static_cast<int>(num(r.st, "vp").value_or(1));
+    if (vp <= 1 && s.pp > 1 && contains(r.c.id, "interleaved")) {
+        vp = 2;
+        r.as.push_back(
+            "interleaved schedule with unstated stages per rank: 2 (torchtitan's default for looped schedules)");
+    }
+    if (vp <= 1 && s.pp > 1 && r.llama3_paper && (r.m.layers + 2) % (2 * s.pp) == 0) {
+        // Llama 3 paper Sec. 3.3.2: an interleaved schedule (bubble (PP-1)/(V*M)), one layer fewer on
+        // the first and the last stage, so that the first chunk holds only the embedding and the last
+        // only the output and loss: one layer per chunk, V = (layers + 2) / PP. Parallax's chunks hold
+        // at least one layer, so the nearest layout it can express has two layers per chunk.
+        vp = (r.m.layers + 2) / (2 * s.pp);
+        s.first_stage_layers = 2 * vp - 1;
+        s.last_stage_layers = 2 * vp - 1;
+        r.as.push_back("interleaved schedule (Llama 3 paper Sec. 3.3.2): " + std::to_string(vp)
+            + " chunks of 2 layers per rank, first and last stage one layer short ("
+            + std::to_string(s.first_stage_layers) + " layers)");
+    }
+    s.vpp = vp > 1 ? vp : 1;
+    s.schedule = s.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+    if (contains(str(r.st, "schedule"), "dualpipe"))
+        s.schedule = Schedule::dualpipe;
+}
+
+void read_micro_batch(PublishedRow& r)
+{
+    Strategy& s = r.s;
+    if (auto mbs = num(r.st, "micro_batch_size")) {
+        s.micro_batch = static_cast<int>(*mbs);
+    } else if (r.torchtitan && s.pp > 1 && r.local_batch
+        && *r.local_batch % (static_cast<long long>(s.pp) * s.vpp) == 0) {
+        // torchtitan splits the local batch into as many micro-batches as there are pipeline stages
+        // unless told otherwise (pipeline_parallel_microbatches, config_manager.py, Dec 2024).
+        s.micro_batch = static_cast<int>(*r.local_batch / (static_cast<long long>(s.pp) * s.vpp));
+        r.as.push_back("micro-batches: torchtitan's default, one per pipeline stage (" + std::to_string(s.pp * s.vpp)
+            + " of " + std::to_string(s.micro_batch) + ")");
+    } else {
+        s.micro_batch = 1;
+        r.as.push_back("micro-batch unstated: 1");
+    }
+}
+
+// The parallel degrees, the pipeline layout and the micro-batch.
+SkipReason read_parallelism(PublishedRow& r)
+{
+    const auto tp = num(r.st, "tp");
+    const auto pp = num(r.st, "pp");
+    if (!tp || !pp)
+        return std::string("tensor/pipeline degrees not stated");
+    Strategy& s = r.s;
+    s.tp = static_cast<int>(*tp);
+    s.pp = static_cast<int>(*pp);
+    s.cp = static_cast<int>(num(r.st, "cp").value_or(1));
+    s.ep = static_cast<int>(num(r.st, "ep").value_or(1));
+    if (auto etp = num(r.st, "expert_tp")) {
+        s.expert_tp = static_cast<int>(*etp);
+    } else if (r.m.is_moe() && s.tp > 1 && s.ep > 1) {
+        // Megatron-core's MoE recipes decouple the experts' TP from the attention's (MoE parallel folding,
+        // Liu et al. 2025) and run the experts without TP.
+        s.expert_tp = 1;
+        r.as.push_back("expert TP unstated: 1 (MoE parallel folding: EP spans the TP x DP ranks)");
+    }
+    const long long mp = static_cast<long long>(s.tp) * s.pp * s.cp;
+    if (static_cast<long long>(r.n_gpus) % mp != 0)
+        return std::string("tp*pp*cp does not divide the GPU count");
+    s.dp = static_cast<int>(static_cast<long long>(r.n_gpus) / mp);
+    if (auto dp = num(r.st, "dp"); dp && static_cast<int>(*dp) != s.dp)
+        r.as.push_back(
+            "dp " + format_number("%.0f", *dp) + " as printed does not multiply out; using " + std::to_string(s.dp));
+    read_virtual_stages(r);
+    if (auto ov = boolean(r.st, "ep_overlap"))
+        s.ep_overlap = *ov;
+    r.local_batch = number_after(r.notes, "local batch size");
+    read_micro_batch(r);
+    return std::nullopt;
+}
+
+// The global batch and the framework that ran the step.
+SkipReason read_batch_and_framework(PublishedRow& r)
+{
+    TrainingSpec& t = r.t;
+    const Strategy& s = r.s;
+    if (auto gb = num(r.st, "global_batch_size")) {
+        t.global_batch = static_cast<long long>(*gb);
+    } else if (r.local_batch) {
+        t.global_batch = *r.local_batch * s.dp;
+        r.as.push_back("global batch from the notes' local batch size " + std::to_string(*r.local_batch) + " x dp");
+    } else if (s.pp > 1) {
+        return std::string("global batch unstated with pipeline parallelism: the bubble cannot be known");
+    } else {
+        t.global_batch = static_cast<long long>(s.micro_batch) * s.dp;
+        r.as.push_back("global batch unstated: one micro-batch per DP rank");
+    }
+    if (contains(r.source, "deepspeed") || contains(r.source, "bigscience")) {
+        if (s.pp > 1) {
+            t.framework = Framework::megatron_deepspeed;
+            r.as.push_back("framework: Megatron-DeepSpeed (DeepSpeed pipeline engine)");
+        }
+    }
+    if (r.torchtitan) {
+        const bool compiled = contains(r.c.id, "compile") || contains(r.notes, "torch.compile");
+        t.framework = compiled ? Framework::torchtitan_compile : Framework::torchtitan;
+        r.as.push_back(compiled ? "framework: torchtitan with torch.compile" : "framework: torchtitan (eager)");
+    }
+    return std::nullopt;
+}
+
+void read_recompute_and_sequence_parallel(PublishedRow& r)
+{
+    Strategy& s = r.s;
+    const std::string rc = str(r.st, "activation_recompute");
+    if (!rc.empty()) {
+        s.recompute = parse_recompute(rc);
+    } else {
+        r.c.recompute_unstated = true;
+    }
+    const auto sp = boolean(r.st, "sequence_parallel");
+    if (sp) {
+        s.sequence_parallel = *sp && s.tp > 1;
+    } else {
+        s.sequence_parallel = s.tp > 1 && r.year >= 2023;
+        if (s.tp > 1)
+            r.as.push_back(std::string("sequence parallel unstated: ")
+                + (r.year >= 2023 ? "on (Megatron-core/NeMo default)" : "off (before 2022)"));
+    }
+}
+
+void read_optimizer_sharding(PublishedRow& r)
+{
+    Strategy& s = r.s;
+    const std::string zero = str(r.st, "zero_stage_or_fsdp");
+    const auto dist_opt = boolean(r.st, "distributed_optimizer");
+    if (contains(zero, "fsdp") && s.pp > 1) {
+        // With pipeline parallelism FSDP keeps the gathered weights for all micro-batches of a step
+        // (torchtitan disables reshard-after-forward under PP). Meta's Llama 3 stack still shards the
+        // gradients (Llama 3 paper Sec. 3.3.2): ZeRO-2. torchtitan's schedule also turns gradient sync
+        // off until the last micro-batch (FSDP2 set_requires_gradient_sync), so the stage's gradients
+        // stay unsharded through the step too: ZeRO-1. Both reduce-scatter and re-gather once per step.
+        s.zero = r.torchtitan ? 1 : 2;
+        r.as.push_back(r.torchtitan
+                ? "FSDP with PP (torchtitan): weights and gradients unsharded through the step, one "
+                  "reduce-scatter and all-gather per step = ZeRO-1"
+                : "FSDP with PP: weights gathered once per step (no reshard between micro-batches), "
+                  "gradients sharded = ZeRO-2");
+    } else if (contains(zero, "fsdp") || contains(zero, "zero-3") || contains(zero, "zero3")) {
+        s.zero = 3;
+    } else if (contains(zero, "zero-2")) {
+        s.zero = 2;
+    } else if (contains(zero, "zero-1") || (dist_opt && *dist_opt)) {
+        s.zero = 1;
+    } else if (contains(zero, "none") || (dist_opt && !*dist_opt)) {
+        s.zero = 0;
+    } else {
+        s.zero = r.year >= 2023 ? 1 : 0;
+        r.as.push_back(std::string("optimizer sharding unstated: ")
+            + (r.year >= 2023 ? "distributed optimizer (ZeRO-1)" : "none"));
+    }
+}
+
+void read_precision(PublishedRow& r, const std::string& prec)
+{
+    TrainingSpec& t = r.t;
+    if (contains(prec, "fp4")) {
+        t.precision = Precision::fp4;
+    } else if (contains(prec, "fp8") || contains(prec, "float8")) {
+        t.precision = Precision::fp8;
+        if (contains(prec, "rowwise") || contains(r.c.id, "rowwise")) {
+            t.fp8_rowwise = true;
+            r.as.push_back("fp8 with rowwise scaling");
+        }
+    } else if (contains(prec, "bf16")) {
+        t.precision = Precision::bf16;
+    } else if (contains(prec, "fp16")) {
+        t.precision = Precision::fp16;
+    } else {
+        t.precision = r.year <= 2022 ? Precision::fp16 : Precision::bf16;
+        r.as.push_back(std::string("precision unstated: ") + (r.year <= 2022 ? "fp16" : "bf16"));
+    }
+}
+
+// The software stack: MoE dispatcher, CUDA graphs, fused attention, overlaps.
+void read_software(PublishedRow& r, const std::string& prec)
+{
+    TrainingSpec& t = r.t;
+    Strategy& s = r.s;
+    if (const std::string d = str(r.st, "moe_dispatcher"); contains(d, "deepep") || contains(d, "hybridep")) {
+        t.moe_dispatcher = MoeDispatcher::deepep;
+        r.as.push_back("MoE dispatcher: " + d + " (one copy per destination node over RDMA)");
+    }
+    if (const std::string g = str(r.st, "cuda_graphs"); !g.empty()) {
+        t.cuda_graphs = contains(g, "full") ? CudaGraphs::full_iteration
+            : contains(g, "layer")          ? CudaGraphs::layers
+                                            : CudaGraphs::none;
+        r.as.push_back("CUDA graphs: " + g);
+    }
+    // Software generation: fused attention and overlapped gradient reduction arrived in 2022-23.
+    t.flash_attention = r.year >= 2023;
+    s.overlap_grad_reduce = r.year >= 2023;
+    s.overlap_param_gather = r.year >= 2023;
+    r.as.push_back(std::string("software of ") + std::to_string(r.year) + ": "
+        + (r.year >= 2023 ? "flash attention, DP reduction overlapped"
+                          : "unfused attention, DP reduction after backward"));
+    const std::string lid = lower(r.c.id);
+    const bool async_tp
+        = contains(prec, "asynctp") || (lid.size() >= 7 && lid.compare(lid.size() - 7, 7, "asynctp") == 0);
+    if (async_tp) {
+        s.tp_comm_overlap = true;
+        r.as.push_back("async TP: TP communication overlapped with GEMMs");
+    } else if (r.nvidia_recipe) {
+        s.tp_comm_overlap = s.tp > 1;
+        if (s.tp > 1)
+            r.as.push_back("NeMo performance recipe: TP communication overlap on");
+    }
+}
+
+// When the source prints both TFLOP/s and throughput, their ratio says whether it counted the
+// recomputation's extra forward (8N instead of 6N FLOPs per token): then it recomputed fully.
+void infer_recompute_from_flops(PublishedRow& r)
+{
+    if (!r.c.recompute_unstated)
+        return;
+    const auto tf = num(r.res, "tflops_per_gpu");
+    std::optional<double> per_gpu = num(r.res, "tokens_per_sec_per_gpu");
+    if (!per_gpu) {
+        if (auto sec = num(r.res, "sec_per_iter"))
+            per_gpu = static_cast<double>(r.t.global_batch) * static_cast<double>(r.t.seq_len) / *sec / r.n_gpus;
+    }
+    if (tf && per_gpu && *per_gpu > 0) {
+        const double implied = *tf * units::kTFLOP / *per_gpu;
+        const double model_flops = megatron_flops_per_token(r.m, static_cast<double>(r.t.seq_len));
+        if (implied > 1.2 * model_flops) {
+            r.s.recompute = Recompute::full;
+            r.c.recompute_unstated = false;
+            r.as.push_back("recompute: full, inferred from the source's TFLOP/s vs throughput ("
+                + format_number("%.2f", implied / model_flops) + "x the model FLOPs)");
+        }
+    }
+}
+
+// A documented recipe's rule: what a source's runs did that the row does not state.
+struct RecipeRule {
+    bool (*applies)(const PublishedRow&);
+    void (*apply)(PublishedRow&);
+};
+
+// Recipe rules fill what the row's own numbers did not settle, in this order.
+const RecipeRule kRecipeRules[] = {
+    // Llama 3 paper Sec. 3.3.2: with tensors deallocated as soon as they are dead, "we could
+    // pre-train Llama 3 on sequences of 8K tokens without activation checkpointing".
+    { [](const PublishedRow& r) { return r.c.recompute_unstated && r.llama3_paper && r.t.seq_len <= 8192; },
+        [](PublishedRow& r) {
+            r.s.recompute = Recompute::none;
+            r.c.recompute_unstated = false;
+            r.as.push_back("recompute unstated: none (Llama 3 paper Sec. 3.3.2: 8K pre-training without activation "
+                           "checkpointing)");
+        } },
+    { [](const PublishedRow& r) { return r.llama3_paper; },
+        [](PublishedRow& r) {
+            // Meta's PyTorch stack pre-trained Llama 3 405B in the first half of 2024, before
+            // FlashAttention-3 (Shah et al., July 2024): FlashAttention-2-class attention kernels, as
+            // PyTorch's SDPA dispatches to (and as torchtitan, Meta's open stack, runs).
+            r.t.attention_kernel = AttentionKernel::flash2;
+            r.as.push_back("attention: FlashAttention-2 (Meta's PyTorch stack, trained before FlashAttention-3)");
+            // Llama 3 paper Sec. 3.3.2 orders the parallelism dimensions [TP, CP, PP, DP].
+            rank_order_from_string("tp-cp-ep-pp-dp", r.s.rank_order);
+            r.as.push_back("rank order tp-cp-pp-dp (Llama 3 paper Sec. 3.3.2)");
+        } },
+    // NeMo 24.07's launcher recipes (conf/training/*/*.yaml) set activations_checkpoint_granularity
+    // to null, or to 'selective' with 0 checkpointed layers for GPT-3 (the core attention is
+    // re-run); Megatron-LM's llama example scripts pass no --recompute flag. Their runs never
+    // recompute whole layers, whatever a memory estimate says.
+    { [](const PublishedRow& r) { return r.c.recompute_unstated && r.nvidia_recipe; },
+        [](PublishedRow& r) {
+            r.s.recompute = contains(r.m.name, "gpt") ? Recompute::selective : Recompute::none;
+            r.c.recompute_unstated = false;
+            r.as.push_back(std::string("recompute unstated: ")
+                + (r.s.recompute == Recompute::selective ? "selective (NeMo's GPT-3 recipes)"
+                                                         : "none (NeMo / Megatron-LM performance recipes)"));
+        } },
+};
+
+// The measurement, converted to tokens/s per GPU.
+SkipReason read_measurement(PublishedRow& r)
+{
+    ValidationCase& c = r.c;
+    if (auto mem = num(r.res, "peak_memory_gib"); mem && *mem > 0)
+        c.measured_peak_memory_bytes = *mem * units::kGiB;
+    const double tokens_per_step = static_cast<double>(r.t.global_batch) * static_cast<double>(r.t.seq_len);
+    if (auto v = num(r.res, "tokens_per_sec_per_gpu")) {
+        c.measured_tokens_per_s_per_gpu = *v;
+        c.measured_from = "tokens_per_sec_per_gpu";
+    } else if (auto v2 = num(r.res, "tokens_per_sec")) {
+        c.measured_tokens_per_s_per_gpu = *v2 / r.n_gpus;
+        c.measured_from = "tokens_per_sec";
+    } else if (auto v3 = num(r.res, "sec_per_iter")) {
+        c.measured_tokens_per_s_per_gpu = tokens_per_step / *v3 / r.n_gpus;
+        c.measured_from = "sec_per_iter";
+    } else if (auto v4 = num(r.res, "tflops_per_gpu")) {
+        // Convert with the source's own FLOP formula.
+        double per_token;
+        if (c.source_group == "narayanan21") {
+            const bool full = c.recompute_unstated ? true : r.s.recompute == Recompute::full;
+            per_token = narayanan_flops_per_token(r.m, static_cast<double>(r.t.seq_len), full);
+            c.measured_from
+                = std::string("tflops_per_gpu via Narayanan eq. 3") + (full ? " with recompute (96)" : " (72)");
+        } else {
+            per_token = megatron_flops_per_token(r.m, static_cast<double>(r.t.seq_len));
+            c.measured_from = "tflops_per_gpu via the Megatron-LM FLOP formula";
+        }
+        c.measured_tokens_per_s_per_gpu = *v4 * units::kTFLOP / per_token;
+    } else {
+        return std::string("no throughput measurement (tokens/s, s/iteration or TFLOP/s)");
+    }
+    return std::nullopt;
+}
+
+// The scenario the row describes, unless its published configuration breaks a validity rule.
+SkipReason build_scenario(PublishedRow& r)
+{
+    Scenario sc;
+    sc.model = r.m;
+    sc.cluster = r.cl;
+    sc.training = r.t;
+    sc.strategy = r.s;
+    sc.description = r.c.id;
+    const PlanInputs in { sc.model, sc.training, sc.cluster.gpu, sc.cluster.total_gpus() };
+    const Rule rule = check_strategy(in, r.s);
+    if (rule != Rule::ok)
+        return "published configuration fails a validity rule: " + std::string(rule_key(rule, r.s)) + ": "
+            + explain(rule, in, r.s);
+    r.c.scenario = sc;
+    return std::nullopt;
+}
+
+// One row of the file to a case, every unstated setting filled by a stated rule.
+SkipReason read_row(PublishedRow& r, const PresetCatalog& catalog)
+{
+    if (auto why = read_model(r, catalog))
+        return why;
+    if (auto why = read_cluster(r, catalog))
+        return why;
+    if (auto why = read_parallelism(r))
+        return why;
+    if (auto why = read_batch_and_framework(r))
+        return why;
+    read_recompute_and_sequence_parallel(r);
+    read_optimizer_sharding(r);
+    const std::string prec = str(r.st, "precision");
+    read_precision(r, prec);
+    read_software(r, prec);
+    infer_recompute_from_flops(r);
+    for (const RecipeRule& rule : kRecipeRules)
+        if (rule.applies(r))
+            rule.apply(r);
+    if (auto why = read_measurement(r))
+        return why;
+    return build_scenario(r);
+}
+
 } // namespace
 
 std::vector<ValidationCase> read_published_runs(
@@ -180,474 +789,11 @@ std::vector<ValidationCase> read_published_runs(
         ValidationCase c;
         c.id = str(row, "id").empty() ? fallback_id : str(row, "id");
         c.source_group = source_group_of(c.id);
-        auto skip = [&](const std::string& why) { skipped.push_back({ c.id, why }); };
-        const json& model = row.contains("model") ? row["model"] : json();
-        const json& hw = row.contains("hardware") ? row["hardware"] : json();
-        const json& st = row.contains("strategy") ? row["strategy"] : json();
-        const json& res = row.contains("result") ? row["result"] : json();
-        const int year = static_cast<int>(num(row, "year").value_or(2024));
-        std::vector<std::string>& as = c.assumptions;
-
-        // Model.
-        const auto layers = num(model, "n_layers");
-        const auto hidden = num(model, "hidden_size");
-        const auto heads = num(model, "n_heads");
-        auto seq = num(model, "seq_len");
-        if (!seq && c.source_group == "torchtitan") {
-            // torchtitan's llama3 training configs use 8192-token sequences (as the Dec 2024 rows derive).
-            seq = 8192.0;
-            as.push_back("seq_len unstated: 8192 (torchtitan's llama3 configs)");
-        }
-        if (!layers || !hidden || !heads || !seq) {
-            skip("model dimensions (layers, hidden, heads, seq_len) not stated");
+        PublishedRow reader(row, c);
+        if (auto why = read_row(reader, catalog)) {
+            skipped.push_back({ c.id, *why });
             continue;
         }
-        if (*layers < 2) {
-            skip("per-layer micro-benchmark, not an end-to-end step (checked by a unit test instead)");
-            continue;
-        }
-        if (contains(c.id, "zero3") && year <= 2021) {
-            skip("DeepSpeed ZeRO-3 of 2021 without model parallelism: it fetched parameters per tensor, on demand, "
-                 "which Parallax does not model (it models bucketed, prefetched FSDP/ZeRO-3 collectives); "
-                 "the measured throughput falls 3x from 384 to 1536 GPUs at a fixed global batch");
-            continue;
-        }
-        if (contains(c.id, "lora")) {
-            skip("LoRA fine-tuning (frozen base weights, no weight gradients or optimizer for them) is not modelled");
-            continue;
-        }
-
-        ModelSpec m;
-        m.name = str(model, "name").empty() ? c.id : str(model, "name");
-        // A model Parallax knows by name fills what the row leaves unstated (vocab, KV heads, activation).
-        const PresetEntry* known = model_preset_for(m.name, catalog);
-        ModelSpec preset;
-        if (known) {
-            preset = parse_model(known->json, known->origin, "");
-            m = preset;
-            m.name = str(model, "name");
-        }
-        m.layers = static_cast<int>(*layers);
-        m.hidden = static_cast<long long>(*hidden);
-        m.heads = static_cast<int>(*heads);
-        if (auto kv = num(model, "n_kv_heads"))
-            m.kv_heads = static_cast<int>(*kv);
-        else if (!known)
-            m.kv_heads = m.heads;
-        if (!known)
-            m.ffn_act = is_swiglu_family(m.name) ? FfnActivation::swiglu : FfnActivation::gelu;
-        if (auto f = num(model, "ffn_hidden_size")) {
-            m.ffn_hidden = static_cast<long long>(*f);
-        } else if (!known) {
-            m.ffn_hidden = 4 * m.hidden;
-            as.push_back("ffn_hidden unstated: 4*hidden (GPT)");
-        }
-        if (auto v = num(model, "vocab_size")) {
-            m.vocab = static_cast<long long>(*v);
-        } else if (!known) {
-            m.vocab = 51200;
-            as.push_back("vocab unstated: 51200 (Megatron's padded GPT-2 vocabulary)");
-        }
-        if (const auto experts = num(model, "n_experts"); experts && *experts > 1) {
-            MoeSpec e = m.moe.value_or(MoeSpec {});
-            e.experts = static_cast<int>(*experts);
-            if (auto k = num(model, "top_k"))
-                e.top_k = static_cast<int>(*k);
-            if (auto f = num(model, "expert_ffn_size"))
-                e.expert_ffn_hidden = static_cast<long long>(*f);
-            else if (e.expert_ffn_hidden == 0)
-                e.expert_ffn_hidden = m.ffn_hidden;
-            if (auto sh = num(model, "shared_experts"))
-                e.shared_experts = static_cast<int>(*sh);
-            if (auto cf = num(model, "capacity_factor"))
-                e.capacity_factor = *cf;
-            m.moe = e;
-            as.push_back("mixture of experts: " + std::to_string(e.experts) + " experts, top-" + std::to_string(e.top_k)
-                + ", balanced routing (load unstated)");
-        }
-        if (known)
-            as.push_back("unstated architecture fields from the " + known->name + " preset");
-        else if (m.ffn_act == FfnActivation::swiglu)
-            as.push_back("SwiGLU MLP (Llama family)");
-        c.model_name = m.name;
-
-        // Hardware.
-        const std::string gpu_type = str(hw, "gpu_type");
-        const auto gpu_name = gpu_preset(gpu_type, as);
-        if (!gpu_name) {
-            skip("GPU '" + gpu_type + "' has no preset");
-            continue;
-        }
-        c.gpu = *gpu_name;
-        const auto n_gpus = num(hw, "n_gpus");
-        if (!n_gpus || *n_gpus < 1) {
-            skip("GPU count not stated");
-            continue;
-        }
-        int gpn = static_cast<int>(num(hw, "gpus_per_node").value_or(8));
-        if (!num(hw, "gpus_per_node"))
-            as.push_back("8 GPUs per node");
-        if (static_cast<long long>(*n_gpus) % gpn != 0) {
-            // A job that does not fill whole NVLink domains (e.g. 256 GPUs on 72-GPU NVL72 racks) uses the
-            // largest whole number of 4-GPU compute trays per domain that divides it (GB200 NVL72: 18 trays x 4).
-            int used = 1;
-            for (int d = gpn; d >= 1; --d)
-                if (static_cast<long long>(*n_gpus) % d == 0 && (gpn < 8 || d % 4 == 0)) {
-                    used = d;
-                    break;
-                }
-            as.push_back(std::to_string(used) + " of the " + std::to_string(gpn) + " GPUs of each NVLink domain used");
-            gpn = used;
-        }
-        ClusterSpec cl;
-        const PresetEntry* gpu_entry = catalog.find(PresetKind::gpus, *gpu_name);
-        if (!gpu_entry) {
-            skip("GPU preset " + *gpu_name + " missing");
-            continue;
-        }
-        cl.gpu = parse_gpu(gpu_entry->json, gpu_entry->origin, "");
-        if (contains(gpu_type, "96gb")) {
-            // Meta's Grand Teton H100: 96 GB HBM2e at 2.4 TB/s, run at a 500 W limit (torchtitan benchmarks).
-            cl.gpu.memory_bytes = 94.0 * units::kGiB;
-            cl.gpu.memory_bw_Bps = 2400 * units::kGB;
-            cl.gpu.power_limit_W = 500;
-            cl.gpu.name = "H100-SXM-96GB (Grand Teton, 500 W)";
-            as.push_back("H100 96 GB HBM2e variant: H100 SXM compute peaks, 2.4 TB/s, 500 W");
-        }
-        cl.nodes = static_cast<int>(static_cast<long long>(*n_gpus) / gpn);
-        cl.gpus_per_node = gpn;
-        const std::string intra = str(hw, "intra_node_link");
-        const std::string inter = str(hw, "inter_node");
-        const bool nvl72 = gpn > 8 || contains(intra, "nvl72");
-        std::string intra_name = cl.gpu.architecture == GpuArchitecture::ampere ? "nvlink3-nvswitch"
-            : contains(*gpu_name, "H800")                                       ? "nvlink4-h800"
-            : cl.gpu.architecture == GpuArchitecture::volta                     ? "nvlink2"
-            : cl.gpu.architecture == GpuArchitecture::blackwell ? (nvl72 ? "nvlink5-nvl72" : "nvlink5-nvswitch")
-                                                                : "nvlink4-nvswitch";
-        std::string inter_name;
-        if (contains(inter, "omni-path") || contains(inter, "omnipath")) {
-            inter_name = "";
-        } else if (contains(inter, "xdr") || contains(inter, "800 gb")) {
-            inter_name = "ib-xdr";
-        } else if (contains(inter, "roce") || contains(inter, "rdma")) {
-            inter_name = "roce-400g";
-        } else if (contains(inter, "hdr") && !contains(inter, "400")) {
-            inter_name = "ib-hdr";
-        } else if (contains(inter, "400") || contains(inter, "ndr")) {
-            inter_name = "ib-ndr";
-        } else {
-            inter_name = cl.gpu.architecture == GpuArchitecture::ampere ? "ib-hdr" : "ib-ndr";
-            if (inter.empty())
-                as.push_back("network unstated: " + inter_name + " per GPU (the generation's DGX reference design)");
-        }
-        const PresetEntry* intra_entry = catalog.find(PresetKind::fabrics, intra_name);
-        if (!intra_entry) {
-            skip("fabric preset " + intra_name + " missing");
-            continue;
-        }
-        cl.intra_node = parse_fabric(intra_entry->json, intra_entry->origin, "");
-        if (inter_name.empty()) {
-            // BLOOM's Jean Zay: 4 x 100 Gb/s Omni-Path links per 8-GPU node -> 6.25 GB/s per GPU.
-            cl.inter_node.name = "omni-path-4x100g";
-            cl.inter_node.kind = FabricKind::ib;
-            cl.inter_node.bw_Bps = 4 * 12.5e9 / gpn;
-            cl.inter_node.latency_s = 8e-6;
-            as.push_back("Omni-Path 4 x 100 Gb/s per node = 6.25 GB/s per GPU");
-        } else {
-            const PresetEntry* e = catalog.find(PresetKind::fabrics, inter_name);
-            if (!e) {
-                skip("fabric preset " + inter_name + " missing");
-                continue;
-            }
-            cl.inter_node = parse_fabric(e->json, e->origin, "");
-        }
-        cl.name = std::to_string(cl.nodes) + "x" + std::to_string(gpn) + " " + cl.gpu.name;
-
-        // Strategy.
-        const auto tp = num(st, "tp");
-        const auto pp = num(st, "pp");
-        if (!tp || !pp) {
-            skip("tensor/pipeline degrees not stated");
-            continue;
-        }
-        Strategy s;
-        s.tp = static_cast<int>(*tp);
-        s.pp = static_cast<int>(*pp);
-        s.cp = static_cast<int>(num(st, "cp").value_or(1));
-        s.ep = static_cast<int>(num(st, "ep").value_or(1));
-        if (auto etp = num(st, "expert_tp")) {
-            s.expert_tp = static_cast<int>(*etp);
-        } else if (m.is_moe() && s.tp > 1 && s.ep > 1) {
-            // Megatron-core's MoE recipes decouple the experts' TP from the attention's (MoE parallel folding,
-            // Liu et al. 2025) and run the experts without TP.
-            s.expert_tp = 1;
-            as.push_back("expert TP unstated: 1 (MoE parallel folding: EP spans the TP x DP ranks)");
-        }
-        const long long mp = static_cast<long long>(s.tp) * s.pp * s.cp;
-        if (static_cast<long long>(*n_gpus) % mp != 0) {
-            skip("tp*pp*cp does not divide the GPU count");
-            continue;
-        }
-        s.dp = static_cast<int>(static_cast<long long>(*n_gpus) / mp);
-        if (auto dp = num(st, "dp"); dp && static_cast<int>(*dp) != s.dp)
-            as.push_back("dp " + fmt("%.0f", *dp) + " as printed does not multiply out; using " + std::to_string(s.dp));
-        const std::string notes = str(row, "notes");
-        const bool torchtitan = c.source_group == "torchtitan";
-        // Which documented recipe the row comes from, by what its source says: NVIDIA's NeMo performance
-        // tables and Megatron-LM's example scripts; the Llama 3 paper.
-        const std::string source = str(row, "source");
-        const bool nvidia_recipe = contains(source, "NVIDIA/NeMo") || contains(source, "NVIDIA-NeMo/Megatron-Bridge")
-            || (contains(source, "NVIDIA/Megatron-LM") && contains(source, "examples/") && year >= 2024);
-        const bool llama3_paper = contains(source, "Llama 3 Herd");
-        int vp = static_cast<int>(num(st, "vp").value_or(1));
-        if (vp <= 1 && s.pp > 1 && contains(c.id, "interleaved")) {
-            vp = 2;
-            as.push_back(
-                "interleaved schedule with unstated stages per rank: 2 (torchtitan's default for looped schedules)");
-        }
-        if (vp <= 1 && s.pp > 1 && llama3_paper && (m.layers + 2) % (2 * s.pp) == 0) {
-            // Llama 3 paper Sec. 3.3.2: an interleaved schedule (bubble (PP-1)/(V*M)), one layer fewer on
-            // the first and the last stage, so that the first chunk holds only the embedding and the last
-            // only the output and loss: one layer per chunk, V = (layers + 2) / PP. Parallax's chunks hold
-            // at least one layer, so the nearest layout it can express has two layers per chunk.
-            vp = (m.layers + 2) / (2 * s.pp);
-            s.first_stage_layers = 2 * vp - 1;
-            s.last_stage_layers = 2 * vp - 1;
-            as.push_back("interleaved schedule (Llama 3 paper Sec. 3.3.2): " + std::to_string(vp)
-                + " chunks of 2 layers per rank, first and last stage one layer short ("
-                + std::to_string(s.first_stage_layers) + " layers)");
-        }
-        s.vpp = vp > 1 ? vp : 1;
-        s.schedule = s.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
-        if (contains(str(st, "schedule"), "dualpipe"))
-            s.schedule = Schedule::dualpipe;
-        if (auto ov = boolean(st, "ep_overlap"))
-            s.ep_overlap = *ov;
-        const auto local_batch = number_after(notes, "local batch size");
-        if (auto mbs = num(st, "micro_batch_size")) {
-            s.micro_batch = static_cast<int>(*mbs);
-        } else if (torchtitan && s.pp > 1 && local_batch
-            && *local_batch % (static_cast<long long>(s.pp) * s.vpp) == 0) {
-            // torchtitan splits the local batch into as many micro-batches as there are pipeline stages
-            // unless told otherwise (pipeline_parallel_microbatches, config_manager.py, Dec 2024).
-            s.micro_batch = static_cast<int>(*local_batch / (static_cast<long long>(s.pp) * s.vpp));
-            as.push_back("micro-batches: torchtitan's default, one per pipeline stage (" + std::to_string(s.pp * s.vpp)
-                + " of " + std::to_string(s.micro_batch) + ")");
-        } else {
-            s.micro_batch = 1;
-            as.push_back("micro-batch unstated: 1");
-        }
-        TrainingSpec t;
-        t.seq_len = static_cast<long long>(*seq);
-        if (auto gb = num(st, "global_batch_size")) {
-            t.global_batch = static_cast<long long>(*gb);
-        } else if (local_batch) {
-            t.global_batch = *local_batch * s.dp;
-            as.push_back("global batch from the notes' local batch size " + std::to_string(*local_batch) + " x dp");
-        } else if (s.pp > 1) {
-            skip("global batch unstated with pipeline parallelism: the bubble cannot be known");
-            continue;
-        } else {
-            t.global_batch = static_cast<long long>(s.micro_batch) * s.dp;
-            as.push_back("global batch unstated: one micro-batch per DP rank");
-        }
-        if (contains(str(row, "source"), "deepspeed") || contains(str(row, "source"), "bigscience")) {
-            if (s.pp > 1) {
-                t.framework = Framework::megatron_deepspeed;
-                as.push_back("framework: Megatron-DeepSpeed (DeepSpeed pipeline engine)");
-            }
-        }
-        if (torchtitan) {
-            const bool compiled = contains(c.id, "compile") || contains(notes, "torch.compile");
-            t.framework = compiled ? Framework::torchtitan_compile : Framework::torchtitan;
-            as.push_back(compiled ? "framework: torchtitan with torch.compile" : "framework: torchtitan (eager)");
-        }
-        const std::string rc = str(st, "activation_recompute");
-        if (!rc.empty()) {
-            s.recompute = parse_recompute(rc);
-        } else {
-            c.recompute_unstated = true;
-        }
-        const auto sp = boolean(st, "sequence_parallel");
-        if (sp) {
-            s.sequence_parallel = *sp && s.tp > 1;
-        } else {
-            s.sequence_parallel = s.tp > 1 && year >= 2023;
-            if (s.tp > 1)
-                as.push_back(std::string("sequence parallel unstated: ")
-                    + (year >= 2023 ? "on (Megatron-core/NeMo default)" : "off (before 2022)"));
-        }
-        const std::string zero = str(st, "zero_stage_or_fsdp");
-        const auto dist_opt = boolean(st, "distributed_optimizer");
-        if (contains(zero, "fsdp") && s.pp > 1) {
-            // With pipeline parallelism FSDP keeps the gathered weights for all micro-batches of a step
-            // (torchtitan disables reshard-after-forward under PP). Meta's Llama 3 stack still shards the
-            // gradients (Llama 3 paper Sec. 3.3.2): ZeRO-2. torchtitan's schedule also turns gradient sync
-            // off until the last micro-batch (FSDP2 set_requires_gradient_sync), so the stage's gradients
-            // stay unsharded through the step too: ZeRO-1. Both reduce-scatter and re-gather once per step.
-            s.zero = torchtitan ? 1 : 2;
-            as.push_back(torchtitan
-                    ? "FSDP with PP (torchtitan): weights and gradients unsharded through the step, one "
-                      "reduce-scatter and all-gather per step = ZeRO-1"
-                    : "FSDP with PP: weights gathered once per step (no reshard between micro-batches), "
-                      "gradients sharded = ZeRO-2");
-        } else if (contains(zero, "fsdp") || contains(zero, "zero-3") || contains(zero, "zero3")) {
-            s.zero = 3;
-        } else if (contains(zero, "zero-2")) {
-            s.zero = 2;
-        } else if (contains(zero, "zero-1") || (dist_opt && *dist_opt)) {
-            s.zero = 1;
-        } else if (contains(zero, "none") || (dist_opt && !*dist_opt)) {
-            s.zero = 0;
-        } else {
-            s.zero = year >= 2023 ? 1 : 0;
-            as.push_back(std::string("optimizer sharding unstated: ")
-                + (year >= 2023 ? "distributed optimizer (ZeRO-1)" : "none"));
-        }
-        const std::string prec = str(st, "precision");
-        if (contains(prec, "fp4")) {
-            t.precision = Precision::fp4;
-        } else if (contains(prec, "fp8") || contains(prec, "float8")) {
-            t.precision = Precision::fp8;
-            if (contains(prec, "rowwise") || contains(c.id, "rowwise")) {
-                t.fp8_rowwise = true;
-                as.push_back("fp8 with rowwise scaling");
-            }
-        } else if (contains(prec, "bf16")) {
-            t.precision = Precision::bf16;
-        } else if (contains(prec, "fp16")) {
-            t.precision = Precision::fp16;
-        } else {
-            t.precision = year <= 2022 ? Precision::fp16 : Precision::bf16;
-            as.push_back(std::string("precision unstated: ") + (year <= 2022 ? "fp16" : "bf16"));
-        }
-        if (const std::string d = str(st, "moe_dispatcher"); contains(d, "deepep") || contains(d, "hybridep")) {
-            t.moe_dispatcher = MoeDispatcher::deepep;
-            as.push_back("MoE dispatcher: " + d + " (one copy per destination node over RDMA)");
-        }
-        if (const std::string g = str(st, "cuda_graphs"); !g.empty()) {
-            t.cuda_graphs = contains(g, "full") ? CudaGraphs::full_iteration
-                : contains(g, "layer")          ? CudaGraphs::layers
-                                                : CudaGraphs::none;
-            as.push_back("CUDA graphs: " + g);
-        }
-        // Software generation: fused attention and overlapped gradient reduction arrived in 2022-23.
-        t.flash_attention = year >= 2023;
-        s.overlap_grad_reduce = year >= 2023;
-        s.overlap_param_gather = year >= 2023;
-        as.push_back(std::string("software of ") + std::to_string(year) + ": "
-            + (year >= 2023 ? "flash attention, DP reduction overlapped"
-                            : "unfused attention, DP reduction after backward"));
-        const std::string lid = lower(c.id);
-        const bool async_tp
-            = contains(prec, "asynctp") || (lid.size() >= 7 && lid.compare(lid.size() - 7, 7, "asynctp") == 0);
-        if (async_tp) {
-            s.tp_comm_overlap = true;
-            as.push_back("async TP: TP communication overlapped with GEMMs");
-        } else if (nvidia_recipe) {
-            s.tp_comm_overlap = s.tp > 1;
-            if (s.tp > 1)
-                as.push_back("NeMo performance recipe: TP communication overlap on");
-        }
-
-        if (c.recompute_unstated) {
-            // When the source prints both TFLOP/s and throughput, their ratio says whether it counted the
-            // recomputation's extra forward (8N instead of 6N FLOPs per token): then it recomputed fully.
-            const auto tf = num(res, "tflops_per_gpu");
-            std::optional<double> per_gpu = num(res, "tokens_per_sec_per_gpu");
-            if (!per_gpu) {
-                if (auto sec = num(res, "sec_per_iter"))
-                    per_gpu = static_cast<double>(t.global_batch) * static_cast<double>(t.seq_len) / *sec / *n_gpus;
-            }
-            if (tf && per_gpu && *per_gpu > 0) {
-                const double implied = *tf * units::kTFLOP / *per_gpu;
-                const double model_flops = megatron_flops_per_token(m, static_cast<double>(t.seq_len));
-                if (implied > 1.2 * model_flops) {
-                    s.recompute = Recompute::full;
-                    c.recompute_unstated = false;
-                    as.push_back("recompute: full, inferred from the source's TFLOP/s vs throughput ("
-                        + fmt("%.2f", implied / model_flops) + "x the model FLOPs)");
-                }
-            }
-        }
-
-        // Recipe rules fill what the row's own numbers did not settle.
-        if (c.recompute_unstated && llama3_paper && t.seq_len <= 8192) {
-            // Llama 3 paper Sec. 3.3.2: with tensors deallocated as soon as they are dead, "we could
-            // pre-train Llama 3 on sequences of 8K tokens without activation checkpointing".
-            s.recompute = Recompute::none;
-            c.recompute_unstated = false;
-            as.push_back("recompute unstated: none (Llama 3 paper Sec. 3.3.2: 8K pre-training without activation "
-                         "checkpointing)");
-        }
-        if (llama3_paper) {
-            // Meta's PyTorch stack pre-trained Llama 3 405B in the first half of 2024, before
-            // FlashAttention-3 (Shah et al., July 2024): FlashAttention-2-class attention kernels, as
-            // PyTorch's SDPA dispatches to (and as torchtitan, Meta's open stack, runs).
-            t.attention_kernel = AttentionKernel::flash2;
-            as.push_back("attention: FlashAttention-2 (Meta's PyTorch stack, trained before FlashAttention-3)");
-            // Llama 3 paper Sec. 3.3.2 orders the parallelism dimensions [TP, CP, PP, DP].
-            rank_order_from_string("tp-cp-ep-pp-dp", s.rank_order);
-            as.push_back("rank order tp-cp-pp-dp (Llama 3 paper Sec. 3.3.2)");
-        }
-        if (c.recompute_unstated && nvidia_recipe) {
-            // NeMo 24.07's launcher recipes (conf/training/*/*.yaml) set activations_checkpoint_granularity
-            // to null, or to 'selective' with 0 checkpointed layers for GPT-3 (the core attention is
-            // re-run); Megatron-LM's llama example scripts pass no --recompute flag. Their runs never
-            // recompute whole layers, whatever a memory estimate says.
-            s.recompute = contains(m.name, "gpt") ? Recompute::selective : Recompute::none;
-            c.recompute_unstated = false;
-            as.push_back(std::string("recompute unstated: ")
-                + (s.recompute == Recompute::selective ? "selective (NeMo's GPT-3 recipes)"
-                                                       : "none (NeMo / Megatron-LM performance recipes)"));
-        }
-
-        if (auto mem = num(res, "peak_memory_gib"); mem && *mem > 0)
-            c.measured_peak_memory_bytes = *mem * units::kGiB;
-        // Measurement, converted to tokens/s per GPU.
-        const double tokens_per_step = static_cast<double>(t.global_batch) * static_cast<double>(t.seq_len);
-        if (auto v = num(res, "tokens_per_sec_per_gpu")) {
-            c.measured_tokens_per_s_per_gpu = *v;
-            c.measured_from = "tokens_per_sec_per_gpu";
-        } else if (auto v2 = num(res, "tokens_per_sec")) {
-            c.measured_tokens_per_s_per_gpu = *v2 / *n_gpus;
-            c.measured_from = "tokens_per_sec";
-        } else if (auto v3 = num(res, "sec_per_iter")) {
-            c.measured_tokens_per_s_per_gpu = tokens_per_step / *v3 / *n_gpus;
-            c.measured_from = "sec_per_iter";
-        } else if (auto v4 = num(res, "tflops_per_gpu")) {
-            // Convert with the source's own FLOP formula.
-            double per_token;
-            const std::string kind = str(res, "tflops_kind");
-            if (c.source_group == "narayanan21") {
-                const bool full = c.recompute_unstated ? true : s.recompute == Recompute::full;
-                per_token = narayanan_flops_per_token(m, static_cast<double>(t.seq_len), full);
-                c.measured_from
-                    = std::string("tflops_per_gpu via Narayanan eq. 3") + (full ? " with recompute (96)" : " (72)");
-            } else {
-                per_token = megatron_flops_per_token(m, static_cast<double>(t.seq_len));
-                c.measured_from = "tflops_per_gpu via the Megatron-LM FLOP formula";
-            }
-            c.measured_tokens_per_s_per_gpu = *v4 * units::kTFLOP / per_token;
-        } else {
-            skip("no throughput measurement (tokens/s, s/iteration or TFLOP/s)");
-            continue;
-        }
-
-        Scenario sc;
-        sc.model = m;
-        sc.cluster = cl;
-        sc.training = t;
-        sc.strategy = s;
-        sc.description = c.id;
-        const PlanInputs in { sc.model, sc.training, sc.cluster.gpu, sc.cluster.total_gpus() };
-        const Rule rule = check_strategy(in, s);
-        if (rule != Rule::ok) {
-            skip("published configuration fails a validity rule: " + std::string(rule_key(rule, s)) + ": "
-                + explain(rule, in, s));
-            continue;
-        }
-        c.scenario = sc;
         cases.push_back(std::move(c));
     }
     return cases;
@@ -744,8 +890,8 @@ ValidationReport run_validation(
         }
         row.feasible = r.feasible;
         if (!r.feasible)
-            row.c.assumptions.push_back("predicted out of memory (" + fmt("%.1f GiB", r.peak_memory_bytes / units::kGiB)
-                + "); throughput reported anyway");
+            row.c.assumptions.push_back("predicted out of memory ("
+                + format_number("%.1f GiB", r.peak_memory_bytes / units::kGiB) + "); throughput reported anyway");
         row.predicted_tokens_per_s_per_gpu = r.tokens_per_s / static_cast<double>(s.total_gpus());
         row.predicted_peak_memory_bytes = r.peak_memory_bytes;
         if (c.measured_peak_memory_bytes)
@@ -854,33 +1000,35 @@ std::string validation_report_to_markdown(const ValidationReport& r)
     std::string out;
     out += "| run | GPU | measured tok/s/GPU | predicted | error |\n|---|---|---:|---:|---:|\n";
     for (const auto& row : r.rows)
-        out += "| " + row.c.id + " | " + row.c.gpu + " | " + fmt("%.1f", row.c.measured_tokens_per_s_per_gpu) + " | "
-            + fmt("%.1f", row.predicted_tokens_per_s_per_gpu) + " | " + fmt("%+.1f%%", 100 * row.error) + " |\n";
+        out += "| " + row.c.id + " | " + row.c.gpu + " | " + format_number("%.1f", row.c.measured_tokens_per_s_per_gpu)
+            + " | " + format_number("%.1f", row.predicted_tokens_per_s_per_gpu) + " | "
+            + format_number("%+.1f%%", 100 * row.error) + " |\n";
     auto group_table = [&](const char* title, const std::map<std::string, GroupSummary>& groups) {
         out += std::string("\n| ") + title
             + " | rows | MAPE | median | worst | Spearman |\n|---|---:|---:|---:|---:|---:|\n";
         for (const auto& [k, g] : groups)
-            out += "| " + k + " | " + std::to_string(g.rows) + " | " + fmt("%.1f%%", 100 * g.mape) + " | "
-                + fmt("%.1f%%", 100 * g.median) + " | " + fmt("%.1f%%", 100 * g.worst) + " | "
-                + (g.spearman ? fmt("%.2f", *g.spearman) : std::string("-")) + " |\n";
+            out += "| " + k + " | " + std::to_string(g.rows) + " | " + format_number("%.1f%%", 100 * g.mape) + " | "
+                + format_number("%.1f%%", 100 * g.median) + " | " + format_number("%.1f%%", 100 * g.worst) + " | "
+                + (g.spearman ? format_number("%.2f", *g.spearman) : std::string("-")) + " |\n";
     };
     group_table("source", r.by_source);
     group_table("GPU", r.by_gpu);
     group_table("workload", r.by_workload);
-    out += "\n**All rows: " + std::to_string(r.overall.rows) + ", MAPE " + fmt("%.1f%%", 100 * r.overall.mape)
-        + ", median " + fmt("%.1f%%", 100 * r.overall.median) + ", worst " + fmt("%.1f%%", 100 * r.overall.worst)
-        + "; skipped " + std::to_string(r.skipped.size()) + ".**\n";
+    out += "\n**All rows: " + std::to_string(r.overall.rows) + ", MAPE " + format_number("%.1f%%", 100 * r.overall.mape)
+        + ", median " + format_number("%.1f%%", 100 * r.overall.median) + ", worst "
+        + format_number("%.1f%%", 100 * r.overall.worst) + "; skipped " + std::to_string(r.skipped.size()) + ".**\n";
     if (r.memory.rows > 0) {
         out += "\nPeak memory per GPU where the source states it (allocator reserved, GiB):\n\n"
                "| run | measured | predicted | error |\n|---|---:|---:|---:|\n";
         for (const auto& row : r.rows)
             if (row.memory_error)
-                out += "| " + row.c.id + " | " + fmt("%.1f", *row.c.measured_peak_memory_bytes / units::kGiB) + " | "
-                    + fmt("%.1f", row.predicted_peak_memory_bytes / units::kGiB) + " | "
-                    + fmt("%+.1f%%", 100 * *row.memory_error) + " |\n";
-        out += "\n**Memory: " + std::to_string(r.memory.rows) + " rows, MAPE " + fmt("%.1f%%", 100 * r.memory.mape)
-            + ", median " + fmt("%.1f%%", 100 * r.memory.median) + ", worst " + fmt("%.1f%%", 100 * r.memory.worst)
-            + ".**\n";
+                out += "| " + row.c.id + " | " + format_number("%.1f", *row.c.measured_peak_memory_bytes / units::kGiB)
+                    + " | " + format_number("%.1f", row.predicted_peak_memory_bytes / units::kGiB) + " | "
+                    + format_number("%+.1f%%", 100 * *row.memory_error) + " |\n";
+        out += "\n**Memory: " + std::to_string(r.memory.rows) + " rows, MAPE "
+            + format_number("%.1f%%", 100 * r.memory.mape) + ", median "
+            + format_number("%.1f%%", 100 * r.memory.median) + ", worst "
+            + format_number("%.1f%%", 100 * r.memory.worst) + ".**\n";
     }
     if (!r.skipped.empty()) {
         out += "\nSkipped rows:\n\n";

@@ -1,5 +1,6 @@
 #include "io/prediction_io.hpp"
 
+#include "io/number_format.hpp"
 #include "spec/units.hpp"
 
 #include <cmath>
@@ -21,13 +22,6 @@ json memory_json(const MemoryBreakdown& m)
     return json { { "weights", finite(m.weights / units::kGiB) }, { "gradients", finite(m.gradients / units::kGiB) },
         { "optimizer", finite(m.optimizer / units::kGiB) }, { "activations", finite(m.activations / units::kGiB) },
         { "other", finite(m.other / units::kGiB) } };
-}
-
-std::string fmt(const char* f, double v)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
 }
 
 } // namespace
@@ -128,23 +122,25 @@ std::string prediction_to_text(const Scenario& sc, const Prediction& p)
         + "\n";
     out += "fidelity   " + std::string(p.fidelity == Fidelity::analytic ? "analytic" : "simulated") + "\n\n";
     out += p.feasible ? "feasible   yes\n" : "feasible   NO: " + p.infeasible_reason + "\n";
-    out += "step time       " + fmt("%10.3f s", p.step_time_s) + "\n";
-    out += "tokens/s        " + fmt("%10.0f", p.tokens_per_s) + "   ("
-        + fmt("%.1f", p.tokens_per_s / sc.cluster.total_gpus()) + " per GPU)\n";
-    out += "TFLOP/s per GPU " + fmt("%10.1f", p.tflops_per_gpu) + "   MFU " + fmt("%.1f%%", 100 * p.mfu) + "   HFU "
-        + fmt("%.1f%%", 100 * p.hfu) + "\n";
-    out += "bubble          " + fmt("%9.1f%%", 100 * p.bubble_fraction) + "\n";
-    out += "memory peak     " + fmt("%10.1f GiB", p.peak_memory_bytes / units::kGiB) + " of "
-        + fmt("%.1f GiB", p.capacity_bytes / units::kGiB) + " (stage " + std::to_string(p.peak_memory_stage) + ")\n";
-    out += "  weights " + fmt("%.1f", p.memory.weights / units::kGiB) + "  gradients "
-        + fmt("%.1f", p.memory.gradients / units::kGiB) + "  optimizer " + fmt("%.1f", p.memory.optimizer / units::kGiB)
-        + "  activations " + fmt("%.1f", p.memory.activations / units::kGiB) + "  other "
-        + fmt("%.1f", p.memory.other / units::kGiB) + " GiB\n";
+    out += "step time       " + format_number("%10.3f s", p.step_time_s) + "\n";
+    out += "tokens/s        " + format_number("%10.0f", p.tokens_per_s) + "   ("
+        + format_number("%.1f", p.tokens_per_s / sc.cluster.total_gpus()) + " per GPU)\n";
+    out += "TFLOP/s per GPU " + format_number("%10.1f", p.tflops_per_gpu) + "   MFU "
+        + format_number("%.1f%%", 100 * p.mfu) + "   HFU " + format_number("%.1f%%", 100 * p.hfu) + "\n";
+    out += "bubble          " + format_number("%9.1f%%", 100 * p.bubble_fraction) + "\n";
+    out += "memory peak     " + format_number("%10.1f GiB", p.peak_memory_bytes / units::kGiB) + " of "
+        + format_number("%.1f GiB", p.capacity_bytes / units::kGiB) + " (stage " + std::to_string(p.peak_memory_stage)
+        + ")\n";
+    out += "  weights " + format_number("%.1f", p.memory.weights / units::kGiB) + "  gradients "
+        + format_number("%.1f", p.memory.gradients / units::kGiB) + "  optimizer "
+        + format_number("%.1f", p.memory.optimizer / units::kGiB) + "  activations "
+        + format_number("%.1f", p.memory.activations / units::kGiB) + "  other "
+        + format_number("%.1f", p.memory.other / units::kGiB) + " GiB\n";
     out += "time breakdown (critical stage, per step):\n";
     auto row = [&](const char* name, double v) {
         if (v > 0)
-            out += "  " + std::string(name) + std::string(14 - std::string(name).size(), ' ') + fmt("%9.3f s", v)
-                + fmt("  %5.1f%%", 100 * v / p.step_time_s) + "\n";
+            out += "  " + std::string(name) + std::string(14 - std::string(name).size(), ' ')
+                + format_number("%9.3f s", v) + format_number("  %5.1f%%", 100 * v / p.step_time_s) + "\n";
     };
     row("compute", p.time.compute_s);
     row("recompute", p.time.recompute_s);
@@ -156,14 +152,16 @@ std::string prediction_to_text(const Scenario& sc, const Prediction& p)
     row("exposed DP", p.time.exposed_dp_s);
     row("optimizer", p.time.optimizer_s);
     row("offload", p.time.offload_s);
-    out += "power           " + fmt("%10.0f W", p.power.avg_W_per_gpu) + " avg per GPU, "
-        + fmt("%.0f W", p.power.peak_W_per_gpu) + " peak, " + fmt("%.3f J/token", p.power.energy_J_per_token) + "\n";
-    out += "energy          " + fmt("%10.0f J", p.power.energy_J_per_step_per_gpu) + " per step per GPU, "
-        + fmt("%.2f kWh", p.power.energy_J_per_step / 3.6e6) + " per step in all\n";
-    out += "power budget    " + fmt("%10.1f kW", p.power.avg_W_per_node / 1000) + " per node (peak "
-        + fmt("%.1f", p.power.peak_W_per_node / 1000) + "), " + fmt("%.1f kW", p.power.rack_avg_kW) + " per rack of "
-        + fmt("%.0f", p.power.nodes_per_rack) + ", " + fmt("%.1f kW", p.power.cluster_avg_kW) + " cluster (peak "
-        + fmt("%.1f", p.power.cluster_peak_kW) + ")\n";
+    out += "power           " + format_number("%10.0f W", p.power.avg_W_per_gpu) + " avg per GPU, "
+        + format_number("%.0f W", p.power.peak_W_per_gpu) + " peak, "
+        + format_number("%.3f J/token", p.power.energy_J_per_token) + "\n";
+    out += "energy          " + format_number("%10.0f J", p.power.energy_J_per_step_per_gpu) + " per step per GPU, "
+        + format_number("%.2f kWh", p.power.energy_J_per_step / 3.6e6) + " per step in all\n";
+    out += "power budget    " + format_number("%10.1f kW", p.power.avg_W_per_node / 1000) + " per node (peak "
+        + format_number("%.1f", p.power.peak_W_per_node / 1000) + "), " + format_number("%.1f kW", p.power.rack_avg_kW)
+        + " per rack of " + format_number("%.0f", p.power.nodes_per_rack) + ", "
+        + format_number("%.1f kW", p.power.cluster_avg_kW) + " cluster (peak "
+        + format_number("%.1f", p.power.cluster_peak_kW) + ")\n";
     for (const auto& w : p.warnings)
         out += "warning: " + w + "\n";
     out += "assumptions:\n";

@@ -410,6 +410,160 @@ void validate_scenario(const Scenario& s, const std::string& file)
         throw InputError(file, rule_key(rule, s.strategy), explain(rule, in, s.strategy));
 }
 
+namespace {
+
+// The training's numerics and software: precision, framework, kernels, MoE routing, CUDA graphs.
+void read_training_software(JsonObjectReader& t, TrainingSpec& training)
+{
+    const std::string p = t.get_choice("precision", { "bf16", "fp16", "fp8", "fp4" }, std::string("bf16"));
+    training.precision = *precision_from_string(p);
+    training.flash_attention = t.get_bool("flash_attention", true);
+    {
+        const std::string fw = t.get_choice("framework",
+            { "megatron", "torchtitan", "torchtitan-compile", "megatron-deepspeed" }, std::string("megatron"));
+        framework_from_string(fw, training.framework);
+    }
+    {
+        const std::string k
+            = t.get_choice("attention_kernel", { "framework", "best", "flash2" }, std::string("framework"));
+        if (k == "best")
+            training.attention_kernel = AttentionKernel::best;
+        else if (k == "flash2")
+            training.attention_kernel = AttentionKernel::flash2;
+    }
+    training.fp8_rowwise
+        = t.get_choice("fp8_scaling", { "tensorwise", "rowwise" }, std::string("tensorwise")) == "rowwise";
+    training.moe_imbalance = t.get_number("moe_imbalance", 1, 1e4, 1.0);
+    training.moe_dispatcher
+        = t.get_choice("moe_dispatcher", { "all-to-all", "deepep" }, std::string("all-to-all")) == "deepep"
+        ? MoeDispatcher::deepep
+        : MoeDispatcher::all_to_all;
+    {
+        const std::string g = t.get_choice("cuda_graphs", { "none", "layers", "full-iteration" }, std::string("none"));
+        training.cuda_graphs = g == "layers" ? CudaGraphs::layers
+            : g == "full-iteration"          ? CudaGraphs::full_iteration
+                                             : CudaGraphs::none;
+    }
+}
+
+void read_expert_load(JsonObjectReader& t, TrainingSpec& training)
+{
+    if (const json* load = t.raw("moe_expert_load"); load && !load->is_null()) {
+        if (!load->is_array())
+            t.fail("moe_expert_load", "must be an array of per-expert loads, found " + json_type_name(*load));
+        for (std::size_t i = 0; i < load->size(); ++i) {
+            const json& v = (*load)[i];
+            if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
+                t.fail("moe_expert_load", "entry " + std::to_string(i) + " must be a non-negative number");
+            training.moe_expert_load.push_back(v.get<double>());
+        }
+    }
+}
+
+// Power and DVFS (power_model.hpp): clocks within the GPU's range, a cap between idle and TDP.
+void read_training_power(JsonObjectReader& t, const GpuSpec& gpu, TrainingSpec& training)
+{
+    auto check_clock = [&](const std::string& key, double mhz) {
+        if (gpu.clock_MHz <= 0)
+            t.fail(key, "needs the GPU's nominal clock (cluster.gpu.clock_MHz), which " + gpu.name + " does not give");
+        const PowerGeneration& pg = power_generation(gpu.architecture);
+        const double lo = pg.min_clock * gpu.clock_MHz;
+        const double hi = std::max(gpu.clock_MHz, gpu.max_clock_MHz);
+        if (mhz < lo - 1e-9 || mhz > hi + 1e-9)
+            t.fail(key,
+                "must be within " + std::to_string(static_cast<long long>(std::ceil(lo))) + "-"
+                    + std::to_string(static_cast<long long>(hi)) + " MHz for the " + gpu.name + ", got "
+                    + std::to_string(mhz));
+    };
+    if (t.raw("clock_MHz")) {
+        training.clock_MHz = t.get_number("clock_MHz", 1, 1e5);
+        check_clock("clock_MHz", training.clock_MHz);
+    }
+    if (const json* sc = t.raw("stage_clock_MHz"); sc && !sc->is_null()) {
+        if (!sc->is_array() || sc->empty())
+            t.fail("stage_clock_MHz",
+                "must be an array of clocks in MHz, one per pipeline stage, found " + json_type_name(*sc));
+        for (std::size_t i = 0; i < sc->size(); ++i) {
+            const json& v = (*sc)[i];
+            if (!v.is_number() || !std::isfinite(v.get<double>()))
+                t.fail("stage_clock_MHz", "entry " + std::to_string(i) + " must be a number (MHz)");
+            check_clock("stage_clock_MHz", v.get<double>());
+            training.stage_clock_MHz.push_back(v.get<double>());
+        }
+    }
+    if (t.raw("power_cap_W")) {
+        training.power_cap_W = t.get_number("power_cap_W", 1, 1e5);
+        if (training.power_cap_W > gpu.tdp_W)
+            t.fail("power_cap_W", "must not exceed the GPU's tdp_W (" + std::to_string(gpu.tdp_W) + ")");
+        if (training.power_cap_W <= gpu.idle_W)
+            t.fail("power_cap_W", "must be above the GPU's idle_W (" + std::to_string(gpu.idle_W) + ")");
+    }
+    if (t.raw("inlet_temp_C"))
+        training.inlet_temp_C = t.get_number("inlet_temp_C", -20, 70);
+}
+
+void read_training(const json& training_json, const std::string& file, const GpuSpec& gpu, TrainingSpec& training)
+{
+    JsonObjectReader t(training_json, file, "training");
+    training.global_batch = t.get_int("global_batch", 1, kMaxBatch);
+    training.seq_len = t.get_int("seq_len", 1, kMaxSeq);
+    read_training_software(t, training);
+    read_expert_load(t, training);
+    if (t.has("tokens_to_train"))
+        training.tokens_to_train = t.get_number("tokens_to_train", 1, 1e18);
+    read_training_power(t, gpu, training);
+    t.finish();
+}
+
+// The strategy; dp, when not given, is what the cluster leaves after tp*pp*cp.
+void read_scenario_strategy(JsonObjectReader& r, const std::string& file, Scenario& s)
+{
+    bool dp_given = false;
+    bool schedule_given = false;
+    if (const json* strategy = r.raw("strategy"))
+        s.strategy = parse_strategy(*strategy, file, "strategy", Strategy {}, &dp_given, &schedule_given);
+    if (!schedule_given && s.strategy.vpp > 1)
+        s.strategy.schedule = Schedule::interleaved; // documented default: vpp > 1 means interleaved 1F1B
+    if (!dp_given) {
+        const long long total = s.cluster.total_gpus();
+        const long long mp = s.strategy.model_parallel_gpus();
+        if (total % mp != 0)
+            throw InputError(file, "strategy.dp",
+                "cannot derive dp: the cluster's " + std::to_string(total)
+                    + " GPUs are not a multiple of tp*pp*cp = " + std::to_string(mp));
+        if (total / mp > kMaxDegree)
+            throw InputError(file, "strategy.dp", "derived dp " + std::to_string(total / mp) + " is too large");
+        s.strategy.dp = static_cast<int>(total / mp);
+        s.dp_derived = true;
+    }
+}
+
+SearchSpec parse_search_spec(const json& search, const std::string& file)
+{
+    JsonObjectReader sr(search, file, "search");
+    SearchSpec spec;
+    if (const json* fix = sr.raw("fix"); fix && !fix->is_null()) {
+        // Validate the pinned values with the strategy parser itself (one source of truth).
+        parse_strategy(*fix, file, "search.fix", Strategy {});
+        for (auto it = fix->begin(); it != fix->end(); ++it)
+            spec.fix[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
+    }
+    if (const json* limits = sr.raw("limits"); limits && !limits->is_null()) {
+        JsonObjectReader lr(*limits, file, "search.limits");
+        spec.min_memory_headroom_fraction = lr.get_optional_number("memory_headroom", 0, 0.99);
+        if (lr.has("max_gpus"))
+            spec.max_gpus = lr.get_int("max_gpus", 1, kMaxNodes * kMaxGpusPerNode);
+        spec.power_budget_kW = lr.get_optional_number("power_budget_kW", 1e-3, 1e9);
+        spec.max_slowdown = lr.get_optional_number("max_slowdown", 0, 10);
+        lr.finish();
+    }
+    spec.objective = sr.get_choice("objective", { "throughput", "time_to_train", "energy" }, std::string("throughput"));
+    sr.finish();
+    return spec;
+}
+
+} // namespace
+
 Scenario parse_scenario(const json& j, const std::string& file, const PresetCatalog& catalog)
 {
     JsonObjectReader r(j, file, "");
@@ -434,142 +588,16 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
     const json* training = r.raw("training");
     if (!training)
         r.fail("training", "missing (required): {\"global_batch\", \"seq_len\", \"precision\"}");
-    {
-        JsonObjectReader t(*training, file, "training");
-        s.training.global_batch = t.get_int("global_batch", 1, kMaxBatch);
-        s.training.seq_len = t.get_int("seq_len", 1, kMaxSeq);
-        const std::string p = t.get_choice("precision", { "bf16", "fp16", "fp8", "fp4" }, std::string("bf16"));
-        s.training.precision = *precision_from_string(p);
-        s.training.flash_attention = t.get_bool("flash_attention", true);
-        {
-            const std::string fw = t.get_choice("framework",
-                { "megatron", "torchtitan", "torchtitan-compile", "megatron-deepspeed" }, std::string("megatron"));
-            framework_from_string(fw, s.training.framework);
-        }
-        {
-            const std::string k
-                = t.get_choice("attention_kernel", { "framework", "best", "flash2" }, std::string("framework"));
-            if (k == "best")
-                s.training.attention_kernel = AttentionKernel::best;
-            else if (k == "flash2")
-                s.training.attention_kernel = AttentionKernel::flash2;
-        }
-        s.training.fp8_rowwise
-            = t.get_choice("fp8_scaling", { "tensorwise", "rowwise" }, std::string("tensorwise")) == "rowwise";
-        s.training.moe_imbalance = t.get_number("moe_imbalance", 1, 1e4, 1.0);
-        s.training.moe_dispatcher
-            = t.get_choice("moe_dispatcher", { "all-to-all", "deepep" }, std::string("all-to-all")) == "deepep"
-            ? MoeDispatcher::deepep
-            : MoeDispatcher::all_to_all;
-        {
-            const std::string g
-                = t.get_choice("cuda_graphs", { "none", "layers", "full-iteration" }, std::string("none"));
-            s.training.cuda_graphs = g == "layers" ? CudaGraphs::layers
-                : g == "full-iteration"            ? CudaGraphs::full_iteration
-                                                   : CudaGraphs::none;
-        }
-        if (const json* load = t.raw("moe_expert_load"); load && !load->is_null()) {
-            if (!load->is_array())
-                t.fail("moe_expert_load", "must be an array of per-expert loads, found " + json_type_name(*load));
-            for (std::size_t i = 0; i < load->size(); ++i) {
-                const json& v = (*load)[i];
-                if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
-                    t.fail("moe_expert_load", "entry " + std::to_string(i) + " must be a non-negative number");
-                s.training.moe_expert_load.push_back(v.get<double>());
-            }
-        }
-        if (t.has("tokens_to_train"))
-            s.training.tokens_to_train = t.get_number("tokens_to_train", 1, 1e18);
-        // Power and DVFS (power_model.hpp).
-        const GpuSpec& gpu = s.cluster.gpu;
-        auto check_clock = [&](const std::string& key, double mhz) {
-            if (gpu.clock_MHz <= 0)
-                t.fail(
-                    key, "needs the GPU's nominal clock (cluster.gpu.clock_MHz), which " + gpu.name + " does not give");
-            const PowerGeneration& pg = power_generation(gpu.architecture);
-            const double lo = pg.min_clock * gpu.clock_MHz;
-            const double hi = std::max(gpu.clock_MHz, gpu.max_clock_MHz);
-            if (mhz < lo - 1e-9 || mhz > hi + 1e-9)
-                t.fail(key,
-                    "must be within " + std::to_string(static_cast<long long>(std::ceil(lo))) + "-"
-                        + std::to_string(static_cast<long long>(hi)) + " MHz for the " + gpu.name + ", got "
-                        + std::to_string(mhz));
-        };
-        if (t.raw("clock_MHz")) {
-            s.training.clock_MHz = t.get_number("clock_MHz", 1, 1e5);
-            check_clock("clock_MHz", s.training.clock_MHz);
-        }
-        if (const json* sc = t.raw("stage_clock_MHz"); sc && !sc->is_null()) {
-            if (!sc->is_array() || sc->empty())
-                t.fail("stage_clock_MHz",
-                    "must be an array of clocks in MHz, one per pipeline stage, found " + json_type_name(*sc));
-            for (std::size_t i = 0; i < sc->size(); ++i) {
-                const json& v = (*sc)[i];
-                if (!v.is_number() || !std::isfinite(v.get<double>()))
-                    t.fail("stage_clock_MHz", "entry " + std::to_string(i) + " must be a number (MHz)");
-                check_clock("stage_clock_MHz", v.get<double>());
-                s.training.stage_clock_MHz.push_back(v.get<double>());
-            }
-        }
-        if (t.raw("power_cap_W")) {
-            s.training.power_cap_W = t.get_number("power_cap_W", 1, 1e5);
-            if (s.training.power_cap_W > gpu.tdp_W)
-                t.fail("power_cap_W", "must not exceed the GPU's tdp_W (" + std::to_string(gpu.tdp_W) + ")");
-            if (s.training.power_cap_W <= gpu.idle_W)
-                t.fail("power_cap_W", "must be above the GPU's idle_W (" + std::to_string(gpu.idle_W) + ")");
-        }
-        if (t.raw("inlet_temp_C"))
-            s.training.inlet_temp_C = t.get_number("inlet_temp_C", -20, 70);
-        t.finish();
-    }
+    read_training(*training, file, s.cluster.gpu, s.training);
 
     if (!s.training.moe_expert_load.empty()
         && (!s.model.is_moe() || s.training.moe_expert_load.size() != static_cast<std::size_t>(s.model.moe->experts)))
         throw InputError(file, "training.moe_expert_load",
             "needs one load per expert (" + std::to_string(s.model.is_moe() ? s.model.moe->experts : 0) + "), got "
                 + std::to_string(s.training.moe_expert_load.size()));
-    bool dp_given = false;
-    bool schedule_given = false;
-    if (const json* strategy = r.raw("strategy"))
-        s.strategy = parse_strategy(*strategy, file, "strategy", Strategy {}, &dp_given, &schedule_given);
-    if (!schedule_given && s.strategy.vpp > 1)
-        s.strategy.schedule = Schedule::interleaved; // documented default: vpp > 1 means interleaved 1F1B
-    if (!dp_given) {
-        const long long total = s.cluster.total_gpus();
-        const long long mp = s.strategy.model_parallel_gpus();
-        if (total % mp != 0)
-            throw InputError(file, "strategy.dp",
-                "cannot derive dp: the cluster's " + std::to_string(total)
-                    + " GPUs are not a multiple of tp*pp*cp = " + std::to_string(mp));
-        if (total / mp > kMaxDegree)
-            throw InputError(file, "strategy.dp", "derived dp " + std::to_string(total / mp) + " is too large");
-        s.strategy.dp = static_cast<int>(total / mp);
-        s.dp_derived = true;
-    }
-
-    if (const json* search = r.raw("search"); search && !search->is_null()) {
-        JsonObjectReader sr(*search, file, "search");
-        SearchSpec spec;
-        if (const json* fix = sr.raw("fix"); fix && !fix->is_null()) {
-            // Validate the pinned values with the strategy parser itself (one source of truth).
-            parse_strategy(*fix, file, "search.fix", Strategy {});
-            for (auto it = fix->begin(); it != fix->end(); ++it)
-                spec.fix[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
-        }
-        if (const json* limits = sr.raw("limits"); limits && !limits->is_null()) {
-            JsonObjectReader lr(*limits, file, "search.limits");
-            spec.min_memory_headroom_fraction = lr.get_optional_number("memory_headroom", 0, 0.99);
-            if (lr.has("max_gpus"))
-                spec.max_gpus = lr.get_int("max_gpus", 1, kMaxNodes * kMaxGpusPerNode);
-            spec.power_budget_kW = lr.get_optional_number("power_budget_kW", 1e-3, 1e9);
-            spec.max_slowdown = lr.get_optional_number("max_slowdown", 0, 10);
-            lr.finish();
-        }
-        spec.objective
-            = sr.get_choice("objective", { "throughput", "time_to_train", "energy" }, std::string("throughput"));
-        sr.finish();
-        s.search = spec;
-    }
+    read_scenario_strategy(r, file, s);
+    if (const json* search = r.raw("search"); search && !search->is_null())
+        s.search = parse_search_spec(*search, file);
     r.finish();
     validate_scenario(s, file);
     check_power_settings(s, file);

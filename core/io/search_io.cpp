@@ -1,5 +1,6 @@
 #include "io/search_io.hpp"
 
+#include "io/number_format.hpp"
 #include "io/prediction_io.hpp"
 #include "io/scenario_io.hpp"
 #include "spec/units.hpp"
@@ -11,13 +12,6 @@ namespace parallax {
 using nlohmann::json;
 
 namespace {
-
-std::string fmt(const char* f, double v)
-{
-    char buf[96];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
 
 std::string short_strategy(const Strategy& s)
 {
@@ -53,7 +47,8 @@ json search_result_to_json(const SearchResult& r)
         e["runner_up"] = { { "strategy", strategy_to_json(u.strategy) }, { "differs_in", u.dimension },
             { "slower_fraction", u.slower_fraction },
             { "text",
-                u.dimension + " would be " + fmt("%.1f%%", 100 * u.slower_fraction) + " slower (" + u.because + ")" } };
+                u.dimension + " would be " + format_number("%.1f%%", 100 * u.slower_fraction) + " slower (" + u.because
+                    + ")" } };
     }
     j["explanation"] = e;
     return j;
@@ -118,12 +113,12 @@ std::string search_outcome_to_text(const SearchOutcome& o)
 {
     std::string out = "searched " + std::to_string(o.evaluated) + " strategies on " + std::to_string(o.gpus) + " GPUs ("
         + std::to_string(o.feasible) + " feasible, " + std::to_string(o.pruned) + " dominated) in "
-        + fmt("%.2f s", o.seconds) + (o.cancelled ? " (stopped)" : "") + "\n";
+        + format_number("%.2f s", o.seconds) + (o.cancelled ? " (stopped)" : "") + "\n";
     if (o.power_budget_kW > 0)
-        out += "power budget " + fmt("%.1f kW", o.power_budget_kW) + " (GPUs + node overhead, average)\n";
+        out += "power budget " + format_number("%.1f kW", o.power_budget_kW) + " (GPUs + node overhead, average)\n";
     if (o.max_slowdown > 0)
-        out += "energy within " + fmt("%.1f%%", 100 * o.max_slowdown) + " of the fastest step ("
-            + fmt("%.3f s", o.fastest_step_s) + ")\n";
+        out += "energy within " + format_number("%.1f%%", 100 * o.max_slowdown) + " of the fastest step ("
+            + format_number("%.3f s", o.fastest_step_s) + ")\n";
     out += "\n";
     int rank = 1;
     for (const auto& r : o.results) {
@@ -137,7 +132,8 @@ std::string search_outcome_to_text(const SearchOutcome& o)
         out += line;
         if (r.runner_up)
             out += "      runner-up: " + r.runner_up->dimension + " would be "
-                + fmt("%.1f%%", 100 * r.runner_up->slower_fraction) + " slower (" + r.runner_up->because + ")\n";
+                + format_number("%.1f%%", 100 * r.runner_up->slower_fraction) + " slower (" + r.runner_up->because
+                + ")\n";
     }
     if (o.results.empty())
         out += "no feasible strategy\n";

@@ -107,408 +107,463 @@ std::vector<float> op_powers(const PlanContext& ctx, const LoweredPlan& plan)
     return w;
 }
 
-} // namespace
+// Lowering one plan to its graph: the chunks' placement, timing and power; every device's program
+// in order, with its sends and ZeRO-3 collectives; the data-flow edges between passes; and the
+// step's tail. The order ops are added in is the graph's op order.
+class PlanLowering {
+public:
+    PlanLowering(const PlanContext& ctx, const Strategy& s, double clock_ceiling)
+        : ctx_(ctx)
+        , s_(s)
+        , cache_(ctx)
+        , pp_(s.pp)
+        , dual_(s.schedule == Schedule::dualpipe)
+        , vpp_(dual_ ? 1 : s.vpp)
+        , m_(microbatch_count(ctx.training, s))
+        , ir_chunks_(dual_ ? 2 * pp_ : pp_ * vpp_)
+        , compute_order_(dual_ ? IrOrdering::priority : IrOrdering::program)
+        // Without a pipeline there is no bubble for deferred W passes to fill: ZB-H1 is plain 1F1B then.
+        , schedule_(s.schedule == Schedule::zb_h1 && pp_ == 1 ? Schedule::one_f_one_b : s.schedule)
+        , split_backward_(schedule_ == Schedule::zb_h1 || dual_)
+    {
+        compute_costs(ctx, s, cache_, costs_);
+        ExecutionGraph& g = plan_.graph;
+        g.devices = pp_;
+        g.chunks = ir_chunks_;
+        g.microbatches = m_;
+        place_chunks(clock_ceiling);
+        p2p_ = p2p_per_direction_s(s, costs_);
+        pp_link_ = link_of(costs_.groups.pp_pair);
+        dp_link_ = link_of(costs_.groups.dp_dense);
+        idx_.init(ir_chunks_, m_);
+        last_compute_.assign(static_cast<std::size_t>(pp_), kNone);
+        plan_zero3_gathers();
+        plan_gradient_buckets();
+    }
 
-LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s, double clock_ceiling)
-{
-    LoweredPlan plan;
-    ExecutionGraph& g = plan.graph;
-    EvaluationCache cache(ctx);
-    StrategyCosts costs;
-    compute_costs(ctx, s, cache, costs);
-    const int pp = s.pp;
-    const bool dual = s.schedule == Schedule::dualpipe;
-    const int vpp = dual ? 1 : s.vpp;
-    const long long m = microbatch_count(ctx.training, s);
-    const int ir_chunks = dual ? 2 * pp : pp * vpp;
-    g.devices = pp;
-    g.chunks = ir_chunks;
-    g.microbatches = m;
+    LoweredPlan lower() &&
+    {
+        for (int d = 0; d < pp_; ++d)
+            emit_device_program(d);
+        add_dataflow_edges();
+        if (schedule_ == Schedule::zb_h1)
+            add_zb_h1_in_flight_limit();
+        if (dual_)
+            add_dualpipe_in_flight_limit();
+        emit_tail();
+        plan_.graph.finalize();
+        plan_.op_power_W = op_powers(ctx_, plan_);
+        return std::move(plan_);
+    }
+
+private:
+    // A device's program while it is emitted: the send the next compute op waits for, and its
+    // compute ops so far.
+    struct DeviceCursor {
+        int d = 0;
+        std::uint32_t pending_block = kNone;
+        std::vector<std::uint32_t> ops;
+    };
 
     // IR chunk -> device, model chunk, timing. DualPipe: chunk dir*pp + k is stage k of pipeline dir,
     // on device k (down) or pp-1-k (up); both pipelines hold the same layers.
-    plan.chunk_timing.resize(static_cast<std::size_t>(ir_chunks));
-    plan.chunk_device.resize(static_cast<std::size_t>(ir_chunks));
-    plan.chunk_activation_bytes.resize(static_cast<std::size_t>(ir_chunks));
-    plan.chunk_power.resize(static_cast<std::size_t>(ir_chunks));
-    plan.device_clock.resize(static_cast<std::size_t>(pp));
-    plan.device_wait_W.resize(static_cast<std::size_t>(pp));
-    for (int d = 0; d < pp; ++d) {
-        double x = stage_clock(ctx.power, ctx.training, pp, d);
-        if (clock_ceiling > 0)
-            x = std::min(x, clock_ceiling);
-        plan.device_clock[d] = x;
-        plan.device_wait_W[d] = ctx.power.wait_power(x);
+    void place_chunks(double clock_ceiling)
+    {
+        const auto chunks = static_cast<std::size_t>(ir_chunks_);
+        plan_.chunk_timing.resize(chunks);
+        plan_.chunk_device.resize(chunks);
+        plan_.chunk_activation_bytes.resize(chunks);
+        plan_.chunk_power.resize(chunks);
+        plan_.device_clock.resize(static_cast<std::size_t>(pp_));
+        plan_.device_wait_W.resize(static_cast<std::size_t>(pp_));
+        for (int d = 0; d < pp_; ++d) {
+            double x = stage_clock(ctx_.power, ctx_.training, pp_, d);
+            if (clock_ceiling > 0)
+                x = std::min(x, clock_ceiling);
+            plan_.device_clock[d] = x;
+            plan_.device_wait_W[d] = ctx_.power.wait_power(x);
+        }
+        for (int c = 0; c < ir_chunks_; ++c) {
+            const int mc = dual_ ? c % pp_ : c;
+            plan_.chunk_device[c] = dual_ ? (c < pp_ ? mc : pp_ - 1 - mc) : mc % pp_;
+            plan_.chunk_timing[c] = chunk_timing(ctx_, s_, costs_, mc);
+            // The chunk's kernels at its device's clock, throttled to the power cap.
+            plan_.chunk_power[c]
+                = chunk_power(ctx_, costs_, plan_.chunk_timing[c], plan_.device_clock[plan_.chunk_device[c]]);
+            apply_clock(plan_.chunk_timing[c], plan_.chunk_power[c]);
+            const ChunkTiming& ct = plan_.chunk_timing[c];
+            plan_.chunk_activation_bytes[c] = (ct.layers - ct.moe_layers) * costs_.layer.activations.dense
+                + ct.moe_layers * costs_.layer.activations.moe;
+        }
     }
-    auto model_chunk_of = [&](int ir) { return dual ? ir % pp : ir; };
-    for (int c = 0; c < ir_chunks; ++c) {
-        const int mc = model_chunk_of(c);
-        plan.chunk_device[c] = dual ? (c < pp ? mc : pp - 1 - mc) : mc % pp;
-        plan.chunk_timing[c] = chunk_timing(ctx, s, costs, mc);
-        // The chunk's kernels at its device's clock, throttled to the power cap.
-        plan.chunk_power[c] = chunk_power(ctx, costs, plan.chunk_timing[c], plan.device_clock[plan.chunk_device[c]]);
-        apply_clock(plan.chunk_timing[c], plan.chunk_power[c]);
-        const ChunkTiming& ct = plan.chunk_timing[c];
-        plan.chunk_activation_bytes[c]
-            = (ct.layers - ct.moe_layers) * costs.layer.activations.dense + ct.moe_layers * costs.layer.activations.moe;
-    }
-    // Pipeline position of an IR chunk: predecessor/successor chunks in the data flow.
-    auto first_in_pipe = [&](int c) { return dual ? c % pp == 0 : c == 0; };
-    auto last_in_pipe = [&](int c) { return dual ? c % pp == pp - 1 : c == ir_chunks - 1; };
-    auto ir_chunk = [&](int device, int local) {
-        if (dual)
-            return local == 0 ? device : pp + (pp - 1 - device);
-        return local * pp + device;
-    };
-
-    const double p2p = p2p_per_direction_s(s, costs);
-    const IrLink pp_link = link_of(costs.groups.pp_pair);
-    const IrLink dp_link = link_of(costs.groups.dp_dense);
-    const IrOrdering compute_order = dual ? IrOrdering::priority : IrOrdering::program;
-    // Without a pipeline there is no bubble for deferred W passes to fill: ZB-H1 is plain 1F1B then.
-    const Schedule schedule = s.schedule == Schedule::zb_h1 && pp == 1 ? Schedule::one_f_one_b : s.schedule;
-    const bool split_backward = schedule == Schedule::zb_h1 || dual;
-    Index idx;
-    idx.init(ir_chunks, m);
-    std::vector<std::uint32_t> last_compute(static_cast<std::size_t>(pp), kNone);
-    std::vector<std::vector<std::uint32_t>> device_program_ops(static_cast<std::size_t>(pp));
 
     // ZeRO-3 / FSDP per-pass gathers (prefetched one pass ahead when overlap_param_gather is on).
-    std::vector<Zero3Traffic> z3(static_cast<std::size_t>(pp));
-    std::vector<int> stage_layers(static_cast<std::size_t>(pp), 1);
-    if (s.zero >= 3) {
-        for (int d = 0; d < pp; ++d) {
-            z3[d] = zero3_traffic(ctx, s, costs, d);
-            stage_layers[d] = std::max(1, costs.layout->stage[d].layers);
-        }
-    }
-    std::vector<std::uint32_t> zero3_rs;
-    // Per IR chunk: the micro-batch that finishes last (DualPipe's up pipeline holds the second half).
-    auto last_microbatch = [&](int c) { return dual && c < pp ? m / 2 - 1 : m - 1; };
-    // Gradient buckets per chunk (Megatron's ~40M-parameter buckets, at most one per layer), and the
-    // ops after which each is ready.
-    std::vector<int> bucket_pieces(static_cast<std::size_t>(ir_chunks), 1);
-    std::vector<std::vector<std::uint32_t>> bucket_ready(static_cast<std::size_t>(ir_chunks));
-    if (s.overlap_grad_reduce && s.zero <= 2 && s.dp * s.cp > 1) {
-        for (int c = 0; c < ir_chunks; ++c) {
-            const StageTail tail = stage_tail(ctx, s, costs, plan.chunk_device[c]);
-            const int device_layers = costs.layout->stage[plan.chunk_device[c]].layers;
-            const double chunk_params = tail.params * plan.chunk_timing[c].layers / std::max(1, device_layers);
-            const double bucket_params = tail.last_bucket_fraction * tail.params; // Megatron's bucket size
-            const int buckets = static_cast<int>(std::ceil(chunk_params / std::max(1.0, bucket_params)));
-            bucket_pieces[c] = std::clamp(buckets, 1, std::max(1, plan.chunk_timing[c].layers));
+    void plan_zero3_gathers()
+    {
+        z3_.resize(static_cast<std::size_t>(pp_));
+        stage_layers_.assign(static_cast<std::size_t>(pp_), 1);
+        if (s_.zero < 3)
+            return;
+        for (int d = 0; d < pp_; ++d) {
+            z3_[d] = zero3_traffic(ctx_, s_, costs_, d);
+            stage_layers_[d] = std::max(1, costs_.layout->stage[d].layers);
         }
     }
 
-    // Pass 1: every device's program, in order, with its sends.
-    for (int d = 0; d < pp; ++d) {
-        const std::vector<ScheduledPass> program = device_program(schedule, d, pp, vpp, m);
-        std::uint32_t pending_block = kNone;
-        auto& ops_of_device = device_program_ops[d];
-        auto add_compute = [&](IrOp op, double gather_layers) {
-            op.device = static_cast<std::uint16_t>(d);
-            op.stream = IrStream::compute;
-            if (op.ordering != IrOrdering::filler)
-                op.ordering = compute_order;
-            const std::uint32_t id = g.add(op);
-            if (pending_block != kNone && op.ordering != IrOrdering::filler) {
-                g.add_dep(id, pending_block);
-                pending_block = kNone;
+    // Gradient buckets per chunk (Megatron's ~40M-parameter buckets, at most one per layer); the ops
+    // after which each is ready are collected while the programs are emitted.
+    void plan_gradient_buckets()
+    {
+        bucket_pieces_.assign(static_cast<std::size_t>(ir_chunks_), 1);
+        bucket_ready_.resize(static_cast<std::size_t>(ir_chunks_));
+        if (!(s_.overlap_grad_reduce && s_.zero <= 2 && s_.dp * s_.cp > 1))
+            return;
+        for (int c = 0; c < ir_chunks_; ++c) {
+            const StageTail tail = stage_tail(ctx_, s_, costs_, plan_.chunk_device[c]);
+            const int device_layers = costs_.layout->stage[plan_.chunk_device[c]].layers;
+            const double chunk_params = tail.params * plan_.chunk_timing[c].layers / std::max(1, device_layers);
+            const double bucket_params = tail.last_bucket_fraction * tail.params; // Megatron's bucket size
+            const int buckets = static_cast<int>(std::ceil(chunk_params / std::max(1.0, bucket_params)));
+            bucket_pieces_[c] = std::clamp(buckets, 1, std::max(1, plan_.chunk_timing[c].layers));
+        }
+    }
+
+    // Pipeline position of an IR chunk: predecessor/successor chunks in the data flow.
+    bool first_in_pipe(int c) const { return dual_ ? c % pp_ == 0 : c == 0; }
+    bool last_in_pipe(int c) const { return dual_ ? c % pp_ == pp_ - 1 : c == ir_chunks_ - 1; }
+    int ir_chunk(int device, int local) const
+    {
+        if (dual_)
+            return local == 0 ? device : pp_ + (pp_ - 1 - device);
+        return local * pp_ + device;
+    }
+    // Per IR chunk: the micro-batch that finishes last (DualPipe's up pipeline holds the second half).
+    long long last_microbatch(int c) const { return dual_ && c < pp_ ? m_ / 2 - 1 : m_ - 1; }
+
+    // The point-to-point send of `op`'s activations (forward) or input gradient (backward) to the
+    // neighbouring stage; it blocks the device's next compute op.
+    IrOp make_pp_send(int d, const IrOp& op) const
+    {
+        IrOp send;
+        send.device = static_cast<std::uint16_t>(d);
+        send.type = IrOpType::pp_send;
+        send.stream = IrStream::pp;
+        send.link = pp_link_;
+        send.ordering = IrOrdering::fifo;
+        send.chunk = op.chunk;
+        send.microbatch = op.microbatch;
+        send.duration_s = static_cast<float>(p2p_);
+        send.blocks_compute = true;
+        return send;
+    }
+
+    // ZeRO-3's reduce-scatter of `layers` layers' gradients once the weight gradient `after` is done.
+    void add_zero3_reduce_scatter(int d, const IrOp& op, double layers, std::uint32_t after)
+    {
+        ExecutionGraph& g = plan_.graph;
+        IrOp rs;
+        rs.device = static_cast<std::uint16_t>(d);
+        rs.type = IrOpType::zero3_reduce_scatter;
+        rs.stream = IrStream::dp;
+        rs.link = dp_link_;
+        rs.ordering = IrOrdering::fifo;
+        rs.chunk = op.chunk;
+        rs.microbatch = op.microbatch;
+        rs.duration_s = static_cast<float>(z3_[d].reduce_scatter_s * layers / stage_layers_[d]);
+        const std::uint32_t rid = g.add(rs);
+        g.add_dep(rid, after);
+        zero3_rs_.push_back(rid);
+    }
+
+    // Gather a chunk's parameters before the pass `id`; with prefetch it waits only for the pass two
+    // positions back (so it runs under the previous one).
+    void add_zero3_gather(const DeviceCursor& dev, const IrOp& op, double gather_layers, std::uint32_t id)
+    {
+        ExecutionGraph& g = plan_.graph;
+        const int d = dev.d;
+        IrOp ga;
+        ga.device = static_cast<std::uint16_t>(d);
+        ga.type = IrOpType::zero3_gather;
+        ga.stream = IrStream::dp_gather;
+        ga.link = dp_link_;
+        ga.ordering = IrOrdering::fifo;
+        ga.chunk = op.chunk;
+        ga.microbatch = op.microbatch;
+        ga.duration_s = static_cast<float>(z3_[d].gather_s * gather_layers / stage_layers_[d]);
+        const std::uint32_t gid = g.add(ga);
+        if (dual_) {
+            // DualPipe's order is decided at run time: prefetch one micro-batch ahead per chunk.
+            const long long prev_mb = op.microbatch - 1;
+            const long long first_mb = op.chunk < pp_ ? 0 : m_ / 2;
+            if (prev_mb >= first_mb) {
+                const std::size_t prev = idx_.at(op.chunk, prev_mb);
+                const std::uint32_t before = op.type == IrOpType::forward ? idx_.f[prev] : idx_.b[prev];
+                if (before != kNone)
+                    g.add_dep(gid, before);
             }
-            if (s.zero >= 3 && (op.type == IrOpType::forward || op.type == IrOpType::backward_input)) {
-                // Gather this chunk's parameters before the pass; with prefetch it waits only for the
-                // pass two positions back (so it runs under the previous one).
-                const ChunkTiming& ct = plan.chunk_timing[op.chunk];
-                IrOp ga;
-                ga.device = static_cast<std::uint16_t>(d);
-                ga.type = IrOpType::zero3_gather;
-                ga.stream = IrStream::dp_gather;
-                ga.link = dp_link;
-                ga.ordering = IrOrdering::fifo;
-                ga.chunk = op.chunk;
-                ga.microbatch = op.microbatch;
-                (void)ct;
-                ga.duration_s = static_cast<float>(z3[d].gather_s * gather_layers / stage_layers[d]);
-                const std::uint32_t gid = g.add(ga);
-                if (dual) {
-                    // DualPipe's order is decided at run time: prefetch one micro-batch ahead per chunk.
-                    const long long prev_mb = op.microbatch - 1;
-                    const long long first_mb = op.chunk < pp ? 0 : m / 2;
-                    if (prev_mb >= first_mb) {
-                        const std::size_t prev = idx.at(op.chunk, prev_mb);
-                        const std::uint32_t before = op.type == IrOpType::forward ? idx.f[prev] : idx.b[prev];
-                        if (before != kNone)
-                            g.add_dep(gid, before);
-                    }
-                } else {
-                    const std::size_t back = s.overlap_param_gather ? 2 : 1;
-                    if (ops_of_device.size() >= back)
-                        g.add_dep(gid, ops_of_device[ops_of_device.size() - back]);
-                }
-                g.add_dep(id, gid);
-            }
-            ops_of_device.push_back(id);
-            last_compute[d] = id;
-            return id;
-        };
-        auto emit_backward_send = [&](int c, std::size_t at, const IrOp& op) {
-            if (first_in_pipe(c) || p2p <= 0)
-                return;
-            IrOp send;
-            send.device = static_cast<std::uint16_t>(d);
-            send.type = IrOpType::pp_send;
-            send.stream = IrStream::pp;
-            send.link = pp_link;
-            send.ordering = IrOrdering::fifo;
-            send.chunk = op.chunk;
-            send.microbatch = op.microbatch;
-            send.duration_s = static_cast<float>(p2p);
-            send.blocks_compute = true;
-            idx.send_b[at] = g.add(send);
-            pending_block = idx.send_b[at];
-        };
-        for (const ScheduledPass& pass : program) {
+        } else {
+            const std::size_t back = s_.overlap_param_gather ? 2 : 1;
+            if (dev.ops.size() >= back)
+                g.add_dep(gid, dev.ops[dev.ops.size() - back]);
+        }
+        g.add_dep(id, gid);
+    }
+
+    std::uint32_t add_compute(DeviceCursor& dev, IrOp op, double gather_layers)
+    {
+        ExecutionGraph& g = plan_.graph;
+        op.device = static_cast<std::uint16_t>(dev.d);
+        op.stream = IrStream::compute;
+        if (op.ordering != IrOrdering::filler)
+            op.ordering = compute_order_;
+        const std::uint32_t id = g.add(op);
+        if (dev.pending_block != kNone && op.ordering != IrOrdering::filler) {
+            g.add_dep(id, dev.pending_block);
+            dev.pending_block = kNone;
+        }
+        if (s_.zero >= 3 && (op.type == IrOpType::forward || op.type == IrOpType::backward_input))
+            add_zero3_gather(dev, op, gather_layers, id);
+        dev.ops.push_back(id);
+        last_compute_[dev.d] = id;
+        return id;
+    }
+
+    void emit_backward_send(DeviceCursor& dev, int c, std::size_t at, const IrOp& op)
+    {
+        if (first_in_pipe(c) || p2p_ <= 0)
+            return;
+        idx_.send_b[at] = plan_.graph.add(make_pp_send(dev.d, op));
+        dev.pending_block = idx_.send_b[at];
+    }
+
+    void emit_forward(DeviceCursor& dev, int c, std::size_t at, IrOp op)
+    {
+        const ChunkTiming& ct = plan_.chunk_timing[c];
+        op.type = IrOpType::forward;
+        op.priority = 1 << 20 | op.microbatch;
+        // ZeRO-3 / FSDP gathers each layer's parameters just before it runs: the forward is
+        // emitted layer by layer so the gathers prefetch one layer ahead.
+        const int pieces = s_.zero >= 3 && !dual_ ? std::max(1, ct.layers) : 1;
+        op.duration_s = static_cast<float>(ct.forward_s / pieces);
+        for (int k = 0; k < pieces; ++k) {
+            op.activation_delta = k == 0 ? static_cast<float>(plan_.chunk_activation_bytes[c]) : 0.0f;
+            const std::uint32_t id = add_compute(dev, op, static_cast<double>(ct.layers) / pieces);
+            if (k == 0)
+                idx_.f_entry[at] = id;
+            else
+                plan_.graph.add_dep(id, idx_.f[at]);
+            idx_.f[at] = id;
+        }
+        if (!last_in_pipe(c) && p2p_ > 0) {
+            idx_.send_f[at] = plan_.graph.add(make_pp_send(dev.d, op));
+            dev.pending_block = idx_.send_f[at];
+        }
+    }
+
+    // Autograd walks the layers back (dgrad and wgrad per layer): the last micro-batch releases
+    // gradient buckets as it goes, so the DP reduction overlaps it; under ZeRO-3 every backward
+    // gathers and reduce-scatters layer by layer.
+    void emit_backward_in_pieces(DeviceCursor& dev, int c, std::size_t at, const IrOp& op, int pieces)
+    {
+        const ChunkTiming& ct = plan_.chunk_timing[c];
+        IrOp bp = op;
+        bp.duration_s = static_cast<float>(ct.backward_input_s / pieces);
+        IrOp wp = op;
+        wp.type = IrOpType::backward_weight;
+        wp.duration_s = static_cast<float>(ct.weight_s / pieces);
+        wp.priority = 2 << 20 | op.microbatch;
+        const double layers_per_piece = static_cast<double>(ct.layers) / pieces;
+        for (int k = 0; k < pieces; ++k) {
+            const std::uint32_t bid = add_compute(dev, bp, layers_per_piece);
+            if (k == 0)
+                idx_.b[at] = bid;
+            else
+                plan_.graph.add_dep(bid, idx_.w[at]);
+            wp.activation_delta = k == pieces - 1 ? -static_cast<float>(plan_.chunk_activation_bytes[c]) : 0.0f;
+            idx_.w[at] = add_compute(dev, wp, 0);
+            plan_.graph.add_dep(idx_.w[at], bid);
+            if (s_.zero >= 3)
+                add_zero3_reduce_scatter(dev.d, op, layers_per_piece, idx_.w[at]);
+            else
+                bucket_ready_[c].push_back(idx_.w[at]);
+        }
+        emit_backward_send(dev, c, at, op);
+    }
+
+    void emit_backward_input(DeviceCursor& dev, int c, std::size_t at, IrOp op)
+    {
+        const ChunkTiming& ct = plan_.chunk_timing[c];
+        const long long mb = op.microbatch;
+        if (ct.recompute_s > 0) {
+            IrOp r = op;
+            r.type = IrOpType::recompute;
+            r.duration_s = static_cast<float>(ct.recompute_s);
+            r.priority = op.microbatch;
+            idx_.r[at] = add_compute(dev, r, 0);
+        }
+        op.type = IrOpType::backward_input;
+        op.duration_s = static_cast<float>(ct.backward_input_s);
+        op.priority = op.microbatch;
+        // Split-backward schedules free the activations with B (W keeps only its GEMM inputs,
+        // small next to them); the others free them when the whole backward ends.
+        if (split_backward_)
+            op.activation_delta = -static_cast<float>(plan_.chunk_activation_bytes[c]);
+        const int pieces = s_.zero >= 3 && !dual_ ? std::max(1, ct.layers)
+            : mb == last_microbatch(c) && !dual_  ? bucket_pieces_[c]
+                                                  : 1;
+        if (pieces > 1) {
+            emit_backward_in_pieces(dev, c, at, op, pieces);
+            return;
+        }
+        idx_.b[at] = add_compute(dev, op, ct.layers);
+        // Zero-bubble schedules send the input gradient right after B; the others (autograd runs
+        // dgrad and wgrad layer by layer) only once the whole backward, W included, is done.
+        if (split_backward_)
+            emit_backward_send(dev, c, at, op);
+    }
+
+    void emit_backward_weight(DeviceCursor& dev, int c, std::size_t at, IrOp op, bool filler)
+    {
+        if (idx_.w[at] != kNone)
+            return; // emitted in pieces with the backward input
+        const ChunkTiming& ct = plan_.chunk_timing[c];
+        op.type = IrOpType::backward_weight;
+        op.duration_s = static_cast<float>(ct.weight_s);
+        op.activation_delta = split_backward_ ? 0.0f : -static_cast<float>(plan_.chunk_activation_bytes[c]);
+        op.priority = 2 << 20 | op.microbatch;
+        if (filler)
+            op.ordering = IrOrdering::filler;
+        idx_.w[at] = add_compute(dev, op, 0);
+        if (!split_backward_)
+            emit_backward_send(dev, c, at, op);
+        if (s_.zero >= 3)
+            add_zero3_reduce_scatter(dev.d, op, ct.layers, idx_.w[at]);
+    }
+
+    // Pass 1: a device's program, in order, with its sends.
+    void emit_device_program(int d)
+    {
+        DeviceCursor dev;
+        dev.d = d;
+        for (const ScheduledPass& pass : device_program(schedule_, d, pp_, vpp_, m_)) {
             const int c = ir_chunk(d, pass.local_chunk);
-            const ChunkTiming& ct = plan.chunk_timing[c];
-            const long long mb = pass.microbatch;
-            const std::size_t at = idx.at(c, mb);
-            const std::int32_t prio_base = static_cast<std::int32_t>(mb);
+            const std::size_t at = idx_.at(c, pass.microbatch);
             IrOp op;
             op.chunk = static_cast<std::int16_t>(c);
-            op.microbatch = static_cast<std::int32_t>(mb);
+            op.microbatch = static_cast<std::int32_t>(pass.microbatch);
             switch (pass.kind) {
-            case PassKind::forward: {
-                op.type = IrOpType::forward;
-                op.priority = 1 << 20 | prio_base;
-                // ZeRO-3 / FSDP gathers each layer's parameters just before it runs: the forward is
-                // emitted layer by layer so the gathers prefetch one layer ahead.
-                const int pieces = s.zero >= 3 && !dual ? std::max(1, ct.layers) : 1;
-                op.duration_s = static_cast<float>(ct.forward_s / pieces);
-                for (int k = 0; k < pieces; ++k) {
-                    op.activation_delta = k == 0 ? static_cast<float>(plan.chunk_activation_bytes[c]) : 0.0f;
-                    const std::uint32_t id = add_compute(op, static_cast<double>(ct.layers) / pieces);
-                    if (k == 0)
-                        idx.f_entry[at] = id;
-                    else
-                        g.add_dep(id, idx.f[at]);
-                    idx.f[at] = id;
-                }
-                if (!last_in_pipe(c) && p2p > 0) {
-                    IrOp send;
-                    send.device = static_cast<std::uint16_t>(d);
-                    send.type = IrOpType::pp_send;
-                    send.stream = IrStream::pp;
-                    send.link = pp_link;
-                    send.ordering = IrOrdering::fifo;
-                    send.chunk = op.chunk;
-                    send.microbatch = op.microbatch;
-                    send.duration_s = static_cast<float>(p2p);
-                    send.blocks_compute = true;
-                    idx.send_f[at] = g.add(send);
-                    pending_block = idx.send_f[at];
-                }
+            case PassKind::forward:
+                emit_forward(dev, c, at, op);
                 break;
-            }
-            case PassKind::backward_input: {
-                if (ct.recompute_s > 0) {
-                    IrOp r = op;
-                    r.type = IrOpType::recompute;
-                    r.duration_s = static_cast<float>(ct.recompute_s);
-                    r.priority = prio_base;
-                    idx.r[at] = add_compute(r, 0);
-                }
-                op.type = IrOpType::backward_input;
-                op.duration_s = static_cast<float>(ct.backward_input_s);
-                op.priority = prio_base;
-                // Split-backward schedules free the activations with B (W keeps only its GEMM inputs,
-                // small next to them); the others free them when the whole backward ends.
-                if (split_backward)
-                    op.activation_delta = -static_cast<float>(plan.chunk_activation_bytes[c]);
-                const int pieces = s.zero >= 3 && !dual ? std::max(1, ct.layers)
-                    : mb == last_microbatch(c) && !dual ? bucket_pieces[c]
-                                                        : 1;
-                if (pieces > 1) {
-                    // Autograd walks the layers back (dgrad and wgrad per layer): the last micro-batch
-                    // releases gradient buckets as it goes, so the DP reduction overlaps it; under
-                    // ZeRO-3 every backward gathers and reduce-scatters layer by layer.
-                    IrOp bp = op;
-                    bp.duration_s = static_cast<float>(ct.backward_input_s / pieces);
-                    IrOp wp = op;
-                    wp.type = IrOpType::backward_weight;
-                    wp.duration_s = static_cast<float>(ct.weight_s / pieces);
-                    wp.priority = 2 << 20 | prio_base;
-                    const double layers_per_piece = static_cast<double>(ct.layers) / pieces;
-                    for (int k = 0; k < pieces; ++k) {
-                        const std::uint32_t bid = add_compute(bp, layers_per_piece);
-                        if (k == 0)
-                            idx.b[at] = bid;
-                        else
-                            g.add_dep(bid, idx.w[at]);
-                        wp.activation_delta
-                            = k == pieces - 1 ? -static_cast<float>(plan.chunk_activation_bytes[c]) : 0.0f;
-                        idx.w[at] = add_compute(wp, 0);
-                        g.add_dep(idx.w[at], bid);
-                        if (s.zero >= 3) {
-                            IrOp rs;
-                            rs.device = static_cast<std::uint16_t>(d);
-                            rs.type = IrOpType::zero3_reduce_scatter;
-                            rs.stream = IrStream::dp;
-                            rs.link = dp_link;
-                            rs.ordering = IrOrdering::fifo;
-                            rs.chunk = op.chunk;
-                            rs.microbatch = op.microbatch;
-                            rs.duration_s
-                                = static_cast<float>(z3[d].reduce_scatter_s * layers_per_piece / stage_layers[d]);
-                            const std::uint32_t rid = g.add(rs);
-                            g.add_dep(rid, idx.w[at]);
-                            zero3_rs.push_back(rid);
-                        } else {
-                            bucket_ready[c].push_back(idx.w[at]);
-                        }
-                    }
-                    emit_backward_send(c, at, op);
-                    break;
-                }
-                idx.b[at] = add_compute(op, ct.layers);
-                // Zero-bubble schedules send the input gradient right after B; the others (autograd runs
-                // dgrad and wgrad layer by layer) only once the whole backward, W included, is done.
-                if (split_backward)
-                    emit_backward_send(c, at, op);
+            case PassKind::backward_input:
+                emit_backward_input(dev, c, at, op);
                 break;
-            }
-            case PassKind::backward_weight: {
-                if (idx.w[at] != kNone)
-                    break; // emitted in pieces with the backward above
-                op.type = IrOpType::backward_weight;
-                op.duration_s = static_cast<float>(ct.weight_s);
-                op.activation_delta = split_backward ? 0.0f : -static_cast<float>(plan.chunk_activation_bytes[c]);
-                op.priority = 2 << 20 | prio_base;
-                if (pass.filler)
-                    op.ordering = IrOrdering::filler;
-                idx.w[at] = add_compute(op, 0);
-                if (!split_backward)
-                    emit_backward_send(c, at, op);
-                if (s.zero >= 3) {
-                    IrOp rs;
-                    rs.device = static_cast<std::uint16_t>(d);
-                    rs.type = IrOpType::zero3_reduce_scatter;
-                    rs.stream = IrStream::dp;
-                    rs.link = dp_link;
-                    rs.ordering = IrOrdering::fifo;
-                    rs.chunk = op.chunk;
-                    rs.microbatch = op.microbatch;
-                    rs.duration_s = static_cast<float>(z3[d].reduce_scatter_s * ct.layers / stage_layers[d]);
-                    const std::uint32_t rid = g.add(rs);
-                    g.add_dep(rid, idx.w[at]);
-                    zero3_rs.push_back(rid);
-                }
+            case PassKind::backward_weight:
+                emit_backward_weight(dev, c, at, op, pass.filler);
                 break;
-            }
             }
         }
-        if (pending_block != kNone)
-            last_compute[d] = last_compute[d]; // a trailing send gates nothing; the barrier waits for it below
+        // A trailing send gates nothing here; the barrier waits for it in the tail.
     }
 
     // Pass 2: data-flow edges between passes.
-    for (int c = 0; c < ir_chunks; ++c) {
-        for (long long mb = 0; mb < m; ++mb) {
-            const std::size_t at = idx.at(c, mb);
-            const std::uint32_t f = idx.f[at], r = idx.r[at], b = idx.b[at], w = idx.w[at];
-            if (f == kNone)
-                continue; // DualPipe: this pipeline does not carry this micro-batch
-            if (!first_in_pipe(c)) {
-                const std::size_t prev = idx.at(c - 1, mb);
-                g.add_dep(idx.f_entry[at], idx.send_f[prev] != kNone ? idx.send_f[prev] : idx.f[prev]);
+    void add_dataflow_edges()
+    {
+        ExecutionGraph& g = plan_.graph;
+        for (int c = 0; c < ir_chunks_; ++c) {
+            for (long long mb = 0; mb < m_; ++mb) {
+                const std::size_t at = idx_.at(c, mb);
+                const std::uint32_t f = idx_.f[at], r = idx_.r[at], b = idx_.b[at], w = idx_.w[at];
+                if (f == kNone)
+                    continue; // DualPipe: this pipeline does not carry this micro-batch
+                if (!first_in_pipe(c)) {
+                    const std::size_t prev = idx_.at(c - 1, mb);
+                    g.add_dep(idx_.f_entry[at], idx_.send_f[prev] != kNone ? idx_.send_f[prev] : idx_.f[prev]);
+                }
+                if (idx_.send_f[at] != kNone)
+                    g.add_dep(idx_.send_f[at], f);
+                const std::uint32_t bwd_entry = r != kNone ? r : b;
+                g.add_dep(bwd_entry, f);
+                if (r != kNone)
+                    g.add_dep(b, r);
+                if (!last_in_pipe(c)) {
+                    const std::size_t next = idx_.at(c + 1, mb);
+                    const std::uint32_t grad_ready = split_backward_ ? idx_.b[next] : idx_.w[next];
+                    g.add_dep(bwd_entry, idx_.send_b[next] != kNone ? idx_.send_b[next] : grad_ready);
+                }
+                if (idx_.send_b[at] != kNone)
+                    g.add_dep(idx_.send_b[at], split_backward_ ? b : w);
+                g.add_dep(w, b);
             }
-            if (idx.send_f[at] != kNone)
-                g.add_dep(idx.send_f[at], f);
-            const std::uint32_t bwd_entry = r != kNone ? r : b;
-            g.add_dep(bwd_entry, f);
-            if (r != kNone)
-                g.add_dep(b, r);
-            if (!last_in_pipe(c)) {
-                const std::size_t next = idx.at(c + 1, mb);
-                const std::uint32_t grad_ready = split_backward ? idx.b[next] : idx.w[next];
-                g.add_dep(bwd_entry, idx.send_b[next] != kNone ? idx.send_b[next] : grad_ready);
-            }
-            if (idx.send_b[at] != kNone)
-                g.add_dep(idx.send_b[at], split_backward ? b : w);
-            g.add_dep(w, b);
-        }
-    }
-    if (schedule == Schedule::zb_h1) {
-        // ZB-H1 keeps 1F1B's memory: a stage holds at most p - s micro-batches, so a forward waits for the
-        // deferred W of the micro-batch p - s before it.
-        for (int c = 0; c < ir_chunks; ++c) {
-            const long long limit = pp - plan.chunk_device[c];
-            for (long long mb = limit; mb < m; ++mb)
-                g.add_dep(idx.f_entry[idx.at(c, mb)], idx.w[idx.at(c, mb - limit)]);
-        }
-    }
-    if (dual) {
-        // DualPipe keeps at most p - s micro-batches in flight on the down pipeline's stage s and s + 1
-        // on the up pipeline's (PP + 1 per device, DualPipe README): a forward waits for the backward
-        // that frees its slot.
-        const long long half = m / 2;
-        for (int c = 0; c < ir_chunks; ++c) {
-            const int stage = c % pp;
-            const long long limit = pp - stage;
-            const long long base = c < pp ? 0 : half;
-            for (long long i = limit; i < half; ++i)
-                g.add_dep(idx.f_entry[idx.at(c, base + i)], idx.b[idx.at(c, base + i - limit)]);
         }
     }
 
-    // The step's tail: gradient reduction per chunk after its last weight gradient, a barrier for the
-    // global gradient norm, the optimizer step, and the distributed optimizer's parameter gather.
-    IrOp barrier;
-    barrier.type = IrOpType::barrier;
-    barrier.stream = IrStream::sync;
-    barrier.ordering = IrOrdering::fifo;
-    const std::uint32_t bar = g.add(barrier);
-    for (std::uint32_t rs : zero3_rs)
-        g.add_dep(bar, rs);
-    for (int d = 0; d < pp; ++d) {
-        const StageTail tail = stage_tail(ctx, s, costs, d);
-        g.add_dep(bar, last_compute[d]);
-        if (tail.grad_reduce_s > 0) {
-            int device_layers = 0;
-            for (int c = 0; c < ir_chunks; ++c)
-                if (plan.chunk_device[c] == d)
-                    device_layers += plan.chunk_timing[c].layers;
-            for (int c = 0; c < ir_chunks; ++c) {
-                if (plan.chunk_device[c] != d)
-                    continue;
-                IrOp red;
-                red.device = static_cast<std::uint16_t>(d);
-                red.type = IrOpType::dp_reduce;
-                red.stream = IrStream::dp;
-                red.link = dp_link;
-                red.ordering = IrOrdering::fifo;
-                red.chunk = static_cast<std::int16_t>(c);
-                const double chunk_reduce
-                    = tail.grad_reduce_s * plan.chunk_timing[c].layers / std::max(1, device_layers);
-                const std::vector<std::uint32_t>& ready_after = bucket_ready[c];
-                const int buckets = ready_after.empty() ? 1 : static_cast<int>(ready_after.size());
-                red.duration_s = static_cast<float>(chunk_reduce / buckets);
-                for (int k = 0; k < buckets; ++k) {
-                    const std::uint32_t id = g.add(red);
-                    if (!s.overlap_grad_reduce)
-                        g.add_dep(id, last_compute[d]);
-                    else
-                        g.add_dep(id, ready_after.empty() ? idx.w[idx.at(c, last_microbatch(c))] : ready_after[k]);
-                    g.add_dep(bar, id);
-                }
+    // ZB-H1 keeps 1F1B's memory: a stage holds at most p - s micro-batches, so a forward waits for the
+    // deferred W of the micro-batch p - s before it.
+    void add_zb_h1_in_flight_limit()
+    {
+        for (int c = 0; c < ir_chunks_; ++c) {
+            const long long limit = pp_ - plan_.chunk_device[c];
+            for (long long mb = limit; mb < m_; ++mb)
+                plan_.graph.add_dep(idx_.f_entry[idx_.at(c, mb)], idx_.w[idx_.at(c, mb - limit)]);
+        }
+    }
+
+    // DualPipe keeps at most p - s micro-batches in flight on the down pipeline's stage s and s + 1
+    // on the up pipeline's (PP + 1 per device, DualPipe README): a forward waits for the backward
+    // that frees its slot.
+    void add_dualpipe_in_flight_limit()
+    {
+        const long long half = m_ / 2;
+        for (int c = 0; c < ir_chunks_; ++c) {
+            const int stage = c % pp_;
+            const long long limit = pp_ - stage;
+            const long long base = c < pp_ ? 0 : half;
+            for (long long i = limit; i < half; ++i)
+                plan_.graph.add_dep(idx_.f_entry[idx_.at(c, base + i)], idx_.b[idx_.at(c, base + i - limit)]);
+        }
+    }
+
+    // The DP gradient reduction of device d's chunks, each after its last weight gradient (or its
+    // buckets as they become ready), all before the barrier.
+    void emit_grad_reductions(int d, const StageTail& tail, std::uint32_t bar)
+    {
+        ExecutionGraph& g = plan_.graph;
+        int device_layers = 0;
+        for (int c = 0; c < ir_chunks_; ++c)
+            if (plan_.chunk_device[c] == d)
+                device_layers += plan_.chunk_timing[c].layers;
+        for (int c = 0; c < ir_chunks_; ++c) {
+            if (plan_.chunk_device[c] != d)
+                continue;
+            IrOp red;
+            red.device = static_cast<std::uint16_t>(d);
+            red.type = IrOpType::dp_reduce;
+            red.stream = IrStream::dp;
+            red.link = dp_link_;
+            red.ordering = IrOrdering::fifo;
+            red.chunk = static_cast<std::int16_t>(c);
+            const double chunk_reduce = tail.grad_reduce_s * plan_.chunk_timing[c].layers / std::max(1, device_layers);
+            const std::vector<std::uint32_t>& ready_after = bucket_ready_[c];
+            const int buckets = ready_after.empty() ? 1 : static_cast<int>(ready_after.size());
+            red.duration_s = static_cast<float>(chunk_reduce / buckets);
+            for (int k = 0; k < buckets; ++k) {
+                const std::uint32_t id = g.add(red);
+                if (!s_.overlap_grad_reduce)
+                    g.add_dep(id, last_compute_[d]);
+                else
+                    g.add_dep(id, ready_after.empty() ? idx_.w[idx_.at(c, last_microbatch(c))] : ready_after[k]);
+                g.add_dep(bar, id);
             }
         }
-        // Trailing sends (the last backward's gradient to the previous stage) finish before the barrier.
-        for (int c = 0; c < ir_chunks; ++c)
-            if (plan.chunk_device[c] == d && idx.send_b[idx.at(c, last_microbatch(c))] != kNone)
-                g.add_dep(bar, idx.send_b[idx.at(c, last_microbatch(c))]);
     }
-    for (int d = 0; d < pp; ++d) {
-        const StageTail tail = stage_tail(ctx, s, costs, d);
+
+    // The optimizer step (or the offloaded one) after the barrier, and the distributed optimizer's
+    // parameter gather after it.
+    void emit_optimizer(int d, std::uint32_t bar)
+    {
+        ExecutionGraph& g = plan_.graph;
+        const StageTail tail = stage_tail(ctx_, s_, costs_, d);
         IrOp opt;
         opt.device = static_cast<std::uint16_t>(d);
         opt.type = tail.offload_s > 0 ? IrOpType::offload : IrOpType::optimizer;
@@ -523,17 +578,71 @@ LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s, double clock_c
             ga.device = static_cast<std::uint16_t>(d);
             ga.type = IrOpType::param_gather;
             ga.stream = IrStream::dp_gather;
-            ga.link = dp_link;
+            ga.link = dp_link_;
             ga.ordering = IrOrdering::fifo;
             // Overlapped with the next step's forward except the first bucket.
             ga.duration_s = static_cast<float>(
-                s.overlap_param_gather ? tail.param_gather_s * tail.last_bucket_fraction : tail.param_gather_s);
+                s_.overlap_param_gather ? tail.param_gather_s * tail.last_bucket_fraction : tail.param_gather_s);
             g.add_dep(g.add(ga), o);
         }
     }
-    g.finalize();
-    plan.op_power_W = op_powers(ctx, plan);
-    return plan;
+
+    // The step's tail: gradient reduction per chunk after its last weight gradient, a barrier for the
+    // global gradient norm, the optimizer step, and the distributed optimizer's parameter gather.
+    void emit_tail()
+    {
+        ExecutionGraph& g = plan_.graph;
+        IrOp barrier;
+        barrier.type = IrOpType::barrier;
+        barrier.stream = IrStream::sync;
+        barrier.ordering = IrOrdering::fifo;
+        const std::uint32_t bar = g.add(barrier);
+        for (std::uint32_t rs : zero3_rs_)
+            g.add_dep(bar, rs);
+        for (int d = 0; d < pp_; ++d) {
+            const StageTail tail = stage_tail(ctx_, s_, costs_, d);
+            g.add_dep(bar, last_compute_[d]);
+            if (tail.grad_reduce_s > 0)
+                emit_grad_reductions(d, tail, bar);
+            // Trailing sends (the last backward's gradient to the previous stage) finish before the barrier.
+            for (int c = 0; c < ir_chunks_; ++c)
+                if (plan_.chunk_device[c] == d && idx_.send_b[idx_.at(c, last_microbatch(c))] != kNone)
+                    g.add_dep(bar, idx_.send_b[idx_.at(c, last_microbatch(c))]);
+        }
+        for (int d = 0; d < pp_; ++d)
+            emit_optimizer(d, bar);
+    }
+
+    const PlanContext& ctx_;
+    const Strategy& s_;
+    EvaluationCache cache_; // costs_ points into it
+    StrategyCosts costs_;
+    const int pp_;
+    const bool dual_;
+    const int vpp_;
+    const long long m_;
+    const int ir_chunks_;
+    const IrOrdering compute_order_;
+    const Schedule schedule_;
+    const bool split_backward_;
+    double p2p_ = 0;
+    IrLink pp_link_ = IrLink::nvlink;
+    IrLink dp_link_ = IrLink::nvlink;
+    LoweredPlan plan_;
+    Index idx_;
+    std::vector<std::uint32_t> last_compute_; // per device
+    std::vector<Zero3Traffic> z3_; // per device
+    std::vector<int> stage_layers_; // per device
+    std::vector<std::uint32_t> zero3_rs_;
+    std::vector<int> bucket_pieces_; // per IR chunk
+    std::vector<std::vector<std::uint32_t>> bucket_ready_; // per IR chunk
+};
+
+} // namespace
+
+LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s, double clock_ceiling)
+{
+    return PlanLowering(ctx, s, clock_ceiling).lower();
 }
 
 } // namespace parallax

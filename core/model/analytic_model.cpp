@@ -187,163 +187,227 @@ double AnalyticModel::peak_memory_bytes(const Strategy& s, EvaluationCache& cach
     return peak_stage(m_ctx, s, cache, microbatch_count(m_ctx.training, s)).bytes;
 }
 
-void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCache& cache) const
-{
-    evaluate_memory(s, r, cache);
-    const PlanContext& ctx = m_ctx;
-    const PowerModel& pm = ctx.power;
-    StrategyCosts c;
-    compute_costs(ctx, s, cache, c);
-    const PlanLayout& layout = *c.layout;
-    const double m = static_cast<double>(r.microbatches);
-    const int p = s.pp;
-    const bool per_stage = !uniform_stage_clocks(ctx.training, p);
-    const double tokens = static_cast<double>(ctx.training.global_batch) * static_cast<double>(ctx.training.seq_len);
-    const double gpus = static_cast<double>(s.total_gpus());
-    const double peak = ctx.cluster.gpu.peak(ctx.training.precision);
+namespace {
 
-    // Time and power at a clock ceiling (the thermal limit's; above every stage's clock when cool).
-    // Everything below depends on the clocks; memory above does not.
-    double hottest_avg_W = 0;
-    StageMemo memo(ctx, s, c);
-    auto run = [&](double ceiling) {
-        memo.reset();
-        auto clock_of = [&](int stage) { return std::min(ceiling, stage_clock(pm, ctx.training, p, stage)); };
-        // Pipeline: per-stage micro-batch times, then the schedule's formula.
-        double t_max = 0, sum_all = 0, sum_weight = 0, backward_avg = 0;
-        int crit = 0;
-        StageTiming crit_t;
+// The pipeline at one clock ceiling: per-stage micro-batch times and the schedule's formula over them.
+struct PipelineTime {
+    double pipe = 0; // the pipeline's part of the step
+    double bubble = 0;
+    double t_max = 0; // the slowest stage's forward + backward per micro-batch
+    double backward_avg = 0; // backward per micro-batch, averaged over the stages
+    int crit = 0; // the slowest stage
+    StageTiming crit_t;
+};
+
+// The step after the pipeline: DP gradient reduction and parameter gather, optimizer, offload.
+struct StepTailTime {
+    double exposed_dp = 0; // reduction and gather not hidden under the backward
+    double dp_busy = 0;
+    double optimizer_s = 0;
+    double offload_s = 0;
+};
+
+// The schedule's pipeline time from the stages' sums and the slowest stage.
+double schedule_time(const Strategy& s, double m, int p, const PipelineTime& pt, double sum_all, double sum_weight)
+{
+    const double t_max = pt.t_max;
+    const StageTiming& crit_t = pt.crit_t;
+    switch (s.schedule) {
+    case Schedule::gpipe:
+    case Schedule::one_f_one_b:
+        // Alpa / Metis: (m-1) * slowest + sum of all stages; (m+p-1)(t_f+t_b) when even.
+        return (m - 1) * t_max + sum_all;
+    case Schedule::interleaved:
+        // Narayanan et al. 2021 Sec. 2.2.2: bubble (p-1)(t_f+t_b)/v.
+        return (m - 1.0 / s.vpp) * t_max + sum_all / s.vpp;
+    case Schedule::zb_h1:
+        // Zero-bubble H1 as Parallax schedules it (W passes fill idle time under 1F1B's memory bound):
+        // the W passes leave the bubble, (p-1)(F + B_input). The hand-tuned schedule of Qi et al. 2024
+        // reaches (p-1)(F + B_input - W) (DualPipe README: (p-1)(F+B-2W), B the whole backward).
+        // With uneven stages: (m-1) * slowest + the others' F + B_input + the slowest's W.
+        return (m - 1) * t_max + (sum_all - sum_weight) + crit_t.weight_grad_s;
+    case Schedule::dualpipe:
+        // DualPipe README: (p/2-1)(F&B + B - 3W), F&B the overlapped forward-backward pair.
+        return m * t_max
+            + (p / 2.0 - 1) * std::max(0.0, crit_t.forward_s + 2 * crit_t.backward_s - 3 * crit_t.weight_grad_s);
+    }
+    return 0;
+}
+
+// Everything of one evaluation that depends on the clocks, at a clock ceiling (the thermal limit's;
+// above every stage's clock when cool). Allocation-free: the stage memo lives on the stack.
+class ClockedEvaluation {
+public:
+    ClockedEvaluation(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, AnalyticResult& r)
+        : ctx_(ctx)
+        , pm_(ctx.power)
+        , s_(s)
+        , c_(c)
+        , layout_(*c.layout)
+        , r_(r)
+        , m_(static_cast<double>(r.microbatches))
+        , p_(s.pp)
+        , per_stage_(!uniform_stage_clocks(ctx.training, s.pp))
+        , tokens_(static_cast<double>(ctx.training.global_batch) * static_cast<double>(ctx.training.seq_len))
+        , gpus_(static_cast<double>(s.total_gpus()))
+        , peak_(ctx.cluster.gpu.peak(ctx.training.precision))
+        , memo_(ctx, s, c)
+    {
+    }
+
+    // Time and power into the result at `ceiling`; returns the hottest stage's average power.
+    double run(double ceiling)
+    {
+        ceiling_ = ceiling;
+        memo_.reset();
+        const PipelineTime pt = pipeline_time();
+        const StepTailTime tail = step_tail_time(pt);
+        fill_throughput(pt, tail);
+        fill_time_breakdown(pt, tail);
+        fill_communication(pt, tail);
+        return fill_power();
+    }
+
+private:
+    double clock_of(int stage) const { return std::min(ceiling_, stage_clock(pm_, ctx_.training, p_, stage)); }
+
+    // Pipeline: per-stage micro-batch times, then the schedule's formula.
+    PipelineTime pipeline_time()
+    {
+        PipelineTime pt;
+        double sum_all = 0, sum_weight = 0;
         // Stages with identical chunks (and clocks) cost the same: one representative per class.
-        for_each_stage_unit(layout, per_stage, [&](int st, int count) {
-            const StageTiming& t = memo.power(st, clock_of(st)).timing;
+        for_each_stage_unit(layout_, per_stage_, [&](int st, int count) {
+            const StageTiming& t = memo_.power(st, clock_of(st)).timing;
             const double total = t.forward_s + t.backward_s;
             sum_all += count * total;
             sum_weight += count * t.weight_grad_s;
-            backward_avg += count * t.backward_s / p;
-            if (total > t_max) {
-                t_max = total;
-                crit = st;
-                crit_t = t;
+            pt.backward_avg += count * t.backward_s / p_;
+            if (total > pt.t_max) {
+                pt.t_max = total;
+                pt.crit = st;
+                pt.crit_t = t;
             }
         });
-        r.critical_stage = crit;
-        double pipe = 0;
-        switch (s.schedule) {
-        case Schedule::gpipe:
-        case Schedule::one_f_one_b:
-            // Alpa / Metis: (m-1) * slowest + sum of all stages; (m+p-1)(t_f+t_b) when even.
-            pipe = (m - 1) * t_max + sum_all;
-            break;
-        case Schedule::interleaved:
-            // Narayanan et al. 2021 Sec. 2.2.2: bubble (p-1)(t_f+t_b)/v.
-            pipe = (m - 1.0 / s.vpp) * t_max + sum_all / s.vpp;
-            break;
-        case Schedule::zb_h1:
-            // Zero-bubble H1 as Parallax schedules it (W passes fill idle time under 1F1B's memory bound):
-            // the W passes leave the bubble, (p-1)(F + B_input). The hand-tuned schedule of Qi et al. 2024
-            // reaches (p-1)(F + B_input - W) (DualPipe README: (p-1)(F+B-2W), B the whole backward).
-            // With uneven stages: (m-1) * slowest + the others' F + B_input + the slowest's W.
-            pipe = (m - 1) * t_max + (sum_all - sum_weight) + crit_t.weight_grad_s;
-            break;
-        case Schedule::dualpipe:
-            // DualPipe README: (p/2-1)(F&B + B - 3W), F&B the overlapped forward-backward pair.
-            pipe = m * t_max
-                + (p / 2.0 - 1) * std::max(0.0, crit_t.forward_s + 2 * crit_t.backward_s - 3 * crit_t.weight_grad_s);
-            break;
-        }
-        const double bubble = std::max(0.0, pipe - m * t_max);
+        r_.critical_stage = pt.crit;
+        pt.pipe = schedule_time(s_, m_, p_, pt, sum_all, sum_weight);
+        pt.bubble = std::max(0.0, pt.pipe - m_ * pt.t_max);
+        return pt;
+    }
 
-        // Data-parallel gradient reduction and the optimizer step, per stage; the slowest sets the tail.
-        double exposed_dp = 0, dp_busy = 0, optimizer_s = 0, offload_s = 0, exposed_gather = 0;
-        for (const StageClass& k : layout.classes) {
+    // Data-parallel gradient reduction and the optimizer step, per stage; the slowest sets the tail.
+    StepTailTime step_tail_time(const PipelineTime& pt)
+    {
+        StepTailTime out;
+        double exposed_gather = 0;
+        for (const StageClass& k : layout_.classes) {
             // Within a class the earliest stage has the least slack: it sets the class's exposure.
             const int st = k.first_stage;
-            const StageTail& tail = memo.tail(st);
-            dp_busy = std::max(dp_busy, tail.grad_reduce_s + tail.param_gather_s);
+            const StageTail& tail = memo_.tail(st);
+            out.dp_busy = std::max(out.dp_busy, tail.grad_reduce_s + tail.param_gather_s);
             // Stage st finishes its last backward about st backward-times before stage 0 (1F1B cool-down).
-            const double slack = st * backward_avg;
+            const double slack = st * pt.backward_avg;
             double exposed;
-            if (s.overlap_grad_reduce) {
-                const StageTiming t = st == crit ? crit_t : memo.power(st, clock_of(st)).timing;
-                const double window = t.backward_s / s.vpp; // the last micro-batch's backward of the last chunk
+            if (s_.overlap_grad_reduce) {
+                const StageTiming t = st == pt.crit ? pt.crit_t : memo_.power(st, clock_of(st)).timing;
+                const double window = t.backward_s / s_.vpp; // the last micro-batch's backward of the last chunk
                 exposed = std::max(std::max(0.0, tail.grad_reduce_s - window - slack),
                     st == 0 ? tail.grad_reduce_s * tail.last_bucket_fraction : 0.0);
             } else {
                 exposed = std::max(0.0, tail.grad_reduce_s - slack);
             }
-            exposed_dp = std::max(exposed_dp, exposed);
+            out.exposed_dp = std::max(out.exposed_dp, exposed);
             const double gather_exposed
-                = s.overlap_param_gather ? tail.param_gather_s * tail.last_bucket_fraction : tail.param_gather_s;
+                = s_.overlap_param_gather ? tail.param_gather_s * tail.last_bucket_fraction : tail.param_gather_s;
             exposed_gather = std::max(exposed_gather, gather_exposed);
-            optimizer_s = std::max(optimizer_s, tail.optimizer_s);
-            offload_s = std::max(offload_s, tail.offload_s);
+            out.optimizer_s = std::max(out.optimizer_s, tail.optimizer_s);
+            out.offload_s = std::max(out.offload_s, tail.offload_s);
         }
-        exposed_dp += exposed_gather;
+        out.exposed_dp += exposed_gather;
+        return out;
+    }
 
-        r.step_time_s = pipe + exposed_dp + optimizer_s + offload_s;
-        r.tokens_per_s = tokens / r.step_time_s;
-        r.tflops_per_gpu = ctx.model_flops_per_token * r.tokens_per_s / gpus / units::kTFLOP;
-        r.mfu = peak > 0 ? r.tflops_per_gpu * units::kTFLOP / peak : 0;
-        {
-            // Hardware FLOPs: executed work incl. recompute, averaged over stages.
-            const double moe_layers = ctx.model.moe_layer_count();
-            const double dense_layers = ctx.model.layers - moe_layers;
-            const double per_mb = c.layer.dense.flops * dense_layers + c.layer.moe.flops * moe_layers
-                + c.layer.embedding.flops + c.layer.output.flops;
-            r.hfu = peak > 0 ? per_mb * m / p / r.step_time_s / peak : 0;
-        }
-        r.bubble_fraction = bubble / r.step_time_s;
+    void fill_throughput(const PipelineTime& pt, const StepTailTime& tail)
+    {
+        AnalyticResult& r = r_;
+        r.step_time_s = pt.pipe + tail.exposed_dp + tail.optimizer_s + tail.offload_s;
+        r.tokens_per_s = tokens_ / r.step_time_s;
+        r.tflops_per_gpu = ctx_.model_flops_per_token * r.tokens_per_s / gpus_ / units::kTFLOP;
+        r.mfu = peak_ > 0 ? r.tflops_per_gpu * units::kTFLOP / peak_ : 0;
+        // Hardware FLOPs: executed work incl. recompute, averaged over stages.
+        const double moe_layers = ctx_.model.moe_layer_count();
+        const double dense_layers = ctx_.model.layers - moe_layers;
+        const double per_mb = c_.layer.dense.flops * dense_layers + c_.layer.moe.flops * moe_layers
+            + c_.layer.embedding.flops + c_.layer.output.flops;
+        r.hfu = peak_ > 0 ? per_mb * m_ / p_ / r.step_time_s / peak_ : 0;
+        r.bubble_fraction = pt.bubble / r.step_time_s;
+    }
 
-        // Breakdown along the critical stage.
-        r.time = TimeBreakdown {};
-        r.time.compute_s = m * crit_t.compute_s;
-        r.time.recompute_s = m * crit_t.recompute_s;
-        r.time.exposed_tp_s = m * crit_t.exposed_s[kTp];
-        r.time.exposed_cp_s = m * crit_t.exposed_s[kCp];
-        r.time.exposed_ep_s = m * crit_t.exposed_s[kEp];
-        r.time.exposed_pp_s = m * crit_t.exposed_s[kPp];
-        r.time.exposed_dp_s = exposed_dp + m * crit_t.exposed_s[kDp];
-        r.time.bubble_s = bubble;
-        r.time.optimizer_s = optimizer_s;
-        r.time.offload_s = offload_s;
+    // Breakdown along the critical stage.
+    void fill_time_breakdown(const PipelineTime& pt, const StepTailTime& tail)
+    {
+        const double m = m_;
+        const StageTiming& crit_t = pt.crit_t;
+        TimeBreakdown& time = r_.time;
+        time = TimeBreakdown {};
+        time.compute_s = m * crit_t.compute_s;
+        time.recompute_s = m * crit_t.recompute_s;
+        time.exposed_tp_s = m * crit_t.exposed_s[kTp];
+        time.exposed_cp_s = m * crit_t.exposed_s[kCp];
+        time.exposed_ep_s = m * crit_t.exposed_s[kEp];
+        time.exposed_pp_s = m * crit_t.exposed_s[kPp];
+        time.exposed_dp_s = tail.exposed_dp + m * crit_t.exposed_s[kDp];
+        time.bubble_s = pt.bubble;
+        time.optimizer_s = tail.optimizer_s;
+        time.offload_s = tail.offload_s;
         // Whatever the per-part sums miss (rounding of the pipeline formula) is attributed to the bubble.
-        r.time.bubble_s += r.step_time_s - r.time.total();
+        time.bubble_s += r_.step_time_s - time.total();
+    }
 
-        // Communication busy time per group per step (critical stage).
-        {
-            double busy[kOpStreamCount] = {};
-            for (int v = 0; v < s.vpp; ++v) {
-                const ChunkTiming ct = chunk_timing(ctx, s, c, v * s.pp + crit);
-                for (int i = 0; i < kOpStreamCount; ++i)
-                    busy[i] += ct.comm_busy_s[i];
-            }
-            r.communication_s = CommBreakdown {};
-            r.communication_s.tp = m * busy[kTp];
-            r.communication_s.cp = m * busy[kCp];
-            r.communication_s.ep = m * busy[kEp];
-            r.communication_s.pp = m * crit_t.exposed_s[kPp];
-            r.communication_s.dp = dp_busy + m * crit_t.exposed_s[kDp];
-            r.communication_s.exposed = r.time.exposed_tp_s + r.time.exposed_cp_s + r.time.exposed_ep_s
-                + r.time.exposed_pp_s + r.time.exposed_dp_s;
+    // Communication busy time per group per step (critical stage).
+    void fill_communication(const PipelineTime& pt, const StepTailTime& tail)
+    {
+        const double m = m_;
+        double busy[kOpStreamCount] = {};
+        for (int v = 0; v < s_.vpp; ++v) {
+            const ChunkTiming ct = chunk_timing(ctx_, s_, c_, v * s_.pp + pt.crit);
+            for (int i = 0; i < kOpStreamCount; ++i)
+                busy[i] += ct.comm_busy_s[i];
         }
+        const TimeBreakdown& time = r_.time;
+        CommBreakdown& comm = r_.communication_s;
+        comm = CommBreakdown {};
+        comm.tp = m * busy[kTp];
+        comm.cp = m * busy[kCp];
+        comm.ep = m * busy[kEp];
+        comm.pp = m * pt.crit_t.exposed_s[kPp];
+        comm.dp = tail.dp_busy + m * pt.crit_t.exposed_s[kDp];
+        comm.exposed
+            = time.exposed_tp_s + time.exposed_cp_s + time.exposed_ep_s + time.exposed_pp_s + time.exposed_dp_s;
+    }
 
-        // Power: each stage's kernels at their clocks (capped), the awake-idle power while it waits,
-        // communication on top (power_model.hpp). Every stage has the same number of GPUs.
-        PowerEstimate& pw = r.power;
+    // Power: each stage's kernels at their clocks (capped), the awake-idle power while it waits,
+    // communication on top (power_model.hpp). Every stage has the same number of GPUs. Returns the
+    // hottest stage's average power.
+    double fill_power()
+    {
+        const AnalyticResult& r = r_;
+        const double m = m_;
+        PowerEstimate& pw = r_.power;
         pw = PowerEstimate {};
         double energy_sum = 0, kernel_sum = 0, clock_sum = 0, peak_sum = 0;
-        hottest_avg_W = 0;
-        for_each_stage_unit(layout, per_stage, [&](int st, int count) {
+        double hottest_avg_W = 0;
+        for_each_stage_unit(layout_, per_stage_, [&](int st, int count) {
             const double x = clock_of(st);
-            const StagePower& sp = memo.power(st, x);
-            const StageTail& tail = memo.tail(st);
+            const StagePower& sp = memo_.power(st, x);
+            const StageTail& tail = memo_.tail(st);
             StageEnergyInputs in;
             in.step_s = r.step_time_s;
             in.microbatches = m;
             in.optimizer_s = tail.optimizer_s;
             in.dp_comm_s = tail.grad_reduce_s + tail.param_gather_s;
             in.clock = x;
-            const double e = stage_step_energy_J(pm, sp, in);
+            const double e = stage_step_energy_J(pm_, sp, in);
             energy_sum += count * e;
             kernel_sum += count * sp.kernel_s * m;
             clock_sum += count * x;
@@ -353,55 +417,89 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCac
             if (sp.kernel_s > 0)
                 pw.cap_slowdown = std::max(pw.cap_slowdown, sp.throttle_s / (sp.kernel_s - sp.throttle_s));
         });
-        pw.energy_J_per_step_per_gpu = energy_sum / p;
+        pw.energy_J_per_step_per_gpu = energy_sum / p_;
         pw.avg_W_per_gpu = pw.energy_J_per_step_per_gpu / r.step_time_s;
         pw.peak_W_per_gpu = std::max(pw.peak_W_per_gpu, pw.avg_W_per_gpu);
-        pw.energy_J_per_step = pw.energy_J_per_step_per_gpu * gpus;
-        pw.energy_J_per_token = pw.avg_W_per_gpu * gpus / r.tokens_per_s;
-        pw.idle_W = pm.idle_W;
-        pw.cap_W = pm.cap_W;
-        pw.clock_MHz = pm.clock_MHz(clock_sum / p);
-        pw.busy_fraction = std::min(1.0, kernel_sum / p / r.step_time_s);
-        pw.thermal_limit_W = pm.thermal_limit_W();
+        pw.energy_J_per_step = pw.energy_J_per_step_per_gpu * gpus_;
+        pw.energy_J_per_token = pw.avg_W_per_gpu * gpus_ / r.tokens_per_s;
+        pw.idle_W = pm_.idle_W;
+        pw.cap_W = pm_.cap_W;
+        pw.clock_MHz = pm_.clock_MHz(clock_sum / p_);
+        pw.busy_fraction = std::min(1.0, kernel_sum / p_ / r.step_time_s);
+        pw.thermal_limit_W = pm_.thermal_limit_W();
         pw.power_capped = pw.cap_slowdown > kCapNoticeable;
-        const double gpn = std::min(gpus, static_cast<double>(std::max(1, ctx.cluster.gpus_per_node)));
+        fill_facility_power(pw, peak_sum);
+        return hottest_avg_W;
+    }
+
+    // Per node, per rack and for the cluster, node overheads included.
+    void fill_facility_power(PowerEstimate& pw, double peak_sum) const
+    {
+        const double gpus = gpus_;
+        const double gpn = std::min(gpus, static_cast<double>(std::max(1, ctx_.cluster.gpus_per_node)));
         pw.gpus = gpus;
         pw.nodes = std::ceil(gpus / gpn);
-        pw.node_overhead_W = ctx.node_overhead_W;
-        pw.avg_W_per_node = gpn * pw.avg_W_per_gpu + ctx.node_overhead_W;
-        pw.peak_W_per_node = gpn * pw.peak_W_per_gpu + ctx.node_overhead_W;
-        pw.nodes_per_rack = std::min(pw.nodes, static_cast<double>(nodes_per_rack(ctx.cluster)));
+        pw.node_overhead_W = ctx_.node_overhead_W;
+        pw.avg_W_per_node = gpn * pw.avg_W_per_gpu + ctx_.node_overhead_W;
+        pw.peak_W_per_node = gpn * pw.peak_W_per_gpu + ctx_.node_overhead_W;
+        pw.nodes_per_rack = std::min(pw.nodes, static_cast<double>(nodes_per_rack(ctx_.cluster)));
         pw.racks = std::ceil(pw.nodes / pw.nodes_per_rack);
         pw.rack_avg_kW = pw.nodes_per_rack * pw.avg_W_per_node / 1000;
         pw.rack_peak_kW = pw.nodes_per_rack * pw.peak_W_per_node / 1000;
-        pw.cluster_avg_kW = (pw.avg_W_per_gpu * gpus + ctx.node_overhead_W * pw.nodes) / 1000;
-        pw.cluster_peak_kW = (peak_sum / p * gpus + ctx.node_overhead_W * pw.nodes) / 1000;
+        pw.cluster_avg_kW = (pw.avg_W_per_gpu * gpus + ctx_.node_overhead_W * pw.nodes) / 1000;
+        pw.cluster_peak_kW = (peak_sum / p_ * gpus + ctx_.node_overhead_W * pw.nodes) / 1000;
         // A rack of the hottest nodes, never more than the cluster it is part of.
         pw.rack_avg_kW = std::min(pw.rack_avg_kW, pw.cluster_avg_kW);
         pw.rack_peak_kW = std::min(pw.rack_peak_kW, pw.cluster_peak_kW);
-    };
+    }
 
+    const PlanContext& ctx_;
+    const PowerModel& pm_;
+    const Strategy& s_;
+    const StrategyCosts& c_;
+    const PlanLayout& layout_;
+    AnalyticResult& r_;
+    const double m_; // micro-batches
+    const int p_;
+    const bool per_stage_; // stage clocks differ: every stage is visited
+    const double tokens_; // per step
+    const double gpus_;
+    const double peak_; // FLOP/s per GPU at the training precision
+    StageMemo memo_;
+    double ceiling_ = 0;
+};
+
+} // namespace
+
+void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r, EvaluationCache& cache) const
+{
+    evaluate_memory(s, r, cache);
+    const PowerModel& pm = m_ctx.power;
+    StrategyCosts c;
+    compute_costs(m_ctx, s, cache, c);
+    // Everything below depends on the clocks; memory above does not.
+    ClockedEvaluation at(m_ctx, s, c, r);
     const double top = pm.max_clock;
-    run(top);
+    double hottest_avg_W = at.run(top);
     if (hottest_avg_W > r.power.thermal_limit_W * (1 + 1e-9) && r.power.thermal_limit_W > pm.idle_W) {
         // Thermal slowdown: the firmware lowers the clock until the hottest GPU's sustained power holds
         // it at its max operating temperature. Bisect the clock ceiling that meets the limit.
         double lo = pm.min_clock, hi = top;
         for (int i = 0; i < kThermalBisectionSteps; ++i) {
             const double mid = 0.5 * (lo + hi);
-            run(mid);
+            hottest_avg_W = at.run(mid);
             (hottest_avg_W > r.power.thermal_limit_W ? hi : lo) = mid;
         }
-        run(lo);
+        at.run(lo);
         r.power.thermal_clock = lo;
     }
 }
 
-Prediction AnalyticModel::predict(const Strategy& s) const
+namespace {
+
+// The prediction's headline numbers, straight from the analytic result.
+Prediction prediction_of(const PlanContext& ctx, const AnalyticResult& r)
 {
-    const PlanContext& ctx = m_ctx;
-    AnalyticResult r;
-    evaluate(s, r);
     Prediction p;
     p.fidelity = Fidelity::analytic;
     p.feasible = r.feasible;
@@ -426,76 +524,60 @@ Prediction AnalyticModel::predict(const Strategy& s) const
             ctx.cluster.gpu.memory_bytes / units::kGiB);
         p.infeasible_reason = buf;
     }
-    EvaluationCache cache(ctx);
-    StrategyCosts c;
-    compute_costs(ctx, s, cache, c);
+    return p;
+}
+
+// One pipeline stage's times, memory, clock and power at the evaluated (possibly thermal) clock.
+StageReport stage_report(
+    const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, const AnalyticResult& r, int st)
+{
     const PlanLayout& layout = *c.layout;
-    for (int st = 0; st < s.pp; ++st) {
-        StageReport rep;
-        rep.stage = st;
-        rep.layers = layout.stage[st].layers;
-        rep.has_embedding = st == 0;
-        rep.has_output = st == s.pp - 1;
-        rep.in_flight_microbatches = static_cast<int>(std::ceil(in_flight_microbatches(s, st, r.microbatches)));
-        double x = stage_clock(ctx.power, ctx.training, s.pp, st);
-        if (r.power.thermal_clock > 0)
-            x = std::min(x, r.power.thermal_clock);
-        StagePower sp;
-        const StageTiming t = timing_with_zero3(ctx, s, c, st, x, &sp);
-        rep.forward_s = t.forward_s;
-        rep.backward_s = t.backward_s;
-        rep.memory = stage_memory(ctx, s, layout, st, r.microbatches, c.layer.activations);
-        rep.clock_MHz = ctx.power.clock_MHz(x);
-        {
-            const StageTail tail = stage_tail(ctx, s, c, st);
-            StageEnergyInputs in;
-            in.step_s = r.step_time_s;
-            in.microbatches = static_cast<double>(r.microbatches);
-            in.optimizer_s = tail.optimizer_s;
-            in.dp_comm_s = tail.grad_reduce_s + tail.param_gather_s;
-            in.clock = x;
-            rep.avg_W = stage_step_energy_J(ctx.power, sp, in) / r.step_time_s;
-            rep.peak_W = std::max(sp.peak_W, rep.avg_W);
-        }
-        p.stages.push_back(rep);
-    }
-    const PlanInputs in { ctx.model, ctx.training, ctx.cluster.gpu, ctx.cluster.total_gpus() };
-    p.warnings = strategy_warnings(in, s);
-    if (!r.feasible)
-        p.warnings.push_back(p.infeasible_reason);
-    {
-        // Checkpoint: bf16 weights plus the optimizer's states (master weights and moments).
-        const StateBytes sb = state_bytes(ctx.training, s);
-        p.checkpoint_bytes = total_params(ctx.model) * (2 + sb.optimizer);
-        const MoeLoad load = moe_load(ctx.model, ctx.training, s.ep);
-        p.moe_dropped_fraction = load.dropped_fraction;
-        if (load.straggler_ratio > 1)
-            p.warnings.push_back("MoE load imbalance: the busiest EP rank gets "
-                + std::to_string(load.straggler_ratio).substr(0, 4)
-                + "x its share of tokens and sets the pace of every MoE layer");
-        if (load.dropped_fraction > 0)
-            p.warnings.push_back("the capacity factor drops " + std::to_string(100 * load.dropped_fraction).substr(0, 4)
-                + "% of the token-expert assignments");
-    }
-    if (!r.feasible) {
-        // Long context: say how much context parallelism would make it fit (same GPUs, DP traded for CP).
-        for (int k = 2; k <= 64; k *= 2) {
-            if (s.dp % k != 0)
-                break;
-            Strategy t = s;
-            t.cp = s.cp * k;
-            t.dp = s.dp / k;
-            if (check_strategy(in, t) != Rule::ok)
-                continue;
-            AnalyticResult alt;
-            evaluate(t, alt);
-            if (alt.feasible) {
-                p.warnings.push_back("context parallelism " + std::to_string(t.cp) + " (DP " + std::to_string(t.dp)
-                    + ") would fit this sequence length in memory");
-                break;
-            }
-        }
-    }
+    StageReport rep;
+    rep.stage = st;
+    rep.layers = layout.stage[st].layers;
+    rep.has_embedding = st == 0;
+    rep.has_output = st == s.pp - 1;
+    rep.in_flight_microbatches = static_cast<int>(std::ceil(in_flight_microbatches(s, st, r.microbatches)));
+    double x = stage_clock(ctx.power, ctx.training, s.pp, st);
+    if (r.power.thermal_clock > 0)
+        x = std::min(x, r.power.thermal_clock);
+    StagePower sp;
+    const StageTiming t = timing_with_zero3(ctx, s, c, st, x, &sp);
+    rep.forward_s = t.forward_s;
+    rep.backward_s = t.backward_s;
+    rep.memory = stage_memory(ctx, s, layout, st, r.microbatches, c.layer.activations);
+    rep.clock_MHz = ctx.power.clock_MHz(x);
+    const StageTail tail = stage_tail(ctx, s, c, st);
+    StageEnergyInputs in;
+    in.step_s = r.step_time_s;
+    in.microbatches = static_cast<double>(r.microbatches);
+    in.optimizer_s = tail.optimizer_s;
+    in.dp_comm_s = tail.grad_reduce_s + tail.param_gather_s;
+    in.clock = x;
+    rep.avg_W = stage_step_energy_J(ctx.power, sp, in) / r.step_time_s;
+    rep.peak_W = std::max(sp.peak_W, rep.avg_W);
+    return rep;
+}
+
+// Checkpoint size, and the MoE routing's imbalance and dropped tokens.
+void add_checkpoint_and_moe_load(const PlanContext& ctx, const Strategy& s, Prediction& p)
+{
+    // Checkpoint: bf16 weights plus the optimizer's states (master weights and moments).
+    const StateBytes sb = state_bytes(ctx.training, s);
+    p.checkpoint_bytes = total_params(ctx.model) * (2 + sb.optimizer);
+    const MoeLoad load = moe_load(ctx.model, ctx.training, s.ep);
+    p.moe_dropped_fraction = load.dropped_fraction;
+    if (load.straggler_ratio > 1)
+        p.warnings.push_back("MoE load imbalance: the busiest EP rank gets "
+            + std::to_string(load.straggler_ratio).substr(0, 4)
+            + "x its share of tokens and sets the pace of every MoE layer");
+    if (load.dropped_fraction > 0)
+        p.warnings.push_back("the capacity factor drops " + std::to_string(100 * load.dropped_fraction).substr(0, 4)
+            + "% of the token-expert assignments");
+}
+
+void add_model_assumptions(const PlanContext& ctx, const Strategy& s, Prediction& p)
+{
     p.assumptions.push_back("fidelity: analytic (closed-form pipeline formula over per-op costs)");
     p.assumptions.push_back(ctx.calibration.is_identity()
             ? "calibration: none (datasheet peaks x named per-generation efficiencies for "
@@ -507,28 +589,76 @@ Prediction AnalyticModel::predict(const Strategy& s) const
         + (s.overlap_grad_reduce ? "overlapped with backward" : "after backward"));
     if (s.tp_comm_overlap)
         p.assumptions.push_back("TP communication overlapped with GEMMs (Transformer Engine userbuffers)");
-    {
-        const PowerModel& pm = ctx.power;
-        auto watts = [](double w) { return std::to_string(static_cast<long long>(std::lround(w))) + " W"; };
-        std::string clock = pm.nominal_MHz > 0
-            ? std::to_string(static_cast<long long>(std::lround(r.power.clock_MHz))) + " MHz"
-            : std::to_string(static_cast<long long>(std::lround(100 * r.power.clock_MHz))) + "%";
-        if (!uniform_stage_clocks(ctx.training, s.pp))
-            clock += " (mean of the per-stage clocks)";
-        p.assumptions.push_back("power: kernels at " + clock + ", capped at " + watts(pm.cap_W) + "; idle "
-            + watts(pm.idle_W) + ", awake-idle " + watts(pm.wait_W) + " in bubbles and waits; node overhead "
-            + watts(ctx.node_overhead_W) + " (power_model.hpp)");
-        if (r.power.power_capped) {
-            char pct[32];
-            std::snprintf(pct, sizeof pct, "%.1f%%", 100 * r.power.cap_slowdown);
-            p.warnings.push_back("the " + watts(pm.cap_W) + " power cap throttles the most power-hungry kernels: +"
-                + std::string(pct) + " kernel time on the most affected stage");
-        }
-        if (r.power.thermal_clock > 0)
-            p.warnings.push_back("thermal limit: at " + std::to_string(static_cast<int>(std::lround(pm.inlet_C)))
-                + " C inlet the cooling sustains " + watts(r.power.thermal_limit_W) + " per GPU; the clock falls to "
-                + std::to_string(static_cast<int>(std::lround(100 * r.power.thermal_clock))) + "% of nominal");
+}
+
+// The power model's settings, and warnings when the power cap or the thermal limit slows the step.
+void add_power_notes(const PlanContext& ctx, const Strategy& s, const AnalyticResult& r, Prediction& p)
+{
+    const PowerModel& pm = ctx.power;
+    auto watts = [](double w) { return std::to_string(static_cast<long long>(std::lround(w))) + " W"; };
+    std::string clock = pm.nominal_MHz > 0
+        ? std::to_string(static_cast<long long>(std::lround(r.power.clock_MHz))) + " MHz"
+        : std::to_string(static_cast<long long>(std::lround(100 * r.power.clock_MHz))) + "%";
+    if (!uniform_stage_clocks(ctx.training, s.pp))
+        clock += " (mean of the per-stage clocks)";
+    p.assumptions.push_back("power: kernels at " + clock + ", capped at " + watts(pm.cap_W) + "; idle "
+        + watts(pm.idle_W) + ", awake-idle " + watts(pm.wait_W) + " in bubbles and waits; node overhead "
+        + watts(ctx.node_overhead_W) + " (power_model.hpp)");
+    if (r.power.power_capped) {
+        char pct[32];
+        std::snprintf(pct, sizeof pct, "%.1f%%", 100 * r.power.cap_slowdown);
+        p.warnings.push_back("the " + watts(pm.cap_W) + " power cap throttles the most power-hungry kernels: +"
+            + std::string(pct) + " kernel time on the most affected stage");
     }
+    if (r.power.thermal_clock > 0)
+        p.warnings.push_back("thermal limit: at " + std::to_string(static_cast<int>(std::lround(pm.inlet_C)))
+            + " C inlet the cooling sustains " + watts(r.power.thermal_limit_W) + " per GPU; the clock falls to "
+            + std::to_string(static_cast<int>(std::lround(100 * r.power.thermal_clock))) + "% of nominal");
+}
+
+// Long context: how much context parallelism would make the plan fit (same GPUs, DP traded for CP).
+std::optional<std::string> context_parallel_hint(const AnalyticModel& model, const Strategy& s, const PlanInputs& in)
+{
+    for (int k = 2; k <= 64; k *= 2) {
+        if (s.dp % k != 0)
+            break;
+        Strategy t = s;
+        t.cp = s.cp * k;
+        t.dp = s.dp / k;
+        if (check_strategy(in, t) != Rule::ok)
+            continue;
+        AnalyticResult alt;
+        model.evaluate(t, alt);
+        if (alt.feasible)
+            return "context parallelism " + std::to_string(t.cp) + " (DP " + std::to_string(t.dp)
+                + ") would fit this sequence length in memory";
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+Prediction AnalyticModel::predict(const Strategy& s) const
+{
+    const PlanContext& ctx = m_ctx;
+    AnalyticResult r;
+    evaluate(s, r);
+    Prediction p = prediction_of(ctx, r);
+    EvaluationCache cache(ctx);
+    StrategyCosts c;
+    compute_costs(ctx, s, cache, c);
+    for (int st = 0; st < s.pp; ++st)
+        p.stages.push_back(stage_report(ctx, s, c, r, st));
+    const PlanInputs in { ctx.model, ctx.training, ctx.cluster.gpu, ctx.cluster.total_gpus() };
+    p.warnings = strategy_warnings(in, s);
+    if (!r.feasible)
+        p.warnings.push_back(p.infeasible_reason);
+    add_checkpoint_and_moe_load(ctx, s, p);
+    if (!r.feasible)
+        if (auto hint = context_parallel_hint(*this, s, in))
+            p.warnings.push_back(*hint);
+    add_model_assumptions(ctx, s, p);
+    add_power_notes(ctx, s, r, p);
     p.assumptions.push_back("FLOPs counted as Megatron-LM reports them (causal attention in full, no recompute)");
     return p;
 }

@@ -529,146 +529,200 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
 // wgrad (W); attention its backward; memory-bound ops about twice their traffic; collectives their
 // transposes. Megatron overlaps the input-gradient all-reduce (reduce-scatter with SP) of a
 // column-parallel GEMM with that GEMM's weight gradient.
-void emit_backward(Builder& b, int begin, int end)
-{
-    const Shapes& x = b.x();
-    const LayerContext& c = b.ctx();
-    const Strategy& s = *c.strategy;
-    LayerOps& ops = b.out();
-    int last_wgrad = -1;
-    int pending_gather = -1; // backward all-gather waiting for the data-gradient GEMM it feeds
-    struct PendingComm {
-        int comm = -1;
-        double fraction = 1;
-    };
-    PendingComm pending_cp[2]; // context-parallel exchanges waiting for the attention backward
-    int pending_cps = 0;
-    for (int i = end - 1; i >= begin; --i) {
-        const LayerOp f = ops.op[i]; // copy: adding ops may not invalidate, but keep it simple
-        if (f.phase != OpPhase::forward)
-            continue;
+// The backward of a forward op list, walked in reverse: what each forward op costs backwards, and the
+// collectives that wait for the GEMM or attention backward they hide under.
+class BackwardEmitter {
+public:
+    explicit BackwardEmitter(Builder& b)
+        : b_(b)
+        , x_(b.x())
+        , c_(b.ctx())
+        , s_(*c_.strategy)
+    {
+    }
+
+    void emit(const LayerOp& f)
+    {
         switch (f.kind) {
-        case OpKind::tp_comm: {
-            const CommGroup g = f.group;
-            if (f.collective == Collective::all_gather) {
-                // SP entry: reduce-scatter the input gradient. Megatron runs it under the weight-gradient
-                // GEMM (an independent GEMM, nothing decomposed); PyTorch's async TP cannot fuse it (the
-                // input gradient is a sum of several matmuls, not one matmul).
-                const bool hide = c.traits.tp_backward_overlap || (s.tp_comm_overlap && c.traits.tp_overlap_backward);
-                const int rs = b.comm(OpKind::tp_comm, OpPhase::backward_input, OpStream::tp,
-                    Collective::reduce_scatter, f.bytes, g, hide ? last_wgrad : -1);
-                if (rs >= 0 && !hide)
-                    tp_relayout(b, OpPhase::backward_input, f.bytes);
-            } else if (f.collective == Collective::reduce_scatter) {
-                // SP exit: all-gather the output gradient, decomposed with the data-gradient GEMM that
-                // consumes it when TP overlap covers the backward.
-                const int ag = b.comm(
-                    OpKind::tp_comm, OpPhase::backward_input, OpStream::tp, Collective::all_gather, f.bytes, g, -1);
-                if (ag >= 0 && s.tp_comm_overlap && c.traits.tp_overlap_backward)
-                    pending_gather = ag;
-                else if (ag >= 0)
-                    tp_relayout(b, OpPhase::backward_input, f.bytes);
-            }
+        case OpKind::tp_comm:
+            tp_comm(f);
             break; // a forward all-reduce's backward is the identity
-        }
         case OpKind::tp_relayout:
             break; // emitted with the backward collectives
         case OpKind::cp_comm:
-            if (f.collective == Collective::send_recv) {
-                // Ring CP passes K/V and their gradients: twice the forward volume per step, overlapped
-                // with the attention backward.
-                const double steps = x.cp - 1;
-                pending_cp[pending_cps++] = { b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp,
-                                                  Collective::send_recv, 2 * f.bytes / steps, CommGroup::cp, -1, steps),
-                    1.0 };
-            } else if (f.collective == Collective::all_gather) {
-                // PyTorch: K/V all-gathered again (hidden by the first step only), the K/V gradients passed
-                // around the ring in fp32 (convert_to_f32), each step's under the next step's backward.
-                pending_cp[pending_cps++] = { b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp,
-                                                  Collective::all_gather, f.bytes, CommGroup::cp, -1),
-                    1.0 / x.cp };
-                pending_cp[pending_cps++]
-                    = { b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::send_recv,
-                            f.bytes / x.cp * kFp32Bytes / kActivationBytes, CommGroup::cp, -1, x.cp - 1),
-                          (x.cp - 1) / x.cp };
-            } else {
-                b.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::all_to_all, f.bytes,
-                    CommGroup::cp, -1);
-            }
+            cp_comm(f);
             break;
-        case OpKind::expert_host:
-            b.compute(OpKind::expert_host, OpPhase::backward_input, kExpertGemmsBackwardPerForward * f.time_s, 0, 0);
+        case OpKind::attention:
+            attention();
             break;
-        case OpKind::cp_merge:
-            // Each later step accumulates the query and K/V gradients of its block.
-            b.mem(OpKind::cp_merge, OpPhase::backward_input,
-                (x.cp - 1)
-                    * (cp_query_elements(x) * c.traits.cp_merge_bwd_bytes_per_query
-                        + cp_kv_chunk_bytes(x, c.traits) / kActivationBytes * c.traits.cp_merge_bwd_bytes_per_kv));
-            break;
-        case OpKind::ep_dispatch:
-        case OpKind::ep_combine:
-            if (f.stream == OpStream::ep)
-                b.comm(f.kind == OpKind::ep_dispatch ? OpKind::ep_combine : OpKind::ep_dispatch,
-                    OpPhase::backward_input, OpStream::ep, f.collective, f.bytes, CommGroup::ep, -1);
-            else
-                b.mem(f.kind, OpPhase::backward_input, f.bytes);
-            break;
-        case OpKind::attention: {
-            const AttentionCost a = b.attention();
-            const int att = b.compute(OpKind::attention, OpPhase::backward_input, a.bwd_s, a.bwd_flops, 2 * a.bytes);
-            for (int k = 0; k < pending_cps; ++k)
-                overlap_with(b, pending_cp[k].comm, att, pending_cp[k].fraction);
-            pending_cps = 0;
-            break;
-        }
         case OpKind::fp8_cast:
             break; // the data-gradient GEMM casts its own input, the output gradient
-        case OpKind::loss:
-            b.mem(OpKind::loss, OpPhase::backward_input,
-                f.bytes * (c.traits.loss_bwd_bytes_per_logit / c.traits.loss_fwd_bytes_per_logit));
-            break;
-        case OpKind::embedding:
-            // Scatter-add of the gradient rows into the fp32 embedding gradient.
-            b.mem(OpKind::embedding, OpPhase::backward_input,
-                f.bytes * (kFp32Bytes + kActivationBytes) / kActivationBytes);
-            break;
-        case OpKind::norm:
-        case OpKind::residual:
-        case OpKind::activation:
-            // f.bytes already carries the framework's traffic factor; mem() applies it once more.
-            b.mem(f.kind, OpPhase::backward_input,
-                f.bytes * kBackwardTrafficFactor / c.traits.elementwise_traffic_factor);
-            break;
-        case OpKind::router:
-            if (f.flops > 0) // the router GEMM: small, dgrad + wgrad
-                b.compute(OpKind::router, OpPhase::backward_input, 2 * f.time_s, 2 * f.flops, 2 * f.bytes);
-            else
-                b.mem(OpKind::router, OpPhase::backward_input, f.bytes);
-            break;
         case OpKind::qkv_proj:
         case OpKind::out_proj:
         case OpKind::mlp_up:
         case OpKind::mlp_down:
         case OpKind::expert_up:
         case OpKind::expert_down:
-        case OpKind::logits: {
-            // dX[m x k] = dY[m x n] W^T[n x k]; dW[k x n] = X^T[k x m] dY[m x n].
-            // (In fp8 the data-gradient GEMM quantises the output gradient first, see Builder::gemm.)
-            const int dgrad = b.gemm(f.kind, OpPhase::backward_input, f.m, f.k, f.n, f.batch);
-            if (pending_gather >= 0) {
-                overlap_with(b, pending_gather, dgrad, decomposed_overlap_fraction(x.t));
-                pending_gather = -1;
-            }
-            last_wgrad = b.gemm(f.kind, OpPhase::backward_weight, f.k, f.n, f.m, f.batch);
-            if (f.column_parallel_entry && !x.sp && s.tp > 1 && f.kind != OpKind::expert_up)
-                b.comm(OpKind::tp_comm, OpPhase::backward_input, OpStream::tp, Collective::all_reduce,
-                    x.tokens * x.h * kActivationBytes, CommGroup::tp,
-                    c.traits.tp_backward_overlap || (s.tp_comm_overlap && c.traits.tp_overlap_backward) ? last_wgrad
-                                                                                                        : -1);
+        case OpKind::logits:
+            gemm(f);
+            break;
+        default:
+            memory_bound(f);
             break;
         }
+    }
+
+private:
+    bool tp_hidden_under_wgrad() const
+    {
+        return c_.traits.tp_backward_overlap || (s_.tp_comm_overlap && c_.traits.tp_overlap_backward);
+    }
+
+    void tp_comm(const LayerOp& f)
+    {
+        const CommGroup g = f.group;
+        if (f.collective == Collective::all_gather) {
+            // SP entry: reduce-scatter the input gradient. Megatron runs it under the weight-gradient
+            // GEMM (an independent GEMM, nothing decomposed); PyTorch's async TP cannot fuse it (the
+            // input gradient is a sum of several matmuls, not one matmul).
+            const bool hide = tp_hidden_under_wgrad();
+            const int rs = b_.comm(OpKind::tp_comm, OpPhase::backward_input, OpStream::tp, Collective::reduce_scatter,
+                f.bytes, g, hide ? last_wgrad_ : -1);
+            if (rs >= 0 && !hide)
+                tp_relayout(b_, OpPhase::backward_input, f.bytes);
+        } else if (f.collective == Collective::reduce_scatter) {
+            // SP exit: all-gather the output gradient, decomposed with the data-gradient GEMM that
+            // consumes it when TP overlap covers the backward.
+            const int ag = b_.comm(
+                OpKind::tp_comm, OpPhase::backward_input, OpStream::tp, Collective::all_gather, f.bytes, g, -1);
+            if (ag >= 0 && s_.tp_comm_overlap && c_.traits.tp_overlap_backward)
+                pending_gather_ = ag;
+            else if (ag >= 0)
+                tp_relayout(b_, OpPhase::backward_input, f.bytes);
         }
+    }
+
+    void cp_comm(const LayerOp& f)
+    {
+        if (f.collective == Collective::send_recv) {
+            // Ring CP passes K/V and their gradients: twice the forward volume per step, overlapped
+            // with the attention backward.
+            const double steps = x_.cp - 1;
+            pending_cp_[pending_cps_++] = { b_.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp,
+                                                Collective::send_recv, 2 * f.bytes / steps, CommGroup::cp, -1, steps),
+                1.0 };
+        } else if (f.collective == Collective::all_gather) {
+            // PyTorch: K/V all-gathered again (hidden by the first step only), the K/V gradients passed
+            // around the ring in fp32 (convert_to_f32), each step's under the next step's backward.
+            pending_cp_[pending_cps_++] = { b_.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp,
+                                                Collective::all_gather, f.bytes, CommGroup::cp, -1),
+                1.0 / x_.cp };
+            pending_cp_[pending_cps_++]
+                = { b_.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::send_recv,
+                        f.bytes / x_.cp * kFp32Bytes / kActivationBytes, CommGroup::cp, -1, x_.cp - 1),
+                      (x_.cp - 1) / x_.cp };
+        } else {
+            b_.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::all_to_all, f.bytes,
+                CommGroup::cp, -1);
+        }
+    }
+
+    void attention()
+    {
+        const AttentionCost a = b_.attention();
+        const int att = b_.compute(OpKind::attention, OpPhase::backward_input, a.bwd_s, a.bwd_flops, 2 * a.bytes);
+        for (int k = 0; k < pending_cps_; ++k)
+            overlap_with(b_, pending_cp_[k].comm, att, pending_cp_[k].fraction);
+        pending_cps_ = 0;
+    }
+
+    void gemm(const LayerOp& f)
+    {
+        // dX[m x k] = dY[m x n] W^T[n x k]; dW[k x n] = X^T[k x m] dY[m x n].
+        // (In fp8 the data-gradient GEMM quantises the output gradient first, see Builder::gemm.)
+        const int dgrad = b_.gemm(f.kind, OpPhase::backward_input, f.m, f.k, f.n, f.batch);
+        if (pending_gather_ >= 0) {
+            overlap_with(b_, pending_gather_, dgrad, decomposed_overlap_fraction(x_.t));
+            pending_gather_ = -1;
+        }
+        last_wgrad_ = b_.gemm(f.kind, OpPhase::backward_weight, f.k, f.n, f.m, f.batch);
+        if (f.column_parallel_entry && !x_.sp && s_.tp > 1 && f.kind != OpKind::expert_up)
+            b_.comm(OpKind::tp_comm, OpPhase::backward_input, OpStream::tp, Collective::all_reduce,
+                x_.tokens * x_.h * kActivationBytes, CommGroup::tp, tp_hidden_under_wgrad() ? last_wgrad_ : -1);
+    }
+
+    // The other ops: memory-bound kernels, the expert host, MoE dispatch and combine.
+    void memory_bound(const LayerOp& f)
+    {
+        const SoftwareTraits& t = c_.traits;
+        switch (f.kind) {
+        case OpKind::expert_host:
+            b_.compute(OpKind::expert_host, OpPhase::backward_input, kExpertGemmsBackwardPerForward * f.time_s, 0, 0);
+            break;
+        case OpKind::cp_merge:
+            // Each later step accumulates the query and K/V gradients of its block.
+            b_.mem(OpKind::cp_merge, OpPhase::backward_input,
+                (x_.cp - 1)
+                    * (cp_query_elements(x_) * t.cp_merge_bwd_bytes_per_query
+                        + cp_kv_chunk_bytes(x_, t) / kActivationBytes * t.cp_merge_bwd_bytes_per_kv));
+            break;
+        case OpKind::ep_dispatch:
+        case OpKind::ep_combine:
+            if (f.stream == OpStream::ep)
+                b_.comm(f.kind == OpKind::ep_dispatch ? OpKind::ep_combine : OpKind::ep_dispatch,
+                    OpPhase::backward_input, OpStream::ep, f.collective, f.bytes, CommGroup::ep, -1);
+            else
+                b_.mem(f.kind, OpPhase::backward_input, f.bytes);
+            break;
+        case OpKind::loss:
+            b_.mem(OpKind::loss, OpPhase::backward_input,
+                f.bytes * (t.loss_bwd_bytes_per_logit / t.loss_fwd_bytes_per_logit));
+            break;
+        case OpKind::embedding:
+            // Scatter-add of the gradient rows into the fp32 embedding gradient.
+            b_.mem(OpKind::embedding, OpPhase::backward_input,
+                f.bytes * (kFp32Bytes + kActivationBytes) / kActivationBytes);
+            break;
+        case OpKind::norm:
+        case OpKind::residual:
+        case OpKind::activation:
+            // f.bytes already carries the framework's traffic factor; mem() applies it once more.
+            b_.mem(f.kind, OpPhase::backward_input, f.bytes * kBackwardTrafficFactor / t.elementwise_traffic_factor);
+            break;
+        case OpKind::router:
+            if (f.flops > 0) // the router GEMM: small, dgrad + wgrad
+                b_.compute(OpKind::router, OpPhase::backward_input, 2 * f.time_s, 2 * f.flops, 2 * f.bytes);
+            else
+                b_.mem(OpKind::router, OpPhase::backward_input, f.bytes);
+            break;
+        default:
+            break;
+        }
+    }
+
+    struct PendingComm {
+        int comm = -1;
+        double fraction = 1;
+    };
+
+    Builder& b_;
+    const Shapes& x_;
+    const LayerContext& c_;
+    const Strategy& s_;
+    int last_wgrad_ = -1;
+    int pending_gather_ = -1; // backward all-gather waiting for the data-gradient GEMM it feeds
+    PendingComm pending_cp_[2]; // context-parallel exchanges waiting for the attention backward
+    int pending_cps_ = 0;
+};
+
+void emit_backward(Builder& b, int begin, int end)
+{
+    BackwardEmitter backward(b);
+    const LayerOps& ops = b.out();
+    for (int i = end - 1; i >= begin; --i) {
+        const LayerOp f = ops.op[i]; // a copy: emitting appends to ops.op
+        if (f.phase == OpPhase::forward)
+            backward.emit(f);
     }
 }
 

@@ -7,6 +7,7 @@
 #include "spec/strategy_rules.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <mutex>
@@ -357,29 +358,59 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
 
 namespace {
 
-SearchOutcome search_cluster(
-    const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW, double window_s)
-{
-    const auto t0 = std::chrono::steady_clock::now();
-    SearchOutcome out;
-    ClusterSpec cluster = scenario.cluster;
-    cluster.nodes = nodes;
-    const long long n = cluster.total_gpus();
-    out.gpus = n;
-    const PlanContext ctx(
-        scenario.model, scenario.training, cluster, opt.calibration ? *opt.calibration : builtin_calibration());
-    const AnalyticModel model(ctx);
-    const ModelSpec& m = ctx.model;
-    const TrainingSpec& t = ctx.training;
-    const PlanInputs inputs { m, t, cluster.gpu, n };
-    const double capacity = cluster.gpu.memory_bytes;
-    const SearchFix& fix = opt.fix;
-    const std::optional<double> min_headroom = opt.min_memory_headroom_fraction
-        ? opt.min_memory_headroom_fraction
-        : (scenario.search ? scenario.search->min_memory_headroom_fraction : std::nullopt);
-    const std::size_t keep = static_cast<std::size_t>(std::max(opt.top, opt.refine_top));
+// One search over one cluster size: what every worker reads and nothing writes.
+struct ClusterSearch {
+    ClusterSearch(
+        const Scenario& scenario_in, const SearchOptions& opt_in, int nodes, double budget_kW_in, double window_s_in)
+        : scenario(scenario_in)
+        , opt(opt_in)
+        , cluster(with_nodes(scenario_in.cluster, nodes))
+        , n(cluster.total_gpus())
+        , ctx(scenario_in.model, scenario_in.training, cluster,
+              opt_in.calibration ? *opt_in.calibration : builtin_calibration())
+        , model(ctx)
+        , inputs { ctx.model, ctx.training, cluster.gpu, n }
+        , capacity(cluster.gpu.memory_bytes)
+        , min_headroom(opt_in.min_memory_headroom_fraction
+                  ? opt_in.min_memory_headroom_fraction
+                  : (scenario_in.search ? scenario_in.search->min_memory_headroom_fraction : std::nullopt))
+        , keep(static_cast<std::size_t>(std::max(opt_in.top, opt_in.refine_top)))
+        , budget_kW(budget_kW_in)
+        , window_s(window_s_in)
+        , threads(
+              opt_in.threads > 0 ? opt_in.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())))
+    {
+    }
 
-    // Outer tuples (the degrees that fix dp); the inner knobs are enumerated per tuple.
+    static ClusterSpec with_nodes(ClusterSpec c, int nodes)
+    {
+        c.nodes = nodes;
+        return c;
+    }
+
+    const Scenario& scenario;
+    const SearchOptions& opt;
+    const ClusterSpec cluster;
+    const long long n; // GPUs
+    const PlanContext ctx;
+    const AnalyticModel model;
+    const PlanInputs inputs;
+    const double capacity; // GPU memory, bytes
+    const std::optional<double> min_headroom;
+    const std::size_t keep; // candidates ranked per worker
+    const double budget_kW;
+    const double window_s;
+    const int threads;
+};
+
+// Outer tuples (the degrees that fix dp); the inner knobs are enumerated per tuple. Sorted by
+// (tp, cp, ep, pp): work is handed out by (tp, cp, ep), and strategies sharing those share their
+// layer costs, which a thread's cache then builds once rather than every thread building them again.
+std::vector<Outer> enumerate_outers(const ClusterSearch& search)
+{
+    const SearchFix& fix = search.opt.fix;
+    const ModelSpec& m = search.ctx.model;
+    const long long n = search.n;
     std::vector<Outer> outers;
     for (int tp : pinned_or(fix.tp, divisors_of(n, kMaxTp)))
         for (int cp : pinned_or(fix.cp, divisors_of(n / tp, kMaxCp)))
@@ -396,214 +427,302 @@ SearchOutcome search_cluster(
                 for (int ep : pinned_or(fix.ep, eps))
                     outers.push_back({ tp, cp, pp, ep });
             }
-
-    // Work is handed out by (tp, cp, ep): strategies sharing those share their layer costs, which a
-    // thread's cache then builds once rather than every thread building them again.
     std::stable_sort(outers.begin(), outers.end(), [](const Outer& a, const Outer& b) {
         return std::tie(a.tp, a.cp, a.ep, a.pp) < std::tie(b.tp, b.cp, b.ep, b.pp);
     });
+    return outers;
+}
+
+// The outer tuples of one (tp, cp, ep) work unit are outers[begin[u], begin[u + 1]).
+std::vector<std::size_t> work_unit_begins(const std::vector<Outer>& outers)
+{
     std::vector<std::size_t> unit_begin;
     for (std::size_t i = 0; i < outers.size(); ++i)
         if (i == 0 || outers[i].tp != outers[i - 1].tp || outers[i].cp != outers[i - 1].cp
             || outers[i].ep != outers[i - 1].ep)
             unit_begin.push_back(i);
     unit_begin.push_back(outers.size());
+    return unit_begin;
+}
 
-    std::atomic<std::size_t> next { 0 };
-    std::atomic<long long> done { 0 };
-    std::atomic<int> last_reported { -1 };
-    std::mutex merge_mutex;
-    WorkerState merged;
-    const int threads = opt.threads > 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+// The inner knobs enumerated for one outer tuple.
+struct InnerKnobs {
+    std::vector<int> expert_tps;
+    Optimizer base_optimizer = Optimizer::adam;
+    std::vector<Optimizer> optimizers;
+    std::vector<CpKind> cp_kinds;
+    std::vector<int> vpps;
+    std::vector<Schedule> schedules; // without interleaving
+    std::vector<int> micro_batches;
+    std::vector<int> zeros;
+    std::vector<bool> sequence_parallels;
+    std::vector<Recompute> recomputes;
+    std::vector<bool> offloads;
+};
 
-    auto worker = [&]() {
-        EvaluationCache cache(ctx);
-        WorkerState w;
-        auto search_outer = [&](const Outer& o) {
-            Strategy s;
-            s.tp = o.tp;
-            s.cp = o.cp;
-            s.pp = o.pp;
-            s.ep = o.ep;
-            s.dp = static_cast<int>(n / (static_cast<long long>(o.tp) * o.cp * o.pp));
-            // Expert tensor parallelism: the dense layers' TP (Megatron's default) or none for the experts.
-            std::vector<int> expert_tps { 0 };
-            if (fix.expert_tp)
-                expert_tps = { *fix.expert_tp };
-            else if (m.is_moe() && s.tp > 1)
-                expert_tps.push_back(1);
-            if (fix.rank_order)
-                s.rank_order = *fix.rank_order;
-            // The software environment stays the scenario's: its optimizer and the overlaps its framework runs.
-            const Strategy& env = scenario.strategy;
-            s.tp_comm_overlap = env.tp_comm_overlap;
-            s.overlap_grad_reduce = env.overlap_grad_reduce;
-            s.overlap_param_gather = env.overlap_param_gather;
-            const Optimizer base_optimizer = fix.optimizer ? *fix.optimizer : env.optimizer;
-            // 8-bit states change the numerics: offered only to plans whose full-precision Adam does not fit.
-            std::vector<Optimizer> optimizers { base_optimizer };
-            if (!fix.optimizer && base_optimizer == Optimizer::adam)
-                optimizers.push_back(Optimizer::adam8bit);
-            std::vector<CpKind> cp_kinds { fix.cp_kind ? *fix.cp_kind : env.cp_kind };
-            if (!fix.cp_kind && s.cp > 1)
-                cp_kinds = { CpKind::ring, CpKind::all_to_all };
-            const long long local_batch = t.global_batch / s.dp;
-            std::vector<int> vpps { 1 };
-            if (s.pp > 1)
-                for (int v = 2; v <= kMaxVpp && static_cast<long long>(s.pp) * v <= m.layers; ++v)
-                    if (m.layers % (s.pp * v) == 0)
-                        vpps.push_back(v);
-            std::vector<Schedule> schedules { Schedule::one_f_one_b };
-            if (s.pp > 1) {
-                schedules.push_back(Schedule::zb_h1);
-                if (s.pp % 2 == 0)
-                    schedules.push_back(Schedule::dualpipe);
-                // GPipe takes as long as 1F1B and holds more activations: only when asked for.
+// The strategy of an outer tuple before its inner knobs: the degrees and the scenario's software.
+Strategy outer_strategy(const ClusterSearch& search, const Outer& o)
+{
+    const SearchFix& fix = search.opt.fix;
+    Strategy s;
+    s.tp = o.tp;
+    s.cp = o.cp;
+    s.pp = o.pp;
+    s.ep = o.ep;
+    s.dp = static_cast<int>(search.n / (static_cast<long long>(o.tp) * o.cp * o.pp));
+    if (fix.rank_order)
+        s.rank_order = *fix.rank_order;
+    // The software environment stays the scenario's: its optimizer and the overlaps its framework runs.
+    const Strategy& env = search.scenario.strategy;
+    s.tp_comm_overlap = env.tp_comm_overlap;
+    s.overlap_grad_reduce = env.overlap_grad_reduce;
+    s.overlap_param_gather = env.overlap_param_gather;
+    return s;
+}
+
+InnerKnobs inner_knobs(const ClusterSearch& search, const Strategy& s)
+{
+    const SearchFix& fix = search.opt.fix;
+    const ModelSpec& m = search.ctx.model;
+    const Strategy& env = search.scenario.strategy;
+    InnerKnobs k;
+    // Expert tensor parallelism: the dense layers' TP (Megatron's default) or none for the experts.
+    k.expert_tps = { 0 };
+    if (fix.expert_tp)
+        k.expert_tps = { *fix.expert_tp };
+    else if (m.is_moe() && s.tp > 1)
+        k.expert_tps.push_back(1);
+    k.base_optimizer = fix.optimizer ? *fix.optimizer : env.optimizer;
+    // 8-bit states change the numerics: offered only to plans whose full-precision Adam does not fit.
+    k.optimizers = { k.base_optimizer };
+    if (!fix.optimizer && k.base_optimizer == Optimizer::adam)
+        k.optimizers.push_back(Optimizer::adam8bit);
+    k.cp_kinds = { fix.cp_kind ? *fix.cp_kind : env.cp_kind };
+    if (!fix.cp_kind && s.cp > 1)
+        k.cp_kinds = { CpKind::ring, CpKind::all_to_all };
+    const long long local_batch = search.ctx.training.global_batch / s.dp;
+    k.vpps = { 1 };
+    if (s.pp > 1)
+        for (int v = 2; v <= kMaxVpp && static_cast<long long>(s.pp) * v <= m.layers; ++v)
+            if (m.layers % (s.pp * v) == 0)
+                k.vpps.push_back(v);
+    k.vpps = pinned_or(fix.vpp, k.vpps);
+    k.schedules = { Schedule::one_f_one_b };
+    if (s.pp > 1) {
+        k.schedules.push_back(Schedule::zb_h1);
+        if (s.pp % 2 == 0)
+            k.schedules.push_back(Schedule::dualpipe);
+        // GPipe takes as long as 1F1B and holds more activations: only when asked for.
+    }
+    k.micro_batches = pinned_or(fix.micro_batch, divisors_of(std::max(1LL, local_batch), kMaxMicroBatch));
+    k.zeros = pinned_or(fix.zero, std::vector<int> { 0, 1, 2, 3 });
+    k.sequence_parallels = fix.sequence_parallel
+        ? std::vector<bool> { *fix.sequence_parallel }
+        : (s.tp > 1 ? std::vector<bool> { true, false } : std::vector<bool> { false });
+    k.recomputes = fix.recompute ? std::vector<Recompute> { *fix.recompute }
+                                 : std::vector<Recompute> { Recompute::none, Recompute::selective, Recompute::full };
+    k.offloads
+        = fix.offload_optimizer ? std::vector<bool> { *fix.offload_optimizer } : std::vector<bool> { false, true };
+    return k;
+}
+
+// Cost one valid strategy and offer it to the worker's ranking and Pareto set; false when it does
+// not fit in memory, the headroom asked for, the power budget or the time window.
+bool offer_candidate(const ClusterSearch& search, const Strategy& s, EvaluationCache& cache, WorkerState& w)
+{
+    // Memory before time: a plan that does not fit is never costed (its memory is exact, not a bound).
+    const double capacity = search.capacity;
+    const double peak = search.model.peak_memory_bytes(s, cache);
+    if (peak > capacity)
+        return false;
+    if (search.min_headroom && (capacity - peak) / capacity < *search.min_headroom)
+        return false;
+    Candidate c;
+    c.strategy = s;
+    search.model.evaluate(s, c.result, cache);
+    if (search.budget_kW > 0 && c.result.power.cluster_avg_kW > search.budget_kW)
+        return false;
+    if (search.window_s > 0 && c.result.step_time_s > search.window_s)
+        return false;
+    ++w.feasible;
+    c.objective = objective_of(search.opt.objective, c.result);
+    c.headroom = headroom(c.result, capacity);
+    offer_top(w, c, search.keep);
+    offer_pareto(w.pareto, c);
+    return true;
+}
+
+// The memory-saving variants of one strategy: optimizer, offloading, recomputation, lightest first.
+void search_memory_variants(
+    const ClusterSearch& search, Strategy& s, const InnerKnobs& k, EvaluationCache& cache, WorkerState& w)
+{
+    const SearchFix& fix = search.opt.fix;
+    // More recomputation and offloading only ever cost time (and energy): once a variant fits, the
+    // heavier ones are dominated.
+    bool fitted = false;
+    // Overlapping the expert all-to-all with the paired micro-batch is never slower and holds the
+    // same memory: unless pinned, only that variant runs.
+    {
+        Strategy with = s;
+        with.ep_overlap = true;
+        s.ep_overlap = fix.ep_overlap
+            ? *fix.ep_overlap
+            : (s.schedule != Schedule::dualpipe && rule_holds(Rule::ep_overlap_needs_moe, search.inputs, with));
+    }
+    for (Optimizer opt_kind : k.optimizers) {
+        if (opt_kind != k.base_optimizer && fitted)
+            break;
+        s.optimizer = opt_kind;
+        for (bool offload : k.offloads) {
+            s.offload_optimizer = offload;
+            for (Recompute rc : k.recomputes) {
+                s.recompute = rc;
+                if (check_strategy(search.inputs, s) != Rule::ok)
+                    continue;
+                ++w.evaluated;
+                if (search.opt.prune && fitted) {
+                    ++w.pruned;
+                    continue;
+                }
+                if (offer_candidate(search, s, cache, w))
+                    fitted = true;
             }
-            const std::vector<int> mbs
-                = pinned_or(fix.micro_batch, divisors_of(std::max(1LL, local_batch), kMaxMicroBatch));
-            const std::vector<int> zeros = pinned_or(fix.zero, std::vector<int> { 0, 1, 2, 3 });
-            const std::vector<bool> sps = fix.sequence_parallel
-                ? std::vector<bool> { *fix.sequence_parallel }
-                : (s.tp > 1 ? std::vector<bool> { true, false } : std::vector<bool> { false });
-            const std::vector<Recompute> rcs = fix.recompute
-                ? std::vector<Recompute> { *fix.recompute }
-                : std::vector<Recompute> { Recompute::none, Recompute::selective, Recompute::full };
-            const std::vector<bool> offloads = fix.offload_optimizer ? std::vector<bool> { *fix.offload_optimizer }
-                                                                     : std::vector<bool> { false, true };
-            for (CpKind ck : cp_kinds)
-                for (int etp : expert_tps)
-                    for (int vpp : pinned_or(fix.vpp, vpps)) {
-                        s.cp_kind = ck;
-                        s.expert_tp = etp;
-                        s.vpp = vpp;
-                        for (Schedule sch :
-                            (fix.schedule ? std::vector<Schedule> { *fix.schedule }
-                                          : (vpp > 1 ? std::vector<Schedule> { Schedule::interleaved } : schedules))) {
-                            s.schedule = sch;
-                            for (int mb : mbs) {
-                                s.micro_batch = mb;
-                                for (int zero : zeros) {
-                                    s.zero = zero;
-                                    for (bool sp : sps) {
-                                        s.sequence_parallel = sp;
-                                        // More recomputation and offloading only ever cost time (and energy):
-                                        // once a variant fits, the heavier ones are dominated.
-                                        bool fitted = false;
-                                        // Overlapping the expert all-to-all with the paired micro-batch is never
-                                        // slower and holds the same memory: unless pinned, only that variant runs.
-                                        {
-                                            Strategy with = s;
-                                            with.ep_overlap = true;
-                                            s.ep_overlap = fix.ep_overlap
-                                                ? *fix.ep_overlap
-                                                : (s.schedule != Schedule::dualpipe
-                                                    && rule_holds(Rule::ep_overlap_needs_moe, inputs, with));
-                                        }
-                                        for (Optimizer opt_kind : optimizers) {
-                                            if (opt_kind != base_optimizer && fitted)
-                                                break;
-                                            s.optimizer = opt_kind;
-                                            for (bool offload : offloads) {
-                                                s.offload_optimizer = offload;
-                                                for (Recompute rc : rcs) {
-                                                    s.recompute = rc;
-                                                    if (check_strategy(inputs, s) != Rule::ok)
-                                                        continue;
-                                                    ++w.evaluated;
-                                                    if (opt.prune && fitted) {
-                                                        ++w.pruned;
-                                                        continue;
-                                                    }
-                                                    // Memory before time: a plan that does not fit is never
-                                                    // costed (its memory is exact, not a bound).
-                                                    const double peak = model.peak_memory_bytes(s, cache);
-                                                    if (peak > capacity)
-                                                        continue;
-                                                    if (min_headroom && (capacity - peak) / capacity < *min_headroom)
-                                                        continue;
-                                                    Candidate c;
-                                                    c.strategy = s;
-                                                    model.evaluate(s, c.result, cache);
-                                                    if (budget_kW > 0 && c.result.power.cluster_avg_kW > budget_kW)
-                                                        continue;
-                                                    if (window_s > 0 && c.result.step_time_s > window_s)
-                                                        continue;
-                                                    fitted = true;
-                                                    ++w.feasible;
-                                                    c.objective = objective_of(opt.objective, c.result);
-                                                    c.headroom = headroom(c.result, capacity);
-                                                    offer_top(w, c, keep);
-                                                    offer_pareto(w.pareto, c);
-                                                }
-                                            }
-                                        }
-                                    }
-                                }
+        }
+    }
+}
+
+// Every strategy of one outer tuple.
+void search_outer(const ClusterSearch& search, const Outer& o, EvaluationCache& cache, WorkerState& w)
+{
+    const SearchFix& fix = search.opt.fix;
+    Strategy s = outer_strategy(search, o);
+    const InnerKnobs k = inner_knobs(search, s);
+    for (CpKind ck : k.cp_kinds)
+        for (int etp : k.expert_tps)
+            for (int vpp : k.vpps) {
+                s.cp_kind = ck;
+                s.expert_tp = etp;
+                s.vpp = vpp;
+                for (Schedule sch :
+                    (fix.schedule ? std::vector<Schedule> { *fix.schedule }
+                                  : (vpp > 1 ? std::vector<Schedule> { Schedule::interleaved } : k.schedules))) {
+                    s.schedule = sch;
+                    for (int mb : k.micro_batches) {
+                        s.micro_batch = mb;
+                        for (int zero : k.zeros) {
+                            s.zero = zero;
+                            for (bool sp : k.sequence_parallels) {
+                                s.sequence_parallel = sp;
+                                search_memory_variants(search, s, k, cache, w);
                             }
                         }
                     }
-            const long long d = done.fetch_add(1) + 1;
-            if (opt.progress) {
-                const int permille = static_cast<int>(1000.0 * d / outers.size());
-                int last = last_reported.load();
-                if (permille > last && last_reported.compare_exchange_strong(last, permille))
-                    opt.progress(permille / 1000.0);
+                }
             }
-        };
-        for (;;) {
-            if (opt.cancel.cancelled())
+}
+
+// The outer tuples, handed out to the workers by work unit, and the progress made.
+struct WorkQueue {
+    std::vector<Outer> outers;
+    std::vector<std::size_t> unit_begin;
+    std::atomic<std::size_t> next { 0 };
+    std::atomic<long long> done { 0 };
+    std::atomic<int> last_reported { -1 };
+};
+
+void report_progress(const ClusterSearch& search, WorkQueue& queue)
+{
+    const long long d = queue.done.fetch_add(1) + 1;
+    if (!search.opt.progress)
+        return;
+    const int permille = static_cast<int>(1000.0 * d / queue.outers.size());
+    int last = queue.last_reported.load();
+    if (permille > last && queue.last_reported.compare_exchange_strong(last, permille))
+        search.opt.progress(permille / 1000.0);
+}
+
+void merge_into(WorkerState& merged, const WorkerState& w, std::size_t keep)
+{
+    merged.evaluated += w.evaluated;
+    merged.feasible += w.feasible;
+    merged.pruned += w.pruned;
+    for (const Candidate& c : w.top)
+        offer_top(merged, c, keep);
+    for (const Candidate& c : w.pareto.items)
+        offer_pareto(merged.pareto, c);
+}
+
+// One worker thread: takes work units until none is left or the search is cancelled, then merges
+// what it found.
+void search_worker(const ClusterSearch& search, WorkQueue& queue, WorkerState& merged, std::mutex& merge_mutex)
+{
+    EvaluationCache cache(search.ctx);
+    WorkerState w;
+    const CancelToken& cancel = search.opt.cancel;
+    for (;;) {
+        if (cancel.cancelled())
+            break;
+        const std::size_t unit = queue.next.fetch_add(1);
+        if (unit + 1 >= queue.unit_begin.size())
+            break;
+        for (std::size_t i = queue.unit_begin[unit]; i < queue.unit_begin[unit + 1]; ++i) {
+            if (cancel.cancelled())
                 break;
-            const std::size_t unit = next.fetch_add(1);
-            if (unit + 1 >= unit_begin.size())
-                break;
-            for (std::size_t i = unit_begin[unit]; i < unit_begin[unit + 1]; ++i) {
-                if (opt.cancel.cancelled())
-                    break;
-                search_outer(outers[i]);
-            }
+            search_outer(search, queue.outers[i], cache, w);
+            report_progress(search, queue);
         }
-        std::lock_guard lock(merge_mutex);
-        merged.evaluated += w.evaluated;
-        merged.feasible += w.feasible;
-        merged.pruned += w.pruned;
-        for (const Candidate& c : w.top)
-            offer_top(merged, c, keep);
-        for (const Candidate& c : w.pareto.items)
-            offer_pareto(merged.pareto, c);
-    };
+    }
+    std::lock_guard lock(merge_mutex);
+    merge_into(merged, w, search.keep);
+}
+
+// The analytic pass over every strategy, on `search.threads` threads.
+WorkerState enumerate_and_rank(const ClusterSearch& search)
+{
+    WorkQueue queue;
+    queue.outers = enumerate_outers(search);
+    queue.unit_begin = work_unit_begins(queue.outers);
+    std::mutex merge_mutex;
+    WorkerState merged;
+    auto worker = [&]() { search_worker(search, queue, merged, merge_mutex); };
     std::vector<std::thread> pool;
-    for (int i = 1; i < threads; ++i)
+    for (int i = 1; i < search.threads; ++i)
         pool.emplace_back(worker);
     worker();
     for (auto& th : pool)
         th.join();
-    out.evaluated = merged.evaluated;
-    out.feasible = merged.feasible;
-    out.pruned = merged.pruned;
-    out.cancelled = opt.cancel.cancelled();
+    return merged;
+}
 
-    // Refine the best analytic candidates with the event simulator and re-rank.
-    std::vector<Candidate> ranked = merged.top;
+// Predictions for the ranked candidates: the first `refine` by the event simulator, the rest analytic.
+std::vector<Prediction> refine_candidates(
+    const ClusterSearch& search, const std::vector<Candidate>& ranked, std::size_t refine)
+{
     std::vector<Prediction> predictions(ranked.size());
-    const std::size_t refine = out.cancelled
-        ? 0
-        : std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(std::max(0, opt.refine_top)));
-    {
-        std::atomic<std::size_t> k { 0 };
-        auto refine_worker = [&]() {
-            for (std::size_t i = k.fetch_add(1); i < ranked.size(); i = k.fetch_add(1)) {
-                predictions[i]
-                    = i < refine ? predict_simulated(ctx, ranked[i].strategy) : model.predict(ranked[i].strategy);
-            }
-        };
-        std::vector<std::thread> refiners;
-        for (int i = 1; i < threads; ++i)
-            refiners.emplace_back(refine_worker);
-        refine_worker();
-        for (auto& th : refiners)
-            th.join();
-    }
+    std::atomic<std::size_t> k { 0 };
+    auto refine_worker = [&]() {
+        for (std::size_t i = k.fetch_add(1); i < ranked.size(); i = k.fetch_add(1)) {
+            predictions[i] = i < refine ? predict_simulated(search.ctx, ranked[i].strategy)
+                                        : search.model.predict(ranked[i].strategy);
+        }
+    };
+    std::vector<std::thread> refiners;
+    for (int i = 1; i < search.threads; ++i)
+        refiners.emplace_back(refine_worker);
+    refine_worker();
+    for (auto& th : refiners)
+        th.join();
+    return predictions;
+}
+
+// Refine the best analytic candidates with the event simulator, re-rank, keep the top `opt.top`.
+std::vector<SearchResult> refined_results(
+    const ClusterSearch& search, const std::vector<Candidate>& ranked, bool cancelled)
+{
+    const SearchOptions& opt = search.opt;
+    const std::size_t refine
+        = cancelled ? 0 : std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(std::max(0, opt.refine_top)));
+    const std::vector<Prediction> predictions = refine_candidates(search, ranked, refine);
     std::vector<std::size_t> order(ranked.size());
     for (std::size_t i = 0; i < order.size(); ++i)
         order[i] = i;
@@ -617,6 +736,7 @@ SearchOutcome search_cluster(
             return oa > ob;
         return strategy_less(ranked[a].strategy, ranked[b].strategy);
     });
+    std::vector<SearchResult> results;
     for (std::size_t rank = 0; rank < order.size() && static_cast<int>(rank) < opt.top; ++rank) {
         const std::size_t i = order[rank];
         SearchResult r;
@@ -624,108 +744,165 @@ SearchOutcome search_cluster(
         r.analytic = ranked[i].result;
         r.prediction = predictions[i];
         r.objective = refined_objective(i);
-        r.limiter = limiter_of(r.analytic, capacity);
-        out.results.push_back(std::move(r));
+        r.limiter = limiter_of(r.analytic, search.capacity);
+        results.push_back(std::move(r));
+    }
+    return results;
+}
+
+// The closest runner-up of one result among the strategies offered to it.
+class RunnerUpFinder {
+public:
+    RunnerUpFinder(const ClusterSearch& search, const SearchResult& result, EvaluationCache& cache)
+        : search_(search)
+        , result_(result)
+        , cache_(cache)
+    {
     }
 
-    // The closest runner-up of each result that differs in one dimension.
+    void consider(const Strategy& alt, const std::string& what)
     {
-        EvaluationCache cache(ctx);
-        for (SearchResult& r : out.results) {
-            const Strategy& best = r.strategy;
-            std::optional<RunnerUp> closest;
-            auto consider = [&](Strategy alt, const std::string& what) {
-                if (alt == best || check_strategy(inputs, alt) != Rule::ok)
-                    return;
-                AnalyticResult a;
-                model.evaluate(alt, a, cache);
-                if (!a.feasible)
-                    return;
-                const double obj = objective_of(opt.objective, a);
-                const double base = objective_of(opt.objective, r.analytic);
-                const double slower = base != 0 ? (base - obj) / std::fabs(base) : 0;
-                if (slower < 0)
-                    return; // not a runner-up: the search's ranking used simulated times
-                if (!closest || slower < closest->slower_fraction) {
-                    RunnerUp u;
-                    u.strategy = alt;
-                    u.dimension = what;
-                    u.slower_fraction = slower;
-                    u.because = describe_change(r.analytic, a);
-                    closest = u;
-                }
-            };
-            for (int tp : divisors_of(n, kMaxTp)) {
-                Strategy alt = best;
-                alt.tp = tp;
-                const long long mp = static_cast<long long>(tp) * alt.cp * alt.pp;
-                if (n % mp || tp == best.tp)
-                    continue;
-                alt.dp = static_cast<int>(n / mp);
-                alt.sequence_parallel = best.sequence_parallel && tp > 1;
-                consider(alt, degree_text("TP", best.tp, tp) + " (DP " + std::to_string(alt.dp) + ")");
-            }
-            for (int pp : divisors_of(n / (static_cast<long long>(best.tp) * best.cp), m.layers)) {
-                Strategy alt = best;
-                alt.pp = pp;
-                alt.dp = static_cast<int>(n / (static_cast<long long>(best.tp) * best.cp * pp));
-                if (pp == best.pp)
-                    continue;
-                if (pp == 1) {
-                    alt.vpp = 1;
-                    alt.schedule = Schedule::one_f_one_b;
-                }
-                consider(alt, degree_text("PP", best.pp, pp) + " (DP " + std::to_string(alt.dp) + ")");
-            }
-            for (int mb : divisors_of(std::max(1LL, t.global_batch / best.dp), kMaxMicroBatch)) {
-                Strategy alt = best;
-                alt.micro_batch = mb;
-                consider(alt, degree_text("micro-batch", best.micro_batch, mb));
-            }
-            for (int z = 0; z <= 3; ++z) {
-                Strategy alt = best;
-                alt.zero = z;
-                consider(alt, degree_text("ZeRO", best.zero, z));
-            }
-            for (Recompute rc : { Recompute::none, Recompute::selective, Recompute::full }) {
-                Strategy alt = best;
-                alt.recompute = rc;
-                consider(alt,
-                    std::string("recompute ") + std::string(to_string(rc)) + " instead of "
-                        + std::string(to_string(best.recompute)));
-            }
-            if (best.pp > 1) {
-                for (Schedule sch :
-                    { Schedule::one_f_one_b, Schedule::zb_h1, Schedule::dualpipe, Schedule::interleaved }) {
-                    Strategy alt = best;
-                    alt.schedule = sch;
-                    if (sch != Schedule::interleaved)
-                        alt.vpp = 1;
-                    else if (best.vpp == 1)
-                        alt.vpp = 2;
-                    consider(alt,
-                        std::string("schedule ") + std::string(to_string(sch)) + " instead of "
-                            + std::string(to_string(best.schedule)));
-                }
-            }
-            if (best.tp > 1) {
-                Strategy alt = best;
-                alt.sequence_parallel = !best.sequence_parallel;
-                consider(alt, alt.sequence_parallel ? "sequence parallel on" : "sequence parallel off");
-            }
-            r.runner_up = closest;
+        if (alt == result_.strategy || check_strategy(search_.inputs, alt) != Rule::ok)
+            return;
+        AnalyticResult a;
+        search_.model.evaluate(alt, a, cache_);
+        if (!a.feasible)
+            return;
+        const double obj = objective_of(search_.opt.objective, a);
+        const double base = objective_of(search_.opt.objective, result_.analytic);
+        const double slower = base != 0 ? (base - obj) / std::fabs(base) : 0;
+        if (slower < 0)
+            return; // not a runner-up: the search's ranking used simulated times
+        if (!closest_ || slower < closest_->slower_fraction) {
+            RunnerUp u;
+            u.strategy = alt;
+            u.dimension = what;
+            u.slower_fraction = slower;
+            u.because = describe_change(result_.analytic, a);
+            closest_ = u;
         }
     }
-    std::vector<Candidate> pareto = merged.pareto.items;
+
+    const std::optional<RunnerUp>& closest() const { return closest_; }
+
+private:
+    const ClusterSearch& search_;
+    const SearchResult& result_;
+    EvaluationCache& cache_;
+    std::optional<RunnerUp> closest_;
+};
+
+// The same plan with another TP, PP or micro-batch size (DP takes up the GPUs).
+void consider_degree_changes(const ClusterSearch& search, const Strategy& best, RunnerUpFinder& finder)
+{
+    const long long n = search.n;
+    for (int tp : divisors_of(n, kMaxTp)) {
+        Strategy alt = best;
+        alt.tp = tp;
+        const long long mp = static_cast<long long>(tp) * alt.cp * alt.pp;
+        if (n % mp || tp == best.tp)
+            continue;
+        alt.dp = static_cast<int>(n / mp);
+        alt.sequence_parallel = best.sequence_parallel && tp > 1;
+        finder.consider(alt, degree_text("TP", best.tp, tp) + " (DP " + std::to_string(alt.dp) + ")");
+    }
+    for (int pp : divisors_of(n / (static_cast<long long>(best.tp) * best.cp), search.ctx.model.layers)) {
+        Strategy alt = best;
+        alt.pp = pp;
+        alt.dp = static_cast<int>(n / (static_cast<long long>(best.tp) * best.cp * pp));
+        if (pp == best.pp)
+            continue;
+        if (pp == 1) {
+            alt.vpp = 1;
+            alt.schedule = Schedule::one_f_one_b;
+        }
+        finder.consider(alt, degree_text("PP", best.pp, pp) + " (DP " + std::to_string(alt.dp) + ")");
+    }
+    for (int mb : divisors_of(std::max(1LL, search.ctx.training.global_batch / best.dp), kMaxMicroBatch)) {
+        Strategy alt = best;
+        alt.micro_batch = mb;
+        finder.consider(alt, degree_text("micro-batch", best.micro_batch, mb));
+    }
+}
+
+// The same plan with another ZeRO stage, recomputation, schedule or sequence parallelism.
+void consider_knob_changes(const Strategy& best, RunnerUpFinder& finder)
+{
+    for (int z = 0; z <= 3; ++z) {
+        Strategy alt = best;
+        alt.zero = z;
+        finder.consider(alt, degree_text("ZeRO", best.zero, z));
+    }
+    for (Recompute rc : { Recompute::none, Recompute::selective, Recompute::full }) {
+        Strategy alt = best;
+        alt.recompute = rc;
+        finder.consider(alt,
+            std::string("recompute ") + std::string(to_string(rc)) + " instead of "
+                + std::string(to_string(best.recompute)));
+    }
+    if (best.pp > 1) {
+        for (Schedule sch : { Schedule::one_f_one_b, Schedule::zb_h1, Schedule::dualpipe, Schedule::interleaved }) {
+            Strategy alt = best;
+            alt.schedule = sch;
+            if (sch != Schedule::interleaved)
+                alt.vpp = 1;
+            else if (best.vpp == 1)
+                alt.vpp = 2;
+            finder.consider(alt,
+                std::string("schedule ") + std::string(to_string(sch)) + " instead of "
+                    + std::string(to_string(best.schedule)));
+        }
+    }
+    if (best.tp > 1) {
+        Strategy alt = best;
+        alt.sequence_parallel = !best.sequence_parallel;
+        finder.consider(alt, alt.sequence_parallel ? "sequence parallel on" : "sequence parallel off");
+    }
+}
+
+// The closest runner-up of each result that differs in one dimension.
+void add_runner_ups(const ClusterSearch& search, std::vector<SearchResult>& results)
+{
+    EvaluationCache cache(search.ctx);
+    for (SearchResult& r : results) {
+        RunnerUpFinder finder(search, r, cache);
+        consider_degree_changes(search, r.strategy, finder);
+        consider_knob_changes(r.strategy, finder);
+        r.runner_up = finder.closest();
+    }
+}
+
+std::vector<SearchResult> pareto_results(const ParetoSet& set, double capacity)
+{
+    std::vector<Candidate> pareto = set.items;
     std::sort(pareto.begin(), pareto.end(), [](const Candidate& x, const Candidate& y) { return better(x, y); });
+    std::vector<SearchResult> results;
     for (const Candidate& c : pareto) {
         SearchResult r;
         r.strategy = c.strategy;
         r.analytic = c.result;
         r.objective = c.objective;
         r.limiter = limiter_of(c.result, capacity);
-        out.pareto.push_back(std::move(r));
+        results.push_back(std::move(r));
     }
+    return results;
+}
+
+SearchOutcome search_cluster(
+    const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW, double window_s)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    const ClusterSearch search(scenario, opt, nodes, budget_kW, window_s);
+    SearchOutcome out;
+    out.gpus = search.n;
+    const WorkerState merged = enumerate_and_rank(search);
+    out.evaluated = merged.evaluated;
+    out.feasible = merged.feasible;
+    out.pruned = merged.pruned;
+    out.cancelled = opt.cancel.cancelled();
+    out.results = refined_results(search, merged.top, out.cancelled);
+    add_runner_ups(search, out.results);
+    out.pareto = pareto_results(merged.pareto, search.capacity);
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;
 }

@@ -35,103 +35,139 @@ struct Link {
     double last_update = 0;
 };
 
-} // namespace
-
-SimulationResult simulate(const ExecutionGraph& g)
-{
-    const std::size_t n = g.size();
-    SimulationResult r;
-    r.start_s.assign(n, 0);
-    r.end_s.assign(n, 0);
-    const int devices = std::max(1, g.devices);
-    r.compute_busy_s.assign(static_cast<std::size_t>(devices), 0);
-    r.compute_first_s.assign(static_cast<std::size_t>(devices), std::numeric_limits<double>::infinity());
-    r.compute_last_s.assign(static_cast<std::size_t>(devices), 0);
-    r.peak_activation_bytes.assign(static_cast<std::size_t>(devices), 0);
-    std::vector<double> live_activation(static_cast<std::size_t>(devices), 0);
-
-    // Successors and in-degrees.
-    std::vector<std::uint32_t> indeg(n, 0), succ_begin(n + 1, 0);
-    for (std::uint32_t i = 0; i < n; ++i)
-        for (std::uint32_t p : g.deps(i)) {
-            ++indeg[i];
-            ++succ_begin[p + 1];
-        }
-    for (std::size_t i = 0; i < n; ++i)
-        succ_begin[i + 1] += succ_begin[i];
-    std::vector<std::uint32_t> succ(succ_begin[n]);
+// One run of the event simulation over a graph: resources (a stream of a device) start their ready
+// ops by their ordering; ops on a shared physical link split its bandwidth; a finished op makes its
+// successors ready.
+class EventSimulation {
+public:
+    explicit EventSimulation(const ExecutionGraph& g)
+        : g_(g)
+        , n_(g.size())
+        , devices_(std::max(1, g.devices))
     {
-        std::vector<std::uint32_t> fill(succ_begin.begin(), succ_begin.end() - 1);
-        for (std::uint32_t i = 0; i < n; ++i)
-            for (std::uint32_t p : g.deps(i))
-                succ[fill[p]++] = i;
+        const auto devices = static_cast<std::size_t>(devices_);
+        r_.start_s.assign(n_, 0);
+        r_.end_s.assign(n_, 0);
+        r_.compute_busy_s.assign(devices, 0);
+        r_.compute_first_s.assign(devices, std::numeric_limits<double>::infinity());
+        r_.compute_last_s.assign(devices, 0);
+        r_.peak_activation_bytes.assign(devices, 0);
+        live_activation_.assign(devices, 0);
+        index_successors();
+        res_.resize(devices * kIrStreamCount);
+        for (std::uint32_t i = 0; i < n_; ++i)
+            if (g.ordering(i) == IrOrdering::program)
+                res_[resource_of(i)].program.push_back(i);
+        ready_.assign(n_, 0);
+        ready_time_.assign(n_, 0);
+        gate_.assign(n_, kNone);
+        started_after_.assign(n_, kNone);
+        links_.resize(devices * kIrLinkCount);
+        remaining_.assign(n_, 0);
+        version_.assign(n_, 0);
     }
 
-    auto resource_of = [&](std::uint32_t op) {
-        return static_cast<std::size_t>(g.device(op)) * kIrStreamCount + static_cast<std::size_t>(g.stream(op));
-    };
-    std::vector<Resource> res(static_cast<std::size_t>(devices) * kIrStreamCount);
-    std::vector<std::uint32_t> program_pos(n, kNone);
-    for (std::uint32_t i = 0; i < n; ++i) {
-        if (g.ordering(i) == IrOrdering::program) {
-            Resource& rs = res[resource_of(i)];
-            program_pos[i] = static_cast<std::uint32_t>(rs.program.size());
-            rs.program.push_back(i);
+    SimulationResult run() &&
+    {
+        for (std::uint32_t i = 0; i < n_; ++i)
+            if (indeg_[i] == 0)
+                make_ready(i, 0.0);
+        while (!events_.empty()) {
+            const Event e = events_.top();
+            events_.pop();
+            if (e.version != version_[e.op])
+                continue; // superseded: the op's share of its link changed
+            finish(e);
         }
+        if (finished_ != n_)
+            throw std::logic_error("execution graph has a cycle or an unreachable op (" + std::to_string(n_ - finished_)
+                + " of " + std::to_string(n_) + " ops never ran)");
+        trace_critical_path();
+        for (int d = 0; d < devices_; ++d)
+            if (!(r_.compute_first_s[d] < std::numeric_limits<double>::infinity()))
+                r_.compute_first_s[d] = 0;
+        return std::move(r_);
     }
-    std::vector<char> ready(n, 0);
-    std::vector<double> ready_time(n, 0);
-    std::vector<std::uint32_t> gate(n, kNone); // the predecessor whose completion made the op ready
-    std::vector<std::uint32_t> started_after(n, kNone); // what the op waited for (dependency or stream)
-    std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
-    std::size_t finished = 0;
-    std::vector<Link> links(static_cast<std::size_t>(devices) * kIrLinkCount);
-    std::vector<double> remaining(n, 0);
-    std::vector<std::uint32_t> version(n, 0);
-    auto link_of = [&](std::uint32_t op) -> Link* {
-        if (g.link(op) == IrLink::none)
+
+private:
+    // Successors and in-degrees.
+    void index_successors()
+    {
+        indeg_.assign(n_, 0);
+        succ_begin_.assign(n_ + 1, 0);
+        for (std::uint32_t i = 0; i < n_; ++i)
+            for (std::uint32_t p : g_.deps(i)) {
+                ++indeg_[i];
+                ++succ_begin_[p + 1];
+            }
+        for (std::size_t i = 0; i < n_; ++i)
+            succ_begin_[i + 1] += succ_begin_[i];
+        succ_.resize(succ_begin_[n_]);
+        std::vector<std::uint32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+        for (std::uint32_t i = 0; i < n_; ++i)
+            for (std::uint32_t p : g_.deps(i))
+                succ_[fill[p]++] = i;
+    }
+
+    std::size_t resource_of(std::uint32_t op) const
+    {
+        return static_cast<std::size_t>(g_.device(op)) * kIrStreamCount + static_cast<std::size_t>(g_.stream(op));
+    }
+
+    Link* link_of(std::uint32_t op)
+    {
+        if (g_.link(op) == IrLink::none)
             return nullptr;
-        return &links[static_cast<std::size_t>(g.device(op)) * kIrLinkCount + static_cast<std::size_t>(g.link(op))];
-    };
+        return &links_[static_cast<std::size_t>(g_.device(op)) * kIrLinkCount + static_cast<std::size_t>(g_.link(op))];
+    }
+
     // Advances the work of a link's active ops to `now` at the current share.
-    auto advance = [&](Link& l, double now) {
+    void advance(Link& l, double now)
+    {
         if (!l.active.empty()) {
             const double done = (now - l.last_update) / static_cast<double>(l.active.size());
             for (std::uint32_t a : l.active)
-                remaining[a] = std::max(0.0, remaining[a] - done);
+                remaining_[a] = std::max(0.0, remaining_[a] - done);
         }
         l.last_update = now;
-    };
-    auto reschedule = [&](Link& l, double now) {
+    }
+
+    void reschedule(Link& l, double now)
+    {
         const double k = static_cast<double>(l.active.size());
         for (std::uint32_t a : l.active) {
-            r.end_s[a] = now + remaining[a] * k;
-            events.push({ r.end_s[a], a, ++version[a] });
+            r_.end_s[a] = now + remaining_[a] * k;
+            events_.push({ r_.end_s[a], a, ++version_[a] });
         }
-    };
+    }
 
-    auto start_op = [&](std::uint32_t op, Resource& rs, double now) {
+    void start_op(std::uint32_t op, Resource& rs, double now)
+    {
         rs.busy = true;
-        r.start_s[op] = now;
-        started_after[op] = (rs.last_op != kNone && r.end_s[rs.last_op] >= ready_time[op]) ? rs.last_op : gate[op];
+        r_.start_s[op] = now;
+        started_after_[op] = (rs.last_op != kNone && r_.end_s[rs.last_op] >= ready_time_[op]) ? rs.last_op : gate_[op];
         rs.last_op = op;
         if (Link* l = link_of(op)) {
             advance(*l, now);
-            remaining[op] = g.duration_s(op);
+            remaining_[op] = g_.duration_s(op);
             l->active.push_back(op);
             reschedule(*l, now);
         } else {
-            r.end_s[op] = now + g.duration_s(op);
-            events.push({ r.end_s[op], op, version[op] });
+            r_.end_s[op] = now + g_.duration_s(op);
+            events_.push({ r_.end_s[op], op, version_[op] });
         }
-    };
-    auto try_start = [&](std::size_t ri, double now) {
-        Resource& rs = res[ri];
+    }
+
+    // The next op of an idle resource: its program's next op when ready, else the ready op of
+    // highest priority, else the oldest filler, else the oldest fifo op.
+    void try_start(std::size_t ri, double now)
+    {
+        Resource& rs = res_[ri];
         if (rs.busy)
             return;
         if (rs.next_program < rs.program.size()) {
             const std::uint32_t op = rs.program[rs.next_program];
-            if (ready[op]) {
+            if (ready_[op]) {
                 ++rs.next_program;
                 start_op(op, rs, now);
                 return;
@@ -140,7 +176,7 @@ SimulationResult simulate(const ExecutionGraph& g)
         if (!rs.ready_priority.empty()) {
             auto best = std::min_element(
                 rs.ready_priority.begin(), rs.ready_priority.end(), [&](std::uint32_t a, std::uint32_t b) {
-                    return g.priority(a) < g.priority(b) || (g.priority(a) == g.priority(b) && a < b);
+                    return g_.priority(a) < g_.priority(b) || (g_.priority(a) == g_.priority(b) && a < b);
                 });
             const std::uint32_t op = *best;
             rs.ready_priority.erase(best);
@@ -158,12 +194,14 @@ SimulationResult simulate(const ExecutionGraph& g)
             rs.ready_fifo.pop_front();
             start_op(op, rs, now);
         }
-    };
-    auto make_ready = [&](std::uint32_t op, double now) {
-        ready[op] = 1;
-        ready_time[op] = now;
-        Resource& rs = res[resource_of(op)];
-        switch (g.ordering(op)) {
+    }
+
+    void make_ready(std::uint32_t op, double now)
+    {
+        ready_[op] = 1;
+        ready_time_[op] = now;
+        Resource& rs = res_[resource_of(op)];
+        switch (g_.ordering(op)) {
         case IrOrdering::program:
             break; // picked up in program order
         case IrOrdering::priority:
@@ -177,69 +215,89 @@ SimulationResult simulate(const ExecutionGraph& g)
             break;
         }
         try_start(resource_of(op), now);
-    };
+    }
 
-    for (std::uint32_t i = 0; i < n; ++i)
-        if (indeg[i] == 0)
-            make_ready(i, 0.0);
-    while (!events.empty()) {
-        const Event e = events.top();
-        events.pop();
+    // Per-device compute times and live activations as an op finishes.
+    void account(std::uint32_t op)
+    {
+        const int d = g_.device(op);
+        const IrOpType t = g_.type(op);
+        if (t == IrOpType::forward || t == IrOpType::backward_input || t == IrOpType::backward_weight
+            || t == IrOpType::recompute) {
+            r_.compute_busy_s[d] += g_.duration_s(op);
+            r_.compute_first_s[d] = std::min(r_.compute_first_s[d], r_.start_s[op]);
+            r_.compute_last_s[d] = std::max(r_.compute_last_s[d], r_.end_s[op]);
+        }
+        if (g_.activation_delta(op) != 0) {
+            live_activation_[d] += g_.activation_delta(op);
+            r_.peak_activation_bytes[d] = std::max(r_.peak_activation_bytes[d], live_activation_[d]);
+        }
+    }
+
+    void finish(const Event& e)
+    {
         const std::uint32_t op = e.op;
-        if (e.version != version[op])
-            continue; // superseded: the op's share of its link changed
         if (Link* l = link_of(op)) {
             advance(*l, e.time);
             l->active.erase(std::find(l->active.begin(), l->active.end(), op));
-            r.end_s[op] = e.time;
+            r_.end_s[op] = e.time;
             reschedule(*l, e.time);
         }
-        ++finished;
+        ++finished_;
         const std::size_t ri = resource_of(op);
-        res[ri].busy = false;
-        const int d = g.device(op);
-        const IrOpType t = g.type(op);
-        if (t == IrOpType::forward || t == IrOpType::backward_input || t == IrOpType::backward_weight
-            || t == IrOpType::recompute) {
-            r.compute_busy_s[d] += g.duration_s(op);
-            r.compute_first_s[d] = std::min(r.compute_first_s[d], r.start_s[op]);
-            r.compute_last_s[d] = std::max(r.compute_last_s[d], r.end_s[op]);
-        }
-        if (g.activation_delta(op) != 0) {
-            live_activation[d] += g.activation_delta(op);
-            r.peak_activation_bytes[d] = std::max(r.peak_activation_bytes[d], live_activation[d]);
-        }
-        r.makespan_s = std::max(r.makespan_s, e.time);
-        for (std::uint32_t k = succ_begin[op]; k < succ_begin[op + 1]; ++k) {
-            const std::uint32_t s = succ[k];
-            if (--indeg[s] == 0) {
-                gate[s] = op;
+        res_[ri].busy = false;
+        account(op);
+        r_.makespan_s = std::max(r_.makespan_s, e.time);
+        for (std::uint32_t k = succ_begin_[op]; k < succ_begin_[op + 1]; ++k) {
+            const std::uint32_t s = succ_[k];
+            if (--indeg_[s] == 0) {
+                gate_[s] = op;
                 make_ready(s, e.time);
             }
         }
         try_start(ri, e.time);
     }
-    if (finished != n)
-        throw std::logic_error("execution graph has a cycle or an unreachable op (" + std::to_string(n - finished)
-            + " of " + std::to_string(n) + " ops never ran)");
 
     // Critical path: walk back from the op that finished last through what each op waited for.
-    std::uint32_t last = 0;
-    for (std::uint32_t i = 0; i < n; ++i)
-        if (r.end_s[i] > r.end_s[last])
-            last = i;
-    for (std::uint32_t op = n ? last : kNone; op != kNone; op = started_after[op]) {
-        r.critical_path.push_back(op);
-        if (is_compute(g.type(op)))
-            r.critical_compute_s += g.duration_s(op);
-        if (r.critical_path.size() > n)
-            break;
+    void trace_critical_path()
+    {
+        std::uint32_t last = 0;
+        for (std::uint32_t i = 0; i < n_; ++i)
+            if (r_.end_s[i] > r_.end_s[last])
+                last = i;
+        for (std::uint32_t op = n_ ? last : kNone; op != kNone; op = started_after_[op]) {
+            r_.critical_path.push_back(op);
+            if (is_compute(g_.type(op)))
+                r_.critical_compute_s += g_.duration_s(op);
+            if (r_.critical_path.size() > n_)
+                break;
+        }
+        std::reverse(r_.critical_path.begin(), r_.critical_path.end());
     }
-    std::reverse(r.critical_path.begin(), r.critical_path.end());
-    for (int d = 0; d < devices; ++d)
-        if (!(r.compute_first_s[d] < std::numeric_limits<double>::infinity()))
-            r.compute_first_s[d] = 0;
-    return r;
+
+    const ExecutionGraph& g_;
+    const std::size_t n_;
+    const int devices_;
+    SimulationResult r_;
+    std::vector<double> live_activation_; // per device
+    std::vector<std::uint32_t> indeg_, succ_begin_, succ_;
+    std::vector<Resource> res_; // per (device, stream)
+    std::vector<char> ready_;
+    std::vector<double> ready_time_;
+    std::vector<std::uint32_t> gate_; // the predecessor whose completion made the op ready
+    std::vector<std::uint32_t> started_after_; // what the op waited for (dependency or stream)
+    std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+    std::size_t finished_ = 0;
+    std::vector<Link> links_; // per (device, physical link)
+    std::vector<double> remaining_; // work left of a link op, seconds alone on the link
+    std::vector<std::uint32_t> version_;
+};
+
+} // namespace
+
+SimulationResult simulate(const ExecutionGraph& g)
+{
+    return EventSimulation(g).run();
 }
 
 } // namespace parallax

@@ -122,6 +122,180 @@ struct RawEvent {
     TimelineKind kind;
 };
 
+// A numeric field, or a string holding a number; false when absent or not a number.
+bool number_field(const nlohmann::json& e, const char* key, double& v)
+{
+    auto it = e.find(key);
+    if (it == e.end())
+        return false;
+    if (it->is_number()) {
+        v = it->get<double>();
+        return true;
+    }
+    if (it->is_string()) {
+        try {
+            v = std::stod(it->get<std::string>());
+            return true;
+        } catch (const std::exception&) {
+            return false;
+        }
+    }
+    return false;
+}
+
+// The event list of a Chrome trace: the document itself, or its "traceEvents".
+const nlohmann::json& trace_events(const nlohmann::json& doc, const std::string& origin)
+{
+    if (doc.is_array())
+        return doc;
+    if (doc.is_object() && doc.contains("traceEvents") && doc["traceEvents"].is_array())
+        return doc["traceEvents"];
+    throw InputError(
+        origin, "traceEvents", "expected a Chrome trace: an array of events or an object with \"traceEvents\"");
+}
+
+using Track = std::pair<TrackKey, TrackKey>; // (pid, tid)
+
+// The events of a trace sorted into tracks, with the names the trace gives its processes and threads.
+class TraceReader {
+public:
+    TraceReader(const std::string& origin, bool gpu_only, std::vector<std::string>& names)
+        : origin_(origin)
+        , gpu_only_(gpu_only)
+        , names_(names)
+    {
+    }
+
+    // `index`: the event's position in the list, for error messages.
+    void read(const nlohmann::json& e, std::size_t index)
+    {
+        if (!e.is_object())
+            return;
+        const std::string ph = e.value("ph", "");
+        const TrackKey pid = key_of(e.contains("pid") ? e["pid"] : nlohmann::json());
+        const TrackKey tid = key_of(e.contains("tid") ? e["tid"] : nlohmann::json());
+        if (ph == "M") {
+            read_metadata(e, pid, tid);
+            return;
+        }
+        if (ph != "X" && ph != "B" && ph != "E")
+            return;
+        const std::string cat = e.value("cat", "");
+        if (gpu_only_ && ph != "E" && !is_gpu_category(cat)) // an "E" closes its "B" and often has no category
+            return;
+        const std::string name
+            = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : std::string();
+        double ts = 0;
+        if (!number_field(e, "ts", ts))
+            throw InputError(
+                origin_, "traceEvents[" + std::to_string(index) + "].ts", "expected a time stamp in microseconds");
+        auto& track = tracks[{ pid, tid }];
+        if (ph == "X") {
+            double dur = 0;
+            if (!number_field(e, "dur", dur) || dur < 0)
+                dur = 0;
+            track.push_back({ ts / kMicroseconds, (ts + dur) / kMicroseconds, intern(name), classify(name, cat) });
+        } else if (ph == "B") {
+            open_[{ pid, tid }].push_back({ ts, name + "\x1f" + cat });
+        } else {
+            auto& stack = open_[{ pid, tid }];
+            if (stack.empty())
+                return;
+            const auto [begin, tag] = stack.back();
+            stack.pop_back();
+            const std::size_t sep = tag.find('\x1f');
+            const std::string n = tag.substr(0, sep), c = tag.substr(sep + 1);
+            track.push_back({ begin / kMicroseconds, std::max(begin, ts) / kMicroseconds, intern(n), classify(n, c) });
+        }
+    }
+
+    // "process name / thread name", or the ids where the trace names neither.
+    std::string label(const Track& key) const
+    {
+        const auto pn = process_names_.find(key.first);
+        const auto tn = thread_names_.find(key);
+        return (pn != process_names_.end() ? pn->second : "pid " + key.first.text) + " / "
+            + (tn != thread_names_.end() ? tn->second : "tid " + key.second.text);
+    }
+
+    std::map<Track, std::vector<RawEvent>> tracks;
+
+private:
+    void read_metadata(const nlohmann::json& e, const TrackKey& pid, const TrackKey& tid)
+    {
+        const std::string what = e.value("name", "");
+        const auto args = e.find("args");
+        if (args == e.end() || !args->is_object() || !args->contains("name") || !(*args)["name"].is_string())
+            return;
+        if (what == "process_name")
+            process_names_[pid] = (*args)["name"].get<std::string>();
+        else if (what == "thread_name")
+            thread_names_[{ pid, tid }] = (*args)["name"].get<std::string>();
+    }
+
+    std::uint32_t intern(const std::string& s)
+    {
+        auto [it, fresh] = name_ids_.emplace(s, static_cast<std::uint32_t>(names_.size()));
+        if (fresh)
+            names_.push_back(s);
+        return it->second;
+    }
+
+    const std::string& origin_;
+    const bool gpu_only_;
+    std::vector<std::string>& names_;
+    std::map<TrackKey, std::string> process_names_;
+    std::map<Track, std::string> thread_names_;
+    std::map<Track, std::vector<std::pair<double, std::string>>> open_; // B/E stacks
+    std::unordered_map<std::string, std::uint32_t> name_ids_;
+};
+
+// One track's row: its outermost events from the trace's origin, nested ones counted and dropped.
+TimelineRow measured_row(std::string label, std::vector<RawEvent>& evs, double origin_s, MeasuredTrace& out)
+{
+    std::stable_sort(evs.begin(), evs.end(), [](const RawEvent& a, const RawEvent& b) {
+        return a.start_s < b.start_s || (a.start_s == b.start_s && a.end_s > b.end_s);
+    });
+    TimelineRow row;
+    row.stage = -1;
+    row.kind = TimelineRowKind::measured;
+    row.label = std::move(label);
+    double last_end = -std::numeric_limits<double>::infinity();
+    for (const RawEvent& ev : evs) {
+        double s = ev.start_s - origin_s;
+        const double e = ev.end_s - origin_s;
+        if (e <= last_end) {
+            ++out.nested; // inside the previous outer event
+            continue;
+        }
+        s = std::max(s, last_end);
+        TimelineItem it;
+        it.start_s = s;
+        it.end_s = e;
+        it.op = ev.name;
+        it.kind = ev.kind;
+        row.items.push_back(it);
+        last_end = e;
+    }
+    bool present[kTimelineKindCount] = {};
+    for (const TimelineItem& it : row.items)
+        present[static_cast<int>(it.kind)] = true;
+    std::uint8_t slot_of[kTimelineKindCount] = {};
+    for (int k = 0; k < kTimelineKindCount; ++k)
+        if (present[k]) {
+            if (static_cast<int>(row.kinds.size()) < kLodSlots)
+                row.kinds.push_back(static_cast<TimelineKind>(k));
+            slot_of[k] = static_cast<std::uint8_t>(row.kinds.size() - 1);
+        }
+    for (TimelineItem& it : row.items) {
+        it.slot = slot_of[static_cast<int>(it.kind)];
+        row.busy_s += it.duration_s();
+        out.span_s = std::max(out.span_s, it.end_s);
+    }
+    row.index_blocks();
+    return row;
+}
+
 } // namespace
 
 MeasuredTrace parse_measured_trace(const std::string& text, const std::string& origin)
@@ -132,104 +306,23 @@ MeasuredTrace parse_measured_trace(const std::string& text, const std::string& o
     } catch (const nlohmann::json::exception& e) {
         throw InputError(origin, "", std::string("not a JSON trace: ") + e.what());
     }
-    const nlohmann::json* events = nullptr;
-    if (doc.is_array())
-        events = &doc;
-    else if (doc.is_object() && doc.contains("traceEvents") && doc["traceEvents"].is_array())
-        events = &doc["traceEvents"];
-    else
-        throw InputError(
-            origin, "traceEvents", "expected a Chrome trace: an array of events or an object with \"traceEvents\"");
+    const nlohmann::json& events = trace_events(doc, origin);
 
     MeasuredTrace out;
     out.path = origin;
-    std::map<TrackKey, std::string> process_names;
-    std::map<std::pair<TrackKey, TrackKey>, std::string> thread_names;
     bool any_gpu = false;
-    for (const nlohmann::json& e : *events)
+    for (const nlohmann::json& e : events)
         if (e.is_object() && e.value("ph", "") == "X" && is_gpu_category(e.value("cat", "")))
             any_gpu = true;
     out.gpu_only = any_gpu;
 
-    std::map<std::pair<TrackKey, TrackKey>, std::vector<RawEvent>> tracks;
-    std::map<std::pair<TrackKey, TrackKey>, std::vector<std::pair<double, std::string>>> open; // B/E stacks
-    std::unordered_map<std::string, std::uint32_t> name_ids;
-    auto intern = [&](const std::string& s) {
-        auto [it, fresh] = name_ids.emplace(s, static_cast<std::uint32_t>(out.names.size()));
-        if (fresh)
-            out.names.push_back(s);
-        return it->second;
-    };
-    auto number = [](const nlohmann::json& e, const char* key, double& v) {
-        auto it = e.find(key);
-        if (it == e.end())
-            return false;
-        if (it->is_number()) {
-            v = it->get<double>();
-            return true;
-        }
-        if (it->is_string()) {
-            try {
-                v = std::stod(it->get<std::string>());
-                return true;
-            } catch (const std::exception&) {
-                return false;
-            }
-        }
-        return false;
-    };
+    TraceReader reader(origin, any_gpu, out.names);
     std::size_t index = 0;
-    for (const nlohmann::json& e : *events) {
-        ++index;
-        if (!e.is_object())
-            continue;
-        const std::string ph = e.value("ph", "");
-        const TrackKey pid = key_of(e.contains("pid") ? e["pid"] : nlohmann::json());
-        const TrackKey tid = key_of(e.contains("tid") ? e["tid"] : nlohmann::json());
-        if (ph == "M") {
-            const std::string what = e.value("name", "");
-            const auto args = e.find("args");
-            if (args == e.end() || !args->is_object() || !args->contains("name") || !(*args)["name"].is_string())
-                continue;
-            if (what == "process_name")
-                process_names[pid] = (*args)["name"].get<std::string>();
-            else if (what == "thread_name")
-                thread_names[{ pid, tid }] = (*args)["name"].get<std::string>();
-            continue;
-        }
-        if (ph != "X" && ph != "B" && ph != "E")
-            continue;
-        const std::string cat = e.value("cat", "");
-        if (any_gpu && ph != "E" && !is_gpu_category(cat)) // an "E" closes its "B" and often has no category
-            continue;
-        const std::string name
-            = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : std::string();
-        double ts = 0;
-        if (!number(e, "ts", ts))
-            throw InputError(
-                origin, "traceEvents[" + std::to_string(index - 1) + "].ts", "expected a time stamp in microseconds");
-        auto& track = tracks[{ pid, tid }];
-        if (ph == "X") {
-            double dur = 0;
-            if (!number(e, "dur", dur) || dur < 0)
-                dur = 0;
-            track.push_back({ ts / kMicroseconds, (ts + dur) / kMicroseconds, intern(name), classify(name, cat) });
-        } else if (ph == "B") {
-            open[{ pid, tid }].push_back({ ts, name + "\x1f" + cat });
-        } else {
-            auto& stack = open[{ pid, tid }];
-            if (stack.empty())
-                continue;
-            const auto [begin, tag] = stack.back();
-            stack.pop_back();
-            const std::size_t sep = tag.find('\x1f');
-            const std::string n = tag.substr(0, sep), c = tag.substr(sep + 1);
-            track.push_back({ begin / kMicroseconds, std::max(begin, ts) / kMicroseconds, intern(n), classify(n, c) });
-        }
-    }
+    for (const nlohmann::json& e : events)
+        reader.read(e, index++);
 
     double origin_s = std::numeric_limits<double>::infinity();
-    for (const auto& [key, evs] : tracks)
+    for (const auto& [key, evs] : reader.tracks)
         for (const RawEvent& ev : evs)
             origin_s = std::min(origin_s, ev.start_s);
     if (!(origin_s < std::numeric_limits<double>::infinity()))
@@ -237,52 +330,10 @@ MeasuredTrace parse_measured_trace(const std::string& text, const std::string& o
             origin, "traceEvents", "the trace has no complete (\"X\") or begin/end (\"B\"/\"E\") events to draw");
     out.origin_s = origin_s;
 
-    for (auto& [key, evs] : tracks) {
+    for (auto& [key, evs] : reader.tracks) {
         if (evs.empty())
             continue;
-        std::stable_sort(evs.begin(), evs.end(), [](const RawEvent& a, const RawEvent& b) {
-            return a.start_s < b.start_s || (a.start_s == b.start_s && a.end_s > b.end_s);
-        });
-        TimelineRow row;
-        row.stage = -1;
-        row.kind = TimelineRowKind::measured;
-        const auto pn = process_names.find(key.first);
-        const auto tn = thread_names.find(key);
-        row.label = (pn != process_names.end() ? pn->second : "pid " + key.first.text) + " / "
-            + (tn != thread_names.end() ? tn->second : "tid " + key.second.text);
-        double last_end = -std::numeric_limits<double>::infinity();
-        for (const RawEvent& ev : evs) {
-            double s = ev.start_s - origin_s;
-            const double e = ev.end_s - origin_s;
-            if (e <= last_end) {
-                ++out.nested; // inside the previous outer event
-                continue;
-            }
-            s = std::max(s, last_end);
-            TimelineItem it;
-            it.start_s = s;
-            it.end_s = e;
-            it.op = ev.name;
-            it.kind = ev.kind;
-            row.items.push_back(it);
-            last_end = e;
-        }
-        bool present[kTimelineKindCount] = {};
-        for (const TimelineItem& it : row.items)
-            present[static_cast<int>(it.kind)] = true;
-        std::uint8_t slot_of[kTimelineKindCount] = {};
-        for (int k = 0; k < kTimelineKindCount; ++k)
-            if (present[k]) {
-                if (static_cast<int>(row.kinds.size()) < kLodSlots)
-                    row.kinds.push_back(static_cast<TimelineKind>(k));
-                slot_of[k] = static_cast<std::uint8_t>(row.kinds.size() - 1);
-            }
-        for (TimelineItem& it : row.items) {
-            it.slot = slot_of[static_cast<int>(it.kind)];
-            row.busy_s += it.duration_s();
-            out.span_s = std::max(out.span_s, it.end_s);
-        }
-        row.index_blocks();
+        TimelineRow row = measured_row(reader.label(key), evs, origin_s, out);
         out.events += row.items.size();
         out.rows.push_back(std::move(row));
     }

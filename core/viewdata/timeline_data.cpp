@@ -1,5 +1,6 @@
 #include "viewdata/timeline_data.hpp"
 
+#include "io/number_format.hpp"
 #include "spec/scenario.hpp"
 #include "viewdata/comm_companions.hpp"
 
@@ -52,13 +53,6 @@ bool is_pipeline_pass(IrOpType t)
 bool is_dag_node(IrOpType t)
 {
     return is_pipeline_pass(t) || t == IrOpType::optimizer || t == IrOpType::offload;
-}
-
-std::string fmt(const char* format, double v)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
 }
 
 // Gaps of `busy` (sorted, disjoint items) inside [lo, hi].
@@ -433,14 +427,14 @@ std::string format_duration(double seconds)
     if (a == 0)
         return "0 s";
     if (a >= 100)
-        return fmt("%.1f s", seconds);
+        return format_number("%.1f s", seconds);
     if (a >= 1)
-        return fmt("%.3f s", seconds);
+        return format_number("%.3f s", seconds);
     if (a >= 1e-3)
-        return fmt(a >= 0.1 ? "%.1f ms" : "%.3g ms", seconds * 1e3);
+        return format_number(a >= 0.1 ? "%.1f ms" : "%.3g ms", seconds * 1e3);
     if (a >= 1e-6)
-        return fmt("%.3g \xc2\xb5s", seconds * 1e6);
-    return fmt("%.3g ns", seconds * 1e9);
+        return format_number("%.3g \xc2\xb5s", seconds * 1e6);
+    return format_number("%.3g ns", seconds * 1e9);
 }
 
 std::string format_si(double value, const char* unit)
@@ -517,6 +511,344 @@ std::string TimelineData::describe(const TimelineRow& row, const TimelineItem& i
     return s;
 }
 
+namespace {
+
+// Local chunk index on its device (virtual stage, or DualPipe direction): the bar's shade.
+std::vector<std::uint8_t> chunk_shades(const LoweredPlan& plan, int devices, int& chunks_per_device)
+{
+    std::vector<std::uint8_t> chunk_local(plan.chunk_device.size(), 0);
+    std::vector<int> seen(static_cast<std::size_t>(devices), 0);
+    for (std::size_t c = 0; c < plan.chunk_device.size(); ++c) {
+        const int dev = std::clamp(plan.chunk_device[c], 0, devices - 1);
+        chunk_local[c] = static_cast<std::uint8_t>(std::min(seen[static_cast<std::size_t>(dev)]++, 255));
+        chunks_per_device = std::max(chunks_per_device, seen[static_cast<std::size_t>(dev)]);
+    }
+    return chunk_local;
+}
+
+// Items per (device, row kind) cell, in op order, and the exposed part of each cell's companions.
+struct TimelineCells {
+    std::vector<std::vector<TimelineItem>> items;
+    std::vector<std::vector<TimelineInterval>> exposed;
+};
+
+TimelineCells make_cells(const TimelineData& d, int devices, const std::vector<std::uint8_t>& chunk_local)
+{
+    const LoweredPlan& plan = d.sim->lowered;
+    const ExecutionGraph& g = plan.graph;
+    const SimulationResult& r = d.sim->result;
+    const std::size_t n = g.size();
+    auto shade_of = [&](std::uint32_t op) -> std::uint8_t {
+        const int c = g.chunk(op);
+        return c >= 0 && c < static_cast<int>(chunk_local.size()) ? chunk_local[static_cast<std::size_t>(c)] : 0;
+    };
+    TimelineCells cells;
+    cells.items.resize(static_cast<std::size_t>(devices) * kRowKinds);
+    cells.exposed.resize(cells.items.size());
+    {
+        std::vector<std::size_t> counts(cells.items.size(), 0);
+        for (std::uint32_t i = 0; i < n; ++i) {
+            TimelineRowKind rk;
+            if (g.type(i) != IrOpType::barrier && row_kind_of(g.stream(i), rk))
+                ++counts[static_cast<std::size_t>(g.device(i)) * kRowKinds + static_cast<std::size_t>(rk)];
+        }
+        for (std::size_t c = 0; c < cells.items.size(); ++c)
+            cells.items[c].reserve(counts[c]);
+    }
+    CommCompanion comps[kMaxCommCompanions];
+    for (std::uint32_t i = 0; i < n; ++i) {
+        const IrOpType type = g.type(i);
+        TimelineRowKind rk;
+        if (type == IrOpType::barrier || !row_kind_of(g.stream(i), rk))
+            continue;
+        const std::size_t dev = g.device(i);
+        TimelineItem it;
+        it.start_s = r.start_s[i];
+        it.end_s = r.end_s[i];
+        it.op = i;
+        it.kind = timeline_kind(type);
+        it.shade = shade_of(i);
+        it.flags = d.critical[i] ? TimelineItem::kCritical : 0;
+        cells.items[dev * kRowKinds + static_cast<std::size_t>(rk)].push_back(it);
+        const int nc = comm_companions(plan, i, comps);
+        for (int k = 0; k < nc; ++k) {
+            TimelineRowKind crk;
+            row_kind_of(comps[k].stream, crk);
+            TimelineItem c;
+            c.start_s = r.start_s[i];
+            c.end_s = r.start_s[i] + comps[k].busy_s;
+            c.op = i;
+            c.kind = timeline_kind(comps[k].type);
+            c.shade = it.shade;
+            c.flags = TimelineItem::kCompanion;
+            const std::size_t cell = dev * kRowKinds + static_cast<std::size_t>(crk);
+            cells.items[cell].push_back(c);
+            // The exposed part is drawn at the end of the companion bar: the collective the pass waits for.
+            if (comps[k].exposed_s > 0)
+                cells.exposed[cell].push_back({ c.end_s - comps[k].exposed_s, c.end_s });
+        }
+    }
+    return cells;
+}
+
+// One row from its cell: items by start, its level-of-detail slots, its exposed intervals.
+TimelineRow make_row(int dev, int kind, std::vector<TimelineItem>&& items, std::vector<TimelineInterval>& exposed)
+{
+    TimelineRow row;
+    row.stage = dev;
+    row.kind = static_cast<TimelineRowKind>(kind);
+    row.label = to_string(row.kind);
+    row.items = std::move(items);
+    auto by_start = [](const TimelineItem& a, const TimelineItem& b) {
+        return a.start_s < b.start_s
+            || (a.start_s == b.start_s && (a.end_s < b.end_s || (a.end_s == b.end_s && a.op < b.op)));
+    };
+    if (!std::is_sorted(row.items.begin(), row.items.end(), by_start))
+        std::sort(row.items.begin(), row.items.end(), by_start);
+    // Slots: the row's distinct kinds in kind order.
+    bool present[kTimelineKindCount] = {};
+    for (const TimelineItem& it : row.items)
+        present[static_cast<int>(it.kind)] = true;
+    std::uint8_t slot_of[kTimelineKindCount] = {};
+    for (int kk = 0; kk < kTimelineKindCount; ++kk) {
+        if (!present[kk])
+            continue;
+        if (static_cast<int>(row.kinds.size()) < kLodSlots)
+            row.kinds.push_back(static_cast<TimelineKind>(kk));
+        slot_of[kk] = static_cast<std::uint8_t>(row.kinds.size() - 1);
+    }
+    for (TimelineItem& it : row.items) {
+        it.slot = slot_of[static_cast<int>(it.kind)];
+        row.busy_s += it.duration_s();
+    }
+    row.index_blocks();
+    std::sort(exposed.begin(), exposed.end(),
+        [](const TimelineInterval& a, const TimelineInterval& b) { return a.begin_s < b.begin_s; });
+    for (const TimelineInterval& e : exposed)
+        push_interval(row.exposed, e.begin_s, e.end_s);
+    return row;
+}
+
+// Where the rows went: the row of each (device, row kind) cell (-1: none) and each device's rows.
+struct RowPlacement {
+    std::vector<int> cell_row;
+    std::vector<std::vector<int>> device_rows;
+    int row_of(int dev, TimelineRowKind k) const
+    {
+        return cell_row[static_cast<std::size_t>(dev) * kRowKinds + static_cast<std::size_t>(k)];
+    }
+};
+
+// Rows in display order: per device, compute (always) then TP, CP, EP, PP, DP where they have bars.
+RowPlacement add_rows(TimelineData& d, TimelineCells& cells, int devices)
+{
+    RowPlacement placed;
+    placed.device_rows.resize(static_cast<std::size_t>(devices));
+    placed.cell_row.assign(cells.items.size(), -1);
+    for (int dev = 0; dev < devices; ++dev) {
+        for (int k = 0; k < kRowKinds; ++k) {
+            const std::size_t cell = static_cast<std::size_t>(dev) * kRowKinds + static_cast<std::size_t>(k);
+            if (cells.items[cell].empty() && !(k == 0))
+                continue;
+            placed.cell_row[cell] = static_cast<int>(d.rows.size());
+            placed.device_rows[static_cast<std::size_t>(dev)].push_back(static_cast<int>(d.rows.size()));
+            d.rows.push_back(make_row(dev, k, std::move(cells.items[cell]), cells.exposed[cell]));
+        }
+    }
+    return placed;
+}
+
+// Where each op's bar is.
+void index_op_bars(TimelineData& d, std::size_t n)
+{
+    d.op_row.assign(n, TimelineData::kNoRow);
+    d.op_item.assign(n, TimelineData::kNoRow);
+    for (std::size_t ri = 0; ri < d.rows.size(); ++ri) {
+        const auto& items = d.rows[ri].items;
+        for (std::size_t k = 0; k < items.size(); ++k)
+            if (!(items[k].flags & TimelineItem::kCompanion)) {
+                d.op_row[items[k].op] = static_cast<std::uint32_t>(ri);
+                d.op_item[items[k].op] = static_cast<std::uint32_t>(k);
+            }
+    }
+}
+
+// Successors of every op, in compressed rows (succ_begin / succ).
+void index_successors(TimelineData& d, const ExecutionGraph& g)
+{
+    const std::size_t n = g.size();
+    d.succ_begin.assign(n + 1, 0);
+    for (std::uint32_t i = 0; i < n; ++i)
+        for (std::uint32_t p : g.deps(i))
+            ++d.succ_begin[p + 1];
+    for (std::size_t i = 0; i < n; ++i)
+        d.succ_begin[i + 1] += d.succ_begin[i];
+    d.succ.resize(d.succ_begin[n]);
+    std::vector<std::uint32_t> fill(d.succ_begin.begin(), d.succ_begin.end() - 1);
+    for (std::uint32_t i = 0; i < n; ++i)
+        for (std::uint32_t p : g.deps(i))
+            d.succ[fill[p]++] = i;
+}
+
+// The device's communication streams that can hold compute back (blocking sends, gathers), merged.
+std::vector<TimelineItem> merged_waits(const TimelineData& d, const RowPlacement& placed, int dev)
+{
+    std::vector<TimelineItem> waits;
+    for (TimelineRowKind k : { TimelineRowKind::pp, TimelineRowKind::dp })
+        if (placed.row_of(dev, k) >= 0) {
+            const auto& items = d.rows[static_cast<std::size_t>(placed.row_of(dev, k))].items;
+            waits.insert(waits.end(), items.begin(), items.end());
+        }
+    std::sort(
+        waits.begin(), waits.end(), [](const TimelineItem& a, const TimelineItem& b) { return a.start_s < b.start_s; });
+    std::vector<TimelineItem> merged;
+    for (const TimelineItem& w : waits) {
+        if (!merged.empty() && w.start_s <= merged.back().end_s)
+            merged.back().end_s = std::max(merged.back().end_s, w.end_s);
+        else
+            merged.push_back(w);
+    }
+    return merged;
+}
+
+// Exposed pipeline and data-parallel traffic (compute idle meanwhile), bubbles and waits of one stage.
+TimelineStage summarize_stage(TimelineData& d, const RowPlacement& placed, int dev, long long gpus_per_stage)
+{
+    TimelineRow& compute = d.rows[static_cast<std::size_t>(placed.row_of(dev, TimelineRowKind::compute))];
+    for (TimelineRowKind k : { TimelineRowKind::pp, TimelineRowKind::dp }) {
+        if (placed.row_of(dev, k) < 0)
+            continue;
+        TimelineRow& row = d.rows[static_cast<std::size_t>(placed.row_of(dev, k))];
+        std::size_t j = 0;
+        for (const TimelineItem& it : row.items)
+            subtract_cover(
+                compute.items, j, it.start_s, it.end_s, [&](double b, double e) { push_interval(row.exposed, b, e); });
+    }
+    const std::vector<TimelineItem> merged = merged_waits(d, placed, dev);
+    TimelineStage st;
+    st.stage = dev;
+    st.members = { dev };
+    st.gpus_per_stage = std::max(1LL, gpus_per_stage);
+    st.rows = placed.device_rows[static_cast<std::size_t>(dev)];
+    std::size_t j = 0;
+    for_each_gap(compute.items, 0.0, d.pipeline_end_s, [&](double b, double e) {
+        subtract_cover(merged, j, b, e, [&](double bb, double ee) { push_interval(compute.bubbles, bb, ee); });
+    });
+    st.bubble_s = interval_sum(compute.bubbles);
+    for (const TimelineItem& it : compute.items) {
+        if (it.kind == TimelineKind::recompute)
+            st.recompute_s += it.duration_s();
+        else if (it.kind == TimelineKind::optimizer || it.kind == TimelineKind::offload)
+            st.optimizer_s += it.duration_s();
+        else
+            st.compute_s += it.duration_s();
+    }
+    // Idle inside the pipeline that is not bubble: waiting on its own communication.
+    st.comm_wait_s = std::max(0.0, d.pipeline_end_s - st.compute_s - st.recompute_s - st.bubble_s);
+    st.tail_s = d.makespan_s - d.pipeline_end_s;
+    for (int ri : st.rows) {
+        TimelineRow& row = d.rows[static_cast<std::size_t>(ri)];
+        row.exposed_s = interval_sum(row.exposed);
+        st.exposed_comm_s += row.exposed_s;
+    }
+    return st;
+}
+
+// Stages compared bar by bar, times rounded to a billionth of the step.
+class StageComparison {
+public:
+    StageComparison(const TimelineData& d, const std::vector<TimelineStage>& stages)
+        : d_(d)
+        , stages_(stages)
+        , quantum_(std::max(d.makespan_s, 1e-30) * 1e-9)
+    {
+    }
+
+    std::uint64_t signature(int dev) const
+    {
+        std::uint64_t h = 1469598103934665603ULL;
+        auto mix = [&](std::uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+        for (int ri : stages_[static_cast<std::size_t>(dev)].rows) {
+            const TimelineRow& row = d_.rows[static_cast<std::size_t>(ri)];
+            mix(static_cast<std::uint64_t>(row.kind));
+            mix(row.items.size());
+            for (const TimelineItem& it : row.items) {
+                mix(static_cast<std::uint64_t>(it.kind) << 8 | it.shade);
+                mix(static_cast<std::uint64_t>(q(it.start_s)));
+                mix(static_cast<std::uint64_t>(q(it.end_s)));
+            }
+        }
+        return h;
+    }
+
+    bool same(int a, int b) const
+    {
+        const auto& ra = stages_[static_cast<std::size_t>(a)].rows;
+        const auto& rb = stages_[static_cast<std::size_t>(b)].rows;
+        if (ra.size() != rb.size())
+            return false;
+        for (std::size_t k = 0; k < ra.size(); ++k) {
+            const TimelineRow& x = d_.rows[static_cast<std::size_t>(ra[k])];
+            const TimelineRow& y = d_.rows[static_cast<std::size_t>(rb[k])];
+            if (x.kind != y.kind || x.items.size() != y.items.size())
+                return false;
+            for (std::size_t i = 0; i < x.items.size(); ++i) {
+                const TimelineItem &u = x.items[i], &v = y.items[i];
+                if (u.kind != v.kind || u.shade != v.shade || q(u.start_s) != q(v.start_s) || q(u.end_s) != q(v.end_s))
+                    return false;
+            }
+        }
+        return true;
+    }
+
+private:
+    long long q(double t) const { return static_cast<long long>(std::llround(t / quantum_)); }
+
+    const TimelineData& d_;
+    const std::vector<TimelineStage>& stages_;
+    const double quantum_;
+};
+
+// Symmetry: stages whose rows are identical (same bars at the same times) are shown once.
+void collapse_identical_stages(TimelineData& d, const std::vector<TimelineStage>& stage_info, int devices)
+{
+    const StageComparison compare(d, stage_info);
+    std::unordered_map<std::uint64_t, std::vector<int>> by_sig;
+    std::vector<int> group_of(static_cast<std::size_t>(devices), -1);
+    for (int dev = 0; dev < devices; ++dev) {
+        auto& candidates = by_sig[compare.signature(dev)];
+        for (int rep : candidates)
+            if (compare.same(rep, dev)) {
+                group_of[static_cast<std::size_t>(dev)] = rep;
+                break;
+            }
+        if (group_of[static_cast<std::size_t>(dev)] < 0) {
+            group_of[static_cast<std::size_t>(dev)] = dev;
+            candidates.push_back(dev);
+        }
+    }
+    for (int dev = 0; dev < devices; ++dev) {
+        const int rep = group_of[static_cast<std::size_t>(dev)];
+        if (rep == dev)
+            d.stages.push_back(stage_info[static_cast<std::size_t>(dev)]);
+        else
+            for (TimelineStage& s : d.stages)
+                if (s.stage == rep) {
+                    s.members.push_back(dev);
+                    break;
+                }
+    }
+    // The ops of a collapsed stage have no bar of their own: they point at nothing.
+    for (int dev = 0; dev < devices; ++dev)
+        if (group_of[static_cast<std::size_t>(dev)] != dev)
+            for (int ri : stage_info[static_cast<std::size_t>(dev)].rows)
+                for (const TimelineItem& it : d.rows[static_cast<std::size_t>(ri)].items)
+                    if (!(it.flags & TimelineItem::kCompanion))
+                        d.op_row[it.op] = d.op_item[it.op] = TimelineData::kNoRow;
+}
+
+} // namespace
+
 std::shared_ptr<const TimelineData> build_timeline_data(
     std::shared_ptr<const SimulatedPlan> sim, const Prediction& prediction, const TimelinePlanInfo& info)
 {
@@ -533,291 +865,33 @@ std::shared_ptr<const TimelineData> build_timeline_data(
     d->makespan_s = r.makespan_s;
     for (double t : r.compute_last_s)
         d->pipeline_end_s = std::max(d->pipeline_end_s, t);
-
-    // Local chunk index on its device (virtual stage, or DualPipe direction): the bar's shade.
-    std::vector<std::uint8_t> chunk_local(plan.chunk_device.size(), 0);
-    {
-        std::vector<int> seen(static_cast<std::size_t>(devices), 0);
-        for (std::size_t c = 0; c < plan.chunk_device.size(); ++c) {
-            const int dev = std::clamp(plan.chunk_device[c], 0, devices - 1);
-            chunk_local[c] = static_cast<std::uint8_t>(std::min(seen[static_cast<std::size_t>(dev)]++, 255));
-            d->chunks_per_device = std::max(d->chunks_per_device, seen[static_cast<std::size_t>(dev)]);
-        }
-    }
-    auto shade_of = [&](std::uint32_t op) -> std::uint8_t {
-        const int c = g.chunk(op);
-        return c >= 0 && c < static_cast<int>(chunk_local.size()) ? chunk_local[static_cast<std::size_t>(c)] : 0;
-    };
-
-    // Critical path.
+    const std::vector<std::uint8_t> chunk_local = chunk_shades(plan, devices, d->chunks_per_device);
     d->critical.assign(n, 0);
     for (std::uint32_t op : r.critical_path)
         if (op < n)
             d->critical[op] = 1;
 
-    // Items per (device, row kind), in op order; sorted by start below.
-    std::vector<std::vector<TimelineItem>> cells(static_cast<std::size_t>(devices) * kRowKinds);
-    std::vector<std::vector<TimelineInterval>> cell_exposed(cells.size());
-    {
-        std::vector<std::size_t> counts(cells.size(), 0);
-        for (std::uint32_t i = 0; i < n; ++i) {
-            TimelineRowKind rk;
-            if (g.type(i) != IrOpType::barrier && row_kind_of(g.stream(i), rk))
-                ++counts[static_cast<std::size_t>(g.device(i)) * kRowKinds + static_cast<std::size_t>(rk)];
-        }
-        for (std::size_t c = 0; c < cells.size(); ++c)
-            cells[c].reserve(counts[c]);
-    }
-    CommCompanion comps[kMaxCommCompanions];
-    for (std::uint32_t i = 0; i < n; ++i) {
-        const IrOpType type = g.type(i);
-        TimelineRowKind rk;
-        if (type == IrOpType::barrier || !row_kind_of(g.stream(i), rk))
-            continue;
-        const std::size_t dev = g.device(i);
-        TimelineItem it;
-        it.start_s = r.start_s[i];
-        it.end_s = r.end_s[i];
-        it.op = i;
-        it.kind = timeline_kind(type);
-        it.shade = shade_of(i);
-        it.flags = d->critical[i] ? TimelineItem::kCritical : 0;
-        cells[dev * kRowKinds + static_cast<std::size_t>(rk)].push_back(it);
-        const int nc = comm_companions(plan, i, comps);
-        for (int k = 0; k < nc; ++k) {
-            TimelineRowKind crk;
-            row_kind_of(comps[k].stream, crk);
-            TimelineItem c;
-            c.start_s = r.start_s[i];
-            c.end_s = r.start_s[i] + comps[k].busy_s;
-            c.op = i;
-            c.kind = timeline_kind(comps[k].type);
-            c.shade = it.shade;
-            c.flags = TimelineItem::kCompanion;
-            const std::size_t cell = dev * kRowKinds + static_cast<std::size_t>(crk);
-            cells[cell].push_back(c);
-            // The exposed part is drawn at the end of the companion bar: the collective the pass waits for.
-            if (comps[k].exposed_s > 0)
-                cell_exposed[cell].push_back({ c.end_s - comps[k].exposed_s, c.end_s });
-        }
-    }
+    TimelineCells cells = make_cells(*d, devices, chunk_local);
+    const RowPlacement placed = add_rows(*d, cells, devices);
+    index_op_bars(*d, n);
+    index_successors(*d, g);
 
-    // Rows in display order: per device, compute then TP, CP, EP, PP, DP.
-    std::vector<std::vector<int>> device_rows(static_cast<std::size_t>(devices));
-    std::vector<int> cell_row(cells.size(), -1);
-    for (int dev = 0; dev < devices; ++dev) {
-        for (int k = 0; k < kRowKinds; ++k) {
-            const std::size_t cell = static_cast<std::size_t>(dev) * kRowKinds + static_cast<std::size_t>(k);
-            if (cells[cell].empty() && !(k == 0))
-                continue;
-            TimelineRow row;
-            row.stage = dev;
-            row.kind = static_cast<TimelineRowKind>(k);
-            row.label = to_string(row.kind);
-            row.items = std::move(cells[cell]);
-            auto by_start = [](const TimelineItem& a, const TimelineItem& b) {
-                return a.start_s < b.start_s
-                    || (a.start_s == b.start_s && (a.end_s < b.end_s || (a.end_s == b.end_s && a.op < b.op)));
-            };
-            if (!std::is_sorted(row.items.begin(), row.items.end(), by_start))
-                std::sort(row.items.begin(), row.items.end(), by_start);
-            // Slots: the row's distinct kinds in kind order.
-            bool present[kTimelineKindCount] = {};
-            for (const TimelineItem& it : row.items)
-                present[static_cast<int>(it.kind)] = true;
-            std::uint8_t slot_of[kTimelineKindCount] = {};
-            for (int kk = 0; kk < kTimelineKindCount; ++kk) {
-                if (!present[kk])
-                    continue;
-                if (static_cast<int>(row.kinds.size()) < kLodSlots)
-                    row.kinds.push_back(static_cast<TimelineKind>(kk));
-                slot_of[kk] = static_cast<std::uint8_t>(row.kinds.size() - 1);
-            }
-            for (TimelineItem& it : row.items) {
-                it.slot = slot_of[static_cast<int>(it.kind)];
-                row.busy_s += it.duration_s();
-            }
-            row.index_blocks();
-            auto& ex = cell_exposed[cell];
-            std::sort(ex.begin(), ex.end(),
-                [](const TimelineInterval& a, const TimelineInterval& b) { return a.begin_s < b.begin_s; });
-            for (const TimelineInterval& e : ex)
-                push_interval(row.exposed, e.begin_s, e.end_s);
-            cell_row[cell] = static_cast<int>(d->rows.size());
-            device_rows[static_cast<std::size_t>(dev)].push_back(static_cast<int>(d->rows.size()));
-            d->rows.push_back(std::move(row));
-        }
-    }
-
-    // Where each op's bar is.
-    d->op_row.assign(n, TimelineData::kNoRow);
-    d->op_item.assign(n, TimelineData::kNoRow);
-    for (std::size_t ri = 0; ri < d->rows.size(); ++ri) {
-        const auto& items = d->rows[ri].items;
-        for (std::size_t k = 0; k < items.size(); ++k)
-            if (!(items[k].flags & TimelineItem::kCompanion)) {
-                d->op_row[items[k].op] = static_cast<std::uint32_t>(ri);
-                d->op_item[items[k].op] = static_cast<std::uint32_t>(k);
-            }
-    }
-
-    // Successors.
-    d->succ_begin.assign(n + 1, 0);
-    for (std::uint32_t i = 0; i < n; ++i)
-        for (std::uint32_t p : g.deps(i))
-            ++d->succ_begin[p + 1];
-    for (std::size_t i = 0; i < n; ++i)
-        d->succ_begin[i + 1] += d->succ_begin[i];
-    d->succ.resize(d->succ_begin[n]);
-    {
-        std::vector<std::uint32_t> fill(d->succ_begin.begin(), d->succ_begin.end() - 1);
-        for (std::uint32_t i = 0; i < n; ++i)
-            for (std::uint32_t p : g.deps(i))
-                d->succ[fill[p]++] = i;
-    }
-
-    // Exposed pipeline and data-parallel traffic (compute idle meanwhile), bubbles and waits per stage.
     const long long gpus_per_stage
         = info.strategy ? info.strategy->tp * static_cast<long long>(info.strategy->cp) * info.strategy->dp : 1;
-    std::vector<TimelineStage> stage_info(static_cast<std::size_t>(devices));
-    for (int dev = 0; dev < devices; ++dev) {
-        const auto cell = [&](TimelineRowKind k) {
-            return cell_row[static_cast<std::size_t>(dev) * kRowKinds + static_cast<std::size_t>(k)];
-        };
-        TimelineRow& compute = d->rows[static_cast<std::size_t>(cell(TimelineRowKind::compute))];
-        for (TimelineRowKind k : { TimelineRowKind::pp, TimelineRowKind::dp }) {
-            if (cell(k) < 0)
-                continue;
-            TimelineRow& row = d->rows[static_cast<std::size_t>(cell(k))];
-            std::size_t j = 0;
-            for (const TimelineItem& it : row.items)
-                subtract_cover(compute.items, j, it.start_s, it.end_s,
-                    [&](double b, double e) { push_interval(row.exposed, b, e); });
-        }
-        // Merge the device's communication streams that can hold compute back (blocking sends, gathers).
-        std::vector<TimelineItem> waits;
-        for (TimelineRowKind k : { TimelineRowKind::pp, TimelineRowKind::dp })
-            if (cell(k) >= 0) {
-                const auto& items = d->rows[static_cast<std::size_t>(cell(k))].items;
-                waits.insert(waits.end(), items.begin(), items.end());
-            }
-        std::sort(waits.begin(), waits.end(),
-            [](const TimelineItem& a, const TimelineItem& b) { return a.start_s < b.start_s; });
-        std::vector<TimelineItem> merged;
-        for (const TimelineItem& w : waits) {
-            if (!merged.empty() && w.start_s <= merged.back().end_s)
-                merged.back().end_s = std::max(merged.back().end_s, w.end_s);
-            else
-                merged.push_back(w);
-        }
-        TimelineStage& st = stage_info[static_cast<std::size_t>(dev)];
-        st.stage = dev;
-        st.members = { dev };
-        st.gpus_per_stage = std::max(1LL, gpus_per_stage);
-        st.rows = device_rows[static_cast<std::size_t>(dev)];
-        std::size_t j = 0;
-        for_each_gap(compute.items, 0.0, d->pipeline_end_s, [&](double b, double e) {
-            subtract_cover(merged, j, b, e, [&](double bb, double ee) { push_interval(compute.bubbles, bb, ee); });
-        });
-        st.bubble_s = interval_sum(compute.bubbles);
-        for (const TimelineItem& it : compute.items) {
-            if (it.kind == TimelineKind::recompute)
-                st.recompute_s += it.duration_s();
-            else if (it.kind == TimelineKind::optimizer || it.kind == TimelineKind::offload)
-                st.optimizer_s += it.duration_s();
-            else
-                st.compute_s += it.duration_s();
-        }
-        // Idle inside the pipeline that is not bubble: waiting on its own communication.
-        st.comm_wait_s = std::max(0.0, d->pipeline_end_s - st.compute_s - st.recompute_s - st.bubble_s);
-        st.tail_s = d->makespan_s - d->pipeline_end_s;
-        for (int ri : st.rows) {
-            TimelineRow& row = d->rows[static_cast<std::size_t>(ri)];
-            row.exposed_s = interval_sum(row.exposed);
-            st.exposed_comm_s += row.exposed_s;
-        }
-    }
-
+    std::vector<TimelineStage> stage_info;
+    stage_info.reserve(static_cast<std::size_t>(devices));
+    for (int dev = 0; dev < devices; ++dev)
+        stage_info.push_back(summarize_stage(*d, placed, dev, gpus_per_stage));
     double most = -1;
     for (const TimelineStage& st : stage_info)
         if (st.compute_s + st.recompute_s > most) {
             most = st.compute_s + st.recompute_s;
             d->slowest_stage = st.stage;
         }
-
-    // Symmetry: stages whose rows are identical (same bars at the same times) are shown once.
-    if (info.collapse_identical_stages && devices > 1) {
-        const double quantum = std::max(d->makespan_s, 1e-30) * 1e-9;
-        auto q = [&](double t) { return static_cast<long long>(std::llround(t / quantum)); };
-        auto signature = [&](int dev) {
-            std::uint64_t h = 1469598103934665603ULL;
-            auto mix = [&](std::uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-            for (int ri : stage_info[static_cast<std::size_t>(dev)].rows) {
-                const TimelineRow& row = d->rows[static_cast<std::size_t>(ri)];
-                mix(static_cast<std::uint64_t>(row.kind));
-                mix(row.items.size());
-                for (const TimelineItem& it : row.items) {
-                    mix(static_cast<std::uint64_t>(it.kind) << 8 | it.shade);
-                    mix(static_cast<std::uint64_t>(q(it.start_s)));
-                    mix(static_cast<std::uint64_t>(q(it.end_s)));
-                }
-            }
-            return h;
-        };
-        auto same = [&](int a, int b) {
-            const auto& ra = stage_info[static_cast<std::size_t>(a)].rows;
-            const auto& rb = stage_info[static_cast<std::size_t>(b)].rows;
-            if (ra.size() != rb.size())
-                return false;
-            for (std::size_t k = 0; k < ra.size(); ++k) {
-                const TimelineRow& x = d->rows[static_cast<std::size_t>(ra[k])];
-                const TimelineRow& y = d->rows[static_cast<std::size_t>(rb[k])];
-                if (x.kind != y.kind || x.items.size() != y.items.size())
-                    return false;
-                for (std::size_t i = 0; i < x.items.size(); ++i) {
-                    const TimelineItem &u = x.items[i], &v = y.items[i];
-                    if (u.kind != v.kind || u.shade != v.shade || q(u.start_s) != q(v.start_s)
-                        || q(u.end_s) != q(v.end_s))
-                        return false;
-                }
-            }
-            return true;
-        };
-        std::unordered_map<std::uint64_t, std::vector<int>> by_sig;
-        std::vector<int> group_of(static_cast<std::size_t>(devices), -1);
-        for (int dev = 0; dev < devices; ++dev) {
-            auto& candidates = by_sig[signature(dev)];
-            for (int rep : candidates)
-                if (same(rep, dev)) {
-                    group_of[static_cast<std::size_t>(dev)] = rep;
-                    break;
-                }
-            if (group_of[static_cast<std::size_t>(dev)] < 0) {
-                group_of[static_cast<std::size_t>(dev)] = dev;
-                candidates.push_back(dev);
-            }
-        }
-        for (int dev = 0; dev < devices; ++dev) {
-            const int rep = group_of[static_cast<std::size_t>(dev)];
-            if (rep == dev)
-                d->stages.push_back(stage_info[static_cast<std::size_t>(dev)]);
-            else
-                for (TimelineStage& s : d->stages)
-                    if (s.stage == rep) {
-                        s.members.push_back(dev);
-                        break;
-                    }
-        }
-        // The ops of a collapsed stage have no bar of their own: they point at nothing.
-        for (int dev = 0; dev < devices; ++dev)
-            if (group_of[static_cast<std::size_t>(dev)] != dev)
-                for (int ri : stage_info[static_cast<std::size_t>(dev)].rows)
-                    for (const TimelineItem& it : d->rows[static_cast<std::size_t>(ri)].items)
-                        if (!(it.flags & TimelineItem::kCompanion))
-                            d->op_row[it.op] = d->op_item[it.op] = TimelineData::kNoRow;
-    } else {
+    if (info.collapse_identical_stages && devices > 1)
+        collapse_identical_stages(*d, stage_info, devices);
+    else
         d->stages = std::move(stage_info);
-    }
     return d;
 }
 

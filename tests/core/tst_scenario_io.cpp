@@ -1,5 +1,6 @@
 // Scenario files (SCENARIO.md): every preset loads, load -> save -> load gives the same scenario, and
 // every kind of bad input is an InputError that names the file, the key path and the rule.
+#include "io/number_format.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
 #include "spec/input_error.hpp"
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 using namespace parallax;
@@ -388,6 +390,7 @@ private slots:
     void dpDerivedFromGpuCount();
     void vppImpliesInterleaved();
     void explicitScheduleWithVppKept();
+    void numberFormatMatchesPrintf();
 };
 
 void TestScenarioIo::catalogLoadsWithoutErrors()
@@ -1272,6 +1275,19 @@ void TestScenarioIo::explicitScheduleWithVppKept()
     const Scenario s
         = parse_scenario_text(patched(R"({"strategy": {"schedule": "gpipe"}})").toStdString(), "gpipe.json", catalog());
     QCOMPARE(s.strategy.schedule, Schedule::gpipe);
+}
+
+void TestScenarioIo::numberFormatMatchesPrintf()
+{
+    QCOMPARE(format_number("%.1f GiB", 61.27707), std::string("61.3 GiB"));
+    QCOMPARE(format_number("%+.1f%%", -3.25), std::string("-3.2%"));
+    QCOMPARE(format_number("%.0f", 8.0), std::string("8"));
+    // Beyond the stack buffer the text is complete, not cut.
+    const std::string huge = format_number("%.3f", 1e120);
+    char reference[512];
+    std::snprintf(reference, sizeof reference, "%.3f", 1e120);
+    QVERIFY(huge.size() > 96);
+    QCOMPARE(huge, std::string(reference));
 }
 
 QTEST_GUILESS_MAIN(TestScenarioIo)
