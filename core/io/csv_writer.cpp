@@ -79,6 +79,9 @@ std::string CsvWriter::format_number(double value, int significant_digits)
     // printf may write "-nan" for a NaN with its sign bit set; the exports have always written "nan".
     if (std::isnan(value))
         return "nan";
+    // Qt writes negative zero as "0"; so do the exports.
+    if (value == 0)
+        value = 0;
     char buffer[64];
     const int n = std::snprintf(buffer, sizeof buffer, "%.*g", significant_digits, value);
     return std::string(buffer, n > 0 ? static_cast<std::size_t>(n) : 0);
