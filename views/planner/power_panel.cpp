@@ -1,5 +1,6 @@
 #include "planner/power_panel.hpp"
 
+#include "io/csv_writer.hpp"
 #include "style/view_style.hpp"
 
 #include <QEvent>
@@ -186,15 +187,16 @@ bool PowerStageBars::event(QEvent* e)
 
 QString PowerStageBars::csv() const
 {
-    QString out = QStringLiteral("stage,layers,clock_MHz,avg_W_per_gpu,peak_W_per_gpu\n");
+    constexpr int digits = 8;
+    CsvWriter out { "stage", "layers", "clock_MHz", "avg_W_per_gpu", "peak_W_per_gpu" };
     for (const StageReport& s : m_prediction.stages)
-        out += QStringLiteral("%1,%2,%3,%4,%5\n")
-                   .arg(s.stage)
-                   .arg(s.layers)
-                   .arg(s.clock_MHz, 0, 'g', 8)
-                   .arg(s.avg_W, 0, 'g', 8)
-                   .arg(s.peak_W, 0, 'g', 8);
-    return out;
+        out.integer(s.stage)
+            .integer(s.layers)
+            .number(s.clock_MHz, digits)
+            .number(s.avg_W, digits)
+            .number(s.peak_W, digits)
+            .end_row();
+    return QString::fromStdString(out.text());
 }
 
 PowerPanel::PowerPanel(QWidget* parent)

@@ -370,6 +370,444 @@ std::vector<FormField> fabric_fields(bool intra)
     return f;
 }
 
+// The preset, the name and the dense transformer's shape.
+std::vector<FormField> model_shape_fields()
+{
+    std::vector<FormField> f;
+    f.push_back(choice(
+        QStringLiteral("model"), QStringLiteral("Model preset"),
+        [](const Scenario&) { return preset_names(PresetKind::models); },
+        [](const Scenario& s) { return s.refs.model.empty() ? kCustom : QString::fromStdString(s.refs.model); },
+        [](Scenario& s, const QString& v) {
+            if (v == kCustom)
+                s.refs.model.clear();
+            else
+                s.model = resolve_model(
+                    nlohmann::json(v.toStdString()), "", "model", PresetCatalog::standard(), &s.refs.model);
+        }));
+    f.push_back(text(
+        QStringLiteral("model.name"), QStringLiteral("Name"),
+        [](const Scenario& s) { return QString::fromStdString(s.model.name); },
+        [](Scenario& s, const QString& v) {
+            s.model.name = v.toStdString();
+            s.refs.model.clear();
+        }));
+    f.push_back(model_int("layers", "Layers", 1, 100000, &ModelSpec::layers));
+    f.push_back(model_int("hidden", "Hidden size", 1, 1e7, &ModelSpec::hidden));
+    f.push_back(model_int("heads", "Attention heads", 1, 1e7, &ModelSpec::heads));
+    f.push_back(model_int("kv_heads", "KV heads", 1, 1e7, &ModelSpec::kv_heads));
+    f.push_back(model_int("ffn_hidden", "FFN hidden size", 1, 1e7, &ModelSpec::ffn_hidden));
+    f.push_back(model_int("vocab", "Vocabulary", 1, 1e8, &ModelSpec::vocab));
+    f.push_back(choice(
+        QStringLiteral("model.ffn_act"), QStringLiteral("FFN activation"),
+        [](const Scenario&) {
+            return fixed({ "gelu", "swiglu" });
+        },
+        [](const Scenario& s) {
+            return s.model.ffn_act == FfnActivation::swiglu ? QStringLiteral("swiglu") : QStringLiteral("gelu");
+        },
+        [](Scenario& s, const QString& v) {
+            s.model.ffn_act = v == QStringLiteral("swiglu") ? FfnActivation::swiglu : FfnActivation::gelu;
+            s.refs.model.clear();
+        }));
+    f.push_back(boolean(
+        QStringLiteral("model.tied_embeddings"), QStringLiteral("Tied embeddings"),
+        [](const Scenario& s) { return s.model.tied_embeddings; },
+        [](Scenario& s, bool v) {
+            s.model.tied_embeddings = v;
+            s.refs.model.clear();
+        }));
+    f.push_back(choice(
+        QStringLiteral("model.dropout"), QStringLiteral("Dropout"),
+        [](const Scenario&) {
+            return fixed({ "auto", "on", "off" });
+        },
+        [](const Scenario& s) {
+            return !s.model.dropout ? QStringLiteral("auto")
+                                    : (*s.model.dropout ? QStringLiteral("on") : QStringLiteral("off"));
+        },
+        [](Scenario& s, const QString& v) {
+            if (v == QStringLiteral("auto"))
+                s.model.dropout.reset();
+            else
+                s.model.dropout = v == QStringLiteral("on");
+            s.refs.model.clear();
+        }));
+    f.push_back(integer(
+        QStringLiteral("model.head_dim"), QStringLiteral("Head dimension"), 0, 65536,
+        [](const Scenario& s) {
+            return s.model.head_dim_override ? static_cast<double>(*s.model.head_dim_override) : 0.0;
+        },
+        [](Scenario& s, double v) {
+            if (v <= 0)
+                s.model.head_dim_override.reset();
+            else
+                s.model.head_dim_override = static_cast<int>(v);
+            s.refs.model.clear();
+        },
+        {}, QStringLiteral("hidden / heads")));
+    return f;
+}
+
+// Standard attention or MLA, and MLA's ranks and head dimensions.
+std::vector<FormField> attention_fields()
+{
+    std::vector<FormField> f;
+    f.push_back(choice(
+        QStringLiteral("model.attention"), QStringLiteral("Attention"),
+        [](const Scenario&) {
+            return fixed({ "standard", "mla" });
+        },
+        [](const Scenario& s) { return s.model.mla ? QStringLiteral("mla") : QStringLiteral("standard"); },
+        [](Scenario& s, const QString& v) {
+            if (v == QStringLiteral("mla")) {
+                if (!s.model.mla) {
+                    // DeepSeek-V3's shape as a starting point (its config.json).
+                    s.model.mla = MlaSpec { 1536, 512, 128, 64, 128 };
+                }
+            } else {
+                s.model.mla.reset();
+            }
+            s.refs.model.clear();
+        },
+        QStringLiteral("Attention")));
+    f.push_back(mla_int("q_lora_rank", "Query LoRA rank", 0, &MlaSpec::q_lora_rank));
+    f.push_back(mla_int("kv_lora_rank", "KV LoRA rank", 1, &MlaSpec::kv_lora_rank));
+    f.push_back(mla_int("qk_nope_head_dim", "QK no-RoPE head dim", 1, &MlaSpec::qk_nope_head_dim));
+    f.push_back(mla_int("qk_rope_head_dim", "QK RoPE head dim", 0, &MlaSpec::qk_rope_head_dim));
+    f.push_back(mla_int("v_head_dim", "V head dim", 1, &MlaSpec::v_head_dim));
+    return f;
+}
+
+// Mixture of experts: the expert count (0: dense) and the routing shape.
+std::vector<FormField> moe_fields()
+{
+    std::vector<FormField> f;
+    FormField experts = integer(
+        QStringLiteral("model.moe.experts"), QStringLiteral("Experts"), 0, 1e7,
+        [](const Scenario& s) { return s.model.moe ? static_cast<double>(s.model.moe->experts) : 0.0; },
+        [](Scenario& s, double v) {
+            if (v <= 0) {
+                s.model.moe.reset();
+                s.strategy.ep = 1;
+                s.refs.model.clear();
+                return;
+            }
+            moe_of(s).experts = static_cast<int>(v);
+        },
+        QStringLiteral("Mixture of experts"), QStringLiteral("dense"));
+    f.push_back(experts);
+    f.push_back(moe_int(
+        "top_k", "Experts per token", 1, [](const MoeSpec& m) { return static_cast<double>(m.top_k); },
+        [](MoeSpec& m, double v) { m.top_k = static_cast<int>(v); }));
+    f.push_back(moe_int(
+        "expert_ffn_hidden", "Expert FFN hidden", 1,
+        [](const MoeSpec& m) { return static_cast<double>(m.expert_ffn_hidden); },
+        [](MoeSpec& m, double v) { m.expert_ffn_hidden = static_cast<long long>(v); }));
+    f.push_back(moe_int(
+        "shared_experts", "Shared experts", 0, [](const MoeSpec& m) { return static_cast<double>(m.shared_experts); },
+        [](MoeSpec& m, double v) { m.shared_experts = static_cast<int>(v); }));
+    f.push_back(moe_int(
+        "moe_layer_freq", "MoE every k-th layer", 1,
+        [](const MoeSpec& m) { return static_cast<double>(m.moe_layer_freq); },
+        [](MoeSpec& m, double v) { m.moe_layer_freq = static_cast<int>(v); }));
+    f.push_back(moe_int(
+        "first_dense_layers", "First dense layers", 0,
+        [](const MoeSpec& m) { return static_cast<double>(m.first_dense_layers); },
+        [](MoeSpec& m, double v) { m.first_dense_layers = static_cast<int>(v); }));
+    FormField capacity = number(
+        QStringLiteral("model.moe.capacity_factor"), QStringLiteral("Capacity factor"), QString(), 0, 1e4, 2,
+        [](const Scenario& s) {
+            return s.model.moe && s.model.moe->capacity_factor ? *s.model.moe->capacity_factor : 0.0;
+        },
+        [](Scenario& s, double v) {
+            if (v <= 0)
+                moe_of(s).capacity_factor.reset();
+            else
+                moe_of(s).capacity_factor = v;
+        },
+        QStringLiteral("Mixture of experts"), QStringLiteral("dropless"));
+    capacity.enabled = [](const Scenario& s) { return s.model.is_moe(); };
+    f.push_back(capacity);
+    return f;
+}
+
+void append(std::vector<FormField>& to, std::vector<FormField> fields)
+{
+    for (FormField& field : fields)
+        to.push_back(std::move(field));
+}
+
+// The run itself: description, batch, sequence, precision, kernels and framework.
+std::vector<FormField> training_run_fields()
+{
+    std::vector<FormField> f;
+    f.push_back(text(
+        QStringLiteral("description"), QStringLiteral("Description"),
+        [](const Scenario& s) { return QString::fromStdString(s.description); },
+        [](Scenario& s, const QString& v) { s.description = v.toStdString(); }));
+    f.push_back(integer(
+        QStringLiteral("training.global_batch"), QStringLiteral("Global batch"), 1, 1e9,
+        [](const Scenario& s) { return static_cast<double>(s.training.global_batch); },
+        [](Scenario& s, double v) { s.training.global_batch = static_cast<long long>(v); }, {}, {},
+        QStringLiteral("sequences")));
+    f.push_back(integer(
+        QStringLiteral("training.seq_len"), QStringLiteral("Sequence length"), 1, 4294967296.0,
+        [](const Scenario& s) { return static_cast<double>(s.training.seq_len); },
+        [](Scenario& s, double v) { s.training.seq_len = static_cast<long long>(v); }, {}, {},
+        QStringLiteral("tokens")));
+    f.push_back(choice(
+        QStringLiteral("training.precision"), QStringLiteral("Precision"),
+        [](const Scenario&) {
+            return fixed({ "bf16", "fp16", "fp8", "fp4" });
+        },
+        [](const Scenario& s) { return qs(to_string(s.training.precision)); },
+        [](Scenario& s, const QString& v) {
+            if (auto p = precision_from_string(v.toStdString()))
+                s.training.precision = *p;
+        }));
+    f.push_back(boolean(
+        QStringLiteral("training.flash_attention"), QStringLiteral("Flash attention"),
+        [](const Scenario& s) { return s.training.flash_attention; },
+        [](Scenario& s, bool v) { s.training.flash_attention = v; }));
+    f.push_back(choice(
+        QStringLiteral("training.framework"), QStringLiteral("Framework"),
+        [](const Scenario&) {
+            return fixed({ "megatron", "torchtitan", "torchtitan-compile", "megatron-deepspeed" });
+        },
+        [](const Scenario& s) { return qs(to_string(s.training.framework)); },
+        [](Scenario& s, const QString& v) { framework_from_string(v.toStdString(), s.training.framework); }));
+    f.push_back(choice(
+        QStringLiteral("training.fp8_scaling"), QStringLiteral("fp8 scaling"),
+        [](const Scenario&) {
+            return fixed({ "tensorwise", "rowwise" });
+        },
+        [](const Scenario& s) {
+            return s.training.fp8_rowwise ? QStringLiteral("rowwise") : QStringLiteral("tensorwise");
+        },
+        [](Scenario& s, const QString& v) { s.training.fp8_rowwise = v == QLatin1String("rowwise"); }));
+    f.push_back(choice(
+        QStringLiteral("training.cuda_graphs"), QStringLiteral("CUDA graphs"),
+        [](const Scenario&) {
+            return fixed({ "none", "layers", "full-iteration" });
+        },
+        [](const Scenario& s) {
+            switch (s.training.cuda_graphs) {
+            case CudaGraphs::layers:
+                return QStringLiteral("layers");
+            case CudaGraphs::full_iteration:
+                return QStringLiteral("full-iteration");
+            case CudaGraphs::none:
+                break;
+            }
+            return QStringLiteral("none");
+        },
+        [](Scenario& s, const QString& v) {
+            s.training.cuda_graphs = v == QLatin1String("layers") ? CudaGraphs::layers
+                : v == QLatin1String("full-iteration")            ? CudaGraphs::full_iteration
+                                                                  : CudaGraphs::none;
+        }));
+    return f;
+}
+
+// MoE routing settings (enabled for MoE models) and the training length.
+std::vector<FormField> training_moe_and_length_fields()
+{
+    std::vector<FormField> f;
+    const QString moe = QStringLiteral("Mixture of experts");
+    FormField dispatcher = choice(
+        QStringLiteral("training.moe_dispatcher"), QStringLiteral("Token dispatcher"),
+        [](const Scenario&) {
+            return fixed({ "all-to-all", "deepep" });
+        },
+        [](const Scenario& s) {
+            return s.training.moe_dispatcher == MoeDispatcher::deepep ? QStringLiteral("deepep")
+                                                                      : QStringLiteral("all-to-all");
+        },
+        [](Scenario& s, const QString& v) {
+            s.training.moe_dispatcher
+                = v == QLatin1String("deepep") ? MoeDispatcher::deepep : MoeDispatcher::all_to_all;
+        },
+        moe);
+    dispatcher.enabled = [](const Scenario& s) { return s.model.is_moe(); };
+    f.push_back(dispatcher);
+    FormField imbalance = number(
+        QStringLiteral("training.moe_imbalance"), QStringLiteral("Router imbalance"), QStringLiteral("x mean"), 1, 1e4,
+        2, [](const Scenario& s) { return s.training.moe_imbalance; },
+        [](Scenario& s, double v) { s.training.moe_imbalance = v; }, moe);
+    imbalance.enabled = [](const Scenario& s) { return s.model.is_moe() && s.training.moe_expert_load.empty(); };
+    f.push_back(imbalance);
+    f.push_back(number(
+        QStringLiteral("training.tokens_to_train"), QStringLiteral("Tokens to train"), QStringLiteral("B tokens"), 0,
+        1e9, 1, [](const Scenario& s) { return s.training.tokens_to_train ? *s.training.tokens_to_train / 1e9 : 0.0; },
+        [](Scenario& s, double v) {
+            if (v <= 0)
+                s.training.tokens_to_train.reset();
+            else
+                s.training.tokens_to_train = v * 1e9;
+        },
+        {}, QStringLiteral("not set")));
+    return f;
+}
+
+// Clocks, the power cap and the inlet temperature.
+std::vector<FormField> power_fields()
+{
+    std::vector<FormField> f;
+    const QString power = QStringLiteral("Power and DVFS");
+    f.push_back(number(
+        QStringLiteral("training.clock_MHz"), QStringLiteral("GPU clock"), QStringLiteral("MHz"), 0, 1e5, 0,
+        [](const Scenario& s) { return s.training.clock_MHz; }, [](Scenario& s, double v) { s.training.clock_MHz = v; },
+        power, QStringLiteral("nominal")));
+    f.push_back(text(
+        QStringLiteral("training.stage_clock_MHz"), QStringLiteral("Clock per stage (MHz)"),
+        [](const Scenario& s) {
+            QStringList parts;
+            for (double v : s.training.stage_clock_MHz)
+                parts << QString::number(v, 'g', 6);
+            return parts.join(QStringLiteral(", "));
+        },
+        [](Scenario& s, const QString& v) {
+            s.training.stage_clock_MHz.clear();
+            for (const QString& part : v.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+                bool ok = false;
+                const double mhz = part.trimmed().toDouble(&ok);
+                if (!ok)
+                    throw InputError("", "training.stage_clock_MHz",
+                        "takes clocks in MHz separated by commas, got \"" + part.toStdString() + "\"");
+                s.training.stage_clock_MHz.push_back(mhz);
+            }
+        },
+        power));
+    f.push_back(number(
+        QStringLiteral("training.power_cap_W"), QStringLiteral("Power cap"), QStringLiteral("W"), 0, 1e5, 0,
+        [](const Scenario& s) { return s.training.power_cap_W; },
+        [](Scenario& s, double v) { s.training.power_cap_W = v; }, power, QStringLiteral("TDP")));
+    f.push_back(number(
+        QStringLiteral("training.inlet_temp_C"), QStringLiteral("Inlet temperature"), QStringLiteral("°C"), 0, 70, 1,
+        [](const Scenario& s) { return s.training.inlet_temp_C.value_or(0.0); },
+        [](Scenario& s, double v) {
+            if (v <= 0)
+                s.training.inlet_temp_C.reset();
+            else
+                s.training.inlet_temp_C = v;
+        },
+        power, QStringLiteral("default (25 °C)")));
+    return f;
+}
+
+// The strategy keys the search keeps fixed, edited as a JSON object such as {"tp": 8}.
+FormField search_fix_field()
+{
+    return text(
+        QStringLiteral("search.fix"), QStringLiteral("Keep fixed (JSON)"),
+        [](const Scenario& s) {
+            if (!s.search || s.search->fix.empty())
+                return QString();
+            nlohmann::json j = nlohmann::json::object();
+            for (const auto& [k, v] : s.search->fix) {
+                try {
+                    j[k] = nlohmann::json::parse(v);
+                } catch (const nlohmann::json::exception&) {
+                    j[k] = v;
+                }
+            }
+            return QString::fromStdString(j.dump());
+        },
+        [](Scenario& s, const QString& v) {
+            if (!s.search)
+                s.search = SearchSpec {};
+            s.search->fix.clear();
+            if (v.trimmed().isEmpty())
+                return;
+            const nlohmann::json j = parse_json_text(v.toStdString(), "search.fix");
+            if (!j.is_object())
+                throw InputError("", "search.fix", "must be an object such as {\"tp\": 8}");
+            parse_strategy(j, "", "search.fix", Strategy {});
+            for (auto it = j.begin(); it != j.end(); ++it)
+                s.search->fix[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
+        },
+        QStringLiteral("Search"));
+}
+
+// The search's objective, limits and fixed keys.
+std::vector<FormField> search_fields()
+{
+    std::vector<FormField> f;
+    const QString sec = QStringLiteral("Search");
+    f.push_back(choice(
+        QStringLiteral("search.objective"), QStringLiteral("Objective"),
+        [](const Scenario&) {
+            return fixed({ "throughput", "time_to_train", "energy" });
+        },
+        [](const Scenario& s) {
+            return s.search ? QString::fromStdString(s.search->objective) : QStringLiteral("throughput");
+        },
+        [](Scenario& s, const QString& v) {
+            if (!s.search)
+                s.search = SearchSpec {};
+            s.search->objective = v.toStdString();
+        },
+        sec));
+    f.push_back(number(
+        QStringLiteral("search.limits.memory_headroom"), QStringLiteral("Memory headroom"), QStringLiteral("%"), 0, 99,
+        0,
+        [](const Scenario& s) {
+            return s.search && s.search->min_memory_headroom_fraction ? *s.search->min_memory_headroom_fraction * 100
+                                                                      : 0.0;
+        },
+        [](Scenario& s, double v) {
+            if (!s.search)
+                s.search = SearchSpec {};
+            if (v <= 0)
+                s.search->min_memory_headroom_fraction.reset();
+            else
+                s.search->min_memory_headroom_fraction = v / 100;
+        },
+        sec, QStringLiteral("none")));
+    f.push_back(integer(
+        QStringLiteral("search.limits.max_gpus"), QStringLiteral("At most"), 0, 1e9,
+        [](const Scenario& s) {
+            return s.search && s.search->max_gpus ? static_cast<double>(*s.search->max_gpus) : 0.0;
+        },
+        [](Scenario& s, double v) {
+            if (!s.search)
+                s.search = SearchSpec {};
+            if (v <= 0)
+                s.search->max_gpus.reset();
+            else
+                s.search->max_gpus = static_cast<long long>(v);
+        },
+        sec, QStringLiteral("all GPUs"), QStringLiteral("GPUs")));
+    f.push_back(number(
+        QStringLiteral("search.limits.power_budget_kW"), QStringLiteral("Power budget"), QStringLiteral("kW"), 0, 1e9,
+        1, [](const Scenario& s) { return s.search && s.search->power_budget_kW ? *s.search->power_budget_kW : 0.0; },
+        [](Scenario& s, double v) {
+            if (!s.search)
+                s.search = SearchSpec {};
+            if (v <= 0)
+                s.search->power_budget_kW.reset();
+            else
+                s.search->power_budget_kW = v;
+        },
+        sec, QStringLiteral("none")));
+    f.push_back(number(
+        QStringLiteral("search.limits.max_slowdown"), QStringLiteral("Energy: within"), QStringLiteral("% of fastest"),
+        0, 1000, 1,
+        [](const Scenario& s) { return s.search && s.search->max_slowdown ? *s.search->max_slowdown * 100 : 0.0; },
+        [](Scenario& s, double v) {
+            if (!s.search)
+                s.search = SearchSpec {};
+            if (v <= 0)
+                s.search->max_slowdown.reset();
+            else
+                s.search->max_slowdown = v / 100;
+        },
+        sec, QStringLiteral("any time")));
+    f.push_back(search_fix_field());
+    return f;
+}
+
 } // namespace
 
 ScenarioForm::ScenarioForm(
@@ -622,147 +1060,9 @@ void ScenarioForm::commit(int index)
 ScenarioForm* make_model_editor(QWidget* parent)
 {
     std::vector<FormField> f;
-    f.push_back(choice(
-        QStringLiteral("model"), QStringLiteral("Model preset"),
-        [](const Scenario&) { return preset_names(PresetKind::models); },
-        [](const Scenario& s) { return s.refs.model.empty() ? kCustom : QString::fromStdString(s.refs.model); },
-        [](Scenario& s, const QString& v) {
-            if (v == kCustom)
-                s.refs.model.clear();
-            else
-                s.model = resolve_model(
-                    nlohmann::json(v.toStdString()), "", "model", PresetCatalog::standard(), &s.refs.model);
-        }));
-    f.push_back(text(
-        QStringLiteral("model.name"), QStringLiteral("Name"),
-        [](const Scenario& s) { return QString::fromStdString(s.model.name); },
-        [](Scenario& s, const QString& v) {
-            s.model.name = v.toStdString();
-            s.refs.model.clear();
-        }));
-    f.push_back(model_int("layers", "Layers", 1, 100000, &ModelSpec::layers));
-    f.push_back(model_int("hidden", "Hidden size", 1, 1e7, &ModelSpec::hidden));
-    f.push_back(model_int("heads", "Attention heads", 1, 1e7, &ModelSpec::heads));
-    f.push_back(model_int("kv_heads", "KV heads", 1, 1e7, &ModelSpec::kv_heads));
-    f.push_back(model_int("ffn_hidden", "FFN hidden size", 1, 1e7, &ModelSpec::ffn_hidden));
-    f.push_back(model_int("vocab", "Vocabulary", 1, 1e8, &ModelSpec::vocab));
-    f.push_back(choice(
-        QStringLiteral("model.ffn_act"), QStringLiteral("FFN activation"),
-        [](const Scenario&) {
-            return fixed({ "gelu", "swiglu" });
-        },
-        [](const Scenario& s) {
-            return s.model.ffn_act == FfnActivation::swiglu ? QStringLiteral("swiglu") : QStringLiteral("gelu");
-        },
-        [](Scenario& s, const QString& v) {
-            s.model.ffn_act = v == QStringLiteral("swiglu") ? FfnActivation::swiglu : FfnActivation::gelu;
-            s.refs.model.clear();
-        }));
-    f.push_back(boolean(
-        QStringLiteral("model.tied_embeddings"), QStringLiteral("Tied embeddings"),
-        [](const Scenario& s) { return s.model.tied_embeddings; },
-        [](Scenario& s, bool v) {
-            s.model.tied_embeddings = v;
-            s.refs.model.clear();
-        }));
-    f.push_back(choice(
-        QStringLiteral("model.dropout"), QStringLiteral("Dropout"),
-        [](const Scenario&) {
-            return fixed({ "auto", "on", "off" });
-        },
-        [](const Scenario& s) {
-            return !s.model.dropout ? QStringLiteral("auto")
-                                    : (*s.model.dropout ? QStringLiteral("on") : QStringLiteral("off"));
-        },
-        [](Scenario& s, const QString& v) {
-            if (v == QStringLiteral("auto"))
-                s.model.dropout.reset();
-            else
-                s.model.dropout = v == QStringLiteral("on");
-            s.refs.model.clear();
-        }));
-    f.push_back(integer(
-        QStringLiteral("model.head_dim"), QStringLiteral("Head dimension"), 0, 65536,
-        [](const Scenario& s) {
-            return s.model.head_dim_override ? static_cast<double>(*s.model.head_dim_override) : 0.0;
-        },
-        [](Scenario& s, double v) {
-            if (v <= 0)
-                s.model.head_dim_override.reset();
-            else
-                s.model.head_dim_override = static_cast<int>(v);
-            s.refs.model.clear();
-        },
-        {}, QStringLiteral("hidden / heads")));
-    f.push_back(choice(
-        QStringLiteral("model.attention"), QStringLiteral("Attention"),
-        [](const Scenario&) {
-            return fixed({ "standard", "mla" });
-        },
-        [](const Scenario& s) { return s.model.mla ? QStringLiteral("mla") : QStringLiteral("standard"); },
-        [](Scenario& s, const QString& v) {
-            if (v == QStringLiteral("mla")) {
-                if (!s.model.mla) {
-                    // DeepSeek-V3's shape as a starting point (its config.json).
-                    s.model.mla = MlaSpec { 1536, 512, 128, 64, 128 };
-                }
-            } else {
-                s.model.mla.reset();
-            }
-            s.refs.model.clear();
-        },
-        QStringLiteral("Attention")));
-    f.push_back(mla_int("q_lora_rank", "Query LoRA rank", 0, &MlaSpec::q_lora_rank));
-    f.push_back(mla_int("kv_lora_rank", "KV LoRA rank", 1, &MlaSpec::kv_lora_rank));
-    f.push_back(mla_int("qk_nope_head_dim", "QK no-RoPE head dim", 1, &MlaSpec::qk_nope_head_dim));
-    f.push_back(mla_int("qk_rope_head_dim", "QK RoPE head dim", 0, &MlaSpec::qk_rope_head_dim));
-    f.push_back(mla_int("v_head_dim", "V head dim", 1, &MlaSpec::v_head_dim));
-    FormField experts = integer(
-        QStringLiteral("model.moe.experts"), QStringLiteral("Experts"), 0, 1e7,
-        [](const Scenario& s) { return s.model.moe ? static_cast<double>(s.model.moe->experts) : 0.0; },
-        [](Scenario& s, double v) {
-            if (v <= 0) {
-                s.model.moe.reset();
-                s.strategy.ep = 1;
-                s.refs.model.clear();
-                return;
-            }
-            moe_of(s).experts = static_cast<int>(v);
-        },
-        QStringLiteral("Mixture of experts"), QStringLiteral("dense"));
-    f.push_back(experts);
-    f.push_back(moe_int(
-        "top_k", "Experts per token", 1, [](const MoeSpec& m) { return static_cast<double>(m.top_k); },
-        [](MoeSpec& m, double v) { m.top_k = static_cast<int>(v); }));
-    f.push_back(moe_int(
-        "expert_ffn_hidden", "Expert FFN hidden", 1,
-        [](const MoeSpec& m) { return static_cast<double>(m.expert_ffn_hidden); },
-        [](MoeSpec& m, double v) { m.expert_ffn_hidden = static_cast<long long>(v); }));
-    f.push_back(moe_int(
-        "shared_experts", "Shared experts", 0, [](const MoeSpec& m) { return static_cast<double>(m.shared_experts); },
-        [](MoeSpec& m, double v) { m.shared_experts = static_cast<int>(v); }));
-    f.push_back(moe_int(
-        "moe_layer_freq", "MoE every k-th layer", 1,
-        [](const MoeSpec& m) { return static_cast<double>(m.moe_layer_freq); },
-        [](MoeSpec& m, double v) { m.moe_layer_freq = static_cast<int>(v); }));
-    f.push_back(moe_int(
-        "first_dense_layers", "First dense layers", 0,
-        [](const MoeSpec& m) { return static_cast<double>(m.first_dense_layers); },
-        [](MoeSpec& m, double v) { m.first_dense_layers = static_cast<int>(v); }));
-    FormField capacity = number(
-        QStringLiteral("model.moe.capacity_factor"), QStringLiteral("Capacity factor"), QString(), 0, 1e4, 2,
-        [](const Scenario& s) {
-            return s.model.moe && s.model.moe->capacity_factor ? *s.model.moe->capacity_factor : 0.0;
-        },
-        [](Scenario& s, double v) {
-            if (v <= 0)
-                moe_of(s).capacity_factor.reset();
-            else
-                moe_of(s).capacity_factor = v;
-        },
-        QStringLiteral("Mixture of experts"), QStringLiteral("dropless"));
-    capacity.enabled = [](const Scenario& s) { return s.model.is_moe(); };
-    f.push_back(capacity);
+    append(f, model_shape_fields());
+    append(f, attention_fields());
+    append(f, moe_fields());
     FormValidator validate = [](const Scenario& s) -> std::optional<std::pair<QString, QString>> {
         try {
             parse_model(model_to_json(s.model), "", "model");
@@ -832,242 +1132,10 @@ ScenarioForm* make_cluster_editor(QWidget* parent)
 ScenarioForm* make_training_editor(QWidget* parent)
 {
     std::vector<FormField> f;
-    f.push_back(text(
-        QStringLiteral("description"), QStringLiteral("Description"),
-        [](const Scenario& s) { return QString::fromStdString(s.description); },
-        [](Scenario& s, const QString& v) { s.description = v.toStdString(); }));
-    f.push_back(integer(
-        QStringLiteral("training.global_batch"), QStringLiteral("Global batch"), 1, 1e9,
-        [](const Scenario& s) { return static_cast<double>(s.training.global_batch); },
-        [](Scenario& s, double v) { s.training.global_batch = static_cast<long long>(v); }, {}, {},
-        QStringLiteral("sequences")));
-    f.push_back(integer(
-        QStringLiteral("training.seq_len"), QStringLiteral("Sequence length"), 1, 4294967296.0,
-        [](const Scenario& s) { return static_cast<double>(s.training.seq_len); },
-        [](Scenario& s, double v) { s.training.seq_len = static_cast<long long>(v); }, {}, {},
-        QStringLiteral("tokens")));
-    f.push_back(choice(
-        QStringLiteral("training.precision"), QStringLiteral("Precision"),
-        [](const Scenario&) {
-            return fixed({ "bf16", "fp16", "fp8", "fp4" });
-        },
-        [](const Scenario& s) { return qs(to_string(s.training.precision)); },
-        [](Scenario& s, const QString& v) {
-            if (auto p = precision_from_string(v.toStdString()))
-                s.training.precision = *p;
-        }));
-    f.push_back(boolean(
-        QStringLiteral("training.flash_attention"), QStringLiteral("Flash attention"),
-        [](const Scenario& s) { return s.training.flash_attention; },
-        [](Scenario& s, bool v) { s.training.flash_attention = v; }));
-    f.push_back(choice(
-        QStringLiteral("training.framework"), QStringLiteral("Framework"),
-        [](const Scenario&) {
-            return fixed({ "megatron", "torchtitan", "torchtitan-compile", "megatron-deepspeed" });
-        },
-        [](const Scenario& s) { return qs(to_string(s.training.framework)); },
-        [](Scenario& s, const QString& v) { framework_from_string(v.toStdString(), s.training.framework); }));
-    f.push_back(choice(
-        QStringLiteral("training.fp8_scaling"), QStringLiteral("fp8 scaling"),
-        [](const Scenario&) {
-            return fixed({ "tensorwise", "rowwise" });
-        },
-        [](const Scenario& s) {
-            return s.training.fp8_rowwise ? QStringLiteral("rowwise") : QStringLiteral("tensorwise");
-        },
-        [](Scenario& s, const QString& v) { s.training.fp8_rowwise = v == QLatin1String("rowwise"); }));
-    f.push_back(choice(
-        QStringLiteral("training.cuda_graphs"), QStringLiteral("CUDA graphs"),
-        [](const Scenario&) {
-            return fixed({ "none", "layers", "full-iteration" });
-        },
-        [](const Scenario& s) {
-            switch (s.training.cuda_graphs) {
-            case CudaGraphs::layers:
-                return QStringLiteral("layers");
-            case CudaGraphs::full_iteration:
-                return QStringLiteral("full-iteration");
-            case CudaGraphs::none:
-                break;
-            }
-            return QStringLiteral("none");
-        },
-        [](Scenario& s, const QString& v) {
-            s.training.cuda_graphs = v == QLatin1String("layers") ? CudaGraphs::layers
-                : v == QLatin1String("full-iteration")            ? CudaGraphs::full_iteration
-                                                                  : CudaGraphs::none;
-        }));
-    const QString moe = QStringLiteral("Mixture of experts");
-    FormField dispatcher = choice(
-        QStringLiteral("training.moe_dispatcher"), QStringLiteral("Token dispatcher"),
-        [](const Scenario&) {
-            return fixed({ "all-to-all", "deepep" });
-        },
-        [](const Scenario& s) {
-            return s.training.moe_dispatcher == MoeDispatcher::deepep ? QStringLiteral("deepep")
-                                                                      : QStringLiteral("all-to-all");
-        },
-        [](Scenario& s, const QString& v) {
-            s.training.moe_dispatcher
-                = v == QLatin1String("deepep") ? MoeDispatcher::deepep : MoeDispatcher::all_to_all;
-        },
-        moe);
-    dispatcher.enabled = [](const Scenario& s) { return s.model.is_moe(); };
-    f.push_back(dispatcher);
-    FormField imbalance = number(
-        QStringLiteral("training.moe_imbalance"), QStringLiteral("Router imbalance"), QStringLiteral("x mean"), 1, 1e4,
-        2, [](const Scenario& s) { return s.training.moe_imbalance; },
-        [](Scenario& s, double v) { s.training.moe_imbalance = v; }, moe);
-    imbalance.enabled = [](const Scenario& s) { return s.model.is_moe() && s.training.moe_expert_load.empty(); };
-    f.push_back(imbalance);
-    f.push_back(number(
-        QStringLiteral("training.tokens_to_train"), QStringLiteral("Tokens to train"), QStringLiteral("B tokens"), 0,
-        1e9, 1, [](const Scenario& s) { return s.training.tokens_to_train ? *s.training.tokens_to_train / 1e9 : 0.0; },
-        [](Scenario& s, double v) {
-            if (v <= 0)
-                s.training.tokens_to_train.reset();
-            else
-                s.training.tokens_to_train = v * 1e9;
-        },
-        {}, QStringLiteral("not set")));
-    const QString power = QStringLiteral("Power and DVFS");
-    f.push_back(number(
-        QStringLiteral("training.clock_MHz"), QStringLiteral("GPU clock"), QStringLiteral("MHz"), 0, 1e5, 0,
-        [](const Scenario& s) { return s.training.clock_MHz; }, [](Scenario& s, double v) { s.training.clock_MHz = v; },
-        power, QStringLiteral("nominal")));
-    f.push_back(text(
-        QStringLiteral("training.stage_clock_MHz"), QStringLiteral("Clock per stage (MHz)"),
-        [](const Scenario& s) {
-            QStringList parts;
-            for (double v : s.training.stage_clock_MHz)
-                parts << QString::number(v, 'g', 6);
-            return parts.join(QStringLiteral(", "));
-        },
-        [](Scenario& s, const QString& v) {
-            s.training.stage_clock_MHz.clear();
-            for (const QString& part : v.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-                bool ok = false;
-                const double mhz = part.trimmed().toDouble(&ok);
-                if (!ok)
-                    throw InputError("", "training.stage_clock_MHz",
-                        "takes clocks in MHz separated by commas, got \"" + part.toStdString() + "\"");
-                s.training.stage_clock_MHz.push_back(mhz);
-            }
-        },
-        power));
-    f.push_back(number(
-        QStringLiteral("training.power_cap_W"), QStringLiteral("Power cap"), QStringLiteral("W"), 0, 1e5, 0,
-        [](const Scenario& s) { return s.training.power_cap_W; },
-        [](Scenario& s, double v) { s.training.power_cap_W = v; }, power, QStringLiteral("TDP")));
-    f.push_back(number(
-        QStringLiteral("training.inlet_temp_C"), QStringLiteral("Inlet temperature"), QStringLiteral("°C"), 0, 70, 1,
-        [](const Scenario& s) { return s.training.inlet_temp_C.value_or(0.0); },
-        [](Scenario& s, double v) {
-            if (v <= 0)
-                s.training.inlet_temp_C.reset();
-            else
-                s.training.inlet_temp_C = v;
-        },
-        power, QStringLiteral("default (25 °C)")));
-    const QString sec = QStringLiteral("Search");
-    f.push_back(choice(
-        QStringLiteral("search.objective"), QStringLiteral("Objective"),
-        [](const Scenario&) {
-            return fixed({ "throughput", "time_to_train", "energy" });
-        },
-        [](const Scenario& s) {
-            return s.search ? QString::fromStdString(s.search->objective) : QStringLiteral("throughput");
-        },
-        [](Scenario& s, const QString& v) {
-            if (!s.search)
-                s.search = SearchSpec {};
-            s.search->objective = v.toStdString();
-        },
-        sec));
-    f.push_back(number(
-        QStringLiteral("search.limits.memory_headroom"), QStringLiteral("Memory headroom"), QStringLiteral("%"), 0, 99,
-        0,
-        [](const Scenario& s) {
-            return s.search && s.search->min_memory_headroom_fraction ? *s.search->min_memory_headroom_fraction * 100
-                                                                      : 0.0;
-        },
-        [](Scenario& s, double v) {
-            if (!s.search)
-                s.search = SearchSpec {};
-            if (v <= 0)
-                s.search->min_memory_headroom_fraction.reset();
-            else
-                s.search->min_memory_headroom_fraction = v / 100;
-        },
-        sec, QStringLiteral("none")));
-    f.push_back(integer(
-        QStringLiteral("search.limits.max_gpus"), QStringLiteral("At most"), 0, 1e9,
-        [](const Scenario& s) {
-            return s.search && s.search->max_gpus ? static_cast<double>(*s.search->max_gpus) : 0.0;
-        },
-        [](Scenario& s, double v) {
-            if (!s.search)
-                s.search = SearchSpec {};
-            if (v <= 0)
-                s.search->max_gpus.reset();
-            else
-                s.search->max_gpus = static_cast<long long>(v);
-        },
-        sec, QStringLiteral("all GPUs"), QStringLiteral("GPUs")));
-    f.push_back(number(
-        QStringLiteral("search.limits.power_budget_kW"), QStringLiteral("Power budget"), QStringLiteral("kW"), 0, 1e9,
-        1, [](const Scenario& s) { return s.search && s.search->power_budget_kW ? *s.search->power_budget_kW : 0.0; },
-        [](Scenario& s, double v) {
-            if (!s.search)
-                s.search = SearchSpec {};
-            if (v <= 0)
-                s.search->power_budget_kW.reset();
-            else
-                s.search->power_budget_kW = v;
-        },
-        sec, QStringLiteral("none")));
-    f.push_back(number(
-        QStringLiteral("search.limits.max_slowdown"), QStringLiteral("Energy: within"), QStringLiteral("% of fastest"),
-        0, 1000, 1,
-        [](const Scenario& s) { return s.search && s.search->max_slowdown ? *s.search->max_slowdown * 100 : 0.0; },
-        [](Scenario& s, double v) {
-            if (!s.search)
-                s.search = SearchSpec {};
-            if (v <= 0)
-                s.search->max_slowdown.reset();
-            else
-                s.search->max_slowdown = v / 100;
-        },
-        sec, QStringLiteral("any time")));
-    f.push_back(text(
-        QStringLiteral("search.fix"), QStringLiteral("Keep fixed (JSON)"),
-        [](const Scenario& s) {
-            if (!s.search || s.search->fix.empty())
-                return QString();
-            nlohmann::json j = nlohmann::json::object();
-            for (const auto& [k, v] : s.search->fix) {
-                try {
-                    j[k] = nlohmann::json::parse(v);
-                } catch (const nlohmann::json::exception&) {
-                    j[k] = v;
-                }
-            }
-            return QString::fromStdString(j.dump());
-        },
-        [](Scenario& s, const QString& v) {
-            if (!s.search)
-                s.search = SearchSpec {};
-            s.search->fix.clear();
-            if (v.trimmed().isEmpty())
-                return;
-            const nlohmann::json j = parse_json_text(v.toStdString(), "search.fix");
-            if (!j.is_object())
-                throw InputError("", "search.fix", "must be an object such as {\"tp\": 8}");
-            parse_strategy(j, "", "search.fix", Strategy {});
-            for (auto it = j.begin(); it != j.end(); ++it)
-                s.search->fix[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
-        },
-        sec));
+    append(f, training_run_fields());
+    append(f, training_moe_and_length_fields());
+    append(f, power_fields());
+    append(f, search_fields());
     FormValidator validate = [](const Scenario& s) -> std::optional<std::pair<QString, QString>> {
         try {
             check_power_settings(s, "");

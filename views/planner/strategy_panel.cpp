@@ -92,6 +92,27 @@ void StrategyPanel::build()
     m_gpu_line->setWordWrap(true);
     outer->addWidget(m_gpu_line);
 
+    build_degree_rows(outer);
+    m_violations = new QLabel(this);
+    m_violations->setObjectName(QStringLiteral("violations"));
+    m_violations->setWordWrap(true);
+    m_violations->setTextFormat(Qt::RichText);
+    m_violations->hide();
+    outer->addWidget(m_violations);
+
+    build_common_settings(outer);
+    build_more_settings(outer);
+    outer->addStretch(1);
+    connect_common_settings();
+    connect_more_settings();
+    refresh_icons();
+    refresh_tooltips();
+}
+
+// One row per degree: name, slider, value and, for the degrees that multiply the GPU count, the lock
+// and absorb buttons.
+void StrategyPanel::build_degree_rows(QVBoxLayout* outer)
+{
     auto* grid = new QGridLayout;
     grid->setHorizontalSpacing(6);
     grid->setVerticalSpacing(2);
@@ -113,47 +134,48 @@ void StrategyPanel::build()
         grid->addWidget(r.slider, row, 1);
         grid->addWidget(r.value, row, 2);
         connect(r.slider, &DegreeSlider::value_chosen, this, [this, d](int v, int drag) { degree_chosen(d, v, drag); });
-        if (multiplies_gpus(d)) {
-            r.lock = new QToolButton(this);
-            r.lock->setCheckable(true);
-            r.lock->setAutoRaise(true);
-            r.lock->setObjectName(QStringLiteral("lock_") + qs(to_string(d)));
-            r.lock->setToolTip(
-                QStringLiteral("Lock %1: it keeps its value and never absorbs a change").arg(degree_label(d)));
-            r.absorb = new QToolButton(this);
-            r.absorb->setCheckable(true);
-            r.absorb->setAutoRaise(true);
-            r.absorb->setObjectName(QStringLiteral("absorb_") + qs(to_string(d)));
-            r.absorb->setToolTip(
-                QStringLiteral("%1 absorbs changes of the other degrees so the GPU count stays the same")
-                    .arg(degree_label(d)));
-            m_absorb_group->addButton(r.absorb, row);
-            grid->addWidget(r.lock, row, 3);
-            grid->addWidget(r.absorb, row, 4);
-            connect(r.lock, &QToolButton::toggled, this, [this, d](bool on) {
-                if (m_updating)
-                    return;
-                m_options.locks.set(d, on);
-                emit options_changed(m_options);
-            });
-            connect(r.absorb, &QToolButton::toggled, this, [this, d](bool on) {
-                if (m_updating || !on)
-                    return;
-                m_options.preferred_absorber = d;
-                emit options_changed(m_options);
-            });
-        }
+        if (multiplies_gpus(d))
+            build_lock_buttons(d, grid, row);
     }
     grid->setColumnStretch(1, 1);
     outer->addLayout(grid);
+}
 
-    m_violations = new QLabel(this);
-    m_violations->setObjectName(QStringLiteral("violations"));
-    m_violations->setWordWrap(true);
-    m_violations->setTextFormat(Qt::RichText);
-    m_violations->hide();
-    outer->addWidget(m_violations);
+void StrategyPanel::build_lock_buttons(Degree d, QGridLayout* grid, int row)
+{
+    Row& r = m_rows[static_cast<int>(d)];
+    r.lock = new QToolButton(this);
+    r.lock->setCheckable(true);
+    r.lock->setAutoRaise(true);
+    r.lock->setObjectName(QStringLiteral("lock_") + qs(to_string(d)));
+    r.lock->setToolTip(QStringLiteral("Lock %1: it keeps its value and never absorbs a change").arg(degree_label(d)));
+    r.absorb = new QToolButton(this);
+    r.absorb->setCheckable(true);
+    r.absorb->setAutoRaise(true);
+    r.absorb->setObjectName(QStringLiteral("absorb_") + qs(to_string(d)));
+    r.absorb->setToolTip(
+        QStringLiteral("%1 absorbs changes of the other degrees so the GPU count stays the same").arg(degree_label(d)));
+    m_absorb_group->addButton(r.absorb, row);
+    grid->addWidget(r.lock, row, 3);
+    grid->addWidget(r.absorb, row, 4);
+    connect(r.lock, &QToolButton::toggled, this, [this, d](bool on) {
+        if (m_updating)
+            return;
+        m_options.locks.set(d, on);
+        emit options_changed(m_options);
+    });
+    connect(r.absorb, &QToolButton::toggled, this, [this, d](bool on) {
+        if (m_updating || !on)
+            return;
+        m_options.preferred_absorber = d;
+        emit options_changed(m_options);
+    });
+}
 
+// The settings every plan has: sequence parallel, recompute, ZeRO, schedule, offload, precision,
+// framework.
+void StrategyPanel::build_common_settings(QVBoxLayout* outer)
+{
     auto* form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     m_sp = new QCheckBox(QStringLiteral("Sequence parallel"), this);
@@ -185,7 +207,11 @@ void StrategyPanel::build()
         m_framework->addItem(qs(to_string(f)), static_cast<int>(f));
     form->addRow(QStringLiteral("Framework"), m_framework);
     outer->addLayout(form);
+}
 
+// The collapsed "More settings" group.
+void StrategyPanel::build_more_settings(QVBoxLayout* outer)
+{
     m_more_button = new QToolButton(this);
     m_more_button->setObjectName(QStringLiteral("more_settings"));
     m_more_button->setText(QStringLiteral("More settings"));
@@ -241,8 +267,10 @@ void StrategyPanel::build()
         m_more_button->setArrowType(open ? Qt::DownArrow : Qt::RightArrow);
     });
     outer->addWidget(m_more);
-    outer->addStretch(1);
+}
 
+void StrategyPanel::connect_common_settings()
+{
     connect(m_sp, &QCheckBox::toggled, this, [this](bool on) {
         Strategy s = m_scenario.strategy;
         s.sequence_parallel = on;
@@ -280,6 +308,10 @@ void StrategyPanel::build()
         t.framework = static_cast<Framework>(m_framework->itemData(i).toInt());
         request_training(t, QStringLiteral("Framework ") + m_framework->itemText(i));
     });
+}
+
+void StrategyPanel::connect_more_settings()
+{
     connect(m_optimizer, &QComboBox::activated, this, [this](int i) {
         Strategy s = m_scenario.strategy;
         s.optimizer = static_cast<Optimizer>(m_optimizer->itemData(i).toInt());
@@ -327,8 +359,6 @@ void StrategyPanel::build()
     int_field(m_expert_tp, &Strategy::expert_tp, QStringLiteral("Expert TP"));
     int_field(m_first_layers, &Strategy::first_stage_layers, QStringLiteral("First stage layers"));
     int_field(m_last_layers, &Strategy::last_stage_layers, QStringLiteral("Last stage layers"));
-    refresh_icons();
-    refresh_tooltips();
 }
 
 void StrategyPanel::refresh_icons()
@@ -411,36 +441,50 @@ void StrategyPanel::refresh()
     for (Rule r : broken)
         broken_keys << QString::fromLatin1(rule_key(r, st));
 
-    for (Degree d : kAllDegrees) {
-        Row& r = m_rows[static_cast<int>(d)];
-        std::vector<SliderStop> stops;
-        for (const DegreeOption& o : degree_options(in, st, d, m_options.preferred_absorber, m_options.locks)) {
-            SliderStop stop;
-            stop.value = o.value;
-            stop.valid = o.valid();
-            if (!o.valid()) {
-                stop.tip = QString::fromStdString(o.why);
-            } else if (o.value != degree_value(st, d)) {
-                // "tp 4 -> 8, dp 2 -> 1" and why anything else had to follow.
-                stop.tip = QString::fromStdString(describe_strategy_change(st, o.strategy));
-                if (!o.companions.empty())
-                    stop.tip += QStringLiteral("; ") + companions_text(o.companions);
-            }
-            stops.push_back(std::move(stop));
+    for (Degree d : kAllDegrees)
+        refresh_degree_row(d, in, broken_keys, dark);
+    show_violations(broken, in, dark);
+    refresh_settings(in, broken);
+    m_updating = false;
+}
+
+// The degree's slider stops (each valid one with what it would change), value, lock and absorber.
+void StrategyPanel::refresh_degree_row(Degree d, const PlanInputs& in, const QStringList& broken_keys, bool dark)
+{
+    const Strategy& st = m_scenario.strategy;
+    Row& r = m_rows[static_cast<int>(d)];
+    std::vector<SliderStop> stops;
+    for (const DegreeOption& o : degree_options(in, st, d, m_options.preferred_absorber, m_options.locks)) {
+        SliderStop stop;
+        stop.value = o.value;
+        stop.valid = o.valid();
+        if (!o.valid()) {
+            stop.tip = QString::fromStdString(o.why);
+        } else if (o.value != degree_value(st, d)) {
+            // "tp 4 -> 8, dp 2 -> 1" and why anything else had to follow.
+            stop.tip = QString::fromStdString(describe_strategy_change(st, o.strategy));
+            if (!o.companions.empty())
+                stop.tip += QStringLiteral("; ") + companions_text(o.companions);
         }
-        r.slider->set_stops(std::move(stops), degree_value(st, d));
-        r.value->setText(QString::number(degree_value(st, d)));
-        const bool locked = multiplies_gpus(d) && m_options.locks.is_locked(d);
-        r.slider->setEnabled(!locked);
-        const bool bad = broken_keys.contains(QStringLiteral("strategy.") + qs(to_string(d)));
-        r.name->setStyleSheet(
-            bad ? QStringLiteral("color: %1; font-weight: bold;").arg(bad_colour(dark).name()) : QString());
-        if (r.lock) {
-            r.lock->setChecked(locked);
-            r.absorb->setChecked(m_options.preferred_absorber == d);
-            r.absorb->setEnabled(!locked);
-        }
+        stops.push_back(std::move(stop));
     }
+    r.slider->set_stops(std::move(stops), degree_value(st, d));
+    r.value->setText(QString::number(degree_value(st, d)));
+    const bool locked = multiplies_gpus(d) && m_options.locks.is_locked(d);
+    r.slider->setEnabled(!locked);
+    const bool bad = broken_keys.contains(QStringLiteral("strategy.") + qs(to_string(d)));
+    r.name->setStyleSheet(
+        bad ? QStringLiteral("color: %1; font-weight: bold;").arg(bad_colour(dark).name()) : QString());
+    if (r.lock) {
+        r.lock->setChecked(locked);
+        r.absorb->setChecked(m_options.preferred_absorber == d);
+        r.absorb->setEnabled(!locked);
+    }
+}
+
+void StrategyPanel::show_violations(const std::vector<Rule>& broken, const PlanInputs& in, bool dark)
+{
+    const Strategy& st = m_scenario.strategy;
     // What the plan breaks, with the rule in words (the handles cannot reach these states; edits of
     // the model, the cluster or a loaded file can).
     if (broken.empty()) {
@@ -455,7 +499,12 @@ void StrategyPanel::refresh()
         m_violations->setText(html);
         m_violations->show();
     }
+}
 
+// The settings below the sliders, each option enabled only where the plan allows it.
+void StrategyPanel::refresh_settings(const PlanInputs& in, const std::vector<Rule>& broken)
+{
+    const Strategy& st = m_scenario.strategy;
     m_sp->setChecked(st.sequence_parallel);
     m_recompute->setCurrentIndex(index_of_data(m_recompute, static_cast<int>(st.recompute)));
     m_zero->setCurrentIndex(index_of_data(m_zero, st.zero));
@@ -510,7 +559,6 @@ void StrategyPanel::refresh()
     m_expert_tp->setValue(st.expert_tp);
     m_first_layers->setValue(st.first_stage_layers);
     m_last_layers->setValue(st.last_stage_layers);
-    m_updating = false;
 }
 
 void StrategyPanel::degree_chosen(Degree d, int value, int drag)

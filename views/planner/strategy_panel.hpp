@@ -6,18 +6,23 @@
 // is a request (edit_requested) the window may turn into an undo step; the panel computes nothing
 // but asks core's rules which values are reachable.
 #include "spec/scenario.hpp"
+#include "spec/strategy_rules.hpp"
 #include "viewdata/plan_evaluation.hpp"
 
+#include <QStringList>
 #include <QWidget>
 
 #include <array>
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
+class QGridLayout;
 class QGroupBox;
 class QLabel;
 class QSpinBox;
 class QToolButton;
+class QVBoxLayout;
 class QButtonGroup;
 
 namespace parallax::views {
@@ -59,7 +64,16 @@ private:
         QToolButton* absorb = nullptr;
     };
     void build();
+    void build_degree_rows(QVBoxLayout* outer);
+    void build_lock_buttons(Degree d, QGridLayout* grid, int row);
+    void build_common_settings(QVBoxLayout* outer);
+    void build_more_settings(QVBoxLayout* outer);
+    void connect_common_settings();
+    void connect_more_settings();
     void refresh();
+    void refresh_degree_row(Degree d, const PlanInputs& in, const QStringList& broken_keys, bool dark);
+    void show_violations(const std::vector<Rule>& broken, const PlanInputs& in, bool dark);
+    void refresh_settings(const PlanInputs& in, const std::vector<Rule>& broken);
     void refresh_tooltips();
     void refresh_icons();
     void degree_chosen(Degree d, int value, int drag);

@@ -1,5 +1,6 @@
 #include "plots/breakdown_views.hpp"
 
+#include "io/csv_writer.hpp"
 #include "spec/units.hpp"
 #include "style/view_style.hpp"
 
@@ -37,10 +38,7 @@ double nice_step(double range, int ticks)
     return 10 * mag;
 }
 
-QString csv_number(double v)
-{
-    return QString::number(v, 'g', 10);
-}
+constexpr int kCsvDigits = 10;
 
 } // namespace
 
@@ -257,18 +255,17 @@ bool MemoryBarsView::event(QEvent* e)
 
 QString MemoryBarsView::csv() const
 {
-    QString out = QStringLiteral("stage,layers,in_flight_microbatches,weights_GiB,gradients_GiB,optimizer_GiB,"
-                                 "activations_GiB,other_GiB,total_GiB,capacity_GiB\n");
+    CsvWriter out { "stage", "layers", "in_flight_microbatches", "weights_GiB", "gradients_GiB", "optimizer_GiB",
+        "activations_GiB", "other_GiB", "total_GiB", "capacity_GiB" };
     for (const StageReport& s : m_prediction.stages) {
-        const auto parts = memory_parts(s.memory);
-        out += QString::number(s.stage) + u',' + QString::number(s.layers) + u','
-            + QString::number(s.in_flight_microbatches);
-        for (double v : parts)
-            out += u',' + csv_number(v / units::kGiB);
-        out += u',' + csv_number(s.memory.total() / units::kGiB) + u','
-            + csv_number(m_prediction.capacity_bytes / units::kGiB) + u'\n';
+        out.integer(s.stage).integer(s.layers).integer(s.in_flight_microbatches);
+        for (double v : memory_parts(s.memory))
+            out.number(v / units::kGiB, kCsvDigits);
+        out.number(s.memory.total() / units::kGiB, kCsvDigits)
+            .number(m_prediction.capacity_bytes / units::kGiB, kCsvDigits)
+            .end_row();
     }
-    return out;
+    return QString::fromStdString(out.text());
 }
 
 TimeBreakdownView::TimeBreakdownView(QWidget* parent)
@@ -406,21 +403,23 @@ bool TimeBreakdownView::event(QEvent* e)
 
 QString TimeBreakdownView::csv() const
 {
-    QString out = QStringLiteral("plan");
+    CsvWriter out;
+    out.field("plan");
     for (int k = 0; k < kTimePartCount; ++k)
-        out += u',' + time_part_name(static_cast<TimePart>(k)).replace(u' ', u'_') + QStringLiteral("_s");
-    out += QStringLiteral(",step_time_s\n");
-    auto row = [&out](const QString& name, const Prediction& pr) {
-        out += name;
+        out.field(
+            QString(time_part_name(static_cast<TimePart>(k)).replace(u' ', u'_') + QStringLiteral("_s")).toStdString());
+    out.field("step_time_s").end_row();
+    auto row = [&out](std::string_view name, const Prediction& pr) {
+        out.field(name);
         for (double v : time_parts(pr.time))
-            out += u',' + csv_number(v);
-        out += u',' + csv_number(pr.step_time_s) + u'\n';
+            out.number(v, kCsvDigits);
+        out.number(pr.step_time_s, kCsvDigits).end_row();
     };
     if (m_has)
-        row(QStringLiteral("current"), m_current);
+        row("current", m_current);
     if (m_has && m_pinned)
-        row(QStringLiteral("pinned"), *m_pinned);
-    return out;
+        row("pinned", *m_pinned);
+    return QString::fromStdString(out.text());
 }
 
 } // namespace parallax::views

@@ -1,5 +1,6 @@
 #include "plots/plan_plots.hpp"
 
+#include "io/csv_writer.hpp"
 #include "plots/plot_export.hpp"
 #include "plots/qcustomplot_include.hpp"
 #include "search/plan_explain.hpp"
@@ -33,6 +34,14 @@ QString degree_title(Degree d)
     default:
         return qs(to_string(d)).toUpper();
     }
+}
+
+constexpr int kCsvDigits = 10;
+
+// The valid, rule and feasible columns both exports share.
+void write_validity(CsvWriter& out, const PlanPoint& p)
+{
+    out.integer(p.valid() ? 1 : 0).field(p.valid() ? "" : rule_key(p.option.rule)).integer(p.feasible ? 1 : 0);
 }
 
 void style_plot(QCustomPlot* plot)
@@ -313,28 +322,28 @@ bool SensitivityPlot::eventFilter(QObject* o, QEvent* e)
 
 QString SensitivityPlot::csv() const
 {
-    QString out = QStringLiteral("degree,value,valid,rule,feasible,tokens_per_s,step_time_s,tflops_per_gpu,mfu,"
-                                 "bubble_fraction,peak_memory_GiB,power_W_per_gpu,tp,pp,dp,cp,ep,vpp,micro_batch\n");
+    CsvWriter out { "degree", "value", "valid", "rule", "feasible", "tokens_per_s", "step_time_s", "tflops_per_gpu",
+        "mfu", "bubble_fraction", "peak_memory_GiB", "power_W_per_gpu", "tp", "pp", "dp", "cp", "ep", "vpp",
+        "micro_batch" };
     if (!m_eval)
-        return out;
+        return QString::fromStdString(out.text());
     for (Degree d : kAllDegrees) {
         for (const PlanPoint& p : m_eval->curve(d).points) {
-            const Strategy& s = p.option.strategy;
-            out += qs(to_string(d)) + u',' + QString::number(p.option.value) + u','
-                + (p.valid() ? QStringLiteral("1") : QStringLiteral("0")) + u','
-                + QString::fromLatin1(p.valid() ? "" : rule_key(p.option.rule)) + u','
-                + (p.feasible ? QStringLiteral("1") : QStringLiteral("0")) + u','
-                + QString::number(p.tokens_per_s, 'g', 10) + u',' + QString::number(p.step_time_s, 'g', 10) + u','
-                + QString::number(p.tflops_per_gpu, 'g', 10) + u',' + QString::number(p.mfu, 'g', 10) + u','
-                + QString::number(p.bubble_fraction, 'g', 10) + u','
-                + QString::number(p.peak_memory_bytes / units::kGiB, 'g', 10) + u','
-                + QString::number(p.power_W_per_gpu, 'g', 10);
+            out.field(to_string(d)).integer(p.option.value);
+            write_validity(out, p);
+            out.number(p.tokens_per_s, kCsvDigits)
+                .number(p.step_time_s, kCsvDigits)
+                .number(p.tflops_per_gpu, kCsvDigits)
+                .number(p.mfu, kCsvDigits)
+                .number(p.bubble_fraction, kCsvDigits)
+                .number(p.peak_memory_bytes / units::kGiB, kCsvDigits)
+                .number(p.power_W_per_gpu, kCsvDigits);
             for (Degree k : kAllDegrees)
-                out += u',' + QString::number(degree_value(s, k));
-            out += u'\n';
+                out.integer(degree_value(p.option.strategy, k));
+            out.end_row();
         }
     }
-    return out;
+    return QString::fromStdString(out.text());
 }
 
 HeatmapPlot::HeatmapPlot(QWidget* parent)
@@ -547,24 +556,27 @@ bool HeatmapPlot::eventFilter(QObject* o, QEvent* e)
 
 QString HeatmapPlot::csv() const
 {
-    QString out = QStringLiteral("tp,pp,dp,cp,valid,rule,feasible,tokens_per_s,step_time_s,mfu,peak_memory_GiB\n");
+    CsvWriter out { "tp", "pp", "dp", "cp", "valid", "rule", "feasible", "tokens_per_s", "step_time_s", "mfu",
+        "peak_memory_GiB" };
     if (!m_eval)
-        return out;
+        return QString::fromStdString(out.text());
     const TpPpHeatmap& h = m_eval->heatmap;
     for (std::size_t j = 0; j < h.pp_values.size(); ++j) {
         for (std::size_t i = 0; i < h.tp_values.size(); ++i) {
             const PlanPoint& p = h.at(i, j);
-            out += QString::number(h.tp_values[i]) + u',' + QString::number(h.pp_values[j]) + u','
-                + QString::number(p.option.strategy.dp) + u',' + QString::number(p.option.strategy.cp) + u','
-                + (p.valid() ? QStringLiteral("1") : QStringLiteral("0")) + u','
-                + QString::fromLatin1(p.valid() ? "" : rule_key(p.option.rule)) + u','
-                + (p.feasible ? QStringLiteral("1") : QStringLiteral("0")) + u','
-                + QString::number(p.tokens_per_s, 'g', 10) + u',' + QString::number(p.step_time_s, 'g', 10) + u','
-                + QString::number(p.mfu, 'g', 10) + u',' + QString::number(p.peak_memory_bytes / units::kGiB, 'g', 10)
-                + u'\n';
+            out.integer(h.tp_values[i])
+                .integer(h.pp_values[j])
+                .integer(p.option.strategy.dp)
+                .integer(p.option.strategy.cp);
+            write_validity(out, p);
+            out.number(p.tokens_per_s, kCsvDigits)
+                .number(p.step_time_s, kCsvDigits)
+                .number(p.mfu, kCsvDigits)
+                .number(p.peak_memory_bytes / units::kGiB, kCsvDigits)
+                .end_row();
         }
     }
-    return out;
+    return QString::fromStdString(out.text());
 }
 
 } // namespace parallax::views

@@ -1,5 +1,6 @@
 #include "plots/scaling_plot.hpp"
 
+#include "io/csv_writer.hpp"
 #include "plots/plot_export.hpp"
 #include "plots/qcustomplot_include.hpp"
 #include "style/view_style.hpp"
@@ -200,32 +201,28 @@ bool ScalingPlot::eventFilter(QObject* o, QEvent* e)
 
 QString ScalingPlot::csv() const
 {
-    QString out = QStringLiteral("gpus,has_plan,tokens_per_s,scaling_efficiency,marginal_efficiency,family,notes,tp,pp,"
-                                 "dp,cp,ep,vpp,micro_batch\n");
+    CsvWriter out { "gpus", "has_plan", "tokens_per_s", "scaling_efficiency", "marginal_efficiency", "family", "notes",
+        "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch" };
     for (const ScalingPoint& p : m_points) {
-        auto quote = [](const QString& s) {
-            QString q(1, u'"');
-            q.append(QString(s).replace(u'"', QStringLiteral("\"\"")));
-            q.append(u'"');
-            return q;
-        };
         const Strategy& s = p.strategy;
-        out += QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14\n")
-                   .arg(p.gpus)
-                   .arg(p.has_plan ? 1 : 0)
-                   .arg(p.tokens_per_s, 0, 'g', 10)
-                   .arg(p.scaling_efficiency, 0, 'g', 6)
-                   .arg(p.marginal_efficiency, 0, 'g', 6)
-                   .arg(quote(p.family), quote(p.notes))
-                   .arg(s.tp)
-                   .arg(s.pp)
-                   .arg(s.dp)
-                   .arg(s.cp)
-                   .arg(s.ep)
-                   .arg(s.vpp)
-                   .arg(s.micro_batch);
+        // The family and notes are free text: always quoted.
+        out.integer(p.gpus)
+            .integer(p.has_plan ? 1 : 0)
+            .number(p.tokens_per_s, 10)
+            .number(p.scaling_efficiency, 6)
+            .number(p.marginal_efficiency, 6)
+            .quoted_field(p.family.toStdString())
+            .quoted_field(p.notes.toStdString())
+            .integer(s.tp)
+            .integer(s.pp)
+            .integer(s.dp)
+            .integer(s.cp)
+            .integer(s.ep)
+            .integer(s.vpp)
+            .integer(s.micro_batch)
+            .end_row();
     }
-    return out;
+    return QString::fromStdString(out.text());
 }
 
 } // namespace parallax::views

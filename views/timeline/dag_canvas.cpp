@@ -1,5 +1,6 @@
 #include "timeline/dag_canvas.hpp"
 
+#include "timeline/canvas_tooltip.hpp"
 #include "timeline/label_runs.hpp"
 
 #include <QKeyEvent>
@@ -8,8 +9,6 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QScrollBar>
-#include <QToolTip>
-#include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
@@ -286,257 +285,296 @@ void DagCanvas::paint_to(QPainter& p, bool) const
 {
     m_stats = {};
     const QRect all = viewport()->rect();
-    const QRect plot = plot_rect();
     p.fillRect(all, m_palette.background);
     if (!m_data) {
         p.setPen(m_palette.muted_text);
         p.drawText(all, Qt::AlignCenter, tr("No simulated plan yet"));
         return;
     }
-    const int y0 = lanes_top();
-    const double tb = m_map.to_t(plot.left()), te = m_map.to_t(plot.right() + 1);
     QFont small = font();
     small.setPointSizeF(std::max(6.5, font().pointSizeF() - 1));
-    const QFontMetrics fm(small);
-
-    // Visible nodes per lane; too many: draw lanes as LOD bins (no edges).
-    struct Range {
-        std::size_t begin = 0, end = 0;
-    };
-    std::vector<Range> ranges(m_lanes.size());
+    const QRect plot = plot_rect();
+    const Frame f { plot, lanes_top(), m_map.to_t(plot.left()), m_map.to_t(plot.right() + 1), small,
+        QFontMetrics(small) };
     std::size_t visible = 0;
-    for (std::size_t li = 0; li < m_lanes.size(); ++li) {
-        const Lane& lane = m_lanes[li];
-        if (y0 + lane.y + lane.h < plot.top() || y0 + lane.y > plot.bottom())
-            continue;
-        const auto& items = lane.row->items;
-        Range r;
-        r.begin = lane.row->first_ending_after(tb);
-        r.end = r.begin;
-        while (
-            r.end < items.size() && items[r.end].start_s < te && visible + (r.end - r.begin) <= kMaxNodesWithEdges * 4)
-            ++r.end;
-        ranges[li] = r;
-        visible += r.end - r.begin;
-    }
+    const std::vector<ItemRange> ranges = visible_ranges(f, visible);
     p.save();
     p.setClipRect(plot.adjusted(0, 0, 8, 0));
     if (visible > kMaxNodesWithEdges) {
         m_stats.aggregated = true;
-        m_bins.resize(static_cast<std::size_t>(plot.width()));
-        for (const Lane& lane : m_lanes) {
-            const int top = y0 + lane.y;
-            if (top + kNodeHeight < plot.top() || top > plot.bottom())
-                continue;
-            aggregate_row(*lane.row, tb, m_map.s_per_px(), m_bins);
-            for (int x = 0; x < plot.width(); ++x) {
-                const LodBin& b = m_bins[static_cast<std::size_t>(x)];
-                if (b.ops == 0 && !(b.busy_s > 0))
-                    continue;
-                const int slot = b.dominant_slot();
-                const TimelineKind k = slot >= 0 && slot < static_cast<int>(lane.row->kinds.size())
-                    ? lane.row->kinds[static_cast<std::size_t>(slot)]
-                    : TimelineKind::forward;
-                p.fillRect(
-                    QRect(plot.left() + x, top, 1, kNodeHeight), QColor::fromRgb(TimelinePalette::kind_rgb(k, 0)));
-            }
-        }
+        paint_lod_lanes(p, f);
         p.restore();
         p.setPen(m_palette.muted_text);
         p.drawText(plot.adjusted(8, 4, -8, -4), Qt::AlignBottom | Qt::AlignHCenter,
             tr("%1 passes in view: zoom in (wheel, or drag a box in the timeline) to see the dependency edges")
                 .arg(visible));
     } else {
-        // Edges under the nodes: cross-stage data flow coloured by the pass it feeds, same-stage order grey.
         p.setRenderHint(QPainter::Antialiasing, true);
-        std::vector<DagEdge> edges;
-        const bool sparse = visible <= 400;
-        auto edge_path = [](QPointF a, QPointF b) {
-            QPainterPath path(a);
-            const double dx = std::max(12.0, std::fabs(b.x() - a.x()) * 0.5);
-            path.cubicTo(a + QPointF(dx, 0), b - QPointF(dx, 0), b);
-            return path;
-        };
-        for (std::size_t li = 0; li < m_lanes.size(); ++li) {
-            const Lane& lane = m_lanes[li];
-            for (std::size_t i = ranges[li].begin; i < ranges[li].end; ++i) {
-                const TimelineItem& it = lane.row->items[i];
-                const QRectF to = node_rect_in(lane, it, y0);
-                dag_predecessors(*m_data, it.op, edges);
-                const bool tail = it.kind == TimelineKind::optimizer || it.kind == TimelineKind::offload;
-                // Data flow colours: activations forward (blue), gradients backward (green).
-                const TimelineKind flow = it.kind == TimelineKind::recompute ? TimelineKind::backward_input : it.kind;
-                for (const DagEdge& e : edges) {
-                    const int pl = lane_of_op(e.from);
-                    if (pl < 0)
-                        continue;
-                    const QRectF from = node_rect(e.from);
-                    const bool cross = pl != static_cast<int>(li);
-                    // The optimizer waits for every stage through the gradient-norm barrier: drawn
-                    // once as the barrier line, not as stages x stages edges.
-                    if ((!cross && !sparse) || (cross && tail))
-                        continue;
-                    QColor c = cross ? QColor::fromRgb(TimelinePalette::kind_rgb(flow, 0)) : m_palette.muted_text;
-                    c.setAlpha(cross ? 200 : 90);
-                    p.setPen(QPen(c, cross ? 1.3 : 1.0));
-                    if (cross) {
-                        const bool down = pl < static_cast<int>(li);
-                        const QPointF a(from.right(), down ? from.bottom() : from.top());
-                        const QPointF b(to.left() + std::min(6.0, to.width() / 2), down ? to.top() : to.bottom());
-                        p.drawPath(edge_path(a, b));
-                    } else {
-                        p.drawLine(
-                            QPointF(from.right(), from.center().y() + 8), QPointF(to.left(), to.center().y() + 8));
-                    }
-                    ++m_stats.edges_drawn;
-                }
-            }
-        }
-        // The step's tail: every stage's optimizer waits for the gradient-norm barrier.
-        {
-            double barrier_t = -1;
-            for (const Lane& lane : m_lanes)
-                for (auto it = lane.row->items.rbegin(); it != lane.row->items.rend(); ++it)
-                    if (it->kind == TimelineKind::optimizer || it->kind == TimelineKind::offload) {
-                        barrier_t = std::max(barrier_t, it->start_s);
-                        break;
-                    }
-            if (barrier_t >= 0 && !m_lanes.empty()) {
-                const double x = m_map.to_x(barrier_t) - 2;
-                QColor c = m_palette.muted_text;
-                p.setPen(QPen(c, 1.5, Qt::DashLine));
-                const double y_top = y0 + m_lanes.front().y - 4,
-                             y_bottom = y0 + m_lanes.back().y + m_lanes.back().h + 4;
-                p.drawLine(QPointF(x, y_top), QPointF(x, y_bottom));
-                p.setFont(small);
-                p.setPen(m_palette.muted_text);
-                const QString label = tr("barrier: gradient norm, then optimizer");
-                p.drawText(QPointF(x - fm.horizontalAdvance(label) - 4, y_bottom + fm.ascent() + 2), label);
-            }
-        }
-        // Critical path through the nodes.
-        if (!m_critical_chain.empty()) {
-            QColor c(0xb9, 0x1c, 0x1c);
-            c.setAlpha(210);
-            p.setPen(QPen(c, 2.4, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
-            QPointF prev;
-            bool have_prev = false;
-            for (std::uint32_t op : m_critical_chain) {
-                const QRectF r = node_rect(op);
-                if (r.isEmpty()) {
-                    have_prev = false;
-                    continue;
-                }
-                const QPointF c0(r.left() + 2, r.center().y()), c1(r.right() - 2, r.center().y());
-                if (have_prev
-                    && (std::max(prev.x(), c0.x()) >= plot.left() && std::min(prev.x(), c0.x()) <= plot.right())) {
-                    p.drawLine(prev, c0);
-                    ++m_stats.critical_edges_drawn;
-                }
-                prev = c1;
-                have_prev = true;
-            }
-        }
+        paint_edges(p, f, ranges, visible <= 400);
+        paint_barrier(p, f);
+        paint_critical_chain(p, f);
         p.setRenderHint(QPainter::Antialiasing, false);
-
-        // Nodes.
-        p.setFont(small);
-        std::vector<std::uint32_t> preds, succs;
-        if (m_selected) {
-            dag_predecessors(*m_data, *m_selected, edges);
-            for (const DagEdge& e : edges)
-                preds.push_back(e.from);
-            dag_successors(*m_data, *m_selected, edges);
-            for (const DagEdge& e : edges)
-                succs.push_back(e.from);
-        }
-        for (std::size_t li = 0; li < m_lanes.size(); ++li) {
-            const Lane& lane = m_lanes[li];
-            for (std::size_t i = ranges[li].begin; i < ranges[li].end; ++i) {
-                const TimelineItem& it = lane.row->items[i];
-                const QRectF r = node_rect_in(lane, it, y0);
-                const QRgb fill = TimelinePalette::kind_rgb(it.kind, it.shade);
-                p.fillRect(r, QColor::fromRgb(fill));
-                const bool crit = it.op < m_on_chain.size() && m_on_chain[it.op];
-                QColor border = QColor::fromRgb(darker(fill, 0.7));
-                double bw = 1;
-                if (crit) {
-                    border = QColor(0xb9, 0x1c, 0x1c);
-                    bw = 2;
-                }
-                if (std::find(preds.begin(), preds.end(), it.op) != preds.end()) {
-                    border = m_palette.predecessor;
-                    bw = 3;
-                }
-                if (std::find(succs.begin(), succs.end(), it.op) != succs.end()) {
-                    border = m_palette.successor;
-                    bw = 3;
-                }
-                if (m_selected && *m_selected == it.op) {
-                    border = m_palette.selection;
-                    bw = 3;
-                }
-                if (r.width() >= 4) {
-                    p.setPen(QPen(border, bw));
-                    p.drawRect(r.adjusted(bw / 2, bw / 2, -bw / 2, -bw / 2));
-                }
-                const QString label = node_label(*m_data, it);
-                if (r.width() >= fm.horizontalAdvance(label) + 4) {
-                    p.setPen(TimelinePalette::text_on(it.kind, it.shade));
-                    p.drawText(r, Qt::AlignCenter, label);
-                }
-                ++m_stats.nodes_drawn;
-                // Expanded: the pass's layers on the line below, chained.
-                if (is_expanded(it.op)) {
-                    const auto [first, last] = m_data->layers_of(it.op);
-                    const int layers = std::max(1, last - first + 1);
-                    const double lw = r.width() / layers;
-                    QRectF prev;
-                    for (int k = 0; k < layers; ++k) {
-                        const QRectF lr(r.left() + k * lw, r.bottom() + 4, std::max(1.0, lw - 1), kLayerHeight);
-                        p.fillRect(lr, QColor::fromRgb(TimelinePalette::kind_rgb(it.kind, it.shade + 1)));
-                        p.setPen(QColor::fromRgb(darker(fill, 0.7)));
-                        p.drawRect(lr);
-                        const QString ll = QStringLiteral("L") + QString::number(first + k);
-                        if (lw >= fm.horizontalAdvance(ll) + 4) {
-                            p.setPen(m_palette.text);
-                            p.drawText(lr, Qt::AlignCenter, ll);
-                        }
-                        ++m_stats.layer_nodes_drawn;
-                    }
-                }
-            }
-        }
-        // Pieces of one pass (bucketed backward) labelled as a group.
-        for (std::size_t li = 0; li < m_lanes.size(); ++li) {
-            const Lane& lane = m_lanes[li];
-            for_each_label_run(*m_data, *lane.row, ranges[li].begin, ranges[li].end, m_map.px_per_s,
-                fm.horizontalAdvance(QStringLiteral("B00")) + 4, 0, [&](const LabelRun& run) {
-                    const QRectF a = node_rect_in(lane, lane.row->items[run.first], y0);
-                    const QRectF b = node_rect_in(lane, lane.row->items[run.last], y0);
-                    const QRectF band(a.left(), a.top(), b.right() - a.left(), a.height());
-                    const QString text = fitted_text(run, fm, band.width());
-                    if (text.isEmpty())
-                        return;
-                    const int tw = fm.horizontalAdvance(text) + 6;
-                    QColor back = m_palette.background;
-                    back.setAlpha(210);
-                    const QRectF tr = QRectF(0, 0, tw, fm.height())
-                                          .translated(band.center() - QPointF(tw / 2.0, fm.height() / 2.0));
-                    p.fillRect(tr, back);
-                    p.setPen(m_palette.text);
-                    p.drawText(tr, Qt::AlignCenter, text);
-                });
-        }
+        paint_nodes(p, f, ranges);
+        paint_label_runs(p, f, ranges);
         p.restore();
     }
+    paint_lane_labels(p, f);
+    paint_axis(p, f, all.width());
+}
 
-    // Lane labels.
+std::vector<DagCanvas::ItemRange> DagCanvas::visible_ranges(const Frame& f, std::size_t& visible) const
+{
+    // Visible nodes per lane; the count stops growing well past the limit (too many: LOD bins).
+    std::vector<ItemRange> ranges(m_lanes.size());
+    visible = 0;
+    for (std::size_t li = 0; li < m_lanes.size(); ++li) {
+        const Lane& lane = m_lanes[li];
+        if (f.y0 + lane.y + lane.h < f.plot.top() || f.y0 + lane.y > f.plot.bottom())
+            continue;
+        const auto& items = lane.row->items;
+        ItemRange r;
+        r.begin = lane.row->first_ending_after(f.t_begin);
+        r.end = r.begin;
+        while (r.end < items.size() && items[r.end].start_s < f.t_end
+            && visible + (r.end - r.begin) <= kMaxNodesWithEdges * 4)
+            ++r.end;
+        ranges[li] = r;
+        visible += r.end - r.begin;
+    }
+    return ranges;
+}
+
+void DagCanvas::paint_lod_lanes(QPainter& p, const Frame& f) const
+{
+    const QRect& plot = f.plot;
+    m_bins.resize(static_cast<std::size_t>(plot.width()));
+    for (const Lane& lane : m_lanes) {
+        const int top = f.y0 + lane.y;
+        if (top + kNodeHeight < plot.top() || top > plot.bottom())
+            continue;
+        aggregate_row(*lane.row, f.t_begin, m_map.s_per_px(), m_bins);
+        for (int x = 0; x < plot.width(); ++x) {
+            const LodBin& b = m_bins[static_cast<std::size_t>(x)];
+            if (b.ops == 0 && !(b.busy_s > 0))
+                continue;
+            const int slot = b.dominant_slot();
+            const TimelineKind k = slot >= 0 && slot < static_cast<int>(lane.row->kinds.size())
+                ? lane.row->kinds[static_cast<std::size_t>(slot)]
+                : TimelineKind::forward;
+            p.fillRect(QRect(plot.left() + x, top, 1, kNodeHeight), QColor::fromRgb(TimelinePalette::kind_rgb(k, 0)));
+        }
+    }
+}
+
+void DagCanvas::paint_edges(QPainter& p, const Frame& f, const std::vector<ItemRange>& ranges, bool sparse) const
+{
+    // Edges under the nodes: cross-stage data flow coloured by the pass it feeds, same-stage order
+    // grey (only when few nodes are in view).
+    std::vector<DagEdge> edges;
+    auto edge_path = [](QPointF a, QPointF b) {
+        QPainterPath path(a);
+        const double dx = std::max(12.0, std::fabs(b.x() - a.x()) * 0.5);
+        path.cubicTo(a + QPointF(dx, 0), b - QPointF(dx, 0), b);
+        return path;
+    };
+    for (std::size_t li = 0; li < m_lanes.size(); ++li) {
+        const Lane& lane = m_lanes[li];
+        for (std::size_t i = ranges[li].begin; i < ranges[li].end; ++i) {
+            const TimelineItem& it = lane.row->items[i];
+            const QRectF to = node_rect_in(lane, it, f.y0);
+            dag_predecessors(*m_data, it.op, edges);
+            const bool tail = it.kind == TimelineKind::optimizer || it.kind == TimelineKind::offload;
+            // Data flow colours: activations forward (blue), gradients backward (green).
+            const TimelineKind flow = it.kind == TimelineKind::recompute ? TimelineKind::backward_input : it.kind;
+            for (const DagEdge& e : edges) {
+                const int pl = lane_of_op(e.from);
+                if (pl < 0)
+                    continue;
+                const QRectF from = node_rect(e.from);
+                const bool cross = pl != static_cast<int>(li);
+                // The optimizer waits for every stage through the gradient-norm barrier: drawn
+                // once as the barrier line, not as stages x stages edges.
+                if ((!cross && !sparse) || (cross && tail))
+                    continue;
+                QColor c = cross ? QColor::fromRgb(TimelinePalette::kind_rgb(flow, 0)) : m_palette.muted_text;
+                c.setAlpha(cross ? 200 : 90);
+                p.setPen(QPen(c, cross ? 1.3 : 1.0));
+                if (cross) {
+                    const bool down = pl < static_cast<int>(li);
+                    const QPointF a(from.right(), down ? from.bottom() : from.top());
+                    const QPointF b(to.left() + std::min(6.0, to.width() / 2), down ? to.top() : to.bottom());
+                    p.drawPath(edge_path(a, b));
+                } else {
+                    p.drawLine(QPointF(from.right(), from.center().y() + 8), QPointF(to.left(), to.center().y() + 8));
+                }
+                ++m_stats.edges_drawn;
+            }
+        }
+    }
+}
+
+void DagCanvas::paint_barrier(QPainter& p, const Frame& f) const
+{
+    // The step's tail: every stage's optimizer waits for the gradient-norm barrier.
+    double barrier_t = -1;
+    for (const Lane& lane : m_lanes)
+        for (auto it = lane.row->items.rbegin(); it != lane.row->items.rend(); ++it)
+            if (it->kind == TimelineKind::optimizer || it->kind == TimelineKind::offload) {
+                barrier_t = std::max(barrier_t, it->start_s);
+                break;
+            }
+    if (barrier_t < 0 || m_lanes.empty())
+        return;
+    const double x = m_map.to_x(barrier_t) - 2;
+    QColor c = m_palette.muted_text;
+    p.setPen(QPen(c, 1.5, Qt::DashLine));
+    const double y_top = f.y0 + m_lanes.front().y - 4, y_bottom = f.y0 + m_lanes.back().y + m_lanes.back().h + 4;
+    p.drawLine(QPointF(x, y_top), QPointF(x, y_bottom));
+    p.setFont(f.small);
+    p.setPen(m_palette.muted_text);
+    const QString label = tr("barrier: gradient norm, then optimizer");
+    p.drawText(QPointF(x - f.fm.horizontalAdvance(label) - 4, y_bottom + f.fm.ascent() + 2), label);
+}
+
+void DagCanvas::paint_critical_chain(QPainter& p, const Frame& f) const
+{
+    if (m_critical_chain.empty())
+        return;
+    QColor c(0xb9, 0x1c, 0x1c);
+    c.setAlpha(210);
+    p.setPen(QPen(c, 2.4, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
+    QPointF prev;
+    bool have_prev = false;
+    for (std::uint32_t op : m_critical_chain) {
+        const QRectF r = node_rect(op);
+        if (r.isEmpty()) {
+            have_prev = false;
+            continue;
+        }
+        const QPointF c0(r.left() + 2, r.center().y()), c1(r.right() - 2, r.center().y());
+        if (have_prev
+            && (std::max(prev.x(), c0.x()) >= f.plot.left() && std::min(prev.x(), c0.x()) <= f.plot.right())) {
+            p.drawLine(prev, c0);
+            ++m_stats.critical_edges_drawn;
+        }
+        prev = c1;
+        have_prev = true;
+    }
+}
+
+void DagCanvas::paint_nodes(QPainter& p, const Frame& f, const std::vector<ItemRange>& ranges) const
+{
+    p.setFont(f.small);
+    std::vector<std::uint32_t> preds, succs;
+    if (m_selected) {
+        std::vector<DagEdge> edges;
+        dag_predecessors(*m_data, *m_selected, edges);
+        for (const DagEdge& e : edges)
+            preds.push_back(e.from);
+        dag_successors(*m_data, *m_selected, edges);
+        for (const DagEdge& e : edges)
+            succs.push_back(e.from);
+    }
+    auto contains = [](const std::vector<std::uint32_t>& ops, std::uint32_t op) {
+        return std::find(ops.begin(), ops.end(), op) != ops.end();
+    };
+    for (std::size_t li = 0; li < m_lanes.size(); ++li) {
+        const Lane& lane = m_lanes[li];
+        for (std::size_t i = ranges[li].begin; i < ranges[li].end; ++i) {
+            const TimelineItem& it = lane.row->items[i];
+            const QRectF r = node_rect_in(lane, it, f.y0);
+            const QRgb fill = TimelinePalette::kind_rgb(it.kind, it.shade);
+            p.fillRect(r, QColor::fromRgb(fill));
+            // The strongest role wins the border: selection, successor, predecessor, critical path.
+            QColor border = QColor::fromRgb(darker(fill, 0.7));
+            double bw = 1;
+            if (it.op < m_on_chain.size() && m_on_chain[it.op]) {
+                border = QColor(0xb9, 0x1c, 0x1c);
+                bw = 2;
+            }
+            if (contains(preds, it.op)) {
+                border = m_palette.predecessor;
+                bw = 3;
+            }
+            if (contains(succs, it.op)) {
+                border = m_palette.successor;
+                bw = 3;
+            }
+            if (m_selected && *m_selected == it.op) {
+                border = m_palette.selection;
+                bw = 3;
+            }
+            if (r.width() >= 4) {
+                p.setPen(QPen(border, bw));
+                p.drawRect(r.adjusted(bw / 2, bw / 2, -bw / 2, -bw / 2));
+            }
+            const QString label = node_label(*m_data, it);
+            if (r.width() >= f.fm.horizontalAdvance(label) + 4) {
+                p.setPen(TimelinePalette::text_on(it.kind, it.shade));
+                p.drawText(r, Qt::AlignCenter, label);
+            }
+            ++m_stats.nodes_drawn;
+            if (is_expanded(it.op))
+                paint_layer_nodes(p, f, it, r);
+        }
+    }
+}
+
+void DagCanvas::paint_layer_nodes(QPainter& p, const Frame& f, const TimelineItem& it, const QRectF& node) const
+{
+    // An expanded pass: its layers on the line below, chained.
+    const QRgb fill = TimelinePalette::kind_rgb(it.kind, it.shade);
+    const auto [first, last] = m_data->layers_of(it.op);
+    const int layers = std::max(1, last - first + 1);
+    const double lw = node.width() / layers;
+    for (int k = 0; k < layers; ++k) {
+        const QRectF lr(node.left() + k * lw, node.bottom() + 4, std::max(1.0, lw - 1), kLayerHeight);
+        p.fillRect(lr, QColor::fromRgb(TimelinePalette::kind_rgb(it.kind, it.shade + 1)));
+        p.setPen(QColor::fromRgb(darker(fill, 0.7)));
+        p.drawRect(lr);
+        const QString ll = QStringLiteral("L") + QString::number(first + k);
+        if (lw >= f.fm.horizontalAdvance(ll) + 4) {
+            p.setPen(m_palette.text);
+            p.drawText(lr, Qt::AlignCenter, ll);
+        }
+        ++m_stats.layer_nodes_drawn;
+    }
+}
+
+void DagCanvas::paint_label_runs(QPainter& p, const Frame& f, const std::vector<ItemRange>& ranges) const
+{
+    // Pieces of one pass (bucketed backward) labelled as a group.
+    const QFontMetrics& fm = f.fm;
+    for (std::size_t li = 0; li < m_lanes.size(); ++li) {
+        const Lane& lane = m_lanes[li];
+        for_each_label_run(*m_data, *lane.row, ranges[li].begin, ranges[li].end, m_map.px_per_s,
+            fm.horizontalAdvance(QStringLiteral("B00")) + 4, 0, [&](const LabelRun& run) {
+                const QRectF a = node_rect_in(lane, lane.row->items[run.first], f.y0);
+                const QRectF b = node_rect_in(lane, lane.row->items[run.last], f.y0);
+                const QRectF band(a.left(), a.top(), b.right() - a.left(), a.height());
+                const QString text = fitted_text(run, fm, band.width());
+                if (text.isEmpty())
+                    return;
+                const int tw = fm.horizontalAdvance(text) + 6;
+                QColor back = m_palette.background;
+                back.setAlpha(210);
+                const QRectF tr
+                    = QRectF(0, 0, tw, fm.height()).translated(band.center() - QPointF(tw / 2.0, fm.height() / 2.0));
+                p.fillRect(tr, back);
+                p.setPen(m_palette.text);
+                p.drawText(tr, Qt::AlignCenter, text);
+            });
+    }
+}
+
+void DagCanvas::paint_lane_labels(QPainter& p, const Frame& f) const
+{
+    const QRect& plot = f.plot;
     p.fillRect(QRect(0, plot.top(), kLabelWidth, plot.height()), m_palette.header_background);
     QFont bold = font();
     bold.setBold(true);
     for (const Lane& lane : m_lanes) {
-        const int top = y0 + lane.y;
+        const int top = f.y0 + lane.y;
         if (top + lane.h < plot.top() || top > plot.bottom())
             continue;
         const TimelineStage& st = m_data->stages[static_cast<std::size_t>(lane.stage_index)];
@@ -546,23 +584,26 @@ void DagCanvas::paint_to(QPainter& p, bool) const
         if (st.members.size() > 1)
             name += QStringLiteral(" ×") + QString::number(st.members.size());
         p.drawText(QRect(6, top, kLabelWidth - 10, kNodeHeight / 2 + 2), Qt::AlignLeft | Qt::AlignBottom, name);
-        p.setFont(small);
+        p.setFont(f.small);
         p.setPen(m_palette.muted_text);
         p.drawText(QRect(6, top + kNodeHeight / 2 + 2, kLabelWidth - 10, kNodeHeight / 2), Qt::AlignLeft | Qt::AlignTop,
             QStringLiteral("bubble ") + qs(format_duration(st.bubble_s)));
     }
-    // Axis.
-    p.fillRect(QRect(0, 0, all.width(), kAxisHeight), m_palette.header_background);
+}
+
+void DagCanvas::paint_axis(QPainter& p, const Frame& f, int width_px) const
+{
+    p.fillRect(QRect(0, 0, width_px, kAxisHeight), m_palette.header_background);
     p.setPen(m_palette.grid);
-    p.drawLine(0, kAxisHeight - 1, all.width(), kAxisHeight - 1);
-    p.setFont(small);
+    p.drawLine(0, kAxisHeight - 1, width_px, kAxisHeight - 1);
+    p.setFont(f.small);
     p.setPen(m_palette.text);
-    for (const AxisTick& t : axis_ticks(tb, te, m_map.s_per_px())) {
+    for (const AxisTick& t : axis_ticks(f.t_begin, f.t_end, m_map.s_per_px())) {
         const double x = std::floor(m_map.to_x(t.t_s)) + 0.5;
         p.drawLine(QPointF(x, kAxisHeight - 5), QPointF(x, kAxisHeight - 1));
         const QString label = qs(t.label);
-        const int lw = fm.horizontalAdvance(label);
-        if (x - lw / 2.0 >= plot.left() - 2)
+        const int lw = f.fm.horizontalAdvance(label);
+        if (x - lw / 2.0 >= f.plot.left() - 2)
             p.drawText(QPointF(x - lw / 2.0, kAxisHeight - 8), label);
     }
     p.fillRect(QRect(0, 0, kLabelWidth, kAxisHeight - 1), m_palette.header_background);
@@ -578,52 +619,43 @@ void DagCanvas::resizeEvent(QResizeEvent* e)
 
 void DagCanvas::wheelEvent(QWheelEvent* e)
 {
-    const QPoint d = e->angleDelta();
-    if (e->modifiers() & Qt::ShiftModifier) {
-        verticalScrollBar()->setValue(verticalScrollBar()->value() - d.y() / 2);
-    } else {
-        if (d.x() != 0)
-            m_map.pan_px(d.x() / 2.0);
-        if (d.y() != 0)
-            m_map.zoom_at(e->position().x(), std::pow(1.0015, d.y()));
-        viewport()->update();
-    }
-    e->accept();
+    m_zoom_pan.wheel(e);
+}
+
+void DagCanvas::pan_by_px(double dx_px)
+{
+    m_map.pan_px(dx_px);
+    viewport()->update();
+}
+
+void DagCanvas::drag_by_px(QPoint delta_px)
+{
+    m_map.pan_px(delta_px.x());
+    if (m_data)
+        m_map.clamp_to(0, m_data->makespan_s, plot_rect().width());
+    verticalScrollBar()->setValue(verticalScrollBar()->value() - delta_px.y());
+    viewport()->update();
 }
 
 void DagCanvas::mousePressEvent(QMouseEvent* e)
 {
-    m_press_pos = m_last_pos = e->position().toPoint();
-    m_dragging = false;
+    m_zoom_pan.press(e->position().toPoint());
 }
 
 void DagCanvas::mouseMoveEvent(QMouseEvent* e)
 {
-    const QPoint pos = e->position().toPoint();
-    if (e->buttons() & Qt::LeftButton) {
-        if (!m_dragging && (pos - m_press_pos).manhattanLength() > 3)
-            m_dragging = true;
-        if (m_dragging) {
-            const QPoint d = pos - m_last_pos;
-            m_map.pan_px(d.x());
-            if (m_data)
-                m_map.clamp_to(0, m_data->makespan_s, plot_rect().width());
-            verticalScrollBar()->setValue(verticalScrollBar()->value() - d.y());
-            viewport()->update();
-        }
-    }
-    m_last_pos = pos;
+    m_zoom_pan.move(e->position().toPoint(), e->buttons());
 }
 
 void DagCanvas::mouseReleaseEvent(QMouseEvent* e)
 {
-    if (e->button() == Qt::LeftButton && !m_dragging) {
+    const bool click = m_zoom_pan.release();
+    if (e->button() == Qt::LeftButton && click) {
         if (const auto op = node_at(e->position().toPoint()))
             select_op(*op);
         else
             clear_selection();
     }
-    m_dragging = false;
 }
 
 void DagCanvas::mouseDoubleClickEvent(QMouseEvent* e)
@@ -636,51 +668,16 @@ void DagCanvas::mouseDoubleClickEvent(QMouseEvent* e)
 
 void DagCanvas::keyPressEvent(QKeyEvent* e)
 {
-    switch (e->key()) {
-    case Qt::Key_Home:
-    case Qt::Key_F:
-        fit();
-        break;
-    case Qt::Key_Plus:
-    case Qt::Key_Equal:
-    case Qt::Key_W:
-        zoom(1.25);
-        break;
-    case Qt::Key_Minus:
-    case Qt::Key_S:
-        zoom(0.8);
-        break;
-    case Qt::Key_Left:
-    case Qt::Key_A:
-        m_map.pan_px(plot_rect().width() * 0.2);
-        viewport()->update();
-        break;
-    case Qt::Key_Right:
-    case Qt::Key_D:
-        m_map.pan_px(-plot_rect().width() * 0.2);
-        viewport()->update();
-        break;
-    case Qt::Key_Escape:
-        clear_selection();
-        break;
-    default:
+    if (m_zoom_pan.key(e))
+        e->accept();
+    else
         QAbstractScrollArea::keyPressEvent(e);
-        return;
-    }
-    e->accept();
 }
 
 bool DagCanvas::viewportEvent(QEvent* e)
 {
-    if (e->type() == QEvent::ToolTip) {
-        auto* he = static_cast<QHelpEvent*>(e);
-        const QString text = tooltip_at(he->pos());
-        if (text.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(he->globalPos(), text, viewport());
+    if (show_canvas_tooltip(e, viewport(), [this](QPoint pos) { return tooltip_at(pos); }))
         return true;
-    }
     return QAbstractScrollArea::viewportEvent(e);
 }
 

@@ -1,5 +1,6 @@
 #include "timeline/timeline_canvas.hpp"
 
+#include "timeline/canvas_tooltip.hpp"
 #include "timeline/label_runs.hpp"
 
 #include <QKeyEvent>
@@ -8,7 +9,6 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QScrollBar>
-#include <QToolTip>
 #include <QWheelEvent>
 #include <QtConcurrent/QtConcurrentMap>
 
@@ -720,19 +720,16 @@ QRectF TimelineCanvas::op_rect(std::uint32_t op, bool in_baseline) const
 
 void TimelineCanvas::paint_overlays(QPainter& p, const QRect& plot, int rows_y0) const
 {
-    const double t_begin = m_map.to_t(plot.left());
-    const double t_end = m_map.to_t(plot.right() + 1);
     QFont small = font();
     small.setPointSizeF(std::max(6.5, font().pointSizeF() - 1.5));
     p.setFont(small);
-    const QFontMetrics fm(small);
-    const QColor separator = m_palette.background;
+    const OverlayFrame f { plot, rows_y0, m_map.to_t(plot.left()), m_map.to_t(plot.right() + 1), QFontMetrics(small) };
 
     // Grid lines of the axis, faint, over the bars.
     QColor grid = m_palette.muted_text;
     grid.setAlpha(45);
     p.setPen(QPen(grid, 1));
-    for (const AxisTick& t : axis_ticks(t_begin, t_end, m_map.s_per_px()))
+    for (const AxisTick& t : axis_ticks(f.t_begin, f.t_end, m_map.s_per_px()))
         p.drawLine(QPointF(std::floor(m_map.to_x(t.t_s)) + 0.5, plot.top()),
             QPointF(std::floor(m_map.to_x(t.t_s)) + 0.5, plot.bottom()));
 
@@ -742,118 +739,151 @@ void TimelineCanvas::paint_overlays(QPainter& p, const QRect& plot, int rows_y0)
         const int top = rows_y0 + r.y;
         if (top + r.h <= plot.top() || top >= plot.bottom() || r.h < 6)
             continue;
-        const TimelineRow& row = *r.row;
-        const double rb = t_begin - r.offset_s, re = t_end - r.offset_s;
-        // Groups of narrow pieces of one pass get one label, when few bars are in view.
-        if (r.data && r.h >= kLabelMinRowHeight && row.kind == TimelineRowKind::compute) {
-            const std::size_t i0 = row.first_ending_after(rb), i1 = row.first_ending_after(re);
-            if (i1 + 1 - i0 <= static_cast<std::size_t>(plot.width()) / 3)
-                for_each_label_run(*r.data, row, i0, std::min(row.items.size(), i1 + 1), m_map.px_per_s,
-                    kMinSeparatorPx * 6, 0, [&](const LabelRun& run) {
-                        const double x0 = m_map.to_x(row.items[run.first].start_s + r.offset_s);
-                        const double x1 = m_map.to_x(row.items[run.last].end_s + r.offset_s);
-                        const QString text = fitted_text(run, fm, x1 - x0);
-                        if (text.isEmpty())
-                            return;
-                        const QRectF band(x0, top, x1 - x0, r.h >= 4 ? r.h - 1 : r.h);
-                        QColor back = m_palette.background;
-                        back.setAlpha(200);
-                        const QRectF tr = QRectF(0, 0, fm.horizontalAdvance(text) + 6, fm.height())
-                                              .translated(band.center()
-                                                  - QPointF((fm.horizontalAdvance(text) + 6) / 2.0, fm.height() / 2.0));
-                        p.fillRect(tr, back);
-                        p.setPen(m_palette.text);
-                        p.drawText(tr, Qt::AlignCenter, text);
-                    });
-        }
-        if (r.max_item_s * m_map.px_per_s < kMinSeparatorPx)
-            continue;
-        std::size_t budget = static_cast<std::size_t>(plot.width()) * 4; // bars drawn per row at most
-        const double min_s = kMinSeparatorPx * m_map.s_per_px();
-        const std::size_t block = TimelineRow::kBlock;
-        for (std::size_t i = row.first_ending_after(rb); i < row.items.size() && budget > 0; ++i) {
-            // Skip blocks of bars too narrow to get a border.
-            if (i % block == 0 && i / block < row.block_max_s.size() && row.block_max_s[i / block] < min_s) {
-                if (row.items[std::min(row.items.size(), i + block) - 1].start_s >= re)
-                    break;
-                i += block - 1;
-                continue;
-            }
-            const TimelineItem& it = row.items[i];
-            if (it.start_s >= re)
-                break;
-            const double w = it.duration_s() * m_map.px_per_s;
-            if (w < kMinSeparatorPx)
-                continue;
-            --budget;
-            const QRectF rect = item_rect(static_cast<int>(ri), it, rows_y0, plot.left());
-            p.setPen(QPen(separator, 1));
-            p.drawLine(QPointF(std::floor(rect.left()) + 0.5, rect.top()),
-                QPointF(std::floor(rect.left()) + 0.5, rect.bottom()));
-            if (r.h >= kLabelMinRowHeight) {
-                const QString text = item_label(r.data, row, it, m_measured.get());
-                // Skip labels narrower than ~6 characters' room (STYLE.md): clutter, not information.
-                if (!text.isEmpty() && w >= std::max(fm.horizontalAdvance(text) + 4, fm.averageCharWidth() * 3)) {
-                    const QRectF visible = rect.intersected(QRectF(plot));
-                    p.setPen(TimelinePalette::text_on(it.kind, it.shade));
-                    const int strip = (it.flags & TimelineItem::kCritical) && m_show_critical ? 2 : 0;
-                    p.drawText(visible.adjusted(2, strip, -2, 0), Qt::AlignCenter | Qt::TextSingleLine,
-                        fm.elidedText(text, Qt::ElideRight, static_cast<int>(visible.width()) - 2));
-                }
-            }
-        }
+        paint_label_runs(p, f, r);
+        paint_bar_details(p, f, static_cast<int>(ri));
     }
-
-    // Critical path: connectors between consecutive critical ops on different rows, when few enough
-    // are in view to be read (zoomed out, the dark strip on the bars shows the path).
     if (m_show_critical) {
-        for (const auto& [dptr, base] : { std::pair { m_data.get(), false }, std::pair { m_baseline.get(), true } }) {
-            if (!dptr)
-                continue;
-            const auto& path = dptr->sim->result.critical_path;
-            const auto& start = dptr->sim->result.start_s;
-            const auto& end = dptr->sim->result.end_s;
-            // The path runs forward in time: binary search for the part in view.
-            auto first = std::lower_bound(
-                path.begin(), path.end(), t_begin, [&](std::uint32_t op, double t) { return end[op] < t; });
-            if (first != path.begin())
-                --first;
-            auto last
-                = std::upper_bound(first, path.end(), t_end, [&](double t, std::uint32_t op) { return t < start[op]; });
-            if (last != path.end())
-                ++last;
-            std::size_t switches = 0;
-            std::uint32_t prev_row = TimelineData::kNoRow;
-            for (auto it = first; it != last && switches <= kMaxConnectors; ++it) {
-                const std::uint32_t r = dptr->op_row[*it];
-                if (r == TimelineData::kNoRow)
-                    continue;
-                switches += prev_row != TimelineData::kNoRow && r != prev_row;
-                prev_row = r;
-            }
-            if (switches > kMaxConnectors)
-                continue;
-            QColor c = m_palette.critical;
-            c.setAlpha(170);
-            p.setPen(QPen(c, 1.2, Qt::SolidLine));
-            p.setRenderHint(QPainter::Antialiasing, true);
-            QRectF prev;
-            int prev_dr = -1;
-            for (auto it = first; it != last; ++it) {
-                const int dr = display_row_of_op(*it, base);
-                if (dr < 0)
-                    continue;
-                const QRectF rect = op_rect(*it, base);
-                if (prev_dr >= 0 && dr != prev_dr)
-                    p.drawLine(QPointF(prev.right(), prev.center().y()), QPointF(rect.left(), rect.center().y()));
-                prev = rect;
-                prev_dr = dr;
-            }
-            p.setRenderHint(QPainter::Antialiasing, false);
+        paint_critical_connectors(p, f, m_data.get(), false);
+        paint_critical_connectors(p, f, m_baseline.get(), true);
+    }
+    paint_step_ends(p, f);
+    paint_selection(p);
+    if (m_banding) {
+        QColor fill = m_palette.selection;
+        fill.setAlpha(50);
+        p.setPen(QPen(m_palette.selection, 1, Qt::DashLine));
+        p.setBrush(fill);
+        p.drawRect(QRect(m_zoom_pan.press_pos(), m_band_end).normalized());
+        p.setBrush(Qt::NoBrush);
+    }
+}
+
+void TimelineCanvas::paint_label_runs(QPainter& p, const OverlayFrame& f, const DisplayRow& r) const
+{
+    // Groups of narrow pieces of one pass get one label, when few bars are in view.
+    const TimelineRow& row = *r.row;
+    if (!r.data || r.h < kLabelMinRowHeight || row.kind != TimelineRowKind::compute)
+        return;
+    const int top = f.rows_y0 + r.y;
+    const QFontMetrics& fm = f.fm;
+    const std::size_t i0 = row.first_ending_after(f.t_begin - r.offset_s);
+    const std::size_t i1 = row.first_ending_after(f.t_end - r.offset_s);
+    if (i1 + 1 - i0 > static_cast<std::size_t>(f.plot.width()) / 3)
+        return;
+    for_each_label_run(*r.data, row, i0, std::min(row.items.size(), i1 + 1), m_map.px_per_s, kMinSeparatorPx * 6, 0,
+        [&](const LabelRun& run) {
+            const double x0 = m_map.to_x(row.items[run.first].start_s + r.offset_s);
+            const double x1 = m_map.to_x(row.items[run.last].end_s + r.offset_s);
+            const QString text = fitted_text(run, fm, x1 - x0);
+            if (text.isEmpty())
+                return;
+            const QRectF band(x0, top, x1 - x0, r.h >= 4 ? r.h - 1 : r.h);
+            QColor back = m_palette.background;
+            back.setAlpha(200);
+            const QRectF tr
+                = QRectF(0, 0, fm.horizontalAdvance(text) + 6, fm.height())
+                      .translated(band.center() - QPointF((fm.horizontalAdvance(text) + 6) / 2.0, fm.height() / 2.0));
+            p.fillRect(tr, back);
+            p.setPen(m_palette.text);
+            p.drawText(tr, Qt::AlignCenter, text);
+        });
+}
+
+void TimelineCanvas::paint_bar_details(QPainter& p, const OverlayFrame& f, int display_row) const
+{
+    const DisplayRow& r = m_rows[static_cast<std::size_t>(display_row)];
+    if (r.max_item_s * m_map.px_per_s < kMinSeparatorPx)
+        return;
+    const TimelineRow& row = *r.row;
+    const QFontMetrics& fm = f.fm;
+    const double re = f.t_end - r.offset_s;
+    std::size_t budget = static_cast<std::size_t>(f.plot.width()) * 4; // bars drawn per row at most
+    const double min_s = kMinSeparatorPx * m_map.s_per_px();
+    const std::size_t block = TimelineRow::kBlock;
+    for (std::size_t i = row.first_ending_after(f.t_begin - r.offset_s); i < row.items.size() && budget > 0; ++i) {
+        // Skip blocks of bars too narrow to get a border.
+        if (i % block == 0 && i / block < row.block_max_s.size() && row.block_max_s[i / block] < min_s) {
+            if (row.items[std::min(row.items.size(), i + block) - 1].start_s >= re)
+                break;
+            i += block - 1;
+            continue;
+        }
+        const TimelineItem& it = row.items[i];
+        if (it.start_s >= re)
+            break;
+        const double w = it.duration_s() * m_map.px_per_s;
+        if (w < kMinSeparatorPx)
+            continue;
+        --budget;
+        const QRectF rect = item_rect(display_row, it, f.rows_y0, f.plot.left());
+        p.setPen(QPen(m_palette.background, 1));
+        p.drawLine(
+            QPointF(std::floor(rect.left()) + 0.5, rect.top()), QPointF(std::floor(rect.left()) + 0.5, rect.bottom()));
+        if (r.h < kLabelMinRowHeight)
+            continue;
+        const QString text = item_label(r.data, row, it, m_measured.get());
+        // Skip labels narrower than ~6 characters' room (STYLE.md): clutter, not information.
+        if (!text.isEmpty() && w >= std::max(fm.horizontalAdvance(text) + 4, fm.averageCharWidth() * 3)) {
+            const QRectF visible = rect.intersected(QRectF(f.plot));
+            p.setPen(TimelinePalette::text_on(it.kind, it.shade));
+            const int strip = (it.flags & TimelineItem::kCritical) && m_show_critical ? 2 : 0;
+            p.drawText(visible.adjusted(2, strip, -2, 0), Qt::AlignCenter | Qt::TextSingleLine,
+                fm.elidedText(text, Qt::ElideRight, static_cast<int>(visible.width()) - 2));
         }
     }
+}
 
-    // Step ends: where each plan's pipeline drains and its step ends.
+void TimelineCanvas::paint_critical_connectors(
+    QPainter& p, const OverlayFrame& f, const TimelineData* dptr, bool base) const
+{
+    // Connectors between consecutive critical ops on different rows, when few enough are in view to
+    // be read (zoomed out, the dark strip on the bars shows the path).
+    if (!dptr)
+        return;
+    const auto& path = dptr->sim->result.critical_path;
+    const auto& start = dptr->sim->result.start_s;
+    const auto& end = dptr->sim->result.end_s;
+    // The path runs forward in time: binary search for the part in view.
+    auto first = std::lower_bound(
+        path.begin(), path.end(), f.t_begin, [&](std::uint32_t op, double t) { return end[op] < t; });
+    if (first != path.begin())
+        --first;
+    auto last = std::upper_bound(first, path.end(), f.t_end, [&](double t, std::uint32_t op) { return t < start[op]; });
+    if (last != path.end())
+        ++last;
+    std::size_t switches = 0;
+    std::uint32_t prev_row = TimelineData::kNoRow;
+    for (auto it = first; it != last && switches <= kMaxConnectors; ++it) {
+        const std::uint32_t r = dptr->op_row[*it];
+        if (r == TimelineData::kNoRow)
+            continue;
+        switches += prev_row != TimelineData::kNoRow && r != prev_row;
+        prev_row = r;
+    }
+    if (switches > kMaxConnectors)
+        return;
+    QColor c = m_palette.critical;
+    c.setAlpha(170);
+    p.setPen(QPen(c, 1.2, Qt::SolidLine));
+    p.setRenderHint(QPainter::Antialiasing, true);
+    QRectF prev;
+    int prev_dr = -1;
+    for (auto it = first; it != last; ++it) {
+        const int dr = display_row_of_op(*it, base);
+        if (dr < 0)
+            continue;
+        const QRectF rect = op_rect(*it, base);
+        if (prev_dr >= 0 && dr != prev_dr)
+            p.drawLine(QPointF(prev.right(), prev.center().y()), QPointF(rect.left(), rect.center().y()));
+        prev = rect;
+        prev_dr = dr;
+    }
+    p.setRenderHint(QPainter::Antialiasing, false);
+}
+
+void TimelineCanvas::paint_step_ends(QPainter& p, const OverlayFrame& f) const
+{
+    // Where each plan's pipeline drains (dashed) and its step ends (solid), over that plan's rows.
     auto marker = [&](const TimelineData& d, const QColor& c, int y0, int y1) {
         QPen pen(c, 1, Qt::DashLine);
         p.setPen(pen);
@@ -865,9 +895,10 @@ void TimelineCanvas::paint_overlays(QPainter& p, const QRect& plot, int rows_y0)
         const double xs = m_map.to_x(d.makespan_s);
         p.drawLine(QPointF(xs, y0), QPointF(xs, y1));
     };
+    const QRect& plot = f.plot;
     int a_top = plot.bottom(), a_bottom = plot.top(), b_top = plot.bottom(), b_bottom = plot.top();
     for (const DisplayRow& r : m_rows) {
-        const int y = rows_y0 + r.y;
+        const int y = f.rows_y0 + r.y;
         if (r.section == Section::baseline) {
             a_top = std::min(a_top, y);
             a_bottom = std::max(a_bottom, y + r.h);
@@ -880,53 +911,47 @@ void TimelineCanvas::paint_overlays(QPainter& p, const QRect& plot, int rows_y0)
         marker(*m_baseline, QColor(0x6b, 0x72, 0x80), a_top, a_bottom);
     if (m_data)
         marker(*m_data, m_palette.text, b_top, b_bottom);
+}
 
-    // Selection: the op, its predecessors (blue) and successors (green), with arrows.
-    if (m_selected) {
-        const bool base = m_selected_in_baseline;
-        const TimelineData* d = base ? m_baseline.get() : m_data.get();
-        if (d && *m_selected < d->op_count()) {
-            const QRectF sel = op_rect(*m_selected, base);
-            p.setRenderHint(QPainter::Antialiasing, true);
-            auto outline = [&](const QRectF& r, const QColor& c) {
-                p.setPen(QPen(c, 2));
-                p.setBrush(Qt::NoBrush);
-                p.drawRect(r.adjusted(-1, -1, 1, 1));
-            };
-            for (std::uint32_t q : d->graph().deps(*m_selected)) {
-                const QRectF r = op_rect(q, base);
-                if (r.isEmpty())
-                    continue;
-                outline(r, m_palette.predecessor);
-                if (!sel.isEmpty())
-                    draw_arrow(p, QPointF(r.right(), r.center().y()), QPointF(sel.left(), sel.center().y()),
-                        m_palette.predecessor);
-            }
-            for (std::uint32_t q : d->successors(*m_selected)) {
-                const QRectF r = op_rect(q, base);
-                if (r.isEmpty())
-                    continue;
-                outline(r, m_palette.successor);
-                if (!sel.isEmpty())
-                    draw_arrow(p, QPointF(sel.right(), sel.center().y()), QPointF(r.left(), r.center().y()),
-                        m_palette.successor);
-            }
-            if (!sel.isEmpty()) {
-                p.setPen(QPen(m_palette.selection, 3));
-                p.drawRect(sel.adjusted(-1.5, -1.5, 1.5, 1.5));
-            }
-            p.setRenderHint(QPainter::Antialiasing, false);
-        }
-    }
-
-    if (m_banding) {
-        QColor fill = m_palette.selection;
-        fill.setAlpha(50);
-        p.setPen(QPen(m_palette.selection, 1, Qt::DashLine));
-        p.setBrush(fill);
-        p.drawRect(QRect(m_press_pos, m_band_end).normalized());
+void TimelineCanvas::paint_selection(QPainter& p) const
+{
+    // The selected op, its predecessors (blue) and successors (green), with arrows.
+    if (!m_selected)
+        return;
+    const bool base = m_selected_in_baseline;
+    const TimelineData* d = base ? m_baseline.get() : m_data.get();
+    if (!d || *m_selected >= d->op_count())
+        return;
+    const QRectF sel = op_rect(*m_selected, base);
+    p.setRenderHint(QPainter::Antialiasing, true);
+    auto outline = [&](const QRectF& r, const QColor& c) {
+        p.setPen(QPen(c, 2));
         p.setBrush(Qt::NoBrush);
+        p.drawRect(r.adjusted(-1, -1, 1, 1));
+    };
+    for (std::uint32_t q : d->graph().deps(*m_selected)) {
+        const QRectF r = op_rect(q, base);
+        if (r.isEmpty())
+            continue;
+        outline(r, m_palette.predecessor);
+        if (!sel.isEmpty())
+            draw_arrow(
+                p, QPointF(r.right(), r.center().y()), QPointF(sel.left(), sel.center().y()), m_palette.predecessor);
     }
+    for (std::uint32_t q : d->successors(*m_selected)) {
+        const QRectF r = op_rect(q, base);
+        if (r.isEmpty())
+            continue;
+        outline(r, m_palette.successor);
+        if (!sel.isEmpty())
+            draw_arrow(
+                p, QPointF(sel.right(), sel.center().y()), QPointF(r.left(), r.center().y()), m_palette.successor);
+    }
+    if (!sel.isEmpty()) {
+        p.setPen(QPen(m_palette.selection, 3));
+        p.drawRect(sel.adjusted(-1.5, -1.5, 1.5, 1.5));
+    }
+    p.setRenderHint(QPainter::Antialiasing, false);
 }
 
 void TimelineCanvas::paint_axis(QPainter& p, const QRect& axis, const QRect& plot) const
@@ -1227,27 +1252,30 @@ void TimelineCanvas::resizeEvent(QResizeEvent* e)
 
 void TimelineCanvas::wheelEvent(QWheelEvent* e)
 {
-    const QPoint d = e->angleDelta();
     if (e->modifiers() & Qt::ControlModifier) {
-        set_row_scale(m_row_scale * std::pow(1.0015, d.y()));
-    } else if (e->modifiers() & Qt::ShiftModifier) {
-        verticalScrollBar()->setValue(verticalScrollBar()->value() - d.y() / 2);
-    } else {
-        if (d.x() != 0)
-            pan_pixels(d.x() / 2.0);
-        if (d.y() != 0)
-            zoom(std::pow(1.0015, d.y()), e->position().x());
+        set_row_scale(m_row_scale * std::pow(ZoomPanController::kWheelZoomBase, e->angleDelta().y()));
+        e->accept();
+        return;
     }
-    e->accept();
+    m_zoom_pan.wheel(e);
+}
+
+void TimelineCanvas::drag_by_px(QPoint delta_px)
+{
+    m_map.pan_px(delta_px.x());
+    m_map.clamp_to(full_begin(), full_end(), plot_rect().width());
+    verticalScrollBar()->setValue(verticalScrollBar()->value() - delta_px.y());
+    update_scrollbars();
+    viewport()->update();
+    emit view_changed();
 }
 
 void TimelineCanvas::mousePressEvent(QMouseEvent* e)
 {
-    m_press_pos = m_last_pos = e->position().toPoint();
-    m_dragging = false;
+    m_zoom_pan.press(e->position().toPoint());
     m_banding
         = e->button() == Qt::RightButton || (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier));
-    m_band_end = m_press_pos;
+    m_band_end = m_zoom_pan.press_pos();
     e->accept();
 }
 
@@ -1257,47 +1285,39 @@ void TimelineCanvas::mouseMoveEvent(QMouseEvent* e)
     if (m_banding) {
         m_band_end = pos;
         viewport()->update();
-    } else if (e->buttons() & Qt::LeftButton) {
-        if (!m_dragging && (pos - m_press_pos).manhattanLength() > 3)
-            m_dragging = true;
-        if (m_dragging) {
-            const QPoint d = pos - m_last_pos;
-            m_map.pan_px(d.x());
-            m_map.clamp_to(full_begin(), full_end(), plot_rect().width());
-            verticalScrollBar()->setValue(verticalScrollBar()->value() - d.y());
-            update_scrollbars();
-            viewport()->update();
-            emit view_changed();
-        }
     }
-    m_last_pos = pos;
+    // While a band is drawn the drag does not pan; the controller still follows the pointer.
+    m_zoom_pan.move(pos, m_banding ? Qt::NoButton : e->buttons());
 }
 
 void TimelineCanvas::mouseReleaseEvent(QMouseEvent* e)
 {
     const QPoint pos = e->position().toPoint();
+    const bool click = m_zoom_pan.release();
     if (m_banding) {
         m_banding = false;
-        const QRect band = QRect(m_press_pos, pos).normalized();
-        if (band.width() >= 4) {
-            const QRect plot = plot_rect();
-            const double t0 = m_map.to_t(std::max(band.left(), plot.left()));
-            const double t1 = m_map.to_t(std::max(band.right(), plot.left() + 1));
-            // Vertically, the band's rows fill the view (up to the readable row scale).
-            if (band.height() >= 12 && band.height() < plot.height()) {
-                const int content_top = band.top() - rows_top();
-                const double factor
-                    = std::min(static_cast<double>(plot.height()) / band.height(), kMaxRowScale / m_row_scale);
-                set_row_scale(m_row_scale * factor);
-                verticalScrollBar()->setValue(static_cast<int>(content_top * factor));
-            }
-            set_time_range(t0, t1);
-        }
+        zoom_to_band(QRect(m_zoom_pan.press_pos(), pos).normalized());
         viewport()->update();
-    } else if (e->button() == Qt::LeftButton && !m_dragging) {
+    } else if (e->button() == Qt::LeftButton && click) {
         select_at(pos);
     }
-    m_dragging = false;
+}
+
+void TimelineCanvas::zoom_to_band(const QRect& band)
+{
+    if (band.width() < 4)
+        return;
+    const QRect plot = plot_rect();
+    const double t0 = m_map.to_t(std::max(band.left(), plot.left()));
+    const double t1 = m_map.to_t(std::max(band.right(), plot.left() + 1));
+    // Vertically, the band's rows fill the view (up to the readable row scale).
+    if (band.height() >= 12 && band.height() < plot.height()) {
+        const int content_top = band.top() - rows_top();
+        const double factor = std::min(static_cast<double>(plot.height()) / band.height(), kMaxRowScale / m_row_scale);
+        set_row_scale(m_row_scale * factor);
+        verticalScrollBar()->setValue(static_cast<int>(content_top * factor));
+    }
+    set_time_range(t0, t1);
 }
 
 void TimelineCanvas::mouseDoubleClickEvent(QMouseEvent* e)
@@ -1308,50 +1328,16 @@ void TimelineCanvas::mouseDoubleClickEvent(QMouseEvent* e)
 
 void TimelineCanvas::keyPressEvent(QKeyEvent* e)
 {
-    const double page = plot_rect().width() * 0.2;
-    switch (e->key()) {
-    case Qt::Key_Home:
-    case Qt::Key_F:
-        fit();
-        break;
-    case Qt::Key_Plus:
-    case Qt::Key_Equal:
-    case Qt::Key_W:
-        zoom(1.25);
-        break;
-    case Qt::Key_Minus:
-    case Qt::Key_S:
-        zoom(0.8);
-        break;
-    case Qt::Key_Left:
-    case Qt::Key_A:
-        pan_pixels(page);
-        break;
-    case Qt::Key_Right:
-    case Qt::Key_D:
-        pan_pixels(-page);
-        break;
-    case Qt::Key_Escape:
-        clear_selection();
-        break;
-    default:
+    if (m_zoom_pan.key(e))
+        e->accept();
+    else
         QAbstractScrollArea::keyPressEvent(e);
-        return;
-    }
-    e->accept();
 }
 
 bool TimelineCanvas::viewportEvent(QEvent* e)
 {
-    if (e->type() == QEvent::ToolTip) {
-        auto* he = static_cast<QHelpEvent*>(e);
-        const QString text = tooltip_at(he->pos());
-        if (text.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(he->globalPos(), text, viewport());
+    if (show_canvas_tooltip(e, viewport(), [this](QPoint pos) { return tooltip_at(pos); }))
         return true;
-    }
     return QAbstractScrollArea::viewportEvent(e);
 }
 

@@ -7,10 +7,12 @@
 // measured trace is drawn under them on the same axis.
 #include "timeline/time_mapping.hpp"
 #include "timeline/timeline_palette.hpp"
+#include "timeline/zoom_pan_controller.hpp"
 #include "viewdata/measured_trace.hpp"
 #include "viewdata/timeline_data.hpp"
 
 #include <QAbstractScrollArea>
+#include <QFontMetrics>
 #include <QImage>
 
 #include <memory>
@@ -19,7 +21,7 @@
 
 namespace parallax::views {
 
-class TimelineCanvas : public QAbstractScrollArea {
+class TimelineCanvas : public QAbstractScrollArea, public ZoomPanView {
     Q_OBJECT
 public:
     explicit TimelineCanvas(QWidget* parent = nullptr);
@@ -39,9 +41,12 @@ public:
     // View.
     const TimeMapping& mapping() const { return m_map; }
     void set_time_range(double t_begin, double t_end);
-    void fit(); // the whole step (of both plans, and the measured trace) and all rows
-    void zoom(double factor, std::optional<double> at_x = std::nullopt);
+    void fit() override; // the whole step (of both plans, and the measured trace) and all rows
+    void zoom(double factor, std::optional<double> at_x = std::nullopt) override;
     void pan_pixels(double dx);
+    void pan_by_px(double dx_px) override { pan_pixels(dx_px); }
+    void drag_by_px(QPoint delta_px) override;
+    int plot_width_px() const override { return plot_rect().width(); }
     void set_show_communication_rows(bool on);
     bool show_communication_rows() const { return m_show_comm; }
     void set_show_critical_path(bool on);
@@ -51,7 +56,7 @@ public:
     // Selection: an op of the current plan (or of plan A); its predecessors and successors highlight.
     bool select_at(QPoint viewport_pos);
     void select_op(std::uint32_t op, bool in_baseline = false);
-    void clear_selection();
+    void clear_selection() override;
     std::optional<std::uint32_t> selected_op() const { return m_selected; }
     std::vector<std::uint32_t> highlighted_predecessors() const;
     std::vector<std::uint32_t> highlighted_successors() const;
@@ -129,6 +134,7 @@ private:
     };
 
     void relayout();
+    void zoom_to_band(const QRect& band); // a rubber band released: its time range (and rows) fill the view
     int content_height(double scale) const;
     void update_scrollbars();
     double full_begin() const;
@@ -141,6 +147,18 @@ private:
     void render_rows_image(const QRect& plot, int rows_y0) const;
     void paint_rows_vector(QPainter& p, const QRect& plot, int rows_y0) const;
     void paint_overlays(QPainter& p, const QRect& plot, int rows_y0) const;
+    // What the overlay painters share: the plot, the rows' origin, the time range in view, the font.
+    struct OverlayFrame {
+        QRect plot;
+        int rows_y0 = 0;
+        double t_begin = 0, t_end = 0;
+        QFontMetrics fm;
+    };
+    void paint_label_runs(QPainter& p, const OverlayFrame& f, const DisplayRow& r) const;
+    void paint_bar_details(QPainter& p, const OverlayFrame& f, int display_row) const;
+    void paint_critical_connectors(QPainter& p, const OverlayFrame& f, const TimelineData* data, bool base) const;
+    void paint_step_ends(QPainter& p, const OverlayFrame& f) const;
+    void paint_selection(QPainter& p) const;
     void paint_axis(QPainter& p, const QRect& axis, const QRect& plot) const;
     void paint_labels(QPainter& p, const QRect& labels, int rows_y0) const;
     QRgb bin_colour(const DisplayRow& r, const LodBin& b, double bin_s, QRgb background, bool& bubble) const;
@@ -160,9 +178,7 @@ private:
     bool m_selected_in_baseline = false;
 
     // Interaction.
-    QPoint m_press_pos;
-    QPoint m_last_pos;
-    bool m_dragging = false;
+    ZoomPanController m_zoom_pan { *this, *this };
     bool m_banding = false;
     QPoint m_band_end;
     bool m_syncing_scrollbar = false;
