@@ -43,6 +43,7 @@
 #include <QLabel>
 #include <QProcess>
 #include <QPushButton>
+#include <QSemaphore>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QStandardItemModel>
@@ -96,15 +97,15 @@ QString tokens_text(MainWindow& w)
 class FakeEngine : public views::SearchEngine {
 public:
     bool wait_for_cancel = false;
-    std::atomic<bool> started { false };
+    QSemaphore started; // released once run() is entered (on the worker)
     QString name() const override { return QStringLiteral("test engine"); }
     views::SearchReport run(const Scenario& s, int top, const std::function<void(double)>& progress,
-        const std::function<bool()>& cancelled) override
+        const CancelToken& cancel) override
     {
-        started = true;
+        started.release();
         views::SearchReport r;
         if (wait_for_cancel) {
-            while (!cancelled())
+            while (!cancel.cancelled())
                 QThread::msleep(2);
             r.cancelled = true;
             return r;
@@ -871,7 +872,7 @@ void TestPlannerWindow::searchPanelCancels()
     QSignalSpy done(panel, &views::SearchPanel::finished);
     panel->start();
     QVERIFY(panel->running());
-    QTRY_VERIFY(engine->started.load());
+    QTRY_VERIFY(engine->started.available() > 0);
     panel->cancel();
     QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 10000);
     QVERIFY(!panel->running());
