@@ -54,7 +54,6 @@
 #include <QToolButton>
 #include <QUndoStack>
 
-#include <atomic>
 #include <memory>
 
 using namespace parallax;
