@@ -98,8 +98,8 @@ public:
     bool wait_for_cancel = false;
     QSemaphore started; // released once run() is entered (on the worker)
     QString name() const override { return QStringLiteral("test engine"); }
-    views::SearchReport run(const Scenario& s, int top, const std::function<void(double)>& progress,
-        const CancelToken& cancel) override
+    views::SearchReport run(
+        const Scenario& s, int top, const std::function<void(double)>& progress, const CancelToken& cancel) override
     {
         started.release();
         views::SearchReport r;

@@ -3,8 +3,8 @@
 // a remaining-time estimate) and Cancel (reported as "stopped"), shows the ranked results in a
 // sortable table with their explanations; activating a row asks to apply that strategy. Without an
 // engine the panel says so and stays disabled.
-#include "planner/result_models.hpp"
 #include "jobs/cancel_token.hpp"
+#include "planner/result_models.hpp"
 #include "planner/search_engine.hpp"
 #include "spec/scenario.hpp"
 
