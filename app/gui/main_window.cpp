@@ -377,6 +377,15 @@ void MainWindow::connect_panels()
 
 void MainWindow::build_actions()
 {
+    const MainActions actions = build_file_and_edit_menus();
+    build_runs_menu();
+    build_view_menu();
+    build_toolbar(actions);
+    build_status_bar();
+}
+
+MainWindow::MainActions MainWindow::build_file_and_edit_menus()
+{
     QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
     QAction* new_action = file->addAction(QStringLiteral("&New"), this, [this] {
         if (confirm_discard())
@@ -410,7 +419,11 @@ void MainWindow::build_actions()
     QAction* pin = edit->addAction(QStringLiteral("&Pin plan as baseline (A)"), this, &MainWindow::pin_current);
     pin->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
     edit->addAction(QStringLiteral("&Clear pinned plan"), this, &MainWindow::clear_pin);
+    return { new_action, open, save_action, pin, report };
+}
 
+void MainWindow::build_runs_menu()
+{
     QMenu* runs = menuBar()->addMenu(QStringLiteral("&Runs"));
     QAction* send_run = m_remote->panel()->send_action();
     send_run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
@@ -424,7 +437,10 @@ void MainWindow::build_actions()
     runs->addAction(m_remote->panel()->trace_action());
     runs->addSeparator();
     runs->addAction(m_docks.value(QStringLiteral("runs"))->toggleViewAction());
+}
 
+void MainWindow::build_view_menu()
+{
     QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
     int key = Qt::Key_1;
     for (const QString& name : { QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
@@ -464,12 +480,15 @@ void MainWindow::build_actions()
         [this] { set_theme(m_settings->theme() == Theme::dark ? Theme::light : Theme::dark); });
     toggle_dark->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
     view->addAction(QStringLiteral("&Reset layout"), this, &MainWindow::reset_layout);
+}
 
+void MainWindow::build_toolbar(const MainActions& actions)
+{
     QToolBar* bar = addToolBar(QStringLiteral("Scenario"));
     bar->setObjectName(QStringLiteral("scenario_toolbar"));
-    bar->addAction(new_action);
-    bar->addAction(open);
-    bar->addAction(save_action);
+    bar->addAction(actions.new_scenario);
+    bar->addAction(actions.open);
+    bar->addAction(actions.save);
     bar->addSeparator();
     // The toolbar's own Undo/Redo with fixed texts: the menu actions rename themselves after every
     // edit ("Undo TP 4 → 8"), and a toolbar button changing width relayouts the whole window on
@@ -485,8 +504,8 @@ void MainWindow::build_actions()
     connect(m_doc->undo_stack(), &QUndoStack::redoTextChanged, bar_redo,
         [bar_redo](const QString& t) { bar_redo->setToolTip(QStringLiteral("Redo ") + t); });
     bar->addSeparator();
-    bar->addAction(pin);
-    bar->addAction(report);
+    bar->addAction(actions.pin);
+    bar->addAction(actions.report);
     bar->addSeparator();
     bar->addWidget(new QLabel(QStringLiteral(" Scenario preset: "), bar));
     m_presets = new QComboBox(bar);
@@ -500,7 +519,10 @@ void MainWindow::build_actions()
         if (confirm_discard())
             open_scenario_preset(name);
     });
+}
 
+void MainWindow::build_status_bar()
+{
     m_fidelity_label = new QLabel(this);
     m_fidelity_label->setObjectName(QStringLiteral("fidelity_label"));
     m_timing_label = new QLabel(this);

@@ -172,7 +172,20 @@ private:
     QDockWidget* build_runs_dock();
     void connect_panels(); // edits and strategy picks from the panels into the document
     void apply_default_sizes();
+    // The actions the toolbar shares with the menus.
+    struct MainActions {
+        QAction* new_scenario = nullptr;
+        QAction* open = nullptr;
+        QAction* save = nullptr;
+        QAction* pin = nullptr;
+        QAction* report = nullptr;
+    };
     void build_actions();
+    MainActions build_file_and_edit_menus();
+    void build_runs_menu();
+    void build_view_menu();
+    void build_toolbar(const MainActions& actions);
+    void build_status_bar();
     void scenario_changed(const Scenario& s, const QString& what);
     void show_evaluation(std::shared_ptr<const PlanEvaluation> e); // a new evaluation arrived
     void display(); // shows m_current against m_previous and the pin
