@@ -15,10 +15,13 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QIcon>
+#include <QSize>
 #include <QTemporaryDir>
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <optional>
 
 namespace {
 
@@ -41,16 +44,12 @@ void fail(const QString& message)
     std::fprintf(stderr, "parallax: %s\n", message.toLocal8Bit().constData());
 }
 
-} // namespace
+using parallax::app::MainWindow;
+using parallax::app::Settings;
+using parallax::app::Theme;
 
-int main(int argc, char** argv)
+void add_options(QCommandLineParser& parser)
 {
-    early_options(argc, argv);
-    QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("Parallax"));
-    QApplication::setOrganizationName(QStringLiteral("Parallax"));
-    QApplication::setApplicationVersion(QStringLiteral(PARALLAX_VERSION));
-    QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Parallax: a planner for hybrid parallelism in LLM training."));
     parser.addHelpOption();
     parser.addVersionOption();
@@ -61,7 +60,7 @@ int main(int argc, char** argv)
         QStringLiteral("OUT.png") });
     parser.addOption({ QStringLiteral("panel"),
         QStringLiteral("With --screenshot: the panel to show and capture (%1).")
-            .arg(parallax::app::MainWindow::panel_names().join(QStringLiteral(", "))),
+            .arg(MainWindow::panel_names().join(QStringLiteral(", "))),
         QStringLiteral("NAME"), QStringLiteral("window") });
     parser.addOption({ QStringLiteral("dark"), QStringLiteral("Use the dark palette.") });
     parser.addOption({ QStringLiteral("light"), QStringLiteral("Use the light palette.") });
@@ -77,22 +76,18 @@ int main(int argc, char** argv)
         QStringLiteral("Select this run in the Runs panel (its overlay and log), or several separated by commas to "
                        "compare them; with --screenshot the newest run is selected when none is given."),
         QStringLiteral("RUN_ID[,RUN_ID...]") });
-    parser.process(app);
+}
 
-    const bool screenshot = parser.isSet(QStringLiteral("screenshot"));
-    using parallax::app::MainWindow;
-    using parallax::app::Settings;
-    using parallax::app::Theme;
-
-    // Screenshots never read or write the user's settings and leave no autosave behind.
-    QTemporaryDir scratch;
-    std::unique_ptr<Settings> settings;
+// Screenshots never read or write the user's settings and leave no autosave behind: their settings,
+// run store and profiles live in `scratch`.
+MainWindow::Options window_options(
+    const QCommandLineParser& parser, const QTemporaryDir& scratch, Settings* scratch_settings)
+{
     MainWindow::Options options;
-    if (screenshot) {
-        settings = std::make_unique<Settings>(scratch.filePath(QStringLiteral("settings.ini")), nullptr);
+    if (scratch_settings) {
         options.restore_layout = false;
         options.autosave = false;
-        options.settings = settings.get();
+        options.settings = scratch_settings;
         // A screenshot reads the run store it is given and never contacts a cluster.
         options.run_store = parser.isSet(QStringLiteral("store")) ? parser.value(QStringLiteral("store"))
                                                                   : scratch.filePath(QStringLiteral("runs.sqlite"));
@@ -102,97 +97,139 @@ int main(int argc, char** argv)
         options.run_store = parser.value(QStringLiteral("store"));
         options.attach_runs = true; // watch unfinished runs again after a restart
     }
-    MainWindow window(options);
-    window.setWindowIcon(QIcon(QStringLiteral(":/parallax/icons/parallax.svg")));
+    return options;
+}
 
-    Theme theme = screenshot ? Theme::light : window.settings()->theme();
+Theme theme_option(const QCommandLineParser& parser, Theme fallback)
+{
     if (parser.isSet(QStringLiteral("dark")))
-        theme = Theme::dark;
-    else if (parser.isSet(QStringLiteral("light")))
-        theme = Theme::light;
-    parallax::app::apply_theme(theme);
+        return Theme::dark;
+    if (parser.isSet(QStringLiteral("light")))
+        return Theme::light;
+    return fallback;
+}
+
+// The Runs panel of a screenshot: its table, then the chosen (or newest) run's overlay and log.
+// Returns the exit code on failure.
+std::optional<int> show_runs_for_screenshot(
+    MainWindow& window, const QCommandLineParser& parser, const QString& panel, QSize size)
+{
+    parallax::views::RemoteRunsController* remote = window.remote();
+    if (!remote->wait_until_idle(20000)) {
+        fail(QStringLiteral("the run store could not be read in time"));
+        return 1;
+    }
+    if (remote->panel()->model()->rowCount() == 0)
+        return std::nullopt;
+    QStringList runs = parser.value(QStringLiteral("run")).split(u',', Qt::SkipEmptyParts);
+    if (runs.isEmpty())
+        runs << remote->panel()->proxy()->index(0, 0).data(parallax::views::RunsModel::RunIdRole).toString();
+    if (!remote->panel()->select_runs(runs)) {
+        fail(QStringLiteral("--run: no run \"%1\" in %2").arg(runs.join(u','), remote->store_path()));
+        return 2;
+    }
+    if (!remote->wait_until_idle(20000)) {
+        fail(QStringLiteral("the run's overlay could not be read in time"));
+        return 1;
+    }
+    // A picture of the window with runs in it shows them: the Runs dock in front, with room.
+    if (panel == QStringLiteral("window")) {
+        const int w = size.width();
+        const int h = size.height();
+        window.show_panel(QStringLiteral("runs"));
+        window.resizeDocks({ window.dock(QStringLiteral("runs")) }, { h * 46 / 100 }, Qt::Vertical);
+        window.resizeDocks({ window.dock(QStringLiteral("grid")), window.dock(QStringLiteral("runs")),
+                               window.dock(QStringLiteral("learn")) },
+            { w * 21 / 100, w * 58 / 100, w * 21 / 100 }, Qt::Horizontal);
+    }
+    return std::nullopt;
+}
+
+// --screenshot: shows the panel, waits for its numbers and pictures, writes the PNG. Returns the exit code.
+int take_screenshot(MainWindow& window, const QCommandLineParser& parser)
+{
+    const QString panel = parser.value(QStringLiteral("panel"));
+    if (!MainWindow::panel_names().contains(panel)) {
+        fail(QStringLiteral("--panel: unknown panel \"%1\"; one of %2")
+                 .arg(panel, MainWindow::panel_names().join(QStringLiteral(", "))));
+        return 2;
+    }
+    const QStringList size = parser.value(QStringLiteral("size")).split(u'x');
+    const int w = size.value(0).toInt();
+    const int h = size.value(1).toInt();
+    if (size.size() != 2 || w < 200 || h < 150) {
+        fail(QStringLiteral("--size: expected WxH such as 1600x1000"));
+        return 2;
+    }
+    window.resize(w, h);
+    window.show();
+    window.show_panel(panel);
+    if (!window.wait_for_evaluation(20000)) {
+        fail(QStringLiteral("the evaluation did not finish"));
+        return 1;
+    }
+    if (panel == QStringLiteral("timeline") && !window.wait_for_timeline(60000)) {
+        fail(QStringLiteral("the simulation for the timeline did not finish"));
+        return 1;
+    }
+    if (const std::optional<int> failed = show_runs_for_screenshot(window, parser, panel, QSize(w, h)))
+        return *failed;
+    // Queued replots and layouts run before the picture is taken.
+    for (int i = 0; i < 3; ++i)
+        QApplication::processEvents();
+    QWidget* target = window.panel(panel);
+    const QString out = parser.value(QStringLiteral("screenshot"));
+    if (!target->grab().save(out, "PNG")) {
+        fail(QStringLiteral("cannot write ") + out);
+        return 1;
+    }
+    return 0;
+}
+
+// --run without --screenshot: select the runs once the store's rows are in.
+void select_runs_when_loaded(MainWindow& window, const QString& run)
+{
+    auto* remote = window.remote();
+    QObject::connect(remote, &parallax::views::RemoteRunsController::rowsLoaded, &window, [&window, remote, run] {
+        if (remote->panel()->selected_run_ids().isEmpty()
+            && remote->panel()->select_runs(run.split(u',', Qt::SkipEmptyParts)))
+            window.show_panel(QStringLiteral("runs"));
+    });
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    early_options(argc, argv);
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("Parallax"));
+    QApplication::setOrganizationName(QStringLiteral("Parallax"));
+    QApplication::setApplicationVersion(QStringLiteral(PARALLAX_VERSION));
+    QCommandLineParser parser;
+    add_options(parser);
+    parser.process(app);
+
+    const bool screenshot = parser.isSet(QStringLiteral("screenshot"));
+    QTemporaryDir scratch;
+    std::unique_ptr<Settings> scratch_settings;
+    if (screenshot)
+        scratch_settings = std::make_unique<Settings>(scratch.filePath(QStringLiteral("settings.ini")), nullptr);
+    MainWindow window(window_options(parser, scratch, scratch_settings.get()));
+    window.setWindowIcon(QIcon(QStringLiteral(":/parallax/icons/parallax.svg")));
+    parallax::app::apply_theme(theme_option(parser, screenshot ? Theme::light : window.settings()->theme()));
 
     const QString scenario = parser.value(QStringLiteral("scenario"));
     const bool ok
         = QFile::exists(scenario) ? window.open_scenario_file(scenario) : window.open_scenario_preset(scenario);
     if (!ok)
         fail(window.last_error());
+    if (screenshot)
+        return ok ? take_screenshot(window, parser) : 2;
 
-    if (screenshot) {
-        if (!ok)
-            return 2;
-        const QString panel = parser.value(QStringLiteral("panel"));
-        if (!MainWindow::panel_names().contains(panel)) {
-            fail(QStringLiteral("--panel: unknown panel \"%1\"; one of %2")
-                     .arg(panel, MainWindow::panel_names().join(QStringLiteral(", "))));
-            return 2;
-        }
-        const QStringList size = parser.value(QStringLiteral("size")).split(u'x');
-        const int w = size.value(0).toInt();
-        const int h = size.value(1).toInt();
-        if (size.size() != 2 || w < 200 || h < 150) {
-            fail(QStringLiteral("--size: expected WxH such as 1600x1000"));
-            return 2;
-        }
-        window.resize(w, h);
-        window.show();
-        window.show_panel(panel);
-        if (!window.wait_for_evaluation(20000)) {
-            fail(QStringLiteral("the evaluation did not finish"));
-            return 1;
-        }
-        if (panel == QStringLiteral("timeline") && !window.wait_for_timeline(60000)) {
-            fail(QStringLiteral("the simulation for the timeline did not finish"));
-            return 1;
-        }
-        // The Runs panel: its table, then the chosen (or newest) run's overlay and log.
-        parallax::views::RemoteRunsController* remote = window.remote();
-        if (!remote->wait_until_idle(20000)) {
-            fail(QStringLiteral("the run store could not be read in time"));
-            return 1;
-        }
-        if (remote->panel()->model()->rowCount() > 0) {
-            QStringList runs = parser.value(QStringLiteral("run")).split(u',', Qt::SkipEmptyParts);
-            if (runs.isEmpty())
-                runs << remote->panel()->proxy()->index(0, 0).data(parallax::views::RunsModel::RunIdRole).toString();
-            if (!remote->panel()->select_runs(runs)) {
-                fail(QStringLiteral("--run: no run \"%1\" in %2").arg(runs.join(u','), remote->store_path()));
-                return 2;
-            }
-            if (!remote->wait_until_idle(20000)) {
-                fail(QStringLiteral("the run's overlay could not be read in time"));
-                return 1;
-            }
-            // A picture of the window with runs in it shows them: the Runs dock in front, with room.
-            if (panel == QStringLiteral("window")) {
-                window.show_panel(QStringLiteral("runs"));
-                window.resizeDocks({ window.dock(QStringLiteral("runs")) }, { h * 46 / 100 }, Qt::Vertical);
-                window.resizeDocks({ window.dock(QStringLiteral("grid")), window.dock(QStringLiteral("runs")),
-                                       window.dock(QStringLiteral("learn")) },
-                    { w * 21 / 100, w * 58 / 100, w * 21 / 100 }, Qt::Horizontal);
-            }
-        }
-        // Queued replots and layouts run before the picture is taken.
-        for (int i = 0; i < 3; ++i)
-            QApplication::processEvents();
-        QWidget* target = window.panel(panel);
-        const QString out = parser.value(QStringLiteral("screenshot"));
-        if (!target->grab().save(out, "PNG")) {
-            fail(QStringLiteral("cannot write ") + out);
-            return 1;
-        }
-        return 0;
-    }
     window.show();
-    if (parser.isSet(QStringLiteral("run"))) {
-        const QString run = parser.value(QStringLiteral("run"));
-        auto* remote = window.remote();
-        QObject::connect(remote, &parallax::views::RemoteRunsController::rowsLoaded, &window, [&window, remote, run] {
-            if (remote->panel()->selected_run_ids().isEmpty()
-                && remote->panel()->select_runs(run.split(u',', Qt::SkipEmptyParts)))
-                window.show_panel(QStringLiteral("runs"));
-        });
-    }
+    if (parser.isSet(QStringLiteral("run")))
+        select_runs_when_loaded(window, parser.value(QStringLiteral("run")));
     window.offer_recovery();
     return QApplication::exec();
 }

@@ -3,8 +3,6 @@
 #include "search/search.hpp"
 #include "spec/input_error.hpp"
 
-#include <atomic>
-
 namespace parallax::app {
 
 namespace {
@@ -26,26 +24,16 @@ SearchObjective objective_of(const Scenario& s)
 } // namespace
 
 views::SearchReport CoreSearchEngine::run(
-    const Scenario& s, int top, const std::function<void(double)>& progress, const std::function<bool()>& cancelled)
+    const Scenario& s, int top, const std::function<void(double)>& progress, const CancelToken& cancel)
 {
     views::SearchReport report;
-    const CancelToken cancel;
-    if (cancelled && cancelled())
-        cancel.cancel();
     SearchOptions o;
     o.top = top;
     o.objective = objective_of(s);
     if (s.search)
         o.min_memory_headroom_fraction = s.search->min_memory_headroom_fraction;
-    o.cancel = &cancel;
-    // The search polls its atomic flag; the panel's Cancel is a predicate: look at it on every
-    // progress step (at least every 0.1%).
-    o.progress = [&](double f) {
-        if (cancelled && cancelled())
-            cancel.cancel();
-        if (progress)
-            progress(f);
-    };
+    o.cancel = cancel;
+    o.progress = progress;
     try {
         o.fix = search_fix_from(s);
         const SearchOutcome out = search_strategies(s, o);

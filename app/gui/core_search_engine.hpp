@@ -11,8 +11,8 @@ namespace parallax::app {
 class CoreSearchEngine : public views::SearchEngine {
 public:
     QString name() const override { return QStringLiteral("core search (analytic ranking, simulator refinement)"); }
-    views::SearchReport run(const Scenario& s, int top, const std::function<void(double)>& progress,
-        const std::function<bool()>& cancelled) override;
+    views::SearchReport run(
+        const Scenario& s, int top, const std::function<void(double)>& progress, const CancelToken& cancel) override;
 };
 
 } // namespace parallax::app

@@ -1,11 +1,13 @@
 #include "gui/main_window.hpp"
 
-#include "gui/autosave.hpp"
+#include "gui/autosave_controller.hpp"
 #include "gui/core_search_engine.hpp"
 #include "gui/plan_document.hpp"
 #include "gui/plan_evaluator.hpp"
-#include "gui/report_export.hpp"
+#include "gui/report_controller.hpp"
+#include "gui/scaling_controller.hpp"
 #include "gui/theme.hpp"
+#include "gui/timeline_controller.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
 #include "planner/cluster_grid_view.hpp"
@@ -23,8 +25,6 @@
 #include "plots/scaling_plot.hpp"
 #include "remote/remote_controller.hpp"
 #include "search/plan_explain.hpp"
-#include "search/sweep.hpp"
-#include "sim/simulated_model.hpp"
 #include "spec/input_error.hpp"
 #include "spec/units.hpp"
 #include "style/view_style.hpp"
@@ -59,7 +59,6 @@
 #include <QToolBar>
 #include <QUndoStack>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #ifndef PARALLAX_VERSION
 #define PARALLAX_VERSION "dev"
@@ -132,24 +131,19 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
     m_settings = options.settings ? options.settings : new Settings(this);
     m_doc = new PlanDocument(this);
     m_evaluator = new PlanEvaluator(this);
+    m_timeline_jobs = new TimelineController(this);
+    m_scaling_jobs = new ScalingController(this);
+    m_autosave = new AutosaveController(m_settings, m_doc, options.autosave, this);
+    m_reports = new ReportController(this);
     setWindowTitle(QStringLiteral("Parallax"));
     setDockNestingEnabled(true);
     build_panels();
     build_actions();
 
     connect(m_doc, &PlanDocument::scenario_changed, this, &MainWindow::scenario_changed);
-    connect(m_doc, &PlanDocument::modified_changed, this, [this](bool) {
-        update_title();
-        schedule_autosave();
-    });
+    connect(m_doc, &PlanDocument::modified_changed, this, [this](bool) { update_title(); });
     connect(m_evaluator, &PlanEvaluator::evaluated, this, &MainWindow::show_evaluation);
-
-    if (options.autosave) {
-        m_autosave = new Autosave(m_settings->autosave_dir(), this);
-        m_autosave_timer = new QTimer(this);
-        m_autosave_timer->setSingleShot(true);
-        connect(m_autosave_timer, &QTimer::timeout, this, [this] { autosave_now(); });
-    }
+    connect_jobs();
 
     resize(1600, 1000);
     m_remote->start(options.attach_runs);
@@ -166,8 +160,8 @@ MainWindow::~MainWindow()
 {
     // Background work outlives nothing: a running sweep stops at its next check, a pending
     // simulation is stale.
-    cancel_scaling();
-    m_timeline_latest->fetch_add(1);
+    m_scaling_jobs->cancel();
+    m_timeline_jobs->cancel_all();
     // Remote workers close their connections on their threads; open SSH questions are answered "no".
     m_remote->shutdown();
 }
@@ -187,6 +181,15 @@ QDockWidget* MainWindow::add_dock(const QString& name, const QString& title, QWi
 }
 
 void MainWindow::build_panels()
+{
+    build_results();
+    QWidget* picker = build_scenario_picker();
+    create_views();
+    build_docks(picker);
+    connect_panels();
+}
+
+void MainWindow::build_results()
 {
     // Centre: the live numbers, memory per stage and the time breakdown.
     m_results = new QWidget(this);
@@ -229,8 +232,11 @@ void MainWindow::build_panels()
     setCentralWidget(m_results);
     views::install_export_menu(m_memory, QStringLiteral("memory-per-stage"), [this] { return m_memory->csv(); });
     views::install_export_menu(m_time, QStringLiteral("time-breakdown"), [this] { return m_time->csv(); });
+}
 
-    // Scenario picker: presets and recent files.
+QWidget* MainWindow::build_scenario_picker()
+{
+    // Presets and recent files.
     auto* picker = new QWidget(this);
     auto* pv = new QVBoxLayout(picker);
     pv->setContentsMargins(4, 4, 4, 4);
@@ -256,7 +262,11 @@ void MainWindow::build_panels()
             open_scenario_file(i->data(Qt::UserRole).toString());
     });
     connect(open_button, &QPushButton::clicked, this, &MainWindow::open_dialog);
+    return picker;
+}
 
+void MainWindow::create_views()
+{
     m_model_form = views::make_model_editor(this);
     m_cluster_form = views::make_cluster_editor(this);
     m_training_form = views::make_training_editor(this);
@@ -272,7 +282,10 @@ void MainWindow::build_panels()
     m_timeline_slot = scrolled(m_timeline, this); // its minimum height would otherwise set the window's
     m_scaling = new views::ScalingPlot(this);
     m_power = new views::PowerPanel(this);
+}
 
+void MainWindow::build_docks(QWidget* picker)
+{
     add_dock(
         QStringLiteral("strategy"), QStringLiteral("Strategy"), scrolled(m_strategy, this), Qt::LeftDockWidgetArea);
     QDockWidget* scenario_dock
@@ -313,6 +326,13 @@ void MainWindow::build_panels()
             request_timeline(true);
     });
     tabifyDockWidget(learn, search);
+    tabifyDockWidget(scaling_dock, build_runs_dock());
+    sensitivity->raise();
+    learn->raise();
+}
+
+QDockWidget* MainWindow::build_runs_dock()
+{
     // Remote validation runs: the table, the overlay of the selected runs and their log.
     views::RemoteRunsController::Options ro;
     ro.store_path = m_opts.run_store;
@@ -321,7 +341,6 @@ void MainWindow::build_panels()
     m_remote = new views::RemoteRunsController(ro, this);
     QDockWidget* runs
         = add_dock(QStringLiteral("runs"), QStringLiteral("Runs"), m_remote->panel(), Qt::BottomDockWidgetArea);
-    tabifyDockWidget(scaling_dock, runs);
     connect(m_remote, &views::RemoteRunsController::overlayChanged, this, &MainWindow::show_plan_overlay);
     connect(m_remote, &views::RemoteRunsController::sending, this, [this] { show_panel(QStringLiteral("runs")); });
     connect(m_remote, &views::RemoteRunsController::statusMessage, this,
@@ -333,9 +352,11 @@ void MainWindow::build_panels()
             statusBar()->showMessage(
                 QStringLiteral("Measured trace of run %1 on the timeline: %2").arg(run_id, path), 8000);
         });
-    sensitivity->raise();
-    learn->raise();
+    return runs;
+}
 
+void MainWindow::connect_panels()
+{
     connect(m_strategy, &views::StrategyPanel::edit_requested, this, &MainWindow::apply_edit);
     connect(m_strategy, &views::StrategyPanel::options_changed, this, &MainWindow::set_evaluation_options);
     connect(m_grid, &views::ClusterGridView::edit_requested, this, &MainWindow::apply_edit);
@@ -344,8 +365,6 @@ void MainWindow::build_panels()
     connect(m_sensitivity, &views::SensitivityPlot::apply_requested, this, &MainWindow::apply_strategy);
     connect(m_heatmap, &views::HeatmapPlot::apply_requested, this, &MainWindow::apply_strategy);
     connect(m_search, &views::SearchPanel::apply_requested, this, &MainWindow::apply_strategy);
-    connect(m_scaling, &views::ScalingPlot::run_requested, this, &MainWindow::run_scaling);
-    connect(m_scaling, &views::ScalingPlot::cancel_requested, this, &MainWindow::cancel_scaling);
     m_search->set_engine(std::make_shared<CoreSearchEngine>());
     views::install_export_menu(m_grid->canvas(), QStringLiteral("cluster-grid"),
         [this] { return scenario() ? grid_csv(*scenario()) : QString(); });
@@ -357,6 +376,15 @@ void MainWindow::build_panels()
 }
 
 void MainWindow::build_actions()
+{
+    const MainActions actions = build_file_and_edit_menus();
+    build_runs_menu();
+    build_view_menu();
+    build_toolbar(actions);
+    build_status_bar();
+}
+
+MainWindow::MainActions MainWindow::build_file_and_edit_menus()
 {
     QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
     QAction* new_action = file->addAction(QStringLiteral("&New"), this, [this] {
@@ -391,7 +419,11 @@ void MainWindow::build_actions()
     QAction* pin = edit->addAction(QStringLiteral("&Pin plan as baseline (A)"), this, &MainWindow::pin_current);
     pin->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
     edit->addAction(QStringLiteral("&Clear pinned plan"), this, &MainWindow::clear_pin);
+    return { new_action, open, save_action, pin, report };
+}
 
+void MainWindow::build_runs_menu()
+{
     QMenu* runs = menuBar()->addMenu(QStringLiteral("&Runs"));
     QAction* send_run = m_remote->panel()->send_action();
     send_run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
@@ -405,7 +437,10 @@ void MainWindow::build_actions()
     runs->addAction(m_remote->panel()->trace_action());
     runs->addSeparator();
     runs->addAction(m_docks.value(QStringLiteral("runs"))->toggleViewAction());
+}
 
+void MainWindow::build_view_menu()
+{
     QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
     int key = Qt::Key_1;
     for (const QString& name : { QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
@@ -445,12 +480,15 @@ void MainWindow::build_actions()
         [this] { set_theme(m_settings->theme() == Theme::dark ? Theme::light : Theme::dark); });
     toggle_dark->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
     view->addAction(QStringLiteral("&Reset layout"), this, &MainWindow::reset_layout);
+}
 
+void MainWindow::build_toolbar(const MainActions& actions)
+{
     QToolBar* bar = addToolBar(QStringLiteral("Scenario"));
     bar->setObjectName(QStringLiteral("scenario_toolbar"));
-    bar->addAction(new_action);
-    bar->addAction(open);
-    bar->addAction(save_action);
+    bar->addAction(actions.new_scenario);
+    bar->addAction(actions.open);
+    bar->addAction(actions.save);
     bar->addSeparator();
     // The toolbar's own Undo/Redo with fixed texts: the menu actions rename themselves after every
     // edit ("Undo TP 4 → 8"), and a toolbar button changing width relayouts the whole window on
@@ -466,8 +504,8 @@ void MainWindow::build_actions()
     connect(m_doc->undo_stack(), &QUndoStack::redoTextChanged, bar_redo,
         [bar_redo](const QString& t) { bar_redo->setToolTip(QStringLiteral("Redo ") + t); });
     bar->addSeparator();
-    bar->addAction(pin);
-    bar->addAction(report);
+    bar->addAction(actions.pin);
+    bar->addAction(actions.report);
     bar->addSeparator();
     bar->addWidget(new QLabel(QStringLiteral(" Scenario preset: "), bar));
     m_presets = new QComboBox(bar);
@@ -481,7 +519,10 @@ void MainWindow::build_actions()
         if (confirm_discard())
             open_scenario_preset(name);
     });
+}
 
+void MainWindow::build_status_bar()
+{
     m_fidelity_label = new QLabel(this);
     m_fidelity_label->setObjectName(QStringLiteral("fidelity_label"));
     m_timing_label = new QLabel(this);
@@ -557,8 +598,7 @@ bool MainWindow::open_scenario_file(const QString& path)
         m_doc->reset(s, QFileInfo(path).absoluteFilePath(), path);
         m_presets->setCurrentIndex(-1);
         m_settings->add_recent_file(path);
-        if (m_autosave)
-            m_autosave->discard();
+        m_autosave->discard();
         return true;
     } catch (const InputError& e) {
         report_error(QString::fromStdString(e.what()));
@@ -575,8 +615,7 @@ bool MainWindow::open_scenario_preset(const QString& name)
         const int index = m_presets->findText(name);
         if (index >= 0)
             m_presets->setCurrentIndex(index);
-        if (m_autosave)
-            m_autosave->discard();
+        m_autosave->discard();
         return true;
     } catch (const InputError& e) {
         report_error(QString::fromStdString(e.what()));
@@ -642,8 +681,7 @@ bool MainWindow::save_as(const QString& path)
     const QString abs = QFileInfo(path).absoluteFilePath();
     m_doc->mark_saved(abs);
     m_settings->add_recent_file(abs);
-    if (m_autosave)
-        m_autosave->discard();
+    m_autosave->discard();
     clear_error();
     statusBar()->showMessage(QStringLiteral("Saved ") + abs, 5000);
     update_title();
@@ -960,24 +998,33 @@ void MainWindow::request_timeline(bool force)
     // simulated; selecting its tab asks again.
     if (!force && (!d || !d->isVisible() || d->visibleRegion().isEmpty()))
         return;
-    const quint64 id = m_timeline_latest->fetch_add(1) + 1;
-    auto latest = m_timeline_latest;
-    const Scenario s = m_current->scenario;
-    QtConcurrent::run([s, id, latest]() -> std::shared_ptr<const TimelineData> {
-        if (latest->load() != id)
-            return nullptr;
-        const PlanContext ctx(s.model, s.training, s.cluster);
-        auto sim = std::make_shared<const SimulatedPlan>(simulate_plan(ctx, s.strategy));
-        if (latest->load() != id)
-            return nullptr;
-        const Prediction p = prediction_from_simulation(ctx, s.strategy, *sim);
-        return build_timeline_data(sim, p, timeline_plan_info(s));
-    }).then(this, [this, id](std::shared_ptr<const TimelineData> data) {
-        if (!data || id != m_timeline_latest->load())
-            return;
-        m_timeline->set_timeline_data(std::move(data));
-        m_timeline_stale = false;
-        emit timeline_updated();
+    m_timeline_jobs->request(m_current->scenario);
+}
+
+void MainWindow::connect_jobs()
+{
+    connect(
+        m_timeline_jobs, &TimelineController::timeline_ready, this, [this](std::shared_ptr<const TimelineData> data) {
+            m_timeline->set_timeline_data(std::move(data));
+            m_timeline_stale = false;
+            emit timeline_updated();
+        });
+    connect(m_scaling, &views::ScalingPlot::run_requested, this, &MainWindow::run_scaling);
+    connect(m_scaling, &views::ScalingPlot::cancel_requested, this, &MainWindow::cancel_scaling);
+    connect(m_scaling_jobs, &ScalingController::progress, m_scaling, &views::ScalingPlot::set_progress);
+    connect(m_scaling_jobs, &ScalingController::finished, this, [this](const ScalingSweepResult& r) {
+        m_scaling->set_points(r.points, r.cluster_gpus);
+        m_scaling->set_running(false,
+            r.stopped ? QStringLiteral("Stopped.")
+                      : QStringLiteral("Best plan per GPU count; circled points: adding GPUs stops paying or the "
+                                       "winning family changes."));
+        emit scaling_finished();
+    });
+    connect(m_reports, &ReportController::report_written, this, [this](const QString& path, const QString& error) {
+        if (!error.isEmpty())
+            report_error(error);
+        else
+            statusBar()->showMessage(QStringLiteral("Report written to ") + path, 5000);
     });
 }
 
@@ -996,69 +1043,20 @@ bool MainWindow::wait_for_timeline(int timeout_ms)
 
 void MainWindow::run_scaling()
 {
-    if (!scenario() || m_scaling_cancel)
+    if (!scenario() || m_scaling_jobs->running())
         return;
-    const Scenario s = *scenario();
-    const long long gpn = s.cluster.gpus_per_node;
-    const long long n = s.cluster.total_gpus();
-    // 1/8 .. 4x the cluster in whole nodes (the sweep keeps the model, batch and fabric).
-    std::vector<long long> counts;
-    for (long long num : { 1LL, 2LL, 4LL, 8LL, 16LL, 32LL }) {
-        const long long g = n * num / 8;
-        if (g >= gpn && g % gpn == 0 && (counts.empty() || counts.back() != g))
-            counts.push_back(g);
-    }
-    m_scaling_cancel = CancelToken {};
-    const CancelToken cancel = *m_scaling_cancel;
-    m_scaling->set_running(true, QStringLiteral("Searching the best plan at %1 GPU counts...").arg(counts.size()));
-    const QPointer<MainWindow> self(this);
-    QtConcurrent::run([s, counts, cancel, self]() {
-        SweepOptions o;
-        o.search.cancel = cancel;
-        o.search.top = 1;
-        o.search.progress = [self](double f) {
-            QMetaObject::invokeMethod(
-                qApp,
-                [self, f] {
-                    if (self)
-                        self->m_scaling->set_progress(f);
-                },
-                Qt::QueuedConnection);
-        };
-        return sweep_gpus(s, counts, o);
-    }).then(this, [this, n, cancel](const std::vector<SweepPoint>& points) {
-        std::vector<views::ScalingPoint> out;
-        for (const SweepPoint& p : points) {
-            views::ScalingPoint q;
-            q.gpus = p.gpus;
-            q.has_plan = p.has_best;
-            q.tokens_per_s = p.tokens_per_s;
-            q.scaling_efficiency = p.scaling_efficiency;
-            q.marginal_efficiency = p.marginal_efficiency;
-            q.family = QString::fromStdString(p.family);
-            QStringList notes;
-            for (const std::string& note : p.notes)
-                notes << QString::fromStdString(note);
-            q.notes = notes.join(QStringLiteral("; "));
-            if (p.has_best && !p.search.results.empty())
-                q.strategy = p.search.results.front().strategy;
-            out.push_back(std::move(q));
-        }
-        const bool stopped = cancel.cancelled();
-        m_scaling_cancel.reset();
-        m_scaling->set_points(std::move(out), n);
-        m_scaling->set_running(false,
-            stopped ? QStringLiteral("Stopped.")
-                    : QStringLiteral("Best plan per GPU count; circled points: adding GPUs stops paying or the winning "
-                                     "family changes."));
-        emit scaling_finished();
-    });
+    const std::size_t counts = m_scaling_jobs->start(*scenario());
+    m_scaling->set_running(true, QStringLiteral("Searching the best plan at %1 GPU counts...").arg(counts));
 }
 
 void MainWindow::cancel_scaling()
 {
-    if (m_scaling_cancel)
-        m_scaling_cancel->cancel();
+    m_scaling_jobs->cancel();
+}
+
+bool MainWindow::scaling_running() const
+{
+    return m_scaling_jobs->running();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1090,46 +1088,26 @@ QString MainWindow::status_text() const
     return statusBar()->currentMessage();
 }
 
-void MainWindow::schedule_autosave()
-{
-    if (!m_autosave_timer || !m_doc->modified() || m_autosave_timer->isActive())
-        return;
-    m_autosave_timer->start(std::max(1, m_settings->autosave_interval_s()) * 1000);
-}
-
 bool MainWindow::autosave_now(QString* error)
 {
-    if (!m_autosave || !scenario())
-        return false;
-    // Only plans that load again are written: a recovery must never fail on its own file.
-    if (check_strategy(plan_inputs(*scenario()), scenario()->strategy) != Rule::ok) {
-        if (error)
-            *error = QStringLiteral("the plan breaks a rule; the last valid autosave is kept");
-        return false;
-    }
-    return m_autosave->write(*scenario(), m_doc->path(), m_doc->label(), error);
+    return m_autosave->write_now(error);
 }
 
 QString MainWindow::autosave_file() const
 {
-    return m_autosave ? m_autosave->file_path() : QString();
+    return m_autosave->file_path();
 }
 
 QStringList MainWindow::recoverable_autosaves() const
 {
-    return Autosave::orphans(m_settings->autosave_dir());
+    return m_autosave->orphans();
 }
 
 bool MainWindow::recover_autosave(const QString& file)
 {
     try {
-        const RecoveredScenario r = Autosave::load(file);
+        const RecoveredScenario r = m_autosave->recover(file);
         clear_error();
-        const QString label
-            = (r.label.isEmpty() ? QStringLiteral("Recovered") : r.label) + QStringLiteral(" (recovered)");
-        m_doc->reset_modified(r.scenario, r.original_path, label);
-        Autosave::remove(file);
-        autosave_now();
         statusBar()->showMessage(
             QStringLiteral("Recovered the plan autosaved at ") + r.saved_at.toLocalTime().toString(), 8000);
         return true;
@@ -1163,8 +1141,7 @@ void MainWindow::offer_recovery()
 
 void MainWindow::abandon_autosave()
 {
-    if (m_autosave)
-        m_autosave->abandon();
+    m_autosave->abandon();
 }
 
 void MainWindow::set_theme(Theme t)
@@ -1206,13 +1183,8 @@ void MainWindow::set_search_engine(std::shared_ptr<views::SearchEngine> engine)
 // ---------------------------------------------------------------------------------------------
 // Report
 
-bool MainWindow::export_report(const QString& path, QString* error)
+ReportInputs MainWindow::report_inputs()
 {
-    if (!m_current) {
-        if (error)
-            *error = QStringLiteral("no plan to report");
-        return false;
-    }
     ReportInputs in;
     in.current = m_current;
     in.pinned = m_pinned;
@@ -1239,7 +1211,17 @@ bool MainWindow::export_report(const QString& path, QString* error)
         m_timeline->render_image().save(&buffer, "PNG");
         in.images.push_back({ QStringLiteral("Timeline of the simulated plan (one row per stage and stream)"), png });
     }
-    return views::write_text_atomically(path, report_html(in), error);
+    return in;
+}
+
+bool MainWindow::export_report(const QString& path, QString* error)
+{
+    if (!m_current) {
+        if (error)
+            *error = QStringLiteral("no plan to report");
+        return false;
+    }
+    return m_reports->write(report_inputs(), path, error);
 }
 
 void MainWindow::export_report_dialog()
@@ -1249,11 +1231,12 @@ void MainWindow::export_report_dialog()
         QStringLiteral("HTML (*.html)"));
     if (path.isEmpty())
         return;
-    QString error;
-    if (!export_report(path, &error))
-        report_error(error);
-    else
-        statusBar()->showMessage(QStringLiteral("Report written to ") + path, 5000);
+    if (!m_current) {
+        report_error(QStringLiteral("no plan to report"));
+        return;
+    }
+    // The pictures are taken now; building the page and writing it happen on a worker.
+    m_reports->write_in_background(report_inputs(), path);
 }
 
 } // namespace parallax::app

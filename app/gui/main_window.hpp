@@ -8,6 +8,7 @@
 // strategy, grid, sensitivity, heatmap, timeline, search, learn, runs; results, memory, time, compare;
 // window (everything). The runs panel and the remote dialogs (views/remote) send the plan to a cluster
 // and draw what it measured over the predictions.
+#include "gui/report_export.hpp"
 #include "gui/settings.hpp"
 #include "spec/scenario.hpp"
 #include "viewdata/plan_evaluation.hpp"
@@ -16,7 +17,6 @@
 #include <QMap>
 #include <QPointer>
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -54,7 +54,10 @@ namespace parallax::app {
 
 class PlanDocument;
 class PlanEvaluator;
-class Autosave;
+class AutosaveController;
+class ReportController;
+class ScalingController;
+class TimelineController;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -127,7 +130,7 @@ public:
     // The scaling sweep (a full search per GPU count) off the GUI thread; cancel_scaling() stops it.
     void run_scaling();
     void cancel_scaling();
-    bool scaling_running() const { return m_scaling_cancel.has_value(); }
+    bool scaling_running() const;
     void set_search_engine(std::shared_ptr<views::SearchEngine> engine);
 
     // Autosave and crash recovery.
@@ -162,8 +165,27 @@ protected:
 
 private:
     void build_panels();
+    void build_results(); // the central widget
+    QWidget* build_scenario_picker();
+    void create_views();
+    void build_docks(QWidget* picker);
+    QDockWidget* build_runs_dock();
+    void connect_panels(); // edits and strategy picks from the panels into the document
     void apply_default_sizes();
+    // The actions the toolbar shares with the menus.
+    struct MainActions {
+        QAction* new_scenario = nullptr;
+        QAction* open = nullptr;
+        QAction* save = nullptr;
+        QAction* pin = nullptr;
+        QAction* report = nullptr;
+    };
     void build_actions();
+    MainActions build_file_and_edit_menus();
+    void build_runs_menu();
+    void build_view_menu();
+    void build_toolbar(const MainActions& actions);
+    void build_status_bar();
     void scenario_changed(const Scenario& s, const QString& what);
     void show_evaluation(std::shared_ptr<const PlanEvaluation> e); // a new evaluation arrived
     void display(); // shows m_current against m_previous and the pin
@@ -173,13 +195,14 @@ private:
     void update_title();
     void update_fidelity_label();
     void rebuild_recent_menu();
-    void schedule_autosave();
     void open_dialog();
     bool save_as_dialog();
     void export_report_dialog();
     bool confirm_discard();
     void apply_strategy(const Strategy& s, const QString& what);
     void request_timeline(bool force = false);
+    void connect_jobs(); // the background jobs' results into the panels
+    ReportInputs report_inputs(); // numbers and pictures of what the window shows now
     void show_plan_overlay(); // a run's measurement of this plan over the cards and memory bars
     QDockWidget* add_dock(const QString& name, const QString& title, QWidget* w, Qt::DockWidgetArea area);
 
@@ -187,8 +210,10 @@ private:
     Settings* m_settings = nullptr;
     PlanDocument* m_doc = nullptr;
     PlanEvaluator* m_evaluator = nullptr;
-    Autosave* m_autosave = nullptr;
-    QTimer* m_autosave_timer = nullptr;
+    TimelineController* m_timeline_jobs = nullptr;
+    ScalingController* m_scaling_jobs = nullptr;
+    AutosaveController* m_autosave = nullptr;
+    ReportController* m_reports = nullptr;
     PlanEvaluationOptions m_options;
     std::shared_ptr<const PlanEvaluation> m_current;
     std::shared_ptr<const PlanEvaluation> m_previous;
@@ -227,9 +252,7 @@ private:
     views::PowerPanel* m_power = nullptr;
     views::TimelineView* m_timeline = nullptr;
     views::RemoteRunsController* m_remote = nullptr;
-    std::shared_ptr<std::atomic<quint64>> m_timeline_latest = std::make_shared<std::atomic<quint64>>(0);
     bool m_timeline_stale = true;
-    std::optional<CancelToken> m_scaling_cancel; // set while a scaling sweep runs
     QWidget* m_results = nullptr;
     QWidget* m_timeline_slot = nullptr;
     QMap<QString, QDockWidget*> m_docks;

@@ -39,15 +39,15 @@ class TestMainWindow : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase();
-    void startsEmpty();
-    void opensDefaultPreset();
-    void presetComboListsScenarios();
-    void badFileKeepsPreviousPlan_data();
-    void badFileKeepsPreviousPlan();
-    void missingFileKeepsPreviousPlan();
-    void unknownPresetKeepsPreviousPlan();
-    void opensValidFile();
-    void showsOffscreen();
+    void starts_empty();
+    void opens_default_preset();
+    void preset_combo_lists_scenarios();
+    void bad_file_keeps_previous_plan_data();
+    void bad_file_keeps_previous_plan();
+    void missing_file_keeps_previous_plan();
+    void unknown_preset_keeps_previous_plan();
+    void opens_valid_file();
+    void shows_offscreen();
 };
 
 void TestMainWindow::initTestCase()
@@ -56,14 +56,14 @@ void TestMainWindow::initTestCase()
     QVERIFY(QCoreApplication::testAttribute(Qt::AA_Use96Dpi));
 }
 
-void TestMainWindow::startsEmpty()
+void TestMainWindow::starts_empty()
 {
     MainWindow w;
     QVERIFY(!w.scenario().has_value());
     QVERIFY(w.last_error().isEmpty());
 }
 
-void TestMainWindow::opensDefaultPreset()
+void TestMainWindow::opens_default_preset()
 {
     MainWindow w;
     QVERIFY2(w.open_scenario_preset(QStringLiteral("default")), qPrintable(w.last_error()));
@@ -74,7 +74,7 @@ void TestMainWindow::opensDefaultPreset()
     QVERIFY(w.windowTitle().contains(QStringLiteral("default")));
 }
 
-void TestMainWindow::presetComboListsScenarios()
+void TestMainWindow::preset_combo_lists_scenarios()
 {
     MainWindow w;
     auto* combo = w.findChild<QComboBox*>(QStringLiteral("scenario_presets"));
@@ -94,7 +94,7 @@ void TestMainWindow::presetComboListsScenarios()
     QCOMPARE(combo->currentText(), other);
 }
 
-void TestMainWindow::badFileKeepsPreviousPlan_data()
+void TestMainWindow::bad_file_keeps_previous_plan_data()
 {
     QTest::addColumn<QByteArray>("content");
     QTest::addColumn<QString>("key");
@@ -109,7 +109,7 @@ void TestMainWindow::badFileKeepsPreviousPlan_data()
     QTest::newRow("empty") << QByteArray() << QStringLiteral("JSON");
 }
 
-void TestMainWindow::badFileKeepsPreviousPlan()
+void TestMainWindow::bad_file_keeps_previous_plan()
 {
     QFETCH(QByteArray, content);
     QFETCH(QString, key);
@@ -131,7 +131,7 @@ void TestMainWindow::badFileKeepsPreviousPlan()
     QCOMPARE(w.windowTitle(), title);
 }
 
-void TestMainWindow::missingFileKeepsPreviousPlan()
+void TestMainWindow::missing_file_keeps_previous_plan()
 {
     MainWindow w;
     QVERIFY(w.open_scenario_preset(QStringLiteral("default")));
@@ -150,7 +150,7 @@ void TestMainWindow::missingFileKeepsPreviousPlan()
     QVERIFY(!empty.last_error().isEmpty());
 }
 
-void TestMainWindow::unknownPresetKeepsPreviousPlan()
+void TestMainWindow::unknown_preset_keeps_previous_plan()
 {
     MainWindow w;
     QVERIFY(w.open_scenario_preset(QStringLiteral("default")));
@@ -160,7 +160,7 @@ void TestMainWindow::unknownPresetKeepsPreviousPlan()
     QVERIFY(w.scenario()->strategy == before.strategy);
 }
 
-void TestMainWindow::opensValidFile()
+void TestMainWindow::opens_valid_file()
 {
     MainWindow w;
     QVERIFY(w.open_scenario_preset(QStringLiteral("default")));
@@ -181,7 +181,7 @@ void TestMainWindow::opensValidFile()
     QVERIFY(w.last_error().isEmpty());
 }
 
-void TestMainWindow::showsOffscreen()
+void TestMainWindow::shows_offscreen()
 {
     MainWindow w;
     QVERIFY(w.open_scenario_preset(QStringLiteral("default")));

@@ -43,6 +43,7 @@
 #include <QLabel>
 #include <QProcess>
 #include <QPushButton>
+#include <QSemaphore>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QStandardItemModel>
@@ -53,7 +54,6 @@
 #include <QToolButton>
 #include <QUndoStack>
 
-#include <atomic>
 #include <memory>
 
 using namespace parallax;
@@ -96,15 +96,15 @@ QString tokens_text(MainWindow& w)
 class FakeEngine : public views::SearchEngine {
 public:
     bool wait_for_cancel = false;
-    std::atomic<bool> started { false };
+    QSemaphore started; // released once run() is entered (on the worker)
     QString name() const override { return QStringLiteral("test engine"); }
-    views::SearchReport run(const Scenario& s, int top, const std::function<void(double)>& progress,
-        const std::function<bool()>& cancelled) override
+    views::SearchReport run(
+        const Scenario& s, int top, const std::function<void(double)>& progress, const CancelToken& cancel) override
     {
-        started = true;
+        started.release();
         views::SearchReport r;
         if (wait_for_cancel) {
-            while (!cancelled())
+            while (!cancel.cancelled())
                 QThread::msleep(2);
             r.cancelled = true;
             return r;
@@ -137,41 +137,41 @@ class TestPlannerWindow : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase();
-    void comparisonModelPassesTester();
-    void searchResultsModelPassesTester();
-    void sliderDragChangesPlanAndNumbers();
-    void sliderOffersValidStopsOnly();
-    void keyboardStepsThroughValidStops();
-    void lockAndAbsorberChooseWhoMoves();
-    void gridDragChangesDegree();
-    void gridColoursStages();
-    void toggleChangesPlanAndUndoes();
-    void invalidToggleOptionsAreDisabled();
-    void editorRejectsBadValueInline();
-    void editorAppliesValidValue();
-    void clusterEditorKeepsGpuCount();
-    void badFileShowsErrorAndKeepsPlan();
-    void saveLoadRoundTrip();
-    void saveRefusesInvalidPlan();
-    void autosaveRecovery();
-    void pinnedPlanShowsDeltas();
-    void sensitivityClickApplies();
-    void heatmapClickAppliesAndMarksOom();
-    void plotsExport();
-    void reportExport();
-    void learnTooltipsSayWhy();
-    void latestRequestWins();
-    void themesAndLayout();
+    void comparison_model_passes_tester();
+    void search_results_model_passes_tester();
+    void slider_drag_changes_plan_and_numbers();
+    void slider_offers_valid_stops_only();
+    void keyboard_steps_through_valid_stops();
+    void lock_and_absorber_choose_who_moves();
+    void grid_drag_changes_degree();
+    void grid_colours_stages();
+    void toggle_changes_plan_and_undoes();
+    void invalid_toggle_options_are_disabled();
+    void editor_rejects_bad_value_inline();
+    void editor_applies_valid_value();
+    void cluster_editor_keeps_gpu_count();
+    void bad_file_shows_error_and_keeps_plan();
+    void save_load_round_trip();
+    void save_refuses_invalid_plan();
+    void autosave_recovery();
+    void pinned_plan_shows_deltas();
+    void sensitivity_click_applies();
+    void heatmap_click_applies_and_marks_oom();
+    void plots_export();
+    void report_export();
+    void learn_tooltips_say_why();
+    void latest_request_wins();
+    void themes_and_layout();
     void shortcuts();
-    void searchPanelRunsAndApplies();
-    void searchPanelCancels();
-    void coreSearchEngineRanksPlans();
-    void timelineFollowsThePlan();
-    void powerPanelShowsTheBudgetAndFollowsTheCap();
-    void scalingSweep();
-    void screenshotOptionWritesPng_data();
-    void screenshotOptionWritesPng();
-    void screenshotOptionRejectsBadInput();
+    void search_panel_runs_and_applies();
+    void search_panel_cancels();
+    void core_search_engine_ranks_plans();
+    void timeline_follows_the_plan();
+    void power_panel_shows_the_budget_and_follows_the_cap();
+    void scaling_sweep();
+    void screenshot_option_writes_png_data();
+    void screenshot_option_writes_png();
+    void screenshot_option_rejects_bad_input();
 };
 
 void TestPlannerWindow::initTestCase()
@@ -181,7 +181,7 @@ void TestPlannerWindow::initTestCase()
     QVERIFY(QStandardPaths::isTestModeEnabled());
 }
 
-void TestPlannerWindow::comparisonModelPassesTester()
+void TestPlannerWindow::comparison_model_passes_tester()
 {
     views::ComparisonModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -205,7 +205,7 @@ void TestPlannerWindow::comparisonModelPassesTester()
     QCOMPARE(model.rowCount(), 0);
 }
 
-void TestPlannerWindow::searchResultsModelPassesTester()
+void TestPlannerWindow::search_results_model_passes_tester()
 {
     views::SearchResultsModel model;
     QSortFilterProxyModel proxy;
@@ -231,7 +231,7 @@ void TestPlannerWindow::searchResultsModelPassesTester()
     QCOMPARE(proxy.rowCount(), 0);
 }
 
-void TestPlannerWindow::sliderDragChangesPlanAndNumbers()
+void TestPlannerWindow::slider_drag_changes_plan_and_numbers()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -270,7 +270,7 @@ void TestPlannerWindow::sliderDragChangesPlanAndNumbers()
     QCOMPARE(f.strategy().tp, 8);
 }
 
-void TestPlannerWindow::sliderOffersValidStopsOnly()
+void TestPlannerWindow::slider_offers_valid_stops_only()
 {
     Fixture f;
     views::DegreeSlider* tp = f.w().strategy_panel()->slider(Degree::tp);
@@ -287,7 +287,7 @@ void TestPlannerWindow::sliderOffersValidStopsOnly()
     QVERIFY(check_strategy(plan_inputs(*f.w().scenario()), f.strategy()) == Rule::ok);
 }
 
-void TestPlannerWindow::keyboardStepsThroughValidStops()
+void TestPlannerWindow::keyboard_steps_through_valid_stops()
 {
     Fixture f;
     views::DegreeSlider* pp = f.w().strategy_panel()->slider(Degree::pp);
@@ -301,7 +301,7 @@ void TestPlannerWindow::keyboardStepsThroughValidStops()
     QCOMPARE(f.strategy().schedule, Schedule::one_f_one_b);
 }
 
-void TestPlannerWindow::lockAndAbsorberChooseWhoMoves()
+void TestPlannerWindow::lock_and_absorber_choose_who_moves()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -330,7 +330,7 @@ void TestPlannerWindow::lockAndAbsorberChooseWhoMoves()
     QCOMPARE(w.evaluation()->curve(Degree::tp).absorber, std::optional<Degree>(Degree::cp));
 }
 
-void TestPlannerWindow::gridDragChangesDegree()
+void TestPlannerWindow::grid_drag_changes_degree()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -356,7 +356,7 @@ void TestPlannerWindow::gridDragChangesDegree()
     QCOMPARE(f.strategy().tp, 4);
 }
 
-void TestPlannerWindow::gridColoursStages()
+void TestPlannerWindow::grid_colours_stages()
 {
     Fixture f;
     views::ClusterGridView* view = f.w().grid_view();
@@ -375,7 +375,7 @@ void TestPlannerWindow::gridColoursStages()
     QVERIFY(!image.isNull());
 }
 
-void TestPlannerWindow::toggleChangesPlanAndUndoes()
+void TestPlannerWindow::toggle_changes_plan_and_undoes()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -395,7 +395,7 @@ void TestPlannerWindow::toggleChangesPlanAndUndoes()
     QCOMPARE(f.strategy().recompute, Recompute::selective);
 }
 
-void TestPlannerWindow::invalidToggleOptionsAreDisabled()
+void TestPlannerWindow::invalid_toggle_options_are_disabled()
 {
     Fixture f;
     views::StrategyPanel* panel = f.w().strategy_panel();
@@ -427,7 +427,7 @@ void TestPlannerWindow::invalidToggleOptionsAreDisabled()
     QVERIFY(offload && !offload->isEnabled());
 }
 
-void TestPlannerWindow::editorRejectsBadValueInline()
+void TestPlannerWindow::editor_rejects_bad_value_inline()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -441,7 +441,7 @@ void TestPlannerWindow::editorRejectsBadValueInline()
     QVERIFY(w.scenario()->refs.model == before.refs.model);
 }
 
-void TestPlannerWindow::editorAppliesValidValue()
+void TestPlannerWindow::editor_applies_valid_value()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -465,7 +465,7 @@ void TestPlannerWindow::editorAppliesValidValue()
     QVERIFY(w.evaluation()->valid);
 }
 
-void TestPlannerWindow::clusterEditorKeepsGpuCount()
+void TestPlannerWindow::cluster_editor_keeps_gpu_count()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -490,7 +490,7 @@ void TestPlannerWindow::clusterEditorKeepsGpuCount()
         qPrintable(w.cluster_editor()->field_message(QStringLiteral("cluster.gpu.idle_W"))));
 }
 
-void TestPlannerWindow::badFileShowsErrorAndKeepsPlan()
+void TestPlannerWindow::bad_file_shows_error_and_keeps_plan()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -516,7 +516,7 @@ void TestPlannerWindow::badFileShowsErrorAndKeepsPlan()
     QVERIFY(w.error_text().isEmpty());
 }
 
-void TestPlannerWindow::saveLoadRoundTrip()
+void TestPlannerWindow::save_load_round_trip()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -548,7 +548,7 @@ void TestPlannerWindow::saveLoadRoundTrip()
     QCOMPARE(tokens_text(g.w()), tokens_text(w));
 }
 
-void TestPlannerWindow::saveRefusesInvalidPlan()
+void TestPlannerWindow::save_refuses_invalid_plan()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -571,7 +571,7 @@ void TestPlannerWindow::saveRefusesInvalidPlan()
     QCOMPARE(file.readAll(), saved); // the file on disk is untouched
 }
 
-void TestPlannerWindow::autosaveRecovery()
+void TestPlannerWindow::autosave_recovery()
 {
     QTemporaryDir dir;
     app::Settings settings(dir.filePath(QStringLiteral("settings.ini")), nullptr);
@@ -616,7 +616,7 @@ void TestPlannerWindow::autosaveRecovery()
     QVERIFY(c.recoverable_autosaves().isEmpty());
 }
 
-void TestPlannerWindow::pinnedPlanShowsDeltas()
+void TestPlannerWindow::pinned_plan_shows_deltas()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -636,7 +636,7 @@ void TestPlannerWindow::pinnedPlanShowsDeltas()
     QVERIFY(w.metrics_panel()->delta_text(Metric::step_time).isEmpty());
 }
 
-void TestPlannerWindow::sensitivityClickApplies()
+void TestPlannerWindow::sensitivity_click_applies()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -654,7 +654,7 @@ void TestPlannerWindow::sensitivityClickApplies()
     QCOMPARE(f.strategy().dp, 1);
 }
 
-void TestPlannerWindow::heatmapClickAppliesAndMarksOom()
+void TestPlannerWindow::heatmap_click_applies_and_marks_oom()
 {
     Fixture f(QStringLiteral("gpt3-175b-1024-a100"));
     MainWindow& w = f.w();
@@ -671,7 +671,7 @@ void TestPlannerWindow::heatmapClickAppliesAndMarksOom()
     QCOMPARE(f.strategy().total_gpus(), 1024LL);
 }
 
-void TestPlannerWindow::plotsExport()
+void TestPlannerWindow::plots_export()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -706,7 +706,7 @@ void TestPlannerWindow::plotsExport()
     QVERIFY(w.time_view()->csv().startsWith(QStringLiteral("plan,compute_s")));
 }
 
-void TestPlannerWindow::reportExport()
+void TestPlannerWindow::report_export()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -740,7 +740,7 @@ void TestPlannerWindow::reportExport()
     QVERIFY(ab.contains(QStringLiteral("tp 4 -&gt; 8")));
 }
 
-void TestPlannerWindow::learnTooltipsSayWhy()
+void TestPlannerWindow::learn_tooltips_say_why()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -763,7 +763,7 @@ void TestPlannerWindow::learnTooltipsSayWhy()
     QVERIFY(why);
 }
 
-void TestPlannerWindow::latestRequestWins()
+void TestPlannerWindow::latest_request_wins()
 {
     const Scenario s = load_scenario_preset("gpt3-175b-1024-a100", PresetCatalog::standard());
     app::PlanEvaluator evaluator;
@@ -782,7 +782,7 @@ void TestPlannerWindow::latestRequestWins()
     QCOMPARE(e->scenario.strategy.micro_batch, 3);
 }
 
-void TestPlannerWindow::themesAndLayout()
+void TestPlannerWindow::themes_and_layout()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -839,7 +839,7 @@ void TestPlannerWindow::shortcuts()
     QCOMPARE(f.strategy().zero, 1);
 }
 
-void TestPlannerWindow::searchPanelRunsAndApplies()
+void TestPlannerWindow::search_panel_runs_and_applies()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -861,7 +861,7 @@ void TestPlannerWindow::searchPanelRunsAndApplies()
     QCOMPARE(f.strategy().dp, 1);
 }
 
-void TestPlannerWindow::searchPanelCancels()
+void TestPlannerWindow::search_panel_cancels()
 {
     Fixture f;
     views::SearchPanel* panel = f.w().search_panel();
@@ -871,14 +871,14 @@ void TestPlannerWindow::searchPanelCancels()
     QSignalSpy done(panel, &views::SearchPanel::finished);
     panel->start();
     QVERIFY(panel->running());
-    QTRY_VERIFY(engine->started.load());
+    QTRY_VERIFY(engine->started.available() > 0);
     panel->cancel();
     QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 10000);
     QVERIFY(!panel->running());
     QVERIFY2(panel->status_text().startsWith(QStringLiteral("Stopped")), qPrintable(panel->status_text()));
 }
 
-void TestPlannerWindow::coreSearchEngineRanksPlans()
+void TestPlannerWindow::core_search_engine_ranks_plans()
 {
     Fixture f;
     views::SearchPanel* panel = f.w().search_panel();
@@ -894,7 +894,7 @@ void TestPlannerWindow::coreSearchEngineRanksPlans()
     QVERIFY(f.strategy() == best->strategy);
 }
 
-void TestPlannerWindow::timelineFollowsThePlan()
+void TestPlannerWindow::timeline_follows_the_plan()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -913,7 +913,7 @@ void TestPlannerWindow::timelineFollowsThePlan()
     QVERIFY(w.timeline_current());
 }
 
-void TestPlannerWindow::powerPanelShowsTheBudgetAndFollowsTheCap()
+void TestPlannerWindow::power_panel_shows_the_budget_and_follows_the_cap()
 {
     // The Power panel: the prediction's per-GPU, node, rack and cluster figures; a cap typed into the
     // training editor throttles the plan, and the panel and the numbers say so; an out-of-range cap
@@ -952,7 +952,7 @@ void TestPlannerWindow::powerPanelShowsTheBudgetAndFollowsTheCap()
     QCOMPARE(w.scenario()->training.power_cap_W, 0.0);
 }
 
-void TestPlannerWindow::scalingSweep()
+void TestPlannerWindow::scaling_sweep()
 {
     Fixture f;
     MainWindow& w = f.w();
@@ -977,7 +977,7 @@ void TestPlannerWindow::scalingSweep()
     QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 120000);
 }
 
-void TestPlannerWindow::screenshotOptionWritesPng_data()
+void TestPlannerWindow::screenshot_option_writes_png_data()
 {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QSize>("size");
@@ -990,7 +990,7 @@ void TestPlannerWindow::screenshotOptionWritesPng_data()
                            << false;
 }
 
-void TestPlannerWindow::screenshotOptionWritesPng()
+void TestPlannerWindow::screenshot_option_writes_png()
 {
     QFETCH(QStringList, args);
     QFETCH(QSize, size);
@@ -1022,7 +1022,7 @@ void TestPlannerWindow::screenshotOptionWritesPng()
         QVERIFY2(gray > 140, qPrintable(QString::number(gray)));
 }
 
-void TestPlannerWindow::screenshotOptionRejectsBadInput()
+void TestPlannerWindow::screenshot_option_rejects_bad_input()
 {
     QTemporaryDir dir;
     const QString out = dir.filePath(QStringLiteral("shot.png"));

@@ -1,6 +1,7 @@
 #pragma once
 // What the search panel needs from a search: a small interface, so the panel does not depend on how
 // (or whether) the search is built. Implementations run on a worker thread.
+#include "jobs/cancel_token.hpp"
 #include "spec/prediction.hpp"
 #include "spec/scenario.hpp"
 
@@ -32,9 +33,10 @@ class SearchEngine {
 public:
     virtual ~SearchEngine() = default;
     virtual QString name() const = 0;
-    // `progress` takes 0..1 and may be called from any thread; `cancelled` is polled.
+    // `progress` takes 0..1 and may be called from any thread; the search stops early (and says so
+    // in SearchReport::cancelled) once `cancel` reads cancelled.
     virtual SearchReport run(
-        const Scenario& s, int top, const std::function<void(double)>& progress, const std::function<bool()>& cancelled)
+        const Scenario& s, int top, const std::function<void(double)>& progress, const CancelToken& cancel)
         = 0;
 };
 

@@ -13,6 +13,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 namespace parallax::views {
@@ -74,8 +75,7 @@ SearchPanel::SearchPanel(QWidget* parent)
 
 SearchPanel::~SearchPanel()
 {
-    if (m_cancel)
-        m_cancel->store(true);
+    cancel();
 }
 
 void SearchPanel::set_engine(std::shared_ptr<SearchEngine> engine)
@@ -87,7 +87,6 @@ void SearchPanel::set_engine(std::shared_ptr<SearchEngine> engine)
 void SearchPanel::set_scenario(const Scenario& s)
 {
     m_scenario = s;
-    m_has_scenario = true;
     refresh_enabled();
 }
 
@@ -98,9 +97,9 @@ QString SearchPanel::status_text() const
 
 void SearchPanel::refresh_enabled()
 {
-    m_start->setEnabled(m_engine && m_has_scenario && !m_running);
-    m_stop->setEnabled(m_running);
-    m_top->setEnabled(!m_running);
+    m_start->setEnabled(m_engine && m_scenario && !running());
+    m_stop->setEnabled(running());
+    m_top->setEnabled(!running());
     if (!m_engine)
         m_status->setText(QStringLiteral("No search engine in this build: the strategy search (core/search) is not "
                                          "wired into the window yet."));
@@ -108,10 +107,9 @@ void SearchPanel::refresh_enabled()
 
 void SearchPanel::start()
 {
-    if (!m_engine || !m_has_scenario || m_running)
+    if (!m_engine || !m_scenario || running())
         return;
-    m_running = true;
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    m_cancel = CancelToken {};
     m_last_progress = -1;
     m_progress->setValue(0);
     m_status->setText(QStringLiteral("Searching with %1...").arg(m_engine->name()));
@@ -119,8 +117,8 @@ void SearchPanel::start()
     refresh_enabled();
     const QPointer<SearchPanel> self(this);
     auto engine = m_engine;
-    auto cancel = m_cancel;
-    const Scenario scenario = m_scenario;
+    const CancelToken cancel = *m_cancel;
+    const Scenario scenario = *m_scenario;
     const int top = m_top->value();
     auto last = std::make_shared<std::atomic<int>>(-1);
     auto progress = [self, last](double f) {
@@ -131,24 +129,24 @@ void SearchPanel::start()
             qApp,
             [self, f] {
                 if (self)
-                    self->on_progress(f);
+                    self->show_progress(f);
             },
             Qt::QueuedConnection);
     };
     QtConcurrent::run([engine, scenario, top, progress, cancel] {
-        return engine->run(scenario, top, progress, [cancel] { return cancel->load(); });
-    }).then(this, [this](const SearchReport& r) { on_report(r); });
+        return engine->run(scenario, top, progress, cancel);
+    }).then(this, [this](const SearchReport& r) { show_report(r); });
 }
 
 void SearchPanel::cancel()
 {
     if (m_cancel)
-        m_cancel->store(true);
+        m_cancel->cancel();
 }
 
-void SearchPanel::on_progress(double fraction)
+void SearchPanel::show_progress(double fraction)
 {
-    if (!m_running)
+    if (!running())
         return;
     const int v = static_cast<int>(std::lround(fraction * kProgressRange));
     if (v == m_last_progress)
@@ -164,9 +162,8 @@ void SearchPanel::on_progress(double fraction)
     }
 }
 
-void SearchPanel::on_report(const SearchReport& r)
+void SearchPanel::show_report(const SearchReport& r)
 {
-    m_running = false;
     m_cancel.reset();
     if (!r.error.isEmpty()) {
         m_status->setText(QStringLiteral("Search failed: ") + r.error);

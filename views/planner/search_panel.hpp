@@ -3,6 +3,7 @@
 // a remaining-time estimate) and Cancel (reported as "stopped"), shows the ranked results in a
 // sortable table with their explanations; activating a row asks to apply that strategy. Without an
 // engine the panel says so and stays disabled.
+#include "jobs/cancel_token.hpp"
 #include "planner/result_models.hpp"
 #include "planner/search_engine.hpp"
 #include "spec/scenario.hpp"
@@ -11,8 +12,8 @@
 #include <QPointer>
 #include <QWidget>
 
-#include <atomic>
 #include <memory>
+#include <optional>
 
 class QLabel;
 class QProgressBar;
@@ -30,7 +31,7 @@ public:
     ~SearchPanel() override;
     void set_engine(std::shared_ptr<SearchEngine> engine);
     void set_scenario(const Scenario& s);
-    bool running() const { return m_running; }
+    bool running() const { return m_cancel.has_value(); }
     SearchResultsModel* model() const { return m_model; }
     QSortFilterProxyModel* proxy() const { return m_proxy; }
     QTableView* table() const { return m_table; }
@@ -45,15 +46,13 @@ signals:
     void finished();
 
 private:
-    void on_progress(double fraction);
-    void on_report(const SearchReport& r);
+    void show_progress(double fraction);
+    void show_report(const SearchReport& r);
     void refresh_enabled();
 
     std::shared_ptr<SearchEngine> m_engine;
-    Scenario m_scenario;
-    bool m_has_scenario = false;
-    bool m_running = false;
-    std::shared_ptr<std::atomic<bool>> m_cancel;
+    std::optional<Scenario> m_scenario;
+    std::optional<CancelToken> m_cancel; // set while a search runs
     QElapsedTimer m_clock;
     int m_last_progress = -1;
     QPushButton* m_start = nullptr;

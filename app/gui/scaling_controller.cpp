@@ -1,0 +1,99 @@
+#include "gui/scaling_controller.hpp"
+
+#include "search/sweep.hpp"
+
+#include <QCoreApplication>
+#include <QPointer>
+#include <QStringList>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace parallax::app {
+
+namespace {
+
+views::ScalingPoint scaling_point(const SweepPoint& p)
+{
+    views::ScalingPoint q;
+    q.gpus = p.gpus;
+    q.has_plan = p.has_best;
+    q.tokens_per_s = p.tokens_per_s;
+    q.scaling_efficiency = p.scaling_efficiency;
+    q.marginal_efficiency = p.marginal_efficiency;
+    q.family = QString::fromStdString(p.family);
+    QStringList notes;
+    for (const std::string& note : p.notes)
+        notes << QString::fromStdString(note);
+    q.notes = notes.join(QStringLiteral("; "));
+    if (p.has_best && !p.search.results.empty())
+        q.strategy = p.search.results.front().strategy;
+    return q;
+}
+
+} // namespace
+
+std::vector<long long> scaling_gpu_counts(const Scenario& s)
+{
+    const long long gpn = s.cluster.gpus_per_node;
+    const long long n = s.cluster.total_gpus();
+    std::vector<long long> counts;
+    for (long long eighths : { 1LL, 2LL, 4LL, 8LL, 16LL, 32LL }) {
+        const long long g = n * eighths / 8;
+        if (g >= gpn && g % gpn == 0 && (counts.empty() || counts.back() != g))
+            counts.push_back(g);
+    }
+    return counts;
+}
+
+ScalingController::ScalingController(QObject* parent)
+    : QObject(parent)
+{
+}
+
+ScalingController::~ScalingController()
+{
+    cancel();
+}
+
+std::size_t ScalingController::start(const Scenario& s)
+{
+    if (running())
+        return 0;
+    const std::vector<long long> counts = scaling_gpu_counts(s);
+    const long long cluster_gpus = s.cluster.total_gpus();
+    m_cancel = CancelToken {};
+    const CancelToken cancel = *m_cancel;
+    const QPointer<ScalingController> self(this);
+    QtConcurrent::run([s, counts, cancel, self]() {
+        SweepOptions o;
+        o.search.cancel = cancel;
+        o.search.top = 1;
+        // Called on the worker: the GUI thread looks at `self` before it emits.
+        o.search.progress = [self](double f) {
+            QMetaObject::invokeMethod(
+                qApp,
+                [self, f] {
+                    if (self)
+                        emit self->progress(f);
+                },
+                Qt::QueuedConnection);
+        };
+        return sweep_gpus(s, counts, o);
+    }).then(this, [this, cluster_gpus, cancel](const std::vector<SweepPoint>& points) {
+        ScalingSweepResult result;
+        for (const SweepPoint& p : points)
+            result.points.push_back(scaling_point(p));
+        result.cluster_gpus = cluster_gpus;
+        result.stopped = cancel.cancelled();
+        m_cancel.reset();
+        emit finished(result);
+    });
+    return counts.size();
+}
+
+void ScalingController::cancel()
+{
+    if (m_cancel)
+        m_cancel->cancel();
+}
+
+} // namespace parallax::app

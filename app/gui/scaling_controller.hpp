@@ -1,0 +1,46 @@
+#pragma once
+// The scaling sweep off the GUI thread: the best plan (a full strategy search) at each GPU count
+// from 1/8 to 4x the cluster, in whole nodes. One sweep at a time; cancel() stops it at the search's
+// next checkpoint (jobs/cancel_token.hpp) and it reports what it has. Progress and the result arrive
+// on the GUI thread as values.
+#include "jobs/cancel_token.hpp"
+#include "plots/scaling_plot.hpp"
+#include "spec/scenario.hpp"
+
+#include <QObject>
+
+#include <optional>
+#include <vector>
+
+namespace parallax::app {
+
+struct ScalingSweepResult {
+    std::vector<views::ScalingPoint> points; // one per GPU count, ascending
+    long long cluster_gpus = 0; // the scenario's own cluster, for the plot's marker
+    bool stopped = false; // cancelled: the points are what was found before
+};
+
+// The GPU counts swept for a scenario: n/8, n/4, .. 4n of its n GPUs, each a whole number of nodes.
+std::vector<long long> scaling_gpu_counts(const Scenario& s);
+
+class ScalingController : public QObject {
+    Q_OBJECT
+public:
+    explicit ScalingController(QObject* parent = nullptr);
+    ~ScalingController() override; // a running sweep stops at its next check
+
+    // Starts a sweep of `s` and returns how many GPU counts it covers; while one runs, nothing starts
+    // and it returns 0.
+    std::size_t start(const Scenario& s);
+    void cancel();
+    bool running() const { return m_cancel.has_value(); }
+
+signals:
+    void progress(double fraction); // 0..1
+    void finished(const parallax::app::ScalingSweepResult& result);
+
+private:
+    std::optional<CancelToken> m_cancel; // set while a sweep runs
+};
+
+} // namespace parallax::app

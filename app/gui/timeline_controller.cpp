@@ -1,0 +1,39 @@
+#include "gui/timeline_controller.hpp"
+
+#include "sim/simulated_model.hpp"
+
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace parallax::app {
+
+TimelineController::TimelineController(QObject* parent)
+    : QObject(parent)
+{
+}
+
+TimelineController::~TimelineController()
+{
+    cancel_all();
+}
+
+void TimelineController::request(const Scenario& s)
+{
+    const LatestRequest::Ticket ticket = m_latest.next();
+    const std::uint64_t id = ticket.id;
+    QtConcurrent::run([s, token = ticket.token]() -> std::shared_ptr<const TimelineData> {
+        if (token.cancelled())
+            return nullptr; // a newer request came in before this one started
+        const PlanContext ctx(s.model, s.training, s.cluster);
+        auto sim = std::make_shared<const SimulatedPlan>(simulate_plan(ctx, s.strategy));
+        if (token.cancelled())
+            return nullptr;
+        const Prediction p = prediction_from_simulation(ctx, s.strategy, *sim);
+        return build_timeline_data(sim, p, timeline_plan_info(s));
+    }).then(this, [this, id](std::shared_ptr<const TimelineData> data) {
+        if (!data || !m_latest.is_latest(id))
+            return;
+        emit timeline_ready(std::move(data));
+    });
+}
+
+} // namespace parallax::app
