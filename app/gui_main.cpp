@@ -187,7 +187,7 @@ int main(int argc, char** argv)
     if (parser.isSet(QStringLiteral("run"))) {
         const QString run = parser.value(QStringLiteral("run"));
         auto* remote = window.remote();
-        QObject::connect(remote, &parallax::views::RemoteRunsController::rowsLoaded, &window, [&window, remote, run] {
+        QObject::connect(remote, &parallax::views::RemoteRunsController::rows_loaded, &window, [&window, remote, run] {
             if (remote->panel()->selected_run_ids().isEmpty()
                 && remote->panel()->select_runs(run.split(u',', Qt::SkipEmptyParts)))
                 window.show_panel(QStringLiteral("runs"));

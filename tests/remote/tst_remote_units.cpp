@@ -919,15 +919,15 @@ private Q_SLOTS:
     void promptBridgeAnswersAcrossThreads()
     {
         PromptBridge bridge;
-        QSignalSpy host_spy(&bridge, &PromptBridge::hostKeyQuestion);
-        QSignalSpy pass_spy(&bridge, &PromptBridge::passphraseRequested);
+        QSignalSpy host_spy(&bridge, &PromptBridge::host_key_question);
+        QSignalSpy pass_spy(&bridge, &PromptBridge::passphrase_requested);
         // The GUI side: answers when asked, on this (the bridge's) thread.
-        connect(&bridge, &PromptBridge::hostKeyQuestion, &bridge,
+        connect(&bridge, &PromptBridge::host_key_question, &bridge,
             [&](quint64 id, QString, QString, QString fingerprint, QString) {
-                bridge.answerHostKey(id, fingerprint == QLatin1String("SHA256:good"));
+                bridge.answer_host_key(id, fingerprint == QLatin1String("SHA256:good"));
             });
-        connect(&bridge, &PromptBridge::passphraseRequested, &bridge,
-            [&](quint64 id, QString) { bridge.answerPassphrase(id, QStringLiteral("pw"), true); });
+        connect(&bridge, &PromptBridge::passphrase_requested, &bridge,
+            [&](quint64 id, QString) { bridge.answer_passphrase(id, QStringLiteral("pw"), true); });
         HostKeyInfo good;
         good.host = "[h]:22";
         good.fingerprint = "SHA256:good";
@@ -948,20 +948,20 @@ private Q_SLOTS:
         QCOMPARE(pass_spy.count(), 1);
         // On its own thread the bridge refuses instead of waiting for itself.
         QVERIFY(!bridge.confirm_unknown_host(good));
-        // Nobody answers: the worker is released with "no" after the timeout, or at once by cancelAll().
+        // Nobody answers: the worker is released with "no" after the timeout, or at once by cancel_all().
         PromptBridge silent;
-        silent.setAnswerTimeout(std::chrono::milliseconds(100));
+        silent.set_answer_timeout(std::chrono::milliseconds(100));
         auto unanswered = std::async(std::launch::async, [&] { return silent.confirm_unknown_host(good); });
         QVERIFY(!unanswered.get());
         PromptBridge cancelled;
-        QSignalSpy asked_spy(&cancelled, &PromptBridge::hostKeyQuestion);
+        QSignalSpy asked_spy(&cancelled, &PromptBridge::host_key_question);
         auto waiting = std::async(std::launch::async, [&] { return cancelled.confirm_unknown_host(good); });
         QTRY_COMPARE_WITH_TIMEOUT(asked_spy.count(), 1, 10000);
-        cancelled.cancelAll();
+        cancelled.cancel_all();
         QVERIFY(!waiting.get());
-        // After refuseAll() (shutdown) nothing waits at all, even with nobody ever answering.
+        // After refuse_all() (shutdown) nothing waits at all, even with nobody ever answering.
         PromptBridge closing;
-        closing.refuseAll();
+        closing.refuse_all();
         const auto start = std::chrono::steady_clock::now();
         auto refused = std::async(std::launch::async, [&] { return closing.confirm_unknown_host(good); });
         QVERIFY(!refused.get());

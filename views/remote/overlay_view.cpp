@@ -297,8 +297,8 @@ void MeasuredOverlayView::paintEvent(QPaintEvent*)
     QRectF line(g.header.left(), g.header.top(), g.header.width(), fm.height());
     const QString what = m_runs.size() == 1
         ? QStringLiteral("Measured vs predicted · run %1 · %2 %3 on %4 · %5 · %6 steps")
-              .arg(
-                  qs(primary.run_id), qs(primary.framework), qs(primary.layout), qs(primary.cluster), qs(primary.state))
+              .arg(qs(primary.run_id), qs(primary.framework), qs(primary.layout), qs(primary.cluster),
+                  QLatin1String(remote::to_string(primary.state)))
               .arg(primary.steps)
         : QStringLiteral("Measured vs predicted · %1 runs compared").arg(m_runs.size());
     p.drawText(line, Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(what, Qt::ElideRight, line.width()));

@@ -545,7 +545,7 @@ bool ProfileEditorDialog::save()
     }
     clear_error();
     reload_list(m_loaded_name);
-    Q_EMIT profilesChanged(stored_names());
+    Q_EMIT profiles_changed(stored_names());
     return true;
 }
 
@@ -571,7 +571,7 @@ bool ProfileEditorDialog::remove_current()
         new_profile();
     else
         load_selected();
-    Q_EMIT profilesChanged(stored_names());
+    Q_EMIT profiles_changed(stored_names());
     return true;
 }
 

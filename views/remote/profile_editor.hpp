@@ -48,7 +48,7 @@ public:
     void set_interactive(bool on) { m_interactive = on; }
 
 Q_SIGNALS:
-    void profilesChanged(QStringList names);
+    void profiles_changed(QStringList names);
 
 protected:
     void done(int r) override;
