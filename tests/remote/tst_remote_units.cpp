@@ -11,6 +11,7 @@
 #include "launch/direct.hpp"
 #include "launch/slurm.hpp"
 #include "runs/measurements.hpp"
+#include "runs/run_catalog.hpp"
 #include "runs/run_report.hpp"
 #include "spec/input_error.hpp"
 #include "ssh/prompt_bridge.hpp"
@@ -774,6 +775,44 @@ private Q_SLOTS:
         const std::string binary("a\0b\xff\n", 5);
         store.append_log("bin", 0, binary);
         QCOMPARE(store.log("bin"), binary);
+    }
+
+    void catalog_reads_rows_logs_and_overlays()
+    {
+        QTemporaryDir tmp;
+        const QString path = tmp.filePath(QStringLiteral("runs.sqlite"));
+        QVERIFY(!RunCatalog::store_exists(path));
+        {
+            RunStore store(path);
+            store.create(sample_run("r1"));
+            store.append_log("r1", 0, "0123456789");
+            store.set_state("r1", RunState::failed, "exit 1", 1);
+            store.create(sample_run("r2"));
+        }
+        QVERIFY(RunCatalog::store_exists(path));
+        const RunCatalog catalog(path);
+        const std::vector<RunRow> rows = catalog.rows();
+        QCOMPARE(rows.size(), std::size_t(2));
+        const auto r1 = std::find_if(rows.begin(), rows.end(), [](const RunRow& r) { return r.id == "r1"; });
+        QVERIFY(r1 != rows.end());
+        QCOMPARE(r1->state, RunState::failed);
+        QCOMPARE(r1->state_text(), QStringLiteral("failed"));
+        QVERIFY(!r1->active());
+        QVERIFY(!r1->finished.isEmpty());
+        const LogSlice tail = catalog.log_tail("r1", 4);
+        QCOMPARE(tail.text, std::string("6789"));
+        QCOMPARE(tail.from_byte, std::int64_t(6));
+        QVERIFY(tail.truncated);
+        const LogSlice from = catalog.log_from("r1", 3, 2);
+        QCOMPARE(from.text, std::string("34"));
+        QCOMPARE(from.from_byte, std::int64_t(3));
+        QVERIFY(!from.truncated);
+        QVERIFY(!catalog.log_tail("r2", 4).truncated);
+        const auto overlay = catalog.overlay("r1");
+        QVERIFY(overlay.has_value());
+        QCOMPARE(overlay->state, RunState::failed);
+        QVERIFY(!catalog.overlay("missing").has_value());
+        QCOMPARE(catalog.run_json(*catalog.run("r1"), false)["state"].get<std::string>(), std::string("failed"));
     }
 
     void storeMeasurementsAndReopen()
