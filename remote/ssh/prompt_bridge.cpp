@@ -130,7 +130,7 @@ void PromptBridge::host_key_refused(const HostKeyInfo& key, bool changed, const 
     QStringList known;
     for (const auto& k : key.known)
         known << q(k.key_type + " " + k.fingerprint + " (" + k.file + ")");
-    Q_EMIT host_key_refused(q(key.host), q(key.key_type), q(key.fingerprint), known, changed, q(message));
+    Q_EMIT host_key_refusal(q(key.host), q(key.key_type), q(key.fingerprint), known, changed, q(message));
 }
 
 void PromptBridge::answer_host_key(quint64 id, bool accept)

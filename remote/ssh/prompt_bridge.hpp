@@ -31,7 +31,7 @@ public:
     bool confirm_unknown_host(const HostKeyInfo& key) override;
     std::optional<Secret> key_passphrase(const std::string& key_file) override;
     std::optional<std::vector<Secret>> answer_prompts(const KbdPrompt& prompt) override;
-    // Emits host_key_refused and returns at once: there is nothing to answer.
+    // Emits host_key_refusal and returns at once: there is nothing to answer.
     void host_key_refused(const HostKeyInfo& key, bool changed, const std::string& message) override;
 
 public Q_SLOTS:
@@ -54,7 +54,7 @@ Q_SIGNALS:
     // The connection to `host` was refused because its key does not match known_hosts (changed: same type,
     // different key; else only other types are stored). known: "type SHA256:... (file)" per stored key.
     // Show it; never offer to accept.
-    void host_key_refused(
+    void host_key_refusal(
         QString host, QString keyType, QString fingerprint, QStringList known, bool changed, QString text);
 
 private:

@@ -793,7 +793,8 @@ private Q_SLOTS:
         const RunCatalog catalog(path);
         const std::vector<RunRow> rows = catalog.rows();
         QCOMPARE(rows.size(), std::size_t(2));
-        const auto r1 = std::find_if(rows.begin(), rows.end(), [](const RunRow& r) { return r.id == "r1"; });
+        const auto r1
+            = std::find_if(rows.begin(), rows.end(), [](const RunRow& r) { return r.id == QLatin1String("r1"); });
         QVERIFY(r1 != rows.end());
         QCOMPARE(r1->state, RunState::failed);
         QCOMPARE(r1->state_text(), QStringLiteral("failed"));

@@ -288,7 +288,7 @@ void RemoteRunsController::connect_prompts()
             });
             d->open();
         });
-    connect(b, &remote::PromptBridge::host_key_refused, this,
+    connect(b, &remote::PromptBridge::host_key_refusal, this,
         [this](const QString& host, const QString& type, const QString& fp, const QStringList& known, bool changed,
             const QString& text) {
             m_last_refusal_host = host;
