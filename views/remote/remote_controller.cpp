@@ -212,43 +212,46 @@ void RemoteRunsController::connect_runner()
                 status(QStringLiteral("Connection %1 %2: %3").arg(host, state, message),
                     state != QLatin1String("connected"));
         });
-    connect(r, &remote::RemoteRunner::traces_fetched, this,
-        [this](const QString& id, const QStringList& paths, const QString& message, const QString& error) {
-            --m_inflight;
-            if (!error.isEmpty()) {
-                status(QStringLiteral("Run %1: no trace: %2").arg(id, error), true);
-                Q_EMIT trace_failed(error);
-                return;
-            }
-            if (paths.isEmpty()) {
-                status(QStringLiteral("Run %1: %2").arg(id, message));
-                Q_EMIT trace_failed(message);
-                return;
-            }
-            // Rank 0's trace when there are several (the others stay in the folder for the timeline's Open).
-            QString path = paths.front();
-            for (const QString& p : paths)
-                if (p.contains(QLatin1String("rank0")) || p.contains(QLatin1String("rank_0")))
-                    path = p;
-            status(QStringLiteral("Run %1: %2; drawing %3 on the timeline").arg(id, message, path));
-            ++m_inflight;
-            QtConcurrent::run([path]() -> std::pair<std::shared_ptr<const MeasuredTrace>, QString> {
-                try {
-                    return { std::make_shared<const MeasuredTrace>(load_measured_trace(path.toStdString())),
-                        QString() };
-                } catch (const std::exception& e) {
-                    return { nullptr, QString::fromStdString(e.what()) };
-                }
-            }).then(this, [this, id, path](const std::pair<std::shared_ptr<const MeasuredTrace>, QString>& r) {
-                --m_inflight;
-                if (!r.first) {
-                    status(r.second, true);
-                    Q_EMIT trace_failed(r.second);
-                    return;
-                }
-                Q_EMIT trace_loaded(r.first, id, path);
-            });
-        });
+    connect(r, &remote::RemoteRunner::traces_fetched, this, &RemoteRunsController::show_fetched_traces);
+}
+
+// Loads the fetched trace off the GUI thread and hands it to the timeline.
+void RemoteRunsController::show_fetched_traces(
+    const QString& id, const QStringList& paths, const QString& message, const QString& error)
+{
+    --m_inflight;
+    if (!error.isEmpty()) {
+        status(QStringLiteral("Run %1: no trace: %2").arg(id, error), true);
+        Q_EMIT trace_failed(error);
+        return;
+    }
+    if (paths.isEmpty()) {
+        status(QStringLiteral("Run %1: %2").arg(id, message));
+        Q_EMIT trace_failed(message);
+        return;
+    }
+    // Rank 0's trace when there are several (the others stay in the folder for the timeline's Open).
+    QString path = paths.front();
+    for (const QString& p : paths)
+        if (p.contains(QLatin1String("rank0")) || p.contains(QLatin1String("rank_0")))
+            path = p;
+    status(QStringLiteral("Run %1: %2; drawing %3 on the timeline").arg(id, message, path));
+    ++m_inflight;
+    QtConcurrent::run([path]() -> std::pair<std::shared_ptr<const MeasuredTrace>, QString> {
+        try {
+            return { std::make_shared<const MeasuredTrace>(load_measured_trace(path.toStdString())), QString() };
+        } catch (const std::exception& e) {
+            return { nullptr, QString::fromStdString(e.what()) };
+        }
+    }).then(this, [this, id, path](const std::pair<std::shared_ptr<const MeasuredTrace>, QString>& r) {
+        --m_inflight;
+        if (!r.first) {
+            status(r.second, true);
+            Q_EMIT trace_failed(r.second);
+            return;
+        }
+        Q_EMIT trace_loaded(r.first, id, path);
+    });
 }
 
 void RemoteRunsController::connect_prompts()

@@ -96,6 +96,7 @@ Q_SIGNALS:
 private:
     void connect_runner();
     void connect_prompts();
+    void show_fetched_traces(const QString& id, const QStringList& paths, const QString& message, const QString& error);
     void load_rows();
     void load_overlays();
     void load_log(bool from_start);
