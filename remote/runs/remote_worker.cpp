@@ -18,10 +18,6 @@ QString q(const std::string& s)
 {
     return QString::fromStdString(s);
 }
-QString q(std::string_view s)
-{
-    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
-}
 
 // Polling back-off while nothing changes (RECIPES.md: poll squeue with back-off).
 constexpr double kBackoffFactor = 1.5;
