@@ -190,7 +190,7 @@ int take_screenshot(MainWindow& window, const QCommandLineParser& parser)
 void select_runs_when_loaded(MainWindow& window, const QString& run)
 {
     auto* remote = window.remote();
-    QObject::connect(remote, &parallax::views::RemoteRunsController::rowsLoaded, &window, [&window, remote, run] {
+    QObject::connect(remote, &parallax::views::RemoteRunsController::rows_loaded, &window, [&window, remote, run] {
         if (remote->panel()->selected_run_ids().isEmpty()
             && remote->panel()->select_runs(run.split(u',', Qt::SkipEmptyParts)))
             window.show_panel(QStringLiteral("runs"));

@@ -9,10 +9,11 @@
 #include "cluster/profile_store.hpp"
 #include "io/json_reader.hpp"
 #include "io/scenario_io.hpp"
+#include "jobs/job_bundle.hpp"
 #include "runs/remote_runner.hpp"
-#include "runs/run_report.hpp"
+#include "runs/run_catalog.hpp"
 #include "spec/input_error.hpp"
-#include "store/run_store.hpp"
+#include "ssh/ssh_interaction.hpp"
 
 #include <QDateTime>
 #include <QDir>
@@ -112,51 +113,50 @@ public:
             m_run_id = id;
             print_err("[" + now_hms() + "] run " + id.toStdString() + ": " + description.toStdString());
         });
-        QObject::connect(&runner, &RemoteRunner::dispatchFailed, &m_loop, [this](QString message) {
+        QObject::connect(&runner, &RemoteRunner::dispatch_failed, &m_loop, [this](QString message) {
             print_err("parallax-cli run: could not send the run: " + message.toStdString());
             finish(kRunFailed);
         });
         QObject::connect(
-            &runner, &RemoteRunner::runStateChanged, &m_loop, [this](QString id, QString state, QString detail) {
-                print_err("[" + now_hms() + "] " + id.toStdString() + " " + state.toStdString() + ": "
+            &runner, &RemoteRunner::run_state_changed, &m_loop, [this](QString id, RunState state, QString detail) {
+                print_err("[" + now_hms() + "] " + id.toStdString() + " " + std::string(to_string(state)) + ": "
                     + detail.toStdString());
-                if (!m_wait && id == m_run_id && state != QLatin1String("created")
-                    && state != QLatin1String("cancelling")) {
+                if (!m_wait && id == m_run_id && state != RunState::created && state != RunState::cancelling) {
                     print_out(id.toStdString() + "\n");
                     print_err("follow it with: parallax-cli run --attach " + id.toStdString());
-                    finish(state == QLatin1String("failed") ? kRunFailed : kOk);
+                    finish(state == RunState::failed ? kRunFailed : kOk);
                 }
             });
         QObject::connect(
-            &runner, &RemoteRunner::measurementsUpdated, &m_loop, [this](QString id) { print_new_steps(id); });
-        QObject::connect(
-            &runner, &RemoteRunner::connectionStateChanged, &m_loop, [](QString host, QString state, QString message) {
+            &runner, &RemoteRunner::measurements_updated, &m_loop, [this](QString id) { print_new_steps(id); });
+        QObject::connect(&runner, &RemoteRunner::connection_state_changed, &m_loop,
+            [](QString host, QString state, QString message) {
                 print_err("[" + now_hms() + "] connection " + host.toStdString() + " " + state.toStdString() + ": "
                     + message.toStdString());
             });
-        QObject::connect(&runner, &RemoteRunner::runError, &m_loop, [this](QString id, QString message) {
+        QObject::connect(&runner, &RemoteRunner::run_error, &m_loop, [this](QString id, QString message) {
             print_err("parallax-cli run: " + (id.isEmpty() ? std::string() : id.toStdString() + ": ")
                 + message.toStdString());
             finish(kRunFailed);
         });
-        QObject::connect(&runner, &RemoteRunner::runFinished, &m_loop, [this](QString id, QString state, QString) {
+        QObject::connect(&runner, &RemoteRunner::run_finished, &m_loop, [this](QString id, RunState state, QString) {
             m_run_id = id;
             m_final_state = state;
             print_new_steps(id);
             try {
-                RunStore store(m_store_path);
-                if (const auto run = store.get(id.toStdString()))
-                    print_out(m_json ? run_to_json(store, *run, true).dump(2) + "\n" : run_summary_text(store, *run));
+                const RunCatalog catalog(m_store_path);
+                if (const auto run = catalog.run(id.toStdString()))
+                    print_out(m_json ? catalog.run_json(*run, true).dump(2) + "\n" : catalog.summary_text(*run));
             } catch (const std::exception& e) {
                 print_err(std::string("parallax-cli run: ") + e.what());
             }
-            finish(state == QLatin1String("completed") ? kOk : kRunFailed);
+            finish(state == RunState::completed ? kOk : kRunFailed);
         });
     }
 
     void watch(const QString& run_id) { m_run_id = run_id; }
     int exec() { return m_done ? m_rc : m_loop.exec(); }
-    const QString& final_state() const { return m_final_state; }
+    std::optional<RunState> final_state() const { return m_final_state; }
 
 private:
     void finish(int rc)
@@ -168,8 +168,7 @@ private:
     void print_new_steps(const QString& id)
     {
         try {
-            RunStore store(m_store_path);
-            for (const StepRecord& s : store.steps(id.toStdString())) {
+            for (const StepRecord& s : RunCatalog(m_store_path).steps(id.toStdString())) {
                 if (!m_printed.insert(s.step).second)
                     continue;
                 char line[160];
@@ -188,7 +187,7 @@ private:
     QEventLoop m_loop;
     QString m_store_path;
     QString m_run_id;
-    QString m_final_state;
+    std::optional<RunState> m_final_state;
     bool m_wait;
     bool m_json;
     bool m_done = false;
@@ -219,8 +218,8 @@ int run_run(const QStringList& args)
         QStringLiteral("N") });
     p.addOption(
         { QStringLiteral("probe-microbatches"), QStringLiteral("Micro-batches per probe step."), QStringLiteral("N") });
-    p.addOption({ QStringLiteral("store"), QStringLiteral("Run store (SQLite); default ") + RunStore::default_path(),
-        QStringLiteral("FILE") });
+    p.addOption({ QStringLiteral("store"),
+        QStringLiteral("Run store (SQLite); default ") + RunCatalog::default_store_path(), QStringLiteral("FILE") });
     p.addOption({ QStringLiteral("accept-host-key"),
         QStringLiteral("Trust an unknown host key if its fingerprint is exactly this (SHA256:...); "
                        "otherwise unknown keys are asked on the terminal, or refused without one."),
@@ -237,7 +236,7 @@ int run_run(const QStringList& args)
     if (auto rc = cmd.parse(args, 0, 1))
         return *rc;
     const QString store_path
-        = p.isSet(QStringLiteral("store")) ? p.value(QStringLiteral("store")) : RunStore::default_path();
+        = p.isSet(QStringLiteral("store")) ? p.value(QStringLiteral("store")) : RunCatalog::default_store_path();
     const std::string accepted = p.value(QStringLiteral("accept-host-key")).toStdString();
     std::shared_ptr<SshInteraction> interaction;
     if (::isatty(STDIN_FILENO))
@@ -252,8 +251,7 @@ int run_run(const QStringList& args)
             continue;
         const QString id = p.value(QLatin1String(opt));
         try {
-            RunStore store(store_path);
-            if (!store.get(id.toStdString())) {
+            if (!RunCatalog(store_path).run(id.toStdString())) {
                 print_err("parallax-cli run: no run " + id.toStdString() + " in " + store_path.toStdString());
                 return kBadInput;
             }
@@ -271,7 +269,7 @@ int run_run(const QStringList& args)
         const int rc = follower.exec();
         runner.shutdown();
         if (QLatin1String(opt) == QLatin1String("cancel"))
-            return follower.final_state() == QLatin1String("cancelled") ? kOk : kRunFailed;
+            return follower.final_state() == RunState::cancelled ? kOk : kRunFailed;
         return rc;
     }
 
@@ -322,8 +320,7 @@ int run_run(const QStringList& args)
                 + p.value(QStringLiteral("cluster")).toStdString() + " --from " + dir.toStdString() + " --wait\n");
             return kOk;
         }
-        RunStore store(store_path);
-        if (store.get(req.run_id)) {
+        if (RunCatalog(store_path).run(req.run_id)) {
             print_err(
                 "parallax-cli run: run " + req.run_id + " was already sent; follow it with --attach " + req.run_id);
             return kBadInput;

@@ -5,8 +5,8 @@
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
+#include "runs/run_catalog.hpp"
 #include "runs/run_report.hpp"
-#include "store/run_store.hpp"
 
 #include <cstdio>
 
@@ -16,7 +16,7 @@ using namespace parallax::remote;
 
 namespace {
 
-std::string table(const RunStore& store, const std::vector<RunRecord>& runs)
+std::string table(const RunCatalog& catalog, const std::vector<RunRecord>& runs)
 {
     std::string out;
     char line[512];
@@ -24,7 +24,7 @@ std::string table(const RunStore& store, const std::vector<RunRecord>& runs)
         "created (UTC)", "framework", "cluster", "state", "steps", "measured s", "predicted s", "error");
     out += line;
     for (const RunRecord& r : runs) {
-        const std::vector<StepRecord> steps = store.steps(r.id);
+        const std::vector<StepRecord> steps = catalog.steps(r.id);
         const RunComparison cmp = compare_run(r, steps);
         const MetricComparison* st = cmp.find("step_time_s");
         const auto num = [](const std::optional<double>& v, const char* fmt) {
@@ -57,13 +57,14 @@ int run_runs(const QStringList& args)
         QStringLiteral("RUN_ID"), QStringLiteral("a run to show in full (optional)"));
     auto& p = cmd.parser();
     p.addOption({ QStringLiteral("json"), QStringLiteral("Print JSON: {\"schema\":1,\"runs\":[...]} or one run.") });
-    p.addOption({ QStringLiteral("store"), QStringLiteral("Run store (SQLite); default ") + RunStore::default_path(),
-        QStringLiteral("FILE") });
+    p.addOption({ QStringLiteral("store"),
+        QStringLiteral("Run store (SQLite); default ") + RunCatalog::default_store_path(), QStringLiteral("FILE") });
     p.addOption({ QStringLiteral("limit"), QStringLiteral("At most N runs, newest first."), QStringLiteral("N") });
     p.addOption({ QStringLiteral("log"), QStringLiteral("With RUN_ID: print the run's raw log as stored.") });
     if (auto rc = cmd.parse(args, 0, 1))
         return *rc;
-    const QString path = p.isSet(QStringLiteral("store")) ? p.value(QStringLiteral("store")) : RunStore::default_path();
+    const QString path
+        = p.isSet(QStringLiteral("store")) ? p.value(QStringLiteral("store")) : RunCatalog::default_store_path();
     int limit = 0;
     if (p.isSet(QStringLiteral("limit"))) {
         bool ok = false;
@@ -74,45 +75,45 @@ int run_runs(const QStringList& args)
         }
     }
     try {
-        RunStore store(path);
+        const RunCatalog catalog(path);
         const bool json = p.isSet(QStringLiteral("json"));
         const QString id = cmd.positional(0);
         if (!id.isEmpty()) {
-            const auto run = store.get(id.toStdString());
+            const auto run = catalog.run(id.toStdString());
             if (!run) {
                 print_err("parallax-cli runs: no run " + id.toStdString() + " in " + path.toStdString());
                 return kBadInput;
             }
             if (p.isSet(QStringLiteral("log"))) {
-                store.for_each_log_chunk(
+                catalog.for_each_log_chunk(
                     run->id, [](std::string_view chunk) { std::fwrite(chunk.data(), 1, chunk.size(), stdout); });
                 std::fflush(stdout);
                 return kOk;
             }
             if (json) {
-                print_out(run_to_json(store, *run, true).dump(2) + "\n");
+                print_out(catalog.run_json(*run, true).dump(2) + "\n");
                 return kOk;
             }
-            std::string text = run_summary_text(store, *run);
+            std::string text = catalog.summary_text(*run);
             text += "  history:\n";
-            for (const StateTransition& t : store.transitions(run->id))
+            for (const StateTransition& t : catalog.transitions(run->id))
                 text += "    " + t.at + "  " + std::string(to_string(t.state)) + ": " + t.detail + "\n";
             text += "  remote folder: " + run->remote_dir + "\n  log: " + run->log_path + "\n";
             print_out(text);
             return kOk;
         }
-        const std::vector<RunRecord> runs = store.list(limit);
+        const std::vector<RunRecord> runs = catalog.runs(limit);
         if (json) {
             nlohmann::ordered_json j;
             j["schema"] = 1;
             j["store"] = path.toStdString();
             auto list = nlohmann::ordered_json::array();
             for (const RunRecord& r : runs)
-                list.push_back(run_to_json(store, r, false));
+                list.push_back(catalog.run_json(r, false));
             j["runs"] = list;
             print_out(j.dump(2) + "\n");
         } else {
-            print_out(table(store, runs));
+            print_out(table(catalog, runs));
         }
     } catch (const StoreError& e) {
         print_err(e.what());

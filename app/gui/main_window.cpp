@@ -341,11 +341,11 @@ QDockWidget* MainWindow::build_runs_dock()
     m_remote = new views::RemoteRunsController(ro, this);
     QDockWidget* runs
         = add_dock(QStringLiteral("runs"), QStringLiteral("Runs"), m_remote->panel(), Qt::BottomDockWidgetArea);
-    connect(m_remote, &views::RemoteRunsController::overlayChanged, this, &MainWindow::show_plan_overlay);
+    connect(m_remote, &views::RemoteRunsController::overlay_changed, this, &MainWindow::show_plan_overlay);
     connect(m_remote, &views::RemoteRunsController::sending, this, [this] { show_panel(QStringLiteral("runs")); });
-    connect(m_remote, &views::RemoteRunsController::statusMessage, this,
+    connect(m_remote, &views::RemoteRunsController::status_message, this,
         [this](const QString& text) { statusBar()->showMessage(text, 8000); });
-    connect(m_remote, &views::RemoteRunsController::traceLoaded, this,
+    connect(m_remote, &views::RemoteRunsController::trace_loaded, this,
         [this](std::shared_ptr<const MeasuredTrace> trace, const QString& run_id, const QString& path) {
             show_panel(QStringLiteral("timeline"));
             m_timeline->set_measured_trace(std::move(trace));

@@ -31,16 +31,16 @@ RemoteWorker* RemoteRunner::worker_for(const ClusterProfile& profile)
     auto* worker = new RemoteWorker(m_store_path, m_interaction, m_policy, m_cancel);
     worker->moveToThread(thread);
     connect(thread, &QThread::finished, worker, &QObject::deleteLater);
-    connect(worker, &RemoteWorker::runCreated, this, &RemoteRunner::runCreated);
+    connect(worker, &RemoteWorker::run_created, this, &RemoteRunner::run_created);
     connect(worker, &RemoteWorker::dispatched, this, &RemoteRunner::dispatched);
-    connect(worker, &RemoteWorker::dispatchFailed, this, &RemoteRunner::dispatchFailed);
-    connect(worker, &RemoteWorker::runStateChanged, this, &RemoteRunner::runStateChanged);
-    connect(worker, &RemoteWorker::logAppended, this, &RemoteRunner::logAppended);
-    connect(worker, &RemoteWorker::measurementsUpdated, this, &RemoteRunner::measurementsUpdated);
-    connect(worker, &RemoteWorker::runFinished, this, &RemoteRunner::runFinished);
-    connect(worker, &RemoteWorker::runError, this, &RemoteRunner::runError);
-    connect(worker, &RemoteWorker::connectionStateChanged, this, &RemoteRunner::connectionStateChanged);
-    connect(worker, &RemoteWorker::tracesFetched, this, &RemoteRunner::tracesFetched);
+    connect(worker, &RemoteWorker::dispatch_failed, this, &RemoteRunner::dispatch_failed);
+    connect(worker, &RemoteWorker::run_state_changed, this, &RemoteRunner::run_state_changed);
+    connect(worker, &RemoteWorker::log_appended, this, &RemoteRunner::log_appended);
+    connect(worker, &RemoteWorker::measurements_updated, this, &RemoteRunner::measurements_updated);
+    connect(worker, &RemoteWorker::run_finished, this, &RemoteRunner::run_finished);
+    connect(worker, &RemoteWorker::run_error, this, &RemoteRunner::run_error);
+    connect(worker, &RemoteWorker::connection_state_changed, this, &RemoteRunner::connection_state_changed);
+    connect(worker, &RemoteWorker::traces_fetched, this, &RemoteRunner::traces_fetched);
     thread->start();
     m_workers.emplace(key, Slot { thread, worker });
     return worker;
@@ -70,25 +70,25 @@ void RemoteRunner::attach(const QString& run_id)
     try {
         w = worker_for_run(run_id);
     } catch (const std::exception& e) {
-        Q_EMIT runError(run_id, QString::fromStdString(e.what()));
+        Q_EMIT run_error(run_id, QString::fromStdString(e.what()));
         return;
     }
     if (!w) {
-        Q_EMIT runError(run_id, QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
+        Q_EMIT run_error(run_id, QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
         return;
     }
     QMetaObject::invokeMethod(
         w, [w, run_id] { w->attach(run_id); }, Qt::QueuedConnection);
 }
 
-int RemoteRunner::attachActive()
+int RemoteRunner::attach_active()
 {
     std::vector<RunRecord> active;
     try {
         RunStore store(m_store_path);
         active = store.active();
     } catch (const std::exception& e) {
-        Q_EMIT runError(QString(), QString::fromStdString(e.what()));
+        Q_EMIT run_error(QString(), QString::fromStdString(e.what()));
         return 0;
     }
     for (const RunRecord& run : active)
@@ -102,32 +102,32 @@ void RemoteRunner::cancel(const QString& run_id)
     try {
         w = worker_for_run(run_id);
     } catch (const std::exception& e) {
-        Q_EMIT runError(run_id, QString::fromStdString(e.what()));
+        Q_EMIT run_error(run_id, QString::fromStdString(e.what()));
         return;
     }
     if (!w) {
-        Q_EMIT runError(run_id, QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
+        Q_EMIT run_error(run_id, QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
         return;
     }
     QMetaObject::invokeMethod(
-        w, [w, run_id] { w->cancelRun(run_id); }, Qt::QueuedConnection);
+        w, [w, run_id] { w->cancel_run(run_id); }, Qt::QueuedConnection);
 }
 
-void RemoteRunner::fetchTraces(const QString& run_id, const QString& local_dir)
+void RemoteRunner::fetch_traces(const QString& run_id, const QString& local_dir)
 {
     RemoteWorker* w = nullptr;
     try {
         w = worker_for_run(run_id);
     } catch (const std::exception& e) {
-        Q_EMIT tracesFetched(run_id, {}, QString(), QString::fromStdString(e.what()));
+        Q_EMIT traces_fetched(run_id, {}, QString(), QString::fromStdString(e.what()));
         return;
     }
     if (!w) {
-        Q_EMIT tracesFetched(run_id, {}, QString(), QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
+        Q_EMIT traces_fetched(run_id, {}, QString(), QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
         return;
     }
     QMetaObject::invokeMethod(
-        w, [w, run_id, local_dir] { w->fetchTraces(run_id, local_dir); }, Qt::QueuedConnection);
+        w, [w, run_id, local_dir] { w->fetch_traces(run_id, local_dir); }, Qt::QueuedConnection);
 }
 
 void RemoteRunner::shutdown()
@@ -138,7 +138,7 @@ void RemoteRunner::shutdown()
     // (which is about to block on it), then let each worker close on its own thread.
     m_cancel.cancel();
     if (auto* bridge = dynamic_cast<PromptBridge*>(m_interaction.get()))
-        bridge->refuseAll();
+        bridge->refuse_all();
     for (auto& [key, slot] : m_workers) {
         RemoteWorker* w = slot.worker;
         QMetaObject::invokeMethod(

@@ -3,13 +3,14 @@
 // RemoteWorker per host (user@host:port), each on its own QThread, routes requests to them and forwards
 // their signals, which arrive queued on this object's thread. No method waits for the network.
 //
-//   RemoteRunner runner(RunStore::default_path(), std::make_shared<PromptBridge>());
-//   connect(&runner, &RemoteRunner::runFinished, ...);
+//   RemoteRunner runner(RunCatalog::default_store_path(), std::make_shared<PromptBridge>());
+//   connect(&runner, &RemoteRunner::run_finished, ...);
 //   runner.dispatch(request);        // returns at once; dispatched(runId) follows
-//   runner.attachActive();           // after a restart: resume watching every unfinished run
+//   runner.attach_active();           // after a restart: resume watching every unfinished run
+#include "jobs/cancel_token.hpp"
 #include "jobs/job_bundle.hpp"
-#include "runs/cancel_flag.hpp"
 #include "ssh/ssh_connection.hpp"
+#include "store/run_record.hpp"
 
 #include <QByteArray>
 #include <QObject>
@@ -32,32 +33,32 @@ public:
     // Cancels what is in flight, closes every worker on its thread and joins the threads.
     ~RemoteRunner() override;
 
-    void setReconnectPolicy(ReconnectPolicy policy) { m_policy = policy; }
-    const QString& storePath() const { return m_store_path; }
+    void set_reconnect_policy(ReconnectPolicy policy) { m_policy = policy; }
+    const QString& store_path() const { return m_store_path; }
 
     void dispatch(RunRequest request);
     // Resumes watching a stored run (its cluster profile as dispatched decides the worker).
     void attach(const QString& run_id);
     // Every run of the store that has not finished; returns how many.
-    int attachActive();
+    int attach_active();
     void cancel(const QString& run_id);
     // Copies the run's Chrome/Perfetto trace files (*trace*.json in its folder on the cluster) into local_dir;
-    // tracesFetched follows.
-    void fetchTraces(const QString& run_id, const QString& local_dir);
+    // traces_fetched follows.
+    void fetch_traces(const QString& run_id, const QString& local_dir);
     // Closes every worker (connections, store) and stops their threads; safe to call twice.
     void shutdown();
 
 Q_SIGNALS:
-    void runCreated(QString runId);
-    void dispatched(QString runId, QString description);
-    void dispatchFailed(QString message);
-    void runStateChanged(QString runId, QString state, QString detail);
-    void logAppended(QString runId, QByteArray bytes);
-    void measurementsUpdated(QString runId);
-    void runFinished(QString runId, QString state, QString detail);
-    void runError(QString runId, QString message);
-    void connectionStateChanged(QString host, QString state, QString message);
-    void tracesFetched(QString runId, QStringList paths, QString message, QString error);
+    void run_created(QString run_id);
+    void dispatched(QString run_id, QString description);
+    void dispatch_failed(QString message);
+    void run_state_changed(QString run_id, parallax::remote::RunState state, QString detail);
+    void log_appended(QString run_id, QByteArray bytes);
+    void measurements_updated(QString run_id);
+    void run_finished(QString run_id, parallax::remote::RunState state, QString detail);
+    void run_error(QString run_id, QString message);
+    void connection_state_changed(QString host, QString state, QString message);
+    void traces_fetched(QString run_id, QStringList paths, QString message, QString error);
 
 private:
     struct Slot {
@@ -70,7 +71,7 @@ private:
     QString m_store_path;
     std::shared_ptr<SshInteraction> m_interaction;
     ReconnectPolicy m_policy;
-    CancelFlag m_cancel;
+    CancelToken m_cancel;
     std::map<QString, Slot> m_workers;
 };
 

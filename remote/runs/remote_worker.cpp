@@ -18,10 +18,6 @@ QString q(const std::string& s)
 {
     return QString::fromStdString(s);
 }
-QString q(std::string_view s)
-{
-    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
-}
 
 // Polling back-off while nothing changes (RECIPES.md: poll squeue with back-off).
 constexpr double kBackoffFactor = 1.5;
@@ -29,7 +25,7 @@ constexpr double kBackoffFactor = 1.5;
 } // namespace
 
 RemoteWorker::RemoteWorker(
-    QString store_path, std::shared_ptr<SshInteraction> interaction, ReconnectPolicy policy, CancelFlag cancel)
+    QString store_path, std::shared_ptr<SshInteraction> interaction, ReconnectPolicy policy, CancelToken cancel)
     : m_store_path(std::move(store_path))
     , m_interaction(std::move(interaction))
     , m_policy(policy)
@@ -46,10 +42,10 @@ void RemoteWorker::open()
     m_store = std::make_unique<RunStore>(m_store_path);
     m_pool = std::make_unique<ConnectionPool>(m_interaction, m_policy);
     m_pool->on_state = [this](const std::string& label, ConnectionState s, const std::string& msg) {
-        Q_EMIT connectionStateChanged(q(label), QLatin1String(to_string(s)), q(msg));
+        Q_EMIT connection_state_changed(q(label), QLatin1String(to_string(s)), q(msg));
     };
     m_engine = std::make_unique<RunEngine>(*m_store, *m_pool);
-    m_engine->on_created = [this](const std::string& id) { Q_EMIT runCreated(q(id)); };
+    m_engine->on_created = [this](const std::string& id) { Q_EMIT run_created(q(id)); };
 }
 
 void RemoteWorker::ensure_keepalive(int keepalive_s)
@@ -90,9 +86,9 @@ void RemoteWorker::dispatch(const RunRequest& request)
         const auto run = m_store->get(id);
         Q_EMIT dispatched(q(id), run ? q(run->description) : QString());
         if (run)
-            Q_EMIT runStateChanged(q(id), q(to_string(run->state)), q(run->detail));
+            Q_EMIT run_state_changed(q(id), run->state, q(run->detail));
         if (run && is_terminal(run->state)) {
-            Q_EMIT runFinished(q(id), q(to_string(run->state)), q(run->detail));
+            Q_EMIT run_finished(q(id), run->state, q(run->detail));
             return;
         }
         RunTimer& t = m_runs[id];
@@ -101,7 +97,7 @@ void RemoteWorker::dispatch(const RunRequest& request)
         t.interval_s = t.min_s;
         schedule(id, t.min_s);
     } catch (const std::exception& e) {
-        Q_EMIT dispatchFailed(QString::fromStdString(e.what()));
+        Q_EMIT dispatch_failed(QString::fromStdString(e.what()));
     }
 }
 
@@ -112,11 +108,11 @@ void RemoteWorker::attach(const QString& run_id)
         const std::string id = run_id.toStdString();
         const auto run = m_store->get(id);
         if (!run) {
-            Q_EMIT runError(run_id, QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
+            Q_EMIT run_error(run_id, QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
             return;
         }
         if (is_terminal(run->state)) {
-            Q_EMIT runFinished(run_id, q(to_string(run->state)), q(run->detail));
+            Q_EMIT run_finished(run_id, run->state, q(run->detail));
             return;
         }
         const ClusterProfile p = profile_from_json(nlohmann::json::parse(run->profile_json), "run " + id);
@@ -128,11 +124,11 @@ void RemoteWorker::attach(const QString& run_id)
         t.interval_s = t.min_s;
         schedule(id, 0);
     } catch (const std::exception& e) {
-        Q_EMIT runError(run_id, QString::fromStdString(e.what()));
+        Q_EMIT run_error(run_id, QString::fromStdString(e.what()));
     }
 }
 
-void RemoteWorker::cancelRun(const QString& run_id)
+void RemoteWorker::cancel_run(const QString& run_id)
 {
     const std::string id = run_id.toStdString();
     try {
@@ -140,9 +136,9 @@ void RemoteWorker::cancelRun(const QString& run_id)
         m_engine->cancel(id, m_cancel);
         const auto run = m_store->get(id);
         if (run)
-            Q_EMIT runStateChanged(run_id, q(to_string(run->state)), q(run->detail));
+            Q_EMIT run_state_changed(run_id, run->state, q(run->detail));
         if (run && is_terminal(run->state)) {
-            Q_EMIT runFinished(run_id, q(to_string(run->state)), q(run->detail));
+            Q_EMIT run_finished(run_id, run->state, q(run->detail));
             return;
         }
         if (m_runs.find(id) == m_runs.end()) {
@@ -155,11 +151,11 @@ void RemoteWorker::cancelRun(const QString& run_id)
         t.interval_s = t.min_s;
         schedule(id, t.min_s);
     } catch (const std::exception& e) {
-        Q_EMIT runError(run_id, QStringLiteral("cancel: %1").arg(QString::fromStdString(e.what())));
+        Q_EMIT run_error(run_id, QStringLiteral("cancel: %1").arg(QString::fromStdString(e.what())));
     }
 }
 
-void RemoteWorker::fetchTraces(const QString& run_id, const QString& local_dir)
+void RemoteWorker::fetch_traces(const QString& run_id, const QString& local_dir)
 {
     try {
         open();
@@ -167,9 +163,9 @@ void RemoteWorker::fetchTraces(const QString& run_id, const QString& local_dir)
         QStringList paths;
         for (const auto& p : f.local_paths)
             paths << q(p);
-        Q_EMIT tracesFetched(run_id, paths, q(f.message), QString());
+        Q_EMIT traces_fetched(run_id, paths, q(f.message), QString());
     } catch (const std::exception& e) {
-        Q_EMIT tracesFetched(run_id, {}, QString(), QString::fromStdString(e.what()));
+        Q_EMIT traces_fetched(run_id, {}, QString(), QString::fromStdString(e.what()));
     }
 }
 
@@ -196,15 +192,15 @@ void RemoteWorker::poll(const std::string& run_id)
     try {
         const PollOutcome out = m_engine->poll(run_id, m_cancel);
         if (!out.appended.empty())
-            Q_EMIT logAppended(id, QByteArray(out.appended.data(), static_cast<qsizetype>(out.appended.size())));
+            Q_EMIT log_appended(id, QByteArray(out.appended.data(), static_cast<qsizetype>(out.appended.size())));
         if (out.measurements_changed)
-            Q_EMIT measurementsUpdated(id);
+            Q_EMIT measurements_updated(id);
         if (out.state_changed)
-            Q_EMIT runStateChanged(id, q(to_string(out.state)), q(out.detail));
+            Q_EMIT run_state_changed(id, out.state, q(out.detail));
         if (out.terminal()) {
             t.timer->deleteLater();
             m_runs.erase(it);
-            Q_EMIT runFinished(id, q(to_string(out.state)), q(out.detail));
+            Q_EMIT run_finished(id, out.state, q(out.detail));
             return;
         }
         // Something moved: look again soon; quiet: back off.
@@ -232,12 +228,12 @@ void RemoteWorker::poll(const std::string& run_id)
         } else {
             t.timer->deleteLater();
             m_runs.erase(it);
-            Q_EMIT runError(id, QString::fromStdString(e.what()));
+            Q_EMIT run_error(id, QString::fromStdString(e.what()));
         }
     } catch (const std::exception& e) {
         t.timer->deleteLater();
         m_runs.erase(it);
-        Q_EMIT runError(id, QString::fromStdString(e.what()));
+        Q_EMIT run_error(id, QString::fromStdString(e.what()));
     }
 }
 

@@ -7,9 +7,10 @@
 // queued signals: the GUI thread never waits for the network.
 //
 // Create through RemoteRunner, which moves workers to their threads and routes requests.
+#include "jobs/cancel_token.hpp"
 #include "jobs/job_bundle.hpp"
-#include "runs/cancel_flag.hpp"
 #include "ssh/ssh_connection.hpp"
+#include "store/run_record.hpp"
 
 #include <QByteArray>
 #include <QObject>
@@ -31,33 +32,33 @@ class RemoteWorker : public QObject {
     Q_OBJECT
 public:
     RemoteWorker(
-        QString store_path, std::shared_ptr<SshInteraction> interaction, ReconnectPolicy policy, CancelFlag cancel);
+        QString store_path, std::shared_ptr<SshInteraction> interaction, ReconnectPolicy policy, CancelToken cancel);
     ~RemoteWorker() override;
 
     // All of these run on the worker's thread: call them through QMetaObject::invokeMethod (RemoteRunner does).
     void open(); // the store connection and engine, on this thread
     void dispatch(const RunRequest& request);
     void attach(const QString& run_id);
-    void cancelRun(const QString& run_id);
+    void cancel_run(const QString& run_id);
     // Copies the run's trace files from the cluster into local_dir (RunEngine::fetch_traces).
-    void fetchTraces(const QString& run_id, const QString& local_dir);
+    void fetch_traces(const QString& run_id, const QString& local_dir);
     void close(); // stops timers, closes connections and the store
 
 Q_SIGNALS:
     // The run is in the store (files not yet on the cluster); dispatched() follows once it is submitted.
-    void runCreated(QString runId);
-    void dispatched(QString runId, QString description);
-    void dispatchFailed(QString message);
-    void runStateChanged(QString runId, QString state, QString detail);
-    void logAppended(QString runId, QByteArray bytes);
+    void run_created(QString run_id);
+    void dispatched(QString run_id, QString description);
+    void dispatch_failed(QString message);
+    void run_state_changed(QString run_id, parallax::remote::RunState state, QString detail);
+    void log_appended(QString run_id, QByteArray bytes);
     // New steps/benchmarks are in the store: re-read them (RunStore::steps) on the receiving thread.
-    void measurementsUpdated(QString runId);
-    void runFinished(QString runId, QString state, QString detail);
+    void measurements_updated(QString run_id);
+    void run_finished(QString run_id, parallax::remote::RunState state, QString detail);
     // A run could not be polled for a reason that retrying will not fix (refused host key, bad store).
-    void runError(QString runId, QString message);
-    void connectionStateChanged(QString host, QString state, QString message);
-    // fetchTraces() done: the local copies (possibly none) and what was found or skipped; error: why it failed.
-    void tracesFetched(QString runId, QStringList paths, QString message, QString error);
+    void run_error(QString run_id, QString message);
+    void connection_state_changed(QString host, QString state, QString message);
+    // fetch_traces() done: the local copies (possibly none) and what was found or skipped; error: why it failed.
+    void traces_fetched(QString run_id, QStringList paths, QString message, QString error);
     void closed();
 
 private:
@@ -77,7 +78,7 @@ private:
     QString m_store_path;
     std::shared_ptr<SshInteraction> m_interaction;
     ReconnectPolicy m_policy;
-    CancelFlag m_cancel;
+    CancelToken m_cancel;
     std::unique_ptr<RunStore> m_store;
     std::unique_ptr<ConnectionPool> m_pool;
     std::unique_ptr<RunEngine> m_engine;

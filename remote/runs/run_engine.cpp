@@ -58,7 +58,7 @@ std::string failure_text(const ExecResult& r)
     return status + (t.empty() ? std::string() : ": " + t);
 }
 
-ExecResult run_command(SshConnection& c, const std::string& command, const CancelFlag& cancel)
+ExecResult run_command(SshConnection& c, const std::string& command, const CancelToken& cancel)
 {
     return c.run(
         [&](SshSession& s) {
@@ -144,7 +144,7 @@ RunEngine::Live& RunEngine::live(const RunRecord& run)
     return m_live.emplace(run.id, std::move(l)).first->second;
 }
 
-std::string RunEngine::dispatch(const RunRequest& request, const CancelFlag& cancel)
+std::string RunEngine::dispatch(const RunRequest& request, const CancelToken& cancel)
 {
     const JobBundle bundle = make_job_bundle(request);
     const ClusterProfile& p = request.profile;
@@ -233,7 +233,7 @@ std::string RunEngine::dispatch(const RunRequest& request, const CancelFlag& can
     return run.id;
 }
 
-void RunEngine::upload_and_submit(const RunRecord& run, Live& l, bool first_attempt, const CancelFlag& cancel)
+void RunEngine::upload_and_submit(const RunRecord& run, Live& l, bool first_attempt, const CancelToken& cancel)
 {
     const ClusterProfile& p = l.profile;
     const std::vector<StoredFile> files = m_store.files(run.id);
@@ -261,7 +261,7 @@ void RunEngine::upload_and_submit(const RunRecord& run, Live& l, bool first_atte
         submit_direct(run, l, cancel);
 }
 
-void RunEngine::submit_slurm(const RunRecord& run, Live& l, bool first_attempt, const CancelFlag& cancel)
+void RunEngine::submit_slurm(const RunRecord& run, Live& l, bool first_attempt, const CancelToken& cancel)
 {
     const ClusterProfile& p = l.profile;
     SshConnection& c = m_pool.primary(p);
@@ -292,7 +292,7 @@ void RunEngine::submit_slurm(const RunRecord& run, Live& l, bool first_attempt, 
         "SLURM job " + *job_id + " submitted" + (p.partition.empty() ? std::string() : " to partition " + p.partition));
 }
 
-void RunEngine::submit_direct(const RunRecord& run, Live& l, const CancelFlag& cancel)
+void RunEngine::submit_direct(const RunRecord& run, Live& l, const CancelToken& cancel)
 {
     const ClusterProfile& p = l.profile;
     const std::vector<std::string> hosts = p.direct_hosts();
@@ -343,7 +343,7 @@ std::string RunEngine::log_host(const RunRecord&, const Live& l) const
     return l.framework == JobFramework::megatron ? hosts.back() : hosts.front();
 }
 
-RunEngine::LauncherState RunEngine::query_slurm(const RunRecord& run, Live& l, const CancelFlag& cancel)
+RunEngine::LauncherState RunEngine::query_slurm(const RunRecord& run, Live& l, const CancelToken& cancel)
 {
     const ClusterProfile& p = l.profile;
     SshConnection& c = m_pool.primary(p);
@@ -387,7 +387,7 @@ RunEngine::LauncherState RunEngine::query_slurm(const RunRecord& run, Live& l, c
     return out;
 }
 
-RunEngine::LauncherState RunEngine::query_direct(const RunRecord& run, Live& l, const CancelFlag& cancel)
+RunEngine::LauncherState RunEngine::query_direct(const RunRecord& run, Live& l, const CancelToken& cancel)
 {
     const ClusterProfile& p = l.profile;
     const std::vector<std::string> hosts = p.direct_hosts();
@@ -435,7 +435,7 @@ RunEngine::LauncherState RunEngine::query_direct(const RunRecord& run, Live& l, 
     return out;
 }
 
-std::string RunEngine::read_new_log(const RunRecord& run, Live& l, bool drain, const CancelFlag& cancel)
+std::string RunEngine::read_new_log(const RunRecord& run, Live& l, bool drain, const CancelToken& cancel)
 {
     if (run.log_path.empty())
         return {};
@@ -475,7 +475,7 @@ bool RunEngine::update_measurements(const RunRecord& run, Live& l, bool force)
     return true;
 }
 
-PollOutcome RunEngine::poll(const std::string& run_id, const CancelFlag& cancel)
+PollOutcome RunEngine::poll(const std::string& run_id, const CancelToken& cancel)
 {
     std::optional<RunRecord> run = m_store.get(run_id);
     if (!run)
@@ -554,7 +554,7 @@ PollOutcome RunEngine::poll(const std::string& run_id, const CancelFlag& cancel)
     return out;
 }
 
-void RunEngine::cancel(const std::string& run_id, const CancelFlag& cancel)
+void RunEngine::cancel(const std::string& run_id, const CancelToken& cancel)
 {
     std::optional<RunRecord> run = m_store.get(run_id);
     if (!run)
@@ -605,7 +605,7 @@ void RunEngine::cancel(const std::string& run_id, const CancelFlag& cancel)
         run_id, RunState::cancelling, "SIGTERM sent to every node's process group; waiting for them to exit");
 }
 
-TraceFetch RunEngine::fetch_traces(const std::string& run_id, const std::string& local_dir, const CancelFlag& cancel)
+TraceFetch RunEngine::fetch_traces(const std::string& run_id, const std::string& local_dir, const CancelToken& cancel)
 {
     const std::optional<RunRecord> run = m_store.get(run_id);
     if (!run)

@@ -6,8 +6,8 @@
 // the job by its name, log bytes are keyed by their offset.
 //
 // Runs on one thread (RemoteWorker's), with the store and connections of that thread.
+#include "jobs/cancel_token.hpp"
 #include "jobs/job_bundle.hpp"
-#include "runs/cancel_flag.hpp"
 #include "runs/measurements.hpp"
 #include "ssh/ssh_connection.hpp"
 #include "store/run_store.hpp"
@@ -63,15 +63,15 @@ public:
     // profile that cannot run, SshError when the cluster cannot be reached (nothing is stored then). Once
     // the run is stored, failures are stored on it: a refused submission fails the run, a lost connection
     // leaves it "created" and the next poll() uploads and submits again.
-    std::string dispatch(const RunRequest& request, const CancelFlag& cancel = {});
+    std::string dispatch(const RunRequest& request, const CancelToken& cancel = {});
 
     // One monitoring step. Throws SshError when the cluster cannot be reached (nothing is lost: call again
     // later) and StoreError when the store cannot be written.
-    PollOutcome poll(const std::string& run_id, const CancelFlag& cancel = {});
+    PollOutcome poll(const std::string& run_id, const CancelToken& cancel = {});
 
     // Asks the launcher to stop the run (scancel / TERM to the process groups) and records "cancelling";
     // the following polls confirm the final state. Throws SshError like poll().
-    void cancel(const std::string& run_id, const CancelFlag& cancel = {});
+    void cancel(const std::string& run_id, const CancelToken& cancel = {});
 
     // The measurements parsed so far.
     Measurements measurements(const std::string& run_id);
@@ -79,7 +79,7 @@ public:
     // Looks for trace files (*trace*.json, up to kMaxTraceFiles of at most kMaxTraceBytes each, four folders
     // deep) in the run's folder on the host that writes its log, and downloads them over SFTP into
     // local_dir. Throws SshError like poll(), InputError when local_dir cannot be written.
-    TraceFetch fetch_traces(const std::string& run_id, const std::string& local_dir, const CancelFlag& cancel = {});
+    TraceFetch fetch_traces(const std::string& run_id, const std::string& local_dir, const CancelToken& cancel = {});
     static constexpr int kMaxTraceFiles = 16;
     static constexpr std::size_t kMaxTraceBytes = 256u << 20;
 
@@ -104,18 +104,18 @@ private:
     };
     Live& live(const RunRecord& run);
     // first_attempt: the run was stored a moment ago by this engine, so no earlier submission can exist.
-    void upload_and_submit(const RunRecord& run, Live& l, bool first_attempt, const CancelFlag& cancel);
-    void submit_slurm(const RunRecord& run, Live& l, bool first_attempt, const CancelFlag& cancel);
-    void submit_direct(const RunRecord& run, Live& l, const CancelFlag& cancel);
+    void upload_and_submit(const RunRecord& run, Live& l, bool first_attempt, const CancelToken& cancel);
+    void submit_slurm(const RunRecord& run, Live& l, bool first_attempt, const CancelToken& cancel);
+    void submit_direct(const RunRecord& run, Live& l, const CancelToken& cancel);
     struct LauncherState {
         RunState state = RunState::running;
         std::string detail;
         std::optional<int> exit_code;
         bool known = true; // the launcher still knows the job
     };
-    LauncherState query_slurm(const RunRecord& run, Live& l, const CancelFlag& cancel);
-    LauncherState query_direct(const RunRecord& run, Live& l, const CancelFlag& cancel);
-    std::string read_new_log(const RunRecord& run, Live& l, bool drain, const CancelFlag& cancel);
+    LauncherState query_slurm(const RunRecord& run, Live& l, const CancelToken& cancel);
+    LauncherState query_direct(const RunRecord& run, Live& l, const CancelToken& cancel);
+    std::string read_new_log(const RunRecord& run, Live& l, bool drain, const CancelToken& cancel);
     bool update_measurements(const RunRecord& run, Live& l, bool force);
     std::string log_host(const RunRecord& run, const Live& l) const;
 

@@ -4,6 +4,7 @@
 #include "io/scenario_io.hpp"
 #include "jobs/job_bundle.hpp"
 #include "runs/measurements.hpp"
+#include "store/run_store.hpp"
 #include "viewdata/rank_grid.hpp"
 
 #include <algorithm>
@@ -37,7 +38,7 @@ RunOverlay make_run_overlay(const RunStore& store, const RunRecord& run)
 {
     RunOverlay o;
     o.run_id = run.id;
-    o.state = std::string(to_string(run.state));
+    o.state = run.state;
     o.framework = run.framework;
     o.cluster = run.cluster;
     o.description = run.description;

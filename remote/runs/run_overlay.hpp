@@ -5,13 +5,15 @@
 // measured memory of each pipeline stage next to the stage's prediction. A value to hand to the GUI thread in
 // one piece: building it reads the store and parses the log, so it is made off the GUI thread.
 #include "runs/run_report.hpp"
-#include "store/run_store.hpp"
+#include "store/run_record.hpp"
 
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace parallax::remote {
+
+class RunStore;
 
 struct StageMemoryComparison {
     int stage = 0;
@@ -30,7 +32,7 @@ struct StageMemoryComparison {
 
 struct RunOverlay {
     std::string run_id;
-    std::string state;
+    RunState state = RunState::created;
     std::string framework;
     std::string cluster;
     std::string description;

@@ -1,5 +1,7 @@
 #include "runs/run_report.hpp"
 
+#include "store/run_store.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

@@ -4,7 +4,7 @@
 // the first (start-up cost), as parse-log's summary. The prediction compared with is the one made at
 // dispatch time for what actually ran: the probe's workload prediction for probe runs (same layers, batch
 // and schedule as the probe trained), the plan's prediction for the frameworks (they run the plan itself).
-#include "store/run_store.hpp"
+#include "store/run_record.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +13,8 @@
 #include <vector>
 
 namespace parallax::remote {
+
+class RunStore;
 
 struct MetricComparison {
     std::string metric; // step_time_s, tokens_per_s_per_gpu, tflops_per_gpu, memory_GiB, power_W

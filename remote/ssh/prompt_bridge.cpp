@@ -26,7 +26,7 @@ PromptBridge::PromptBridge(QObject* parent)
 
 PromptBridge::~PromptBridge()
 {
-    cancelAll();
+    cancel_all();
 }
 
 bool PromptBridge::on_own_thread() const
@@ -39,7 +39,7 @@ quint64 PromptBridge::open_question()
     std::lock_guard lock(m_mutex);
     const quint64 id = m_next_id++;
     Pending p;
-    p.answered = m_refusing; // refused at once after refuseAll()
+    p.answered = m_refusing; // refused at once after refuse_all()
     m_pending.emplace(id, std::move(p));
     return id;
 }
@@ -67,7 +67,7 @@ void PromptBridge::answer(quint64 id, bool yes, std::vector<Secret> secrets)
     m_cv.notify_all();
 }
 
-void PromptBridge::cancelAll()
+void PromptBridge::cancel_all()
 {
     {
         std::lock_guard lock(m_mutex);
@@ -77,13 +77,13 @@ void PromptBridge::cancelAll()
     m_cv.notify_all();
 }
 
-void PromptBridge::refuseAll()
+void PromptBridge::refuse_all()
 {
     {
         std::lock_guard lock(m_mutex);
         m_refusing = true;
     }
-    cancelAll();
+    cancel_all();
 }
 
 bool PromptBridge::confirm_unknown_host(const HostKeyInfo& key)
@@ -91,7 +91,7 @@ bool PromptBridge::confirm_unknown_host(const HostKeyInfo& key)
     if (on_own_thread())
         return false; // waiting here would block the thread that must answer
     const quint64 id = open_question();
-    Q_EMIT hostKeyQuestion(id, q(key.host), q(key.key_type), q(key.fingerprint), q(describe_unknown_host(key)));
+    Q_EMIT host_key_question(id, q(key.host), q(key.key_type), q(key.fingerprint), q(describe_unknown_host(key)));
     return wait(id).yes;
 }
 
@@ -100,7 +100,7 @@ std::optional<Secret> PromptBridge::key_passphrase(const std::string& key_file)
     if (on_own_thread())
         return std::nullopt;
     const quint64 id = open_question();
-    Q_EMIT passphraseRequested(id, q(key_file));
+    Q_EMIT passphrase_requested(id, q(key_file));
     Pending p = wait(id);
     if (!p.yes || p.secrets.empty())
         return std::nullopt;
@@ -118,7 +118,7 @@ std::optional<std::vector<Secret>> PromptBridge::answer_prompts(const KbdPrompt&
         texts << q(item.text);
         echo << item.echo;
     }
-    Q_EMIT promptsRequested(id, q(prompt.target), q(prompt.name), q(prompt.instruction), texts, echo);
+    Q_EMIT prompts_requested(id, q(prompt.target), q(prompt.name), q(prompt.instruction), texts, echo);
     Pending p = wait(id);
     if (!p.yes || p.secrets.size() != prompt.prompts.size())
         return std::nullopt;
@@ -130,15 +130,15 @@ void PromptBridge::host_key_refused(const HostKeyInfo& key, bool changed, const 
     QStringList known;
     for (const auto& k : key.known)
         known << q(k.key_type + " " + k.fingerprint + " (" + k.file + ")");
-    Q_EMIT hostKeyRefused(q(key.host), q(key.key_type), q(key.fingerprint), known, changed, q(message));
+    Q_EMIT host_key_refusal(q(key.host), q(key.key_type), q(key.fingerprint), known, changed, q(message));
 }
 
-void PromptBridge::answerHostKey(quint64 id, bool accept)
+void PromptBridge::answer_host_key(quint64 id, bool accept)
 {
     answer(id, accept, {});
 }
 
-void PromptBridge::answerPassphrase(quint64 id, QString passphrase, bool given)
+void PromptBridge::answer_passphrase(quint64 id, QString passphrase, bool given)
 {
     std::vector<Secret> s;
     if (given)
@@ -147,7 +147,7 @@ void PromptBridge::answerPassphrase(quint64 id, QString passphrase, bool given)
     answer(id, given, std::move(s));
 }
 
-void PromptBridge::answerPrompts(quint64 id, QStringList answers, bool given)
+void PromptBridge::answer_prompts(quint64 id, QStringList answers, bool given)
 {
     std::vector<Secret> s;
     if (given) {

@@ -25,36 +25,36 @@ public:
     ~PromptBridge() override;
 
     // How long a worker waits for an answer before taking it as "no".
-    void setAnswerTimeout(std::chrono::milliseconds timeout) { m_timeout = timeout; }
+    void set_answer_timeout(std::chrono::milliseconds timeout) { m_timeout = timeout; }
 
     // Called on the worker thread (never on the bridge's own thread: that would wait for itself).
     bool confirm_unknown_host(const HostKeyInfo& key) override;
     std::optional<Secret> key_passphrase(const std::string& key_file) override;
     std::optional<std::vector<Secret>> answer_prompts(const KbdPrompt& prompt) override;
-    // Emits hostKeyRefused and returns at once: there is nothing to answer.
+    // Emits host_key_refusal and returns at once: there is nothing to answer.
     void host_key_refused(const HostKeyInfo& key, bool changed, const std::string& message) override;
 
 public Q_SLOTS:
-    void answerHostKey(quint64 id, bool accept);
+    void answer_host_key(quint64 id, bool accept);
     // given = false: the user cancelled.
-    void answerPassphrase(quint64 id, QString passphrase, bool given);
-    void answerPrompts(quint64 id, QStringList answers, bool given);
+    void answer_passphrase(quint64 id, QString passphrase, bool given);
+    void answer_prompts(quint64 id, QStringList answers, bool given);
     // Answers every open question with "no" (a dialog closed, a run cancelled).
-    void cancelAll();
-    // cancelAll(), and every later question is answered "no" at once: for shutdown, when the GUI thread is
+    void cancel_all();
+    // cancel_all(), and every later question is answered "no" at once: for shutdown, when the GUI thread is
     // about to wait for the workers and could not answer anyway.
-    void refuseAll();
+    void refuse_all();
 
 Q_SIGNALS:
     // text: the full explanation to show (OpenSSH's wording with the SHA256 fingerprint).
-    void hostKeyQuestion(quint64 id, QString host, QString keyType, QString fingerprint, QString text);
-    void passphraseRequested(quint64 id, QString keyFile);
-    void promptsRequested(
+    void host_key_question(quint64 id, QString host, QString keyType, QString fingerprint, QString text);
+    void passphrase_requested(quint64 id, QString keyFile);
+    void prompts_requested(
         quint64 id, QString target, QString name, QString instruction, QStringList prompts, QList<bool> echo);
     // The connection to `host` was refused because its key does not match known_hosts (changed: same type,
     // different key; else only other types are stored). known: "type SHA256:... (file)" per stored key.
     // Show it; never offer to accept.
-    void hostKeyRefused(
+    void host_key_refusal(
         QString host, QString keyType, QString fingerprint, QStringList known, bool changed, QString text);
 
 private:

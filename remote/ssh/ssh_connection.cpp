@@ -33,7 +33,7 @@ void SshConnection::set_state(ConnectionState s, const std::string& reason)
         on_state(s, reason);
 }
 
-SshSession& SshConnection::session(const CancelFlag& cancel)
+SshSession& SshConnection::session(const CancelToken& cancel)
 {
     if (m_state == ConnectionState::connected && m_session.connected())
         return m_session;

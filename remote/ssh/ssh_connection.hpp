@@ -6,7 +6,7 @@
 // retried: they stay until reset(), because asking again would give the same answer.
 //
 // Owned and used by one thread (the session inside is not thread-safe).
-#include "runs/cancel_flag.hpp"
+#include "jobs/cancel_token.hpp"
 #include "ssh/ssh_session.hpp"
 
 #include <chrono>
@@ -38,11 +38,11 @@ public:
 
     // The connected session; connects (or reconnects) first when needed. Throws SshError: the connect
     // error itself, or SshError(disconnected) while a lost connection waits out its back-off.
-    SshSession& session(const CancelFlag& cancel = {});
+    SshSession& session(const CancelToken& cancel = {});
 
     // Runs f(session). A transient failure (the connection went away) marks the connection lost so that a
     // later call reconnects, and rethrows.
-    template <class F> auto run(F&& f, const CancelFlag& cancel = {}) -> decltype(f(std::declval<SshSession&>()))
+    template <class F> auto run(F&& f, const CancelToken& cancel = {}) -> decltype(f(std::declval<SshSession&>()))
     {
         SshSession& s = session(cancel);
         try {

@@ -223,7 +223,7 @@ SshErrorKind SshSession::io_error_kind() const
     return connected() ? SshErrorKind::channel : SshErrorKind::disconnected;
 }
 
-void SshSession::connect(const SshTarget& target, SshInteraction& interaction, const CancelFlag& cancel)
+void SshSession::connect(const SshTarget& target, SshInteraction& interaction, const CancelToken& cancel)
 {
     disconnect();
     m_target = target;
@@ -387,7 +387,7 @@ bool SshSession::try_key_file(const std::string& path, SshInteraction& interacti
     return ssh_userauth_publickey(m_session, nullptr, key.get()) == SSH_AUTH_SUCCESS;
 }
 
-bool SshSession::try_keyboard_interactive(SshInteraction& interaction, const CancelFlag& cancel)
+bool SshSession::try_keyboard_interactive(SshInteraction& interaction, const CancelToken& cancel)
 {
     int rc = ssh_userauth_kbdint(m_session, nullptr, nullptr);
     // Servers may send several rounds (password, then a one-time code) and empty info requests.
@@ -421,7 +421,7 @@ bool SshSession::try_keyboard_interactive(SshInteraction& interaction, const Can
     return rc == SSH_AUTH_SUCCESS;
 }
 
-void SshSession::authenticate(SshInteraction& interaction, const CancelFlag& cancel)
+void SshSession::authenticate(SshInteraction& interaction, const CancelToken& cancel)
 {
     int rc = ssh_userauth_none(m_session, nullptr);
     if (rc == SSH_AUTH_SUCCESS) {

@@ -6,7 +6,7 @@
 // libssh sessions are not thread-safe: a session belongs to the thread that created it and every call
 // must come from that thread (RemoteWorker owns one per host on its own QThread). Calls block; every
 // blocking step is bounded by the target's timeouts and checks the cancel flag between steps.
-#include "runs/cancel_flag.hpp"
+#include "jobs/cancel_token.hpp"
 #include "ssh/ssh_error.hpp"
 #include "ssh/ssh_interaction.hpp"
 #include "ssh/ssh_target.hpp"
@@ -32,7 +32,7 @@ struct ExecOptions {
     std::function<void(std::string_view)> on_stdout;
     std::function<void(std::string_view)> on_stderr;
     std::size_t max_capture_bytes = 16u << 20;
-    CancelFlag cancel;
+    CancelToken cancel;
 };
 
 struct ExecResult {
@@ -52,7 +52,7 @@ public:
     SshSession& operator=(const SshSession&) = delete;
 
     // Connects, verifies the host key against target.known_hosts and authenticates. Throws SshError.
-    void connect(const SshTarget& target, SshInteraction& interaction, const CancelFlag& cancel = {});
+    void connect(const SshTarget& target, SshInteraction& interaction, const CancelToken& cancel = {});
     void disconnect();
     bool connected() const;
     const SshTarget& target() const { return m_target; }
@@ -79,9 +79,9 @@ public:
 
 private:
     void verify_host_key(SshInteraction& interaction);
-    void authenticate(SshInteraction& interaction, const CancelFlag& cancel);
+    void authenticate(SshInteraction& interaction, const CancelToken& cancel);
     bool try_key_file(const std::string& path, SshInteraction& interaction);
-    bool try_keyboard_interactive(SshInteraction& interaction, const CancelFlag& cancel);
+    bool try_keyboard_interactive(SshInteraction& interaction, const CancelToken& cancel);
     sftp_session_struct* sftp();
     [[noreturn]] void fail(SshErrorKind kind, const std::string& what);
     [[noreturn]] void fail_sftp(const std::string& what, const std::string& path);

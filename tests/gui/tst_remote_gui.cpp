@@ -22,7 +22,9 @@
 #include "runs/measurements.hpp"
 #include "runs/remote_runner.hpp"
 #include "runs/run_overlay.hpp"
+#include "runs/run_row.hpp"
 #include "ssh/prompt_bridge.hpp"
+#include "store/run_store.hpp"
 #include "viewdata/rank_grid.hpp"
 
 #include "../support/planner_test_main.hpp"
@@ -55,7 +57,7 @@
 using namespace parallax;
 using namespace parallax::remote;
 using parallax::app::MainWindow;
-using views::RunRow;
+using remote::RunRow;
 using views::RunsModel;
 
 namespace {
@@ -165,7 +167,7 @@ ClusterProfile cpu_profile(const std::string& name)
     return p;
 }
 
-RunRow row(const QString& id, const QString& state, std::optional<double> measured, std::optional<double> predicted,
+RunRow row(const QString& id, RunState state, std::optional<double> measured, std::optional<double> predicted,
     const QString& cluster = QStringLiteral("lab"))
 {
     RunRow r;
@@ -211,9 +213,9 @@ private Q_SLOTS:
         proxy.setSourceModel(&model);
         QAbstractItemModelTester t1(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QAbstractItemModelTester t2(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        model.set_rows({ row(QStringLiteral("r3"), QStringLiteral("running"), 0.30, 0.25),
-            row(QStringLiteral("r2"), QStringLiteral("completed"), 0.19, 0.20, QStringLiteral("gpu-big")),
-            row(QStringLiteral("r1"), QStringLiteral("failed"), std::nullopt, std::nullopt) });
+        model.set_rows({ row(QStringLiteral("r3"), RunState::running, 0.30, 0.25),
+            row(QStringLiteral("r2"), RunState::completed, 0.19, 0.20, QStringLiteral("gpu-big")),
+            row(QStringLiteral("r1"), RunState::failed, std::nullopt, std::nullopt) });
         QCOMPARE(model.rowCount(), 3);
         QCOMPARE(model.data(model.index(0, RunsModel::step_error)).toString(), QStringLiteral("+20%"));
         QCOMPARE(model.data(model.index(1, RunsModel::step_error)).toString(), QStringLiteral("-5.0%"));
@@ -222,19 +224,19 @@ private Q_SLOTS:
         // A live update: one row changes in place, one is new (on top), one went away; no reset.
         QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
-        model.set_rows({ row(QStringLiteral("r4"), QStringLiteral("queued"), std::nullopt, 0.5),
-            row(QStringLiteral("r3"), QStringLiteral("completed"), 0.31, 0.25),
-            row(QStringLiteral("r1"), QStringLiteral("failed"), std::nullopt, std::nullopt) });
+        model.set_rows({ row(QStringLiteral("r4"), RunState::queued, std::nullopt, 0.5),
+            row(QStringLiteral("r3"), RunState::completed, 0.31, 0.25),
+            row(QStringLiteral("r1"), RunState::failed, std::nullopt, std::nullopt) });
         QCOMPARE(reset.count(), 0);
         QCOMPARE(changed.count(), 1);
         QCOMPARE(model.rowCount(), 3);
         QCOMPARE(model.row_of(QStringLiteral("r4")), 0);
         QCOMPARE(model.row_of(QStringLiteral("r2")), -1);
-        model.set_state(QStringLiteral("r4"), QStringLiteral("running"), QStringLiteral("SLURM job 7 RUNNING"));
-        QCOMPARE(model.find(QStringLiteral("r4"))->state, QStringLiteral("running"));
+        model.set_state(QStringLiteral("r4"), RunState::running, QStringLiteral("SLURM job 7 RUNNING"));
+        QCOMPARE(model.find(QStringLiteral("r4"))->state, RunState::running);
         QCOMPARE(model.data(model.index(0, RunsModel::state), Qt::ToolTipRole).toString(),
             QStringLiteral("SLURM job 7 RUNNING"));
-        model.upsert(row(QStringLiteral("r5"), QStringLiteral("created"), std::nullopt, std::nullopt));
+        model.upsert(row(QStringLiteral("r5"), RunState::created, std::nullopt, std::nullopt));
         QCOMPARE(model.row_of(QStringLiteral("r5")), 0);
         QCOMPARE(model.dump().size(), 4);
         QVERIFY2(model.dump().at(1).startsWith(QStringLiteral("r4 | running | lab | probe | tiny.json")),
@@ -251,7 +253,7 @@ private Q_SLOTS:
         QCOMPARE(proxy.index(0, 0).data().toString(), QStringLiteral("r3"));
         proxy.set_text(QString());
         // Sorted by the error as a number; runs without one last in both orders.
-        model.upsert(row(QStringLiteral("r6"), QStringLiteral("completed"), 0.19, 0.20));
+        model.upsert(row(QStringLiteral("r6"), RunState::completed, 0.19, 0.20));
         proxy.sort(RunsModel::step_error, Qt::AscendingOrder);
         QStringList order;
         for (int i = 0; i < proxy.rowCount(); ++i)
@@ -273,8 +275,8 @@ private Q_SLOTS:
         const StoredRun stored = store_megatron_run(store, plan, 1.10, 1.05);
         const auto run = store.get(stored.id);
         QVERIFY(run.has_value());
-        const RunRow r = views::run_row(*run, store.steps(run->id));
-        QCOMPARE(r.state, QStringLiteral("completed"));
+        const RunRow r = remote::run_row(*run, store.steps(run->id));
+        QCOMPARE(r.state, RunState::completed);
         QCOMPARE(r.prediction_source, QStringLiteral("plan"));
         QCOMPARE(r.steps, 6);
         QVERIFY(r.step_measured && r.step_predicted);
@@ -325,7 +327,7 @@ private Q_SLOTS:
             c.profile_json = profile_to_json(p).dump();
             return c;
         }();
-        const RunRow rc = views::run_row(cpu, store.steps(run->id));
+        const RunRow rc = remote::run_row(cpu, store.steps(run->id));
         QCOMPARE(rc.prediction_source, QStringLiteral("none"));
         QVERIFY(rc.why.contains(QStringLiteral("CPU")));
         QVERIFY(!rc.step_error());
@@ -382,7 +384,7 @@ private Q_SLOTS:
         QCOMPARE(env->toPlainText(), QStringLiteral("NCCL_DEBUG=WARN\nno equals sign"));
         env->setPlainText(QStringLiteral("NCCL_DEBUG=WARN"));
         qobject_cast<QComboBox*>(d.field(QStringLiteral("gpu_type")))->setEditText(QStringLiteral("H100-SXM5-80GB"));
-        QSignalSpy changed(&d, &views::ProfileEditorDialog::profilesChanged);
+        QSignalSpy changed(&d, &views::ProfileEditorDialog::profiles_changed);
         QVERIFY2(d.save(), qPrintable(d.error_text()));
         QVERIFY(d.error_text().isEmpty());
         QCOMPARE(changed.count(), 1);
@@ -486,7 +488,7 @@ private Q_SLOTS:
         QVERIFY(!send->isEnabled());
         d.set_framework(JobFramework::probe);
         QVERIFY(send->isEnabled());
-        QSignalSpy sent_spy(&d, &views::DispatchDialog::sendRequested);
+        QSignalSpy sent_spy(&d, &views::DispatchDialog::send_requested);
         QTest::mouseClick(send, Qt::LeftButton);
         QCOMPARE(sent_spy.count(), 1);
         QVERIFY(!d.isVisible());
@@ -610,9 +612,9 @@ private Q_SLOTS:
         c.panel()->setParent(&window);
         c.panel()->resize(1000, 700);
         c.panel()->show();
-        QSignalSpy rows(&c, &views::RemoteRunsController::rowsLoaded);
-        QSignalSpy messages(&c, &views::RemoteRunsController::statusMessage);
-        QSignalSpy connection(c.runner(), &RemoteRunner::connectionStateChanged);
+        QSignalSpy rows(&c, &views::RemoteRunsController::rows_loaded);
+        QSignalSpy messages(&c, &views::RemoteRunsController::status_message);
+        QSignalSpy connection(c.runner(), &RemoteRunner::connection_state_changed);
         c.start(true);
         QTRY_VERIFY_WITH_TIMEOUT(rows.count() >= 1, 10000);
         QCOMPARE(c.panel()->model()->rowCount(), 1);
@@ -628,11 +630,11 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(!connection.isEmpty(), 30000);
         QCOMPARE(connection.first().at(0).toString(), QStringLiteral("nobody@127.0.0.1:1"));
         QCOMPARE(connection.first().at(1).toString(), QStringLiteral("lost"));
-        QCOMPARE(c.panel()->model()->find(QString::fromStdString(id))->state, QStringLiteral("running"));
+        QCOMPARE(c.panel()->model()->find(QString::fromStdString(id))->state, RunState::running);
 
         QVERIFY(c.panel()->select_run(QString::fromStdString(id)));
         QVERIFY(c.panel()->cancel_action()->isEnabled());
-        QSignalSpy cancelled(&c, &views::RemoteRunsController::cancelRequested);
+        QSignalSpy cancelled(&c, &views::RemoteRunsController::cancel_requested);
         c.panel()->cancel_action()->trigger();
         auto* box = wait_for_top_level<QMessageBox>(QStringLiteral("cancel_confirmation"));
         QVERIFY(box);

@@ -50,6 +50,12 @@ using parallax::app::MainWindow;
 
 namespace {
 
+// A run-state argument of a runner or controller signal, as stored and printed.
+QString state_text(const QVariant& arg)
+{
+    return QLatin1String(to_string(arg.value<RunState>()));
+}
+
 constexpr int kRunTimeoutMs = 240000;
 const QString kScenario = QStringLiteral(PARALLAX_SOURCE_DIR "/tests/remote/data/tiny_probe_scenario.json");
 
@@ -215,8 +221,8 @@ private Q_SLOTS:
             QDir().mkpath(keep);
             d->grab().save(keep + QStringLiteral("/gui-dispatch-dialog.png"));
         }
-        QSignalSpy finished(remote, &views::RemoteRunsController::runFinished);
-        QSignalSpy failed(remote, &views::RemoteRunsController::dispatchFailed);
+        QSignalSpy finished(remote, &views::RemoteRunsController::run_finished);
+        QSignalSpy failed(remote, &views::RemoteRunsController::dispatch_failed);
         QElapsedTimer clock;
         clock.start();
         click(d, QStringLiteral("send_run"));
@@ -233,7 +239,7 @@ private Q_SLOTS:
             !finished.isEmpty() || !failed.isEmpty(), qPrintable(remote->panel()->status_text()), kRunTimeoutMs);
         QVERIFY2(failed.isEmpty(), qPrintable(failed.value(0).value(0).toString()));
         QCOMPARE(finished.first().at(0).toString(), run_id);
-        QVERIFY2(finished.first().at(1).toString() == QLatin1String("completed"),
+        QVERIFY2(state_text(finished.first().at(1)) == QLatin1String("completed"),
             qPrintable(remote->panel()->status_text()));
         const double wall_s = clock.elapsed() / 1000.0;
         const std::optional<double> stored_s = remote->dispatch_to_finished_s(run_id);
@@ -302,7 +308,7 @@ private Q_SLOTS:
             finished.count() == 2 || !failed.isEmpty(), qPrintable(remote->panel()->status_text()), kRunTimeoutMs);
         QVERIFY2(failed.isEmpty(), qPrintable(failed.value(0).value(0).toString()));
         QCOMPARE(finished.last().at(0).toString(), second);
-        QCOMPARE(finished.last().at(1).toString(), QStringLiteral("completed"));
+        QCOMPARE(state_text(finished.last().at(1)), QStringLiteral("completed"));
         qInfo("second GUI-driven probe run %s (tp 2): %.1f s from Send to the stored result", qPrintable(second),
             remote->dispatch_to_finished_s(second).value_or(-1));
         QVERIFY(remote->wait_until_idle(20000));
@@ -354,8 +360,8 @@ private Q_SLOTS:
         QVERIFY(remote->wait_until_idle(20000));
         QVERIFY(remote->panel()->select_run(m_completed_run));
         QVERIFY(remote->panel()->trace_action()->isEnabled());
-        QSignalSpy loaded(remote, &views::RemoteRunsController::traceLoaded);
-        QSignalSpy failed(remote, &views::RemoteRunsController::traceFailed);
+        QSignalSpy loaded(remote, &views::RemoteRunsController::trace_loaded);
+        QSignalSpy failed(remote, &views::RemoteRunsController::trace_failed);
         remote->panel()->trace_action()->trigger();
         QTRY_VERIFY2_WITH_TIMEOUT(
             !loaded.isEmpty() || !failed.isEmpty(), qPrintable(remote->panel()->status_text()), 60000);
@@ -393,13 +399,13 @@ private Q_SLOTS:
         // The next start finds it unfinished and watches it again.
         auto w = window(true);
         views::RemoteRunsController* remote = w->remote();
-        QSignalSpy logs(remote->runner(), &RemoteRunner::logAppended);
-        QSignalSpy states(remote->runner(), &RemoteRunner::runStateChanged);
+        QSignalSpy logs(remote->runner(), &RemoteRunner::log_appended);
+        QSignalSpy states(remote->runner(), &RemoteRunner::run_state_changed);
         QTRY_VERIFY_WITH_TIMEOUT(!logs.isEmpty() || !states.isEmpty(), 60000);
         QVERIFY(remote->wait_until_idle(20000));
         QVERIFY(remote->panel()->select_run(id));
         QVERIFY(remote->panel()->cancel_action()->isEnabled());
-        QSignalSpy finished(remote, &views::RemoteRunsController::runFinished);
+        QSignalSpy finished(remote, &views::RemoteRunsController::run_finished);
 
         // Cancel asks first; "Keep it running" keeps it running.
         remote->panel()->cancel_action()->trigger();
@@ -418,7 +424,7 @@ private Q_SLOTS:
         click(box, QStringLiteral("confirm_cancel"));
         QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 120000);
         QCOMPARE(finished.first().at(0).toString(), id);
-        QCOMPARE(finished.first().at(1).toString(), QStringLiteral("cancelled"));
+        QCOMPARE(state_text(finished.first().at(1)), QStringLiteral("cancelled"));
         QVERIFY(remote->wait_until_idle(20000));
         QCOMPARE(remote->panel()->model()->find(id)->state, QStringLiteral("cancelled"));
         RunStore store(m_store);
@@ -454,7 +460,7 @@ private Q_SLOTS:
 
         auto w = window(false);
         views::RemoteRunsController* remote = w->remote();
-        QSignalSpy failed(remote, &views::RemoteRunsController::dispatchFailed);
+        QSignalSpy failed(remote, &views::RemoteRunsController::dispatch_failed);
         views::DispatchDialog* d = open_send(*w, QStringLiteral("changed"), 3);
         QVERIFY(d);
         click(d, QStringLiteral("send_run"));

@@ -34,6 +34,12 @@ using namespace parallax::test;
 
 namespace {
 
+// A run-state argument of a runner or controller signal, as stored and printed.
+QString state_text(const QVariant& arg)
+{
+    return QLatin1String(to_string(arg.value<RunState>()));
+}
+
 constexpr int kRunTimeoutMs = 240000;
 
 QByteArray read_file(const QString& path)
@@ -51,15 +57,15 @@ std::string str(const QString& s)
 // Every signal of a runner, recorded in order, for one test.
 struct Recorder {
     explicit Recorder(RemoteRunner& r)
-        : created(&r, &RemoteRunner::runCreated)
+        : created(&r, &RemoteRunner::run_created)
         , dispatched(&r, &RemoteRunner::dispatched)
-        , dispatch_failed(&r, &RemoteRunner::dispatchFailed)
-        , states(&r, &RemoteRunner::runStateChanged)
-        , logs(&r, &RemoteRunner::logAppended)
-        , measurements(&r, &RemoteRunner::measurementsUpdated)
-        , finished(&r, &RemoteRunner::runFinished)
-        , errors(&r, &RemoteRunner::runError)
-        , connection(&r, &RemoteRunner::connectionStateChanged)
+        , dispatch_failed(&r, &RemoteRunner::dispatch_failed)
+        , states(&r, &RemoteRunner::run_state_changed)
+        , logs(&r, &RemoteRunner::log_appended)
+        , measurements(&r, &RemoteRunner::measurements_updated)
+        , finished(&r, &RemoteRunner::run_finished)
+        , errors(&r, &RemoteRunner::run_error)
+        , connection(&r, &RemoteRunner::connection_state_changed)
     {
     }
     QSignalSpy created;
@@ -76,7 +82,7 @@ struct Recorder {
     bool saw_state(const QString& state) const
     {
         for (const auto& args : states)
-            if (args.at(1).toString() == state)
+            if (state_text(args.at(1)) == state)
                 return true;
         return false;
     }
@@ -91,11 +97,11 @@ struct Recorder {
     {
         QString out;
         for (const auto& a : dispatch_failed)
-            out += QStringLiteral("dispatchFailed: ") + a.at(0).toString() + QLatin1Char('\n');
+            out += QStringLiteral("dispatch_failed: ") + a.at(0).toString() + QLatin1Char('\n');
         for (const auto& a : errors)
-            out += QStringLiteral("runError: ") + a.at(1).toString() + QLatin1Char('\n');
+            out += QStringLiteral("run_error: ") + a.at(1).toString() + QLatin1Char('\n');
         for (const auto& a : states)
-            out += QStringLiteral("state: ") + a.at(1).toString() + QStringLiteral(": ") + a.at(2).toString()
+            out += QStringLiteral("state: ") + state_text(a.at(1)) + QStringLiteral(": ") + a.at(2).toString()
                 + QLatin1Char('\n');
         return out;
     }
@@ -157,7 +163,7 @@ private:
     std::unique_ptr<RemoteRunner> runner() const
     {
         auto r = std::make_unique<RemoteRunner>(m_store, trusting());
-        r->setReconnectPolicy({ std::chrono::milliseconds(200), std::chrono::milliseconds(1000) });
+        r->set_reconnect_policy({ std::chrono::milliseconds(200), std::chrono::milliseconds(1000) });
         return r;
     }
 
@@ -244,7 +250,7 @@ private Q_SLOTS:
         QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
         const double elapsed_s = clock.elapsed() / 1000.0;
         QVERIFY2(rec.dispatch_failed.isEmpty(), qPrintable(rec.problems()));
-        QCOMPARE(rec.finished.first().at(1).toString(), QStringLiteral("completed"));
+        QCOMPARE(state_text(rec.finished.first().at(1)), QStringLiteral("completed"));
         const QString id = rec.run_id();
         QVERIFY(!id.isEmpty());
         QCOMPARE(rec.created.count(), 1);
@@ -296,7 +302,7 @@ private Q_SLOTS:
         QString error;
         QVERIFY2(m_ssh->start(&error), qPrintable(error));
         QTRY_VERIFY2_WITH_TIMEOUT(rec.finished.count() == 1, qPrintable(rec.problems()), kRunTimeoutMs);
-        QCOMPARE(rec.finished.first().at(1).toString(), QStringLiteral("completed"));
+        QCOMPARE(state_text(rec.finished.first().at(1)), QStringLiteral("completed"));
         int reconnected = 0;
         for (const auto& a : rec.connection)
             reconnected += a.at(1).toString() == QLatin1String("connected")
@@ -324,11 +330,11 @@ private Q_SLOTS:
         // The next "app" finds it unfinished in the store, re-attaches by run id and cancels it.
         auto r = runner();
         Recorder rec(*r);
-        QCOMPARE(r->attachActive(), 1);
+        QCOMPARE(r->attach_active(), 1);
         QTRY_VERIFY_WITH_TIMEOUT(!rec.states.isEmpty() || !rec.logs.isEmpty(), 60000);
         r->cancel(id);
         QTRY_VERIFY2_WITH_TIMEOUT(rec.finished.count() == 1, qPrintable(rec.problems()), 120000);
-        QCOMPARE(rec.finished.first().at(1).toString(), QStringLiteral("cancelled"));
+        QCOMPARE(state_text(rec.finished.first().at(1)), QStringLiteral("cancelled"));
         QVERIFY2(
             rec.finished.first().at(2).toString().contains(QStringLiteral("CANCELLED")), qPrintable(rec.problems()));
         RunStore store(m_store);
@@ -366,7 +372,7 @@ private Q_SLOTS:
                 qPrintable(rec.problems()), 120000);
             QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
             QVERIFY2(rec.dispatch_failed.isEmpty(), qPrintable(rec.problems()));
-            QCOMPARE(rec.finished.first().at(1).toString(), QStringLiteral("failed"));
+            QCOMPARE(state_text(rec.finished.first().at(1)), QStringLiteral("failed"));
             const QString detail = rec.finished.first().at(2).toString();
             QVERIFY2(detail.contains(QStringLiteral("sbatch refused")), qPrintable(detail));
             QVERIFY2(detail.contains(QString::fromStdString(p.partition))
@@ -389,7 +395,7 @@ private Q_SLOTS:
                 qPrintable(rec.problems()), kRunTimeoutMs);
             QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
             QVERIFY2(rec.dispatch_failed.isEmpty(), qPrintable(rec.problems()));
-            QCOMPARE(rec.finished.first().at(1).toString(), QStringLiteral("completed"));
+            QCOMPARE(state_text(rec.finished.first().at(1)), QStringLiteral("completed"));
             verify_completed_probe_run(rec.run_id(), 3);
             RunStore store(m_store);
             const auto run = store.get(str(rec.run_id()));
@@ -412,7 +418,7 @@ private Q_SLOTS:
             qPrintable(rec.problems()), kRunTimeoutMs);
         QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
         QVERIFY2(rec.dispatch_failed.isEmpty(), qPrintable(rec.problems()));
-        QCOMPARE(rec.finished.first().at(1).toString(), QStringLiteral("completed"));
+        QCOMPARE(state_text(rec.finished.first().at(1)), QStringLiteral("completed"));
         verify_completed_probe_run(rec.run_id(), 3);
         RunStore store(m_store);
         const auto run = store.get(str(rec.run_id()));

@@ -11,6 +11,7 @@
 #include "launch/direct.hpp"
 #include "launch/slurm.hpp"
 #include "runs/measurements.hpp"
+#include "runs/run_catalog.hpp"
 #include "runs/run_report.hpp"
 #include "spec/input_error.hpp"
 #include "ssh/prompt_bridge.hpp"
@@ -776,6 +777,45 @@ private Q_SLOTS:
         QCOMPARE(store.log("bin"), binary);
     }
 
+    void catalog_reads_rows_logs_and_overlays()
+    {
+        QTemporaryDir tmp;
+        const QString path = tmp.filePath(QStringLiteral("runs.sqlite"));
+        QVERIFY(!RunCatalog::store_exists(path));
+        {
+            RunStore store(path);
+            store.create(sample_run("r1"));
+            store.append_log("r1", 0, "0123456789");
+            store.set_state("r1", RunState::failed, "exit 1", 1);
+            store.create(sample_run("r2"));
+        }
+        QVERIFY(RunCatalog::store_exists(path));
+        const RunCatalog catalog(path);
+        const std::vector<RunRow> rows = catalog.rows();
+        QCOMPARE(rows.size(), std::size_t(2));
+        const auto r1
+            = std::find_if(rows.begin(), rows.end(), [](const RunRow& r) { return r.id == QLatin1String("r1"); });
+        QVERIFY(r1 != rows.end());
+        QCOMPARE(r1->state, RunState::failed);
+        QCOMPARE(r1->state_text(), QStringLiteral("failed"));
+        QVERIFY(!r1->active());
+        QVERIFY(!r1->finished.isEmpty());
+        const LogSlice tail = catalog.log_tail("r1", 4);
+        QCOMPARE(tail.text, std::string("6789"));
+        QCOMPARE(tail.from_byte, std::int64_t(6));
+        QVERIFY(tail.truncated);
+        const LogSlice from = catalog.log_from("r1", 3, 2);
+        QCOMPARE(from.text, std::string("34"));
+        QCOMPARE(from.from_byte, std::int64_t(3));
+        QVERIFY(!from.truncated);
+        QVERIFY(!catalog.log_tail("r2", 4).truncated);
+        const auto overlay = catalog.overlay("r1");
+        QVERIFY(overlay.has_value());
+        QCOMPARE(overlay->state, RunState::failed);
+        QVERIFY(!catalog.overlay("missing").has_value());
+        QCOMPARE(catalog.run_json(*catalog.run("r1"), false)["state"].get<std::string>(), std::string("failed"));
+    }
+
     void storeMeasurementsAndReopen()
     {
         QTemporaryDir tmp;
@@ -919,15 +959,15 @@ private Q_SLOTS:
     void promptBridgeAnswersAcrossThreads()
     {
         PromptBridge bridge;
-        QSignalSpy host_spy(&bridge, &PromptBridge::hostKeyQuestion);
-        QSignalSpy pass_spy(&bridge, &PromptBridge::passphraseRequested);
+        QSignalSpy host_spy(&bridge, &PromptBridge::host_key_question);
+        QSignalSpy pass_spy(&bridge, &PromptBridge::passphrase_requested);
         // The GUI side: answers when asked, on this (the bridge's) thread.
-        connect(&bridge, &PromptBridge::hostKeyQuestion, &bridge,
+        connect(&bridge, &PromptBridge::host_key_question, &bridge,
             [&](quint64 id, QString, QString, QString fingerprint, QString) {
-                bridge.answerHostKey(id, fingerprint == QLatin1String("SHA256:good"));
+                bridge.answer_host_key(id, fingerprint == QLatin1String("SHA256:good"));
             });
-        connect(&bridge, &PromptBridge::passphraseRequested, &bridge,
-            [&](quint64 id, QString) { bridge.answerPassphrase(id, QStringLiteral("pw"), true); });
+        connect(&bridge, &PromptBridge::passphrase_requested, &bridge,
+            [&](quint64 id, QString) { bridge.answer_passphrase(id, QStringLiteral("pw"), true); });
         HostKeyInfo good;
         good.host = "[h]:22";
         good.fingerprint = "SHA256:good";
@@ -948,20 +988,20 @@ private Q_SLOTS:
         QCOMPARE(pass_spy.count(), 1);
         // On its own thread the bridge refuses instead of waiting for itself.
         QVERIFY(!bridge.confirm_unknown_host(good));
-        // Nobody answers: the worker is released with "no" after the timeout, or at once by cancelAll().
+        // Nobody answers: the worker is released with "no" after the timeout, or at once by cancel_all().
         PromptBridge silent;
-        silent.setAnswerTimeout(std::chrono::milliseconds(100));
+        silent.set_answer_timeout(std::chrono::milliseconds(100));
         auto unanswered = std::async(std::launch::async, [&] { return silent.confirm_unknown_host(good); });
         QVERIFY(!unanswered.get());
         PromptBridge cancelled;
-        QSignalSpy asked_spy(&cancelled, &PromptBridge::hostKeyQuestion);
+        QSignalSpy asked_spy(&cancelled, &PromptBridge::host_key_question);
         auto waiting = std::async(std::launch::async, [&] { return cancelled.confirm_unknown_host(good); });
         QTRY_COMPARE_WITH_TIMEOUT(asked_spy.count(), 1, 10000);
-        cancelled.cancelAll();
+        cancelled.cancel_all();
         QVERIFY(!waiting.get());
-        // After refuseAll() (shutdown) nothing waits at all, even with nobody ever answering.
+        // After refuse_all() (shutdown) nothing waits at all, even with nobody ever answering.
         PromptBridge closing;
-        closing.refuseAll();
+        closing.refuse_all();
         const auto start = std::chrono::steady_clock::now();
         auto refused = std::async(std::launch::async, [&] { return closing.confirm_unknown_host(good); });
         QVERIFY(!refused.get());

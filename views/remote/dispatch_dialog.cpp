@@ -135,7 +135,7 @@ DispatchDialog::DispatchDialog(
     cancel->setObjectName(QStringLiteral("cancel_dispatch"));
     v->addWidget(buttons);
 
-    connect(edit_profiles, &QPushButton::clicked, this, &DispatchDialog::editProfilesRequested);
+    connect(edit_profiles, &QPushButton::clicked, this, &DispatchDialog::edit_profiles_requested);
     connect(m_profile, &QComboBox::currentTextChanged, this, [this] { regenerate(); });
     connect(m_framework, &QComboBox::currentIndexChanged, this, [this] { regenerate(); });
     for (QSpinBox* s : { m_steps, m_layers, m_micro })
@@ -148,7 +148,7 @@ DispatchDialog::DispatchDialog(
     connect(m_send, &QPushButton::clicked, this, [this] {
         if (!m_bundle)
             return;
-        Q_EMIT sendRequested();
+        Q_EMIT send_requested();
         accept();
     });
     connect(cancel, &QPushButton::clicked, this, &QDialog::reject);

@@ -51,8 +51,8 @@ public:
     bool write_to(const QString& dir, QString* error = nullptr) const;
 
 Q_SIGNALS:
-    void sendRequested();
-    void editProfilesRequested();
+    void send_requested();
+    void edit_profiles_requested();
 
 private:
     void regenerate();

@@ -278,17 +278,36 @@ void MeasuredOverlayView::paintEvent(QPaintEvent*)
 {
     QPainter p(this);
     const QPalette& pal = palette();
-    const bool dark = is_dark(pal);
-    const QColor text = pal.color(QPalette::Text);
     p.fillRect(rect(), pal.color(QPalette::Base));
-    const QFontMetricsF fm(font());
     const Geometry g = geometry();
     if (m_runs.empty()) {
-        p.setPen(text);
+        p.setPen(pal.color(QPalette::Text));
         p.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap,
             QStringLiteral("Select a run to see its measurements over the predictions"));
         return;
     }
+    paint_header(p, g);
+    paint_lanes(p, g);
+    paint_markers(p, g);
+    paint_numbers(p, g);
+    if (!g.stages.isEmpty())
+        paint_stage_axis(p, g);
+}
+
+QColor MeasuredOverlayView::grid_colour() const
+{
+    QColor grid = palette().color(QPalette::Text);
+    grid.setAlphaF(0.15f);
+    return grid;
+}
+
+// The title line, the runs' colour legend (when several are compared) and what they are compared with.
+void MeasuredOverlayView::paint_header(QPainter& p, const Geometry& g) const
+{
+    const QPalette& pal = palette();
+    const bool dark = is_dark(pal);
+    const QColor text = pal.color(QPalette::Text);
+    const QFontMetricsF fm(font());
     const remote::RunOverlay& primary = *m_runs.front();
     QFont bold = font();
     bold.setBold(true);
@@ -297,8 +316,8 @@ void MeasuredOverlayView::paintEvent(QPaintEvent*)
     QRectF line(g.header.left(), g.header.top(), g.header.width(), fm.height());
     const QString what = m_runs.size() == 1
         ? QStringLiteral("Measured vs predicted · run %1 · %2 %3 on %4 · %5 · %6 steps")
-              .arg(
-                  qs(primary.run_id), qs(primary.framework), qs(primary.layout), qs(primary.cluster), qs(primary.state))
+              .arg(qs(primary.run_id), qs(primary.framework), qs(primary.layout), qs(primary.cluster),
+                  QLatin1String(remote::to_string(primary.state)))
               .arg(primary.steps)
         : QStringLiteral("Measured vs predicted · %1 runs compared").arg(m_runs.size());
     p.drawText(line, Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(what, Qt::ElideRight, line.width()));
@@ -323,11 +342,13 @@ void MeasuredOverlayView::paintEvent(QPaintEvent*)
         note = bad_colour(dark);
     p.setPen(note);
     p.drawText(QRectF(g.header.left(), y, g.header.width(), g.header.bottom() - y), Qt::TextWordWrap, src);
+}
 
-    QColor grid = text;
-    grid.setAlphaF(0.15f);
-    QColor bar = pal.color(QPalette::Mid);
-    bar.setAlphaF(0.45f);
+// Each metric's lane: its title, the axis and the baseline.
+void MeasuredOverlayView::paint_lanes(QPainter& p, const Geometry& g) const
+{
+    const QColor text = palette().color(QPalette::Text);
+    const QColor grid = grid_colour();
     for (const Row& row : g.rows) {
         p.setPen(text);
         p.drawText(QRectF(row.rect.left(), row.rect.top(), row.plot.left() - row.rect.left() - 4, row.rect.height()),
@@ -336,6 +357,16 @@ void MeasuredOverlayView::paintEvent(QPaintEvent*)
         p.drawLine(QPointF(row.plot.left(), row.plot.top()), QPointF(row.plot.left(), row.plot.bottom()));
         p.drawLine(QPointF(row.plot.left(), row.rect.bottom()), QPointF(row.plot.right(), row.rect.bottom()));
     }
+}
+
+void MeasuredOverlayView::paint_markers(QPainter& p, const Geometry& g) const
+{
+    const QPalette& pal = palette();
+    const bool dark = is_dark(pal);
+    const QColor text = pal.color(QPalette::Text);
+    const QFontMetricsF fm(font());
+    QColor bar = pal.color(QPalette::Mid);
+    bar.setAlphaF(0.45f);
     // Predicted bars first (under the markers), then error bars and markers, then the numbers.
     for (const Marker& m : g.markers)
         if (!m.predicted_bar.isEmpty())
@@ -384,6 +415,13 @@ void MeasuredOverlayView::paintEvent(QPaintEvent*)
         p.setBrush(Qt::NoBrush);
     }
     p.setRenderHint(QPainter::Antialiasing, false);
+}
+
+void MeasuredOverlayView::paint_numbers(QPainter& p, const Geometry& g) const
+{
+    const QPalette& pal = palette();
+    const QColor text = pal.color(QPalette::Text);
+    const QFontMetricsF fm(font());
     // The numbers of each lane.
     for (const Row& row : g.rows) {
         for (const Marker& m : g.markers) {
@@ -415,28 +453,34 @@ void MeasuredOverlayView::paintEvent(QPaintEvent*)
             }
         }
     }
-    if (!g.stages.isEmpty()) {
-        p.setPen(text);
-        const QRectF title(g.header.left(), g.stages.top() - fm.height() - 4, g.header.width(), fm.height());
-        p.drawText(title, Qt::AlignLeft | Qt::AlignVCenter,
-            fm.elidedText(
-                QStringLiteral("Memory per pipeline stage: ") + qs(primary.stage_note), Qt::ElideRight, title.width()));
-        p.setPen(grid);
-        p.drawLine(g.stages.bottomLeft(), g.stages.bottomRight());
-        p.setPen(text);
-        p.drawText(QRectF(g.header.left(), g.stages.top(), g.stages.left() - g.header.left() - 4, fm.height()),
-            Qt::AlignRight | Qt::AlignTop, value_text(QStringLiteral("memory_GiB"), g.stage_max));
-        p.drawText(QRectF(g.header.left(), g.stages.bottom() - fm.height(), g.stages.left() - g.header.left() - 4,
-                       fm.height()),
-            Qt::AlignRight | Qt::AlignBottom, QStringLiteral("0"));
-        const int n = static_cast<int>(primary.stages.size());
-        const double step = g.stages.width() / std::max(1, n);
-        const int every
-            = std::max(1, static_cast<int>(std::ceil((fm.horizontalAdvance(QStringLiteral("00")) + 4) / step)));
-        for (int i = 0; i < n; i += every)
-            p.drawText(QRectF(g.stages.left() + i * step, g.stages.bottom() + 1, step * every, fm.height()),
-                Qt::AlignHCenter | Qt::AlignTop, QString::number(primary.stages[static_cast<std::size_t>(i)].stage));
-    }
+}
+
+// The per-stage memory panel's title and axis labels (its bars and markers are among the markers).
+void MeasuredOverlayView::paint_stage_axis(QPainter& p, const Geometry& g) const
+{
+    const QColor text = palette().color(QPalette::Text);
+    const QColor grid = grid_colour();
+    const QFontMetricsF fm(font());
+    const remote::RunOverlay& primary = *m_runs.front();
+    p.setPen(text);
+    const QRectF title(g.header.left(), g.stages.top() - fm.height() - 4, g.header.width(), fm.height());
+    p.drawText(title, Qt::AlignLeft | Qt::AlignVCenter,
+        fm.elidedText(
+            QStringLiteral("Memory per pipeline stage: ") + qs(primary.stage_note), Qt::ElideRight, title.width()));
+    p.setPen(grid);
+    p.drawLine(g.stages.bottomLeft(), g.stages.bottomRight());
+    p.setPen(text);
+    p.drawText(QRectF(g.header.left(), g.stages.top(), g.stages.left() - g.header.left() - 4, fm.height()),
+        Qt::AlignRight | Qt::AlignTop, value_text(QStringLiteral("memory_GiB"), g.stage_max));
+    p.drawText(
+        QRectF(g.header.left(), g.stages.bottom() - fm.height(), g.stages.left() - g.header.left() - 4, fm.height()),
+        Qt::AlignRight | Qt::AlignBottom, QStringLiteral("0"));
+    const int n = static_cast<int>(primary.stages.size());
+    const double step = g.stages.width() / std::max(1, n);
+    const int every = std::max(1, static_cast<int>(std::ceil((fm.horizontalAdvance(QStringLiteral("00")) + 4) / step)));
+    for (int i = 0; i < n; i += every)
+        p.drawText(QRectF(g.stages.left() + i * step, g.stages.bottom() + 1, step * every, fm.height()),
+            Qt::AlignHCenter | Qt::AlignTop, QString::number(primary.stages[static_cast<std::size_t>(i)].stage));
 }
 
 bool MeasuredOverlayView::event(QEvent* e)

@@ -7,12 +7,15 @@
 // one marker each, to compare them. A view over RunOverlay values: it computes nothing.
 #include "runs/run_overlay.hpp"
 
+#include <QColor>
 #include <QRectF>
 #include <QWidget>
 
 #include <memory>
 #include <optional>
 #include <vector>
+
+class QPainter;
 
 namespace parallax::views {
 
@@ -62,6 +65,12 @@ private:
         std::vector<Marker> markers;
     };
     Geometry geometry() const;
+    void paint_header(QPainter& p, const Geometry& g) const;
+    void paint_lanes(QPainter& p, const Geometry& g) const;
+    void paint_markers(QPainter& p, const Geometry& g) const;
+    void paint_numbers(QPainter& p, const Geometry& g) const;
+    void paint_stage_axis(QPainter& p, const Geometry& g) const;
+    QColor grid_colour() const;
     QString value_text(const QString& metric, double v) const;
     QString header_note() const; // what the markers are compared with, or why nothing is
 

@@ -78,7 +78,21 @@ void ProfileEditorDialog::build()
     auto* outer = new QVBoxLayout(this);
     auto* split = new QHBoxLayout;
     outer->addLayout(split, 1);
+    split->addLayout(build_profile_list());
 
+    auto* right = new QVBoxLayout;
+    m_tabs = new QTabWidget(this);
+    right->addWidget(m_tabs, 1);
+    split->addLayout(right, 3);
+    build_connection_page();
+    build_launch_page();
+    build_paths_page();
+    build_monitoring_page();
+    build_footer(right, outer);
+}
+
+QVBoxLayout* ProfileEditorDialog::build_profile_list()
+{
     auto* left = new QVBoxLayout;
     m_list = new QListWidget(this);
     m_list->setObjectName(QStringLiteral("profile_list"));
@@ -95,65 +109,87 @@ void ProfileEditorDialog::build()
     row->addWidget(dup);
     row->addWidget(del);
     left->addLayout(row);
-    split->addLayout(left);
+    connect(add, &QPushButton::clicked, this, &ProfileEditorDialog::new_profile);
+    connect(dup, &QPushButton::clicked, this, &ProfileEditorDialog::duplicate_current);
+    connect(del, &QPushButton::clicked, this, [this] { remove_current(); });
+    connect(m_list, &QListWidget::currentItemChanged, this, [this](QListWidgetItem* cur, QListWidgetItem* prev) {
+        if (m_loading || !cur || cur == prev)
+            return;
+        load_selected();
+    });
+    return left;
+}
 
-    auto* right = new QVBoxLayout;
-    m_tabs = new QTabWidget(this);
-    right->addWidget(m_tabs, 1);
-    split->addLayout(right, 3);
+// ---------------------------------------------------------------------------------------------
+// Form fields: each is registered under its profile key and remembers a draft when edited.
 
-    const auto line = [this](QFormLayout* f, const char* key, const QString& label, const QString& tip) {
-        auto* e = new QLineEdit(this);
-        e->setObjectName(QLatin1String(key));
-        e->setToolTip(tip);
-        f->addRow(label, e);
-        m_lines.insert(QLatin1String(key), e);
-        connect(e, &QLineEdit::textEdited, this, [this] { remember_draft(); });
-        return e;
-    };
-    const auto check = [this](QFormLayout* f, const char* key, const QString& label, const QString& tip) {
-        auto* c = new QCheckBox(label, this);
-        c->setObjectName(QLatin1String(key));
-        c->setToolTip(tip);
-        f->addRow(QString(), c);
-        m_checks.insert(QLatin1String(key), c);
-        connect(c, &QCheckBox::toggled, this, [this] { remember_draft(); });
-    };
-    const auto combo = [this](QFormLayout* f, const char* key, const QString& label, const QStringList& items,
-                           bool editable, const QString& tip) {
-        auto* c = new QComboBox(this);
-        c->setObjectName(QLatin1String(key));
-        c->setEditable(editable);
-        c->addItems(items);
-        c->setToolTip(tip);
-        f->addRow(label, c);
-        m_combos.insert(QLatin1String(key), c);
-        connect(c, &QComboBox::currentTextChanged, this, [this] { remember_draft(); });
-    };
-    const auto text = [this](QFormLayout* f, const char* key, const QString& label, const QString& tip) {
-        auto* t = new QPlainTextEdit(this);
-        t->setObjectName(QLatin1String(key));
-        t->setToolTip(tip);
-        t->setTabChangesFocus(true);
-        t->setMaximumHeight(fontMetrics().height() * 5);
-        f->addRow(label, t);
-        m_texts.insert(QLatin1String(key), t);
-        connect(t, &QPlainTextEdit::textChanged, this, [this] { remember_draft(); });
-    };
-    const auto page = [this](const QString& title) {
-        auto* w = new QWidget(this);
-        auto* f = new QFormLayout(w);
-        f->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-        m_tabs->addTab(w, title);
-        return f;
-    };
+QLineEdit* ProfileEditorDialog::add_line(QFormLayout* f, const char* key, const QString& label, const QString& tip)
+{
+    auto* e = new QLineEdit(this);
+    e->setObjectName(QLatin1String(key));
+    e->setToolTip(tip);
+    f->addRow(label, e);
+    m_lines.insert(QLatin1String(key), e);
+    connect(e, &QLineEdit::textEdited, this, [this] { remember_draft(); });
+    return e;
+}
 
-    QFormLayout* c = page(QStringLiteral("Connection"));
-    line(c, "name", QStringLiteral("Name"), QStringLiteral("Letters, digits, '.', '_' and '-'"));
-    line(c, "host", QStringLiteral("Host"), QStringLiteral("Login node: a name, an address or an ~/.ssh/config alias"));
-    line(c, "port", QStringLiteral("Port"), QStringLiteral("1..65535"));
-    line(c, "user", QStringLiteral("User"), QStringLiteral("Empty: from ~/.ssh/config, else your local user name"));
-    QLineEdit* key = line(c, "key_file", QStringLiteral("Key file"),
+void ProfileEditorDialog::add_check(QFormLayout* f, const char* key, const QString& label, const QString& tip)
+{
+    auto* c = new QCheckBox(label, this);
+    c->setObjectName(QLatin1String(key));
+    c->setToolTip(tip);
+    f->addRow(QString(), c);
+    m_checks.insert(QLatin1String(key), c);
+    connect(c, &QCheckBox::toggled, this, [this] { remember_draft(); });
+}
+
+void ProfileEditorDialog::add_combo(
+    QFormLayout* f, const char* key, const QString& label, const QStringList& items, bool editable, const QString& tip)
+{
+    auto* c = new QComboBox(this);
+    c->setObjectName(QLatin1String(key));
+    c->setEditable(editable);
+    c->addItems(items);
+    c->setToolTip(tip);
+    f->addRow(label, c);
+    m_combos.insert(QLatin1String(key), c);
+    connect(c, &QComboBox::currentTextChanged, this, [this] { remember_draft(); });
+}
+
+void ProfileEditorDialog::add_text(QFormLayout* f, const char* key, const QString& label, const QString& tip)
+{
+    auto* t = new QPlainTextEdit(this);
+    t->setObjectName(QLatin1String(key));
+    t->setToolTip(tip);
+    t->setTabChangesFocus(true);
+    t->setMaximumHeight(fontMetrics().height() * 5);
+    f->addRow(label, t);
+    m_texts.insert(QLatin1String(key), t);
+    connect(t, &QPlainTextEdit::textChanged, this, [this] { remember_draft(); });
+}
+
+QFormLayout* ProfileEditorDialog::add_page(const QString& title)
+{
+    auto* w = new QWidget(this);
+    auto* f = new QFormLayout(w);
+    f->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    m_tabs->addTab(w, title);
+    return f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tabs, one per part of a profile
+
+void ProfileEditorDialog::build_connection_page()
+{
+    QFormLayout* c = add_page(QStringLiteral("Connection"));
+    add_line(c, "name", QStringLiteral("Name"), QStringLiteral("Letters, digits, '.', '_' and '-'"));
+    add_line(
+        c, "host", QStringLiteral("Host"), QStringLiteral("Login node: a name, an address or an ~/.ssh/config alias"));
+    add_line(c, "port", QStringLiteral("Port"), QStringLiteral("1..65535"));
+    add_line(c, "user", QStringLiteral("User"), QStringLiteral("Empty: from ~/.ssh/config, else your local user name"));
+    QLineEdit* key = add_line(c, "key_file", QStringLiteral("Key file"),
         QStringLiteral("Private key (its passphrase is asked when needed and never stored); empty: ~/.ssh/id_*"));
     auto* browse = new QPushButton(QStringLiteral("Choose key file..."), this);
     browse->setObjectName(QStringLiteral("choose_key_file"));
@@ -165,52 +201,64 @@ void ProfileEditorDialog::build()
         }
     });
     c->addRow(QString(), browse);
-    line(c, "known_hosts", QStringLiteral("known_hosts"),
+    add_line(c, "known_hosts", QStringLiteral("known_hosts"),
         QStringLiteral("Checked strictly; an unknown host key is shown and asked. Empty: ~/.ssh/known_hosts"));
-    check(c, "use_agent", QStringLiteral("Try ssh-agent first"), QStringLiteral("When SSH_AUTH_SOCK is set"));
-    check(c, "use_ssh_config", QStringLiteral("Apply ~/.ssh/config (aliases, User, Port, IdentityFile, ProxyJump)"),
+    add_check(c, "use_agent", QStringLiteral("Try ssh-agent first"), QStringLiteral("When SSH_AUTH_SOCK is set"));
+    add_check(c, "use_ssh_config", QStringLiteral("Apply ~/.ssh/config (aliases, User, Port, IdentityFile, ProxyJump)"),
         QString());
-    check(c, "login_shell", QStringLiteral("Cluster commands in a login shell (bash -lc: modules and PATH apply)"),
+    add_check(c, "login_shell", QStringLiteral("Cluster commands in a login shell (bash -lc: modules and PATH apply)"),
         QString());
-    line(c, "connect_timeout_s", QStringLiteral("Connect timeout (s)"), QStringLiteral("1..600"));
-    line(c, "keepalive_s", QStringLiteral("Keepalive (s)"), QStringLiteral("0..3600, 0: off"));
+    add_line(c, "connect_timeout_s", QStringLiteral("Connect timeout (s)"), QStringLiteral("1..600"));
+    add_line(c, "keepalive_s", QStringLiteral("Keepalive (s)"), QStringLiteral("0..3600, 0: off"));
+}
 
-    QFormLayout* l = page(QStringLiteral("Launch"));
-    combo(l, "launcher", QStringLiteral("Launcher"), { QStringLiteral("slurm"), QStringLiteral("direct") }, false,
+void ProfileEditorDialog::build_launch_page()
+{
+    QFormLayout* l = add_page(QStringLiteral("Launch"));
+    add_combo(l, "launcher", QStringLiteral("Launcher"), { QStringLiteral("slurm"), QStringLiteral("direct") }, false,
         QStringLiteral("slurm: sbatch + srun; direct: torchrun on each host over SSH"));
-    line(l, "partition", QStringLiteral("Partition"), QString());
-    line(l, "account", QStringLiteral("Account"), QString());
-    line(l, "qos", QStringLiteral("QoS"), QString());
-    line(l, "time_limit", QStringLiteral("Time limit"), QStringLiteral("sbatch --time, e.g. 00:30:00"));
-    text(l, "extra_sbatch_args", QStringLiteral("Extra sbatch arguments"),
+    add_line(l, "partition", QStringLiteral("Partition"), QString());
+    add_line(l, "account", QStringLiteral("Account"), QString());
+    add_line(l, "qos", QStringLiteral("QoS"), QString());
+    add_line(l, "time_limit", QStringLiteral("Time limit"), QStringLiteral("sbatch --time, e.g. 00:30:00"));
+    add_text(l, "extra_sbatch_args", QStringLiteral("Extra sbatch arguments"),
         QStringLiteral("One argument per line, e.g. --reservation=abc"));
-    text(l, "hosts", QStringLiteral("Hosts (direct)"), QStringLiteral("One host per node; empty: the login host"));
+    add_text(l, "hosts", QStringLiteral("Hosts (direct)"), QStringLiteral("One host per node; empty: the login host"));
     QStringList gpus { QString(), QStringLiteral("cpu") };
     for (const auto& n : PresetCatalog::standard().names(PresetKind::gpus))
         gpus << qs(n);
-    combo(l, "gpu_type", QStringLiteral("GPU type"), gpus, true,
+    add_combo(l, "gpu_type", QStringLiteral("GPU type"), gpus, true,
         QStringLiteral("A GPU preset; cpu or empty: CPU ranks with gloo (measured, not compared)"));
-    line(l, "gpus_per_node", QStringLiteral("GPUs per node"), QStringLiteral("Ranks per node; 0: the plan's"));
-    line(l, "cpus_per_task", QStringLiteral("CPUs per task"), QStringLiteral("0: the launcher decides"));
-    text(l, "modules", QStringLiteral("Modules"), QStringLiteral("`module load` each line, in order"));
-    line(l, "container", QStringLiteral("Container image"), QString());
-    combo(l, "container_runtime", QStringLiteral("Container runtime"),
+    add_line(l, "gpus_per_node", QStringLiteral("GPUs per node"), QStringLiteral("Ranks per node; 0: the plan's"));
+    add_line(l, "cpus_per_task", QStringLiteral("CPUs per task"), QStringLiteral("0: the launcher decides"));
+    add_text(l, "modules", QStringLiteral("Modules"), QStringLiteral("`module load` each line, in order"));
+    add_line(l, "container", QStringLiteral("Container image"), QString());
+    add_combo(l, "container_runtime", QStringLiteral("Container runtime"),
         { QString(), QStringLiteral("pyxis"), QStringLiteral("apptainer") }, true,
         QStringLiteral("pyxis (srun --container-image) or apptainer; empty: no container"));
+}
 
-    QFormLayout* p = page(QStringLiteral("Paths"));
-    line(p, "work_dir", QStringLiteral("Run folder"), QStringLiteral("Relative: below the login folder"));
-    line(p, "python", QStringLiteral("Python"), QString());
-    line(p, "megatron_path", QStringLiteral("Megatron-LM"), QStringLiteral("Checkout with pretrain_gpt.py"));
-    line(p, "torchtitan_path", QStringLiteral("torchtitan"), QString());
-    line(p, "deepspeed_path", QStringLiteral("Megatron-DeepSpeed"), QString());
-    text(p, "env", QStringLiteral("Environment"), QStringLiteral("KEY=VALUE per line, exported in job scripts"));
+void ProfileEditorDialog::build_paths_page()
+{
+    QFormLayout* p = add_page(QStringLiteral("Paths"));
+    add_line(p, "work_dir", QStringLiteral("Run folder"), QStringLiteral("Relative: below the login folder"));
+    add_line(p, "python", QStringLiteral("Python"), QString());
+    add_line(p, "megatron_path", QStringLiteral("Megatron-LM"), QStringLiteral("Checkout with pretrain_gpt.py"));
+    add_line(p, "torchtitan_path", QStringLiteral("torchtitan"), QString());
+    add_line(p, "deepspeed_path", QStringLiteral("Megatron-DeepSpeed"), QString());
+    add_text(p, "env", QStringLiteral("Environment"), QStringLiteral("KEY=VALUE per line, exported in job scripts"));
+}
 
-    QFormLayout* m = page(QStringLiteral("Monitoring"));
-    line(
+void ProfileEditorDialog::build_monitoring_page()
+{
+    QFormLayout* m = add_page(QStringLiteral("Monitoring"));
+    add_line(
         m, "poll_min_s", QStringLiteral("First poll interval (s)"), QStringLiteral("Grows 1.5x while nothing changes"));
-    line(m, "poll_max_s", QStringLiteral("Longest poll interval (s)"), QString());
+    add_line(m, "poll_max_s", QStringLiteral("Longest poll interval (s)"), QString());
+}
 
+void ProfileEditorDialog::build_footer(QVBoxLayout* right, QVBoxLayout* outer)
+{
     m_error = new QLabel(this);
     m_error->setObjectName(QStringLiteral("profile_error"));
     m_error->setWordWrap(true);
@@ -232,32 +280,27 @@ void ProfileEditorDialog::build()
 
     connect(save_button, &QPushButton::clicked, this, [this] { save(); });
     connect(close, &QPushButton::clicked, this, &QDialog::reject);
-    connect(add, &QPushButton::clicked, this, &ProfileEditorDialog::new_profile);
-    connect(dup, &QPushButton::clicked, this, [this] {
-        const nlohmann::json raw = [this] {
-            nlohmann::json j;
-            try {
-                j = form_json();
-            } catch (const InputError&) {
-            }
-            return j;
-        }();
-        new_profile();
+}
+
+void ProfileEditorDialog::duplicate_current()
+{
+    const nlohmann::json raw = [this] {
+        nlohmann::json j;
         try {
-            ClusterProfile p = remote::profile_from_json(raw, "duplicate");
-            p.name += "-copy";
-            set_form(p);
-        } catch (const std::exception&) {
-            // Nothing valid to copy: the new form stays empty.
+            j = form_json();
+        } catch (const InputError&) {
         }
-        remember_draft();
-    });
-    connect(del, &QPushButton::clicked, this, [this] { remove_current(); });
-    connect(m_list, &QListWidget::currentItemChanged, this, [this](QListWidgetItem* cur, QListWidgetItem* prev) {
-        if (m_loading || !cur || cur == prev)
-            return;
-        load_selected();
-    });
+        return j;
+    }();
+    new_profile();
+    try {
+        ClusterProfile p = remote::profile_from_json(raw, "duplicate");
+        p.name += "-copy";
+        set_form(p);
+    } catch (const std::exception&) {
+        // Nothing valid to copy: the new form stays empty.
+    }
+    remember_draft();
 }
 
 QStringList ProfileEditorDialog::stored_names() const
@@ -545,7 +588,7 @@ bool ProfileEditorDialog::save()
     }
     clear_error();
     reload_list(m_loaded_name);
-    Q_EMIT profilesChanged(stored_names());
+    Q_EMIT profiles_changed(stored_names());
     return true;
 }
 
@@ -571,7 +614,7 @@ bool ProfileEditorDialog::remove_current()
         new_profile();
     else
         load_selected();
-    Q_EMIT profilesChanged(stored_names());
+    Q_EMIT profiles_changed(stored_names());
     return true;
 }
 

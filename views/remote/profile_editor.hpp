@@ -14,11 +14,13 @@
 
 class QCheckBox;
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QListWidget;
 class QPlainTextEdit;
 class QTabWidget;
+class QVBoxLayout;
 
 namespace parallax::views {
 
@@ -48,13 +50,26 @@ public:
     void set_interactive(bool on) { m_interactive = on; }
 
 Q_SIGNALS:
-    void profilesChanged(QStringList names);
+    void profiles_changed(QStringList names);
 
 protected:
     void done(int r) override;
 
 private:
     void build();
+    QVBoxLayout* build_profile_list();
+    void build_connection_page();
+    void build_launch_page();
+    void build_paths_page();
+    void build_monitoring_page();
+    void build_footer(QVBoxLayout* right, QVBoxLayout* outer);
+    void duplicate_current();
+    QLineEdit* add_line(QFormLayout* f, const char* key, const QString& label, const QString& tip);
+    void add_check(QFormLayout* f, const char* key, const QString& label, const QString& tip);
+    void add_combo(QFormLayout* f, const char* key, const QString& label, const QStringList& items, bool editable,
+        const QString& tip);
+    void add_text(QFormLayout* f, const char* key, const QString& label, const QString& tip);
+    QFormLayout* add_page(const QString& title);
     void reload_list(const QString& select_name);
     void show_error(const QString& key, const QString& message);
     void clear_error();

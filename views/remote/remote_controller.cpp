@@ -3,14 +3,13 @@
 #include "io/scenario_io.hpp"
 #include "remote/ssh_dialogs.hpp"
 #include "runs/remote_runner.hpp"
+#include "runs/run_catalog.hpp"
 #include "spec/input_error.hpp"
 #include "ssh/prompt_bridge.hpp"
-#include "store/run_store.hpp"
 
 #include <QAction>
 #include <QDir>
 #include <QEventLoop>
-#include <QFileInfo>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QStandardPaths>
@@ -23,7 +22,7 @@ namespace parallax::views {
 
 namespace {
 
-using remote::RunStore;
+using remote::RunCatalog;
 
 QString qs(const std::string& s)
 {
@@ -51,9 +50,7 @@ struct OverlayResult {
 };
 
 struct LogResult {
-    std::string text;
-    qint64 from = 0;
-    bool truncated = false;
+    remote::LogSlice slice;
     QString error;
 };
 
@@ -73,7 +70,7 @@ RemoteRunsController::RemoteRunsController(const Options& options, QWidget* wind
 {
     setObjectName(QStringLiteral("remote_runs_controller"));
     if (m_opts.store_path.isEmpty())
-        m_opts.store_path = RunStore::default_path();
+        m_opts.store_path = RunCatalog::default_store_path();
     if (m_opts.trace_dir.isEmpty())
         m_opts.trace_dir = QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + QStringLiteral("/traces");
     m_bridge = std::make_shared<remote::PromptBridge>();
@@ -111,7 +108,7 @@ RemoteRunsController::RemoteRunsController(const Options& options, QWidget* wind
         if (!m_selected.isEmpty())
             fetch_trace(m_selected.front());
     });
-    connect(m_panel, &RunsPanel::selectionChanged, this, &RemoteRunsController::selection_changed);
+    connect(m_panel, &RunsPanel::selection_changed, this, &RemoteRunsController::selection_changed);
     connect_runner();
     connect_prompts();
     m_panel->set_status(QStringLiteral("Run store: ") + m_opts.store_path);
@@ -127,9 +124,9 @@ void RemoteRunsController::shutdown()
     if (m_shut)
         return;
     m_shut = true;
-    ++m_rows_gen;
-    ++m_overlay_gen;
-    ++m_log_gen;
+    m_rows_request.cancel_all();
+    m_overlay_request.cancel_all();
+    m_log_request.cancel_all();
     m_runner->disconnect(this);
     m_runner->shutdown();
 }
@@ -140,7 +137,7 @@ void RemoteRunsController::shutdown()
 void RemoteRunsController::connect_runner()
 {
     remote::RemoteRunner* r = m_runner.get();
-    connect(r, &remote::RemoteRunner::runCreated, this, [this](const QString& id) {
+    connect(r, &remote::RemoteRunner::run_created, this, [this](const QString& id) {
         status(QStringLiteral("Run %1 stored; uploading its files").arg(id));
         reload();
         // The new run is what the user wants to look at.
@@ -153,11 +150,11 @@ void RemoteRunsController::connect_runner()
         status(QStringLiteral("Run %1 sent: %2").arg(id, description));
         reload();
     });
-    connect(r, &remote::RemoteRunner::dispatchFailed, this, [this](const QString& message) {
+    connect(r, &remote::RemoteRunner::dispatch_failed, this, [this](const QString& message) {
         const bool refused = !m_last_refusal_host.isEmpty() && message.contains(m_last_refusal_host);
         m_last_refusal_host.clear();
         status(QStringLiteral("Could not send the run: ") + message, true);
-        Q_EMIT dispatchFailed(message);
+        Q_EMIT dispatch_failed(message);
         if (!refused && m_window) {
             // The refusal box already explained a host-key refusal; anything else is said here.
             auto* box = new QMessageBox(QMessageBox::Warning, QStringLiteral("Could not send the run"),
@@ -169,104 +166,107 @@ void RemoteRunsController::connect_runner()
             box->open();
         }
     });
-    connect(r, &remote::RemoteRunner::runStateChanged, this,
-        [this](const QString& id, const QString& state, const QString& detail) {
+    connect(r, &remote::RemoteRunner::run_state_changed, this,
+        [this](const QString& id, remote::RunState state, const QString& detail) {
             if (m_panel)
                 m_panel->model()->set_state(id, state, detail);
             reload();
             if (m_selected.contains(id))
                 schedule_overlay();
         });
-    connect(r, &remote::RemoteRunner::logAppended, this, [this](const QString& id, const QByteArray&) {
+    connect(r, &remote::RemoteRunner::log_appended, this, [this](const QString& id, const QByteArray&) {
         // The bytes are in the store already; the pane reads from its own offset, so nothing shows twice.
         if (id == m_log_run && !m_log_timer->isActive())
             m_log_timer->start();
     });
-    connect(r, &remote::RemoteRunner::measurementsUpdated, this, [this](const QString& id) {
+    connect(r, &remote::RemoteRunner::measurements_updated, this, [this](const QString& id) {
         reload();
         if (m_selected.contains(id))
             schedule_overlay();
     });
-    connect(r, &remote::RemoteRunner::runFinished, this,
-        [this](const QString& id, const QString& state, const QString& detail) {
+    connect(r, &remote::RemoteRunner::run_finished, this,
+        [this](const QString& id, remote::RunState state, const QString& detail) {
             if (m_dispatch_clock.contains(id) && !m_dispatch_to_finished.contains(id))
                 m_dispatch_to_finished.insert(id, m_dispatch_clock.value(id).elapsed() / 1000.0);
-            QString text = QStringLiteral("Run %1 %2: %3").arg(id, state, detail);
+            QString text = QStringLiteral("Run %1 %2: %3").arg(id, QLatin1String(remote::to_string(state)), detail);
             if (m_dispatch_to_finished.contains(id))
                 text += QStringLiteral(" (%1 s from sending to the stored result)")
                             .arg(m_dispatch_to_finished.value(id), 0, 'f', 1);
-            status(text, state == QLatin1String("failed"));
+            status(text, state == remote::RunState::failed);
             reload();
             if (m_selected.contains(id))
                 schedule_overlay();
             if (id == m_log_run)
                 m_log_timer->start();
-            Q_EMIT runFinished(id, state);
+            Q_EMIT run_finished(id, state);
         });
-    connect(r, &remote::RemoteRunner::runError, this, [this](const QString& id, const QString& message) {
+    connect(r, &remote::RemoteRunner::run_error, this, [this](const QString& id, const QString& message) {
         status((id.isEmpty() ? QString() : QStringLiteral("Run %1: ").arg(id)) + message, true);
         reload();
     });
-    connect(r, &remote::RemoteRunner::connectionStateChanged, this,
+    connect(r, &remote::RemoteRunner::connection_state_changed, this,
         [this](const QString& host, const QString& state, const QString& message) {
             if (state == QLatin1String("connected") || state == QLatin1String("disconnected"))
-                Q_EMIT statusMessage(QStringLiteral("%1: %2").arg(host, message));
+                Q_EMIT status_message(QStringLiteral("%1: %2").arg(host, message));
             else
                 status(QStringLiteral("Connection %1 %2: %3").arg(host, state, message),
                     state != QLatin1String("connected"));
         });
-    connect(r, &remote::RemoteRunner::tracesFetched, this,
-        [this](const QString& id, const QStringList& paths, const QString& message, const QString& error) {
-            --m_inflight;
-            if (!error.isEmpty()) {
-                status(QStringLiteral("Run %1: no trace: %2").arg(id, error), true);
-                Q_EMIT traceFailed(error);
-                return;
-            }
-            if (paths.isEmpty()) {
-                status(QStringLiteral("Run %1: %2").arg(id, message));
-                Q_EMIT traceFailed(message);
-                return;
-            }
-            // Rank 0's trace when there are several (the others stay in the folder for the timeline's Open).
-            QString path = paths.front();
-            for (const QString& p : paths)
-                if (p.contains(QLatin1String("rank0")) || p.contains(QLatin1String("rank_0")))
-                    path = p;
-            status(QStringLiteral("Run %1: %2; drawing %3 on the timeline").arg(id, message, path));
-            ++m_inflight;
-            QtConcurrent::run([path]() -> std::pair<std::shared_ptr<const MeasuredTrace>, QString> {
-                try {
-                    return { std::make_shared<const MeasuredTrace>(load_measured_trace(path.toStdString())),
-                        QString() };
-                } catch (const std::exception& e) {
-                    return { nullptr, QString::fromStdString(e.what()) };
-                }
-            }).then(this, [this, id, path](const std::pair<std::shared_ptr<const MeasuredTrace>, QString>& r) {
-                --m_inflight;
-                if (!r.first) {
-                    status(r.second, true);
-                    Q_EMIT traceFailed(r.second);
-                    return;
-                }
-                Q_EMIT traceLoaded(r.first, id, path);
-            });
-        });
+    connect(r, &remote::RemoteRunner::traces_fetched, this, &RemoteRunsController::show_fetched_traces);
+}
+
+// Loads the fetched trace off the GUI thread and hands it to the timeline.
+void RemoteRunsController::show_fetched_traces(
+    const QString& id, const QStringList& paths, const QString& message, const QString& error)
+{
+    --m_inflight;
+    if (!error.isEmpty()) {
+        status(QStringLiteral("Run %1: no trace: %2").arg(id, error), true);
+        Q_EMIT trace_failed(error);
+        return;
+    }
+    if (paths.isEmpty()) {
+        status(QStringLiteral("Run %1: %2").arg(id, message));
+        Q_EMIT trace_failed(message);
+        return;
+    }
+    // Rank 0's trace when there are several (the others stay in the folder for the timeline's Open).
+    QString path = paths.front();
+    for (const QString& p : paths)
+        if (p.contains(QLatin1String("rank0")) || p.contains(QLatin1String("rank_0")))
+            path = p;
+    status(QStringLiteral("Run %1: %2; drawing %3 on the timeline").arg(id, message, path));
+    ++m_inflight;
+    QtConcurrent::run([path]() -> std::pair<std::shared_ptr<const MeasuredTrace>, QString> {
+        try {
+            return { std::make_shared<const MeasuredTrace>(load_measured_trace(path.toStdString())), QString() };
+        } catch (const std::exception& e) {
+            return { nullptr, QString::fromStdString(e.what()) };
+        }
+    }).then(this, [this, id, path](const std::pair<std::shared_ptr<const MeasuredTrace>, QString>& r) {
+        --m_inflight;
+        if (!r.first) {
+            status(r.second, true);
+            Q_EMIT trace_failed(r.second);
+            return;
+        }
+        Q_EMIT trace_loaded(r.first, id, path);
+    });
 }
 
 void RemoteRunsController::connect_prompts()
 {
     remote::PromptBridge* b = m_bridge.get();
-    connect(b, &remote::PromptBridge::hostKeyQuestion, this,
+    connect(b, &remote::PromptBridge::host_key_question, this,
         [this](quint64 id, const QString& host, const QString& type, const QString& fp, const QString& text) {
             auto* d = new HostKeyDialog(host, type, fp, text, m_window);
             d->setAttribute(Qt::WA_DeleteOnClose);
             connect(d, &QDialog::finished, this,
-                [this, id](int r) { m_bridge->answerHostKey(id, r == QDialog::Accepted); });
+                [this, id](int r) { m_bridge->answer_host_key(id, r == QDialog::Accepted); });
             status(QStringLiteral("%1: unknown host key %2 — check and answer the question").arg(host, fp));
             d->open();
         });
-    connect(b, &remote::PromptBridge::passphraseRequested, this, [this](quint64 id, const QString& key_file) {
+    connect(b, &remote::PromptBridge::passphrase_requested, this, [this](quint64 id, const QString& key_file) {
         auto* d = new SecretPromptDialog(QStringLiteral("Key passphrase"),
             QStringLiteral("The key %1 is encrypted.").arg(key_file), { QStringLiteral("Passphrase:") }, { false },
             m_window);
@@ -274,11 +274,11 @@ void RemoteRunsController::connect_prompts()
         connect(d, &QDialog::finished, this, [this, id, d](int r) {
             const bool given = r == QDialog::Accepted;
             const QStringList a = given ? d->take_answers() : QStringList();
-            m_bridge->answerPassphrase(id, a.value(0), given);
+            m_bridge->answer_passphrase(id, a.value(0), given);
         });
         d->open();
     });
-    connect(b, &remote::PromptBridge::promptsRequested, this,
+    connect(b, &remote::PromptBridge::prompts_requested, this,
         [this](quint64 id, const QString& target, const QString& name, const QString& instruction,
             const QStringList& prompts, const QList<bool>& echo) {
             const QString title = name.isEmpty() ? QStringLiteral("Sign in to ") + target : name;
@@ -287,11 +287,11 @@ void RemoteRunsController::connect_prompts()
             d->setAttribute(Qt::WA_DeleteOnClose);
             connect(d, &QDialog::finished, this, [this, id, d](int r) {
                 const bool given = r == QDialog::Accepted;
-                m_bridge->answerPrompts(id, given ? d->take_answers() : QStringList(), given);
+                m_bridge->answer_prompts(id, given ? d->take_answers() : QStringList(), given);
             });
             d->open();
         });
-    connect(b, &remote::PromptBridge::hostKeyRefused, this,
+    connect(b, &remote::PromptBridge::host_key_refusal, this,
         [this](const QString& host, const QString& type, const QString& fp, const QStringList& known, bool changed,
             const QString& text) {
             m_last_refusal_host = host;
@@ -318,11 +318,11 @@ void RemoteRunsController::start(bool attach_unfinished)
 {
     load_rows();
     if (attach_unfinished)
-        // After the window is up: attachActive reads the (local) store to know each run's host.
+        // After the window is up: attach_active reads the (local) store to know each run's host.
         QTimer::singleShot(0, this, [this] {
-            if (m_shut || !QFileInfo::exists(m_opts.store_path))
+            if (m_shut || !RunCatalog::store_exists(m_opts.store_path))
                 return; // no store yet: nothing was ever sent from here
-            const int n = m_runner->attachActive();
+            const int n = m_runner->attach_active();
             if (n > 0)
                 status(QStringLiteral("Watching %1 unfinished run(s) again").arg(n));
         });
@@ -340,11 +340,11 @@ DispatchDialog* RemoteRunsController::open_dispatch_dialog()
         d->set_profile(m_last_profile);
     if (m_last_framework >= 0)
         d->set_framework(static_cast<remote::JobFramework>(m_last_framework));
-    connect(d, &DispatchDialog::sendRequested, this, [this, d] { dispatch(d->request()); });
-    connect(d, &DispatchDialog::editProfilesRequested, this, [this, d] {
+    connect(d, &DispatchDialog::send_requested, this, [this, d] { dispatch(d->request()); });
+    connect(d, &DispatchDialog::edit_profiles_requested, this, [this, d] {
         ProfileEditorDialog* e = open_profile_editor();
         const QPointer<DispatchDialog> dp(d);
-        connect(e, &ProfileEditorDialog::profilesChanged, d, [dp] {
+        connect(e, &ProfileEditorDialog::profiles_changed, d, [dp] {
             if (dp)
                 dp->reload_profiles();
         });
@@ -403,7 +403,7 @@ void RemoteRunsController::request_cancel(const QString& run_id)
             return;
         status(QStringLiteral("Cancelling run %1...").arg(run_id));
         m_runner->cancel(run_id);
-        Q_EMIT cancelRequested(run_id);
+        Q_EMIT cancel_requested(run_id);
     });
     box->open();
 }
@@ -419,7 +419,7 @@ void RemoteRunsController::fetch_trace(const QString& run_id)
     ++m_inflight;
     const QString dir = m_opts.trace_dir + QLatin1Char('/') + run_id;
     status(QStringLiteral("Looking for traces of run %1 on the cluster...").arg(run_id));
-    m_runner->fetchTraces(run_id, dir);
+    m_runner->fetch_traces(run_id, dir);
 }
 
 std::optional<double> RemoteRunsController::dispatch_to_finished_s(const QString& run_id) const
@@ -433,7 +433,7 @@ void RemoteRunsController::status(const QString& text, bool error)
 {
     if (m_panel)
         m_panel->set_status(text, error);
-    Q_EMIT statusMessage(text);
+    Q_EMIT status_message(text);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -448,32 +448,29 @@ void RemoteRunsController::reload()
 
 void RemoteRunsController::load_rows()
 {
-    const quint64 gen = ++m_rows_gen;
+    const LatestRequest::Ticket ticket = m_rows_request.next();
     ++m_inflight;
     const QString path = m_opts.store_path;
     QtConcurrent::run([path]() {
         RowsResult out;
-        // Looking creates nothing: the store file appears with the first run sent.
-        if (!QFileInfo::exists(path))
+        if (!RunCatalog::store_exists(path))
             return out;
         try {
-            RunStore store(path);
-            for (const remote::RunRecord& r : store.list(kMaxRuns))
-                out.rows.push_back(run_row(r, store.steps(r.id)));
+            out.rows = RunCatalog(path).rows(kMaxRuns);
         } catch (const std::exception& e) {
             out.error = QString::fromStdString(e.what());
         }
         return out;
-    }).then(this, [this, gen](const RowsResult& r) {
+    }).then(this, [this, id = ticket.id](const RowsResult& r) {
         --m_inflight;
-        if (gen != m_rows_gen || !m_panel)
+        if (!m_rows_request.is_latest(id) || !m_panel)
             return; // a newer read is on its way
         if (!r.error.isEmpty()) {
             status(r.error, true);
             return;
         }
         m_panel->model()->set_rows(r.rows);
-        Q_EMIT rowsLoaded();
+        Q_EMIT rows_loaded();
     });
 }
 
@@ -495,7 +492,7 @@ void RemoteRunsController::schedule_overlay()
 
 void RemoteRunsController::load_overlays()
 {
-    const quint64 gen = ++m_overlay_gen;
+    const LatestRequest::Ticket ticket = m_overlay_request.next();
     const QStringList ids = m_selected;
     if (ids.isEmpty()) {
         m_overlays.clear();
@@ -507,21 +504,23 @@ void RemoteRunsController::load_overlays()
     }
     ++m_inflight;
     const QString path = m_opts.store_path;
-    QtConcurrent::run([path, ids]() {
+    QtConcurrent::run([path, ids, cancel = ticket.token]() {
         OverlayResult out;
         try {
-            RunStore store(path);
-            for (const QString& id : ids)
-                if (const auto run = store.get(id.toStdString()))
-                    out.overlays.push_back(
-                        std::make_shared<const remote::RunOverlay>(remote::make_run_overlay(store, *run)));
+            const RunCatalog catalog(path);
+            for (const QString& id : ids) {
+                if (cancel.cancelled())
+                    break; // a newer selection wants its own overlays
+                if (auto overlay = catalog.overlay(id.toStdString()))
+                    out.overlays.push_back(std::make_shared<const remote::RunOverlay>(std::move(*overlay)));
+            }
         } catch (const std::exception& e) {
             out.error = QString::fromStdString(e.what());
         }
         return out;
-    }).then(this, [this, gen](const OverlayResult& r) {
+    }).then(this, [this, id = ticket.id](const OverlayResult& r) {
         --m_inflight;
-        if (gen != m_overlay_gen || !m_panel)
+        if (!m_overlay_request.is_latest(id) || !m_panel)
             return;
         if (!r.error.isEmpty())
             status(r.error, true);
@@ -555,14 +554,14 @@ void RemoteRunsController::update_plan_overlay()
     const bool changed = next != m_plan_overlay;
     m_plan_overlay = next;
     if (changed || m_overlays_changed)
-        Q_EMIT overlayChanged();
+        Q_EMIT overlay_changed();
     m_overlays_changed = false;
 }
 
 void RemoteRunsController::load_log(bool from_start)
 {
     if (from_start) {
-        ++m_log_gen;
+        m_log_ticket = m_log_request.next();
         m_log_offset = 0;
         m_log_more = false;
         m_log_reading = false;
@@ -577,7 +576,7 @@ void RemoteRunsController::load_log(bool from_start)
     }
     if (m_log_run.isEmpty())
         return;
-    const quint64 gen = m_log_gen;
+    const std::uint64_t request_id = m_log_ticket.id;
     const QString path = m_opts.store_path;
     const QString id = m_log_run;
     const qint64 offset = m_log_offset;
@@ -586,36 +585,30 @@ void RemoteRunsController::load_log(bool from_start)
     QtConcurrent::run([path, id, offset, from_start]() {
         LogResult out;
         try {
-            RunStore store(path);
-            qint64 from = offset;
-            if (from_start) {
-                const auto run = store.get(id.toStdString());
-                const qint64 size = run ? run->log_bytes : 0;
-                from = std::max<qint64>(0, size - static_cast<qint64>(kLogTailBytes));
-                out.truncated = from > 0;
-            }
-            out.from = from;
-            out.text = store.log_from(id.toStdString(), from, from_start ? kLogTailBytes : kLogChunkBytes);
+            const RunCatalog catalog(path);
+            out.slice = from_start ? catalog.log_tail(id.toStdString(), kLogTailBytes)
+                                   : catalog.log_from(id.toStdString(), offset, kLogChunkBytes);
         } catch (const std::exception& e) {
             out.error = QString::fromStdString(e.what());
         }
         return out;
-    }).then(this, [this, gen, id, from_start](const LogResult& r) {
+    }).then(this, [this, request_id, id, from_start](const LogResult& r) {
         --m_inflight;
-        if (gen != m_log_gen || !m_panel)
+        if (!m_log_request.is_latest(request_id) || !m_panel)
             return;
         m_log_reading = false;
         if (!r.error.isEmpty()) {
             status(r.error, true);
             return;
         }
-        const QString text = QString::fromUtf8(r.text.data(), static_cast<qsizetype>(r.text.size()));
+        const std::string& bytes = r.slice.text;
+        const QString text = QString::fromUtf8(bytes.data(), static_cast<qsizetype>(bytes.size()));
         if (from_start)
-            m_panel->set_log(id, text, r.truncated);
+            m_panel->set_log(id, text, r.slice.truncated);
         else
             m_panel->append_log(id, text);
-        m_log_offset = r.from + static_cast<qint64>(r.text.size());
-        if (m_log_more || r.text.size() >= kLogChunkBytes) {
+        m_log_offset = r.slice.from_byte + static_cast<qint64>(bytes.size());
+        if (m_log_more || bytes.size() >= kLogChunkBytes) {
             m_log_more = false;
             load_log(false);
         }

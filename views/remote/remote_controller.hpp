@@ -2,19 +2,21 @@
 // The GUI half of remote validation, wired: the Runs panel, the dialogs (send, profiles, SSH questions,
 // cancel confirmation) and the remote layer's front door (RemoteRunner, whose workers do every network step
 // on their own threads). Nothing here waits for the network or reads the store on the GUI thread: the run
-// table, the overlay and the log are read on the thread pool (each its own RunStore connection; latest request
-// wins) and handed over as values; runner signals arrive queued and only schedule such reads.
+// table, the overlay and the log are read on the thread pool (each its own RunCatalog connection; latest
+// request wins) and handed over as values; runner signals arrive queued and only schedule such reads.
 //
 //   RemoteRunsController remote({store, profiles}, window);
 //   dock->setWidget(remote.panel());
 //   remote.set_plan(scenario, label);          // what "Send as validation run" sends
 //   remote.start(true);                        // list the runs, re-attach to every unfinished one
-//   connect(&remote, &RemoteRunsController::overlayChanged, ...);  // plan_overlay(): markers for the planner
+//   connect(&remote, &RemoteRunsController::overlay_changed, ...);  // plan_overlay(): markers for the planner
+#include "jobs/latest_request.hpp"
 #include "remote/dispatch_dialog.hpp"
 #include "remote/profile_editor.hpp"
 #include "remote/runs_panel.hpp"
 #include "runs/run_overlay.hpp"
 #include "spec/scenario.hpp"
+#include "store/run_record.hpp"
 #include "viewdata/measured_trace.hpp"
 
 #include <QElapsedTimer>
@@ -39,7 +41,7 @@ class RemoteRunsController : public QObject {
     Q_OBJECT
 public:
     struct Options {
-        QString store_path; // empty: RunStore::default_path()
+        QString store_path; // empty: RunCatalog::default_store_path()
         QString profiles_file; // empty: the user's settings
         QString trace_dir; // where fetched traces go; empty: <cache>/traces
         bool interactive = true; // ask before discarding unsaved profile edits
@@ -80,20 +82,21 @@ public:
     std::optional<double> dispatch_to_finished_s(const QString& run_id) const;
 
 Q_SIGNALS:
-    void rowsLoaded();
-    void overlayChanged();
-    void traceLoaded(std::shared_ptr<const parallax::MeasuredTrace> trace, QString runId, QString path);
-    void traceFailed(QString message);
-    void runFinished(QString runId, QString state);
-    void cancelRequested(QString runId);
-    void dispatchFailed(QString message);
-    void statusMessage(QString text);
+    void rows_loaded();
+    void overlay_changed();
+    void trace_loaded(std::shared_ptr<const parallax::MeasuredTrace> trace, QString run_id, QString path);
+    void trace_failed(QString message);
+    void run_finished(QString run_id, parallax::remote::RunState state);
+    void cancel_requested(QString run_id);
+    void dispatch_failed(QString message);
+    void status_message(QString text);
     // A run is on its way (the window shows the Runs panel).
-    void sending(QString runId);
+    void sending(QString run_id);
 
 private:
     void connect_runner();
     void connect_prompts();
+    void show_fetched_traces(const QString& id, const QStringList& paths, const QString& message, const QString& error);
     void load_rows();
     void load_overlays();
     void load_log(bool from_start);
@@ -117,9 +120,12 @@ private:
     QTimer* m_log_timer = nullptr;
     bool m_reload_pending = false;
     int m_inflight = 0;
-    quint64 m_rows_gen = 0;
-    quint64 m_overlay_gen = 0;
-    quint64 m_log_gen = 0;
+    // Latest request wins: a read that comes back after a newer one started is dropped. The log's request
+    // spans its follow-up reads (they continue it); a new selection starts a new one.
+    LatestRequest m_rows_request;
+    LatestRequest m_overlay_request;
+    LatestRequest m_log_request;
+    LatestRequest::Ticket m_log_ticket;
     bool m_log_reading = false;
     bool m_log_more = false;
     QString m_log_run;

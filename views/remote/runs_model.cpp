@@ -1,6 +1,5 @@
 #include "remote/runs_model.hpp"
 
-#include "runs/run_report.hpp"
 #include "style/view_style.hpp"
 
 #include <QGuiApplication>
@@ -10,18 +9,6 @@
 namespace parallax::views {
 
 namespace {
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
-
-std::optional<double> ratio_error(const std::optional<double>& measured, const std::optional<double>& predicted)
-{
-    if (!measured || !predicted || *predicted == 0)
-        return std::nullopt;
-    return (*measured - *predicted) / *predicted;
-}
 
 // "2024-05-01T12:03:04.123Z" -> "2024-05-01 12:03:04" (UTC, as stored).
 QString short_time(const QString& iso)
@@ -36,52 +23,6 @@ constexpr double kGoodError = 0.10;
 constexpr double kFairError = 0.25;
 
 } // namespace
-
-std::optional<double> RunRow::step_error() const
-{
-    return ratio_error(step_measured, step_predicted);
-}
-
-std::optional<double> RunRow::tps_error() const
-{
-    return ratio_error(tps_measured, tps_predicted);
-}
-
-bool RunRow::active() const
-{
-    const auto s = remote::run_state_from_string(state.toStdString());
-    return !s || !remote::is_terminal(*s);
-}
-
-RunRow run_row(const remote::RunRecord& run, const std::vector<remote::StepRecord>& steps)
-{
-    RunRow r;
-    r.id = qs(run.id);
-    r.state = qs(std::string(remote::to_string(run.state)));
-    r.detail = qs(run.detail);
-    r.cluster = qs(run.cluster);
-    r.framework = qs(run.framework);
-    r.launcher = qs(run.launcher);
-    r.plan = qs(run.scenario_label);
-    r.description = qs(run.description);
-    r.job_id = qs(run.job_id);
-    r.created = qs(run.created_at);
-    if (remote::is_terminal(run.state))
-        r.finished = qs(run.updated_at);
-    r.steps = static_cast<int>(steps.size());
-    const remote::RunComparison cmp = remote::compare_run(run, steps);
-    r.prediction_source = qs(cmp.prediction_source);
-    r.why = qs(cmp.why);
-    if (const auto* m = cmp.find("step_time_s")) {
-        r.step_measured = m->measured;
-        r.step_predicted = m->predicted;
-    }
-    if (const auto* m = cmp.find("tokens_per_s_per_gpu")) {
-        r.tps_measured = m->measured;
-        r.tps_predicted = m->predicted;
-    }
-    return r;
-}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -128,7 +69,7 @@ void RunsModel::upsert(const RunRow& row)
     Q_EMIT dataChanged(index(at, 0), index(at, column_count - 1));
 }
 
-void RunsModel::set_state(const QString& run_id, const QString& state, const QString& detail)
+void RunsModel::set_state(const QString& run_id, remote::RunState state, const QString& detail)
 {
     const int at = row_of(run_id);
     if (at < 0)
@@ -221,7 +162,7 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
             return bad_colour(dark);
         return {};
     }
-    if (role == Qt::ForegroundRole && c == state && (r.state == QLatin1String("failed")))
+    if (role == Qt::ForegroundRole && c == state && r.state == remote::RunState::failed)
         return bad_colour(is_dark(QGuiApplication::palette()));
     if (role == Qt::ToolTipRole) {
         switch (c) {
@@ -271,7 +212,7 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
     case id:
         return r.id;
     case state:
-        return r.state;
+        return r.state_text();
     case cluster:
         return r.cluster;
     case framework:
@@ -349,17 +290,18 @@ bool RunsFilterModel::filterAcceptsRow(int source_row, const QModelIndex& source
             return false;
         break;
     case StateFilter::completed:
-        if (r->state != QLatin1String("completed"))
+        if (r->state != remote::RunState::completed)
             return false;
         break;
     case StateFilter::failed_or_cancelled:
-        if (r->state != QLatin1String("failed") && r->state != QLatin1String("cancelled"))
+        if (r->state != remote::RunState::failed && r->state != remote::RunState::cancelled)
             return false;
         break;
     }
     if (m_text.isEmpty())
         return true;
-    for (const QString* field : { &r->id, &r->state, &r->cluster, &r->framework, &r->plan, &r->description })
+    const QString state_text = r->state_text();
+    for (const QString* field : { &r->id, &state_text, &r->cluster, &r->framework, &r->plan, &r->description })
         if (field->contains(m_text, Qt::CaseInsensitive))
             return true;
     return false;

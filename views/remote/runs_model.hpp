@@ -1,11 +1,11 @@
 #pragma once
 // The runs table: one row per run of the run store (id, state, cluster, framework, plan, steps, measured
 // against predicted step time and tokens/s with the error, started and finished). RunRow is a plain value made
-// from the store off the GUI thread (run_row()); the model adapts rows, never reads the store. Live updates
+// off the GUI thread (remote::RunCatalog::rows); the model adapts rows, never reads the store. Live updates
 // merge rows in place (a run that changed is one dataChanged, a new run one inserted row), so the selection and
 // the sort survive a poll. RunsFilterModel sorts numbers as numbers (missing values last) and filters by text
 // and by state.
-#include "store/run_store.hpp"
+#include "runs/run_row.hpp"
 
 #include <QAbstractTableModel>
 #include <QSortFilterProxyModel>
@@ -15,33 +15,7 @@
 
 namespace parallax::views {
 
-struct RunRow {
-    QString id;
-    QString state; // created, submitted, queued, running, cancelling, completed, failed, cancelled
-    QString detail;
-    QString cluster;
-    QString framework;
-    QString launcher;
-    QString plan; // the scenario label
-    QString description;
-    QString job_id;
-    QString created; // ISO 8601 UTC
-    QString finished; // when it reached a terminal state; empty while it runs
-    int steps = 0;
-    std::optional<double> step_measured; // s, median of the steady-state steps
-    std::optional<double> step_predicted;
-    std::optional<double> tps_measured; // tokens/s per GPU
-    std::optional<double> tps_predicted;
-    QString prediction_source; // workload, plan, none
-    QString why; // why there is no comparison
-    std::optional<double> step_error() const;
-    std::optional<double> tps_error() const;
-    bool active() const; // not in a terminal state
-    bool operator==(const RunRow&) const = default;
-};
-
-// The row of a stored run: its record and parsed steps (compare_run decides what is compared with what).
-RunRow run_row(const remote::RunRecord& run, const std::vector<remote::StepRecord>& steps);
+using remote::RunRow;
 
 class RunsModel : public QAbstractTableModel {
     Q_OBJECT
@@ -75,7 +49,7 @@ public:
     // One run changed (or is new: it goes on top).
     void upsert(const RunRow& row);
     // The state from a live signal, before the store is read again.
-    void set_state(const QString& run_id, const QString& state, const QString& detail);
+    void set_state(const QString& run_id, remote::RunState state, const QString& detail);
     int row_of(const QString& run_id) const; // -1 when absent
     const RunRow* row_at(int row) const;
     const RunRow* find(const QString& run_id) const;

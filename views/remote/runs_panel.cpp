@@ -141,7 +141,7 @@ RunsPanel::RunsPanel(QWidget* parent)
     });
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
         update_actions();
-        Q_EMIT selectionChanged(selected_run_ids());
+        Q_EMIT selection_changed(selected_run_ids());
     });
     // A row that changed state may change what the buttons can do.
     connect(m_model, &QAbstractItemModel::dataChanged, this, [this] { update_actions(); });

@@ -49,7 +49,7 @@ public:
     QString log_run() const { return m_log_run; }
 
 Q_SIGNALS:
-    void selectionChanged(QStringList runIds);
+    void selection_changed(QStringList run_ids);
 
 private:
     void update_actions();
