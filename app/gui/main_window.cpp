@@ -8,6 +8,7 @@
 #include "gui/scaling_controller.hpp"
 #include "gui/theme.hpp"
 #include "gui/timeline_controller.hpp"
+#include "io/csv_writer.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
 #include "planner/cluster_grid_view.hpp"
@@ -99,21 +100,21 @@ QWidget* scrolled(QWidget* content, QWidget* parent)
 
 QString grid_csv(const Scenario& s)
 {
-    QString out = QStringLiteral("rank,node,local_gpu,tp_rank,cp_rank,dp_rank,pp_stage,ep_rank\n");
+    CsvWriter out { "rank", "node", "local_gpu", "tp_rank", "cp_rank", "dp_rank", "pp_stage", "ep_rank" };
     const RankGrid dense(s.strategy, s.cluster.gpus_per_node);
     const RankGrid expert(s.strategy, s.cluster.gpus_per_node, true);
     const long long gpn = s.cluster.gpus_per_node;
     for (long long r = 0; r < dense.ranks(); ++r)
-        out += QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8\n")
-                   .arg(r)
-                   .arg(r / gpn)
-                   .arg(r % gpn)
-                   .arg(dense.coordinate(r, ParallelDim::tp))
-                   .arg(dense.coordinate(r, ParallelDim::cp))
-                   .arg(dense.coordinate(r, ParallelDim::dp))
-                   .arg(dense.coordinate(r, ParallelDim::pp))
-                   .arg(expert.coordinate(r, ParallelDim::ep));
-    return out;
+        out.integer(r)
+            .integer(r / gpn)
+            .integer(r % gpn)
+            .integer(dense.coordinate(r, ParallelDim::tp))
+            .integer(dense.coordinate(r, ParallelDim::cp))
+            .integer(dense.coordinate(r, ParallelDim::dp))
+            .integer(dense.coordinate(r, ParallelDim::pp))
+            .integer(expert.coordinate(r, ParallelDim::ep))
+            .end_row();
+    return QString::fromStdString(out.text());
 }
 
 } // namespace

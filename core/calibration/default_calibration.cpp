@@ -1,5 +1,5 @@
 // The calibration Parallax ships, produced by
-//   parallax-cli calibrate ../shared/validation/published-runs.json --cross-validate
+//   parallax-cli calibrate validation/published-runs.json --cross-validate
 // (Levenberg-Marquardt on log errors with a prior towards 1; calibration_fit.cpp) on 80 published
 // runs: RMS log error 0.117 -> 0.083. Leave-one-source-out MAPE 8.1% (uncalibrated physics: 10.0%):
 // Hopper GEMMs and fused attention run below their microbenchmark rates in full training runs, and

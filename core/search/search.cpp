@@ -86,7 +86,6 @@ double headroom(const AnalyticResult& r, double capacity)
 struct ParetoSet {
     struct Point {
         double tokens_per_s = 0, headroom = 0, watts = 0;
-        double objective = 0; // the ranking's (better()), to find the worst kept point without reading items
     };
     std::vector<Candidate> items;
     std::vector<Point> points; // points[i] is items[i]'s
@@ -94,7 +93,7 @@ struct ParetoSet {
 
 ParetoSet::Point point_of(const Candidate& c)
 {
-    return { c.result.tokens_per_s, c.headroom, c.result.power.avg_W_per_gpu, c.objective };
+    return { c.result.tokens_per_s, c.headroom, c.result.power.avg_W_per_gpu };
 }
 
 // a dominates b
@@ -141,22 +140,8 @@ void offer_pareto(ParetoSet& set, const Candidate& c)
         }
     set.items.resize(kept);
     set.points.resize(kept);
-    if (kept < kMaxPareto) {
-        set.items.push_back(c);
-        set.points.push_back(q);
-        return;
-    }
-    // Full: the candidate replaces the worst kept one if it ranks above it (one linear scan, no sort).
-    std::size_t worst = 0;
-    for (std::size_t i = 1; i < kept; ++i) {
-        const double oi = set.points[i].objective, ow = set.points[worst].objective;
-        if (oi < ow || (oi == ow && better(set.items[worst], set.items[i])))
-            worst = i;
-    }
-    if (better(c, set.items[worst])) {
-        set.points[worst] = q;
-        set.items[worst] = c;
-    }
+    set.items.push_back(c);
+    set.points.push_back(q);
 }
 
 struct Outer {
@@ -874,8 +859,12 @@ void add_runner_ups(const ClusterSearch& search, std::vector<SearchResult>& resu
 
 std::vector<SearchResult> pareto_results(const ParetoSet& set, double capacity)
 {
+    // The whole front is kept while searching, so that it does not depend on the order the workers
+    // found its points in; only the best kMaxPareto of it are reported.
     std::vector<Candidate> pareto = set.items;
     std::sort(pareto.begin(), pareto.end(), [](const Candidate& x, const Candidate& y) { return better(x, y); });
+    if (pareto.size() > kMaxPareto)
+        pareto.resize(kMaxPareto);
     std::vector<SearchResult> results;
     for (const Candidate& c : pareto) {
         SearchResult r;

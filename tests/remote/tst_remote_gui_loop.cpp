@@ -253,7 +253,7 @@ private Q_SLOTS:
         QVERIFY(remote->wait_until_idle(20000));
         const views::RunRow* row = remote->panel()->model()->find(run_id);
         QVERIFY(row);
-        QCOMPARE(row->state, QStringLiteral("completed"));
+        QCOMPARE(row->state, RunState::completed);
         QCOMPARE(row->steps, 4);
         QVERIFY(row->step_measured.value_or(0) > 0);
         QVERIFY(row->tps_measured.value_or(0) > 0);
@@ -387,8 +387,8 @@ private Q_SLOTS:
             id = d->run_id();
             click(d, QStringLiteral("send_run"));
             views::RemoteRunsController* remote = w->remote();
-            QTRY_VERIFY2_WITH_TIMEOUT(remote->panel()->model()->find(id)
-                    && remote->panel()->model()->find(id)->state == QLatin1String("running"),
+            QTRY_VERIFY2_WITH_TIMEOUT(
+                remote->panel()->model()->find(id) && remote->panel()->model()->find(id)->state == RunState::running,
                 qPrintable(remote->panel()->status_text()), kRunTimeoutMs);
             // The app quits while the job runs on the cluster.
         }
@@ -426,7 +426,7 @@ private Q_SLOTS:
         QCOMPARE(finished.first().at(0).toString(), id);
         QCOMPARE(state_text(finished.first().at(1)), QStringLiteral("cancelled"));
         QVERIFY(remote->wait_until_idle(20000));
-        QCOMPARE(remote->panel()->model()->find(id)->state, QStringLiteral("cancelled"));
+        QCOMPARE(remote->panel()->model()->find(id)->state, RunState::cancelled);
         RunStore store(m_store);
         const auto run = store.get(id.toStdString());
         QByteArray out;

@@ -5,12 +5,10 @@
 
 #include <QEvent>
 #include <QHeaderView>
-#include <QHelpEvent>
 #include <QLabel>
 #include <QPainter>
 #include <QSplitter>
 #include <QTableWidget>
-#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -38,24 +36,12 @@ QString joules(double j)
     return QString::number(j, 'f', j < 10 ? 3 : 1) + QStringLiteral(" J");
 }
 
-// A round tick step giving about `ticks` ticks over [0, range].
-double nice_step(double range, int ticks)
-{
-    const double raw = std::max(range, 1e-9) / std::max(1, ticks);
-    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-    for (double m : { 1.0, 2.0, 2.5, 5.0, 10.0 })
-        if (raw <= m * mag)
-            return m * mag;
-    return 10 * mag;
-}
-
 } // namespace
 
 PowerStageBars::PowerStageBars(QWidget* parent)
-    : QWidget(parent)
+    : BarChart(parent)
 {
     setObjectName(QStringLiteral("power_stage_bars"));
-    setMouseTracking(true);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
 }
 
@@ -91,60 +77,47 @@ QRectF PowerStageBars::plot() const
     return { left, top, std::max(10.0, width() - left - 8), std::max(10.0, height() - top - bottom) };
 }
 
-void PowerStageBars::paintEvent(QPaintEvent*)
+QColor PowerStageBars::average_colour() const
 {
-    QPainter p(this);
-    const QPalette& pal = palette();
-    const bool dark = is_dark(pal);
-    p.fillRect(rect(), pal.color(QPalette::Base));
+    return group_colour(0, dark());
+}
+
+QColor PowerStageBars::peak_colour() const
+{
+    QColor c = average_colour();
+    c.setAlphaF(0.35f);
+    return c;
+}
+
+std::vector<BarChart::LegendEntry> PowerStageBars::legend() const
+{
+    return { { average_colour(), QStringLiteral("average per GPU") },
+        { peak_colour(), QStringLiteral("peak (pass level)") } };
+}
+
+void PowerStageBars::paint_chart(QPainter& p)
+{
     const QFontMetrics fm = fontMetrics();
-    const QColor text = pal.color(QPalette::Text);
-    const QColor avg_colour = group_colour(0, dark);
-    QColor peak_colour = avg_colour;
-    peak_colour.setAlphaF(0.35f);
-    // Legend.
-    p.fillRect(QRectF(4, 5, 10, 10), avg_colour);
-    p.setPen(text);
-    p.drawText(QPointF(18, 4 + fm.ascent()), QStringLiteral("average per GPU"));
-    const double lx = 30 + fm.horizontalAdvance(QStringLiteral("average per GPU"));
-    p.fillRect(QRectF(lx, 5, 10, 10), peak_colour);
-    p.drawText(QPointF(lx + 14, 4 + fm.ascent()), QStringLiteral("peak (pass level)"));
-    if (!m_has || m_prediction.stages.empty()) {
-        p.drawText(rect(), Qt::AlignCenter, QStringLiteral("no plan"));
-        return;
-    }
+    const QColor text = text_colour();
     const QRectF r = plot();
     const PowerEstimate& w = m_prediction.power;
     double top = std::max(w.cap_W, w.peak_W_per_gpu) * 1.08;
     for (const StageReport& s : m_prediction.stages)
         top = std::max(top, s.peak_W * 1.05);
     auto y_of = [&](double v) { return r.bottom() - v / top * r.height(); };
-    QColor grid = text;
-    grid.setAlphaF(0.15f);
-    const double tick = nice_step(top, 5);
-    for (double v = 0; v <= top + 1e-9; v += tick) {
-        p.setPen(grid);
-        p.drawLine(QPointF(r.left(), y_of(v)), QPointF(r.right(), y_of(v)));
-        p.setPen(text);
-        p.drawText(QRectF(0, y_of(v) - fm.height() / 2.0, r.left() - 4, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
-            QString::number(std::lround(v)) + QStringLiteral(" W"));
-    }
+    draw_value_axis(
+        p, r, top, 5, [](double v) -> QString { return QString::number(std::lround(v)) + QStringLiteral(" W"); });
     const int n = static_cast<int>(m_prediction.stages.size());
-    const double step = r.width() / n;
-    const double bar = std::max(1.0, std::min(step * 0.7, 60.0));
-    const int label_every
-        = std::max(1, static_cast<int>(std::ceil((fm.horizontalAdvance(QStringLiteral("0000")) + 6) / step)));
+    const StageSlots columns = stage_slots(r, n, QStringLiteral("0000"));
+    const double px_per_W = r.height() / top;
     for (int i = 0; i < n; ++i) {
         const StageReport& s = m_prediction.stages[i];
-        const double x = r.left() + i * step + (step - bar) / 2;
-        p.fillRect(QRectF(x, y_of(s.peak_W), bar, r.bottom() - y_of(s.peak_W)), peak_colour);
-        p.fillRect(QRectF(x, y_of(s.avg_W), bar, r.bottom() - y_of(s.avg_W)), avg_colour);
-        if (i % label_every == 0) {
-            p.setPen(text);
-            p.drawText(QRectF(r.left() + i * step, r.bottom() + 2, step * label_every, fm.height()),
-                Qt::AlignHCenter | Qt::AlignTop, QString::number(s.stage));
-            p.drawText(QRectF(r.left() + i * step, r.bottom() + 2 + fm.height(), step * label_every, fm.height()),
-                Qt::AlignHCenter | Qt::AlignTop, QString::number(std::lround(s.clock_MHz)));
+        // The peak behind, the average in front: two columns from the axis, not a stack.
+        draw_column(p, columns.bar_x(i), columns.bar_w, r.bottom(), px_per_W, { { s.peak_W, peak_colour(), {} } });
+        draw_column(p, columns.bar_x(i), columns.bar_w, r.bottom(), px_per_W, { { s.avg_W, average_colour(), {} } });
+        if (i % columns.label_every == 0) {
+            draw_stage_label(p, columns, i, r.bottom() + 2, QString::number(s.stage));
+            draw_stage_label(p, columns, i, r.bottom() + 2 + fm.height(), QString::number(std::lround(s.clock_MHz)));
         }
     }
     p.setPen(text);
@@ -152,37 +125,22 @@ void PowerStageBars::paintEvent(QPaintEvent*)
         QRectF(0, r.bottom() + 2, r.left() - 4, fm.height()), Qt::AlignRight | Qt::AlignTop, QStringLiteral("stage"));
     p.drawText(QRectF(0, r.bottom() + 2 + fm.height(), r.left() - 4, fm.height()), Qt::AlignRight | Qt::AlignTop,
         QStringLiteral("MHz"));
-    // Cap and idle floor.
-    p.setRenderHint(QPainter::Antialiasing);
-    p.setPen(QPen(bad_colour(dark), 1.5, Qt::DashLine));
-    p.drawLine(QPointF(r.left(), y_of(w.cap_W)), QPointF(r.right(), y_of(w.cap_W)));
-    p.setPen(bad_colour(dark));
-    const QString cap = QStringLiteral("cap ") + watts(w.cap_W);
-    p.drawText(QPointF(r.right() - fm.horizontalAdvance(cap) - 2, y_of(w.cap_W) - 3), cap);
-    p.setPen(QPen(text, 1, Qt::DotLine));
-    p.drawLine(QPointF(r.left(), y_of(w.idle_W)), QPointF(r.right(), y_of(w.idle_W)));
+    draw_reference_line(p, r, y_of(w.cap_W), bad_colour(dark()), QStringLiteral("cap ") + watts(w.cap_W));
+    draw_reference_line(p, r, y_of(w.idle_W), text, {}, Qt::DotLine);
 }
 
-bool PowerStageBars::event(QEvent* e)
+QString PowerStageBars::tooltip_at(QPointF pos) const
 {
-    if (e->type() == QEvent::ToolTip && m_has && !m_prediction.stages.empty()) {
-        auto* h = static_cast<QHelpEvent*>(e);
-        const QRectF r = plot();
-        const int i
-            = static_cast<int>(std::floor((h->pos().x() - r.left()) / (r.width() / m_prediction.stages.size())));
-        if (i >= 0 && i < static_cast<int>(m_prediction.stages.size())) {
-            const StageReport& s = m_prediction.stages[i];
-            QToolTip::showText(h->globalPos(),
-                QStringLiteral("<b>Stage %1</b> (%2 layers) at %3 MHz<br>average %4 per GPU, peak %5")
-                    .arg(s.stage)
-                    .arg(s.layers)
-                    .arg(std::lround(s.clock_MHz))
-                    .arg(watts(s.avg_W), watts(s.peak_W)),
-                this);
-            return true;
-        }
-    }
-    return QWidget::event(e);
+    const int n = static_cast<int>(m_prediction.stages.size());
+    const int i = stage_at(stage_slots(plot(), n, QStringLiteral("0000")), n, pos.x());
+    if (i < 0)
+        return {};
+    const StageReport& s = m_prediction.stages[i];
+    return QStringLiteral("<b>Stage %1</b> (%2 layers) at %3 MHz<br>average %4 per GPU, peak %5")
+        .arg(s.stage)
+        .arg(s.layers)
+        .arg(std::lround(s.clock_MHz))
+        .arg(watts(s.avg_W), watts(s.peak_W));
 }
 
 QString PowerStageBars::csv() const

@@ -4,6 +4,7 @@
 // power cap, thermal limit at the inlet temperature, the clocks); energy per step and per token; and
 // per pipeline stage the clock and the average and peak power per GPU as bars against the cap. Shows
 // core's PowerEstimate and StageReports only; no model maths.
+#include "plots/bar_chart.hpp"
 #include "spec/prediction.hpp"
 
 #include <QWidget>
@@ -13,7 +14,7 @@ class QTableWidget;
 
 namespace parallax::views {
 
-class PowerStageBars : public QWidget {
+class PowerStageBars : public BarChart {
     Q_OBJECT
 public:
     explicit PowerStageBars(QWidget* parent = nullptr);
@@ -24,11 +25,15 @@ public:
     QSize minimumSizeHint() const override;
 
 protected:
-    void paintEvent(QPaintEvent*) override;
-    bool event(QEvent*) override;
+    bool has_data() const override { return m_has && !m_prediction.stages.empty(); }
+    std::vector<LegendEntry> legend() const override;
+    void paint_chart(QPainter& p) override;
+    QString tooltip_at(QPointF pos) const override;
 
 private:
     QRectF plot() const;
+    QColor average_colour() const;
+    QColor peak_colour() const;
     Prediction m_prediction;
     bool m_has = false;
 };

@@ -4,9 +4,7 @@
 #include "spec/units.hpp"
 #include "style/view_style.hpp"
 
-#include <QHelpEvent>
 #include <QPainter>
-#include <QToolTip>
 
 #include <algorithm>
 #include <array>
@@ -27,25 +25,13 @@ std::array<double, kTimePartCount> time_parts(const TimeBreakdown& t)
         t.exposed_cp_s, t.exposed_ep_s, t.optimizer_s, t.offload_s };
 }
 
-// A "nice" axis step (1, 2, 5 x 10^k) giving about `ticks` intervals.
-double nice_step(double range, int ticks)
-{
-    const double raw = range / std::max(1, ticks);
-    const double mag = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-12))));
-    for (double f : { 1.0, 2.0, 5.0, 10.0 })
-        if (raw <= f * mag)
-            return f * mag;
-    return 10 * mag;
-}
-
 constexpr int kCsvDigits = 10;
 
 } // namespace
 
 MemoryBarsView::MemoryBarsView(QWidget* parent)
-    : QWidget(parent)
+    : BarChart(parent)
 {
-    setMouseTracking(true);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
 }
 
@@ -72,6 +58,21 @@ void MemoryBarsView::clear()
     update();
 }
 
+bool MemoryBarsView::has_data() const
+{
+    return m_has && !m_prediction.stages.empty();
+}
+
+std::vector<BarChart::LegendEntry> MemoryBarsView::legend() const
+{
+    std::vector<LegendEntry> out;
+    for (int i = 0; i < kMemoryPartCount; ++i) {
+        const auto part = static_cast<MemoryPart>(i);
+        out.push_back({ memory_colour(part, dark()), memory_part_name(part) });
+    }
+    return out;
+}
+
 MemoryBarsView::Layout MemoryBarsView::layout() const
 {
     Layout l;
@@ -81,9 +82,7 @@ MemoryBarsView::Layout MemoryBarsView::layout() const
     const double bottom = fm.height() + 4;
     l.plot = QRectF(
         left, legend_h + 4, std::max(10.0, width() - left - 8), std::max(10.0, height() - legend_h - bottom - 8));
-    const int n = std::max(1, static_cast<int>(m_prediction.stages.size()));
-    l.step = l.plot.width() / n;
-    l.bar_w = std::max(1.0, std::min(l.step * 0.7, 60.0));
+    l.columns = stage_slots(l.plot, static_cast<int>(m_prediction.stages.size()), QStringLiteral("00"));
     l.max_bytes = m_prediction.capacity_bytes;
     for (const StageReport& s : m_prediction.stages)
         l.max_bytes = std::max(l.max_bytes, s.memory.total());
@@ -94,109 +93,70 @@ MemoryBarsView::Layout MemoryBarsView::layout() const
     return l;
 }
 
-void MemoryBarsView::paintEvent(QPaintEvent*)
+void MemoryBarsView::paint_chart(QPainter& p)
 {
-    QPainter p(this);
-    const QPalette& pal = palette();
-    const bool dark = is_dark(pal);
-    p.fillRect(rect(), pal.color(QPalette::Base));
-    const QFontMetrics fm = fontMetrics();
-    const QColor text = pal.color(QPalette::Text);
-    // Legend.
-    double lx = 4;
-    for (int i = 0; i < kMemoryPartCount; ++i) {
-        const auto part = static_cast<MemoryPart>(i);
-        p.fillRect(QRectF(lx, 5, 10, 10), memory_colour(part, dark));
-        p.setPen(text);
-        const QString name = memory_part_name(part);
-        p.drawText(QPointF(lx + 14, 4 + fm.ascent()), name);
-        lx += 24 + fm.horizontalAdvance(name);
-    }
-    if (!m_has || m_prediction.stages.empty()) {
-        p.setPen(text);
-        p.drawText(rect(), Qt::AlignCenter, QStringLiteral("no plan"));
-        return;
-    }
     const Layout l = layout();
-    // Axis with GiB ticks.
     const double gib_max = l.max_bytes / units::kGiB;
     const double tick = nice_step(gib_max, 6);
-    QColor grid = text;
-    grid.setAlphaF(0.15f);
-    for (double v = 0; v <= gib_max + 1e-9; v += tick) {
-        const double y = l.plot.bottom() - v * units::kGiB / l.max_bytes * l.plot.height();
-        p.setPen(grid);
-        p.drawLine(QPointF(l.plot.left(), y), QPointF(l.plot.right(), y));
-        p.setPen(text);
-        p.drawText(QRectF(0, y - fm.height() / 2.0, l.plot.left() - 4, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
-            QString::number(v, 'f', tick < 1 ? 1 : 0) + QStringLiteral(" GiB"));
-    }
-    // Bars (no antialiasing: boxes).
+    draw_value_axis(p, l.plot, gib_max, 6,
+        [tick](double v) -> QString { return QString::number(v, 'f', tick < 1 ? 1 : 0) + QStringLiteral(" GiB"); });
     const int n = static_cast<int>(m_prediction.stages.size());
-    const int label_every
-        = std::max(1, static_cast<int>(std::ceil((fm.horizontalAdvance(QStringLiteral("00")) + 4) / l.step)));
     for (int i = 0; i < n; ++i) {
         const StageReport& s = m_prediction.stages[i];
-        const double x = l.plot.left() + i * l.step + (l.step - l.bar_w) / 2;
-        double y = l.plot.bottom();
-        const auto parts = memory_parts(s.memory);
-        for (int k = 0; k < kMemoryPartCount; ++k) {
-            const double h = parts[k] / l.max_bytes * l.plot.height();
-            if (h <= 0)
-                continue;
-            p.fillRect(QRectF(x, y - h, l.bar_w, h), memory_colour(static_cast<MemoryPart>(k), dark));
-            y -= h;
-        }
+        std::vector<Segment> parts;
+        const auto bytes = memory_parts(s.memory);
+        for (int k = 0; k < kMemoryPartCount; ++k)
+            parts.push_back({ bytes[k], memory_colour(static_cast<MemoryPart>(k), dark()), {} });
+        const double x = l.columns.bar_x(i);
+        const double top = draw_column(p, x, l.columns.bar_w, l.plot.bottom(), l.plot.height() / l.max_bytes, parts);
         if (s.memory.total() > m_prediction.capacity_bytes) {
-            p.setPen(QPen(bad_colour(dark), 2));
+            p.setPen(QPen(bad_colour(dark()), 2));
             p.setBrush(Qt::NoBrush);
-            p.drawRect(QRectF(x, y, l.bar_w, l.plot.bottom() - y));
+            p.drawRect(QRectF(x, top, l.columns.bar_w, l.plot.bottom() - top));
         }
-        if (i % label_every == 0) {
-            p.setPen(text);
-            p.drawText(QRectF(l.plot.left() + i * l.step, l.plot.bottom() + 2, l.step * label_every, fm.height()),
-                Qt::AlignHCenter | Qt::AlignTop, QString::number(s.stage));
-        }
+        if (i % l.columns.label_every == 0)
+            draw_stage_label(p, l.columns, i, l.plot.bottom() + 2, QString::number(s.stage));
     }
-    // Measured memory: a diamond at the stage's measured peak, the error bar over its ranks' spread.
-    if (!m_measured.empty()) {
-        p.setRenderHint(QPainter::Antialiasing);
-        const QColor mc = text;
-        for (int i = 0; i < n && i < static_cast<int>(m_measured.size()); ++i) {
-            const auto& m = m_measured[static_cast<std::size_t>(i)];
-            if (!m)
-                continue;
-            const QPointF c = measured_marker(i);
-            const auto y_of = [&](double b) { return l.plot.bottom() - b / l.max_bytes * l.plot.height(); };
-            p.setPen(QPen(mc, 1.5));
-            if (m->low && m->high && *m->high > *m->low) {
-                const double cap = std::min(8.0, l.bar_w / 3);
-                p.drawLine(QPointF(c.x(), y_of(*m->low)), QPointF(c.x(), y_of(*m->high)));
-                p.drawLine(QPointF(c.x() - cap, y_of(*m->low)), QPointF(c.x() + cap, y_of(*m->low)));
-                p.drawLine(QPointF(c.x() - cap, y_of(*m->high)), QPointF(c.x() + cap, y_of(*m->high)));
-            }
-            const double r = 5;
-            const QPointF pts[]
-                = { { c.x(), c.y() - r }, { c.x() + r, c.y() }, { c.x(), c.y() + r }, { c.x() - r, c.y() } };
-            p.setPen(QPen(pal.color(QPalette::Base), 1));
-            p.setBrush(mc);
-            p.drawPolygon(pts, 4);
-            p.setBrush(Qt::NoBrush);
-            if (m->error) {
-                p.setPen(mc);
-                p.drawText(QPointF(c.x() + r + 2, c.y() + fm.ascent() / 2.0 - 1), format_percent_delta(*m->error));
-            }
-        }
-        p.setRenderHint(QPainter::Antialiasing, false);
-    }
-    // Capacity line.
-    const double cy = l.plot.bottom() - m_prediction.capacity_bytes / l.max_bytes * l.plot.height();
+    paint_measured(p, l);
+    draw_reference_line(p, l.plot, l.y_of(m_prediction.capacity_bytes), bad_colour(dark()),
+        QStringLiteral("capacity ") + format_gib(m_prediction.capacity_bytes, 0));
+}
+
+// Measured memory: a diamond at the stage's measured peak, the error bar over its ranks' spread.
+void MemoryBarsView::paint_measured(QPainter& p, const Layout& l) const
+{
+    if (m_measured.empty())
+        return;
+    const QFontMetrics fm = fontMetrics();
+    p.save();
     p.setRenderHint(QPainter::Antialiasing);
-    p.setPen(QPen(bad_colour(dark), 1.5, Qt::DashLine));
-    p.drawLine(QPointF(l.plot.left(), cy), QPointF(l.plot.right(), cy));
-    p.setPen(bad_colour(dark));
-    const QString cap = QStringLiteral("capacity ") + format_gib(m_prediction.capacity_bytes, 0);
-    p.drawText(QPointF(l.plot.right() - fm.horizontalAdvance(cap) - 2, cy - 3), cap);
+    const QColor mc = text_colour();
+    const int n = std::min(stage_count(), static_cast<int>(m_measured.size()));
+    for (int i = 0; i < n; ++i) {
+        const auto& m = m_measured[static_cast<std::size_t>(i)];
+        if (!m)
+            continue;
+        const QPointF c = measured_marker(i);
+        p.setPen(QPen(mc, 1.5));
+        if (m->low && m->high && *m->high > *m->low) {
+            const double cap = std::min(8.0, l.columns.bar_w / 3);
+            p.drawLine(QPointF(c.x(), l.y_of(*m->low)), QPointF(c.x(), l.y_of(*m->high)));
+            p.drawLine(QPointF(c.x() - cap, l.y_of(*m->low)), QPointF(c.x() + cap, l.y_of(*m->low)));
+            p.drawLine(QPointF(c.x() - cap, l.y_of(*m->high)), QPointF(c.x() + cap, l.y_of(*m->high)));
+        }
+        const double r = 5;
+        const QPointF pts[]
+            = { { c.x(), c.y() - r }, { c.x() + r, c.y() }, { c.x(), c.y() + r }, { c.x() - r, c.y() } };
+        p.setPen(QPen(palette().color(QPalette::Base), 1));
+        p.setBrush(mc);
+        p.drawPolygon(pts, 4);
+        p.setBrush(Qt::NoBrush);
+        if (m->error) {
+            p.setPen(mc);
+            p.drawText(QPointF(c.x() + r + 2, c.y() + fm.ascent() / 2.0 - 1), format_percent_delta(*m->error));
+        }
+    }
+    p.restore();
 }
 
 void MemoryBarsView::set_measured(std::vector<std::optional<MeasuredValue>> per_stage)
@@ -211,46 +171,39 @@ QPointF MemoryBarsView::measured_marker(int stage) const
         || stage >= stage_count())
         return {};
     const Layout l = layout();
-    const double x = l.plot.left() + stage * l.step + l.step / 2;
-    const double v = m_measured[static_cast<std::size_t>(stage)]->value;
-    return { x, l.plot.bottom() - v / l.max_bytes * l.plot.height() };
+    return { l.columns.centre_x(stage), l.y_of(m_measured[static_cast<std::size_t>(stage)]->value) };
 }
 
-bool MemoryBarsView::event(QEvent* e)
+QString MemoryBarsView::tooltip_at(QPointF pos) const
 {
-    if (e->type() == QEvent::ToolTip && m_has && !m_prediction.stages.empty()) {
-        auto* h = static_cast<QHelpEvent*>(e);
-        const Layout l = layout();
-        const int i = static_cast<int>(std::floor((h->pos().x() - l.plot.left()) / l.step));
-        if (i >= 0 && i < static_cast<int>(m_prediction.stages.size())) {
-            const StageReport& s = m_prediction.stages[i];
-            QString tip = QStringLiteral("<b>Stage %1</b> (%2 layers%3%4, %5 micro-batches in flight)<br>")
-                              .arg(s.stage)
-                              .arg(s.layers)
-                              .arg(s.has_embedding ? QStringLiteral(", embedding") : QString())
-                              .arg(s.has_output ? QStringLiteral(", output layer") : QString())
-                              .arg(s.in_flight_microbatches);
-            const auto parts = memory_parts(s.memory);
-            for (int k = kMemoryPartCount - 1; k >= 0; --k)
-                tip += memory_part_name(static_cast<MemoryPart>(k)) + QStringLiteral(": ") + format_gib(parts[k], 2)
-                    + QStringLiteral("<br>");
-            tip += QStringLiteral("<b>total ") + format_gib(s.memory.total(), 2) + QStringLiteral("</b> of ")
-                + format_gib(m_prediction.capacity_bytes, 1);
-            if (i < static_cast<int>(m_measured.size()) && m_measured[static_cast<std::size_t>(i)]) {
-                const MeasuredValue& m = *m_measured[static_cast<std::size_t>(i)];
-                tip += QStringLiteral("<br><b>measured ") + format_gib(m.value, 2) + QStringLiteral("</b>");
-                if (m.low && m.high)
-                    tip += QStringLiteral(" (") + format_gib(*m.low, 2) + QStringLiteral("..") + format_gib(*m.high, 2)
-                        + QStringLiteral(" over its ranks)");
-                if (m.error)
-                    tip += QStringLiteral(", ") + format_percent_delta(*m.error);
-                tip += QStringLiteral(" · ") + m.source.toHtmlEscaped();
-            }
-            QToolTip::showText(h->globalPos(), tip, this);
-            return true;
-        }
+    const Layout l = layout();
+    const int i = stage_at(l.columns, stage_count(), pos.x());
+    if (i < 0)
+        return {};
+    const StageReport& s = m_prediction.stages[i];
+    QString tip = QStringLiteral("<b>Stage %1</b> (%2 layers%3%4, %5 micro-batches in flight)<br>")
+                      .arg(s.stage)
+                      .arg(s.layers)
+                      .arg(s.has_embedding ? QStringLiteral(", embedding") : QString())
+                      .arg(s.has_output ? QStringLiteral(", output layer") : QString())
+                      .arg(s.in_flight_microbatches);
+    const auto parts = memory_parts(s.memory);
+    for (int k = kMemoryPartCount - 1; k >= 0; --k)
+        tip += memory_part_name(static_cast<MemoryPart>(k)) + QStringLiteral(": ") + format_gib(parts[k], 2)
+            + QStringLiteral("<br>");
+    tip += QStringLiteral("<b>total ") + format_gib(s.memory.total(), 2) + QStringLiteral("</b> of ")
+        + format_gib(m_prediction.capacity_bytes, 1);
+    if (i < static_cast<int>(m_measured.size()) && m_measured[static_cast<std::size_t>(i)]) {
+        const MeasuredValue& m = *m_measured[static_cast<std::size_t>(i)];
+        tip += QStringLiteral("<br><b>measured ") + format_gib(m.value, 2) + QStringLiteral("</b>");
+        if (m.low && m.high)
+            tip += QStringLiteral(" (") + format_gib(*m.low, 2) + QStringLiteral("..") + format_gib(*m.high, 2)
+                + QStringLiteral(" over its ranks)");
+        if (m.error)
+            tip += QStringLiteral(", ") + format_percent_delta(*m.error);
+        tip += QStringLiteral(" · ") + m.source.toHtmlEscaped();
     }
-    return QWidget::event(e);
+    return tip;
 }
 
 QString MemoryBarsView::csv() const
@@ -269,9 +222,8 @@ QString MemoryBarsView::csv() const
 }
 
 TimeBreakdownView::TimeBreakdownView(QWidget* parent)
-    : QWidget(parent)
+    : BarChart(parent)
 {
-    setMouseTracking(true);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
 }
 
@@ -300,105 +252,78 @@ void TimeBreakdownView::clear()
     update();
 }
 
-void TimeBreakdownView::paintEvent(QPaintEvent*)
+TimeBreakdownView::Layout TimeBreakdownView::layout() const
 {
-    QPainter p(this);
-    const QPalette& pal = palette();
-    const bool dark = is_dark(pal);
-    p.fillRect(rect(), pal.color(QPalette::Base));
-    const QColor text = pal.color(QPalette::Text);
     const QFontMetrics fm = fontMetrics();
-    if (!m_has) {
-        p.setPen(text);
-        p.drawText(rect(), Qt::AlignCenter, QStringLiteral("no plan"));
-        return;
-    }
-    const double label_w = fm.horizontalAdvance(QStringLiteral("pinned ")) + 6;
-    const double bar_h = fm.height() * 1.4;
-    const double scale_s = std::max(m_current.step_time_s, m_pinned ? m_pinned->step_time_s : 0.0);
-    const double bar_w = std::max(10.0, width() - label_w - 8);
-    auto bar = [&](const Prediction& pr, double y, const QString& label) {
-        p.setPen(text);
-        p.drawText(QRectF(0, y, label_w - 4, bar_h), Qt::AlignRight | Qt::AlignVCenter, label);
-        double x = label_w;
-        const auto parts = time_parts(pr.time);
-        for (int k = 0; k < kTimePartCount; ++k) {
-            const double w = scale_s > 0 ? parts[k] / scale_s * bar_w : 0;
-            if (w <= 0)
-                continue;
-            const QRectF r(x, y, w, bar_h);
-            p.fillRect(r, time_colour(static_cast<TimePart>(k), dark));
-            const QString t = time_part_name(static_cast<TimePart>(k));
-            if (fm.horizontalAdvance(t) + 6 < w) {
-                p.setPen(dark ? QColor(Qt::black) : QColor(Qt::white));
-                p.drawText(r, Qt::AlignCenter, t);
-            }
-            x += w;
-        }
-        p.setPen(text);
-        const QString total = format_seconds(pr.step_time_s);
-        p.drawText(QRectF(label_w, y + bar_h, bar_w, fm.height() + 2), Qt::AlignRight | Qt::AlignTop, total);
-    };
-    bar(m_current, 4, QStringLiteral("now"));
-    double y = 4 + bar_h + fm.height() + 6;
-    if (m_pinned) {
-        bar(*m_pinned, y, QStringLiteral("pinned"));
-        y += bar_h + fm.height() + 6;
-    }
-    // Legend with the seconds of each part that is present.
-    double lx = 4;
-    double ly = y;
-    const auto parts = time_parts(m_current.time);
-    for (int k = 0; k < kTimePartCount; ++k) {
-        if (parts[k] <= 0)
-            continue;
-        const auto part = static_cast<TimePart>(k);
-        const QString t = time_part_name(part) + QStringLiteral(" ") + format_seconds(parts[k]);
-        const double w = 18 + fm.horizontalAdvance(t);
-        if (lx + w > width() && lx > 4) {
-            lx = 4;
-            ly += fm.height() + 2;
-        }
-        p.fillRect(QRectF(lx, ly + (fm.height() - 10) / 2.0, 10, 10), time_colour(part, dark));
-        p.setPen(text);
-        p.drawText(QPointF(lx + 14, ly + fm.ascent()), t);
-        lx += w + 8;
-    }
+    Layout l;
+    l.label_w = fm.horizontalAdvance(QStringLiteral("pinned ")) + 6;
+    l.bar_h = fm.height() * 1.4;
+    l.bar_w = std::max(10.0, width() - l.label_w - 8);
+    l.scale_s = std::max(m_current.step_time_s, m_pinned ? m_pinned->step_time_s : 0.0);
+    l.pinned_y = 4 + l.bar_h + fm.height() + 6;
+    return l;
 }
 
-bool TimeBreakdownView::event(QEvent* e)
+void TimeBreakdownView::paint_chart(QPainter& p)
 {
-    if (e->type() == QEvent::ToolTip && m_has) {
-        auto* h = static_cast<QHelpEvent*>(e);
-        const QFontMetrics fm = fontMetrics();
-        const double label_w = fm.horizontalAdvance(QStringLiteral("pinned ")) + 6;
-        const double bar_h = fm.height() * 1.4;
-        const double scale_s = std::max(m_current.step_time_s, m_pinned ? m_pinned->step_time_s : 0.0);
-        const double bar_w = std::max(10.0, width() - label_w - 8);
-        const bool on_pinned
-            = m_pinned && h->pos().y() > 4 + bar_h + fm.height() + 6 && h->pos().y() < 4 + 2 * bar_h + fm.height() + 6;
-        const Prediction& pr = on_pinned ? *m_pinned : m_current;
-        if (h->pos().y() <= 4 + bar_h || on_pinned) {
-            double x = label_w;
-            const auto parts = time_parts(pr.time);
-            for (int k = 0; k < kTimePartCount; ++k) {
-                const double w = scale_s > 0 ? parts[k] / scale_s * bar_w : 0;
-                if (w > 0 && h->pos().x() >= x && h->pos().x() < x + w) {
-                    const auto part = static_cast<TimePart>(k);
-                    const QString head = time_part_name(part) + QStringLiteral(": ") + format_seconds(parts[k])
-                        + QStringLiteral(" (") + QString::number(parts[k] / pr.step_time_s * 100, 'f', 1)
-                        + QStringLiteral("% of the step)");
-                    QToolTip::showText(h->globalPos(),
-                        QStringLiteral("<b>") + head.toHtmlEscaped() + QStringLiteral("</b>")
-                            + explanation_html(explain_metric(time_metric(part))),
-                        this);
-                    return true;
-                }
-                x += std::max(0.0, w);
-            }
+    const QFontMetrics fm = fontMetrics();
+    const QColor text = text_colour();
+    const Layout l = layout();
+    const double px_per_s = l.scale_s > 0 ? l.bar_w / l.scale_s : 0;
+    auto bar = [&](const Prediction& pr, double y, const QString& label) {
+        p.setPen(text);
+        p.drawText(QRectF(0, y, l.label_w - 4, l.bar_h), Qt::AlignRight | Qt::AlignVCenter, label);
+        std::vector<Segment> parts;
+        const auto seconds = time_parts(pr.time);
+        for (int k = 0; k < kTimePartCount; ++k) {
+            const auto part = static_cast<TimePart>(k);
+            parts.push_back({ seconds[k], time_colour(part, dark()), time_part_name(part) });
         }
+        draw_row(p, l.label_w, y, l.bar_h, px_per_s, parts);
+        p.setPen(text);
+        p.drawText(QRectF(l.label_w, y + l.bar_h, l.bar_w, fm.height() + 2), Qt::AlignRight | Qt::AlignTop,
+            format_seconds(pr.step_time_s));
+    };
+    bar(m_current, 4, QStringLiteral("now"));
+    double y = l.pinned_y;
+    if (m_pinned) {
+        bar(*m_pinned, y, QStringLiteral("pinned"));
+        y += l.bar_h + fm.height() + 6;
     }
-    return QWidget::event(e);
+    // The legend carries the seconds of each part that is present.
+    std::vector<LegendEntry> entries;
+    const auto seconds = time_parts(m_current.time);
+    for (int k = 0; k < kTimePartCount; ++k)
+        if (seconds[k] > 0) {
+            const auto part = static_cast<TimePart>(k);
+            entries.push_back(
+                { time_colour(part, dark()), time_part_name(part) + QStringLiteral(" ") + format_seconds(seconds[k]) });
+        }
+    draw_legend(p, entries, QPointF(4, y), true);
+}
+
+QString TimeBreakdownView::tooltip_at(QPointF pos) const
+{
+    const Layout l = layout();
+    const bool on_pinned = m_pinned && pos.y() > l.pinned_y && pos.y() < l.pinned_y + l.bar_h;
+    if (pos.y() > 4 + l.bar_h && !on_pinned)
+        return {};
+    const Prediction& pr = on_pinned ? *m_pinned : m_current;
+    double x = l.label_w;
+    const auto parts = time_parts(pr.time);
+    for (int k = 0; k < kTimePartCount; ++k) {
+        const double w = l.scale_s > 0 ? parts[k] / l.scale_s * l.bar_w : 0;
+        if (w > 0 && pos.x() >= x && pos.x() < x + w) {
+            const auto part = static_cast<TimePart>(k);
+            const QString head = time_part_name(part) + QStringLiteral(": ") + format_seconds(parts[k])
+                + QStringLiteral(" (") + QString::number(parts[k] / pr.step_time_s * 100, 'f', 1)
+                + QStringLiteral("% of the step)");
+            return QStringLiteral("<b>") + head.toHtmlEscaped() + QStringLiteral("</b>")
+                + explanation_html(explain_metric(time_metric(part)));
+        }
+        x += std::max(0.0, w);
+    }
+    return {};
 }
 
 QString TimeBreakdownView::csv() const

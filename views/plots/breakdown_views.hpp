@@ -4,17 +4,16 @@
 // step as one stacked bar (compute, recompute, bubble, exposed communication per group, optimizer,
 // offload), with the pinned plan's bar under it for comparison. Both draw values from core results
 // only and export their data as CSV.
+#include "plots/bar_chart.hpp"
 #include "plots/measured_value.hpp"
 #include "viewdata/plan_evaluation.hpp"
-
-#include <QWidget>
 
 #include <optional>
 #include <vector>
 
 namespace parallax::views {
 
-class MemoryBarsView : public QWidget {
+class MemoryBarsView : public BarChart {
     Q_OBJECT
 public:
     explicit MemoryBarsView(QWidget* parent = nullptr);
@@ -32,23 +31,26 @@ public:
     QSize minimumSizeHint() const override;
 
 protected:
-    void paintEvent(QPaintEvent*) override;
-    bool event(QEvent*) override;
+    bool has_data() const override;
+    std::vector<LegendEntry> legend() const override;
+    void paint_chart(QPainter& p) override;
+    QString tooltip_at(QPointF pos) const override;
 
 private:
     struct Layout {
         QRectF plot;
-        double bar_w = 0;
-        double step = 0;
+        StageSlots columns;
         double max_bytes = 1;
+        double y_of(double bytes) const { return plot.bottom() - bytes / max_bytes * plot.height(); }
     };
     Layout layout() const;
+    void paint_measured(QPainter& p, const Layout& l) const;
     Prediction m_prediction;
     bool m_has = false;
     std::vector<std::optional<MeasuredValue>> m_measured;
 };
 
-class TimeBreakdownView : public QWidget {
+class TimeBreakdownView : public BarChart {
     Q_OBJECT
 public:
     explicit TimeBreakdownView(QWidget* parent = nullptr);
@@ -59,10 +61,21 @@ public:
     QSize minimumSizeHint() const override;
 
 protected:
-    void paintEvent(QPaintEvent*) override;
-    bool event(QEvent*) override;
+    bool has_data() const override { return m_has; }
+    std::vector<LegendEntry> legend() const override { return {}; }
+    void paint_chart(QPainter& p) override;
+    QString tooltip_at(QPointF pos) const override;
 
 private:
+    // The bars' geometry: the label column, one bar's height, the seconds the full width stands for.
+    struct Layout {
+        double label_w = 0;
+        double bar_h = 0;
+        double bar_w = 0;
+        double scale_s = 0;
+        double pinned_y = 0; // the pinned bar's top
+    };
+    Layout layout() const;
     Prediction m_current;
     std::optional<Prediction> m_pinned;
     bool m_has = false;
