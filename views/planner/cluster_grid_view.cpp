@@ -67,7 +67,6 @@ void ClusterGridCanvas::set_scenario(const Scenario& s, const PlanEvaluationOpti
 {
     m_scenario = s;
     m_options = options;
-    m_has_scenario = true;
     update();
 }
 
@@ -79,20 +78,20 @@ void ClusterGridCanvas::set_dimension(ParallelDim d)
 
 RankGrid ClusterGridCanvas::grid() const
 {
-    return RankGrid(m_scenario.strategy, m_scenario.cluster.gpus_per_node, m_dim == ParallelDim::ep);
+    return RankGrid(m_scenario->strategy, m_scenario->cluster.gpus_per_node, m_dim == ParallelDim::ep);
 }
 
 long long ClusterGridCanvas::segment() const
 {
-    return m_has_scenario ? grid().segment(m_dim) : 0;
+    return m_scenario ? grid().segment(m_dim) : 0;
 }
 
 ClusterGridCanvas::Geometry ClusterGridCanvas::geometry() const
 {
     Geometry g;
     const QFontMetrics fm = fontMetrics();
-    const long long nodes = std::max(1, m_scenario.cluster.nodes);
-    const long long gpn = std::max(1, m_scenario.cluster.gpus_per_node);
+    const long long nodes = std::max(1, m_scenario->cluster.nodes);
+    const long long gpn = std::max(1, m_scenario->cluster.gpus_per_node);
     const double top = fm.height() + 2;
     const double avail_h = std::max(10.0, height() - top - 2);
     // One block: node labels on the left. Folded: a caption per block above it instead.
@@ -133,7 +132,7 @@ QRectF ClusterGridCanvas::cell_rect(const Geometry& g, long long node, long long
 long long ClusterGridCanvas::rank_at(QPointF pos) const
 {
     const Geometry g = geometry();
-    const long long gpn = m_scenario.cluster.gpus_per_node;
+    const long long gpn = m_scenario->cluster.gpus_per_node;
     const long long block = static_cast<long long>(std::floor((pos.x() - g.x0) / g.block_w));
     const double in_block = pos.x() - g.x0 - block * g.block_w;
     const long long col = static_cast<long long>(std::floor(in_block / g.cell_w));
@@ -141,17 +140,17 @@ long long ClusterGridCanvas::rank_at(QPointF pos) const
     if (block < 0 || block >= g.blocks || col < 0 || col >= gpn || row < 0 || row >= g.rows)
         return -1;
     const long long node = block * g.rows + row;
-    return node < m_scenario.cluster.nodes ? node * gpn + col : -1;
+    return node < m_scenario->cluster.nodes ? node * gpn + col : -1;
 }
 
 QPointF ClusterGridCanvas::boundary_point(long long p) const
 {
     const Geometry g = geometry();
-    const long long gpn = m_scenario.cluster.gpus_per_node;
+    const long long gpn = m_scenario->cluster.gpus_per_node;
     long long node = p / gpn;
     const long long col = p % gpn;
     if (col == 0) { // between two nodes: a horizontal line across the node (the bottom of the last one)
-        const bool end = node >= m_scenario.cluster.nodes || (node % g.rows == 0 && node > 0);
+        const bool end = node >= m_scenario->cluster.nodes || (node % g.rows == 0 && node > 0);
         const QRectF r = cell_rect(g, end ? node - 1 : node, 0);
         return { r.left() + g.cell_w * gpn / 2.0, end ? r.bottom() : r.top() };
     }
@@ -169,8 +168,8 @@ QPointF ClusterGridCanvas::cell_right_edge(long long node, long long gpu) const
 double ClusterGridCanvas::rank_position_at(QPointF pos, bool horizontal) const
 {
     const Geometry g = geometry();
-    const long long gpn = m_scenario.cluster.gpus_per_node;
-    const long long nodes = m_scenario.cluster.nodes;
+    const long long gpn = m_scenario->cluster.gpus_per_node;
+    const long long nodes = m_scenario->cluster.nodes;
     const long long block
         = std::clamp<long long>(static_cast<long long>(std::floor((pos.x() - g.x0) / g.block_w)), 0, g.blocks - 1);
     if (horizontal) {
@@ -187,7 +186,7 @@ double ClusterGridCanvas::rank_position_at(QPointF pos, bool horizontal) const
 
 std::optional<long long> ClusterGridCanvas::boundary_near(QPointF pos) const
 {
-    if (!m_has_scenario)
+    if (!m_scenario)
         return std::nullopt;
     const RankGrid grid_of_plan = grid();
     const long long seg = grid_of_plan.segment(m_dim);
@@ -195,7 +194,7 @@ std::optional<long long> ClusterGridCanvas::boundary_near(QPointF pos) const
     if (seg <= 0)
         return std::nullopt;
     const Geometry g = geometry();
-    const long long gpn = m_scenario.cluster.gpus_per_node;
+    const long long gpn = m_scenario->cluster.gpus_per_node;
     std::optional<long long> best;
     double best_d = kGrabDistance;
     // Only the boundaries of the nodes near the cursor (a node can hold many TP boundaries; a stage
@@ -229,12 +228,12 @@ void ClusterGridCanvas::paintEvent(QPaintEvent*)
     const QPalette& pal = palette();
     const bool dark = is_dark(pal);
     p.fillRect(rect(), pal.color(QPalette::Base));
-    if (!m_has_scenario)
+    if (!m_scenario)
         return;
     const RankGrid g = grid();
     const Geometry geo = geometry();
-    const long long nodes = m_scenario.cluster.nodes;
-    const long long gpn = m_scenario.cluster.gpus_per_node;
+    const long long nodes = m_scenario->cluster.nodes;
+    const long long gpn = m_scenario->cluster.gpus_per_node;
     const QFontMetrics fm = fontMetrics();
     const double gap = geo.cell_w >= 8 && geo.cell_h >= 6 ? 1.0 : 0.0;
 
@@ -306,7 +305,7 @@ void ClusterGridCanvas::mousePressEvent(QMouseEvent* e)
         return;
     if (const auto k = boundary_near(e->position())) {
         m_drag_k = *k;
-        m_drag_horizontal = (*k * segment()) % m_scenario.cluster.gpus_per_node == 0;
+        m_drag_horizontal = (*k * segment()) % m_scenario->cluster.gpus_per_node == 0;
         m_drag = next_drag_serial();
         setCursor(m_drag_horizontal ? Qt::SplitVCursor : Qt::SplitHCursor);
         update();
@@ -322,7 +321,7 @@ void ClusterGridCanvas::mouseMoveEvent(QMouseEvent* e)
             m_hover_k = hover;
             if (k)
                 setCursor(
-                    (*k * segment()) % m_scenario.cluster.gpus_per_node == 0 ? Qt::SplitVCursor : Qt::SplitHCursor);
+                    (*k * segment()) % m_scenario->cluster.gpus_per_node == 0 ? Qt::SplitVCursor : Qt::SplitHCursor);
             else
                 unsetCursor();
             update();
@@ -335,16 +334,16 @@ void ClusterGridCanvas::mouseMoveEvent(QMouseEvent* e)
         return;
     const double wanted = g.degree_for_boundary(m_dim, m_drag_k, q);
     const Degree d = degree_of(m_dim);
-    const PlanInputs in = plan_inputs(m_scenario);
+    const PlanInputs in = plan_inputs(*m_scenario);
     const std::vector<DegreeOption> options
-        = degree_options(in, m_scenario.strategy, d, m_options.preferred_absorber, m_options.locks);
+        = degree_options(in, m_scenario->strategy, d, m_options.preferred_absorber, m_options.locks);
     const DegreeOption* best = nearest_valid(options, wanted);
-    if (!best || best->value == degree_value(m_scenario.strategy, d))
+    if (!best || best->value == degree_value(m_scenario->strategy, d))
         return;
-    Scenario next = m_scenario;
+    Scenario next = *m_scenario;
     next.strategy = best->strategy;
     emit edit_requested(next,
-        dim_name(m_dim) + QStringLiteral(" ") + QString::number(degree_value(m_scenario.strategy, d))
+        dim_name(m_dim) + QStringLiteral(" ") + QString::number(degree_value(m_scenario->strategy, d))
             + QStringLiteral(" → ") + QString::number(best->value) + QStringLiteral(" (cluster grid)"),
         m_drag);
 }
@@ -361,20 +360,20 @@ void ClusterGridCanvas::mouseReleaseEvent(QMouseEvent* e)
 
 bool ClusterGridCanvas::event(QEvent* e)
 {
-    if (e->type() == QEvent::ToolTip && m_has_scenario) {
+    if (e->type() == QEvent::ToolTip && m_scenario) {
         auto* h = static_cast<QHelpEvent*>(e);
         const long long r = rank_at(h->pos());
         if (r >= 0) {
-            const RankGrid dense(m_scenario.strategy, m_scenario.cluster.gpus_per_node);
-            const int gpn = m_scenario.cluster.gpus_per_node;
+            const RankGrid dense(m_scenario->strategy, m_scenario->cluster.gpus_per_node);
+            const int gpn = m_scenario->cluster.gpus_per_node;
             QString tip = QStringLiteral("<b>GPU %1</b> (node %2, local %3)<br>").arg(r).arg(r / gpn).arg(r % gpn);
             tip += QStringLiteral("TP rank %1 · CP rank %2 · DP replica %3 · PP stage %4")
                        .arg(dense.coordinate(r, ParallelDim::tp))
                        .arg(dense.coordinate(r, ParallelDim::cp))
                        .arg(dense.coordinate(r, ParallelDim::dp))
                        .arg(dense.coordinate(r, ParallelDim::pp));
-            if (m_scenario.strategy.ep > 1) {
-                const RankGrid expert(m_scenario.strategy, gpn, true);
+            if (m_scenario->strategy.ep > 1) {
+                const RankGrid expert(m_scenario->strategy, gpn, true);
                 tip += QStringLiteral(" · EP rank %1").arg(expert.coordinate(r, ParallelDim::ep));
             }
             const RankGrid g = grid();
@@ -418,7 +417,6 @@ ClusterGridView::ClusterGridView(QWidget* parent)
 void ClusterGridView::set_scenario(const Scenario& s, const PlanEvaluationOptions& options)
 {
     m_scenario = s;
-    m_has_scenario = true;
     m_canvas->set_scenario(s, options);
     if (QAbstractButton* ep = m_dims->button(static_cast<int>(ParallelDim::ep)))
         ep->setEnabled(s.model.is_moe());
@@ -437,10 +435,10 @@ void ClusterGridView::set_dimension(ParallelDim d)
 
 void ClusterGridView::refresh_legend()
 {
-    if (!m_has_scenario)
+    if (!m_scenario)
         return;
     const ParallelDim d = m_canvas->dimension();
-    const RankGrid g(m_scenario.strategy, m_scenario.cluster.gpus_per_node, d == ParallelDim::ep);
+    const RankGrid g(m_scenario->strategy, m_scenario->cluster.gpus_per_node, d == ParallelDim::ep);
     const QString name = dim_name(d);
     const long long size = g.size(d);
     if (g.is_band(d))

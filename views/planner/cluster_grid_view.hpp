@@ -59,9 +59,8 @@ private:
     std::optional<long long> boundary_near(QPointF pos) const; // the k of the nearest boundary
     long long rank_at(QPointF pos) const; // -1 outside
 
-    Scenario m_scenario;
+    std::optional<Scenario> m_scenario;
     PlanEvaluationOptions m_options;
-    bool m_has_scenario = false;
     ParallelDim m_dim = ParallelDim::tp;
     long long m_drag_k = 0; // the boundary being dragged (k-th), 0 = none
     bool m_drag_horizontal = false;
@@ -85,8 +84,7 @@ private:
     ClusterGridCanvas* m_canvas = nullptr;
     QButtonGroup* m_dims = nullptr;
     QLabel* m_legend = nullptr;
-    Scenario m_scenario;
-    bool m_has_scenario = false;
+    std::optional<Scenario> m_scenario;
 };
 
 } // namespace parallax::views

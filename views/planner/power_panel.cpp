@@ -57,13 +57,11 @@ QSize PowerStageBars::minimumSizeHint() const
 void PowerStageBars::set_prediction(const Prediction& p)
 {
     m_prediction = p;
-    m_has = true;
     update();
 }
 
 void PowerStageBars::clear()
 {
-    m_has = false;
     m_prediction = Prediction {};
     update();
 }

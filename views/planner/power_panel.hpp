@@ -25,7 +25,7 @@ public:
     QSize minimumSizeHint() const override;
 
 protected:
-    bool has_data() const override { return m_has && !m_prediction.stages.empty(); }
+    bool has_data() const override { return !m_prediction.stages.empty(); }
     std::vector<LegendEntry> legend() const override;
     void paint_chart(QPainter& p) override;
     QString tooltip_at(QPointF pos) const override;
@@ -34,8 +34,7 @@ private:
     QRectF plot() const;
     QColor average_colour() const;
     QColor peak_colour() const;
-    Prediction m_prediction;
-    bool m_has = false;
+    Prediction m_prediction; // no stages: no plan
 };
 
 class PowerPanel : public QWidget {

@@ -935,7 +935,7 @@ QString ScenarioForm::field_message(const QString& key) const
 
 void ScenarioForm::show_value(Row& r)
 {
-    const QVariant v = r.field.get(m_scenario);
+    const QVariant v = r.field.get(*m_scenario);
     switch (r.field.kind) {
     case Kind::integer:
     case Kind::number:
@@ -946,7 +946,7 @@ void ScenarioForm::show_value(Row& r)
         break;
     case Kind::choice: {
         auto* box = static_cast<QComboBox*>(r.editor);
-        const QStringList items = r.field.choices(m_scenario);
+        const QStringList items = r.field.choices(*m_scenario);
         QStringList current;
         for (int i = 0; i < box->count(); ++i)
             current << box->itemText(i);
@@ -961,7 +961,7 @@ void ScenarioForm::show_value(Row& r)
         static_cast<QLineEdit*>(r.editor)->setText(v.toString());
         break;
     }
-    r.editor->setEnabled(!r.field.enabled || r.field.enabled(m_scenario));
+    r.editor->setEnabled(!r.field.enabled || r.field.enabled(*m_scenario));
 }
 
 QVariant ScenarioForm::value_of(const Row& r) const
@@ -1009,31 +1009,30 @@ void ScenarioForm::show_message(const QString& key, const QString& text, bool ha
 void ScenarioForm::set_scenario(const Scenario& s)
 {
     m_scenario = s;
-    m_has = true;
     m_updating = true;
     for (Row& r : m_rows)
         show_value(r);
     m_updating = false;
     clear_messages();
     // Rules of the plan that these fields take part in (e.g. training.global_batch).
-    const PlanInputs in = plan_inputs(m_scenario);
-    for (Rule rule : all_violations(in, m_scenario.strategy)) {
-        const QString key = QString::fromLatin1(rule_key(rule, m_scenario.strategy));
+    const PlanInputs in = plan_inputs(*m_scenario);
+    for (Rule rule : all_violations(in, m_scenario->strategy)) {
+        const QString key = QString::fromLatin1(rule_key(rule, m_scenario->strategy));
         for (const QString& prefix : m_rule_prefixes)
             if (key.startsWith(prefix))
                 show_message(key,
-                    QStringLiteral("Plan rule: ") + QString::fromStdString(explain(rule, in, m_scenario.strategy)),
+                    QStringLiteral("Plan rule: ") + QString::fromStdString(explain(rule, in, m_scenario->strategy)),
                     false);
     }
 }
 
 void ScenarioForm::commit(int index)
 {
-    if (m_updating || !m_has)
+    if (m_updating || !m_scenario)
         return;
     Row& r = m_rows[static_cast<std::size_t>(index)];
     const QVariant v = value_of(r);
-    Scenario next = m_scenario;
+    Scenario next = *m_scenario;
     try {
         r.field.set(next, v);
     } catch (const InputError& e) {

@@ -67,8 +67,7 @@ private:
     std::vector<Row> m_rows;
     FormValidator m_validate;
     QStringList m_rule_prefixes;
-    Scenario m_scenario;
-    bool m_has = false;
+    std::optional<Scenario> m_scenario;
     bool m_updating = false;
 };
 

@@ -272,17 +272,17 @@ void StrategyPanel::build_more_settings(QVBoxLayout* outer)
 void StrategyPanel::connect_common_settings()
 {
     connect(m_sp, &QCheckBox::toggled, this, [this](bool on) {
-        Strategy s = m_scenario.strategy;
+        Strategy s = strategy();
         s.sequence_parallel = on;
         request(s, on ? QStringLiteral("Sequence parallel on") : QStringLiteral("Sequence parallel off"));
     });
     connect(m_recompute, &QComboBox::activated, this, [this](int i) {
-        Strategy s = m_scenario.strategy;
+        Strategy s = strategy();
         s.recompute = static_cast<Recompute>(m_recompute->itemData(i).toInt());
         request(s, QStringLiteral("Recompute ") + m_recompute->itemText(i));
     });
     connect(m_zero, &QComboBox::activated, this, [this](int i) {
-        Strategy s = m_scenario.strategy;
+        Strategy s = strategy();
         s.zero = m_zero->itemData(i).toInt();
         if (s.zero == 0)
             s.offload_optimizer = false; // offload needs a sharded optimizer
@@ -290,21 +290,23 @@ void StrategyPanel::connect_common_settings()
     });
     connect(m_schedule, &QComboBox::activated, this, [this](int i) {
         const Schedule sched = static_cast<Schedule>(m_schedule->itemData(i).toInt());
-        const ToggleOption o = with_schedule(plan_inputs(m_scenario), m_scenario.strategy, sched);
+        if (!m_scenario)
+            return;
+        const ToggleOption o = with_schedule(plan_inputs(*m_scenario), strategy(), sched);
         request(o.strategy, QStringLiteral("Schedule ") + m_schedule->itemText(i));
     });
     connect(m_offload, &QCheckBox::toggled, this, [this](bool on) {
-        Strategy s = m_scenario.strategy;
+        Strategy s = strategy();
         s.offload_optimizer = on;
         request(s, on ? QStringLiteral("Optimizer offload on") : QStringLiteral("Optimizer offload off"));
     });
     connect(m_precision, &QComboBox::activated, this, [this](int i) {
-        TrainingSpec t = m_scenario.training;
+        TrainingSpec t = training();
         t.precision = static_cast<Precision>(m_precision->itemData(i).toInt());
         request_training(t, QStringLiteral("Precision ") + m_precision->itemText(i));
     });
     connect(m_framework, &QComboBox::activated, this, [this](int i) {
-        TrainingSpec t = m_scenario.training;
+        TrainingSpec t = training();
         t.framework = static_cast<Framework>(m_framework->itemData(i).toInt());
         request_training(t, QStringLiteral("Framework ") + m_framework->itemText(i));
     });
@@ -313,18 +315,18 @@ void StrategyPanel::connect_common_settings()
 void StrategyPanel::connect_more_settings()
 {
     connect(m_optimizer, &QComboBox::activated, this, [this](int i) {
-        Strategy s = m_scenario.strategy;
+        Strategy s = strategy();
         s.optimizer = static_cast<Optimizer>(m_optimizer->itemData(i).toInt());
         request(s, QStringLiteral("Optimizer ") + m_optimizer->itemText(i));
     });
     connect(m_cp_kind, &QComboBox::activated, this, [this](int i) {
-        Strategy s = m_scenario.strategy;
+        Strategy s = strategy();
         s.cp_kind = static_cast<CpKind>(m_cp_kind->itemData(i).toInt());
         request(s, QStringLiteral("CP exchange ") + m_cp_kind->itemText(i));
     });
     auto bool_toggle = [this](QCheckBox* box, bool Strategy::*field, const QString& name) {
         connect(box, &QCheckBox::toggled, this, [this, field, name](bool on) {
-            Strategy s = m_scenario.strategy;
+            Strategy s = strategy();
             s.*field = on;
             request(s, name + (on ? QStringLiteral(" on") : QStringLiteral(" off")));
         });
@@ -343,15 +345,15 @@ void StrategyPanel::connect_more_settings()
             return;
         }
         m_rank_order->setStyleSheet(QString());
-        Strategy s = m_scenario.strategy;
+        Strategy s = strategy();
         s.rank_order = order;
         request(s, QStringLiteral("Rank order ") + text);
     });
     auto int_field = [this](QSpinBox* box, int Strategy::*field, const QString& name) {
         connect(box, &QSpinBox::editingFinished, this, [this, box, field, name] {
-            if (m_scenario.strategy.*field == box->value())
+            if (strategy().*field == box->value())
                 return;
-            Strategy s = m_scenario.strategy;
+            Strategy s = strategy();
             s.*field = box->value();
             request(s, name + QStringLiteral(" ") + QString::number(box->value()));
         });
@@ -383,7 +385,6 @@ void StrategyPanel::set_scenario(const Scenario& s, const PlanEvaluationOptions&
 {
     m_scenario = s;
     m_options = options;
-    m_has_scenario = true;
     refresh();
 }
 
@@ -423,14 +424,14 @@ void StrategyPanel::refresh_tooltips()
 
 void StrategyPanel::refresh()
 {
-    if (!m_has_scenario)
+    if (!m_scenario)
         return;
     m_updating = true;
-    const PlanInputs in = plan_inputs(m_scenario);
-    const Strategy& st = m_scenario.strategy;
+    const PlanInputs in = plan_inputs(*m_scenario);
+    const Strategy& st = m_scenario->strategy;
     const bool dark = is_dark(palette());
     m_gpu_line->setText(QStringLiteral("%1 GPUs = TP %2 × PP %3 × CP %4 × DP %5")
-                            .arg(m_scenario.cluster.total_gpus())
+                            .arg(m_scenario->cluster.total_gpus())
                             .arg(st.tp)
                             .arg(st.pp)
                             .arg(st.cp)
@@ -451,7 +452,7 @@ void StrategyPanel::refresh()
 // The degree's slider stops (each valid one with what it would change), value, lock and absorber.
 void StrategyPanel::refresh_degree_row(Degree d, const PlanInputs& in, const QStringList& broken_keys, bool dark)
 {
-    const Strategy& st = m_scenario.strategy;
+    const Strategy& st = m_scenario->strategy;
     Row& r = m_rows[static_cast<int>(d)];
     std::vector<SliderStop> stops;
     for (const DegreeOption& o : degree_options(in, st, d, m_options.preferred_absorber, m_options.locks)) {
@@ -484,7 +485,7 @@ void StrategyPanel::refresh_degree_row(Degree d, const PlanInputs& in, const QSt
 
 void StrategyPanel::show_violations(const std::vector<Rule>& broken, const PlanInputs& in, bool dark)
 {
-    const Strategy& st = m_scenario.strategy;
+    const Strategy& st = m_scenario->strategy;
     // What the plan breaks, with the rule in words (the handles cannot reach these states; edits of
     // the model, the cluster or a loaded file can).
     if (broken.empty()) {
@@ -504,7 +505,7 @@ void StrategyPanel::show_violations(const std::vector<Rule>& broken, const PlanI
 // The settings below the sliders, each option enabled only where the plan allows it.
 void StrategyPanel::refresh_settings(const PlanInputs& in, const std::vector<Rule>& broken)
 {
-    const Strategy& st = m_scenario.strategy;
+    const Strategy& st = m_scenario->strategy;
     m_sp->setChecked(st.sequence_parallel);
     m_recompute->setCurrentIndex(index_of_data(m_recompute, static_cast<int>(st.recompute)));
     m_zero->setCurrentIndex(index_of_data(m_zero, st.zero));
@@ -525,16 +526,16 @@ void StrategyPanel::refresh_settings(const PlanInputs& in, const std::vector<Rul
     }
     m_offload->setChecked(st.offload_optimizer);
     m_offload->setEnabled(st.zero >= 1 || st.offload_optimizer);
-    m_precision->setCurrentIndex(index_of_data(m_precision, static_cast<int>(m_scenario.training.precision)));
+    m_precision->setCurrentIndex(index_of_data(m_precision, static_cast<int>(m_scenario->training.precision)));
     for (int i = 0; i < m_precision->count(); ++i) {
         const Precision p = static_cast<Precision>(m_precision->itemData(i).toInt());
-        const bool ok = m_scenario.cluster.gpu.supports(p);
+        const bool ok = m_scenario->cluster.gpu.supports(p);
         set_item_enabled(m_precision, i, ok,
             ok ? QString()
-               : QString::fromStdString(m_scenario.cluster.gpu.name) + QStringLiteral(" has no ") + qs(to_string(p))
+               : QString::fromStdString(m_scenario->cluster.gpu.name) + QStringLiteral(" has no ") + qs(to_string(p))
                     + QStringLiteral(" tensor cores"));
     }
-    m_framework->setCurrentIndex(index_of_data(m_framework, static_cast<int>(m_scenario.training.framework)));
+    m_framework->setCurrentIndex(index_of_data(m_framework, static_cast<int>(m_scenario->training.framework)));
     m_optimizer->setCurrentIndex(index_of_data(m_optimizer, static_cast<int>(st.optimizer)));
     m_cp_kind->setCurrentIndex(index_of_data(m_cp_kind, static_cast<int>(st.cp_kind)));
     m_tp_overlap->setChecked(st.tp_comm_overlap);
@@ -563,34 +564,34 @@ void StrategyPanel::refresh_settings(const PlanInputs& in, const std::vector<Rul
 
 void StrategyPanel::degree_chosen(Degree d, int value, int drag)
 {
-    if (m_updating || !m_has_scenario)
+    if (m_updating || !m_scenario)
         return;
-    const PlanInputs in = plan_inputs(m_scenario);
+    const PlanInputs in = plan_inputs(*m_scenario);
     const std::optional<DegreeOption> o = change_degree(
-        in, m_scenario.strategy, d, value, pick_absorber(d, m_options.preferred_absorber, m_options.locks));
+        in, m_scenario->strategy, d, value, pick_absorber(d, m_options.preferred_absorber, m_options.locks));
     if (!o || !o->valid())
         return; // the slider offers valid stops only; a stale stop is ignored
-    Scenario next = m_scenario;
+    Scenario next = *m_scenario;
     next.strategy = o->strategy;
-    QString what = degree_label(d) + QStringLiteral(" ") + QString::number(degree_value(m_scenario.strategy, d))
+    QString what = degree_label(d) + QStringLiteral(" ") + QString::number(degree_value(m_scenario->strategy, d))
         + QStringLiteral(" → ") + QString::number(value);
     emit edit_requested(next, what, drag);
 }
 
 void StrategyPanel::request(const Strategy& s, const QString& what)
 {
-    if (m_updating || !m_has_scenario || s == m_scenario.strategy)
+    if (m_updating || !m_scenario || s == m_scenario->strategy)
         return;
-    Scenario next = m_scenario;
+    Scenario next = *m_scenario;
     next.strategy = s;
     emit edit_requested(next, what, 0);
 }
 
 void StrategyPanel::request_training(const TrainingSpec& t, const QString& what)
 {
-    if (m_updating || !m_has_scenario)
+    if (m_updating || !m_scenario)
         return;
-    Scenario next = m_scenario;
+    Scenario next = *m_scenario;
     next.training = t;
     emit edit_requested(next, what, 0);
 }

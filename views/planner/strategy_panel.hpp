@@ -12,6 +12,8 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <optional>
+
 #include <array>
 #include <vector>
 
@@ -77,12 +79,15 @@ private:
     void refresh_tooltips();
     void refresh_icons();
     void degree_chosen(Degree d, int value, int drag);
+    // The shown plan's strategy and training; defaults before a scenario is shown (edits are then
+    // ignored by request()).
+    Strategy strategy() const { return m_scenario ? m_scenario->strategy : Strategy {}; }
+    TrainingSpec training() const { return m_scenario ? m_scenario->training : TrainingSpec {}; }
     void request(const Strategy& s, const QString& what);
     void request_training(const TrainingSpec& t, const QString& what);
 
-    Scenario m_scenario;
+    std::optional<Scenario> m_scenario;
     PlanEvaluationOptions m_options;
-    bool m_has_scenario = false;
     QString m_why;
     std::array<Row, kDegreeCount> m_rows {};
     QButtonGroup* m_absorb_group = nullptr;

@@ -47,20 +47,18 @@ QSize MemoryBarsView::minimumSizeHint() const
 void MemoryBarsView::set_prediction(const Prediction& p)
 {
     m_prediction = p;
-    m_has = true;
     update();
 }
 
 void MemoryBarsView::clear()
 {
-    m_has = false;
     m_prediction = Prediction {};
     update();
 }
 
 bool MemoryBarsView::has_data() const
 {
-    return m_has && !m_prediction.stages.empty();
+    return !m_prediction.stages.empty();
 }
 
 std::vector<BarChart::LegendEntry> MemoryBarsView::legend() const
@@ -242,13 +240,13 @@ void TimeBreakdownView::set_predictions(const Prediction& current, const Predict
     m_pinned.reset();
     if (pinned)
         m_pinned = *pinned;
-    m_has = true;
     update();
 }
 
 void TimeBreakdownView::clear()
 {
-    m_has = false;
+    m_current.reset();
+    m_pinned.reset();
     update();
 }
 
@@ -259,7 +257,7 @@ TimeBreakdownView::Layout TimeBreakdownView::layout() const
     l.label_w = fm.horizontalAdvance(QStringLiteral("pinned ")) + 6;
     l.bar_h = fm.height() * 1.4;
     l.bar_w = std::max(10.0, width() - l.label_w - 8);
-    l.scale_s = std::max(m_current.step_time_s, m_pinned ? m_pinned->step_time_s : 0.0);
+    l.scale_s = std::max(m_current->step_time_s, m_pinned ? m_pinned->step_time_s : 0.0);
     l.pinned_y = 4 + l.bar_h + fm.height() + 6;
     return l;
 }
@@ -284,7 +282,7 @@ void TimeBreakdownView::paint_chart(QPainter& p)
         p.drawText(QRectF(l.label_w, y + l.bar_h, l.bar_w, fm.height() + 2), Qt::AlignRight | Qt::AlignTop,
             format_seconds(pr.step_time_s));
     };
-    bar(m_current, 4, QStringLiteral("now"));
+    bar(*m_current, 4, QStringLiteral("now"));
     double y = l.pinned_y;
     if (m_pinned) {
         bar(*m_pinned, y, QStringLiteral("pinned"));
@@ -292,7 +290,7 @@ void TimeBreakdownView::paint_chart(QPainter& p)
     }
     // The legend carries the seconds of each part that is present.
     std::vector<LegendEntry> entries;
-    const auto seconds = time_parts(m_current.time);
+    const auto seconds = time_parts(m_current->time);
     for (int k = 0; k < kTimePartCount; ++k)
         if (seconds[k] > 0) {
             const auto part = static_cast<TimePart>(k);
@@ -308,7 +306,7 @@ QString TimeBreakdownView::tooltip_at(QPointF pos) const
     const bool on_pinned = m_pinned && pos.y() > l.pinned_y && pos.y() < l.pinned_y + l.bar_h;
     if (pos.y() > 4 + l.bar_h && !on_pinned)
         return {};
-    const Prediction& pr = on_pinned ? *m_pinned : m_current;
+    const Prediction& pr = on_pinned ? *m_pinned : *m_current;
     double x = l.label_w;
     const auto parts = time_parts(pr.time);
     for (int k = 0; k < kTimePartCount; ++k) {
@@ -340,9 +338,9 @@ QString TimeBreakdownView::csv() const
             out.number(v, kCsvDigits);
         out.number(pr.step_time_s, kCsvDigits).end_row();
     };
-    if (m_has)
-        row("current", m_current);
-    if (m_has && m_pinned)
+    if (m_current)
+        row("current", *m_current);
+    if (m_current && m_pinned)
         row("pinned", *m_pinned);
     return QString::fromStdString(out.text());
 }

@@ -45,8 +45,7 @@ private:
     };
     Layout layout() const;
     void paint_measured(QPainter& p, const Layout& l) const;
-    Prediction m_prediction;
-    bool m_has = false;
+    Prediction m_prediction; // no stages: no plan
     std::vector<std::optional<MeasuredValue>> m_measured;
 };
 
@@ -61,7 +60,7 @@ public:
     QSize minimumSizeHint() const override;
 
 protected:
-    bool has_data() const override { return m_has; }
+    bool has_data() const override { return m_current.has_value(); }
     std::vector<LegendEntry> legend() const override { return {}; }
     void paint_chart(QPainter& p) override;
     QString tooltip_at(QPointF pos) const override;
@@ -76,9 +75,8 @@ private:
         double pinned_y = 0; // the pinned bar's top
     };
     Layout layout() const;
-    Prediction m_current;
+    std::optional<Prediction> m_current;
     std::optional<Prediction> m_pinned;
-    bool m_has = false;
 };
 
 } // namespace parallax::views
