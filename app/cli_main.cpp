@@ -23,6 +23,7 @@ const char* kUsage
       "  presets  [gpus|fabrics|clusters|models|scenarios] [--json]\n"
       "  validate RUNS.json [--json] [--calibration FILE|builtin|none]\n"
       "  calibrate RUNS.json [--out FILE] [--cross-validate] [--json]\n"
+      "  error-bands [FITTED_RUNS.json [HELD_OUT.json ...]] [--out FILE] [--json]   (bands and their coverage)\n"
       "  timeline SCENARIO.json --out trace.json   (Chrome trace / Perfetto)\n"
       "  clocks   SCENARIO.json [--max-slowdown 0.01] [--json]   (per-stage DVFS plan)\n"
       "  parse-log LOG [--format auto|megatron|torchtitan|deepspeed|probe] [--json]\n"
@@ -58,6 +59,7 @@ int main(int argc, char** argv)
         { QStringLiteral("search"), &parallax::cli::run_search },
         { QStringLiteral("sweep"), &parallax::cli::run_sweep },
         { QStringLiteral("calibrate"), &parallax::cli::run_calibrate },
+        { QStringLiteral("error-bands"), &parallax::cli::run_error_bands },
         { QStringLiteral("parse-log"), &parallax::cli::run_parse_log },
         { QStringLiteral("run"), &parallax::cli::run_run },
         { QStringLiteral("runs"), &parallax::cli::run_runs },

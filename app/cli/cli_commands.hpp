@@ -11,6 +11,7 @@ int run_timeline(const QStringList& args);
 int run_search(const QStringList& args);
 int run_sweep(const QStringList& args);
 int run_calibrate(const QStringList& args);
+int run_error_bands(const QStringList& args);
 int run_parse_log(const QStringList& args);
 int run_run(const QStringList& args);
 int run_runs(const QStringList& args);

@@ -1,5 +1,6 @@
 #include "io/number_format.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 namespace parallax {
@@ -16,6 +17,24 @@ std::string format_number(const char* printf_format, double value)
     std::string out(static_cast<std::size_t>(needed) + 1, '\0');
     std::snprintf(out.data(), out.size(), printf_format, value);
     out.resize(static_cast<std::size_t>(needed));
+    return out;
+}
+
+std::string format_grouped(double value, int significant_digits)
+{
+    if (!std::isfinite(value))
+        return format_number("%g", value);
+    if (significant_digits > 0 && value != 0) {
+        const double scale = std::pow(10.0, std::floor(std::log10(std::fabs(value))) + 1 - significant_digits);
+        value = std::round(value / scale) * scale;
+    }
+    const std::string digits = format_number("%.0f", std::fabs(value));
+    std::string out = value <= -0.5 ? "-" : "";
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0)
+            out += ',';
+        out += digits[i];
+    }
     return out;
 }
 

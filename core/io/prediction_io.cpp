@@ -40,6 +40,26 @@ std::string format_si(double value, const char* unit, int precision)
     return buf;
 }
 
+namespace {
+
+// The error band (SCENARIO.md): null intervals when the prediction has none.
+void add_interval_json(json& j, const PredictionInterval& i)
+{
+    if (i.level <= 0) {
+        j["tokens_per_s_interval"] = nullptr;
+        j["step_time_s_interval"] = nullptr;
+        j["interval_level"] = nullptr;
+        return;
+    }
+    j["tokens_per_s_interval"] = { finite(i.tokens_per_s_low), finite(i.tokens_per_s_high) };
+    j["step_time_s_interval"] = { finite(i.step_time_s_low), finite(i.step_time_s_high) };
+    j["interval_level"] = i.level;
+    j["interval_basis"] = i.basis;
+    j["far_from_validation"] = i.far_from_validation;
+}
+
+} // namespace
+
 json prediction_to_json(const Prediction& p)
 {
     json j;
@@ -105,8 +125,25 @@ json prediction_to_json(const Prediction& p)
     }
     j["stages"] = stages;
     j["assumptions"] = p.assumptions;
+    add_interval_json(j, p.interval);
     return j;
 }
+
+namespace {
+
+// "  80% band  1,600,000-1,810,000 tok/s, step 9.27-10.7 s", then what the band rests on.
+std::string interval_text(const PredictionInterval& i)
+{
+    std::string out = "  " + format_number("%.0f%% band", 100 * i.level) + "  " + format_grouped(i.tokens_per_s_low, 3)
+        + "-" + format_grouped(i.tokens_per_s_high, 3) + " tok/s, step " + format_number("%.3g", i.step_time_s_low)
+        + "-" + format_number("%.3g s", i.step_time_s_high) + "\n";
+    out += "            from " + i.basis + "\n";
+    if (i.far_from_validation)
+        out += "            far from every validation run: trust the ranking more than the numbers\n";
+    return out;
+}
+
+} // namespace
 
 std::string prediction_to_text(const Scenario& sc, const Prediction& p)
 {
@@ -125,6 +162,8 @@ std::string prediction_to_text(const Scenario& sc, const Prediction& p)
     out += "step time       " + format_number("%10.3f s", p.step_time_s) + "\n";
     out += "tokens/s        " + format_number("%10.0f", p.tokens_per_s) + "   ("
         + format_number("%.1f", p.tokens_per_s / sc.cluster.total_gpus()) + " per GPU)\n";
+    if (p.interval.level > 0)
+        out += interval_text(p.interval);
     out += "TFLOP/s per GPU " + format_number("%10.1f", p.tflops_per_gpu) + "   MFU "
         + format_number("%.1f%%", 100 * p.mfu) + "   HFU " + format_number("%.1f%%", 100 * p.hfu) + "\n";
     out += "bubble          " + format_number("%9.1f%%", 100 * p.bubble_fraction) + "\n";

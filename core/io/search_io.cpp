@@ -51,6 +51,7 @@ json search_result_to_json(const SearchResult& r)
                     + ")" } };
     }
     j["explanation"] = e;
+    j["indistinguishable_from_best"] = r.indistinguishable_from_best;
     return j;
 }
 
@@ -130,6 +131,9 @@ std::string search_outcome_to_text(const SearchOutcome& o)
             p.peak_memory_bytes / units::kGiB, p.power.avg_W_per_gpu, p.power.energy_J_per_token, r.limiter.c_str(),
             p.fidelity == Fidelity::simulated ? "simulated" : "analytic");
         out += line;
+        if (r.indistinguishable_from_best)
+            out += "      not distinguishable from #1: their " + format_number("%.0f%%", 100 * p.interval.level)
+                + " bands overlap\n";
         if (r.runner_up)
             out += "      runner-up: " + r.runner_up->dimension + " would be "
                 + format_number("%.1f%%", 100 * r.runner_up->slower_fraction) + " slower (" + r.runner_up->because

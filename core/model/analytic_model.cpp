@@ -517,6 +517,7 @@ Prediction prediction_of(const PlanContext& ctx, const AnalyticResult& r)
     p.time = r.time;
     p.power = r.power;
     p.microbatches = r.microbatches;
+    p.interval = prediction_interval(ctx.band, p.tokens_per_s, p.step_time_s);
     if (!r.feasible) {
         char buf[256];
         std::snprintf(buf, sizeof buf, "out of memory: stage %d needs %.1f GiB per GPU, the %s has %.1f GiB",

@@ -3,6 +3,7 @@
 // and the compute and network models built from them. Built once per scenario; the analytic model
 // and the search evaluate many strategies against one context.
 #include "calibration/calibration.hpp"
+#include "calibration/error_band.hpp"
 #include "model/collective_model.hpp"
 #include "model/compute_model.hpp"
 #include "model/model_math.hpp"
@@ -29,6 +30,7 @@ struct PlanContext {
     LayerParams dense_layer_params;
     LayerParams moe_layer_params;
     Calibration calibration;
+    ErrorBand band; // the throughput's error band for this workload (builtin table)
 
     PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c, const Calibration& cal = builtin_calibration());
     PlanContext(const PlanContext&) = delete;

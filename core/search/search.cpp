@@ -1,5 +1,6 @@
 #include "search/search.hpp"
 
+#include "calibration/error_band.hpp"
 #include "io/scenario_io.hpp"
 #include "model/plan_context.hpp"
 #include "model/strategy_costs.hpp"
@@ -732,6 +733,10 @@ std::vector<SearchResult> refined_results(
         r.limiter = limiter_of(r.analytic, search.capacity);
         results.push_back(std::move(r));
     }
+    if (opt.objective != SearchObjective::energy)
+        for (std::size_t i = 1; i < results.size(); ++i)
+            results[i].indistinguishable_from_best
+                = intervals_overlap(results[i].prediction.interval, results.front().prediction.interval);
     return results;
 }
 

@@ -68,6 +68,9 @@ struct SearchResult {
     double objective = 0; // larger is better (tokens/s, or -J/token for energy)
     std::string limiter; // compute-bound, bubble-bound, network-bound (TP), memory-bound, ...
     std::optional<RunnerUp> runner_up;
+    // The best result's error band and this one's overlap (throughput objectives only): the
+    // model cannot tell the two apart with the accuracy it has measured for this workload.
+    bool indistinguishable_from_best = false;
 };
 
 struct SearchOutcome {

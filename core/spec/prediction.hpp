@@ -89,6 +89,18 @@ struct StageReport {
     double peak_W = 0;
 };
 
+// Where the measured value should fall, `level` of the time (calibration/error_band.hpp): from the
+// model's out-of-sample errors on published runs of the same kind of workload. level 0: none.
+struct PredictionInterval {
+    double level = 0;
+    double tokens_per_s_low = 0;
+    double tokens_per_s_high = 0;
+    double step_time_s_low = 0;
+    double step_time_s_high = 0;
+    bool far_from_validation = false;
+    std::string basis;
+};
+
 struct Prediction {
     int schema = 1;
     Fidelity fidelity = Fidelity::analytic;
@@ -113,6 +125,7 @@ struct Prediction {
     double moe_dropped_fraction = 0; // token-expert assignments dropped at the capacity factor
     std::vector<std::string> warnings;
     std::vector<std::string> assumptions;
+    PredictionInterval interval;
 };
 
 } // namespace parallax

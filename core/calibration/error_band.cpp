@@ -1,0 +1,329 @@
+#include "calibration/error_band.hpp"
+
+#include "embedded_presets.hpp"
+#include "io/json_reader.hpp"
+#include "spec/input_error.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numbers>
+#include <set>
+
+namespace parallax {
+
+namespace {
+
+// A class needs this many residuals from at least two sources before its own spread is trusted;
+// below that the band falls back to a broader class. Eight keeps the t-quantile's small-sample
+// penalty under ~10% (t(0.9, 7) = 1.41 vs z = 1.28).
+constexpr int kMinPoolRows = 8;
+constexpr int kMinPoolSources = 2;
+// Far from every validation row (no row of its class, or beyond twice the largest validated GPU
+// count), the band's half-width grows by this factor: the held-out MoE and long-context runs
+// spread about twice as widely (log-error sd ~0.2) as the leave-one-source-out dense rows (~0.1);
+// the broader class the band falls back to already carries part of that.
+constexpr double kFarWidening = 1.5;
+constexpr double kFarGpuMultiple = 2.0;
+constexpr const char* kBuiltinPath = "calibration/error-bands.json";
+
+struct Pool {
+    const char* name; // how the band names the class it used
+    std::function<bool(const WorkloadClass&, const WorkloadClass&)> matches;
+};
+
+// From the most specific class to all rows.
+const std::array<Pool, 6>& pools()
+{
+    static const std::array<Pool, 6> p { {
+        { "this class", [](const WorkloadClass& a, const WorkloadClass& b) { return a == b; } },
+        { "same family, precision and GPU generation",
+            [](const WorkloadClass& a, const WorkloadClass& b) {
+                return a.moe == b.moe && a.fp8 == b.fp8 && a.architecture == b.architecture;
+            } },
+        { "same family and GPU generation",
+            [](const WorkloadClass& a, const WorkloadClass& b) {
+                return a.moe == b.moe && a.architecture == b.architecture;
+            } },
+        { "same family and precision",
+            [](const WorkloadClass& a, const WorkloadClass& b) { return a.moe == b.moe && a.fp8 == b.fp8; } },
+        { "same family", [](const WorkloadClass& a, const WorkloadClass& b) { return a.moe == b.moe; } },
+        { "all validation runs", [](const WorkloadClass&, const WorkloadClass&) { return true; } },
+    } };
+    return p;
+}
+
+struct LogStats {
+    int rows = 0;
+    int sources = 0;
+    double mean = 0;
+    double sd = 0;
+};
+
+LogStats stats_of(const std::vector<const BandResidual*>& rows)
+{
+    LogStats s;
+    s.rows = static_cast<int>(rows.size());
+    std::set<std::string> sources;
+    for (const BandResidual* r : rows) {
+        s.mean += r->log_error;
+        sources.insert(r->source);
+    }
+    s.sources = static_cast<int>(sources.size());
+    if (s.rows == 0)
+        return s;
+    s.mean /= s.rows;
+    double ss = 0;
+    for (const BandResidual* r : rows)
+        ss += (r->log_error - s.mean) * (r->log_error - s.mean);
+    s.sd = s.rows > 1 ? std::sqrt(ss / (s.rows - 1)) : 0;
+    return s;
+}
+
+std::vector<const BandResidual*> select(
+    const ErrorBandTable& t, const Pool& pool, const WorkloadClass& w, const std::string& exclude_source)
+{
+    std::vector<const BandResidual*> out;
+    for (const BandResidual& r : t.residuals)
+        if (r.source != exclude_source && pool.matches(r.workload, w))
+            out.push_back(&r);
+    return out;
+}
+
+std::string architecture_label(GpuArchitecture a)
+{
+    switch (a) {
+    case GpuArchitecture::ampere:
+        return "Ampere";
+    case GpuArchitecture::hopper:
+        return "Hopper";
+    case GpuArchitecture::blackwell:
+        return "Blackwell";
+    case GpuArchitecture::volta:
+        return "Volta";
+    case GpuArchitecture::cdna2:
+        return "CDNA2";
+    case GpuArchitecture::cdna3:
+        return "CDNA3";
+    case GpuArchitecture::generic:
+        break;
+    }
+    return "other GPU";
+}
+
+double student_t_log_norm(int dof)
+{
+    const double v = dof;
+    return std::lgamma((v + 1) / 2) - std::lgamma(v / 2) - 0.5 * std::log(v * std::numbers::pi);
+}
+
+double student_t_density(double t, int dof, double log_norm)
+{
+    const double v = dof;
+    return std::exp(log_norm - (v + 1) / 2 * std::log1p(t * t / v));
+}
+
+// P(a < T < b) by Simpson's rule (b - a is small near convergence; 64 panels are plenty).
+double student_t_mass(double a, double b, int dof, double log_norm)
+{
+    constexpr int kSteps = 64;
+    const double h = (b - a) / kSteps;
+    double sum = student_t_density(a, dof, log_norm) + student_t_density(b, dof, log_norm);
+    for (int i = 1; i < kSteps; ++i)
+        sum += student_t_density(a + i * h, dof, log_norm) * (i % 2 ? 4 : 2);
+    return sum * h / 3;
+}
+
+} // namespace
+
+double student_t_quantile(double p, int dof)
+{
+    if (!(p > 0.5 && p < 1) || dof < 1)
+        return std::numeric_limits<double>::infinity();
+    // Newton's method on the CDF from 0: the CDF is concave for t > 0, so the iterates rise
+    // monotonically to the root without overshooting; the mass is accumulated step by step.
+    const double log_norm = student_t_log_norm(dof);
+    double t = 0;
+    double cdf = 0.5;
+    for (int i = 0; i < 200 && p - cdf > 1e-12; ++i) {
+        const double next = t + (p - cdf) / student_t_density(t, dof, log_norm);
+        cdf += student_t_mass(t, next, dof, log_norm);
+        t = next;
+    }
+    return t;
+}
+
+WorkloadClass workload_class(const ModelSpec& m, const TrainingSpec& t, const ClusterSpec& c)
+{
+    WorkloadClass k;
+    k.moe = m.is_moe();
+    k.fp8 = t.precision == Precision::fp8 || t.precision == Precision::fp4;
+    k.long_context = t.seq_len >= kLongContextTokens;
+    k.architecture = c.gpu.architecture;
+    return k;
+}
+
+std::string workload_class_name(const WorkloadClass& k)
+{
+    return std::string(k.moe ? "MoE" : "dense") + (k.fp8 ? " fp8" : " 16-bit")
+        + (k.long_context ? " long-context " : " ") + architecture_label(k.architecture);
+}
+
+ErrorBand error_band(
+    const ErrorBandTable& table, const WorkloadClass& workload, long long gpus, const std::string& exclude_source)
+{
+    ErrorBand band;
+    const auto& all_pools = pools();
+    const std::vector<const BandResidual*> own = select(table, all_pools[0], workload, exclude_source);
+    for (const Pool& pool : all_pools) {
+        const std::vector<const BandResidual*> rows = select(table, pool, workload, exclude_source);
+        const LogStats s = stats_of(rows);
+        const bool last = &pool == &all_pools.back();
+        if ((s.rows < kMinPoolRows || s.sources < kMinPoolSources) && !(last && s.rows >= 2))
+            continue;
+        long long largest_gpus = 0;
+        for (const BandResidual* r : rows)
+            largest_gpus = std::max(largest_gpus, r->gpus);
+        band.far_from_validation = own.empty() || static_cast<double>(gpus) > kFarGpuMultiple * largest_gpus;
+        // A prediction interval for one new run, not a confidence interval for the mean.
+        double half = student_t_quantile((1 + table.level) / 2, s.rows - 1) * s.sd * std::sqrt(1 + 1.0 / s.rows);
+        if (band.far_from_validation)
+            half *= kFarWidening;
+        band.level = table.level;
+        band.low_factor = std::exp(std::min(0.0, s.mean - half));
+        band.high_factor = std::exp(std::max(0.0, s.mean + half));
+        band.rows = s.rows;
+        band.sources = s.sources;
+        band.basis = workload_class_name(workload) + ": " + std::to_string(s.rows) + " published runs from "
+            + std::to_string(s.sources) + " sources (" + pool.name + ")";
+        if (own.empty())
+            band.basis += "; no validation run of this class, band widened";
+        else if (static_cast<double>(gpus) > kFarGpuMultiple * largest_gpus)
+            band.basis
+                += "; far beyond the largest validated run (" + std::to_string(largest_gpus) + " GPUs), band widened";
+        return band;
+    }
+    return band;
+}
+
+PredictionInterval prediction_interval(const ErrorBand& band, double tokens_per_s, double step_time_s)
+{
+    PredictionInterval i;
+    if (!band.valid() || !(tokens_per_s > 0) || !(step_time_s > 0))
+        return i;
+    i.level = band.level;
+    i.tokens_per_s_low = tokens_per_s * band.low_factor;
+    i.tokens_per_s_high = tokens_per_s * band.high_factor;
+    // The step takes longer exactly where the throughput is lower (same tokens per step).
+    i.step_time_s_low = step_time_s / band.high_factor;
+    i.step_time_s_high = step_time_s / band.low_factor;
+    i.far_from_validation = band.far_from_validation;
+    i.basis = band.basis;
+    return i;
+}
+
+bool intervals_overlap(const PredictionInterval& a, const PredictionInterval& b)
+{
+    if (a.level <= 0 || b.level <= 0)
+        return false;
+    return a.tokens_per_s_low <= b.tokens_per_s_high && b.tokens_per_s_low <= a.tokens_per_s_high;
+}
+
+const ErrorBandTable& builtin_error_bands()
+{
+    static const ErrorBandTable table = [] {
+        for (const auto& p : presets::embedded_presets())
+            if (p.path == kBuiltinPath) {
+                const std::string origin = std::string("builtin:") + kBuiltinPath;
+                return error_band_table_from_json(parse_json_text(std::string(p.json), origin), origin);
+            }
+        return ErrorBandTable {};
+    }();
+    return table;
+}
+
+std::vector<BandCoverage> band_coverage(const ErrorBandTable& table)
+{
+    // The groups the accuracy tables report: the four workload classes and each GPU generation.
+    const std::vector<std::pair<std::string, std::function<bool(const WorkloadClass&)>>> groups = {
+        { "all", [](const WorkloadClass&) { return true; } },
+        { "dense 16-bit", [](const WorkloadClass& k) { return !k.moe && !k.fp8; } },
+        { "dense fp8", [](const WorkloadClass& k) { return !k.moe && k.fp8; } },
+        { "MoE", [](const WorkloadClass& k) { return k.moe; } },
+        { "long context", [](const WorkloadClass& k) { return k.long_context; } },
+        { "Ampere", [](const WorkloadClass& k) { return k.architecture == GpuArchitecture::ampere; } },
+        { "Hopper", [](const WorkloadClass& k) { return k.architecture == GpuArchitecture::hopper; } },
+        { "Blackwell", [](const WorkloadClass& k) { return k.architecture == GpuArchitecture::blackwell; } },
+    };
+    std::vector<BandCoverage> out;
+    for (const auto& [name, in_group] : groups) {
+        BandCoverage c;
+        c.group = name;
+        for (const BandResidual& r : table.residuals) {
+            if (!in_group(r.workload))
+                continue;
+            const ErrorBand b = error_band(table, r.workload, r.gpus, r.source);
+            if (!b.valid())
+                continue;
+            ++c.rows;
+            c.covered += std::log(b.low_factor) <= r.log_error && r.log_error <= std::log(b.high_factor);
+            c.mean_width += b.high_factor / b.low_factor - 1;
+        }
+        if (c.rows > 0) {
+            c.mean_width /= c.rows;
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+nlohmann::json error_band_table_to_json(const ErrorBandTable& t)
+{
+    nlohmann::json rows = nlohmann::json::array();
+    for (const BandResidual& r : t.residuals)
+        rows.push_back({ { "id", r.id }, { "source", r.source }, { "moe", r.workload.moe }, { "fp8", r.workload.fp8 },
+            { "long_context", r.workload.long_context },
+            { "architecture", std::string(to_string(r.workload.architecture)) }, { "gpus", r.gpus },
+            { "log_error", r.log_error } });
+    return { { "schema", 1 }, { "level", t.level }, { "provenance", t.provenance }, { "residuals", rows } };
+}
+
+ErrorBandTable error_band_table_from_json(const nlohmann::json& j, const std::string& file)
+{
+    if (!j.is_object() || !j.contains("residuals") || !j["residuals"].is_array())
+        throw InputError(file, "residuals", "an error-band table holds a \"residuals\" array");
+    ErrorBandTable t;
+    t.level = j.value("level", 0.8);
+    if (!(t.level > 0 && t.level < 1))
+        throw InputError(file, "level", "must be a probability between 0 and 1");
+    t.provenance = j.value("provenance", std::string());
+    int i = 0;
+    for (const auto& r : j["residuals"]) {
+        const std::string key = "residuals[" + std::to_string(i++) + "]";
+        try {
+            BandResidual b;
+            b.id = r.at("id").get<std::string>();
+            b.source = r.at("source").get<std::string>();
+            b.workload.moe = r.at("moe").get<bool>();
+            b.workload.fp8 = r.at("fp8").get<bool>();
+            b.workload.long_context = r.at("long_context").get<bool>();
+            if (!architecture_from_string(r.at("architecture").get<std::string>(), b.workload.architecture))
+                throw InputError(file, key + ".architecture", "not a GPU architecture Parallax knows");
+            b.gpus = r.at("gpus").get<long long>();
+            b.log_error = r.at("log_error").get<double>();
+            if (!std::isfinite(b.log_error))
+                throw InputError(file, key + ".log_error", "must be a finite number");
+            t.residuals.push_back(std::move(b));
+        } catch (const nlohmann::json::exception& e) {
+            throw InputError(file, key,
+                std::string("a residual needs id, source, moe, fp8, long_context, "
+                            "architecture, gpus and log_error: ")
+                    + e.what());
+        }
+    }
+    return t;
+}
+
+} // namespace parallax

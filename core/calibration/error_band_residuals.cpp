@@ -1,0 +1,41 @@
+#include "calibration/error_band_residuals.hpp"
+
+#include <cmath>
+
+namespace parallax {
+
+namespace {
+
+void add_rows(ErrorBandTable& t, const std::vector<ValidationRow>& rows)
+{
+    for (const ValidationRow& r : rows) {
+        // Rows the model thinks would not fit still ran: their throughput error counts like any other.
+        if (!(r.predicted_tokens_per_s_per_gpu > 0) || !(r.c.measured_tokens_per_s_per_gpu > 0))
+            continue;
+        const Scenario& s = r.c.scenario;
+        BandResidual b;
+        b.id = r.c.id;
+        b.source = r.c.source_group;
+        b.workload = workload_class(s.model, s.training, s.cluster);
+        b.gpus = s.cluster.total_gpus();
+        b.log_error = std::log(r.c.measured_tokens_per_s_per_gpu / r.predicted_tokens_per_s_per_gpu);
+        t.residuals.push_back(std::move(b));
+    }
+}
+
+} // namespace
+
+ErrorBandTable build_error_band_table(const std::vector<ValidationCase>& fitted_cases,
+    const std::vector<ValidationCase>& held_out_cases, const Calibration& shipped, const FitOptions& options,
+    const std::string& provenance)
+{
+    ErrorBandTable t;
+    t.provenance = provenance;
+    if (!fitted_cases.empty())
+        add_rows(t, leave_one_source_out(fitted_cases, options).rows);
+    if (!held_out_cases.empty())
+        add_rows(t, run_validation(held_out_cases, {}, shipped).rows);
+    return t;
+}
+
+} // namespace parallax
