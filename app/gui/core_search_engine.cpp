@@ -3,6 +3,8 @@
 #include "search/search.hpp"
 #include "spec/input_error.hpp"
 
+#include <cmath>
+
 namespace parallax::app {
 
 namespace {
@@ -52,6 +54,11 @@ views::SearchReport CoreSearchEngine::run(
                 why += QStringLiteral("; next best changes %1 (%2% slower): %3")
                            .arg(qs(r.runner_up->dimension), QString::number(r.runner_up->slower_fraction * 100, 'f', 1),
                                qs(r.runner_up->because));
+            row.indistinguishable_from_best = r.indistinguishable_from_best;
+            if (r.indistinguishable_from_best)
+                why = QStringLiteral("not distinguishable from #1 (their %1% error bands overlap); ")
+                          .arg(std::lround(100 * r.prediction.interval.level))
+                    + why;
             row.explanation = why;
             report.rows.push_back(std::move(row));
         }

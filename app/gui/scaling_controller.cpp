@@ -24,8 +24,15 @@ views::ScalingPoint scaling_point(const SweepPoint& p)
     for (const std::string& note : p.notes)
         notes << QString::fromStdString(note);
     q.notes = notes.join(QStringLiteral("; "));
-    if (p.has_best && !p.search.results.empty())
+    if (p.has_best && !p.search.results.empty()) {
         q.strategy = p.search.results.front().strategy;
+        const PredictionInterval& band = p.search.results.front().prediction.interval;
+        if (band.level > 0) {
+            q.band_level = band.level;
+            q.tokens_per_s_low = band.tokens_per_s_low;
+            q.tokens_per_s_high = band.tokens_per_s_high;
+        }
+    }
     return q;
 }
 

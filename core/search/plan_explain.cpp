@@ -381,6 +381,27 @@ const Explanation& explain_metric(Metric m)
     return kMetrics[static_cast<int>(m)];
 }
 
+std::optional<std::pair<double, double>> metric_interval(const Prediction& p, Metric m)
+{
+    const PredictionInterval& i = p.interval;
+    if (i.level <= 0 || !(p.tokens_per_s > 0))
+        return std::nullopt;
+    // TFLOP/s and MFU are model FLOPs per token times the throughput: the same factors.
+    const double low = i.tokens_per_s_low / p.tokens_per_s;
+    const double high = i.tokens_per_s_high / p.tokens_per_s;
+    switch (m) {
+    case Metric::step_time:
+        return std::pair { i.step_time_s_low, i.step_time_s_high };
+    case Metric::tokens_per_s:
+        return std::pair { i.tokens_per_s_low, i.tokens_per_s_high };
+    case Metric::tflops_per_gpu:
+    case Metric::mfu:
+        return std::pair { metric_value(p, m) * low, metric_value(p, m) * high };
+    default:
+        return std::nullopt;
+    }
+}
+
 double metric_value(const Prediction& p, Metric m)
 {
     switch (m) {

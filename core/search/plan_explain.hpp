@@ -6,8 +6,10 @@
 #include "spec/prediction.hpp"
 #include "spec/strategy.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace parallax {
@@ -56,6 +58,9 @@ std::vector<std::string> toggle_keys();
 
 // The value of a metric in a prediction (seconds, bytes, W, J, fractions as stored).
 double metric_value(const Prediction& p, Metric m);
+// The metric's error band [low, high] where the prediction carries one and the metric follows the
+// throughput (step time, tokens/s, TFLOP/s per GPU, MFU); nullopt otherwise.
+std::optional<std::pair<double, double>> metric_interval(const Prediction& p, Metric m);
 // True when larger is better (tokens/s, TFLOP/s, MFU).
 bool metric_higher_is_better(Metric m);
 

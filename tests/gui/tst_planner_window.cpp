@@ -9,6 +9,7 @@
 #include "gui/plan_evaluator.hpp"
 #include "gui/settings.hpp"
 #include "gui/theme.hpp"
+#include "io/number_format.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
 #include "planner/cluster_grid_view.hpp"
@@ -156,6 +157,8 @@ private slots:
     void autosave_recovery();
     void pinned_plan_shows_deltas();
     void sensitivity_click_applies();
+    void error_band_on_cards_and_plots();
+    void core_search_marks_indistinguishable_plans();
     void heatmap_click_applies_and_marks_oom();
     void plots_export();
     void report_export();
@@ -227,6 +230,11 @@ void TestPlannerWindow::search_results_model_passes_tester()
     QCOMPARE(proxy.index(0, views::SearchResultsModel::tp).data().toInt(), 2);
     QCOMPARE(proxy.index(2, views::SearchResultsModel::tp).data().toInt(), 1);
     QCOMPARE(model.index(1, views::SearchResultsModel::explanation).data().toString(), QStringLiteral("row 1"));
+    rows[2].indistinguishable_from_best = true;
+    model.set_rows(rows);
+    QCOMPARE(model.index(2, views::SearchResultsModel::rank).data().toString(), QStringLiteral("3 ≈"));
+    QCOMPARE(model.index(1, views::SearchResultsModel::rank).data().toString(), QStringLiteral("2"));
+    QCOMPARE(model.index(2, views::SearchResultsModel::rank).data(Qt::UserRole).toInt(), 3);
     model.set_rows({});
     QCOMPARE(proxy.rowCount(), 0);
 }
@@ -654,6 +662,68 @@ void TestPlannerWindow::sensitivity_click_applies()
     QCOMPARE(f.strategy().dp, 1);
 }
 
+namespace {
+
+// The graph of a plot with this legend name; null if none.
+QCPGraph* graph_named(QCustomPlot* plot, const QString& name)
+{
+    for (int i = 0; i < plot->graphCount(); ++i)
+        if (plot->graph(i)->name() == name)
+            return plot->graph(i);
+    return nullptr;
+}
+
+} // namespace
+
+void TestPlannerWindow::error_band_on_cards_and_plots()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    const Prediction& p = w.evaluation()->prediction;
+    QCOMPARE(p.interval.level, 0.8);
+    // The cards of throughput-like metrics carry the band; others none.
+    const QString band = w.metrics_panel()->band_text(Metric::tokens_per_s);
+    QVERIFY2(band.contains(QStringLiteral("80%: ")), qPrintable(band));
+    QVERIFY(band.contains(QString::fromStdString(format_grouped(p.interval.tokens_per_s_low, 3))));
+    QVERIFY(!w.metrics_panel()->band_text(Metric::step_time).isEmpty());
+    QVERIFY(!w.metrics_panel()->band_text(Metric::mfu).isEmpty());
+    QVERIFY(w.metrics_panel()->band_text(Metric::bubble).isEmpty());
+    QVERIFY(w.metrics_panel()->band_text(Metric::peak_memory).isEmpty());
+    // The sensitivity plot shades the same band around every point of its curve.
+    w.show_panel(QStringLiteral("sensitivity"));
+    views::SensitivityPlot* plot = w.sensitivity_plot();
+    plot->set_degree(Degree::tp);
+    QCPGraph* upper = graph_named(plot->plot(), QStringLiteral("80% band"));
+    QCPGraph* tokens = graph_named(plot->plot(), QStringLiteral("tokens/s"));
+    QVERIFY(upper && tokens);
+    QVERIFY(upper->data()->size() > 2);
+    QCOMPARE(upper->data()->size(), tokens->data()->size());
+    const double high = p.interval.tokens_per_s_high / p.tokens_per_s;
+    for (int i = 0; i < tokens->data()->size(); ++i)
+        QVERIFY(std::fabs(upper->data()->at(i)->value - tokens->data()->at(i)->value * high)
+            < 1e-9 * upper->data()->at(i)->value);
+}
+
+void TestPlannerWindow::core_search_marks_indistinguishable_plans()
+{
+    Fixture f;
+    views::SearchPanel* panel = f.w().search_panel();
+    QSignalSpy done(panel, &views::SearchPanel::finished);
+    panel->start();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
+    const int n = panel->model()->rowCount();
+    QVERIFY(n >= 3);
+    int marked = 0;
+    for (int i = 0; i < n; ++i) {
+        const QModelIndex rank = panel->model()->index(i, views::SearchResultsModel::rank);
+        const bool same = rank.data().toString().endsWith(QStringLiteral("≈"));
+        marked += same;
+        QCOMPARE(rank.data(Qt::ToolTipRole).toString().startsWith(QStringLiteral("not distinguishable from #1")), same);
+    }
+    QVERIFY(!panel->model()->index(0, views::SearchResultsModel::rank).data().toString().endsWith(QStringLiteral("≈")));
+    QVERIFY(marked > 0);
+}
+
 void TestPlannerWindow::heatmap_click_applies_and_marks_oom()
 {
     Fixture f(QStringLiteral("gpt3-175b-1024-a100"));
@@ -970,7 +1040,13 @@ void TestPlannerWindow::scaling_sweep()
     for (const views::ScalingPoint& p : points)
         with_plan += p.has_plan ? 1 : 0;
     QVERIFY(with_plan >= 3); // 70B does not fit on the smallest counts
+    for (const views::ScalingPoint& p : points)
+        if (p.has_plan) {
+            QCOMPARE(p.band_level, 0.8); // the best plan's error band
+            QVERIFY(p.tokens_per_s_low < p.tokens_per_s && p.tokens_per_s <= p.tokens_per_s_high);
+        }
     QVERIFY(w.scaling_plot()->csv().count(u'\n') == 7);
+    QVERIFY(w.scaling_plot()->csv().startsWith(QStringLiteral("gpus,has_plan,tokens_per_s,tokens_per_s_low,")));
     // Cancel stops a running sweep and says so.
     w.run_scaling();
     w.cancel_scaling();

@@ -1,5 +1,6 @@
 #include "planner/metrics_panel.hpp"
 
+#include "io/number_format.hpp"
 #include "style/view_style.hpp"
 
 #include <QFrame>
@@ -76,10 +77,15 @@ MetricsPanel::MetricsPanel(QWidget* parent)
         big.setPointSizeF(big.pointSizeF() * 1.45);
         big.setBold(true);
         c.value->setFont(big);
+        c.band = new QLabel(frame);
+        c.band->setObjectName(QStringLiteral("band"));
+        c.band->setTextFormat(Qt::RichText);
+        c.band->hide();
         c.delta = new QLabel(frame);
         c.delta->setTextFormat(Qt::RichText);
         v->addWidget(c.title);
         v->addWidget(c.value);
+        v->addWidget(c.band);
         v->addWidget(c.delta);
         grid->addWidget(frame, i / 4, i % 4);
         const QString tip = explanation_html(explain_metric(m));
@@ -95,8 +101,45 @@ void MetricsPanel::clear()
     for (Card& c : m_cards) {
         c.value->setText(QStringLiteral("–"));
         c.delta->clear();
+        c.band->hide();
     }
     m_banner->hide();
+}
+
+void MetricsPanel::show_band(Card& c, const Prediction& p)
+{
+    const auto band = metric_interval(p, c.metric);
+    if (!band || !p.feasible) {
+        c.band->hide();
+        return;
+    }
+    const bool dark = is_dark(palette());
+    QColor muted = palette().color(QPalette::Text);
+    muted.setAlphaF(0.65f);
+    const QString level = QString::number(std::lround(100 * p.interval.level)) + QStringLiteral("%");
+    // Three significant digits: the band is not known better than that.
+    auto end = [&](double v) {
+        return c.metric == Metric::tokens_per_s ? QString::fromStdString(format_grouped(v, 3))
+                                                : format_metric(c.metric, v);
+    };
+    QString text = QStringLiteral("<span style='color:%1'>%2: %3–%4</span>")
+                       .arg(muted.name(QColor::HexArgb), level, end(band->first), end(band->second));
+    if (p.interval.far_from_validation)
+        text += QStringLiteral(" <span style='color:%1'>far from validation</span>").arg(bad_colour(dark).name());
+    c.band->setText(text);
+    c.band->setToolTip(QStringLiteral("The %1 error band: the measured value should fall inside it %1 of the time, "
+                                      "judged by the model's out-of-sample errors on ")
+                           .arg(level)
+        + QString::fromStdString(p.interval.basis).toHtmlEscaped());
+    c.band->show();
+}
+
+QString MetricsPanel::band_text(Metric m) const
+{
+    for (const Card& c : m_cards)
+        if (c.metric == m)
+            return c.band->isHidden() ? QString() : c.band->text();
+    return {};
 }
 
 void MetricsPanel::set_evaluation(const PlanEvaluation& e, const Prediction* pinned, const Prediction* previous)
@@ -115,6 +158,7 @@ void MetricsPanel::set_evaluation(const PlanEvaluation& e, const Prediction* pin
         for (Card& c : m_cards) {
             c.value->setText(QStringLiteral("–"));
             c.delta->clear();
+            c.band->hide();
         }
         return;
     }
@@ -132,6 +176,7 @@ void MetricsPanel::set_evaluation(const PlanEvaluation& e, const Prediction* pin
         if (c.metric == Metric::peak_memory)
             value += QStringLiteral(" / ") + format_gib(p.capacity_bytes, 0);
         c.value->setText(value);
+        show_band(c, p);
         const bool oom = c.metric == Metric::peak_memory && !p.feasible;
         c.value->setStyleSheet(oom ? QStringLiteral("color: %1;").arg(bad_colour(dark).name()) : QString());
         QString delta;

@@ -75,7 +75,11 @@ QVariant SearchResultsModel::data(const QModelIndex& index, int role) const
         return r.explanation.isEmpty() ? QVariant() : QVariant(r.explanation);
     switch (index.column()) {
     case rank:
-        return index.row() + 1;
+        // "2 ≈": within the model's measured error of the best plan.
+        if (sort)
+            return index.row() + 1;
+        return r.indistinguishable_from_best ? QVariant(QString::number(index.row() + 1) + QStringLiteral(" ≈"))
+                                             : QVariant(index.row() + 1);
     case tp:
         return s.tp;
     case pp:

@@ -18,6 +18,7 @@ struct SearchRow {
     double objective = 0; // larger is better
     QString limiter; // "bubble-bound", "network-bound (TP)", ...
     QString explanation; // why it ranks where it does
+    bool indistinguishable_from_best = false; // its error band overlaps the best row's
 };
 
 struct SearchReport {

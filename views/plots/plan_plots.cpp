@@ -127,6 +127,10 @@ SensitivityPlot::SensitivityPlot(QWidget* parent)
     m_plot->yAxis2->setVisible(true);
     m_plot->yAxis2->setLabel(QStringLiteral("peak memory (GiB)"));
     m_plot->xAxis->setLabel(QStringLiteral("TP"));
+    m_band_low = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis);
+    m_band_high = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis);
+    m_band_high->setChannelFillGraph(m_band_low);
+    m_band_high->setName(QStringLiteral("80% band"));
     m_tokens = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis);
     m_tokens->setName(QStringLiteral("tokens/s"));
     m_memory = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis2);
@@ -173,6 +177,11 @@ void SensitivityPlot::refresh_colours()
     const QColor tokens = dimension_colour(ParallelDim::tp, dark);
     const QColor memory = memory_colour(MemoryPart::activations, dark);
     m_tokens->setPen(QPen(tokens, 2));
+    QColor band = tokens;
+    band.setAlphaF(0.18f);
+    m_band_low->setPen(Qt::NoPen);
+    m_band_high->setPen(Qt::NoPen);
+    m_band_high->setBrush(band);
     m_tokens->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, tokens, tokens, 7));
     m_memory->setPen(QPen(memory, 1.5, Qt::DashLine));
     m_memory->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, memory, 6));
@@ -214,9 +223,20 @@ void SensitivityPlot::set_degree(Degree d)
     m_dirty = false;
 }
 
+std::optional<std::pair<double, double>> SensitivityPlot::band_factors() const
+{
+    if (!m_eval)
+        return std::nullopt;
+    const auto t = metric_interval(m_eval->prediction, Metric::tokens_per_s);
+    const double tokens = m_eval->prediction.tokens_per_s;
+    if (!t || !(tokens > 0))
+        return std::nullopt;
+    return std::pair { t->first / tokens, t->second / tokens };
+}
+
 void SensitivityPlot::rebuild()
 {
-    QVector<double> x, tokens, mem, ox, oy;
+    QVector<double> x, tokens, mem, ox, oy, band_low, band_high;
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     m_plot->xAxis->setLabel(degree_title(m_degree));
     double cx = std::numeric_limits<double>::quiet_NaN(), cy = cx;
@@ -229,6 +249,11 @@ void SensitivityPlot::rebuild()
                 continue;
             x << i;
             tokens << p.tokens_per_s;
+            // The band is the workload's (the same factors for every point of the curve).
+            if (const auto f = band_factors()) {
+                band_low << p.tokens_per_s * f->first;
+                band_high << p.tokens_per_s * f->second;
+            }
             mem << p.peak_memory_bytes / units::kGiB;
             if (!p.feasible) {
                 ox << i;
@@ -255,6 +280,8 @@ void SensitivityPlot::rebuild()
         double max_tok = 1;
         for (double v : tokens)
             max_tok = std::max(max_tok, v);
+        for (double v : band_high)
+            max_tok = std::max(max_tok, v / 1.1);
         m_plot->yAxis->setRange(0, max_tok * 1.15);
     } else {
         m_note->setText(QStringLiteral("no plan"));
@@ -262,6 +289,18 @@ void SensitivityPlot::rebuild()
     }
     m_plot->xAxis->setTicker(ticker);
     m_tokens->setData(x, tokens, true);
+    const QVector<double> band_x = band_low.isEmpty() ? QVector<double>() : x;
+    m_band_low->setData(band_x, band_low, true);
+    m_band_high->setData(band_x, band_high, true);
+    m_band_low->removeFromLegend();
+    m_band_high->setVisible(!band_low.isEmpty());
+    if (band_low.isEmpty())
+        m_band_high->removeFromLegend();
+    else
+        m_band_high->addToLegend();
+    if (!band_low.isEmpty())
+        m_band_high->setName(
+            QString::number(std::lround(100 * m_eval->prediction.interval.level)) + QStringLiteral("% band"));
     m_memory->setData(x, mem, true);
     m_tokens_oom->setData(ox, oy, true);
     QVector<double> curx, cury;

@@ -12,6 +12,8 @@
 #include <QWidget>
 
 #include <memory>
+#include <optional>
+#include <utility>
 
 class QCustomPlot;
 class QCPGraph;
@@ -50,7 +52,12 @@ private:
     QCustomPlot* m_plot = nullptr;
     QComboBox* m_choice = nullptr;
     QLabel* m_note = nullptr;
+    // The prediction's throughput band as factors of its tokens/s (nullopt: none).
+    std::optional<std::pair<double, double>> band_factors() const;
     QCPGraph* m_tokens = nullptr;
+    // The error band around the tokens/s curve: the upper edge fills down to the lower one.
+    QCPGraph* m_band_low = nullptr;
+    QCPGraph* m_band_high = nullptr;
     QCPGraph* m_tokens_oom = nullptr;
     QCPGraph* m_memory = nullptr;
     QCPGraph* m_current = nullptr;

@@ -55,6 +55,12 @@ ScalingPlot::ScalingPlot(QWidget* parent)
     m_plot->yAxis2->setVisible(true);
     m_plot->yAxis2->setLabel(QStringLiteral("per-GPU efficiency (%)"));
     m_plot->yAxis2->setRange(0, 110);
+    m_band_low = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis);
+    m_band_low->removeFromLegend();
+    m_band_high = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis);
+    m_band_high->setChannelFillGraph(m_band_low);
+    m_band_high->setName(QStringLiteral("80% band"));
+    m_band_high->removeFromLegend(); // until a sweep brings a band
     m_total = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis);
     m_total->setName(QStringLiteral("tokens/s"));
     m_efficiency = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis2);
@@ -98,6 +104,11 @@ void ScalingPlot::refresh_colours()
     const QColor c = dimension_colour(ParallelDim::dp, dark);
     m_total->setPen(QPen(c, 2));
     m_total->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, 7));
+    QColor band = c;
+    band.setAlphaF(0.18f);
+    m_band_low->setPen(Qt::NoPen);
+    m_band_high->setPen(Qt::NoPen);
+    m_band_high->setBrush(band);
     const QColor e = dimension_colour(ParallelDim::pp, dark);
     m_efficiency->setPen(QPen(e, 1.5, Qt::DashLine));
     m_efficiency->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, e, 6));
@@ -136,7 +147,8 @@ void ScalingPlot::set_points(std::vector<ScalingPoint> points, long long current
 
 void ScalingPlot::rebuild()
 {
-    QVector<double> x, total, eff, nx, ny;
+    QVector<double> x, total, eff, nx, ny, band_x, band_low, band_high;
+    double band_level = 0;
     double hi = 1, lo_x = 1e18, hi_x = 1;
     for (const ScalingPoint& p : m_points) {
         if (!p.has_plan)
@@ -144,6 +156,13 @@ void ScalingPlot::rebuild()
         const double g = static_cast<double>(p.gpus);
         x << g;
         total << p.tokens_per_s;
+        if (p.band_level > 0) {
+            band_x << g;
+            band_low << p.tokens_per_s_low;
+            band_high << p.tokens_per_s_high;
+            band_level = p.band_level;
+            hi = std::max(hi, p.tokens_per_s_high / 1.1);
+        }
         eff << p.scaling_efficiency * 100;
         hi = std::max(hi, p.tokens_per_s);
         lo_x = std::min(lo_x, g);
@@ -154,6 +173,14 @@ void ScalingPlot::rebuild()
         }
     }
     m_total->setData(x, total, true);
+    m_band_low->setData(band_x, band_low, true);
+    m_band_high->setData(band_x, band_high, true);
+    if (band_x.isEmpty()) {
+        m_band_high->removeFromLegend();
+    } else {
+        m_band_high->setName(QString::number(std::lround(100 * band_level)) + QStringLiteral("% band"));
+        m_band_high->addToLegend();
+    }
     m_efficiency->setData(x, eff, true);
     m_notes->setData(nx, ny, true);
     if (!x.isEmpty()) {
@@ -201,14 +228,16 @@ bool ScalingPlot::eventFilter(QObject* o, QEvent* e)
 
 QString ScalingPlot::csv() const
 {
-    CsvWriter out { "gpus", "has_plan", "tokens_per_s", "scaling_efficiency", "marginal_efficiency", "family", "notes",
-        "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch" };
+    CsvWriter out { "gpus", "has_plan", "tokens_per_s", "tokens_per_s_low", "tokens_per_s_high", "scaling_efficiency",
+        "marginal_efficiency", "family", "notes", "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch" };
     for (const ScalingPoint& p : m_points) {
         const Strategy& s = p.strategy;
         // The family and notes are free text: always quoted.
         out.integer(p.gpus)
             .integer(p.has_plan ? 1 : 0)
             .number(p.tokens_per_s, 10)
+            .number(p.tokens_per_s_low, 10)
+            .number(p.tokens_per_s_high, 10)
             .number(p.scaling_efficiency, 6)
             .number(p.marginal_efficiency, 6)
             .quoted_field(p.family.toStdString())

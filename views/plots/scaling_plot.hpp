@@ -23,6 +23,10 @@ struct ScalingPoint {
     long long gpus = 0;
     bool has_plan = false;
     double tokens_per_s = 0;
+    // The best plan's error band (band_level 0: none).
+    double band_level = 0;
+    double tokens_per_s_low = 0;
+    double tokens_per_s_high = 0;
     double scaling_efficiency = 1; // per-GPU throughput vs the first point
     double marginal_efficiency = 1;
     QString family; // "TP8 x PP4 x DP"
@@ -54,6 +58,8 @@ private:
     void rebuild();
     QCustomPlot* m_plot = nullptr;
     QCPGraph* m_total = nullptr;
+    QCPGraph* m_band_low = nullptr; // the band: the upper edge fills down to the lower
+    QCPGraph* m_band_high = nullptr;
     QCPGraph* m_efficiency = nullptr;
     QCPGraph* m_notes = nullptr;
     QCPItemStraightLine* m_current = nullptr;
