@@ -54,4 +54,32 @@ new = re.sub(r'(<!-- validation-moe:begin -->)(.*?)(<!-- validation-moe:end -->)
 open('README.md', 'w').write(new)
 PY
 rm -f "$moe"
+# The error bands: per workload class, and their leave-one-source-out coverage.
+bands=$(mktemp)
+"$cli" error-bands --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+lv = round(100 * d["level"])
+print("%d%% bands from %d out-of-sample runs (%s)." % (lv, d["runs"], d["provenance"]))
+print()
+print("| workload class | runs | %d%% band (measured vs predicted) | from |" % lv)
+print("|---|---:|---|---|")
+for c in d["classes"]:
+    print("| %s | %d | %+.1f%% .. %+.1f%% | %d runs, %d sources |" % (c["class"], c["runs"], 100 * (c["low_factor"] - 1),
+          100 * (c["high_factor"] - 1), c["rows"], c["sources"]))
+print()
+print("| group | runs | covered (leave-one-source-out) | mean band width |")
+print("|---|---:|---:|---:|")
+for v in d["coverage"]:
+    print("| %s | %d | %.1f%% | %.1f%% |" % (v["group"], v["rows"], 100 * v["coverage"], 100 * v["mean_width"]))
+' > "$bands"
+python3 - "$bands" <<'PY'
+import sys, re
+table = open(sys.argv[1]).read().strip()
+readme = open('README.md').read()
+new = re.sub(r'(<!-- error-bands:begin -->)(.*?)(<!-- error-bands:end -->)',
+             lambda m: m.group(1) + '\n' + table + '\n' + m.group(3), readme, flags=re.S)
+open('README.md', 'w').write(new)
+PY
+rm -f "$bands"
 echo "README.md validation tables updated"

@@ -24,8 +24,14 @@ std::vector<ValidationCase> read_cases(const std::string& path)
     return read_published_runs(parse_json_text(read_text_file(path), path), path, PresetCatalog::standard(), skipped);
 }
 
-// One line per workload class present in the table: its rows and the band a new run of it gets.
-std::string class_table(const ErrorBandTable& t)
+struct ClassBand {
+    std::string name;
+    int runs = 0;
+    ErrorBand band; // what a new run of the class gets, at the class's largest validated size
+};
+
+// Every workload class present in the table, by name.
+std::vector<ClassBand> class_bands(const ErrorBandTable& t)
 {
     std::map<std::string, std::pair<WorkloadClass, std::pair<int, long long>>> classes;
     for (const BandResidual& r : t.residuals) {
@@ -34,15 +40,34 @@ std::string class_table(const ErrorBandTable& t)
         ++c.second.first;
         c.second.second = std::max(c.second.second, r.gpus);
     }
-    std::string out = "workload class                     runs   80% band (measured / predicted)   basis\n";
+    std::vector<ClassBand> out;
+    for (const auto& [name, c] : classes)
+        out.push_back({ name, c.second.first, error_band(t, c.first, c.second.second) });
+    return out;
+}
+
+std::string class_table(const std::vector<ClassBand>& classes, double level)
+{
     char line[512];
-    for (const auto& [name, c] : classes) {
-        const ErrorBand b = error_band(t, c.first, c.second.second);
-        std::snprintf(line, sizeof line, "%-34s %4d   %+6.1f%% .. %+6.1f%%                 %s\n", name.c_str(),
-            c.second.first, 100 * (b.low_factor - 1), 100 * (b.high_factor - 1), b.basis.c_str());
+    std::snprintf(line, sizeof line,
+        "workload class                     runs   %.0f%% band (measured / predicted)   basis\n", 100 * level);
+    std::string out = line;
+    for (const ClassBand& c : classes) {
+        std::snprintf(line, sizeof line, "%-34s %4d   %+6.1f%% .. %+6.1f%%                 %s\n", c.name.c_str(),
+            c.runs, 100 * (c.band.low_factor - 1), 100 * (c.band.high_factor - 1), c.band.basis.c_str());
         out += line;
     }
     return out;
+}
+
+nlohmann::json class_json(const std::vector<ClassBand>& classes)
+{
+    nlohmann::json j = nlohmann::json::array();
+    for (const ClassBand& c : classes)
+        j.push_back({ { "class", c.name }, { "runs", c.runs }, { "low_factor", c.band.low_factor },
+            { "high_factor", c.band.high_factor }, { "rows", c.band.rows }, { "sources", c.band.sources },
+            { "basis", c.band.basis } });
+    return j;
 }
 
 std::string coverage_table(const std::vector<BandCoverage>& cov, double level)
@@ -62,10 +87,10 @@ std::string coverage_table(const std::vector<BandCoverage>& cov, double level)
 
 nlohmann::json coverage_json(const std::vector<BandCoverage>& cov)
 {
-    nlohmann::json j = nlohmann::json::object();
+    nlohmann::json j = nlohmann::json::array();
     for (const BandCoverage& c : cov)
-        j[c.group] = { { "rows", c.rows }, { "covered", c.covered }, { "coverage", c.coverage() },
-            { "mean_width", c.mean_width } };
+        j.push_back({ { "group", c.group }, { "rows", c.rows }, { "covered", c.covered }, { "coverage", c.coverage() },
+            { "mean_width", c.mean_width } });
     return j;
 }
 
@@ -106,13 +131,15 @@ int run_error_bands(const QStringList& args)
             write_text_file_atomically(cmd.parser().value(QStringLiteral("out")).toStdString(),
                 error_band_table_to_json(table).dump(1) + "\n");
         const std::vector<BandCoverage> cov = band_coverage(table);
+        const std::vector<ClassBand> classes = class_bands(table);
         if (cmd.parser().isSet(QStringLiteral("json"))) {
             nlohmann::json j = { { "schema", 1 }, { "level", table.level }, { "provenance", table.provenance },
-                { "runs", table.residuals.size() }, { "coverage", coverage_json(cov) } };
+                { "runs", table.residuals.size() }, { "classes", class_json(classes) },
+                { "coverage", coverage_json(cov) } };
             print_out(j.dump(2) + "\n");
         } else {
             print_out(table.provenance + "\n" + std::to_string(table.residuals.size()) + " runs\n\n"
-                + class_table(table) + coverage_table(cov, table.level));
+                + class_table(classes, table.level) + coverage_table(cov, table.level));
         }
     } catch (const InputError& e) {
         print_err(e.what());

@@ -114,6 +114,7 @@ private slots:
     void clocksBadInput_data();
     void clocksBadInput();
     void searchEnergyAndPowerBudget();
+    void errorBands();
 
 private:
     Run run(const QStringList& args, const QProcessEnvironment& env = {}) const;
@@ -198,6 +199,7 @@ void TestCli::commandHelp_data()
     QTest::newRow("validate") << QStringLiteral("validate") << QStringLiteral("--json");
     QTest::newRow("clocks") << QStringLiteral("clocks") << QStringLiteral("--max-slowdown");
     QTest::newRow("search") << QStringLiteral("search") << QStringLiteral("--power-budget-kW");
+    QTest::newRow("error-bands") << QStringLiteral("error-bands") << QStringLiteral("--out");
 }
 
 void TestCli::commandHelp()
@@ -277,6 +279,13 @@ void TestCli::checkPrediction(const QByteArray& json, int code)
     const QJsonObject comm = o.value(QStringLiteral("communication_s")).toObject();
     for (const char* key : { "tp", "pp", "dp", "cp", "ep", "exposed" })
         number(comm, key);
+    // The error band (SCENARIO.md): [lo, hi] around tokens/s at level 0.8.
+    QCOMPARE(o.value(QStringLiteral("interval_level")).toDouble(), 0.8);
+    const QJsonArray band = o.value(QStringLiteral("tokens_per_s_interval")).toArray();
+    QCOMPARE(band.size(), 2);
+    QVERIFY(band[0].toDouble() <= o.value(QStringLiteral("tokens_per_s")).toDouble());
+    QVERIFY(band[1].toDouble() >= o.value(QStringLiteral("tokens_per_s")).toDouble());
+    QVERIFY(band[0].toDouble() > 0);
     QVERIFY(o.value(QStringLiteral("power")).isObject());
     const QJsonObject power = o.value(QStringLiteral("power")).toObject();
     for (const char* key : { "avg_W_per_gpu", "peak_W_per_gpu", "energy_J_per_token" })
@@ -849,6 +858,33 @@ void TestCli::searchEnergyAndPowerBudget()
     const Run bad = run({ QStringLiteral("search"), path, QStringLiteral("--power-budget-kW"), QStringLiteral("-1") });
     QCOMPARE(bad.code, 2);
     QVERIFY(bad.err.contains("--power-budget-kW"));
+}
+
+void TestCli::errorBands()
+{
+    // The shipped table: classes, bands and coverage.
+    Run r = run({ QStringLiteral("error-bands"), QStringLiteral("--json") });
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.code, 0);
+    const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(o.value(QStringLiteral("level")).toDouble(), 0.8);
+    QVERIFY(o.value(QStringLiteral("runs")).toInt() >= 100);
+    const QJsonArray cov = o.value(QStringLiteral("coverage")).toArray();
+    QVERIFY(!cov.isEmpty());
+    QCOMPARE(cov[0].toObject().value(QStringLiteral("group")).toString(), QStringLiteral("all"));
+    QVERIFY(!o.value(QStringLiteral("classes")).toArray().isEmpty());
+    // Rebuilt from a validation file and written atomically; a broken file is refused by name.
+    const QString out = QDir(m_dir.path()).filePath(QStringLiteral("bands.json"));
+    r = run({ QStringLiteral("error-bands"),
+        QStringLiteral(PARALLAX_SOURCE_DIR) + QStringLiteral("/validation/published-moe-and-long-context-runs.json"),
+        QStringLiteral("--out"), out });
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.contains("leave-one-source-out coverage"));
+    QVERIFY(QFileInfo::exists(out));
+    const QString bad = writeFile(QStringLiteral("bad-runs.json"), "{ \"runs\": [ 1, ");
+    r = run({ QStringLiteral("error-bands"), bad });
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("bad-runs.json"), r.err.constData());
 }
 
 QTEST_GUILESS_MAIN(TestCli)
