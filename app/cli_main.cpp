@@ -23,6 +23,7 @@ const char* kUsage
       "  presets  [gpus|fabrics|clusters|models|scenarios] [--json]\n"
       "  validate RUNS.json [--json] [--calibration FILE|builtin|none]\n"
       "  calibrate RUNS.json [--out FILE] [--cross-validate] [--json]\n"
+      "  calibrate --from-store [--store FILE] [--cluster PROFILE] [--out FILE] [--json]   (from your own runs)\n"
       "  error-bands [FITTED_RUNS.json [HELD_OUT.json ...]] [--out FILE] [--json]   (bands and their coverage)\n"
       "  timeline SCENARIO.json --out trace.json   (Chrome trace / Perfetto)\n"
       "  clocks   SCENARIO.json [--max-slowdown 0.01] [--json]   (per-stage DVFS plan)\n"

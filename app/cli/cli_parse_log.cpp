@@ -1,9 +1,15 @@
-// parallax-cli parse-log LOG [--format auto|megatron|torchtitan|deepspeed|probe] [--json]
-// Reads a training log as the framework printed it and reports its steps (SCENARIO.md, `parse-log --json`).
+// parallax-cli parse-log LOG [--format auto|megatron|torchtitan|deepspeed|probe] [--json] [--scenario S]
+// Reads a training log as the framework printed it and reports its steps (SCENARIO.md, `parse-log --json`);
+// with --scenario, also the log's steady state against the prediction of the plan that ran.
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
+#include "io/number_format.hpp"
+#include "io/prediction_io.hpp"
 #include "log_parse/training_log_parser.hpp"
+#include "model/analytic_model.hpp"
+#include "model/plan_context.hpp"
+#include "runs/run_report.hpp"
 #include "spec/input_error.hpp"
 
 #include <nlohmann/json.hpp>
@@ -152,6 +158,101 @@ std::string to_table(const ParsedLog& log, const std::string& path)
     return out;
 }
 
+// The log's steady state against the scenario's prediction; tokens/s per GPU from the step time
+// (tokens per step / GPUs / step time) where the log prints no throughput.
+struct LogComparison {
+    std::vector<remote::MetricComparison> metrics;
+    Prediction prediction;
+    double gpus = 1;
+    bool tokens_from_step_time = false;
+    std::optional<bool> inside_band;
+};
+
+LogComparison compare_with_scenario(const ParsedLog& log, const Scenario& sc)
+{
+    LogComparison c;
+    const PlanContext ctx(sc.model, sc.training, sc.cluster);
+    c.prediction = AnalyticModel(ctx).predict(sc.strategy);
+    c.gpus = static_cast<double>(sc.strategy.total_gpus());
+    const nlohmann::ordered_json pj = nlohmann::ordered_json::parse(prediction_to_json(c.prediction).dump());
+    c.metrics = remote::compare_steps(log.steps, pj, c.gpus);
+    const remote::MetricComparison* step = nullptr;
+    for (const auto& m : c.metrics)
+        if (m.metric == "step_time_s")
+            step = &m;
+    const double tokens_per_step
+        = static_cast<double>(sc.training.global_batch) * static_cast<double>(sc.training.seq_len);
+    for (auto& m : c.metrics) {
+        if (m.metric != "tokens_per_s_per_gpu")
+            continue;
+        if (!m.measured && step && step->measured && *step->measured > 0) {
+            m.measured = tokens_per_step / c.gpus / *step->measured;
+            m.spread_low = tokens_per_step / c.gpus / *step->spread_high;
+            m.spread_high = tokens_per_step / c.gpus / *step->spread_low;
+            m.samples = step->samples;
+            c.tokens_from_step_time = true;
+        }
+        const PredictionInterval& band = c.prediction.interval;
+        if (m.measured && band.level > 0)
+            c.inside_band
+                = *m.measured * c.gpus >= band.tokens_per_s_low && *m.measured * c.gpus <= band.tokens_per_s_high;
+    }
+    return c;
+}
+
+nlohmann::ordered_json comparison_json(const LogComparison& c, const std::string& scenario)
+{
+    nlohmann::ordered_json j;
+    j["scenario"] = scenario;
+    auto metrics = nlohmann::ordered_json::array();
+    for (const auto& m : c.metrics) {
+        if (!m.measured && !m.predicted)
+            continue;
+        nlohmann::ordered_json mj;
+        mj["metric"] = m.metric;
+        put_if(mj, "measured", m.measured);
+        put_if(mj, "measured_low", m.spread_low);
+        put_if(mj, "measured_high", m.spread_high);
+        mj["samples"] = m.samples;
+        put_if(mj, "predicted", m.predicted);
+        put_if(mj, "error", m.error());
+        metrics.push_back(std::move(mj));
+    }
+    j["metrics"] = std::move(metrics);
+    j["tokens_from_step_time"] = c.tokens_from_step_time;
+    const PredictionInterval& band = c.prediction.interval;
+    if (band.level > 0) {
+        j["tokens_per_s_per_gpu_interval"] = { band.tokens_per_s_low / c.gpus, band.tokens_per_s_high / c.gpus };
+        j["interval_level"] = band.level;
+    }
+    if (c.inside_band)
+        j["inside_band"] = *c.inside_band;
+    return j;
+}
+
+std::string comparison_text(const LogComparison& c, const std::string& scenario)
+{
+    std::string out = "\nagainst the prediction of " + scenario + " (" + std::to_string(static_cast<long long>(c.gpus))
+        + " GPUs; error = (measured - predicted) / predicted):\n";
+    char line[256];
+    for (const auto& m : c.metrics) {
+        if (!m.measured || !m.predicted)
+            continue;
+        std::snprintf(line, sizeof line, "  %-22s measured %12.6g   predicted %12.6g   %+6.1f%%\n", m.metric.c_str(),
+            *m.measured, *m.predicted, 100 * m.error().value_or(0));
+        out += line;
+    }
+    if (c.tokens_from_step_time)
+        out += "  (tokens/s per GPU from the step time: global_batch x seq_len / GPUs / step time)\n";
+    const PredictionInterval& band = c.prediction.interval;
+    if (c.inside_band)
+        out += "  measured throughput is " + std::string(*c.inside_band ? "inside" : "OUTSIDE") + " the "
+            + format_number("%.0f%%", 100 * band.level) + " band ("
+            + format_number("%.6g", band.tokens_per_s_low / c.gpus) + "-"
+            + format_number("%.6g", band.tokens_per_s_high / c.gpus) + " tokens/s per GPU; " + band.basis + ")\n";
+    return out;
+}
+
 } // namespace
 
 int run_parse_log(const QStringList& args)
@@ -163,6 +264,10 @@ int run_parse_log(const QStringList& args)
         QStringLiteral("Log format: auto (default), megatron, torchtitan, deepspeed or probe."), QStringLiteral("name"),
         QStringLiteral("auto") });
     cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print the contract's JSON.") });
+    cmd.parser().addOption({ QStringLiteral("scenario"),
+        QStringLiteral("Also compare the log with the prediction of this scenario (a file or a preset name): the "
+                       "plan that ran, with its degrees, batch and sequence length."),
+        QStringLiteral("SCENARIO") });
     if (auto rc = cmd.parse(args, 1, 1))
         return *rc;
     const std::string format_name = cmd.parser().value(QStringLiteral("format")).toStdString();
@@ -191,10 +296,24 @@ int run_parse_log(const QStringList& args)
             print_err(path + ": no " + format_name + " step records found");
         return kBadInput;
     }
-    if (cmd.parser().isSet(QStringLiteral("json")))
-        print_out(to_json(log).dump(2) + "\n");
-    else
-        print_out(to_table(log, path));
+    std::optional<LogComparison> comparison;
+    const std::string scenario_arg = cmd.parser().value(QStringLiteral("scenario")).toStdString();
+    if (cmd.parser().isSet(QStringLiteral("scenario"))) {
+        try {
+            comparison = compare_with_scenario(log, load_scenario_argument(scenario_arg, PresetCatalog::standard()));
+        } catch (const InputError& e) {
+            print_err(e.what());
+            return kBadInput;
+        }
+    }
+    if (cmd.parser().isSet(QStringLiteral("json"))) {
+        nlohmann::ordered_json j = to_json(log);
+        if (comparison)
+            j["comparison"] = comparison_json(*comparison, scenario_arg);
+        print_out(j.dump(2) + "\n");
+    } else {
+        print_out(to_table(log, path) + (comparison ? comparison_text(*comparison, scenario_arg) : std::string()));
+    }
     return kOk;
 }
 

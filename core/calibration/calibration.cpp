@@ -49,6 +49,10 @@ nlohmann::json calibration_to_json(const Calibration& c)
     j["schema"] = 1;
     j["name"] = c.name;
     j["source"] = c.source;
+    if (!c.gpu.empty())
+        j["gpu"] = c.gpu;
+    if (!c.provenance.is_null())
+        j["provenance"] = c.provenance;
     nlohmann::json g = nlohmann::json::object(), a = nlohmann::json::object(), f = nlohmann::json::object();
     for (GpuArchitecture arch : kArchitectures) {
         if (c.gemm(arch) != 1.0)
@@ -73,6 +77,9 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& fi
     (void)schema;
     c.name = r.get_string("name", std::string("custom"));
     c.source = r.get_string("source", std::string());
+    c.gpu = r.get_string("gpu", std::string());
+    if (const nlohmann::json* p = r.raw("provenance"))
+        c.provenance = *p;
     auto read_scales = [&](const char* key, auto&& set) {
         const nlohmann::json* v = r.raw(key);
         if (!v)

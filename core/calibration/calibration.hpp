@@ -20,6 +20,11 @@ inline constexpr int kFrameworkCount = 4; // Framework values
 struct Calibration {
     std::string name = "none";
     std::string source; // what it was fitted on, and its cross-validated error
+    // The GPU (preset name) of the runs it was fitted to; empty: any. A calibration from one cluster's
+    // runs is never applied to another GPU (PlanContext falls back to the shipped one and says so).
+    std::string gpu;
+    // Which runs, when, and their residuals before and after the fit, kept as written.
+    nlohmann::json provenance;
     std::array<double, kArchitectureCount> gemm_scale;
     std::array<double, kArchitectureCount> attention_scale;
     std::array<double, kFrameworkCount> framework_scale;

@@ -584,6 +584,8 @@ void add_model_assumptions(const PlanContext& ctx, const Strategy& s, Prediction
             ? "calibration: none (datasheet peaks x named per-generation efficiencies for "
                 + std::string(to_string(ctx.cluster.gpu.architecture)) + ")"
             : "calibration: " + ctx.calibration.name + " (" + ctx.calibration.source + ")");
+    if (!ctx.calibration_note.empty())
+        p.warnings.push_back(ctx.calibration_note);
     p.assumptions.push_back("framework: " + std::string(to_string(ctx.training.framework)));
     p.assumptions.push_back(std::string("attention: ") + (ctx.training.flash_attention ? "fused (flash)" : "unfused"));
     p.assumptions.push_back(std::string("DP gradient reduction ")

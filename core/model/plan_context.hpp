@@ -30,6 +30,8 @@ struct PlanContext {
     LayerParams dense_layer_params;
     LayerParams moe_layer_params;
     Calibration calibration;
+    // Why the calibration asked for is not the one used (fitted on another GPU); empty when it is.
+    std::string calibration_note;
     ErrorBand band; // the throughput's error band for this workload (builtin table)
 
     PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c, const Calibration& cal = builtin_calibration());

@@ -84,6 +84,25 @@ const MetricComparison* RunComparison::find(const std::string& metric) const
     return nullptr;
 }
 
+std::vector<MetricComparison> compare_steps(
+    const std::vector<StepRecord>& steps, const nlohmann::ordered_json& prediction, std::optional<double> gpus)
+{
+    std::vector<MetricComparison> out;
+    std::optional<double> tokens_per_gpu;
+    if (const auto t = number_at(prediction, { "tokens_per_s" }); t && gpus && *gpus > 0)
+        tokens_per_gpu = *t / *gpus;
+    out.push_back(steady("step_time_s", steps, &StepRecord::step_time_s, number_at(prediction, { "step_time_s" })));
+    out.push_back(steady("tokens_per_s_per_gpu", steps, &StepRecord::tokens_per_s, tokens_per_gpu));
+    out.push_back(
+        steady("tflops_per_gpu", steps, &StepRecord::tflops_per_gpu, number_at(prediction, { "tflops_per_gpu" })));
+    out.push_back(
+        steady("memory_GiB", steps, &StepRecord::memory_GiB, number_at(prediction, { "memory", "peak_GiB" }), true));
+    out.push_back(steady("power_W", steps, &StepRecord::power_W, number_at(prediction, { "power", "avg_W_per_gpu" })));
+    out.push_back(steady("energy_J", steps, &StepRecord::energy_J,
+        number_at(prediction, { "power", "energy_J_per_iteration_per_gpu" })));
+    return out;
+}
+
 RunComparison compare_run(const RunRecord& run, const std::vector<StepRecord>& steps)
 {
     RunComparison c;
@@ -112,20 +131,7 @@ RunComparison compare_run(const RunRecord& run, const std::vector<StepRecord>& s
     const auto cp = number_at(scenario, { "strategy", "cp" });
     if (tp && pp && dp)
         gpus = *tp * *pp * *dp * cp.value_or(1.0);
-    std::optional<double> tokens_per_gpu;
-    if (const auto t = number_at(prediction, { "tokens_per_s" }); t && gpus && *gpus > 0)
-        tokens_per_gpu = *t / *gpus;
-    c.metrics.push_back(
-        steady("step_time_s", steps, &StepRecord::step_time_s, number_at(prediction, { "step_time_s" })));
-    c.metrics.push_back(steady("tokens_per_s_per_gpu", steps, &StepRecord::tokens_per_s, tokens_per_gpu));
-    c.metrics.push_back(
-        steady("tflops_per_gpu", steps, &StepRecord::tflops_per_gpu, number_at(prediction, { "tflops_per_gpu" })));
-    c.metrics.push_back(
-        steady("memory_GiB", steps, &StepRecord::memory_GiB, number_at(prediction, { "memory", "peak_GiB" }), true));
-    c.metrics.push_back(
-        steady("power_W", steps, &StepRecord::power_W, number_at(prediction, { "power", "avg_W_per_gpu" })));
-    c.metrics.push_back(steady("energy_J", steps, &StepRecord::energy_J,
-        number_at(prediction, { "power", "energy_J_per_iteration_per_gpu" })));
+    c.metrics = compare_steps(steps, prediction, gpus);
     return c;
 }
 

@@ -42,6 +42,10 @@ struct RunComparison {
 };
 
 RunComparison compare_run(const RunRecord& run, const std::vector<StepRecord>& steps);
+// A log's steps against a prediction (predict --json) of the plan that ran on `gpus` GPUs: step time,
+// tokens/s per GPU, TFLOP/s per GPU, peak memory, power and energy, each where both sides have it.
+std::vector<MetricComparison> compare_steps(
+    const std::vector<StepRecord>& steps, const nlohmann::ordered_json& prediction, std::optional<double> gpus);
 
 // A run as `parallax-cli runs --json` prints it; `detailed` adds transitions, steps, benchmarks, notes and
 // the files that were sent.
