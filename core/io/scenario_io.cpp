@@ -167,6 +167,9 @@ ModelSpec parse_model(const json& j, const std::string& file, const std::string&
         m.dropout = r.get_bool("dropout");
     if (r.has("head_dim"))
         m.head_dim_override = static_cast<int>(r.get_int("head_dim", 1, 65536));
+    m.sliding_window = static_cast<int>(r.get_int("sliding_window", 0, kMaxSeq, 0LL));
+    m.full_attention_every = static_cast<int>(r.get_int("full_attention_every", 0, kMaxLayers, 0LL));
+    m.attention_sinks = r.get_bool("attention_sinks", false);
     if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
         r.fail("kv_heads", "must divide heads (" + std::to_string(m.heads) + "), got " + std::to_string(m.kv_heads));
     if (!m.head_dim_override && m.hidden % m.heads != 0)
@@ -679,6 +682,12 @@ json model_to_json(const ModelSpec& m)
         j["dropout"] = *m.dropout;
     if (m.head_dim_override)
         j["head_dim"] = *m.head_dim_override;
+    if (m.sliding_window > 0) {
+        j["sliding_window"] = m.sliding_window;
+        j["full_attention_every"] = m.full_attention_every;
+    }
+    if (m.attention_sinks)
+        j["attention_sinks"] = true;
     if (m.mla) {
         j["attention"] = { { "kind", "mla" }, { "q_lora_rank", m.mla->q_lora_rank },
             { "kv_lora_rank", m.mla->kv_lora_rank }, { "qk_nope_head_dim", m.mla->qk_nope_head_dim },

@@ -21,6 +21,13 @@ constexpr double kAttentionHeadDimKnee = 16;
 // about half the rate of tensorwise cuBLAS fp8 GEMMs: torchtitan's async-TP benchmarks (June 2025)
 // measure Llama 3 8B/70B float8-rowwise at or below the bf16 throughput (torchtitan issue #1207).
 constexpr double kRowwiseFp8GemmFactor = 0.5;
+// Key-block width of the fused attention kernels' tiles (FlashAttention-2 Sec. 3.3 and FlashAttention-3
+// use B_c = 128 at head dims 64-128; cuDNN's fused attention tiles alike): the granularity at which
+// blocks outside a sliding window are skipped.
+constexpr double kAttentionKeyBlock = 128;
+constexpr double kAttentionQueryBlock = 128;
+// FlashAttention backward: 5 matmuls against the forward's 2 (Dao 2023, Sec. 3.1).
+constexpr double kAttentionBwdFlopsPerFwd = 2.5;
 // No kernel reaches the datasheet peak; a calibration cannot push one past this.
 constexpr double kMaxEfficiency = 0.98;
 
@@ -132,7 +139,8 @@ double flash_attention_fwd_s(const ComputeDevice& dev, double batch_heads, doubl
 double flash_attention_bwd_s(const ComputeDevice& dev, double batch_heads, double q_len, double kv_len,
     double qk_head_dim, double v_head_dim, bool causal, double* flops_out) noexcept
 {
-    const double flops = 2.5 * attention_flops_fwd(batch_heads, q_len, kv_len, qk_head_dim, v_head_dim, causal);
+    const double flops
+        = kAttentionBwdFlopsPerFwd * attention_flops_fwd(batch_heads, q_len, kv_len, qk_head_dim, v_head_dim, causal);
     if (flops_out)
         *flops_out = flops;
     const double base = dev.attention_kernel == AttentionKernel::flash2 ? dev.gen->attention_fa2_bwd_efficiency
@@ -140,6 +148,75 @@ double flash_attention_bwd_s(const ComputeDevice& dev, double batch_heads, doubl
     const double eff = std::min(kMaxEfficiency, base * dev.attention_scale * dev.kernel_scale)
         * attention_shape_factor(kv_len, qk_head_dim) * (causal ? kCausalBlockEfficiency : 1.0);
     return flops / (dev.peak(Precision::bf16) * eff) + 2 * dev.gen->kernel_overhead_s;
+}
+
+double windowed_attention_pairs(double q_len, double window) noexcept
+{
+    if (q_len <= 0 || window <= 0)
+        return 0;
+    const double w = std::min(window, q_len);
+    // The first w queries see 1..w keys, the rest w each.
+    return w * (w + 1) / 2 + (q_len - w) * w;
+}
+
+double windowed_attention_executed_pairs(double q_len, double window) noexcept
+{
+    if (q_len <= 0 || window <= 0)
+        return 0;
+    // A query block of B_r rows reaches back window-1 keys from its first row to its last: the band
+    // spans window + B_r - 1 keys, i.e. that many key blocks (rounded up), never more than the causal
+    // prefix.
+    const double blocks_touched = std::ceil((std::min(window, q_len) + kAttentionQueryBlock - 1) / kAttentionKeyBlock);
+    const double causal_blocks = std::ceil(q_len / kAttentionKeyBlock);
+    const double per_query = std::min(blocks_touched, causal_blocks) * kAttentionKeyBlock;
+    return q_len * std::min(per_query, q_len);
+}
+
+namespace {
+
+double windowed_attention_s(const ComputeDevice& dev, double batch_heads, double q_len, double window,
+    double qk_head_dim, double v_head_dim, double flops_per_fwd, double base_eff, double launches, double* flops_out)
+{
+    const double useful = 2.0 * batch_heads * windowed_attention_pairs(q_len, window) * (qk_head_dim + v_head_dim);
+    const double executed
+        = 2.0 * batch_heads * windowed_attention_executed_pairs(q_len, window) * (qk_head_dim + v_head_dim);
+    if (flops_out)
+        *flops_out = flops_per_fwd * useful;
+    // The masked part of the band's blocks is in `executed`; the per-row-block fixed work (load Q, write
+    // O, rescale) is paid against the few keys each query block visits, as for a short sequence.
+    const double keys_per_query = executed / std::max(1.0, 2.0 * batch_heads * q_len * (qk_head_dim + v_head_dim));
+    const double eff = std::min(kMaxEfficiency, base_eff * dev.attention_scale * dev.kernel_scale)
+        * attention_shape_factor(keys_per_query, qk_head_dim);
+    return flops_per_fwd * executed / (dev.peak(Precision::bf16) * eff) + launches * dev.gen->kernel_overhead_s;
+}
+
+} // namespace
+
+double flash_attention_windowed_fwd_s(const ComputeDevice& dev, double batch_heads, double q_len, double window,
+    double qk_head_dim, double v_head_dim, double* flops_out) noexcept
+{
+    const double base = dev.attention_kernel == AttentionKernel::flash2 ? dev.gen->attention_fa2_fwd_efficiency
+                                                                        : dev.gen->attention_fwd_efficiency;
+    return windowed_attention_s(dev, batch_heads, q_len, window, qk_head_dim, v_head_dim, 1.0, base, 1, flops_out);
+}
+
+double flash_attention_windowed_bwd_s(const ComputeDevice& dev, double batch_heads, double q_len, double window,
+    double qk_head_dim, double v_head_dim, double* flops_out) noexcept
+{
+    const double base = dev.attention_kernel == AttentionKernel::flash2 ? dev.gen->attention_fa2_bwd_efficiency
+                                                                        : dev.gen->attention_bwd_efficiency;
+    return windowed_attention_s(
+        dev, batch_heads, q_len, window, qk_head_dim, v_head_dim, kAttentionBwdFlopsPerFwd, base, 2, flops_out);
+}
+
+double per_expert_gemm_time_s(
+    const ComputeDevice& dev, double rows, double n, double k, Precision p, double experts) noexcept
+{
+    if (experts <= 0)
+        return 0;
+    // gemm_time_s charges one kernel's launch and tail for the whole batch; a GEMM per expert pays it
+    // once per expert.
+    return gemm_time_s(dev, rows, n, k, p, experts) + (experts - 1) * dev.gen->kernel_overhead_s;
 }
 
 double memory_bound_time_s(const ComputeDevice& dev, double bytes) noexcept

@@ -46,6 +46,27 @@ double flash_attention_fwd_s(const ComputeDevice& dev, double batch_heads, doubl
 double flash_attention_bwd_s(const ComputeDevice& dev, double batch_heads, double q_len, double kv_len,
     double qk_head_dim, double v_head_dim, bool causal, double* flops_out = nullptr) noexcept;
 
+// Fused attention restricted to a causal sliding window: each query attends to at most `window` keys
+// (itself and the window-1 before it). The kernel skips key blocks wholly outside the band and computes
+// the partly masked ones in full. flops_out gets the useful FLOPs.
+double flash_attention_windowed_fwd_s(const ComputeDevice& dev, double batch_heads, double q_len, double window,
+    double qk_head_dim, double v_head_dim, double* flops_out = nullptr) noexcept;
+double flash_attention_windowed_bwd_s(const ComputeDevice& dev, double batch_heads, double q_len, double window,
+    double qk_head_dim, double v_head_dim, double* flops_out = nullptr) noexcept;
+// Query-key pairs a causal sliding window of `window` keys scores over `q_len` queries:
+// sum over query i of min(i + 1, window).
+double windowed_attention_pairs(double q_len, double window) noexcept;
+// Query-key pairs the tiled kernel computes for it: per block of queries, every key block the band
+// touches, in full (FlashAttention-2 local attention, Dao 2023, Sec. 3.1: blocks outside the mask are
+// skipped, the rest are computed and masked).
+double windowed_attention_executed_pairs(double q_len, double window) noexcept;
+
+// Seconds for the per-expert GEMMs of a grouped expert MLP that issues one GEMM kernel per local expert
+// (Transformer Engine's GroupedLinear: a cuBLASLt GEMM per expert, TE general_grouped_gemm): each
+// expert's GEMM has its own tiles and waves and pays the per-kernel launch and tail.
+double per_expert_gemm_time_s(
+    const ComputeDevice& dev, double rows, double n, double k, Precision p, double experts) noexcept;
+
 // A kernel bound by HBM traffic.
 double memory_bound_time_s(const ComputeDevice& dev, double bytes) noexcept;
 

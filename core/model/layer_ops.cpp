@@ -148,7 +148,9 @@ Shapes shapes_of(const LayerContext& c)
     x.kv = kv_dim(m);
     x.vdim = attention_value_dim(m);
     x.heads_local = static_cast<double>(m.heads) / x.t;
-    x.flash = c.training->flash_attention;
+    // Without a fused kernel for learned sinks the framework runs the unfused attention (TE < 2.8:
+    // Megatron-Bridge GPTOSSProvider falls back to Megatron-core's local attention).
+    x.flash = c.training->flash_attention && (!m.attention_sinks || c.traits.fused_attention_sinks);
     x.dropout = m.has_dropout();
     x.gated = m.ffn_act == FfnActivation::swiglu;
     x.p = c.training->precision;
@@ -192,7 +194,10 @@ public:
         o.phase = ph;
         o.stream = OpStream::compute;
         o.flops = 2 * M * N * K * batch;
-        o.time_s = gemm_time_s(m_c.device, M, N, K, p, batch);
+        // Expert GEMMs: one kernel per local expert (TE GroupedLinear); others one kernel for the batch.
+        const bool per_expert = k == OpKind::expert_up || k == OpKind::expert_down;
+        o.time_s = per_expert ? per_expert_gemm_time_s(m_c.device, M, N, K, p, batch)
+                              : gemm_time_s(m_c.device, M, N, K, p, batch);
         o.bytes = batch * (element_bytes(p) * (M * K + K * N) + 2 * M * N);
         o.column_parallel_entry = entry;
         o.m = static_cast<float>(M);
@@ -273,6 +278,19 @@ public:
         if (m_x.flash) {
             a.fwd_s = flash_attention_fwd_s(dev, batch_heads, q_len, kv_len, qk_hd, v_hd, true, &a.fwd_flops);
             a.bwd_s = flash_attention_bwd_s(dev, batch_heads, q_len, kv_len, qk_hd, v_hd, true, &a.bwd_flops);
+            // Sliding-window layers: the op list stands for every layer of its kind, so it carries the
+            // layers' average, windowed layers at the banded kernel's cost (GPT-OSS: half the layers).
+            const double windowed = m.windowed_layer_fraction();
+            if (windowed > 0 && m_x.cp <= 1) {
+                const double w = static_cast<double>(m.sliding_window);
+                double wf = 0, wb = 0;
+                const double fs = flash_attention_windowed_fwd_s(dev, batch_heads, q_len, w, qk_hd, v_hd, &wf);
+                const double bs = flash_attention_windowed_bwd_s(dev, batch_heads, q_len, w, qk_hd, v_hd, &wb);
+                a.fwd_s = (1 - windowed) * a.fwd_s + windowed * fs;
+                a.bwd_s = (1 - windowed) * a.bwd_s + windowed * bs;
+                a.fwd_flops = (1 - windowed) * a.fwd_flops + windowed * wf;
+                a.bwd_flops = (1 - windowed) * a.bwd_flops + windowed * wb;
+            }
             return a;
         }
         // Unfused attention (Megatron before flash attention): QK^T and PV as batched GEMMs over the

@@ -40,12 +40,37 @@ struct ModelSpec {
     // Unset: on for "gelu" models, off for "swiglu" ones.
     std::optional<bool> dropout;
     std::optional<int> head_dim_override;
+    // Sliding-window attention: a windowed layer's query attends to the last `sliding_window` tokens
+    // (0 = every layer attends causally to the whole sequence). With a window, every
+    // `full_attention_every`-th layer (1-based, as Megatron-core's window_attn_skip_freq counts) still
+    // attends fully; GPT-OSS alternates windowed (128) and full layers (HF config layer_types).
+    int sliding_window = 0;
+    int full_attention_every = 0; // 0 = no full layers: every layer windowed
+    // Learned per-head sink logits added to the softmax denominator (GPT-OSS; Xiao et al. 2023,
+    // "Efficient Streaming Language Models with Attention Sinks"; TE softmax_type="learnable").
+    bool attention_sinks = false;
     std::optional<MlaSpec> mla;
     std::optional<MoeSpec> moe;
     std::optional<double> params_B; // published count, for checks only
     std::string source;
 
     long long head_dim() const { return head_dim_override ? *head_dim_override : hidden / heads; }
+    bool is_windowed_layer(int layer) const
+    {
+        if (sliding_window <= 0)
+            return false;
+        return full_attention_every <= 0 || (layer + 1) % full_attention_every != 0;
+    }
+    // Share of the layers whose attention is windowed.
+    double windowed_layer_fraction() const
+    {
+        if (sliding_window <= 0 || layers <= 0)
+            return 0.0;
+        int n = 0;
+        for (int l = 0; l < layers; ++l)
+            n += is_windowed_layer(l) ? 1 : 0;
+        return static_cast<double>(n) / layers;
+    }
     bool has_dropout() const { return dropout ? *dropout : ffn_act == FfnActivation::gelu; }
     bool is_moe() const { return moe.has_value() && moe->experts > 0; }
     // Layer index 0-based. Megatron's --moe-layer-freq with --first-k-dense-replace semantics.

@@ -32,6 +32,11 @@ struct SoftwareTraits {
     // fused kernels of Megatron/TE.
     double elementwise_traffic_factor = 1.0;
     SelectivePolicy selective = SelectivePolicy::attention_core;
+    // Learned softmax sinks inside the fused attention kernel: Transformer Engine >= 2.8 runs them in
+    // cuDNN's fused attention (BSHD/SBHD, cuDNN >= 9.13.1; TransformerEngine PR #2148); below that
+    // Megatron-Bridge's GPTOSSProvider falls back to Megatron-core's local (unfused) attention, which
+    // materialises the score matrix. All stacks modelled here are assumed to have the fused kernel.
+    bool fused_attention_sinks = true;
     // Pipeline sends: Megatron splits the activation across TP ranks and all-gathers it over NVLink
     // on arrival (scatter-gather, Narayanan et al. 2021 Sec. 4.1) and pairs send/recv in one batched
     // exchange; DeepSpeed's engine partitions the same way but sends and receives in separate blocking

@@ -74,6 +74,46 @@ struct Layer {
     }
 };
 
+// GPT-OSS-120B on one B200 node, one 4096-token sequence per micro-batch, EP 8 (16 local experts).
+struct GptOssLayer {
+    ModelSpec model = test::model("gpt-oss-120b");
+    TrainingSpec training;
+    ClusterSpec cluster = test::cluster("B200", 1, 8, "nvlink5-nvswitch", "ib-ndr");
+    Strategy strategy;
+    SoftwareTraits traits = software_traits(Framework::megatron);
+
+    GptOssLayer()
+    {
+        training.seq_len = 4096;
+        training.global_batch = 8;
+        training.precision = Precision::bf16;
+        strategy.dp = 8;
+        strategy.ep = 8;
+        strategy.micro_batch = 1;
+    }
+
+    LayerContext context() const
+    {
+        LayerContext lc;
+        lc.model = &model;
+        lc.training = &training;
+        lc.strategy = &strategy;
+        lc.device = ComputeDevice::of(cluster.gpu);
+        lc.network = NetworkModel::of(cluster);
+        lc.ep_group = place_group(strategy.rank_order, LayoutSizes::dense(strategy), { ParallelDim::dp }, 8);
+        lc.traits = traits;
+        return lc;
+    }
+
+    const LayerOp* first(const LayerOps& ops, OpKind k, OpPhase ph) const
+    {
+        for (int i = 0; i < ops.count; ++i)
+            if (ops.op[i].kind == k && ops.op[i].phase == ph)
+                return &ops.op[i];
+        return nullptr;
+    }
+};
+
 } // namespace
 
 class TestMechanisms : public QObject {
@@ -317,6 +357,94 @@ private slots:
     }
 
     // Unstated settings of published rows follow the frameworks' own recipes.
+    // GPT-OSS: 64 heads of head_dim 64 (4096 wide) on a 2880-wide residual stream: QKV, the output
+    // projection and the attention core are sized by head_dim, not hidden/heads = 45.
+    void gpt_oss_attention_uses_head_dim_64()
+    {
+        GptOssLayer g;
+        QCOMPARE(g.model.head_dim(), 64LL);
+        LayerOps ops;
+        build_layer_ops(g.context(), true, ops);
+        const LayerOp* qkv = g.first(ops, OpKind::qkv_proj, OpPhase::forward);
+        const LayerOp* out = g.first(ops, OpKind::out_proj, OpPhase::forward);
+        const LayerOp* att = g.first(ops, OpKind::attention, OpPhase::forward);
+        QVERIFY(qkv && out && att);
+        QCOMPARE(static_cast<double>(qkv->n), 64.0 * 64 + 2 * 8 * 64); // q + k + v = 4096 + 1024
+        QCOMPARE(static_cast<double>(qkv->k), 2880.0);
+        QCOMPARE(static_cast<double>(out->k), 4096.0);
+        QCOMPARE(static_cast<double>(out->n), 2880.0);
+        // Attention FLOPs, forward: half the layers full causal, 2*b*h*(s^2/2)*(64+64); half windowed,
+        // 2*b*h*pairs*(64+64) with pairs = 128*129/2 + (4096-128)*128 (HF layer_types, window 128).
+        const double s = 4096, h = 64, d = 64;
+        const double causal = 2 * h * (s * s / 2) * (d + d);
+        const double pairs = 128.0 * 129 / 2 + (s - 128) * 128;
+        QCOMPARE(windowed_attention_pairs(s, 128), pairs);
+        const double windowed = 2 * h * pairs * (d + d);
+        QVERIFY(near(att->flops, 0.5 * causal + 0.5 * windowed, 1e-9));
+    }
+
+    // A 128-token window over 4096 tokens: each 128-query block touches ceil((128+127)/128) = 2 key
+    // blocks, so the kernel computes 4096*256 pairs for 520,384 useful ones; it still costs far less
+    // than full causal attention, but more per useful FLOP.
+    void sliding_window_attention_costs_its_band()
+    {
+        QCOMPARE(windowed_attention_executed_pairs(4096, 128), 4096.0 * 256);
+        QCOMPARE(windowed_attention_executed_pairs(100, 128), 100.0 * 100); // shorter than the window
+        GptOssLayer g;
+        const ComputeDevice dev = ComputeDevice::of(g.cluster.gpu);
+        double full_flops = 0, band_flops = 0;
+        const double full = flash_attention_fwd_s(dev, 64, 4096, 4096, 64, 64, true, &full_flops);
+        const double band = flash_attention_windowed_fwd_s(dev, 64, 4096, 128, 64, 64, &band_flops);
+        QVERIFY(band < 0.5 * full);
+        QVERIFY(band / band_flops > full / full_flops);
+        double bwd_flops = 0;
+        flash_attention_windowed_bwd_s(dev, 64, 4096, 128, 64, 64, &bwd_flops);
+        QVERIFY(near(bwd_flops, 2.5 * band_flops, 1e-12)); // FlashAttention backward: 5 matmuls vs 2
+    }
+
+    // Learned sinks without a fused kernel (TE < 2.8): the unfused attention materialises the scores,
+    // b*h*s*s of them, and keeps them for the backward.
+    void attention_sinks_without_fused_kernel_fall_back_to_unfused()
+    {
+        GptOssLayer fused;
+        GptOssLayer unfused;
+        unfused.traits.fused_attention_sinks = false;
+        LayerOps a, b;
+        build_layer_ops(fused.context(), true, a);
+        build_layer_ops(unfused.context(), true, b);
+        const LayerOp* fa = fused.first(a, OpKind::attention, OpPhase::forward);
+        const LayerOp* ua = unfused.first(b, OpKind::attention, OpPhase::forward);
+        QVERIFY(fa && ua);
+        QCOMPARE(fa->bytes, 0.0);
+        const double scores = 64.0 * 4096 * 4096;
+        QVERIFY(near(ua->bytes, scores * 2 * 2, 1e-9)); // softmax read + write in bf16, no dropout
+        QVERIFY(ua->time_s > 2 * fa->time_s);
+        const double saved
+            = layer_activation_bytes(unfused.context(), true) - layer_activation_bytes(fused.context(), true);
+        QVERIFY(near(saved, scores * 2 - 64.0 * 4096 * 4, 1e-9)); // bf16 scores instead of fp32 LSE
+        // A model without sinks keeps the fused kernel whatever the stack.
+        unfused.model.attention_sinks = false;
+        LayerOps c;
+        build_layer_ops(unfused.context(), true, c);
+        QCOMPARE(unfused.first(c, OpKind::attention, OpPhase::forward)->time_s, fa->time_s);
+    }
+
+    // Transformer Engine's GroupedLinear issues one cuBLAS GEMM per local expert: 16 experts of
+    // Qwen3-30B-A3B's width (FC1 N = 2*768) at 2048 rows each cost more per FLOP than the same FLOPs
+    // in one GEMM, by their own tiles and waves and 15 more kernel launches and tails.
+    void small_expert_grouped_gemm_is_slower_per_flop()
+    {
+        const ComputeDevice dev = ComputeDevice::of(test::gpu("B200"));
+        const double grouped = per_expert_gemm_time_s(dev, 2048, 1536, 2048, Precision::fp8, 16);
+        const double one = gemm_time_s(dev, 16 * 2048, 1536, 2048, Precision::fp8, 1);
+        QVERIFY(grouped > one);
+        QVERIFY(near(
+            grouped - gemm_time_s(dev, 2048, 1536, 2048, Precision::fp8, 16), 15 * dev.gen->kernel_overhead_s, 1e-9));
+        // A single expert is a plain GEMM.
+        QCOMPARE(per_expert_gemm_time_s(dev, 2048, 1536, 2048, Precision::fp8, 1),
+            gemm_time_s(dev, 2048, 1536, 2048, Precision::fp8, 1));
+    }
+
     void published_rows_follow_the_recipes()
     {
         std::ifstream in(std::string(PARALLAX_SOURCE_DIR) + "/validation/published-runs.json");
