@@ -1,6 +1,7 @@
 #include "gui/main_window.hpp"
 
 #include "gui/autosave_controller.hpp"
+#include "gui/calibration_controller.hpp"
 #include "gui/core_search_engine.hpp"
 #include "gui/plan_document.hpp"
 #include "gui/plan_evaluator.hpp"
@@ -9,6 +10,7 @@
 #include "gui/theme.hpp"
 #include "gui/timeline_controller.hpp"
 #include "io/csv_writer.hpp"
+#include "io/json_reader.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
 #include "planner/cluster_grid_view.hpp"
@@ -24,12 +26,14 @@
 #include "plots/plot_export.hpp"
 #include "plots/qcustomplot_include.hpp"
 #include "plots/scaling_plot.hpp"
+#include "remote/calibration_fit_dialog.hpp"
 #include "remote/remote_controller.hpp"
 #include "search/plan_explain.hpp"
 #include "spec/input_error.hpp"
 #include "spec/units.hpp"
 #include "style/view_style.hpp"
 #include "timeline/timeline_view.hpp"
+#include "viewdata/calibration_residuals.hpp"
 #include "viewdata/rank_grid.hpp"
 #include "viewdata/timeline_data.hpp"
 
@@ -136,14 +140,17 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
     m_scaling_jobs = new ScalingController(this);
     m_autosave = new AutosaveController(m_settings, m_doc, options.autosave, this);
     m_reports = new ReportController(this);
+    m_calibration_jobs = new CalibrationController(this);
     setWindowTitle(QStringLiteral("Parallax"));
     setDockNestingEnabled(true);
     build_panels();
     build_actions();
+    restore_calibration(); // before the first evaluation, so that it already uses the chosen calibration
 
     connect(m_doc, &PlanDocument::scenario_changed, this, &MainWindow::scenario_changed);
     connect(m_doc, &PlanDocument::modified_changed, this, [this](bool) { update_title(); });
     connect(m_evaluator, &PlanEvaluator::evaluated, this, &MainWindow::show_evaluation);
+    connect(m_calibration_jobs, &CalibrationController::fitted, this, &MainWindow::show_calibration_fit);
     connect_jobs();
 
     resize(1600, 1000);
@@ -437,7 +444,36 @@ void MainWindow::build_runs_menu()
     runs->addAction(m_remote->panel()->attach_action());
     runs->addAction(m_remote->panel()->trace_action());
     runs->addSeparator();
+    QAction* calibrate = m_remote->panel()->calibrate_action();
+    connect(calibrate, &QAction::triggered, this, [this] { calibrate_from_runs(); });
+    runs->addAction(calibrate);
+    build_calibration_menu(runs);
+    runs->addSeparator();
     runs->addAction(m_docks.value(QStringLiteral("runs"))->toggleViewAction());
+}
+
+void MainWindow::build_calibration_menu(QMenu* runs)
+{
+    // Which calibration the plan is evaluated with; the checked entry is the one in Settings.
+    auto* group = new QActionGroup(this);
+    m_calibration_actions[0]
+        = runs->addAction(QStringLiteral("Use &shipped calibration"), this, &MainWindow::use_shipped_calibration);
+    m_calibration_actions[1]
+        = runs->addAction(QStringLiteral("Use &no calibration (physics only)"), this, &MainWindow::use_no_calibration);
+    m_calibration_actions[2] = runs->addAction(QStringLiteral("Use calibration &file..."), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Use calibration"), m_calibration_path,
+            QStringLiteral("Calibration files (*.json);;All files (*)"));
+        if (!path.isEmpty())
+            use_calibration_file(path);
+        update_calibration_actions(); // a cancelled or failed choice leaves the previous one checked
+    });
+    m_calibration_actions[0]->setObjectName(QStringLiteral("use_shipped_calibration"));
+    m_calibration_actions[1]->setObjectName(QStringLiteral("use_no_calibration"));
+    m_calibration_actions[2]->setObjectName(QStringLiteral("use_calibration_file"));
+    for (QAction* a : m_calibration_actions) {
+        a->setCheckable(true);
+        group->addAction(a);
+    }
 }
 
 void MainWindow::build_view_menu()
@@ -802,8 +838,11 @@ void MainWindow::scenario_changed(const Scenario& s, const QString& what)
 
 void MainWindow::set_evaluation_options(const PlanEvaluationOptions& o)
 {
+    // The calibration is the window's choice (Settings), not the panels': a panel's copy may be older.
+    std::shared_ptr<const Calibration> calibration = m_options.calibration;
     m_options = o;
     m_options.alternatives = true;
+    m_options.calibration = std::move(calibration);
     if (scenario()) {
         m_strategy->set_scenario(*scenario(), m_options);
         m_grid->set_scenario(*scenario(), m_options);
@@ -825,14 +864,40 @@ void MainWindow::set_fidelity(Fidelity f)
 
 void MainWindow::update_fidelity_label()
 {
-    // Short in the status bar ("calibration: builtin"), the whole statement on hover.
-    const QString full = fidelity_text();
+    // Short in the status bar ("calibration: builtin"), the whole statement on hover. A chosen calibration
+    // that is not applied is said in the bar itself, in the colour of trouble: never silent.
+    const QString full = fidelity_base_text();
     const int cut = full.indexOf(QStringLiteral(" ("), full.indexOf(QStringLiteral("calibration:")));
-    m_fidelity_label->setText(cut > 0 ? full.left(cut) : full);
-    m_fidelity_label->setToolTip(full);
+    QString shown = cut > 0 ? full.left(cut) : full;
+    const QString note = calibration_note();
+    if (!note.isEmpty() && m_current && m_current->options.calibration)
+        shown += QStringLiteral(" · %1 NOT applied (fitted on %2, the plan is on %3)")
+                     .arg(QString::fromStdString(m_current->options.calibration->name),
+                         QString::fromStdString(m_current->options.calibration->gpu),
+                         QString::fromStdString(m_current->scenario.cluster.gpu.name));
+    m_fidelity_label->setText(shown);
+    m_fidelity_label->setStyleSheet(note.isEmpty()
+            ? QString()
+            : QStringLiteral("QLabel { color: %1; }").arg(views::bad_colour(views::is_dark(palette())).name()));
+    m_fidelity_label->setToolTip(fidelity_text() + QStringLiteral("\n\n") + calibration_details());
 }
 
 QString MainWindow::fidelity_text() const
+{
+    const QString note = calibration_note();
+    return note.isEmpty() ? fidelity_base_text() : fidelity_base_text() + QStringLiteral(" · ") + note;
+}
+
+QString MainWindow::calibration_note() const
+{
+    // Judged on the evaluation shown (the plan's GPU and the calibration it was evaluated with).
+    if (!m_current || !m_current->options.calibration)
+        return {};
+    return QString::fromStdString(
+        calibration_not_applied(*m_current->options.calibration, m_current->scenario.cluster.gpu.name));
+}
+
+QString MainWindow::fidelity_base_text() const
 {
     const QString fidelity = m_options.fidelity == Fidelity::simulated
         ? QStringLiteral("Fidelity: simulated (event simulator of the execution DAG)")
@@ -999,7 +1064,7 @@ void MainWindow::request_timeline(bool force)
     // simulated; selecting its tab asks again.
     if (!force && (!d || !d->isVisible() || d->visibleRegion().isEmpty()))
         return;
-    m_timeline_jobs->request(m_current->scenario);
+    m_timeline_jobs->request(m_current->scenario, m_current->options.calibration);
 }
 
 void MainWindow::connect_jobs()
@@ -1058,6 +1123,186 @@ void MainWindow::cancel_scaling()
 bool MainWindow::scaling_running() const
 {
     return m_scaling_jobs->running();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calibration: the one the plan is evaluated with, and fitting one to the stored runs
+
+bool MainWindow::use_calibration_file(const QString& path)
+{
+    const std::string file = path.toStdString();
+    try {
+        auto c = std::make_shared<const Calibration>(
+            calibration_from_json(parse_json_text(read_text_file(file), file), file));
+        set_calibration(std::move(c), QFileInfo(path).absoluteFilePath());
+        return true;
+    } catch (const InputError& e) {
+        report_error(QStringLiteral("calibration not changed: ") + QString::fromStdString(e.what()));
+        return false;
+    }
+}
+
+void MainWindow::use_shipped_calibration()
+{
+    set_calibration(nullptr, QString::fromLatin1(Settings::kShippedCalibration));
+}
+
+void MainWindow::use_no_calibration()
+{
+    set_calibration(
+        std::make_shared<const Calibration>(no_calibration()), QString::fromLatin1(Settings::kNoCalibration));
+}
+
+void MainWindow::set_calibration(std::shared_ptr<const Calibration> c, const QString& choice)
+{
+    const bool is_file
+        = choice != QLatin1String(Settings::kShippedCalibration) && choice != QLatin1String(Settings::kNoCalibration);
+    m_options.calibration = std::move(c);
+    m_calibration_path = is_file ? choice : QString();
+    m_settings->set_calibration(choice);
+    update_calibration_actions();
+    statusBar()->showMessage(QStringLiteral("Calibration: ") + QString::fromStdString(calibration().name)
+            + (is_file ? QStringLiteral(" from ") + choice : QString()),
+        5000);
+    if (scenario()) {
+        m_strategy->set_scenario(*scenario(), m_options);
+        m_grid->set_scenario(*scenario(), m_options);
+        m_evaluator->request(*scenario(), m_options);
+    }
+}
+
+void MainWindow::restore_calibration()
+{
+    const QString choice = m_settings->calibration();
+    if (choice == QLatin1String(Settings::kNoCalibration))
+        m_options.calibration = std::make_shared<const Calibration>(no_calibration());
+    else if (choice != QLatin1String(Settings::kShippedCalibration) && !use_calibration_file(choice))
+        // The file went away or broke since: the error is shown and the shipped one is used meanwhile;
+        // Settings keep the file (it may come back, e.g. an unmounted share).
+        m_options.calibration.reset();
+    update_calibration_actions();
+}
+
+void MainWindow::update_calibration_actions()
+{
+    if (!m_calibration_actions[0])
+        return;
+    const int checked = !m_calibration_path.isEmpty() ? 2 : (m_options.calibration ? 1 : 0);
+    m_calibration_actions[checked]->setChecked(true);
+    m_calibration_actions[2]->setToolTip(m_calibration_path);
+}
+
+QString MainWindow::calibration_details() const
+{
+    const Calibration& c = calibration();
+    QString out = QStringLiteral("Chosen calibration: ") + QString::fromStdString(c.name);
+    if (!m_calibration_path.isEmpty())
+        out += QStringLiteral("\nFile: ") + m_calibration_path;
+    else
+        out += m_options.calibration ? QStringLiteral(" (the physics alone)") : QStringLiteral(" (shipped)");
+    if (!c.source.empty())
+        out += QStringLiteral("\nSource: ") + QString::fromStdString(c.source);
+    out += QStringLiteral("\nApplies to: ")
+        + (c.gpu.empty() ? QStringLiteral("any GPU") : QString::fromStdString(c.gpu) + QStringLiteral(" only"));
+    const nlohmann::json& p = c.provenance;
+    if (p.is_object() && p.contains("runs") && p["runs"].is_array()) {
+        const auto text = [&](const char* key) {
+            return p.contains(key) && p[key].is_string() ? QString::fromStdString(p[key].get<std::string>())
+                                                         : QString();
+        };
+        out += QStringLiteral("\nProvenance: %1 runs of %2 from %3, fitted %4")
+                   .arg(p["runs"].size())
+                   .arg(text("cluster").isEmpty() ? QStringLiteral("several clusters") : text("cluster"), text("store"),
+                       text("fitted_at"));
+    }
+    return out;
+}
+
+void MainWindow::calibrate_from_runs(QStringList run_ids)
+{
+    if (run_ids.isEmpty())
+        run_ids = m_remote->panel()->selected_run_ids();
+    if (run_ids.isEmpty()) {
+        statusBar()->showMessage(QStringLiteral("Select the runs to calibrate from in the Runs panel"), 8000);
+        return;
+    }
+    if (!m_fit_dialog) {
+        m_fit_dialog = new views::CalibrationFitDialog(this);
+        connect(m_fit_dialog, &views::CalibrationFitDialog::save_requested, this, &MainWindow::save_calibration_dialog);
+    }
+    m_fit_dialog->set_running(run_ids.size() == 1
+            ? QStringLiteral("Fitting a calibration to the runs of run %1's cluster...").arg(run_ids.front())
+            : QStringLiteral("Fitting a calibration to %1 runs...").arg(run_ids.size()));
+    m_fit_dialog->show();
+    m_fit_dialog->raise();
+    m_fit.reset();
+    m_calibration_jobs->fit(m_remote->store_path(), run_ids);
+}
+
+views::CalibrationFitDialog* MainWindow::calibration_fit_dialog() const
+{
+    return m_fit_dialog;
+}
+
+bool MainWindow::wait_for_calibration_fit(int timeout_ms)
+{
+    return wait_until([this] { return m_fit != nullptr && !m_calibration_jobs->running(); },
+        &MainWindow::calibration_fitted, timeout_ms);
+}
+
+void MainWindow::show_calibration_fit(std::shared_ptr<const remote::StoreFit> fit)
+{
+    m_fit = std::move(fit);
+    views::CalibrationFitSummary s;
+    const std::size_t fitted = m_fit->found.cases.size();
+    s.fitted = m_fit->calibration.has_value();
+    const QString cluster
+        = m_fit->cluster.empty() ? QStringLiteral("several clusters") : QString::fromStdString(m_fit->cluster);
+    if (s.fitted) {
+        s.residuals = calibration_residuals(*m_fit->calibration);
+        // The RMS before and after is the chart's own first line.
+        s.headline = QStringLiteral("Fitted %1 runs of %2 on %3")
+                         .arg(fitted)
+                         .arg(cluster, QString::fromStdString(m_fit->calibration->gpu));
+        s.details = QStringLiteral("%1 — %2. It applies to %3 plans only.")
+                        .arg(QString::fromStdString(m_fit->calibration->name),
+                            QString::fromStdString(m_fit->calibration->source),
+                            QString::fromStdString(m_fit->calibration->gpu));
+    } else {
+        s.headline = QStringLiteral("No calibration: ") + QString::fromStdString(m_fit->error);
+    }
+    for (const remote::RejectedRun& r : m_fit->found.rejected)
+        s.rejected.append(qMakePair(QString::fromStdString(r.run_id), QString::fromStdString(r.reason)));
+    if (m_fit_dialog)
+        m_fit_dialog->set_summary(s);
+    statusBar()->showMessage(s.headline, 8000);
+    emit calibration_fitted();
+}
+
+bool MainWindow::save_fitted_calibration(const QString& path, bool use)
+{
+    if (!m_fit || !m_fit->calibration)
+        return false;
+    try {
+        write_text_file_atomically(path.toStdString(), calibration_to_json(*m_fit->calibration).dump(2) + "\n");
+    } catch (const InputError& e) {
+        report_error(QString::fromStdString(e.what()));
+        return false;
+    }
+    statusBar()->showMessage(QStringLiteral("Calibration saved to ") + path, 5000);
+    return !use || use_calibration_file(path);
+}
+
+void MainWindow::save_calibration_dialog(bool use)
+{
+    if (!m_fit || !m_fit->calibration)
+        return;
+    const QString start = QString::fromStdString(m_fit->cluster.empty() ? "runs" : m_fit->cluster)
+        + QStringLiteral("-calibration.json");
+    const QString path = QFileDialog::getSaveFileName(
+        m_fit_dialog, QStringLiteral("Save calibration"), start, QStringLiteral("Calibration files (*.json)"));
+    if (!path.isEmpty())
+        save_fitted_calibration(path, use);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -48,7 +48,12 @@ class ScalingPlot;
 class TimelineView;
 class PowerPanel;
 class RemoteRunsController;
+class CalibrationFitDialog;
 } // namespace parallax::views
+
+namespace parallax::remote {
+struct StoreFit;
+} // namespace parallax::remote
 
 namespace parallax::app {
 
@@ -58,6 +63,7 @@ class AutosaveController;
 class ReportController;
 class ScalingController;
 class TimelineController;
+class CalibrationController;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -100,6 +106,27 @@ public:
     std::shared_ptr<const PlanEvaluation> pinned() const { return m_pinned; }
     const PlanEvaluationOptions& evaluation_options() const { return m_options; }
     void set_evaluation_options(const PlanEvaluationOptions& o);
+
+    // The calibration the plan is evaluated with, kept in Settings: the shipped one (default), none (the
+    // physics alone) or a calibration file. One fitted on another GPU than the plan's is not applied (core
+    // falls back to the shipped one) and the status bar says so. A file that cannot be read is an error
+    // and the previous choice stays.
+    bool use_calibration_file(const QString& path);
+    void use_shipped_calibration();
+    void use_no_calibration();
+    const Calibration& calibration() const { return m_options.calibration_or_shipped(); }
+    QString calibration_file() const { return m_calibration_path; } // empty unless a file is in use
+    // Why the chosen calibration is not applied to the evaluated plan; empty when it is.
+    QString calibration_note() const;
+
+    // "Calibrate from these runs": fits the runs (empty: those selected in the Runs panel; one run: every
+    // run of its cluster) off the GUI thread and shows the result in a dialog (residuals, rejected runs).
+    void calibrate_from_runs(QStringList run_ids = {});
+    bool wait_for_calibration_fit(int timeout_ms = 60000);
+    std::shared_ptr<const remote::StoreFit> calibration_fit() const { return m_fit; }
+    views::CalibrationFitDialog* calibration_fit_dialog() const;
+    // Writes the fitted calibration to `path` (atomically); with `use`, the planner evaluates with it.
+    bool save_fitted_calibration(const QString& path, bool use);
 
     // Panels.
     static QStringList panel_names();
@@ -158,6 +185,7 @@ signals:
     void evaluated();
     void timeline_updated();
     void scaling_finished();
+    void calibration_fitted();
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -186,6 +214,14 @@ private:
     void build_view_menu();
     void build_toolbar(const MainActions& actions);
     void build_status_bar();
+    void build_calibration_menu(QMenu* runs);
+    void set_calibration(std::shared_ptr<const Calibration> c, const QString& choice);
+    void restore_calibration(); // the choice kept in Settings
+    void update_calibration_actions();
+    QString calibration_details() const; // the chosen calibration's name, source and provenance
+    QString fidelity_base_text() const; // fidelity and the calibration the prediction used
+    void show_calibration_fit(std::shared_ptr<const remote::StoreFit> fit);
+    void save_calibration_dialog(bool use);
     void scenario_changed(const Scenario& s, const QString& what);
     void show_evaluation(std::shared_ptr<const PlanEvaluation> e); // a new evaluation arrived
     void display(); // shows m_current against m_previous and the pin
@@ -214,6 +250,11 @@ private:
     ScalingController* m_scaling_jobs = nullptr;
     AutosaveController* m_autosave = nullptr;
     ReportController* m_reports = nullptr;
+    CalibrationController* m_calibration_jobs = nullptr;
+    QString m_calibration_path;
+    QAction* m_calibration_actions[3] = {}; // shipped, none, file
+    QPointer<views::CalibrationFitDialog> m_fit_dialog;
+    std::shared_ptr<const remote::StoreFit> m_fit;
     PlanEvaluationOptions m_options;
     std::shared_ptr<const PlanEvaluation> m_current;
     std::shared_ptr<const PlanEvaluation> m_previous;

@@ -133,4 +133,13 @@ void Settings::set_sensitivity_degree(const QString& d)
     m_s->setValue(key(keys::sensitivity_degree), d);
 }
 
+QString Settings::calibration() const
+{
+    return m_s->value(key(keys::calibration), QString::fromLatin1(kShippedCalibration)).toString();
+}
+void Settings::set_calibration(const QString& choice)
+{
+    m_s->setValue(key(keys::calibration), choice);
+}
+
 } // namespace parallax::app

@@ -16,6 +16,8 @@ inline constexpr const char* window_geometry = "ui/window_geometry";
 inline constexpr const char* window_state = "ui/window_state";
 inline constexpr const char* grid_dimension = "ui/grid_dimension";
 inline constexpr const char* sensitivity_degree = "ui/sensitivity_degree";
+// "shipped", "none" or the absolute path of a calibration JSON file.
+inline constexpr const char* calibration = "model/calibration";
 inline constexpr const char* recent_files = "files/recent";
 inline constexpr const char* autosave_interval_s = "files/autosave_interval_s";
 inline constexpr const char* autosave_dir = "files/autosave_dir";
@@ -50,6 +52,11 @@ public:
     void set_grid_dimension(const QString& d);
     QString sensitivity_degree() const;
     void set_sensitivity_degree(const QString& d);
+    // The calibration the planner evaluates with: kShippedCalibration, kNoCalibration or a file's path.
+    static constexpr const char* kShippedCalibration = "shipped";
+    static constexpr const char* kNoCalibration = "none";
+    QString calibration() const;
+    void set_calibration(const QString& choice);
 
 signals:
     void theme_changed(parallax::app::Theme t);

@@ -16,14 +16,14 @@ TimelineController::~TimelineController()
     cancel_all();
 }
 
-void TimelineController::request(const Scenario& s)
+void TimelineController::request(const Scenario& s, std::shared_ptr<const Calibration> calibration)
 {
     const LatestRequest::Ticket ticket = m_latest.next();
     const std::uint64_t id = ticket.id;
-    QtConcurrent::run([s, token = ticket.token]() -> std::shared_ptr<const TimelineData> {
+    QtConcurrent::run([s, calibration, token = ticket.token]() -> std::shared_ptr<const TimelineData> {
         if (token.cancelled())
             return nullptr; // a newer request came in before this one started
-        const PlanContext ctx(s.model, s.training, s.cluster);
+        const PlanContext ctx(s.model, s.training, s.cluster, calibration ? *calibration : builtin_calibration());
         auto sim = std::make_shared<const SimulatedPlan>(simulate_plan(ctx, s.strategy));
         if (token.cancelled())
             return nullptr;

@@ -4,6 +4,7 @@
 // request makes an older one stop at its next checkpoint, and only the latest result is delivered,
 // on the GUI thread (QFuture::then with this object as context, so a destroyed controller gets
 // nothing).
+#include "calibration/calibration.hpp"
 #include "jobs/latest_request.hpp"
 #include "spec/scenario.hpp"
 #include "viewdata/timeline_data.hpp"
@@ -20,8 +21,9 @@ public:
     explicit TimelineController(QObject* parent = nullptr);
     ~TimelineController() override; // whatever still runs is stale
 
-    // Simulates the plan of `s`; timeline_ready follows unless a newer request (or cancel_all) comes first.
-    void request(const Scenario& s);
+    // Simulates the plan of `s` with `calibration` (null: the shipped one); timeline_ready follows unless a
+    // newer request (or cancel_all) comes first.
+    void request(const Scenario& s, std::shared_ptr<const Calibration> calibration = nullptr);
     // Makes every pending simulation stale.
     void cancel_all() { m_latest.cancel_all(); }
 

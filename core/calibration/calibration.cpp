@@ -34,6 +34,14 @@ const Calibration& no_calibration()
     return c;
 }
 
+std::string calibration_not_applied(const Calibration& c, const std::string& gpu)
+{
+    if (c.gpu.empty() || c.gpu == gpu)
+        return {};
+    return "calibration " + c.name + " was fitted on " + c.gpu + " runs and is not applied to " + gpu
+        + "; the shipped calibration is used instead";
+}
+
 namespace {
 
 const GpuArchitecture kArchitectures[] = { GpuArchitecture::generic, GpuArchitecture::volta, GpuArchitecture::ampere,

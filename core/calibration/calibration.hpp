@@ -41,6 +41,10 @@ struct Calibration {
 const Calibration& builtin_calibration();
 const Calibration& no_calibration();
 
+// Why `c` is not applied to a plan on `gpu` (a preset name): it was fitted on another GPU's runs.
+// Empty when it applies. PlanContext and the planner's status bar say the same thing from here.
+std::string calibration_not_applied(const Calibration& c, const std::string& gpu);
+
 nlohmann::json calibration_to_json(const Calibration& c);
 // Throws InputError naming the file and key.
 Calibration calibration_from_json(const nlohmann::json& j, const std::string& file);

@@ -10,11 +10,9 @@ PlanContext::PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c, const Calib
     , cluster(std::move(c))
     , calibration(cal)
 {
-    if (!calibration.gpu.empty() && calibration.gpu != cluster.gpu.name) {
-        calibration_note = "calibration " + calibration.name + " was fitted on " + calibration.gpu
-            + " runs and is not applied to " + cluster.gpu.name + "; the shipped calibration is used instead";
+    calibration_note = calibration_not_applied(calibration, cluster.gpu.name);
+    if (!calibration_note.empty())
         calibration = builtin_calibration();
-    }
     device = ComputeDevice::of(cluster.gpu);
     device.attention_kernel = training.attention_kernel.value_or(software_traits(training.framework).attention);
     device.gemm_scale = calibration.gemm(cluster.gpu.architecture);

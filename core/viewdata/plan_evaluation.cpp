@@ -100,7 +100,7 @@ PlanEvaluation evaluate_plan(const Scenario& s, const PlanEvaluationOptions& o, 
     for (Rule r : all_violations(in, s.strategy))
         e.violations.push_back(RuleViolation { r, rule_key(r, s.strategy), explain(r, in, s.strategy) });
     e.valid = e.violations.empty();
-    const PlanContext ctx(s.model, s.training, s.cluster);
+    const PlanContext ctx(s.model, s.training, s.cluster, o.calibration_or_shipped());
     const AnalyticModel model(ctx);
     if (e.valid) {
         e.prediction

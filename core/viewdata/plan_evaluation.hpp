@@ -3,6 +3,7 @@
 // thread) and handed over as a value: the validity of the plan with the rules it breaks, the
 // prediction, and the alternatives around it — each degree varied with the others rebalanced
 // (sensitivity curves, which also give the handles their valid stops) and the TP x PP grid.
+#include "calibration/calibration.hpp"
 #include "jobs/cancel_token.hpp"
 #include "model/analytic_model.hpp"
 #include "search/degree_snapping.hpp"
@@ -11,6 +12,7 @@
 
 #include <array>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +57,10 @@ struct PlanEvaluationOptions {
     bool alternatives = true; // sensitivity curves and the heatmap
     // Of the headline prediction; the alternatives are always analytic (they rank, the simulator refines).
     Fidelity fidelity = Fidelity::analytic;
+    // The calibration the plan is evaluated with; null: the shipped one. Shared, because options travel
+    // with every request and a calibration carries its provenance.
+    std::shared_ptr<const Calibration> calibration;
+    const Calibration& calibration_or_shipped() const { return calibration ? *calibration : builtin_calibration(); }
 };
 
 struct RuleViolation {

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <set>
 
 namespace parallax::remote {
 
@@ -130,11 +132,14 @@ std::optional<std::string> run_case(const RunRecord& run, const std::vector<Step
     return std::nullopt;
 }
 
-StoreCases store_cases(const RunCatalog& catalog, const std::string& cluster)
+namespace {
+
+// The store's runs that `keep` accepts, checked one by one.
+StoreCases cases_of(const RunCatalog& catalog, const std::function<bool(const RunRecord&)>& keep)
 {
     StoreCases out;
     for (const RunRecord& run : catalog.runs()) {
-        if (!cluster.empty() && run.cluster != cluster)
+        if (!keep(run))
             continue;
         ValidationCase c;
         if (auto why = run_case(run, catalog.steps(run.id), c)) {
@@ -145,6 +150,13 @@ StoreCases store_cases(const RunCatalog& catalog, const std::string& cluster)
         out.clusters.push_back(run.cluster);
     }
     return out;
+}
+
+} // namespace
+
+StoreCases store_cases(const RunCatalog& catalog, const std::string& cluster)
+{
+    return cases_of(catalog, [&](const RunRecord& run) { return cluster.empty() || run.cluster == cluster; });
 }
 
 std::vector<Residual> residuals(const std::vector<ValidationCase>& cases, const Calibration& calibration)
@@ -175,6 +187,43 @@ Calibration fit_store_calibration(const std::vector<ValidationCase>& cases, cons
         { "residuals_are", "ln(measured / predicted) tokens/s per GPU; before: the shipped calibration" },
         { "runs", runs } };
     return c;
+}
+
+StoreFit fit_selected_runs(const RunCatalog& catalog, const std::vector<std::string>& run_ids,
+    const std::string& store_path, const std::string& fitted_at)
+{
+    StoreFit out;
+    if (run_ids.size() == 1) {
+        const std::optional<RunRecord> run = catalog.run(run_ids.front());
+        if (!run) {
+            out.error = "no run " + run_ids.front() + " in the store";
+            return out;
+        }
+        out.cluster = run->cluster;
+        out.found = store_cases(catalog, out.cluster);
+    } else {
+        const std::set<std::string> chosen(run_ids.begin(), run_ids.end());
+        out.found = cases_of(catalog, [&](const RunRecord& run) { return chosen.count(run.id) > 0; });
+        const std::set<std::string> clusters(out.found.clusters.begin(), out.found.clusters.end());
+        if (clusters.size() == 1)
+            out.cluster = *clusters.begin();
+    }
+    std::set<std::string> gpus;
+    for (const ValidationCase& c : out.found.cases)
+        gpus.insert(c.gpu);
+    if (out.found.cases.empty()) {
+        out.error = "none of these runs can calibrate the model";
+        return out;
+    }
+    if (gpus.size() > 1) {
+        std::string names;
+        for (const std::string& g : gpus)
+            names += (names.empty() ? "" : ", ") + g;
+        out.error = "the runs are on several GPUs (" + names + "); a calibration is fitted to one GPU's runs";
+        return out;
+    }
+    out.calibration = fit_store_calibration(out.found.cases, out.cluster, store_path, fitted_at);
+    return out;
 }
 
 } // namespace parallax::remote

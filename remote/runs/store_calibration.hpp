@@ -6,6 +6,7 @@
 #include "calibration/calibration_fit.hpp"
 #include "store/run_record.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,17 @@ std::vector<Residual> residuals(const std::vector<ValidationCase>& cases, const 
 // The calibration fitted to `cases` (all on one GPU), with its provenance: the runs, the store, the
 // time, and each run's residual before and after.
 Calibration fit_store_calibration(const std::vector<ValidationCase>& cases, const std::string& cluster,
+    const std::string& store_path, const std::string& fitted_at);
+
+// A calibration fitted to the runs selected in the planner's runs table: several runs are those runs,
+// one run stands for every run of its cluster. Rejected runs are kept with their reasons either way.
+struct StoreFit {
+    std::string cluster; // of the fitted runs; empty when they come from several
+    StoreCases found;
+    std::optional<Calibration> calibration; // none when nothing could be fitted (`error` says why)
+    std::string error;
+};
+StoreFit fit_selected_runs(const RunCatalog& catalog, const std::vector<std::string>& run_ids,
     const std::string& store_path, const std::string& fitted_at);
 
 } // namespace parallax::remote

@@ -37,9 +37,11 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
 #include <QLabel>
 #include <QProcess>
@@ -49,12 +51,14 @@
 #include <QSortFilterProxyModel>
 #include <QStandardItemModel>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolButton>
 #include <QUndoStack>
 
+#include <cmath>
 #include <memory>
 
 using namespace parallax;
@@ -165,6 +169,8 @@ private slots:
     void learn_tooltips_say_why();
     void latest_request_wins();
     void themes_and_layout();
+    void calibration_is_chosen_shown_and_kept();
+    void calibration_of_another_gpu_is_not_applied();
     void shortcuts();
     void search_panel_runs_and_applies();
     void search_panel_cancels();
@@ -887,6 +893,120 @@ void TestPlannerWindow::themes_and_layout()
     QVERIFY(w.wait_for_evaluation());
     QCOMPARE(w.evaluation()->prediction.fidelity, Fidelity::simulated);
     QVERIFY(w.fidelity_text().contains(QStringLiteral("simulated")));
+}
+
+namespace {
+
+// A calibration file with Hopper GEMMs at 70% of the physics' rate (far from the shipped scales), for `gpu`.
+QString write_calibration(const QTemporaryDir& dir, const std::string& name, const std::string& gpu)
+{
+    Calibration c = no_calibration();
+    c.name = name;
+    c.source = "test: Hopper GEMMs at 70%";
+    c.gpu = gpu;
+    c.gemm_scale[static_cast<int>(GpuArchitecture::hopper)] = 0.7;
+    const QString path = dir.filePath(QString::fromStdString(name) + QStringLiteral(".json"));
+    write_text_file_atomically(path.toStdString(), calibration_to_json(c).dump(2));
+    return path;
+}
+
+QString shipped_label()
+{
+    return QStringLiteral("calibration: ") + QString::fromStdString(builtin_calibration().name);
+}
+
+QString fidelity_label_text(MainWindow& w)
+{
+    return w.findChild<QLabel*>(QStringLiteral("fidelity_label"))->text();
+}
+
+} // namespace
+
+void TestPlannerWindow::calibration_is_chosen_shown_and_kept()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    QVERIFY2(fidelity_label_text(w).contains(shipped_label()), qPrintable(fidelity_label_text(w)));
+    const double shipped = w.evaluation()->prediction.tokens_per_s;
+    const QString path = write_calibration(f.dir, "test-h100", "H100-SXM5-80GB");
+
+    QVERIFY(w.use_calibration_file(path));
+    QVERIFY(w.wait_for_evaluation());
+    QLabel* label = w.findChild<QLabel*>(QStringLiteral("fidelity_label"));
+    QVERIFY2(label->text().contains(QStringLiteral("calibration: test-h100")), qPrintable(label->text()));
+    QVERIFY2(label->toolTip().contains(path), qPrintable(label->toolTip())); // where it came from
+    QVERIFY(label->toolTip().contains(QStringLiteral("Hopper GEMMs at 70%")));
+    const double with_file = w.evaluation()->prediction.tokens_per_s;
+    QVERIFY2(
+        std::fabs(with_file / shipped - 1) > 0.02, qPrintable(QStringLiteral("%1 vs %2").arg(with_file).arg(shipped)));
+    QCOMPARE(f.settings->calibration(), QFileInfo(path).absoluteFilePath());
+    QVERIFY(w.findChild<QAction*>(QStringLiteral("use_calibration_file"))->isChecked());
+
+    // A file that is no calibration: an error, and the plan keeps the calibration it had.
+    const QString bad = f.dir.filePath(QStringLiteral("bad.json"));
+    write_text_file_atomically(bad.toStdString(), "{ \"gemm_scale\": 3 ");
+    QVERIFY(!w.use_calibration_file(bad));
+    QVERIFY(!w.error_text().isEmpty());
+    QCOMPARE(w.calibration_file(), QFileInfo(path).absoluteFilePath());
+    QCOMPARE(f.settings->calibration(), QFileInfo(path).absoluteFilePath());
+
+    // The choice outlives the window.
+    {
+        MainWindow::Options o;
+        o.restore_layout = false;
+        o.autosave = false;
+        o.settings = f.settings.get();
+        MainWindow again(o);
+        QVERIFY(again.open_scenario_preset(QStringLiteral("default")));
+        QVERIFY(again.wait_for_evaluation());
+        QCOMPARE(QString::fromStdString(again.calibration().name), QStringLiteral("test-h100"));
+        QVERIFY(fidelity_label_text(again).contains(QStringLiteral("calibration: test-h100")));
+        QCOMPARE(again.evaluation()->prediction.tokens_per_s, with_file);
+    }
+
+    w.use_no_calibration();
+    QVERIFY(w.wait_for_evaluation());
+    QVERIFY2(label->text().contains(QStringLiteral("calibration: none")), qPrintable(label->text()));
+    QCOMPARE(f.settings->calibration(), QStringLiteral("none"));
+    QVERIFY(w.evaluation()->prediction.tokens_per_s != shipped);
+    w.use_shipped_calibration();
+    QVERIFY(w.wait_for_evaluation());
+    QVERIFY(label->text().contains(shipped_label()));
+    QCOMPARE(w.evaluation()->prediction.tokens_per_s, shipped);
+    QCOMPARE(f.settings->calibration(), QStringLiteral("shipped"));
+}
+
+void TestPlannerWindow::calibration_of_another_gpu_is_not_applied()
+{
+    Fixture f; // the default scenario runs on H100s
+    MainWindow& w = f.w();
+    const double shipped = w.evaluation()->prediction.tokens_per_s;
+    QVERIFY(w.use_calibration_file(write_calibration(f.dir, "runs:dgx-b200", "B200")));
+    QVERIFY(w.wait_for_evaluation());
+    QLabel* label = w.findChild<QLabel*>(QStringLiteral("fidelity_label"));
+    QVERIFY2(
+        label->text().contains(QStringLiteral("runs:dgx-b200 NOT applied (fitted on B200")), qPrintable(label->text()));
+    QVERIFY(label->text().contains(shipped_label())); // what the prediction used instead
+    QVERIFY(w.calibration_note().contains(QStringLiteral("not applied to H100-SXM5-80GB")));
+    QVERIFY(w.fidelity_text().contains(QStringLiteral("not applied"))); // the report says it too
+    QCOMPARE(w.evaluation()->prediction.tokens_per_s, shipped);
+    if (const QString keep = qEnvironmentVariable("PARALLAX_TEST_ARTIFACTS"); !keep.isEmpty()) {
+        QDir().mkpath(keep);
+        QApplication::processEvents(); // the label's new width
+        w.statusBar()->grab().save(keep + QStringLiteral("/status-bar-calibration-not-applied.png"));
+    }
+    bool warned = false;
+    for (const std::string& warning : w.evaluation()->prediction.warnings)
+        warned = warned || warning.find("not applied to H100") != std::string::npos;
+    QVERIFY(warned);
+    // On a B200 plan the same file applies, and the bar says nothing more.
+    Scenario b200 = *w.scenario();
+    b200.cluster.gpu = resolve_gpu(nlohmann::json("B200"), "test", "gpu", PresetCatalog::standard(), nullptr);
+    w.apply_edit(b200, QStringLiteral("GPU B200"));
+    QVERIFY(w.wait_for_evaluation());
+    QVERIFY(w.calibration_note().isEmpty());
+    QVERIFY2(label->text().contains(QStringLiteral("calibration: runs:dgx-b200")), qPrintable(label->text()));
+    QVERIFY(!label->text().contains(QStringLiteral("NOT applied")));
 }
 
 void TestPlannerWindow::shortcuts()

@@ -10,6 +10,7 @@
 #include "gui/main_window.hpp"
 #include "gui/settings.hpp"
 #include "gui/theme.hpp"
+#include "io/json_reader.hpp"
 #include "io/prediction_io.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
@@ -17,12 +18,14 @@
 #include "planner/metrics_panel.hpp"
 #include "planner/strategy_panel.hpp"
 #include "plots/breakdown_views.hpp"
+#include "remote/calibration_fit_dialog.hpp"
 #include "remote/remote_controller.hpp"
 #include "remote/ssh_dialogs.hpp"
 #include "runs/measurements.hpp"
 #include "runs/remote_runner.hpp"
 #include "runs/run_overlay.hpp"
 #include "runs/run_row.hpp"
+#include "runs/store_calibration.hpp"
 #include "ssh/prompt_bridge.hpp"
 #include "store/run_store.hpp"
 #include "viewdata/rank_grid.hpp"
@@ -50,6 +53,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTreeWidget>
 #include <QUndoStack>
 
 #include <thread>
@@ -715,6 +719,106 @@ private Q_SLOTS:
             for (const QKeySequence& k : a->shortcuts())
                 keys << k.toString();
         QVERIFY(keys.contains(QStringLiteral("Ctrl+R")));
+    }
+
+    // "Calibrate from these runs": the runs of the selected run's cluster are fitted on a worker; the dialog
+    // draws each run's error before and after and lists the runs it could not use, and the saved calibration
+    // becomes the planner's.
+    void calibrateFromTheSelectedRuns()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("runs.sqlite"));
+        Scenario tp8 = preset("default");
+        tp8.strategy.tp = 8;
+        tp8.strategy.dp = 1;
+        std::vector<std::string> fitted;
+        std::string failed;
+        {
+            // Every run measured ~30% slower than the shipped calibration predicts: a cluster the fit must learn.
+            RunStore store(path);
+            for (double factor : { 1.25, 1.30, 1.35 })
+                fitted.push_back(store_megatron_run(store, preset("default"), factor, 1.0).id);
+            fitted.push_back(store_megatron_run(store, tp8, 1.3, 1.0).id);
+            failed = store_megatron_run(store, preset("default"), 1.3, 1.0, "gpu-cluster", RunState::failed).id;
+            store_megatron_run(store, preset("default"), 2.0, 1.0, "another-cluster"); // not this cluster's
+        }
+        app::Settings settings(dir.filePath(QStringLiteral("settings.ini")), nullptr);
+        MainWindow::Options o;
+        o.restore_layout = false;
+        o.autosave = false;
+        o.settings = &settings;
+        o.run_store = path;
+        o.profiles_file = dir.filePath(QStringLiteral("profiles.ini"));
+        MainWindow w(o);
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.open_scenario_preset(QStringLiteral("default")));
+        QVERIFY(w.wait_for_evaluation());
+        const double shipped = w.evaluation()->prediction.tokens_per_s;
+        QVERIFY(w.show_panel(QStringLiteral("runs")));
+        views::RemoteRunsController* remote = w.remote();
+        QVERIFY(remote->wait_until_idle(10000));
+        QAction* calibrate = remote->panel()->calibrate_action();
+        QVERIFY(!calibrate->isEnabled()); // nothing selected
+        QVERIFY(remote->panel()->select_run(QString::fromStdString(fitted.front())));
+        QVERIFY(calibrate->isEnabled());
+        calibrate->trigger(); // one run: every run of its cluster
+        views::CalibrationFitDialog* dialog = w.calibration_fit_dialog();
+        QVERIFY(dialog && dialog->isVisible());
+        QVERIFY(w.wait_for_calibration_fit(120000));
+        QVERIFY2(w.calibration_fit()->calibration.has_value(), w.calibration_fit()->error.c_str());
+        QCOMPARE(QString::fromStdString(w.calibration_fit()->calibration->gpu), QStringLiteral("H100-SXM5-80GB"));
+
+        const CalibrationResiduals& r = dialog->residual_bars()->residuals();
+        QCOMPARE(r.runs.size(), fitted.size());
+        qInfo("RMS log error: shipped %.3f, fitted %.3f", r.rms_before, r.rms_after);
+        QVERIFY(r.rms_before > 0.2); // ~ln(1.3)
+        QVERIFY(r.rms_after < r.rms_before);
+        for (const auto& run : r.runs) {
+            QVERIFY(std::find(fitted.begin(), fitted.end(), run.run_id) != fitted.end());
+            QVERIFY(run.error_before < -0.15); // measured slower than predicted
+        }
+        QVERIFY2(dialog->headline().contains(QStringLiteral("Fitted 4 runs of gpu-cluster")),
+            qPrintable(dialog->headline()));
+        QCOMPARE(dialog->rejected_list()->topLevelItemCount(), 1);
+        QCOMPARE(dialog->rejected_list()->topLevelItem(0)->text(0), QString::fromStdString(failed));
+        QVERIFY(dialog->rejected_list()->topLevelItem(0)->text(1).contains(QStringLiteral("state failed")));
+        // The bars are drawn where the chart says: the shipped one of the first run in the bar colour.
+        dialog->resize(720, 560);
+        QApplication::processEvents();
+        const QImage img = dialog->residual_bars()->grab().toImage();
+        const QRectF bar = dialog->residual_bars()->bar_rect(0, false);
+        QVERIFY(bar.height() > 10);
+        QVERIFY(img.pixelColor(bar.center().toPoint()) != dialog->residual_bars()->palette().color(QPalette::Base));
+        QVERIFY(dialog->save_and_use_button()->isEnabled());
+        if (const QString keep = qEnvironmentVariable("PARALLAX_TEST_ARTIFACTS"); !keep.isEmpty()) {
+            QDir().mkpath(keep);
+            dialog->grab().save(keep + QStringLiteral("/calibration-fit-synthetic.png"));
+        }
+
+        // Saved (atomically) with its provenance, and used: the plan is H100s, so it applies.
+        const QString file = dir.filePath(QStringLiteral("gpu-cluster.json"));
+        QVERIFY(w.save_fitted_calibration(file, true));
+        const Calibration saved
+            = calibration_from_json(parse_json_text(read_text_file(file.toStdString()), "saved"), file.toStdString());
+        QCOMPARE(saved.provenance["runs"].size(), fitted.size());
+        QVERIFY(w.wait_for_evaluation());
+        QCOMPARE(w.calibration_file(), QFileInfo(file).absoluteFilePath());
+        QLabel* label = w.findChild<QLabel*>(QStringLiteral("fidelity_label"));
+        QVERIFY2(label->text().contains(QStringLiteral("calibration: runs:gpu-cluster")), qPrintable(label->text()));
+        QVERIFY(w.evaluation()->prediction.tokens_per_s < shipped); // it learnt the cluster is slower
+
+        // Several runs: those runs only; none usable: nothing to save, and the dialog says why.
+        w.calibrate_from_runs({ QString::fromStdString(fitted[0]), QString::fromStdString(fitted[3]) });
+        QVERIFY(w.wait_for_calibration_fit(120000));
+        QCOMPARE(dialog->residual_bars()->residuals().runs.size(), std::size_t(2));
+        w.calibrate_from_runs({ QString::fromStdString(failed), QStringLiteral("nosuch") });
+        QVERIFY(w.wait_for_calibration_fit(120000));
+        QVERIFY(!w.calibration_fit()->calibration);
+        QVERIFY2(dialog->headline().contains(QStringLiteral("none of these runs")), qPrintable(dialog->headline()));
+        QVERIFY(!dialog->save_button()->isEnabled());
+        QCOMPARE(dialog->rejected_list()->topLevelItemCount(), 1);
     }
 
     void lookingAtRunsCreatesNoStore()

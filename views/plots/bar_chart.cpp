@@ -169,7 +169,7 @@ void BarChart::paintEvent(QPaintEvent*)
         draw_legend(p, entries, QPointF(4, 4), false);
     if (!has_data()) {
         p.setPen(text_colour());
-        p.drawText(rect(), Qt::AlignCenter, QStringLiteral("no plan"));
+        p.drawText(rect(), Qt::AlignCenter, placeholder());
         return;
     }
     paint_chart(p);

@@ -47,6 +47,8 @@ protected:
     virtual void paint_chart(QPainter& p) = 0;
     // The rich-text tooltip for a point of the widget; empty: none.
     virtual QString tooltip_at(QPointF pos) const = 0;
+    // What an empty chart says.
+    virtual QString placeholder() const { return QStringLiteral("no plan"); }
 
     bool dark() const;
     QColor text_colour() const;

@@ -55,6 +55,11 @@ RunsPanel::RunsPanel(QWidget* parent)
     m_trace->setToolTip(
         QStringLiteral("Copy the run's Chrome/Perfetto trace (*trace*.json in its folder on the cluster) "
                        "and draw it on the timeline under the prediction"));
+    m_calibrate = bar->addAction(QStringLiteral("Calibrate from these runs..."));
+    m_calibrate->setObjectName(QStringLiteral("calibrate_from_runs"));
+    m_calibrate->setToolTip(
+        QStringLiteral("Fit a calibration to the selected completed runs (one run selected: every run of its "
+                       "cluster), show each run's error before and after, and save or use it"));
     bar->addSeparator();
     m_profiles = bar->addAction(QStringLiteral("Cluster profiles..."));
     m_profiles->setObjectName(QStringLiteral("edit_cluster_profiles"));
@@ -198,6 +203,7 @@ void RunsPanel::update_actions()
     m_cancel->setEnabled(r && r->active());
     m_attach->setEnabled(r && r->active());
     m_trace->setEnabled(r != nullptr);
+    m_calibrate->setEnabled(!ids.isEmpty());
 }
 
 void RunsPanel::set_status(const QString& text, bool error)

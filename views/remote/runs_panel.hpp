@@ -34,6 +34,8 @@ public:
     QAction* cancel_action() const { return m_cancel; }
     QAction* attach_action() const { return m_attach; }
     QAction* trace_action() const { return m_trace; }
+    // Fits a calibration to the selected runs (one run: every run of its cluster); the planner connects it.
+    QAction* calibrate_action() const { return m_calibrate; }
     QAction* profiles_action() const { return m_profiles; }
     QAction* refresh_action() const { return m_refresh; }
 
@@ -67,6 +69,7 @@ private:
     QAction* m_cancel = nullptr;
     QAction* m_attach = nullptr;
     QAction* m_trace = nullptr;
+    QAction* m_calibrate = nullptr;
     QAction* m_profiles = nullptr;
     QAction* m_refresh = nullptr;
     QString m_log_run;
