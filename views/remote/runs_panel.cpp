@@ -57,12 +57,14 @@ RunsPanel::RunsPanel(QWidget* parent)
                        "and draw it on the timeline under the prediction"));
     m_calibrate = bar->addAction(QStringLiteral("Calibrate from these runs..."));
     m_calibrate->setObjectName(QStringLiteral("calibrate_from_runs"));
+    m_calibrate->setIconText(QStringLiteral("Calibrate...")); // the toolbar's short text; menus say it all
     m_calibrate->setToolTip(
         QStringLiteral("Fit a calibration to the selected completed runs (one run selected: every run of its "
                        "cluster), show each run's error before and after, and save or use it"));
     bar->addSeparator();
     m_profiles = bar->addAction(QStringLiteral("Cluster profiles..."));
     m_profiles->setObjectName(QStringLiteral("edit_cluster_profiles"));
+    m_profiles->setIconText(QStringLiteral("Profiles...")); // short, so the toolbar fits a dock's width
     m_refresh = bar->addAction(QStringLiteral("Refresh"));
     m_refresh->setObjectName(QStringLiteral("refresh_runs"));
     v->addWidget(bar);
