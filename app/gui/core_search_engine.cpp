@@ -25,6 +25,18 @@ SearchObjective objective_of(const Scenario& s)
 
 } // namespace
 
+void CoreSearchEngine::set_calibration(std::shared_ptr<const Calibration> c)
+{
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    m_calibration = std::move(c);
+}
+
+std::shared_ptr<const Calibration> CoreSearchEngine::calibration() const
+{
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    return m_calibration;
+}
+
 views::SearchReport CoreSearchEngine::run(
     const Scenario& s, int top, const std::function<void(double)>& progress, const CancelToken& cancel)
 {
@@ -36,6 +48,8 @@ views::SearchReport CoreSearchEngine::run(
         o.min_memory_headroom_fraction = s.search->min_memory_headroom_fraction;
     o.cancel = cancel;
     o.progress = progress;
+    const std::shared_ptr<const Calibration> calibration = this->calibration(); // alive for the whole search
+    o.calibration = calibration.get();
     try {
         o.fix = search_fix_from(s);
         const SearchOutcome out = search_strategies(s, o);

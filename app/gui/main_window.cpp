@@ -373,7 +373,8 @@ void MainWindow::connect_panels()
     connect(m_sensitivity, &views::SensitivityPlot::apply_requested, this, &MainWindow::apply_strategy);
     connect(m_heatmap, &views::HeatmapPlot::apply_requested, this, &MainWindow::apply_strategy);
     connect(m_search, &views::SearchPanel::apply_requested, this, &MainWindow::apply_strategy);
-    m_search->set_engine(std::make_shared<CoreSearchEngine>());
+    m_core_search = std::make_shared<CoreSearchEngine>();
+    m_search->set_engine(m_core_search);
     views::install_export_menu(m_grid->canvas(), QStringLiteral("cluster-grid"),
         [this] { return scenario() ? grid_csv(*scenario()) : QString(); });
     if (auto d = degree_from_string(m_settings->sensitivity_degree().toStdString()))
@@ -1111,7 +1112,7 @@ void MainWindow::run_scaling()
 {
     if (!scenario() || m_scaling_jobs->running())
         return;
-    const std::size_t counts = m_scaling_jobs->start(*scenario());
+    const std::size_t counts = m_scaling_jobs->start(*scenario(), m_options.calibration);
     m_scaling->set_running(true, QStringLiteral("Searching the best plan at %1 GPU counts...").arg(counts));
 }
 
@@ -1158,6 +1159,7 @@ void MainWindow::set_calibration(std::shared_ptr<const Calibration> c, const QSt
     const bool is_file
         = choice != QLatin1String(Settings::kShippedCalibration) && choice != QLatin1String(Settings::kNoCalibration);
     m_options.calibration = std::move(c);
+    m_core_search->set_calibration(m_options.calibration);
     m_calibration_path = is_file ? choice : QString();
     m_settings->set_calibration(choice);
     update_calibration_actions();
@@ -1180,6 +1182,7 @@ void MainWindow::restore_calibration()
         // The file went away or broke since: the error is shown and the shipped one is used meanwhile;
         // Settings keep the file (it may come back, e.g. an unmounted share).
         m_options.calibration.reset();
+    m_core_search->set_calibration(m_options.calibration);
     update_calibration_actions();
 }
 

@@ -64,6 +64,7 @@ class ReportController;
 class ScalingController;
 class TimelineController;
 class CalibrationController;
+class CoreSearchEngine;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -251,6 +252,7 @@ private:
     AutosaveController* m_autosave = nullptr;
     ReportController* m_reports = nullptr;
     CalibrationController* m_calibration_jobs = nullptr;
+    std::shared_ptr<CoreSearchEngine> m_core_search; // the search panel's engine unless a test replaced it
     QString m_calibration_path;
     QAction* m_calibration_actions[3] = {}; // shipped, none, file
     QPointer<views::CalibrationFitDialog> m_fit_dialog;

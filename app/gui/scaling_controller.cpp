@@ -61,7 +61,7 @@ ScalingController::~ScalingController()
     cancel();
 }
 
-std::size_t ScalingController::start(const Scenario& s)
+std::size_t ScalingController::start(const Scenario& s, std::shared_ptr<const Calibration> calibration)
 {
     if (running())
         return 0;
@@ -70,9 +70,10 @@ std::size_t ScalingController::start(const Scenario& s)
     m_cancel = CancelToken {};
     const CancelToken cancel = *m_cancel;
     const QPointer<ScalingController> self(this);
-    QtConcurrent::run([s, counts, cancel, self]() {
+    QtConcurrent::run([s, counts, cancel, self, calibration]() {
         SweepOptions o;
         o.search.cancel = cancel;
+        o.search.calibration = calibration.get(); // alive as long as this lambda
         o.search.top = 1;
         // Called on the worker: the GUI thread looks at `self` before it emits.
         o.search.progress = [self](double f) {

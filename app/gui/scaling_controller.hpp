@@ -3,12 +3,14 @@
 // from 1/8 to 4x the cluster, in whole nodes. One sweep at a time; cancel() stops it at the search's
 // next checkpoint (jobs/cancel_token.hpp) and it reports what it has. Progress and the result arrive
 // on the GUI thread as values.
+#include "calibration/calibration.hpp"
 #include "jobs/cancel_token.hpp"
 #include "plots/scaling_plot.hpp"
 #include "spec/scenario.hpp"
 
 #include <QObject>
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -31,7 +33,8 @@ public:
 
     // Starts a sweep of `s` and returns how many GPU counts it covers; while one runs, nothing starts
     // and it returns 0.
-    std::size_t start(const Scenario& s);
+    // Every search evaluates with `calibration` (null: the shipped one).
+    std::size_t start(const Scenario& s, std::shared_ptr<const Calibration> calibration = nullptr);
     void cancel();
     bool running() const { return m_cancel.has_value(); }
 

@@ -58,6 +58,7 @@
 #include <QToolButton>
 #include <QUndoStack>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -941,6 +942,14 @@ void TestPlannerWindow::calibration_is_chosen_shown_and_kept()
         std::fabs(with_file / shipped - 1) > 0.02, qPrintable(QStringLiteral("%1 vs %2").arg(with_file).arg(shipped)));
     QCOMPARE(f.settings->calibration(), QFileInfo(path).absoluteFilePath());
     QVERIFY(w.findChild<QAction*>(QStringLiteral("use_calibration_file"))->isChecked());
+    // The search ranks plans with it too.
+    QSignalSpy searched(w.search_panel(), &views::SearchPanel::finished);
+    w.search_panel()->start();
+    QTRY_COMPARE_WITH_TIMEOUT(searched.count(), 1, 120000);
+    QVERIFY2(w.search_panel()->model()->rowCount() > 0, qPrintable(w.search_panel()->status_text()));
+    const std::vector<std::string>& assumed = w.search_panel()->model()->row_at(0)->prediction.assumptions;
+    QVERIFY(std::any_of(assumed.begin(), assumed.end(),
+        [](const std::string& a) { return a.rfind("calibration: test-h100", 0) == 0; }));
 
     // A file that is no calibration: an error, and the plan keeps the calibration it had.
     const QString bad = f.dir.filePath(QStringLiteral("bad.json"));
