@@ -4,6 +4,7 @@
 #include "model/compute_model.hpp"
 #include "model/plan_context.hpp"
 #include "spec/input_error.hpp"
+#include "viewdata/calibration_residuals.hpp"
 
 #include "../support/test_plans.hpp"
 
@@ -96,6 +97,37 @@ private slots:
         QVERIFY2(fit.rms_log_error_after < 0.35 * fit.rms_log_error_before, qPrintable(progress));
         const ValidationReport after = run_validation(cases, {}, fit.calibration);
         QVERIFY2(after.overall.mape < 0.05, qPrintable(QString::number(after.overall.mape)));
+    }
+
+    // What the planner draws of a calibration fitted to runs comes from its provenance, so a saved file
+    // draws what the fit did; a calibration without runs, or with broken entries, draws nothing wrong.
+    void residuals_are_read_from_the_provenance()
+    {
+        Calibration cal;
+        QVERIFY(calibration_residuals(cal).empty());
+        cal.provenance = { { "runs",
+            { { { "run", "a" }, { "log_error_before", -0.3 }, { "log_error_after", 0.1 } },
+                { { "run", "b" }, { "log_error_before", 0.4 }, { "log_error_after", -0.05 } }, "not a run" } } };
+        const CalibrationResiduals r = calibration_residuals(cal);
+        QCOMPARE(r.runs.size(), std::size_t(2));
+        QCOMPARE(QString::fromStdString(r.runs[1].run_id), QStringLiteral("b"));
+        QVERIFY(std::fabs(r.runs[0].error_before - (std::exp(-0.3) - 1)) < 1e-12);
+        QVERIFY(std::fabs(r.rms_before - std::sqrt((0.09 + 0.16) / 2)) < 1e-12);
+        QVERIFY(std::fabs(r.rms_after - std::sqrt((0.01 + 0.0025) / 2)) < 1e-12);
+        QCOMPARE(r.max_abs_log, 0.4);
+    }
+
+    void a_calibration_applies_to_its_own_gpu_only()
+    {
+        Calibration cal;
+        cal.name = "runs:lab";
+        QVERIFY(calibration_not_applied(cal, "H100-SXM5-80GB").empty()); // no GPU: any
+        cal.gpu = "B200";
+        QVERIFY(calibration_not_applied(cal, "B200").empty());
+        const std::string note = calibration_not_applied(cal, "H100-SXM5-80GB");
+        QVERIFY2(
+            note.find("runs:lab was fitted on B200 runs and is not applied to H100-SXM5-80GB") != std::string::npos,
+            note.c_str());
     }
 
     void leave_one_source_out_covers_every_row()
