@@ -1129,18 +1129,33 @@ bool MainWindow::scaling_running() const
 // ---------------------------------------------------------------------------------------------
 // Calibration: the one the plan is evaluated with, and fitting one to the stored runs
 
-bool MainWindow::use_calibration_file(const QString& path)
+namespace {
+
+// The calibration in `path`; null with `error` set when the file cannot be read or is no calibration.
+std::shared_ptr<const Calibration> load_calibration(const QString& path, QString& error)
 {
     const std::string file = path.toStdString();
     try {
-        auto c = std::make_shared<const Calibration>(
+        return std::make_shared<const Calibration>(
             calibration_from_json(parse_json_text(read_text_file(file), file), file));
-        set_calibration(std::move(c), QFileInfo(path).absoluteFilePath());
-        return true;
     } catch (const InputError& e) {
-        report_error(QStringLiteral("calibration not changed: ") + QString::fromStdString(e.what()));
+        error = QString::fromStdString(e.what());
+        return nullptr;
+    }
+}
+
+} // namespace
+
+bool MainWindow::use_calibration_file(const QString& path)
+{
+    QString error;
+    std::shared_ptr<const Calibration> c = load_calibration(path, error);
+    if (!c) {
+        report_error(QStringLiteral("calibration not changed: ") + error);
         return false;
     }
+    set_calibration(std::move(c), QFileInfo(path).absoluteFilePath());
+    return true;
 }
 
 void MainWindow::use_shipped_calibration()
@@ -1176,12 +1191,18 @@ void MainWindow::set_calibration(std::shared_ptr<const Calibration> c, const QSt
 void MainWindow::restore_calibration()
 {
     const QString choice = m_settings->calibration();
-    if (choice == QLatin1String(Settings::kNoCalibration))
+    m_calibration_path.clear();
+    m_options.calibration.reset();
+    if (choice == QLatin1String(Settings::kNoCalibration)) {
         m_options.calibration = std::make_shared<const Calibration>(no_calibration());
-    else if (choice != QLatin1String(Settings::kShippedCalibration) && !use_calibration_file(choice))
-        // The file went away or broke since: the error is shown and the shipped one is used meanwhile;
-        // Settings keep the file (it may come back, e.g. an unmounted share).
-        m_options.calibration.reset();
+    } else if (choice != QLatin1String(Settings::kShippedCalibration)) {
+        QString error;
+        m_options.calibration = load_calibration(choice, error);
+        if (m_options.calibration)
+            m_calibration_path = choice;
+        else // gone or broken since; Settings keep the file (it may come back, e.g. an unmounted share)
+            report_error(QStringLiteral("the calibration chosen earlier cannot be used, the shipped one is: ") + error);
+    }
     m_core_search->set_calibration(m_options.calibration);
     update_calibration_actions();
 }

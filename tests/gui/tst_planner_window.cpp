@@ -983,6 +983,19 @@ void TestPlannerWindow::calibration_is_chosen_shown_and_kept()
     QVERIFY(label->text().contains(shipped_label()));
     QCOMPARE(w.evaluation()->prediction.tokens_per_s, shipped);
     QCOMPARE(f.settings->calibration(), QStringLiteral("shipped"));
+
+    // A chosen file that went away: said at start, the shipped one is used, and the choice is kept.
+    app::Settings gone(f.dir.filePath(QStringLiteral("gone.ini")), nullptr);
+    gone.set_calibration(f.dir.filePath(QStringLiteral("moved-away.json")));
+    MainWindow::Options o;
+    o.restore_layout = false;
+    o.autosave = false;
+    o.settings = &gone;
+    MainWindow missing(o);
+    QVERIFY2(missing.error_text().contains(QStringLiteral("moved-away.json")), qPrintable(missing.error_text()));
+    QCOMPARE(QString::fromStdString(missing.calibration().name), QString::fromStdString(builtin_calibration().name));
+    QVERIFY(missing.calibration_file().isEmpty());
+    QCOMPARE(gone.calibration(), f.dir.filePath(QStringLiteral("moved-away.json")));
 }
 
 void TestPlannerWindow::calibration_of_another_gpu_is_not_applied()
