@@ -792,6 +792,9 @@ private Q_SLOTS:
         QVERIFY(bar.height() > 10);
         QVERIFY(img.pixelColor(bar.center().toPoint()) != dialog->residual_bars()->palette().color(QPalette::Base));
         QVERIFY(dialog->save_and_use_button()->isEnabled());
+        const QStringList csv = dialog->residual_bars()->csv().split(u'\n', Qt::SkipEmptyParts);
+        QCOMPARE(csv.size(), 1 + int(fitted.size()));
+        QVERIFY(csv.first().startsWith(QStringLiteral("run,log_error_shipped,log_error_fitted")));
         if (const QString keep = qEnvironmentVariable("PARALLAX_TEST_ARTIFACTS"); !keep.isEmpty()) {
             QDir().mkpath(keep);
             dialog->grab().save(keep + QStringLiteral("/calibration-fit-synthetic.png"));

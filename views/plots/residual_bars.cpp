@@ -1,5 +1,7 @@
 #include "plots/residual_bars.hpp"
 
+#include "io/csv_writer.hpp"
+#include "plots/plot_export.hpp"
 #include "style/view_style.hpp"
 
 #include <QPainter>
@@ -14,6 +16,7 @@ namespace {
 constexpr double kAxisWidthPx = 48;
 constexpr double kMinRange = 0.05; // a fit that is already close still shows its bars at a readable size
 constexpr int kTicksPerSide = 2;
+constexpr int kCsvDigits = 10;
 
 QString signed_number(double v)
 {
@@ -26,6 +29,20 @@ ResidualBars::ResidualBars(QWidget* parent)
     : BarChart(parent)
 {
     setObjectName(QStringLiteral("residual_bars"));
+    install_export_menu(this, QStringLiteral("calibration-residuals"), [this] { return csv(); });
+}
+
+QString ResidualBars::csv() const
+{
+    CsvWriter out { "run", "log_error_shipped", "log_error_fitted", "error_shipped", "error_fitted" };
+    for (const auto& r : m_residuals.runs)
+        out.field(r.run_id)
+            .number(r.log_before, kCsvDigits)
+            .number(r.log_after, kCsvDigits)
+            .number(r.error_before, kCsvDigits)
+            .number(r.error_after, kCsvDigits)
+            .end_row();
+    return QString::fromStdString(out.text());
 }
 
 void ResidualBars::set_residuals(CalibrationResiduals r)

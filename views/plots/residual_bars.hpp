@@ -16,6 +16,8 @@ public:
     const CalibrationResiduals& residuals() const { return m_residuals; }
     // The bar of run i (before: the shipped calibration's), in widget coordinates; empty when not drawn.
     QRectF bar_rect(int i, bool after) const;
+    // One row per run: its log errors and relative errors before and after (the export menu's CSV).
+    QString csv() const;
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
