@@ -208,14 +208,8 @@ nlohmann::ordered_json comparison_json(const LogComparison& c, const std::string
     for (const auto& m : c.metrics) {
         if (!m.measured && !m.predicted)
             continue;
-        nlohmann::ordered_json mj;
-        mj["metric"] = m.metric;
-        put_if(mj, "measured", m.measured);
-        put_if(mj, "measured_low", m.spread_low);
-        put_if(mj, "measured_high", m.spread_high);
-        mj["samples"] = m.samples;
-        put_if(mj, "predicted", m.predicted);
-        put_if(mj, "error", m.error());
+        nlohmann::ordered_json mj { { "metric", m.metric } };
+        mj.update(remote::metric_comparison_json(m));
         metrics.push_back(std::move(mj));
     }
     j["metrics"] = std::move(metrics);

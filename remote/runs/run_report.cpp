@@ -76,6 +76,18 @@ void put(nlohmann::ordered_json& j, const char* key, const std::optional<double>
 
 } // namespace
 
+nlohmann::ordered_json metric_comparison_json(const MetricComparison& m)
+{
+    nlohmann::ordered_json e;
+    put(e, "measured", m.measured);
+    put(e, "low", m.spread_low);
+    put(e, "high", m.spread_high);
+    e["samples"] = m.samples;
+    put(e, "predicted", m.predicted);
+    put(e, "error", m.error());
+    return e;
+}
+
 const MetricComparison* RunComparison::find(const std::string& metric) const
 {
     for (const auto& m : metrics)
@@ -167,14 +179,7 @@ nlohmann::ordered_json run_to_json(const RunStore& store, const RunRecord& run, 
     for (const MetricComparison& m : cmp.metrics) {
         if (!m.measured && !m.predicted)
             continue;
-        nlohmann::ordered_json e;
-        put(e, "measured", m.measured);
-        put(e, "low", m.spread_low);
-        put(e, "high", m.spread_high);
-        e["samples"] = m.samples;
-        put(e, "predicted", m.predicted);
-        put(e, "error", m.error());
-        comparison[m.metric] = e;
+        comparison[m.metric] = metric_comparison_json(m);
     }
     j["comparison"] = comparison;
     if (!detailed)

@@ -41,6 +41,10 @@ struct RunComparison {
     const MetricComparison* find(const std::string& metric) const;
 };
 
+// One metric as `runs --json` and `parse-log --scenario --json` print it: measured, low, high (the
+// steady steps' range), samples, predicted, error; keys left out where there is no value.
+nlohmann::ordered_json metric_comparison_json(const MetricComparison& m);
+
 RunComparison compare_run(const RunRecord& run, const std::vector<StepRecord>& steps);
 // A log's steps against a prediction (predict --json) of the plan that ran on `gpus` GPUs: step time,
 // tokens/s per GPU, TFLOP/s per GPU, peak memory, power and energy, each where both sides have it.
