@@ -6,7 +6,7 @@
 #   scripts/compare-outputs.sh build/dev/app/parallax-cli /path/to/reference-outputs
 #
 # Reference files (any subset may be present; only those present are compared):
-#   validate.txt, validate.json          validate ../shared/validation/published-runs.json [--json]
+#   validate.txt, validate.json          validate validation/published-runs.json [--json]
 #   val_<name>.txt                       validate validation/<name>.json
 #   search_<n>.json, predict_<n>.json,   search <n> --json, predict <n> --json,
 #   predsim_<n>.json                     predict <n> --fidelity simulated --json
@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-published=../shared/validation/published-runs.json
+published=validation/published-runs.json
 if [[ -f $published ]]; then
     "$cli" validate "$published" >"$out/validate.txt" 2>/dev/null
     "$cli" validate "$published" --json >"$out/validate.json" 2>/dev/null

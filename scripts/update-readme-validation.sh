@@ -3,6 +3,18 @@
 # validate command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Replaces what stands between <!-- NAME:begin --> and <!-- NAME:end --> in README.md with FILE's text.
+replace_between_markers() {
+  python3 - "$1" "$2" <<'PY'
+import sys, re
+name, path = sys.argv[1], sys.argv[2]
+table = open(path).read().strip()
+readme = open('README.md').read()
+new = re.sub(r'(<!-- %s:begin -->)(.*?)(<!-- %s:end -->)' % (re.escape(name), re.escape(name)),
+             lambda m: m.group(1) + '\n' + table + '\n' + m.group(3), readme, flags=re.S)
+open('README.md', 'w').write(new)
+PY
+}
 cli=${PARALLAX_CLI:-build/dev/app/parallax-cli}
 runs=${1:-validation/published-runs.json}
 table=$(mktemp)
@@ -33,26 +45,12 @@ print("With the shipped calibration `%s` (what `predict` and, by default, `valid
       "MAPE %.1f%%, median %.1f%%, worst %.1f%%." % (d["calibration"], 100 * s["mape"], 100 * s["median"], 100 * s["worst"]))
 '
 } >> "$table"
-python3 - "$table" <<'PY'
-import sys, re
-table = open(sys.argv[1]).read().strip()
-readme = open('README.md').read()
-new = re.sub(r'(<!-- validation:begin -->)(.*?)(<!-- validation:end -->)',
-             lambda m: m.group(1) + '\n' + table + '\n' + m.group(3), readme, flags=re.S)
-open('README.md', 'w').write(new)
-PY
+replace_between_markers validation "$table"
 rm -f "$table"
 # The project's own MoE and long-context runs (validation/), as their own table.
 moe=$(mktemp)
 "$cli" validate validation/published-moe-and-long-context-runs.json --markdown --calibration none > "$moe"
-python3 - "$moe" <<'PY'
-import sys, re
-table = open(sys.argv[1]).read().strip()
-readme = open('README.md').read()
-new = re.sub(r'(<!-- validation-moe:begin -->)(.*?)(<!-- validation-moe:end -->)',
-             lambda m: m.group(1) + '\n' + table + '\n' + m.group(3), readme, flags=re.S)
-open('README.md', 'w').write(new)
-PY
+replace_between_markers validation-moe "$moe"
 rm -f "$moe"
 # The error bands: per workload class, and their leave-one-source-out coverage.
 bands=$(mktemp)
@@ -73,13 +71,6 @@ print("|---|---:|---:|---:|")
 for v in d["coverage"]:
     print("| %s | %d | %.1f%% | %.1f%% |" % (v["group"], v["rows"], 100 * v["coverage"], 100 * v["mean_width"]))
 ' > "$bands"
-python3 - "$bands" <<'PY'
-import sys, re
-table = open(sys.argv[1]).read().strip()
-readme = open('README.md').read()
-new = re.sub(r'(<!-- error-bands:begin -->)(.*?)(<!-- error-bands:end -->)',
-             lambda m: m.group(1) + '\n' + table + '\n' + m.group(3), readme, flags=re.S)
-open('README.md', 'w').write(new)
-PY
+replace_between_markers error-bands "$bands"
 rm -f "$bands"
 echo "README.md validation tables updated"

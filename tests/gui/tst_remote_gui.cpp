@@ -202,6 +202,28 @@ template <class T> T* wait_for_top_level(const QString& object_name, int timeout
     return found;
 }
 
+// A planner window on the run store at `store`, with its settings and profiles in `dir` and no
+// layout, autosave or user state of its own.
+MainWindow::Options window_on_store(const QTemporaryDir& dir, const QString& store, app::Settings& settings)
+{
+    MainWindow::Options o;
+    o.restore_layout = false;
+    o.autosave = false;
+    o.settings = &settings;
+    o.run_store = store;
+    o.profiles_file = dir.filePath(QStringLiteral("profiles.ini"));
+    return o;
+}
+
+// Shows the window and evaluates the default scenario in it; false when either fails.
+bool show_default_plan(MainWindow& w)
+{
+    w.resize(1600, 1000);
+    w.show();
+    return QTest::qWaitForWindowExposed(&w) && w.open_scenario_preset(QStringLiteral("default"))
+        && w.wait_for_evaluation();
+}
+
 } // namespace
 
 class TestRemoteGui : public QObject {
@@ -667,18 +689,8 @@ private Q_SLOTS:
             stored = store_megatron_run(store, preset("default"), 1.10, 1.05);
         }
         app::Settings settings(dir.filePath(QStringLiteral("settings.ini")), nullptr);
-        MainWindow::Options o;
-        o.restore_layout = false;
-        o.autosave = false;
-        o.settings = &settings;
-        o.run_store = path;
-        o.profiles_file = dir.filePath(QStringLiteral("profiles.ini"));
-        MainWindow w(o);
-        w.resize(1600, 1000);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(w.open_scenario_preset(QStringLiteral("default")));
-        QVERIFY(w.wait_for_evaluation());
+        MainWindow w(window_on_store(dir, path, settings));
+        QVERIFY(show_default_plan(w));
         QVERIFY(w.show_panel(QStringLiteral("runs")));
         QVERIFY(w.panel(QStringLiteral("runs")) != nullptr);
         views::RemoteRunsController* remote = w.remote();
@@ -743,18 +755,8 @@ private Q_SLOTS:
             store_megatron_run(store, preset("default"), 2.0, 1.0, "another-cluster"); // not this cluster's
         }
         app::Settings settings(dir.filePath(QStringLiteral("settings.ini")), nullptr);
-        MainWindow::Options o;
-        o.restore_layout = false;
-        o.autosave = false;
-        o.settings = &settings;
-        o.run_store = path;
-        o.profiles_file = dir.filePath(QStringLiteral("profiles.ini"));
-        MainWindow w(o);
-        w.resize(1600, 1000);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(w.open_scenario_preset(QStringLiteral("default")));
-        QVERIFY(w.wait_for_evaluation());
+        MainWindow w(window_on_store(dir, path, settings));
+        QVERIFY(show_default_plan(w));
         const double shipped = w.evaluation()->prediction.tokens_per_s;
         QVERIFY(w.show_panel(QStringLiteral("runs")));
         views::RemoteRunsController* remote = w.remote();

@@ -35,6 +35,31 @@ RunsPanel::RunsPanel(QWidget* parent)
     v->setContentsMargins(2, 2, 2, 2);
     v->setSpacing(2);
 
+    v->addWidget(build_toolbar());
+    v->addLayout(build_filters());
+    build_table();
+    v->addWidget(build_views(), 1);
+    m_status = new QLabel(this);
+    m_status->setObjectName(QStringLiteral("runs_status"));
+    m_status->setWordWrap(true);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    v->addWidget(m_status);
+
+    connect(m_filter, &QLineEdit::textChanged, m_proxy, &RunsFilterModel::set_text);
+    connect(m_state, &QComboBox::currentIndexChanged, this, [this] {
+        m_proxy->set_state_filter(static_cast<RunsFilterModel::StateFilter>(m_state->currentData().toInt()));
+    });
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        update_actions();
+        Q_EMIT selection_changed(selected_run_ids());
+    });
+    // A row that changed state may change what the buttons can do.
+    connect(m_model, &QAbstractItemModel::dataChanged, this, [this] { update_actions(); });
+    update_actions();
+}
+
+QToolBar* RunsPanel::build_toolbar()
+{
     auto* bar = new QToolBar(this);
     bar->setObjectName(QStringLiteral("runs_toolbar"));
     bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
@@ -67,8 +92,11 @@ RunsPanel::RunsPanel(QWidget* parent)
     m_profiles->setIconText(QStringLiteral("Profiles...")); // short, so the toolbar fits a dock's width
     m_refresh = bar->addAction(QStringLiteral("Refresh"));
     m_refresh->setObjectName(QStringLiteral("refresh_runs"));
-    v->addWidget(bar);
+    return bar;
+}
 
+QHBoxLayout* RunsPanel::build_filters()
+{
     auto* filters = new QHBoxLayout;
     m_filter = new QLineEdit(this);
     m_filter->setObjectName(QStringLiteral("run_filter"));
@@ -83,8 +111,11 @@ RunsPanel::RunsPanel(QWidget* parent)
         QStringLiteral("Failed or cancelled"), static_cast<int>(RunsFilterModel::StateFilter::failed_or_cancelled));
     filters->addWidget(m_filter, 1);
     filters->addWidget(m_state);
-    v->addLayout(filters);
+    return filters;
+}
 
+void RunsPanel::build_table()
+{
     m_model = new RunsModel(this);
     m_proxy = new RunsFilterModel(this);
     m_proxy->setSourceModel(m_model);
@@ -101,7 +132,11 @@ RunsPanel::RunsPanel(QWidget* parent)
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setToolTip(QStringLiteral("Select several runs to compare them in the overlay"));
+}
 
+// The table on top (a few rows are enough to pick from), the selected runs' overlay and log side by side.
+QWidget* RunsPanel::build_views()
+{
     m_overlay = new MeasuredOverlayView(this);
     auto* overlay_scroll = new QScrollArea(this);
     overlay_scroll->setWidgetResizable(true);
@@ -122,7 +157,6 @@ RunsPanel::RunsPanel(QWidget* parent)
     lv->addWidget(m_log_title);
     lv->addWidget(m_log, 1);
 
-    // The table on top (a few rows are enough to pick from), the selected runs' overlay and log side by side.
     auto* bottom = new QSplitter(Qt::Horizontal, this);
     bottom->addWidget(overlay_scroll);
     bottom->addWidget(log_box);
@@ -134,25 +168,7 @@ RunsPanel::RunsPanel(QWidget* parent)
     split->addWidget(bottom);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 3);
-    v->addWidget(split, 1);
-
-    m_status = new QLabel(this);
-    m_status->setObjectName(QStringLiteral("runs_status"));
-    m_status->setWordWrap(true);
-    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    v->addWidget(m_status);
-
-    connect(m_filter, &QLineEdit::textChanged, m_proxy, &RunsFilterModel::set_text);
-    connect(m_state, &QComboBox::currentIndexChanged, this, [this] {
-        m_proxy->set_state_filter(static_cast<RunsFilterModel::StateFilter>(m_state->currentData().toInt()));
-    });
-    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
-        update_actions();
-        Q_EMIT selection_changed(selected_run_ids());
-    });
-    // A row that changed state may change what the buttons can do.
-    connect(m_model, &QAbstractItemModel::dataChanged, this, [this] { update_actions(); });
-    update_actions();
+    return split;
 }
 
 QStringList RunsPanel::selected_run_ids() const

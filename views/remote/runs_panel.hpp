@@ -10,7 +10,9 @@
 
 class QAction;
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
+class QToolBar;
 class QLineEdit;
 class QPlainTextEdit;
 class QTableView;
@@ -54,6 +56,10 @@ Q_SIGNALS:
     void selection_changed(QStringList run_ids);
 
 private:
+    QToolBar* build_toolbar();
+    QHBoxLayout* build_filters();
+    void build_table();
+    QWidget* build_views(); // the table over the overlay and the log
     void update_actions();
 
     RunsModel* m_model = nullptr;
