@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cmath>
 #include <numeric>
+#include <regex>
 
 namespace parallax {
 
@@ -488,6 +489,9 @@ SkipReason read_parallelism(PublishedRow& r)
     return std::nullopt;
 }
 
+// NeMo's long-sequence performance page: tokens per optimizer step in its B200 table.
+constexpr long long kLongSequenceTableTokensPerStep = 4LL * 1024 * 1024;
+
 // The global batch and the framework that ran the step.
 SkipReason read_batch_and_framework(PublishedRow& r)
 {
@@ -498,6 +502,13 @@ SkipReason read_batch_and_framework(PublishedRow& r)
     } else if (r.local_batch) {
         t.global_batch = *r.local_batch * s.dp;
         r.as.push_back("global batch from the notes' local batch size " + std::to_string(*r.local_batch) + " x dp");
+    } else if (contains(r.source, "performance_long_sequence") && t.seq_len > 0) {
+        // The document's other table (Llama 3 8B on B200, NeMo 25.04) states its batch: 4M tokens per
+        // step at every sequence length (512 x 8K ... 4 x 1M).
+        const long long per_rank = static_cast<long long>(s.micro_batch) * s.dp;
+        t.global_batch = std::max(per_rank, kLongSequenceTableTokensPerStep / t.seq_len / per_rank * per_rank);
+        r.as.push_back("global batch unstated: " + std::to_string(t.global_batch)
+            + " sequences (4M tokens per step, the batch column of the same document's B200 table)");
     } else if (s.pp > 1) {
         return std::string("global batch unstated with pipeline parallelism: the bubble cannot be known");
     } else {
@@ -591,11 +602,42 @@ void read_precision(PublishedRow& r, const std::string& prec)
     }
 }
 
+// The NeMo container a source names ("26.02 NeMo container", "NeMo 24.03.01 container",
+// "NeMo25.04.rc2"), as {year, month}; nullopt when it names none.
+std::optional<std::pair<int, int>> nemo_container_of(const std::string& source)
+{
+    static const std::regex after(R"((\d\d)\.(\d\d)(?:\.\d+)? NeMo container)");
+    static const std::regex before(R"(NeMo ?(\d\d)\.(\d\d))");
+    std::smatch m;
+    if (!std::regex_search(source, m, after) && !std::regex_search(source, m, before))
+        return std::nullopt;
+    return std::pair { 2000 + std::stoi(m[1].str()), std::stoi(m[2].str()) };
+}
+
+// The framework release of a row whose source names its NeMo container: the catalogued release, or
+// the one before an uncatalogued tag.
+void read_release(PublishedRow& r)
+{
+    TrainingSpec& t = r.t;
+    const auto container = nemo_container_of(r.source);
+    if (!container || t.framework != Framework::megatron)
+        return;
+    const auto [year, month] = *container;
+    t.software = software_release_at(t.framework, year, month);
+    if (!t.software)
+        return;
+    const bool exact = t.software->year == year && t.software->month == month;
+    r.as.push_back("software: " + std::string(t.software->id)
+        + (exact ? std::string() : " (the catalogued release before the source's " + std::to_string(year % 100) + "."
+                    + (month < 10 ? "0" : "") + std::to_string(month) + " container)"));
+}
+
 // The software stack: MoE dispatcher, CUDA graphs, fused attention, overlaps.
 void read_software(PublishedRow& r, const std::string& prec)
 {
     TrainingSpec& t = r.t;
     Strategy& s = r.s;
+    read_release(r);
     if (const std::string d = str(r.st, "moe_dispatcher"); contains(d, "deepep") || contains(d, "hybridep")) {
         t.moe_dispatcher = MoeDispatcher::deepep;
         r.as.push_back("MoE dispatcher: " + d + " (one copy per destination node over RDMA)");

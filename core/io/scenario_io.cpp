@@ -415,6 +415,25 @@ void validate_scenario(const Scenario& s, const std::string& file)
 
 namespace {
 
+// training.software: a catalogued release of the training's framework.
+const SoftwareRelease* read_software_release(JsonObjectReader& t, Framework framework)
+{
+    const std::string id = t.get_string("software");
+    const SoftwareRelease* release = find_software_release(id);
+    const std::string known = software_release_ids(framework);
+    if (!release)
+        t.fail("software",
+            "unknown release '" + id + "'; "
+                + (known.empty() ? std::string("no release of ") + std::string(to_string(framework))
+                            + " is catalogued: leave the key out"
+                                 : "known releases of " + std::string(to_string(framework)) + ": " + known));
+    if (release->framework != framework)
+        t.fail("software",
+            "'" + id + "' is a release of " + std::string(to_string(release->framework)) + ", not of "
+                + std::string(to_string(framework)));
+    return release;
+}
+
 // The training's numerics and software: precision, framework, kernels, MoE routing, CUDA graphs.
 void read_training_software(JsonObjectReader& t, TrainingSpec& training)
 {
@@ -426,6 +445,8 @@ void read_training_software(JsonObjectReader& t, TrainingSpec& training)
             { "megatron", "torchtitan", "torchtitan-compile", "megatron-deepspeed" }, std::string("megatron"));
         framework_from_string(fw, training.framework);
     }
+    if (t.has("software"))
+        training.software = read_software_release(t, training.framework);
     {
         const std::string k
             = t.get_choice("attention_kernel", { "framework", "best", "flash2" }, std::string("framework"));
@@ -775,6 +796,8 @@ json scenario_to_json(const Scenario& s)
     t["precision"] = std::string(to_string(s.training.precision));
     t["flash_attention"] = s.training.flash_attention;
     t["framework"] = std::string(to_string(s.training.framework));
+    if (s.training.software)
+        t["software"] = std::string(s.training.software->id);
     if (s.training.attention_kernel)
         t["attention_kernel"] = *s.training.attention_kernel == AttentionKernel::flash2 ? "flash2" : "best";
     if (s.training.fp8_rowwise)

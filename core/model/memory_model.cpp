@@ -136,7 +136,7 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     if (stage == s.pp - 1) {
         // The cross-entropy's logits and fp32 buffers at its peak, one micro-batch (software_stack.hpp).
         transient += tokens * static_cast<double>(m.vocab) / s.tp
-            * software_traits(ctx.training.framework).loss_peak_bytes_per_logit;
+            * software_traits(ctx.training.framework, ctx.training.software).loss_peak_bytes_per_logit;
     }
     if (s.zero >= 3) {
         // FSDP/ZeRO-3 materialises the full parameters of the current and the prefetched unit.

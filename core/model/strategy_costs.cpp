@@ -107,7 +107,7 @@ void layer_context_of(const PlanContext& ctx, const Strategy& s, const Groups& g
     lc.cp_group = g.cp;
     lc.ep_group = g.ep;
     lc.expert_tp_group = g.etp;
-    lc.traits = software_traits(ctx.training.framework);
+    lc.traits = software_traits(ctx.training.framework, ctx.training.software);
     lc.moe_straggler = moe_load(ctx.model, ctx.training, s.ep).straggler_ratio;
 }
 
@@ -158,7 +158,7 @@ LayerActivationBytes compute_layer_activations(const PlanContext& ctx, const Str
 
 void add_pipeline_p2p(const PlanContext& ctx, const Strategy& s, const Groups& g, LayerCosts& c) noexcept
 {
-    const SoftwareTraits traits = software_traits(ctx.training.framework);
+    const SoftwareTraits traits = software_traits(ctx.training.framework, ctx.training.software);
     // Megatron sends the stage output split across TP ranks (sequence parallel, or the
     // scatter-gather optimisation of Narayanan et al. 2021 Sec. 4.1 without it).
     const bool sp = s.sequence_parallel && s.tp > 1;
@@ -365,7 +365,7 @@ ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const Strate
     ct.recompute_s = t.recompute_s;
     ct.backward_input_s = t.backward_input_s + t.exposed_bwd();
     ct.compute_s = t.forward_s + t.backward_input_s + t.backward_weight_s;
-    if (software_traits(ctx.training.framework).separate_grad_accumulation) {
+    if (software_traits(ctx.training.framework, ctx.training.software).separate_grad_accumulation) {
         // Each micro-batch's weight gradients are added into the step's accumulators in a pass of their
         // own: bf16 into DeepSpeed's fp32 copies (BF16_Optimizer.update_hp_grads after every
         // micro-batch's backward, pipe/engine.py) r2+r4+w4, fp16 by autograd into .grad r2+r2+w2.

@@ -1,6 +1,6 @@
 #pragma once
 #include "spec/precision.hpp"
-#include "spec/software_stack.hpp"
+#include "spec/software_release.hpp"
 
 #include <optional>
 #include <vector>
@@ -23,13 +23,15 @@ struct TrainingSpec {
     // Extensions (SCENARIO.md allows adding keys):
     bool flash_attention = true; // fused attention: no s^2 score matrices stored, recomputed in backward
     Framework framework = Framework::megatron;
+    // The framework's release (software_release.hpp); nullptr: its newest catalogued release.
+    const SoftwareRelease* software = nullptr;
     // How fp8 GEMM inputs are scaled: one scale per tensor (Transformer Engine, torchao tensorwise)
     // or per row (torchao rowwise, slower kernels).
     bool fp8_rowwise = false;
     // The fused-attention kernel when it is not the framework's usual one (software_traits); unset:
     // the framework's. Scenario key training.attention_kernel: "framework" (default), "best" (the
     // generation's best: cuDNN / FlashAttention-3 on Hopper) or "flash2" (FlashAttention-2, what
-    // PyTorch SDPA dispatches to); published-run rules set it from the software of the run's date.
+    // PyTorch SDPA dispatches to); it overrides the release's choice.
     std::optional<AttentionKernel> attention_kernel;
     // MoE router imbalance (moe_load.hpp): the busiest EP rank's tokens over the mean (1 = balanced),
     // or a measured per-expert load histogram (one entry per expert, any scale).

@@ -4,11 +4,13 @@
 // and the published-run rules that fill unstated settings from the frameworks' recipes.
 #include "calibration/published_runs.hpp"
 #include "io/preset_catalog.hpp"
+#include "model/analytic_model.hpp"
 #include "model/collective_model.hpp"
 #include "model/compute_model.hpp"
 #include "model/layer_ops.hpp"
 #include "model/plan_context.hpp"
 #include "model/strategy_costs.hpp"
+#include "spec/software_release.hpp"
 
 #include "../support/test_plans.hpp"
 
@@ -443,6 +445,79 @@ private slots:
         // A single expert is a plain GEMM.
         QCOMPARE(per_expert_gemm_time_s(dev, 2048, 1536, 2048, Precision::fp8, 1),
             gemm_time_s(dev, 2048, 1536, 2048, Precision::fp8, 1));
+    }
+
+    // A framework release picks its kernels: NeMo 24.03's Transformer Engine ran FlashAttention-2 on
+    // Hopper, later containers cuDNN's fused attention; the newest release is the default, and an
+    // explicit training.attention_kernel wins over the release.
+    void release_selects_the_attention_kernel()
+    {
+        TrainingSpec t;
+        t.seq_len = 131072;
+        t.global_batch = 8;
+        const ClusterSpec cl = test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr");
+        const ModelSpec m = test::model("llama3-8b");
+        Strategy s;
+        s.tp = 8;
+        s.dp = 1;
+        s.sequence_parallel = true;
+        s.recompute = Recompute::full;
+        auto step_s = [&](const TrainingSpec& training) {
+            const PlanContext ctx(m, training, cl, no_calibration());
+            return AnalyticModel(ctx).predict(s).step_time_s;
+        };
+        const double newest = step_s(t);
+        t.software = find_software_release("nemo-24.03");
+        QVERIFY(t.software);
+        QCOMPARE(PlanContext(m, t, cl, no_calibration()).device.attention_kernel, AttentionKernel::flash2);
+        const double old = step_s(t);
+        QVERIFY2(old > 1.3 * newest, "128K tokens are mostly attention: FlashAttention-2 is much slower");
+        t.software = find_software_release("nemo-26.02");
+        QCOMPARE(step_s(t), newest);
+        t.software = find_software_release("nemo-24.03");
+        t.attention_kernel = AttentionKernel::best;
+        QCOMPARE(step_s(t), newest);
+        // Fused attention sinks arrived with Transformer Engine 2.8 (the 25.11 container).
+        QVERIFY(!software_traits(Framework::megatron, find_software_release("nemo-25.09")).fused_attention_sinks);
+        QVERIFY(software_traits(Framework::megatron, find_software_release("nemo-25.11")).fused_attention_sinks);
+        QVERIFY(software_traits(Framework::megatron, nullptr).fused_attention_sinks);
+    }
+
+    // A run on a container the catalogue lacks is costed with the release before it.
+    void uncatalogued_release_maps_to_the_one_before()
+    {
+        QCOMPARE(software_release_at(Framework::megatron, 2026, 4)->id, std::string_view("nemo-26.02"));
+        QCOMPARE(software_release_at(Framework::megatron, 2024, 5)->id, std::string_view("nemo-24.03"));
+        QCOMPARE(software_release_at(Framework::megatron, 2025, 11)->id, std::string_view("nemo-25.11"));
+        QCOMPARE(software_release_at(Framework::megatron, 2023, 1)->id, std::string_view("nemo-24.03"));
+        QVERIFY(!software_release_at(Framework::torchtitan, 2025, 1));
+        QCOMPARE(newest_software_release(Framework::megatron)->id, std::string_view("nemo-26.02"));
+    }
+
+    // NeMo's long-sequence table names its container; its batch comes from the same page's B200 table.
+    void long_sequence_rows_take_their_container()
+    {
+        std::ifstream in(std::string(PARALLAX_SOURCE_DIR) + "/validation/published-moe-and-long-context-runs.json");
+        std::stringstream ss;
+        ss << in.rdbuf();
+        std::vector<SkippedRow> skipped;
+        const std::vector<ValidationCase> cases = read_published_runs(nlohmann::json::parse(ss.str()),
+            "published-moe-and-long-context-runs.json", PresetCatalog::standard(), skipped);
+        int longseq = 0, bridge = 0;
+        for (const ValidationCase& c : cases) {
+            const TrainingSpec& t = c.scenario.training;
+            if (c.source_group == "nemolongseq2403") {
+                QVERIFY2(t.software && t.software->id == "nemo-24.03", c.id.c_str());
+                QCOMPARE(t.global_batch * t.seq_len, 4LL * 1024 * 1024);
+                ++longseq;
+            }
+            if (c.source_group == "mbridge2511") {
+                QVERIFY2(t.software && t.software->id == "nemo-25.11", c.id.c_str());
+                ++bridge;
+            }
+        }
+        QCOMPARE(longseq, 9);
+        QVERIFY(bridge >= 10);
     }
 
     void published_rows_follow_the_recipes()

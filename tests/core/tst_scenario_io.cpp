@@ -176,6 +176,8 @@ public:
         integer(p + QStringLiteral(".precision"), static_cast<int>(a.precision), static_cast<int>(b.precision));
         boolean(p + QStringLiteral(".flash_attention"), a.flash_attention, b.flash_attention);
         integer(p + QStringLiteral(".framework"), static_cast<int>(a.framework), static_cast<int>(b.framework));
+        str(p + QStringLiteral(".software"), a.software ? std::string(a.software->id) : std::string(),
+            b.software ? std::string(b.software->id) : std::string());
         optional_number(p + QStringLiteral(".tokens_to_train"), a.tokens_to_train, b.tokens_to_train);
         boolean(p + QStringLiteral(".fp8_rowwise"), a.fp8_rowwise, b.fp8_rowwise);
         number(p + QStringLiteral(".moe_imbalance"), a.moe_imbalance, b.moe_imbalance);
@@ -493,6 +495,7 @@ void TestScenarioIo::roundTripInline_data()
     QTest::newRow("inline MoE+MLA model, inline GPU and fabrics, search") << qs(kInline);
     QTest::newRow("inline dense GQA with head_dim, cluster preset, dp derived") << qs(kInlineDense);
     QTest::newRow("no strategy at all") << patched(R"({"strategy": null})");
+    QTest::newRow("framework release") << patched(R"({"training": {"software": "nemo-24.03"}})");
     QTest::newRow("inline cluster, preset GPU, inline fabrics")
         << patched(R"({"cluster": {"intra_node": {"bw_GBps": 300, "latency_us": 3},
                                    "inter_node": {"bw_GBps": 25, "latency_us": 10, "kind": "roce",
@@ -753,6 +756,17 @@ void TestScenarioIo::badInput_data()
         << QStringLiteral("cluster.gpu.power_limit_W") << QStringLiteral("must not exceed tdp_W");
     QTest::newRow("framework unknown") << patched(R"({"training": {"framework": "jax"}})")
                                        << QStringLiteral("training.framework") << QStringLiteral("got \"jax\"");
+    QTest::newRow("software unknown") << patched(R"({"training": {"software": "nemo-23.01"}})")
+                                      << QStringLiteral("training.software")
+                                      << QStringLiteral("known releases of megatron: nemo-24.03, nemo-24.07");
+    QTest::newRow("software of another framework")
+        << patched(R"({"training": {"framework": "torchtitan", "software": "nemo-25.11"}})")
+        << QStringLiteral("training.software") << QStringLiteral("is a release of megatron, not of torchtitan");
+    QTest::newRow("software of a framework without releases")
+        << patched(R"({"training": {"framework": "torchtitan", "software": "torchtitan-0.1"}})")
+        << QStringLiteral("training.software") << QStringLiteral("no release of torchtitan is catalogued");
+    QTest::newRow("software not a string") << patched(R"({"training": {"software": 2403}})")
+                                           << QStringLiteral("training.software") << QStringLiteral("string");
     QTest::newRow("negative bandwidth") << patched_inline(R"({"cluster": {"intra_node": {"bw_GBps": -450}}})")
                                         << QStringLiteral("cluster.intra_node.bw_GBps") << QStringLiteral("got -450");
     QTest::newRow("oversubscription 0.5")

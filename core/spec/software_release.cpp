@@ -1,0 +1,94 @@
+#include "spec/software_release.hpp"
+
+#include <array>
+
+namespace parallax {
+
+namespace {
+
+// NeMo containers (Megatron-core + Transformer Engine), the releases NVIDIA's performance tables
+// were measured on. Oldest first.
+constexpr std::array kReleases = {
+    SoftwareRelease { "nemo-24.03", Framework::megatron, 2024, 3, AttentionKernel::flash2, false,
+        "Transformer Engine runs fused attention through Tri Dao's FlashAttention-2 by default (NeMo docs, "
+        "memory_optimizations.rst, before NVIDIA/NeMo PR #9188 of May 2024)" },
+    SoftwareRelease { "nemo-24.07", Framework::megatron, 2024, 7, AttentionKernel::best, false,
+        "Transformer Engine prefers cuDNN's fused flash attention on Hopper and newer when both apply "
+        "(NeMo docs, memory_optimizations.rst, after NVIDIA/NeMo PR #9188)" },
+    SoftwareRelease { "nemo-25.04", Framework::megatron, 2025, 4, AttentionKernel::best, false,
+        "no change to a kernel the model costs" },
+    SoftwareRelease { "nemo-25.09", Framework::megatron, 2025, 9, AttentionKernel::best, false,
+        "no change to a kernel the model costs" },
+    // The first container with GPT-OSS in NVIDIA's tables: unfused attention's fp32 score matrices
+    // (64 heads x 4096^2 per sequence) would not fit at the published micro-batch of 4.
+    SoftwareRelease { "nemo-25.11", Framework::megatron, 2025, 11, AttentionKernel::best, true,
+        "learned softmax sinks run inside cuDNN's fused attention (Transformer Engine 2.8, "
+        "NVIDIA/TransformerEngine PR #2148); before, Megatron-core's unfused attention" },
+    SoftwareRelease { "nemo-26.02", Framework::megatron, 2026, 2, AttentionKernel::best, true,
+        "no change to a kernel the model costs" },
+};
+
+int months(int year, int month)
+{
+    return year * 12 + month;
+}
+
+} // namespace
+
+std::span<const SoftwareRelease> software_releases()
+{
+    return kReleases;
+}
+
+const SoftwareRelease* find_software_release(std::string_view id)
+{
+    for (const SoftwareRelease& r : kReleases)
+        if (r.id == id)
+            return &r;
+    return nullptr;
+}
+
+const SoftwareRelease* newest_software_release(Framework f)
+{
+    const SoftwareRelease* newest = nullptr;
+    for (const SoftwareRelease& r : kReleases)
+        if (r.framework == f)
+            newest = &r;
+    return newest;
+}
+
+const SoftwareRelease* software_release_at(Framework f, int year, int month)
+{
+    const SoftwareRelease* found = nullptr;
+    for (const SoftwareRelease& r : kReleases) {
+        if (r.framework != f)
+            continue;
+        if (found && months(r.year, r.month) > months(year, month))
+            break;
+        found = &r;
+    }
+    return found;
+}
+
+std::string software_release_ids(Framework f)
+{
+    std::string ids;
+    for (const SoftwareRelease& r : kReleases)
+        if (r.framework == f)
+            ids += (ids.empty() ? "" : ", ") + std::string(r.id);
+    return ids;
+}
+
+SoftwareTraits software_traits(Framework f, const SoftwareRelease* release)
+{
+    SoftwareTraits t = software_traits(f);
+    if (!release)
+        release = newest_software_release(f);
+    if (release && release->framework == f) {
+        t.attention = release->attention;
+        t.fused_attention_sinks = release->fused_attention_sinks;
+    }
+    return t;
+}
+
+} // namespace parallax

@@ -1,0 +1,42 @@
+#pragma once
+// Framework releases: the same plan runs on different kernels in successive containers. Each release
+// in the catalogue says which kernels it runs where a release changed one that the model costs, with
+// the source of that change; everything else comes from the framework's traits (software_stack.hpp).
+// training.software names a release; unset means the newest release of the framework that the
+// published tables cover.
+#include "spec/software_stack.hpp"
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace parallax {
+
+struct SoftwareRelease {
+    std::string_view id; // "nemo-24.03": the stack and its release tag
+    Framework framework = Framework::megatron;
+    int year = 0; // release date, for matching a run of a release not in the catalogue
+    int month = 0;
+    // The fused-attention kernel the release's Transformer Engine picks on Hopper and newer.
+    AttentionKernel attention = AttentionKernel::best;
+    // Learned softmax sinks (GPT-OSS) inside the fused kernel; otherwise unfused attention.
+    bool fused_attention_sinks = true;
+    // What changed against the previous release of the catalogue, and where that is documented.
+    std::string_view changes;
+};
+
+std::span<const SoftwareRelease> software_releases();
+// nullptr when the catalogue has no release of that id.
+const SoftwareRelease* find_software_release(std::string_view id);
+// The newest catalogued release of the framework; nullptr when the catalogue has none of it.
+const SoftwareRelease* newest_software_release(Framework f);
+// The newest catalogued release of the framework not newer than year-month (a run of an uncatalogued
+// release is costed with the kernels of the release before it); the oldest one if all are newer.
+const SoftwareRelease* software_release_at(Framework f, int year, int month);
+// The ids of the framework's catalogued releases, comma-separated (for error messages).
+std::string software_release_ids(Framework f);
+
+// The framework's traits with the release's kernels (release may be nullptr: the framework's own).
+SoftwareTraits software_traits(Framework f, const SoftwareRelease* release);
+
+} // namespace parallax
