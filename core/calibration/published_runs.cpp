@@ -628,7 +628,8 @@ void read_release(PublishedRow& r)
         return;
     const bool exact = t.software->year == year && t.software->month == month;
     r.as.push_back("software: " + std::string(t.software->id)
-        + (exact ? std::string() : " (the catalogued release before the source's " + std::to_string(year % 100) + "."
+        + (exact ? std::string()
+                 : " (the catalogued release before the source's " + std::to_string(year % 100) + "."
                     + (month < 10 ? "0" : "") + std::to_string(month) + " container)"));
 }
 

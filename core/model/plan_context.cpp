@@ -14,7 +14,8 @@ PlanContext::PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c, const Calib
     if (!calibration_note.empty())
         calibration = builtin_calibration();
     device = ComputeDevice::of(cluster.gpu);
-    device.attention_kernel = training.attention_kernel.value_or(software_traits(training.framework, training.software).attention);
+    device.attention_kernel
+        = training.attention_kernel.value_or(software_traits(training.framework, training.software).attention);
     device.gemm_scale = calibration.gemm(cluster.gpu.architecture);
     device.attention_scale = calibration.attention(cluster.gpu.architecture);
     device.kernel_scale = calibration.framework(training.framework);
