@@ -1,7 +1,7 @@
 // The calibration Parallax ships, produced by
 //   parallax-cli calibrate validation/published-runs.json --cross-validate
 // (Levenberg-Marquardt on log errors with a prior towards 1; calibration_fit.cpp) on 80 published
-// runs: RMS log error 0.117 -> 0.083. Leave-one-source-out MAPE 8.1% (uncalibrated physics: 10.0%):
+// runs: RMS log error 0.130 -> 0.096. Leave-one-source-out MAPE 8.6% (uncalibrated physics: 10.0%):
 // Hopper GEMMs and fused attention run below their microbenchmark rates in full training runs, and
 // Megatron-DeepSpeed's engine below Megatron's; torchtitan needs no correction of its own any more
 // (its DTensor, SAC, async-TP and ring-attention costs are modelled). Refit whenever the model's
@@ -14,14 +14,14 @@ const Calibration& builtin_calibration()
 {
     static const Calibration c = [] {
         Calibration k;
-        k.name = "published-runs-2026-12d";
-        k.source = "fitted to 80 published runs of shared/validation (LOSO MAPE 8.1%)";
-        k.gemm_scale[static_cast<int>(GpuArchitecture::ampere)] = 0.959;
-        k.gemm_scale[static_cast<int>(GpuArchitecture::hopper)] = 0.913;
-        k.attention_scale[static_cast<int>(GpuArchitecture::hopper)] = 0.960;
-        k.framework_scale[static_cast<int>(Framework::megatron_deepspeed)] = 0.813;
-        k.framework_scale[static_cast<int>(Framework::torchtitan)] = 0.985;
-        k.framework_scale[static_cast<int>(Framework::torchtitan_compile)] = 0.971;
+        k.name = "published-runs-2026-12e";
+        k.source = "fitted to 80 published runs of shared/validation (LOSO MAPE 8.6%)";
+        k.gemm_scale[static_cast<int>(GpuArchitecture::ampere)] = 0.951;
+        k.gemm_scale[static_cast<int>(GpuArchitecture::hopper)] = 0.893;
+        k.attention_scale[static_cast<int>(GpuArchitecture::hopper)] = 0.968;
+        k.framework_scale[static_cast<int>(Framework::megatron_deepspeed)] = 0.822;
+        k.framework_scale[static_cast<int>(Framework::torchtitan)] = 0.994;
+        k.framework_scale[static_cast<int>(Framework::torchtitan_compile)] = 0.963;
         return k;
     }();
     return c;

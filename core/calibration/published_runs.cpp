@@ -581,6 +581,29 @@ void read_optimizer_sharding(PublishedRow& r)
     }
 }
 
+// The fp8 recipe the precision column names; unnamed: Transformer Engine's default of the run's
+// time (DelayedScaling until NVIDIA's 2025 recipes moved to per-tensor current scaling) or torchao's
+// tensorwise dynamic scaling.
+void read_fp8_scaling(PublishedRow& r, const std::string& prec)
+{
+    TrainingSpec& t = r.t;
+    if (contains(prec, "rowwise") || contains(r.c.id, "rowwise")) {
+        t.fp8_scaling = Fp8Scaling::rowwise;
+        r.as.push_back("fp8 with rowwise scaling");
+    } else if (contains(prec, "mxfp8") || contains(prec, "block scales")) {
+        t.fp8_scaling = Fp8Scaling::mxfp8;
+        r.as.push_back("fp8: MXFP8 (32-element block scales)");
+    } else if (contains(prec, "1x128") || contains(prec, "blockwise")) {
+        t.fp8_scaling = Fp8Scaling::blockwise;
+        r.as.push_back("fp8: blockwise scaling (1x128 activations, 128x128 weights)");
+    } else if (contains(prec, "current")) {
+        t.fp8_scaling = Fp8Scaling::tensorwise;
+    } else if (contains(prec, "delayed") || (r.nvidia_recipe && r.year < 2025)) {
+        t.fp8_scaling = Fp8Scaling::delayed;
+        r.as.push_back("fp8 scaling unstated: delayed (Transformer Engine's default recipe before 2025)");
+    }
+}
+
 void read_precision(PublishedRow& r, const std::string& prec)
 {
     TrainingSpec& t = r.t;
@@ -588,10 +611,7 @@ void read_precision(PublishedRow& r, const std::string& prec)
         t.precision = Precision::fp4;
     } else if (contains(prec, "fp8") || contains(prec, "float8")) {
         t.precision = Precision::fp8;
-        if (contains(prec, "rowwise") || contains(r.c.id, "rowwise")) {
-            t.fp8_rowwise = true;
-            r.as.push_back("fp8 with rowwise scaling");
-        }
+        read_fp8_scaling(r, prec);
     } else if (contains(prec, "bf16")) {
         t.precision = Precision::bf16;
     } else if (contains(prec, "fp16")) {

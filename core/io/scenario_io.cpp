@@ -455,8 +455,8 @@ void read_training_software(JsonObjectReader& t, TrainingSpec& training)
         else if (k == "flash2")
             training.attention_kernel = AttentionKernel::flash2;
     }
-    training.fp8_rowwise
-        = t.get_choice("fp8_scaling", { "tensorwise", "rowwise" }, std::string("tensorwise")) == "rowwise";
+    training.fp8_scaling = *fp8_scaling_from_string(t.get_choice("fp8_scaling",
+        { kFp8ScalingNames.begin(), kFp8ScalingNames.end() }, std::string(to_string(Fp8Scaling::tensorwise))));
     training.moe_imbalance = t.get_number("moe_imbalance", 1, 1e4, 1.0);
     training.moe_dispatcher
         = t.get_choice("moe_dispatcher", { "all-to-all", "deepep" }, std::string("all-to-all")) == "deepep"
@@ -532,6 +532,11 @@ void read_training(const json& training_json, const std::string& file, const Gpu
     training.global_batch = t.get_int("global_batch", 1, kMaxBatch);
     training.seq_len = t.get_int("seq_len", 1, kMaxSeq);
     read_training_software(t, training);
+    if (training.fp8_scaling == Fp8Scaling::mxfp8 && gpu.architecture != GpuArchitecture::blackwell
+        && (training.precision == Precision::fp8 || training.precision == Precision::fp4))
+        t.fail("fp8_scaling",
+            "mxfp8 needs block-scaled tensor cores (Blackwell); " + gpu.name + " is "
+                + std::string(to_string(gpu.architecture)));
     read_expert_load(t, training);
     if (t.has("tokens_to_train"))
         training.tokens_to_train = t.get_number("tokens_to_train", 1, 1e18);
@@ -800,8 +805,8 @@ json scenario_to_json(const Scenario& s)
         t["software"] = std::string(s.training.software->id);
     if (s.training.attention_kernel)
         t["attention_kernel"] = *s.training.attention_kernel == AttentionKernel::flash2 ? "flash2" : "best";
-    if (s.training.fp8_rowwise)
-        t["fp8_scaling"] = "rowwise";
+    if (s.training.fp8_scaling != Fp8Scaling::tensorwise)
+        t["fp8_scaling"] = std::string(to_string(s.training.fp8_scaling));
     if (s.training.moe_imbalance != 1.0)
         t["moe_imbalance"] = s.training.moe_imbalance;
     if (!s.training.moe_expert_load.empty())

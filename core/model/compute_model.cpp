@@ -53,7 +53,8 @@ double gemm_efficiency(const ComputeDevice& dev, double m, double n, double k, P
         base = 0.5; // precision without a tuned constant: conservative
     const double k_eff = k / (k + gen.gemm_k_overhead);
     // A calibrated efficiency can never exceed the hardware's peak.
-    const double scaling = (p == Precision::fp8 && dev.fp8_rowwise) ? kRowwiseFp8GemmFactor : 1.0;
+    const double scaling
+        = (p == Precision::fp8 && dev.fp8_scaling == Fp8Scaling::rowwise) ? kRowwiseFp8GemmFactor : 1.0;
     return std::min(kMaxEfficiency, base * scaling * dev.gemm_scale * dev.kernel_scale)
         * gemm_wave_efficiency(dev, m, n) * k_eff;
 }

@@ -21,7 +21,7 @@ struct ComputeDevice {
     double gemm_scale = 1.0;
     double attention_scale = 1.0;
     double kernel_scale = 1.0;
-    bool fp8_rowwise = false; // rowwise-scaled fp8 GEMMs (slower kernels)
+    Fp8Scaling fp8_scaling = Fp8Scaling::tensorwise; // rowwise-scaled fp8 GEMMs run slower kernels
 
     // At the nominal clock; DVFS and the power limit act per kernel (power_model.hpp, power_curves.hpp).
     static ComputeDevice of(const GpuSpec& g);

@@ -109,8 +109,45 @@ constexpr double kPermuteBytesPerElement = 4.0;
 // Expert GEMMs per local expert: forward FC1 and FC2; backward their dgrad and wgrad.
 constexpr double kExpertGemmsForward = 2;
 constexpr double kExpertGemmsBackwardPerForward = 2;
-// fp8 expert GEMMs issue a cast/transpose kernel per GEMM input besides the GEMM itself.
-constexpr double kFp8LaunchesPerExpertGemm = 2;
+// Kernels the host issues per forward expert GEMM: the GEMM, and in fp8 the quantisation of its two
+// operands. Per-tensor current scaling runs three kernels per operand (amax, scale, cast-transpose:
+// Transformer Engine Float8CurrentScaling); delayed, MX and blockwise scaling one fused quantise
+// kernel each; torchao rowwise two (row amax, cast).
+double launches_per_expert_gemm(bool fp8, Fp8Scaling scaling)
+{
+    if (!fp8)
+        return 1;
+    switch (scaling) {
+    case Fp8Scaling::tensorwise:
+        return 1 + 2 * 3;
+    case Fp8Scaling::rowwise:
+        return 1 + 2 * 2;
+    case Fp8Scaling::delayed:
+    case Fp8Scaling::mxfp8:
+    case Fp8Scaling::blockwise:
+        return 1 + 2 * 1;
+    }
+    return 1;
+}
+// HBM bytes per element a quantisation moves besides the cast itself (read 2, write 1) and its
+// transposed or column-wise copy: current scaling's separate amax pass reads the input once more
+// (torchao rowwise likewise per row); MX and blockwise recipes write one scale per 32 or 128 elements
+// for each of the two copies.
+double fp8_scaling_extra_bytes_per_element(Fp8Scaling scaling)
+{
+    switch (scaling) {
+    case Fp8Scaling::tensorwise:
+    case Fp8Scaling::rowwise:
+        return 2.0;
+    case Fp8Scaling::mxfp8:
+        return 2.0 / 32;
+    case Fp8Scaling::blockwise:
+        return 2.0 / 128;
+    case Fp8Scaling::delayed:
+        return 0.0;
+    }
+    return 0.0;
+}
 
 // Cross-node copies of a token routed to k experts spread uniformly over g nodes, relative to sending
 // every token-expert pair: a DeepEP-style dispatcher sends a token once per destination node,
@@ -187,7 +224,9 @@ public:
             // weight-gradient GEMM (TE's fused cast-transpose; Hopper's fp8 tensor cores take K-major
             // operands only).
             mem(OpKind::fp8_cast, ph,
-                batch * M * K * (m_c.device.gen->fp8_cast_bytes_per_element + kFp8TransposedCopyBytes));
+                batch * M * K
+                    * (m_c.device.gen->fp8_cast_bytes_per_element + kFp8TransposedCopyBytes
+                        + fp8_scaling_extra_bytes_per_element(m_c.training->fp8_scaling)));
         }
         LayerOp o;
         o.kind = k;
@@ -479,6 +518,16 @@ void emit_dense_mlp(Builder& b, OpPhase ph, double ffn)
     tp_exit(b, ph, down, CommGroup::tp);
 }
 
+// GPU time of the ops of one phase emitted so far.
+double phase_time_s(const LayerOps& ops, OpPhase ph)
+{
+    double t = 0;
+    for (int i = 0; i < ops.count; ++i)
+        if (ops.op[i].phase == ph)
+            t += ops.op[i].time_s;
+    return t;
+}
+
 void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
 {
     const Shapes& x = b.x();
@@ -512,21 +561,19 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         const double local_experts = static_cast<double>(e.experts) / s.ep;
         const double rows = routed * straggler * s.ep / e.experts * etp;
         const double fe = static_cast<double>(e.expert_ffn_hidden) / etp;
-        const int up = b.gemm(OpKind::expert_up, ph, rows, fe * (x.gated ? 2 : 1), x.h, local_experts);
+        b.gemm(OpKind::expert_up, ph, rows, fe * (x.gated ? 2 : 1), x.h, local_experts);
         b.mem(OpKind::activation, ph,
             rows * local_experts * fe * (x.gated ? 2 * kSwigluBytesPerElement : kGeluBytesPerElement));
-        const int down = b.gemm(OpKind::expert_down, ph, rows, x.h, fe, local_experts);
+        b.gemm(OpKind::expert_down, ph, rows, x.h, fe, local_experts);
         // Dropless routing copies the token counts to the host before the expert GEMMs can be sized, so
         // the host issues the per-expert kernels while the GPU waits; with a capacity factor the shapes
-        // are static and the host runs ahead, exposing only what the GPU work does not cover. Captured
-        // whole-iteration CUDA graphs (sync-free MoE) issue nothing at run time.
+        // are static and the host runs ahead, exposing only what the layer's GPU work so far does not
+        // cover. Captured whole-iteration CUDA graphs (sync-free MoE) issue nothing at run time.
         const double host = c.training->cuda_graphs == CudaGraphs::full_iteration ? 0.0
                                                                                   : local_experts * kExpertGemmsForward
-                * c.traits.expert_gemm_host_s * (x.fp8 ? kFp8LaunchesPerExpertGemm : 1.0);
+                * c.traits.expert_gemm_host_s * launches_per_expert_gemm(x.fp8, c.training->fp8_scaling);
         if (host > 0) {
-            const LayerOps& ops = b.out();
-            const double gpu = ops.op[up].time_s + ops.op[down].time_s;
-            const double waited = e.capacity_factor ? std::max(0.0, host - gpu) : host;
+            const double waited = e.capacity_factor ? std::max(0.0, host - phase_time_s(b.out(), ph)) : host;
             if (waited > 0)
                 b.compute(OpKind::expert_host, ph, waited, 0, 0);
         }

@@ -19,7 +19,7 @@ PlanContext::PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c, const Calib
     device.gemm_scale = calibration.gemm(cluster.gpu.architecture);
     device.attention_scale = calibration.attention(cluster.gpu.architecture);
     device.kernel_scale = calibration.framework(training.framework);
-    device.fp8_rowwise = training.fp8_rowwise;
+    device.fp8_scaling = training.fp8_scaling;
     network = NetworkModel::of(cluster);
     power_device = device;
     power_device.gemm_scale = 1;

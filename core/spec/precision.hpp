@@ -25,6 +25,31 @@ constexpr std::optional<Precision> precision_from_string(std::string_view s)
     return std::nullopt;
 }
 
+// How fp8 GEMM operands are scaled. Each recipe has its own quantisation kernels and GEMM rates.
+enum class Fp8Scaling : unsigned char {
+    tensorwise, // one scale per tensor from the tensor's current amax (TE Float8CurrentScaling, torchao tensorwise)
+    delayed, // one scale per tensor from an amax history (TE DelayedScaling, the default recipe before 2025)
+    rowwise, // one scale per row (torchao rowwise): slower GEMM kernels
+    mxfp8, // one power-of-two scale per 32 elements (OCP MX; block-scaled tensor cores of Blackwell)
+    blockwise, // 1x128 activation tiles, 128x128 weight blocks (DeepSeek-V3 Sec. 3.3.2; TE Float8BlockScaling)
+};
+inline constexpr int kFp8ScalingCount = 5;
+inline constexpr std::array<std::string_view, kFp8ScalingCount> kFp8ScalingNames
+    = { "tensorwise", "delayed", "rowwise", "mxfp8", "blockwise" };
+
+constexpr std::string_view to_string(Fp8Scaling s)
+{
+    return kFp8ScalingNames[static_cast<int>(s)];
+}
+
+constexpr std::optional<Fp8Scaling> fp8_scaling_from_string(std::string_view s)
+{
+    for (int i = 0; i < kFp8ScalingCount; ++i)
+        if (kFp8ScalingNames[i] == s)
+            return static_cast<Fp8Scaling>(i);
+    return std::nullopt;
+}
+
 // Bytes of one element of an operand stored at this precision.
 constexpr double element_bytes(Precision p)
 {

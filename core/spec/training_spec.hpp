@@ -25,9 +25,8 @@ struct TrainingSpec {
     Framework framework = Framework::megatron;
     // The framework's release (software_release.hpp); nullptr: its newest catalogued release.
     const SoftwareRelease* software = nullptr;
-    // How fp8 GEMM inputs are scaled: one scale per tensor (Transformer Engine, torchao tensorwise)
-    // or per row (torchao rowwise, slower kernels).
-    bool fp8_rowwise = false;
+    // How fp8 GEMM inputs are scaled (precision.hpp): training.fp8_scaling.
+    Fp8Scaling fp8_scaling = Fp8Scaling::tensorwise;
     // The fused-attention kernel when it is not the framework's usual one (software_traits); unset:
     // the framework's. Scenario key training.attention_kernel: "framework" (default), "best" (the
     // generation's best: cuDNN / FlashAttention-3 on Hopper) or "flash2" (FlashAttention-2, what

@@ -483,6 +483,39 @@ private slots:
         QVERIFY(software_traits(Framework::megatron, nullptr).fused_attention_sinks);
     }
 
+    // The fp8 recipe: per-tensor current scaling runs amax, scale and cast kernels per GEMM operand, so
+    // a dropless MoE layer (host-issued per-expert GEMMs) waits longer on the host than with MXFP8's one
+    // fused quantise kernel; its separate amax pass also reads each quantised input once more.
+    void fp8_recipe_sets_quantisation_kernels_and_traffic()
+    {
+        GptOssLayer layer;
+        layer.training.precision = Precision::fp8;
+        auto host_and_cast = [&](Fp8Scaling scaling) {
+            layer.training.fp8_scaling = scaling;
+            LayerOps ops;
+            build_layer_ops(layer.context(), true, ops);
+            const LayerOp* host = layer.first(ops, OpKind::expert_host, OpPhase::forward);
+            const LayerOp* cast = layer.first(ops, OpKind::fp8_cast, OpPhase::forward);
+            return std::pair { host ? host->time_s : 0.0, cast ? cast->bytes : 0.0 };
+        };
+        const auto [mx_host, mx_cast] = host_and_cast(Fp8Scaling::mxfp8);
+        const auto [cs_host, cs_cast] = host_and_cast(Fp8Scaling::tensorwise);
+        const auto [dl_host, dl_cast] = host_and_cast(Fp8Scaling::delayed);
+        // 16 local experts x 2 GEMMs x (GEMM + 2 quantisations) x 20 us of host work per kernel.
+        QVERIFY(near(mx_host, 16 * 2 * 3 * 20e-6, 1e-9));
+        QVERIFY(near(cs_host, 16 * 2 * 7 * 20e-6, 1e-9));
+        QCOMPARE(dl_host, mx_host);
+        // Cast, transposed copy and scales: 3 + 1 + 2/32 bytes; current scaling's amax pass adds 2.
+        QVERIFY(near(cs_cast / dl_cast, 6.0 / 4.0, 1e-9));
+        QVERIFY(near(mx_cast / dl_cast, (4.0 + 2.0 / 32) / 4.0, 1e-9));
+        // A capacity factor lets the host run ahead: it waits only for what the layer's GPU work so far
+        // does not cover.
+        layer.model.moe->capacity_factor = 1.0;
+        const auto [cap_host, cap_cast] = host_and_cast(Fp8Scaling::tensorwise);
+        QVERIFY(cap_host < cs_host);
+        QCOMPARE(cap_cast, cs_cast);
+    }
+
     // A run on a container the catalogue lacks is costed with the release before it.
     void uncatalogued_release_maps_to_the_one_before()
     {
@@ -515,6 +548,15 @@ private slots:
                 QVERIFY2(t.software && t.software->id == "nemo-25.11", c.id.c_str());
                 ++bridge;
             }
+            // The precision column names the fp8 recipe.
+            if (c.id.find("mxfp8") != std::string::npos || c.id.find("fp8-mx") != std::string::npos)
+                QCOMPARE(t.fp8_scaling, Fp8Scaling::mxfp8);
+            if (c.id.find("fp8-cs") != std::string::npos)
+                QCOMPARE(t.fp8_scaling, Fp8Scaling::tensorwise);
+            if (c.source_group == "nemolongseq2403")
+                QCOMPARE(t.fp8_scaling, Fp8Scaling::delayed);
+            if (c.id == "deepseekv3_2048h800_production")
+                QCOMPARE(t.fp8_scaling, Fp8Scaling::blockwise);
         }
         QCOMPARE(longseq, 9);
         QVERIFY(bridge >= 10);

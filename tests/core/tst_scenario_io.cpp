@@ -179,7 +179,7 @@ public:
         str(p + QStringLiteral(".software"), a.software ? std::string(a.software->id) : std::string(),
             b.software ? std::string(b.software->id) : std::string());
         optional_number(p + QStringLiteral(".tokens_to_train"), a.tokens_to_train, b.tokens_to_train);
-        boolean(p + QStringLiteral(".fp8_rowwise"), a.fp8_rowwise, b.fp8_rowwise);
+        integer(p + QStringLiteral(".fp8_scaling"), static_cast<int>(a.fp8_scaling), static_cast<int>(b.fp8_scaling));
         number(p + QStringLiteral(".moe_imbalance"), a.moe_imbalance, b.moe_imbalance);
         integer(p + QStringLiteral(".moe_expert_load.size"), static_cast<long long>(a.moe_expert_load.size()),
             static_cast<long long>(b.moe_expert_load.size()));
@@ -765,6 +765,11 @@ void TestScenarioIo::badInput_data()
     QTest::newRow("software of a framework without releases")
         << patched(R"({"training": {"framework": "torchtitan", "software": "torchtitan-0.1"}})")
         << QStringLiteral("training.software") << QStringLiteral("no release of torchtitan is catalogued");
+    QTest::newRow("mxfp8 on Hopper") << patched(R"({"training": {"precision": "fp8", "fp8_scaling": "mxfp8"}})")
+                                     << QStringLiteral("training.fp8_scaling")
+                                     << QStringLiteral("mxfp8 needs block-scaled tensor cores");
+    QTest::newRow("fp8 scaling unknown") << patched(R"({"training": {"fp8_scaling": "per-channel"}})")
+                                         << QStringLiteral("training.fp8_scaling") << QStringLiteral("blockwise");
     QTest::newRow("software not a string") << patched(R"({"training": {"software": 2403}})")
                                            << QStringLiteral("training.software") << QStringLiteral("string");
     QTest::newRow("negative bandwidth") << patched_inline(R"({"cluster": {"intra_node": {"bw_GBps": -450}}})")

@@ -580,12 +580,13 @@ std::vector<FormField> training_run_fields()
     f.push_back(choice(
         QStringLiteral("training.fp8_scaling"), QStringLiteral("fp8 scaling"),
         [](const Scenario&) {
-            return fixed({ "tensorwise", "rowwise" });
+            return fixed({ "tensorwise", "delayed", "rowwise", "mxfp8", "blockwise" });
         },
-        [](const Scenario& s) {
-            return s.training.fp8_rowwise ? QStringLiteral("rowwise") : QStringLiteral("tensorwise");
-        },
-        [](Scenario& s, const QString& v) { s.training.fp8_rowwise = v == QLatin1String("rowwise"); }));
+        [](const Scenario& s) { return qs(to_string(s.training.fp8_scaling)); },
+        [](Scenario& s, const QString& v) {
+            if (auto k = fp8_scaling_from_string(v.toStdString()))
+                s.training.fp8_scaling = *k;
+        }));
     f.push_back(choice(
         QStringLiteral("training.cuda_graphs"), QStringLiteral("CUDA graphs"),
         [](const Scenario&) {
