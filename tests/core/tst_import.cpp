@@ -466,9 +466,11 @@ void TestImport::torchtitan_reports_every_key()
              "compile.enable", "compile.components", "quantize.linear.float8.enable_fsdp_float8_all_gather",
              "validation.steps" })
         QVERIFY2(keys.count(key), key);
+    // The file's 41 keys, each reported once.
     QCOMPARE(r.report.of(ImportOutcome::mapped).size() + r.report.of(ImportOutcome::no_effect).size()
             + r.report.of(ImportOutcome::not_modelled).size(),
-        std::size_t(37)); // the file's 37 keys, each once
+        std::size_t(41));
+    QCOMPARE(keys.size(), std::size_t(42)); // and "" for the assumed entries
 }
 
 // NeMo-Framework-Launcher's conf/training/llama/llama3_70b.yaml: 128 nodes of 8.
@@ -643,7 +645,7 @@ void TestImport::errors_name_file_key_and_rule()
         return o;
     }());
     QVERIFY2(e.find("run.sh: --tensor-model-parallel-size (strategy.tp): ") == 0, e.c_str());
-    e = import_error("pretrain_gpt.py --num-layers 8 --hidden-size 64 --num-attention-heads 4", "nolen.sh");
+    e = import_error("pretrain_gpt.py --num-layers 8 --hidden-size 64 --num-attention-heads 4 --vocab-size 100", "nolen.sh");
     QVERIFY2(e.find("nolen.sh: --seq-length: missing") == 0, e.c_str());
     e = import_error("[parallelism]\ntensor_parallel_degree = \n", "bad.toml");
     QVERIFY2(e.find("bad.toml: line 2: ") == 0, e.c_str());
@@ -658,9 +660,9 @@ void TestImport::errors_name_file_key_and_rule()
     e = import_error(R"({"num_hidden_layers": 4, "hidden_size": 64, "model_type": "llama"})", "cfg.json");
     QVERIFY2(e.find("cfg.json: num_attention_heads: missing") == 0, e.c_str());
     ImportOptions unknown_cluster;
-    unknown_cluster.cluster = "dgx-h101";
+    unknown_cluster.cluster = "dgx-h100-superpd";
     e = import_error(read_text_file(data("hf/Meta-Llama-3-70B.config.json")), "c.json", unknown_cluster);
-    QVERIFY2(e.find("--cluster: unknown cluster preset \"dgx-h101\" (did you mean \"dgx-h100-superpod\"?)") == 0, e.c_str());
+    QVERIFY2(e.find("--cluster: unknown cluster preset \"dgx-h100-superpd\" (did you mean \"dgx-h100-superpod\"?)") == 0, e.c_str());
     e = import_error("[model]\nname = \"llama3\"\nflavor = \"debugmodel\"\n[training]\nseq_len = 2048\n", "dbg.toml");
     QVERIFY2(e.find("dbg.toml: model.flavor: the file does not describe the model") == 0, e.c_str());
 }
