@@ -58,7 +58,8 @@ std::optional<long long> positive_option(const QCommandLineParser& p, const QStr
     bool ok = false;
     const long long v = p.value(name).toLongLong(&ok);
     if (!ok || v < 1)
-        throw InputError("--" + name.toStdString(), "", "must be a positive integer, found \"" + p.value(name).toStdString() + "\"");
+        throw InputError(
+            "--" + name.toStdString(), "", "must be a positive integer, found \"" + p.value(name).toStdString() + "\"");
     return v;
 }
 
@@ -95,11 +96,12 @@ ImportResult run_import(const ImportArguments& a)
 
 int run_import(const QStringList& args)
 {
-    CommandParser cmd(QStringLiteral("Imports a training launch configuration as a scenario: a Megatron-LM command line "
-                                     "or launch script, a NeMo / Megatron-Bridge YAML, a torchtitan TOML, a DeepSpeed "
-                                     "JSON or a Hugging Face config.json. Every key of the input is reported as mapped, "
-                                     "without effect on the prediction, or not modelled (stderr, or \"import_report\" "
-                                     "with --json)."),
+    CommandParser cmd(
+        QStringLiteral("Imports a training launch configuration as a scenario: a Megatron-LM command line "
+                       "or launch script, a NeMo / Megatron-Bridge YAML, a torchtitan TOML, a DeepSpeed "
+                       "JSON or a Hugging Face config.json. Every key of the input is reported as mapped, "
+                       "without effect on the prediction, or not modelled (stderr, or \"import_report\" "
+                       "with --json)."),
         QStringLiteral("FILE"), QStringLiteral("the file to import, or - for stdin"));
     add_options(cmd.parser());
     if (auto rc = cmd.parse(args, 1, 1))

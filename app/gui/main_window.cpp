@@ -44,9 +44,9 @@
 #include <QBuffer>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
-#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFileDialog>
@@ -55,9 +55,9 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
-#include <QMimeData>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QShowEvent>
@@ -411,8 +411,9 @@ MainWindow::MainActions MainWindow::build_file_and_edit_menus()
     m_recent_menu = file->addMenu(QStringLiteral("Open &recent"));
     QAction* import = file->addAction(QStringLiteral("&Import launch config..."), this, &MainWindow::import_dialog);
     import->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
-    import->setToolTip(QStringLiteral("A Megatron-LM script, NeMo or Megatron-Bridge YAML, torchtitan TOML, DeepSpeed "
-                                      "JSON or Hugging Face config.json as a new plan (also by dropping the file here)"));
+    import->setToolTip(
+        QStringLiteral("A Megatron-LM script, NeMo or Megatron-Bridge YAML, torchtitan TOML, DeepSpeed "
+                       "JSON or Hugging Face config.json as a new plan (also by dropping the file here)"));
     QAction* save_action = file->addAction(QStringLiteral("&Save"), this, [this] { save(); });
     save_action->setShortcut(QKeySequence::Save);
     QAction* save_as = file->addAction(QStringLiteral("Save &as..."), this, [this] { save_as_dialog(); });
@@ -656,7 +657,8 @@ bool MainWindow::open_scenario_file(const QString& path)
 bool MainWindow::import_launch_config(const QString& path)
 {
     try {
-        const ImportResult r = import_launch_config_file(path.toStdString(), std::nullopt, {}, PresetCatalog::standard());
+        const ImportResult r
+            = import_launch_config_file(path.toStdString(), std::nullopt, {}, PresetCatalog::standard());
         clear_error();
         m_doc->reset_modified(r.parsed, QString(), QFileInfo(path).fileName() + QStringLiteral(" (imported)"));
         m_presets->setCurrentIndex(-1);

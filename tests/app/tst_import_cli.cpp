@@ -107,7 +107,8 @@ void TestImportCli::out_file_predicts_like_the_default_scenario()
 {
     QTemporaryDir dir;
     const QString out = dir.filePath(QStringLiteral("imported.json"));
-    const Run r = cli({ QStringLiteral("import"), data("megatron/llama3_70b_default_plan.sh"), QStringLiteral("--out"), out });
+    const Run r
+        = cli({ QStringLiteral("import"), data("megatron/llama3_70b_default_plan.sh"), QStringLiteral("--out"), out });
     QCOMPARE(r.code, 0);
     QVERIFY(r.out.isEmpty());
     QVERIFY(QString::fromUtf8(r.err).contains(QStringLiteral("wrote ") + out));
@@ -127,10 +128,11 @@ void TestImportCli::stdin_and_options()
 {
     QFile f(data("deepspeed/ds_zero2_config.json"));
     QVERIFY(f.open(QIODevice::ReadOnly));
-    const Run r = cli({ QStringLiteral("import"), QStringLiteral("-"), QStringLiteral("--model"), QStringLiteral("llama3-8b"),
-                          QStringLiteral("--gpus"), QStringLiteral("16"), QStringLiteral("--seq-len"), QStringLiteral("2048"),
-                          QStringLiteral("--cluster"), QStringLiteral("dgx-a100-superpod") },
-        f.readAll());
+    const Run r
+        = cli({ QStringLiteral("import"), QStringLiteral("-"), QStringLiteral("--model"), QStringLiteral("llama3-8b"),
+                  QStringLiteral("--gpus"), QStringLiteral("16"), QStringLiteral("--seq-len"), QStringLiteral("2048"),
+                  QStringLiteral("--cluster"), QStringLiteral("dgx-a100-superpod") },
+            f.readAll());
     QCOMPARE(r.code, 0);
     const QJsonObject s = object(r.out);
     QCOMPARE(s.value(QStringLiteral("model")).toString(), QStringLiteral("llama3-8b"));
@@ -149,14 +151,17 @@ void TestImportCli::bad_input_exits_2_naming_file_and_key()
     r = cli({ QStringLiteral("import"), data("megatron/train_gpt3_175b_distributed.sh") });
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("train_gpt3_175b_distributed.sh: torchrun --nnodes: "), r.err.constData());
-    r = cli({ QStringLiteral("import"), data("hf/DeepSeek-V3.config.json"), QStringLiteral("--format"), QStringLiteral("yaml") });
+    r = cli({ QStringLiteral("import"), data("hf/DeepSeek-V3.config.json"), QStringLiteral("--format"),
+        QStringLiteral("yaml") });
     QCOMPARE(r.code, 2);
-    QVERIFY2(r.err.contains("--format: must be one of megatron-args|nemo-yaml|torchtitan-toml|deepspeed-json|hf-config"),
+    QVERIFY2(
+        r.err.contains("--format: must be one of megatron-args|nemo-yaml|torchtitan-toml|deepspeed-json|hf-config"),
         r.err.constData());
     r = cli({ QStringLiteral("import"), QStringLiteral("/nonexistent/train.sh") });
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("/nonexistent/train.sh"), r.err.constData());
-    r = cli({ QStringLiteral("import"), data("hf/DeepSeek-V3.config.json"), QStringLiteral("--gpus"), QStringLiteral("0") });
+    r = cli({ QStringLiteral("import"), data("hf/DeepSeek-V3.config.json"), QStringLiteral("--gpus"),
+        QStringLiteral("0") });
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("--gpus"), r.err.constData());
 }

@@ -232,8 +232,9 @@ void TestImport::hf_config_reports_every_key()
         const json config = parse_json_text(read_text_file(data(file)), file);
         for (auto it = config.begin(); it != config.end(); ++it)
             top.insert(it.key());
-        QVERIFY2(missing(top, reported(r)).isEmpty(), qPrintable(QString::fromLatin1(file) + QStringLiteral(": ")
-                                                            + missing(top, reported(r)).join(QStringLiteral(", "))));
+        QVERIFY2(missing(top, reported(r)).isEmpty(),
+            qPrintable(QString::fromLatin1(file) + QStringLiteral(": ")
+                + missing(top, reported(r)).join(QStringLiteral(", "))));
     }
     // What the special models add is mapped, and their own keys are explained.
     const ImportResult ds = import_data("hf/DeepSeek-V3.config.json");
@@ -381,8 +382,8 @@ void TestImport::megatron_gpt3_175b_example()
 
 void TestImport::megatron_reports_every_flag()
 {
-    for (const char* file : { "megatron/train_llama3.sh", "megatron/train_llama3_8b_h100_fp8.sh",
-             "megatron/llama3_70b_default_plan.sh" }) {
+    for (const char* file :
+        { "megatron/train_llama3.sh", "megatron/train_llama3_8b_h100_fp8.sh", "megatron/llama3_70b_default_plan.sh" }) {
         const ImportResult r = import_data(file);
         const ShellRun run = run_shell_script(read_text_file(data(file)));
         std::set<std::string> flags;
@@ -398,18 +399,20 @@ void TestImport::megatron_reports_every_flag()
         }
         QVERIFY(flags.size() > 20);
         QVERIFY2(missing(flags, reported(r)).isEmpty(),
-            qPrintable(QString::fromLatin1(file) + QStringLiteral(": ") + missing(flags, reported(r)).join(QStringLiteral(", "))));
+            qPrintable(QString::fromLatin1(file) + QStringLiteral(": ")
+                + missing(flags, reported(r)).join(QStringLiteral(", "))));
     }
 }
 
 // A bare command line (no script), read from text.
 void TestImport::megatron_command_line_on_stdin()
 {
-    const std::string line = "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
-                             "--num-attention-heads 32 --ffn-hidden-size 14336 --swiglu --group-query-attention "
-                             "--num-query-groups 8 --untie-embeddings-and-output-weights --seq-length 4096 "
-                             "--micro-batch-size 2 --tensor-model-parallel-size 2 --vocab-size 128256 "
-                             "--hidden-dropout 0 --attention-dropout 0 --bf16 --frobnicate 3";
+    const std::string line
+        = "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
+          "--num-attention-heads 32 --ffn-hidden-size 14336 --swiglu --group-query-attention "
+          "--num-query-groups 8 --untie-embeddings-and-output-weights --seq-length 4096 "
+          "--micro-batch-size 2 --tensor-model-parallel-size 2 --vocab-size 128256 "
+          "--hidden-dropout 0 --attention-dropout 0 --bf16 --frobnicate 3";
     const ImportResult r = import_launch_config(line, "<stdin>", std::nullopt, {}, PresetCatalog::standard());
     QCOMPARE(r.parsed.cluster.total_gpus(), 16LL);
     QCOMPARE(r.parsed.strategy.dp, 8);
@@ -459,12 +462,12 @@ void TestImport::torchtitan_reports_every_key()
 {
     const ImportResult r = import_data("torchtitan/llama3_70b.toml");
     const std::set<std::string> keys = reported(r);
-    for (const char* key : { "job.dump_folder", "profiling.enable_profiling", "metrics.log_freq", "model.name",
-             "model.hf_assets_path", "optimizer.name", "optimizer.eps", "lr_scheduler.warmup_steps",
-             "training.local_batch_size", "training.dataset", "parallelism.data_parallel_replicate_degree",
-             "parallelism.context_parallel_degree", "checkpoint.async_mode", "activation_checkpoint.mode",
-             "compile.enable", "compile.components", "quantize.linear.float8.enable_fsdp_float8_all_gather",
-             "validation.steps" })
+    for (const char* key :
+        { "job.dump_folder", "profiling.enable_profiling", "metrics.log_freq", "model.name", "model.hf_assets_path",
+            "optimizer.name", "optimizer.eps", "lr_scheduler.warmup_steps", "training.local_batch_size",
+            "training.dataset", "parallelism.data_parallel_replicate_degree", "parallelism.context_parallel_degree",
+            "checkpoint.async_mode", "activation_checkpoint.mode", "compile.enable", "compile.components",
+            "quantize.linear.float8.enable_fsdp_float8_all_gather", "validation.steps" })
         QVERIFY2(keys.count(key), key);
     // The file's 41 keys, each reported once.
     QCOMPARE(r.report.of(ImportOutcome::mapped).size() + r.report.of(ImportOutcome::no_effect).size()
@@ -552,7 +555,8 @@ void TestImport::yaml_reports_every_key()
             if (!names.count(key) && key != "defaults")
                 absent << QString::fromStdString(key);
         }
-        QVERIFY2(absent.isEmpty(), qPrintable(QString::fromLatin1(file) + QStringLiteral(": ") + absent.join(QStringLiteral(", "))));
+        QVERIFY2(absent.isEmpty(),
+            qPrintable(QString::fromLatin1(file) + QStringLiteral(": ") + absent.join(QStringLiteral(", "))));
     }
 }
 
@@ -600,7 +604,8 @@ void TestImport::deepspeed_zero3_offload()
     QVERIFY(entry(r, "Qwen3-30B-A3B.config.json: num_hidden_layers"));
     std::set<std::string> leaves;
     json_leaves(parse_json_text(read_text_file(data("deepspeed/ds_config_zero3.json")), "ds"), "", leaves);
-    QVERIFY2(missing(leaves, reported(r)).isEmpty(), qPrintable(missing(leaves, reported(r)).join(QStringLiteral(", "))));
+    QVERIFY2(
+        missing(leaves, reported(r)).isEmpty(), qPrintable(missing(leaves, reported(r)).join(QStringLiteral(", "))));
 }
 
 void TestImport::report_json_shape()
@@ -645,7 +650,8 @@ void TestImport::errors_name_file_key_and_rule()
         return o;
     }());
     QVERIFY2(e.find("run.sh: --tensor-model-parallel-size (strategy.tp): ") == 0, e.c_str());
-    e = import_error("pretrain_gpt.py --num-layers 8 --hidden-size 64 --num-attention-heads 4 --vocab-size 100", "nolen.sh");
+    e = import_error(
+        "pretrain_gpt.py --num-layers 8 --hidden-size 64 --num-attention-heads 4 --vocab-size 100", "nolen.sh");
     QVERIFY2(e.find("nolen.sh: --seq-length: missing") == 0, e.c_str());
     e = import_error("[parallelism]\ntensor_parallel_degree = \n", "bad.toml");
     QVERIFY2(e.find("bad.toml: line 2: ") == 0, e.c_str());
@@ -662,7 +668,9 @@ void TestImport::errors_name_file_key_and_rule()
     ImportOptions unknown_cluster;
     unknown_cluster.cluster = "dgx-h100-superpd";
     e = import_error(read_text_file(data("hf/Meta-Llama-3-70B.config.json")), "c.json", unknown_cluster);
-    QVERIFY2(e.find("--cluster: unknown cluster preset \"dgx-h100-superpd\" (did you mean \"dgx-h100-superpod\"?)") == 0, e.c_str());
+    QVERIFY2(
+        e.find("--cluster: unknown cluster preset \"dgx-h100-superpd\" (did you mean \"dgx-h100-superpod\"?)") == 0,
+        e.c_str());
     e = import_error("[model]\nname = \"llama3\"\nflavor = \"debugmodel\"\n[training]\nseq_len = 2048\n", "dbg.toml");
     QVERIFY2(e.find("dbg.toml: model.flavor: the file does not describe the model") == 0, e.c_str());
 }
@@ -670,7 +678,8 @@ void TestImport::errors_name_file_key_and_rule()
 // The scenario an import writes loads as it is and gives the same plan.
 void TestImport::imported_scenario_reloads()
 {
-    for (const char* file : { "megatron/llama3_70b_default_plan.sh", "nemo/llama3_70b.yaml", "hf/gpt-oss-120b.config.json" }) {
+    for (const char* file :
+        { "megatron/llama3_70b_default_plan.sh", "nemo/llama3_70b.yaml", "hf/gpt-oss-120b.config.json" }) {
         const ImportResult r = import_data(file);
         const Scenario again = parse_scenario_text(r.scenario.dump(2), "again.json", PresetCatalog::standard());
         QVERIFY(again.strategy == r.parsed.strategy);

@@ -102,7 +102,8 @@ void TestImportGui::import_makes_an_unsaved_plan_with_its_report()
     QVERIFY(f.window->is_modified());
     QVERIFY(f.window->current_path().isEmpty()); // Save asks where
     QVERIFY(f.window->last_import_report().contains(QStringLiteral("--tensor-model-parallel-size 4 -> strategy.tp")));
-    QVERIFY(f.window->status_text().startsWith(QStringLiteral("Imported llama3_70b_default_plan.sh as megatron-args: ")));
+    QVERIFY(
+        f.window->status_text().startsWith(QStringLiteral("Imported llama3_70b_default_plan.sh as megatron-args: ")));
     QVERIFY(f.window->wait_for_evaluation());
     QVERIFY(f.window->evaluation()->valid);
     QCOMPARE(f.window->evaluation()->scenario.strategy.vpp, 5);

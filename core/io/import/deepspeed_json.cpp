@@ -21,21 +21,38 @@ constexpr std::string_view kNoEffectPrefixes[] = { "scheduler.", "optimizer.para
     "fp16.min_loss_scale", "fp16.consecutive_hysteresis", "fp16.auto_cast", "bf16.immediate_grad_update",
     "gradient_clipping", "steps_per_print", "wall_clock_breakdown", "dump_state", "prescale_gradients",
     "gradient_predivide_factor", "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer",
-    "zero_optimization.stage3_gather_16bit_weights_on_model_save", "zero_optimization.gather_16bit_weights_on_model_save",
-    "zero_optimization.load_from_fp32_weights", "zero_optimization.ignore_unused_parameters", "memory_breakdown",
-    "seed", "elasticity." };
+    "zero_optimization.stage3_gather_16bit_weights_on_model_save",
+    "zero_optimization.gather_16bit_weights_on_model_save", "zero_optimization.load_from_fp32_weights",
+    "zero_optimization.ignore_unused_parameters", "memory_breakdown",
+    "zero_optimization.stage3_gather_fp16_weights_on_model_save", "seed", "elasticity." };
 
-constexpr std::string_view kNotModelledPrefixes[] = { "zero_optimization.reduce_bucket_size",
-    "zero_optimization.allgather_bucket_size", "zero_optimization.stage3_prefetch_bucket_size",
-    "zero_optimization.stage3_param_persistence_threshold", "zero_optimization.stage3_max_live_parameters",
-    "zero_optimization.stage3_max_reuse_distance", "zero_optimization.sub_group_size",
-    "zero_optimization.contiguous_gradients", "zero_optimization.reduce_scatter", "zero_optimization.allgather_partitions",
-    "zero_optimization.round_robin_gradients", "zero_optimization.offload_param", "zero_optimization.zero_hpz_partition_size",
-    "zero_optimization.zero_quantized_weights", "zero_optimization.zero_quantized_gradients",
-    "zero_optimization.offload_optimizer.pin_memory", "zero_optimization.offload_optimizer.buffer_count",
-    "zero_optimization.offload_optimizer.fast_init", "zero_optimization.offload_optimizer.ratio",
-    "zero_optimization.offload_optimizer.nvme_path", "communication_data_type", "activation_checkpointing.", "amp.",
-    "sparse_attention.", "compression_training.", "fp16.fp16_master_weights_and_grads" };
+struct Reason {
+    std::string_view prefix;
+    std::string_view why;
+};
+constexpr Reason kNotModelled[] = {
+    { "zero_optimization.reduce_bucket_size", "bucket sizes are not modelled" },
+    { "zero_optimization.allgather_bucket_size", "bucket sizes are not modelled" },
+    { "zero_optimization.stage3_prefetch_bucket_size", "ZeRO-3 prefetching is costed as full overlap" },
+    { "zero_optimization.stage3_param_persistence_threshold", "small parameters are sharded like the rest" },
+    { "zero_optimization.stage3_max_live_parameters", "ZeRO-3's live-parameter cap is not modelled" },
+    { "zero_optimization.stage3_max_reuse_distance", "ZeRO-3's parameter reuse is not modelled" },
+    { "zero_optimization.sub_group_size", "the optimizer's sub-groups are not modelled" },
+    { "zero_optimization.contiguous_gradients", "gradient buffer layout" },
+    { "zero_optimization.reduce_scatter", "costed as reduce-scatter" },
+    { "zero_optimization.allgather_partitions", "costed as all-gather" },
+    { "zero_optimization.round_robin_gradients", "gradient placement across ranks" },
+    { "zero_optimization.offload_param", "parameter offload (ZeRO-Infinity) is not modelled" },
+    { "zero_optimization.zero_hpz_partition_size", "ZeRO++ hierarchical partitioning" },
+    { "zero_optimization.zero_quantized_weights", "ZeRO++ quantized weights" },
+    { "zero_optimization.zero_quantized_gradients", "ZeRO++ quantized gradients" },
+    { "zero_optimization.offload_optimizer.", "pinned buffers and partial offload are not modelled" },
+    { "communication_data_type", "collectives run at the precision Parallax assumes" },
+    { "amp.", "Apex AMP is not modelled" },
+    { "sparse_attention.", "sparse attention is not modelled" },
+    { "compression_training.", "compression is not modelled" },
+    { "fp16.fp16_master_weights_and_grads", "fp32 master weights are assumed" },
+};
 
 bool has_prefix(std::string_view key, std::string_view prefix)
 {
@@ -125,7 +142,8 @@ void DeepSpeedReader::batch()
     } else if (accumulation) {
         m_d.report.mapped("gradient_accumulation_steps", std::to_string(*accumulation),
             micro ? "training.global_batch" : "strategy.micro_batch",
-            micro ? "micro-batch x accumulation x data-parallel ranks" : "train_batch_size / (this x data-parallel ranks)");
+            micro ? "micro-batch x accumulation x data-parallel ranks"
+                  : "train_batch_size / (this x data-parallel ranks)");
         if (micro)
             m_d.batch_per_dp_rank = *micro * *accumulation;
         else
@@ -137,16 +155,18 @@ void DeepSpeedReader::zero()
 {
     if (const json* stage = take("zero_optimization.stage")) {
         if (!stage->is_number_integer() || stage->get<long long>() < 0 || stage->get<long long>() > 3)
-            throw InputError(m_d.report.file, "zero_optimization.stage", "must be 0, 1, 2 or 3, found " + stage->dump());
+            throw InputError(
+                m_d.report.file, "zero_optimization.stage", "must be 0, 1, 2 or 3, found " + stage->dump());
         m_d.set("strategy.zero", stage->get<long long>(), "zero_optimization.stage", stage->dump());
     }
     if (const json* device = take("zero_optimization.offload_optimizer.device")) {
         const std::string v = text_of(*device);
-        m_d.set("strategy.offload_optimizer", v == "cpu" || v == "nvme", "zero_optimization.offload_optimizer.device", v,
-            v == "nvme" ? "NVMe offload is costed as CPU offload" : "");
+        m_d.set("strategy.offload_optimizer", v == "cpu" || v == "nvme", "zero_optimization.offload_optimizer.device",
+            v, v == "nvme" ? "NVMe offload is costed as CPU offload" : "");
     }
     if (const json* overlap = take("zero_optimization.overlap_comm"); overlap && overlap->is_boolean())
-        m_d.set("strategy.overlap_grad_reduce", overlap->get<bool>(), "zero_optimization.overlap_comm", overlap->dump());
+        m_d.set(
+            "strategy.overlap_grad_reduce", overlap->get<bool>(), "zero_optimization.overlap_comm", overlap->dump());
 }
 
 void DeepSpeedReader::precision()
@@ -162,7 +182,8 @@ void DeepSpeedReader::precision()
     if (bf16_on || fp16_on)
         m_d.put("training.precision", bf16_on ? "bf16" : "fp16");
     else
-        m_d.report.assumed("training.precision", "bf16", "neither bf16 nor fp16 is enabled: DeepSpeed would train in fp32, which Parallax does not model");
+        m_d.report.assumed("training.precision", "bf16",
+            "neither bf16 nor fp16 is enabled: DeepSpeed would train in fp32, which Parallax does not model");
     if (const json* type = take("optimizer.type")) {
         const std::string v = text_of(*type);
         if (v == "Adam" || v == "AdamW" || v == "FusedAdam" || v == "CPUAdam")
@@ -189,7 +210,8 @@ void DeepSpeedReader::degrees()
         if (stages->is_number_integer() && stages->get<long long>() >= 1)
             m_d.set("strategy.pp", stages->get<long long>(), "pipeline.stages", stages->dump());
         else
-            m_d.report.not_modelled("pipeline.stages", text_of(*stages), "set by the PipelineModule in the training code");
+            m_d.report.not_modelled(
+                "pipeline.stages", text_of(*stages), "set by the PipelineModule in the training code");
     }
     if (m_d.get_int("strategy.dp", 0) > 0)
         m_d.total_gpus = m_d.get_int("strategy.dp", 1) * m_d.get_int("strategy.tp", 1) * m_d.get_int("strategy.pp", 1)
@@ -204,9 +226,12 @@ void DeepSpeedReader::remaining()
             m_d.report.no_effect(key, text_of(*value));
         else if (has_prefix(key, "activation_checkpointing."))
             m_d.report.not_modelled(key, text_of(*value),
-                "configures DeepSpeed's checkpointing; whether layers recompute is the model code's choice (strategy.recompute)");
-        else if (std::any_of(std::begin(kNotModelledPrefixes), std::end(kNotModelledPrefixes), matches))
-            m_d.report.not_modelled(key, text_of(*value), "not modelled");
+                "configures DeepSpeed's checkpointing; whether layers recompute is the model code's choice "
+                "(strategy.recompute)");
+        else if (const auto it = std::find_if(std::begin(kNotModelled), std::end(kNotModelled),
+                     [&](const Reason& r) { return has_prefix(key, r.prefix); });
+                 it != std::end(kNotModelled))
+            m_d.report.not_modelled(key, text_of(*value), std::string(it->why));
         else
             m_d.report.not_modelled(key, text_of(*value), "not known to the importer");
     }
@@ -230,8 +255,8 @@ bool looks_like_deepspeed_json(const json& j)
 {
     if (!j.is_object())
         return false;
-    for (const char* key : { "train_batch_size", "train_micro_batch_size_per_gpu", "zero_optimization",
-             "gradient_accumulation_steps" })
+    for (const char* key :
+        { "train_batch_size", "train_micro_batch_size_per_gpu", "zero_optimization", "gradient_accumulation_steps" })
         if (j.contains(key))
             return true;
     return false;

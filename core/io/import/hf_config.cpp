@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <array>
-#include <iterator>
 #include <filesystem>
+#include <iterator>
 #include <set>
 #include <string_view>
 
@@ -16,18 +16,18 @@ using nlohmann::json;
 namespace {
 
 // Keys that describe the checkpoint, the tokenizer, numerics or inference, not the training step's cost.
-constexpr std::string_view kNoEffectKeys[] = { "architectures", "model_type", "_name_or_path",
-    "auto_map", "bos_token_id", "eos_token_id", "pad_token_id", "torch_dtype", "dtype", "transformers_version",
-    "use_cache", "initializer_range", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "rope_theta",
-    "rope_scaling", "rope_parameters", "max_position_embeddings", "initial_context_length", "pretraining_tp",
-    "quantization_config", "output_router_logits", "router_aux_loss_coef", "router_jitter_noise", "norm_topk_prob",
-    "scoring_func", "topk_method", "n_group", "topk_group", "routed_scaling_factor", "aux_loss_alpha", "seq_aux",
-    "ep_size", "swiglu_limit", "max_window_layers", "use_sliding_window" };
+constexpr std::string_view kNoEffectKeys[] = { "architectures", "model_type", "_name_or_path", "auto_map",
+    "bos_token_id", "eos_token_id", "pad_token_id", "torch_dtype", "dtype", "transformers_version", "use_cache",
+    "initializer_range", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "rope_theta", "rope_scaling",
+    "rope_parameters", "max_position_embeddings", "initial_context_length", "pretraining_tp", "quantization_config",
+    "output_router_logits", "router_aux_loss_coef", "router_jitter_noise", "norm_topk_prob", "scoring_func",
+    "topk_method", "n_group", "topk_group", "routed_scaling_factor", "aux_loss_alpha", "seq_aux", "ep_size",
+    "swiglu_limit", "max_window_layers", "use_sliding_window" };
 
 // Model families whose MLP is gated (gate_proj * act(up_proj)): their SiLU or GELU is a GLU.
-constexpr std::string_view kGatedFamilies[] = { "llama", "mistral", "mixtral", "qwen2", "qwen2_moe",
-    "qwen3", "qwen3_moe", "deepseek", "deepseek_v2", "deepseek_v3", "gemma", "gemma2", "gemma3_text", "gpt_oss",
-    "phi3", "olmo", "olmo2", "granite", "cohere" };
+constexpr std::string_view kGatedFamilies[]
+    = { "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek", "deepseek_v2",
+          "deepseek_v3", "gemma", "gemma2", "gemma3_text", "gpt_oss", "phi3", "olmo", "olmo2", "granite", "cohere" };
 
 std::string value_text(const json& v)
 {
@@ -178,7 +178,6 @@ void read_dropout(HfReader& r)
     r.draft().put("model.dropout", any_on);
 }
 
-
 // Multi-head latent attention (DeepSeek-V2/V3): the latent ranks and the per-head widths.
 void read_mla(HfReader& r)
 {
@@ -226,7 +225,8 @@ void read_moe_layers(HfReader& r)
             d.set("model.moe.moe_layer_freq", 1, "decoder_sparse_step", "1", "every layer sparse");
         else
             r.not_modelled("decoder_sparse_step",
-                "Qwen counts sparse layers from the step's end ((i+1) % step == 0); Parallax's moe_layer_freq counts from "
+                "Qwen counts sparse layers from the step's end ((i+1) % step == 0); Parallax's moe_layer_freq counts "
+                "from "
                 "the first layer");
     }
     if (const json* dense = r.raw("mlp_only_layers")) {
@@ -308,7 +308,8 @@ void read_window(HfReader& r)
 void read_family(HfReader& r, const std::string& type)
 {
     if (type == "gpt_oss") {
-        r.draft().set("model.attention_sinks", true, "model_type", type, "gpt-oss has learned per-head attention sinks");
+        r.draft().set(
+            "model.attention_sinks", true, "model_type", type, "gpt-oss has learned per-head attention sinks");
         r.not_modelled("attention_bias", "the attention projections' biases are not costed");
     }
 }
@@ -324,8 +325,9 @@ void report_remaining(HfReader& r)
         else if (key == "num_nextn_predict_layers")
             r.not_modelled(key, "the multi-token-prediction module is not part of the modelled step");
         else if (key == "attention_bias" || key == "mlp_bias" || key == "qkv_bias")
-            r.not_modelled(key, value.is_boolean() && !value.get<bool>() ? "no biases (not costed either way)"
-                                                                         : "biases are not costed");
+            r.not_modelled(key,
+                value.is_boolean() && !value.get<bool>() ? "no biases (not costed either way)"
+                                                         : "biases are not costed");
         else if (key == "text_config" || key == "vision_config")
             r.not_modelled(key, "multimodal parts are not modelled; import the language model's own config");
         else

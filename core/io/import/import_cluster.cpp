@@ -34,8 +34,12 @@ long long total_gpus(ImportDraft& d, const ImportOptions& options, long long gpu
         d.report.assumed("cluster.gpus", std::to_string(*options.gpus), "--gpus");
         return *options.gpus;
     }
-    if (d.nodes)
+    if (d.nodes) {
+        if (!d.gpus_per_node)
+            d.report.assumed("cluster.gpus_per_node", std::to_string(gpus_per_node),
+                "the file gives the nodes but not the GPUs per node: the cluster preset's");
         return *d.nodes * gpus_per_node;
+    }
     if (d.total_gpus)
         return *d.total_gpus;
     const long long mp = model_parallel_gpus(d);
@@ -80,7 +84,8 @@ ImportedCluster finish_import_cluster(ImportDraft& d, const ImportOptions& optio
                                                : std::string("cluster.gpus");
         throw InputError(d.report.file, where,
             std::to_string(gpus) + " GPUs (" + std::to_string(nodes) + " nodes x " + std::to_string(per_node)
-                + ") cannot hold tp x pp x cp = " + std::to_string(mp) + " GPUs per replica; give the GPU count with --gpus N");
+                + ") cannot hold tp x pp x cp = " + std::to_string(mp)
+                + " GPUs per replica; give the GPU count with --gpus N");
     }
     ImportedCluster c;
     c.gpus = gpus;

@@ -19,7 +19,8 @@ std::string_view to_string(ImportOutcome o)
 
 void ImportReport::mapped(std::string key, std::string value, std::string target, std::string note)
 {
-    m_entries.push_back({ ImportOutcome::mapped, std::move(key), std::move(value), std::move(target), std::move(note) });
+    m_entries.push_back(
+        { ImportOutcome::mapped, std::move(key), std::move(value), std::move(target), std::move(note) });
 }
 
 void ImportReport::no_effect(std::string key, std::string value, std::string note)

@@ -15,7 +15,8 @@ std::string_view to_string(ImportOutcome o);
 
 struct ImportEntry {
     ImportOutcome outcome = ImportOutcome::mapped;
-    std::string key; // as the input spells it: "--tensor-model-parallel-size", "model.fp8", "parallelism.tensor_parallel_degree"
+    std::string key; // as the input spells it: "--tensor-model-parallel-size", "model.fp8",
+                     // "parallelism.tensor_parallel_degree"
     std::string value; // as written; empty for a bare flag
     std::string target; // the scenario key it set ("strategy.tp"); for assumed entries the key it fills
     std::string note; // how it was converted, why it is not modelled, or the rule behind an assumption

@@ -228,8 +228,8 @@ ImportResult finish_import(ImportDraft draft, const ImportOptions& options, cons
     return result;
 }
 
-ImportResult import_launch_config(const std::string& text, const std::string& file,
-    std::optional<ImportFormat> format, const ImportOptions& options, const PresetCatalog& catalog)
+ImportResult import_launch_config(const std::string& text, const std::string& file, std::optional<ImportFormat> format,
+    const ImportOptions& options, const PresetCatalog& catalog)
 {
     if (!format) {
         if (is_scenario_text(text))

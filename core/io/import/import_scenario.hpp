@@ -35,8 +35,8 @@ struct ImportResult {
 
 // Reads `text` (labelled `file` in errors and the report) in `format`, or the detected one. Throws
 // InputError naming the file, the input key and the rule.
-ImportResult import_launch_config(const std::string& text, const std::string& file,
-    std::optional<ImportFormat> format, const ImportOptions& options, const PresetCatalog& catalog);
+ImportResult import_launch_config(const std::string& text, const std::string& file, std::optional<ImportFormat> format,
+    const ImportOptions& options, const PresetCatalog& catalog);
 ImportResult import_launch_config_file(const std::string& path, std::optional<ImportFormat> format,
     const ImportOptions& options, const PresetCatalog& catalog);
 

@@ -111,7 +111,9 @@ void read_launcher(const std::vector<std::string>& words, ImportDraft& d)
         char* end = nullptr;
         const long long n = std::strtoll(v.c_str(), &end, 10);
         if (v.empty() || *end != '\0' || n < 1)
-            throw InputError(d.report.file, key, "must be a positive number of " + std::string(nodes ? "nodes" : "GPUs per node") + ", found \"" + v + "\"");
+            throw InputError(d.report.file, key,
+                "must be a positive number of " + std::string(nodes ? "nodes" : "GPUs per node") + ", found \"" + v
+                    + "\"");
         (nodes ? d.nodes : d.gpus_per_node) = n;
         d.report.mapped(key, v, nodes ? "cluster.nodes" : "cluster.gpus_per_node");
     }
@@ -285,10 +287,12 @@ bool MegatronReader::parallelism(const Arg& a)
         m_layers_per_virtual_stage = a; // needs the layer count and pp: finish_shape()
     } else if (a.flag == "--use-torch-fsdp2" || a.flag == "--use-megatron-fsdp" || a.flag == "--use-custom-fsdp") {
         m_fsdp = true;
-        m_d.report.mapped(a.flag, a.text(), "strategy.zero", "fully sharded data parallelism (--data-parallel-sharding-strategy)");
+        m_d.report.mapped(
+            a.flag, a.text(), "strategy.zero", "fully sharded data parallelism (--data-parallel-sharding-strategy)");
     } else if (a.flag == "--data-parallel-sharding-strategy") {
         m_sharding = one(a);
-        m_d.report.mapped(a.flag, a.text(), "strategy.zero", "with FSDP: no_shard 0, optim 1, optim_grads 2, optim_grads_params 3");
+        m_d.report.mapped(
+            a.flag, a.text(), "strategy.zero", "with FSDP: no_shard 0, optim 1, optim_grads 2, optim_grads_params 3");
     } else if (a.flag == "--cp-comm-type") {
         const std::string v = one(a);
         if (v == "p2p" || v == "a2a")
@@ -318,7 +322,8 @@ bool MegatronReader::shape(const Arg& a)
     } else if (a.flag == "--position-embedding-type") {
         const std::string v = one(a);
         if (v == "learned_absolute")
-            m_d.report.not_modelled(a.flag, v, "learned position embeddings (seq_len x hidden parameters) are not costed");
+            m_d.report.not_modelled(
+                a.flag, v, "learned position embeddings (seq_len x hidden parameters) are not costed");
         else
             m_d.report.no_effect(a.flag, v, "rotary or no position embedding: no parameters");
     } else if (a.flag == "--window-size") {
@@ -376,7 +381,8 @@ bool MegatronReader::moe(const Arg& a)
         else if (v == "deepep" || v == "hybridep")
             m_d.set("training.moe_dispatcher", "deepep", a.flag, v);
         else if (v == "flex")
-            m_d.report.mapped(a.flag, v, "training.moe_dispatcher", "the backend (--moe-flex-dispatcher-backend) decides");
+            m_d.report.mapped(
+                a.flag, v, "training.moe_dispatcher", "the backend (--moe-flex-dispatcher-backend) decides");
         else
             m_d.report.not_modelled(a.flag, v, "costed as an all-to-all dispatcher");
     } else if (a.flag == "--moe-shared-expert-overlap") {
@@ -474,7 +480,8 @@ void MegatronReader::finish_shape()
         const long long ffn = swiglu ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;
         d.put("model.ffn_hidden", ffn);
         d.report.assumed("model.ffn_hidden", std::to_string(ffn),
-            swiglu ? "no --ffn-hidden-size: Megatron-LM's int(4h x 2/3 / 64) x 64 for SwiGLU" : "no --ffn-hidden-size: 4h");
+            swiglu ? "no --ffn-hidden-size: Megatron-LM's int(4h x 2/3 / 64) x 64 for SwiGLU"
+                   : "no --ffn-hidden-size: 4h");
     }
     if (m_gqa) {
         const long long groups = m_query_groups ? integer(*m_query_groups, 1) : 1;
@@ -485,7 +492,8 @@ void MegatronReader::finish_shape()
     if (m_kv_channels) {
         const long long kc = integer(*m_kv_channels, 1);
         if (heads > 0 && kc * heads != hidden)
-            d.set("model.head_dim", kc, "--kv-channels", m_kv_channels->text(), "heads x kv-channels differs from hidden");
+            d.set("model.head_dim", kc, "--kv-channels", m_kv_channels->text(),
+                "heads x kv-channels differs from hidden");
         else
             d.report.mapped("--kv-channels", m_kv_channels->text(), "model.head_dim", "= hidden / heads");
     }
@@ -499,7 +507,8 @@ void MegatronReader::finish_shape()
             "Megatron-LM's default --hidden-dropout / --attention-dropout is 0.1");
     if (!d.has("model.tied_embeddings")) {
         d.put("model.tied_embeddings", true);
-        d.report.assumed("model.tied_embeddings", "true", "Megatron-LM ties them without --untie-embeddings-and-output-weights");
+        d.report.assumed(
+            "model.tied_embeddings", "true", "Megatron-LM ties them without --untie-embeddings-and-output-weights");
     }
     if (!d.has("model.ffn_act"))
         d.report.assumed("model.ffn_act", "gelu", "no --swiglu");
@@ -569,12 +578,15 @@ void MegatronReader::finish_precision()
     for (const char* flag : { "--fp4-format", "--fp8-format", "--fp16", "--bf16" })
         for (const Arg& a : m_precision_flags)
             if (precision.empty() && a.flag == flag)
-                precision = a.flag == std::string("--fp4-format") ? "fp4" : a.flag == std::string("--fp8-format") ? "fp8" : a.flag.substr(2);
+                precision = a.flag == std::string("--fp4-format") ? "fp4"
+                    : a.flag == std::string("--fp8-format")       ? "fp8"
+                                                                  : a.flag.substr(2);
     for (const Arg& a : m_precision_flags) {
-        const bool decisive = (precision == "fp4" && a.flag == "--fp4-format") || (precision == "fp8" && a.flag == "--fp8-format")
-            || a.flag == "--" + precision;
+        const bool decisive = (precision == "fp4" && a.flag == "--fp4-format")
+            || (precision == "fp8" && a.flag == "--fp8-format") || a.flag == "--" + precision;
         d.report.mapped(a.flag, a.text(), "training.precision",
-            decisive ? std::string() : "the matmuls run in " + precision + "; this sets the master and activation types");
+            decisive ? std::string()
+                     : "the matmuls run in " + precision + "; this sets the master and activation types");
     }
     if (precision.empty()) {
         d.report.assumed("training.precision", "bf16",
@@ -614,8 +626,8 @@ void MegatronReader::finish_defaults()
             throw InputError(file(), "--num-layers-per-virtual-pipeline-stage",
                 "pp (" + std::to_string(pp) + ") x " + std::to_string(per) + " layers must divide --num-layers ("
                     + std::to_string(layers) + ")");
-        d.set("strategy.vpp", layers / (pp * per), "--num-layers-per-virtual-pipeline-stage", m_layers_per_virtual_stage->text(),
-            "--num-layers / (pp x this)");
+        d.set("strategy.vpp", layers / (pp * per), "--num-layers-per-virtual-pipeline-stage",
+            m_layers_per_virtual_stage->text(), "--num-layers / (pp x this)");
     }
 }
 
@@ -683,8 +695,9 @@ ImportDraft read_megatron_args(const std::string& text, const std::string& file)
     const ShellRun run = run_shell_script(text);
     const auto launch = find_launch(run);
     if (!launch)
-        throw InputError(file, "", "no Megatron-LM launch command found (a command running pretrain_*.py with flags, or a list of "
-                                   "Megatron flags such as --num-layers)");
+        throw InputError(file, "",
+            "no Megatron-LM launch command found (a command running pretrain_*.py with flags, or a list of "
+            "Megatron flags such as --num-layers)");
     for (const std::string& note : run.notes)
         d.report.not_modelled("script", {}, note);
     read_launcher(launch->launcher, d);

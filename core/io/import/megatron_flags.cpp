@@ -11,15 +11,15 @@ namespace {
 
 // Optimiser hyper-parameters, schedules, data, tokenizer files, logging, checkpoints, profiling,
 // initialisation, numerics of the loss scaler and of fp8 scaling (the same kernels run either way).
-constexpr std::string_view kNoEffectPrefixes[] = { "--lr", "--min-lr", "--log", "--save", "--load",
-    "--eval", "--tensorboard", "--wandb", "--data-", "--profile", "--ckpt", "--exit-", "--adam-", "--train-",
-    "--rotary-", "--rope-", "--init-method", "--no-load-", "--no-save-", "--decoupled-", "--tiktoken", "--timing-",
-    "--distributed-", "--rerun-", "--fp8-amax-", "--moe-router-", "--moe-aux-loss", "--moe-z-loss", "--moe-input-jitter",
-    "--moe-per-layer-logging", "--loss-scale", "--initial-loss-scale", "--min-loss-scale", "--one-logger", "--dist-ckpt",
-    "--non-persistent", "--use-checkpoint-", "--override-opt", "--start-weight-decay", "--end-weight-decay",
-    "--weight-decay", "--clip-grad", "--num-dataset-builder", "--mid-level-dataset", "--object-storage",
-    "--tokenizer-prompt", "--vocab-extra-ids", "--sgd-", "--check-for-", "--no-check-for-", "--async-save",
-    "--straggler" };
+constexpr std::string_view kNoEffectPrefixes[]
+    = { "--lr", "--min-lr", "--log", "--save", "--load", "--eval", "--tensorboard", "--wandb", "--data-", "--profile",
+          "--ckpt", "--exit-", "--adam-", "--train-", "--rotary-", "--rope-", "--init-method", "--no-load-",
+          "--no-save-", "--decoupled-", "--tiktoken", "--timing-", "--distributed-", "--rerun-", "--fp8-amax-",
+          "--moe-router-", "--moe-aux-loss", "--moe-z-loss", "--moe-input-jitter", "--moe-per-layer-logging",
+          "--loss-scale", "--initial-loss-scale", "--min-loss-scale", "--one-logger", "--dist-ckpt", "--non-persistent",
+          "--use-checkpoint-", "--override-opt", "--start-weight-decay", "--end-weight-decay", "--weight-decay",
+          "--clip-grad", "--num-dataset-builder", "--mid-level-dataset", "--object-storage", "--tokenizer-prompt",
+          "--vocab-extra-ids", "--sgd-", "--check-for-", "--no-check-for-", "--async-save", "--straggler" };
 
 constexpr std::string_view kNoEffectFlags[] = { "--seed", "--split", "--mock-data", "--num-workers",
     "--dataloader-type", "--use-mcore-models", "--use-legacy-models", "--max-position-embeddings",
@@ -87,8 +87,8 @@ struct KnownTokenizer {
     long long vocab;
 };
 constexpr KnownTokenizer kTokenizers[] = { { "llama-3", 128256 }, { "llama3", 128256 }, { "llama-2", 32000 },
-    { "llama2", 32000 }, { "mixtral", 32000 }, { "mistral-7b", 32000 }, { "qwen3", 151936 },
-    { "deepseek-v3", 129280 }, { "deepseek-r1", 129280 }, { "gpt-oss", 201088 } };
+    { "llama2", 32000 }, { "mixtral", 32000 }, { "mistral-7b", 32000 }, { "qwen3", 151936 }, { "deepseek-v3", 129280 },
+    { "deepseek-r1", 129280 }, { "gpt-oss", 201088 } };
 
 } // namespace
 

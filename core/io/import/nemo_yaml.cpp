@@ -37,8 +37,9 @@ constexpr IntKey kIntKeys[] = { { "tensor_model_parallel_size", "strategy.tp" },
     { "num_query_groups", "model.kv_heads" }, { "num_moe_experts", "model.moe.experts" },
     { "moe_router_topk", "model.moe.top_k" }, { "moe_ffn_hidden_size", "model.moe.expert_ffn_hidden" },
     { "q_lora_rank", "model.attention.q_lora_rank" }, { "kv_lora_rank", "model.attention.kv_lora_rank" },
-    { "qk_head_dim", "model.attention.qk_nope_head_dim" }, { "qk_pos_emb_head_dim", "model.attention.qk_rope_head_dim" },
-    { "v_head_dim", "model.attention.v_head_dim" }, { "num_layers_in_first_pipeline_stage", "strategy.first_stage_layers" },
+    { "qk_head_dim", "model.attention.qk_nope_head_dim" },
+    { "qk_pos_emb_head_dim", "model.attention.qk_rope_head_dim" }, { "v_head_dim", "model.attention.v_head_dim" },
+    { "num_layers_in_first_pipeline_stage", "strategy.first_stage_layers" },
     { "num_layers_in_last_pipeline_stage", "strategy.last_stage_layers" },
     { "window_attn_skip_freq", "model.full_attention_every" }, { "vocab_size", "model.vocab" } };
 
@@ -48,7 +49,8 @@ constexpr IntKey kBoolKeys[] = { { "sequence_parallel", "strategy.sequence_paral
     { "overlap_moe_expert_parallel_comm", "strategy.ep_overlap" }, { "ub_tp_comm_overlap", "strategy.tp_comm_overlap" },
     { "tp_comm_overlap", "strategy.tp_comm_overlap" }, { "use_flash_attention", "training.flash_attention" },
     { "overlap_grad_reduce", "strategy.overlap_grad_reduce" }, { "overlap_grad_sync", "strategy.overlap_grad_reduce" },
-    { "overlap_param_gather", "strategy.overlap_param_gather" }, { "overlap_param_sync", "strategy.overlap_param_gather" },
+    { "overlap_param_gather", "strategy.overlap_param_gather" },
+    { "overlap_param_sync", "strategy.overlap_param_gather" },
     { "optimizer_cpu_offload", "strategy.offload_optimizer" } };
 
 struct Leaf {
@@ -60,7 +62,8 @@ void flatten(const YAML::Node& n, const std::string& prefix, std::vector<Leaf>& 
 {
     if (n.IsMap() && n.size() > 0) {
         for (const auto& kv : n)
-            flatten(kv.second, prefix.empty() ? kv.first.as<std::string>() : prefix + "." + kv.first.as<std::string>(), out);
+            flatten(kv.second, prefix.empty() ? kv.first.as<std::string>() : prefix + "." + kv.first.as<std::string>(),
+                out);
         return;
     }
     out.push_back({ prefix, n });
@@ -179,7 +182,8 @@ bool NemoReader::table_key(const Leaf& l, const std::string& name)
         if (is_off(l.node))
             m_d.report.no_effect(l.key, text_of(l.node), "not set");
         else
-            m_d.set(k.target, integer(l, name == "q_lora_rank" || name == "qk_pos_emb_head_dim" ? 0 : 1), l.key, text_of(l.node));
+            m_d.set(k.target, integer(l, name == "q_lora_rank" || name == "qk_pos_emb_head_dim" ? 0 : 1), l.key,
+                text_of(l.node));
         return true;
     }
     for (const IntKey& k : kBoolKeys) {
@@ -201,7 +205,8 @@ bool NemoReader::launcher_key(const Leaf& l)
     if (l.key == "trainer.num_nodes" || l.key == "trainer.devices") {
         const long long n = integer(l, 1);
         (l.key == "trainer.num_nodes" ? m_d.nodes : m_d.gpus_per_node) = n;
-        m_d.report.mapped(l.key, text_of(l.node), l.key == "trainer.num_nodes" ? "cluster.nodes" : "cluster.gpus_per_node");
+        m_d.report.mapped(
+            l.key, text_of(l.node), l.key == "trainer.num_nodes" ? "cluster.nodes" : "cluster.gpus_per_node");
     } else if (l.key == "trainer.precision" || l.key == "model.optim.name" || l.key == "model.tokenizer.type"
         || l.key == "model.data.seq_length") {
         m_held[l.key] = l;
@@ -229,16 +234,19 @@ bool NemoReader::bridge_key(const Leaf& l)
         return table_key(l, name);
     if (section == "ddp" && (name == "overlap_grad_reduce" || name == "overlap_param_gather"))
         return table_key(l, name);
-    if ((section == "ddp" && (name == "use_distributed_optimizer" || name == "use_megatron_fsdp" || name == "use_custom_fsdp"
-            || name == "data_parallel_sharding_strategy"))
+    if ((section == "ddp"
+            && (name == "use_distributed_optimizer" || name == "use_megatron_fsdp" || name == "use_custom_fsdp"
+                || name == "data_parallel_sharding_strategy"))
         || section == "mixed_precision" || l.key == "dataset.sequence_length" || l.key == "optimizer.optimizer") {
-        if (section == "mixed_precision" && name != "bf16" && name != "fp16" && name != "fp8" && name != "fp8_recipe" && name != "fp4")
+        if (section == "mixed_precision" && name != "bf16" && name != "fp16" && name != "fp8" && name != "fp8_recipe"
+            && name != "fp4")
             return false;
         m_held[l.key] = l;
         return true;
     }
-    if (section == "comm_overlap" && (name == "tp_comm_overlap" || name == "overlap_grad_reduce"
-            || name == "overlap_param_gather" || name == "overlap_moe_expert_parallel_comm")) {
+    if (section == "comm_overlap"
+        && (name == "tp_comm_overlap" || name == "overlap_grad_reduce" || name == "overlap_param_gather"
+            || name == "overlap_moe_expert_parallel_comm")) {
         if (is_off(l.node) && name != "tp_comm_overlap")
             m_d.report.no_effect(l.key, text_of(l.node), "not set here: ddp's value holds");
         else
@@ -247,7 +255,9 @@ bool NemoReader::bridge_key(const Leaf& l)
     }
     if (section == "optimizer" && name == "optimizer_cpu_offload")
         return table_key(l, name);
-    if (section == "optimizer" && (name == "use_distributed_optimizer" || name == "overlap_param_gather" || name == "bf16" || name == "fp16")) {
+    if (section == "optimizer"
+        && (name == "use_distributed_optimizer" || name == "overlap_param_gather" || name == "bf16"
+            || name == "fp16")) {
         m_d.report.no_effect(l.key, text_of(l.node), "a copy of the ddp / mixed_precision setting");
         return true;
     }
@@ -320,7 +330,8 @@ bool NemoReader::moe_key(const Leaf& l, const std::string& name)
 
 bool NemoReader::numerics_key(const Leaf& l, const std::string& name)
 {
-    if ((name == "bf16" || name == "fp16" || name == "fp8_recipe" || name == "fp4" || name == "fp8_param") && m_bridge) {
+    if ((name == "bf16" || name == "fp16" || name == "fp8_recipe" || name == "fp4" || name == "fp8_param")
+        && m_bridge) {
         m_d.report.no_effect(l.key, text_of(l.node), "mixed_precision sets the precision");
         return true;
     }
@@ -335,18 +346,55 @@ bool NemoReader::numerics_key(const Leaf& l, const std::string& name)
     return false;
 }
 
+// Keys of NeMo's and Megatron-core's configs (leaf names, prefixes) that do not change the step's time or
+// memory: initialisation, numerics, RoPE scaling, other architectures' settings (Mamba, linear attention,
+// muP), inference, logging, and class references of the config dumps.
+constexpr std::string_view kNoEffectNamePrefixes[] = { "_target_", "_call_", "_partial_", "_args_", "_name_",
+    "inference_", "mamba_", "mup_", "linear_", "yarn_", "kitchen_", "qk_clip", "beta_fast", "beta_slow", "mscale",
+    "original_max_position", "rotary_", "rope_", "native_amp", "apex_", "layernorm_epsilon", "init_method", "seed",
+    "resume_", "onnx", "gc_interval", "mtp_loss", "barrier_", "perform_initialization", "parallel_output",
+    "use_cpu_initialization", "clone_scatter_output", "cuda_graph_warmup", "mcore_gpt", "use_scaled_init_method",
+    "pre_process", "post_process", "transformer_block_type", "normalize_attention_scores", "attention_type",
+    "headscale", "openai_gelu", "do_layer_norm_weight_decay", "gradient_as_bucket_view", "sync_batch_comm",
+    "megatron_amp_O2", "hysteresis", "fp16_lm_cross_entropy", "apply_query_key_layer_scaling", "fp4_recipe",
+    "min_offloaded_tensor_size", "mlp_chunks_for_prefill", "flash_decode", "test_mode", "config_logger_dir", "timers",
+    "glu_linear_offset", "tp_comm_bootstrap_backend", "check_for_", "log_", "grad_allreduce_chunk_size_mb", "muon_",
+    "lion_", "use_mamba", "store_param_remainders" };
+
+bool ends_with(const std::string& s, std::string_view suffix)
+{
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 void NemoReader::fallback(const Leaf& l, const std::string& name)
 {
+    const std::string v = text_of(l.node);
     std::string flag = "--" + name;
     std::replace(flag.begin(), flag.end(), '_', '-');
-    if (megatron_flag_has_no_effect(flag))
-        m_d.report.no_effect(l.key, text_of(l.node));
+    const auto starts = [&](std::string_view p) { return name.rfind(p, 0) == 0; };
+    if (std::any_of(std::begin(kNoEffectNamePrefixes), std::end(kNoEffectNamePrefixes), starts)
+        || megatron_flag_has_no_effect(flag))
+        m_d.report.no_effect(l.key, v);
+    else if (ends_with(name, "_fusion") || name == "persist_layer_norm")
+        is_off(l.node) ? m_d.report.not_modelled(l.key, v, "kernel fusion off: costed fused")
+                       : m_d.report.no_effect(l.key, v, "fused, as costed");
+    else if (is_off(l.node) || v == "0" || v == "0.0")
+        m_d.report.no_effect(l.key, v, "off or not set");
+    else if (name.rfind("tp_comm_", 0) == 0)
+        m_d.get("strategy.tp_comm_overlap") && *m_d.get("strategy.tp_comm_overlap") == true
+            ? m_d.report.not_modelled(
+                l.key, v, "userbuffers settings: TP overlap is costed as Transformer Engine's default")
+            : m_d.report.no_effect(l.key, v, "TP communication overlap is off");
+    else if (name.rfind("pin_cpu_", 0) == 0 || name == "cpu_offloading_activations" || name == "cpu_offloading_weights")
+        m_d.report.no_effect(l.key, v, "only with CPU offloading");
+    else if (name.rfind("num_layers_at_", 0) == 0)
+        m_d.report.not_modelled(l.key, v, "layers kept in bf16 under fp8 are costed in fp8");
+    else if (ends_with(name, "_sms"))
+        m_d.report.not_modelled(l.key, v, "SMs reserved for communication kernels");
     else if (const auto why = megatron_flag_not_modelled(flag))
-        m_d.report.not_modelled(l.key, text_of(l.node), *why);
-    else if (is_off(l.node))
-        m_d.report.no_effect(l.key, text_of(l.node), "off or not set");
+        m_d.report.not_modelled(l.key, v, *why);
     else
-        m_d.report.not_modelled(l.key, text_of(l.node), "not known to the importer");
+        m_d.report.not_modelled(l.key, v, "not known to the importer");
 }
 
 void NemoReader::read(const Leaf& l)
@@ -364,7 +412,8 @@ void NemoReader::read(const Leaf& l)
         m_held["activation_func"] = l;
     else if (section == "model")
         m_d.report.no_effect(l.key, text_of(l.node), "a Python object reference");
-    else if (std::find(std::begin(kNoEffectSections), std::end(kNoEffectSections), section) != std::end(kNoEffectSections))
+    else if (std::find(std::begin(kNoEffectSections), std::end(kNoEffectSections), section)
+        != std::end(kNoEffectSections))
         m_d.report.no_effect(l.key, text_of(l.node));
     else if (section == "ddp" || section == "optimizer" || section == "mixed_precision" || section == "comm_overlap")
         fallback(l, name);
@@ -379,7 +428,8 @@ void NemoReader::finish_model()
     if (const Leaf* act = held("activation")) {
         const std::string v = text_of(act->node);
         const bool glu = v.find("glu") != std::string::npos;
-        d.set("model.ffn_act", glu ? "swiglu" : "gelu", act->key, v, glu && v.find("swiglu") == std::string::npos ? "a GLU has SwiGLU's GEMM shapes" : "");
+        d.set("model.ffn_act", glu ? "swiglu" : "gelu", act->key, v,
+            glu && v.find("swiglu") == std::string::npos ? "a GLU has SwiGLU's GEMM shapes" : "");
     } else if (const Leaf* gated = held("gated_linear_unit")) {
         const bool on = boolean(*gated);
         d.set("model.ffn_act", on ? "swiglu" : "gelu", gated->key, text_of(gated->node));
@@ -392,7 +442,8 @@ void NemoReader::finish_model()
         settle("activation_func", "without gated_linear_unit");
     if (d.has("model.hidden") && !d.has("model.ffn_hidden")) {
         d.put("model.ffn_hidden", 4 * d.get_int("model.hidden", 1));
-        d.report.assumed("model.ffn_hidden", std::to_string(4 * d.get_int("model.hidden", 1)), "no ffn_hidden_size: 4h");
+        d.report.assumed(
+            "model.ffn_hidden", std::to_string(4 * d.get_int("model.hidden", 1)), "no ffn_hidden_size: 4h");
     }
     bool any_dropout = false;
     bool dropout_on = false;
@@ -426,7 +477,8 @@ void NemoReader::finish_model()
         const long long heads = d.get_int("model.heads", 0);
         const long long width = integer(*kc, 1);
         if (mla)
-            d.report.no_effect(kc->key, text_of(kc->node), "multi-latent attention's widths come from qk_head_dim / v_head_dim");
+            d.report.no_effect(
+                kc->key, text_of(kc->node), "multi-latent attention's widths come from qk_head_dim / v_head_dim");
         else if (heads > 0 && width * heads != d.get_int("model.hidden", 0))
             d.set("model.head_dim", width, kc->key, text_of(kc->node), "heads x kv_channels differs from hidden");
         else
@@ -452,8 +504,8 @@ void NemoReader::finish_moe()
         d.report.assumed("model.moe.top_k", "2", "Megatron's default moe_router_topk");
     }
     if (const Leaf* shared = held("moe_shared_expert_intermediate_size"))
-        d.set("model.moe.shared_experts", integer(*shared, 1) / d.get_int("model.moe.expert_ffn_hidden", 1), shared->key,
-            text_of(shared->node), "in units of the expert width");
+        d.set("model.moe.shared_experts", integer(*shared, 1) / d.get_int("model.moe.expert_ffn_hidden", 1),
+            shared->key, text_of(shared->node), "in units of the expert width");
     else
         settle("moe_shared_expert_intermediate_size", "no shared expert");
     if (const Leaf* freq = held("moe_layer_freq")) {
@@ -467,9 +519,11 @@ void NemoReader::finish_moe()
             for (std::size_t i = static_cast<std::size_t>(dense); i < freq->node.size(); ++i)
                 rest_moe = rest_moe && freq->node[i].as<int>() == 1;
             if (rest_moe)
-                d.set("model.moe.first_dense_layers", dense, freq->key, text_of(freq->node), "dense layers first, then every layer MoE");
+                d.set("model.moe.first_dense_layers", dense, freq->key, text_of(freq->node),
+                    "dense layers first, then every layer MoE");
             else
-                d.report.not_modelled(freq->key, text_of(freq->node), "a layer pattern other than dense-first then every layer MoE");
+                d.report.not_modelled(
+                    freq->key, text_of(freq->node), "a layer pattern other than dense-first then every layer MoE");
         }
     }
     const Leaf* type = held("moe_token_dispatcher_type");
@@ -493,7 +547,8 @@ void NemoReader::finish_vocab()
     d.vocab_pad_multiple = padding ? static_cast<int>(pad ? integer(*pad, 1) : 128) : 0;
     for (const Leaf* l : { pad, should_pad })
         if (l)
-            d.report.mapped(l->key, text_of(l->node), "model.vocab", padding ? "padded to a multiple of it x TP" : "no padding");
+            d.report.mapped(
+                l->key, text_of(l->node), "model.vocab", padding ? "padded to a multiple of it x TP" : "no padding");
     const Leaf* hf = held("hf_model_id");
     const Leaf* tokenizer = m_held.count("model.tokenizer.type") ? &m_held.at("model.tokenizer.type") : nullptr;
     for (const Leaf* l : { hf, tokenizer }) {
@@ -503,7 +558,9 @@ void NemoReader::finish_vocab()
         if (!d.has("model.vocab") && known)
             d.set("model.vocab", *known, l->key, text_of(l->node), "that model's vocabulary");
         else
-            d.report.no_effect(l->key, text_of(l->node), d.has("model.vocab") ? "the vocabulary is given" : "a tokenizer the importer does not know the size of");
+            d.report.no_effect(l->key, text_of(l->node),
+                d.has("model.vocab") ? "the vocabulary is given"
+                                     : "a tokenizer the importer does not know the size of");
     }
     d.vocab_key = tokenizer ? "model.tokenizer.type" : "model.vocab_size";
 }
@@ -535,21 +592,28 @@ void NemoReader::finish_precision()
                 d.report.not_modelled("trainer.precision", v, "fp32 training is not modelled: costed as bf16");
         }
     }
-    for (const char* key : { "mixed_precision.fp4", "mixed_precision.fp8", "mixed_precision.bf16", "mixed_precision.fp16",
-             "fp8", "trainer.precision", "fp8_hybrid", "fp8_e4m3", "mixed_precision.fp8_recipe" }) {
+    for (const char* key :
+        { "mixed_precision.fp4", "mixed_precision.fp8", "mixed_precision.bf16", "mixed_precision.fp16", "fp8",
+            "trainer.precision", "fp8_hybrid", "fp8_e4m3", "mixed_precision.fp8_recipe" }) {
         const auto it = m_held.find(key);
         if (it == m_held.end() || (key == source && precision.empty()))
             continue;
         const std::string v = text_of(it->second.node);
         if (std::string(key) == "mixed_precision.fp8_recipe") {
             if (precision != "fp8" || v == "delayed" || v == "tensorwise")
-                d.report.mapped(it->second.key, v, "training.fp8_scaling", precision == "fp8" ? "tensor-wise" : "fp8 is off");
+                d.report.mapped(
+                    it->second.key, v, "training.fp8_scaling", precision == "fp8" ? "tensor-wise" : "fp8 is off");
             else
                 d.report.not_modelled(it->second.key, v, "costed as tensor-wise fp8 scaling");
             continue;
         }
-        d.report.mapped(it->second.key, v, "training.precision",
-            key == source ? "" : precision.empty() ? "" : "the matmuls run in " + precision);
+        if (key == source)
+            d.report.mapped(it->second.key, v, "training.precision");
+        else if (is_off(it->second.node))
+            d.report.no_effect(it->second.key, v, "off");
+        else
+            d.report.mapped(it->second.key, v, "training.precision",
+                "the matmuls run in " + (precision.empty() ? std::string("bf16") : precision));
     }
     if (precision.empty()) {
         precision = "bf16";
@@ -562,7 +626,8 @@ void NemoReader::finish_precision()
 void NemoReader::finish_runtime()
 {
     ImportDraft& d = m_d;
-    const Leaf* granularity = held("recompute_granularity") ? held("recompute_granularity") : held("activations_checkpoint_granularity");
+    const Leaf* granularity
+        = held("recompute_granularity") ? held("recompute_granularity") : held("activations_checkpoint_granularity");
     for (const char* key : { "recompute_granularity", "activations_checkpoint_granularity" })
         if (m_held.count(key) && !held(key))
             d.set("strategy.recompute", "none", m_held.at(key).key, "null");
@@ -574,9 +639,13 @@ void NemoReader::finish_runtime()
     }
     for (const char* key : { "recompute_method", "activations_checkpoint_method", "recompute_num_layers",
              "activations_checkpoint_num_layers" })
-        if (const auto it = m_held.find(key); it != m_held.end())
-            d.report.mapped(it->second.key, text_of(it->second.node), "strategy.recompute",
-                is_off(it->second.node) ? "not set" : "full recompute is costed for every layer");
+        if (const auto it = m_held.find(key); it != m_held.end()) {
+            if (is_off(it->second.node))
+                d.report.no_effect(it->second.key, text_of(it->second.node), "not set");
+            else
+                d.report.mapped(it->second.key, text_of(it->second.node), "strategy.recompute",
+                    "full recompute is costed for every layer");
+        }
     if (const auto it = m_held.find("model.optim.name"); it != m_held.end()) {
         const std::string v = text_of(it->second.node);
         const bool distributed = v.find("distributed") != std::string::npos;
@@ -588,9 +657,15 @@ void NemoReader::finish_runtime()
     if (fsdp && boolean(*fsdp)) {
         const Leaf* sharding = held("ddp.data_parallel_sharding_strategy");
         const std::string v = sharding ? text_of(sharding->node) : "optim_grads_params";
-        d.set("strategy.zero", v == "no_shard" ? 0 : v == "optim" ? 1 : v == "optim_grads" ? 2 : 3, fsdp->key, "true", "FSDP: " + v);
+        d.set("strategy.zero",
+            v == "no_shard"          ? 0
+                : v == "optim"       ? 1
+                : v == "optim_grads" ? 2
+                                     : 3,
+            fsdp->key, "true", "FSDP: " + v);
     }
-    for (const char* key : { "ddp.use_megatron_fsdp", "ddp.use_custom_fsdp", "ddp.data_parallel_sharding_strategy", "ddp.use_distributed_optimizer" })
+    for (const char* key : { "ddp.use_megatron_fsdp", "ddp.use_custom_fsdp", "ddp.data_parallel_sharding_strategy",
+             "ddp.use_distributed_optimizer" })
         if (m_held.count(key) && (!fsdp || !boolean(*fsdp)) && std::string(key) != "ddp.use_distributed_optimizer")
             d.report.no_effect(m_held.at(key).key, text_of(m_held.at(key).node), "no FSDP");
     if (const Leaf* opt = held("optimizer.optimizer")) {
@@ -618,7 +693,8 @@ void NemoReader::finish_runtime()
         }
     }
     d.put("training.framework", "megatron");
-    d.report.assumed("training.framework", "megatron", m_bridge ? "Megatron-Bridge runs Megatron-core" : "NeMo runs Megatron-core");
+    d.report.assumed(
+        "training.framework", "megatron", m_bridge ? "Megatron-Bridge runs Megatron-core" : "NeMo runs Megatron-core");
 }
 
 void NemoReader::finish()
@@ -653,7 +729,8 @@ ImportDraft read_nemo_yaml(const std::string& text, const std::string& file)
     d.report.file = file;
     d.model_key = "model.num_layers";
     d.seq_len_key = root["train"] ? "model.seq_length" : "model.encoder_seq_length";
-    const bool bridge = root["_target_"] && root["_target_"].as<std::string>().find("ConfigContainer") != std::string::npos;
+    const bool bridge
+        = root["_target_"] && root["_target_"].as<std::string>().find("ConfigContainer") != std::string::npos;
     std::vector<Leaf> leaves;
     flatten(root, "", leaves);
     NemoReader reader(d, bridge);

@@ -26,10 +26,10 @@ struct Flavour {
     std::string_view flavour; // lower case
     std::string_view preset;
 };
-constexpr Flavour kFlavours[] = { { "llama3", "8b", "llama3.1-8b" }, { "llama3", "70b", "llama3.1-70b" },
-    { "llama3", "405b", "llama3.1-405b" }, { "deepseek_v3", "671b", "deepseek-v3" },
-    { "qwen3", "30b-a3b", "qwen3-30b-a3b" }, { "qwen3", "235b-a22b", "qwen3-235b-a22b" },
-    { "gpt_oss", "120b", "gpt-oss-120b" } };
+constexpr Flavour kFlavours[]
+    = { { "llama3", "8b", "llama3.1-8b" }, { "llama3", "70b", "llama3.1-70b" }, { "llama3", "405b", "llama3.1-405b" },
+          { "deepseek_v3", "671b", "deepseek-v3" }, { "qwen3", "30b-a3b", "qwen3-30b-a3b" },
+          { "qwen3", "235b-a22b", "qwen3-235b-a22b" }, { "gpt_oss", "120b", "gpt-oss-120b" } };
 
 // torchtitan's pipeline schedule names (torch.distributed.pipelining) -> Parallax's.
 struct ScheduleName {
@@ -38,11 +38,11 @@ struct ScheduleName {
     bool looped; // several stages per rank
     std::string_view note;
 };
-constexpr ScheduleName kSchedules[] = { { "1F1B", "1f1b", false, "" }, { "GPipe", "gpipe", false, "" },
-    { "Interleaved1F1B", "interleaved", true, "" },
-    { "InterleavedZeroBubble", "zb-h1", true, "costed as ZB-H1 (zero bubble)" },
-    { "ZBVZeroBubble", "zb-h1", true, "costed as ZB-H1 (zero bubble)" },
-    { "DualPipeV", "dualpipe", true, "" }, { "LoopedBFS", "interleaved", true, "costed as interleaved 1F1B" } };
+constexpr ScheduleName kSchedules[]
+    = { { "1F1B", "1f1b", false, "" }, { "GPipe", "gpipe", false, "" }, { "Interleaved1F1B", "interleaved", true, "" },
+          { "InterleavedZeroBubble", "zb-h1", true, "costed as ZB-H1 (zero bubble)" },
+          { "ZBVZeroBubble", "zb-h1", true, "costed as ZB-H1 (zero bubble)" }, { "DualPipeV", "dualpipe", true, "" },
+          { "LoopedBFS", "interleaved", true, "costed as interleaved 1F1B" } };
 
 std::string text_of(const toml::node& n)
 {
@@ -165,7 +165,8 @@ void TitanReader::model()
         m_d.report.mapped("model.flavor", *flavour, "model", "the preset " + std::string(match->preset));
     } else {
         const std::string what = name.value_or("?") + " " + flavour.value_or("?");
-        m_d.report.not_modelled("model.name", name.value_or(""), "no Parallax preset for " + what + "; --model gives the model");
+        m_d.report.not_modelled(
+            "model.name", name.value_or(""), "no Parallax preset for " + what + "; --model gives the model");
         if (flavour)
             m_d.report.not_modelled("model.flavor", *flavour, "no Parallax preset for " + what);
     }
@@ -199,7 +200,8 @@ void TitanReader::degrees()
     const long long replicate = replicate_given.value_or(1);
     const long long shard = shard_given.value_or(-1);
     if (replicate < 1 || shard == 0 || shard < -1)
-        throw InputError(m_d.report.file, replicate < 1 ? "parallelism.data_parallel_replicate_degree" : "parallelism.data_parallel_shard_degree",
+        throw InputError(m_d.report.file,
+            replicate < 1 ? "parallelism.data_parallel_replicate_degree" : "parallelism.data_parallel_shard_degree",
             "must be at least 1 (the shard degree may be -1: the remaining GPUs)");
     const std::string zero_note = shard == 1 ? "replicated (DDP)"
         : replicate > 1                      ? "HSDP: sharded in groups, costed as ZeRO-3 over all data-parallel ranks"
@@ -217,7 +219,8 @@ void TitanReader::degrees()
         m_d.total_gpus = replicate * shard * m_d.get_int("strategy.tp", 1) * *m_pp * m_d.get_int("strategy.cp", 1);
     }
     if (const auto async_tp = boolean("parallelism.enable_async_tensor_parallel"))
-        m_d.set("strategy.tp_comm_overlap", *async_tp, "parallelism.enable_async_tensor_parallel", *async_tp ? "true" : "false");
+        m_d.set("strategy.tp_comm_overlap", *async_tp, "parallelism.enable_async_tensor_parallel",
+            *async_tp ? "true" : "false");
     if (const auto reshard = string("parallelism.fsdp_reshard_after_forward")) {
         if (*reshard == "never")
             m_d.report.not_modelled("parallelism.fsdp_reshard_after_forward", *reshard,
@@ -233,7 +236,8 @@ void TitanReader::degrees()
             m_d.report.mapped("parallelism.context_parallel_rotate_method", *rotate, "strategy.cp_kind",
                 "ring attention with all-gathered K/V (torchtitan's default)");
         else
-            m_d.report.not_modelled("parallelism.context_parallel_rotate_method", *rotate, "costed as the all-gather rotation");
+            m_d.report.not_modelled(
+                "parallelism.context_parallel_rotate_method", *rotate, "costed as the all-gather rotation");
     }
 }
 
@@ -250,15 +254,17 @@ void TitanReader::schedule()
     if (const auto per = integer("parallelism.pipeline_parallel_layers_per_stage")) {
         m_d.layers_per_pipeline_chunk = *per;
         m_d.layers_per_pipeline_chunk_key = "parallelism.pipeline_parallel_layers_per_stage";
-        m_d.pipeline_extra_layers = static_cast<int>(integer("parallelism.pipeline_parallel_first_stage_less_layers").value_or(1)
-            + integer("parallelism.pipeline_parallel_last_stage_less_layers").value_or(1));
+        m_d.pipeline_extra_layers
+            = static_cast<int>(integer("parallelism.pipeline_parallel_first_stage_less_layers").value_or(1)
+                + integer("parallelism.pipeline_parallel_last_stage_less_layers").value_or(1));
     }
     const auto micro = integer("parallelism.pipeline_parallel_microbatch_size");
     if (pp <= 1) {
         if (name)
             m_d.report.no_effect("parallelism.pipeline_parallel_schedule", *name, "no pipeline parallelism");
         if (micro)
-            m_d.report.no_effect("parallelism.pipeline_parallel_microbatch_size", std::to_string(*micro), "no pipeline parallelism");
+            m_d.report.no_effect(
+                "parallelism.pipeline_parallel_microbatch_size", std::to_string(*micro), "no pipeline parallelism");
         return;
     }
     if (match)
@@ -269,7 +275,8 @@ void TitanReader::schedule()
         m_d.report.assumed("strategy.vpp", "2", "torchtitan's default for a multi-stage schedule: 2 stages per rank");
     }
     if (micro) {
-        m_d.set("strategy.micro_batch", *micro, "parallelism.pipeline_parallel_microbatch_size", std::to_string(*micro));
+        m_d.set(
+            "strategy.micro_batch", *micro, "parallelism.pipeline_parallel_microbatch_size", std::to_string(*micro));
     } else {
         m_d.put("strategy.micro_batch", 1);
         m_d.report.assumed("strategy.micro_batch", "1", "torchtitan's default pipeline_parallel_microbatch_size");
@@ -287,7 +294,8 @@ void TitanReader::training()
     m_d.seq_len_key = "training.seq_len";
     if (local) {
         if (m_pp.value_or(1) <= 1)
-            m_d.set("strategy.micro_batch", *local, local_key, std::to_string(*local), "no pipeline: the whole local batch at once");
+            m_d.set("strategy.micro_batch", *local, local_key, std::to_string(*local),
+                "no pipeline: the whole local batch at once");
         else
             m_d.report.mapped(local_key, std::to_string(*local), "training.global_batch",
                 "split into pipeline micro-batches of pipeline_parallel_microbatch_size");
@@ -303,22 +311,30 @@ void TitanReader::training()
         if (*param == "bfloat16")
             m_d.report.mapped("training.mixed_precision_param", *param, "training.precision");
         else
-            m_d.report.not_modelled("training.mixed_precision_param", *param, "only bf16 parameters (fp32 masters) are modelled");
+            m_d.report.not_modelled(
+                "training.mixed_precision_param", *param, "only bf16 parameters (fp32 masters) are modelled");
+    }
+    if (!m_d.has("training.precision")) {
+        m_d.put("training.precision", "bf16");
+        m_d.report.assumed("training.precision", "bf16", "torchtitan's default mixed_precision_param bfloat16");
     }
     if (const auto reduce = string("training.mixed_precision_reduce"))
-        m_d.report.not_modelled("training.mixed_precision_reduce", *reduce, "gradients reduce at the precision Parallax assumes for torchtitan");
+        m_d.report.not_modelled("training.mixed_precision_reduce", *reduce,
+            "gradients reduce at the precision Parallax assumes for torchtitan");
     if (const auto offload = boolean("training.enable_cpu_offload"))
         m_d.set("strategy.offload_optimizer", *offload, "training.enable_cpu_offload", *offload ? "true" : "false",
             "FSDP2 CPU offload: costed as optimizer offload");
     if (const auto compile = boolean("training.compile"))
-        m_d.set("training.framework", *compile ? "torchtitan-compile" : "torchtitan", "training.compile", *compile ? "true" : "false");
+        m_d.set("training.framework", *compile ? "torchtitan-compile" : "torchtitan", "training.compile",
+            *compile ? "true" : "false");
 }
 
 void TitanReader::recompute_and_compile()
 {
     if (const auto mode = string("activation_checkpoint.mode")) {
         if (*mode != "none" && *mode != "selective" && *mode != "full")
-            throw InputError(m_d.report.file, "activation_checkpoint.mode", "must be none, selective or full, found \"" + *mode + "\"");
+            throw InputError(m_d.report.file, "activation_checkpoint.mode",
+                "must be none, selective or full, found \"" + *mode + "\"");
         m_d.set("strategy.recompute", *mode, "activation_checkpoint.mode", *mode);
     }
     if (const toml::node* option = take("activation_checkpoint.selective_ac_option")) {
@@ -331,7 +347,8 @@ void TitanReader::recompute_and_compile()
                 "checkpointing every n-th layer is costed as op-level selective recompute");
     }
     if (const auto enable = boolean("compile.enable"))
-        m_d.set("training.framework", *enable ? "torchtitan-compile" : "torchtitan", "compile.enable", *enable ? "true" : "false");
+        m_d.set("training.framework", *enable ? "torchtitan-compile" : "torchtitan", "compile.enable",
+            *enable ? "true" : "false");
     if (!m_d.has("training.framework")) {
         m_d.put("training.framework", "torchtitan");
         m_d.report.assumed("training.framework", "torchtitan", "a torchtitan job config without [compile] enable");
@@ -356,16 +373,19 @@ void TitanReader::float8()
             if (on && (*recipe == "rowwise" || *recipe == "tensorwise"))
                 m_d.set("training.fp8_scaling", *recipe, table + "recipe_name", *recipe);
             else
-                m_d.report.no_effect(table + "recipe_name", *recipe, on ? "costed as tensor-wise" : "float8 is not enabled");
+                m_d.report.no_effect(
+                    table + "recipe_name", *recipe, on ? "costed as tensor-wise" : "float8 is not enabled");
         }
         if (const auto gather = boolean(table + "enable_fsdp_float8_all_gather")) {
             if (*gather && on)
-                m_d.report.not_modelled(table + "enable_fsdp_float8_all_gather", "true", "FSDP all-gathers are costed in bf16");
+                m_d.report.not_modelled(
+                    table + "enable_fsdp_float8_all_gather", "true", "FSDP all-gathers are costed in bf16");
             else
                 m_d.report.no_effect(table + "enable_fsdp_float8_all_gather", *gather ? "true" : "false",
                     on ? "" : "float8 is not enabled");
         }
-        for (const char* key : { "precompute_float8_dynamic_scale_for_fsdp", "filter_fqns", "force_recompute_fp8_weight_in_bwd" })
+        for (const char* key :
+            { "precompute_float8_dynamic_scale_for_fsdp", "filter_fqns", "force_recompute_fp8_weight_in_bwd" })
             if (const toml::node* n = take(table + key))
                 m_d.report.no_effect(table + key, text_of(*n), on ? "" : "float8 is not enabled");
     }
@@ -382,10 +402,12 @@ void TitanReader::remaining()
         "activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns", "activation_checkpoint.early_stop" };
     for (const auto& [key, node] : m_leaves) {
         const std::string table = key.substr(0, key.find('.'));
-        const bool inert_table = std::find(std::begin(kNoEffectTables), std::end(kNoEffectTables), table) != std::end(kNoEffectTables);
+        const bool inert_table
+            = std::find(std::begin(kNoEffectTables), std::end(kNoEffectTables), table) != std::end(kNoEffectTables);
         if (key == "parallelism.pipeline_parallel_split_points")
             m_d.report.not_modelled(key, text_of(*node), "explicit split points: layers are spread evenly");
-        else if (inert_table || std::find(std::begin(kNoEffectKeys), std::end(kNoEffectKeys), key) != std::end(kNoEffectKeys))
+        else if (inert_table
+            || std::find(std::begin(kNoEffectKeys), std::end(kNoEffectKeys), key) != std::end(kNoEffectKeys))
             m_d.report.no_effect(key, text_of(*node));
         else
             m_d.report.not_modelled(key, text_of(*node), "not known to the importer");
