@@ -659,6 +659,8 @@ void TestImport::errors_name_file_key_and_rule()
     QVERIFY2(e.find("bad.yaml: line ") == 0, e.c_str());
     e = import_error("model:\n  tensor_model_parallel_size: two\n  num_layers: 2\n", "two.yaml");
     QVERIFY2(e.find("two.yaml: model.tensor_model_parallel_size: must be an integer") == 0, e.c_str());
+    e = import_error("model:\n  tensor_model_parallel_size: 1\n  num_layers: 2\n  hidden_dropout: [1]\n", "drop.yaml");
+    QVERIFY2(e.find("drop.yaml: ") == 0, e.c_str());
     e = import_error("just some text", "notes.txt");
     QVERIFY2(e.find("notes.txt: --format: not recognised") == 0, e.c_str());
     e = import_error(read_text_file(std::string(PARALLAX_SOURCE_DIR) + "/presets/scenarios/default.json"), "s.json");

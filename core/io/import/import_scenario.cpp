@@ -241,7 +241,11 @@ ImportResult import_launch_config(const std::string& text, const std::string& fi
             "not recognised as a Megatron-LM command line, NeMo YAML, torchtitan TOML, DeepSpeed JSON or Hugging Face "
             "config; name the format with --format "
                 + import_format_names());
-    return finish_import(read_draft(*format, text, file), options, catalog);
+    try {
+        return finish_import(read_draft(*format, text, file), options, catalog);
+    } catch (const json::exception& e) {
+        throw InputError(file, "", std::string("a value of an unexpected type: ") + e.what());
+    }
 }
 
 ImportResult import_launch_config_file(const std::string& path, std::optional<ImportFormat> format,

@@ -122,6 +122,7 @@ public:
 private:
     const std::string& file() const { return m_d.report.file; }
     long long integer(const Leaf& l, long long min) const;
+    double number(const Leaf& l) const;
     bool boolean(const Leaf& l) const;
     bool table_key(const Leaf& l, const std::string& name);
     bool launcher_key(const Leaf& l);
@@ -130,8 +131,12 @@ private:
     bool moe_key(const Leaf& l, const std::string& name);
     bool numerics_key(const Leaf& l, const std::string& name);
     void fallback(const Leaf& l, const std::string& name);
-    void finish_model();
+    void finish_activation();
+    void finish_dropout_and_embeddings();
+    void finish_attention();
     void finish_precision();
+    void finish_recompute();
+    void finish_optimizer();
     void finish_runtime();
     void finish_vocab();
     void finish_moe();
@@ -162,6 +167,15 @@ long long NemoReader::integer(const Leaf& l, long long min) const
     } catch (const YAML::Exception&) {
     }
     throw InputError(file(), l.key, "must be an integer >= " + std::to_string(min) + ", found " + text_of(l.node));
+}
+
+double NemoReader::number(const Leaf& l) const
+{
+    try {
+        return l.node.as<double>();
+    } catch (const YAML::Exception&) {
+        throw InputError(file(), l.key, "must be a number, found " + text_of(l.node));
+    }
 }
 
 bool NemoReader::boolean(const Leaf& l) const
@@ -295,7 +309,7 @@ bool NemoReader::moe_key(const Leaf& l, const std::string& name)
         if (is_off(l.node))
             m_d.report.no_effect(l.key, v, "dropless");
         else
-            m_d.set("model.moe.capacity_factor", l.node.as<double>(), l.key, v);
+            m_d.set("model.moe.capacity_factor", number(l), l.key, v);
     } else if (name == "cp_comm_type") {
         if (is_off(l.node) || v == "p2p")
             m_d.set("strategy.cp_kind", "ring", l.key, v, is_off(l.node) ? "the default p2p ring" : "");
@@ -421,8 +435,8 @@ void NemoReader::read(const Leaf& l)
         m_d.report.not_modelled(l.key, text_of(l.node), "not known to the importer");
 }
 
-// Activation, dropout, head width, MLA and the embeddings, with NeMo's defaults for what is not given.
-void NemoReader::finish_model()
+// The MLP's activation: NeMo's "activation", or Megatron-core's gated_linear_unit with activation_func.
+void NemoReader::finish_activation()
 {
     ImportDraft& d = m_d;
     if (const Leaf* act = held("activation")) {
@@ -440,6 +454,12 @@ void NemoReader::finish_model()
     }
     if (!held("gated_linear_unit"))
         settle("activation_func", "without gated_linear_unit");
+}
+
+// The MLP width, dropout and embeddings, with NeMo's defaults for what is not given.
+void NemoReader::finish_dropout_and_embeddings()
+{
+    ImportDraft& d = m_d;
     if (d.has("model.hidden") && !d.has("model.ffn_hidden")) {
         d.put("model.ffn_hidden", 4 * d.get_int("model.hidden", 1));
         d.report.assumed(
@@ -450,7 +470,7 @@ void NemoReader::finish_model()
     for (const char* key : { "hidden_dropout", "attention_dropout", "ffn_dropout" }) {
         if (const Leaf* l = held(key)) {
             any_dropout = true;
-            dropout_on = dropout_on || l->node.as<double>() > 0;
+            dropout_on = dropout_on || number(*l) > 0;
             d.report.mapped(l->key, text_of(l->node), "model.dropout");
         }
     }
@@ -463,6 +483,12 @@ void NemoReader::finish_model()
             d.report.assumed("model.tied_embeddings", "true", "NeMo's default share_embeddings_and_output_weights");
         }
     }
+}
+
+// Multi-latent attention and the head width (kv_channels).
+void NemoReader::finish_attention()
+{
+    ImportDraft& d = m_d;
     const bool mla = held("multi_latent_attention") && boolean(*held("multi_latent_attention"));
     if (const Leaf* mla_key = held("multi_latent_attention")) {
         if (mla) {
@@ -622,8 +648,8 @@ void NemoReader::finish_precision()
     d.put("training.precision", precision);
 }
 
-// Recompute, the distributed optimizer / FSDP, CUDA graphs, the framework and the sequence length.
-void NemoReader::finish_runtime()
+// Recompute: NeMo's activations_checkpoint_* or Megatron-core's recompute_* keys.
+void NemoReader::finish_recompute()
 {
     ImportDraft& d = m_d;
     const Leaf* granularity
@@ -646,6 +672,12 @@ void NemoReader::finish_runtime()
                 d.report.mapped(it->second.key, text_of(it->second.node), "strategy.recompute",
                     "full recompute is costed for every layer");
         }
+}
+
+// The distributed optimizer, FSDP and the optimizer itself.
+void NemoReader::finish_optimizer()
+{
+    ImportDraft& d = m_d;
     if (const auto it = m_held.find("model.optim.name"); it != m_held.end()) {
         const std::string v = text_of(it->second.node);
         const bool distributed = v.find("distributed") != std::string::npos;
@@ -675,6 +707,12 @@ void NemoReader::finish_runtime()
         else
             d.report.not_modelled(opt->key, v, "costed as Adam");
     }
+}
+
+// CUDA graphs, the sequence length of the data section, the framework.
+void NemoReader::finish_runtime()
+{
+    ImportDraft& d = m_d;
     const Leaf* impl = held("cuda_graph_impl");
     const Leaf* scope = held("cuda_graph_scope");
     const Leaf* enable = held("enable_cuda_graph");
@@ -699,10 +737,14 @@ void NemoReader::finish_runtime()
 
 void NemoReader::finish()
 {
-    finish_model();
+    finish_activation();
+    finish_dropout_and_embeddings();
+    finish_attention();
     finish_moe();
     finish_vocab();
     finish_precision();
+    finish_recompute();
+    finish_optimizer();
     finish_runtime();
 }
 
@@ -714,14 +756,10 @@ bool looks_like_nemo_yaml(const std::string& text)
         || text.find("megatron.bridge.training.config.ConfigContainer") != std::string::npos;
 }
 
-ImportDraft read_nemo_yaml(const std::string& text, const std::string& file)
+namespace {
+
+ImportDraft read_root(const YAML::Node& root, const std::string& file)
 {
-    YAML::Node root;
-    try {
-        root = YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-        throw InputError(file, "line " + std::to_string(e.mark.line + 1), e.msg);
-    }
     if (!root.IsMap())
         throw InputError(file, "", "a NeMo or Megatron-Bridge config is a YAML mapping");
     ImportDraft d;
@@ -740,6 +778,20 @@ ImportDraft read_nemo_yaml(const std::string& text, const std::string& file)
     if (d.has("model.layers"))
         d.put("model.name", std::filesystem::path(file).stem().string());
     return d;
+}
+
+} // namespace
+
+// A value of the wrong type deep in a reader (a list where a number belongs) is the file's error too.
+ImportDraft read_nemo_yaml(const std::string& text, const std::string& file)
+{
+    try {
+        return read_root(YAML::Load(text), file);
+    } catch (const YAML::Exception& e) {
+        if (e.mark.is_null())
+            throw InputError(file, "", "unexpected value: " + e.msg);
+        throw InputError(file, "line " + std::to_string(e.mark.line + 1), e.msg);
+    }
 }
 
 } // namespace parallax

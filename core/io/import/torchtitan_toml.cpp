@@ -100,6 +100,7 @@ private:
     void model();
     void training();
     void degrees();
+    void data_parallel();
     void schedule();
     void recompute_and_compile();
     void float8();
@@ -195,6 +196,33 @@ void TitanReader::degrees()
         }
     }
     m_pp = m_d.get_int("strategy.pp", 1);
+    data_parallel();
+    if (const auto async_tp = boolean("parallelism.enable_async_tensor_parallel"))
+        m_d.set("strategy.tp_comm_overlap", *async_tp, "parallelism.enable_async_tensor_parallel",
+            *async_tp ? "true" : "false");
+    if (const auto reshard = string("parallelism.fsdp_reshard_after_forward")) {
+        if (*reshard == "never")
+            m_d.report.not_modelled("parallelism.fsdp_reshard_after_forward", *reshard,
+                "parameters kept gathered between forward and backward: costed as ZeRO-3");
+        else
+            m_d.report.mapped("parallelism.fsdp_reshard_after_forward", *reshard, "strategy.zero");
+    }
+    if (const auto backend = string("parallelism.expert_parallel_comm_backend"))
+        m_d.set("training.moe_dispatcher", *backend == "deepep" ? "deepep" : "all-to-all",
+            "parallelism.expert_parallel_comm_backend", *backend);
+    if (const auto rotate = string("parallelism.context_parallel_rotate_method")) {
+        if (*rotate == "allgather")
+            m_d.report.mapped("parallelism.context_parallel_rotate_method", *rotate, "strategy.cp_kind",
+                "ring attention with all-gathered K/V (torchtitan's default)");
+        else
+            m_d.report.not_modelled(
+                "parallelism.context_parallel_rotate_method", *rotate, "costed as the all-gather rotation");
+    }
+}
+
+// Replicate x shard degrees: DDP, FSDP (ZeRO-3) or HSDP, and the GPU count when both are explicit.
+void TitanReader::data_parallel()
+{
     const auto replicate_given = integer("parallelism.data_parallel_replicate_degree");
     const auto shard_given = integer("parallelism.data_parallel_shard_degree");
     const long long replicate = replicate_given.value_or(1);
@@ -217,27 +245,6 @@ void TitanReader::degrees()
     if (shard > 0) {
         m_d.put("strategy.dp", replicate * shard);
         m_d.total_gpus = replicate * shard * m_d.get_int("strategy.tp", 1) * *m_pp * m_d.get_int("strategy.cp", 1);
-    }
-    if (const auto async_tp = boolean("parallelism.enable_async_tensor_parallel"))
-        m_d.set("strategy.tp_comm_overlap", *async_tp, "parallelism.enable_async_tensor_parallel",
-            *async_tp ? "true" : "false");
-    if (const auto reshard = string("parallelism.fsdp_reshard_after_forward")) {
-        if (*reshard == "never")
-            m_d.report.not_modelled("parallelism.fsdp_reshard_after_forward", *reshard,
-                "parameters kept gathered between forward and backward: costed as ZeRO-3");
-        else
-            m_d.report.mapped("parallelism.fsdp_reshard_after_forward", *reshard, "strategy.zero");
-    }
-    if (const auto backend = string("parallelism.expert_parallel_comm_backend"))
-        m_d.set("training.moe_dispatcher", *backend == "deepep" ? "deepep" : "all-to-all",
-            "parallelism.expert_parallel_comm_backend", *backend);
-    if (const auto rotate = string("parallelism.context_parallel_rotate_method")) {
-        if (*rotate == "allgather")
-            m_d.report.mapped("parallelism.context_parallel_rotate_method", *rotate, "strategy.cp_kind",
-                "ring attention with all-gathered K/V (torchtitan's default)");
-        else
-            m_d.report.not_modelled(
-                "parallelism.context_parallel_rotate_method", *rotate, "costed as the all-gather rotation");
     }
 }
 
