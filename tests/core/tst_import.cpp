@@ -119,6 +119,7 @@ private slots:
     void megatron_llama3_example();
     void megatron_llama3_8b_fp8_example();
     void megatron_gpt3_175b_example();
+    void megatron_mixtral_example();
     void megatron_reports_every_flag();
     void megatron_command_line_on_stdin();
     void torchtitan_llama3_8b();
@@ -377,6 +378,27 @@ void TestImport::megatron_gpt3_175b_example()
     QVERIFY(!r.parsed.strategy.overlap_grad_reduce); // Megatron's default without --overlap-grad-reduce
     QCOMPARE(outcome(r, "--step-batch-size-schedule"), ImportOutcome::not_modelled);
     QVERIFY(assumed(r, "model.ffn_hidden"));
+    QVERIFY(predict(r.parsed).feasible);
+}
+
+// Megatron-LM's examples/mixtral/train_mixtral_8x7b_distributed.sh: on its one node EP 8 cannot fold into
+// DP 2 (the error names the flag and the rule); on 4 nodes it is Mixtral 8x7B with EP 8.
+void TestImport::megatron_mixtral_example()
+{
+    const std::string error = import_error(read_text_file(data("megatron/train_mixtral_8x7b_distributed.sh")), "mx.sh");
+    QVERIFY2(error.find("mx.sh: --expert-model-parallel-size (strategy.ep): ") == 0, error.c_str());
+    ImportOptions o;
+    o.gpus = 32;
+    const ImportResult r = import_data("megatron/train_mixtral_8x7b_distributed.sh", o);
+    QCOMPARE(r.scenario["model"].get<std::string>(), std::string("mixtral-8x7b"));
+    QCOMPARE(r.parsed.strategy.ep, 8);
+    QCOMPARE(r.parsed.strategy.pp, 4);
+    QCOMPARE(r.parsed.strategy.dp, 8);
+    QVERIFY(r.parsed.training.moe_dispatcher == MoeDispatcher::all_to_all);
+    QCOMPARE(entry(r, "--num-experts")->target, std::string("model.moe.experts"));
+    QCOMPARE(entry(r, "--moe-token-dispatcher-type")->target, std::string("training.moe_dispatcher"));
+    QCOMPARE(outcome(r, "--moe-aux-loss-coeff"), ImportOutcome::no_effect);
+    QVERIFY(assumed(r, "model.moe.expert_ffn_hidden"));
     QVERIFY(predict(r.parsed).feasible);
 }
 
