@@ -28,6 +28,8 @@ const char* kUsage
       "  timeline SCENARIO.json --out trace.json   (Chrome trace / Perfetto)\n"
       "  clocks   SCENARIO.json [--max-slowdown 0.01] [--json]   (per-stage DVFS plan)\n"
       "  parse-log LOG [--format auto|megatron|torchtitan|deepspeed|probe] [--json]\n"
+      "  import   FILE|- [--format megatron-args|nemo-yaml|torchtitan-toml|deepspeed-json|hf-config]\n"
+      "           [--out SCENARIO.json] [--json] [--cluster PRESET] [--gpus N] [--model PRESET|config.json]\n"
       "  run      SCENARIO --cluster PROFILE [--framework probe|megatron|torchtitan|deepspeed] [--wait]\n"
       "  runs     [RUN_ID] [--json]                 (the run store: measured vs predicted)\n"
       "\n"
@@ -65,6 +67,7 @@ int main(int argc, char** argv)
         { QStringLiteral("run"), &parallax::cli::run_run },
         { QStringLiteral("runs"), &parallax::cli::run_runs },
         { QStringLiteral("clocks"), &parallax::cli::run_clocks },
+        { QStringLiteral("import"), &parallax::cli::run_import },
     };
     const auto it = commands.find(args.at(1));
     if (it == commands.end()) {
