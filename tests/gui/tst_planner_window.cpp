@@ -104,9 +104,10 @@ public:
     bool wait_for_cancel = false;
     QSemaphore started; // released once run() is entered (on the worker)
     QString name() const override { return QStringLiteral("test engine"); }
-    views::SearchReport run(
-        const Scenario& s, int top, const std::function<void(double)>& progress, const CancelToken& cancel) override
+    views::SearchReport run(const Scenario& s, int top, bool any_framework, const std::function<void(double)>& progress,
+        const CancelToken& cancel) override
     {
+        (void)any_framework;
         started.release();
         views::SearchReport r;
         if (wait_for_cancel) {
