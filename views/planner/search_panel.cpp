@@ -52,9 +52,9 @@ SearchPanel::SearchPanel(QWidget* parent)
     bar->addWidget(m_start);
     bar->addWidget(m_stop);
     bar->addWidget(m_top);
-    bar->addWidget(m_any_framework);
     bar->addWidget(m_progress, 1);
     layout->addLayout(bar);
+    layout->addWidget(m_any_framework); // its own row: the panel keeps its minimum width
     m_status = new QLabel(this);
     m_status->setWordWrap(true);
     layout->addWidget(m_status);
