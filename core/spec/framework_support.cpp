@@ -114,7 +114,9 @@ bool holds(PlanCheck c, FrameworkRelease fr, const Strategy& s, const ModelSpec&
     case PlanCheck::offload:
         return !s.offload_optimizer || framework_supports_optimizer_offload(fr);
     case PlanCheck::gradient_release:
-        return !s.gradient_release || framework_supports_gradient_release(fr);
+        // torchtitan components/optimizer.py: optimizers in backward raise NotImplementedError with pipeline
+        // or expert parallelism.
+        return !s.gradient_release || (framework_supports_gradient_release(fr) && s.pp == 1 && s.ep == 1);
     case PlanCheck::rank_order:
         return framework_supports(fr, s.rank_order);
     case PlanCheck::stage_overrides:
@@ -220,7 +222,11 @@ Unsupported message(PlanCheck c, FrameworkRelease fr, const Strategy& s, const M
             "not the optimizer alone" };
     case PlanCheck::gradient_release:
         return { "strategy.gradient_release", "gradient release (optimizer step inside the backward)",
-            fw + " has no optimizer step in the backward (torchtitan has: optimizer.early_step_in_backward)" };
+            is_torchtitan(f) ? "torchtitan's optimizer.early_step_in_backward does not run with pipeline or expert "
+                               "parallelism (components/optimizer.py)"
+                             : fw
+                    + " has no optimizer step in the backward (torchtitan has: "
+                      "optimizer.early_step_in_backward)" };
     case PlanCheck::rank_order:
         return { "strategy.rank_order", "rank order " + to_string(s.rank_order),
             f == Framework::megatron

@@ -801,8 +801,7 @@ std::string torchtitan_toml(
     // pipeline_parallel_microbatch_size, without PP gradients accumulate over global / (local * dp) steps.
     const long long local = st.pp > 1 ? t.global_batch / std::max(1, st.dp) : st.micro_batch;
     x << "[training]\nlocal_batch_size = " << local << "\nglobal_batch_size = " << t.global_batch
-      << "\nseq_len = " << t.seq_len << "\nsteps = " << o.steps
-      << "\nmax_norm = " << (st.gradient_release ? "0.0" : "1.0")
+      << "\nseq_len = " << t.seq_len << "\nsteps = " << o.steps << "\nmax_norm = 1.0"
       << "\ndataset = \"c4_test\"\nmixed_precision_param = \"bfloat16\"\n\n";
     x << "[parallelism]\ndata_parallel_replicate_degree = " << (shard ? 1 : st.dp)
       << "\ndata_parallel_shard_degree = " << (shard ? st.dp : 1) << "\n";
