@@ -469,6 +469,9 @@ private slots:
         QCOMPARE(value(f, "--num-key-value-heads"), std::string("8"));
         QVERIFY(value(f, "--deepspeed_config").find("ds_config.json") != std::string::npos);
         QCOMPARE(value(f, "--data-path"), std::string("/data/corpus_text_document"));
+        QCOMPARE(value(f, "--tokenizer-type"), std::string("GPT2BPETokenizer")); // Megatron-DeepSpeed needs one named
+        QVERIFY(std::any_of(c.notes.begin(), c.notes.end(),
+            [](const std::string& n) { return n.find("GPT-2 BPE has 50,257 tokens") != std::string::npos; }));
     }
 
     // Refused, naming the feature and the framework (exit 2 in the CLI).

@@ -545,9 +545,19 @@ std::vector<ArgGroup> megatron_deepspeed_arg_groups(
         { "--train-iters", num(o.steps), "--lr", "1.0e-4", "--min-lr", "1.0e-5", "--lr-decay-style", "cosine",
             "--weight-decay", "0.1", "--clip-grad", "1.0", "--deepspeed" });
 
+    // Megatron-DeepSpeed reads a preprocessed dataset; its tokenizer must be named (build_tokenizer raises on
+    // none). GPT-2 BPE goes with the VOCAB_FILE / MERGE_FILE the script asks for.
+    ArgGroup tokenizer { "TOKENIZER_ARGS", { "--tokenizer-type", "GPT2BPETokenizer" } };
+    constexpr long long kGpt2Vocab = 50257; // GPT-2 BPE (gpt2-vocab.json)
+    if (m.vocab != kGpt2Vocab)
+        notes.push_back("Megatron-DeepSpeed takes the vocabulary from its tokenizer: GPT-2 BPE has 50,257 tokens, the "
+                        "model "
+            + num(m.vocab)
+            + "; for the model's own, preprocess the data with its tokenizer and pass --tokenizer-type HFTokenizer "
+              "--tokenizer-model <its Hugging Face folder>");
     ArgGroup logging { "EVAL_AND_LOGGING_ARGS", {} };
     add(logging.words, { "--log-interval", "1", "--eval-iters", "0", "--eval-interval", num(o.steps + 1) });
-    return { model, par, train, logging };
+    return { model, par, train, tokenizer, logging };
 }
 
 nlohmann::ordered_json deepspeed_config(const Scenario& sc, std::vector<std::string>& notes)
@@ -1124,7 +1134,8 @@ LaunchConfig export_launch_config(LaunchFormat f, const Scenario& sc, const Laun
     const std::vector<Unsupported> missing = launch_unsupported(f, sc);
     if (!missing.empty()) {
         const std::string fw(to_string(launch_framework(f, sc)));
-        std::string rule = fw + " cannot run " + missing.front().feature + ": " + missing.front().reason;
+        std::string rule = (f == LaunchFormat::nemo ? "NeMo (Megatron-Bridge) runs Megatron-LM's core, and " : "") + fw
+            + " cannot run " + missing.front().feature + ": " + missing.front().reason;
         for (std::size_t i = 1; i < missing.size(); ++i)
             rule += "; nor " + missing[i].feature + " (" + missing[i].key + "): " + missing[i].reason;
         throw InputError(file, missing.front().key, rule);
