@@ -343,6 +343,21 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
         for (const Unsupported& u :
             unsupported_settings(scenario.training.framework, scenario.training, scenario.model))
             out.notes.push_back(fw + " cannot run " + u.feature + " (" + u.key + "): " + u.reason);
+        const SearchFix& fix = opt.fix;
+        const FrameworkRelease f = scenario.training.framework;
+        auto pinned = [&](const std::string& what) {
+            out.notes.push_back("search.fix pins " + what + ", which " + fw + " does not run");
+        };
+        if (fix.schedule && !framework_supports(f, *fix.schedule))
+            pinned("schedule " + std::string(to_string(*fix.schedule)));
+        if (fix.cp_kind && !framework_supports(f, *fix.cp_kind))
+            pinned("cp_kind " + std::string(to_string(*fix.cp_kind)));
+        if (fix.optimizer && !framework_supports(f, *fix.optimizer))
+            pinned("optimizer " + std::string(to_string(*fix.optimizer)));
+        if (fix.offload_optimizer && *fix.offload_optimizer && !framework_supports_optimizer_offload(f))
+            pinned("offload_optimizer");
+        if (fix.ep_overlap && *fix.ep_overlap && !framework_supports_ep_overlap(f))
+            pinned("ep_overlap");
         if (out.results.empty() && !out.cancelled)
             out.notes.push_back("only plans " + fw
                 + " can run were searched (training.framework); --any-framework searches every framework's plans");

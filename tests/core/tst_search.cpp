@@ -376,6 +376,16 @@ private slots:
         QVERIFY(j["results"][0]["frameworks"].is_array());
         QVERIFY(search_outcome_to_text(any).find("frameworks: ") != std::string::npos);
 
+        // A pinned schedule the framework lacks: nothing found, and the notes say why.
+        Scenario pinned = s;
+        pinned.search->fix["schedule"] = "zb-h1";
+        SearchOptions po = quick(2, 10);
+        po.fix = search_fix_from(pinned);
+        const SearchOutcome none = search_strategies(pinned, po);
+        QVERIFY(none.results.empty());
+        QVERIFY(std::any_of(none.notes.begin(), none.notes.end(),
+            [](const std::string& n) { return n.find("search.fix pins schedule zb-h1") != std::string::npos; }));
+
         // torchtitan: FSDP or DDP alone, sequence parallel with TP, ring CP, Adam, no interleaving-less ZB.
         Scenario titan = small_scenario();
         titan.training.framework = Framework::torchtitan;
