@@ -18,8 +18,9 @@ const char* kUsage
       "commands:\n"
       "  predict  SCENARIO.json [--json] [--fidelity analytic|simulated]\n"
       "  search   SCENARIO.json [--json] [--top N] [--threads N] [--objective throughput|time_to_train|energy]\n"
-      "           [--max-slowdown F] [--power-budget-kW KW]\n"
-      "  sweep    SCENARIO.json --gpus 64,128,256,... [--json]\n"
+      "           [--max-slowdown F] [--power-budget-kW KW] [--any-framework]\n"
+      "  sweep    SCENARIO.json --gpus 64,128,256,... [--json] [--any-framework]\n"
+      "  export   SCENARIO.json --format megatron|torchtitan|nemo|deepspeed [--out FILE|DIR]   (launch files)\n"
       "  presets  [gpus|fabrics|clusters|models|scenarios] [--json]\n"
       "  validate RUNS.json [--json] [--calibration FILE|builtin|none]\n"
       "  calibrate RUNS.json [--out FILE] [--cross-validate] [--json]\n"
@@ -68,6 +69,7 @@ int main(int argc, char** argv)
         { QStringLiteral("runs"), &parallax::cli::run_runs },
         { QStringLiteral("clocks"), &parallax::cli::run_clocks },
         { QStringLiteral("import"), &parallax::cli::run_import },
+        { QStringLiteral("export"), &parallax::cli::run_export },
     };
     const auto it = commands.find(args.at(1));
     if (it == commands.end()) {
