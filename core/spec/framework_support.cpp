@@ -395,18 +395,19 @@ bool framework_supports_stage_overrides(FrameworkRelease fr) noexcept
     return fr.framework != Framework::megatron_deepspeed;
 }
 
-bool framework_supports(FrameworkRelease fr, Precision p, bool fp8_rowwise) noexcept
+bool framework_supports(FrameworkRelease fr, Precision p, Fp8Scaling scaling) noexcept
 {
     switch (fr.framework) {
     case Framework::megatron:
         // --bf16, --fp16, --fp8-format hybrid --fp8-recipe delayed|tensorwise|mxfp8|blockwise (no rowwise),
         // --fp4-format e2m1 --fp4-recipe nvfp4 (transformer_config.py).
-        return p != Precision::fp8 || !fp8_rowwise;
+        return p != Precision::fp8 || scaling != Fp8Scaling::rowwise;
     case Framework::torchtitan:
     case Framework::torchtitan_compile:
         // training.mixed_precision_param bfloat16 | float32 (no fp16); float8 converter recipes tensorwise,
-        // rowwise (quantize.linear.float8.recipe_name); MX converters are mxfp8 only (job_config.py v0.2.2).
-        return p == Precision::bf16 || p == Precision::fp8;
+        // rowwise (quantize.linear.float8.recipe_name). Its MX converter is not exported here.
+        return p == Precision::bf16
+            || (p == Precision::fp8 && (scaling == Fp8Scaling::tensorwise || scaling == Fp8Scaling::rowwise));
     case Framework::megatron_deepspeed:
         // --bf16 / --fp16; its fp8 (--fp8-hybrid) needs Transformer Engine layers, which the DeepSpeed pipeline
         // model (GPTModelPipe) does not build.
@@ -437,11 +438,14 @@ std::vector<Unsupported> unsupported_settings(FrameworkRelease fr, const Trainin
     const Framework f = fr.framework;
     const std::string fw = name_of(f);
     std::vector<Unsupported> out;
-    if (!framework_supports(fr, t.precision, t.fp8_rowwise)) {
-        if (t.precision == Precision::fp8 && t.fp8_rowwise && f == Framework::megatron)
+    if (!framework_supports(fr, t.precision, t.fp8_scaling)) {
+        if (t.precision == Precision::fp8 && t.fp8_scaling == Fp8Scaling::rowwise && f == Framework::megatron)
             out.push_back({ "training.fp8_scaling", "rowwise fp8 scaling",
                 "Megatron-LM's fp8 recipes are delayed, tensorwise, mxfp8 and blockwise (--fp8-recipe); rowwise "
                 "scaling is torchao's (torchtitan)" });
+        else if (t.precision == Precision::fp8 && is_torchtitan(f))
+            out.push_back({ "training.fp8_scaling", std::string(to_string(t.fp8_scaling)) + " fp8 scaling",
+                "torchtitan's float8 converter scales tensorwise or rowwise (quantize.linear.float8.recipe_name)" });
         else
             out.push_back({ "training.precision", std::string(to_string(t.precision)) + " matmuls",
                 is_torchtitan(f) ? "torchtitan trains in bf16 (mixed_precision_param bfloat16 | float32), fp8 "

@@ -50,7 +50,7 @@ bool framework_supports_optimizer_offload(FrameworkRelease f) noexcept;
 bool framework_supports_gradient_release(FrameworkRelease f) noexcept;
 bool framework_supports(FrameworkRelease f, const RankOrder& o) noexcept;
 bool framework_supports_stage_overrides(FrameworkRelease f) noexcept; // first/last stage layer counts
-bool framework_supports(FrameworkRelease f, Precision p, bool fp8_rowwise) noexcept;
+bool framework_supports(FrameworkRelease f, Precision p, Fp8Scaling scaling) noexcept;
 
 // Something the framework cannot run, said so that a user can act on it.
 struct Unsupported {

@@ -244,8 +244,10 @@ private slots:
         QVERIFY(!framework_supports_tp_comm_overlap(Framework::torchtitan));
         QVERIFY(framework_supports_tp_comm_overlap(Framework::torchtitan_compile));
         QVERIFY(!framework_supports(Framework::megatron, Optimizer::adam8bit));
-        QVERIFY(!framework_supports(Framework::megatron, Precision::fp8, true));
-        QVERIFY(framework_supports(Framework::torchtitan, Precision::fp8, true));
+        QVERIFY(!framework_supports(Framework::megatron, Precision::fp8, Fp8Scaling::rowwise));
+        QVERIFY(framework_supports(Framework::megatron, Precision::fp8, Fp8Scaling::mxfp8));
+        QVERIFY(!framework_supports(Framework::torchtitan, Precision::fp8, Fp8Scaling::delayed));
+        QVERIFY(framework_supports(Framework::torchtitan, Precision::fp8, Fp8Scaling::rowwise));
         // A release is carried for training.software; today it does not change the answer.
         QCOMPARE(framework_supports(FrameworkRelease(Framework::megatron, "core_r0.14.0"), Schedule::zb_h1),
             framework_supports(Framework::megatron, Schedule::zb_h1));
@@ -380,7 +382,7 @@ private slots:
         // fp8 rowwise through torchao's converter; MoE keys.
         Scenario m = with_strategy(preset("mixtral-8x7b-64-h100"), R"({"zero": 3})");
         m.training.precision = Precision::fp8;
-        m.training.fp8_rowwise = true;
+        m.training.fp8_scaling = Fp8Scaling::rowwise;
         const Sections mt
             = toml_sections(export_launch_config(LaunchFormat::torchtitan, m, LaunchSettings {}, "m").files[0].content);
         QCOMPARE(mt.at("quantize.linear.float8").at("recipe_name"), std::string("rowwise"));
@@ -498,7 +500,7 @@ private slots:
         QVERIFY2(e.find("training.precision") != std::string::npos, e.c_str());
         Scenario rowwise = preset("default");
         rowwise.training.precision = Precision::fp8;
-        rowwise.training.fp8_rowwise = true;
+        rowwise.training.fp8_scaling = Fp8Scaling::rowwise;
         e = refusal(LaunchFormat::megatron, rowwise);
         QVERIFY2(e.find("training.fp8_scaling") != std::string::npos, e.c_str());
         Scenario async = with_strategy(preset("default"), R"({"zero": 3, "tp_comm_overlap": true})");

@@ -550,7 +550,8 @@ void TestImport::megatron_bridge_deepseek_v3()
     QCOMPARE(r.parsed.training.seq_len, 4096LL);
     QCOMPARE(outcome(r, "model.recompute_modules"), ImportOutcome::not_modelled);
     QCOMPARE(outcome(r, "model.pipeline_model_parallel_layout"), ImportOutcome::not_modelled);
-    QCOMPARE(outcome(r, "mixed_precision.fp8_recipe"), ImportOutcome::not_modelled); // blockwise
+    QCOMPARE(outcome(r, "mixed_precision.fp8_recipe"), ImportOutcome::mapped); // blockwise
+    QCOMPARE(r.parsed.training.fp8_scaling, Fp8Scaling::blockwise);
     QCOMPARE(outcome(r, "model.kv_channels"), ImportOutcome::no_effect); // MLA's widths are its own
     QCOMPARE(outcome(r, "checkpoint.save_interval"), ImportOutcome::no_effect);
 }

@@ -412,8 +412,11 @@ std::vector<ArgGroup> megatron_arg_groups(const Scenario& sc, const LaunchSettin
         add(tw, { "--fp16" });
         break;
     case Precision::fp8:
-        // Per-tensor current scaling (Transformer Engine Float8CurrentScaling), the scenario's "tensorwise".
-        add(tw, { "--bf16", "--fp8-format", "hybrid", "--fp8-recipe", "tensorwise" });
+        // --fp8-recipe names the scenario's training.fp8_scaling (tensorwise = Transformer Engine's
+        // Float8CurrentScaling); rowwise is refused before (framework_support).
+        add(tw,
+            { "--bf16", "--fp8-format", t.fp8_scaling == Fp8Scaling::mxfp8 ? "e4m3" : "hybrid", "--fp8-recipe",
+                std::string(to_string(t.fp8_scaling)) });
         break;
     case Precision::fp4:
         add(tw, { "--bf16", "--fp4-format", "e2m1", "--fp4-recipe", "nvfp4" });
@@ -865,7 +868,8 @@ std::string torchtitan_toml(
     x << "\n[compile]\nenable = " << boolean(t.framework == Framework::torchtitan_compile)
       << "\ncomponents = [\"model\", \"loss\"]\n";
     if (t.precision == Precision::fp8) {
-        x << "\n[quantize.linear.float8]\nrecipe_name = " << (t.fp8_rowwise ? "\"rowwise\"" : "\"tensorwise\"") << "\n";
+        x << "\n[quantize.linear.float8]\nrecipe_name = "
+          << (t.fp8_scaling == Fp8Scaling::rowwise ? "\"rowwise\"" : "\"tensorwise\"") << "\n";
         if (m.is_moe())
             x << "\n[quantize.grouped_mm.float8]\nfqns = [\"experts\"]\n";
     }
@@ -1028,7 +1032,10 @@ std::string nemo_yaml(const Scenario& sc, const LaunchSettings& o, std::vector<s
     if (t.precision == Precision::fp16)
         mp = "fp16_mixed";
     else if (t.precision == Precision::fp8)
-        mp = "bf16_with_fp8_current_scaling_mixed";
+        mp = t.fp8_scaling == Fp8Scaling::mxfp8      ? "bf16_with_mxfp8_mixed"
+            : t.fp8_scaling == Fp8Scaling::delayed   ? "bf16_with_fp8_delayed_scaling_mixed"
+            : t.fp8_scaling == Fp8Scaling::blockwise ? "bf16_with_fp8_subchannel_scaling_mixed"
+                                                     : "bf16_with_fp8_current_scaling_mixed";
     else if (t.precision == Precision::fp4)
         mp = "bf16_with_nvfp4_mixed";
     y.out << "\nmixed_precision: " << mp << "\n";

@@ -398,9 +398,10 @@ bool MegatronReader::numerics(const Arg& a)
     if (a.flag == "--bf16" || a.flag == "--fp16" || a.flag == "--fp8-format" || a.flag == "--fp4-format") {
         m_precision_flags.push_back(a); // the matmuls' precision is decided in finish_precision()
     } else if (a.flag == "--fp8-recipe") {
+        // Megatron-LM's recipes are training.fp8_scaling's names (arguments.py --fp8-recipe choices).
         const std::string v = one(a);
-        if (v == "delayed" || v == "tensorwise")
-            m_d.set("training.fp8_scaling", "tensorwise", a.flag, v);
+        if (v == "delayed" || v == "tensorwise" || v == "mxfp8" || v == "blockwise")
+            m_d.set("training.fp8_scaling", v, a.flag, v);
         else
             m_d.report.not_modelled(a.flag, v, "costed as tensor-wise fp8 scaling");
     } else if (a.flag == "--vocab-size") {

@@ -626,9 +626,10 @@ void NemoReader::finish_precision()
             continue;
         const std::string v = text_of(it->second.node);
         if (std::string(key) == "mixed_precision.fp8_recipe") {
-            if (precision != "fp8" || v == "delayed" || v == "tensorwise")
-                d.report.mapped(
-                    it->second.key, v, "training.fp8_scaling", precision == "fp8" ? "tensor-wise" : "fp8 is off");
+            if (precision == "fp8" && (v == "delayed" || v == "tensorwise" || v == "mxfp8" || v == "blockwise")) {
+                d.set("training.fp8_scaling", v, it->second.key, v);
+            } else if (precision != "fp8")
+                d.report.mapped(it->second.key, v, "training.fp8_scaling", "fp8 is off");
             else
                 d.report.not_modelled(it->second.key, v, "costed as tensor-wise fp8 scaling");
             continue;
