@@ -180,15 +180,13 @@ LogComparison compare_with_scenario(const ParsedLog& log, const Scenario& sc)
     for (const auto& m : c.metrics)
         if (m.metric == "step_time_s")
             step = &m;
-    const double tokens_per_step
-        = static_cast<double>(sc.training.global_batch) * static_cast<double>(sc.training.seq_len);
     for (auto& m : c.metrics) {
         if (m.metric != "tokens_per_s_per_gpu")
             continue;
         if (!m.measured && step && step->measured && *step->measured > 0) {
-            m.measured = tokens_per_step / c.gpus / *step->measured;
-            m.spread_low = tokens_per_step / c.gpus / *step->spread_high;
-            m.spread_high = tokens_per_step / c.gpus / *step->spread_low;
+            m.measured = tokens_per_s_per_gpu_at(sc, *step->measured);
+            m.spread_low = tokens_per_s_per_gpu_at(sc, *step->spread_high);
+            m.spread_high = tokens_per_s_per_gpu_at(sc, *step->spread_low);
             m.samples = step->samples;
             c.tokens_from_step_time = true;
         }

@@ -44,4 +44,14 @@ struct Scenario {
     ScenarioRefs refs;
 };
 
+// Tokens per GPU and second of a step of `step_time_s` (global batch x sequence / GPUs / step time):
+// what a log that prints only step times measured.
+inline double tokens_per_s_per_gpu_at(const Scenario& s, double step_time_s)
+{
+    const double tokens_per_step
+        = static_cast<double>(s.training.global_batch) * static_cast<double>(s.training.seq_len);
+    const double gpus = static_cast<double>(s.strategy.total_gpus());
+    return step_time_s > 0 && gpus > 0 ? tokens_per_step / gpus / step_time_s : 0.0;
+}
+
 } // namespace parallax

@@ -87,7 +87,7 @@ std::optional<std::string> measured_tokens_per_gpu(
         tokens_per_gpu = median_of(tokens);
         from = "median tokens/s per GPU of " + std::to_string(tokens.size()) + " steady-state steps";
     } else {
-        tokens_per_gpu = tokens_per_step / gpus / median_of(times);
+        tokens_per_gpu = tokens_per_s_per_gpu_at(sc, median_of(times));
         from = "global_batch x seq_len / GPUs / median step time of " + std::to_string(times.size())
             + " steady-state steps";
     }
