@@ -33,7 +33,7 @@ namespace {
 using namespace parallax::remote;
 
 // A run that failed, was cancelled, or could not be sent (SSH refused, sbatch refused). Added to the
-// contract's exit codes (SCENARIO.md allows additions).
+// contract's exit codes (docs/cli.md).
 constexpr int kRunFailed = 4;
 
 ClusterProfile load_profile_argument(const QString& arg)

@@ -16,7 +16,7 @@ namespace parallax::cli {
 int run_validate(const QStringList& args)
 {
     CommandParser cmd(QStringLiteral("Predicts every run of a published-runs file (the format of "
-                                     "shared/validation/published-runs.json) and compares tokens/s per GPU."),
+                                     "validation/published-runs.json) and compares tokens/s per GPU."),
         QStringLiteral("RUNS"), QStringLiteral("published-runs JSON file"));
     cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print the contract's JSON.") });
     cmd.parser().addOption({ QStringLiteral("markdown"), QStringLiteral("Print Markdown tables (for the README).") });

@@ -11,7 +11,7 @@ namespace parallax::remote {
 std::string shell_quote(std::string_view arg);
 // Joins quoted arguments with spaces.
 std::string shell_join(const std::vector<std::string>& argv);
-// `bash -lc '<command>'` so that cluster module systems and PATH apply (RECIPES.md).
+// `bash -lc '<command>'` so that cluster module systems and PATH apply.
 std::string login_shell(const std::string& command);
 
 } // namespace parallax::remote
