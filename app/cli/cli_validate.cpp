@@ -19,7 +19,7 @@ int run_validate(const QStringList& args)
                                      "validation/published-runs.json) and compares tokens/s per GPU."),
         QStringLiteral("RUNS"), QStringLiteral("published-runs JSON file"));
     cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print the contract's JSON.") });
-    cmd.parser().addOption({ QStringLiteral("markdown"), QStringLiteral("Print Markdown tables (for docs/accuracy.md).") });
+    cmd.parser().addOption({ QStringLiteral("markdown"), QStringLiteral("Print Markdown tables (docs/accuracy.md).") });
     cmd.parser().addOption({ QStringLiteral("calibration"),
         QStringLiteral("Calibration to predict with: builtin (default: the one predict uses), none (the uncalibrated "
                        "physics), or a JSON file."),

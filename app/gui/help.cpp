@@ -101,8 +101,7 @@ QDialog* make_shortcuts_dialog(const QList<ShortcutEntry>& entries, QWidget* par
     auto* layout = new QVBoxLayout(dialog);
     auto* table = new QTableWidget(static_cast<int>(entries.size()), 3, dialog);
     table->setObjectName(QStringLiteral("shortcuts_table"));
-    table->setHorizontalHeaderLabels(
-        { QStringLiteral("Shortcut"), QStringLiteral("Action"), QStringLiteral("Menu") });
+    table->setHorizontalHeaderLabels({ QStringLiteral("Shortcut"), QStringLiteral("Action"), QStringLiteral("Menu") });
     table->verticalHeader()->hide();
     table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -131,9 +130,8 @@ QString about_text()
                                   "cluster, choose or search the parallelism degrees, and see the predicted step time, "
                                   "throughput, memory and power, down to a per-device timeline.</p>")
                        .arg(QStringLiteral(PARALLAX_VERSION));
-    text += license.isEmpty()
-        ? QStringLiteral("<p>License: none declared yet (the source has no license file).</p>")
-        : QStringLiteral("<p>License: %1.</p>").arg(license.toHtmlEscaped());
+    text += license.isEmpty() ? QStringLiteral("<p>License: none declared yet (the source has no license file).</p>")
+                              : QStringLiteral("<p>License: %1.</p>").arg(license.toHtmlEscaped());
     text += QStringLiteral("<p>") + library_licenses().toHtmlEscaped() + QStringLiteral("</p>");
     if (docs.isValid())
         text += QStringLiteral("<p>Documentation: <a href=\"%1\">%2</a></p>")

@@ -585,7 +585,8 @@ void MainWindow::build_help_menu()
     QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
     QAction* docs = help->addAction(QStringLiteral("&Documentation"), this, [this] { open_documentation(); });
     docs->setObjectName(QStringLiteral("help_documentation"));
-    docs->setToolTip(QStringLiteral("The README and docs/: the scenario format, the CLI, accuracy, power, remote runs"));
+    docs->setToolTip(
+        QStringLiteral("The README and docs/: the scenario format, the CLI, accuracy, power, remote runs"));
     QAction* keys = help->addAction(QStringLiteral("&Keyboard shortcuts"), this, &MainWindow::show_keyboard_shortcuts);
     keys->setObjectName(QStringLiteral("help_shortcuts"));
     keys->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
@@ -599,8 +600,8 @@ void MainWindow::build_help_menu()
 
 void MainWindow::show_about()
 {
-    auto* box = new QMessageBox(QMessageBox::NoIcon, QStringLiteral("About Parallax"), about_text(),
-        QMessageBox::Close, this);
+    auto* box = new QMessageBox(
+        QMessageBox::NoIcon, QStringLiteral("About Parallax"), about_text(), QMessageBox::Close, this);
     box->setObjectName(QStringLiteral("about_box"));
     box->setTextFormat(Qt::RichText);
     box->setTextInteractionFlags(Qt::TextBrowserInteraction);

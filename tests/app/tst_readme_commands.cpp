@@ -166,8 +166,7 @@ void TestReadmeCommands::commands_data()
     QTest::addColumn<int>("expected_exit");
     QTest::addColumn<bool>("gui");
     for (const Command& c : m_readme.commands)
-        QTest::addRow("README.md:%d %s", c.line, qPrintable(c.text.left(60)))
-            << c.text << c.expected_exit << c.gui;
+        QTest::addRow("README.md:%d %s", c.line, qPrintable(c.text.left(60))) << c.text << c.expected_exit << c.gui;
 }
 
 void TestReadmeCommands::commands()
@@ -194,10 +193,10 @@ void TestReadmeCommands::commands()
     QVERIFY2(p.exitStatus() == QProcess::NormalExit, qPrintable(command + QStringLiteral(": crashed\n") + err));
     QVERIFY2(p.exitCode() == expected_exit,
         qPrintable(QStringLiteral("%1\nexit %2, expected %3\nstdout: %4\nstderr: %5")
-                .arg(command)
-                .arg(p.exitCode())
-                .arg(expected_exit)
-                .arg(out, err)));
+                       .arg(command)
+                       .arg(p.exitCode())
+                       .arg(expected_exit)
+                       .arg(out, err)));
 }
 
 QTEST_GUILESS_MAIN(TestReadmeCommands)
