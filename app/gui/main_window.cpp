@@ -594,7 +594,7 @@ void MainWindow::build_help_menu()
     QAction* about = help->addAction(QStringLiteral("&About Parallax"), this, &MainWindow::show_about);
     about->setObjectName(QStringLiteral("help_about"));
     about->setMenuRole(QAction::AboutRole);
-    QAction* about_qt = help->addAction(QStringLiteral("About &Qt"), qApp, &QApplication::aboutQt);
+    QAction* about_qt = help->addAction(QStringLiteral("About &Qt"), this, [] { QApplication::aboutQt(); });
     about_qt->setMenuRole(QAction::AboutQtRole);
 }
 
