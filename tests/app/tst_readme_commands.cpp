@@ -1,8 +1,8 @@
-// Every command the README prints runs as printed. The test reads README.md, takes each line of a fenced code
-// block whose first word (after an optional "$ " prompt) is `parallax-cli` or `parallax`, and runs it with
-// bash in a scratch folder where those two names are the binaries just built and the repository's folders
-// (docs/, validation/, presets/, ...) are reachable by their relative paths. A command must exit 0, or the
-// code its trailing comment states ("# exit code 3").
+// Every command the README prints runs as printed, and the documentation's links lead somewhere. The test reads
+// README.md, takes each line of a fenced code block whose first word (after an optional "$ " prompt) is `parallax-cli`
+// or `parallax`, and runs it with bash in a scratch folder where those two names are the binaries just built and the
+// repository's folders (docs/, validation/, presets/, ...) are reachable by their relative paths. A command must exit
+// 0, or the code its trailing comment states ("# exit code 3").
 //
 // Markers, HTML comments on the line before a fenced block (invisible on GitHub):
 //   <!-- readme-test: file NAME -->   the block is a file: written to NAME in the scratch folder first
@@ -114,6 +114,8 @@ class TestReadmeCommands : public QObject {
 private slots:
     void initTestCase();
     void markersAreUnderstood();
+    void linksResolve();
+    void readmeLinksEveryDocsPage();
     void commands_data();
     void commands();
 
@@ -158,6 +160,67 @@ void TestReadmeCommands::markersAreUnderstood()
     QVERIFY2(m_readme.problems.isEmpty(), qPrintable(m_readme.problems.join(u'\n')));
     // The README shows the CLI and the GUI at work; an empty list means the parsing broke, not the README.
     QVERIFY2(m_readme.commands.size() >= 5, qPrintable(QString::number(m_readme.commands.size())));
+}
+
+namespace {
+
+// Pages that other branches add; a link to them may point nowhere until they are merged.
+const QStringList kPendingPages = { QStringLiteral("docs/import.md") };
+
+QStringList documentation_files()
+{
+    QStringList files { QStringLiteral("README.md") };
+    const QDir docs(QStringLiteral(PARALLAX_SOURCE_DIR "/docs"));
+    for (const QString& f : docs.entryList({ QStringLiteral("*.md") }, QDir::Files))
+        files << QStringLiteral("docs/") + f;
+    return files;
+}
+
+// Relative link targets of a Markdown file ([text](target) and ![alt](target)), without #anchors.
+QStringList relative_links(const QString& text)
+{
+    static const QRegularExpression link(QStringLiteral(R"(\]\(([^)\s]+)\))"));
+    QStringList out;
+    for (auto it = link.globalMatch(text); it.hasNext();) {
+        const QString target = it.next().captured(1).section(u'#', 0, 0);
+        if (target.isEmpty() || target.contains(QStringLiteral("://")) || target.startsWith(QStringLiteral("mailto:")))
+            continue;
+        out << target;
+    }
+    return out;
+}
+
+QString read_source_file(const QString& relative)
+{
+    QFile f(QStringLiteral(PARALLAX_SOURCE_DIR "/") + relative);
+    return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
+}
+
+} // namespace
+
+void TestReadmeCommands::linksResolve()
+{
+    const QDir root(QStringLiteral(PARALLAX_SOURCE_DIR));
+    QStringList broken;
+    for (const QString& file : documentation_files()) {
+        const QString dir = QFileInfo(file).path();
+        for (const QString& target : relative_links(read_source_file(file))) {
+            const QString resolved = QDir::cleanPath(dir + u'/' + target);
+            if (!QFileInfo::exists(root.filePath(resolved)) && !kPendingPages.contains(resolved))
+                broken << file + QStringLiteral(" -> ") + target;
+        }
+    }
+    QVERIFY2(broken.isEmpty(), qPrintable(broken.join(u'\n')));
+}
+
+void TestReadmeCommands::readmeLinksEveryDocsPage()
+{
+    const QStringList links = relative_links(read_source_file(QStringLiteral("README.md")));
+    QStringList missing;
+    for (const QString& file : documentation_files())
+        if (file != QStringLiteral("README.md") && !links.contains(file))
+            missing << file;
+    QVERIFY2(missing.isEmpty(), qPrintable(QStringLiteral("not linked from README.md: ") + missing.join(u' ')));
 }
 
 void TestReadmeCommands::commands_data()
