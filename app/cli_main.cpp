@@ -18,8 +18,9 @@ const char* kUsage
       "commands:\n"
       "  predict  SCENARIO.json [--json] [--fidelity analytic|simulated]\n"
       "  search   SCENARIO.json [--json] [--top N] [--threads N] [--objective throughput|time_to_train|energy]\n"
-      "           [--max-slowdown F] [--power-budget-kW KW]\n"
-      "  sweep    SCENARIO.json --gpus 64,128,256,... [--json]\n"
+      "           [--max-slowdown F] [--power-budget-kW KW] [--any-framework]\n"
+      "  sweep    SCENARIO.json --gpus 64,128,256,... [--json] [--any-framework]\n"
+      "  export   SCENARIO.json --format megatron|torchtitan|nemo|deepspeed [--out FILE|DIR]   (launch files)\n"
       "  presets  [gpus|fabrics|clusters|models|scenarios] [--json]\n"
       "  validate RUNS.json [--json] [--calibration FILE|builtin|none]\n"
       "  calibrate RUNS.json [--out FILE] [--cross-validate] [--json]\n"
@@ -28,6 +29,8 @@ const char* kUsage
       "  timeline SCENARIO.json --out trace.json   (Chrome trace / Perfetto)\n"
       "  clocks   SCENARIO.json [--max-slowdown 0.01] [--json]   (per-stage DVFS plan)\n"
       "  parse-log LOG [--format auto|megatron|torchtitan|deepspeed|probe] [--json]\n"
+      "  import   FILE|- [--format megatron-args|nemo-yaml|torchtitan-toml|deepspeed-json|hf-config]\n"
+      "           [--out SCENARIO.json] [--json] [--cluster PRESET] [--gpus N] [--model PRESET|config.json]\n"
       "  run      SCENARIO --cluster PROFILE [--framework probe|megatron|torchtitan|deepspeed] [--wait]\n"
       "  runs     [RUN_ID] [--json]                 (the run store: measured vs predicted)\n"
       "\n"
@@ -65,6 +68,8 @@ int main(int argc, char** argv)
         { QStringLiteral("run"), &parallax::cli::run_run },
         { QStringLiteral("runs"), &parallax::cli::run_runs },
         { QStringLiteral("clocks"), &parallax::cli::run_clocks },
+        { QStringLiteral("import"), &parallax::cli::run_import },
+        { QStringLiteral("export"), &parallax::cli::run_export },
     };
     const auto it = commands.find(args.at(1));
     if (it == commands.end()) {

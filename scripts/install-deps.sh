@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git ccache
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev libqt6sql6-sqlite libqt6svg6
   libqcustomplot-dev libqcustomplot2.1-qt6
-  libeigen3-dev nlohmann-json3-dev libssh-dev libgl-dev
+  libeigen3-dev nlohmann-json3-dev libyaml-cpp-dev libtomlplusplus-dev libssh-dev libgl-dev
   fonts-dejavu-core xvfb xauth
 )
 if [[ "${1:-}" == "--tests" ]]; then

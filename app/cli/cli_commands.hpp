@@ -16,5 +16,7 @@ int run_parse_log(const QStringList& args);
 int run_run(const QStringList& args);
 int run_runs(const QStringList& args);
 int run_clocks(const QStringList& args);
+int run_import(const QStringList& args);
+int run_export(const QStringList& args);
 
 } // namespace parallax::cli

@@ -8,12 +8,12 @@
 
 namespace parallax::cli {
 
-Scenario load_scenario_argument(const std::string& arg, const PresetCatalog& catalog)
+Scenario load_scenario_argument(const std::string& arg, const PresetCatalog& catalog, ScenarioUse use)
 {
     std::error_code ec;
     if (!std::filesystem::exists(arg, ec) && catalog.find(PresetKind::scenarios, arg))
-        return load_scenario_preset(arg, catalog);
-    return load_scenario_file(arg, catalog);
+        return load_scenario_preset(arg, catalog, use);
+    return load_scenario_file(arg, catalog, use);
 }
 
 Calibration calibration_argument(const QString& value)

@@ -2,6 +2,7 @@
 // Shared plumbing of the parallax-cli commands: exit codes, loading scenarios, writing output.
 #include "calibration/calibration.hpp"
 #include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
 #include "spec/scenario.hpp"
 
 #include <QStringList>
@@ -13,8 +14,10 @@ namespace parallax::cli {
 // Exit codes of the contract (docs/cli.md).
 enum ExitCode : int { kOk = 0, kInternalError = 1, kBadInput = 2, kInfeasible = 3 };
 
-// A scenario file path, or the name of a scenario preset ("default").
-Scenario load_scenario_argument(const std::string& arg, const PresetCatalog& catalog);
+// A scenario file path, or the name of a scenario preset ("default"). A search or sweep does not hold the
+// scenario's strategy to the validity rules (it ignores its degrees): ScenarioUse::search.
+Scenario load_scenario_argument(
+    const std::string& arg, const PresetCatalog& catalog, ScenarioUse use = ScenarioUse::plan);
 
 // --calibration VALUE: a calibration JSON file, "builtin" or "none". Throws InputError.
 Calibration calibration_argument(const QString& value);

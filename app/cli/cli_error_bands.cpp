@@ -130,7 +130,9 @@ int run_error_bands(const QStringList& args)
         if (cmd.parser().isSet(QStringLiteral("out")))
             write_text_file_atomically(cmd.parser().value(QStringLiteral("out")).toStdString(),
                 error_band_table_to_json(table).dump(1) + "\n");
-        const std::vector<BandCoverage> cov = band_coverage(table);
+        std::vector<BandCoverage> cov = band_coverage(table);
+        if (const BandCoverage memory = memory_band_coverage(table); memory.rows > 0)
+            cov.push_back(memory); // peak memory per GPU, from the rows that state it
         const std::vector<ClassBand> classes = class_bands(table);
         if (cmd.parser().isSet(QStringLiteral("json"))) {
             nlohmann::json j = { { "schema", 1 }, { "level", table.level }, { "provenance", table.provenance },

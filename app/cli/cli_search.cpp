@@ -1,4 +1,4 @@
-// parallax-cli search SCENARIO.json [--json] [--top N] [--threads N] [--objective ...] [--refine N]
+// parallax-cli search SCENARIO.json [--json] [--top N] [--threads N] [--objective ...] [--refine N] [--any-framework]
 // parallax-cli sweep  SCENARIO.json --gpus 64,128,... [--json] (or --global-batch / --seq-len / --clusters)
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
@@ -35,6 +35,9 @@ void add_search_options(CommandParser& cmd)
         QStringLiteral(
             "With --objective energy: only plans within this fraction of the fastest step time (0.05 = 5%)."),
         QStringLiteral("FRACTION"), QString() });
+    cmd.parser().addOption({ QStringLiteral("any-framework"),
+        QStringLiteral("Search the plans of every framework, not only what training.framework runs; each plan is "
+                       "labelled with the frameworks that can run it.") });
     cmd.parser().addOption({ QStringLiteral("refine"),
         QStringLiteral("Re-rank the best N analytic candidates with the event simulator (default 20, 0 = off)."),
         QStringLiteral("N"), QStringLiteral("20") });
@@ -92,6 +95,7 @@ bool search_options(CommandParser& cmd, const Scenario& scenario, SearchOptions&
     if (!number("power-budget-kW", 1e-3, 1e9, o.power_budget_kW) || !number("max-slowdown", 0, 10, o.max_slowdown))
         return false;
     o.fix = search_fix_from(scenario);
+    o.any_framework = cmd.parser().isSet(QStringLiteral("any-framework"));
     return true;
 }
 
@@ -119,14 +123,16 @@ bool parse_list(const QString& text, const char* option, std::vector<long long>&
 int run_search(const QStringList& args)
 {
     CommandParser cmd(
-        QStringLiteral("Finds the best strategies for the scenario's model, cluster and training settings "
-                       "(the scenario's degrees are ignored; pin dimensions under \"search\": {\"fix\": {...}})."),
+        QStringLiteral("Finds the best strategies for the scenario's model, cluster and training settings, among "
+                       "the plans training.framework can run (the scenario's degrees are ignored and need not fit; "
+                       "pin dimensions under \"search\": {\"fix\": {...}})."),
         QStringLiteral("SCENARIO"), QStringLiteral("scenario file or preset name"));
     add_search_options(cmd);
     if (auto rc = cmd.parse(args, 1, 1))
         return *rc;
     try {
-        const Scenario scenario = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard());
+        const Scenario scenario
+            = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard(), ScenarioUse::search);
         SearchOptions o;
         Calibration calibration;
         if (!search_options(cmd, scenario, o, calibration))
@@ -172,7 +178,8 @@ int run_sweep(const QStringList& args)
         return kBadInput;
     }
     try {
-        const Scenario scenario = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard());
+        const Scenario scenario
+            = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard(), ScenarioUse::search);
         SweepOptions o;
         Calibration calibration;
         if (!search_options(cmd, scenario, o.search, calibration))

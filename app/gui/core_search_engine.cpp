@@ -1,6 +1,7 @@
 #include "gui/core_search_engine.hpp"
 
 #include "search/search.hpp"
+#include "spec/framework_support.hpp"
 #include "spec/input_error.hpp"
 
 #include <cmath>
@@ -37,12 +38,13 @@ std::shared_ptr<const Calibration> CoreSearchEngine::calibration() const
     return m_calibration;
 }
 
-views::SearchReport CoreSearchEngine::run(
-    const Scenario& s, int top, const std::function<void(double)>& progress, const CancelToken& cancel)
+views::SearchReport CoreSearchEngine::run(const Scenario& s, int top, bool any_framework,
+    const std::function<void(double)>& progress, const CancelToken& cancel)
 {
     views::SearchReport report;
     SearchOptions o;
     o.top = top;
+    o.any_framework = any_framework;
     o.objective = objective_of(s);
     if (s.search)
         o.min_memory_headroom_fraction = s.search->min_memory_headroom_fraction;
@@ -57,6 +59,11 @@ views::SearchReport CoreSearchEngine::run(
         report.feasible = out.feasible;
         report.seconds = out.seconds;
         report.cancelled = out.cancelled || cancel.cancelled();
+        report.scope = any_framework
+            ? QStringLiteral("plans of every framework")
+            : QStringLiteral("plans %1 runs").arg(QString::fromUtf8(to_string(s.training.framework)));
+        for (const std::string& n : out.notes)
+            report.notes.push_back(qs(n));
         for (const SearchResult& r : out.results) {
             views::SearchRow row;
             row.strategy = r.strategy;
@@ -69,6 +76,7 @@ views::SearchReport CoreSearchEngine::run(
                            .arg(qs(r.runner_up->dimension), QString::number(r.runner_up->slower_fraction * 100, 'f', 1),
                                qs(r.runner_up->because));
             row.indistinguishable_from_best = r.indistinguishable_from_best;
+            row.frameworks = qs(frameworks_label(r.frameworks));
             if (r.indistinguishable_from_best)
                 why = QStringLiteral("not distinguishable from #1 (their %1% error bands overlap); ")
                           .arg(std::lround(100 * r.prediction.interval.level))

@@ -14,8 +14,8 @@ namespace parallax::app {
 class CoreSearchEngine : public views::SearchEngine {
 public:
     QString name() const override { return QStringLiteral("core search (analytic ranking, simulator refinement)"); }
-    views::SearchReport run(
-        const Scenario& s, int top, const std::function<void(double)>& progress, const CancelToken& cancel) override;
+    views::SearchReport run(const Scenario& s, int top, bool any_framework, const std::function<void(double)>& progress,
+        const CancelToken& cancel) override;
     // The calibration the next searches evaluate with (null: the shipped one). Set on the GUI thread while
     // a search may be running on a worker, hence the lock; a running search keeps the one it started with.
     void set_calibration(std::shared_ptr<const Calibration> c);

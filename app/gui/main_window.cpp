@@ -12,6 +12,7 @@
 #include "gui/theme.hpp"
 #include "gui/timeline_controller.hpp"
 #include "io/csv_writer.hpp"
+#include "io/import/import_scenario.hpp"
 #include "io/json_reader.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
@@ -47,6 +48,8 @@
 #include <QComboBox>
 #include <QDesktopServices>
 #include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFileDialog>
@@ -57,6 +60,7 @@
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QShowEvent>
@@ -146,6 +150,7 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
     m_calibration_jobs = new CalibrationController(this);
     setWindowTitle(QStringLiteral("Parallax"));
     setDockNestingEnabled(true);
+    setAcceptDrops(true); // scenario files open, launch configurations are imported
     build_panels();
     build_actions();
     restore_calibration(); // before the first evaluation, so that it already uses the chosen calibration
@@ -409,6 +414,11 @@ MainWindow::MainActions MainWindow::build_file_and_edit_menus()
     QAction* open = file->addAction(QStringLiteral("&Open scenario..."), this, &MainWindow::open_dialog);
     open->setShortcut(QKeySequence::Open);
     m_recent_menu = file->addMenu(QStringLiteral("Open &recent"));
+    QAction* import = file->addAction(QStringLiteral("&Import launch config..."), this, &MainWindow::import_dialog);
+    import->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
+    import->setToolTip(
+        QStringLiteral("A Megatron-LM script, NeMo or Megatron-Bridge YAML, torchtitan TOML, DeepSpeed "
+                       "JSON or Hugging Face config.json as a new plan (also by dropping the file here)"));
     QAction* save_action = file->addAction(QStringLiteral("&Save"), this, [this] { save(); });
     save_action->setShortcut(QKeySequence::Save);
     QAction* save_as = file->addAction(QStringLiteral("Save &as..."), this, [this] { save_as_dialog(); });
@@ -722,6 +732,64 @@ bool MainWindow::open_scenario_file(const QString& path)
     }
 }
 
+bool MainWindow::import_launch_config(const QString& path)
+{
+    try {
+        const ImportResult r
+            = import_launch_config_file(path.toStdString(), std::nullopt, {}, PresetCatalog::standard());
+        clear_error();
+        m_doc->reset_modified(r.parsed, QString(), QFileInfo(path).fileName() + QStringLiteral(" (imported)"));
+        m_presets->setCurrentIndex(-1);
+        m_import_report = QString::fromStdString(import_report_to_text(r.report));
+        const auto count = [&](ImportOutcome o) { return QString::number(r.report.of(o).size()); };
+        const QString summary = QStringLiteral("Imported ") + QFileInfo(path).fileName() + QStringLiteral(" as ")
+            + QString::fromStdString(r.report.format) + QStringLiteral(": ") + count(ImportOutcome::mapped)
+            + QStringLiteral(" keys mapped, ") + count(ImportOutcome::assumed) + QStringLiteral(" values assumed, ")
+            + count(ImportOutcome::not_modelled) + QStringLiteral(" not modelled, ") + count(ImportOutcome::no_effect)
+            + QStringLiteral(" without effect on the prediction");
+        statusBar()->showMessage(summary, 15000);
+        if (m_opts.interactive) {
+            QMessageBox box(QMessageBox::Information, QStringLiteral("Import report"), summary, QMessageBox::Ok, this);
+            box.setInformativeText(QStringLiteral("The plan is not saved yet. Details list every key of the file."));
+            box.setDetailedText(m_import_report);
+            box.exec();
+        }
+        return true;
+    } catch (const InputError& e) {
+        report_error(QString::fromStdString(e.what()));
+        return false;
+    }
+}
+
+bool MainWindow::open_dropped_file(const QString& path)
+{
+    try {
+        if (is_scenario_text(read_text_file(path.toStdString())))
+            return open_scenario_file(path);
+    } catch (const InputError& e) {
+        report_error(QString::fromStdString(e.what()));
+        return false;
+    }
+    return import_launch_config(path);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e)
+{
+    const QList<QUrl> urls = e->mimeData()->urls();
+    if (urls.size() == 1 && urls.first().isLocalFile())
+        e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e)
+{
+    const QList<QUrl> urls = e->mimeData()->urls();
+    if (urls.size() != 1 || !urls.first().isLocalFile())
+        return;
+    e->acceptProposedAction();
+    if (confirm_discard())
+        open_dropped_file(urls.first().toLocalFile());
+}
+
 bool MainWindow::open_scenario_preset(const QString& name)
 {
     try {
@@ -812,6 +880,16 @@ void MainWindow::open_dialog()
         this, QStringLiteral("Open scenario"), QString(), QStringLiteral("Scenario files (*.json);;All files (*)"));
     if (!path.isEmpty())
         open_scenario_file(path);
+}
+
+void MainWindow::import_dialog()
+{
+    if (!confirm_discard())
+        return;
+    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Import launch config"), QString(),
+        QStringLiteral("Launch configs (*.sh *.yaml *.yml *.toml *.json *.txt);;All files (*)"));
+    if (!path.isEmpty())
+        import_launch_config(path);
 }
 
 bool MainWindow::save_as_dialog()

@@ -22,6 +22,8 @@
 #include <optional>
 
 class QComboBox;
+class QDragEnterEvent;
+class QDropEvent;
 class QDockWidget;
 class QLabel;
 class QListWidget;
@@ -85,6 +87,14 @@ public:
     // Loads and predicts; on bad input shows the error and keeps the previous plan. Returns success.
     bool open_scenario_file(const QString& path);
     bool open_scenario_preset(const QString& name);
+    // Imports a training launch configuration (a Megatron-LM script, NeMo / Megatron-Bridge YAML, torchtitan
+    // TOML, DeepSpeed JSON or Hugging Face config.json; core's io/import) as a new, unsaved plan and shows what
+    // became of each of its keys (a dialog when interactive, the status bar, last_import_report()). On bad input
+    // shows the error and keeps the previous plan.
+    bool import_launch_config(const QString& path);
+    QString last_import_report() const { return m_import_report; }
+    // A file dropped on the window: a scenario opens as with File > Open, anything else is imported.
+    bool open_dropped_file(const QString& path);
     const std::optional<Scenario>& scenario() const;
     QString last_error() const { return m_last_error; }
 
@@ -200,6 +210,8 @@ signals:
 protected:
     void closeEvent(QCloseEvent* e) override;
     void showEvent(QShowEvent* e) override;
+    void dragEnterEvent(QDragEnterEvent* e) override;
+    void dropEvent(QDropEvent* e) override;
 
 private:
     void build_panels();
@@ -244,6 +256,7 @@ private:
     void update_fidelity_label();
     void rebuild_recent_menu();
     void open_dialog();
+    void import_dialog();
     bool save_as_dialog();
     void export_report_dialog();
     bool confirm_discard();
@@ -275,6 +288,7 @@ private:
     QString m_pinned_label;
     QString m_change_text;
     QString m_last_error;
+    QString m_import_report; // the last import's report, as core writes it
     QByteArray m_default_layout;
     bool m_layout_restored = false;
     bool m_sized = false;

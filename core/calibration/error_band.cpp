@@ -82,11 +82,11 @@ LogStats stats_of(const std::vector<const BandResidual*>& rows)
     return s;
 }
 
-std::vector<const BandResidual*> select(
-    const ErrorBandTable& t, const Pool& pool, const WorkloadClass& w, const std::string& exclude_source)
+std::vector<const BandResidual*> select(const std::vector<BandResidual>& residuals, const Pool& pool,
+    const WorkloadClass& w, const std::string& exclude_source)
 {
     std::vector<const BandResidual*> out;
-    for (const BandResidual& r : t.residuals)
+    for (const BandResidual& r : residuals)
         if (r.source != exclude_source && pool.matches(r.workload, w))
             out.push_back(&r);
     return out;
@@ -171,14 +171,17 @@ std::string workload_class_name(const WorkloadClass& k)
         + (k.long_context ? " long-context " : " ") + architecture_label(k.architecture);
 }
 
-ErrorBand error_band(
-    const ErrorBandTable& table, const WorkloadClass& workload, long long gpus, const std::string& exclude_source)
+namespace {
+
+// The band from the most specific pool of `residuals` that holds enough rows.
+ErrorBand band_from(const std::vector<BandResidual>& residuals, double level, const WorkloadClass& workload,
+    long long gpus, const std::string& exclude_source)
 {
     ErrorBand band;
     const auto& all_pools = pools();
-    const std::vector<const BandResidual*> own = select(table, all_pools[0], workload, exclude_source);
+    const std::vector<const BandResidual*> own = select(residuals, all_pools[0], workload, exclude_source);
     for (const Pool& pool : all_pools) {
-        const std::vector<const BandResidual*> rows = select(table, pool, workload, exclude_source);
+        const std::vector<const BandResidual*> rows = select(residuals, pool, workload, exclude_source);
         const LogStats s = stats_of(rows);
         const bool last = &pool == &all_pools.back();
         if ((s.rows < kMinPoolRows || s.sources < kMinPoolSources) && !(last && s.rows >= 2))
@@ -188,10 +191,10 @@ ErrorBand error_band(
             largest_gpus = std::max(largest_gpus, r->gpus);
         band.far_from_validation = own.empty() || static_cast<double>(gpus) > kFarGpuMultiple * largest_gpus;
         // A prediction interval for one new run, not a confidence interval for the mean.
-        double half = student_t_quantile((1 + table.level) / 2, s.rows - 1) * s.sd * std::sqrt(1 + 1.0 / s.rows);
+        double half = student_t_quantile((1 + level) / 2, s.rows - 1) * s.sd * std::sqrt(1 + 1.0 / s.rows);
         if (band.far_from_validation)
             half *= kFarWidening;
-        band.level = table.level;
+        band.level = level;
         band.low_factor = std::exp(std::min(0.0, s.mean - half));
         band.high_factor = std::exp(std::max(0.0, s.mean + half));
         band.rows = s.rows;
@@ -206,6 +209,33 @@ ErrorBand error_band(
         return band;
     }
     return band;
+}
+
+} // namespace
+
+ErrorBand error_band(
+    const ErrorBandTable& table, const WorkloadClass& workload, long long gpus, const std::string& exclude_source)
+{
+    return band_from(table.residuals, table.level, workload, gpus, exclude_source);
+}
+
+ErrorBand memory_error_band(
+    const ErrorBandTable& table, const WorkloadClass& workload, long long gpus, const std::string& exclude_source)
+{
+    ErrorBand band = band_from(table.memory_residuals, table.level, workload, gpus, exclude_source);
+    if (band.valid())
+        band.basis = "memory of " + band.basis;
+    return band;
+}
+
+void add_memory_interval(PredictionInterval& interval, const ErrorBand& memory_band, double peak_memory_bytes)
+{
+    if (!memory_band.valid() || !(peak_memory_bytes > 0))
+        return;
+    interval.memory_level = memory_band.level;
+    interval.peak_memory_bytes_low = peak_memory_bytes * memory_band.low_factor;
+    interval.peak_memory_bytes_high = peak_memory_bytes * memory_band.high_factor;
+    interval.memory_basis = memory_band.basis;
 }
 
 PredictionInterval prediction_interval(const ErrorBand& band, double tokens_per_s, double step_time_s)
@@ -244,6 +274,36 @@ const ErrorBandTable& builtin_error_bands()
     return table;
 }
 
+namespace {
+
+void count_coverage(BandCoverage& c, const BandResidual& r, const ErrorBand& b)
+{
+    if (!b.valid())
+        return;
+    ++c.rows;
+    c.covered += std::log(b.low_factor) <= r.log_error && r.log_error <= std::log(b.high_factor);
+    c.mean_width += b.high_factor / b.low_factor - 1;
+}
+
+} // namespace
+
+BandCoverage memory_band_coverage(const ErrorBandTable& table)
+{
+    // The published peak-memory figures come from few sources (one today): each run is left out on
+    // its own, so the check says how the band covers a new run, not a new source.
+    BandCoverage c;
+    c.group = "memory";
+    for (std::size_t i = 0; i < table.memory_residuals.size(); ++i) {
+        std::vector<BandResidual> others = table.memory_residuals;
+        others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+        const BandResidual& r = table.memory_residuals[i];
+        count_coverage(c, r, band_from(others, table.level, r.workload, r.gpus, {}));
+    }
+    if (c.rows > 0)
+        c.mean_width /= c.rows;
+    return c;
+}
+
 std::vector<BandCoverage> band_coverage(const ErrorBandTable& table)
 {
     // The groups the accuracy tables report: the four workload classes and each GPU generation.
@@ -264,12 +324,7 @@ std::vector<BandCoverage> band_coverage(const ErrorBandTable& table)
         for (const BandResidual& r : table.residuals) {
             if (!in_group(r.workload))
                 continue;
-            const ErrorBand b = error_band(table, r.workload, r.gpus, r.source);
-            if (!b.valid())
-                continue;
-            ++c.rows;
-            c.covered += std::log(b.low_factor) <= r.log_error && r.log_error <= std::log(b.high_factor);
-            c.mean_width += b.high_factor / b.low_factor - 1;
+            count_coverage(c, r, error_band(table, r.workload, r.gpus, r.source));
         }
         if (c.rows > 0) {
             c.mean_width /= c.rows;
@@ -279,15 +334,56 @@ std::vector<BandCoverage> band_coverage(const ErrorBandTable& table)
     return out;
 }
 
-nlohmann::json error_band_table_to_json(const ErrorBandTable& t)
+namespace {
+
+nlohmann::json residuals_json(const std::vector<BandResidual>& residuals)
 {
     nlohmann::json rows = nlohmann::json::array();
-    for (const BandResidual& r : t.residuals)
+    for (const BandResidual& r : residuals)
         rows.push_back({ { "id", r.id }, { "source", r.source }, { "moe", r.workload.moe }, { "fp8", r.workload.fp8 },
             { "long_context", r.workload.long_context },
             { "architecture", std::string(to_string(r.workload.architecture)) }, { "gpus", r.gpus },
             { "log_error", r.log_error } });
-    return { { "schema", 1 }, { "level", t.level }, { "provenance", t.provenance }, { "residuals", rows } };
+    return rows;
+}
+
+std::vector<BandResidual> residuals_from_json(
+    const nlohmann::json& array, const std::string& file, const std::string& key)
+{
+    std::vector<BandResidual> out;
+    int i = 0;
+    for (const auto& r : array) {
+        const std::string at = key + "[" + std::to_string(i++) + "]";
+        try {
+            BandResidual b;
+            b.id = r.at("id").get<std::string>();
+            b.source = r.at("source").get<std::string>();
+            b.workload.moe = r.at("moe").get<bool>();
+            b.workload.fp8 = r.at("fp8").get<bool>();
+            b.workload.long_context = r.at("long_context").get<bool>();
+            if (!architecture_from_string(r.at("architecture").get<std::string>(), b.workload.architecture))
+                throw InputError(file, at + ".architecture", "not a GPU architecture Parallax knows");
+            b.gpus = r.at("gpus").get<long long>();
+            b.log_error = r.at("log_error").get<double>();
+            if (!std::isfinite(b.log_error))
+                throw InputError(file, at + ".log_error", "must be a finite number");
+            out.push_back(std::move(b));
+        } catch (const nlohmann::json::exception& e) {
+            throw InputError(file, at,
+                std::string("a residual needs id, source, moe, fp8, long_context, "
+                            "architecture, gpus and log_error: ")
+                    + e.what());
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+nlohmann::json error_band_table_to_json(const ErrorBandTable& t)
+{
+    return { { "schema", 1 }, { "level", t.level }, { "provenance", t.provenance },
+        { "residuals", residuals_json(t.residuals) }, { "memory_residuals", residuals_json(t.memory_residuals) } };
 }
 
 ErrorBandTable error_band_table_from_json(const nlohmann::json& j, const std::string& file)
@@ -299,29 +395,11 @@ ErrorBandTable error_band_table_from_json(const nlohmann::json& j, const std::st
     if (!(t.level > 0 && t.level < 1))
         throw InputError(file, "level", "must be a probability between 0 and 1");
     t.provenance = j.value("provenance", std::string());
-    int i = 0;
-    for (const auto& r : j["residuals"]) {
-        const std::string key = "residuals[" + std::to_string(i++) + "]";
-        try {
-            BandResidual b;
-            b.id = r.at("id").get<std::string>();
-            b.source = r.at("source").get<std::string>();
-            b.workload.moe = r.at("moe").get<bool>();
-            b.workload.fp8 = r.at("fp8").get<bool>();
-            b.workload.long_context = r.at("long_context").get<bool>();
-            if (!architecture_from_string(r.at("architecture").get<std::string>(), b.workload.architecture))
-                throw InputError(file, key + ".architecture", "not a GPU architecture Parallax knows");
-            b.gpus = r.at("gpus").get<long long>();
-            b.log_error = r.at("log_error").get<double>();
-            if (!std::isfinite(b.log_error))
-                throw InputError(file, key + ".log_error", "must be a finite number");
-            t.residuals.push_back(std::move(b));
-        } catch (const nlohmann::json::exception& e) {
-            throw InputError(file, key,
-                std::string("a residual needs id, source, moe, fp8, long_context, "
-                            "architecture, gpus and log_error: ")
-                    + e.what());
-        }
+    t.residuals = residuals_from_json(j["residuals"], file, "residuals");
+    if (j.contains("memory_residuals")) {
+        if (!j["memory_residuals"].is_array())
+            throw InputError(file, "memory_residuals", "must be an array of residuals");
+        t.memory_residuals = residuals_from_json(j["memory_residuals"], file, "memory_residuals");
     }
     return t;
 }

@@ -48,6 +48,9 @@ struct ErrorBandTable {
     double level = 0.8; // the share of real runs the interval should hold
     std::string provenance; // which runs, which calibration, when
     std::vector<BandResidual> residuals;
+    // ln(measured / predicted) peak memory per GPU of the rows whose source states it. The memory
+    // model has no fitted parameter, so every row is out of sample.
+    std::vector<BandResidual> memory_residuals;
 };
 
 struct ErrorBand {
@@ -65,9 +68,14 @@ struct ErrorBand {
 // The band for a workload; `exclude_source` leaves one source's rows out (coverage checks).
 ErrorBand error_band(
     const ErrorBandTable& table, const WorkloadClass& workload, long long gpus, const std::string& exclude_source = {});
+// The same for the peak memory per GPU (measured / predicted memory at the interval's ends).
+ErrorBand memory_error_band(
+    const ErrorBandTable& table, const WorkloadClass& workload, long long gpus, const std::string& exclude_source = {});
 
 // The band around one prediction's throughput and step time (none when the band is invalid).
 PredictionInterval prediction_interval(const ErrorBand& band, double tokens_per_s, double step_time_s);
+// Adds the memory band around the predicted peak memory per GPU (nothing when the band is invalid).
+void add_memory_interval(PredictionInterval& interval, const ErrorBand& memory_band, double peak_memory_bytes);
 
 // Whether two predictions' throughput bands overlap (false when either has none).
 bool intervals_overlap(const PredictionInterval& a, const PredictionInterval& b);
@@ -85,6 +93,8 @@ struct BandCoverage {
     double coverage() const { return rows > 0 ? static_cast<double>(covered) / rows : 0; }
 };
 std::vector<BandCoverage> band_coverage(const ErrorBandTable& table);
+// The same for the memory bands (one group, "memory"), leaving out one run at a time.
+BandCoverage memory_band_coverage(const ErrorBandTable& table);
 
 nlohmann::json error_band_table_to_json(const ErrorBandTable& t);
 // Throws InputError naming `file` and the key when the JSON is not an error-band table.

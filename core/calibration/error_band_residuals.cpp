@@ -19,6 +19,12 @@ void add_rows(ErrorBandTable& t, const std::vector<ValidationRow>& rows)
         b.workload = workload_class(s.model, s.training, s.cluster);
         b.gpus = s.cluster.total_gpus();
         b.log_error = std::log(r.c.measured_tokens_per_s_per_gpu / r.predicted_tokens_per_s_per_gpu);
+        if (r.c.measured_peak_memory_bytes && *r.c.measured_peak_memory_bytes > 0
+            && r.predicted_peak_memory_bytes > 0) {
+            BandResidual m = b;
+            m.log_error = std::log(*r.c.measured_peak_memory_bytes / r.predicted_peak_memory_bytes);
+            t.memory_residuals.push_back(std::move(m));
+        }
         t.residuals.push_back(std::move(b));
     }
 }

@@ -56,6 +56,13 @@ void add_interval_json(json& j, const PredictionInterval& i)
     j["interval_level"] = i.level;
     j["interval_basis"] = i.basis;
     j["far_from_validation"] = i.far_from_validation;
+    if (i.memory_level > 0) {
+        j["peak_memory_GiB_interval"]
+            = { finite(i.peak_memory_bytes_low / units::kGiB), finite(i.peak_memory_bytes_high / units::kGiB) };
+        j["memory_interval_basis"] = i.memory_basis;
+    } else {
+        j["peak_memory_GiB_interval"] = nullptr;
+    }
 }
 
 } // namespace
@@ -170,6 +177,11 @@ std::string prediction_to_text(const Scenario& sc, const Prediction& p)
     out += "memory peak     " + format_number("%10.1f GiB", p.peak_memory_bytes / units::kGiB) + " of "
         + format_number("%.1f GiB", p.capacity_bytes / units::kGiB) + " (stage " + std::to_string(p.peak_memory_stage)
         + ")\n";
+    if (p.interval.memory_level > 0)
+        out += "  " + format_number("%.0f%% band", 100 * p.interval.memory_level) + "  "
+            + format_number("%.1f", p.interval.peak_memory_bytes_low / units::kGiB) + "-"
+            + format_number("%.1f GiB", p.interval.peak_memory_bytes_high / units::kGiB) + " from "
+            + p.interval.memory_basis + "\n";
     out += "  weights " + format_number("%.1f", p.memory.weights / units::kGiB) + "  gradients "
         + format_number("%.1f", p.memory.gradients / units::kGiB) + "  optimizer "
         + format_number("%.1f", p.memory.optimizer / units::kGiB) + "  activations "

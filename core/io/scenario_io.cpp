@@ -370,7 +370,18 @@ ClusterSpec resolve_cluster(
     return parse_cluster_object(j, file, path, catalog, refs);
 }
 
+namespace {
+void check_power(const Scenario& s, const std::string& file, ScenarioUse use);
+}
+
 void check_power_settings(const Scenario& s, const std::string& file)
+{
+    check_power(s, file, ScenarioUse::plan);
+}
+
+namespace {
+
+void check_power(const Scenario& s, const std::string& file, ScenarioUse use)
 {
     const GpuSpec& gpu = s.cluster.gpu;
     const TrainingSpec& t = s.training;
@@ -391,7 +402,8 @@ void check_power_settings(const Scenario& s, const std::string& file)
         check_clock("training.clock_MHz", t.clock_MHz);
     for (double v : t.stage_clock_MHz)
         check_clock("training.stage_clock_MHz", v);
-    if (!t.stage_clock_MHz.empty() && static_cast<int>(t.stage_clock_MHz.size()) != s.strategy.pp)
+    if (use == ScenarioUse::plan && !t.stage_clock_MHz.empty()
+        && static_cast<int>(t.stage_clock_MHz.size()) != s.strategy.pp)
         throw InputError(file, "training.stage_clock_MHz",
             "needs one clock per pipeline stage (pp = " + std::to_string(s.strategy.pp) + "), got "
                 + std::to_string(t.stage_clock_MHz.size()));
@@ -404,6 +416,8 @@ void check_power_settings(const Scenario& s, const std::string& file)
     if (t.inlet_temp_C && !(*t.inlet_temp_C >= -20 && *t.inlet_temp_C <= 70))
         throw InputError(file, "training.inlet_temp_C", "must be a number in [-20, 70]");
 }
+
+} // namespace
 
 void validate_scenario(const Scenario& s, const std::string& file)
 {
@@ -545,7 +559,7 @@ void read_training(const json& training_json, const std::string& file, const Gpu
 }
 
 // The strategy; dp, when not given, is what the cluster leaves after tp*pp*cp.
-void read_scenario_strategy(JsonObjectReader& r, const std::string& file, Scenario& s)
+void read_scenario_strategy(JsonObjectReader& r, const std::string& file, Scenario& s, ScenarioUse use)
 {
     bool dp_given = false;
     bool schedule_given = false;
@@ -556,6 +570,11 @@ void read_scenario_strategy(JsonObjectReader& r, const std::string& file, Scenar
     if (!dp_given) {
         const long long total = s.cluster.total_gpus();
         const long long mp = s.strategy.model_parallel_gpus();
+        if (use == ScenarioUse::search && (mp <= 0 || total % mp != 0 || total / mp > kMaxDegree)) {
+            s.strategy.dp = 1; // a search finds its own degrees
+            s.dp_derived = true;
+            return;
+        }
         if (total % mp != 0)
             throw InputError(file, "strategy.dp",
                 "cannot derive dp: the cluster's " + std::to_string(total)
@@ -593,7 +612,7 @@ SearchSpec parse_search_spec(const json& search, const std::string& file)
 
 } // namespace
 
-Scenario parse_scenario(const json& j, const std::string& file, const PresetCatalog& catalog)
+Scenario parse_scenario(const json& j, const std::string& file, const PresetCatalog& catalog, ScenarioUse use)
 {
     JsonObjectReader r(j, file, "");
     Scenario s;
@@ -624,29 +643,31 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
         throw InputError(file, "training.moe_expert_load",
             "needs one load per expert (" + std::to_string(s.model.is_moe() ? s.model.moe->experts : 0) + "), got "
                 + std::to_string(s.training.moe_expert_load.size()));
-    read_scenario_strategy(r, file, s);
+    read_scenario_strategy(r, file, s, use);
     if (const json* search = r.raw("search"); search && !search->is_null())
         s.search = parse_search_spec(*search, file);
     r.finish();
-    validate_scenario(s, file);
-    check_power_settings(s, file);
+    if (use == ScenarioUse::plan)
+        validate_scenario(s, file);
+    check_power(s, file, use);
     return s;
 }
 
-Scenario parse_scenario_text(const std::string& text, const std::string& file, const PresetCatalog& catalog)
+Scenario parse_scenario_text(
+    const std::string& text, const std::string& file, const PresetCatalog& catalog, ScenarioUse use)
 {
-    return parse_scenario(parse_json_text(text, file), file, catalog);
+    return parse_scenario(parse_json_text(text, file), file, catalog, use);
 }
 
-Scenario load_scenario_file(const std::string& path, const PresetCatalog& catalog)
+Scenario load_scenario_file(const std::string& path, const PresetCatalog& catalog, ScenarioUse use)
 {
-    return parse_scenario_text(read_text_file(path), path, catalog);
+    return parse_scenario_text(read_text_file(path), path, catalog, use);
 }
 
-Scenario load_scenario_preset(const std::string& name, const PresetCatalog& catalog)
+Scenario load_scenario_preset(const std::string& name, const PresetCatalog& catalog, ScenarioUse use)
 {
     const PresetEntry& e = find_preset(PresetKind::scenarios, name, "scenario", "", catalog);
-    return parse_scenario(e.json, e.origin, catalog);
+    return parse_scenario(e.json, e.origin, catalog, use);
 }
 
 json gpu_to_json(const GpuSpec& g)

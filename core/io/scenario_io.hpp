@@ -13,12 +13,21 @@ namespace parallax {
 
 inline constexpr int kScenarioSchema = 1;
 
+// What the scenario is loaded for. A plan (predict, timeline, the planner) must have a strategy that fits
+// the model, cluster and batch; a search or sweep ignores the strategy's degrees, so its strategy is read
+// (the software settings a search keeps: optimizer, overlaps) but not held to the validity rules, and a dp
+// that cannot be derived is left at 1.
+enum class ScenarioUse : unsigned char { plan, search };
+
 // `file` labels error messages. Throws InputError.
-Scenario parse_scenario(const nlohmann::json& j, const std::string& file, const PresetCatalog& catalog);
-Scenario parse_scenario_text(const std::string& text, const std::string& file, const PresetCatalog& catalog);
-Scenario load_scenario_file(const std::string& path, const PresetCatalog& catalog);
+Scenario parse_scenario(const nlohmann::json& j, const std::string& file, const PresetCatalog& catalog,
+    ScenarioUse use = ScenarioUse::plan);
+Scenario parse_scenario_text(const std::string& text, const std::string& file, const PresetCatalog& catalog,
+    ScenarioUse use = ScenarioUse::plan);
+Scenario load_scenario_file(const std::string& path, const PresetCatalog& catalog, ScenarioUse use = ScenarioUse::plan);
 // A built-in or user scenario preset by name ("default").
-Scenario load_scenario_preset(const std::string& name, const PresetCatalog& catalog);
+Scenario load_scenario_preset(
+    const std::string& name, const PresetCatalog& catalog, ScenarioUse use = ScenarioUse::plan);
 
 // Checks the strategy against the model, cluster and training settings; throws InputError naming
 // the key and the rule. parse_scenario() calls it; the GUI calls it after edits.

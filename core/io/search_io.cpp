@@ -3,6 +3,7 @@
 #include "io/number_format.hpp"
 #include "io/prediction_io.hpp"
 #include "io/scenario_io.hpp"
+#include "spec/framework_support.hpp"
 #include "spec/units.hpp"
 
 #include <cstdio>
@@ -26,6 +27,14 @@ std::string short_strategy(const Strategy& s)
         + " rc:" + std::string(to_string(s.recompute)) + " zero" + std::to_string(s.zero)
         + (s.sequence_parallel ? " sp" : "") + (s.offload_optimizer ? " offload" : "");
     return out;
+}
+
+json frameworks_json(const std::vector<Framework>& fs)
+{
+    json a = json::array();
+    for (Framework f : fs)
+        a.push_back(std::string(to_string(f)));
+    return a;
 }
 
 } // namespace
@@ -52,6 +61,7 @@ json search_result_to_json(const SearchResult& r)
     }
     j["explanation"] = e;
     j["indistinguishable_from_best"] = r.indistinguishable_from_best;
+    j["frameworks"] = frameworks_json(r.frameworks);
     return j;
 }
 
@@ -71,6 +81,9 @@ json search_outcome_to_json(const SearchOutcome& o)
         j["max_slowdown"] = o.max_slowdown;
         j["fastest_step_s"] = o.fastest_step_s;
     }
+    // Whose plans were searched: "any" (--any-framework) or the scenario's training.framework.
+    j["framework"] = o.any_framework ? std::string("any") : std::string(to_string(o.framework));
+    j["notes"] = o.notes;
     json results = json::array();
     for (const auto& r : o.results)
         results.push_back(search_result_to_json(r));
@@ -79,8 +92,8 @@ json search_outcome_to_json(const SearchOutcome& o)
     for (const auto& r : o.pareto)
         pareto.push_back({ { "strategy", strategy_to_json(r.strategy) }, { "tokens_per_s", r.analytic.tokens_per_s },
             { "peak_memory_GiB", r.analytic.peak_memory_bytes / units::kGiB },
-            { "avg_W_per_gpu", r.analytic.power.avg_W_per_gpu },
-            { "cluster_avg_kW", r.analytic.power.cluster_avg_kW } });
+            { "avg_W_per_gpu", r.analytic.power.avg_W_per_gpu }, { "cluster_avg_kW", r.analytic.power.cluster_avg_kW },
+            { "frameworks", frameworks_json(r.frameworks) } });
     j["pareto"] = pareto;
     return j;
 }
@@ -120,6 +133,10 @@ std::string search_outcome_to_text(const SearchOutcome& o)
     if (o.max_slowdown > 0)
         out += "energy within " + format_number("%.1f%%", 100 * o.max_slowdown) + " of the fastest step ("
             + format_number("%.3f s", o.fastest_step_s) + ")\n";
+    out += o.any_framework ? std::string("plans of every framework, each with the frameworks that run it\n")
+                           : "plans " + std::string(to_string(o.framework)) + " runs (training.framework)\n";
+    for (const auto& note : o.notes)
+        out += "note: " + note + "\n";
     out += "\n";
     int rank = 1;
     for (const auto& r : o.results) {
@@ -131,6 +148,8 @@ std::string search_outcome_to_text(const SearchOutcome& o)
             p.peak_memory_bytes / units::kGiB, p.power.avg_W_per_gpu, p.power.energy_J_per_token, r.limiter.c_str(),
             p.fidelity == Fidelity::simulated ? "simulated" : "analytic");
         out += line;
+        if (o.any_framework)
+            out += "      frameworks: " + frameworks_label(r.frameworks) + "\n";
         if (r.indistinguishable_from_best)
             out += "      not distinguishable from #1: their " + format_number("%.0f%%", 100 * p.interval.level)
                 + " bands overlap\n";

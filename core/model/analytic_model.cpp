@@ -518,6 +518,7 @@ Prediction prediction_of(const PlanContext& ctx, const AnalyticResult& r)
     p.power = r.power;
     p.microbatches = r.microbatches;
     p.interval = prediction_interval(ctx.band, p.tokens_per_s, p.step_time_s);
+    add_memory_interval(p.interval, ctx.memory_band, p.peak_memory_bytes);
     if (!r.feasible) {
         char buf[256];
         std::snprintf(buf, sizeof buf, "out of memory: stage %d needs %.1f GiB per GPU, the %s has %.1f GiB",

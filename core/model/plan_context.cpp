@@ -32,7 +32,9 @@ PlanContext::PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c, const Calib
     dense_layer_params = layer_params(model, -1); // layer -1 is never an MoE layer
     if (model.is_moe())
         moe_layer_params = layer_params(model, model.moe->first_dense_layers);
-    band = error_band(builtin_error_bands(), workload_class(model, training, cluster), cluster.total_gpus());
+    const WorkloadClass workload = workload_class(model, training, cluster);
+    band = error_band(builtin_error_bands(), workload, cluster.total_gpus());
+    memory_band = memory_error_band(builtin_error_bands(), workload, cluster.total_gpus());
     if (band.valid() && calibration.name != builtin_calibration().name)
         band.basis += "; measured with the shipped calibration, this plan uses " + calibration.name;
 }

@@ -33,6 +33,7 @@ struct PlanContext {
     // Why the calibration asked for is not the one used (fitted on another GPU); empty when it is.
     std::string calibration_note;
     ErrorBand band; // the throughput's error band for this workload (builtin table)
+    ErrorBand memory_band; // the peak memory's error band (builtin table)
 
     PlanContext(ModelSpec m, TrainingSpec t, ClusterSpec c, const Calibration& cal = builtin_calibration());
     PlanContext(const PlanContext&) = delete;

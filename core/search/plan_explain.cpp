@@ -384,6 +384,11 @@ const Explanation& explain_metric(Metric m)
 std::optional<std::pair<double, double>> metric_interval(const Prediction& p, Metric m)
 {
     const PredictionInterval& i = p.interval;
+    if (m == Metric::peak_memory) {
+        if (i.memory_level <= 0)
+            return std::nullopt;
+        return std::pair { i.peak_memory_bytes_low, i.peak_memory_bytes_high };
+    }
     if (i.level <= 0 || !(p.tokens_per_s > 0))
         return std::nullopt;
     // TFLOP/s and MFU are model FLOPs per token times the throughput: the same factors.

@@ -5,6 +5,7 @@
 #include "model/plan_context.hpp"
 #include "model/strategy_costs.hpp"
 #include "sim/simulated_model.hpp"
+#include "spec/framework_support.hpp"
 #include "spec/strategy_rules.hpp"
 
 #include <algorithm>
@@ -335,6 +336,32 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
             size = fit;
         }
     }
+    out.any_framework = opt.any_framework;
+    out.framework = scenario.training.framework;
+    if (!opt.any_framework) {
+        const std::string fw(to_string(scenario.training.framework));
+        for (const Unsupported& u :
+            unsupported_settings(scenario.training.framework, scenario.training, scenario.model))
+            out.notes.push_back(fw + " cannot run " + u.feature + " (" + u.key + "): " + u.reason);
+        const SearchFix& fix = opt.fix;
+        const FrameworkRelease f = scenario.training.framework;
+        auto pinned = [&](const std::string& what) {
+            out.notes.push_back("search.fix pins " + what + ", which " + fw + " does not run");
+        };
+        if (fix.schedule && !framework_supports(f, *fix.schedule))
+            pinned("schedule " + std::string(to_string(*fix.schedule)));
+        if (fix.cp_kind && !framework_supports(f, *fix.cp_kind))
+            pinned("cp_kind " + std::string(to_string(*fix.cp_kind)));
+        if (fix.optimizer && !framework_supports(f, *fix.optimizer))
+            pinned("optimizer " + std::string(to_string(*fix.optimizer)));
+        if (fix.offload_optimizer && *fix.offload_optimizer && !framework_supports_optimizer_offload(f))
+            pinned("offload_optimizer");
+        if (fix.ep_overlap && *fix.ep_overlap && !framework_supports_ep_overlap(f))
+            pinned("ep_overlap");
+        if (out.results.empty() && !out.cancelled)
+            out.notes.push_back("only plans " + fw
+                + " can run were searched (training.framework); --any-framework searches every framework's plans");
+    }
     out.power_budget_kW = budget_kW;
     out.fastest_step_s = fastest;
     out.max_slowdown = std::max(0.0, slow);
@@ -365,8 +392,14 @@ struct ClusterSearch {
         , window_s(window_s_in)
         , threads(
               opt_in.threads > 0 ? opt_in.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())))
+        , framework(
+              opt_in.any_framework ? std::nullopt : std::optional<FrameworkRelease>(scenario_in.training.framework))
     {
     }
+
+    // Whether the plan is one the search may offer: any plan with --any-framework, else one the
+    // scenario's framework runs.
+    bool runnable(const Strategy& s) const noexcept { return !framework || framework_runs(*framework, s, ctx.model); }
 
     static ClusterSpec with_nodes(ClusterSpec c, int nodes)
     {
@@ -387,6 +420,7 @@ struct ClusterSearch {
     const double budget_kW;
     const double window_s;
     const int threads;
+    const std::optional<FrameworkRelease> framework; // unset: every framework's plans
 };
 
 // Outer tuples (the degrees that fix dp); the inner knobs are enumerated per tuple. Sorted by
@@ -460,10 +494,20 @@ Strategy outer_strategy(const ClusterSearch& search, const Outer& o)
         s.rank_order = *fix.rank_order;
     // The software environment stays the scenario's: its optimizer and the overlaps its framework runs.
     const Strategy& env = search.scenario.strategy;
-    s.tp_comm_overlap = env.tp_comm_overlap;
+    // ... as far as the framework runs them (async TP needs torch.compile in torchtitan).
+    s.tp_comm_overlap
+        = env.tp_comm_overlap && (!search.framework || framework_supports_tp_comm_overlap(*search.framework));
     s.overlap_grad_reduce = env.overlap_grad_reduce;
     s.overlap_param_gather = env.overlap_param_gather;
     return s;
+}
+
+// Keeps the values of one knob the scenario's framework runs (all of them with --any-framework).
+template <class T, class Pred> void keep_runnable(const ClusterSearch& search, std::vector<T>& values, Pred supported)
+{
+    if (!search.framework)
+        return;
+    std::erase_if(values, [&](const T& v) { return !supported(*search.framework, v); });
 }
 
 InnerKnobs inner_knobs(const ClusterSearch& search, const Strategy& s)
@@ -509,6 +553,24 @@ InnerKnobs inner_knobs(const ClusterSearch& search, const Strategy& s)
                                  : std::vector<Recompute> { Recompute::none, Recompute::selective, Recompute::full };
     k.offloads
         = fix.offload_optimizer ? std::vector<bool> { *fix.offload_optimizer } : std::vector<bool> { false, true };
+    // Only what the framework runs (framework_support.hpp); combinations are checked per plan (runnable()).
+    const bool dp_only = s.tp == 1 && s.pp == 1 && s.cp == 1 && s.ep == 1;
+    const bool sharded = static_cast<long long>(s.dp) * s.cp > 1;
+    keep_runnable(search, k.schedules, [](FrameworkRelease f, Schedule x) { return framework_supports(f, x); });
+    keep_runnable(search, k.vpps,
+        [](FrameworkRelease f, int vpp) { return vpp == 1 || framework_supports(f, Schedule::interleaved); });
+    keep_runnable(
+        search, k.cp_kinds, [&](FrameworkRelease f, CpKind x) { return s.cp <= 1 || framework_supports(f, x); });
+    keep_runnable(search, k.optimizers, [](FrameworkRelease f, Optimizer x) { return framework_supports(f, x); });
+    keep_runnable(search, k.zeros,
+        [&](FrameworkRelease f, int z) { return !sharded || framework_supports_zero(f, z, s.pp, dp_only); });
+    keep_runnable(search, k.offloads,
+        [](FrameworkRelease f, bool off) { return !off || framework_supports_optimizer_offload(f); });
+    keep_runnable(search, k.sequence_parallels,
+        [&](FrameworkRelease f, bool sp) { return framework_supports_sequence_parallel(f, sp, s.tp); });
+    keep_runnable(search, k.expert_tps, [&](FrameworkRelease f, int etp) {
+        return !m.is_moe() || s.ep <= 1 || framework_supports_expert_tp(f, etp, s.tp);
+    });
     return k;
 }
 
@@ -553,7 +615,8 @@ void search_memory_variants(
         with.ep_overlap = true;
         s.ep_overlap = fix.ep_overlap
             ? *fix.ep_overlap
-            : (s.schedule != Schedule::dualpipe && rule_holds(Rule::ep_overlap_needs_moe, search.inputs, with));
+            : (s.schedule != Schedule::dualpipe && rule_holds(Rule::ep_overlap_needs_moe, search.inputs, with)
+                && (!search.framework || framework_supports_ep_overlap(*search.framework)));
     }
     for (Optimizer opt_kind : k.optimizers) {
         if (opt_kind != k.base_optimizer && fitted)
@@ -563,7 +626,7 @@ void search_memory_variants(
             s.offload_optimizer = offload;
             for (Recompute rc : k.recomputes) {
                 s.recompute = rc;
-                if (check_strategy(search.inputs, s) != Rule::ok)
+                if (check_strategy(search.inputs, s) != Rule::ok || !search.runnable(s))
                     continue;
                 ++w.evaluated;
                 if (search.opt.prune && fitted) {
@@ -731,6 +794,7 @@ std::vector<SearchResult> refined_results(
         r.prediction = predictions[i];
         r.objective = refined_objective(i);
         r.limiter = limiter_of(r.analytic, search.capacity);
+        r.frameworks = frameworks_running(r.strategy, search.ctx.model);
         results.push_back(std::move(r));
     }
     if (opt.objective != SearchObjective::energy)
@@ -752,7 +816,7 @@ public:
 
     void consider(const Strategy& alt, const std::string& what)
     {
-        if (alt == result_.strategy || check_strategy(search_.inputs, alt) != Rule::ok)
+        if (alt == result_.strategy || check_strategy(search_.inputs, alt) != Rule::ok || !search_.runnable(alt))
             return;
         AnalyticResult a;
         search_.model.evaluate(alt, a, cache_);
@@ -862,7 +926,7 @@ void add_runner_ups(const ClusterSearch& search, std::vector<SearchResult>& resu
     }
 }
 
-std::vector<SearchResult> pareto_results(const ParetoSet& set, double capacity)
+std::vector<SearchResult> pareto_results(const ParetoSet& set, double capacity, const ModelSpec& model)
 {
     // The whole front is kept while searching, so that it does not depend on the order the workers
     // found its points in; only the best kMaxPareto of it are reported.
@@ -877,6 +941,7 @@ std::vector<SearchResult> pareto_results(const ParetoSet& set, double capacity)
         r.analytic = c.result;
         r.objective = c.objective;
         r.limiter = limiter_of(c.result, capacity);
+        r.frameworks = frameworks_running(r.strategy, model);
         results.push_back(std::move(r));
     }
     return results;
@@ -896,7 +961,7 @@ SearchOutcome search_cluster(
     out.cancelled = opt.cancel.cancelled();
     out.results = refined_results(search, merged.top, out.cancelled);
     add_runner_ups(search, out.results);
-    out.pareto = pareto_results(merged.pareto, search.capacity);
+    out.pareto = pareto_results(merged.pareto, search.capacity, search.ctx.model);
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;
 }

@@ -49,6 +49,9 @@ struct SearchOptions {
     // ("min energy per token within X% of the best time").
     std::optional<double> max_slowdown;
     bool prune = true; // off only for tests comparing against brute force
+    // false: only plans training.framework can run (spec/framework_support.hpp); true: every framework's
+    // plans, each labelled with the frameworks that run it (SearchResult::frameworks).
+    bool any_framework = false;
     CancelToken cancel; // polled between strategies; a cancelled search returns what it has
     // Called from worker threads with the fraction done (0..1), throttled to >= 0.1% steps.
     std::function<void(double)> progress;
@@ -71,6 +74,7 @@ struct SearchResult {
     // The best result's error band and this one's overlap (throughput objectives only): the
     // model cannot tell the two apart with the accuracy it has measured for this workload.
     bool indistinguishable_from_best = false;
+    std::vector<Framework> frameworks; // the frameworks whose capability table accepts the plan
 };
 
 struct SearchOutcome {
@@ -85,6 +89,10 @@ struct SearchOutcome {
     double max_slowdown = 0;
     std::vector<SearchResult> results; // best first
     std::vector<SearchResult> pareto; // throughput vs memory headroom vs power
+    bool any_framework = false; // plans of every framework (else only `framework`'s)
+    Framework framework = Framework::megatron;
+    // What the framework cannot run of the scenario's own settings, and why a search found nothing.
+    std::vector<std::string> notes;
 };
 
 SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& options);

@@ -99,6 +99,11 @@ struct PredictionInterval {
     double step_time_s_high = 0;
     bool far_from_validation = false;
     std::string basis;
+    // Peak memory per GPU (level 0 when the model's memory errors give no band).
+    double memory_level = 0;
+    double peak_memory_bytes_low = 0;
+    double peak_memory_bytes_high = 0;
+    std::string memory_basis;
 };
 
 struct Prediction {

@@ -1,7 +1,9 @@
 // Job templates for the real training frameworks: Megatron-LM (pretrain_gpt.py flags), torchtitan (its TOML)
 // and DeepSpeed (ds_config.json with Megatron-DeepSpeed's pretrain_gpt.py). Each is a complete script the
-// user can read and edit; the plan's settings map onto the framework's own flags, and what a framework
-// cannot express is written into the script as a comment and into the run's notes.
+// user can read and edit. The framework's own files and flags come from core's one generator
+// (io/export/launch_config.hpp, also behind `parallax-cli export`); this file wraps them into the cluster's
+// job, and what a framework cannot run of the plan is written into the script and the run's notes.
+#include "io/export/launch_config.hpp"
 #include "jobs/job_common.hpp"
 #include "spec/input_error.hpp"
 #include "spec/strategy_rules.hpp"
@@ -46,39 +48,6 @@ void note(JobBundle& b, BashScript& s, const std::string& text)
     s.comment("NOTE: " + text);
 }
 
-std::string toml_string(const std::string& v)
-{
-    std::string out = "\"";
-    for (char c : v) {
-        switch (c) {
-        case '"':
-            out += "\\\"";
-            break;
-        case '\\':
-            out += "\\\\";
-            break;
-        case '\n':
-            out += "\\n";
-            break;
-        case '\r':
-            out += "\\r";
-            break;
-        case '\t':
-            out += "\\t";
-            break;
-        default:
-            if (static_cast<unsigned char>(c) < 0x20) {
-                char buf[8];
-                std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-                out += buf;
-            } else {
-                out += c;
-            }
-        }
-    }
-    return out + "\"";
-}
-
 } // namespace
 
 std::string slurm_node_launcher_script(const RunRequest& req, const JobBundle& b, const std::string& run_id,
@@ -100,122 +69,65 @@ std::string slurm_node_launcher_script(const RunRequest& req, const JobBundle& b
     return s.text();
 }
 
-std::vector<ShellWord> megatron_model_flags(const Scenario& sc)
+namespace {
+
+// What the framework cannot run of the plan (framework_support.hpp), said in the script and the run's notes:
+// a validation run runs the closest plan the framework has, and says so.
+void note_unsupported(JobBundle& b, BashScript& s, Framework f, const Scenario& sc)
 {
-    const ModelSpec& m = sc.model;
-    const Strategy& st = sc.strategy;
+    const std::string fw(to_string(f));
+    for (const Unsupported& u : unsupported_plan_features(f, sc.strategy, sc.model))
+        note(b, s, fw + " cannot run " + u.feature + " (" + u.key + "): " + u.reason);
+    for (const Unsupported& u : unsupported_settings(f, sc.training, sc.model))
+        note(b, s, fw + " cannot run " + u.feature + " (" + u.key + "): " + u.reason);
+}
+
+void note_all(JobBundle& b, BashScript& s, const std::vector<std::string>& notes)
+{
+    for (const auto& n : notes)
+        note(b, s, n);
+}
+
+std::vector<ShellWord> words_of(const std::vector<ArgGroup>& groups)
+{
     std::vector<ShellWord> w;
-    add(w,
-        { "--num-layers", num(m.layers), "--hidden-size", num(m.hidden), "--num-attention-heads", num(m.heads),
-            "--ffn-hidden-size", num(m.ffn_hidden), "--seq-length", num(sc.training.seq_len),
-            "--max-position-embeddings", num(sc.training.seq_len) });
-    if (m.kv_heads != m.heads)
-        add(w, { "--group-query-attention", "--num-query-groups", num(m.kv_heads) });
-    if (m.head_dim_override)
-        add(w, { "--kv-channels", num(*m.head_dim_override) });
-    if (m.ffn_act == FfnActivation::swiglu)
-        add(w,
-            { "--swiglu", "--normalization", "RMSNorm", "--position-embedding-type", "rope", "--disable-bias-linear" });
-    if (!m.tied_embeddings)
-        add(w, { "--untie-embeddings-and-output-weights" });
-    if (!m.has_dropout())
-        add(w, { "--attention-dropout", "0.0", "--hidden-dropout", "0.0" });
-    if (m.is_moe()) {
-        add(w,
-            { "--num-experts", num(m.moe->experts), "--moe-router-topk", num(m.moe->top_k), "--moe-ffn-hidden-size",
-                num(m.moe->expert_ffn_hidden), "--moe-token-dispatcher-type", "alltoall", "--moe-grouped-gemm" });
-        if (m.moe->shared_experts > 0)
-            add(w, { "--moe-shared-expert-intermediate-size", num(m.moe->shared_experts * m.moe->expert_ffn_hidden) });
-        if (m.moe->capacity_factor)
-            add(w, { "--moe-expert-capacity-factor", std::to_string(*m.moe->capacity_factor) });
-    }
-    // Parallelism (Megatron's names for the plan's degrees).
-    add(w, { "--tensor-model-parallel-size", num(st.tp), "--pipeline-model-parallel-size", num(st.pp) });
-    if (st.vpp > 1)
-        add(w, { "--num-layers-per-virtual-pipeline-stage", num(m.layers / (st.pp * st.vpp)) });
-    if (st.first_stage_layers > 0)
-        add(w, { "--decoder-first-pipeline-num-layers", num(st.first_stage_layers) });
-    if (st.last_stage_layers > 0)
-        add(w, { "--decoder-last-pipeline-num-layers", num(st.last_stage_layers) });
-    if (st.cp > 1)
-        add(w, { "--context-parallel-size", num(st.cp), "--cp-comm-type", st.cp_kind == CpKind::ring ? "p2p" : "a2a" });
-    if (st.ep > 1)
-        add(w, { "--expert-model-parallel-size", num(st.ep) });
-    if (st.expert_tp > 0 && st.expert_tp != st.tp)
-        add(w, { "--expert-tensor-parallel-size", num(st.expert_tp) });
-    if (st.sequence_parallel && st.tp > 1)
-        add(w, { "--sequence-parallel" });
-    if (st.recompute == Recompute::selective)
-        add(w, { "--recompute-activations" });
-    else if (st.recompute == Recompute::full)
-        add(w, { "--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1" });
-    add(w, { "--micro-batch-size", num(st.micro_batch), "--global-batch-size", num(sc.training.global_batch) });
-    switch (sc.training.precision) {
-    case Precision::fp16:
-        add(w, { "--fp16" });
-        break;
-    case Precision::fp8:
-        add(w,
-            { "--bf16", "--fp8-format", "hybrid", "--fp8-amax-history-len", "1024", "--fp8-amax-compute-algo", "max" });
-        break;
-    default:
-        add(w, { "--bf16" });
-        break;
-    }
+    for (const ArgGroup& g : groups)
+        for (const auto& word : g.words)
+            w.push_back(lit(word));
     return w;
 }
+
+LaunchSettings launch_settings(const JobBundle& b, const std::string& run_id)
+{
+    LaunchSettings o;
+    o.steps = b.steps;
+    o.run_label = "run " + run_id;
+    return o;
+}
+
+} // namespace
 
 void add_megatron_files(JobBundle& b, const RunRequest& req, const std::string& run_id, const std::string& run_dir)
 {
     const std::string& megatron = require_path(req.profile.megatron_path, req, "megatron_path", "Megatron-LM");
     const Scenario& sc = req.scenario;
-    const Strategy& st = sc.strategy;
     b.steps = req.steps > 0 ? req.steps : kFrameworkDefaultSteps;
     b.description = "Megatron-LM " + num(b.world_size) + " GPUs, " + num(b.steps) + " iterations";
     BashScript s;
     write_header(s, req, run_id, "Megatron-LM pretrain_gpt.py on one node (torchrun starts its ranks)");
-    if (st.schedule == Schedule::zb_h1 || st.schedule == Schedule::dualpipe)
-        note(b, s,
-            "Megatron-LM runs 1F1B (interleaved with vpp > 1); the plan's " + std::string(to_string(st.schedule))
-                + " schedule is not available in it");
-    if (st.zero >= 2)
-        note(b, s,
-            "ZeRO " + num(st.zero)
-                + " maps onto Megatron's distributed optimizer (it shards optimizer states and "
-                  "reduce-scatters gradients)"
-                + std::string(
-                    st.zero == 3 ? "; for parameter sharding add --use-torch-fsdp2 if your Megatron-LM has it" : ""));
-    if (st.offload_optimizer)
-        note(b, s, "optimizer offload: add --optimizer-cpu-offload if your Megatron-LM version has it");
-    if (sc.training.precision == Precision::fp4)
-        note(b, s, "fp4 matmuls need a Megatron-LM/Transformer Engine with --fp4-format; this script runs bf16");
+    note_unsupported(b, s, Framework::megatron, sc);
+    std::vector<std::string> notes;
+    const std::vector<ArgGroup> groups = megatron_arg_groups(sc, launch_settings(b, run_id), notes);
+    note_all(b, s, notes);
     s.comment("Megatron-LM prints `iteration N/ M | ... elapsed time per iteration (ms) | throughput per GPU "
               "(TFLOP/s/GPU)` (--log-throughput) and one `[Rank R] (after K iterations) memory (MB)` report; add "
               "--log-energy on versions that have it for power.");
     write_environment(s, req, run_dir);
     write_node_rendezvous(s);
     s.blank();
-    s.comment("The plan as pretrain_gpt.py flags. Mock data and a null tokenizer: a throughput validation run "
-              "needs no dataset.");
-    std::vector<ShellWord> args = megatron_model_flags(sc);
-    if (st.zero >= 1)
-        add(args, { "--use-distributed-optimizer" });
-    if (st.overlap_grad_reduce && st.dp * st.cp > 1)
-        add(args, { "--overlap-grad-reduce" });
-    if (st.overlap_param_gather && st.zero >= 1 && st.dp * st.cp > 1)
-        add(args, { "--overlap-param-gather" });
-    if (st.tp_comm_overlap && st.tp > 1)
-        add(args, { "--tp-comm-overlap" });
-    if (st.optimizer == Optimizer::sgd)
-        add(args, { "--optimizer", "sgd" });
-    add(args,
-        { "--train-iters", num(b.steps), "--lr", "1.0e-4", "--min-lr", "1.0e-5", "--lr-decay-style", "cosine",
-            "--weight-decay", "0.1", "--clip-grad", "1.0", "--init-method-std", "0.02" });
-    add(args, { "--mock-data", "--tokenizer-type", "NullTokenizer", "--vocab-size", num(sc.model.vocab) });
-    add(args,
-        { "--log-interval", "1", "--log-throughput", "--eval-iters", "0", "--eval-interval", num(b.steps + 1),
-            "--distributed-timeout-minutes", "30", "--transformer-impl", "transformer_engine" });
-    s.array("megatron_args", args);
+    s.comment("The plan as pretrain_gpt.py flags (the same as `parallax-cli export --format megatron`). Mock data "
+              "and a null tokenizer: a throughput validation run needs no dataset.");
+    s.array("megatron_args", words_of(groups));
     std::vector<ShellWord> w = torchrun_words(req.profile, b);
     w.push_back(lit(megatron + "/pretrain_gpt.py"));
     w.push_back(ShellWord::code("\"${megatron_args[@]}\""));
@@ -229,72 +141,16 @@ void add_torchtitan_files(JobBundle& b, const RunRequest& req, const std::string
 {
     const std::string& titan = require_path(req.profile.torchtitan_path, req, "torchtitan_path", "torchtitan");
     const Scenario& sc = req.scenario;
-    const Strategy& st = sc.strategy;
     b.steps = req.steps > 0 ? req.steps : kFrameworkDefaultSteps;
     b.description = "torchtitan " + num(b.world_size) + " GPUs, " + num(b.steps) + " steps";
     BashScript s;
     write_header(s, req, run_id, "torchtitan on one node (torchrun starts its ranks; the plan is in torchtitan.toml)");
-
-    // torchtitan's data parallelism: FSDP (shard) for ZeRO 3 (and 1/2, which FSDP2 subsumes), DDP (replicate)
-    // for plain data parallelism.
-    const int shard = st.zero >= 1 ? st.dp : 1;
-    const int replicate = st.zero >= 1 ? 1 : st.dp;
-    std::string schedule = "1F1B";
-    if (st.schedule == Schedule::gpipe)
-        schedule = "GPipe";
-    else if (st.schedule == Schedule::interleaved)
-        schedule = "Interleaved1F1B";
-    else if (st.schedule == Schedule::zb_h1)
-        schedule = "InterleavedZeroBubble";
-    else if (st.schedule == Schedule::dualpipe)
-        note(b, s, "torchtitan has DualPipeV only in recent versions; this config asks for 1F1B");
-    if (st.sequence_parallel == false && st.tp > 1)
-        note(b, s,
-            "torchtitan's tensor parallelism always shards the sequence in norms and dropout (sequence "
-            "parallel on)");
-    if (st.zero == 1 || st.zero == 2)
-        note(b, s, "ZeRO " + num(st.zero) + " runs as FSDP (torchtitan shards parameters too)");
-    std::ostringstream t;
-    t << "# torchtitan config generated by Parallax for run " << run_id << ".\n";
-    t << "# Plan: " << plan_summary(sc) << "\n";
-    t << "# Keys follow torchtitan's JobConfig (2025); check them against your checkout's docs/config.\n\n";
-    t << "[job]\n# dump_folder is set on the command line: $PARALLAX_RUN_DIR/outputs\ndescription = "
-      << toml_string("Parallax validation run " + run_id) << "\n\n";
-    t << "[metrics]\nlog_freq = 1\nenable_tensorboard = false\n\n";
-    t << "[model]\nname = \"llama3\"\n";
-    t << "# torchtitan builds models from its own registry: pick the flavor with the plan's shapes\n";
-    t << "# (" << sc.model.name << ": " << sc.model.layers << " layers, hidden " << sc.model.hidden << ", "
-      << sc.model.heads << " heads, ffn " << sc.model.ffn_hidden << ", vocab " << sc.model.vocab << ").\n";
-    std::string flavor = "8B";
-    if (sc.model.hidden >= 16384)
-        flavor = "405B";
-    else if (sc.model.hidden >= 8192)
-        flavor = "70B";
-    t << "flavor = " << toml_string(flavor) << "\nhf_assets_path = " << toml_string(titan + "/assets/hf/Llama-3.1-8B")
-      << "\n";
-    if (sc.training.precision == Precision::fp8)
-        t << "converters = [\"float8\"]  # the plan's fp8 matmuls\n";
-    t << "\n";
-    t << "[optimizer]\nname = " << toml_string(st.optimizer == Optimizer::sgd ? "SGD" : "AdamW") << "\nlr = 8e-4\n\n";
-    t << "[lr_scheduler]\nwarmup_steps = 2\n\n";
-    t << "[training]\nlocal_batch_size = " << st.micro_batch << "\nglobal_batch_size = " << sc.training.global_batch
-      << "\nseq_len = " << sc.training.seq_len << "\nsteps = " << b.steps << "\nmax_norm = 1.0\ndataset = \"c4_test\"\n"
-      << "mixed_precision_param = " << toml_string(sc.training.precision == Precision::fp16 ? "float16" : "bfloat16")
-      << "\n\n";
-    t << "[parallelism]\ndata_parallel_replicate_degree = " << replicate << "\ndata_parallel_shard_degree = " << shard
-      << "\ntensor_parallel_degree = " << st.tp << "\npipeline_parallel_degree = " << st.pp
-      << "\npipeline_parallel_schedule = " << toml_string(schedule) << "\ncontext_parallel_degree = " << st.cp
-      << "\nexpert_parallel_degree = " << st.ep
-      << "\nenable_async_tensor_parallel = " << (st.tp_comm_overlap ? "true" : "false") << "\n\n";
-    t << "[activation_checkpoint]\nmode = "
-      << toml_string(st.recompute == Recompute::full    ? "full"
-                 : st.recompute == Recompute::selective ? "selective"
-                                                        : "none")
-      << "\nselective_ac_option = \"op\"\n\n";
-    t << "[compile]\nenable = " << (sc.training.framework == Framework::torchtitan_compile ? "true" : "false")
-      << "\ncomponents = [\"model\", \"loss\"]\n\n";
-    t << "[checkpoint]\nenable = false\n";
-    b.files.push_back({ "torchtitan.toml", t.str(), 0644 });
+    const Framework fw = launch_framework(LaunchFormat::torchtitan, sc);
+    note_unsupported(b, s, fw, sc);
+    std::vector<std::string> notes;
+    const std::string toml = torchtitan_toml(sc, launch_settings(b, run_id), titan + "/assets/hf", notes);
+    note_all(b, s, notes);
+    b.files.push_back({ "torchtitan.toml", toml, 0644 });
 
     write_environment(s, req, run_dir);
     write_node_rendezvous(s);
@@ -314,35 +170,16 @@ void add_deepspeed_files(JobBundle& b, const RunRequest& req, const std::string&
 {
     const std::string& mds = require_path(req.profile.deepspeed_path, req, "deepspeed_path", "Megatron-DeepSpeed");
     const Scenario& sc = req.scenario;
-    const Strategy& st = sc.strategy;
     b.steps = req.steps > 0 ? req.steps : kFrameworkDefaultSteps;
     b.description = "DeepSpeed (Megatron-DeepSpeed) " + num(b.world_size) + " GPUs, " + num(b.steps) + " steps";
     BashScript s;
     write_header(s, req, run_id, "Megatron-DeepSpeed pretrain_gpt.py with DeepSpeed on one node");
-    if (st.cp > 1)
-        note(b, s,
-            "Megatron-DeepSpeed has no context parallelism (its sequence parallelism is Ulysses, "
-            "--ds-sequence-parallel-size); the plan's cp is not applied");
-    if (st.vpp > 1)
-        note(b, s, "DeepSpeed's pipeline engine has no interleaved schedule; vpp is not applied");
-    if (st.zero >= 2 && st.pp > 1)
-        note(b, s, "DeepSpeed allows ZeRO 2/3 only without pipeline parallelism; stage 1 is used with pp > 1");
-
-    const long long micro = microbatch_count(sc.training, st);
-    nlohmann::ordered_json ds;
-    ds["train_batch_size"] = sc.training.global_batch;
-    ds["train_micro_batch_size_per_gpu"] = st.micro_batch;
-    ds["gradient_accumulation_steps"] = micro;
-    ds["steps_per_print"] = 1; // DeepSpeed's throughput lines (RunningAvgSamplesPerSec) need it
-    ds["gradient_clipping"] = 1.0;
-    ds["zero_optimization"] = { { "stage", st.pp > 1 ? std::min(st.zero, 1) : st.zero } };
-    if (st.offload_optimizer)
-        ds["zero_optimization"]["offload_optimizer"] = { { "device", "cpu" } };
-    ds["bf16"] = { { "enabled", sc.training.precision != Precision::fp16 } };
-    ds["fp16"] = { { "enabled", sc.training.precision == Precision::fp16 } };
-    ds["wall_clock_breakdown"] = false;
-    ds["flops_profiler"] = { { "enabled", false } };
-    b.files.push_back({ "ds_config.json", nlohmann::json(ds).dump(2) + "\n", 0644 });
+    std::vector<std::string> notes;
+    const std::vector<ArgGroup> groups = megatron_deepspeed_arg_groups(sc, launch_settings(b, run_id), notes);
+    const nlohmann::ordered_json ds = deepspeed_config(sc, notes);
+    note_all(b, s, notes); // what was adapted first (the tests and users look for these)
+    note_unsupported(b, s, Framework::megatron_deepspeed, sc);
+    b.files.push_back({ "ds_config.json", ds.dump(2) + "\n", 0644 });
 
     s.comment("Megatron-DeepSpeed needs a preprocessed dataset: set DATA_PATH (prefix of the .bin/.idx files) and");
     s.comment("the tokenizer files below, or export them in the cluster profile's env.");
@@ -350,15 +187,9 @@ void add_deepspeed_files(JobBundle& b, const RunRequest& req, const std::string&
     s.raw(": \"${VOCAB_FILE:?set VOCAB_FILE (gpt2-vocab.json)}\" \"${MERGE_FILE:?set MERGE_FILE (gpt2-merges.txt)}\"");
     write_environment(s, req, run_dir);
     write_node_rendezvous(s);
-    std::vector<ShellWord> args = megatron_model_flags(sc);
-    add(args,
-        { "--train-iters", num(b.steps), "--lr", "1.0e-4", "--min-lr", "1.0e-5", "--lr-decay-style", "cosine",
-            "--weight-decay", "0.1", "--clip-grad", "1.0", "--log-interval", "1", "--eval-iters", "0",
-            "--eval-interval", num(b.steps + 1), "--deepspeed", "--deepspeed_config" });
+    std::vector<ShellWord> args = words_of(groups);
+    args.push_back(lit("--deepspeed_config"));
     args.push_back(in_run_dir("ds_config.json"));
-    add(args, { "--zero-stage", num(st.pp > 1 ? std::min(st.zero, 1) : st.zero) });
-    if (st.pp == 1)
-        add(args, { "--no-pipeline-parallel" });
     args.push_back(
         ShellWord::code("--data-path \"$DATA_PATH\" --vocab-file \"$VOCAB_FILE\" --merge-file \"$MERGE_FILE\""));
     s.array("megatron_deepspeed_args", args);

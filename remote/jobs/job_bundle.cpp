@@ -83,19 +83,6 @@ std::string slurm_comment(const std::string& run_id)
 // ------------------------------------------------------------------------------------------------
 // Pieces shared by every framework (job_common.hpp)
 
-std::string plan_summary(const Scenario& s)
-{
-    const Strategy& st = s.strategy;
-    std::string out = s.model.name + ": tp " + std::to_string(st.tp) + " pp " + std::to_string(st.pp) + " dp "
-        + std::to_string(st.dp) + " cp " + std::to_string(st.cp) + " ep " + std::to_string(st.ep) + " vpp "
-        + std::to_string(st.vpp) + ", micro-batch " + std::to_string(st.micro_batch) + ", global batch "
-        + std::to_string(s.training.global_batch) + ", seq " + std::to_string(s.training.seq_len) + ", "
-        + std::string(to_string(s.training.precision)) + ", " + std::string(to_string(st.schedule)) + ", recompute "
-        + std::string(to_string(st.recompute)) + ", zero " + std::to_string(st.zero)
-        + (st.sequence_parallel ? ", SP" : "");
-    return out;
-}
-
 void write_header(BashScript& s, const RunRequest& req, const std::string& run_id, const std::string& what)
 {
     s.comment("Parallax run " + run_id + ": " + what);

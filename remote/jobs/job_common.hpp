@@ -1,5 +1,6 @@
 #pragma once
 // Internal to jobs/: the script pieces every framework shares, and one add_*_files() per framework.
+#include "io/export/launch_config.hpp"
 #include "jobs/bash_script.hpp"
 #include "jobs/job_bundle.hpp"
 
@@ -10,7 +11,6 @@
 
 namespace parallax::remote {
 
-std::string plan_summary(const Scenario& s);
 // Comment block (what, plan, scenario, profile) and `set -eo pipefail`.
 void write_header(BashScript& s, const RunRequest& req, const std::string& run_id, const std::string& what);
 // PARALLAX_RUN_DIR and cd there, modules, the profile's environment, thread settings.
@@ -36,8 +36,5 @@ void add_probe_files(JobBundle& b, const RunRequest& req, const std::string& run
 void add_megatron_files(JobBundle& b, const RunRequest& req, const std::string& run_id, const std::string& run_dir);
 void add_torchtitan_files(JobBundle& b, const RunRequest& req, const std::string& run_id, const std::string& run_dir);
 void add_deepspeed_files(JobBundle& b, const RunRequest& req, const std::string& run_id, const std::string& run_dir);
-
-// The plan's model and training flags shared by Megatron-LM and Megatron-DeepSpeed.
-std::vector<ShellWord> megatron_model_flags(const Scenario& s);
 
 } // namespace parallax::remote

@@ -1,16 +1,15 @@
 #pragma once
 // The one function that builds remote command lines: every argument is single-quoted for a POSIX
-// shell, so nothing a user typed or a preset holds can inject a command.
+// shell, so nothing a user typed or a preset holds can inject a command. The quoting itself is core's
+// (io/export/shell_script.hpp), shared with the launch files of `export`.
+#include "io/export/shell_script.hpp"
+
 #include <string>
-#include <string_view>
-#include <vector>
 
 namespace parallax::remote {
 
-// 'it'\''s' style quoting; the empty string becomes ''. Rejects NUL bytes (a shell cannot carry them).
-std::string shell_quote(std::string_view arg);
-// Joins quoted arguments with spaces.
-std::string shell_join(const std::vector<std::string>& argv);
+using parallax::shell_join;
+using parallax::shell_quote;
 // `bash -lc '<command>'` so that cluster module systems and PATH apply.
 std::string login_shell(const std::string& command);
 

@@ -114,6 +114,10 @@ private slots:
     void clocksBadInput_data();
     void clocksBadInput();
     void searchEnergyAndPowerBudget();
+    void searchIgnoresAnUnfitExampleStrategy();
+    void searchAnyFrameworkLabels();
+    void exportFormats();
+    void exportRefusesWhatTheFrameworkCannotRun();
     void errorBands();
 
 private:
@@ -200,6 +204,8 @@ void TestCli::commandHelp_data()
     QTest::newRow("clocks") << QStringLiteral("clocks") << QStringLiteral("--max-slowdown");
     QTest::newRow("search") << QStringLiteral("search") << QStringLiteral("--power-budget-kW");
     QTest::newRow("error-bands") << QStringLiteral("error-bands") << QStringLiteral("--out");
+    QTest::newRow("search frameworks") << QStringLiteral("search") << QStringLiteral("--any-framework");
+    QTest::newRow("export") << QStringLiteral("export") << QStringLiteral("--format");
 }
 
 void TestCli::commandHelp()
@@ -858,6 +864,123 @@ void TestCli::searchEnergyAndPowerBudget()
     const Run bad = run({ QStringLiteral("search"), path, QStringLiteral("--power-budget-kW"), QStringLiteral("-1") });
     QCOMPARE(bad.code, 2);
     QVERIFY(bad.err.contains("--power-budget-kW"));
+}
+
+// search and sweep ignore the scenario's degrees, so an example strategy that does not fit the cluster
+// (here the default dp 96 for a global batch of 12) does not stop them; predict still refuses it.
+void TestCli::searchIgnoresAnUnfitExampleStrategy()
+{
+    const QString path = writeFile(QStringLiteral("unfit-example.json"), R"({ "schema": 1, "model": "llama3-8b",
+      "cluster": { "gpu": "H100-SXM5-80GB", "nodes": 12, "gpus_per_node": 8, "intra_node": "nvlink4-nvswitch",
+                   "inter_node": "ib-ndr" },
+      "training": { "global_batch": 12, "seq_len": 131072, "precision": "bf16" } })");
+    const Run p = run({ QStringLiteral("predict"), path });
+    QCOMPARE(p.code, 2);
+    QVERIFY2(p.err.contains("training.global_batch"), p.err.constData());
+    const QStringList quick = { QStringLiteral("--top"), QStringLiteral("2"), QStringLiteral("--refine"),
+        QStringLiteral("0"), QStringLiteral("--threads"), QStringLiteral("2"), QStringLiteral("--json") };
+    const Run s = run(QStringList { QStringLiteral("search"), path } + quick);
+    QVERIFY2(s.code == 0, s.err.constData());
+    const QJsonArray results = QJsonDocument::fromJson(s.out).object().value(QStringLiteral("results")).toArray();
+    QVERIFY(!results.isEmpty());
+    const QJsonObject best = results.first().toObject().value(QStringLiteral("strategy")).toObject();
+    QCOMPARE(12 % best.value(QStringLiteral("dp")).toInt(), 0);
+    const Run w
+        = run(QStringList { QStringLiteral("sweep"), path, QStringLiteral("--gpus"), QStringLiteral("48,96") } + quick);
+    QVERIFY2(w.code == 0, w.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(w.out).object().value(QStringLiteral("points")).toArray().size(), 2);
+}
+
+// Under training.framework megatron no ZB-H1 or DualPipe plan; --any-framework offers them, labelled.
+void TestCli::searchAnyFrameworkLabels()
+{
+    QByteArray scenario = kValidScenario;
+    scenario.replace("\"recompute\": \"selective\", \"zero\": 1 }",
+        "\"recompute\": \"selective\", \"zero\": 1 },\n  \"search\": { \"fix\": { \"pp\": 4 } }");
+    const QString path = writeFile(QStringLiteral("search-frameworks.json"), scenario);
+    const QStringList common = { QStringLiteral("--json"), QStringLiteral("--top"), QStringLiteral("500"),
+        QStringLiteral("--refine"), QStringLiteral("0"), QStringLiteral("--threads"), QStringLiteral("2") };
+    const Run m = run(QStringList { QStringLiteral("search"), path } + common);
+    QVERIFY2(m.code == 0, m.err.constData());
+    const QJsonObject mo = QJsonDocument::fromJson(m.out).object();
+    QCOMPARE(mo.value(QStringLiteral("framework")).toString(), QStringLiteral("megatron"));
+    for (const QJsonValue& v : mo.value(QStringLiteral("results")).toArray()) {
+        const QString schedule
+            = v.toObject().value(QStringLiteral("strategy")).toObject().value(QStringLiteral("schedule")).toString();
+        QVERIFY2(schedule != QLatin1String("zb-h1") && schedule != QLatin1String("dualpipe"), qPrintable(schedule));
+        QVERIFY(v.toObject()
+                    .value(QStringLiteral("frameworks"))
+                    .toArray()
+                    .contains(QJsonValue(QStringLiteral("megatron"))));
+    }
+    const Run a = run(QStringList { QStringLiteral("search"), path, QStringLiteral("--any-framework") } + common);
+    QVERIFY2(a.code == 0, a.err.constData());
+    const QJsonObject ao = QJsonDocument::fromJson(a.out).object();
+    QCOMPARE(ao.value(QStringLiteral("framework")).toString(), QStringLiteral("any"));
+    bool zb = false;
+    for (const QJsonValue& v : ao.value(QStringLiteral("results")).toArray()) {
+        const QJsonObject r = v.toObject();
+        const QJsonArray fws = r.value(QStringLiteral("frameworks")).toArray();
+        if (r.value(QStringLiteral("strategy")).toObject().value(QStringLiteral("schedule")).toString()
+            == QLatin1String("zb-h1")) {
+            zb = true;
+            QVERIFY(!fws.contains(QJsonValue(QStringLiteral("megatron"))));
+        }
+    }
+    QVERIFY(zb);
+    const Run t = run({ QStringLiteral("search"), path, QStringLiteral("--any-framework"), QStringLiteral("--top"),
+        QStringLiteral("3"), QStringLiteral("--refine"), QStringLiteral("0") });
+    QCOMPARE(t.code, 0);
+    QVERIFY2(t.out.contains("frameworks: "), t.out.constData());
+}
+
+void TestCli::exportFormats()
+{
+    const Run m = run({ QStringLiteral("export"), QStringLiteral("default"), QStringLiteral("--format"),
+        QStringLiteral("megatron") });
+    QVERIFY2(m.code == 0, m.err.constData());
+    QVERIFY(m.out.startsWith("#!/bin/bash"));
+    QVERIFY(m.out.contains("--tensor-model-parallel-size 4"));
+    QVERIFY(m.out.contains("--num-layers-per-virtual-pipeline-stage 4"));
+    // --out DIR/ writes every file of the format; --out FILE the main one.
+    const QString dir = QDir(m_dir.path()).filePath(QStringLiteral("export-nemo/"));
+    const Run n = run({ QStringLiteral("export"), QStringLiteral("default"), QStringLiteral("--format"),
+        QStringLiteral("nemo"), QStringLiteral("--out"), dir });
+    QVERIFY2(n.code == 0, n.err.constData());
+    QFile yaml(QDir(dir).filePath(QStringLiteral("nemo_megatron_bridge.yaml")));
+    QVERIFY(yaml.open(QIODevice::ReadOnly));
+    QVERIFY(yaml.readAll().contains("  tensor_model_parallel_size: 4"));
+    const QString toml = QDir(m_dir.path()).filePath(QStringLiteral("plan.toml"));
+    QByteArray fsdp = kValidScenario;
+    fsdp.replace("\"zero\": 1", "\"zero\": 3");
+    const Run t = run({ QStringLiteral("export"), writeFile(QStringLiteral("fsdp.json"), fsdp),
+        QStringLiteral("--format"), QStringLiteral("torchtitan"), QStringLiteral("--out"), toml });
+    QVERIFY2(t.code == 0, t.err.constData());
+    QVERIFY(QFileInfo::exists(toml));
+    // The scenario predicts for Megatron-LM: said when the file is for another framework.
+    QVERIFY2(t.err.contains("training.framework megatron"), t.err.constData());
+    const Run bad = run(
+        { QStringLiteral("export"), QStringLiteral("default"), QStringLiteral("--format"), QStringLiteral("jax") });
+    QCOMPARE(bad.code, 2);
+    QVERIFY(bad.err.contains("--format"));
+}
+
+void TestCli::exportRefusesWhatTheFrameworkCannotRun()
+{
+    QByteArray zb = kValidScenario;
+    zb.replace("\"zero\": 1 }", "\"zero\": 1, \"schedule\": \"zb-h1\" }");
+    const QString path = writeFile(QStringLiteral("zb.json"), zb);
+    for (const char* format : { "megatron", "nemo" }) {
+        const Run r = run({ QStringLiteral("export"), path, QStringLiteral("--format"), QLatin1String(format) });
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.out.isEmpty());
+        QVERIFY2(r.err.contains("strategy.schedule") && r.err.contains("megatron cannot run the zb-h1 schedule"),
+            r.err.constData());
+    }
+    const Run d = run({ QStringLiteral("export"), QStringLiteral("default"), QStringLiteral("--format"),
+        QStringLiteral("deepspeed") });
+    QCOMPARE(d.code, 2);
+    QVERIFY2(d.err.contains("megatron-deepspeed cannot run the interleaved schedule"), d.err.constData());
 }
 
 void TestCli::errorBands()

@@ -13,6 +13,7 @@
 #include "search/search.hpp"
 #include "sim/simulated_model.hpp"
 #include "spec/input_error.hpp"
+#include "spec/units.hpp"
 
 #include <QtTest>
 
@@ -146,6 +147,52 @@ private slots:
         bad = error_band_table_to_json(t);
         bad["level"] = 1.5;
         QVERIFY_THROWS_EXCEPTION(InputError, error_band_table_from_json(bad, "bands.json"));
+        // Memory residuals travel in their own array and are checked like the others.
+        ErrorBandTable with_memory = small_table();
+        with_memory.memory_residuals = small_table().residuals;
+        const ErrorBandTable memory_back = error_band_table_from_json(error_band_table_to_json(with_memory), "t.json");
+        QCOMPARE(memory_back.memory_residuals.size(), with_memory.memory_residuals.size());
+        bad = error_band_table_to_json(with_memory);
+        bad["memory_residuals"][1].erase("log_error");
+        try {
+            error_band_table_from_json(bad, "bands.json");
+            QFAIL("accepted a memory residual without its error");
+        } catch (const InputError& e) {
+            QVERIFY(std::string(e.what()).find("memory_residuals[1]") != std::string::npos);
+        }
+    }
+
+    // The peak-memory band comes from the memory residuals alone, holds the prediction, and is
+    // checked leaving one run out (the published memory figures come from a single source).
+    void memory_band_from_memory_residuals()
+    {
+        ErrorBandTable t = small_table();
+        QVERIFY(!memory_error_band(t, dense_hopper(), 64).valid());
+        for (int i = 0; i < 10; ++i)
+            t.memory_residuals.push_back(residual("m", dense_hopper(), 0.05 + (i % 5 - 2) * 0.04));
+        const ErrorBand m = memory_error_band(t, dense_hopper(), 64);
+        QVERIFY(m.valid());
+        QVERIFY(m.low_factor <= 1 && m.high_factor > 1.05);
+        QVERIFY(m.basis.rfind("memory of ", 0) == 0);
+        PredictionInterval i;
+        add_memory_interval(i, m, 50 * units::kGiB);
+        QCOMPARE(i.memory_level, 0.8);
+        QVERIFY(i.peak_memory_bytes_low <= 50 * units::kGiB && 50 * units::kGiB < i.peak_memory_bytes_high);
+        const BandCoverage c = memory_band_coverage(t);
+        QCOMPARE(c.rows, 10);
+        QVERIFY(c.covered >= 5 && c.covered < 10); // the extremes fall outside a band built without them
+        QVERIFY(c.mean_width > 0);
+        // The shipped table has memory residuals, covers them near its level leaving one run out, and
+        // every prediction carries a memory band.
+        QVERIFY(builtin_error_bands().memory_residuals.size() >= 10);
+        const BandCoverage shipped = memory_band_coverage(builtin_error_bands());
+        QVERIFY2(shipped.coverage() >= 0.7 && shipped.coverage() <= 0.95, std::to_string(shipped.coverage()).c_str());
+        const Scenario sc = load_scenario_preset("default", PresetCatalog::standard());
+        const Prediction p = AnalyticModel(PlanContext(sc.model, sc.training, sc.cluster)).predict(sc.strategy);
+        QVERIFY(p.interval.memory_level > 0);
+        const nlohmann::json j = prediction_to_json(p);
+        QCOMPARE(j["peak_memory_GiB_interval"][1].get<double>(), p.interval.peak_memory_bytes_high / units::kGiB);
+        QVERIFY(prediction_to_text(sc, p).find("GiB from memory of") != std::string::npos);
     }
 
     // The shipped table is what `parallax-cli error-bands validation/published-runs.json
@@ -163,6 +210,10 @@ private slots:
                 shipped.residuals[i].id.c_str());
             QVERIFY(shipped.residuals[i].workload == rebuilt.residuals[i].workload);
         }
+        QCOMPARE(shipped.memory_residuals.size(), rebuilt.memory_residuals.size());
+        for (std::size_t i = 0; i < rebuilt.memory_residuals.size(); ++i)
+            QVERIFY2(std::fabs(shipped.memory_residuals[i].log_error - rebuilt.memory_residuals[i].log_error) < 1e-6,
+                shipped.memory_residuals[i].id.c_str());
     }
 
     // Measured, not asserted into being: the bands built without a run's source hold 70-90% of the

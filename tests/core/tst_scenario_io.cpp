@@ -367,6 +367,7 @@ class TestScenarioIo : public QObject {
     Q_OBJECT
 private slots:
     void catalogLoadsWithoutErrors();
+    void searchUseSkipsTheExampleStrategy();
     void everyScenarioPresetLoads_data();
     void everyScenarioPresetLoads();
     void diffDetectsChanges();
@@ -1307,6 +1308,33 @@ void TestScenarioIo::numberFormatMatchesPrintf()
     std::snprintf(reference, sizeof reference, "%.3f", 1e120);
     QVERIFY(huge.size() > 96);
     QCOMPARE(huge, std::string(reference));
+}
+
+// A search or sweep ignores the scenario's degrees: loaded for a search, a strategy that does not fit (here
+// the derived dp 96 for a global batch of 12, or degrees that do not multiply out) is not refused; loaded as
+// a plan it is, naming the rule.
+void TestScenarioIo::searchUseSkipsTheExampleStrategy()
+{
+    nlohmann::json j = nlohmann::json::parse(R"({ "schema": 1, "model": "llama3-8b",
+      "cluster": { "gpu": "H100-SXM5-80GB", "nodes": 12, "gpus_per_node": 8, "intra_node": "nvlink4-nvswitch",
+                   "inter_node": "ib-ndr" },
+      "training": { "global_batch": 12, "seq_len": 131072, "precision": "bf16" } })");
+    const PresetCatalog& c = PresetCatalog::standard();
+    try {
+        parse_scenario(j, "unfit.json", c);
+        QFAIL("the plan's dp 96 does not divide the batch of 12");
+    } catch (const InputError& e) {
+        QCOMPARE(e.key(), std::string("training.global_batch"));
+    }
+    const Scenario s = parse_scenario(j, "unfit.json", c, ScenarioUse::search);
+    QCOMPARE(s.cluster.total_gpus(), 96LL);
+    QCOMPARE(s.training.global_batch, 12LL);
+    j["strategy"] = { { "tp", 7 } }; // 96 GPUs are no multiple of 7: no dp to derive
+    QVERIFY_THROWS_EXCEPTION(InputError, parse_scenario(j, "unfit.json", c));
+    QCOMPARE(parse_scenario(j, "unfit.json", c, ScenarioUse::search).strategy.tp, 7);
+    // The rest of the file is still held to its rules.
+    j["training"]["precision"] = "fp64";
+    QVERIFY_THROWS_EXCEPTION(InputError, parse_scenario(j, "unfit.json", c, ScenarioUse::search));
 }
 
 QTEST_GUILESS_MAIN(TestScenarioIo)

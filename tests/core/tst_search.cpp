@@ -8,6 +8,7 @@
 #include "model/strategy_costs.hpp"
 #include "search/search.hpp"
 #include "search/sweep.hpp"
+#include "spec/framework_support.hpp"
 #include "spec/input_error.hpp"
 #include "spec/strategy_rules.hpp"
 
@@ -317,13 +318,95 @@ private slots:
         tight.cluster = test::cluster("A100-SXM4-40GB", 1, 2, "nvlink3-nvswitch", "ib-hdr");
         tight.training.global_batch = 8;
         tight.training.seq_len = 1024;
-        const SearchOutcome t8 = search_strategies(tight, quick(2));
+        // (8-bit optimizer states are in no framework's table: offered only with any_framework.)
+        SearchOptions any = quick(2);
+        any.any_framework = true;
+        const SearchOutcome t8 = search_strategies(tight, any);
         QVERIFY(!t8.results.empty());
         for (const auto& r : t8.results)
             QCOMPARE(r.strategy.optimizer, Optimizer::adam8bit);
+        for (const auto& r : search_strategies(tight, quick(2)).results)
+            QVERIFY(r.strategy.optimizer != Optimizer::adam8bit);
         tight.strategy.optimizer = Optimizer::sgd;
         for (const auto& r : search_strategies(tight, quick(2)).results)
             QCOMPARE(r.strategy.optimizer, Optimizer::sgd);
+    }
+
+    // Plans come only from what training.framework runs (framework_support.hpp): under Megatron-LM no
+    // ZB-H1 or DualPipe; --any-framework offers them, labelled with the frameworks that run each.
+    void framework_aware_search()
+    {
+        Scenario s = small_scenario();
+        SearchSpec spec;
+        spec.fix["pp"] = "4";
+        s.search = spec;
+        SearchOptions o = quick(2, 4000);
+        o.fix = search_fix_from(s);
+        auto contains = [](const std::vector<Framework>& fs, Framework f) {
+            return std::find(fs.begin(), fs.end(), f) != fs.end();
+        };
+        const SearchOutcome meg = search_strategies(s, o);
+        QVERIFY(!meg.results.empty());
+        QVERIFY(!meg.any_framework);
+        for (const auto& r : meg.results) {
+            QVERIFY(r.strategy.schedule != Schedule::zb_h1 && r.strategy.schedule != Schedule::dualpipe);
+            QVERIFY(framework_runs(Framework::megatron, r.strategy, s.model));
+            QVERIFY(contains(r.frameworks, Framework::megatron));
+            if (r.runner_up)
+                QVERIFY(framework_runs(Framework::megatron, r.runner_up->strategy, s.model));
+        }
+        for (const auto& r : meg.pareto)
+            QVERIFY(framework_runs(Framework::megatron, r.strategy, s.model));
+        QVERIFY(search_outcome_to_json(meg)["framework"] == "megatron");
+
+        o.any_framework = true;
+        const SearchOutcome any = search_strategies(s, o);
+        bool zb = false, dual = false;
+        for (const auto& r : any.results) {
+            QCOMPARE(r.frameworks, frameworks_running(r.strategy, s.model));
+            zb |= r.strategy.schedule == Schedule::zb_h1;
+            dual |= r.strategy.schedule == Schedule::dualpipe;
+            if (r.strategy.schedule == Schedule::zb_h1 || r.strategy.schedule == Schedule::dualpipe)
+                QVERIFY(!contains(r.frameworks, Framework::megatron));
+        }
+        QVERIFY(zb && dual);
+        QVERIFY(any.evaluated > meg.evaluated);
+        const auto j = search_outcome_to_json(any);
+        QVERIFY(j["framework"] == "any");
+        QVERIFY(j["results"][0]["frameworks"].is_array());
+        QVERIFY(search_outcome_to_text(any).find("frameworks: ") != std::string::npos);
+
+        // A pinned schedule the framework lacks: nothing found, and the notes say why.
+        Scenario pinned = s;
+        pinned.search->fix["schedule"] = "zb-h1";
+        SearchOptions po = quick(2, 10);
+        po.fix = search_fix_from(pinned);
+        const SearchOutcome none = search_strategies(pinned, po);
+        QVERIFY(none.results.empty());
+        QVERIFY(std::any_of(none.notes.begin(), none.notes.end(),
+            [](const std::string& n) { return n.find("search.fix pins schedule zb-h1") != std::string::npos; }));
+
+        // torchtitan: FSDP or DDP alone, sequence parallel with TP, ring CP, Adam, no interleaving-less ZB.
+        Scenario titan = small_scenario();
+        titan.training.framework = Framework::torchtitan;
+        SearchOptions to = quick(2, 4000);
+        const SearchOutcome t = search_strategies(titan, to);
+        QVERIFY(!t.results.empty());
+        for (const auto& r : t.results) {
+            QVERIFY(framework_runs(Framework::torchtitan, r.strategy, titan.model));
+            QVERIFY(r.strategy.zero != 1 || static_cast<long long>(r.strategy.dp) * r.strategy.cp == 1);
+            QVERIFY(r.strategy.tp == 1 || r.strategy.sequence_parallel);
+            QCOMPARE(r.strategy.optimizer, Optimizer::adam);
+        }
+        // Megatron-DeepSpeed: no virtual stages.
+        Scenario ds = s;
+        ds.training.framework = Framework::megatron_deepspeed;
+        SearchOptions dso = quick(2, 4000);
+        dso.fix = search_fix_from(ds);
+        for (const auto& r : search_strategies(ds, dso).results) {
+            QCOMPARE(r.strategy.vpp, 1);
+            QVERIFY(r.strategy.schedule == Schedule::one_f_one_b || r.strategy.schedule == Schedule::zb_h1);
+        }
     }
 
     void refinement_uses_the_simulator()

@@ -26,6 +26,7 @@
 #include "plots/plot_export.hpp"
 #include "plots/qcustomplot_include.hpp"
 #include "plots/scaling_plot.hpp"
+#include "spec/framework_support.hpp"
 #include "style/view_style.hpp"
 #include "timeline/timeline_view.hpp"
 #include "viewdata/timeline_data.hpp"
@@ -104,9 +105,10 @@ public:
     bool wait_for_cancel = false;
     QSemaphore started; // released once run() is entered (on the worker)
     QString name() const override { return QStringLiteral("test engine"); }
-    views::SearchReport run(
-        const Scenario& s, int top, const std::function<void(double)>& progress, const CancelToken& cancel) override
+    views::SearchReport run(const Scenario& s, int top, bool any_framework, const std::function<void(double)>& progress,
+        const CancelToken& cancel) override
     {
+        (void)any_framework;
         started.release();
         views::SearchReport r;
         if (wait_for_cancel) {
@@ -174,6 +176,7 @@ private slots:
     void calibration_of_another_gpu_is_not_applied();
     void shortcuts();
     void search_panel_runs_and_applies();
+    void core_search_labels_frameworks();
     void search_panel_cancels();
     void core_search_engine_ranks_plans();
     void timeline_follows_the_plan();
@@ -688,14 +691,15 @@ void TestPlannerWindow::error_band_on_cards_and_plots()
     MainWindow& w = f.w();
     const Prediction& p = w.evaluation()->prediction;
     QCOMPARE(p.interval.level, 0.8);
-    // The cards of throughput-like metrics carry the band; others none.
+    // The cards of throughput-like metrics carry the band, peak memory its own; others none.
     const QString band = w.metrics_panel()->band_text(Metric::tokens_per_s);
     QVERIFY2(band.contains(QStringLiteral("80%: ")), qPrintable(band));
     QVERIFY(band.contains(QString::fromStdString(format_grouped(p.interval.tokens_per_s_low, 3))));
     QVERIFY(!w.metrics_panel()->band_text(Metric::step_time).isEmpty());
     QVERIFY(!w.metrics_panel()->band_text(Metric::mfu).isEmpty());
     QVERIFY(w.metrics_panel()->band_text(Metric::bubble).isEmpty());
-    QVERIFY(w.metrics_panel()->band_text(Metric::peak_memory).isEmpty());
+    const QString memory = w.metrics_panel()->band_text(Metric::peak_memory);
+    QVERIFY2(memory.contains(QStringLiteral("80%: ")) && memory.contains(QStringLiteral("GiB")), qPrintable(memory));
     // The sensitivity plot shades the same band around every point of its curve.
     w.show_panel(QStringLiteral("sensitivity"));
     views::SensitivityPlot* plot = w.sensitivity_plot();
@@ -729,6 +733,37 @@ void TestPlannerWindow::core_search_marks_indistinguishable_plans()
     }
     QVERIFY(!panel->model()->index(0, views::SearchResultsModel::rank).data().toString().endsWith(QStringLiteral("≈")));
     QVERIFY(marked > 0);
+}
+
+// The planner's search offers what training.framework runs, or with "Any framework" every framework's plans;
+// the Frameworks column labels each row as `search --any-framework` does.
+void TestPlannerWindow::core_search_labels_frameworks()
+{
+    Fixture f;
+    views::SearchPanel* panel = f.w().search_panel();
+    QSignalSpy done(panel, &views::SearchPanel::finished);
+    panel->start();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
+    QVERIFY2(panel->status_text().contains(QStringLiteral("plans megatron runs")), qPrintable(panel->status_text()));
+    QCOMPARE(panel->model()->headerData(views::SearchResultsModel::frameworks, Qt::Horizontal).toString(),
+        QStringLiteral("Frameworks"));
+    QVERIFY(panel->model()->rowCount() > 0);
+    for (int i = 0; i < panel->model()->rowCount(); ++i)
+        QVERIFY(panel->model()
+                    ->index(i, views::SearchResultsModel::frameworks)
+                    .data()
+                    .toString()
+                    .contains(QStringLiteral("megatron")));
+    panel->any_framework_box()->setChecked(true);
+    panel->start();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 120000);
+    QVERIFY2(panel->status_text().contains(QStringLiteral("every framework")), qPrintable(panel->status_text()));
+    const Scenario& s = *f.w().scenario();
+    for (int i = 0; i < panel->model()->rowCount(); ++i) {
+        const views::SearchRow* r = panel->model()->row_at(i);
+        QCOMPARE(panel->model()->index(i, views::SearchResultsModel::frameworks).data().toString(),
+            QString::fromStdString(frameworks_label(frameworks_running(r->strategy, s.model))));
+    }
 }
 
 void TestPlannerWindow::heatmap_click_applies_and_marks_oom()

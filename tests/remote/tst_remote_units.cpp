@@ -4,6 +4,7 @@
 // (transitions, incremental logs, transactions, migrations), probe-record parsing and the GUI prompt bridge.
 #include "cluster/cluster_profile.hpp"
 #include "cluster/profile_store.hpp"
+#include "io/export/launch_config.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
 #include "jobs/bash_script.hpp"
@@ -522,6 +523,15 @@ private Q_SLOTS:
                  "'--num-layers'\n  '80'", "'--hidden-size'\n  '8192'", "'--mock-data'",
                  "'/opt/Megatron-LM/pretrain_gpt.py'", "'--nproc_per_node=8'", "module load 'cuda/12.4'" })
             QVERIFY2(node.find(flags) != std::string::npos, flags);
+        // One generator: node.sh passes exactly the flags `parallax-cli export --format megatron` writes.
+        std::vector<std::string> notes;
+        LaunchSettings o;
+        o.steps = b.steps;
+        std::string expected = "megatron_args=(\n";
+        for (const ArgGroup& g : megatron_arg_groups(req.scenario, o, notes))
+            for (const auto& w : g.words)
+                expected += "  " + shell_quote(w) + "\n";
+        QVERIFY2(node.find(expected + ")\n") != std::string::npos, node.c_str());
         const std::string job = b.find("job.sh")->content;
         QVERIFY(job.find("'--ntasks-per-node=1'") != std::string::npos);
         QVERIFY(job.find("'bash'\n  'node.sh'") != std::string::npos);
@@ -560,7 +570,19 @@ private Q_SLOTS:
         QCOMPARE(j["parallelism"]["data_parallel_shard_degree"].get<int>(), 2); // zero 1 -> FSDP
         QCOMPARE(j["parallelism"]["pipeline_parallel_schedule"].get<std::string>(), std::string("Interleaved1F1B"));
         QCOMPARE(j["training"]["seq_len"].get<int>(), 8192);
-        QCOMPARE(j["training"]["local_batch_size"].get<int>(), 1);
+        // torchtitan cuts each data-parallel rank's batch (128 / dp 2) into pipeline micro-batches of 1.
+        QCOMPARE(j["training"]["local_batch_size"].get<int>(), 64);
+        QCOMPARE(j["parallelism"]["pipeline_parallel_microbatch_size"].get<int>(), 1);
+        QCOMPARE(j["parallelism"]["pipeline_parallel_layers_per_stage"].get<int>(), 4); // vpp 5 kept
+        QCOMPARE(
+            j["model"]["hf_assets_path"].get<std::string>(), std::string("/opt/torchtitan/assets/hf/Llama-3.1-70B"));
+        // The same file export writes (one generator), but for the checkout's assets and the run's label.
+        std::vector<std::string> notes;
+        LaunchSettings o;
+        o.steps = b.steps;
+        o.run_label = "run t1";
+        QCOMPARE(
+            b.find("torchtitan.toml")->content, torchtitan_toml(req.scenario, o, "/opt/torchtitan/assets/hf", notes));
         QCOMPARE(j["training"]["global_batch_size"].get<int>(), 128);
         QCOMPARE(j["activation_checkpoint"]["mode"].get<std::string>(), std::string("selective"));
         QCOMPARE(j["model"]["flavor"].get<std::string>(), std::string("70B"));

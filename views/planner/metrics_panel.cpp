@@ -116,7 +116,9 @@ void MetricsPanel::show_band(Card& c, const Prediction& p)
     const bool dark = is_dark(palette());
     QColor muted = palette().color(QPalette::Text);
     muted.setAlphaF(0.65f);
-    const QString level = QString::number(std::lround(100 * p.interval.level)) + QStringLiteral("%");
+    const bool memory = c.metric == Metric::peak_memory;
+    const QString level = QString::number(std::lround(100 * (memory ? p.interval.memory_level : p.interval.level)))
+        + QStringLiteral("%");
     // Three significant digits: the band is not known better than that.
     auto end = [&](double v) {
         return c.metric == Metric::tokens_per_s ? QString::fromStdString(format_grouped(v, 3))
@@ -124,13 +126,13 @@ void MetricsPanel::show_band(Card& c, const Prediction& p)
     };
     QString text = QStringLiteral("<span style='color:%1'>%2: %3–%4</span>")
                        .arg(muted.name(QColor::HexArgb), level, end(band->first), end(band->second));
-    if (p.interval.far_from_validation)
+    if (p.interval.far_from_validation && !memory)
         text += QStringLiteral(" <span style='color:%1'>far from validation</span>").arg(bad_colour(dark).name());
     c.band->setText(text);
     c.band->setToolTip(QStringLiteral("The %1 error band: the measured value should fall inside it %1 of the time, "
                                       "judged by the model's out-of-sample errors on ")
                            .arg(level)
-        + QString::fromStdString(p.interval.basis).toHtmlEscaped());
+        + QString::fromStdString(memory ? p.interval.memory_basis : p.interval.basis).toHtmlEscaped());
     c.band->show();
 }
 

@@ -54,7 +54,7 @@ QVariant SearchResultsModel::headerData(int section, Qt::Orientation o, int role
     if (o != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     static const char* names[] = { "#", "TP", "PP", "DP", "CP", "EP", "VPP", "MB", "ZeRO", "Recompute", "Schedule",
-        "Tokens/s", "Step time", "MFU", "Peak memory", "Limited by", "Why" };
+        "Tokens/s", "Step time", "MFU", "Peak memory", "Limited by", "Frameworks", "Why" };
     return section >= 0 && section < column_count ? QString::fromLatin1(names[section]) : QVariant();
 }
 
@@ -110,6 +110,8 @@ QVariant SearchResultsModel::data(const QModelIndex& index, int role) const
         return sort ? QVariant(p.peak_memory_bytes) : QVariant(format_gib(p.peak_memory_bytes));
     case limiter:
         return r.limiter;
+    case frameworks:
+        return r.frameworks;
     case explanation:
         return r.explanation;
     default:

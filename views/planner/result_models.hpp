@@ -33,6 +33,7 @@ public:
         mfu,
         peak_memory,
         limiter,
+        frameworks,
         explanation,
         column_count
     };

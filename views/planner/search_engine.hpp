@@ -6,6 +6,7 @@
 #include "spec/scenario.hpp"
 
 #include <QString>
+#include <QStringList>
 
 #include <functional>
 #include <vector>
@@ -19,6 +20,7 @@ struct SearchRow {
     QString limiter; // "bubble-bound", "network-bound (TP)", ...
     QString explanation; // why it ranks where it does
     bool indistinguishable_from_best = false; // its error band overlaps the best row's
+    QString frameworks; // the frameworks that can run it: "megatron, torchtitan" (framework_support.hpp)
 };
 
 struct SearchReport {
@@ -27,6 +29,8 @@ struct SearchReport {
     double seconds = 0;
     bool cancelled = false;
     QString error; // bad input: said, never thrown across threads
+    QString scope; // whose plans were searched: "plans megatron runs" or "plans of every framework"
+    QStringList notes; // what the framework cannot run of the scenario, why nothing was found
     std::vector<SearchRow> rows; // best first
 };
 
@@ -35,9 +39,10 @@ public:
     virtual ~SearchEngine() = default;
     virtual QString name() const = 0;
     // `progress` takes 0..1 and may be called from any thread; the search stops early (and says so
-    // in SearchReport::cancelled) once `cancel` reads cancelled.
-    virtual SearchReport run(
-        const Scenario& s, int top, const std::function<void(double)>& progress, const CancelToken& cancel)
+    // in SearchReport::cancelled) once `cancel` reads cancelled. `any_framework`: every framework's plans,
+    // not only what the scenario's training.framework runs.
+    virtual SearchReport run(const Scenario& s, int top, bool any_framework,
+        const std::function<void(double)>& progress, const CancelToken& cancel)
         = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "planner/search_panel.hpp"
 
+#include <QCheckBox>
 #include <QCoreApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -38,6 +39,12 @@ SearchPanel::SearchPanel(QWidget* parent)
     m_top->setRange(1, 1000);
     m_top->setValue(20);
     m_top->setPrefix(QStringLiteral("top "));
+    m_any_framework = new QCheckBox(QStringLiteral("Any framework"), this);
+    m_any_framework->setObjectName(QStringLiteral("search_any_framework"));
+    m_any_framework->setToolTip(
+        QStringLiteral("Off: only plans the scenario's framework (training.framework) can run: its schedules, ZeRO "
+                       "or FSDP, context-parallel kinds and overlaps.\nOn: every framework's plans; the Frameworks "
+                       "column says which frameworks can run each."));
     m_progress = new QProgressBar(this);
     m_progress->setRange(0, kProgressRange);
     m_progress->setValue(0);
@@ -47,6 +54,7 @@ SearchPanel::SearchPanel(QWidget* parent)
     bar->addWidget(m_top);
     bar->addWidget(m_progress, 1);
     layout->addLayout(bar);
+    layout->addWidget(m_any_framework); // its own row: the panel keeps its minimum width
     m_status = new QLabel(this);
     m_status->setWordWrap(true);
     layout->addWidget(m_status);
@@ -100,6 +108,7 @@ void SearchPanel::refresh_enabled()
     m_start->setEnabled(m_engine && m_scenario && !running());
     m_stop->setEnabled(running());
     m_top->setEnabled(!running());
+    m_any_framework->setEnabled(!running());
     if (!m_engine)
         m_status->setText(QStringLiteral("No search engine in this build: the strategy search (core/search) is not "
                                          "wired into the window yet."));
@@ -120,6 +129,7 @@ void SearchPanel::start()
     const CancelToken cancel = *m_cancel;
     const Scenario scenario = *m_scenario;
     const int top = m_top->value();
+    const bool any_framework = m_any_framework->isChecked();
     auto last = std::make_shared<std::atomic<int>>(-1);
     auto progress = [self, last](double f) {
         const int v = static_cast<int>(std::lround(std::clamp(f, 0.0, 1.0) * kProgressRange));
@@ -133,8 +143,8 @@ void SearchPanel::start()
             },
             Qt::QueuedConnection);
     };
-    QtConcurrent::run([engine, scenario, top, progress, cancel] {
-        return engine->run(scenario, top, progress, cancel);
+    QtConcurrent::run([engine, scenario, top, any_framework, progress, cancel] {
+        return engine->run(scenario, top, any_framework, progress, cancel);
     }).then(this, [this](const SearchReport& r) { show_report(r); });
 }
 
@@ -170,11 +180,15 @@ void SearchPanel::show_report(const SearchReport& r)
     } else {
         m_model->set_rows(r.rows);
         m_progress->setValue(r.cancelled ? m_progress->value() : kProgressRange);
-        const QString what = QStringLiteral("%1 strategies evaluated, %2 feasible, in %3 s; %4 shown")
-                                 .arg(r.evaluated)
-                                 .arg(r.feasible)
-                                 .arg(QString::number(r.seconds, 'f', 2))
-                                 .arg(r.rows.size());
+        QString what = QStringLiteral("%1 strategies evaluated, %2 feasible, in %3 s; %4 shown")
+                           .arg(r.evaluated)
+                           .arg(r.feasible)
+                           .arg(QString::number(r.seconds, 'f', 2))
+                           .arg(r.rows.size());
+        if (!r.scope.isEmpty())
+            what += QStringLiteral(" (") + r.scope + QStringLiteral(")");
+        for (const QString& note : r.notes)
+            what += QStringLiteral("\n") + note;
         m_status->setText(r.cancelled ? QStringLiteral("Stopped: ") + what : what);
         m_table->resizeColumnsToContents();
     }

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 
+class QCheckBox;
 class QLabel;
 class QProgressBar;
 class QPushButton;
@@ -35,6 +36,7 @@ public:
     SearchResultsModel* model() const { return m_model; }
     QSortFilterProxyModel* proxy() const { return m_proxy; }
     QTableView* table() const { return m_table; }
+    QCheckBox* any_framework_box() const { return m_any_framework; }
     QString status_text() const;
 
 public slots:
@@ -58,6 +60,7 @@ private:
     QPushButton* m_start = nullptr;
     QPushButton* m_stop = nullptr;
     QSpinBox* m_top = nullptr;
+    QCheckBox* m_any_framework = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_status = nullptr;
     QTableView* m_table = nullptr;
