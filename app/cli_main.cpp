@@ -1,4 +1,4 @@
-// parallax-cli: headless access to everything the planner shows (SCENARIO.md is the contract).
+// parallax-cli: headless access to everything the planner shows (docs/cli.md describes every command).
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 

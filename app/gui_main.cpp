@@ -1,5 +1,5 @@
 // parallax: the planner GUI.
-//   parallax [--scenario FILE|PRESET]
+//   parallax [--scenario FILE|PRESET] [FILE|PRESET]   (the positional form is what the desktop entry passes)
 //   parallax --scenario FILE|PRESET --screenshot OUT.png [--panel NAME] [--dark] [--dpi-scale 2] [--size WxH]
 //            [--store RUNS.sqlite [--run RUN_ID]]
 // With --screenshot the window renders offscreen (unless a platform is forced), the PNG is written
@@ -56,6 +56,9 @@ void add_options(QCommandLineParser& parser)
     parser.addOption({ QStringLiteral("scenario"),
         QStringLiteral("Scenario file or preset to open (default: the built-in default)."),
         QStringLiteral("FILE|PRESET"), QStringLiteral("default") });
+    parser.addPositionalArgument(QStringLiteral("FILE"),
+        QStringLiteral("Scenario file or preset to open (the same as --scenario; a file manager passes it)."),
+        QStringLiteral("[FILE|PRESET]"));
     parser.addOption({ QStringLiteral("screenshot"), QStringLiteral("Render the window offscreen to a PNG and exit."),
         QStringLiteral("OUT.png") });
     parser.addOption({ QStringLiteral("panel"),
@@ -219,7 +222,12 @@ int main(int argc, char** argv)
     window.setWindowIcon(QIcon(QStringLiteral(":/parallax/icons/parallax.svg")));
     parallax::app::apply_theme(theme_option(parser, screenshot ? Theme::light : window.settings()->theme()));
 
-    const QString scenario = parser.value(QStringLiteral("scenario"));
+    const QStringList positional = parser.positionalArguments();
+    if (positional.size() > 1) {
+        fail(QStringLiteral("at most one scenario file or preset, got %1").arg(positional.join(u' ')));
+        return 2;
+    }
+    const QString scenario = positional.isEmpty() ? parser.value(QStringLiteral("scenario")) : positional.first();
     const bool ok
         = QFile::exists(scenario) ? window.open_scenario_file(scenario) : window.open_scenario_preset(scenario);
     if (!ok)

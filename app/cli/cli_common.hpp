@@ -11,7 +11,7 @@
 
 namespace parallax::cli {
 
-// Exit codes of the contract (SCENARIO.md).
+// Exit codes of the contract (docs/cli.md).
 enum ExitCode : int { kOk = 0, kInternalError = 1, kBadInput = 2, kInfeasible = 3 };
 
 // A scenario file path, or the name of a scenario preset ("default"). A search or sweep does not hold the

@@ -1,5 +1,5 @@
 // parallax-cli parse-log LOG [--format auto|megatron|torchtitan|deepspeed|probe] [--json] [--scenario S]
-// Reads a training log as the framework printed it and reports its steps (SCENARIO.md, `parse-log --json`);
+// Reads a training log as the framework printed it and reports its steps (docs/cli.md, `parse-log --json`);
 // with --scenario, also the log's steady state against the prediction of the plan that ran.
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"

@@ -12,7 +12,7 @@ namespace parallax::cli {
 int run_predict(const QStringList& args)
 {
     CommandParser cmd(QStringLiteral("Predicts step time, throughput, memory and power of one training plan.\n"
-                                     "SCENARIO is a scenario file (SCENARIO.md) or a scenario preset name."),
+                                     "SCENARIO is a scenario file (docs/scenario-format.md) or a preset name."),
         QStringLiteral("SCENARIO"), QStringLiteral("scenario file or preset name"));
     cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print the contract's JSON instead of a table.") });
     cmd.parser().addOption({ QStringLiteral("fidelity"),

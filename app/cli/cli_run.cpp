@@ -33,7 +33,7 @@ namespace {
 using namespace parallax::remote;
 
 // A run that failed, was cancelled, or could not be sent (SSH refused, sbatch refused). Added to the
-// contract's exit codes (SCENARIO.md allows additions).
+// contract's exit codes (docs/cli.md).
 constexpr int kRunFailed = 4;
 
 ClusterProfile load_profile_argument(const QString& arg)
@@ -202,7 +202,7 @@ int run_run(const QStringList& args)
     CommandParser cmd(
         QStringLiteral("Sends a plan to a cluster over SSH (SLURM or direct hosts), stores the run in the "
                        "run store and, with --wait, follows it to the measured result.\n"
-                       "PROFILE is a cluster profile stored in the settings or a JSON file (README: "
+                       "PROFILE is a cluster profile stored in the settings or a JSON file (docs/remote-runs.md: "
                        "\"Running on a real cluster\")."),
         QStringLiteral("SCENARIO"), QStringLiteral("scenario file or preset name"));
     auto& p = cmd.parser();

@@ -16,10 +16,10 @@ namespace parallax::cli {
 int run_validate(const QStringList& args)
 {
     CommandParser cmd(QStringLiteral("Predicts every run of a published-runs file (the format of "
-                                     "shared/validation/published-runs.json) and compares tokens/s per GPU."),
+                                     "validation/published-runs.json) and compares tokens/s per GPU."),
         QStringLiteral("RUNS"), QStringLiteral("published-runs JSON file"));
     cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print the contract's JSON.") });
-    cmd.parser().addOption({ QStringLiteral("markdown"), QStringLiteral("Print Markdown tables (for the README).") });
+    cmd.parser().addOption({ QStringLiteral("markdown"), QStringLiteral("Print Markdown tables (docs/accuracy.md).") });
     cmd.parser().addOption({ QStringLiteral("calibration"),
         QStringLiteral("Calibration to predict with: builtin (default: the one predict uses), none (the uncalibrated "
                        "physics), or a JSON file."),

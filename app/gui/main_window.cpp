@@ -3,6 +3,8 @@
 #include "gui/autosave_controller.hpp"
 #include "gui/calibration_controller.hpp"
 #include "gui/core_search_engine.hpp"
+#include "gui/file_drop.hpp"
+#include "gui/help.hpp"
 #include "gui/plan_document.hpp"
 #include "gui/plan_evaluator.hpp"
 #include "gui/report_controller.hpp"
@@ -44,6 +46,7 @@
 #include <QBuffer>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDesktopServices>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -157,6 +160,7 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
     connect(m_evaluator, &PlanEvaluator::evaluated, this, &MainWindow::show_evaluation);
     connect(m_calibration_jobs, &CalibrationController::fitted, this, &MainWindow::show_calibration_fit);
     connect_jobs();
+    install_file_drops();
 
     resize(1600, 1000);
     m_remote->start(options.attach_runs);
@@ -272,7 +276,7 @@ QWidget* MainWindow::build_scenario_picker()
         [this](QListWidgetItem* i) { open_scenario_preset(i->text()); });
     connect(m_recent_list, &QListWidget::itemActivated, this, [this](QListWidgetItem* i) {
         if (confirm_discard())
-            open_scenario_file(i->data(Qt::UserRole).toString());
+            open_recent_file(i->data(Qt::UserRole).toString());
     });
     connect(open_button, &QPushButton::clicked, this, &MainWindow::open_dialog);
     return picker;
@@ -394,6 +398,7 @@ void MainWindow::build_actions()
     const MainActions actions = build_file_and_edit_menus();
     build_runs_menu();
     build_view_menu();
+    build_help_menu();
     build_toolbar(actions);
     build_status_bar();
 }
@@ -578,7 +583,80 @@ void MainWindow::build_status_bar()
     statusBar()->addPermanentWidget(m_fidelity_label);
     update_fidelity_label();
     connect(m_settings, &Settings::recent_files_changed, this, &MainWindow::rebuild_recent_menu);
+    // Files that were moved or deleted since they were opened leave the list (at start and whenever the
+    // menu opens), so it never offers what cannot open.
+    m_settings->remove_missing_recent_files();
+    connect(m_recent_menu, &QMenu::aboutToShow, m_settings, &Settings::remove_missing_recent_files);
     rebuild_recent_menu();
+}
+
+void MainWindow::build_help_menu()
+{
+    QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
+    QAction* docs = help->addAction(QStringLiteral("&Documentation"), this, [this] { open_documentation(); });
+    docs->setObjectName(QStringLiteral("help_documentation"));
+    docs->setToolTip(
+        QStringLiteral("The README and docs/: the scenario format, the CLI, accuracy, power, remote runs"));
+    QAction* keys = help->addAction(QStringLiteral("&Keyboard shortcuts"), this, &MainWindow::show_keyboard_shortcuts);
+    keys->setObjectName(QStringLiteral("help_shortcuts"));
+    keys->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
+    help->addSeparator();
+    QAction* about = help->addAction(QStringLiteral("&About Parallax"), this, &MainWindow::show_about);
+    about->setObjectName(QStringLiteral("help_about"));
+    about->setMenuRole(QAction::AboutRole);
+    QAction* about_qt = help->addAction(QStringLiteral("About &Qt"), this, [] { QApplication::aboutQt(); });
+    about_qt->setMenuRole(QAction::AboutQtRole);
+}
+
+void MainWindow::show_about()
+{
+    auto* box = new QMessageBox(
+        QMessageBox::NoIcon, QStringLiteral("About Parallax"), about_text(), QMessageBox::Close, this);
+    box->setObjectName(QStringLiteral("about_box"));
+    box->setTextFormat(Qt::RichText);
+    box->setTextInteractionFlags(Qt::TextBrowserInteraction);
+    box->setIconPixmap(windowIcon().pixmap(64, 64));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->show();
+}
+
+void MainWindow::show_keyboard_shortcuts()
+{
+    QDialog* dialog = make_shortcuts_dialog(collect_shortcuts(*this), this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->show();
+}
+
+bool MainWindow::open_documentation()
+{
+    const QUrl url = documentation_url();
+    if (url.isEmpty() || !QDesktopServices::openUrl(url)) {
+        statusBar()->showMessage(
+            QStringLiteral("No documentation found next to the program; the README is in the source repository"), 8000);
+        return false;
+    }
+    return true;
+}
+
+void MainWindow::install_file_drops()
+{
+    new FileDropFilter(this, [this](const QString& path, DroppedFileKind kind) {
+        if (kind == DroppedFileKind::chrome_trace)
+            return load_measured_trace(path);
+        return confirm_discard() && open_scenario_file(path);
+    });
+}
+
+bool MainWindow::load_measured_trace(const QString& path)
+{
+    show_panel(QStringLiteral("timeline"));
+    QString why;
+    if (!m_timeline->load_measured_trace(path, &why)) {
+        report_error(why);
+        return false;
+    }
+    statusBar()->showMessage(QStringLiteral("Measured trace on the timeline: ") + path, 8000);
+    return true;
 }
 
 QStringList MainWindow::panel_names()
@@ -887,14 +965,29 @@ void MainWindow::rebuild_recent_menu()
     for (const QString& f : files) {
         QAction* a = m_recent_menu->addAction(QFileInfo(f).fileName(), this, [this, f] {
             if (confirm_discard())
-                open_scenario_file(f);
+                open_recent_file(f);
         });
         a->setToolTip(f);
         auto* item = new QListWidgetItem(QFileInfo(f).fileName(), m_recent_list);
         item->setToolTip(f);
         item->setData(Qt::UserRole, f);
     }
+    if (!files.isEmpty()) {
+        m_recent_menu->addSeparator();
+        m_recent_menu->addAction(QStringLiteral("&Clear recent files"), m_settings, &Settings::clear_recent_files)
+            ->setObjectName(QStringLiteral("clear_recent_files"));
+    }
     m_recent_menu->setEnabled(!files.isEmpty());
+}
+
+bool MainWindow::open_recent_file(const QString& path)
+{
+    if (!QFileInfo(path).isFile()) {
+        m_settings->remove_recent_file(path);
+        report_error(path + QStringLiteral(": no longer exists (moved or deleted); removed from the recent files"));
+        return false;
+    }
+    return open_scenario_file(path);
 }
 
 // ---------------------------------------------------------------------------------------------

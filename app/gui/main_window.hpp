@@ -186,6 +186,15 @@ public:
     bool restore_layout(const QByteArray& state);
     Settings* settings() const { return m_settings; }
 
+    // Help menu. The dialogs are not modal (tests find them by object name: "about_box", "shortcuts_dialog").
+    void show_about();
+    void show_keyboard_shortcuts(); // every shortcut, read from the window's actions
+    bool open_documentation(); // the README through QDesktopServices; false when none is found
+    // Recent files: open one (a file that vanished is dropped from the list, with a message).
+    bool open_recent_file(const QString& path);
+    // A measured Chrome / Perfetto trace under the timeline (also by dropping the file on the window).
+    bool load_measured_trace(const QString& path);
+
     // Reports, status.
     bool export_report(const QString& path, QString* error = nullptr);
     QString fidelity_text() const;
@@ -227,6 +236,8 @@ private:
     void build_view_menu();
     void build_toolbar(const MainActions& actions);
     void build_status_bar();
+    void build_help_menu();
+    void install_file_drops(); // scenario files open, Chrome traces go under the timeline
     void build_calibration_menu(QMenu* runs);
     void set_calibration(std::shared_ptr<const Calibration> c, const QString& choice);
     void restore_calibration(); // the choice kept in Settings

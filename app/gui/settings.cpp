@@ -74,6 +74,27 @@ void Settings::remove_recent_file(const QString& path)
     emit recent_files_changed(files);
 }
 
+void Settings::remove_missing_recent_files()
+{
+    const QStringList files = recent_files();
+    QStringList kept;
+    for (const QString& f : files)
+        if (QFileInfo(f).isFile())
+            kept << f;
+    if (kept.size() == files.size())
+        return;
+    m_s->setValue(key(keys::recent_files), kept);
+    emit recent_files_changed(kept);
+}
+
+void Settings::clear_recent_files()
+{
+    if (recent_files().isEmpty())
+        return;
+    m_s->setValue(key(keys::recent_files), QStringList());
+    emit recent_files_changed({});
+}
+
 QByteArray Settings::window_geometry() const
 {
     return m_s->value(key(keys::window_geometry)).toByteArray();

@@ -40,6 +40,8 @@ public:
     QStringList recent_files() const;
     void add_recent_file(const QString& path);
     void remove_recent_file(const QString& path);
+    void remove_missing_recent_files(); // files that no longer exist leave the list
+    void clear_recent_files();
     QByteArray window_geometry() const;
     void set_window_geometry(const QByteArray& g);
     QByteArray window_state() const;

@@ -36,7 +36,7 @@ struct Calibration {
     double framework(Framework f) const { return framework_scale[static_cast<int>(f)]; }
 };
 
-// The calibration shipped with Parallax (fitted to shared/validation/published-runs.json; see
+// The calibration shipped with Parallax (fitted to validation/published-runs.json; see
 // calibration_fit.hpp and `parallax-cli calibrate`).
 const Calibration& builtin_calibration();
 const Calibration& no_calibration();

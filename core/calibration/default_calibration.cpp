@@ -15,7 +15,7 @@ const Calibration& builtin_calibration()
     static const Calibration c = [] {
         Calibration k;
         k.name = "published-runs-2026-12e";
-        k.source = "fitted to 80 published runs of shared/validation (LOSO MAPE 8.6%)";
+        k.source = "fitted to 80 published runs of validation/published-runs.json (LOSO MAPE 8.6%)";
         k.gemm_scale[static_cast<int>(GpuArchitecture::ampere)] = 0.951;
         k.gemm_scale[static_cast<int>(GpuArchitecture::hopper)] = 0.893;
         k.attention_scale[static_cast<int>(GpuArchitecture::hopper)] = 0.968;

@@ -1,5 +1,5 @@
 #pragma once
-// Validation against published training runs (the format of shared/validation/published-runs.json):
+// Validation against published training runs (the format of validation/published-runs.json):
 // each row becomes a scenario, with every unstated setting filled by a stated rule and listed as an
 // assumption; rows that cannot be modelled are skipped with the reason, never dropped silently.
 #include "calibration/calibration.hpp"

@@ -42,7 +42,7 @@ std::string format_si(double value, const char* unit, int precision)
 
 namespace {
 
-// The error band (SCENARIO.md): null intervals when the prediction has none.
+// The error band (docs/cli.md, `predict --json`): null intervals when the prediction has none.
 void add_interval_json(json& j, const PredictionInterval& i)
 {
     if (i.level <= 0) {

@@ -1,5 +1,5 @@
 #pragma once
-// The prediction as the CLI contract's JSON (SCENARIO.md, `predict --json`) and as a readable table.
+// The prediction as the CLI contract's JSON (docs/cli.md, `predict --json`) and as a readable table.
 #include "spec/prediction.hpp"
 #include "spec/scenario.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-// Scenario files (SCENARIO.md): strict parsing with presets resolved by name at every level,
+// Scenario files (docs/scenario-format.md): strict parsing with presets resolved by name at every level,
 // defaults, dp derivation and the validity rules; and writing back (atomic), so that
 // load -> save -> load gives the same scenario.
 #include "io/preset_catalog.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// JSON of search and sweep results (SCENARIO.md: `search --json`, `sweep --json`) and their tables.
+// JSON of search and sweep results (docs/cli.md: `search --json`, `sweep --json`) and their tables.
 #include "search/search.hpp"
 #include "search/sweep.hpp"
 

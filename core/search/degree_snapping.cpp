@@ -89,7 +89,7 @@ Strategy companions(const PlanInputs& in, Strategy s, std::vector<CompanionChang
     // Virtual stages need a pipeline and at least one layer per chunk (Narayanan et al. 2021, Sec. 2.2).
     if (keep != Degree::vpp)
         pull_back(in, s, Degree::vpp, { Rule::vpp_needs_pp, Rule::too_few_layers }, notes);
-    // The schedule follows the virtual stages (SCENARIO.md: vpp > 1 means interleaved 1F1B).
+    // The schedule follows the virtual stages (docs/scenario-format.md: vpp > 1 means interleaved 1F1B).
     if (s.vpp == 1 && s.schedule == Schedule::interleaved) {
         s.schedule = Schedule::one_f_one_b;
         note(notes, "schedule", "interleaved", "1f1b", "the interleaved schedule needs vpp > 1");

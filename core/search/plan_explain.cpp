@@ -11,7 +11,7 @@ namespace parallax {
 
 namespace {
 
-// Sources, named once (FORMULAS.md collects the formulas with them).
+// Sources, named once.
 constexpr const char* kNarayanan21 = "Narayanan et al. 2021, \"Efficient Large-Scale Language Model Training on GPU "
                                      "Clusters Using Megatron-LM\" (SC21)";
 constexpr const char* kShoeybi19 = "Shoeybi et al. 2019, \"Megatron-LM\", Sec. 3";

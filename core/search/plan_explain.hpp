@@ -17,7 +17,7 @@ namespace parallax {
 struct Explanation {
     std::string title;
     std::string what; // one or two sentences for a newcomer
-    std::string formula; // the formula the model uses, in the FORMULAS.md notation
+    std::string formula; // the formula the model uses, in the notation of its source
     std::string source; // paper / code it comes from
 };
 

@@ -1,4 +1,4 @@
-// String names of the enums, as they appear in scenario files (SCENARIO.md).
+// String names of the enums, as they appear in scenario files (docs/scenario-format.md).
 #include "spec/fabric_spec.hpp"
 #include "spec/gpu_spec.hpp"
 #include "spec/strategy.hpp"

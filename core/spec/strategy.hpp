@@ -57,7 +57,7 @@ struct Strategy {
     RankOrder rank_order {};
     int first_stage_layers = 0; // 0 = not set (as Megatron's --decoder-first-pipeline-num-layers)
     int last_stage_layers = 0;
-    // Extensions (SCENARIO.md allows adding keys):
+    // Keys beyond the public scenario contract (docs/scenario-format.md lists every key):
     int expert_tp = 0; // 0 = same as tp (Megatron's --expert-tensor-parallel-size)
     CpKind cp_kind = CpKind::ring;
     bool overlap_grad_reduce = true; // Megatron --overlap-grad-reduce

@@ -20,7 +20,7 @@ struct TrainingSpec {
     long long global_batch = 1; // sequences per optimizer step
     long long seq_len = 2048;
     Precision precision = Precision::bf16; // of the matmuls
-    // Extensions (SCENARIO.md allows adding keys):
+    // Keys beyond the public scenario contract (docs/scenario-format.md lists every key):
     bool flash_attention = true; // fused attention: no s^2 score matrices stored, recomputed in backward
     Framework framework = Framework::megatron;
     // The framework's release (software_release.hpp); nullptr: its newest catalogued release.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerates the README's screenshots with the planner's own --screenshot option (offscreen).
+# Regenerates the planner screenshots of the README and docs/planner.md with the planner's own --screenshot option (offscreen).
 #   docs/screenshots/update-planner.sh [path/to/parallax]
 set -e
 here=$(cd "$(dirname "$0")" && pwd)

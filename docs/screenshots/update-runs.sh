@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerates the README's pictures of remote validation in the planner from real runs: the GUI-driven loop
+# Regenerates the pictures of remote validation (docs/remote-runs.md) in the planner from real runs: the GUI-driven loop
 # test (tests/remote/tst_remote_gui_loop) starts OpenSSH and a single-node SLURM on 127.0.0.1, sends the
 # built-in probe from the planner window twice (tests/remote/data/tiny_probe_scenario.json as PP 2, then as
 # TP 2; 2 CPU ranks with gloo), keeps the run store and its dialogs' pictures, and the planner renders the

@@ -229,7 +229,7 @@ std::vector<ShellWord> torchrun_words(const ClusterProfile& p, const JobBundle& 
     w.push_back(ShellWord::lit("--nproc_per_node=" + std::to_string(b.ranks_per_node)));
     w.push_back(ShellWord::code("--master_addr=\"$MASTER_ADDR\""));
     w.push_back(ShellWord::code("--master_port=\"$MASTER_PORT\""));
-    // Debian's torch 1.13 torchrun crashes on Python 3.11 without redirects (RECIPES.md); the tee keeps
+    // Debian's torch 1.13 torchrun crashes on Python 3.11 without redirects; the tee keeps
     // every rank's output in this node's log. Harmless on newer versions.
     w.push_back(ShellWord::lit("--redirects"));
     w.push_back(ShellWord::lit("1"));

@@ -10,7 +10,7 @@ namespace parallax::remote {
 
 using parallax::shell_join;
 using parallax::shell_quote;
-// `bash -lc '<command>'` so that cluster module systems and PATH apply (RECIPES.md).
+// `bash -lc '<command>'` so that cluster module systems and PATH apply.
 std::string login_shell(const std::string& command);
 
 } // namespace parallax::remote

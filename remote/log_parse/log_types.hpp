@@ -1,6 +1,6 @@
 #pragma once
 // What a training-log parser hands back: one record per logged step and a summary, in the units of the
-// parse-log contract (SCENARIO.md). A value is present only when the log printed it (or, for step time,
+// parse-log contract (docs/cli.md). A value is present only when the log printed it (or, for step time,
 // when it follows from the log's own timestamps; see ParsedLog::step_time_from_timestamps).
 //
 // Rates, consistently across formats:
@@ -64,7 +64,7 @@ struct LogSummary {
 };
 
 // With fewer logged steps the median would rest on one or two possibly unsteady values; the fixtures'
-// index (shared/fixtures/logs/index.json) uses the same rule.
+// index (tests/data/logs/index.json) uses the same rule.
 inline constexpr int kMinStepsForMedians = 3;
 
 struct ParsedLog {

@@ -19,7 +19,7 @@ QString q(const std::string& s)
     return QString::fromStdString(s);
 }
 
-// Polling back-off while nothing changes (RECIPES.md: poll squeue with back-off).
+// Polling back-off while nothing changes: a cluster's squeue is not polled in a tight loop.
 constexpr double kBackoffFactor = 1.5;
 
 } // namespace

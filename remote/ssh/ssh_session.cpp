@@ -233,7 +233,7 @@ void SshSession::connect(const SshTarget& target, SshInteraction& interaction, c
     if (!m_session)
         throw SshError(SshErrorKind::config, "libssh could not create a session");
 
-    // Options: mind the types (RECIPES.md: port is unsigned int*, timeout is long*).
+    // Options: mind the types (ssh_options_set: port is unsigned int*, timeout is long*).
     ssh_options_set(m_session, SSH_OPTIONS_HOST, target.host.c_str());
     bool process_config = false; // parsed explicitly below when asked, never behind the user's back
     ssh_options_set(m_session, SSH_OPTIONS_PROCESS_CONFIG, &process_config);
@@ -254,7 +254,7 @@ void SshSession::connect(const SshTarget& target, SshInteraction& interaction, c
     long timeout_s = std::max<long>(1, static_cast<long>((target.io_timeout.count() + 999) / 1000));
     long connect_timeout_s = std::max<long>(1, static_cast<long>((target.connect_timeout.count() + 999) / 1000));
     ssh_options_set(m_session, SSH_OPTIONS_TIMEOUT, &connect_timeout_s);
-    int nodelay = 1; // without it a 1 MiB SFTP upload took 1 s instead of 10 ms (RECIPES.md)
+    int nodelay = 1; // without it a 1 MiB SFTP upload took 1 s instead of 10 ms
     ssh_options_set(m_session, SSH_OPTIONS_NODELAY, &nodelay);
     const std::string known_hosts
         = target.known_hosts.empty() ? default_known_hosts() : expand_home(target.known_hosts);

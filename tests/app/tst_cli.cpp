@@ -1,4 +1,4 @@
-// parallax-cli as a user runs it (SCENARIO.md, "The CLI"): exit codes, the keys and JSON types of
+// parallax-cli as a user runs it (docs/cli.md): exit codes, the keys and JSON types of
 // `predict --json`, `presets` and `validate --json`, and bad input reported on stderr with the file
 // and the key. No assertions on model numbers (they are being tuned), only on structure.
 #include <QDir>
@@ -285,7 +285,7 @@ void TestCli::checkPrediction(const QByteArray& json, int code)
     const QJsonObject comm = o.value(QStringLiteral("communication_s")).toObject();
     for (const char* key : { "tp", "pp", "dp", "cp", "ep", "exposed" })
         number(comm, key);
-    // The error band (SCENARIO.md): [lo, hi] around tokens/s at level 0.8.
+    // The error band (docs/cli.md): [lo, hi] around tokens/s at level 0.8.
     QCOMPARE(o.value(QStringLiteral("interval_level")).toDouble(), 0.8);
     const QJsonArray band = o.value(QStringLiteral("tokens_per_s_interval")).toArray();
     QCOMPARE(band.size(), 2);

@@ -1,4 +1,4 @@
-// Scenario files (SCENARIO.md): every preset loads, load -> save -> load gives the same scenario, and
+// Scenario files (docs/scenario-format.md): every preset loads, load -> save -> load gives the same scenario, and
 // every kind of bad input is an InputError that names the file, the key path and the rule.
 #include "io/number_format.hpp"
 #include "io/preset_catalog.hpp"
@@ -1150,7 +1150,7 @@ void TestScenarioIo::unevenStagesAreValidWithWarning_data()
 {
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("counts");
-    // Llama 3.1 405B: 126 layers. PP 16 without overrides: 14 stages of 8 and 2 of 7 (SCENARIO.md).
+    // Llama 3.1 405B: 126 layers. PP 16 without overrides: 14 stages of 8 and 2 of 7 (docs/scenario-format.md).
     const char* const k405 = R"({"schema": 1, "model": "llama3.1-405b",
         "cluster": {"gpu": "H100-SXM5-80GB", "nodes": 16, "gpus_per_node": 8,
                     "intra_node": "nvlink4-nvswitch", "inter_node": "ib-ndr"},
@@ -1277,7 +1277,7 @@ void TestScenarioIo::dpDerivedFromGpuCount()
 
 void TestScenarioIo::vppImpliesInterleaved()
 {
-    // SCENARIO.md: schedule omitted with vpp > 1 means the interleaved 1F1B schedule.
+    // docs/scenario-format.md: schedule omitted with vpp > 1 means the interleaved 1F1B schedule.
     const Scenario s = parse_scenario_text(patched(R"({"strategy": {"vpp": 2}})").toStdString(), "vpp.json", catalog());
     QCOMPARE(s.strategy.vpp, 2);
     QCOMPARE(s.strategy.schedule, Schedule::interleaved);

@@ -65,7 +65,7 @@ double pipeline_end(const SimulationResult& r)
 class TestSimulator : public QObject {
     Q_OBJECT
 private slots:
-    // 1F1B and GPipe: (m + p - 1)(t_f + t_b) (Narayanan et al. 2021; FORMULAS.md 3.4).
+    // 1F1B and GPipe: (m + p - 1)(t_f + t_b) (Narayanan et al. 2021, Sec. 2.2.1).
     void one_f_one_b_and_gpipe_data()
     {
         QTest::addColumn<int>("schedule");

@@ -1,7 +1,7 @@
 #pragma once
 // Real servers for the remote tests, on 127.0.0.1 only, each in its own folder with free ports: an OpenSSH
 // server (own config, host keys, client keys) and a single-node SLURM (munged + slurmctld + slurmd), set
-// up as RECIPES.md describes. Everything started is stopped by PID when the object dies, failures
+// up as local_cluster.cpp shows. Everything started is stopped by PID when the object dies, failures
 // included; children also die with the test process (PR_SET_PDEATHSIG), so a killed test leaves nothing.
 #include <QProcess>
 #include <QString>

@@ -1,4 +1,4 @@
-// The training-log parsers against every real log in shared/fixtures/logs (the values index.json says a
+// The training-log parsers against every real log in tests/data/logs (the values index.json says a
 // correct parser must read) and against hand-made edge cases.
 #include "log_parse/step_table.hpp"
 #include "log_parse/text_scan.hpp"

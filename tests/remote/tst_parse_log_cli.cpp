@@ -1,4 +1,4 @@
-// `parallax-cli parse-log` as scripts call it: the JSON shape of SCENARIO.md, keys left out when a log
+// `parallax-cli parse-log` as scripts call it: the JSON shape of docs/cli.md, keys left out when a log
 // does not print them, the table, and exit code 2 with the file named for anything unreadable.
 #include <nlohmann/json.hpp>
 

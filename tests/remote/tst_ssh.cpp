@@ -152,7 +152,7 @@ private Q_SLOTS:
     {
         SshSession s;
         connect_trusted(s);
-        // 8 MB on stderr before anything on stdout: reading stdout alone deadlocks here (RECIPES.md).
+        // 8 MB on stderr before anything on stdout: reading stdout alone deadlocks here.
         ExecOptions o;
         o.timeout = std::chrono::seconds(60);
         const ExecResult r = s.exec("head -c 8000000 /dev/zero | tr '\\000' e >&2; echo out; exit 3", o);

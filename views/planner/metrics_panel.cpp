@@ -223,7 +223,7 @@ void MetricsPanel::set_measured(Metric m, const std::optional<MeasuredValue>& v)
                 + QStringLiteral(")");
         if (v->error) {
             const bool dark = is_dark(palette());
-            // Within ±10% (the accuracy the README's tables quote) is a hit.
+            // Within ±10% (the accuracy docs/accuracy.md's tables quote) is a hit.
             const QColor col = std::abs(*v->error) <= 0.10 ? good_colour(dark) : bad_colour(dark);
             text += QStringLiteral(" <span style='color:%1'><b>%2</b></span>")
                         .arg(col.name(), format_percent_delta(*v->error));

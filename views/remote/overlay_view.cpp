@@ -22,7 +22,7 @@ struct MetricInfo {
 constexpr MetricInfo kMetrics[] = { { "step_time_s", "Step time" }, { "tokens_per_s_per_gpu", "Tokens/s per GPU" },
     { "tflops_per_gpu", "TFLOP/s per GPU" }, { "memory_GiB", "Peak memory" }, { "power_W", "Power per GPU" } };
 
-// Beyond these the error is drawn as a miss (the README's accuracy tables quote ±10%).
+// Beyond these the error is drawn as a miss (docs/accuracy.md's tables quote ±10%).
 constexpr double kGoodError = 0.10;
 constexpr double kFairError = 0.25;
 // Head room right of the largest value so markers and caps stay inside the plot.

@@ -18,7 +18,7 @@ QString short_time(const QString& iso)
     return t;
 }
 
-// How far off a prediction may be before it is drawn as a miss (the README's accuracy tables quote ±10%).
+// How far off a prediction may be before it is drawn as a miss (docs/accuracy.md's tables quote ±10%).
 constexpr double kGoodError = 0.10;
 constexpr double kFairError = 0.25;
 

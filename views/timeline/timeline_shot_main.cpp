@@ -1,5 +1,5 @@
 // parallax-timeline-shot: renders the timeline or DAG view of a plan to a PNG (and SVG), headless.
-// The README's schedule screenshots come from it (views/timeline/make_screenshots.sh):
+// The schedule screenshots of docs/timeline.md come from it (views/timeline/make_screenshots.sh):
 //
 //   parallax-timeline-shot --schedule 1f1b --pp 4 --microbatches 8 --out timeline-1f1b.png
 //   parallax-timeline-shot --schedule interleaved --compare 1f1b --out compare.png

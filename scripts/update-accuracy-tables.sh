@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# Regenerates the accuracy table between the validation markers of README.md from the project's own
-# validate command.
+# Regenerates the generated tables of docs/accuracy.md (between its <!-- NAME:begin --> / <!-- NAME:end -->
+# markers) from the project's own validate, calibrate and error-bands commands. Idempotent: a second run
+# changes nothing.
+#   scripts/update-accuracy-tables.sh [RUNS.json]    (PARALLAX_CLI: the parallax-cli to use, default build/dev's)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Replaces what stands between <!-- NAME:begin --> and <!-- NAME:end --> in README.md with FILE's text.
+doc=docs/accuracy.md
+# Replaces what stands between <!-- NAME:begin --> and <!-- NAME:end --> in $doc with FILE's text. Missing
+# markers are an error: the table would silently go nowhere.
 replace_between_markers() {
-  python3 - "$1" "$2" <<'PY'
+  python3 - "$1" "$2" "$doc" <<'PY'
 import sys, re
-name, path = sys.argv[1], sys.argv[2]
+name, path, doc = sys.argv[1], sys.argv[2], sys.argv[3]
 table = open(path).read().strip()
-readme = open('README.md').read()
-new = re.sub(r'(<!-- %s:begin -->)(.*?)(<!-- %s:end -->)' % (re.escape(name), re.escape(name)),
-             lambda m: m.group(1) + '\n' + table + '\n' + m.group(3), readme, flags=re.S)
-open('README.md', 'w').write(new)
+text = open(doc).read()
+pattern = r'(<!-- %s:begin -->)(.*?)(<!-- %s:end -->)' % (re.escape(name), re.escape(name))
+if not re.search(pattern, text, flags=re.S):
+    sys.exit('%s: no <!-- %s:begin --> ... <!-- %s:end --> markers' % (doc, name, name))
+new = re.sub(pattern, lambda m: m.group(1) + '\n' + table + '\n' + m.group(3), text, flags=re.S)
+if new != text:
+    open(doc, 'w').write(new)
 PY
 }
 cli=${PARALLAX_CLI:-build/dev/app/parallax-cli}
@@ -73,4 +80,4 @@ for v in d["coverage"]:
 ' > "$bands"
 replace_between_markers error-bands "$bands"
 rm -f "$bands"
-echo "README.md validation tables updated"
+echo "$doc: accuracy tables updated"
