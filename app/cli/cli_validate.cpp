@@ -91,6 +91,12 @@ int run_validate(const QStringList& args)
                 100 * g.mape, 100 * g.worst);
             print_out(line);
         }
+        // Every skipped row and why, as --json and --markdown list them.
+        if (!report.skipped.empty()) {
+            print_out("\nskipped:\n");
+            for (const SkippedRow& r : report.skipped)
+                print_out("  " + r.id + ": " + r.reason + "\n");
+        }
     }
     return kOk;
 }

@@ -651,6 +651,18 @@ void TestCli::validateText()
     QVERIFY(!r.crashed);
     QCOMPARE(r.code, 0);
     QVERIFY(!r.out.trimmed().isEmpty());
+    // The text lists every skipped row with its reason, as --json does.
+    const Run j = run({ QStringLiteral("validate"),
+        QStringLiteral(PARALLAX_SOURCE_DIR "/validation/published-runs.json"), QStringLiteral("--json") });
+    const QJsonArray skipped = QJsonDocument::fromJson(j.out).object().value(QStringLiteral("skipped")).toArray();
+    QVERIFY(!skipped.isEmpty());
+    QVERIFY(r.out.contains("\nskipped:\n"));
+    for (const QJsonValue& v : skipped) {
+        const QJsonObject row = v.toObject();
+        const QString line = QStringLiteral("  ") + row.value(QStringLiteral("id")).toString() + QStringLiteral(": ")
+            + row.value(QStringLiteral("reason")).toString();
+        QVERIFY2(QString::fromUtf8(r.out).contains(line), qPrintable(line));
+    }
 }
 
 // validate predicts every row as predict would (the shipped calibration by default), says which
