@@ -91,6 +91,14 @@ int run_export(const QStringList& args)
             if (ec)
                 throw InputError(out, "", "cannot create the folder: " + ec.message());
         }
+        // The files of a plan name each other (DeepSpeed's launcher reads ds_config.json beside it): under
+        // another name the main file would be lost to the script.
+        if (!folder && config.files.size() > 1
+            && std::filesystem::path(out).filename().string() != config.files.front().name)
+            throw InputError(out, "--out",
+                "this plan is " + std::to_string(config.files.size()) + " files that refer to each other by name ("
+                    + config.files.front().name + ", " + config.files[1].name
+                    + "): give a folder (--out DIR/) or the main file's own name");
         std::string written;
         for (std::size_t i = 0; i < config.files.size(); ++i) {
             const LaunchFile& f = config.files[i];

@@ -118,6 +118,7 @@ private slots:
     void searchAnyFrameworkLabels();
     void exportFormats();
     void exportRefusesWhatTheFrameworkCannotRun();
+    void exportKeepsFilesThatNameEachOtherTogether();
     void errorBands();
 
 private:
@@ -993,6 +994,27 @@ void TestCli::exportRefusesWhatTheFrameworkCannotRun()
         QStringLiteral("deepspeed") });
     QCOMPARE(d.code, 2);
     QVERIFY2(d.err.contains("megatron-deepspeed cannot run the interleaved schedule"), d.err.constData());
+}
+
+void TestCli::exportKeepsFilesThatNameEachOtherTogether()
+{
+    // DeepSpeed's plan is a launcher and the ds_config.json it reads from beside itself.
+    const QString path = writeFile(QStringLiteral("ds.json"), kValidScenario);
+    const QString renamed = QDir(m_dir.path()).filePath(QStringLiteral("my-config.json"));
+    const Run bad = run({ QStringLiteral("export"), path, QStringLiteral("--format"), QStringLiteral("deepspeed"),
+        QStringLiteral("--out"), renamed });
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.contains("--out") && bad.err.contains("ds_config.json") && bad.err.contains("folder"),
+        bad.err.constData());
+    QVERIFY(!QFileInfo::exists(renamed));
+    const QString dir = QDir(m_dir.path()).filePath(QStringLiteral("ds-plan/"));
+    const Run ok = run({ QStringLiteral("export"), path, QStringLiteral("--format"), QStringLiteral("deepspeed"),
+        QStringLiteral("--out"), dir });
+    QVERIFY2(ok.code == 0, ok.err.constData());
+    QFile script(QDir(dir).filePath(QStringLiteral("train_megatron_deepspeed.sh")));
+    QVERIFY(script.open(QIODevice::ReadOnly));
+    QVERIFY(script.readAll().contains("$HERE/ds_config.json"));
+    QVERIFY(QFileInfo::exists(QDir(dir).filePath(QStringLiteral("ds_config.json"))));
 }
 
 void TestCli::errorBands()

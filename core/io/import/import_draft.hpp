@@ -19,6 +19,9 @@ struct ImportDraft {
         { "strategy", nlohmann::json::object() } };
     std::string model_preset; // a model the input names (torchtitan flavour); empty: parts["model"]
     std::string model_key; // the input key that names or describes the model, for errors
+    // A name the input gives that may be a Parallax model preset (a torchtitan flavour registered under a
+    // preset's name, as `export` asks for models torchtitan lacks); used when the catalogue has it.
+    std::string model_preset_candidate;
     // The vocabulary when only the tokenizer says it; Megatron-LM pads it to a multiple of
     // vocab_pad_multiple x TP (--make-vocab-size-divisible-by), which a preset may already include.
     std::string vocab_key; // the input key that would give the vocabulary (named when it is unknown)

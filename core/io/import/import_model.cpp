@@ -103,8 +103,14 @@ json finish_import_model(ImportDraft& draft, const ImportOptions& options, const
         json named = model_from_option(draft, options.model, catalog);
         if (!named.is_null())
             return named;
-    } else if (!draft.model_preset.empty())
+    } else if (!draft.model_preset.empty()) {
         return draft.model_preset;
+    } else if (!draft.model_preset_candidate.empty()
+        && catalog.find(PresetKind::models, draft.model_preset_candidate) != nullptr) {
+        draft.report.assumed("model", draft.model_preset_candidate,
+            "the file's model is named like this Parallax preset (a flavour registered under its name)");
+        return draft.model_preset_candidate;
+    }
     json& model = draft.parts["model"];
     if (!model.contains("layers"))
         throw InputError(file, draft.model_key.empty() ? std::string("model") : draft.model_key,

@@ -203,6 +203,7 @@ private:
     bool moe(const Arg& a);
     bool numerics(const Arg& a);
     bool runtime(const Arg& a);
+    bool deepspeed(const Arg& a);
     void finish_shape();
     void finish_attention();
     void finish_vocab();
@@ -228,6 +229,8 @@ private:
     std::optional<Arg> m_shared_expert_size;
     std::string m_sharding = "optim_grads_params";
     bool m_fsdp = false;
+    bool m_deepspeed = false; // Megatron-DeepSpeed's --deepspeed
+    bool m_expert_tp = false; // Megatron-DeepSpeed's --enable-expert-tensor-parallelism
 };
 
 std::string MegatronReader::one(const Arg& a) const
@@ -457,9 +460,47 @@ bool MegatronReader::runtime(const Arg& a)
     return true;
 }
 
+// Megatron-DeepSpeed's own flags (megatron/arguments.py of microsoft/Megatron-DeepSpeed): the same
+// pretrain_gpt.py command line, with DeepSpeed's ZeRO, activation checkpointing, Ulysses and MoE groups.
+bool MegatronReader::deepspeed(const Arg& a)
+{
+    if (a.flag == "--deepspeed") {
+        m_deepspeed = true;
+        m_d.set("training.framework", "megatron-deepspeed", a.flag, a.text());
+    } else if (a.flag == "--zero-stage") {
+        m_d.set("strategy.zero", integer(a, 0), a.flag, a.text());
+    } else if (a.flag == "--checkpoint-activations") {
+        m_d.set("strategy.recompute", "full", a.flag, a.text());
+    } else if (a.flag == "--ds-sequence-parallel-size") {
+        m_d.set("strategy.cp", integer(a, 1), a.flag, a.text());
+        m_d.put("strategy.cp_kind", "all-to-all");
+        m_d.report.mapped(a.flag, a.text(), "strategy.cp_kind", "DeepSpeed-Ulysses: the all-to-all kind");
+    } else if (a.flag == "--moe-expert-parallel-size") {
+        m_d.set("strategy.ep", integer(a, 1), a.flag, a.text());
+    } else if (a.flag == "--enable-expert-tensor-parallelism") {
+        m_expert_tp = true;
+        m_d.report.mapped(a.flag, a.text(), "strategy.expert_tp", "experts split like the dense layers (= tp)");
+    } else if (a.flag == "--enable-zbh1-pipeline") {
+        m_d.set("strategy.schedule", "zb-h1", a.flag, a.text());
+    } else if (a.flag == "--num-key-value-heads") {
+        m_d.set("model.kv_heads", integer(a, 1), a.flag, a.text());
+    } else if (a.flag == "--use-flash-attn-v2") {
+        m_d.set("training.attention_kernel", "flash2", a.flag, a.text());
+    } else if (a.flag == "--deepspeed-activation-checkpointing" || a.flag == "--create-moe-param-group"
+        || a.flag == "--no-pipeline-parallel" || a.flag == "--deepspeed_config" || a.flag == "--deepspeed-config") {
+        m_d.report.no_effect(a.flag, a.text(),
+            a.flag.rfind("--deepspeed", 0) == 0 && a.flag != "--deepspeed-activation-checkpointing"
+                ? "the plan is on the command line (--zero-stage ...); import the JSON on its own to read it"
+                : "implied by the other flags");
+    } else {
+        return false;
+    }
+    return true;
+}
+
 void MegatronReader::read(const Arg& a)
 {
-    if (table_flag(a) || parallelism(a) || shape(a) || moe(a) || numerics(a) || runtime(a))
+    if (table_flag(a) || parallelism(a) || shape(a) || moe(a) || numerics(a) || runtime(a) || deepspeed(a))
         return;
     if (megatron_flag_has_no_effect(a.flag))
         m_d.report.no_effect(a.flag, a.text());
@@ -600,8 +641,18 @@ void MegatronReader::finish_precision()
 void MegatronReader::finish_defaults()
 {
     ImportDraft& d = m_d;
-    d.put("training.framework", "megatron");
-    d.report.assumed("training.framework", "megatron", "a Megatron-LM command line (Transformer Engine layers)");
+    if (m_deepspeed) {
+        // DeepSpeed's MoE layers keep whole experts on a rank unless told otherwise (moe/layer.py
+        // enable_expert_tensor_parallelism=False).
+        if (d.has("model.moe.experts") && !m_expert_tp && !d.has("strategy.expert_tp")) {
+            d.put("strategy.expert_tp", 1);
+            d.report.assumed(
+                "strategy.expert_tp", "1", "DeepSpeed's default without --enable-expert-tensor-parallelism");
+        }
+    } else {
+        d.put("training.framework", "megatron");
+        d.report.assumed("training.framework", "megatron", "a Megatron-LM command line (Transformer Engine layers)");
+    }
     for (const auto& [key, flag] : { std::pair { "overlap_grad_reduce", "--overlap-grad-reduce" },
              std::pair { "overlap_param_gather", "--overlap-param-gather" } }) {
         const std::string target = std::string("strategy.") + key;

@@ -127,6 +127,7 @@ private:
     bool table_key(const Leaf& l, const std::string& name);
     bool launcher_key(const Leaf& l);
     bool bridge_key(const Leaf& l);
+    void take_named_recipe();
     bool model_key(const Leaf& l, const std::string& name);
     bool moe_key(const Leaf& l, const std::string& name);
     bool numerics_key(const Leaf& l, const std::string& name);
@@ -155,6 +156,7 @@ private:
 
     ImportDraft& m_d;
     bool m_bridge = false;
+    std::string m_named_precision; // set by a `mixed_precision: NAME` recipe
     std::map<std::string, Leaf> m_held; // values decided in finish(), by leaf name
 };
 
@@ -246,6 +248,10 @@ bool NemoReader::bridge_key(const Leaf& l)
     const std::string name = leaf_name(l.key);
     if (section == "train" && (name == "global_batch_size" || name == "micro_batch_size"))
         return table_key(l, name);
+    if (l.key == "mixed_precision" && l.node.IsScalar()) { // a registered recipe by name
+        m_held[l.key] = l;
+        return true;
+    }
     if (section == "ddp" && (name == "overlap_grad_reduce" || name == "overlap_param_gather"))
         return table_key(l, name);
     if ((section == "ddp"
@@ -592,6 +598,46 @@ void NemoReader::finish_vocab()
 }
 
 // NeMo: trainer.precision and model.fp8; Megatron-Bridge: mixed_precision.fp4 / fp8 / bf16 / fp16.
+// Megatron-Bridge's registered mixed-precision recipes (megatron/bridge/training/mixed_precision.py
+// MIXED_PRECISION_RECIPES), as `mixed_precision: NAME`: the matmul precision and the fp8 scaling.
+struct NamedMixedPrecision {
+    std::string_view name;
+    std::string_view precision;
+    std::string_view fp8_scaling; // empty: not fp8
+};
+constexpr NamedMixedPrecision kNamedMixedPrecision[] = {
+    { "bf16_mixed", "bf16", "" },
+    { "fp16_mixed", "fp16", "" },
+    { "bf16_with_fp8_delayed_scaling_mixed", "fp8", "delayed" },
+    { "fp16_with_fp8_delayed_scaling_mixed", "fp8", "delayed" },
+    { "bf16_with_fp8_current_scaling_mixed", "fp8", "tensorwise" },
+    { "fp16_with_fp8_current_scaling_mixed", "fp8", "tensorwise" },
+    { "bf16_with_mxfp8_mixed", "fp8", "mxfp8" },
+    { "fp16_with_mxfp8_mixed", "fp8", "mxfp8" },
+    { "bf16_with_fp8_subchannel_scaling_mixed", "fp8", "blockwise" },
+    { "fp16_with_fp8_subchannel_scaling_mixed", "fp8", "blockwise" },
+    { "bf16_with_nvfp4_mixed", "fp4", "" },
+};
+
+void NemoReader::take_named_recipe()
+{
+    const auto it = m_held.find("mixed_precision");
+    if (it == m_held.end())
+        return;
+    const Leaf& l = it->second;
+    const std::string v = text_of(l.node);
+    for (const NamedMixedPrecision& r : kNamedMixedPrecision) {
+        if (r.name != v)
+            continue;
+        m_d.set("training.precision", std::string(r.precision), l.key, v);
+        if (!r.fp8_scaling.empty())
+            m_d.put("training.fp8_scaling", std::string(r.fp8_scaling));
+        m_named_precision = r.precision;
+        return;
+    }
+    m_d.report.not_modelled(l.key, v, "not a recipe Megatron-Bridge registers: costed from the other keys");
+}
+
 void NemoReader::finish_precision()
 {
     ImportDraft& d = m_d;
@@ -604,6 +650,7 @@ void NemoReader::finish_precision()
         }
     };
     if (m_bridge) {
+        take_named_recipe();
         take("mixed_precision.fp4", "fp4");
         take("mixed_precision.fp8", "fp8");
         take("mixed_precision.bf16", "bf16");
@@ -642,6 +689,8 @@ void NemoReader::finish_precision()
             d.report.mapped(it->second.key, v, "training.precision",
                 "the matmuls run in " + (precision.empty() ? std::string("bf16") : precision));
     }
+    if (precision.empty() && !m_named_precision.empty())
+        return; // the named recipe set it
     if (precision.empty()) {
         precision = "bf16";
         d.report.assumed("training.precision", "bf16", "no mixed precision set: costed as bf16");
@@ -768,8 +817,12 @@ ImportDraft read_root(const YAML::Node& root, const std::string& file)
     d.report.file = file;
     d.model_key = "model.num_layers";
     d.seq_len_key = root["train"] ? "model.seq_length" : "model.encoder_seq_length";
+    // A Megatron-Bridge ConfigContainer: dumped whole it names its class; an override file (what recipes
+    // take with --config-file, and what `export` writes) has Bridge's own `train` section and no NeMo
+    // launcher `trainer`.
     const bool bridge
-        = root["_target_"] && root["_target_"].as<std::string>().find("ConfigContainer") != std::string::npos;
+        = (root["_target_"] && root["_target_"].as<std::string>().find("ConfigContainer") != std::string::npos)
+        || (root["train"] && root["train"].IsMap() && root["model"] && !root["trainer"]);
     std::vector<Leaf> leaves;
     flatten(root, "", leaves);
     NemoReader reader(d, bridge);

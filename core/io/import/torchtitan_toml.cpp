@@ -168,8 +168,10 @@ void TitanReader::model()
         const std::string what = name.value_or("?") + " " + flavour.value_or("?");
         m_d.report.not_modelled(
             "model.name", name.value_or(""), "no Parallax preset for " + what + "; --model gives the model");
-        if (flavour)
+        if (flavour) {
             m_d.report.not_modelled("model.flavor", *flavour, "no Parallax preset for " + what);
+            m_d.model_preset_candidate = *flavour;
+        }
     }
     if (const toml::node* conv = take("model.converters")) {
         const std::string text = text_of(*conv);
@@ -196,6 +198,13 @@ void TitanReader::degrees()
         }
     }
     m_pp = m_d.get_int("strategy.pp", 1);
+    // torchtitan's tensor parallel plan always shards the norms by sequence (SequenceParallel on
+    // attention_norm / ffn_norm in models/llama3/infra/parallelize.py apply_tp): TP implies SP.
+    if (m_d.get_int("strategy.tp", 1) > 1) {
+        m_d.put("strategy.sequence_parallel", true);
+        m_d.report.assumed(
+            "strategy.sequence_parallel", "true", "torchtitan's tensor parallelism shards the norms by sequence");
+    }
     data_parallel();
     if (const auto async_tp = boolean("parallelism.enable_async_tensor_parallel"))
         m_d.set("strategy.tp_comm_overlap", *async_tp, "parallelism.enable_async_tensor_parallel",
