@@ -22,6 +22,7 @@ namespace {
 struct Plan {
     const char* label;
     const char* preset; // presets/scenarios
+    const char* cluster; // the cluster preset a user names on import (launch files do not say)
     const char* overrides; // JSON merged into the scenario ("strategy", "training" objects)
 };
 
@@ -29,17 +30,22 @@ struct Plan {
 const std::vector<Plan>& plans()
 {
     static const std::vector<Plan> list = {
-        { "llama3-70b tp4 pp4 vpp5 dp4 zero1", "default", R"({})" },
-        { "llama3-70b tp8 pp2 sp recompute full", "default",
+        { "llama3-70b tp4 pp4 vpp5 dp4 zero1", "default", "dgx-h100-superpod", R"({})" },
+        { "llama3-70b tp8 pp2 sp recompute full", "default", "dgx-h100-superpod",
             R"({"strategy": {"tp": 8, "pp": 2, "vpp": 1, "dp": 4, "cp": 1, "schedule": "1f1b", "sequence_parallel": true,
                 "recompute": "full", "micro_batch": 1}})" },
-        { "llama3-70b fsdp dp64", "default",
+        { "llama3-70b fsdp dp64", "default", "dgx-h100-superpod",
             R"({"strategy": {"tp": 1, "pp": 1, "vpp": 1, "dp": 64, "cp": 1, "schedule": "1f1b", "zero": 3, "micro_batch": 1,
                 "sequence_parallel": false, "recompute": "full"}})" },
-        { "llama3-8b 128k cp", "llama3-8b-128k", R"({})" },
-        { "mixtral ep8", "mixtral-8x7b-64-h100", R"({})" },
-        { "llama3-70b fp8 delayed", "default",
+        { "llama3-8b 128k cp", "llama3-8b-128k", "dgx-h100-superpod", R"({})" },
+        { "mixtral ep8", "mixtral-8x7b-64-h100", "dgx-h100-superpod", R"({})" },
+        { "llama3-70b fp8 delayed", "default", "dgx-h100-superpod",
             R"({"training": {"precision": "fp8", "fp8_scaling": "delayed"}})" },
+        { "llama3-70b fp8 tensorwise", "default", "dgx-h100-superpod",
+            R"({"training": {"precision": "fp8", "fp8_scaling": "tensorwise"}})" },
+        { "llama3-70b B200 mxfp8", "default", "dgx-b200-superpod",
+            R"({"cluster": {"gpu": "B200", "intra_node": "nvlink5-nvswitch"},
+                "training": {"precision": "fp8", "fp8_scaling": "mxfp8"}})" },
     };
     return list;
 }
@@ -98,8 +104,8 @@ std::string describe(const Strategy& s)
 {
     std::ostringstream o;
     o << "tp " << s.tp << " pp " << s.pp << " dp " << s.dp << " cp " << s.cp << " ep " << s.ep << " vpp " << s.vpp
-      << " mb " << s.micro_batch << " sp " << s.sequence_parallel << " rc " << static_cast<int>(s.recompute)
-      << " zero " << s.zero << " etp " << s.effective_expert_tp() << " sched " << static_cast<int>(s.schedule);
+      << " mb " << s.micro_batch << " sp " << s.sequence_parallel << " rc " << static_cast<int>(s.recompute) << " zero "
+      << s.zero << " etp " << s.effective_expert_tp() << " sched " << static_cast<int>(s.schedule);
     return o.str();
 }
 
@@ -160,8 +166,8 @@ private slots:
     void export_then_import_is_the_same_plan_data()
     {
         QTest::addColumn<int>("format");
-        for (LaunchFormat f : { LaunchFormat::megatron, LaunchFormat::torchtitan, LaunchFormat::nemo,
-                 LaunchFormat::deepspeed })
+        for (LaunchFormat f :
+            { LaunchFormat::megatron, LaunchFormat::torchtitan, LaunchFormat::nemo, LaunchFormat::deepspeed })
             QTest::newRow(std::string(to_string(f)).c_str()) << static_cast<int>(f);
     }
 
@@ -186,12 +192,12 @@ private slots:
             }
             const LaunchConfig config = export_launch_config(f, original, {}, p.label);
             ImportOptions options;
-            options.cluster = original.refs.cluster;
+            options.cluster = p.cluster;
             options.gpus = original.strategy.total_gpus();
             ImportResult back;
             try {
-                back = import_launch_config(main_file(config, f), where, import_format_of(f), options,
-                    PresetCatalog::standard());
+                back = import_launch_config(
+                    main_file(config, f), where, import_format_of(f), options, PresetCatalog::standard());
             } catch (const InputError& e) {
                 QFAIL((where + ": the exported file does not import: " + e.what()).c_str());
             }
