@@ -295,6 +295,23 @@ private:
         return pt;
     }
 
+    // The gradient reduction left after a stage's last backward. Each model chunk reduces its gradients
+    // once its last micro-batch's backward is done (Megatron's DDP, one bucket group per chunk); under
+    // the interleaved schedule the last micro-batch group runs backward through the chunks in turn, so
+    // chunk c finishes c x pp chunk-backwards before chunk 0, and the reductions queue on the DP link:
+    // what is left is max over k of ((k+1) g - k pp b) - b, g one chunk's reduction, b one chunk's
+    // backward (Narayanan et al. 2021, Sec. 2.2.2, the interleaved schedule's order). One chunk: g - b.
+    double chunked_grad_reduce_exposed_s(double grad_reduce_s, double stage_backward_s) const
+    {
+        const int chunks = std::max(1, s_.vpp);
+        const double g = grad_reduce_s / chunks;
+        const double b = stage_backward_s / chunks;
+        double queued = 0;
+        for (int k = 0; k < chunks; ++k)
+            queued = std::max(queued, (k + 1) * g - k * static_cast<double>(p_) * b);
+        return std::max(0.0, queued - b);
+    }
+
     // Data-parallel gradient reduction and the optimizer step, per stage; the slowest sets the tail.
     StepTailTime step_tail_time(const PipelineTime& pt)
     {
@@ -310,9 +327,9 @@ private:
             double exposed;
             if (s_.overlap_grad_reduce) {
                 const StageTiming t = st == pt.crit ? pt.crit_t : memo_.power(st, clock_of(st)).timing;
-                const double window = t.backward_s / s_.vpp; // the last micro-batch's backward of the last chunk
-                exposed = std::max(std::max(0.0, tail.grad_reduce_s - window - slack),
-                    st == 0 ? tail.grad_reduce_s * tail.last_bucket_fraction : 0.0);
+                exposed
+                    = std::max(std::max(0.0, chunked_grad_reduce_exposed_s(tail.grad_reduce_s, t.backward_s) - slack),
+                        st == 0 ? tail.grad_reduce_s * tail.last_bucket_fraction : 0.0);
             } else {
                 exposed = std::max(0.0, tail.grad_reduce_s - slack);
             }

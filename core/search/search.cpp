@@ -23,6 +23,10 @@ namespace {
 constexpr int kMaxTp = 64;
 constexpr int kMaxCp = 32;
 constexpr int kMaxVpp = 16;
+// Virtual stages whose layers do not divide evenly (Llama 3.1 405B's 126 layers over 16 x 4 chunks, as
+// Meta ran it) are searched while the fullest chunk holds at most this much above the mean: beyond it the
+// slowest stage costs more than the smaller bubble saves.
+constexpr double kMaxChunkImbalance = 1.25;
 constexpr int kMaxMicroBatch = 32;
 constexpr std::size_t kMaxPareto = 64;
 // A plan with less than this memory headroom is reported as memory-bound.
@@ -510,6 +514,21 @@ template <class T, class Pred> void keep_runnable(const ClusterSearch& search, s
     std::erase_if(values, [&](const T& v) { return !supported(*search.framework, v); });
 }
 
+// Uneven virtual stages are tried at the counts recipes use (2, 4, 8) and from 4 stages on: each adds a
+// whole inner loop (a prime layer count, DeepSeek-V3's 61, would otherwise try every count up to
+// kMaxVpp), and the bubble they shrink, (pp-1)/(vpp x micro-batches), is small below 4 stages.
+bool is_uneven_vpp_candidate(int pp, int vpp)
+{
+    return pp >= 4 && (vpp == 2 || vpp == 4 || vpp == 8);
+}
+
+// The fullest chunk's layers over the mean when `layers` are spread over `chunks` (1 = even).
+double chunk_imbalance(int layers, int chunks)
+{
+    const int fullest = (layers + chunks - 1) / chunks;
+    return static_cast<double>(fullest) * chunks / layers;
+}
+
 InnerKnobs inner_knobs(const ClusterSearch& search, const Strategy& s)
 {
     const SearchFix& fix = search.opt.fix;
@@ -534,7 +553,8 @@ InnerKnobs inner_knobs(const ClusterSearch& search, const Strategy& s)
     k.vpps = { 1 };
     if (s.pp > 1)
         for (int v = 2; v <= kMaxVpp && static_cast<long long>(s.pp) * v <= m.layers; ++v)
-            if (m.layers % (s.pp * v) == 0)
+            if (m.layers % (s.pp * v) == 0
+                || (is_uneven_vpp_candidate(s.pp, v) && chunk_imbalance(m.layers, s.pp * v) <= kMaxChunkImbalance))
                 k.vpps.push_back(v);
     k.vpps = pinned_or(fix.vpp, k.vpps);
     k.schedules = { Schedule::one_f_one_b };
