@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <numbers>
@@ -199,6 +200,8 @@ ErrorBand band_from(const std::vector<BandResidual>& residuals, double level, co
         band.high_factor = std::exp(std::max(0.0, s.mean + half));
         band.rows = s.rows;
         band.sources = s.sources;
+        for (const BandResidual* r : own.empty() ? rows : own)
+            band.best_measured_mfu = std::max(band.best_measured_mfu, r->measured_mfu);
         band.basis = workload_class_name(workload) + ": " + std::to_string(s.rows) + " published runs from "
             + std::to_string(s.sources) + " sources (" + pool.name + ")";
         if (own.empty())
@@ -238,19 +241,34 @@ void add_memory_interval(PredictionInterval& interval, const ErrorBand& memory_b
     interval.memory_basis = memory_band.basis;
 }
 
-PredictionInterval prediction_interval(const ErrorBand& band, double tokens_per_s, double step_time_s)
+PredictionInterval prediction_interval(const ErrorBand& band, double tokens_per_s, double step_time_s, double mfu)
 {
     PredictionInterval i;
     if (!band.valid() || !(tokens_per_s > 0) || !(step_time_s > 0))
         return i;
+    double low_factor = band.low_factor;
+    i.far_from_validation = band.far_from_validation;
+    i.basis = band.basis;
+    if (band.best_measured_mfu > 0 && mfu > band.best_measured_mfu) {
+        const double at_best = band.best_measured_mfu / mfu;
+        if (at_best < low_factor) {
+            low_factor = at_best;
+            i.far_from_validation = true;
+            i.best_measured_mfu_exceeded = band.best_measured_mfu;
+            char buf[200];
+            std::snprintf(buf, sizeof buf,
+                "; predicted MFU %.1f%% is above the best measured in this class (%.1f%%): the band reaches down to "
+                "that efficiency",
+                100 * mfu, 100 * band.best_measured_mfu);
+            i.basis += buf;
+        }
+    }
     i.level = band.level;
-    i.tokens_per_s_low = tokens_per_s * band.low_factor;
+    i.tokens_per_s_low = tokens_per_s * low_factor;
     i.tokens_per_s_high = tokens_per_s * band.high_factor;
     // The step takes longer exactly where the throughput is lower (same tokens per step).
     i.step_time_s_low = step_time_s / band.high_factor;
-    i.step_time_s_high = step_time_s / band.low_factor;
-    i.far_from_validation = band.far_from_validation;
-    i.basis = band.basis;
+    i.step_time_s_high = step_time_s / low_factor;
     return i;
 }
 
@@ -344,6 +362,9 @@ nlohmann::json residuals_json(const std::vector<BandResidual>& residuals)
             { "long_context", r.workload.long_context },
             { "architecture", std::string(to_string(r.workload.architecture)) }, { "gpus", r.gpus },
             { "log_error", r.log_error } });
+    for (std::size_t k = 0; k < residuals.size(); ++k)
+        if (residuals[k].measured_mfu > 0)
+            rows[k]["measured_mfu"] = residuals[k].measured_mfu;
     return rows;
 }
 
@@ -367,6 +388,9 @@ std::vector<BandResidual> residuals_from_json(
             b.log_error = r.at("log_error").get<double>();
             if (!std::isfinite(b.log_error))
                 throw InputError(file, at + ".log_error", "must be a finite number");
+            b.measured_mfu = r.value("measured_mfu", 0.0);
+            if (!std::isfinite(b.measured_mfu) || b.measured_mfu < 0 || b.measured_mfu > 1)
+                throw InputError(file, at + ".measured_mfu", "must be a fraction between 0 and 1");
             out.push_back(std::move(b));
         } catch (const nlohmann::json::exception& e) {
             throw InputError(file, at,

@@ -42,6 +42,9 @@ struct BandResidual {
     WorkloadClass workload;
     long long gpus = 0;
     double log_error = 0; // ln(measured / predicted) tokens per second
+    // The run's measured model-FLOPs utilisation (Megatron's FLOP count over the GPU's peak at the run's
+    // precision); 0 when unknown (memory residuals).
+    double measured_mfu = 0;
 };
 
 struct ErrorBandTable {
@@ -61,6 +64,9 @@ struct ErrorBand {
     int rows = 0; // residuals the band was built from
     int sources = 0;
     bool far_from_validation = false;
+    // The highest MFU any validation run of the workload's class measured (0: none known): a plan
+    // predicted above it is an extrapolation (prediction_interval widens the band down to it).
+    double best_measured_mfu = 0;
     std::string basis; // what the band rests on, in words
     bool valid() const { return level > 0; }
 };
@@ -72,8 +78,10 @@ ErrorBand error_band(
 ErrorBand memory_error_band(
     const ErrorBandTable& table, const WorkloadClass& workload, long long gpus, const std::string& exclude_source = {});
 
-// The band around one prediction's throughput and step time (none when the band is invalid).
-PredictionInterval prediction_interval(const ErrorBand& band, double tokens_per_s, double step_time_s);
+// The band around one prediction's throughput and step time (none when the band is invalid). A
+// prediction whose MFU (`mfu`, 0 = unknown) is above every measurement of its class has no run to vouch
+// for that efficiency: the band's low end reaches down to the best measured efficiency, and says so.
+PredictionInterval prediction_interval(const ErrorBand& band, double tokens_per_s, double step_time_s, double mfu = 0);
 // Adds the memory band around the predicted peak memory per GPU (nothing when the band is invalid).
 void add_memory_interval(PredictionInterval& interval, const ErrorBand& memory_band, double peak_memory_bytes);
 

@@ -1,10 +1,21 @@
 #include "calibration/error_band_residuals.hpp"
 
+#include "model/plan_context.hpp"
+
+#include <algorithm>
 #include <cmath>
 
 namespace parallax {
 
 namespace {
+
+// Model FLOPs per second per GPU measured, over the GPU's peak at the run's precision.
+double measured_mfu(const Scenario& s, double tokens_per_s_per_gpu)
+{
+    const PlanContext ctx(s.model, s.training, s.cluster);
+    const double peak = s.cluster.gpu.peak(s.training.precision);
+    return peak > 0 ? std::min(1.0, ctx.model_flops_per_token * tokens_per_s_per_gpu / peak) : 0.0;
+}
 
 void add_rows(ErrorBandTable& t, const std::vector<ValidationRow>& rows)
 {
@@ -19,6 +30,7 @@ void add_rows(ErrorBandTable& t, const std::vector<ValidationRow>& rows)
         b.workload = workload_class(s.model, s.training, s.cluster);
         b.gpus = s.cluster.total_gpus();
         b.log_error = std::log(r.c.measured_tokens_per_s_per_gpu / r.predicted_tokens_per_s_per_gpu);
+        b.measured_mfu = measured_mfu(s, r.c.measured_tokens_per_s_per_gpu);
         if (r.c.measured_peak_memory_bytes && *r.c.measured_peak_memory_bytes > 0
             && r.predicted_peak_memory_bytes > 0) {
             BandResidual m = b;

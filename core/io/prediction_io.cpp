@@ -56,6 +56,8 @@ void add_interval_json(json& j, const PredictionInterval& i)
     j["interval_level"] = i.level;
     j["interval_basis"] = i.basis;
     j["far_from_validation"] = i.far_from_validation;
+    if (i.best_measured_mfu_exceeded > 0)
+        j["best_measured_mfu_exceeded"] = i.best_measured_mfu_exceeded;
     if (i.memory_level > 0) {
         j["peak_memory_GiB_interval"]
             = { finite(i.peak_memory_bytes_low / units::kGiB), finite(i.peak_memory_bytes_high / units::kGiB) };

@@ -534,7 +534,7 @@ Prediction prediction_of(const PlanContext& ctx, const AnalyticResult& r)
     p.time = r.time;
     p.power = r.power;
     p.microbatches = r.microbatches;
-    p.interval = prediction_interval(ctx.band, p.tokens_per_s, p.step_time_s);
+    p.interval = prediction_interval(ctx.band, p.tokens_per_s, p.step_time_s, p.mfu);
     add_memory_interval(p.interval, ctx.memory_band, p.peak_memory_bytes);
     if (!r.feasible) {
         char buf[256];

@@ -53,7 +53,7 @@ Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s,
     p.mfu = peak > 0 ? p.tflops_per_gpu * units::kTFLOP / peak : 0;
     p.hfu *= p.step_time_s > 0 ? (AnalyticModel(ctx).predict(s).step_time_s / p.step_time_s) : 0.0;
     p.bubble_fraction = t.bubble_s / step;
-    p.interval = prediction_interval(ctx.band, p.tokens_per_s, p.step_time_s);
+    p.interval = prediction_interval(ctx.band, p.tokens_per_s, p.step_time_s, p.mfu);
     add_memory_interval(p.interval, ctx.memory_band, p.peak_memory_bytes);
     p.communication_s.exposed = t.exposed_tp_s + t.exposed_cp_s + t.exposed_ep_s + t.exposed_pp_s + t.exposed_dp_s;
     {

@@ -98,6 +98,9 @@ struct PredictionInterval {
     double step_time_s_low = 0;
     double step_time_s_high = 0;
     bool far_from_validation = false;
+    // The best MFU measured in the workload's class when this prediction's MFU is above it (an
+    // extrapolation: no validation run reached that efficiency); 0 otherwise.
+    double best_measured_mfu_exceeded = 0;
     std::string basis;
     // Peak memory per GPU (level 0 when the model's memory errors give no band).
     double memory_level = 0;

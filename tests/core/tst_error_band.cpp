@@ -147,6 +147,20 @@ private slots:
         bad = error_band_table_to_json(t);
         bad["level"] = 1.5;
         QVERIFY_THROWS_EXCEPTION(InputError, error_band_table_from_json(bad, "bands.json"));
+        // A measured efficiency travels with its residual and is a fraction.
+        ErrorBandTable with_mfu = small_table();
+        with_mfu.residuals[1].measured_mfu = 0.47;
+        const ErrorBandTable mfu_back = error_band_table_from_json(error_band_table_to_json(with_mfu), "t.json");
+        QCOMPARE(mfu_back.residuals[1].measured_mfu, 0.47);
+        QCOMPARE(mfu_back.residuals[0].measured_mfu, 0.0);
+        bad = error_band_table_to_json(with_mfu);
+        bad["residuals"][1]["measured_mfu"] = 47;
+        try {
+            error_band_table_from_json(bad, "bands.json");
+            QFAIL("accepted an MFU of 4700%");
+        } catch (const InputError& e) {
+            QVERIFY(std::string(e.what()).find("residuals[1].measured_mfu") != std::string::npos);
+        }
         // Memory residuals travel in their own array and are checked like the others.
         ErrorBandTable with_memory = small_table();
         with_memory.memory_residuals = small_table().residuals;
@@ -271,6 +285,47 @@ private slots:
             marked += r.indistinguishable_from_best;
         }
         QVERIFY(marked > 0); // the top plans of a search lie within each other's bands
+    }
+
+    // The search's favourite for GPT-3 175B on 1,024 A100 is predicted at an MFU no published A100 run
+    // reached: its band reaches down to the best measured efficiency of the class, and says so.
+    void efficiency_beyond_every_measured_run_widens_the_band()
+    {
+        const ErrorBandTable& table = builtin_error_bands();
+        double best_ampere_dense = 0;
+        for (const BandResidual& r : table.residuals)
+            if (!r.workload.moe && !r.workload.fp8 && !r.workload.long_context
+                && r.workload.architecture == GpuArchitecture::ampere)
+                best_ampere_dense = std::max(best_ampere_dense, r.measured_mfu);
+        QVERIFY2(best_ampere_dense > 0.4 && best_ampere_dense < 0.7, qPrintable(QString::number(best_ampere_dense)));
+
+        Scenario sc = load_scenario_preset("gpt3-175b-1024-a100", PresetCatalog::standard());
+        sc.strategy.tp = 4;
+        sc.strategy.pp = 2;
+        sc.strategy.cp = 2;
+        sc.strategy.dp = 64;
+        sc.strategy.vpp = 12;
+        sc.strategy.schedule = Schedule::interleaved;
+        sc.strategy.micro_batch = 3;
+        sc.strategy.recompute = Recompute::none;
+        sc.strategy.sequence_parallel = true;
+        sc.strategy.zero = 2;
+        const PlanContext ctx(sc.model, sc.training, sc.cluster);
+        const Prediction p = AnalyticModel(ctx).predict(sc.strategy);
+        QVERIFY2(p.mfu > best_ampere_dense, qPrintable(QString::number(p.mfu)));
+        QCOMPARE(p.interval.best_measured_mfu_exceeded, best_ampere_dense);
+        QVERIFY(p.interval.far_from_validation);
+        QVERIFY(std::fabs(p.interval.tokens_per_s_low - p.tokens_per_s * best_ampere_dense / p.mfu)
+            < 1e-9 * p.tokens_per_s);
+        QVERIFY(p.interval.basis.find("above the best measured in this class") != std::string::npos);
+        QCOMPARE(prediction_to_json(p)["best_measured_mfu_exceeded"].get<double>(), best_ampere_dense);
+
+        // The published plan (full recompute) sits below the best measured efficiency: no such note.
+        const Scenario published = load_scenario_preset("gpt3-175b-1024-a100", PresetCatalog::standard());
+        const Prediction q = AnalyticModel(ctx).predict(published.strategy);
+        QVERIFY(q.mfu < best_ampere_dense);
+        QCOMPARE(q.interval.best_measured_mfu_exceeded, 0.0);
+        QVERIFY(q.interval.basis.find("above the best measured") == std::string::npos);
     }
 
     void grouped_numbers()
