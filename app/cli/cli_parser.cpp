@@ -10,6 +10,9 @@ CommandParser::CommandParser(const QString& description, const QString& position
 {
     m_parser.setApplicationDescription(description);
     m_parser.addHelpOption();
+    // Read by main() before the command runs (cli_logging.hpp); declared here so that every command takes it.
+    m_parser.addOption({ { QStringLiteral("verbose"), QStringLiteral("V") },
+        QStringLiteral("Debug messages of every parallax.* logging category on stderr (QT_LOGGING_RULES overrides).") });
     if (!positional_name.isEmpty())
         m_parser.addPositionalArgument(positional_name, positional_help);
 }

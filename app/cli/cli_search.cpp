@@ -2,11 +2,14 @@
 // parallax-cli sweep  SCENARIO.json --gpus 64,128,... [--json] (or --global-batch / --seq-len / --clusters)
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
+#include "cli/cli_logging.hpp"
 #include "cli/cli_parser.hpp"
 #include "io/scenario_io.hpp"
 #include "io/search_io.hpp"
 #include "search/search_removals.hpp"
 #include "spec/input_error.hpp"
+
+#include <QThread>
 
 #include <cstdio>
 
@@ -140,6 +143,9 @@ int run_search(const QStringList& args)
         if (!search_options(cmd, scenario, o, calibration))
             return kBadInput;
         const SearchOutcome outcome = search_strategies(scenario, o);
+        qCDebug(lcCli) << "searched" << outcome.evaluated << "strategies in" << outcome.seconds << "s on"
+                       << (o.threads > 0 ? o.threads : QThread::idealThreadCount()) << "threads;" << outcome.feasible
+                       << "feasible," << outcome.removed.size() << "removal reasons";
         if (cmd.parser().isSet(QStringLiteral("json"))) {
             print_out(search_outcome_to_json(outcome).dump(2) + "\n");
         } else if (cmd.csv()) {
