@@ -50,7 +50,8 @@ int main(int argc, char** argv)
     QCoreApplication::setApplicationName(QStringLiteral("parallax-cli"));
     QCoreApplication::setApplicationVersion(QStringLiteral(PARALLAX_VERSION));
     QStringList args = QCoreApplication::arguments();
-    const auto is_verbose = [](const QString& a) { return a == QLatin1String("--verbose") || a == QLatin1String("-V"); };
+    const auto is_verbose
+        = [](const QString& a) { return a == QLatin1String("--verbose") || a == QLatin1String("-V"); };
     parallax::cli::setup_logging(std::any_of(args.begin() + 1, args.end(), is_verbose));
     // Before the command it is a global option; after it, the command's parser accepts it.
     while (args.size() > 1 && is_verbose(args.at(1)))
@@ -85,7 +86,8 @@ int main(int argc, char** argv)
         parallax::cli::print_err("parallax-cli: unknown command '" + args.at(1).toStdString() + "'\n\n" + kUsage);
         return parallax::cli::kBadInput;
     }
-    qCDebug(parallax::cli::lcCli).noquote() << "command" << args.at(1) << "arguments" << args.mid(2).join(QLatin1Char(' '));
+    qCDebug(parallax::cli::lcCli).noquote()
+        << "command" << args.at(1) << "arguments" << args.mid(2).join(QLatin1Char(' '));
     QStringList rest = args.mid(1);
     rest[0] = args.at(0) + QLatin1Char(' ') + args.at(1);
     try {

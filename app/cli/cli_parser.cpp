@@ -12,7 +12,8 @@ CommandParser::CommandParser(const QString& description, const QString& position
     m_parser.addHelpOption();
     // Read by main() before the command runs (cli_logging.hpp); declared here so that every command takes it.
     m_parser.addOption({ { QStringLiteral("verbose"), QStringLiteral("V") },
-        QStringLiteral("Debug messages of every parallax.* logging category on stderr (QT_LOGGING_RULES overrides).") });
+        QStringLiteral(
+            "Debug messages of every parallax.* logging category on stderr (QT_LOGGING_RULES overrides).") });
     if (!positional_name.isEmpty())
         m_parser.addPositionalArgument(positional_name, positional_help);
 }
@@ -35,7 +36,8 @@ std::optional<int> CommandParser::parse(const QStringList& args, int min_positio
     }
     const int n = static_cast<int>(m_parser.positionalArguments().size());
     if (n < min_positional || n > max_positional) {
-        print_err("parallax-cli " + m_command.toStdString() + ": wrong number of arguments\n" + help_text().toStdString());
+        print_err(
+            "parallax-cli " + m_command.toStdString() + ": wrong number of arguments\n" + help_text().toStdString());
         return kBadInput;
     }
     return std::nullopt;

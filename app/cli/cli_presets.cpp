@@ -100,7 +100,12 @@ int run_presets(const QStringList& args)
         CsvWriter csv { "kind", "name", "user", "origin", "summary" };
         for (PresetKind k : kinds)
             for (const PresetEntry* e : catalog.entries(k))
-                csv.field(to_string(k)).field(e->name).integer(e->user ? 1 : 0).field(e->origin).field(summary(*e)).end_row();
+                csv.field(to_string(k))
+                    .field(e->name)
+                    .integer(e->user ? 1 : 0)
+                    .field(e->origin)
+                    .field(summary(*e))
+                    .end_row();
         print_out(csv.text());
         return kOk;
     }

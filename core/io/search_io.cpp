@@ -52,8 +52,7 @@ json search_result_to_json(const SearchResult& r, const std::string& label)
     if (r.runner_up) {
         const RunnerUp& u = *r.runner_up;
         e["runner_up"] = { { "label", strategy_label(u.strategy) }, { "strategy", strategy_to_json(u.strategy) },
-            { "differs_in", u.dimension },
-            { "slower_fraction", u.slower_fraction },
+            { "differs_in", u.dimension }, { "slower_fraction", u.slower_fraction },
             { "text",
                 u.dimension + " would be " + format_number("%.1f%%", 100 * u.slower_fraction) + " slower (" + u.because
                     + ")" } };
@@ -169,7 +168,8 @@ std::string search_outcome_to_text(const SearchOutcome& o)
         std::snprintf(line, sizeof line,
             "    %9.0f tok/s  %5.1f%% MFU  %6.2f s/step  %5.1f GiB  %5.0f W  %.3f J/tok  %s  [%s]\n", p.tokens_per_s,
             100 * p.mfu, p.step_time_s, p.peak_memory_bytes / units::kGiB, p.power.avg_W_per_gpu,
-            p.power.energy_J_per_token, r.limiter.c_str(), p.fidelity == Fidelity::simulated ? "simulated" : "analytic");
+            p.power.energy_J_per_token, r.limiter.c_str(),
+            p.fidelity == Fidelity::simulated ? "simulated" : "analytic");
         out += line;
         if (o.any_framework)
             out += "    frameworks: " + frameworks_label(r.frameworks) + "\n";
@@ -213,8 +213,8 @@ std::string sweep_to_text(const std::vector<SweepPoint>& points)
 std::string search_outcome_to_csv(const SearchOutcome& o)
 {
     CsvWriter out { "rank", "label", "tokens_per_s", "mfu", "step_time_s", "peak_memory_GiB", "avg_W_per_gpu",
-        "energy_J_per_token", "limiter", "fidelity", "indistinguishable_from_best", "frameworks", "tp", "pp", "dp", "cp",
-        "ep", "vpp", "micro_batch", "schedule", "zero", "recompute", "sequence_parallel", "offload_optimizer" };
+        "energy_J_per_token", "limiter", "fidelity", "indistinguishable_from_best", "frameworks", "tp", "pp", "dp",
+        "cp", "ep", "vpp", "micro_batch", "schedule", "zero", "recompute", "sequence_parallel", "offload_optimizer" };
     const std::vector<std::string> labels = result_labels(o.results);
     for (std::size_t i = 0; i < o.results.size(); ++i) {
         const SearchResult& r = o.results[i];

@@ -986,8 +986,8 @@ SearchOutcome search_cluster(
     out.results = refined_results(search, merged.top, out.cancelled);
     add_runner_ups(search, out.results);
     out.pareto = pareto_results(merged.pareto, search.capacity, search.ctx.model);
-    out.removed = describe_removals(merged.removed,
-        { search.inputs, search.framework, search.capacity, search.min_headroom, budget_kW, window_s });
+    out.removed = describe_removals(
+        merged.removed, { search.inputs, search.framework, search.capacity, search.min_headroom, budget_kW, window_s });
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;
 }

@@ -72,9 +72,12 @@ std::vector<SearchRemoval> describe_removals(const RemovalTally& t, const Remova
 {
     std::vector<SearchRemoval> out;
     if (t.unfit_pins > 0)
-        out.push_back({ "search.fix", "pinned degrees whose product does not divide the " + std::to_string(c.inputs.total_gpus) + " GPUs", t.unfit_pins });
+        out.push_back({ "search.fix",
+            "pinned degrees whose product does not divide the " + std::to_string(c.inputs.total_gpus) + " GPUs",
+            t.unfit_pins });
     if (t.dp_pin_mismatches > 0)
-        out.push_back({ "search.fix.dp", "degree combinations that leave another DP than search.fix.dp", t.dp_pin_mismatches });
+        out.push_back(
+            { "search.fix.dp", "degree combinations that leave another DP than search.fix.dp", t.dp_pin_mismatches });
     for (std::size_t i = 0; i < kRuleCount; ++i)
         if (t.rules[i] > 0) {
             const auto r = static_cast<Rule>(i);

@@ -12,6 +12,13 @@ std::string on_off(bool on)
     return on ? "on" : "off";
 }
 
+// 0 layers means "not set": the stage gets its even share.
+std::string stage_layers(const char* which, int layers)
+{
+    return layers > 0 ? std::string(which) + " stage " + std::to_string(layers) + " layers"
+                      : std::string(which) + " stage even";
+}
+
 // A setting that strategy_label leaves out, written the way a list shows it when it tells plans apart.
 struct HiddenSetting {
     std::string (*text)(const Strategy&);
@@ -27,8 +34,8 @@ const HiddenSetting kHiddenSettings[] = {
     { [](const Strategy& s) { return "param-gather overlap " + on_off(s.overlap_param_gather); } },
     { [](const Strategy& s) { return "gradient release " + on_off(s.gradient_release); } },
     { [](const Strategy& s) { return "rank order " + to_string(s.rank_order); } },
-    { [](const Strategy& s) { return "first stage " + std::to_string(s.first_stage_layers) + " layers"; } },
-    { [](const Strategy& s) { return "last stage " + std::to_string(s.last_stage_layers) + " layers"; } },
+    { [](const Strategy& s) { return stage_layers("first", s.first_stage_layers); } },
+    { [](const Strategy& s) { return stage_layers("last", s.last_stage_layers); } },
 };
 
 } // namespace
@@ -78,8 +85,8 @@ std::vector<std::string> distinguishing_labels(const std::vector<Strategy>& plan
                 continue;
             all_unique = false;
             const std::string first = setting.text(plans[members.front()]);
-            const bool differs = std::any_of(members.begin(), members.end(),
-                [&](std::size_t i) { return setting.text(plans[i]) != first; });
+            const bool differs = std::any_of(
+                members.begin(), members.end(), [&](std::size_t i) { return setting.text(plans[i]) != first; });
             if (differs)
                 for (std::size_t i : members)
                     labels[i] += ", " + setting.text(plans[i]);

@@ -195,8 +195,8 @@ std::string RunEngine::dispatch(const RunRequest& request, const CancelToken& ca
             throw SshError(
                 SshErrorKind::remote_command, p.host + ": could not resolve the run folder " + bundle.run_dir);
     } catch (const SshError& e) {
-        qCWarning(lcRun).noquote() << "run" << bundle.run_id.c_str() << ": step 'create the run folder' failed:"
-                                   << e.what();
+        qCWarning(lcRun).noquote() << "run" << bundle.run_id.c_str()
+                                   << ": step 'create the run folder' failed:" << e.what();
         throw;
     }
 
@@ -302,8 +302,8 @@ void RunEngine::submit_slurm(const RunRecord& run, Live& l, bool first_attempt, 
     }
     const auto job_id = parse_sbatch_job_id(r.out);
     if (!job_id) {
-        qCWarning(lcSlurm).noquote() << "run" << run.id.c_str() << ": sbatch printed no job id:"
-                                     << failure_text(r).c_str();
+        qCWarning(lcSlurm).noquote() << "run" << run.id.c_str()
+                                     << ": sbatch printed no job id:" << failure_text(r).c_str();
         m_store.set_state(run.id, RunState::failed, "sbatch printed no job id: " + failure_text(r));
         return;
     }
@@ -343,8 +343,9 @@ void RunEngine::submit_direct(const RunRecord& run, Live& l, const CancelToken& 
                 = run_command(c, direct_start_command(p, node_dir, rank, n, hosts.front(), std::stoi(port)), cancel);
             pid = last_line(r.out);
             if (!r.ok() || !all_digits(pid)) {
-                qCWarning(lcDirect).noquote() << "run" << run.id.c_str() << ":" << hosts[static_cast<std::size_t>(rank)].c_str()
-                                              << "could not start node" << rank << ":" << failure_text(r).c_str();
+                qCWarning(lcDirect).noquote()
+                    << "run" << run.id.c_str() << ":" << hosts[static_cast<std::size_t>(rank)].c_str()
+                    << "could not start node" << rank << ":" << failure_text(r).c_str();
                 m_store.set_state(run.id, RunState::failed,
                     hosts[static_cast<std::size_t>(rank)] + ": could not start node " + std::to_string(rank) + ": "
                         + failure_text(r));
