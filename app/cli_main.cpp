@@ -37,7 +37,7 @@ const char* kUsage
       "  runs     [RUN_ID] [--json]                 (the run store: measured vs predicted)\n"
       "\n"
       "`parallax-cli <command> --help` describes one command; --version prints the version.\n"
-      "Tables: --csv prints search, sweep, validate, runs, presets and error-bands as CSV.\n"
+      "Tables: --csv prints search, sweep, validate, runs, presets, error-bands and clocks as CSV.\n"
       "--verbose (-V): debug log of the parallax.* categories on stderr; QT_LOGGING_RULES overrides it.\n"
       "Exit codes: 0 success, 1 internal error, 2 bad input, 3 infeasible plan.\n"
       "run: 4 the remote run failed, was cancelled or could not be sent.\n";

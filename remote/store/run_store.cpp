@@ -232,7 +232,7 @@ RunStore::RunStore(const QString& path)
     : m_path(path)
     , m_connection(QStringLiteral("parallax-runs-%1").arg(g_connection_counter.fetchAndAddRelaxed(1)))
 {
-    qCDebug(lcStore) << "opening" << path;
+    qCDebug(lcStore).noquote() << "opening" << path;
     if (!QSqlDatabase::isDriverAvailable(QStringLiteral("QSQLITE")))
         throw StoreError("run store: Qt's QSQLITE driver is not installed (Debian: libqt6sql6-sqlite)");
     const QFileInfo info(path);

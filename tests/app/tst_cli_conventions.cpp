@@ -196,7 +196,7 @@ void TestCliConventions::subcommandHelpNamesTheSubcommand_data()
     QTest::newRow("presets") << QStringLiteral("presets") << QStringLiteral("KIND") << true;
     QTest::newRow("error-bands") << QStringLiteral("error-bands") << QStringLiteral("RUNS") << true;
     QTest::newRow("timeline") << QStringLiteral("timeline") << QStringLiteral("SCENARIO") << false;
-    QTest::newRow("clocks") << QStringLiteral("clocks") << QStringLiteral("SCENARIO") << false;
+    QTest::newRow("clocks") << QStringLiteral("clocks") << QStringLiteral("SCENARIO") << true;
 }
 
 void TestCliConventions::subcommandHelpNamesTheSubcommand()
@@ -264,7 +264,8 @@ void TestCliConventions::oneLabelInTextJsonAndCsv()
         QVERIFY(l.startsWith(QStringLiteral("TP ")));
         QVERIFY2(QString::fromUtf8(st.out).contains(QStringLiteral("%1. %2\n").arg(i + 1, 2).arg(l)), qPrintable(l));
         QCOMPARE(rows.at(i + 1).at(label_col), l);
-        const QJsonObject runner_up = r.value(QStringLiteral("explanation")).toObject().value(QStringLiteral("runner_up")).toObject();
+        const QJsonObject runner_up
+            = r.value(QStringLiteral("explanation")).toObject().value(QStringLiteral("runner_up")).toObject();
         if (!runner_up.isEmpty())
             QVERIFY(runner_up.value(QStringLiteral("label")).toString().startsWith(QStringLiteral("TP ")));
     }
@@ -272,8 +273,8 @@ void TestCliConventions::oneLabelInTextJsonAndCsv()
         QVERIFY(p.toObject().value(QStringLiteral("label")).toString().startsWith(QStringLiteral("TP ")));
 
     // validate: every row carries its plan's label.
-    const Run v = run({ QStringLiteral("validate"), QStringLiteral(PARALLAX_SOURCE_DIR "/validation/published-runs.json"),
-        QStringLiteral("--json") });
+    const Run v = run({ QStringLiteral("validate"),
+        QStringLiteral(PARALLAX_SOURCE_DIR "/validation/published-runs.json"), QStringLiteral("--json") });
     QCOMPARE(v.code, 0);
     const QJsonArray vrows = json_object(v.out).value(QStringLiteral("rows")).toArray();
     QVERIFY(!vrows.isEmpty());
@@ -319,7 +320,8 @@ void TestCliConventions::memoryCapacityWording()
     QCOMPARE(r.code, 0);
     QStringList limiters;
     for (const auto& x : json_object(r.out).value(QStringLiteral("results")).toArray())
-        limiters << x.toObject().value(QStringLiteral("limiter")).toString();
+        limiters
+            << x.toObject().value(QStringLiteral("explanation")).toObject().value(QStringLiteral("limiter")).toString();
     QVERIFY(!limiters.contains(QStringLiteral("memory-bound")));
     // Among 200 plans of a model that fills an 80 GiB GPU only with little recompute, some leave < 5% free.
     QVERIFY2(limiters.contains(QStringLiteral("memory-capacity")), qPrintable(limiters.join(QLatin1Char(','))));
@@ -402,9 +404,9 @@ void TestCliConventions::csvTablesParse()
 {
     // sweep: one row per point, the plan as its label.
     const QString path = writeFile(QStringLiteral("sweep.json"), scenario(""));
-    const Run sw = run({ QStringLiteral("sweep"), path, QStringLiteral("--gpus"), QStringLiteral("8,16"),
-        QStringLiteral("--refine"), QStringLiteral("0"), QStringLiteral("--top"), QStringLiteral("1"),
-        QStringLiteral("--csv") });
+    const Run sw = run(
+        { QStringLiteral("sweep"), path, QStringLiteral("--gpus"), QStringLiteral("8,16"), QStringLiteral("--refine"),
+            QStringLiteral("0"), QStringLiteral("--top"), QStringLiteral("1"), QStringLiteral("--csv") });
     QCOMPARE(sw.code, 0);
     const QList<QStringList> sweep = parse_csv(QString::fromUtf8(sw.out));
     QCOMPARE(sweep.size(), 3);
@@ -424,7 +426,9 @@ void TestCliConventions::csvTablesParse()
         v.value(QStringLiteral("rows")).toArray().size() + v.value(QStringLiteral("skipped")).toArray().size());
     const QJsonObject row0 = v.value(QStringLiteral("rows")).toArray().at(0).toObject();
     QCOMPARE(validate.at(1).at(column(validate, "id")), row0.value(QStringLiteral("id")).toString());
-    QCOMPARE(validate.at(1).at(column(validate, "error")).toDouble(), row0.value(QStringLiteral("error")).toDouble());
+    QVERIFY(
+        qAbs(validate.at(1).at(column(validate, "error")).toDouble() - row0.value(QStringLiteral("error")).toDouble())
+        < 1e-6);
 
     // presets: one row per preset, as many as the JSON lists.
     const Run pj = run({ QStringLiteral("presets"), QStringLiteral("--json") });
@@ -456,6 +460,17 @@ void TestCliConventions::csvTablesParse()
     QCOMPARE(classes, json_object(ej.out).value(QStringLiteral("classes")).toArray().size());
     QCOMPARE(coverage, json_object(ej.out).value(QStringLiteral("coverage")).toArray().size());
 
+    // clocks: one row per pipeline stage, as the JSON's per-stage lists.
+    const QString clocks = QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/power-uneven-1f1b.json");
+    const Run cj = run({ QStringLiteral("clocks"), clocks, QStringLiteral("--no-simulate"), QStringLiteral("--json") });
+    const Run cc = run({ QStringLiteral("clocks"), clocks, QStringLiteral("--no-simulate"), QStringLiteral("--csv") });
+    QCOMPARE(cc.code, 0);
+    const QJsonArray stage_clocks = json_object(cj.out).value(QStringLiteral("stage_clock_MHz")).toArray();
+    const QList<QStringList> clock_rows = parse_csv(QString::fromUtf8(cc.out));
+    QCOMPARE(clock_rows.size() - 1, stage_clocks.size());
+    for (qsizetype i = 0; i < stage_clocks.size(); ++i)
+        QCOMPARE(clock_rows.at(i + 1).at(column(clock_rows, "clock_MHz")).toDouble(), stage_clocks.at(i).toDouble());
+
     // runs: an empty store is a header alone.
     const Run rc = run({ QStringLiteral("runs"), QStringLiteral("--store"),
         QDir(m_dir.path()).filePath(QStringLiteral("empty.sqlite")), QStringLiteral("--csv") });
@@ -480,8 +495,8 @@ void TestCliConventions::verboseAndLoggingRules()
     QCOMPARE(quiet.code, 0);
     QVERIFY2(!quiet.err.contains("parallax.cli"), quiet.err.constData());
     // --verbose before or after the command.
-    for (const QStringList& verbose : { QStringList { QStringLiteral("--verbose") } + args,
-             args + QStringList { QStringLiteral("--verbose") } }) {
+    for (const QStringList& verbose :
+        { QStringList { QStringLiteral("--verbose") } + args, args + QStringList { QStringLiteral("--verbose") } }) {
         const Run r = run(verbose);
         QCOMPARE(r.code, 0);
         QVERIFY2(r.err.contains("parallax.cli: scenario default from the presets"), r.err.constData());
@@ -503,12 +518,13 @@ void TestCliConventions::failedDispatchLogsEachStep()
     const QString known_hosts = QDir(m_dir.path()).filePath(QStringLiteral("known_hosts"));
     const QString profile = writeFile(QStringLiteral("nowhere.json"),
         QStringLiteral(R"({ "name": "nowhere", "host": "127.0.0.1", "port": 1, "launcher": "direct",
-  "known_hosts": "%1", "connect_timeout_s": 2, "use_agent": false, "gpu_type": "cpu", "gpus_per_node": 1 })")
+  "hosts": ["127.0.0.1", "127.0.0.2"], "known_hosts": "%1", "connect_timeout_s": 2, "use_agent": false,
+  "gpu_type": "cpu", "gpus_per_node": 8 })")
             .arg(known_hosts)
             .toUtf8());
-    const QString plan = writeFile(QStringLiteral("dispatch.json"), scenario(""));
-    const QStringList args = { QStringLiteral("run"), plan, QStringLiteral("--cluster"), profile, QStringLiteral("--store"),
-        QDir(m_dir.path()).filePath(QStringLiteral("dispatch.sqlite")) };
+    const QString plan = writeFile(QStringLiteral("dispatch.json"), scenario("")); // 2 nodes of 8 GPUs
+    const QStringList args = { QStringLiteral("run"), plan, QStringLiteral("--cluster"), profile,
+        QStringLiteral("--store"), QDir(m_dir.path()).filePath(QStringLiteral("dispatch.sqlite")) };
     const Run r = run(QStringList { QStringLiteral("--verbose") } + args);
     QVERIFY(!r.crashed);
     QCOMPARE(r.code, 4);
@@ -516,6 +532,7 @@ void TestCliConventions::failedDispatchLogsEachStep()
     // Each step on its way to the failure, with its category: the connection attempt that failed, the
     // dispatch step it broke, and libssh's own account of the connect.
     QVERIFY2(err.contains(QStringLiteral("parallax.remote.run: run ")), r.err.constData());
+    QVERIFY2(err.contains(QStringLiteral(": creating the run folder on 127.0.0.1")), r.err.constData());
     QVERIFY2(err.contains(QStringLiteral("parallax.remote.ssh: connecting to")), r.err.constData());
     QVERIFY2(err.contains(QStringLiteral("parallax.remote.ssh: connection attempt 1 failed:")), r.err.constData());
     QVERIFY2(err.contains(QStringLiteral("step 'create the run folder' failed:")), r.err.constData());
