@@ -97,9 +97,16 @@ std::vector<SearchRemoval> describe_removals(const RemovalTally& t, const Remova
 
 std::string removals_text(const std::vector<SearchRemoval>& removed, const std::string& indent)
 {
+    std::vector<std::string> counts;
+    std::size_t width = 0;
+    for (const SearchRemoval& r : removed) {
+        counts.push_back(format_grouped(static_cast<double>(r.count)));
+        width = std::max(width, counts.back().size());
+    }
     std::string out;
-    for (const SearchRemoval& r : removed)
-        out += indent + format_grouped(static_cast<double>(r.count)) + "  " + r.key + ": " + r.reason + "\n";
+    for (std::size_t i = 0; i < removed.size(); ++i) // counts right-aligned, so the keys line up
+        out += indent + std::string(width - counts[i].size(), ' ') + counts[i] + "  " + removed[i].key + ": "
+            + removed[i].reason + "\n";
     return out;
 }
 
