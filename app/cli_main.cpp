@@ -1,9 +1,11 @@
 // parallax-cli: headless access to everything the planner shows (docs/cli.md describes every command).
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
+#include "cli/cli_logging.hpp"
 
 #include <QCoreApplication>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <map>
@@ -13,7 +15,7 @@ namespace {
 using Command = int (*)(const QStringList&);
 
 const char* kUsage
-    = "usage: parallax-cli <command> [options]\n"
+    = "usage: parallax-cli [--verbose] <command> [options]\n"
       "\n"
       "commands:\n"
       "  predict  SCENARIO.json [--json] [--fidelity analytic|simulated]\n"
@@ -35,6 +37,8 @@ const char* kUsage
       "  runs     [RUN_ID] [--json]                 (the run store: measured vs predicted)\n"
       "\n"
       "`parallax-cli <command> --help` describes one command; --version prints the version.\n"
+      "Tables: --csv prints search, sweep, validate, runs, presets, error-bands and clocks as CSV.\n"
+      "--verbose (-V): debug log of the parallax.* categories on stderr; QT_LOGGING_RULES overrides it.\n"
       "Exit codes: 0 success, 1 internal error, 2 bad input, 3 infeasible plan.\n"
       "run: 4 the remote run failed, was cancelled or could not be sent.\n";
 
@@ -45,7 +49,13 @@ int main(int argc, char** argv)
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("parallax-cli"));
     QCoreApplication::setApplicationVersion(QStringLiteral(PARALLAX_VERSION));
-    const QStringList args = QCoreApplication::arguments();
+    QStringList args = QCoreApplication::arguments();
+    const auto is_verbose
+        = [](const QString& a) { return a == QLatin1String("--verbose") || a == QLatin1String("-V"); };
+    parallax::cli::setup_logging(std::any_of(args.begin() + 1, args.end(), is_verbose));
+    // Before the command it is a global option; after it, the command's parser accepts it.
+    while (args.size() > 1 && is_verbose(args.at(1)))
+        args.removeAt(1);
     if (args.size() < 2 || args.at(1) == QLatin1String("--help") || args.at(1) == QLatin1String("-h")
         || args.at(1) == QLatin1String("help")) {
         std::fputs(kUsage, args.size() < 2 ? stderr : stdout);
@@ -76,6 +86,8 @@ int main(int argc, char** argv)
         parallax::cli::print_err("parallax-cli: unknown command '" + args.at(1).toStdString() + "'\n\n" + kUsage);
         return parallax::cli::kBadInput;
     }
+    qCDebug(parallax::cli::lcCli).noquote()
+        << "command" << args.at(1) << "arguments" << args.mid(2).join(QLatin1Char(' '));
     QStringList rest = args.mid(1);
     rest[0] = args.at(0) + QLatin1Char(' ') + args.at(1);
     try {

@@ -3,6 +3,7 @@
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
+#include "io/csv_writer.hpp"
 #include "io/number_format.hpp"
 #include "power/clock_planner.hpp"
 #include "spec/input_error.hpp"
@@ -30,6 +31,7 @@ int run_clocks(const QStringList& args)
                        "Put the result into the scenario as training.stage_clock_MHz."),
         QStringLiteral("SCENARIO"), QStringLiteral("scenario file or preset name"));
     cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print JSON.") });
+    cmd.add_csv_option();
     cmd.parser().addOption(
         { QStringLiteral("max-slowdown"), QStringLiteral("Step-time increase allowed (default 0.01 = 1%)."),
             QStringLiteral("FRACTION"), QStringLiteral("0.01") });
@@ -82,6 +84,19 @@ int run_clocks(const QStringList& args)
             j["simulated"] = fidelity_json(plan.simulated);
         j["notes"] = plan.notes;
         print_out(j.dump(2) + "\n");
+        return kOk;
+    }
+    if (cmd.csv()) { // the per-stage table; the totals are in --json
+        CsvWriter csv { "stage", "clock_MHz", "base_clock_MHz", "avg_W_per_gpu", "base_avg_W_per_gpu" };
+        for (std::size_t i = 0; i < plan.stage_clock_MHz.size(); ++i) {
+            csv.integer(static_cast<long long>(i)).number(plan.stage_clock_MHz[i], 8).number(plan.base_clock_MHz[i], 8);
+            if (i < plan.stage_W.size())
+                csv.number(plan.stage_W[i], 8).number(plan.stage_base_W[i], 8);
+            else
+                csv.field("").field("");
+            csv.end_row();
+        }
+        print_out(csv.text());
         return kOk;
     }
     std::string out = "per-stage clocks for " + scenario.model.name + " (pp " + std::to_string(scenario.strategy.pp)

@@ -1,5 +1,7 @@
 #include "cli/cli_common.hpp"
 
+#include "cli/cli_logging.hpp"
+
 #include "io/json_reader.hpp"
 #include "io/scenario_io.hpp"
 
@@ -11,8 +13,11 @@ namespace parallax::cli {
 Scenario load_scenario_argument(const std::string& arg, const PresetCatalog& catalog, ScenarioUse use)
 {
     std::error_code ec;
-    if (!std::filesystem::exists(arg, ec) && catalog.find(PresetKind::scenarios, arg))
+    if (!std::filesystem::exists(arg, ec) && catalog.find(PresetKind::scenarios, arg)) {
+        qCDebug(lcCli).noquote() << "scenario" << arg.c_str() << "from the presets";
         return load_scenario_preset(arg, catalog, use);
+    }
+    qCDebug(lcCli).noquote() << "scenario from the file" << arg.c_str();
     return load_scenario_file(arg, catalog, use);
 }
 

@@ -6,6 +6,7 @@
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
+#include "io/csv_writer.hpp"
 #include "io/json_reader.hpp"
 #include "io/scenario_io.hpp"
 #include "spec/input_error.hpp"
@@ -94,6 +95,37 @@ nlohmann::json coverage_json(const std::vector<BandCoverage>& cov)
     return j;
 }
 
+// Both tables in one: a "table" column says which ("class" rows: the bands; "coverage" rows: their
+// leave-one-source-out coverage); a column that does not apply to a row is empty.
+std::string csv_tables(const std::vector<ClassBand>& classes, const std::vector<BandCoverage>& cov)
+{
+    CsvWriter csv { "table", "name", "runs", "low_factor", "high_factor", "basis", "covered", "coverage",
+        "mean_width" };
+    for (const ClassBand& c : classes)
+        csv.field("class")
+            .field(c.name)
+            .integer(c.runs)
+            .number(c.band.low_factor, 6)
+            .number(c.band.high_factor, 6)
+            .field(c.band.basis)
+            .field("")
+            .field("")
+            .field("")
+            .end_row();
+    for (const BandCoverage& c : cov)
+        csv.field("coverage")
+            .field(c.group)
+            .integer(c.rows)
+            .field("")
+            .field("")
+            .field("")
+            .integer(c.covered)
+            .number(c.coverage(), 6)
+            .number(c.mean_width, 6)
+            .end_row();
+    return csv.text();
+}
+
 } // namespace
 
 int run_error_bands(const QStringList& args)
@@ -106,6 +138,7 @@ int run_error_bands(const QStringList& args)
     cmd.parser().addOption(
         { QStringLiteral("out"), QStringLiteral("Write the rebuilt table here (atomic)."), QStringLiteral("FILE") });
     cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print JSON.") });
+    cmd.add_csv_option();
     if (auto rc = cmd.parse(args, 0, 16))
         return *rc;
     try {
@@ -139,6 +172,8 @@ int run_error_bands(const QStringList& args)
                 { "runs", table.residuals.size() }, { "classes", class_json(classes) },
                 { "coverage", coverage_json(cov) } };
             print_out(j.dump(2) + "\n");
+        } else if (cmd.csv()) {
+            print_out(csv_tables(classes, cov));
         } else {
             print_out(table.provenance + "\n" + std::to_string(table.residuals.size()) + " runs\n\n"
                 + class_table(classes, table.level) + coverage_table(cov, table.level));

@@ -6,6 +6,7 @@
 #include "model/analytic_model.hpp"
 #include "sim/simulated_model.hpp"
 #include "spec/input_error.hpp"
+#include "spec/strategy_label.hpp"
 
 namespace parallax::cli {
 
@@ -41,10 +42,13 @@ int run_predict(const QStringList& args)
     const PlanContext ctx(scenario.model, scenario.training, scenario.cluster, calibration);
     const Prediction p = fidelity == QLatin1String("simulated") ? predict_simulated(ctx, scenario.strategy)
                                                                 : AnalyticModel(ctx).predict(scenario.strategy);
-    if (cmd.parser().isSet(QStringLiteral("json")))
-        print_out(prediction_to_json(p).dump(2) + "\n");
-    else
+    if (cmd.parser().isSet(QStringLiteral("json"))) {
+        nlohmann::json j = prediction_to_json(p);
+        j["label"] = strategy_label(scenario.strategy);
+        print_out(j.dump(2) + "\n");
+    } else {
         print_out(prediction_to_text(scenario, p));
+    }
     return p.feasible ? kOk : kInfeasible;
 }
 

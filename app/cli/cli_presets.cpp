@@ -2,6 +2,7 @@
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
+#include "io/csv_writer.hpp"
 #include "io/scenario_io.hpp"
 #include "model/model_math.hpp"
 #include "spec/input_error.hpp"
@@ -65,6 +66,7 @@ int run_presets(const QStringList& args)
                                      "${XDG_CONFIG_HOME:-~/.config}/parallax/presets)."),
         QStringLiteral("KIND"), QStringLiteral("gpus, fabrics, clusters, models or scenarios (default: all)"));
     cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print the presets as JSON.") });
+    cmd.add_csv_option();
     if (auto rc = cmd.parse(args, 0, 1))
         return *rc;
     std::vector<PresetKind> kinds;
@@ -92,6 +94,19 @@ int run_presets(const QStringList& args)
             out[std::string(to_string(k))] = list;
         }
         print_out(out.dump(2) + "\n");
+        return kOk;
+    }
+    if (cmd.csv()) {
+        CsvWriter csv { "kind", "name", "user", "origin", "summary" };
+        for (PresetKind k : kinds)
+            for (const PresetEntry* e : catalog.entries(k))
+                csv.field(to_string(k))
+                    .field(e->name)
+                    .integer(e->user ? 1 : 0)
+                    .field(e->origin)
+                    .field(summary(*e))
+                    .end_row();
+        print_out(csv.text());
         return kOk;
     }
     for (PresetKind k : kinds) {

@@ -5,6 +5,7 @@
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
+#include "io/csv_writer.hpp"
 #include "runs/run_catalog.hpp"
 #include "runs/run_report.hpp"
 
@@ -20,7 +21,7 @@ std::string table(const RunCatalog& catalog, const std::vector<RunRecord>& runs)
 {
     std::string out;
     char line[512];
-    std::snprintf(line, sizeof line, "%-22s  %-19s  %-10s  %-12s  %-10s  %5s  %12s  %12s  %8s\n", "run",
+    std::snprintf(line, sizeof line, "%-22s  %-19s  %-10s  %-12s  %-10s  %5s  %12s  %12s  %8s  plan\n", "run",
         "created (UTC)", "framework", "cluster", "state", "steps", "measured s", "predicted s", "error");
     out += line;
     for (const RunRecord& r : runs) {
@@ -35,17 +36,41 @@ std::string table(const RunCatalog& catalog, const std::vector<RunRecord>& runs)
             return std::string(b);
         };
         const std::optional<double> err = st ? st->error() : std::nullopt;
-        std::snprintf(line, sizeof line, "%-22s  %-19s  %-10s  %-12s  %-10s  %5zu  %12s  %12s  %8s\n", r.id.c_str(),
+        std::snprintf(line, sizeof line, "%-22s  %-19s  %-10s  %-12s  %-10s  %5zu  %12s  %12s  %8s  ", r.id.c_str(),
             r.created_at.substr(0, 19).c_str(), r.framework.c_str(), r.cluster.substr(0, 12).c_str(),
             std::string(to_string(r.state)).c_str(), steps.size(),
             num(st ? st->measured : std::nullopt, "%.4g").c_str(),
             num(st ? st->predicted : std::nullopt, "%.4g").c_str(),
             num(err ? std::optional<double>(*err * 100) : std::nullopt, "%+.1f%%").c_str());
-        out += line;
+        out += line + run_plan_label(r) + "\n";
     }
     if (runs.empty())
         out += "(no runs yet: send one with parallax-cli run SCENARIO --cluster PROFILE)\n";
     return out;
+}
+
+std::string csv_table(const RunCatalog& catalog, const std::vector<RunRecord>& runs)
+{
+    CsvWriter csv { "run", "created_at", "framework", "cluster", "state", "steps", "measured_step_time_s",
+        "predicted_step_time_s", "error", "label" };
+    for (const RunRecord& r : runs) {
+        const std::vector<StepRecord> steps = catalog.steps(r.id);
+        const RunComparison cmp = compare_run(r, steps);
+        const MetricComparison* st = cmp.find("step_time_s");
+        const auto num = [&](const std::optional<double>& v) {
+            if (v)
+                csv.number(*v, 8);
+            else
+                csv.field("");
+        };
+        csv.field(r.id).field(r.created_at).field(r.framework).field(r.cluster).field(to_string(r.state));
+        csv.integer(static_cast<long long>(steps.size()));
+        num(st ? st->measured : std::nullopt);
+        num(st ? st->predicted : std::nullopt);
+        num(st ? st->error() : std::nullopt);
+        csv.field(run_plan_label(r)).end_row();
+    }
+    return csv.text();
 }
 
 } // namespace
@@ -61,6 +86,7 @@ int run_runs(const QStringList& args)
         QStringLiteral("Run store (SQLite); default ") + RunCatalog::default_store_path(), QStringLiteral("FILE") });
     p.addOption({ QStringLiteral("limit"), QStringLiteral("At most N runs, newest first."), QStringLiteral("N") });
     p.addOption({ QStringLiteral("log"), QStringLiteral("With RUN_ID: print the run's raw log as stored.") });
+    cmd.add_csv_option();
     if (auto rc = cmd.parse(args, 0, 1))
         return *rc;
     const QString path
@@ -112,6 +138,8 @@ int run_runs(const QStringList& args)
                 list.push_back(catalog.run_json(r, false));
             j["runs"] = list;
             print_out(j.dump(2) + "\n");
+        } else if (cmd.csv()) {
+            print_out(csv_table(catalog, runs));
         } else {
             print_out(table(catalog, runs));
         }

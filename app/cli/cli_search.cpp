@@ -2,10 +2,14 @@
 // parallax-cli sweep  SCENARIO.json --gpus 64,128,... [--json] (or --global-batch / --seq-len / --clusters)
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
+#include "cli/cli_logging.hpp"
 #include "cli/cli_parser.hpp"
 #include "io/scenario_io.hpp"
 #include "io/search_io.hpp"
+#include "search/search_removals.hpp"
 #include "spec/input_error.hpp"
+
+#include <QThread>
 
 #include <cstdio>
 
@@ -41,6 +45,7 @@ void add_search_options(CommandParser& cmd)
     cmd.parser().addOption({ QStringLiteral("refine"),
         QStringLiteral("Re-rank the best N analytic candidates with the event simulator (default 20, 0 = off)."),
         QStringLiteral("N"), QStringLiteral("20") });
+    cmd.add_csv_option();
 }
 
 bool parse_int(const CommandParser& cmd, const char* name, int min, int max, int& out)
@@ -138,9 +143,17 @@ int run_search(const QStringList& args)
         if (!search_options(cmd, scenario, o, calibration))
             return kBadInput;
         const SearchOutcome outcome = search_strategies(scenario, o);
-        if (cmd.parser().isSet(QStringLiteral("json")))
+        qCDebug(lcCli) << "searched" << outcome.evaluated << "strategies in" << outcome.seconds << "s on"
+                       << (o.threads > 0 ? o.threads : QThread::idealThreadCount()) << "threads;" << outcome.feasible
+                       << "feasible," << outcome.removed.size() << "removal reasons";
+        if (cmd.parser().isSet(QStringLiteral("json"))) {
             print_out(search_outcome_to_json(outcome).dump(2) + "\n");
-        else
+        } else if (cmd.csv()) {
+            print_out(search_outcome_to_csv(outcome));
+            if (outcome.results.empty()) // the table cannot say why it is empty: stderr does
+                print_err("parallax-cli search: no feasible strategy; candidates removed, by what:\n"
+                    + removals_text(outcome.removed, "  "));
+        } else
             print_out(search_outcome_to_text(outcome));
         return outcome.results.empty() ? kInfeasible : kOk;
     } catch (const InputError& e) {
@@ -216,6 +229,8 @@ int run_sweep(const QStringList& args)
         }
         if (cmd.parser().isSet(QStringLiteral("json")))
             print_out(sweep_to_json(points).dump(2) + "\n");
+        else if (cmd.csv())
+            print_out(sweep_to_csv(points));
         else
             print_out(sweep_to_text(points));
         return kOk;

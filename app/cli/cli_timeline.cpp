@@ -5,6 +5,7 @@
 #include "io/chrome_trace.hpp"
 #include "sim/simulated_model.hpp"
 #include "spec/input_error.hpp"
+#include "spec/strategy_label.hpp"
 
 #include <cstdio>
 
@@ -28,11 +29,12 @@ int run_timeline(const QStringList& args)
         const PlanContext ctx(scenario.model, scenario.training, scenario.cluster);
         const SimulatedPlan sim = simulate_plan(ctx, scenario.strategy);
         const std::string out = cmd.parser().value(QStringLiteral("out")).toStdString();
-        write_chrome_trace(sim, scenario.model.name + " " + std::string(to_string(scenario.strategy.schedule)), out);
+        const std::string label = strategy_label(scenario.strategy);
+        write_chrome_trace(sim, scenario.model.name + " " + label, out);
         char line[256];
-        std::snprintf(line, sizeof line, "wrote %s: %zu ops on %d stages, step %.3f s\n", out.c_str(),
-            sim.lowered.graph.size(), sim.lowered.graph.devices, sim.result.makespan_s);
-        print_out(line);
+        std::snprintf(line, sizeof line, ": %zu ops on %d stages, step %.3f s\n", sim.lowered.graph.size(),
+            sim.lowered.graph.devices, sim.result.makespan_s);
+        print_out("wrote " + out + line + "plan  " + label + "\n");
     } catch (const InputError& e) {
         print_err(e.what());
         return kBadInput;

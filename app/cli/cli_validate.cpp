@@ -3,15 +3,43 @@
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
+#include "io/csv_writer.hpp"
 #include "io/json_reader.hpp"
 #include "io/scenario_io.hpp"
 #include "spec/input_error.hpp"
+#include "spec/strategy_label.hpp"
 
 #include <QDir>
 
 #include <cstdio>
 
 namespace parallax::cli {
+
+namespace {
+
+// One row per predicted run, then one per skipped run (empty numbers, its reason), so that the CSV
+// holds every row of the file as the other formats do.
+std::string validation_csv(const ValidationReport& report)
+{
+    CsvWriter csv { "id", "source", "gpu", "label", "measured_tokens_per_s_per_gpu", "predicted_tokens_per_s_per_gpu",
+        "error", "feasible", "skipped_reason" };
+    for (const auto& row : report.rows)
+        csv.field(row.c.id)
+            .field(row.c.source_group)
+            .field(row.c.gpu)
+            .field(strategy_label(row.c.scenario.strategy))
+            .number(row.c.measured_tokens_per_s_per_gpu, 8)
+            .number(row.predicted_tokens_per_s_per_gpu, 8)
+            .number(row.error, 6)
+            .integer(row.feasible ? 1 : 0)
+            .field("")
+            .end_row();
+    for (const SkippedRow& r : report.skipped)
+        csv.field(r.id).field("").field("").field("").field("").field("").field("").field("").field(r.reason).end_row();
+    return csv.text();
+}
+
+} // namespace
 
 int run_validate(const QStringList& args)
 {
@@ -20,6 +48,7 @@ int run_validate(const QStringList& args)
         QStringLiteral("RUNS"), QStringLiteral("published-runs JSON file"));
     cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print the contract's JSON.") });
     cmd.parser().addOption({ QStringLiteral("markdown"), QStringLiteral("Print Markdown tables (docs/accuracy.md).") });
+    cmd.add_csv_option();
     cmd.parser().addOption({ QStringLiteral("calibration"),
         QStringLiteral("Calibration to predict with: builtin (default: the one predict uses), none (the uncalibrated "
                        "physics), or a JSON file."),
@@ -65,13 +94,15 @@ int run_validate(const QStringList& args)
         print_out(j.dump(2) + "\n");
     } else if (cmd.parser().isSet(QStringLiteral("markdown"))) {
         print_out(validation_report_to_markdown(report));
+    } else if (cmd.csv()) {
+        print_out(validation_csv(report));
     } else {
         for (const auto& row : report.rows) {
             char line[256];
-            std::snprintf(line, sizeof line, "%-48s %-16s measured %9.1f  predicted %9.1f  %+6.1f%%\n",
+            std::snprintf(line, sizeof line, "%-48s %-16s measured %9.1f  predicted %9.1f  %+6.1f%%  ",
                 row.c.id.c_str(), row.c.gpu.c_str(), row.c.measured_tokens_per_s_per_gpu,
                 row.predicted_tokens_per_s_per_gpu, 100 * row.error);
-            print_out(line);
+            print_out(line + strategy_label(row.c.scenario.strategy) + "\n");
         }
         print_out("\ncalibration: " + calibration_name
             + (calibration.is_identity() ? " (uncalibrated physics)" : " (" + calibration.source + ")") + "\n");

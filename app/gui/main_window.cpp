@@ -33,6 +33,7 @@
 #include "remote/remote_controller.hpp"
 #include "search/plan_explain.hpp"
 #include "spec/input_error.hpp"
+#include "spec/strategy_label.hpp"
 #include "spec/units.hpp"
 #include "style/view_style.hpp"
 #include "timeline/timeline_view.hpp"
@@ -1205,12 +1206,8 @@ void MainWindow::pin_current()
     if (!m_current)
         return;
     m_pinned = m_current;
-    m_pinned_label = m_doc->label()
-        + QStringLiteral(": tp %1 pp %2 dp %3 cp %4")
-              .arg(m_current->scenario.strategy.tp)
-              .arg(m_current->scenario.strategy.pp)
-              .arg(m_current->scenario.strategy.dp)
-              .arg(m_current->scenario.strategy.cp);
+    m_pinned_label
+        = m_doc->label() + QStringLiteral(": ") + QString::fromStdString(strategy_label(m_current->scenario.strategy));
     statusBar()->showMessage(QStringLiteral("Pinned as plan A: ") + m_pinned_label, 5000);
     if (m_timeline->timeline_data())
         m_timeline->pin_current_as_baseline();

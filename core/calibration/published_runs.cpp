@@ -6,6 +6,7 @@
 #include "model/analytic_model.hpp"
 #include "model/model_math.hpp"
 #include "spec/input_error.hpp"
+#include "spec/strategy_label.hpp"
 #include "spec/strategy_rules.hpp"
 #include "spec/units.hpp"
 
@@ -1024,6 +1025,7 @@ json validation_report_to_json(const ValidationReport& r)
             { "measured_tokens_per_s_per_gpu", row.c.measured_tokens_per_s_per_gpu },
             { "predicted_tokens_per_s_per_gpu", row.predicted_tokens_per_s_per_gpu }, { "error", row.error },
             { "measured_from", row.c.measured_from }, { "feasible", row.feasible },
+            { "label", strategy_label(row.c.scenario.strategy) },
             { "strategy", strategy_to_json(row.c.scenario.strategy) }, { "assumptions", row.c.assumptions },
             { "predicted_peak_memory_GiB", row.predicted_peak_memory_bytes / units::kGiB } });
         if (row.memory_error) {

@@ -1,6 +1,7 @@
 #include "io/prediction_io.hpp"
 
 #include "io/number_format.hpp"
+#include "spec/strategy_label.hpp"
 #include "spec/units.hpp"
 
 #include <cmath>
@@ -160,12 +161,7 @@ std::string prediction_to_text(const Scenario& sc, const Prediction& p)
     const Strategy& s = sc.strategy;
     out += sc.model.name + " on " + std::to_string(sc.cluster.total_gpus()) + " x " + sc.cluster.gpu.name + "  ("
         + std::to_string(sc.cluster.nodes) + " nodes x " + std::to_string(sc.cluster.gpus_per_node) + ")\n";
-    out += "strategy   tp " + std::to_string(s.tp) + "  pp " + std::to_string(s.pp) + "  dp " + std::to_string(s.dp)
-        + "  cp " + std::to_string(s.cp) + "  ep " + std::to_string(s.ep) + "  vpp " + std::to_string(s.vpp)
-        + "  micro-batch " + std::to_string(s.micro_batch) + "  (" + std::to_string(p.microbatches)
-        + " micro-batches)  " + std::string(to_string(s.schedule)) + "  recompute "
-        + std::string(to_string(s.recompute)) + "  zero " + std::to_string(s.zero) + (s.sequence_parallel ? "  SP" : "")
-        + "\n";
+    out += "strategy   " + strategy_label(s) + "  (" + std::to_string(p.microbatches) + " micro-batches)\n";
     out += "fidelity   " + std::string(p.fidelity == Fidelity::analytic ? "analytic" : "simulated") + "\n\n";
     out += p.feasible ? "feasible   yes\n" : "feasible   NO: " + p.infeasible_reason + "\n";
     out += "step time       " + format_number("%10.3f s", p.step_time_s) + "\n";

@@ -1,9 +1,12 @@
 #include "io/search_io.hpp"
 
+#include "io/csv_writer.hpp"
 #include "io/number_format.hpp"
 #include "io/prediction_io.hpp"
 #include "io/scenario_io.hpp"
+#include "search/search_removals.hpp"
 #include "spec/framework_support.hpp"
+#include "spec/strategy_label.hpp"
 #include "spec/units.hpp"
 
 #include <cstdio>
@@ -13,21 +16,6 @@ namespace parallax {
 using nlohmann::json;
 
 namespace {
-
-std::string short_strategy(const Strategy& s)
-{
-    std::string out = "tp" + std::to_string(s.tp) + " pp" + std::to_string(s.pp) + " dp" + std::to_string(s.dp);
-    if (s.cp > 1)
-        out += " cp" + std::to_string(s.cp);
-    if (s.ep > 1)
-        out += " ep" + std::to_string(s.ep);
-    if (s.vpp > 1)
-        out += " vpp" + std::to_string(s.vpp);
-    out += " mb" + std::to_string(s.micro_batch) + " " + std::string(to_string(s.schedule))
-        + " rc:" + std::string(to_string(s.recompute)) + " zero" + std::to_string(s.zero)
-        + (s.sequence_parallel ? " sp" : "") + (s.offload_optimizer ? " offload" : "");
-    return out;
-}
 
 json frameworks_json(const std::vector<Framework>& fs)
 {
@@ -39,9 +27,19 @@ json frameworks_json(const std::vector<Framework>& fs)
 
 } // namespace
 
-json search_result_to_json(const SearchResult& r)
+std::vector<std::string> result_labels(const std::vector<SearchResult>& results)
+{
+    std::vector<Strategy> plans;
+    plans.reserve(results.size());
+    for (const SearchResult& r : results)
+        plans.push_back(r.strategy);
+    return distinguishing_labels(plans);
+}
+
+json search_result_to_json(const SearchResult& r, const std::string& label)
 {
     json j;
+    j["label"] = label;
     j["strategy"] = strategy_to_json(r.strategy);
     j["prediction"] = prediction_to_json(r.prediction);
     json e;
@@ -53,8 +51,8 @@ json search_result_to_json(const SearchResult& r)
         { "offload", t.offload_s } };
     if (r.runner_up) {
         const RunnerUp& u = *r.runner_up;
-        e["runner_up"] = { { "strategy", strategy_to_json(u.strategy) }, { "differs_in", u.dimension },
-            { "slower_fraction", u.slower_fraction },
+        e["runner_up"] = { { "label", strategy_label(u.strategy) }, { "strategy", strategy_to_json(u.strategy) },
+            { "differs_in", u.dimension }, { "slower_fraction", u.slower_fraction },
             { "text",
                 u.dimension + " would be " + format_number("%.1f%%", 100 * u.slower_fraction) + " slower (" + u.because
                     + ")" } };
@@ -64,6 +62,18 @@ json search_result_to_json(const SearchResult& r)
     j["frameworks"] = frameworks_json(r.frameworks);
     return j;
 }
+
+namespace {
+
+json removals_json(const std::vector<SearchRemoval>& removed)
+{
+    json a = json::array();
+    for (const SearchRemoval& r : removed)
+        a.push_back({ { "key", r.key }, { "reason", r.reason }, { "count", r.count } });
+    return a;
+}
+
+} // namespace
 
 json search_outcome_to_json(const SearchOutcome& o)
 {
@@ -84,16 +94,22 @@ json search_outcome_to_json(const SearchOutcome& o)
     // Whose plans were searched: "any" (--any-framework) or the scenario's training.framework.
     j["framework"] = o.any_framework ? std::string("any") : std::string(to_string(o.framework));
     j["notes"] = o.notes;
+    j["removed"] = removals_json(o.removed);
     json results = json::array();
-    for (const auto& r : o.results)
-        results.push_back(search_result_to_json(r));
+    const std::vector<std::string> labels = result_labels(o.results);
+    for (std::size_t i = 0; i < o.results.size(); ++i)
+        results.push_back(search_result_to_json(o.results[i], labels[i]));
     j["results"] = results;
     json pareto = json::array();
-    for (const auto& r : o.pareto)
-        pareto.push_back({ { "strategy", strategy_to_json(r.strategy) }, { "tokens_per_s", r.analytic.tokens_per_s },
+    const std::vector<std::string> pareto_labels = result_labels(o.pareto);
+    for (std::size_t i = 0; i < o.pareto.size(); ++i) {
+        const SearchResult& r = o.pareto[i];
+        pareto.push_back({ { "label", pareto_labels[i] }, { "strategy", strategy_to_json(r.strategy) },
+            { "tokens_per_s", r.analytic.tokens_per_s },
             { "peak_memory_GiB", r.analytic.peak_memory_bytes / units::kGiB },
             { "avg_W_per_gpu", r.analytic.power.avg_W_per_gpu }, { "cluster_avg_kW", r.analytic.power.cluster_avg_kW },
             { "frameworks", frameworks_json(r.frameworks) } });
+    }
     j["pareto"] = pareto;
     return j;
 }
@@ -107,7 +123,9 @@ json sweep_to_json(const std::vector<SweepPoint>& points)
         json pj;
         pj["gpus"] = p.gpus;
         pj["label"] = p.label;
-        pj["best"] = p.has_best ? search_result_to_json(p.search.results.front()) : json(nullptr);
+        pj["best"] = p.has_best
+            ? search_result_to_json(p.search.results.front(), strategy_label(p.search.results.front().strategy))
+            : json(nullptr);
         pj["tokens_per_s"] = p.tokens_per_s;
         pj["tokens_per_s_per_gpu"] = p.tokens_per_s_per_gpu;
         pj["marginal_tokens_per_s_per_added_gpu"] = p.marginal_tokens_per_s_per_added_gpu;
@@ -115,6 +133,7 @@ json sweep_to_json(const std::vector<SweepPoint>& points)
         pj["scaling_efficiency"] = p.scaling_efficiency;
         pj["family"] = p.family;
         pj["notes"] = p.notes;
+        pj["removed"] = removals_json(p.search.removed);
         pj["evaluated"] = p.search.evaluated;
         pj["seconds"] = p.search.seconds;
         arr.push_back(pj);
@@ -138,32 +157,37 @@ std::string search_outcome_to_text(const SearchOutcome& o)
     for (const auto& note : o.notes)
         out += "note: " + note + "\n";
     out += "\n";
-    int rank = 1;
-    for (const auto& r : o.results) {
+    const std::vector<std::string> labels = result_labels(o.results);
+    for (std::size_t i = 0; i < o.results.size(); ++i) {
+        const SearchResult& r = o.results[i];
         const Prediction& p = r.prediction;
-        char line[512];
+        // The plan on its own line: labels differ in length, and a plan that needs a hidden setting to
+        // tell it from its neighbour must not push the numbers out of their columns.
+        out += format_number("%2.0f. ", static_cast<double>(i + 1)) + labels[i] + "\n";
+        char line[256];
         std::snprintf(line, sizeof line,
-            "%2d. %-58s %9.0f tok/s  %5.1f%% MFU  %6.2f s/step  %5.1f GiB  %5.0f W  %.3f J/tok  %s  [%s]\n", rank++,
-            short_strategy(r.strategy).c_str(), p.tokens_per_s, 100 * p.mfu, p.step_time_s,
-            p.peak_memory_bytes / units::kGiB, p.power.avg_W_per_gpu, p.power.energy_J_per_token, r.limiter.c_str(),
+            "    %9.0f tok/s  %5.1f%% MFU  %6.2f s/step  %5.1f GiB  %5.0f W  %.3f J/tok  %s  [%s]\n", p.tokens_per_s,
+            100 * p.mfu, p.step_time_s, p.peak_memory_bytes / units::kGiB, p.power.avg_W_per_gpu,
+            p.power.energy_J_per_token, r.limiter.c_str(),
             p.fidelity == Fidelity::simulated ? "simulated" : "analytic");
         out += line;
         if (o.any_framework)
-            out += "      frameworks: " + frameworks_label(r.frameworks) + "\n";
+            out += "    frameworks: " + frameworks_label(r.frameworks) + "\n";
         if (r.indistinguishable_from_best)
-            out += "      not distinguishable from #1: their " + format_number("%.0f%%", 100 * p.interval.level)
+            out += "    not distinguishable from #1: their " + format_number("%.0f%%", 100 * p.interval.level)
                 + " bands overlap\n";
         if (p.interval.best_measured_mfu_exceeded > 0)
             out += "      beyond every measured run: " + format_number("%.1f%%", 100 * p.mfu)
                 + " MFU predicted, the best of its class measured "
                 + format_number("%.1f%%", 100 * p.interval.best_measured_mfu_exceeded) + " (band widened to it)\n";
         if (r.runner_up)
-            out += "      runner-up: " + r.runner_up->dimension + " would be "
+            out += "    runner-up: " + r.runner_up->dimension + " would be "
                 + format_number("%.1f%%", 100 * r.runner_up->slower_fraction) + " slower (" + r.runner_up->because
                 + ")\n";
     }
     if (o.results.empty())
-        out += "no feasible strategy\n";
+        out += "no feasible strategy; candidates removed, by what (the setting to relax first):\n"
+            + removals_text(o.removed, "  ");
     return out;
 }
 
@@ -180,10 +204,76 @@ std::string sweep_to_text(const std::vector<SweepPoint>& points)
         else
             std::snprintf(line, sizeof line, "%-20s no feasible plan\n", p.label.c_str());
         out += line;
+        if (p.has_best)
+            out += "    best: " + strategy_label(p.search.results.front().strategy) + "\n";
+        else
+            out += removals_text(p.search.removed, "    removed ");
         for (const auto& n : p.notes)
             out += "    * " + n + "\n";
     }
     return out;
+}
+
+std::string search_outcome_to_csv(const SearchOutcome& o)
+{
+    CsvWriter out { "rank", "label", "tokens_per_s", "mfu", "step_time_s", "peak_memory_GiB", "avg_W_per_gpu",
+        "energy_J_per_token", "limiter", "fidelity", "indistinguishable_from_best", "frameworks", "tp", "pp", "dp",
+        "cp", "ep", "vpp", "micro_batch", "schedule", "zero", "recompute", "sequence_parallel", "offload_optimizer" };
+    const std::vector<std::string> labels = result_labels(o.results);
+    for (std::size_t i = 0; i < o.results.size(); ++i) {
+        const SearchResult& r = o.results[i];
+        const Prediction& p = r.prediction;
+        const Strategy& s = r.strategy;
+        out.integer(static_cast<long long>(i + 1))
+            .field(labels[i])
+            .number(p.tokens_per_s, 10)
+            .number(p.mfu, 6)
+            .number(p.step_time_s, 8)
+            .number(p.peak_memory_bytes / units::kGiB, 6)
+            .number(p.power.avg_W_per_gpu, 6)
+            .number(p.power.energy_J_per_token, 6)
+            .field(r.limiter)
+            .field(p.fidelity == Fidelity::simulated ? "simulated" : "analytic")
+            .integer(r.indistinguishable_from_best ? 1 : 0)
+            .field(frameworks_label(r.frameworks))
+            .integer(s.tp)
+            .integer(s.pp)
+            .integer(s.dp)
+            .integer(s.cp)
+            .integer(s.ep)
+            .integer(s.vpp)
+            .integer(s.micro_batch)
+            .field(to_string(s.schedule))
+            .integer(s.zero)
+            .field(to_string(s.recompute))
+            .integer(s.sequence_parallel ? 1 : 0)
+            .integer(s.offload_optimizer ? 1 : 0)
+            .end_row();
+    }
+    return out.text();
+}
+
+std::string sweep_to_csv(const std::vector<SweepPoint>& points)
+{
+    CsvWriter out { "point", "gpus", "has_plan", "tokens_per_s", "tokens_per_s_per_gpu", "marginal_efficiency",
+        "scaling_efficiency", "family", "label", "notes" };
+    for (const SweepPoint& p : points) {
+        std::string notes;
+        for (const std::string& n : p.notes)
+            notes += (notes.empty() ? "" : "; ") + n;
+        out.field(p.label)
+            .integer(p.gpus)
+            .integer(p.has_best ? 1 : 0)
+            .number(p.tokens_per_s, 10)
+            .number(p.tokens_per_s_per_gpu, 8)
+            .number(p.marginal_efficiency, 6)
+            .number(p.scaling_efficiency, 6)
+            .field(p.family)
+            .field(p.has_best ? strategy_label(p.search.results.front().strategy) : std::string())
+            .quoted_field(notes)
+            .end_row();
+    }
+    return out.text();
 }
 
 } // namespace parallax

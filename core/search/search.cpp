@@ -4,6 +4,7 @@
 #include "io/scenario_io.hpp"
 #include "model/plan_context.hpp"
 #include "model/strategy_costs.hpp"
+#include "search/search_removals.hpp"
 #include "sim/simulated_model.hpp"
 #include "spec/framework_support.hpp"
 #include "spec/strategy_rules.hpp"
@@ -29,8 +30,9 @@ constexpr int kMaxVpp = 16;
 constexpr double kMaxChunkImbalance = 1.25;
 constexpr int kMaxMicroBatch = 32;
 constexpr std::size_t kMaxPareto = 64;
-// A plan with less than this memory headroom is reported as memory-bound.
-constexpr double kMemoryBoundHeadroom = 0.05;
+// A plan with less than this memory headroom is reported as limited by memory capacity ("memory-capacity",
+// not "memory-bound", which names kernels limited by memory bandwidth).
+constexpr double kMemoryCapacityHeadroom = 0.05;
 
 std::vector<int> divisors_of(long long n, long long cap)
 {
@@ -113,6 +115,7 @@ struct WorkerState {
     std::vector<Candidate> top; // sorted best first, at most `keep`
     ParetoSet pareto;
     long long evaluated = 0, feasible = 0, pruned = 0;
+    RemovalTally removed; // what removed the strategies that were neither costed nor pruned
 };
 
 void offer_top(WorkerState& w, const Candidate& c, std::size_t keep)
@@ -158,8 +161,8 @@ std::string limiter_of(const AnalyticResult& r, double capacity)
 {
     if (!r.feasible)
         return "out of memory";
-    if (headroom(r, capacity) < kMemoryBoundHeadroom)
-        return "memory-bound";
+    if (headroom(r, capacity) < kMemoryCapacityHeadroom)
+        return "memory-capacity";
     const TimeBreakdown& t = r.time;
     const std::pair<double, const char*> parts[] = {
         { t.bubble_s, "bubble-bound" },
@@ -430,7 +433,7 @@ struct ClusterSearch {
 // Outer tuples (the degrees that fix dp); the inner knobs are enumerated per tuple. Sorted by
 // (tp, cp, ep, pp): work is handed out by (tp, cp, ep), and strategies sharing those share their
 // layer costs, which a thread's cache then builds once rather than every thread building them again.
-std::vector<Outer> enumerate_outers(const ClusterSearch& search)
+std::vector<Outer> enumerate_outers(const ClusterSearch& search, RemovalTally& removed)
 {
     const SearchFix& fix = search.opt.fix;
     const ModelSpec& m = search.ctx.model;
@@ -440,11 +443,15 @@ std::vector<Outer> enumerate_outers(const ClusterSearch& search)
         for (int cp : pinned_or(fix.cp, divisors_of(n / tp, kMaxCp)))
             for (int pp : pinned_or(fix.pp, divisors_of(n / (static_cast<long long>(tp) * cp), m.layers))) {
                 const long long mp = static_cast<long long>(tp) * cp * pp;
-                if (n % mp != 0)
+                if (n % mp != 0) { // only pinned degrees can miss: the others are divisors
+                    ++removed.unfit_pins;
                     continue;
+                }
                 const long long dp = n / mp;
-                if (fix.dp && *fix.dp != dp)
+                if (fix.dp && *fix.dp != dp) {
+                    ++removed.dp_pin_mismatches;
                     continue;
+                }
                 std::vector<int> eps { 1 };
                 if (m.is_moe()) // up to tp*cp*dp: an expert TP of 1 folds EP over the TP ranks too
                     eps = divisors_of(static_cast<long long>(tp) * dp * cp, m.moe->experts);
@@ -601,17 +608,25 @@ bool offer_candidate(const ClusterSearch& search, const Strategy& s, EvaluationC
     // Memory before time: a plan that does not fit is never costed (its memory is exact, not a bound).
     const double capacity = search.capacity;
     const double peak = search.model.peak_memory_bytes(s, cache);
-    if (peak > capacity)
+    if (peak > capacity) {
+        w.removed.count(Limit::memory, s);
         return false;
-    if (search.min_headroom && (capacity - peak) / capacity < *search.min_headroom)
+    }
+    if (search.min_headroom && (capacity - peak) / capacity < *search.min_headroom) {
+        w.removed.count(Limit::headroom, s);
         return false;
+    }
     Candidate c;
     c.strategy = s;
     search.model.evaluate(s, c.result, cache);
-    if (search.budget_kW > 0 && c.result.power.cluster_avg_kW > search.budget_kW)
+    if (search.budget_kW > 0 && c.result.power.cluster_avg_kW > search.budget_kW) {
+        w.removed.count(Limit::power_budget, s);
         return false;
-    if (search.window_s > 0 && c.result.step_time_s > search.window_s)
+    }
+    if (search.window_s > 0 && c.result.step_time_s > search.window_s) {
+        w.removed.count(Limit::slowdown, s);
         return false;
+    }
     ++w.feasible;
     c.objective = objective_of(search.opt.objective, c.result);
     c.headroom = headroom(c.result, capacity);
@@ -646,8 +661,14 @@ void search_memory_variants(
             s.offload_optimizer = offload;
             for (Recompute rc : k.recomputes) {
                 s.recompute = rc;
-                if (check_strategy(search.inputs, s) != Rule::ok || !search.runnable(s))
+                if (const Rule rule = check_strategy(search.inputs, s); rule != Rule::ok) {
+                    w.removed.count(rule, s);
                     continue;
+                }
+                if (!search.runnable(s)) {
+                    w.removed.count(Limit::framework, s);
+                    continue;
+                }
                 ++w.evaluated;
                 if (search.opt.prune && fitted) {
                     ++w.pruned;
@@ -715,6 +736,7 @@ void merge_into(WorkerState& merged, const WorkerState& w, std::size_t keep)
     merged.evaluated += w.evaluated;
     merged.feasible += w.feasible;
     merged.pruned += w.pruned;
+    merged.removed.merge(w.removed);
     for (const Candidate& c : w.top)
         offer_top(merged, c, keep);
     for (const Candidate& c : w.pareto.items)
@@ -749,7 +771,8 @@ void search_worker(const ClusterSearch& search, WorkQueue& queue, WorkerState& m
 WorkerState enumerate_and_rank(const ClusterSearch& search)
 {
     WorkQueue queue;
-    queue.outers = enumerate_outers(search);
+    RemovalTally outer_removals;
+    queue.outers = enumerate_outers(search, outer_removals);
     queue.unit_begin = work_unit_begins(queue.outers);
     std::mutex merge_mutex;
     WorkerState merged;
@@ -760,6 +783,7 @@ WorkerState enumerate_and_rank(const ClusterSearch& search)
     worker();
     for (auto& th : pool)
         th.join();
+    merged.removed.merge(outer_removals);
     return merged;
 }
 
@@ -982,6 +1006,8 @@ SearchOutcome search_cluster(
     out.results = refined_results(search, merged.top, out.cancelled);
     add_runner_ups(search, out.results);
     out.pareto = pareto_results(merged.pareto, search.capacity, search.ctx.model);
+    out.removed = describe_removals(
+        merged.removed, { search.inputs, search.framework, search.capacity, search.min_headroom, budget_kW, window_s });
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;
 }

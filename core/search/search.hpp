@@ -69,12 +69,20 @@ struct SearchResult {
     AnalyticResult analytic;
     Prediction prediction; // simulated when refined, analytic otherwise
     double objective = 0; // larger is better (tokens/s, or -J/token for energy)
-    std::string limiter; // compute-bound, bubble-bound, network-bound (TP), memory-bound, ...
+    std::string limiter; // compute-bound, bubble-bound, network-bound (TP), memory-capacity (< 5% headroom), ...
     std::optional<RunnerUp> runner_up;
     // The best result's error band and this one's overlap (throughput objectives only): the
     // model cannot tell the two apart with the accuracy it has measured for this workload.
     bool indistinguishable_from_best = false;
     std::vector<Framework> frameworks; // the frameworks whose capability table accepts the plan
+};
+
+// Candidates a search removed for one reason: a validity rule, the framework, memory or a limit. An empty
+// search lists what removed what, so the user knows which rule or limit to relax.
+struct SearchRemoval {
+    std::string key; // the setting to relax: "strategy.tp", "training.framework", "search.limits.power_budget_kW"
+    std::string reason; // with one removed candidate as the example: "tensor parallel degree 6 must divide ..."
+    long long count = 0; // candidates (strategies; degree combinations for search.fix)
 };
 
 struct SearchOutcome {
@@ -93,6 +101,7 @@ struct SearchOutcome {
     Framework framework = Framework::megatron;
     // What the framework cannot run of the scenario's own settings, and why a search found nothing.
     std::vector<std::string> notes;
+    std::vector<SearchRemoval> removed; // most first
 };
 
 SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& options);

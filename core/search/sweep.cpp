@@ -11,14 +11,14 @@ std::string strategy_family(const Strategy& s)
     std::string f;
     auto add = [&](const char* name, int v) {
         if (v > 1)
-            f += (f.empty() ? "" : " x ") + std::string(name) + std::to_string(v);
+            f += (f.empty() ? "" : " × ") + std::string(name) + " " + std::to_string(v);
     };
     add("TP", s.tp);
     add("CP", s.cp);
     add("PP", s.pp);
     add("EP", s.ep);
     if (s.dp > 1)
-        f += (f.empty() ? "" : " x ") + std::string(s.zero >= 3 ? "FSDP" : "DP");
+        f += (f.empty() ? "" : " × ") + std::string(s.zero >= 3 ? "FSDP" : "DP");
     return f.empty() ? "single GPU" : f;
 }
 

@@ -19,7 +19,8 @@ struct SweepPoint {
     double marginal_tokens_per_s_per_added_gpu = 0; // vs the previous point
     double marginal_efficiency = 1; // marginal gain per added GPU / previous per-GPU throughput
     double scaling_efficiency = 1; // per-GPU throughput vs the first point
-    std::string family; // which parallel dimensions the winner uses, e.g. "TP8 x PP4 x DP"
+    // Which parallel dimensions the winner uses, in strategy_label's notation: "TP 8 × PP 4 × DP".
+    std::string family;
     std::vector<std::string> notes; // inflection points and family changes
 };
 

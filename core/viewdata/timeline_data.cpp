@@ -2,6 +2,7 @@
 
 #include "io/number_format.hpp"
 #include "spec/scenario.hpp"
+#include "spec/strategy_label.hpp"
 #include "viewdata/comm_companions.hpp"
 
 #include <algorithm>
@@ -376,23 +377,10 @@ std::vector<TimelineSummaryItem> timeline_summary(const Prediction& p)
     return items;
 }
 
-std::string strategy_summary(const Strategy& s)
-{
-    std::string out = "tp " + std::to_string(s.tp) + "  pp " + std::to_string(s.pp) + "  dp " + std::to_string(s.dp);
-    if (s.cp > 1)
-        out += "  cp " + std::to_string(s.cp);
-    if (s.ep > 1)
-        out += "  ep " + std::to_string(s.ep);
-    if (s.vpp > 1)
-        out += "  vpp " + std::to_string(s.vpp);
-    out += "  mbs " + std::to_string(s.micro_batch) + "  " + std::string(to_string(s.schedule));
-    return out;
-}
-
 TimelinePlanInfo timeline_plan_info(const Scenario& sc)
 {
     TimelinePlanInfo info;
-    info.title = sc.model.name + "  " + strategy_summary(sc.strategy);
+    info.title = sc.model.name + "  " + strategy_label(sc.strategy);
     info.strategy = sc.strategy;
     return info;
 }

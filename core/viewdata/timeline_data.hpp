@@ -124,12 +124,11 @@ struct TimelineSummaryItem {
 std::vector<TimelineSummaryItem> timeline_summary(const Prediction& p);
 
 struct TimelinePlanInfo {
-    std::string title; // "llama3-70b 1f1b tp4 pp4 dp2"
+    std::string title; // the model and the plan's label (spec/strategy_label.hpp)
     std::optional<Strategy> strategy; // for GPUs per stage and the causes of a comparison
     bool collapse_identical_stages = true;
 };
 TimelinePlanInfo timeline_plan_info(const Scenario& s);
-std::string strategy_summary(const Strategy& s); // "tp 4  pp 4  dp 2  cp 2  vpp 5  interleaved"
 
 struct TimelineData {
     std::shared_ptr<const SimulatedPlan> sim;

@@ -5,6 +5,7 @@
 #include "jobs/shell_quote.hpp"
 #include "launch/direct.hpp"
 #include "launch/slurm.hpp"
+#include "logging/log_categories.hpp"
 #include "model/analytic_model.hpp"
 
 #include "spec/input_error.hpp"
@@ -171,22 +172,31 @@ std::string RunEngine::dispatch(const RunRequest& request, const CancelToken& ca
     // The run folder on every host; the first host's absolute path is the one SLURM gets.
     std::vector<std::string> hosts
         = p.launcher == LauncherKind::direct ? p.direct_hosts() : std::vector<std::string> { p.host };
+    qCDebug(lcRun, "run %s: dispatching to %s (%s, %d host(s))", bundle.run_id.c_str(), p.name.c_str(),
+        to_string(p.launcher).data(), static_cast<int>(hosts.size()));
     std::string abs_dir;
-    for (std::size_t i = 0; i < hosts.size(); ++i) {
-        const ExecResult r = run_command(m_pool.get(p, hosts[i]),
-            // POSIX tools only: no login environment needed (a login shell can take seconds).
-            "bash -c "
-                + shell_quote("mkdir -p -- " + shell_quote(bundle.run_dir) + " && cd -- " + shell_quote(bundle.run_dir)
-                    + " && pwd"),
-            cancel);
-        if (!r.ok())
-            throw SshError(SshErrorKind::remote_command,
-                hosts[i] + ": cannot create the run folder " + bundle.run_dir + ": " + failure_text(r));
-        if (i == 0)
-            abs_dir = last_line(r.out);
+    try {
+        for (std::size_t i = 0; i < hosts.size(); ++i) {
+            qCDebug(lcRun, "run %s: creating the run folder on %s", bundle.run_id.c_str(), hosts[i].c_str());
+            const ExecResult r = run_command(m_pool.get(p, hosts[i]),
+                // POSIX tools only: no login environment needed (a login shell can take seconds).
+                "bash -c "
+                    + shell_quote("mkdir -p -- " + shell_quote(bundle.run_dir) + " && cd -- "
+                        + shell_quote(bundle.run_dir) + " && pwd"),
+                cancel);
+            if (!r.ok())
+                throw SshError(SshErrorKind::remote_command,
+                    hosts[i] + ": cannot create the run folder " + bundle.run_dir + ": " + failure_text(r));
+            if (i == 0)
+                abs_dir = last_line(r.out);
+        }
+        if (abs_dir.empty() || abs_dir.front() != '/')
+            throw SshError(
+                SshErrorKind::remote_command, p.host + ": could not resolve the run folder " + bundle.run_dir);
+    } catch (const SshError& e) {
+        qCWarning(lcRun, "run %s: step 'create the run folder' failed: %s", bundle.run_id.c_str(), e.what());
+        throw;
     }
-    if (abs_dir.empty() || abs_dir.front() != '/')
-        throw SshError(SshErrorKind::remote_command, p.host + ": could not resolve the run folder " + bundle.run_dir);
 
     RunRecord run;
     run.id = bundle.run_id;
@@ -224,6 +234,7 @@ std::string RunEngine::dispatch(const RunRequest& request, const CancelToken& ca
     try {
         upload_and_submit(run, l, true, cancel);
     } catch (const SshError& e) {
+        qCWarning(lcRun, "run %s: step 'upload and submit' failed: %s", run.id.c_str(), e.what());
         if (e.transient() || e.kind() == SshErrorKind::cancelled)
             m_store.set_state(run.id, RunState::created,
                 std::string("not submitted yet (") + e.what() + "); retried when the connection is back");
@@ -248,6 +259,8 @@ void RunEngine::upload_and_submit(const RunRecord& run, Live& l, bool first_atte
             if (!r.ok())
                 throw SshError(SshErrorKind::remote_command, host + ": cannot create " + dir + ": " + failure_text(r));
         }
+        qCDebug(lcRun, "run %s: uploading %d files to %s:%s", run.id.c_str(), static_cast<int>(files.size()),
+            host.c_str(), dir.c_str());
         c.run(
             [&](SshSession& s) {
                 for (const StoredFile& f : files)
@@ -277,16 +290,21 @@ void RunEngine::submit_slurm(const RunRecord& run, Live& l, bool first_attempt, 
             }
         }
     }
+    qCDebug(lcSlurm, "run %s: submitting: %s", run.id.c_str(), run.submit_command.c_str());
     const ExecResult r = run_command(c, run.submit_command, cancel);
     if (!r.ok()) {
+        qCWarning(lcSlurm, "run %s: sbatch refused the job (exit %d): %s", run.id.c_str(),
+            static_cast<int>(r.exit_status.value_or(-1)), failure_text(r).c_str());
         m_store.set_state(run.id, RunState::failed, "sbatch refused the job: " + failure_text(r), r.exit_status);
         return;
     }
     const auto job_id = parse_sbatch_job_id(r.out);
     if (!job_id) {
+        qCWarning(lcSlurm, "run %s: sbatch printed no job id: %s", run.id.c_str(), failure_text(r).c_str());
         m_store.set_state(run.id, RunState::failed, "sbatch printed no job id: " + failure_text(r));
         return;
     }
+    qCDebug(lcSlurm, "run %s: SLURM job %s", run.id.c_str(), job_id->c_str());
     m_store.set_job(run.id, *job_id, run.remote_dir + "/job.log", run.submit_command);
     m_store.set_state(run.id, RunState::submitted,
         "SLURM job " + *job_id + " submitted" + (p.partition.empty() ? std::string() : " to partition " + p.partition));
@@ -299,9 +317,12 @@ void RunEngine::submit_direct(const RunRecord& run, Live& l, const CancelToken& 
     const std::string dir = run_folder(p, run.id);
     const ExecResult port_out = run_command(m_pool.get(p, hosts.front()), free_port_command(p), cancel);
     const std::string port = last_line(port_out.out);
-    if (!port_out.ok() || !all_digits(port))
+    if (!port_out.ok() || !all_digits(port)) {
+        qCWarning(lcDirect, "run %s: no rendezvous port on %s: %s", run.id.c_str(), hosts.front().c_str(),
+            failure_text(port_out).c_str());
         throw SshError(
             SshErrorKind::remote_command, hosts.front() + ": cannot pick a rendezvous port: " + failure_text(port_out));
+    }
     std::string job_id;
     const int n = static_cast<int>(hosts.size());
     for (int rank = 0; rank < n; ++rank) {
@@ -319,6 +340,8 @@ void RunEngine::submit_direct(const RunRecord& run, Live& l, const CancelToken& 
                 = run_command(c, direct_start_command(p, node_dir, rank, n, hosts.front(), std::stoi(port)), cancel);
             pid = last_line(r.out);
             if (!r.ok() || !all_digits(pid)) {
+                qCWarning(lcDirect, "run %s: %s could not start node %d: %s", run.id.c_str(),
+                    hosts[static_cast<std::size_t>(rank)].c_str(), static_cast<int>(rank), failure_text(r).c_str());
                 m_store.set_state(run.id, RunState::failed,
                     hosts[static_cast<std::size_t>(rank)] + ": could not start node " + std::to_string(rank) + ": "
                         + failure_text(r));

@@ -1,5 +1,8 @@
 #include "runs/run_report.hpp"
 
+#include "io/scenario_io.hpp"
+#include "spec/input_error.hpp"
+#include "spec/strategy_label.hpp"
 #include "store/run_store.hpp"
 
 #include <algorithm>
@@ -147,6 +150,18 @@ RunComparison compare_run(const RunRecord& run, const std::vector<StepRecord>& s
     return c;
 }
 
+std::string run_plan_label(const RunRecord& run)
+{
+    const auto scenario = nlohmann::json::parse(run.scenario_json, nullptr, false);
+    if (!scenario.is_object() || !scenario.contains("strategy") || !scenario["strategy"].is_object())
+        return {};
+    try {
+        return strategy_label(parse_strategy(scenario["strategy"], "run " + run.id, "strategy", Strategy {}));
+    } catch (const InputError&) {
+        return {};
+    }
+}
+
 nlohmann::ordered_json run_to_json(const RunStore& store, const RunRecord& run, bool detailed)
 {
     nlohmann::ordered_json j;
@@ -157,6 +172,7 @@ nlohmann::ordered_json run_to_json(const RunStore& store, const RunRecord& run, 
     j["launcher"] = run.launcher;
     j["cluster"] = run.cluster;
     j["scenario"] = run.scenario_label;
+    j["label"] = run_plan_label(run);
     j["description"] = run.description;
     j["state"] = std::string(to_string(run.state));
     j["detail"] = run.detail;
@@ -224,6 +240,8 @@ std::string run_summary_text(const RunStore& store, const RunRecord& run)
 {
     std::string out = "run " + run.id + ": " + std::string(to_string(run.state)) + " (" + run.detail + ")\n";
     out += "  " + run.framework + " on '" + run.cluster + "' (" + run.launcher + "), " + run.description + "\n";
+    if (const std::string label = run_plan_label(run); !label.empty())
+        out += "  plan " + label + "\n";
     const std::vector<StepRecord> steps = store.steps(run.id);
     char line[256];
     std::snprintf(line, sizeof line, "  %zu steps parsed from %.1f KiB of log%s\n", steps.size(),

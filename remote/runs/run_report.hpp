@@ -46,6 +46,10 @@ struct RunComparison {
 nlohmann::ordered_json metric_comparison_json(const MetricComparison& m);
 
 RunComparison compare_run(const RunRecord& run, const std::vector<StepRecord>& steps);
+
+// The plan that was sent, in the planner's notation (spec/strategy_label.hpp); "" when the stored
+// scenario has no readable strategy (a run stored by an older version).
+std::string run_plan_label(const RunRecord& run);
 // A log's steps against a prediction (predict --json) of the plan that ran on `gpus` GPUs: step time,
 // tokens/s per GPU, TFLOP/s per GPU, peak memory, power and energy, each where both sides have it.
 std::vector<MetricComparison> compare_steps(

@@ -1,5 +1,7 @@
 #include "ssh/ssh_connection.hpp"
 
+#include "logging/log_categories.hpp"
+
 #include <algorithm>
 
 namespace parallax::remote {
@@ -52,6 +54,8 @@ SshSession& SshConnection::session(const CancelToken& cancel)
         m_session.connect(m_target, *m_interaction, cancel);
     } catch (const SshError& e) {
         m_last_error = e.what();
+        // Every failed attempt, so that a dispatch that fails in the end shows each step that failed.
+        qCWarning(lcSsh).noquote() << "connection attempt" << m_attempts << "failed:" << e.what();
         if (e.transient() || e.kind() == SshErrorKind::cancelled) {
             // Back off: 0.5 s, 1 s, 2 s ... up to max_delay.
             m_delay = m_delay.count() == 0 ? m_policy.first_delay : std::min(m_delay * 2, m_policy.max_delay);
@@ -71,6 +75,8 @@ SshSession& SshConnection::session(const CancelToken& cancel)
     m_attempts = 0;
     set_state(ConnectionState::connected,
         m_reconnects > 0 ? "reconnected to " + m_target.label() : "connected to " + m_target.label());
+    qCDebug(lcSsh).noquote() << (m_reconnects > 0 ? "reconnected to" : "connected to")
+                             << QString::fromStdString(m_target.label()) << "by" << m_session.auth_method().c_str();
     return m_session;
 }
 

@@ -1,5 +1,8 @@
 #include "ssh/ssh_session.hpp"
 
+#include "logging/log_categories.hpp"
+#include "ssh/ssh_log.hpp"
+
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
 #include <libssh/sftp.h>
@@ -215,6 +218,7 @@ void SshSession::fail(SshErrorKind kind, const std::string& what)
     std::string msg = m_target.label() + ": " + what;
     if (!detail.empty())
         msg += ": " + detail;
+    qCDebug(lcSsh).noquote() << "failed:" << QString::fromStdString(msg);
     throw SshError(kind, msg);
 }
 
@@ -232,6 +236,7 @@ void SshSession::connect(const SshTarget& target, SshInteraction& interaction, c
     m_session = ssh_new();
     if (!m_session)
         throw SshError(SshErrorKind::config, "libssh could not create a session");
+    route_libssh_log(m_session);
 
     // Options: mind the types (ssh_options_set: port is unsigned int*, timeout is long*).
     ssh_options_set(m_session, SSH_OPTIONS_HOST, target.host.c_str());
@@ -283,6 +288,7 @@ void SshSession::connect(const SshTarget& target, SshInteraction& interaction, c
 
     if (cancel.cancelled())
         throw SshError(SshErrorKind::cancelled, m_target.label() + ": cancelled");
+    qCDebug(lcSsh).noquote() << "connecting to" << QString::fromStdString(m_target.label());
     if (ssh_connect(m_session) != SSH_OK) {
         const std::string detail = ssh_get_error(m_session);
         const bool timed_out
@@ -426,6 +432,7 @@ void SshSession::authenticate(SshInteraction& interaction, const CancelToken& ca
     int rc = ssh_userauth_none(m_session, nullptr);
     if (rc == SSH_AUTH_SUCCESS) {
         m_auth_method = "none";
+        qCDebug(lcSsh) << "authenticated without credentials";
         return;
     }
     if (rc == SSH_AUTH_ERROR)
@@ -433,10 +440,16 @@ void SshSession::authenticate(SshInteraction& interaction, const CancelToken& ca
             "authentication failed");
     const int methods = ssh_userauth_list(m_session, nullptr);
     std::vector<std::string> tried;
+    // Each method tried is logged with its outcome: a refused login then shows every step, not the last.
+    const auto outcome = [](const std::string& method, bool ok) {
+        qCDebug(lcSsh).noquote() << "authentication by" << QString::fromStdString(method)
+                                 << (ok ? "succeeded" : "was refused");
+        return ok;
+    };
 
     if ((methods & SSH_AUTH_METHOD_PUBLICKEY) && m_target.use_agent && std::getenv("SSH_AUTH_SOCK")) {
         tried.push_back("ssh-agent");
-        if (ssh_userauth_agent(m_session, nullptr) == SSH_AUTH_SUCCESS) {
+        if (outcome(tried.back(), ssh_userauth_agent(m_session, nullptr) == SSH_AUTH_SUCCESS)) {
             m_auth_method = "agent";
             return;
         }
@@ -450,7 +463,7 @@ void SshSession::authenticate(SshInteraction& interaction, const CancelToken& ca
             if (!std::filesystem::exists(key, ec))
                 throw SshError(SshErrorKind::config, m_target.label() + ": key file " + key + " does not exist");
             tried.push_back("key " + key);
-            if (try_key_file(key, interaction)) {
+            if (outcome(tried.back(), try_key_file(key, interaction))) {
                 m_auth_method = "publickey";
                 return;
             }
@@ -458,7 +471,7 @@ void SshSession::authenticate(SshInteraction& interaction, const CancelToken& ca
             // No key file in the profile: libssh's identities, i.e. IdentityFile of ~/.ssh/config (when used)
             // and the default ~/.ssh/id_*; encrypted ones ask through auth_callback (the interaction).
             tried.push_back("the identities of ~/.ssh (and ~/.ssh/config)");
-            if (ssh_userauth_publickey_auto(m_session, nullptr, nullptr) == SSH_AUTH_SUCCESS) {
+            if (outcome(tried.back(), ssh_userauth_publickey_auto(m_session, nullptr, nullptr) == SSH_AUTH_SUCCESS)) {
                 m_auth_method = "publickey";
                 return;
             }
@@ -470,7 +483,7 @@ void SshSession::authenticate(SshInteraction& interaction, const CancelToken& ca
         throw SshError(SshErrorKind::cancelled, m_target.label() + ": cancelled");
     if (methods & SSH_AUTH_METHOD_INTERACTIVE) {
         tried.push_back("keyboard-interactive");
-        if (try_keyboard_interactive(interaction, cancel)) {
+        if (outcome(tried.back(), try_keyboard_interactive(interaction, cancel))) {
             m_auth_method = "keyboard-interactive";
             return;
         }
@@ -496,6 +509,7 @@ void SshSession::authenticate(SshInteraction& interaction, const CancelToken& ca
 
 ExecResult SshSession::exec(const std::string& command, const ExecOptions& options)
 {
+    qCDebug(lcSsh).noquote() << QString::fromStdString(m_target.label()) << "runs" << QString::fromStdString(command);
     if (!connected())
         fail(SshErrorKind::disconnected, "not connected");
     ChannelPtr channel(ssh_channel_new(m_session));

@@ -1,5 +1,7 @@
 #include "store/run_store.hpp"
 
+#include "logging/log_categories.hpp"
+
 #include <QAtomicInteger>
 #include <QDateTime>
 #include <QDir>
@@ -230,6 +232,7 @@ RunStore::RunStore(const QString& path)
     : m_path(path)
     , m_connection(QStringLiteral("parallax-runs-%1").arg(g_connection_counter.fetchAndAddRelaxed(1)))
 {
+    qCDebug(lcStore).noquote() << "opening" << path;
     if (!QSqlDatabase::isDriverAvailable(QStringLiteral("QSQLITE")))
         throw StoreError("run store: Qt's QSQLITE driver is not installed (Debian: libqt6sql6-sqlite)");
     const QFileInfo info(path);
@@ -345,6 +348,7 @@ std::vector<StoredFile> RunStore::files(const std::string& id) const
 
 void RunStore::set_state(const std::string& id, RunState state, const std::string& detail, std::optional<int> exit_code)
 {
+    qCDebug(lcStore).noquote() << "run" << id.c_str() << "->" << to_string(state).data() << ":" << detail.c_str();
     Transaction tx(m_connection);
     QSqlQuery cur = prepare(m_connection, "SELECT state, detail FROM runs WHERE id = ?");
     cur.addBindValue(q(id));

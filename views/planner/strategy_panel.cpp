@@ -2,6 +2,7 @@
 
 #include "planner/degree_slider.hpp"
 #include "search/plan_explain.hpp"
+#include "spec/strategy_label.hpp"
 #include "style/icons.hpp"
 #include "style/view_style.hpp"
 
@@ -430,12 +431,9 @@ void StrategyPanel::refresh()
     const PlanInputs in = plan_inputs(*m_scenario);
     const Strategy& st = m_scenario->strategy;
     const bool dark = is_dark(palette());
-    m_gpu_line->setText(QStringLiteral("%1 GPUs = TP %2 × PP %3 × CP %4 × DP %5")
+    m_gpu_line->setText(QStringLiteral("%1 GPUs = %2")
                             .arg(m_scenario->cluster.total_gpus())
-                            .arg(st.tp)
-                            .arg(st.pp)
-                            .arg(st.cp)
-                            .arg(st.dp));
+                            .arg(QString::fromStdString(strategy_degrees_label(st))));
 
     std::vector<Rule> broken = all_violations(in, st);
     QStringList broken_keys;

@@ -29,7 +29,7 @@ struct ScalingPoint {
     double tokens_per_s_high = 0;
     double scaling_efficiency = 1; // per-GPU throughput vs the first point
     double marginal_efficiency = 1;
-    QString family; // "TP8 x PP4 x DP"
+    QString family; // "TP 8 × PP 4 × DP"
     QString notes; // inflection points, family changes
     Strategy strategy;
 };
