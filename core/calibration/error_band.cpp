@@ -252,8 +252,8 @@ PredictionInterval prediction_interval(const ErrorBand& band, double tokens_per_
     if (band.best_measured_mfu > 0 && mfu > band.best_measured_mfu) {
         const double at_best = band.best_measured_mfu / mfu;
         if (at_best < low_factor) {
+            // Not `far_from_validation`: the class and scale are validated, only this efficiency is not.
             low_factor = at_best;
-            i.far_from_validation = true;
             i.best_measured_mfu_exceeded = band.best_measured_mfu;
             char buf[200];
             std::snprintf(buf, sizeof buf,

@@ -177,7 +177,7 @@ std::string search_outcome_to_text(const SearchOutcome& o)
             out += "    not distinguishable from #1: their " + format_number("%.0f%%", 100 * p.interval.level)
                 + " bands overlap\n";
         if (p.interval.best_measured_mfu_exceeded > 0)
-            out += "      beyond every measured run: " + format_number("%.1f%%", 100 * p.mfu)
+            out += "    beyond every measured run: " + format_number("%.1f%%", 100 * p.mfu)
                 + " MFU predicted, the best of its class measured "
                 + format_number("%.1f%%", 100 * p.interval.best_measured_mfu_exceeded) + " (band widened to it)\n";
         if (r.runner_up)
