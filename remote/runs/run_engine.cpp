@@ -70,6 +70,18 @@ ExecResult run_command(SshConnection& c, const std::string& command, const Cance
         cancel);
 }
 
+std::string first_line(const std::string& out)
+{
+    std::istringstream in(out);
+    std::string line;
+    while (std::getline(in, line)) {
+        line = trim(line);
+        if (!line.empty())
+            return line.size() > 300 ? line.substr(0, 300) + " ..." : line;
+    }
+    return "no output";
+}
+
 std::string connection_key(const ClusterProfile& p, const std::string& host)
 {
     return (p.user.empty() ? std::string() : p.user + "@") + host + ":" + std::to_string(p.port);
@@ -268,6 +280,11 @@ void RunEngine::submit_slurm(const RunRecord& run, Live& l, bool first_attempt, 
     // A previous attempt may have submitted and lost only the answer: the job's name carries the run id.
     if (!first_attempt) {
         const ExecResult found = run_command(c, remote_command(p, squeue_by_name_argv(run.id)), cancel);
+        if (!found.ok()) {
+            // Not knowing whether a job exists is no licence to submit a second one: wait and ask again.
+            retry_submit_later(run, l, "cannot look for an earlier submission (squeue: " + failure_text(found) + ")");
+            return;
+        }
         for (const SlurmJobInfo& job : parse_squeue(found.out)) {
             if (job.comment == slurm_comment(run.id)) {
                 m_store.set_job(run.id, job.job_id, run.remote_dir + "/job.log", run.submit_command);
@@ -279,6 +296,10 @@ void RunEngine::submit_slurm(const RunRecord& run, Live& l, bool first_attempt, 
     }
     const ExecResult r = run_command(c, run.submit_command, cancel);
     if (!r.ok()) {
+        if (sbatch_error_is_transient(r.err + r.out, r.exit_status)) {
+            retry_submit_later(run, l, "sbatch could not reach the controller (" + failure_text(r) + ")");
+            return;
+        }
         m_store.set_state(run.id, RunState::failed, "sbatch refused the job: " + failure_text(r), r.exit_status);
         return;
     }
@@ -290,6 +311,17 @@ void RunEngine::submit_slurm(const RunRecord& run, Live& l, bool first_attempt, 
     m_store.set_job(run.id, *job_id, run.remote_dir + "/job.log", run.submit_command);
     m_store.set_state(run.id, RunState::submitted,
         "SLURM job " + *job_id + " submitted" + (p.partition.empty() ? std::string() : " to partition " + p.partition));
+}
+
+void RunEngine::retry_submit_later(const RunRecord& run, Live& l, const std::string& why)
+{
+    if (++l.submit_retries > kMaxSubmitRetries) {
+        m_store.set_state(run.id, RunState::failed,
+            why + "; gave up after " + std::to_string(kMaxSubmitRetries) + " tries, nothing was submitted");
+        return;
+    }
+    // Left "created": the next poll looks for the job by its name first, then submits.
+    m_store.set_state(run.id, RunState::created, why + "; trying again");
 }
 
 void RunEngine::submit_direct(const RunRecord& run, Live& l, const CancelToken& cancel)
@@ -352,13 +384,21 @@ RunEngine::LauncherState RunEngine::query_slurm(const RunRecord& run, Live& l, c
     // squeue for the live state, scontrol for the exit code and when squeue has forgotten the job: one shell.
     const ExecResult q
         = run_command(c, remote_commands(p, { squeue_argv(run.job_id), scontrol_argv(run.job_id) }), cancel);
-    const std::vector<std::string> sections = split_sections(q.out);
-    if (sections.size() < 2)
-        throw SshError(SshErrorKind::remote_command, "squeue/scontrol printed nothing usable: " + failure_text(q));
-    for (const SlurmJobInfo& job : parse_squeue(sections[0]))
-        if (job.job_id == run.job_id)
-            info = job;
-    if (auto sc = parse_scontrol(sections[1]); sc && sc->job_id == run.job_id) {
+    const std::vector<CommandSection> sections = split_sections(q.out);
+    if (sections.size() < 2) {
+        // The shell itself did not finish (killed, or the login environment failed): no word on the job.
+        out.no_answer = true;
+        out.detail = "squeue/scontrol printed nothing usable: " + failure_text(q);
+        return out;
+    }
+    const SlurmAnswer sq = classify_slurm_answer(sections[0]);
+    const SlurmAnswer sc_answer = classify_slurm_answer(sections[1]);
+    if (sq == SlurmAnswer::answered)
+        for (const SlurmJobInfo& job : parse_squeue(sections[0].out))
+            if (job.job_id == run.job_id)
+                info = job;
+    if (auto sc = sc_answer == SlurmAnswer::answered ? parse_scontrol(sections[1].out) : std::nullopt;
+        sc && sc->job_id == run.job_id) {
         if (!info) {
             info = sc;
         } else {
@@ -368,6 +408,13 @@ RunEngine::LauncherState RunEngine::query_slurm(const RunRecord& run, Live& l, c
             info->exit_code = sc->exit_code;
             info->exit_signal = sc->exit_signal;
         }
+    }
+    if (!info && (sq == SlurmAnswer::no_answer || sc_answer == SlurmAnswer::no_answer)) {
+        // "Unable to contact slurm controller" is not "job unknown": the job may well be running.
+        const CommandSection& failed = sq == SlurmAnswer::no_answer ? sections[0] : sections[1];
+        out.no_answer = true;
+        out.detail = "the SLURM controller did not answer (" + first_line(failed.out) + ")";
+        return out;
     }
     if (!info) {
         out.known = false;
@@ -492,25 +539,32 @@ PollOutcome RunEngine::poll(const std::string& run_id, const CancelToken& cancel
 
     if (run->state == RunState::created) {
         upload_and_submit(*run, l, false, cancel);
-        run = m_store.get(run_id);
-        out.state = run->state;
-        out.detail = run->detail;
-        out.state_changed = true;
+        const std::optional<RunRecord> after = m_store.get(run_id);
+        // Unchanged (the same transient failure again): the worker backs off instead of asking at once.
+        out.state_changed = after->state != run->state || after->detail != run->detail;
+        out.state = after->state;
+        out.detail = after->detail;
+        if (is_terminal(after->state))
+            m_live.erase(run_id);
         return out;
     }
 
     LauncherState ls = slurm ? query_slurm(*run, l, cancel) : query_direct(*run, l, cancel);
-    if (ls.known)
+    if (ls.known && !ls.no_answer)
         l.unknown_polls = 0;
-    const bool gone = !ls.known && ++l.unknown_polls >= kUnknownPollsBeforeGone;
-    const bool terminal = is_terminal(ls.state) && ls.known;
+    // Only the controller's own "no such job" counts towards "gone"; a poll it did not answer counts for nothing.
+    const bool gone = !ls.known && !ls.no_answer && ++l.unknown_polls >= kUnknownPollsBeforeGone;
+    const bool terminal = is_terminal(ls.state) && ls.known && !ls.no_answer;
     // The log after the state: once the launcher says "ended", the file is complete and read to its end.
     out.appended = read_new_log(*run, l, terminal || gone, cancel);
     out.measurements_changed = update_measurements(*run, l, terminal || gone);
 
     RunState next = ls.state;
     std::string detail = ls.detail;
-    if (!ls.known && !gone) {
+    if (ls.no_answer) {
+        next = run->state;
+        detail = ls.detail + "; asking again";
+    } else if (!ls.known && !gone) {
         next = run->state == RunState::submitted ? RunState::submitted : run->state;
         detail = ls.detail + "; asking again";
     } else if (gone) {

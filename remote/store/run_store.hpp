@@ -69,6 +69,7 @@ public:
 private:
     class Transaction;
     void migrate();
+    void check_schema_is_readable() const;
     QString m_path;
     QString m_connection;
     int m_opened_schema = 0;
