@@ -82,6 +82,26 @@ std::string first_line(const std::string& out)
     return "no output";
 }
 
+// Why files cannot be written to `dir`: a full disk or a read-only one ("" when neither shows).
+std::string disk_diagnosis(SshConnection& c, const std::string& dir, const CancelToken& cancel)
+{
+    const ExecResult r = run_command(c,
+        "bash -c "
+            + shell_quote("df -Pk -- " + shell_quote(dir) + " | awk 'NR==2 {print $4, $2}'; test -w " + shell_quote(dir)
+                + " && echo writable"),
+        cancel);
+    std::istringstream in(r.out);
+    long long free_kib = -1;
+    long long total_kib = -1;
+    in >> free_kib >> total_kib;
+    if (r.out.find("writable") == std::string::npos)
+        return " (" + dir + " is not writable)";
+    if (free_kib >= 0 && free_kib < 1024)
+        return " (no space left on the disk holding " + dir + ": " + std::to_string(free_kib) + " KiB free of "
+            + std::to_string(total_kib) + " KiB)";
+    return {};
+}
+
 std::string connection_key(const ClusterProfile& p, const std::string& host)
 {
     return (p.user.empty() ? std::string() : p.user + "@") + host + ":" + std::to_string(p.port);
@@ -260,12 +280,19 @@ void RunEngine::upload_and_submit(const RunRecord& run, Live& l, bool first_atte
             if (!r.ok())
                 throw SshError(SshErrorKind::remote_command, host + ": cannot create " + dir + ": " + failure_text(r));
         }
-        c.run(
-            [&](SshSession& s) {
-                for (const StoredFile& f : files)
-                    s.upload(dir + "/" + f.name, f.content, f.mode);
-            },
-            cancel);
+        try {
+            c.run(
+                [&](SshSession& s) {
+                    for (const StoredFile& f : files)
+                        s.upload(dir + "/" + f.name, f.content, f.mode);
+                },
+                cancel);
+        } catch (const SshError& e) {
+            if (e.kind() != SshErrorKind::sftp)
+                throw;
+            // SFTP v3 reports a full disk as a bare "Failure": ask the host what is wrong with the folder.
+            throw SshError(SshErrorKind::sftp, std::string(e.what()) + disk_diagnosis(c, dir, cancel));
+        }
     }
     if (slurm)
         submit_slurm(run, l, first_attempt, cancel);
@@ -489,26 +516,54 @@ std::string RunEngine::read_new_log(const RunRecord& run, Live& l, bool drain, c
     SshConnection& c = m_pool.get(l.profile, log_host(run, l));
     std::string appended;
     std::int64_t offset = run.log_bytes;
+    // Each read starts a little before the stored end: those bytes must be the ones stored, or the file on the
+    // cluster is not the one read so far (a requeued job truncates and rewrites its log) and appending would
+    // splice two logs together.
+    const std::size_t overlap = std::min<std::size_t>(kLogOverlapBytes, static_cast<std::size_t>(offset));
+    std::string expected(l.collector->tail(overlap));
     for (;;) {
+        const std::int64_t from = offset - static_cast<std::int64_t>(expected.size());
         const auto data = c.run(
             [&](SshSession& s) {
-                return s.read_from(run.log_path, static_cast<std::uint64_t>(offset), kMaxLogBytesPerPoll);
+                return s.read_from(run.log_path, static_cast<std::uint64_t>(from), kMaxLogBytesPerPoll);
             },
             cancel);
-        if (!data || data->empty())
+        if (!data)
             break;
+        if (data->compare(0, expected.size(), expected) != 0) {
+            if (offset > 0 && l.collector->size() == static_cast<std::size_t>(offset)) {
+                restart_log(run, l, offset);
+                offset = 0;
+                expected.clear();
+                continue;
+            }
+            break;
+        }
+        if (data->size() == expected.size())
+            break;
+        const std::string_view fresh_data = std::string_view(*data).substr(expected.size());
         const std::int64_t before = offset;
-        offset = m_store.append_log(run.id, offset, *data);
+        offset = m_store.append_log(run.id, offset, fresh_data);
         const std::size_t fresh = static_cast<std::size_t>(offset - before);
         if (fresh > 0) {
-            const std::string_view new_bytes = std::string_view(*data).substr(data->size() - fresh);
+            const std::string_view new_bytes = fresh_data.substr(fresh_data.size() - fresh);
             l.collector->feed(new_bytes);
             appended.append(new_bytes);
         }
-        if (!drain || data->size() < kMaxLogBytesPerPoll)
+        if (!drain || fresh_data.size() < kMaxLogBytesPerPoll - expected.size())
             break;
+        expected = std::string(l.collector->tail(std::min<std::size_t>(kLogOverlapBytes, l.collector->size())));
     }
     return appended;
+}
+
+void RunEngine::restart_log(const RunRecord& run, Live& l, std::int64_t stored_bytes)
+{
+    m_store.reset_log(run.id,
+        run.detail + "; the log on the cluster was replaced (a requeued or restarted job), the "
+            + std::to_string(stored_bytes) + " bytes read before were dropped and it is read from its start");
+    l.collector->clear();
+    l.parsed_bytes = -1;
 }
 
 bool RunEngine::update_measurements(const RunRecord& run, Live& l, bool force)

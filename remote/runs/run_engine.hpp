@@ -93,6 +93,8 @@ public:
     static constexpr int kUnknownPollsBeforeGone = 3;
     // Log bytes read per poll: a fast-growing log catches up over a few polls instead of blocking one.
     static constexpr std::size_t kMaxLogBytesPerPoll = 8u << 20;
+    // Stored log bytes read again at each poll to check that the file is still the one read so far.
+    static constexpr std::size_t kLogOverlapBytes = 256;
     // Transient submission failures (controller unreachable, squeue unanswered) before a run is failed; the
     // worker's polls space them out (poll_min_s growing to poll_max_s).
     static constexpr int kMaxSubmitRetries = 30;
@@ -123,6 +125,7 @@ private:
     LauncherState query_slurm(const RunRecord& run, Live& l, const CancelToken& cancel);
     LauncherState query_direct(const RunRecord& run, Live& l, const CancelToken& cancel);
     std::string read_new_log(const RunRecord& run, Live& l, bool drain, const CancelToken& cancel);
+    void restart_log(const RunRecord& run, Live& l, std::int64_t stored_bytes);
     bool update_measurements(const RunRecord& run, Live& l, bool force);
     std::string log_host(const RunRecord& run, const Live& l) const;
 

@@ -411,6 +411,25 @@ void RunStore::set_job(
     tx.commit();
 }
 
+void RunStore::reset_log(const std::string& id, const std::string& why)
+{
+    const std::optional<RunRecord> run = get(id);
+    if (!run)
+        throw StoreError("run store: no run " + id);
+    {
+        Transaction tx(m_connection);
+        QSqlQuery del = prepare(m_connection, "DELETE FROM run_log_chunks WHERE run_id = ?");
+        del.addBindValue(q(id));
+        exec(del, "dropping the replaced log");
+        QSqlQuery up = prepare(m_connection, "UPDATE runs SET log_bytes = 0, updated_at = ? WHERE id = ?");
+        up.addBindValue(q(utc_now_iso()));
+        up.addBindValue(q(id));
+        exec(up, "dropping the replaced log");
+        tx.commit();
+    }
+    set_state(id, run->state, why);
+}
+
 std::int64_t RunStore::append_log(const std::string& id, std::int64_t offset, std::string_view bytes)
 {
     Transaction tx(m_connection);
