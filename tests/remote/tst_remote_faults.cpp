@@ -135,8 +135,8 @@ private:
 
     std::unique_ptr<RemoteRunner> runner() const
     {
-        auto r = std::make_unique<RemoteRunner>(
-            m_store, std::make_shared<NonInteractive>(str(m_ssh->host_fingerprint())));
+        auto r
+            = std::make_unique<RemoteRunner>(m_store, std::make_shared<NonInteractive>(str(m_ssh->host_fingerprint())));
         r->set_reconnect_policy({ std::chrono::milliseconds(200), std::chrono::milliseconds(1000) });
         return r;
     }
@@ -207,7 +207,8 @@ private Q_SLOTS:
         auto r = runner();
         Recorder rec(*r);
         r->dispatch(request(kSteps, p));
-        QTRY_VERIFY2_WITH_TIMEOUT(!rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            !rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
         QVERIFY2(!rec.ended(), qPrintable(QStringLiteral("ended before the outage: ") + rec.problems()));
         const QString id = rec.run_id();
         m_slurm->stop_controller();
@@ -231,15 +232,17 @@ private Q_SLOTS:
         auto r = runner();
         Recorder rec(*r);
         r->dispatch(request(kSteps, profile()));
-        QTRY_VERIFY2_WITH_TIMEOUT(!rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            !rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
         QVERIFY2(!rec.ended(), qPrintable(rec.problems()));
         const QString id = rec.run_id();
         // Let some steps be stored, then requeue: SLURM kills the job and starts it again, truncating job.log.
         QTest::qWait(3000);
         QByteArray out;
         QByteArray err;
-        QVERIFY2(m_slurm->client(QStringLiteral("scontrol"), { QStringLiteral("requeue"), job_of(id) }, &out, &err) == 0,
-            (out + err).constData());
+        QVERIFY2(
+            m_slurm->client(QStringLiteral("scontrol"), { QStringLiteral("requeue"), job_of(id) }, &out, &err) == 0,
+            QByteArray(out + err).constData());
         QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
         QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
         QCOMPARE(state_text(rec.finished.first().at(1)), QStringLiteral("completed"));
@@ -290,7 +293,8 @@ private Q_SLOTS:
     {
         QFETCH(QString, options);
         QFETCH(QString, expected);
-        const QString mount_point = m_tmp.filePath(QStringLiteral("cluster-home/disk-") + QString::fromLatin1(QTest::currentDataTag()));
+        const QString mount_point
+            = m_tmp.filePath(QStringLiteral("cluster-home/disk-") + QString::fromLatin1(QTest::currentDataTag()));
         QVERIFY(QDir().mkpath(mount_point));
         QByteArray err;
         QVERIFY2(run_program(QStringLiteral("mount"),

@@ -40,6 +40,28 @@ std::string run_sections_locally(const std::vector<std::pair<std::string, int>>&
     return sh.readAllStandardOutput().toStdString();
 }
 
+// Python reads a generated file as the framework would (tomllib for torchtitan, PyYAML for OmegaConf) and
+// prints its top-level keys, sorted, one per line; the [model] table's keys too for TOML.
+QString python_keys(const std::string& text, const char* reader)
+{
+    QTemporaryDir tmp;
+    const QString path = tmp.filePath(QStringLiteral("file"));
+    QFile f(path);
+    f.open(QIODevice::WriteOnly);
+    f.write(text.data(), static_cast<qint64>(text.size()));
+    f.close();
+    QProcess py;
+    py.start(QStringLiteral("/usr/bin/python3"), { QStringLiteral("-c"), QString::fromLatin1(reader), path });
+    py.waitForFinished(30000);
+    return QString::fromUtf8(py.readAllStandardOutput() + py.readAllStandardError());
+}
+
+constexpr const char* kTomlKeys = "import sys, tomllib\n"
+                                  "d = tomllib.load(open(sys.argv[1], 'rb'))\n"
+                                  "print(sorted(d), sorted(d['model']), d['job']['description'])";
+constexpr const char* kYamlKeys = "import sys, yaml\n"
+                                  "print(sorted(yaml.safe_load(open(sys.argv[1], encoding='utf-8'))))";
+
 } // namespace
 
 class TestRemoteRobustness : public QObject {
@@ -85,6 +107,32 @@ private Q_SLOTS:
             "sbatch: error: Batch job submission failed: Invalid partition name specified", 1));
         QVERIFY(!sbatch_error_is_transient(
             "sbatch: error: Batch job submission failed: Invalid account or account/partition combination", 1));
+    }
+
+    // --- generated launch files ----------------------------------------------------------------------
+    void hostileNamesStayInComments()
+    {
+        Scenario sc = load_scenario_file(
+            PARALLAX_SOURCE_DIR "/tests/remote/data/tiny_probe_scenario.json", PresetCatalog::standard());
+        const Scenario plain = sc;
+        // Every way a TOML or YAML reader ends a comment line, or refuses a file, followed by a payload.
+        const std::string payload = "converters = [\"float8\"]\nx: 1";
+        const std::string hostile = "evil\n" + payload + "\r" + payload + "\x0b\x7f\xc2\x85" + payload + "\xe2\x80\xa8"
+            + payload + "\xe2\x80\xa9" + payload;
+        sc.model.name = hostile;
+        LaunchSettings o;
+        o.run_label = hostile;
+        std::vector<std::string> notes;
+        std::vector<std::string> plain_notes;
+        LaunchSettings plain_o;
+        plain_o.run_label = "plain";
+        const QString toml = python_keys(torchtitan_toml(sc, o, "", notes), kTomlKeys);
+        const QString plain_toml = python_keys(torchtitan_toml(plain, plain_o, "", plain_notes), kTomlKeys);
+        // The same tables and [model] keys as for a plain name; the name survives, escaped, in the description.
+        QCOMPARE(toml.section(QStringLiteral("] "), 0, 1), plain_toml.section(QStringLiteral("] "), 0, 1));
+        QVERIFY2(toml.contains(QStringLiteral("converters = [\"float8\"]")), qPrintable(toml));
+        const QString yaml = python_keys(nemo_yaml(sc, o, notes), kYamlKeys);
+        QCOMPARE(yaml, python_keys(nemo_yaml(plain, plain_o, plain_notes), kYamlKeys));
     }
 
     // --- the run store ------------------------------------------------------------------------------

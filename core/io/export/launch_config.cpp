@@ -798,8 +798,8 @@ std::string torchtitan_toml(
         notes.push_back("torchtitan's context parallelism is ring attention; the plan's all-to-all cp runs as a ring");
 
     std::ostringstream x;
-    x << comment_lines("torchtitan config written by Parallax"
-        + (o.run_label.empty() ? std::string() : " for " + o.run_label) + ".");
+    x << comment_lines(
+        "torchtitan config written by Parallax" + (o.run_label.empty() ? std::string() : " for " + o.run_label) + ".");
     x << comment_lines("Plan: " + plan_summary(sc));
     x << "# torchtitan v0.2.x JobConfig keys (torchtitan/config/job_config.py); later torchtitan releases configure "
          "runs\n# with Python config registries (--module/--config) instead of TOML files.\n";
