@@ -5,9 +5,13 @@
 #include "io/export/launch_config.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
+#include "jobs/job_bundle.hpp"
+#include "launch/direct.hpp"
 #include "launch/slurm.hpp"
+#include "ssh/prompt_bridge.hpp"
 #include "store/run_store.hpp"
 
+#include <QDir>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -133,6 +137,39 @@ private Q_SLOTS:
         QVERIFY2(toml.contains(QStringLiteral("converters = [\"float8\"]")), qPrintable(toml));
         const QString yaml = python_keys(nemo_yaml(sc, o, notes), kYamlKeys);
         QCOMPARE(yaml, python_keys(nemo_yaml(plain, plain_o, plain_notes), kYamlKeys));
+    }
+
+    // --- the direct launcher and secrets ---------------------------------------------------------------
+    void workDirWithDashOrTildeWorks()
+    {
+        ClusterProfile p;
+        p.work_dir = "-runs";
+        QCOMPARE(run_folder(p, "r1"), std::string("./-runs/r1"));
+        p.work_dir = "~/runs/";
+        QCOMPARE(run_folder(p, "r1"), std::string("runs/r1"));
+        p.work_dir = "~";
+        QCOMPARE(run_folder(p, "r1"), std::string("./r1"));
+        // The status command of a node, run by a real sh in a login folder holding "-runs/r1".
+        QTemporaryDir home;
+        QVERIFY(QDir(home.path()).mkpath(QStringLiteral("-runs/r1")));
+        p.work_dir = "-runs";
+        QProcess sh;
+        sh.setWorkingDirectory(home.path());
+        sh.start(QStringLiteral("/bin/sh"),
+            { QStringLiteral("-c"), QString::fromStdString(direct_status_command(run_folder(p, "r1"), 0)) });
+        sh.waitForFinished(10000);
+        QCOMPARE(sh.readAllStandardOutput(), QByteArray("starting\n"));
+    }
+
+    void passphraseWipeClearsTheSharedBuffer()
+    {
+        QString typed = QString::fromLatin1("correct horse"); // on the heap, as a dialog's text
+        QString handed_over = typed; // shares typed's buffer, as a queued signal's argument does
+        const QChar* buffer = typed.constData();
+        wipe_shared(handed_over);
+        QVERIFY(handed_over.isEmpty());
+        for (qsizetype i = 0; i < typed.size(); ++i)
+            QCOMPARE(buffer[i], QChar(0));
     }
 
     // --- the run store ------------------------------------------------------------------------------
