@@ -100,6 +100,14 @@ std::string run_folder(const ClusterProfile& profile, const std::string& run_id)
     std::string dir = profile.work_dir;
     while (dir.size() > 1 && dir.back() == '/')
         dir.pop_back();
+    // Every command quotes the folder, so a shell never expands "~": it means the login folder, which is
+    // where relative folders start anyway. A leading '-' would read as an option to cd, mkdir or sh.
+    if (dir == "~")
+        dir = ".";
+    else if (dir.rfind("~/", 0) == 0)
+        dir = dir.substr(2);
+    if (!dir.empty() && dir.front() == '-')
+        dir = "./" + dir;
     return dir + "/" + run_id;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <sstream>
 
 namespace parallax::remote {
@@ -76,23 +77,49 @@ std::string remote_commands(const ClusterProfile& p, const std::vector<std::vect
 {
     std::string script;
     for (const auto& argv : argvs)
-        script += with_env(p, argv) + " 2>&1; echo " + shell_quote(kSectionEnd) + "; ";
+        script += with_env(p, argv) + " 2>&1; echo " + shell_quote(kSectionEnd) + " $?; ";
     return cluster_shell(p, script);
 }
 
-std::vector<std::string> split_sections(const std::string& out)
+std::vector<CommandSection> split_sections(const std::string& out)
 {
-    std::vector<std::string> sections;
-    std::string current;
+    std::vector<CommandSection> sections;
+    CommandSection current;
+    const std::string marker = kSectionEnd;
     for (const auto& line : lines_of(out)) {
-        if (line == kSectionEnd) {
+        if (line.rfind(marker, 0) == 0 && (line.size() == marker.size() || line[marker.size()] == ' ')) {
+            const std::string status = line.size() > marker.size() ? line.substr(marker.size() + 1) : std::string();
+            if (all_digits(status) && status.size() <= 3)
+                current.exit_status = std::stoi(status);
             sections.push_back(std::move(current));
-            current.clear();
+            current = {};
         } else {
-            current += line + "\n";
+            current.out += line + "\n";
         }
     }
     return sections;
+}
+
+SlurmAnswer classify_slurm_answer(const CommandSection& section)
+{
+    // squeue and scontrol print "slurm_load_jobs error: Invalid job id specified" (exit 1) for a job the
+    // controller no longer holds; with the controller down they print "Unable to contact slurm controller".
+    if (section.out.find("Invalid job id specified") != std::string::npos)
+        return SlurmAnswer::job_unknown;
+    return section.ok() ? SlurmAnswer::answered : SlurmAnswer::no_answer;
+}
+
+bool sbatch_error_is_transient(const std::string& output, std::optional<int> exit_status)
+{
+    if (!exit_status)
+        return true; // killed or cut off: nobody said no
+    // Slurm's own words for "try again" (slurm_strerror): the controller unreachable or busy.
+    static const char* const kTransient[] = { "Unable to contact slurm controller", "Socket timed out",
+        "Zero Bytes were transmitted or received", "Connection refused", "Resource temporarily unavailable",
+        "Slurm backup controller in standby mode", "slurmctld is not responding", "Communication connection failure",
+        "Slurm temporarily unable to accept job", "Requested operation is presently disabled" };
+    return std::any_of(std::begin(kTransient), std::end(kTransient),
+        [&](const char* t) { return output.find(t) != std::string::npos; });
 }
 
 std::vector<std::string> sbatch_argv(

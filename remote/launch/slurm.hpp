@@ -26,10 +26,25 @@ std::string cluster_shell(const ClusterProfile& p, const std::string& command);
 // `env 'K=V' ... <argv>` for the profile's environment (SLURM_CONF and friends), through cluster_shell.
 std::string remote_command(const ClusterProfile& p, const std::vector<std::string>& argv);
 // Several programs in one shell (a login shell can take seconds: one per poll, not one per program); each
-// program's output is followed by a line kSectionEnd. split_sections() cuts the output back apart.
+// program's output is followed by a line "kSectionEnd STATUS" with that program's own exit status (the
+// shell's status is only the last one's). split_sections() cuts the output back apart.
 std::string remote_commands(const ClusterProfile& p, const std::vector<std::vector<std::string>>& argvs);
 inline constexpr const char* kSectionEnd = "@@parallax-section-end@@";
-std::vector<std::string> split_sections(const std::string& out);
+struct CommandSection {
+    std::string out; // stdout and stderr together
+    std::optional<int> exit_status; // none: the marker had no number (the command was killed mid-way)
+    bool ok() const { return exit_status && *exit_status == 0; }
+};
+std::vector<CommandSection> split_sections(const std::string& out);
+
+// What a squeue/scontrol call for one job id says about that job. Only an answer from the controller is
+// authoritative: "Invalid job id specified" (it forgot the job) or a clean exit. Anything else (the
+// controller down or restarting, a timeout, munge trouble) says nothing about the job: ask again later.
+enum class SlurmAnswer : unsigned char { answered, job_unknown, no_answer };
+SlurmAnswer classify_slurm_answer(const CommandSection& section);
+// sbatch failed for a reason that may pass (controller unreachable, timeouts, the job limit while the
+// controller restarts), as opposed to a refusal of the job itself (bad partition, account, limits).
+bool sbatch_error_is_transient(const std::string& output, std::optional<int> exit_status);
 
 std::vector<std::string> sbatch_argv(
     const ClusterProfile& p, const JobBundle& b, const std::string& run_id, const std::string& run_dir);

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +40,12 @@ public:
     }
     void feed(std::string_view bytes) { m_log.append(bytes); }
     std::size_t size() const { return m_log.size(); }
+    // The last `n` bytes fed (fewer when less arrived).
+    std::string_view tail(std::size_t n) const
+    {
+        return std::string_view(m_log).substr(m_log.size() - std::min(n, m_log.size()));
+    }
+    void clear() { m_log.clear(); }
     Measurements snapshot() const;
 
 private:

@@ -71,6 +71,38 @@ ExecResult run_command(SshConnection& c, const std::string& command, const Cance
         cancel);
 }
 
+std::string first_line(const std::string& out)
+{
+    std::istringstream in(out);
+    std::string line;
+    while (std::getline(in, line)) {
+        line = trim(line);
+        if (!line.empty())
+            return line.size() > 300 ? line.substr(0, 300) + " ..." : line;
+    }
+    return "no output";
+}
+
+// Why files cannot be written to `dir`: a full disk or a read-only one ("" when neither shows).
+std::string disk_diagnosis(SshConnection& c, const std::string& dir, const CancelToken& cancel)
+{
+    const ExecResult r = run_command(c,
+        "bash -c "
+            + shell_quote("df -Pk -- " + shell_quote(dir) + " | awk 'NR==2 {print $4, $2}'; test -w " + shell_quote(dir)
+                + " && echo writable"),
+        cancel);
+    std::istringstream in(r.out);
+    long long free_kib = -1;
+    long long total_kib = -1;
+    in >> free_kib >> total_kib;
+    if (r.out.find("writable") == std::string::npos)
+        return " (" + dir + " is not writable)";
+    if (free_kib >= 0 && free_kib < 1024)
+        return " (no space left on the disk holding " + dir + ": " + std::to_string(free_kib) + " KiB free of "
+            + std::to_string(total_kib) + " KiB)";
+    return {};
+}
+
 std::string connection_key(const ClusterProfile& p, const std::string& host)
 {
     return (p.user.empty() ? std::string() : p.user + "@") + host + ":" + std::to_string(p.port);
@@ -261,12 +293,19 @@ void RunEngine::upload_and_submit(const RunRecord& run, Live& l, bool first_atte
         }
         qCDebug(lcRun, "run %s: uploading %d files to %s:%s", run.id.c_str(), static_cast<int>(files.size()),
             host.c_str(), dir.c_str());
-        c.run(
-            [&](SshSession& s) {
-                for (const StoredFile& f : files)
-                    s.upload(dir + "/" + f.name, f.content, f.mode);
-            },
-            cancel);
+        try {
+            c.run(
+                [&](SshSession& s) {
+                    for (const StoredFile& f : files)
+                        s.upload(dir + "/" + f.name, f.content, f.mode);
+                },
+                cancel);
+        } catch (const SshError& e) {
+            if (e.kind() != SshErrorKind::sftp)
+                throw;
+            // SFTP v3 reports a full disk as a bare "Failure": ask the host what is wrong with the folder.
+            throw SshError(SshErrorKind::sftp, std::string(e.what()) + disk_diagnosis(c, dir, cancel));
+        }
     }
     if (slurm)
         submit_slurm(run, l, first_attempt, cancel);
@@ -281,6 +320,11 @@ void RunEngine::submit_slurm(const RunRecord& run, Live& l, bool first_attempt, 
     // A previous attempt may have submitted and lost only the answer: the job's name carries the run id.
     if (!first_attempt) {
         const ExecResult found = run_command(c, remote_command(p, squeue_by_name_argv(run.id)), cancel);
+        if (!found.ok()) {
+            // Not knowing whether a job exists is no licence to submit a second one: wait and ask again.
+            retry_submit_later(run, l, "cannot look for an earlier submission (squeue: " + failure_text(found) + ")");
+            return;
+        }
         for (const SlurmJobInfo& job : parse_squeue(found.out)) {
             if (job.comment == slurm_comment(run.id)) {
                 m_store.set_job(run.id, job.job_id, run.remote_dir + "/job.log", run.submit_command);
@@ -293,6 +337,12 @@ void RunEngine::submit_slurm(const RunRecord& run, Live& l, bool first_attempt, 
     qCDebug(lcSlurm, "run %s: submitting: %s", run.id.c_str(), run.submit_command.c_str());
     const ExecResult r = run_command(c, run.submit_command, cancel);
     if (!r.ok()) {
+        if (sbatch_error_is_transient(r.err + r.out, r.exit_status)) {
+            qCWarning(lcSlurm, "run %s: sbatch could not reach the controller, retrying later: %s", run.id.c_str(),
+                failure_text(r).c_str());
+            retry_submit_later(run, l, "sbatch could not reach the controller (" + failure_text(r) + ")");
+            return;
+        }
         qCWarning(lcSlurm, "run %s: sbatch refused the job (exit %d): %s", run.id.c_str(),
             static_cast<int>(r.exit_status.value_or(-1)), failure_text(r).c_str());
         m_store.set_state(run.id, RunState::failed, "sbatch refused the job: " + failure_text(r), r.exit_status);
@@ -308,6 +358,17 @@ void RunEngine::submit_slurm(const RunRecord& run, Live& l, bool first_attempt, 
     m_store.set_job(run.id, *job_id, run.remote_dir + "/job.log", run.submit_command);
     m_store.set_state(run.id, RunState::submitted,
         "SLURM job " + *job_id + " submitted" + (p.partition.empty() ? std::string() : " to partition " + p.partition));
+}
+
+void RunEngine::retry_submit_later(const RunRecord& run, Live& l, const std::string& why)
+{
+    if (++l.submit_retries > kMaxSubmitRetries) {
+        m_store.set_state(run.id, RunState::failed,
+            why + "; gave up after " + std::to_string(kMaxSubmitRetries) + " tries, nothing was submitted");
+        return;
+    }
+    // Left "created": the next poll looks for the job by its name first, then submits.
+    m_store.set_state(run.id, RunState::created, why + "; trying again");
 }
 
 void RunEngine::submit_direct(const RunRecord& run, Live& l, const CancelToken& cancel)
@@ -375,13 +436,21 @@ RunEngine::LauncherState RunEngine::query_slurm(const RunRecord& run, Live& l, c
     // squeue for the live state, scontrol for the exit code and when squeue has forgotten the job: one shell.
     const ExecResult q
         = run_command(c, remote_commands(p, { squeue_argv(run.job_id), scontrol_argv(run.job_id) }), cancel);
-    const std::vector<std::string> sections = split_sections(q.out);
-    if (sections.size() < 2)
-        throw SshError(SshErrorKind::remote_command, "squeue/scontrol printed nothing usable: " + failure_text(q));
-    for (const SlurmJobInfo& job : parse_squeue(sections[0]))
-        if (job.job_id == run.job_id)
-            info = job;
-    if (auto sc = parse_scontrol(sections[1]); sc && sc->job_id == run.job_id) {
+    const std::vector<CommandSection> sections = split_sections(q.out);
+    if (sections.size() < 2) {
+        // The shell itself did not finish (killed, or the login environment failed): no word on the job.
+        out.no_answer = true;
+        out.detail = "squeue/scontrol printed nothing usable: " + failure_text(q);
+        return out;
+    }
+    const SlurmAnswer sq = classify_slurm_answer(sections[0]);
+    const SlurmAnswer sc_answer = classify_slurm_answer(sections[1]);
+    if (sq == SlurmAnswer::answered)
+        for (const SlurmJobInfo& job : parse_squeue(sections[0].out))
+            if (job.job_id == run.job_id)
+                info = job;
+    if (auto sc = sc_answer == SlurmAnswer::answered ? parse_scontrol(sections[1].out) : std::nullopt;
+        sc && sc->job_id == run.job_id) {
         if (!info) {
             info = sc;
         } else {
@@ -391,6 +460,13 @@ RunEngine::LauncherState RunEngine::query_slurm(const RunRecord& run, Live& l, c
             info->exit_code = sc->exit_code;
             info->exit_signal = sc->exit_signal;
         }
+    }
+    if (!info && (sq == SlurmAnswer::no_answer || sc_answer == SlurmAnswer::no_answer)) {
+        // "Unable to contact slurm controller" is not "job unknown": the job may well be running.
+        const CommandSection& failed = sq == SlurmAnswer::no_answer ? sections[0] : sections[1];
+        out.no_answer = true;
+        out.detail = "the SLURM controller did not answer (" + first_line(failed.out) + ")";
+        return out;
     }
     if (!info) {
         out.known = false;
@@ -465,26 +541,54 @@ std::string RunEngine::read_new_log(const RunRecord& run, Live& l, bool drain, c
     SshConnection& c = m_pool.get(l.profile, log_host(run, l));
     std::string appended;
     std::int64_t offset = run.log_bytes;
+    // Each read starts a little before the stored end: those bytes must be the ones stored, or the file on the
+    // cluster is not the one read so far (a requeued job truncates and rewrites its log) and appending would
+    // splice two logs together.
+    const std::size_t overlap = std::min<std::size_t>(kLogOverlapBytes, static_cast<std::size_t>(offset));
+    std::string expected(l.collector->tail(overlap));
     for (;;) {
+        const std::int64_t from = offset - static_cast<std::int64_t>(expected.size());
         const auto data = c.run(
             [&](SshSession& s) {
-                return s.read_from(run.log_path, static_cast<std::uint64_t>(offset), kMaxLogBytesPerPoll);
+                return s.read_from(run.log_path, static_cast<std::uint64_t>(from), kMaxLogBytesPerPoll);
             },
             cancel);
-        if (!data || data->empty())
+        if (!data)
             break;
+        if (data->compare(0, expected.size(), expected) != 0) {
+            if (offset > 0 && l.collector->size() == static_cast<std::size_t>(offset)) {
+                restart_log(run, l, offset);
+                offset = 0;
+                expected.clear();
+                continue;
+            }
+            break;
+        }
+        if (data->size() == expected.size())
+            break;
+        const std::string_view fresh_data = std::string_view(*data).substr(expected.size());
         const std::int64_t before = offset;
-        offset = m_store.append_log(run.id, offset, *data);
+        offset = m_store.append_log(run.id, offset, fresh_data);
         const std::size_t fresh = static_cast<std::size_t>(offset - before);
         if (fresh > 0) {
-            const std::string_view new_bytes = std::string_view(*data).substr(data->size() - fresh);
+            const std::string_view new_bytes = fresh_data.substr(fresh_data.size() - fresh);
             l.collector->feed(new_bytes);
             appended.append(new_bytes);
         }
-        if (!drain || data->size() < kMaxLogBytesPerPoll)
+        if (!drain || fresh_data.size() < kMaxLogBytesPerPoll - expected.size())
             break;
+        expected = std::string(l.collector->tail(std::min<std::size_t>(kLogOverlapBytes, l.collector->size())));
     }
     return appended;
+}
+
+void RunEngine::restart_log(const RunRecord& run, Live& l, std::int64_t stored_bytes)
+{
+    m_store.reset_log(run.id,
+        run.detail + "; the log on the cluster was replaced (a requeued or restarted job), the "
+            + std::to_string(stored_bytes) + " bytes read before were dropped and it is read from its start");
+    l.collector->clear();
+    l.parsed_bytes = -1;
 }
 
 bool RunEngine::update_measurements(const RunRecord& run, Live& l, bool force)
@@ -515,25 +619,32 @@ PollOutcome RunEngine::poll(const std::string& run_id, const CancelToken& cancel
 
     if (run->state == RunState::created) {
         upload_and_submit(*run, l, false, cancel);
-        run = m_store.get(run_id);
-        out.state = run->state;
-        out.detail = run->detail;
-        out.state_changed = true;
+        const std::optional<RunRecord> after = m_store.get(run_id);
+        // Unchanged (the same transient failure again): the worker backs off instead of asking at once.
+        out.state_changed = after->state != run->state || after->detail != run->detail;
+        out.state = after->state;
+        out.detail = after->detail;
+        if (is_terminal(after->state))
+            m_live.erase(run_id);
         return out;
     }
 
     LauncherState ls = slurm ? query_slurm(*run, l, cancel) : query_direct(*run, l, cancel);
-    if (ls.known)
+    if (ls.known && !ls.no_answer)
         l.unknown_polls = 0;
-    const bool gone = !ls.known && ++l.unknown_polls >= kUnknownPollsBeforeGone;
-    const bool terminal = is_terminal(ls.state) && ls.known;
+    // Only the controller's own "no such job" counts towards "gone"; a poll it did not answer counts for nothing.
+    const bool gone = !ls.known && !ls.no_answer && ++l.unknown_polls >= kUnknownPollsBeforeGone;
+    const bool terminal = is_terminal(ls.state) && ls.known && !ls.no_answer;
     // The log after the state: once the launcher says "ended", the file is complete and read to its end.
     out.appended = read_new_log(*run, l, terminal || gone, cancel);
     out.measurements_changed = update_measurements(*run, l, terminal || gone);
 
     RunState next = ls.state;
     std::string detail = ls.detail;
-    if (!ls.known && !gone) {
+    if (ls.no_answer) {
+        next = run->state;
+        detail = ls.detail + "; asking again";
+    } else if (!ls.known && !gone) {
         next = run->state == RunState::submitted ? RunState::submitted : run->state;
         detail = ls.detail + "; asking again";
     } else if (gone) {

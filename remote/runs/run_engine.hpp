@@ -87,11 +87,17 @@ public:
     // (a GUI can list it at once).
     std::function<void(const std::string& run_id)> on_created;
 
-    // Polls without a state change before the SLURM job is declared gone (it vanished from squeue and
-    // scontrol: older than MinJobAge, or the controller lost it).
+    // Polls in a row in which the controller itself said it holds no such job (squeue and scontrol answered,
+    // without it: older than MinJobAge, or the controller lost it) before the job is declared gone. Polls the
+    // controller did not answer (down, restarting, timed out) never count.
     static constexpr int kUnknownPollsBeforeGone = 3;
     // Log bytes read per poll: a fast-growing log catches up over a few polls instead of blocking one.
     static constexpr std::size_t kMaxLogBytesPerPoll = 8u << 20;
+    // Stored log bytes read again at each poll to check that the file is still the one read so far.
+    static constexpr std::size_t kLogOverlapBytes = 256;
+    // Transient submission failures (controller unreachable, squeue unanswered) before a run is failed; the
+    // worker's polls space them out (poll_min_s growing to poll_max_s).
+    static constexpr int kMaxSubmitRetries = 30;
 
 private:
     struct Live {
@@ -101,21 +107,25 @@ private:
         int unknown_polls = 0;
         std::string last_slurm_state;
         std::int64_t parsed_bytes = -1;
+        int submit_retries = 0; // transient submission failures so far
     };
     Live& live(const RunRecord& run);
     // first_attempt: the run was stored a moment ago by this engine, so no earlier submission can exist.
     void upload_and_submit(const RunRecord& run, Live& l, bool first_attempt, const CancelToken& cancel);
     void submit_slurm(const RunRecord& run, Live& l, bool first_attempt, const CancelToken& cancel);
     void submit_direct(const RunRecord& run, Live& l, const CancelToken& cancel);
+    void retry_submit_later(const RunRecord& run, Live& l, const std::string& why);
     struct LauncherState {
         RunState state = RunState::running;
         std::string detail;
         std::optional<int> exit_code;
         bool known = true; // the launcher still knows the job
+        bool no_answer = false; // the launcher could not be asked (controller down): nothing is known
     };
     LauncherState query_slurm(const RunRecord& run, Live& l, const CancelToken& cancel);
     LauncherState query_direct(const RunRecord& run, Live& l, const CancelToken& cancel);
     std::string read_new_log(const RunRecord& run, Live& l, bool drain, const CancelToken& cancel);
+    void restart_log(const RunRecord& run, Live& l, std::int64_t stored_bytes);
     bool update_measurements(const RunRecord& run, Live& l, bool force);
     std::string log_host(const RunRecord& run, const Live& l) const;
 

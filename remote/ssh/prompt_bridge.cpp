@@ -1,5 +1,7 @@
 #include "ssh/prompt_bridge.hpp"
 
+#include <algorithm>
+
 #include <QThread>
 
 namespace parallax::remote {
@@ -11,13 +13,17 @@ QString q(const std::string& s)
     return QString::fromStdString(s);
 }
 
-void wipe(QString& s)
+} // namespace
+
+void wipe_shared(QString& s)
 {
-    s.fill(QChar(0));
+    // fill() would detach first and clear a private copy, leaving the characters in the buffer every other
+    // QString of this text (the dialog's, the signal's) still shares: overwrite that buffer itself.
+    // (Text that does not own its buffer, a literal in read-only memory, holds no typed secret.)
+    if (!s.isEmpty() && s.data_ptr().isMutable())
+        std::fill_n(const_cast<QChar*>(s.constData()), s.size(), QChar(0));
     s.clear();
 }
-
-} // namespace
 
 PromptBridge::PromptBridge(QObject* parent)
     : QObject(parent)
@@ -143,7 +149,7 @@ void PromptBridge::answer_passphrase(quint64 id, QString passphrase, bool given)
     std::vector<Secret> s;
     if (given)
         s.emplace_back(passphrase.toStdString());
-    wipe(passphrase);
+    wipe_shared(passphrase);
     answer(id, given, std::move(s));
 }
 
@@ -155,7 +161,7 @@ void PromptBridge::answer_prompts(quint64 id, QStringList answers, bool given)
             s.emplace_back(a.toStdString());
     }
     for (QString& a : answers)
-        wipe(a);
+        wipe_shared(a);
     answer(id, given, std::move(s));
 }
 

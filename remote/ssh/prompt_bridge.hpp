@@ -18,6 +18,10 @@
 
 namespace parallax::remote {
 
+// Overwrites the characters of `s` in the buffer it shares with every copy (not a detached copy), then
+// empties it: a secret answer leaves no readable text behind in the dialog's or the signal's string.
+void wipe_shared(QString& s);
+
 class PromptBridge : public QObject, public SshInteraction {
     Q_OBJECT
 public:

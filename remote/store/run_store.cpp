@@ -272,28 +272,47 @@ RunStore::~RunStore()
     QSqlDatabase::removeDatabase(m_connection);
 }
 
-void RunStore::migrate()
+namespace {
+
+int schema_version(const QString& connection)
 {
-    QSqlQuery v(db(m_connection));
+    QSqlQuery v(db(connection));
     if (!v.exec(QStringLiteral("PRAGMA user_version")) || !v.next())
         fail(QStringLiteral("reading the schema version"), v.lastError());
-    m_opened_schema = v.value(0).toInt();
-    v.finish();
-    if (m_opened_schema > latest_schema())
-        throw StoreError("run store: " + m_path.toStdString() + " has schema " + std::to_string(m_opened_schema)
-            + ", written by a newer Parallax; this one reads schemas up to " + std::to_string(latest_schema())
-            + ". It was left untouched.");
+    return v.value(0).toInt();
+}
+
+} // namespace
+
+void RunStore::migrate()
+{
+    m_opened_schema = schema_version(m_connection);
+    check_schema_is_readable();
+    if (m_opened_schema == latest_schema())
+        return;
+    // Another process (or the GUI's reader and worker) may be opening the same fresh file: the version is read
+    // again under the write lock, so only the first opener migrates and the others see its result.
+    Transaction tx(m_connection);
+    m_opened_schema = schema_version(m_connection);
+    check_schema_is_readable();
     for (const Migration& m : migrations()) {
         if (m.version <= m_opened_schema)
             continue;
-        Transaction tx(m_connection);
         for (const char* sql : m.statements)
             exec_sql(m_connection, sql);
         QSqlQuery set(db(m_connection));
         if (!set.exec(QStringLiteral("PRAGMA user_version = %1").arg(m.version)))
             fail(QStringLiteral("setting the schema version"), set.lastError());
-        tx.commit();
     }
+    tx.commit();
+}
+
+void RunStore::check_schema_is_readable() const
+{
+    if (m_opened_schema > latest_schema())
+        throw StoreError("run store: " + m_path.toStdString() + " has schema " + std::to_string(m_opened_schema)
+            + ", written by a newer Parallax; this one reads schemas up to " + std::to_string(latest_schema())
+            + ". It was left untouched.");
 }
 
 void RunStore::create(const RunRecord& run, const std::vector<StoredFile>& files)
@@ -394,6 +413,25 @@ void RunStore::set_job(
     if (up.numRowsAffected() != 1)
         throw StoreError("run store: no run " + id);
     tx.commit();
+}
+
+void RunStore::reset_log(const std::string& id, const std::string& why)
+{
+    const std::optional<RunRecord> run = get(id);
+    if (!run)
+        throw StoreError("run store: no run " + id);
+    {
+        Transaction tx(m_connection);
+        QSqlQuery del = prepare(m_connection, "DELETE FROM run_log_chunks WHERE run_id = ?");
+        del.addBindValue(q(id));
+        exec(del, "dropping the replaced log");
+        QSqlQuery up = prepare(m_connection, "UPDATE runs SET log_bytes = 0, updated_at = ? WHERE id = ?");
+        up.addBindValue(q(utc_now_iso()));
+        up.addBindValue(q(id));
+        exec(up, "dropping the replaced log");
+        tx.commit();
+    }
+    set_state(id, run->state, why);
 }
 
 std::int64_t RunStore::append_log(const std::string& id, std::int64_t offset, std::string_view bytes)

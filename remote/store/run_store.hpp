@@ -48,6 +48,9 @@ public:
     // Appends the remote log's bytes that start at `offset`. Bytes the store already has are skipped;
     // offset beyond the stored size (a gap) throws. Returns the stored size after the call.
     std::int64_t append_log(const std::string& id, std::int64_t offset, std::string_view bytes);
+    // Drops the stored log (the file on the cluster was replaced: a requeued job writes its log anew), with a
+    // transition that says so; the next append starts at offset 0.
+    void reset_log(const std::string& id, const std::string& why);
     // Replaces the parsed measurements in one transaction.
     void set_measurements(const std::string& id, const ParsedLog& parsed, const std::vector<BenchRecord>& benches,
         const std::string& summary_json, const std::string& run_info_json);
@@ -69,6 +72,7 @@ public:
 private:
     class Transaction;
     void migrate();
+    void check_schema_is_readable() const;
     QString m_path;
     QString m_connection;
     int m_opened_schema = 0;

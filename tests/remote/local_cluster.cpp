@@ -488,6 +488,40 @@ bool LocalSlurm::start(QString* error)
                         tail(QStringLiteral("slurmctld.log"), 200)));
 }
 
+QString LocalSlurm::client_conf(int message_timeout_s) const
+{
+    const QString path = m_dir + QStringLiteral("/slurm-client-%1.conf").arg(message_timeout_s);
+    QFile in(conf());
+    QFile out(path);
+    if (in.open(QIODevice::ReadOnly) && out.open(QIODevice::WriteOnly | QIODevice::Truncate))
+        out.write(in.readAll() + "MessageTimeout=" + QByteArray::number(message_timeout_s) + "\n");
+    return path;
+}
+
+void LocalSlurm::stop_controller()
+{
+    m_slurmctld.stop();
+}
+
+bool LocalSlurm::start_controller(QString* error)
+{
+    if (!m_slurmctld.start(QStringLiteral("slurmctld"), { QStringLiteral("-D"), QStringLiteral("-f"), conf() },
+            m_dir + QStringLiteral("/slurmctld-restart.out"), env())) {
+        *error = QStringLiteral("slurmctld did not start again");
+        return false;
+    }
+    QDeadlineTimer ready(60000);
+    while (!ready.hasExpired()) {
+        if (client(QStringLiteral("scontrol"), { QStringLiteral("ping") }) == 0)
+            return true;
+        if (!m_slurmctld.running())
+            break;
+        QThread::msleep(200);
+    }
+    *error = QStringLiteral("the restarted slurmctld does not answer scontrol ping");
+    return false;
+}
+
 void LocalSlurm::stop()
 {
     if (m_started && m_slurmctld.running()) {
@@ -509,7 +543,8 @@ void LocalSlurm::stop()
         return;
     m_started = false;
     // Job processes outlive slurmd (slurmstepd detaches): find ours by SLURM_CONF in their environment.
-    const QByteArray marker = "SLURM_CONF=" + conf().toLocal8Bit() + '\0';
+    // (the prefix also finds jobs sent with a client_conf() copy)
+    const QByteArray marker = "SLURM_CONF=" + m_dir.toLocal8Bit() + "/slurm";
     std::vector<qint64> leftovers;
     const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     for (const QString& e : entries) {

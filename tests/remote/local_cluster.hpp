@@ -89,7 +89,15 @@ public:
     // job (found by SLURM_CONF = this cluster's file in its environment), all by PID.
     void stop();
 
+    // slurmctld alone, stopped (SIGTERM: it saves its state) and started again on the same state, as an
+    // outage of the controller; running jobs go on under slurmd.
+    void stop_controller();
+    bool start_controller(QString* error);
+
     QString conf() const { return m_dir + QStringLiteral("/slurm.conf"); }
+    // A copy of slurm.conf for clients only, whose commands give up on an unreachable controller after about
+    // `message_timeout_s` (the default retries for ~18 s): a login node's view during an outage, quickly.
+    QString client_conf(int message_timeout_s) const;
     QProcessEnvironment env() const;
     // A client command (squeue, scontrol, ...) against this cluster.
     int client(

@@ -179,7 +179,7 @@ std::string toml_string(const std::string& v)
             out += "\\t";
             break;
         default:
-            if (static_cast<unsigned char>(c) < 0x20) {
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) { // TOML forbids both raw in strings
                 char buf[8];
                 std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
                 out += buf;
@@ -202,19 +202,35 @@ std::string boolean(bool b)
     return b ? "true" : "false";
 }
 
+// The lines of a user string as comment text. TOML and YAML forbid control characters in comments (a parser
+// rejects the file), and YAML 1.1 readers (PyYAML, under OmegaConf) also end a line at NEL, U+2028 and U+2029:
+// every one of those starts a new comment line, every other control character becomes '?'.
+std::vector<std::string> comment_safe_lines(const std::string& text)
+{
+    std::vector<std::string> lines(1);
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        const bool nel = c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) == 0x85;
+        const bool ls_ps = c == 0xE2 && i + 2 < text.size() && static_cast<unsigned char>(text[i + 1]) == 0x80
+            && (static_cast<unsigned char>(text[i + 2]) == 0xA8 || static_cast<unsigned char>(text[i + 2]) == 0xA9);
+        if (c == '\n' || c == '\r' || nel || ls_ps) {
+            i += nel ? 1 : ls_ps ? 2 : 0;
+            lines.emplace_back();
+        } else if ((c < 0x20 && c != '\t') || c == 0x7F) {
+            lines.back() += '?';
+        } else {
+            lines.back() += static_cast<char>(c);
+        }
+    }
+    return lines;
+}
+
 // A comment block: every line of `text` behind `prefix` ("# "), so that no user string can end the comment.
 std::string comment_lines(const std::string& text, const std::string& prefix = "# ")
 {
     std::string out;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const std::size_t nl = text.find_first_of("\n\r", start);
-        const std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    for (const std::string& line : comment_safe_lines(text))
         out += prefix + line + "\n";
-        if (nl == std::string::npos)
-            break;
-        start = nl + 1;
-    }
     return out;
 }
 
@@ -782,10 +798,8 @@ std::string torchtitan_toml(
         notes.push_back("torchtitan's context parallelism is ring attention; the plan's all-to-all cp runs as a ring");
 
     std::ostringstream x;
-    x << "# torchtitan config written by Parallax";
-    if (!o.run_label.empty())
-        x << " for " << o.run_label;
-    x << ".\n";
+    x << comment_lines(
+        "torchtitan config written by Parallax" + (o.run_label.empty() ? std::string() : " for " + o.run_label) + ".");
     x << comment_lines("Plan: " + plan_summary(sc));
     x << "# torchtitan v0.2.x JobConfig keys (torchtitan/config/job_config.py); later torchtitan releases configure "
          "runs\n# with Python config registries (--module/--config) instead of TOML files.\n";
@@ -897,10 +911,9 @@ std::string nemo_yaml(const Scenario& sc, const LaunchSettings& o, std::vector<s
     const Strategy& st = sc.strategy;
     const TrainingSpec& t = sc.training;
     Yaml y;
-    y.out << "# NeMo / Megatron-Bridge overrides written by Parallax";
-    if (!o.run_label.empty())
-        y.out << " for " << o.run_label;
-    y.out << ".\n" << comment_lines("Plan: " + plan_summary(sc));
+    y.out << comment_lines("NeMo / Megatron-Bridge overrides written by Parallax"
+        + (o.run_label.empty() ? std::string() : " for " + o.run_label) + ".");
+    y.out << comment_lines("Plan: " + plan_summary(sc));
     y.out << "# The ConfigContainer's sections (megatron.bridge.training.config): merge it over a GPT pretraining "
              "recipe\n# (OmegaConf.merge, as Megatron-Bridge's example scripts do with --config-file), e.g.\n"
              "#   python examples/.../pretrain_<model>.py --config-file THIS_FILE\n"

@@ -1,0 +1,338 @@
+// Faults injected into a real run on the loopback cluster (OpenSSH + single-node SLURM on 127.0.0.1, see
+// local_cluster.hpp): the SLURM controller down for 30 s mid-run, sshd and the app killed mid-run and
+// started again, a requeued job, a full and a read-only remote disk. Each run is the built-in probe with
+// 2 CPU ranks; what must hold is what a user relies on: the run ends in its true state, every step is
+// stored once, the stored log is the cluster's file byte for byte, no job is submitted twice, errors say
+// what failed and where.
+#include "local_cluster.hpp"
+
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
+#include "jobs/job_bundle.hpp"
+#include "runs/remote_runner.hpp"
+#include "store/run_store.hpp"
+
+#include <QDir>
+#include <QFile>
+#include <QScopeGuard>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <utility>
+
+using namespace parallax;
+using namespace parallax::remote;
+using namespace parallax::test;
+
+namespace {
+
+constexpr int kRunTimeoutMs = 240000;
+
+std::string str(const QString& s)
+{
+    return s.toStdString();
+}
+
+QString state_text(const QVariant& arg)
+{
+    return QLatin1String(to_string(arg.value<RunState>()));
+}
+
+QByteArray read_file(const QString& path)
+{
+    QFile f(path);
+    f.open(QIODevice::ReadOnly);
+    return f.readAll();
+}
+
+struct Recorder {
+    explicit Recorder(RemoteRunner& r)
+        : dispatched(&r, &RemoteRunner::dispatched)
+        , dispatch_failed(&r, &RemoteRunner::dispatch_failed)
+        , states(&r, &RemoteRunner::run_state_changed)
+        , measurements(&r, &RemoteRunner::measurements_updated)
+        , finished(&r, &RemoteRunner::run_finished)
+        , errors(&r, &RemoteRunner::run_error)
+    {
+    }
+    QSignalSpy dispatched;
+    QSignalSpy dispatch_failed;
+    QSignalSpy states;
+    QSignalSpy measurements;
+    QSignalSpy finished;
+    QSignalSpy errors;
+
+    QString run_id() const { return dispatched.isEmpty() ? QString() : dispatched.first().at(0).toString(); }
+    bool ended() const { return !finished.isEmpty() || !dispatch_failed.isEmpty() || !errors.isEmpty(); }
+    bool saw_detail(const QString& part) const
+    {
+        for (const auto& a : states)
+            if (a.at(2).toString().contains(part))
+                return true;
+        return false;
+    }
+    QString problems() const
+    {
+        QString out;
+        for (const auto& a : dispatch_failed)
+            out += QStringLiteral("dispatch_failed: ") + a.at(0).toString() + QLatin1Char('\n');
+        for (const auto& a : errors)
+            out += QStringLiteral("run_error: ") + a.at(1).toString() + QLatin1Char('\n');
+        for (const auto& a : states)
+            out += QStringLiteral("state: ") + state_text(a.at(1)) + QStringLiteral(": ") + a.at(2).toString()
+                + QLatin1Char('\n');
+        return out;
+    }
+};
+
+} // namespace
+
+class TestRemoteFaults : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_tmp;
+    std::unique_ptr<LocalSshServer> m_ssh;
+    std::unique_ptr<LocalSlurm> m_slurm;
+    QString m_store;
+
+    ClusterProfile profile() const
+    {
+        ClusterProfile p;
+        p.name = "loopback";
+        p.host = "127.0.0.1";
+        p.port = m_ssh->port();
+        p.user = str(m_ssh->user());
+        p.key_file = str(m_ssh->client_key());
+        p.known_hosts = str(m_tmp.filePath(QStringLiteral("known_hosts")));
+        p.use_agent = false;
+        p.launcher = LauncherKind::slurm;
+        p.partition = "debug";
+        p.time_limit = "00:10:00";
+        p.work_dir = str(m_tmp.filePath(QStringLiteral("cluster-home/parallax-runs")));
+        p.env["SLURM_CONF"] = str(m_slurm->conf());
+        p.gpu_type = "cpu";
+        p.cpus_per_task = 1;
+        p.poll_min_s = 0.3;
+        p.poll_max_s = 1.0;
+        p.keepalive_s = 2;
+        return p;
+    }
+
+    RunRequest request(int steps, const ClusterProfile& p) const
+    {
+        RunRequest req;
+        req.scenario = load_scenario_file(
+            PARALLAX_SOURCE_DIR "/tests/remote/data/tiny_probe_scenario.json", PresetCatalog::standard());
+        req.scenario_label = "tiny_probe_scenario.json";
+        req.profile = p;
+        req.framework = JobFramework::probe;
+        req.steps = steps;
+        req.probe_microbatches = 2;
+        return req;
+    }
+
+    std::unique_ptr<RemoteRunner> runner() const
+    {
+        auto r
+            = std::make_unique<RemoteRunner>(m_store, std::make_shared<NonInteractive>(str(m_ssh->host_fingerprint())));
+        r->set_reconnect_policy({ std::chrono::milliseconds(200), std::chrono::milliseconds(1000) });
+        return r;
+    }
+
+    // Completed, exit 0, the log as on disk, every step once with a positive time.
+    void verify_completed(const QString& run_id, int steps)
+    {
+        RunStore store(m_store);
+        const auto run = store.get(str(run_id));
+        QVERIFY(run.has_value());
+        QCOMPARE(run->state, RunState::completed);
+        QCOMPARE(run->exit_code.value_or(-1), 0);
+        const QByteArray on_disk = read_file(QString::fromStdString(run->log_path));
+        QVERIFY2(!on_disk.isEmpty(), run->log_path.c_str());
+        QCOMPARE(QByteArray::fromStdString(store.log(run->id)), on_disk);
+        QCOMPARE(run->log_bytes, std::int64_t(on_disk.size()));
+        const auto stored = store.steps(run->id);
+        QCOMPARE(int(stored.size()), steps);
+        for (int i = 0; i < steps; ++i) {
+            QCOMPARE(stored[std::size_t(i)].step, std::int64_t(i + 1));
+            QVERIFY(stored[std::size_t(i)].step_time_s.value_or(0) > 0);
+        }
+    }
+
+    // The SLURM jobs that carry this run's name (squeue -t all: finished ones too).
+    int jobs_named_after(const QString& run_id) const
+    {
+        QByteArray out;
+        m_slurm->client(QStringLiteral("squeue"),
+            { QStringLiteral("-h"), QStringLiteral("-t"), QStringLiteral("all"),
+                QStringLiteral("--name=parallax-") + run_id, QStringLiteral("-o"), QStringLiteral("%i") },
+            &out);
+        return int(out.trimmed().isEmpty() ? 0 : out.trimmed().split('\n').size());
+    }
+
+    QString job_of(const QString& run_id) const
+    {
+        RunStore store(m_store);
+        return QString::fromStdString(store.get(str(run_id))->job_id);
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (!running_as_root()) {
+            if (qEnvironmentVariableIsSet("CI"))
+                QFAIL("the fault-injection tests must run as root in CI");
+            QSKIP("needs root (a local SLURM controller, tmpfs mounts); CI runs it as root");
+        }
+        QVERIFY(m_tmp.isValid());
+        m_store = m_tmp.filePath(QStringLiteral("runs.sqlite"));
+        QString error;
+        QVERIFY2(start_loopback_cluster(m_tmp.path(), m_ssh, m_slurm, &error), qPrintable(error));
+    }
+
+    void cleanupTestCase()
+    {
+        m_slurm.reset();
+        m_ssh.reset();
+    }
+
+    void controllerOutageDuringARun()
+    {
+        constexpr int kSteps = 60;
+        constexpr int kOutageMs = 30000;
+        ClusterProfile p = profile();
+        p.env["SLURM_CONF"] = str(m_slurm->client_conf(2)); // each poll hears "cannot contact" within seconds
+        auto r = runner();
+        Recorder rec(*r);
+        r->dispatch(request(kSteps, p));
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            !rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+        QVERIFY2(!rec.ended(), qPrintable(QStringLiteral("ended before the outage: ") + rec.problems()));
+        const QString id = rec.run_id();
+        m_slurm->stop_controller();
+        // Polls go on while slurmctld is down: none of them may end the run.
+        QTest::qWait(kOutageMs);
+        const bool ended_during_outage = rec.ended();
+        QString error;
+        QVERIFY2(m_slurm->start_controller(&error), qPrintable(error));
+        QVERIFY2(!ended_during_outage, qPrintable(rec.problems()));
+        QVERIFY2(rec.saw_detail(QStringLiteral("did not answer")), qPrintable(rec.problems()));
+        QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+        QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
+        QCOMPARE(state_text(rec.finished.first().at(1)), QStringLiteral("completed"));
+        verify_completed(id, kSteps);
+        QCOMPARE(jobs_named_after(id), 1);
+    }
+
+    void requeuedJobLogIsNotSpliced()
+    {
+        constexpr int kSteps = 40;
+        auto r = runner();
+        Recorder rec(*r);
+        r->dispatch(request(kSteps, profile()));
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            !rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+        QVERIFY2(!rec.ended(), qPrintable(rec.problems()));
+        const QString id = rec.run_id();
+        // Let some steps be stored, then requeue: SLURM kills the job and starts it again, truncating job.log.
+        QTest::qWait(3000);
+        QByteArray out;
+        QByteArray err;
+        QVERIFY2(
+            m_slurm->client(QStringLiteral("scontrol"), { QStringLiteral("requeue"), job_of(id) }, &out, &err) == 0,
+            QByteArray(out + err).constData());
+        QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+        QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
+        QCOMPARE(state_text(rec.finished.first().at(1)), QStringLiteral("completed"));
+        verify_completed(id, kSteps);
+        RunStore store(m_store);
+        bool replaced = false;
+        for (const auto& t : store.transitions(str(id)))
+            replaced = replaced || t.detail.find("the log on the cluster was replaced") != std::string::npos;
+        QVERIFY(replaced);
+    }
+
+    void sshdAndAppKilledMidRunReattach()
+    {
+        constexpr int kSteps = 60;
+        // A store of its own: attach_active() resumes every unfinished run of the store.
+        const QString store_path = m_tmp.filePath(QStringLiteral("reattach.sqlite"));
+        const QString shared_store = std::exchange(m_store, store_path);
+        const auto restore = qScopeGuard([&] { m_store = shared_store; });
+        QString id;
+        {
+            auto r = runner();
+            Recorder rec(*r);
+            r->dispatch(request(kSteps, profile()));
+            QTRY_VERIFY2_WITH_TIMEOUT(
+                !rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+            QVERIFY2(!rec.ended(), qPrintable(rec.problems()));
+            id = rec.run_id();
+            m_ssh->stop(); // the server and every connection gone, then the app "quits"
+        }
+        QTest::qWait(3000);
+        QString error;
+        QVERIFY2(m_ssh->start(&error), qPrintable(error));
+        auto r = runner();
+        Recorder rec(*r);
+        QCOMPARE(r->attach_active(), 1);
+        QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+        QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
+        QCOMPARE(state_text(rec.finished.first().at(1)), QStringLiteral("completed"));
+        verify_completed(id, kSteps);
+        QCOMPARE(jobs_named_after(id), 1);
+    }
+
+    void fullAndReadOnlyDisksAreClearErrors_data()
+    {
+        QTest::addColumn<QString>("options");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("full") << QStringLiteral("size=64k") << QStringLiteral("no space left on the disk holding");
+        QTest::newRow("read-only") << QStringLiteral("ro,size=64k") << QStringLiteral("Read-only file system");
+    }
+
+    void fullAndReadOnlyDisksAreClearErrors()
+    {
+        QFETCH(QString, options);
+        QFETCH(QString, expected);
+        const QString mount_point
+            = m_tmp.filePath(QStringLiteral("cluster-home/disk-") + QString::fromLatin1(QTest::currentDataTag()));
+        QVERIFY(QDir().mkpath(mount_point));
+        QByteArray err;
+        QVERIFY2(run_program(QStringLiteral("mount"),
+                     { QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"), options,
+                         QStringLiteral("tmpfs"), mount_point },
+                     nullptr, &err)
+                == 0,
+            err.constData());
+        const auto unmount = qScopeGuard([&] { run_program(QStringLiteral("umount"), { mount_point }); });
+        if (!options.startsWith(QLatin1String("ro"))) {
+            // Fill it, leaving the run folder's mkdir possible but no room for the job's files.
+            QDir().mkpath(mount_point + QStringLiteral("/parallax-runs"));
+            run_program(QStringLiteral("dd"),
+                { QStringLiteral("if=/dev/zero"), QStringLiteral("of=") + mount_point + QStringLiteral("/filler"),
+                    QStringLiteral("bs=4k") });
+        }
+        ClusterProfile p = profile();
+        p.work_dir = str(mount_point + QStringLiteral("/parallax-runs"));
+        auto r = runner();
+        Recorder rec(*r);
+        r->dispatch(request(4, p));
+        QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+        // Refused at once (not stored) or stored as failed: either way the message names the folder and why.
+        QString message;
+        if (!rec.dispatch_failed.isEmpty()) {
+            message = rec.dispatch_failed.first().at(0).toString();
+        } else {
+            QCOMPARE(state_text(rec.finished.first().at(1)), QStringLiteral("failed"));
+            message = rec.finished.first().at(2).toString();
+        }
+        QVERIFY2(message.contains(expected), qPrintable(message));
+        QVERIFY2(message.contains(mount_point), qPrintable(message));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRemoteFaults)
+#include "tst_remote_faults.moc"
