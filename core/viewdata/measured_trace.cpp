@@ -1,14 +1,13 @@
 #include "viewdata/measured_trace.hpp"
 
+#include "io/input_limits.hpp"
 #include "spec/input_error.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <unordered_map>
 
 namespace parallax {
@@ -302,6 +301,7 @@ MeasuredTrace parse_measured_trace(const std::string& text, const std::string& o
 {
     nlohmann::json doc;
     try {
+        check_json_nesting(text, origin);
         doc = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
         throw InputError(origin, "", std::string("not a JSON trace: ") + e.what());
@@ -342,12 +342,7 @@ MeasuredTrace parse_measured_trace(const std::string& text, const std::string& o
 
 MeasuredTrace load_measured_trace(const std::string& path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw InputError(path, "", "cannot open the trace file");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return parse_measured_trace(ss.str(), path);
+    return parse_measured_trace(read_input_file(path, kMaxTraceFileBytes), path);
 }
 
 } // namespace parallax
