@@ -4,6 +4,7 @@
 #include "viewdata/comm_companions.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <optional>
 
@@ -44,6 +45,12 @@ const char* track_name(int track)
 }
 
 using Json = nlohmann::json;
+
+// Trace times are microseconds; a nanosecond is finer than any op, and rounding keeps numbers short.
+double us(double seconds)
+{
+    return std::round(seconds * kMicroseconds * 1000) / 1000;
+}
 
 // Perfetto draws a counter track per (pid, name); a few thousand samples per stage is plenty to see
 // the power follow the passes without making the file grow with every op.
@@ -96,10 +103,10 @@ template <typename Emit> void emit_ops(const SimulatedPlan& sim, Emit&& emit)
         if (type == IrOpType::barrier)
             continue;
         int first = 0, last = 0;
-        const double ts = r.start_s[i] * kMicroseconds;
+        const double ts = us(r.start_s[i]);
         emit(Json { { "ph", "X" }, { "name", op_name(sim, i, first, last) }, { "cat", to_string(type) },
             { "pid", g.device(i) }, { "tid", track_of(g.stream(i)) }, { "ts", ts },
-            { "dur", g.duration_s(i) * kMicroseconds },
+            { "dur", us(g.duration_s(i)) },
             { "args",
                 { { "op", i }, { "microbatch", g.microbatch(i) }, { "chunk", g.chunk(i) },
                     { "bytes", static_cast<double>(g.bytes(i)) } } } });
@@ -114,7 +121,7 @@ template <typename Emit> void emit_ops(const SimulatedPlan& sim, Emit&& emit)
                     std::string(c.label) + " " + to_string(type) + " L" + std::to_string(first) + "-"
                         + std::to_string(last) + " mb" + std::to_string(g.microbatch(i)) },
                 { "cat", c.label }, { "pid", g.device(i) }, { "tid", track_of(c.stream) }, { "ts", ts },
-                { "dur", c.busy_s * kMicroseconds } });
+                { "dur", us(c.busy_s) } });
         }
     }
 }
@@ -133,10 +140,10 @@ template <typename Emit> void emit_critical_path(const SimulatedPlan& sim, Emit&
             const auto from = *prev;
             emit(Json { { "ph", "s" }, { "name", "critical path" }, { "cat", "critical_path" }, { "id", flow },
                 { "pid", g.device(from) }, { "tid", track_of(g.stream(from)) },
-                { "ts", r.end_s[from] * kMicroseconds } });
+                { "ts", us(r.end_s[from]) } });
             emit(Json { { "ph", "f" }, { "bp", "e" }, { "name", "critical path" }, { "cat", "critical_path" },
                 { "id", flow }, { "pid", g.device(op) }, { "tid", track_of(g.stream(op)) },
-                { "ts", r.start_s[op] * kMicroseconds } });
+                { "ts", us(r.start_s[op]) } });
             ++flow;
         }
         prev = op;
@@ -156,7 +163,7 @@ template <typename Emit> void emit_power(const SimulatedPlan& sim, Emit&& emit)
             if (k > 0 && b.mean_W[k] == b.mean_W[k - 1])
                 continue; // a counter holds its value until the next sample
             emit(Json { { "ph", "C" }, { "name", "power per GPU (W)" }, { "pid", d },
-                { "ts", (b.t0 + dt * static_cast<double>(k)) * kMicroseconds },
+                { "ts", us(b.t0 + dt * static_cast<double>(k)) },
                 { "args", { { "W", b.mean_W[k] } } } });
         }
     }
