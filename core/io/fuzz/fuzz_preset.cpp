@@ -19,6 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::accepts([&] { parse_gpu(j, "gpus/x.json", ""); });
     fuzz::accepts([&] { parse_fabric(j, "fabrics/x.json", ""); });
     fuzz::accepts([&] { parse_model(j, "models/x.json", ""); });
-    fuzz::accepts([&] { resolve_cluster(j, "clusters/x.json", "", catalog); });
+    ScenarioRefs refs;
+    fuzz::accepts([&] { resolve_cluster(j, "clusters/x.json", "", catalog, &refs); });
     return 0;
 }
