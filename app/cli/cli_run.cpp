@@ -86,7 +86,8 @@ RunRequest request_from_folder(const QString& dir, const ClusterProfile& profile
         if (!plan[key].is_string())
             throw InputError(plan_path, key, "must be a string, found " + json_type_name(plan[key]));
     if (plan.contains("scenario_label") && !plan["scenario_label"].is_string())
-        throw InputError(plan_path, "scenario_label", "must be a string, found " + json_type_name(plan["scenario_label"]));
+        throw InputError(
+            plan_path, "scenario_label", "must be a string, found " + json_type_name(plan["scenario_label"]));
     RunRequest req;
     req.run_id = plan["run_id"].get<std::string>();
     const auto fw = job_framework_from_string(plan["framework"].get<std::string>());

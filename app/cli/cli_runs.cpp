@@ -88,8 +88,8 @@ int run_runs(const QStringList& args)
             }
             print_out(json ? nlohmann::ordered_json { { "schema", 1 }, { "store", path.toStdString() },
                                  { "runs", nlohmann::ordered_json::array() } }
-                                     .dump(2)
-                    + "\n"
+                                 .dump(2)
+                        + "\n"
                            : "no runs yet: there is no run store at " + path.toStdString() + "\n");
             return kOk;
         }

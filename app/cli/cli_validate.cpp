@@ -81,7 +81,8 @@ int run_validate(const QStringList& args)
                 report.overall.rows, report.skipped.size(), 100 * report.overall.mape, 100 * report.overall.median,
                 100 * report.overall.worst);
         else // an error of 0% over nothing would read as a perfect model
-            std::snprintf(line, sizeof line, "no usable rows, %zu skipped: no error to report\n", report.skipped.size());
+            std::snprintf(
+                line, sizeof line, "no usable rows, %zu skipped: no error to report\n", report.skipped.size());
         print_out(line);
         for (const auto& [k, g] : report.by_source) {
             std::snprintf(line, sizeof line, "  %-14s %3d rows  MAPE %5.1f%%  worst %5.1f%%%s\n", k.c_str(), g.rows,

@@ -1258,7 +1258,7 @@ void MainWindow::connect_jobs()
             !r.error.isEmpty() ? QStringLiteral("The sweep failed: ") + r.error
                 : r.stopped    ? QStringLiteral("Stopped.")
                                : QStringLiteral("Best plan per GPU count; circled points: adding GPUs stops paying or "
-                                                "the winning family changes."));
+                                                   "the winning family changes."));
         if (!r.error.isEmpty())
             report_error(QStringLiteral("The scaling sweep failed: ") + r.error);
         emit scaling_finished();

@@ -40,21 +40,23 @@ quint64 PlanEvaluator::request(const Scenario& s, const PlanEvaluationOptions& o
 {
     const LatestRequest::Ticket ticket = m_latest.next();
     const quint64 id = ticket.id;
-    QtConcurrent::run(&m_pool, [s, o, evaluate = m_evaluate, token = ticket.token]() -> std::shared_ptr<const PlanEvaluation> {
-        if (token.cancelled())
-            return nullptr; // a newer request came in before this one started
-        TaskOutcome<PlanEvaluation> outcome = run_catching([&] { return evaluate(s, o, token); });
-        if (outcome.value)
-            return std::make_shared<PlanEvaluation>(std::move(*outcome.value));
-        if (outcome.cancelled)
-            return nullptr;
-        return std::make_shared<PlanEvaluation>(failed_evaluation(s, o, outcome.error));
-    }).then(this, [this, id](std::shared_ptr<const PlanEvaluation> e) {
-        if (!e || e->cancelled || !m_latest.is_latest(id))
-            return;
-        m_delivered = id;
-        emit evaluated(std::move(e));
-    });
+    QtConcurrent::run(&m_pool,
+        [s, o, evaluate = m_evaluate, token = ticket.token]() -> std::shared_ptr<const PlanEvaluation> {
+            if (token.cancelled())
+                return nullptr; // a newer request came in before this one started
+            TaskOutcome<PlanEvaluation> outcome = run_catching([&] { return evaluate(s, o, token); });
+            if (outcome.value)
+                return std::make_shared<PlanEvaluation>(std::move(*outcome.value));
+            if (outcome.cancelled)
+                return nullptr;
+            return std::make_shared<PlanEvaluation>(failed_evaluation(s, o, outcome.error));
+        })
+        .then(this, [this, id](std::shared_ptr<const PlanEvaluation> e) {
+            if (!e || e->cancelled || !m_latest.is_latest(id))
+                return;
+            m_delivered = id;
+            emit evaluated(std::move(e));
+        });
     return id;
 }
 

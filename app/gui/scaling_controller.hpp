@@ -31,7 +31,8 @@ std::vector<long long> scaling_gpu_counts(const Scenario& s);
 class ScalingController : public QObject {
     Q_OBJECT
 public:
-    using Sweep = std::function<std::vector<SweepPoint>(const Scenario&, const std::vector<long long>&, const SweepOptions&)>;
+    using Sweep
+        = std::function<std::vector<SweepPoint>(const Scenario&, const std::vector<long long>&, const SweepOptions&)>;
     // `sweep` is sweep_gpus except in tests. A sweep that throws finishes with `error` set, so the
     // controller is free for the next one.
     explicit ScalingController(QObject* parent = nullptr, Sweep sweep = {});

@@ -25,8 +25,7 @@ void TimelineController::request(const Scenario& s, std::shared_ptr<const Calibr
         return run_catching([&]() -> std::shared_ptr<const TimelineData> {
             if (token.cancelled())
                 return nullptr; // a newer request came in before this one started
-            const PlanContext ctx(
-                s.model, s.training, s.cluster, calibration ? *calibration : builtin_calibration());
+            const PlanContext ctx(s.model, s.training, s.cluster, calibration ? *calibration : builtin_calibration());
             // Simulated on every edit: a stale simulation stops at its next check (Cancelled).
             auto sim = std::make_shared<const SimulatedPlan>(simulate_plan(ctx, s.strategy, &token));
             throw_if_cancelled(token);

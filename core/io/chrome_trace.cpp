@@ -105,8 +105,7 @@ template <typename Emit> void emit_ops(const SimulatedPlan& sim, Emit&& emit)
         int first = 0, last = 0;
         const double ts = us(r.start_s[i]);
         emit(Json { { "ph", "X" }, { "name", op_name(sim, i, first, last) }, { "cat", to_string(type) },
-            { "pid", g.device(i) }, { "tid", track_of(g.stream(i)) }, { "ts", ts },
-            { "dur", us(g.duration_s(i)) },
+            { "pid", g.device(i) }, { "tid", track_of(g.stream(i)) }, { "ts", ts }, { "dur", us(g.duration_s(i)) },
             { "args",
                 { { "op", i }, { "microbatch", g.microbatch(i) }, { "chunk", g.chunk(i) },
                     { "bytes", static_cast<double>(g.bytes(i)) } } } });
@@ -139,8 +138,7 @@ template <typename Emit> void emit_critical_path(const SimulatedPlan& sim, Emit&
         if (prev) {
             const auto from = *prev;
             emit(Json { { "ph", "s" }, { "name", "critical path" }, { "cat", "critical_path" }, { "id", flow },
-                { "pid", g.device(from) }, { "tid", track_of(g.stream(from)) },
-                { "ts", us(r.end_s[from]) } });
+                { "pid", g.device(from) }, { "tid", track_of(g.stream(from)) }, { "ts", us(r.end_s[from]) } });
             emit(Json { { "ph", "f" }, { "bp", "e" }, { "name", "critical path" }, { "cat", "critical_path" },
                 { "id", flow }, { "pid", g.device(op) }, { "tid", track_of(g.stream(op)) },
                 { "ts", us(r.start_s[op]) } });
@@ -163,8 +161,7 @@ template <typename Emit> void emit_power(const SimulatedPlan& sim, Emit&& emit)
             if (k > 0 && b.mean_W[k] == b.mean_W[k - 1])
                 continue; // a counter holds its value until the next sample
             emit(Json { { "ph", "C" }, { "name", "power per GPU (W)" }, { "pid", d },
-                { "ts", us(b.t0 + dt * static_cast<double>(k)) },
-                { "args", { { "W", b.mean_W[k] } } } });
+                { "ts", us(b.t0 + dt * static_cast<double>(k)) }, { "args", { { "W", b.mean_W[k] } } } });
         }
     }
 }

@@ -141,7 +141,8 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& file)
         throw InputError(file, "", "not valid JSON: " + what);
     }
     if (!duplicate.empty())
-        throw InputError(file, quoted_for_message(duplicate_path, kMaxQuotedPathChars), "duplicate key \"" + quoted_for_message(duplicate) + "\" (only one value per key is allowed)");
+        throw InputError(file, quoted_for_message(duplicate_path, kMaxQuotedPathChars),
+            "duplicate key \"" + quoted_for_message(duplicate) + "\" (only one value per key is allowed)");
     return result;
 }
 

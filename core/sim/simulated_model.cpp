@@ -37,7 +37,8 @@ SimulatedPlan simulate_plan(const PlanContext& ctx, const Strategy& s, const Can
         const long long half = std::max(round, window / round / 2 * round);
         const LoweredPlan shorter = lower_plan(ctx, s, a.power.thermal_clock, half);
         const double half_s = simulate(shorter.graph, cancel).makespan_s;
-        const double per_microbatch_s = std::max(0.0, (p.result.makespan_s - half_s) / static_cast<double>(window - half));
+        const double per_microbatch_s
+            = std::max(0.0, (p.result.makespan_s - half_s) / static_cast<double>(window - half));
         p.window.extra_s = per_microbatch_s * static_cast<double>(step_mb - window);
     }
     if (cancel)
@@ -109,8 +110,7 @@ Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s,
         double busy = 0;
         for (double b : r.compute_busy_s)
             busy += b;
-        w.busy_fraction
-            = r.compute_busy_s.empty() || r.makespan_s <= 0 // the simulated window's share
+        w.busy_fraction = r.compute_busy_s.empty() || r.makespan_s <= 0 // the simulated window's share
             ? 0
             : std::min(1.0, busy / r.compute_busy_s.size() / r.makespan_s);
         for (std::size_t d = 0; d < p.stages.size() && d < tr.devices.size(); ++d) {
@@ -124,8 +124,8 @@ Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s,
             + std::to_string(sim.lowered.graph.devices) + " pipeline stages)");
     if (sim.window.extrapolated())
         p.assumptions.insert(p.assumptions.begin() + 1,
-            "simulated a steady-state window of " + std::to_string(sim.window.simulated_microbatches) + " of the step's "
-                + std::to_string(sim.window.step_microbatches)
+            "simulated a steady-state window of " + std::to_string(sim.window.simulated_microbatches)
+                + " of the step's " + std::to_string(sim.window.step_microbatches)
                 + " micro-batches and extrapolated the step time linearly (the simulator's limit is "
                 + std::to_string(kMaxSimulatedMicrobatches) + " micro-batches)");
     return p;

@@ -165,8 +165,8 @@ void TestHostileInputs::huge_unknown_key_is_quick_and_not_echoed()
     QVERIFY2(r.code == 2 && !r.crashed && !r.hung, qPrintable(describe(r)));
     QVERIFY2(r.seconds < 10, qPrintable(describe(r)));
     QVERIFY2(r.err.size() < 2000, qPrintable(QStringLiteral("stderr is %1 bytes").arg(r.err.size())));
-    QVERIFY2(r.err.contains("unknown key") && r.err.contains("12000") && r.err.contains("bytes)"),
-        qPrintable(describe(r)));
+    QVERIFY2(
+        r.err.contains("unknown key") && r.err.contains("12000") && r.err.contains("bytes)"), qPrintable(describe(r)));
 }
 
 void TestHostileInputs::non_regular_files_are_refused_data()
@@ -224,8 +224,8 @@ void TestHostileInputs::nul_inside_a_string_keeps_the_message()
 
 void TestHostileInputs::oversized_stdin_is_refused()
 {
-    const Run r = cli({ QStringLiteral("import"), QStringLiteral("-"), QStringLiteral("--format"),
-                          QStringLiteral("deepspeed-json") },
+    const Run r = cli(
+        { QStringLiteral("import"), QStringLiteral("-"), QStringLiteral("--format"), QStringLiteral("deepspeed-json") },
         {}, QByteArray(17 << 20, ' '));
     QVERIFY2(r.code == 2 && !r.crashed && !r.hung, qPrintable(describe(r)));
     QVERIFY2(r.err.contains("16 MiB"), qPrintable(describe(r)));
@@ -248,8 +248,8 @@ void TestHostileInputs::huge_batches_and_clusters_end_in_seconds_data()
     QTest::newRow("timeline, global_batch 1e6, pp 8")
         << scenario(R"("llama3-8b")", b6, "2", deep_pipeline) << QStringList { QStringLiteral("timeline") } << true;
     // 10^6 GPUs: 125,000 nodes of 8.
-    const QByteArray gpus_1e6 = scenario(R"("llama3-8b")", R"({ "global_batch": 4000000, "seq_len": 4096 })",
-        "125000", R"({ "tp": 8, "pp": 1, "dp": 125000 })");
+    const QByteArray gpus_1e6 = scenario(R"("llama3-8b")", R"({ "global_batch": 4000000, "seq_len": 4096 })", "125000",
+        R"({ "tp": 8, "pp": 1, "dp": 125000 })");
     QTest::newRow("predict simulated, 1e6 GPUs") << gpus_1e6 << sim << false; // 32 micro-batches
     QTest::newRow("predict analytic, 1e6 GPUs") << gpus_1e6 << QStringList {} << false;
 }
@@ -320,8 +320,7 @@ void TestHostileInputs::run_from_with_a_non_string_run_id_is_bad_input()
 {
     const QString dir = path(QStringLiteral("job"));
     QVERIFY(QDir().mkpath(dir));
-    write_file(dir + QStringLiteral("/plan.json"),
-        R"({ "run_id": 42, "framework": "probe", "scenario": {} })");
+    write_file(dir + QStringLiteral("/plan.json"), R"({ "run_id": 42, "framework": "probe", "scenario": {} })");
     write_file(path(QStringLiteral("profile.json")),
         R"({ "name": "loop", "host": "127.0.0.1", "user": "nobody", "launcher": "direct", "work_dir": "/tmp/x" })");
     const Run r = cli({ QStringLiteral("run"), QStringLiteral("--cluster"), path(QStringLiteral("profile.json")),
@@ -333,12 +332,13 @@ void TestHostileInputs::run_from_with_a_non_string_run_id_is_bad_input()
 void TestHostileInputs::junk_store_is_bad_input()
 {
     write_file(path(QStringLiteral("junk.sqlite")), QByteArray(4096, 'j'));
-    for (const QStringList& args : { QStringList { QStringLiteral("runs") },
-             QStringList { QStringLiteral("runs"), QStringLiteral("some-run") },
-             QStringList { QStringLiteral("calibrate"), QStringLiteral("--from-store") },
-             QStringList { QStringLiteral("run"), QStringLiteral("--attach"), QStringLiteral("some-run") } }) {
+    for (const QStringList& args :
+        { QStringList { QStringLiteral("runs") }, QStringList { QStringLiteral("runs"), QStringLiteral("some-run") },
+            QStringList { QStringLiteral("calibrate"), QStringLiteral("--from-store") },
+            QStringList { QStringLiteral("run"), QStringLiteral("--attach"), QStringLiteral("some-run") } }) {
         const Run r = cli(args + QStringList { QStringLiteral("--store"), path(QStringLiteral("junk.sqlite")) });
-        QVERIFY2(r.code == 2 && !r.crashed && !r.hung, qPrintable(args.join(QLatin1Char(' ')) + QStringLiteral(": ") + describe(r)));
+        QVERIFY2(r.code == 2 && !r.crashed && !r.hung,
+            qPrintable(args.join(QLatin1Char(' ')) + QStringLiteral(": ") + describe(r)));
         QVERIFY2(r.err.contains("junk.sqlite"), qPrintable(describe(r)));
     }
 }

@@ -13,9 +13,9 @@
 #include <QTest>
 
 #include <algorithm>
-#include <thread>
 #include <cmath>
 #include <memory>
+#include <thread>
 
 using namespace parallax;
 

@@ -29,8 +29,8 @@ private slots:
     void evaluation_that_throws_is_delivered_as_an_error()
     {
         auto fail = std::make_shared<std::atomic<bool>>(true);
-        app::PlanEvaluator evaluator(nullptr,
-            [fail](const Scenario& s, const PlanEvaluationOptions& o, const CancelToken& c) -> PlanEvaluation {
+        app::PlanEvaluator evaluator(
+            nullptr, [fail](const Scenario& s, const PlanEvaluationOptions& o, const CancelToken& c) -> PlanEvaluation {
                 if (fail->load())
                     throw std::bad_alloc();
                 return evaluate_plan(s, o, c);
@@ -54,8 +54,8 @@ private slots:
     void sweep_that_throws_finishes_with_an_error_and_can_run_again()
     {
         auto calls = std::make_shared<std::atomic<int>>(0);
-        app::ScalingController scaling(nullptr,
-            [calls](const Scenario&, const std::vector<long long>& counts, const SweepOptions&) {
+        app::ScalingController scaling(
+            nullptr, [calls](const Scenario&, const std::vector<long long>& counts, const SweepOptions&) {
                 if (calls->fetch_add(1) == 0)
                     throw std::bad_alloc();
                 return std::vector<SweepPoint>(counts.size());

@@ -36,7 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string text(reinterpret_cast<const char*>(data), size);
     fuzz::accepts([&] { parse_measured_trace(text, "measured.json"); });
 
-    const std::string written = chrome_trace(small_plan(), text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string written
+        = chrome_trace(small_plan(), text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     try {
         (void)nlohmann::json::parse(written);
     } catch (const nlohmann::json::exception& e) {
