@@ -20,7 +20,7 @@ const parallax::SimulatedPlan& small_plan()
         const Scenario s = parse_scenario_text(R"({ "schema": 1, "model": "llama3-8b",
             "cluster": { "gpu": "H100-SXM5-80GB", "nodes": 1, "gpus_per_node": 8,
                          "intra_node": "nvlink4-nvswitch", "inter_node": "ib-ndr" },
-            "training": { "global_batch": 8, "seq_len": 1024 },
+            "training": { "global_batch": 4, "seq_len": 1024 },
             "strategy": { "tp": 2, "pp": 2, "dp": 2 } })",
             "small.json", PresetCatalog::standard());
         return simulate_plan(PlanContext(s.model, s.training, s.cluster), s.strategy);
