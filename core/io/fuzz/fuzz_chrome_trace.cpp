@@ -35,6 +35,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     using namespace parallax;
     const std::string text(reinterpret_cast<const char*>(data), size);
     fuzz::accepts([&] { parse_measured_trace(text, "measured.json"); });
+    // Writing and re-reading a whole step's trace costs ~50x a read: one input in eight tries it, so
+    // the reader still sees most of the smoke run's inputs.
+    if (size == 0 || data[0] % 8 != 0)
+        return 0;
 
     const std::string written
         = chrome_trace(small_plan(), text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
