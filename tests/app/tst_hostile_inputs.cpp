@@ -322,7 +322,7 @@ void TestHostileInputs::run_from_with_a_non_string_run_id_is_bad_input()
     QVERIFY(QDir().mkpath(dir));
     write_file(dir + QStringLiteral("/plan.json"), R"({ "run_id": 42, "framework": "probe", "scenario": {} })");
     write_file(path(QStringLiteral("profile.json")),
-        R"({ "name": "loop", "host": "127.0.0.1", "user": "nobody", "launcher": "direct", "work_dir": "/tmp/x" })");
+        R"({ "name": "loop", "host": "127.0.0.1", "user": "nobody", "launcher": "direct", "work_dir": "/tmp/parallax-hostile-unused" })");
     const Run r = cli({ QStringLiteral("run"), QStringLiteral("--cluster"), path(QStringLiteral("profile.json")),
         QStringLiteral("--from"), dir, QStringLiteral("--store"), path(QStringLiteral("runs.sqlite")) });
     QVERIFY2(r.code == 2 && !r.crashed, qPrintable(describe(r)));
