@@ -13,6 +13,8 @@ packages=(
 )
 if [[ "${1:-}" == "--tests" ]]; then
   packages+=(libbenchmark-dev python3 clang-format)
+  # The fuzz preset: clang 14 with libFuzzer and the sanitizer runtimes.
+  packages+=(clang-14 libclang-rt-14-dev)
   # Remote validation tests: a real OpenSSH server and single-node SLURM on loopback, and the
   # probe's PyTorch on CPU (OpenBLAS: CPU matmuls ~15x faster than the reference BLAS torch pulls in).
   packages+=(openssh-server openssh-client slurmctld slurmd slurm-client munge python3-torch libopenblas0-pthread)

@@ -4,6 +4,7 @@
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
+#include "cli/cli_store.hpp"
 #include "io/json_reader.hpp"
 #include "io/scenario_io.hpp"
 #include "runs/run_catalog.hpp"
@@ -39,7 +40,14 @@ int calibrate_from_store(CommandParser& cmd)
         print_err("parallax-cli calibrate: no run store at " + path.toStdString());
         return kBadInput;
     }
-    const remote::RunCatalog catalog(path);
+    std::unique_ptr<remote::RunCatalog> store;
+    try {
+        store = open_run_store(path);
+    } catch (const InputError& e) {
+        print_err(e.what());
+        return kBadInput;
+    }
+    const remote::RunCatalog& catalog = *store;
     const remote::StoreCases found = remote::store_cases(catalog, cluster);
     std::set<std::string> gpus;
     for (const ValidationCase& c : found.cases)

@@ -7,11 +7,11 @@
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
 #include "io/import/import_scenario.hpp"
+#include "io/input_limits.hpp"
 #include "io/scenario_io.hpp"
 #include "spec/input_error.hpp"
 
 #include <iostream>
-#include <iterator>
 #include <optional>
 #include <string>
 
@@ -86,7 +86,7 @@ ImportArguments read_arguments(CommandParser& cmd)
 ImportResult run_import(const ImportArguments& a)
 {
     if (a.path == "-") {
-        const std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+        const std::string text = read_input_stream(std::cin, "<stdin>");
         return import_launch_config(text, "<stdin>", a.format, a.options, PresetCatalog::standard());
     }
     return import_launch_config_file(a.path, a.format, a.options, PresetCatalog::standard());

@@ -4,6 +4,7 @@
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
+#include "io/input_limits.hpp"
 #include "io/number_format.hpp"
 #include "io/prediction_io.hpp"
 #include "log_parse/training_log_parser.hpp"
@@ -15,7 +16,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -35,9 +35,8 @@ constexpr std::size_t kReadChunkBytes = 1 << 20;
 // Streams `path` through `parser`; throws InputError naming the file when it cannot be read.
 void feed_file(const std::string& path, remote::TrainingLogParser& parser)
 {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        throw InputError(path, "", "is a directory, expected a training log file");
+    // /dev/zero would never end and a FIFO would block; a log of any size is fine (it is streamed).
+    require_regular_file(path, "a training log file");
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw InputError(path, "", "cannot open the file for reading");

@@ -6,6 +6,7 @@
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
+#include "cli/cli_store.hpp"
 #include "cluster/profile_store.hpp"
 #include "io/json_reader.hpp"
 #include "io/scenario_io.hpp"
@@ -81,6 +82,12 @@ RunRequest request_from_folder(const QString& dir, const ClusterProfile& profile
     const nlohmann::json plan = parse_json_text(read_text_file(plan_path), plan_path);
     if (!plan.is_object() || !plan.contains("run_id") || !plan.contains("scenario") || !plan.contains("framework"))
         throw InputError(plan_path, "", "is not a plan.json written by `parallax-cli run --out`");
+    for (const char* key : { "run_id", "framework" })
+        if (!plan[key].is_string())
+            throw InputError(plan_path, key, "must be a string, found " + json_type_name(plan[key]));
+    if (plan.contains("scenario_label") && !plan["scenario_label"].is_string())
+        throw InputError(
+            plan_path, "scenario_label", "must be a string, found " + json_type_name(plan["scenario_label"]));
     RunRequest req;
     req.run_id = plan["run_id"].get<std::string>();
     const auto fw = job_framework_from_string(plan["framework"].get<std::string>());
@@ -251,10 +258,14 @@ int run_run(const QStringList& args)
             continue;
         const QString id = p.value(QLatin1String(opt));
         try {
-            if (!RunCatalog(store_path).run(id.toStdString())) {
+            const auto store = open_existing_run_store(store_path);
+            if (!store || !store->run(id.toStdString())) {
                 print_err("parallax-cli run: no run " + id.toStdString() + " in " + store_path.toStdString());
                 return kBadInput;
             }
+        } catch (const InputError& e) {
+            print_err(e.what());
+            return kBadInput;
         } catch (const StoreError& e) {
             print_err(e.what());
             return kInternalError;
@@ -320,7 +331,7 @@ int run_run(const QStringList& args)
                 + p.value(QStringLiteral("cluster")).toStdString() + " --from " + dir.toStdString() + " --wait\n");
             return kOk;
         }
-        if (RunCatalog(store_path).run(req.run_id)) {
+        if (open_run_store(store_path)->run(req.run_id)) {
             print_err(
                 "parallax-cli run: run " + req.run_id + " was already sent; follow it with --attach " + req.run_id);
             return kBadInput;

@@ -5,9 +5,11 @@
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
+#include "cli/cli_store.hpp"
 #include "io/csv_writer.hpp"
 #include "runs/run_catalog.hpp"
 #include "runs/run_report.hpp"
+#include "spec/input_error.hpp"
 
 #include <cstdio>
 
@@ -101,9 +103,23 @@ int run_runs(const QStringList& args)
         }
     }
     try {
-        const RunCatalog catalog(path);
         const bool json = p.isSet(QStringLiteral("json"));
         const QString id = cmd.positional(0);
+        const std::unique_ptr<RunCatalog> store = open_existing_run_store(path);
+        if (!store) {
+            if (!id.isEmpty()) {
+                print_err("parallax-cli runs: no run " + id.toStdString() + ": there is no run store at "
+                    + path.toStdString() + " yet");
+                return kBadInput;
+            }
+            print_out(json ? nlohmann::ordered_json { { "schema", 1 }, { "store", path.toStdString() },
+                                 { "runs", nlohmann::ordered_json::array() } }
+                                 .dump(2)
+                        + "\n"
+                           : "no runs yet: there is no run store at " + path.toStdString() + "\n");
+            return kOk;
+        }
+        const RunCatalog& catalog = *store;
         if (!id.isEmpty()) {
             const auto run = catalog.run(id.toStdString());
             if (!run) {
@@ -143,6 +159,9 @@ int run_runs(const QStringList& args)
         } else {
             print_out(table(catalog, runs));
         }
+    } catch (const InputError& e) {
+        print_err(e.what());
+        return kBadInput;
     } catch (const StoreError& e) {
         print_err(e.what());
         return kInternalError;

@@ -33,8 +33,12 @@ int run_timeline(const QStringList& args)
         write_chrome_trace(sim, scenario.model.name + " " + label, out);
         char line[256];
         std::snprintf(line, sizeof line, ": %zu ops on %d stages, step %.3f s\n", sim.lowered.graph.size(),
-            sim.lowered.graph.devices, sim.result.makespan_s);
+            sim.lowered.graph.devices, sim.result.makespan_s + sim.window.extra_s);
         print_out("wrote " + out + line + "plan  " + label + "\n");
+        if (sim.window.extrapolated())
+            print_out("  the trace shows a steady-state window of " + std::to_string(sim.window.simulated_microbatches)
+                + " of the step's " + std::to_string(sim.window.step_microbatches)
+                + " micro-batches; the step time is extrapolated from it\n");
     } catch (const InputError& e) {
         print_err(e.what());
         return kBadInput;

@@ -107,9 +107,13 @@ int run_validate(const QStringList& args)
         print_out("\ncalibration: " + calibration_name
             + (calibration.is_identity() ? " (uncalibrated physics)" : " (" + calibration.source + ")") + "\n");
         char line[256];
-        std::snprintf(line, sizeof line, "%d rows, %zu skipped: MAPE %.1f%%, median %.1f%%, worst %.1f%%\n",
-            report.overall.rows, report.skipped.size(), 100 * report.overall.mape, 100 * report.overall.median,
-            100 * report.overall.worst);
+        if (report.overall.rows > 0)
+            std::snprintf(line, sizeof line, "%d rows, %zu skipped: MAPE %.1f%%, median %.1f%%, worst %.1f%%\n",
+                report.overall.rows, report.skipped.size(), 100 * report.overall.mape, 100 * report.overall.median,
+                100 * report.overall.worst);
+        else // an error of 0% over nothing would read as a perfect model
+            std::snprintf(
+                line, sizeof line, "no usable rows, %zu skipped: no error to report\n", report.skipped.size());
         print_out(line);
         for (const auto& [k, g] : report.by_source) {
             std::snprintf(line, sizeof line, "  %-14s %3d rows  MAPE %5.1f%%  worst %5.1f%%%s\n", k.c_str(), g.rows,
@@ -128,6 +132,11 @@ int run_validate(const QStringList& args)
             for (const SkippedRow& r : report.skipped)
                 print_out("  " + r.id + ": " + r.reason + "\n");
         }
+    }
+    if (report.overall.rows == 0) {
+        print_err(path + ": no usable rows to validate against (" + std::to_string(report.skipped.size())
+            + " skipped; the reasons are listed with the output)");
+        return kBadInput;
     }
     return kOk;
 }

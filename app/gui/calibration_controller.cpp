@@ -1,5 +1,6 @@
 #include "gui/calibration_controller.hpp"
 
+#include "jobs/task_outcome.hpp"
 #include "runs/run_catalog.hpp"
 #include "spec/input_error.hpp"
 
@@ -53,7 +54,13 @@ void CalibrationController::fit(const QString& store_path, const QStringList& ru
     QtConcurrent::run(&m_pool, [store_path, ids, token = ticket.token]() -> std::shared_ptr<const remote::StoreFit> {
         if (token.cancelled())
             return nullptr; // a newer request came in before this one started
-        return fit_runs(store_path, ids);
+        TaskOutcome<std::shared_ptr<const remote::StoreFit>> outcome
+            = run_catching([&] { return fit_runs(store_path, ids); });
+        if (outcome.value)
+            return *outcome.value;
+        auto failed = std::make_shared<remote::StoreFit>(); // a throw is reported as the fit's error
+        failed->error = outcome.error.empty() ? std::string("cancelled") : "the fit failed: " + outcome.error;
+        return std::shared_ptr<const remote::StoreFit>(std::move(failed));
     }).then(this, [this, id = ticket.id](std::shared_ptr<const remote::StoreFit> fit) {
         --m_running;
         if (fit && m_latest.is_latest(id))

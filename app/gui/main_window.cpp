@@ -1244,15 +1244,20 @@ void MainWindow::connect_jobs()
             m_timeline_stale = false;
             emit timeline_updated();
         });
+    connect(m_timeline_jobs, &TimelineController::timeline_failed, this,
+        [this](const QString& error) { report_error(QStringLiteral("The timeline's simulation failed: ") + error); });
     connect(m_scaling, &views::ScalingPlot::run_requested, this, &MainWindow::run_scaling);
     connect(m_scaling, &views::ScalingPlot::cancel_requested, this, &MainWindow::cancel_scaling);
     connect(m_scaling_jobs, &ScalingController::progress, m_scaling, &views::ScalingPlot::set_progress);
     connect(m_scaling_jobs, &ScalingController::finished, this, [this](const ScalingSweepResult& r) {
         m_scaling->set_points(r.points, r.cluster_gpus);
         m_scaling->set_running(false,
-            r.stopped ? QStringLiteral("Stopped.")
-                      : QStringLiteral("Best plan per GPU count; circled points: adding GPUs stops paying or the "
-                                       "winning family changes."));
+            !r.error.isEmpty() ? QStringLiteral("The sweep failed: ") + r.error
+                : r.stopped    ? QStringLiteral("Stopped.")
+                               : QStringLiteral("Best plan per GPU count; circled points: adding GPUs stops paying or "
+                                                   "the winning family changes."));
+        if (!r.error.isEmpty())
+            report_error(QStringLiteral("The scaling sweep failed: ") + r.error);
         emit scaling_finished();
     });
     connect(m_reports, &ReportController::report_written, this, [this](const QString& path, const QString& error) {

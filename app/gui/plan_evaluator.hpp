@@ -10,6 +10,7 @@
 #include <QThreadPool>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 namespace parallax::app {
@@ -17,7 +18,10 @@ namespace parallax::app {
 class PlanEvaluator : public QObject {
     Q_OBJECT
 public:
-    explicit PlanEvaluator(QObject* parent = nullptr);
+    using Evaluate = std::function<PlanEvaluation(const Scenario&, const PlanEvaluationOptions&, const CancelToken&)>;
+    // `evaluate` is evaluate_plan except in tests. An evaluation that throws is delivered as an invalid
+    // plan whose violation says what went wrong, never dropped.
+    explicit PlanEvaluator(QObject* parent = nullptr, Evaluate evaluate = {});
     ~PlanEvaluator() override;
 
     // Returns the request id; only the evaluation of the latest id is ever delivered.
@@ -30,6 +34,7 @@ signals:
     void evaluated(std::shared_ptr<const parallax::PlanEvaluation> e);
 
 private:
+    Evaluate m_evaluate;
     QThreadPool m_pool;
     LatestRequest m_latest;
     quint64 m_delivered = 0;

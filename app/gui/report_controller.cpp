@@ -1,5 +1,6 @@
 #include "gui/report_controller.hpp"
 
+#include "jobs/task_outcome.hpp"
 #include "plots/plot_export.hpp"
 
 #include <QtConcurrent/QtConcurrentRun>
@@ -35,7 +36,9 @@ void ReportController::write_in_background(ReportInputs in, const QString& path)
 {
     ++m_writing;
     QtConcurrent::run([in = std::move(in), path] {
-        return write_report(in, path);
+        // A throw (building the HTML of a huge plan) must still end in report_written.
+        TaskOutcome<QString> outcome = run_catching([&] { return write_report(in, path); });
+        return outcome.value ? *outcome.value : QString::fromStdString(outcome.error);
     }).then(this, [this, path](const QString& error) {
         --m_writing;
         emit report_written(path, error);

@@ -1,5 +1,6 @@
 #include "gui/scaling_controller.hpp"
 
+#include "jobs/task_outcome.hpp"
 #include "search/sweep.hpp"
 
 #include <QCoreApplication>
@@ -51,8 +52,9 @@ std::vector<long long> scaling_gpu_counts(const Scenario& s)
     return counts;
 }
 
-ScalingController::ScalingController(QObject* parent)
+ScalingController::ScalingController(QObject* parent, Sweep sweep)
     : QObject(parent)
+    , m_sweep(sweep ? std::move(sweep) : Sweep(&sweep_gpus))
 {
 }
 
@@ -70,7 +72,7 @@ std::size_t ScalingController::start(const Scenario& s, std::shared_ptr<const Ca
     m_cancel = CancelToken {};
     const CancelToken cancel = *m_cancel;
     const QPointer<ScalingController> self(this);
-    QtConcurrent::run([s, counts, cancel, self, calibration]() {
+    QtConcurrent::run([s, counts, cancel, self, calibration, sweep = m_sweep]() {
         SweepOptions o;
         o.search.cancel = cancel;
         o.search.calibration = calibration.get(); // alive as long as this lambda
@@ -85,11 +87,13 @@ std::size_t ScalingController::start(const Scenario& s, std::shared_ptr<const Ca
                 },
                 Qt::QueuedConnection);
         };
-        return sweep_gpus(s, counts, o);
-    }).then(this, [this, cluster_gpus, cancel](const std::vector<SweepPoint>& points) {
+        return run_catching([&] { return sweep(s, counts, o); });
+    }).then(this, [this, cluster_gpus, cancel](const TaskOutcome<std::vector<SweepPoint>>& outcome) {
         ScalingSweepResult result;
-        for (const SweepPoint& p : points)
-            result.points.push_back(scaling_point(p));
+        if (outcome.value)
+            for (const SweepPoint& p : *outcome.value)
+                result.points.push_back(scaling_point(p));
+        result.error = QString::fromStdString(outcome.error);
         result.cluster_gpus = cluster_gpus;
         result.stopped = cancel.cancelled();
         m_cancel.reset();

@@ -6,10 +6,12 @@
 #include "calibration/calibration.hpp"
 #include "jobs/cancel_token.hpp"
 #include "plots/scaling_plot.hpp"
+#include "search/sweep.hpp"
 #include "spec/scenario.hpp"
 
 #include <QObject>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -20,6 +22,7 @@ struct ScalingSweepResult {
     std::vector<views::ScalingPoint> points; // one per GPU count, ascending
     long long cluster_gpus = 0; // the scenario's own cluster, for the plot's marker
     bool stopped = false; // cancelled: the points are what was found before
+    QString error; // the sweep failed (what it threw); the points are empty
 };
 
 // The GPU counts swept for a scenario: n/8, n/4, .. 4n of its n GPUs, each a whole number of nodes.
@@ -28,7 +31,11 @@ std::vector<long long> scaling_gpu_counts(const Scenario& s);
 class ScalingController : public QObject {
     Q_OBJECT
 public:
-    explicit ScalingController(QObject* parent = nullptr);
+    using Sweep
+        = std::function<std::vector<SweepPoint>(const Scenario&, const std::vector<long long>&, const SweepOptions&)>;
+    // `sweep` is sweep_gpus except in tests. A sweep that throws finishes with `error` set, so the
+    // controller is free for the next one.
+    explicit ScalingController(QObject* parent = nullptr, Sweep sweep = {});
     ~ScalingController() override; // a running sweep stops at its next check
 
     // Starts a sweep of `s` and returns how many GPU counts it covers; while one runs, nothing starts
@@ -43,6 +50,7 @@ signals:
     void finished(const parallax::app::ScalingSweepResult& result);
 
 private:
+    Sweep m_sweep;
     std::optional<CancelToken> m_cancel; // set while a sweep runs
 };
 

@@ -1,5 +1,6 @@
 #include "gui/timeline_controller.hpp"
 
+#include "jobs/task_outcome.hpp"
 #include "sim/simulated_model.hpp"
 
 #include <QtConcurrent/QtConcurrentRun>
@@ -20,19 +21,24 @@ void TimelineController::request(const Scenario& s, std::shared_ptr<const Calibr
 {
     const LatestRequest::Ticket ticket = m_latest.next();
     const std::uint64_t id = ticket.id;
-    QtConcurrent::run([s, calibration, token = ticket.token]() -> std::shared_ptr<const TimelineData> {
-        if (token.cancelled())
-            return nullptr; // a newer request came in before this one started
-        const PlanContext ctx(s.model, s.training, s.cluster, calibration ? *calibration : builtin_calibration());
-        auto sim = std::make_shared<const SimulatedPlan>(simulate_plan(ctx, s.strategy));
-        if (token.cancelled())
-            return nullptr;
-        const Prediction p = prediction_from_simulation(ctx, s.strategy, *sim);
-        return build_timeline_data(sim, p, timeline_plan_info(s));
-    }).then(this, [this, id](std::shared_ptr<const TimelineData> data) {
-        if (!data || !m_latest.is_latest(id))
+    QtConcurrent::run([s, calibration, token = ticket.token] {
+        return run_catching([&]() -> std::shared_ptr<const TimelineData> {
+            if (token.cancelled())
+                return nullptr; // a newer request came in before this one started
+            const PlanContext ctx(s.model, s.training, s.cluster, calibration ? *calibration : builtin_calibration());
+            // Simulated on every edit: a stale simulation stops at its next check (Cancelled).
+            auto sim = std::make_shared<const SimulatedPlan>(simulate_plan(ctx, s.strategy, &token));
+            throw_if_cancelled(token);
+            const Prediction p = prediction_from_simulation(ctx, s.strategy, *sim);
+            return build_timeline_data(sim, p, timeline_plan_info(s));
+        });
+    }).then(this, [this, id](const TaskOutcome<std::shared_ptr<const TimelineData>>& outcome) {
+        if (!m_latest.is_latest(id))
             return;
-        emit timeline_ready(std::move(data));
+        if (!outcome.error.empty())
+            emit timeline_failed(QString::fromStdString(outcome.error));
+        else if (outcome.value && *outcome.value)
+            emit timeline_ready(*outcome.value);
     });
 }
 

@@ -29,6 +29,8 @@ public:
 
 signals:
     void timeline_ready(std::shared_ptr<const parallax::TimelineData> data);
+    // The latest simulation threw (what it said); never silently dropped.
+    void timeline_failed(const QString& error);
 
 private:
     LatestRequest m_latest;

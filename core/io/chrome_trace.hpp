@@ -1,7 +1,9 @@
 #pragma once
 // Chrome trace / Perfetto JSON of a simulated step: one process per pipeline stage, one track per
 // stream (compute, NVLink, network, and the TP/CP/EP collectives that run under compute ops), op
-// names that say the pass, layers and micro-batch ("F L0-9 mb3").
+// names that say the pass, layers and micro-batch ("F L0-9 mb3"); the critical path as flow arrows and
+// each stage's power per GPU as a counter track. Every event is serialised by nlohmann_json, so any
+// title (tabs, quotes, any length, invalid UTF-8) gives valid JSON.
 #include "sim/simulated_model.hpp"
 #include "spec/model_spec.hpp"
 

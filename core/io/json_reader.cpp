@@ -1,5 +1,7 @@
 #include "io/json_reader.hpp"
 
+#include "io/input_limits.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -62,6 +64,10 @@ std::string closest_match(const std::string& word, const std::vector<std::string
     std::string best;
     std::size_t best_d = std::max<std::size_t>(2, word.size() / 3) + 1;
     for (const auto& c : candidates) {
+        // The distance is at least the length difference: a 200 MB key is not compared letter by letter.
+        const std::size_t length_gap = word.size() > c.size() ? word.size() - c.size() : c.size() - word.size();
+        if (length_gap >= best_d)
+            continue;
         const std::size_t d = edit_distance(word, c);
         if (d < best_d) {
             best_d = d;
@@ -107,6 +113,7 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& file)
         }
         return true;
     };
+    check_json_nesting(text, file);
     nlohmann::json result;
     try {
         result = nlohmann::json::parse(text, callback);
@@ -134,21 +141,14 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& file)
         throw InputError(file, "", "not valid JSON: " + what);
     }
     if (!duplicate.empty())
-        throw InputError(
-            file, duplicate_path, "duplicate key \"" + duplicate + "\" (only one value per key is allowed)");
+        throw InputError(file, quoted_for_message(duplicate_path, kMaxQuotedPathChars),
+            "duplicate key \"" + quoted_for_message(duplicate) + "\" (only one value per key is allowed)");
     return result;
 }
 
 std::string read_text_file(const std::string& path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw InputError(path, "", "cannot open the file for reading");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad())
-        throw InputError(path, "", "error while reading the file");
-    return ss.str();
+    return read_input_file(path);
 }
 
 JsonObjectReader::JsonObjectReader(const nlohmann::json& object, std::string file, std::string path)
@@ -157,7 +157,8 @@ JsonObjectReader::JsonObjectReader(const nlohmann::json& object, std::string fil
     , m_path(std::move(path))
 {
     if (!m_object.is_object())
-        throw InputError(m_file, m_path.empty() ? std::string("(top level)") : m_path,
+        throw InputError(m_file,
+            m_path.empty() ? std::string("(top level)") : quoted_for_message(m_path, kMaxQuotedPathChars),
             "must be a JSON object, found " + json_type_name(m_object));
 }
 
@@ -168,7 +169,9 @@ std::string JsonObjectReader::path_of(const std::string& key) const
 
 void JsonObjectReader::fail(const std::string& key, const std::string& rule) const
 {
-    throw InputError(m_file, key.empty() ? m_path : path_of(key), rule);
+    // Keys and values come from the file: a NUL must not end the message, a 200 MB key not fill it.
+    throw InputError(
+        m_file, quoted_for_message(key.empty() ? m_path : path_of(key), kMaxQuotedPathChars), printable_rule(rule));
 }
 
 bool JsonObjectReader::has(const std::string& key) const
@@ -288,7 +291,7 @@ std::string JsonObjectReader::get_choice(
     std::string list;
     for (const auto& c : choices)
         list += (list.empty() ? "\"" : ", \"") + c + "\"";
-    fail(key, "must be one of " + list + ", got \"" + s + "\"");
+    fail(key, "must be one of " + list + ", got \"" + quoted_for_message(s) + "\"");
 }
 
 void JsonObjectReader::finish() const
@@ -309,7 +312,7 @@ void JsonObjectReader::finish() const
                 first = false;
             }
         }
-        throw InputError(m_file, path_of(it.key()), rule);
+        throw InputError(m_file, quoted_for_message(path_of(it.key()), kMaxQuotedPathChars), rule);
     }
 }
 

@@ -53,6 +53,7 @@ std::string json_type_name(const nlohmann::json& v);
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
 // Parses text; syntax errors become InputErrors with line and column.
 nlohmann::json parse_json_text(const std::string& text, const std::string& file);
-std::string read_text_file(const std::string& path); // throws InputError when unreadable
+// The whole file; throws InputError when unreadable, not a regular file or over kMaxInputFileBytes.
+std::string read_text_file(const std::string& path);
 
 } // namespace parallax

@@ -112,14 +112,14 @@ std::vector<float> op_powers(const PlanContext& ctx, const LoweredPlan& plan)
 // step's tail. The order ops are added in is the graph's op order.
 class PlanLowering {
 public:
-    PlanLowering(const PlanContext& ctx, const Strategy& s, double clock_ceiling)
+    PlanLowering(const PlanContext& ctx, const Strategy& s, double clock_ceiling, long long microbatches)
         : ctx_(ctx)
         , s_(s)
         , cache_(ctx)
         , pp_(s.pp)
         , dual_(s.schedule == Schedule::dualpipe)
         , vpp_(dual_ ? 1 : s.vpp)
-        , m_(microbatch_count(ctx.training, s))
+        , m_(microbatches > 0 ? microbatches : microbatch_count(ctx.training, s))
         , ir_chunks_(dual_ ? 2 * pp_ : pp_ * vpp_)
         , compute_order_(dual_ ? IrOrdering::priority : IrOrdering::program)
         // Without a pipeline there is no bubble for deferred W passes to fill: ZB-H1 is plain 1F1B then.
@@ -640,9 +640,9 @@ private:
 
 } // namespace
 
-LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s, double clock_ceiling)
+LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s, double clock_ceiling, long long microbatches)
 {
-    return PlanLowering(ctx, s, clock_ceiling).lower();
+    return PlanLowering(ctx, s, clock_ceiling, microbatches).lower();
 }
 
 } // namespace parallax

@@ -26,7 +26,8 @@ struct LoweredPlan {
     std::vector<ChunkPower> chunk_power; // per IR chunk: its kernels' time and energy
 };
 
-// `clock_ceiling` > 0 caps every stage's clock (the analytic model's thermal limit).
-LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s, double clock_ceiling = 0);
+// `clock_ceiling` > 0 caps every stage's clock (the analytic model's thermal limit). `microbatches` > 0
+// lowers that many micro-batches instead of the plan's (a window of a very long step).
+LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s, double clock_ceiling = 0, long long microbatches = 0);
 
 } // namespace parallax

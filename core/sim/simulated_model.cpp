@@ -1,20 +1,48 @@
 #include "sim/simulated_model.hpp"
 
 #include "model/analytic_model.hpp"
+#include "spec/strategy_rules.hpp"
 #include "spec/units.hpp"
 
 #include <algorithm>
 
 namespace parallax {
 
-SimulatedPlan simulate_plan(const PlanContext& ctx, const Strategy& s)
+long long simulated_microbatches(long long step_microbatches, int pp)
+{
+    if (step_microbatches <= kMaxSimulatedMicrobatches)
+        return step_microbatches;
+    const long long round = 2 * std::max(1, pp);
+    return std::max(2 * round, kMaxSimulatedMicrobatches / round * round);
+}
+
+SimulatedPlan simulate_plan(const PlanContext& ctx, const Strategy& s, const CancelToken* cancel)
 {
     SimulatedPlan p;
     // The thermal limit is a property of the step's average power: take it from the analytic model.
     AnalyticResult a;
     AnalyticModel(ctx).evaluate(s, a);
-    p.lowered = lower_plan(ctx, s, a.power.thermal_clock);
-    p.result = simulate(p.lowered.graph);
+    const long long step_mb = microbatch_count(ctx.training, s);
+    const long long window = simulated_microbatches(step_mb, s.pp);
+    p.window.step_microbatches = step_mb;
+    p.window.simulated_microbatches = window;
+    p.lowered = lower_plan(ctx, s, a.power.thermal_clock, window);
+    if (cancel)
+        throw_if_cancelled(*cancel);
+    p.result = simulate(p.lowered.graph, cancel);
+    if (window < step_mb) {
+        // Past the pipeline's fill every micro-batch adds the same time: the slope between a window
+        // and half of it (both whole rounds of 2 x pp) extends the step to all its micro-batches.
+        const long long round = 2 * std::max(1, s.pp);
+        const long long half = std::max(round, window / round / 2 * round);
+        const LoweredPlan shorter = lower_plan(ctx, s, a.power.thermal_clock, half);
+        const double half_s = simulate(shorter.graph, cancel).makespan_s;
+        const double per_microbatch_s
+            = std::max(0.0, (p.result.makespan_s - half_s) / static_cast<double>(window - half));
+        p.window.extra_s = per_microbatch_s * static_cast<double>(step_mb - window);
+    }
+    if (cancel)
+        throw_if_cancelled(*cancel);
     p.power = power_trace(ctx, s, p.lowered, p.result);
     return p;
 }
@@ -29,7 +57,9 @@ Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s,
     double pipeline_end = 0;
     for (double t : r.compute_last_s)
         pipeline_end = std::max(pipeline_end, t);
-    const double step = r.makespan_s;
+    // A windowed simulation: the micro-batches beyond the window lengthen the pipeline part.
+    pipeline_end += sim.window.extra_s;
+    const double step = r.makespan_s + sim.window.extra_s;
     const TimeBreakdown a = p.time;
     TimeBreakdown t = a;
     const double tail = std::max(0.0, step - pipeline_end);
@@ -80,8 +110,9 @@ Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s,
         double busy = 0;
         for (double b : r.compute_busy_s)
             busy += b;
-        w.busy_fraction
-            = r.compute_busy_s.empty() || step <= 0 ? 0 : std::min(1.0, busy / r.compute_busy_s.size() / step);
+        w.busy_fraction = r.compute_busy_s.empty() || r.makespan_s <= 0 // the simulated window's share
+            ? 0
+            : std::min(1.0, busy / r.compute_busy_s.size() / r.makespan_s);
         for (std::size_t d = 0; d < p.stages.size() && d < tr.devices.size(); ++d) {
             p.stages[d].avg_W = tr.devices[d].avg_W;
             p.stages[d].peak_W = tr.devices[d].peak_W;
@@ -91,6 +122,12 @@ Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s,
     p.assumptions.insert(p.assumptions.begin(),
         "fidelity: simulated (event simulation of " + std::to_string(sim.lowered.graph.size()) + " ops on "
             + std::to_string(sim.lowered.graph.devices) + " pipeline stages)");
+    if (sim.window.extrapolated())
+        p.assumptions.insert(p.assumptions.begin() + 1,
+            "simulated a steady-state window of " + std::to_string(sim.window.simulated_microbatches)
+                + " of the step's " + std::to_string(sim.window.step_microbatches)
+                + " micro-batches and extrapolated the step time linearly (the simulator's limit is "
+                + std::to_string(kMaxSimulatedMicrobatches) + " micro-batches)");
     return p;
 }
 

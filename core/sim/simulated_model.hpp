@@ -10,14 +10,32 @@
 
 namespace parallax {
 
+// A step of more micro-batches than this is not simulated whole (10^6 micro-batches would take
+// gigabytes and minutes): a steady-state window of at most this many is simulated, and the step time
+// extrapolated from two window lengths (every micro-batch past the pipeline's fill adds the same time).
+inline constexpr long long kMaxSimulatedMicrobatches = 1024;
+
+// What was simulated of the step: all of it, or a window.
+struct SimulationWindow {
+    long long step_microbatches = 0; // the plan's
+    long long simulated_microbatches = 0; // in `lowered` and `result`
+    double extra_s = 0; // time the micro-batches beyond the window add (0 when all were simulated)
+    bool extrapolated() const { return simulated_microbatches < step_microbatches; }
+};
+
 struct SimulatedPlan {
     LoweredPlan lowered;
     SimulationResult result;
-    PowerTrace power; // every stage's power over the simulated step
+    PowerTrace power; // every stage's power over the simulated step (the window's when extrapolated)
+    SimulationWindow window;
 };
 
-SimulatedPlan simulate_plan(const PlanContext& ctx, const Strategy& s);
+// Throws Cancelled when `cancel` is cancelled meanwhile.
+SimulatedPlan simulate_plan(const PlanContext& ctx, const Strategy& s, const CancelToken* cancel = nullptr);
 Prediction predict_simulated(const PlanContext& ctx, const Strategy& s);
+// The micro-batches simulated of a step of `step_microbatches` on `pp` stages: all of them up to
+// kMaxSimulatedMicrobatches, else the largest multiple of 2 x pp within it (schedules need whole rounds).
+long long simulated_microbatches(long long step_microbatches, int pp);
 // When the simulation is already at hand (the GUI's timeline keeps it).
 Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s, const SimulatedPlan& sim);
 

@@ -11,6 +11,8 @@ namespace parallax {
 namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+// A few thousand events take well under a millisecond: a cancelled simulation stops that soon.
+constexpr std::uint32_t kEventsPerCancelCheck = 4096;
 
 struct Resource {
     std::vector<std::uint32_t> program; // program-ordered ops in order
@@ -67,12 +69,17 @@ public:
         version_.assign(n_, 0);
     }
 
-    SimulationResult run() &&
+    SimulationResult run(const CancelToken* cancel) &&
     {
         for (std::uint32_t i = 0; i < n_; ++i)
             if (indeg_[i] == 0)
                 make_ready(i, 0.0);
+        std::uint32_t until_check = kEventsPerCancelCheck;
         while (!events_.empty()) {
+            if (cancel && --until_check == 0) {
+                throw_if_cancelled(*cancel);
+                until_check = kEventsPerCancelCheck;
+            }
             const Event e = events_.top();
             events_.pop();
             if (e.version != version_[e.op])
@@ -295,9 +302,9 @@ private:
 
 } // namespace
 
-SimulationResult simulate(const ExecutionGraph& g)
+SimulationResult simulate(const ExecutionGraph& g, const CancelToken* cancel)
 {
-    return EventSimulation(g).run();
+    return EventSimulation(g).run(cancel);
 }
 
 } // namespace parallax

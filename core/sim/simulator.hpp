@@ -5,6 +5,7 @@
 // per-device busy and idle time, the activation-memory peak along the real timeline, and the
 // critical path.
 #include "ir/execution_graph.hpp"
+#include "jobs/cancelled.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -21,6 +22,7 @@ struct SimulationResult {
     double critical_compute_s = 0; // compute time on the critical path
 };
 
-SimulationResult simulate(const ExecutionGraph& g);
+// Throws Cancelled when `cancel` is cancelled while it runs (checked every few thousand events).
+SimulationResult simulate(const ExecutionGraph& g, const CancelToken* cancel = nullptr);
 
 } // namespace parallax

@@ -1,14 +1,13 @@
 #include "viewdata/measured_trace.hpp"
 
+#include "io/input_limits.hpp"
 #include "spec/input_error.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <unordered_map>
 
 namespace parallax {
@@ -123,6 +122,13 @@ struct RawEvent {
 };
 
 // A numeric field, or a string holding a number; false when absent or not a number.
+// A string field, or "" when absent or of another type (json::value would throw on a number).
+std::string string_field(const nlohmann::json& e, const char* key)
+{
+    auto it = e.find(key);
+    return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 bool number_field(const nlohmann::json& e, const char* key, double& v)
 {
     auto it = e.find(key);
@@ -171,7 +177,7 @@ public:
     {
         if (!e.is_object())
             return;
-        const std::string ph = e.value("ph", "");
+        const std::string ph = string_field(e, "ph");
         const TrackKey pid = key_of(e.contains("pid") ? e["pid"] : nlohmann::json());
         const TrackKey tid = key_of(e.contains("tid") ? e["tid"] : nlohmann::json());
         if (ph == "M") {
@@ -180,7 +186,7 @@ public:
         }
         if (ph != "X" && ph != "B" && ph != "E")
             return;
-        const std::string cat = e.value("cat", "");
+        const std::string cat = string_field(e, "cat");
         if (gpu_only_ && ph != "E" && !is_gpu_category(cat)) // an "E" closes its "B" and often has no category
             return;
         const std::string name
@@ -223,7 +229,7 @@ public:
 private:
     void read_metadata(const nlohmann::json& e, const TrackKey& pid, const TrackKey& tid)
     {
-        const std::string what = e.value("name", "");
+        const std::string what = string_field(e, "name");
         const auto args = e.find("args");
         if (args == e.end() || !args->is_object() || !args->contains("name") || !(*args)["name"].is_string())
             return;
@@ -302,6 +308,7 @@ MeasuredTrace parse_measured_trace(const std::string& text, const std::string& o
 {
     nlohmann::json doc;
     try {
+        check_json_nesting(text, origin);
         doc = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
         throw InputError(origin, "", std::string("not a JSON trace: ") + e.what());
@@ -312,7 +319,7 @@ MeasuredTrace parse_measured_trace(const std::string& text, const std::string& o
     out.path = origin;
     bool any_gpu = false;
     for (const nlohmann::json& e : events)
-        if (e.is_object() && e.value("ph", "") == "X" && is_gpu_category(e.value("cat", "")))
+        if (e.is_object() && string_field(e, "ph") == "X" && is_gpu_category(string_field(e, "cat")))
             any_gpu = true;
     out.gpu_only = any_gpu;
 
@@ -342,12 +349,7 @@ MeasuredTrace parse_measured_trace(const std::string& text, const std::string& o
 
 MeasuredTrace load_measured_trace(const std::string& path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw InputError(path, "", "cannot open the trace file");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return parse_measured_trace(ss.str(), path);
+    return parse_measured_trace(read_input_file(path, kMaxTraceFileBytes), path);
 }
 
 } // namespace parallax

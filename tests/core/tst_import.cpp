@@ -109,6 +109,7 @@ class TestImport : public QObject {
     Q_OBJECT
 
 private slots:
+    void shell_expansion_without_an_operator();
     void shell_variables_arrays_and_defaults();
     void shell_conditionals_eval_and_unknowns();
     void hf_configs_data();
@@ -136,6 +137,25 @@ private slots:
     void errors_name_file_key_and_rule();
     void imported_scenario_reloads();
 };
+
+// Found by fuzz_import: "${X:}" (a colon and nothing after it) threw std::out_of_range past the
+// importer (exit 1); it is an expansion the importer does not know, like any other.
+void TestImport::shell_expansion_without_an_operator()
+{
+    const std::string script = "#!/bin/bash\nTP=${X:}\ntorchrun pretrain_gpt.py --num-layers 2 --hidden-size 256 "
+                               "--num-attention-heads 4 --seq-length 512 --max-position-embeddings 512 "
+                               "--micro-batch-size 1 --global-batch-size 8 --tensor-model-parallel-size ${X:}\n";
+    for (std::optional<ImportFormat> format :
+        { std::optional<ImportFormat>(ImportFormat::megatron_args), std::optional<ImportFormat>() }) {
+        try {
+            import_launch_config(script, "x.sh", format, {}, PresetCatalog::standard());
+        } catch (const InputError&) {
+            // an answer (exit 2); std::out_of_range escaping fails the test
+        }
+    }
+    const std::string error = import_error(script, "x.sh", {}, ImportFormat::megatron_args);
+    QVERIFY2(error.empty() || error.find("x.sh") == 0, error.c_str());
+}
 
 void TestImport::shell_variables_arrays_and_defaults()
 {

@@ -3,6 +3,7 @@
 // polling its token stops once a newer request starts, and only the latest result is kept.
 #include "jobs/cancel_token.hpp"
 #include "jobs/latest_request.hpp"
+#include "jobs/task_outcome.hpp"
 
 #include <QTest>
 
@@ -16,6 +17,24 @@ using namespace parallax;
 class TestJobs : public QObject {
     Q_OBJECT
 private slots:
+    // A background task's exception becomes its outcome: a continuation never misses it.
+    void run_catching_keeps_value_error_and_cancellation()
+    {
+        const TaskOutcome<int> ok = run_catching([] { return 42; });
+        QVERIFY(ok.value && *ok.value == 42 && ok.error.empty() && !ok.cancelled);
+        const TaskOutcome<int> bad = run_catching([]() -> int { throw std::bad_alloc(); });
+        QVERIFY(!bad.value && !bad.cancelled);
+        QVERIFY2(bad.error.find("bad_alloc") != std::string::npos, bad.error.c_str());
+        const TaskOutcome<int> odd = run_catching([]() -> int { throw 7; });
+        QVERIFY(!odd.value && !odd.error.empty());
+        const CancelToken token;
+        token.cancel();
+        const TaskOutcome<int> stopped = run_catching([&] {
+            throw_if_cancelled(token);
+            return 1;
+        });
+        QVERIFY(!stopped.value && stopped.cancelled && stopped.error.empty());
+    }
     void copies_share_one_state()
     {
         const CancelToken a;

@@ -9,11 +9,13 @@
 
 #include "../support/test_plans.hpp"
 
+#include <QElapsedTimer>
 #include <QTest>
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <thread>
 
 using namespace parallax;
 
@@ -65,6 +67,74 @@ double pipeline_end(const SimulationResult& r)
 class TestSimulator : public QObject {
     Q_OBJECT
 private slots:
+    // A step of more micro-batches than the simulator's limit: a window is simulated and the step
+    // extrapolated; it must agree with simulating every micro-batch.
+    void windowed_step_matches_the_whole_step_data()
+    {
+        QTest::addColumn<int>("pp");
+        QTest::addColumn<int>("vpp");
+        QTest::addColumn<int>("schedule");
+        QTest::newRow("1F1B pp 4") << 4 << 1 << static_cast<int>(Schedule::one_f_one_b);
+        QTest::newRow("interleaved pp 4 x 2") << 4 << 2 << static_cast<int>(Schedule::interleaved);
+        QTest::newRow("ZB-H1 pp 2") << 2 << 1 << static_cast<int>(Schedule::zb_h1);
+    }
+    void windowed_step_matches_the_whole_step()
+    {
+        QFETCH(int, pp);
+        QFETCH(int, vpp);
+        QFETCH(int, schedule);
+        const long long m = 3 * kMaxSimulatedMicrobatches;
+        const ToyPipeline t(pp, vpp, m, static_cast<Schedule>(schedule), 1);
+        const SimulatedPlan windowed = t.run();
+        QVERIFY(windowed.window.extrapolated());
+        QCOMPARE(windowed.window.step_microbatches, m);
+        QVERIFY(windowed.window.simulated_microbatches <= kMaxSimulatedMicrobatches);
+        QCOMPARE(windowed.window.simulated_microbatches % (2 * pp), 0LL);
+        AnalyticResult a; // the same thermal clock as simulate_plan
+        AnalyticModel(*t.ctx).evaluate(t.s, a);
+        const LoweredPlan whole = lower_plan(*t.ctx, t.s, a.power.thermal_clock, m);
+        const double whole_s = simulate(whole.graph).makespan_s;
+        const double windowed_s = windowed.result.makespan_s + windowed.window.extra_s;
+        QVERIFY2(near(windowed_s, whole_s, 0.005),
+            qPrintable(QStringLiteral("windowed %1 s, whole %2 s").arg(windowed_s).arg(whole_s)));
+        const Prediction p = prediction_from_simulation(*t.ctx, t.s, windowed);
+        QVERIFY(near(p.step_time_s, windowed_s, 1e-9));
+        bool said = false;
+        for (const std::string& a : p.assumptions)
+            said = said || a.find("extrapolated") != std::string::npos;
+        QVERIFY2(said, "the prediction says the step was extrapolated");
+    }
+    // 10^9 micro-batches: a bounded window, a finite step of the right size.
+    void billion_microbatches_end_quickly()
+    {
+        const ToyPipeline t(4, 1, 1'000'000'000, Schedule::one_f_one_b, 1);
+        QElapsedTimer clock;
+        clock.start();
+        const SimulatedPlan sim = t.run();
+        QVERIFY2(clock.elapsed() < 10000, qPrintable(QString::number(clock.elapsed())));
+        QVERIFY(sim.window.simulated_microbatches <= kMaxSimulatedMicrobatches);
+        const double step = sim.result.makespan_s + sim.window.extra_s;
+        const ChunkTiming c = t.chunk();
+        // At least every micro-batch's forward and backward on one stage.
+        QVERIFY(std::isfinite(step));
+        QVERIFY(step >= 1e9 * (c.forward_s + c.backward_input_s + c.weight_s) * 0.99);
+    }
+    // A cancelled token stops the simulation (the planner simulates on every edit).
+    void cancelled_simulation_stops()
+    {
+        const ToyPipeline t(8, 4, 1024, Schedule::interleaved, 1);
+        const CancelToken before;
+        before.cancel();
+        QVERIFY_THROWS_EXCEPTION(Cancelled, simulate_plan(*t.ctx, t.s, &before));
+        const LoweredPlan lowered = lower_plan(*t.ctx, t.s);
+        const CancelToken during;
+        std::thread canceller([&] { during.cancel(); });
+        canceller.join();
+        QVERIFY_THROWS_EXCEPTION(Cancelled, simulate(lowered.graph, &during));
+        const CancelToken never;
+        QVERIFY(simulate(lowered.graph, &never).makespan_s > 0);
+    }
+
     // 1F1B and GPipe: (m + p - 1)(t_f + t_b) (Narayanan et al. 2021, Sec. 2.2.1).
     void one_f_one_b_and_gpipe_data()
     {

@@ -545,6 +545,23 @@ private slots:
         }
     }
 
+    // Found by fuzz_chrome_trace: a "cat" (or "ph", "name") of another type than a string threw a
+    // json type_error past the reader; such an event is now ignored like one without the field.
+    void measured_trace_tolerates_fields_of_other_types()
+    {
+        const std::string path = PARALLAX_SOURCE_DIR "/tests/data/traces/fuzz-cat-is-a-number.json";
+        const MeasuredTrace m = load_measured_trace(path);
+        QCOMPARE(m.events, std::size_t { 1 }); // the flash_fwd_kernel; the event whose cat is 90.0 is skipped
+        for (const char* text :
+            { R"([{"ph":7,"name":"k","ts":1,"dur":1}])", R"([{"ph":"X","name":[],"cat":{},"ts":1,"dur":1}])" }) {
+            try {
+                parse_measured_trace(text, "typed.json");
+            } catch (const InputError&) {
+                // an answer; anything else escaping fails the test
+            }
+        }
+    }
+
     void durations_format()
     {
         QCOMPARE(QString::fromStdString(format_duration(14.3561)), QStringLiteral("14.356 s"));

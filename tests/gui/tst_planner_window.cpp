@@ -103,6 +103,7 @@ QString tokens_text(MainWindow& w)
 class FakeEngine : public views::SearchEngine {
 public:
     bool wait_for_cancel = false;
+    bool throw_bad_alloc = false; // as a search of a huge space would
     QSemaphore started; // released once run() is entered (on the worker)
     QString name() const override { return QStringLiteral("test engine"); }
     views::SearchReport run(const Scenario& s, int top, bool any_framework, const std::function<void(double)>& progress,
@@ -110,6 +111,8 @@ public:
     {
         (void)any_framework;
         started.release();
+        if (throw_bad_alloc)
+            throw std::bad_alloc();
         views::SearchReport r;
         if (wait_for_cancel) {
             while (!cancel.cancelled())
@@ -178,6 +181,7 @@ private slots:
     void search_panel_runs_and_applies();
     void core_search_labels_frameworks();
     void search_panel_cancels();
+    void search_panel_reports_a_throwing_search();
     void core_search_engine_ranks_plans();
     void timeline_follows_the_plan();
     void power_panel_shows_the_budget_and_follows_the_cap();
@@ -1123,6 +1127,26 @@ void TestPlannerWindow::search_panel_cancels()
     QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 10000);
     QVERIFY(!panel->running());
     QVERIFY2(panel->status_text().startsWith(QStringLiteral("Stopped")), qPrintable(panel->status_text()));
+}
+
+void TestPlannerWindow::search_panel_reports_a_throwing_search()
+{
+    Fixture f;
+    views::SearchPanel* panel = f.w().search_panel();
+    auto engine = std::make_shared<FakeEngine>();
+    engine->throw_bad_alloc = true;
+    f.w().set_search_engine(engine);
+    QSignalSpy done(panel, &views::SearchPanel::finished);
+    panel->start();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 10000);
+    QVERIFY(!panel->running());
+    QVERIFY2(panel->status_text().startsWith(QStringLiteral("Search failed: ")), qPrintable(panel->status_text()));
+    QVERIFY2(panel->status_text().contains(QStringLiteral("bad_alloc")), qPrintable(panel->status_text()));
+    // The panel can search again afterwards.
+    engine->throw_bad_alloc = false;
+    panel->start();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 10000);
+    QCOMPARE(panel->model()->rowCount(), 3);
 }
 
 void TestPlannerWindow::core_search_engine_ranks_plans()

@@ -1,5 +1,7 @@
 #include "planner/search_panel.hpp"
 
+#include "jobs/task_outcome.hpp"
+
 #include <QCheckBox>
 #include <QCoreApplication>
 #include <QHBoxLayout>
@@ -144,7 +146,15 @@ void SearchPanel::start()
             Qt::QueuedConnection);
     };
     QtConcurrent::run([engine, scenario, top, any_framework, progress, cancel] {
-        return engine->run(scenario, top, any_framework, progress, cancel);
+        // An exception must not escape: the continuation would be skipped and the panel stay "running".
+        TaskOutcome<SearchReport> outcome
+            = run_catching([&] { return engine->run(scenario, top, any_framework, progress, cancel); });
+        if (outcome.value)
+            return std::move(*outcome.value);
+        SearchReport failed;
+        failed.cancelled = outcome.cancelled;
+        failed.error = outcome.cancelled ? QString() : QString::fromStdString(outcome.error);
+        return failed;
     }).then(this, [this](const SearchReport& r) { show_report(r); });
 }
 

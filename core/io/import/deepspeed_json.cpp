@@ -220,7 +220,10 @@ void DeepSpeedReader::degrees()
 
 void DeepSpeedReader::remaining()
 {
-    for (const auto& [key, value] : m_leaves) {
+    for (const auto& leaf : m_leaves) {
+        // Named, not a structured binding: clang 14 (the fuzz preset) cannot capture bindings in lambdas.
+        const std::string& key = leaf.first;
+        const json* value = leaf.second;
         const auto matches = [&](std::string_view prefix) { return has_prefix(key, prefix); };
         if (std::any_of(std::begin(kNoEffectPrefixes), std::end(kNoEffectPrefixes), matches))
             m_d.report.no_effect(key, text_of(*value));

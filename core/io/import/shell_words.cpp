@@ -303,7 +303,9 @@ Expanded Expander::braced(const std::string& inner) const
         return { { scalar(name) }, false };
     const bool colon = rest[0] == ':';
     const std::string op = rest.substr(colon ? 1 : 0, 1);
-    const std::string word = rest.substr(colon ? 2 : 1);
+    // "${X:}" has an operator position but no operator (fuzz_import found the out-of-range substr).
+    const std::size_t word_at = colon ? 2 : 1;
+    const std::string word = rest.size() > word_at ? rest.substr(word_at) : std::string();
     const bool unset_or_empty = !is_set(name) || (colon && scalar(name).empty());
     if (op == "-" || op == "=")
         return { { unset_or_empty ? operand(word) : scalar(name) }, false };
