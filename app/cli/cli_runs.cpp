@@ -51,12 +51,13 @@ std::string table(const RunCatalog& catalog, const std::vector<RunRecord>& runs)
     return out;
 }
 
-std::string csv_table(const RunCatalog& catalog, const std::vector<RunRecord>& runs)
+// `catalog` may be null when there is no store yet (no runs: the header alone).
+std::string csv_table(const RunCatalog* catalog, const std::vector<RunRecord>& runs)
 {
     CsvWriter csv { "run", "created_at", "framework", "cluster", "state", "steps", "measured_step_time_s",
         "predicted_step_time_s", "error", "label" };
     for (const RunRecord& r : runs) {
-        const std::vector<StepRecord> steps = catalog.steps(r.id);
+        const std::vector<StepRecord> steps = catalog->steps(r.id);
         const RunComparison cmp = compare_run(r, steps);
         const MetricComparison* st = cmp.find("step_time_s");
         const auto num = [&](const std::optional<double>& v) {
@@ -112,6 +113,10 @@ int run_runs(const QStringList& args)
                     + path.toStdString() + " yet");
                 return kBadInput;
             }
+            if (cmd.csv()) {
+                print_out(csv_table(nullptr, {}));
+                return kOk;
+            }
             print_out(json ? nlohmann::ordered_json { { "schema", 1 }, { "store", path.toStdString() },
                                  { "runs", nlohmann::ordered_json::array() } }
                                  .dump(2)
@@ -155,7 +160,7 @@ int run_runs(const QStringList& args)
             j["runs"] = list;
             print_out(j.dump(2) + "\n");
         } else if (cmd.csv()) {
-            print_out(csv_table(catalog, runs));
+            print_out(csv_table(&catalog, runs));
         } else {
             print_out(table(catalog, runs));
         }

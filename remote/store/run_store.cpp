@@ -5,11 +5,13 @@
 #include <QAtomicInteger>
 #include <QDateTime>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardPaths>
+#include <QThread>
 #include <QVariant>
 
 #include <algorithm>
@@ -141,6 +143,28 @@ void exec_sql(const QString& connection, const char* sql)
         fail(QLatin1String(sql), query.lastError());
 }
 
+// Switching a fresh file to WAL takes an exclusive lock that SQLite does not wait for (the busy timeout
+// does not apply to it): when another process opens the same fresh store at that moment the switch
+// reports "database is locked". It is retried for up to this long, then reported.
+constexpr int kWalSwitchRetryMs = 10000;
+constexpr int kWalSwitchPauseMs = 20;
+
+void switch_to_wal(const QString& connection)
+{
+    QElapsedTimer waited;
+    waited.start();
+    for (;;) {
+        QSqlQuery query(db(connection));
+        if (query.exec(QStringLiteral("PRAGMA journal_mode=WAL")))
+            return;
+        const bool locked = query.lastError().nativeErrorCode() == QLatin1String("5") // SQLITE_BUSY
+            || query.lastError().text().contains(QLatin1String("locked"));
+        if (!locked || waited.elapsed() > kWalSwitchRetryMs)
+            fail(QStringLiteral("PRAGMA journal_mode=WAL"), query.lastError());
+        QThread::msleep(kWalSwitchPauseMs);
+    }
+}
+
 const char* kRunColumns = "id, created_at, updated_at, framework, launcher, cluster, scenario_label, description, "
                           "profile_json, scenario_json, plan_json, script, submit_command, remote_dir, log_path, "
                           "job_id, state, detail, exit_code, log_bytes, log_format, prediction_json, "
@@ -250,7 +274,7 @@ RunStore::RunStore(const QString& path)
     }
     try {
         // WAL: readers never block the writer; synchronous=FULL: a committed transaction survives power loss.
-        exec_sql(m_connection, "PRAGMA journal_mode=WAL");
+        switch_to_wal(m_connection);
         exec_sql(m_connection, "PRAGMA synchronous=FULL");
         exec_sql(m_connection, "PRAGMA foreign_keys=ON");
         migrate();
