@@ -24,6 +24,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <unistd.h>
 
@@ -119,6 +120,10 @@ public:
         QObject::connect(&runner, &RemoteRunner::dispatched, &m_loop, [this](QString id, QString description) {
             m_run_id = id;
             print_err("[" + now_hms() + "] run " + id.toStdString() + ": " + description.toStdString());
+            // The run's first state change may arrive before this signal (they come from different
+            // worker threads): without --wait, a run already past "created" is reported now.
+            if (const auto seen = m_seen.find(id); seen != m_seen.end())
+                report_submitted(id, seen->second);
         });
         QObject::connect(&runner, &RemoteRunner::dispatch_failed, &m_loop, [this](QString message) {
             print_err("parallax-cli run: could not send the run: " + message.toStdString());
@@ -128,11 +133,9 @@ public:
             &runner, &RemoteRunner::run_state_changed, &m_loop, [this](QString id, RunState state, QString detail) {
                 print_err("[" + now_hms() + "] " + id.toStdString() + " " + std::string(to_string(state)) + ": "
                     + detail.toStdString());
-                if (!m_wait && id == m_run_id && state != RunState::created && state != RunState::cancelling) {
-                    print_out(id.toStdString() + "\n");
-                    print_err("follow it with: parallax-cli run --attach " + id.toStdString());
-                    finish(state == RunState::failed ? kRunFailed : kOk);
-                }
+                m_seen[id] = state;
+                if (id == m_run_id)
+                    report_submitted(id, state);
             });
         QObject::connect(
             &runner, &RemoteRunner::measurements_updated, &m_loop, [this](QString id) { print_new_steps(id); });
@@ -166,6 +169,16 @@ public:
     std::optional<RunState> final_state() const { return m_final_state; }
 
 private:
+    // Without --wait the command ends once the run is past "created": its id on stdout.
+    void report_submitted(const QString& id, RunState state)
+    {
+        if (m_wait || m_done || state == RunState::created || state == RunState::cancelling)
+            return;
+        print_out(id.toStdString() + "\n");
+        print_err("follow it with: parallax-cli run --attach " + id.toStdString());
+        finish(state == RunState::failed ? kRunFailed : kOk);
+    }
+
     void finish(int rc)
     {
         m_rc = rc;
@@ -194,6 +207,7 @@ private:
     QEventLoop m_loop;
     QString m_store_path;
     QString m_run_id;
+    std::map<QString, RunState> m_seen; // the last state of each run, as reported
     std::optional<RunState> m_final_state;
     bool m_wait;
     bool m_json;
