@@ -236,8 +236,11 @@ private Q_SLOTS:
             !rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
         QVERIFY2(!rec.ended(), qPrintable(rec.problems()));
         const QString id = rec.run_id();
-        // Let some steps be stored, then requeue: SLURM kills the job and starts it again, truncating job.log.
-        QTest::qWait(3000);
+        // Let some steps be stored (their timings make the two logs differ where the first one ended; a
+        // requeue before any step would restart an identical header, which is read on, not replaced), then
+        // requeue: SLURM kills the job and starts it again, truncating job.log.
+        QTRY_VERIFY_WITH_TIMEOUT(RunStore(m_store).steps(str(id)).size() >= 3 || rec.ended(), kRunTimeoutMs);
+        QVERIFY2(!rec.ended(), qPrintable(rec.problems()));
         QByteArray out;
         QByteArray err;
         QVERIFY2(
