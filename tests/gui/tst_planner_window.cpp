@@ -27,12 +27,14 @@
 #include "plots/qcustomplot_include.hpp"
 #include "plots/scaling_plot.hpp"
 #include "spec/framework_support.hpp"
+#include "spec/strategy_label.hpp"
 #include "style/view_style.hpp"
 #include "timeline/timeline_view.hpp"
 #include "viewdata/timeline_data.hpp"
 
 #include "../support/planner_test_main.hpp"
 
+#include "spec/strategy_label.hpp"
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QApplication>
@@ -49,6 +51,7 @@
 #include <QPushButton>
 #include <QSemaphore>
 #include <QSignalSpy>
+
 #include <QSortFilterProxyModel>
 #include <QStandardItemModel>
 #include <QStandardPaths>
@@ -249,6 +252,16 @@ void TestPlannerWindow::search_results_model_passes_tester()
     QCOMPARE(model.index(2, views::SearchResultsModel::rank).data().toString(), QStringLiteral("3 ≈"));
     QCOMPARE(model.index(1, views::SearchResultsModel::rank).data().toString(), QStringLiteral("2"));
     QCOMPARE(model.index(2, views::SearchResultsModel::rank).data(Qt::UserRole).toInt(), 3);
+    // The tooltip names the plan in the notation every output uses, then why it ranks there; a plan above
+    // every measured efficiency of its class says so.
+    rows[1].prediction.mfu = 0.678;
+    rows[1].prediction.interval.best_measured_mfu_exceeded = 0.563;
+    model.set_rows(rows);
+    const QString tip = model.index(1, views::SearchResultsModel::tp).data(Qt::ToolTipRole).toString();
+    QVERIFY2(tip.startsWith(QString::fromStdString(strategy_label(rows[1].strategy))), qPrintable(tip));
+    QVERIFY2(
+        tip.contains(QStringLiteral("67.8% MFU predicted, the best of its class measured 56.3%")), qPrintable(tip));
+    QVERIFY2(tip.endsWith(QStringLiteral("row 1")), qPrintable(tip));
     model.set_rows({});
     QCOMPARE(proxy.rowCount(), 0);
 }

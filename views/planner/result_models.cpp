@@ -1,6 +1,7 @@
 #include "planner/result_models.hpp"
 
 #include "search/plan_explain.hpp"
+#include "spec/strategy_label.hpp"
 #include "spec/units.hpp"
 #include "style/view_style.hpp"
 
@@ -71,8 +72,17 @@ QVariant SearchResultsModel::data(const QModelIndex& index, int role) const
     if (role == Qt::TextAlignmentRole)
         return index.column() <= mfu || index.column() == peak_memory ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
                                                                       : QVariant();
-    if (role == Qt::ToolTipRole)
-        return r.explanation.isEmpty() ? QVariant() : QVariant(r.explanation);
+    if (role == Qt::ToolTipRole) {
+        // The plan in the one notation every output uses, then why it ranks where it does.
+        QString tip = QString::fromStdString(strategy_label(s));
+        if (p.interval.best_measured_mfu_exceeded > 0)
+            tip += QStringLiteral("\nBeyond every measured run: %1% MFU predicted, the best of its class measured %2%")
+                       .arg(p.mfu * 100, 0, 'f', 1)
+                       .arg(p.interval.best_measured_mfu_exceeded * 100, 0, 'f', 1);
+        if (!r.explanation.isEmpty())
+            tip += QStringLiteral("\n") + r.explanation;
+        return tip;
+    }
     switch (index.column()) {
     case rank:
         // "2 ≈": within the model's measured error of the best plan.
