@@ -4,6 +4,7 @@
 #include "io/number_format.hpp"
 #include "io/prediction_io.hpp"
 #include "io/scenario_io.hpp"
+#include "io/strategy_csv.hpp"
 #include "search/search_removals.hpp"
 #include "spec/framework_support.hpp"
 #include "spec/strategy_label.hpp"
@@ -235,14 +236,8 @@ std::string search_outcome_to_csv(const SearchOutcome& o)
             .field(r.limiter)
             .field(p.fidelity == Fidelity::simulated ? "simulated" : "analytic")
             .integer(r.indistinguishable_from_best ? 1 : 0)
-            .field(frameworks_label(r.frameworks))
-            .integer(s.tp)
-            .integer(s.pp)
-            .integer(s.dp)
-            .integer(s.cp)
-            .integer(s.ep)
-            .integer(s.vpp)
-            .integer(s.micro_batch)
+            .field(frameworks_label(r.frameworks));
+        degree_fields(out, s)
             .field(to_string(s.schedule))
             .integer(s.zero)
             .field(to_string(s.recompute))

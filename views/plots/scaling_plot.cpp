@@ -1,6 +1,7 @@
 #include "plots/scaling_plot.hpp"
 
 #include "io/csv_writer.hpp"
+#include "io/strategy_csv.hpp"
 #include "plots/plot_export.hpp"
 #include "plots/qcustomplot_include.hpp"
 #include "style/view_style.hpp"
@@ -241,15 +242,8 @@ QString ScalingPlot::csv() const
             .number(p.scaling_efficiency, 6)
             .number(p.marginal_efficiency, 6)
             .quoted_field(p.family.toStdString())
-            .quoted_field(p.notes.toStdString())
-            .integer(s.tp)
-            .integer(s.pp)
-            .integer(s.dp)
-            .integer(s.cp)
-            .integer(s.ep)
-            .integer(s.vpp)
-            .integer(s.micro_batch)
-            .end_row();
+            .quoted_field(p.notes.toStdString());
+        degree_fields(out, s).end_row();
     }
     return QString::fromStdString(out.text());
 }
