@@ -10,6 +10,7 @@
 #include "cluster/profile_store.hpp"
 #include "io/json_reader.hpp"
 #include "io/scenario_io.hpp"
+#include "jobs/bundle_folder.hpp"
 #include "jobs/job_bundle.hpp"
 #include "runs/remote_runner.hpp"
 #include "runs/run_catalog.hpp"
@@ -58,22 +59,6 @@ ClusterProfile load_profile_argument(const QString& arg)
 std::string now_hms()
 {
     return QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")).toStdString();
-}
-
-void write_bundle(const JobBundle& b, const QString& dir)
-{
-    if (!QDir().mkpath(dir))
-        throw InputError(dir.toStdString(), "", "cannot create the folder");
-    for (const JobFile& f : b.files) {
-        QFile out(dir + QLatin1Char('/') + QString::fromStdString(f.name));
-        if (!out.open(QIODevice::WriteOnly | QIODevice::Truncate))
-            throw InputError(out.fileName().toStdString(), "", "cannot write the file");
-        out.write(f.content.data(), static_cast<qint64>(f.content.size()));
-        out.setPermissions((f.mode & 0100)
-                ? (QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner | QFileDevice::ReadGroup
-                    | QFileDevice::ExeGroup | QFileDevice::ReadOther | QFileDevice::ExeOther)
-                : (QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther));
-    }
 }
 
 // The reviewed job in `dir`: its plan.json says which run, scenario and framework; every file in it is sent.
@@ -336,7 +321,7 @@ int run_run(const QStringList& args)
         req.run_id = bundle.run_id;
         if (p.isSet(QStringLiteral("out"))) {
             const QString dir = p.value(QStringLiteral("out"));
-            write_bundle(bundle, dir);
+            write_bundle_folder(bundle, dir);
             print_out("wrote " + std::to_string(bundle.files.size()) + " files of run " + bundle.run_id + " to "
                 + dir.toStdString() + " (" + bundle.description + ")\n");
             for (const auto& n : bundle.notes)

@@ -136,6 +136,10 @@ void validate_profile(const ClusterProfile& p, const std::string& file)
         throw InputError(file, "container_runtime", "must be \"pyxis\", \"apptainer\" or empty");
     if (!p.container.empty() && p.container_runtime.empty())
         throw InputError(file, "container_runtime", "must be \"pyxis\" or \"apptainer\" when container is set");
+    for (std::size_t i = 0; i < p.env_names_withheld.size(); ++i)
+        if (!valid_env_name(p.env_names_withheld[i]))
+            throw InputError(file, "env_names_withheld[" + std::to_string(i) + "]",
+                "is not a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*)");
     for (const auto& [name, value] : p.env) {
         if (!valid_env_name(name))
             throw InputError(file, "env." + name, "is not a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*)");
@@ -153,7 +157,17 @@ void validate_profile(const ClusterProfile& p, const std::string& file)
         throw InputError(file, "poll_min_s", "must satisfy 0.05 <= poll_min_s <= poll_max_s <= 3600");
 }
 
-nlohmann::json profile_to_json(const ClusterProfile& p)
+std::vector<std::string> env_names(const ClusterProfile& p)
+{
+    std::vector<std::string> names = p.env_names_withheld;
+    for (const auto& [k, v] : p.env)
+        if (std::find(names.begin(), names.end(), k) == names.end())
+            names.push_back(k);
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+nlohmann::json profile_to_json(const ClusterProfile& p, EnvValues env_values)
 {
     nlohmann::ordered_json j;
     j["name"] = p.name;
@@ -185,7 +199,13 @@ nlohmann::json profile_to_json(const ClusterProfile& p)
     j["megatron_path"] = p.megatron_path;
     j["torchtitan_path"] = p.torchtitan_path;
     j["deepspeed_path"] = p.deepspeed_path;
-    j["env"] = p.env;
+    if (env_values == EnvValues::include) {
+        j["env"] = p.env;
+        if (!p.env_names_withheld.empty())
+            j["env_names_withheld"] = p.env_names_withheld;
+    } else {
+        j["env_names_withheld"] = env_names(p);
+    }
     j["poll_min_s"] = p.poll_min_s;
     j["poll_max_s"] = p.poll_max_s;
     return nlohmann::json(j);
@@ -237,6 +257,7 @@ ClusterProfile profile_from_json(const nlohmann::json& j, const std::string& fil
             p.env[k] = v.get<std::string>();
         }
     }
+    p.env_names_withheld = get_string_list(r, "env_names_withheld");
     p.poll_min_s = r.get_number("poll_min_s", 0.05, 3600, 2.0);
     p.poll_max_s = r.get_number("poll_max_s", 0.05, 3600, 30.0);
     r.finish();

@@ -1,9 +1,10 @@
 #pragma once
 // A cluster profile: where runs go and how they start there. Stored in the user's settings (QSettings,
-// ProfileStore) or read from a JSON file for headless use; it never holds a secret (no passwords, no
-// passphrases: a key file's path at most). Every field may hold anything a user can type; none of it is
-// ever pasted into a command line unquoted (shell_quote), and fields that a program parses (host, user,
-// environment variable names) are checked here.
+// ProfileStore) or read from a JSON file for headless use; it never holds a password or passphrase (a key
+// file's path at most). Its `env` values may be secrets (tokens): they reach the cluster only in the run
+// folder's owner-only env.sh, never a command line, plan.json or the run store (profile_to_json withholds them). Every
+// field may hold anything a user can type; none of it is ever pasted into a command line unquoted (shell_quote), and
+// fields that a program parses (host, user, environment variable names) are checked here.
 #include "ssh/ssh_target.hpp"
 
 #include <nlohmann/json.hpp>
@@ -52,7 +53,9 @@ struct ClusterProfile {
     std::string megatron_path; // Megatron-LM checkout (pretrain_gpt.py)
     std::string torchtitan_path; // torchtitan checkout
     std::string deepspeed_path; // Megatron-DeepSpeed checkout
-    std::map<std::string, std::string> env; // exported in job scripts and set for every cluster command
+    std::map<std::string, std::string> env; // exported in job scripts and for the run's cluster commands
+    // A stored run's profile: the names of env variables whose values stayed on the cluster (env.sh).
+    std::vector<std::string> env_names_withheld;
     // Monitoring
     double poll_min_s = 2.0; // first poll interval; grows by 1.5x while nothing changes
     double poll_max_s = 30.0;
@@ -67,7 +70,13 @@ struct ClusterProfile {
 // Checks every field; throws InputError naming `file` and the key (file may be a settings group name).
 void validate_profile(const ClusterProfile& p, const std::string& file);
 
-nlohmann::json profile_to_json(const ClusterProfile& p);
+enum class EnvValues : unsigned char {
+    include, // the user's own profile file or settings
+    withhold, // anything that leaves the profile: plan.json, the run store (names kept as env_names_withheld)
+};
+nlohmann::json profile_to_json(const ClusterProfile& p, EnvValues env_values = EnvValues::include);
+// Every environment variable name of the profile, with or without its value.
+std::vector<std::string> env_names(const ClusterProfile& p);
 // Strict: unknown keys are errors (a typo must not silently change where a job goes). Throws InputError.
 ClusterProfile profile_from_json(const nlohmann::json& j, const std::string& file);
 ClusterProfile load_profile_file(const std::string& path);

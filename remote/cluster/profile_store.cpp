@@ -2,6 +2,7 @@
 
 #include "spec/input_error.hpp"
 
+#include <QFile>
 #include <QSettings>
 
 #include <memory>
@@ -80,6 +81,11 @@ void ProfileStore::save(const ClusterProfile& profile)
     s->sync();
     if (s->status() != QSettings::NoError)
         throw InputError(s->fileName().toStdString(), profile.name, "cannot write the settings file");
+    // env values may be tokens: the settings file that holds them is the owner's alone.
+    if (!profile.env.empty()
+        && !QFile::setPermissions(s->fileName(),
+            QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadUser | QFileDevice::WriteUser))
+        throw InputError(s->fileName().toStdString(), profile.name, "cannot make the settings file owner-only");
 }
 
 std::optional<ClusterProfile> ProfileStore::load(const QString& name) const

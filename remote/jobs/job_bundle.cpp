@@ -153,11 +153,14 @@ void write_environment(BashScript& s, const RunRequest& req, const std::string& 
         for (const auto& m : p.modules)
             s.command({ ShellWord::code("module"), ShellWord::code("load"), ShellWord::lit(m) });
     }
-    if (!p.env.empty()) {
+    if (const std::vector<std::string> names = env_names(p); !names.empty()) {
+        std::string listed;
+        for (const auto& n : names)
+            listed += (listed.empty() ? "" : ", ") + n;
         s.blank();
-        s.comment("Environment of the cluster profile.");
-        for (const auto& [k, v] : p.env)
-            s.export_var(k, v);
+        s.comment("Environment of the cluster profile: " + listed + ".");
+        s.comment("The values are in env.sh (owner-only), so no script, command line or Parallax store shows them.");
+        s.raw("source \"$PARALLAX_RUN_DIR\"/" + std::string(kEnvFileName));
     }
     if (p.cpu()) {
         s.blank();
@@ -264,6 +267,32 @@ std::string start_script()
     return s.text();
 }
 
+std::string env_file_text(const ClusterProfile& p)
+{
+    BashScript s;
+    s.comment("Environment of cluster profile '" + p.name + "', sourced by the run's scripts and cluster commands.");
+    s.comment("Owner-only (0600): values such as tokens are written nowhere else.");
+    for (const auto& [k, v] : p.env)
+        s.export_var(k, v);
+    return s.text();
+}
+
+std::string withheld_env_file_text(const ClusterProfile& p)
+{
+    BashScript s;
+    s.comment("Values withheld: Parallax stores only the names; env.sh in the run folder on the cluster holds them.");
+    for (const auto& name : env_names(p))
+        s.comment(name);
+    return s.text();
+}
+
+int bundle_file_mode(std::string_view name)
+{
+    if (name == kEnvFileName)
+        return 0600;
+    return name.size() > 3 && name.substr(name.size() - 3) == ".sh" ? 0755 : 0644;
+}
+
 nlohmann::json plan_json(const RunRequest& req, const std::string& run_id)
 {
     nlohmann::ordered_json j;
@@ -274,7 +303,7 @@ nlohmann::json plan_json(const RunRequest& req, const std::string& run_id)
     Scenario as_sent = req.scenario;
     as_sent.dp_derived = false;
     j["scenario"] = scenario_to_json(as_sent);
-    j["cluster_profile"] = profile_to_json(req.profile);
+    j["cluster_profile"] = profile_to_json(req.profile, EnvValues::withhold);
     return nlohmann::json(j);
 }
 
@@ -288,6 +317,9 @@ JobBundle make_job_bundle(const RunRequest& req)
     validate_profile(req.profile, "cluster profile '" + req.profile.name + "'");
     const Scenario& sc = req.scenario;
     const std::string where = "cluster profile '" + req.profile.name + "'";
+    if (!req.profile.env_names_withheld.empty())
+        throw InputError(where, "env_names_withheld",
+            "holds variable names without values (a stored run's profile): send with the cluster profile itself");
     JobBundle b;
     b.run_id = run_id;
     b.run_dir = run_folder(req.profile, run_id);
@@ -327,14 +359,15 @@ JobBundle make_job_bundle(const RunRequest& req)
     }
     b.files.push_back({ b.start_script, start_script(), 0755 });
     b.files.push_back({ "plan.json", plan_json(req, run_id).dump(2) + "\n", 0644 });
+    if (!req.profile.env.empty())
+        b.files.push_back({ std::string(kEnvFileName), env_file_text(req.profile), bundle_file_mode(kEnvFileName) });
     // The user's reviewed versions replace the generated files of the same name.
     for (const auto& [name, content] : req.edited_files) {
         if (!valid_bundle_file_name(name))
             throw InputError("run", "edited file", "'" + name + "' is not a plain file name ([A-Za-z0-9._-]+)");
         auto it = std::find_if(b.files.begin(), b.files.end(), [&](const JobFile& f) { return f.name == name; });
         if (it == b.files.end()) {
-            b.files.push_back(
-                { name, content, name.size() > 3 && name.substr(name.size() - 3) == ".sh" ? 0755 : 0644 });
+            b.files.push_back({ name, content, bundle_file_mode(name) });
             b.edited.push_back(name);
         } else if (it->content != content) {
             it->content = content;

@@ -7,7 +7,8 @@
 //   job.sh    SLURM launcher: the batch script that sbatch runs (srun starts the ranks)
 //   node.sh   direct launcher: what one host runs (torchrun starts that host's ranks)
 //   start.sh  direct launcher: runs node.sh in its own session and records its exit code
-//   plan.json the plan as dispatched (scenario, strategy, profile name, framework)
+//   plan.json the plan as dispatched (scenario, strategy, profile without its env values, framework)
+//   env.sh    the profile's env values (often tokens), mode 0600: the only place they are written
 // and per framework: parallax_probe.py + probe_plan.json, megatron_args.sh, torchtitan.toml or
 // ds_config.json.
 #include "cluster/cluster_profile.hpp"
@@ -80,6 +81,14 @@ std::string run_folder(const ClusterProfile& profile, const std::string& run_id)
 std::string run_folder_shell(const std::string& run_dir);
 // A file name a bundle may hold: [A-Za-z0-9._-]+, not "." or "..".
 bool valid_bundle_file_name(std::string_view name);
+// The file that holds the profile's env values: every script and cluster command of a run sources it.
+inline constexpr std::string_view kEnvFileName = "env.sh";
+// `export NAME='value'` for each env variable of the profile (values it holds; withheld names are skipped).
+std::string env_file_text(const ClusterProfile& p);
+// What the run store keeps in env.sh's place: the variable names, no values.
+std::string withheld_env_file_text(const ClusterProfile& p);
+// env.sh 0600 (secrets: owner only), other *.sh 0755, the rest 0644 (the server's umask narrows them further).
+int bundle_file_mode(std::string_view name);
 
 // The probe program shipped with Parallax (resources/probe/parallax_probe.py, embedded at build time).
 std::string probe_program();

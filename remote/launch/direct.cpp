@@ -17,8 +17,7 @@ std::string direct_start_command(const ClusterProfile& p, const std::string& run
 {
     std::vector<std::string> argv { "env", "PARALLAX_NNODES=" + std::to_string(nnodes), "MASTER_ADDR=" + master_addr,
         "MASTER_PORT=" + std::to_string(master_port) };
-    for (const auto& [k, v] : p.env)
-        argv.push_back(k + "=" + v);
+    // The profile's env values are not on this command line: node.sh sources env.sh in the run folder.
     // setsid: start.sh leads its own session, so it outlives this SSH channel and a cancel can signal the
     // whole group. The redirections release the channel at once.
     for (const char* w : { "setsid", "bash", "start.sh" })

@@ -54,30 +54,28 @@ std::string cluster_shell(const ClusterProfile& p, const std::string& command)
 
 namespace {
 
-std::string with_env(const ClusterProfile& p, const std::vector<std::string>& argv)
+// Sources the run's env.sh when the profile has an environment; nothing otherwise.
+std::string env_prelude(const ClusterProfile& p, const std::string& run_dir)
 {
-    std::vector<std::string> full;
-    if (!p.env.empty()) {
-        full.push_back("env");
-        for (const auto& [k, v] : p.env)
-            full.push_back(k + "=" + v);
-    }
-    full.insert(full.end(), argv.begin(), argv.end());
-    return shell_join(full);
+    if (p.env.empty() && p.env_names_withheld.empty())
+        return {};
+    const std::string file = shell_quote(run_dir + "/" + std::string(kEnvFileName));
+    return "[ ! -r " + file + " ] || . " + file + "; ";
 }
 
 } // namespace
 
-std::string remote_command(const ClusterProfile& p, const std::vector<std::string>& argv)
+std::string remote_command(const ClusterProfile& p, const std::string& run_dir, const std::vector<std::string>& argv)
 {
-    return cluster_shell(p, with_env(p, argv));
+    return cluster_shell(p, env_prelude(p, run_dir) + shell_join(argv));
 }
 
-std::string remote_commands(const ClusterProfile& p, const std::vector<std::vector<std::string>>& argvs)
+std::string remote_commands(
+    const ClusterProfile& p, const std::string& run_dir, const std::vector<std::vector<std::string>>& argvs)
 {
-    std::string script;
+    std::string script = env_prelude(p, run_dir);
     for (const auto& argv : argvs)
-        script += with_env(p, argv) + " 2>&1; echo " + shell_quote(kSectionEnd) + " $?; ";
+        script += shell_join(argv) + " 2>&1; echo " + shell_quote(kSectionEnd) + " $?; ";
     return cluster_shell(p, script);
 }
 

@@ -23,12 +23,14 @@ struct SlurmJobInfo {
 
 // `command` in `bash -lc` (or `bash -c` when the profile turns login shells off), quoted as one word.
 std::string cluster_shell(const ClusterProfile& p, const std::string& command);
-// `env 'K=V' ... <argv>` for the profile's environment (SLURM_CONF and friends), through cluster_shell.
-std::string remote_command(const ClusterProfile& p, const std::vector<std::string>& argv);
+// <argv> for one run, through cluster_shell. When the profile has an environment (SLURM_CONF and friends),
+// the command first sources the run folder's env.sh, so no value (often a token) shows on a command line.
+std::string remote_command(const ClusterProfile& p, const std::string& run_dir, const std::vector<std::string>& argv);
 // Several programs in one shell (a login shell can take seconds: one per poll, not one per program); each
 // program's output is followed by a line "kSectionEnd STATUS" with that program's own exit status (the
 // shell's status is only the last one's). split_sections() cuts the output back apart.
-std::string remote_commands(const ClusterProfile& p, const std::vector<std::vector<std::string>>& argvs);
+std::string remote_commands(
+    const ClusterProfile& p, const std::string& run_dir, const std::vector<std::vector<std::string>>& argvs);
 inline constexpr const char* kSectionEnd = "@@parallax-section-end@@";
 struct CommandSection {
     std::string out; // stdout and stderr together

@@ -164,13 +164,16 @@ RunEngine::RunEngine(RunStore& store, ConnectionPool& pool)
 {
 }
 
-RunEngine::Live& RunEngine::live(const RunRecord& run)
+RunEngine::Live& RunEngine::live(const RunRecord& run, const ClusterProfile* profile_with_env)
 {
     auto it = m_live.find(run.id);
     if (it != m_live.end())
         return it->second;
     Live l;
-    l.profile = profile_from_json(nlohmann::json::parse(run.profile_json), "run " + run.id + " (stored profile)");
+    // The stored profile lacks the env values (secrets are never stored); the dispatching request has them.
+    l.profile = profile_with_env
+        ? *profile_with_env
+        : profile_from_json(nlohmann::json::parse(run.profile_json), "run " + run.id + " (stored profile)");
     l.framework = job_framework_from_string(run.framework).value_or(JobFramework::probe);
     l.collector = std::make_unique<MeasurementCollector>(log_format_for(l.framework));
     m_store.for_each_log_chunk(run.id, [&](std::string_view chunk) { l.collector->feed(chunk); });
@@ -237,7 +240,7 @@ std::string RunEngine::dispatch(const RunRequest& request, const CancelToken& ca
     run.cluster = p.name;
     run.scenario_label = request.scenario_label;
     run.description = bundle.description;
-    run.profile_json = profile_to_json(p).dump();
+    run.profile_json = profile_to_json(p, EnvValues::withhold).dump();
     Scenario as_sent = request.scenario;
     as_sent.dp_derived = false; // stored with every degree written out
     run.scenario_json = scenario_to_json(as_sent).dump();
@@ -247,7 +250,7 @@ std::string RunEngine::dispatch(const RunRequest& request, const CancelToken& ca
     run.script = script ? script->content : std::string();
     run.remote_dir = abs_dir;
     if (p.launcher == LauncherKind::slurm)
-        run.submit_command = remote_command(p, sbatch_argv(p, bundle, run.id, abs_dir));
+        run.submit_command = remote_command(p, abs_dir, sbatch_argv(p, bundle, run.id, abs_dir));
     else
         run.submit_command = "direct: setsid bash start.sh <rank> on " + std::to_string(hosts.size()) + " host(s)";
     run.state = RunState::created;
@@ -257,12 +260,12 @@ std::string RunEngine::dispatch(const RunRequest& request, const CancelToken& ca
     run.notes_json = nlohmann::json(notes).dump();
     std::vector<StoredFile> files;
     for (const JobFile& f : bundle.files)
-        files.push_back({ f.name, f.mode, f.content });
+        files.push_back({ f.name, f.mode, f.name == kEnvFileName ? withheld_env_file_text(p) : f.content });
     m_store.create(run, files);
     if (on_created)
         on_created(run.id);
 
-    Live& l = live(run);
+    Live& l = live(run, &p);
     try {
         upload_and_submit(run, l, true, cancel);
     } catch (const SshError& e) {
@@ -276,10 +279,27 @@ std::string RunEngine::dispatch(const RunRequest& request, const CancelToken& ca
     return run.id;
 }
 
+std::vector<StoredFile> RunEngine::files_to_upload(const RunRecord& run, const ClusterProfile& p) const
+{
+    std::vector<StoredFile> files = m_store.files(run.id);
+    for (StoredFile& f : files) {
+        if (f.name != kEnvFileName)
+            continue;
+        if (p.env.empty())
+            throw SshError(SshErrorKind::config,
+                "run " + run.id + ": the values of its environment (" + std::to_string(env_names(p).size())
+                    + " variables) are not stored, and this app did not send it; send it again with its cluster "
+                      "profile");
+        f.content = env_file_text(p);
+        f.mode = bundle_file_mode(kEnvFileName);
+    }
+    return files;
+}
+
 void RunEngine::upload_and_submit(const RunRecord& run, Live& l, bool first_attempt, const CancelToken& cancel)
 {
     const ClusterProfile& p = l.profile;
-    const std::vector<StoredFile> files = m_store.files(run.id);
+    const std::vector<StoredFile> files = files_to_upload(run, p);
     const bool slurm = p.launcher == LauncherKind::slurm;
     const std::vector<std::string> hosts = slurm ? std::vector<std::string> { p.host } : p.direct_hosts();
     for (const auto& host : hosts) {
@@ -319,7 +339,7 @@ void RunEngine::submit_slurm(const RunRecord& run, Live& l, bool first_attempt, 
     SshConnection& c = m_pool.primary(p);
     // A previous attempt may have submitted and lost only the answer: the job's name carries the run id.
     if (!first_attempt) {
-        const ExecResult found = run_command(c, remote_command(p, squeue_by_name_argv(run.id)), cancel);
+        const ExecResult found = run_command(c, remote_command(p, run.remote_dir, squeue_by_name_argv(run.id)), cancel);
         if (!found.ok()) {
             // Not knowing whether a job exists is no licence to submit a second one: wait and ask again.
             retry_submit_later(run, l, "cannot look for an earlier submission (squeue: " + failure_text(found) + ")");
@@ -434,8 +454,8 @@ RunEngine::LauncherState RunEngine::query_slurm(const RunRecord& run, Live& l, c
     LauncherState out;
     std::optional<SlurmJobInfo> info;
     // squeue for the live state, scontrol for the exit code and when squeue has forgotten the job: one shell.
-    const ExecResult q
-        = run_command(c, remote_commands(p, { squeue_argv(run.job_id), scontrol_argv(run.job_id) }), cancel);
+    const ExecResult q = run_command(
+        c, remote_commands(p, run.remote_dir, { squeue_argv(run.job_id), scontrol_argv(run.job_id) }), cancel);
     const std::vector<CommandSection> sections = split_sections(q.out);
     if (sections.size() < 2) {
         // The shell itself did not finish (killed, or the login environment failed): no word on the job.
@@ -618,7 +638,13 @@ PollOutcome RunEngine::poll(const std::string& run_id, const CancelToken& cancel
     const bool slurm = l.profile.launcher == LauncherKind::slurm;
 
     if (run->state == RunState::created) {
-        upload_and_submit(*run, l, false, cancel);
+        try {
+            upload_and_submit(*run, l, false, cancel);
+        } catch (const SshError& e) {
+            if (e.kind() != SshErrorKind::config)
+                throw;
+            m_store.set_state(run_id, RunState::failed, std::string("could not submit: ") + e.what());
+        }
         const std::optional<RunRecord> after = m_store.get(run_id);
         // Unchanged (the same transient failure again): the worker backs off instead of asking at once.
         out.state_changed = after->state != run->state || after->detail != run->detail;
@@ -703,8 +729,8 @@ void RunEngine::cancel(const std::string& run_id, const CancelToken& cancel)
             jobs.push_back(run->job_id);
         } else {
             // Not recorded as submitted; a lost sbatch answer may still have started one.
-            const ExecResult found
-                = run_command(m_pool.primary(p), remote_command(p, squeue_by_name_argv(run_id)), cancel);
+            const ExecResult found = run_command(
+                m_pool.primary(p), remote_command(p, run->remote_dir, squeue_by_name_argv(run_id)), cancel);
             for (const SlurmJobInfo& job : parse_squeue(found.out))
                 if (job.comment == slurm_comment(run_id))
                     jobs.push_back(job.job_id);
@@ -715,7 +741,8 @@ void RunEngine::cancel(const std::string& run_id, const CancelToken& cancel)
             return;
         }
         for (const auto& job : jobs) {
-            const ExecResult r = run_command(m_pool.primary(p), remote_command(p, scancel_argv(job)), cancel);
+            const ExecResult r
+                = run_command(m_pool.primary(p), remote_command(p, run->remote_dir, scancel_argv(job)), cancel);
             if (!r.ok())
                 throw SshError(SshErrorKind::remote_command, "scancel " + job + " failed: " + failure_text(r));
         }

@@ -109,7 +109,9 @@ private:
         std::int64_t parsed_bytes = -1;
         int submit_retries = 0; // transient submission failures so far
     };
-    Live& live(const RunRecord& run);
+    Live& live(const RunRecord& run, const ClusterProfile* profile_with_env = nullptr);
+    // The stored files, with env.sh rebuilt from the live profile's values (the store keeps only names).
+    std::vector<StoredFile> files_to_upload(const RunRecord& run, const ClusterProfile& p) const;
     // first_attempt: the run was stored a moment ago by this engine, so no earlier submission can exist.
     void upload_and_submit(const RunRecord& run, Live& l, bool first_attempt, const CancelToken& cancel);
     void submit_slurm(const RunRecord& run, Live& l, bool first_attempt, const CancelToken& cancel);

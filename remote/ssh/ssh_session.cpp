@@ -665,8 +665,9 @@ void SshSession::upload(const std::string& remote_path, std::string_view data, i
             fail_sftp("cannot write", remote_path);
         data.remove_prefix(static_cast<std::size_t>(n));
     }
-    // O_CREAT's mode is filtered by the server's umask; the file must have exactly `mode` (scripts: 0755).
-    if (sftp_chmod(s, remote_path.c_str(), static_cast<mode_t>(mode)) != SSH_OK)
+    // O_CREAT's mode is filtered by the server's umask, which is the site's choice and never widened. A private
+    // file (no group/other bits: env.sh) is set to `mode` exactly, in case it existed with a wider one.
+    if ((mode & 077) == 0 && sftp_chmod(s, remote_path.c_str(), static_cast<mode_t>(mode)) != SSH_OK)
         fail_sftp("cannot chmod", remote_path);
 }
 

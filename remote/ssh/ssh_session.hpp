@@ -66,6 +66,7 @@ public:
     ExecResult exec(const std::string& command, const ExecOptions& options = {});
 
     // SFTP. Paths are remote paths as the server sees them (absolute, or relative to the login folder).
+    // `mode` as for open(2): the server's umask narrows it. A mode without group/other bits is set exactly.
     void upload(const std::string& remote_path, std::string_view data, int mode = 0644);
     std::string download(const std::string& remote_path, std::size_t max_bytes = 256u << 20);
     // Up to max_bytes of the file from `offset`; nullopt when the file does not exist (yet).

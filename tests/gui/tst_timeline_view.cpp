@@ -10,6 +10,7 @@
 
 #include <QApplication>
 #include <QFile>
+#include <QLocale>
 #include <QPainter>
 #include <QSignalSpy>
 #include <QSvgGenerator>
@@ -422,6 +423,21 @@ private slots:
         QVERIFY(std::fabs(sum - p.prediction.step_time_s) < 1e-9 * p.prediction.step_time_s);
         const QString text = v->summary()->text_lines().join(QLatin1Char('\n'));
         QVERIFY2(text.contains(QString::fromStdString(format_duration(p.prediction.step_time_s))), qPrintable(text));
+    }
+
+    void summary_says_when_the_picture_is_a_window_of_the_step()
+    {
+        const Plan whole = make(Schedule::one_f_one_b, 4, 64);
+        QVERIFY(
+            !shown_view(whole)->summary()->text_lines().join(QLatin1Char('\n')).contains(QStringLiteral("showing")));
+        // 4,096 micro-batches: more than the simulator runs, so a window is drawn and the step extrapolated.
+        const Plan windowed = make(Schedule::one_f_one_b, 4, 4096);
+        QVERIFY(windowed.sim->window.extrapolated());
+        const QString text = shown_view(windowed)->summary()->text_lines().join(QLatin1Char('\n'));
+        const QString expected
+            = QStringLiteral("showing %1 of %2 micro-batches, step extrapolated")
+                  .arg(QLocale().toString(windowed.sim->window.simulated_microbatches), QLocale().toString(4096LL));
+        QVERIFY2(text.contains(expected), qPrintable(text));
     }
 
     void measured_overlay_on_the_same_axis()

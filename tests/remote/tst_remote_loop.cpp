@@ -12,6 +12,7 @@
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
 #include "jobs/job_bundle.hpp"
+#include "jobs/shell_quote.hpp"
 #include "runs/remote_runner.hpp"
 #include "runs/run_report.hpp"
 #include "store/run_store.hpp"
@@ -401,6 +402,20 @@ private Q_SLOTS:
             const auto run = store.get(str(rec.run_id()));
             QVERIFY2(run->remote_dir.find("it's $(touch") != std::string::npos, run->remote_dir.c_str());
             QVERIFY(QFileInfo::exists(QString::fromStdString(run->remote_dir) + QStringLiteral("/job.sh")));
+            // The environment's values (SLURM_CONF made the submission and every poll work) live only in the
+            // run folder's owner-only env.sh: not in the store, the scripts, plan.json or the submit command.
+            const std::string value = p.env["PARALLAX_TEST_EVIL"];
+            const QString env_file = QString::fromStdString(run->remote_dir) + QStringLiteral("/env.sh");
+            QCOMPARE(QFile::permissions(env_file) & 0x0077, QFileDevice::Permissions());
+            QFile env_text(env_file);
+            QVERIFY(env_text.open(QIODevice::ReadOnly));
+            QVERIFY(env_text.readAll().contains(QByteArray::fromStdString(shell_quote(value))));
+            for (const std::string* text :
+                { &run->profile_json, &run->plan_json, &run->script, &run->submit_command, &run->scenario_json })
+                QVERIFY2(text->find(value) == std::string::npos, text->c_str());
+            for (const StoredFile& f : store.files(run->id))
+                QVERIFY2(f.content.find(value) == std::string::npos, f.name.c_str());
+            QVERIFY(run->profile_json.find("PARALLAX_TEST_EVIL") != std::string::npos);
         }
         QVERIFY2(!QFileInfo::exists(marker), "a profile value was executed");
     }

@@ -39,7 +39,8 @@ std::string run_sections_locally(const std::vector<std::pair<std::string, int>>&
     for (const auto& [text, status] : programs)
         argvs.push_back({ "sh", "-c", "printf '%s' \"$0\"; exit " + std::to_string(status), text });
     QProcess sh;
-    sh.start(QStringLiteral("/bin/sh"), { QStringLiteral("-c"), QString::fromStdString(remote_commands(p, argvs)) });
+    sh.start(QStringLiteral("/bin/sh"),
+        { QStringLiteral("-c"), QString::fromStdString(remote_commands(p, "/no/run/folder", argvs)) });
     sh.waitForFinished(20000);
     return sh.readAllStandardOutput().toStdString();
 }

@@ -8,7 +8,9 @@
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
 #include "jobs/bash_script.hpp"
+#include "jobs/bundle_folder.hpp"
 #include "jobs/job_bundle.hpp"
+#include "jobs/shell_quote.hpp"
 #include "launch/direct.hpp"
 #include "launch/slurm.hpp"
 #include "runs/measurements.hpp"
@@ -253,16 +255,18 @@ private Q_SLOTS:
         QVERIFY(has("--account=proj42"));
         QCOMPARE(argv.back(), std::string("/abs/run/job.sh"));
         // The whole remote command: one bash -lc word whose inner words are each quoted; a real bash
-        // (with `env`/`sbatch` replaced by printf through an isolated PATH) sees exactly these arguments.
-        const std::string cmd = remote_command(req.profile, argv);
-        QVERIFY(cmd.rfind("bash -lc '", 0) == 0);
+        // (with `sbatch` replaced by printf through an isolated PATH) sees exactly these arguments, and the
+        // profile's environment from the run folder's env.sh, never from the command line.
         QTemporaryDir tmp;
+        const QString run_dir = tmp.filePath(QStringLiteral("run"));
+        remote::write_bundle_folder(b, run_dir);
+        const std::string cmd = remote_command(req.profile, run_dir.toStdString(), argv);
+        QVERIFY(cmd.rfind("bash -lc '", 0) == 0);
+        QVERIFY2(cmd.find("/etc/slurm/$(id).conf") == std::string::npos, cmd.c_str());
         QDir().mkpath(tmp.filePath(QStringLiteral("bin")));
-        for (const char* tool : { "env", "sbatch" }) {
-            const QString path = write(tmp.filePath(QStringLiteral("bin/") + QLatin1String(tool)),
-                "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n");
-            QFile::setPermissions(path, QFileDevice::ReadOwner | QFileDevice::ExeOwner);
-        }
+        const QString sbatch = write(tmp.filePath(QStringLiteral("bin/sbatch")),
+            "#!/bin/sh\nprintf 'SLURM_CONF=%s\\n' \"$SLURM_CONF\"\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n");
+        QFile::setPermissions(sbatch, QFileDevice::ReadOwner | QFileDevice::ExeOwner);
         QProcessEnvironment env;
         env.insert(QStringLiteral("PATH"), tmp.filePath(QStringLiteral("bin")));
         env.insert(QStringLiteral("HOME"), tmp.path());
@@ -272,17 +276,67 @@ private Q_SLOTS:
         local.replace(0, 8, "/bin/bash -c");
         const Shell r = run(QStringLiteral("/bin/sh"), { QStringLiteral("-c"), QString::fromStdString(local) }, env);
         QCOMPARE(r.code, 0);
-        QVERIFY(r.out.contains("SLURM_CONF=/etc/slurm/$(id).conf\n"));
+        QVERIFY2(r.out.contains("SLURM_CONF=/etc/slurm/$(id).conf\n"), r.out.constData());
         QVERIFY(r.out.contains("--partition=gpu'; touch /tmp/x; '\n"));
         QVERIFY(!QFileInfo::exists(QStringLiteral("/tmp/x")));
+    }
+
+    void profileEnvValuesReachOnlyTheOwnerOnlyEnvFile()
+    {
+        const std::string secret = "hf_0123456789abcdef";
+        for (const JobFramework framework : { JobFramework::probe, JobFramework::megatron }) {
+            RunRequest req;
+            req.scenario = tiny_scenario();
+            req.profile = test_profile();
+            req.profile.megatron_path = "/opt/Megatron-LM";
+            req.profile.env = { { "HF_TOKEN", secret }, { "SLURM_CONF", "/etc/slurm/slurm.conf" } };
+            req.framework = framework;
+            req.run_id = "20250101-000000-abcdef";
+            const JobBundle b = make_job_bundle(req);
+            const JobFile* env_file = b.find("env.sh");
+            QVERIFY(env_file);
+            QCOMPARE(env_file->mode, 0600);
+            QVERIFY(env_file->content.find("export HF_TOKEN=" + shell_quote(secret)) != std::string::npos);
+            for (const JobFile& f : b.files)
+                if (f.name != "env.sh")
+                    QVERIFY2(f.content.find(secret) == std::string::npos, f.name.c_str());
+            // Scripts name the variables and source the file; plan.json keeps the names only.
+            QVERIFY(b.find("job.sh")->content.find("HF_TOKEN, SLURM_CONF") != std::string::npos);
+            QVERIFY(b.find("job.sh")->content.find("source \"$PARALLAX_RUN_DIR\"/env.sh") != std::string::npos);
+            const nlohmann::json plan = nlohmann::json::parse(b.find("plan.json")->content);
+            QVERIFY(plan["cluster_profile"]["env_names_withheld"] == nlohmann::json({ "HF_TOKEN", "SLURM_CONF" }));
+            QVERIFY(!plan["cluster_profile"].contains("env"));
+            // Written out for review, env.sh is owner-only here too.
+            QTemporaryDir tmp;
+            write_bundle_folder(b, tmp.path());
+            QCOMPARE(QFile::permissions(tmp.filePath(QStringLiteral("env.sh"))),
+                QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadUser | QFileDevice::WriteUser);
+            QVERIFY(QFile::permissions(tmp.filePath(QStringLiteral("job.sh"))) & QFileDevice::ExeOwner);
+            // A stored run's profile (names, no values) cannot make a new bundle: it would send empty values.
+            RunRequest stored = req;
+            stored.profile
+                = profile_from_json(profile_to_json(req.profile, EnvValues::withhold), "run 20250101-000000-abcdef");
+            QVERIFY(stored.profile.env.empty());
+            try {
+                make_job_bundle(stored);
+                QFAIL("a profile without env values made a bundle");
+            } catch (const InputError& e) {
+                QCOMPARE(e.key(), std::string("env_names_withheld"));
+            }
+            // A reviewed env.sh sent back with `run --from` stays owner-only.
+            req.edited_files = { { "env.sh", "export HF_TOKEN=edited\n" } };
+            QCOMPARE(make_job_bundle(req).find("env.sh")->mode, 0600);
+        }
     }
 
     void directCommands()
     {
         ClusterProfile p = test_profile();
         p.launcher = LauncherKind::direct;
+        p.env["HF_TOKEN"] = "hf_not_on_any_command_line";
         const std::string start = direct_start_command(p, "runs/r1", 1, 2, "node0", 29500);
         QVERIFY(start.find("setsid") != std::string::npos);
+        QVERIFY(start.find("hf_not_on_any_command_line") == std::string::npos);
         QVERIFY(start.find("MASTER_PORT=29500") != std::string::npos);
         QCOMPARE(parse_direct_status("exit 0\n").kind, DirectStatus::exited);
         QCOMPARE(parse_direct_status("exit 143\n").exit_code, 143);
@@ -390,6 +444,9 @@ private Q_SLOTS:
         p.env = { { "SLURM_CONF", "/etc/slurm/slurm.conf" } };
         p.poll_min_s = 0.5;
         store.save(p);
+        // The profile's env values may be tokens: the settings file becomes owner-only.
+        QCOMPARE(
+            QFile::permissions(tmp.filePath(QStringLiteral("parallax.conf"))) & 0x0077, QFileDevice::Permissions());
         ClusterProfile second = test_profile();
         second.name = "other";
         second.extra_sbatch_args = { "--reservation=r1", "--exclusive" };

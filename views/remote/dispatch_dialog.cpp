@@ -1,6 +1,7 @@
 #include "remote/dispatch_dialog.hpp"
 
 #include "cluster/profile_store.hpp"
+#include "jobs/bundle_folder.hpp"
 #include "spec/input_error.hpp"
 #include "style/view_style.hpp"
 
@@ -242,21 +243,7 @@ bool DispatchDialog::write_to(const QString& dir, QString* error) const
     }
     try {
         const remote::JobBundle b = remote::make_job_bundle(request());
-        if (!QDir().mkpath(dir))
-            throw InputError(dir.toStdString(), "", "cannot create the folder");
-        for (const remote::JobFile& f : b.files) {
-            QFile out(dir + QLatin1Char('/') + qs(f.name));
-            if (!out.open(QIODevice::WriteOnly | QIODevice::Truncate))
-                throw InputError(out.fileName().toStdString(), "", "cannot write the file");
-            if (out.write(f.content.data(), static_cast<qint64>(f.content.size()))
-                != static_cast<qint64>(f.content.size()))
-                throw InputError(out.fileName().toStdString(), "", "cannot write the file");
-            QFileDevice::Permissions perm
-                = QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther;
-            if (f.mode & 0100)
-                perm |= QFileDevice::ExeOwner | QFileDevice::ExeGroup | QFileDevice::ExeOther;
-            out.setPermissions(perm);
-        }
+        remote::write_bundle_folder(b, dir);
         return true;
     } catch (const InputError& e) {
         if (error)

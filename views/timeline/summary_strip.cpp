@@ -1,5 +1,6 @@
 #include "timeline/summary_strip.hpp"
 
+#include <QLocale>
 #include <QPainter>
 
 #include <algorithm>
@@ -24,6 +25,11 @@ QString plan_line(const TimelineData& d, const QString& prefix)
         + QString::number(d.stages.size()) + QStringLiteral(" stage rows");
     s += p.fidelity == Fidelity::simulated ? QStringLiteral("   (simulated)")
                                            : QStringLiteral("   (analytic numbers; the picture is simulated)");
+    // A step too long to simulate whole: the picture is its steady-state window, the step time extrapolated.
+    if (d.sim && d.sim->window.extrapolated())
+        s += QStringLiteral("   showing %1 of %2 micro-batches, step extrapolated")
+                 .arg(QLocale().toString(d.sim->window.simulated_microbatches),
+                     QLocale().toString(d.sim->window.step_microbatches));
     return s;
 }
 
