@@ -2,6 +2,7 @@
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
+#include "io/improvements_io.hpp"
 #include "io/prediction_io.hpp"
 #include "model/analytic_model.hpp"
 #include "sim/simulated_model.hpp"
@@ -42,12 +43,14 @@ int run_predict(const QStringList& args)
     const PlanContext ctx(scenario.model, scenario.training, scenario.cluster, calibration);
     const Prediction p = fidelity == QLatin1String("simulated") ? predict_simulated(ctx, scenario.strategy)
                                                                 : AnalyticModel(ctx).predict(scenario.strategy);
+    const ImprovementWaterfall improvements = plan_improvements(scenario, calibration);
     if (cmd.parser().isSet(QStringLiteral("json"))) {
         nlohmann::json j = prediction_to_json(p);
         j["label"] = strategy_label(scenario.strategy);
+        j["improvements"] = improvements_to_json(improvements);
         print_out(j.dump(2) + "\n");
     } else {
-        print_out(prediction_to_text(scenario, p));
+        print_out(prediction_to_text(scenario, p) + improvements_to_text(improvements));
     }
     return p.feasible ? kOk : kInfeasible;
 }

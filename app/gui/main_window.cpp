@@ -29,6 +29,7 @@
 #include "plots/plot_export.hpp"
 #include "plots/qcustomplot_include.hpp"
 #include "plots/scaling_plot.hpp"
+#include "plots/waterfall_view.hpp"
 #include "remote/calibration_fit_dialog.hpp"
 #include "remote/remote_controller.hpp"
 #include "search/plan_explain.hpp"
@@ -85,7 +86,7 @@ namespace {
 const QStringList kDockNames = { QStringLiteral("scenario"), QStringLiteral("model"), QStringLiteral("cluster"),
     QStringLiteral("training"), QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
     QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("power"), QStringLiteral("scaling"),
-    QStringLiteral("search"), QStringLiteral("learn"), QStringLiteral("runs") };
+    QStringLiteral("search"), QStringLiteral("learn"), QStringLiteral("runs"), QStringLiteral("improvements") };
 const QStringList kCentralNames
     = { QStringLiteral("results"), QStringLiteral("memory"), QStringLiteral("time"), QStringLiteral("compare") };
 
@@ -300,6 +301,8 @@ void MainWindow::create_views()
     m_timeline_slot = scrolled(m_timeline, this); // its minimum height would otherwise set the window's
     m_scaling = new views::ScalingPlot(this);
     m_power = new views::PowerPanel(this);
+    m_waterfall = new views::WaterfallView(this);
+    m_waterfall->setObjectName(QStringLiteral("waterfall"));
 }
 
 void MainWindow::build_docks(QWidget* picker)
@@ -330,6 +333,8 @@ void MainWindow::build_docks(QWidget* picker)
         = add_dock(QStringLiteral("power"), QStringLiteral("Power"), m_power, Qt::BottomDockWidgetArea);
     QDockWidget* scaling_dock
         = add_dock(QStringLiteral("scaling"), QStringLiteral("Scaling"), m_scaling, Qt::BottomDockWidgetArea);
+    QDockWidget* improvements_dock = add_dock(
+        QStringLiteral("improvements"), QStringLiteral("Improvements"), m_waterfall, Qt::BottomDockWidgetArea);
     QDockWidget* learn = add_dock(QStringLiteral("learn"), QStringLiteral("Learn"), m_learn, Qt::BottomDockWidgetArea);
     QDockWidget* search
         = add_dock(QStringLiteral("search"), QStringLiteral("Search"), m_search, Qt::BottomDockWidgetArea);
@@ -339,6 +344,7 @@ void MainWindow::build_docks(QWidget* picker)
     tabifyDockWidget(heatmap, timeline_dock);
     tabifyDockWidget(timeline_dock, power_dock);
     tabifyDockWidget(power_dock, scaling_dock);
+    tabifyDockWidget(scaling_dock, improvements_dock);
     connect(timeline_dock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
         if (visible && m_timeline_stale)
             request_timeline(true);
@@ -1108,10 +1114,12 @@ void MainWindow::display()
         m_memory->set_prediction(cur.prediction);
         m_time->set_predictions(cur.prediction, pinned);
         m_power->set_prediction(cur.prediction);
+        m_waterfall->set_waterfall(cur.improvements);
     } else {
         m_memory->clear();
         m_time->clear();
         m_power->clear();
+        m_waterfall->clear();
     }
     m_sensitivity->set_evaluation(m_current);
     m_heatmap->set_evaluation(m_current);

@@ -5,7 +5,8 @@
 // show it and to know which values are reachable) and the evaluation when it arrives.
 //
 // Panels (dock or central widget names, for --panel and tests): scenario, model, cluster, training,
-// strategy, grid, sensitivity, heatmap, timeline, search, learn, runs; results, memory, time, compare;
+// strategy, grid, sensitivity, heatmap, timeline, power, scaling, improvements, search, learn, runs; results,
+// memory, time, compare;
 // window (everything). The runs panel and the remote dialogs (views/remote) send the plan to a cluster
 // and draw what it measured over the predictions.
 #include "gui/report_export.hpp"
@@ -49,6 +50,7 @@ class ComparisonModel;
 class ScalingPlot;
 class TimelineView;
 class PowerPanel;
+class WaterfallView;
 class RemoteRunsController;
 class CalibrationFitDialog;
 } // namespace parallax::views
@@ -159,6 +161,7 @@ public:
     views::ComparisonModel* comparison_model() const { return m_comparison; }
     views::ScalingPlot* scaling_plot() const { return m_scaling; }
     views::PowerPanel* power_panel() const { return m_power; }
+    views::WaterfallView* waterfall_view() const { return m_waterfall; }
     views::TimelineView* timeline_view() const { return m_timeline; }
     views::RemoteRunsController* remote() const { return m_remote; }
     // The timeline follows the evaluation (simulated off the GUI thread, latest request wins) while
@@ -308,6 +311,7 @@ private:
     views::MetricsPanel* m_metrics = nullptr;
     views::MemoryBarsView* m_memory = nullptr;
     views::TimeBreakdownView* m_time = nullptr;
+    views::WaterfallView* m_waterfall = nullptr;
     views::SensitivityPlot* m_sensitivity = nullptr;
     views::HeatmapPlot* m_heatmap = nullptr;
     views::ScenarioForm* m_model_form = nullptr;

@@ -3,6 +3,7 @@
 #include "search/plan_explain.hpp"
 #include "spec/units.hpp"
 #include "style/view_style.hpp"
+#include "viewdata/timeline_data.hpp"
 
 #include <QDateTime>
 
@@ -35,6 +36,25 @@ QString row(const QStringList& cells, bool header = false)
     for (const QString& c : cells)
         out += u'<' + tag + u'>' + c + QStringLiteral("</") + tag + u'>';
     return out + QStringLiteral("</tr>\n");
+}
+
+// The waterfall of search/improvements.hpp: each choice on top of the ones above it.
+QString improvements_table(const ImprovementWaterfall& w)
+{
+    QString out = QStringLiteral("<table><tr><th>choice</th><th>setting</th><th>step time</th><th>saved</th>"
+                                 "<th>energy per step</th><th>saved</th><th>why</th></tr>");
+    out += QStringLiteral("<tr><td>as given</td><td></td><td>%1</td><td></td><td>%2 kJ</td><td></td><td></td></tr>")
+               .arg(h(format_duration(w.baseline_step_time_s)))
+               .arg(w.baseline_energy_J / 1e3, 0, 'f', 1);
+    for (const Improvement& i : w.steps)
+        out += QStringLiteral("<tr><td>%1</td><td><code>%2</code></td><td>%3</td><td>%4 s</td><td>%5 kJ</td>"
+                              "<td>%6 kJ</td><td>%7</td></tr>")
+                   .arg(h(i.name), h(i.change), h(format_duration(i.step_time_s)))
+                   .arg(i.step_time_s_saved, 0, 'f', 3)
+                   .arg(i.energy_J / 1e3, 0, 'f', 1)
+                   .arg(i.energy_J_saved / 1e3, 0, 'f', 1)
+                   .arg(h(i.note));
+    return out + QStringLiteral("</table>\n");
 }
 
 QString scenario_section(const Scenario& s)
@@ -228,6 +248,8 @@ QString report_html(const ReportInputs& in)
         }
         out += QStringLiteral("</ul>\n");
     }
+    if (b.valid && !b.improvements.steps.empty())
+        out += QStringLiteral("<h3>Choices around the degrees</h3>\n") + improvements_table(b.improvements);
     if (b.valid) {
         out += QStringLiteral("<h3>Memory and time per pipeline stage (B)</h3>\n") + stage_table(b.prediction);
         if (a && a->valid)

@@ -540,6 +540,45 @@ void read_training_power(JsonObjectReader& t, const GpuSpec& gpu, TrainingSpec& 
         training.inlet_temp_C = t.get_number("inlet_temp_C", -20, 70);
 }
 
+// training.data: the dataset's storage and the loader (data_pipeline.hpp); absent: the defaults.
+void read_training_data(JsonObjectReader& t, TrainingSpec& training)
+{
+    const json* data = t.raw("data");
+    if (!data)
+        return;
+    if (!data->is_object())
+        t.fail("data", "must be an object, found " + json_type_name(*data));
+    JsonObjectReader d(*data, t.file(), t.path_of("data"));
+    DataPipelineSpec& p = training.data;
+    p.pretokenized = d.get_bool("pretokenized", true);
+    if (d.has("bytes_per_token"))
+        p.bytes_per_token = d.get_number("bytes_per_token", 0.1, 1e4);
+    p.storage_read_GBps_per_node = d.get_number("storage_read_GBps_per_node", 1e-4, 1e5, 2.0);
+    p.tokenize_tokens_per_s_per_core = d.get_number("tokenize_tokens_per_s_per_core", 1, 1e10, 2.5e5);
+    p.workers = static_cast<int>(d.get_int("workers", 0, 1024, 2));
+    p.prefetch_batches = static_cast<int>(d.get_int("prefetch_batches", 0, 1024, 2));
+    if (p.workers > 0 && p.prefetch_batches < 1)
+        d.fail("prefetch_batches", "must be at least 1 when workers > 0 (each worker prepares a batch ahead)");
+    if (d.has("cpu_cores_per_node"))
+        p.cpu_cores_per_node = static_cast<int>(d.get_int("cpu_cores_per_node", 1, 100000));
+    d.finish();
+}
+
+json training_data_to_json(const DataPipelineSpec& p)
+{
+    json d;
+    d["pretokenized"] = p.pretokenized;
+    if (p.bytes_per_token)
+        d["bytes_per_token"] = *p.bytes_per_token;
+    d["storage_read_GBps_per_node"] = p.storage_read_GBps_per_node;
+    d["tokenize_tokens_per_s_per_core"] = p.tokenize_tokens_per_s_per_core;
+    d["workers"] = p.workers;
+    d["prefetch_batches"] = p.prefetch_batches;
+    if (p.cpu_cores_per_node)
+        d["cpu_cores_per_node"] = *p.cpu_cores_per_node;
+    return d;
+}
+
 void read_training(const json& training_json, const std::string& file, const GpuSpec& gpu, TrainingSpec& training)
 {
     JsonObjectReader t(training_json, file, "training");
@@ -555,6 +594,7 @@ void read_training(const json& training_json, const std::string& file, const Gpu
     if (t.has("tokens_to_train"))
         training.tokens_to_train = t.get_number("tokens_to_train", 1, 1e18);
     read_training_power(t, gpu, training);
+    read_training_data(t, training);
     t.finish();
 }
 
@@ -846,6 +886,8 @@ json scenario_to_json(const Scenario& s)
         t["power_cap_W"] = s.training.power_cap_W;
     if (s.training.inlet_temp_C)
         t["inlet_temp_C"] = *s.training.inlet_temp_C;
+    if (s.training.data != DataPipelineSpec {})
+        t["data"] = training_data_to_json(s.training.data);
     j["training"] = t;
     j["strategy"] = strategy_to_json(s.strategy, !s.dp_derived);
     if (s.search) {

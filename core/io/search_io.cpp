@@ -49,7 +49,7 @@ json search_result_to_json(const SearchResult& r, const std::string& label)
     e["breakdown_s"] = { { "compute", t.compute_s }, { "recompute", t.recompute_s }, { "bubble", t.bubble_s },
         { "exposed_tp", t.exposed_tp_s }, { "exposed_pp", t.exposed_pp_s }, { "exposed_dp", t.exposed_dp_s },
         { "exposed_cp", t.exposed_cp_s }, { "exposed_ep", t.exposed_ep_s }, { "optimizer", t.optimizer_s },
-        { "offload", t.offload_s } };
+        { "offload", t.offload_s }, { "data_stall", t.data_stall_s } };
     if (r.runner_up) {
         const RunnerUp& u = *r.runner_up;
         e["runner_up"] = { { "label", strategy_label(u.strategy) }, { "strategy", strategy_to_json(u.strategy) },

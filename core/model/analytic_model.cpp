@@ -1,5 +1,7 @@
 #include "model/analytic_model.hpp"
 
+#include "model/data_path.hpp"
+
 #include "model/layer_ops.hpp"
 #include "model/memory_model.hpp"
 #include "model/model_math.hpp"
@@ -347,7 +349,9 @@ private:
     void fill_throughput(const PipelineTime& pt, const StepTailTime& tail)
     {
         AnalyticResult& r = r_;
-        r.step_time_s = pt.pipe + tail.exposed_dp + tail.optimizer_s + tail.offload_s;
+        const double gpu_step_s = pt.pipe + tail.exposed_dp + tail.optimizer_s + tail.offload_s;
+        data_stall_s_ = data_path_cost(ctx_, s_, gpu_step_s, tail.offload_s).stall_s;
+        r.step_time_s = gpu_step_s + data_stall_s_;
         r.tokens_per_s = tokens_ / r.step_time_s;
         r.tflops_per_gpu = ctx_.model_flops_per_token * r.tokens_per_s / gpus_ / units::kTFLOP;
         r.mfu = peak_ > 0 ? r.tflops_per_gpu * units::kTFLOP / peak_ : 0;
@@ -377,6 +381,7 @@ private:
         time.bubble_s = pt.bubble;
         time.optimizer_s = tail.optimizer_s;
         time.offload_s = tail.offload_s;
+        time.data_stall_s = data_stall_s_;
         // Whatever the per-part sums miss (rounding of the pipeline formula) is attributed to the bubble.
         time.bubble_s += r_.step_time_s - time.total();
     }
@@ -480,6 +485,7 @@ private:
     const int p_;
     const bool per_stage_; // stage clocks differ: every stage is visited
     const double tokens_; // per step
+    double data_stall_s_ = 0; // the loader's share of the step (fill_throughput)
     const double gpus_;
     const double peak_; // FLOP/s per GPU at the training precision
     StageMemo memo_;

@@ -228,6 +228,11 @@ const std::array<Explanation, kMetricCount> kMetrics = { {
         "optimizer-state bytes read and written / HBM bandwidth", "roofline of the Adam update" },
     { "Offload", "PCIe transfers of gradients and parameters for a CPU-offloaded optimizer.",
         "(grad + param bytes) / PCIe bw", "Ren et al. 2021 ZeRO-Offload" },
+    { "Data stall",
+        "Time the GPUs wait for the next batch: the loader (storage reads, tokenisation on its CPU workers, "
+        "the copy to the GPU) could not prepare it while the previous step ran.",
+        "stall = max(0, max(storage, tokenise, copy) - step); tokenise = tokens per loader / (rate x cores)",
+        "PyTorch DataLoader (num_workers, prefetch_factor); Megatron-LM get_batch" },
 } };
 
 std::string fixed(double v, int digits)
@@ -339,6 +344,7 @@ std::vector<Part> time_parts(const Prediction& a, const Prediction& b)
         { "exposed EP communication", a.time.exposed_ep_s, b.time.exposed_ep_s },
         { "optimizer step", a.time.optimizer_s, b.time.optimizer_s },
         { "offload", a.time.offload_s, b.time.offload_s },
+        { "data stall", a.time.data_stall_s, b.time.data_stall_s },
     };
 }
 
@@ -456,6 +462,8 @@ double metric_value(const Prediction& p, Metric m)
         return p.time.optimizer_s;
     case Metric::time_offload:
         return p.time.offload_s;
+    case Metric::time_data_stall:
+        return p.time.data_stall_s;
     }
     return 0;
 }

@@ -45,8 +45,9 @@ enum class Metric : unsigned char {
     time_ep,
     time_optimizer,
     time_offload,
+    time_data_stall,
 };
-inline constexpr int kMetricCount = 23;
+inline constexpr int kMetricCount = 24;
 
 // Toggles by their scenario key: "sequence_parallel", "recompute", "zero", "schedule",
 // "offload_optimizer", "precision", "framework", "optimizer", "cp_kind", "tp_comm_overlap",

@@ -173,6 +173,7 @@ std::string limiter_of(const AnalyticResult& r, double capacity)
         { t.exposed_ep_s, "network-bound (EP all-to-all)" },
         { t.recompute_s, "recompute-bound" },
         { t.optimizer_s + t.offload_s, "optimizer-bound" },
+        { t.data_stall_s, "data-loader-bound" },
     };
     double best = 0;
     const char* name = "compute-bound";
@@ -199,6 +200,7 @@ std::string describe_change(const AnalyticResult& from, const AnalyticResult& to
         { b.exposed_pp_s - a.exposed_pp_s, "pipeline sends" },
         { b.exposed_dp_s - a.exposed_dp_s, "exposed DP communication" },
         { (b.optimizer_s + b.offload_s) - (a.optimizer_s + a.offload_s), "optimizer step" },
+        { b.data_stall_s - a.data_stall_s, "data loader stall" },
     };
     std::vector<std::pair<double, const char*>> sorted(std::begin(deltas), std::end(deltas));
     std::sort(sorted.begin(), sorted.end(),

@@ -1,6 +1,7 @@
 #include "sim/simulated_model.hpp"
 
 #include "model/analytic_model.hpp"
+#include "model/data_path.hpp"
 #include "spec/strategy_rules.hpp"
 #include "spec/units.hpp"
 
@@ -59,10 +60,13 @@ Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s,
         pipeline_end = std::max(pipeline_end, t);
     // A windowed simulation: the micro-batches beyond the window lengthen the pipeline part.
     pipeline_end += sim.window.extra_s;
-    const double step = r.makespan_s + sim.window.extra_s;
+    const double gpu_step = r.makespan_s + sim.window.extra_s;
     const TimeBreakdown a = p.time;
     TimeBreakdown t = a;
-    const double tail = std::max(0.0, step - pipeline_end);
+    // The loader runs beside the simulated GPUs; what it cannot prepare in time stalls the step.
+    t.data_stall_s = data_path_cost(ctx, s, gpu_step, a.offload_s).stall_s;
+    const double step = gpu_step + t.data_stall_s;
+    const double tail = std::max(0.0, gpu_step - pipeline_end);
     t.optimizer_s = std::min(a.optimizer_s + a.offload_s, tail);
     t.offload_s = 0;
     t.exposed_dp_s = std::max(0.0, tail - t.optimizer_s);

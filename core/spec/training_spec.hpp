@@ -1,4 +1,5 @@
 #pragma once
+#include "spec/data_pipeline.hpp"
 #include "spec/precision.hpp"
 #include "spec/software_release.hpp"
 
@@ -44,6 +45,7 @@ struct TrainingSpec {
     std::vector<double> stage_clock_MHz; // one per pipeline stage; overrides clock_MHz when it has pp entries
     double power_cap_W = 0; // per-GPU power cap (nvidia-smi -pl); 0 = the GPU's limit or TDP
     std::optional<double> inlet_temp_C; // cooling inlet temperature; unset = power_model's default
+    DataPipelineSpec data; // training.data: the dataset's storage and the loader (data_path.hpp)
 };
 
 } // namespace parallax

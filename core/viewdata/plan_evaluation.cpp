@@ -124,6 +124,8 @@ PlanEvaluation evaluate_plan(const Scenario& s, const PlanEvaluationOptions& o, 
             e.heatmap = tp_pp_heatmap(model, in, s.strategy, o, &cache);
         else
             e.cancelled = true;
+        if (e.valid && !e.cancelled && !stop())
+            e.improvements = plan_improvements(s, o.calibration_or_shipped());
     } else {
         for (Degree d : kAllDegrees) {
             SensitivityCurve& c = e.curves[static_cast<int>(d)];

@@ -7,6 +7,7 @@
 #include "jobs/cancel_token.hpp"
 #include "model/analytic_model.hpp"
 #include "search/degree_snapping.hpp"
+#include "search/improvements.hpp"
 #include "spec/prediction.hpp"
 #include "spec/scenario.hpp"
 
@@ -78,6 +79,7 @@ struct PlanEvaluation {
     Prediction prediction; // only when valid
     std::array<SensitivityCurve, kDegreeCount> curves; // indexed by Degree
     TpPpHeatmap heatmap;
+    ImprovementWaterfall improvements; // the choices around the degrees (with the alternatives)
     bool cancelled = false;
     double seconds = 0; // wall time of the evaluation
 

@@ -373,6 +373,7 @@ std::vector<TimelineSummaryItem> timeline_summary(const Prediction& p)
         { "exposed DP", t.exposed_dp_s, TimelineKind::dp_reduce, false },
         { "optimizer", t.optimizer_s, TimelineKind::optimizer, false },
         { "offload", t.offload_s, TimelineKind::offload, false },
+        { "data stall", t.data_stall_s, TimelineKind::measured_other, true },
     };
     return items;
 }

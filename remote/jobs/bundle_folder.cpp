@@ -12,10 +12,10 @@ namespace {
 QFileDevice::Permissions permissions_of(int mode)
 {
     QFileDevice::Permissions p;
-    const std::pair<int, QFileDevice::Permission> bits[] = { { 0400, QFileDevice::ReadOwner },
-        { 0200, QFileDevice::WriteOwner }, { 0100, QFileDevice::ExeOwner }, { 040, QFileDevice::ReadGroup },
-        { 020, QFileDevice::WriteGroup }, { 010, QFileDevice::ExeGroup }, { 04, QFileDevice::ReadOther },
-        { 02, QFileDevice::WriteOther }, { 01, QFileDevice::ExeOther } };
+    const std::pair<int, QFileDevice::Permission> bits[]
+        = { { 0400, QFileDevice::ReadOwner }, { 0200, QFileDevice::WriteOwner }, { 0100, QFileDevice::ExeOwner },
+              { 040, QFileDevice::ReadGroup }, { 020, QFileDevice::WriteGroup }, { 010, QFileDevice::ExeGroup },
+              { 04, QFileDevice::ReadOther }, { 02, QFileDevice::WriteOther }, { 01, QFileDevice::ExeOther } };
     for (const auto& [bit, permission] : bits)
         if (mode & bit)
             p |= permission;

@@ -26,6 +26,7 @@
 #include "plots/plot_export.hpp"
 #include "plots/qcustomplot_include.hpp"
 #include "plots/scaling_plot.hpp"
+#include "plots/waterfall_view.hpp"
 #include "spec/framework_support.hpp"
 #include "spec/strategy_label.hpp"
 #include "style/view_style.hpp"
@@ -188,6 +189,7 @@ private slots:
     void core_search_engine_ranks_plans();
     void timeline_follows_the_plan();
     void power_panel_shows_the_budget_and_follows_the_cap();
+    void improvements_panel_draws_the_waterfall();
     void scaling_sweep();
     void screenshot_option_writes_png_data();
     void screenshot_option_writes_png();
@@ -1235,6 +1237,35 @@ void TestPlannerWindow::power_panel_shows_the_budget_and_follows_the_cap()
     w.undo_stack()->undo();
     QVERIFY(w.wait_for_evaluation());
     QCOMPARE(w.scenario()->training.power_cap_W, 0.0);
+}
+
+void TestPlannerWindow::improvements_panel_draws_the_waterfall()
+{
+    // The Improvements panel draws the evaluation's waterfall: the plan as given, each choice core lists,
+    // and the plan with all of them; turning a listed choice on by hand removes it from the list.
+    Fixture f;
+    MainWindow& w = f.w();
+    QVERIFY(w.show_panel(QStringLiteral("improvements")));
+    views::WaterfallView* view = w.waterfall_view();
+    const ImprovementWaterfall& iw = w.evaluation()->improvements;
+    QVERIFY2(!iw.steps.empty(), "the default plan has choices left (per-stage clocks at least)");
+    QCOMPARE(view->row_count(), static_cast<int>(iw.steps.size()) + 2);
+    QCOMPARE(view->rows().front().step_to, w.evaluation()->prediction.step_time_s);
+    QCOMPARE(view->rows().back().step_to, iw.steps.back().step_time_s);
+    QCOMPARE(view->rows()[1].label, QString::fromStdString(iw.steps.front().name));
+    QCOMPARE(view->csv().count(QLatin1Char('\n')), view->row_count() + 1);
+    const bool had_overlap = std::any_of(
+        iw.steps.begin(), iw.steps.end(), [](const Improvement& i) { return i.name == "fused TP overlap"; });
+    if (had_overlap) {
+        Scenario s = *w.scenario();
+        s.strategy.tp_comm_overlap = true;
+        w.apply_edit(s, QStringLiteral("tp overlap"));
+        QVERIFY(w.wait_for_evaluation());
+        for (const Improvement& i : w.evaluation()->improvements.steps)
+            QVERIFY(i.name != "fused TP overlap");
+    }
+    const QImage shot = view->grab().toImage();
+    QVERIFY(!shot.isNull());
 }
 
 void TestPlannerWindow::scaling_sweep()

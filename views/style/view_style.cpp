@@ -98,8 +98,8 @@ Metric memory_metric(MemoryPart p)
 
 QColor time_colour(TimePart p, bool dark)
 {
-    static constexpr std::array<QRgb, kTimePartCount> c
-        = { 0x4e79a7, 0xa0cbe8, 0xbab0ac, 0xf28e2b, 0xedc948, 0x59a14f, 0xb07aa1, 0x76b7b2, 0x9c755f, 0xff9da7 };
+    static constexpr std::array<QRgb, kTimePartCount> c = { 0x4e79a7, 0xa0cbe8, 0xbab0ac, 0xf28e2b, 0xedc948, 0x59a14f,
+        0xb07aa1, 0x76b7b2, 0x9c755f, 0xff9da7, 0x7f7f7f };
     return tint(c[static_cast<int>(p)], dark);
 }
 
@@ -126,6 +126,8 @@ QString time_part_name(TimePart p)
         return QStringLiteral("optimizer");
     case TimePart::offload:
         return QStringLiteral("offload");
+    case TimePart::data_stall:
+        return QStringLiteral("data stall");
     }
     return {};
 }
@@ -153,6 +155,8 @@ Metric time_metric(TimePart p)
         return Metric::time_optimizer;
     case TimePart::offload:
         return Metric::time_offload;
+    case TimePart::data_stall:
+        return Metric::time_data_stall;
     }
     return Metric::step_time;
 }
