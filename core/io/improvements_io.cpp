@@ -43,8 +43,7 @@ std::string improvements_to_text(const ImprovementWaterfall& w)
         std::string name = i.name.substr(0, 22);
         name += std::string(24 - name.size(), ' ');
         out += "  " + name + format_number("%9.3f s", i.step_time_s) + format_number("  %12.0f J", i.energy_J)
-            + format_number("   %+.3f s", -i.step_time_s_saved) + format_number("  %+.0f J", -i.energy_J_saved)
-            + "\n";
+            + format_number("   %+.3f s", -i.step_time_s_saved) + format_number("  %+.0f J", -i.energy_J_saved) + "\n";
         out += "    " + (i.change.empty() ? std::string() : i.change + ": ") + i.note + "\n";
     }
     return out;

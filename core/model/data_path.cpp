@@ -25,7 +25,8 @@ constexpr long long kUint16VocabLimit = 65500;
 
 double host_link_Bps(GpuArchitecture arch) noexcept
 {
-    const bool gen4 = arch == GpuArchitecture::volta || arch == GpuArchitecture::ampere || arch == GpuArchitecture::cdna2;
+    const bool gen4
+        = arch == GpuArchitecture::volta || arch == GpuArchitecture::ampere || arch == GpuArchitecture::cdna2;
     return (gen4 ? kPcieGen4Bps : kPcieGen5Bps) * kPcieCopyEfficiency;
 }
 
@@ -69,8 +70,8 @@ DataPathCost data_path_cost(const PlanContext& ctx, const Strategy& s, double st
     c.tokens_per_loader
         = static_cast<double>(ctx.training.global_batch) / s.dp * static_cast<double>(ctx.training.seq_len);
 
-    c.storage_s = loaders_per_node * c.tokens_per_loader * storage_bytes_per_token(ctx)
-        / (d.storage_read_GBps_per_node * 1e9);
+    c.storage_s
+        = loaders_per_node * c.tokens_per_loader * storage_bytes_per_token(ctx) / (d.storage_read_GBps_per_node * 1e9);
     c.host_copy_s = c.tokens_per_loader * kDeviceBatchBytesPerToken / host_link_Bps(ctx.cluster.gpu.architecture);
 
     // The ranks' own processes keep one core per GPU; CPU Adam (offloaded optimizer) holds the rest while

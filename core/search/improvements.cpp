@@ -104,7 +104,8 @@ void better_loader(Waterfall& w, const Calibration& cal)
     Scenario next = sc;
     next.training.data.workers = d.workers_to_hide;
     w.apply(next, "better loader",
-        "training.data.workers " + std::to_string(sc.training.data.workers) + " -> " + std::to_string(d.workers_to_hide),
+        "training.data.workers " + std::to_string(sc.training.data.workers) + " -> "
+            + std::to_string(d.workers_to_hide),
         "tokenisation kept up with the GPUs by more loader workers");
 }
 

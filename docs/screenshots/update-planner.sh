@@ -9,3 +9,4 @@ gui=${1:-$here/../../build/release/app/parallax}
 "$gui" --scenario gpt3-175b-1024-a100 --panel heatmap --size 1600x1100 --screenshot "$here/planner-tp-pp-heatmap.png"
 "$gui" --scenario default --panel strategy --dpi-scale 2 --screenshot "$here/planner-strategy-2x.png"
 "$gui" --scenario "$here/../examples/power-uneven-1f1b-planned.json" --panel power --size 2400x1500 --screenshot "$here/power-panel.png"
+"$gui" --scenario default --panel improvements --size 1100x300 --screenshot "$here/improvements-waterfall.png"

@@ -145,8 +145,7 @@ private slots:
         QCOMPARE(d.tokenize_tokens_per_s_per_core, 40000.0);
         QCOMPARE(*d.bytes_per_token, 3.5);
         QCOMPARE(*d.cpu_cores_per_node, 96);
-        const Scenario back
-            = parse_scenario(scenario_to_json(s), "back.json", PresetCatalog::standard());
+        const Scenario back = parse_scenario(scenario_to_json(s), "back.json", PresetCatalog::standard());
         QVERIFY(back.training.data == d);
         // The default data path writes nothing: scenarios without it stay as they were.
         QVERIFY(!scenario_to_json(llama8b_node()).at("training").contains("data"));

@@ -128,6 +128,9 @@ void WaterfallView::paint_panel(QPainter& p, const QRectF& plot, double max_valu
 {
     const QColor text = text_colour();
     const double row_h = plot.height() / std::max(1, row_count());
+    // The bars leave room at the right for the widest value label.
+    const double label_room = fontMetrics().horizontalAdvance(QStringLiteral("−888.8 kJ")) + 8;
+    const double bar_w = std::max(10.0, plot.width() - label_room);
     p.setPen(text);
     p.drawText(QRectF(plot.left(), plot.top() - fontMetrics().height() - 2, plot.width(), fontMetrics().height()),
         Qt::AlignLeft, energy ? QStringLiteral("energy per step, all GPUs") : QStringLiteral("step time"));
@@ -137,16 +140,18 @@ void WaterfallView::paint_panel(QPainter& p, const QRectF& plot, double max_valu
         const double to = energy ? r.energy_to : r.step_to;
         const double a = r.total ? 0.0 : std::min(from, to);
         const double b = r.total ? to : std::max(from, to);
-        const double x0 = plot.left() + a / max_value * plot.width();
-        const double x1 = plot.left() + b / max_value * plot.width();
-        const QColor c = r.total ? time_colour(TimePart::compute, dark()) : (to <= from ? good_colour(dark()) : bad_colour(dark()));
+        const double x0 = plot.left() + a / max_value * bar_w;
+        const double x1 = plot.left() + b / max_value * bar_w;
+        const QColor c = r.total ? time_colour(TimePart::compute, dark())
+                                 : (to <= from ? good_colour(dark()) : bad_colour(dark()));
         const QRectF bar(x0, plot.top() + i * row_h + 3, std::max(1.0, x1 - x0), row_h - 6);
         p.fillRect(bar, c);
+        const double delta = std::fabs(to - from);
         const QString value = r.total ? (energy ? format_energy(to) : format_seconds(to))
-                                      : (energy ? format_energy(to - from) : format_seconds(to - from));
+                                      : (to > from ? QStringLiteral("+") : QStringLiteral("−"))
+                + (energy ? format_energy(delta) : format_seconds(delta));
         p.setPen(text);
-        p.drawText(QRectF(x1 + 4, bar.top(), plot.right() - x1 + 20, bar.height()), Qt::AlignLeft | Qt::AlignVCenter,
-            r.total || to > from ? value : QStringLiteral("−") + (energy ? format_energy(from - to) : format_seconds(from - to)));
+        p.drawText(QRectF(x1 + 4, bar.top(), label_room, bar.height()), Qt::AlignLeft | Qt::AlignVCenter, value);
     }
 }
 
@@ -157,8 +162,8 @@ void WaterfallView::paint_chart(QPainter& p)
     for (int i = 0; i < row_count(); ++i)
         p.drawText(QRectF(0, l.top + i * l.row_h, l.label_w - 6, l.row_h), Qt::AlignRight | Qt::AlignVCenter,
             m_rows[static_cast<std::size_t>(i)].label);
-    paint_panel(p, l.time_plot, l.max_step * 1.15, false);
-    paint_panel(p, l.energy_plot, l.max_energy * 1.15, true);
+    paint_panel(p, l.time_plot, l.max_step, false);
+    paint_panel(p, l.energy_plot, l.max_energy, true);
 }
 
 QString WaterfallView::tooltip_at(QPointF pos) const
@@ -170,7 +175,8 @@ QString WaterfallView::tooltip_at(QPointF pos) const
     const Row& r = m_rows[static_cast<std::size_t>(i)];
     return QStringLiteral("<b>%1</b><br>%2<br>step %3 → %4, energy %5 → %6")
         .arg(r.label.toHtmlEscaped(), r.detail.toHtmlEscaped(), format_seconds(r.total ? r.step_to : r.step_from),
-            format_seconds(r.step_to), format_energy(r.total ? r.energy_to : r.energy_from), format_energy(r.energy_to));
+            format_seconds(r.step_to), format_energy(r.total ? r.energy_to : r.energy_from),
+            format_energy(r.energy_to));
 }
 
 QString WaterfallView::csv() const
