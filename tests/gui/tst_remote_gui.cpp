@@ -798,7 +798,11 @@ private Q_SLOTS:
         QVERIFY(remote->wait_until_idle(10000));
         QAction* calibrate = remote->panel()->calibrate_action();
         QVERIFY(!calibrate->isEnabled()); // nothing selected
+        // A failed run that reached SLURM (job 4242) can be watched again; a completed one cannot.
+        QVERIFY(remote->panel()->select_run(QString::fromStdString(failed)));
+        QVERIFY(remote->panel()->attach_action()->isEnabled());
         QVERIFY(remote->panel()->select_run(QString::fromStdString(fitted.front())));
+        QVERIFY(!remote->panel()->attach_action()->isEnabled());
         QVERIFY(calibrate->isEnabled());
         calibrate->trigger(); // one run: every run of its cluster
         views::CalibrationFitDialog* dialog = w.calibration_fit_dialog();
