@@ -1,6 +1,7 @@
 #include "cli/cli_parser.hpp"
 
 #include "cli/cli_common.hpp"
+#include "io/input_limits.hpp"
 
 #include <cstdio>
 
@@ -23,7 +24,8 @@ std::optional<int> CommandParser::parse(const QStringList& args, int min_positio
     if (!args.isEmpty())
         m_command = args.first().section(QLatin1Char(' '), -1);
     if (!m_parser.parse(args)) {
-        print_err("parallax-cli " + m_command.toStdString() + ": " + m_parser.errorText().toStdString());
+        print_err(
+            "parallax-cli " + m_command.toStdString() + ": " + printable_rule(m_parser.errorText().toStdString()));
         return kBadInput;
     }
     if (m_parser.isSet(QStringLiteral("help"))) {

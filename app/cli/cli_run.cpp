@@ -8,6 +8,7 @@
 #include "cli/cli_parser.hpp"
 #include "cli/cli_store.hpp"
 #include "cluster/profile_store.hpp"
+#include "io/input_limits.hpp"
 #include "io/json_reader.hpp"
 #include "io/scenario_io.hpp"
 #include "jobs/bundle_folder.hpp"
@@ -50,7 +51,7 @@ ClusterProfile load_profile_argument(const QString& arg)
         return *p;
     const QStringList names = store.names();
     throw InputError("--cluster", "",
-        "no cluster profile '" + a + "' in " + store.location().toStdString()
+        "no cluster profile '" + quoted_for_message(a) + "' in " + store.location().toStdString()
             + (names.isEmpty() ? std::string(" (none stored)")
                                : " (stored: " + names.join(QStringLiteral(", ")).toStdString() + ")")
             + " and no such JSON file");
@@ -111,13 +112,13 @@ public:
                 report_submitted(id, seen->second);
         });
         QObject::connect(&runner, &RemoteRunner::dispatch_failed, &m_loop, [this](QString message) {
-            print_err("parallax-cli run: could not send the run: " + message.toStdString());
+            print_err("parallax-cli run: could not send the run: " + terminal_text(message.toStdString()));
             finish(kRunFailed);
         });
         QObject::connect(
             &runner, &RemoteRunner::run_state_changed, &m_loop, [this](QString id, RunState state, QString detail) {
                 print_err("[" + now_hms() + "] " + id.toStdString() + " " + std::string(to_string(state)) + ": "
-                    + detail.toStdString());
+                    + terminal_text(detail.toStdString()));
                 m_seen[id] = state;
                 if (id == m_run_id)
                     report_submitted(id, state);
@@ -127,11 +128,11 @@ public:
         QObject::connect(&runner, &RemoteRunner::connection_state_changed, &m_loop,
             [](QString host, QString state, QString message) {
                 print_err("[" + now_hms() + "] connection " + host.toStdString() + " " + state.toStdString() + ": "
-                    + message.toStdString());
+                    + terminal_text(message.toStdString()));
             });
         QObject::connect(&runner, &RemoteRunner::run_error, &m_loop, [this](QString id, QString message) {
             print_err("parallax-cli run: " + (id.isEmpty() ? std::string() : id.toStdString() + ": ")
-                + message.toStdString());
+                + terminal_text(message.toStdString()));
             finish(kRunFailed);
         });
         QObject::connect(&runner, &RemoteRunner::run_finished, &m_loop, [this](QString id, RunState state, QString) {
@@ -259,7 +260,8 @@ int run_run(const QStringList& args)
         try {
             const auto store = open_existing_run_store(store_path);
             if (!store || !store->run(id.toStdString())) {
-                print_err("parallax-cli run: no run " + id.toStdString() + " in " + store_path.toStdString());
+                print_err("parallax-cli run: no run " + quoted_for_message(id.toStdString()) + " in "
+                    + store_path.toStdString());
                 return kBadInput;
             }
         } catch (const InputError& e) {

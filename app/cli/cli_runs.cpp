@@ -7,9 +7,11 @@
 #include "cli/cli_parser.hpp"
 #include "cli/cli_store.hpp"
 #include "io/csv_writer.hpp"
+#include "io/input_limits.hpp"
 #include "runs/run_catalog.hpp"
 #include "runs/run_report.hpp"
 #include "spec/input_error.hpp"
+#include "ssh/ssh_interaction.hpp"
 
 #include <cstdio>
 
@@ -109,8 +111,8 @@ int run_runs(const QStringList& args)
         const std::unique_ptr<RunCatalog> store = open_existing_run_store(path);
         if (!store) {
             if (!id.isEmpty()) {
-                print_err("parallax-cli runs: no run " + id.toStdString() + ": there is no run store at "
-                    + path.toStdString() + " yet");
+                print_err("parallax-cli runs: no run " + quoted_for_message(id.toStdString())
+                    + ": there is no run store at " + path.toStdString() + " yet");
                 return kBadInput;
             }
             if (cmd.csv()) {
@@ -128,7 +130,8 @@ int run_runs(const QStringList& args)
         if (!id.isEmpty()) {
             const auto run = catalog.run(id.toStdString());
             if (!run) {
-                print_err("parallax-cli runs: no run " + id.toStdString() + " in " + path.toStdString());
+                print_err(
+                    "parallax-cli runs: no run " + quoted_for_message(id.toStdString()) + " in " + path.toStdString());
                 return kBadInput;
             }
             if (p.isSet(QStringLiteral("log"))) {
@@ -144,7 +147,7 @@ int run_runs(const QStringList& args)
             std::string text = catalog.summary_text(*run);
             text += "  history:\n";
             for (const StateTransition& t : catalog.transitions(run->id))
-                text += "    " + t.at + "  " + std::string(to_string(t.state)) + ": " + t.detail + "\n";
+                text += "    " + t.at + "  " + std::string(to_string(t.state)) + ": " + terminal_text(t.detail) + "\n";
             text += "  remote folder: " + run->remote_dir + "\n  log: " + run->log_path + "\n";
             print_out(text);
             return kOk;

@@ -119,6 +119,12 @@ std::string quoted_for_message(std::string_view text, std::size_t max_chars)
             out += "\\x";
             out += kHex[c >> 4];
             out += kHex[c & 0xF];
+        } else if (c == 0xC2 && i + 1 < cut && (static_cast<unsigned char>(text[i + 1]) & 0xE0) == 0x80) {
+            // U+0080..U+009F, the C1 controls (U+009B is a one-character CSI to some terminals).
+            const auto low = static_cast<unsigned char>(text[++i]);
+            out += "\\u00";
+            out += kHex[low >> 4];
+            out += kHex[low & 0xF];
         } else {
             out += static_cast<char>(c);
         }

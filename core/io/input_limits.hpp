@@ -33,8 +33,9 @@ inline constexpr std::size_t kMaxQuotedChars = 80;
 inline constexpr std::size_t kMaxQuotedPathChars = 200;
 
 // `text` fit for an error message: control characters (NUL, tab, newline, escape) written as
-// \t, \n, \x00 ..., and cut to `max_chars` bytes (at a UTF-8 boundary) with the full length stated,
-// so a NUL cannot end the message early (what() is a C string) and a 200 MB key is not echoed whole.
+// \t, \n, \x00 ... (the C1 controls U+0080..U+009F as \u0080 ...), and cut to `max_chars` bytes (at a UTF-8 boundary)
+// with the full length stated, so a NUL cannot end the message early (what() is a C string) and a 200 MB key is not
+// echoed whole.
 std::string quoted_for_message(std::string_view text, std::size_t max_chars = kMaxQuotedChars);
 
 // A rule for an InputError: control characters escaped as in quoted_for_message except its line

@@ -1,5 +1,6 @@
 #include "cluster/profile_store.hpp"
 
+#include "io/input_limits.hpp"
 #include "spec/input_error.hpp"
 
 #include <QFile>
@@ -118,19 +119,22 @@ std::optional<ClusterProfile> ProfileStore::load(const QString& name) const
         } else if (it->is_boolean()) {
             const QString t = v.toString().toLower();
             if (t != QLatin1String("true") && t != QLatin1String("false"))
-                throw InputError(where, k, "must be true or false, found '" + v.toString().toStdString() + "'");
+                throw InputError(
+                    where, k, "must be true or false, found '" + quoted_for_message(v.toString().toStdString()) + "'");
             j[k] = t == QLatin1String("true");
         } else if (it->is_number_integer() || it->is_number_unsigned()) {
             bool ok = false;
             const qlonglong n = v.toString().toLongLong(&ok);
             if (!ok)
-                throw InputError(where, k, "must be an integer, found '" + v.toString().toStdString() + "'");
+                throw InputError(
+                    where, k, "must be an integer, found '" + quoted_for_message(v.toString().toStdString()) + "'");
             j[k] = n;
         } else if (it->is_number()) {
             bool ok = false;
             const double n = v.toString().toDouble(&ok);
             if (!ok)
-                throw InputError(where, k, "must be a number, found '" + v.toString().toStdString() + "'");
+                throw InputError(
+                    where, k, "must be a number, found '" + quoted_for_message(v.toString().toStdString()) + "'");
             j[k] = n;
         } else {
             j[k] = v.toString().toStdString();

@@ -38,6 +38,8 @@ struct StepRecord {
     std::optional<double> power_W; // per GPU
     std::optional<double> energy_J; // per GPU and step (Megatron --log-energy: J/iter/GPU)
     std::optional<double> loss; // not in the JSON contract; kept for plots and tests
+
+    bool operator==(const StepRecord&) const = default;
 };
 
 // One Megatron `[Rank R] (after K iterations) memory (MB) | ...` report. Megatron's "MB" are MiB

@@ -55,6 +55,11 @@ ParsedLog TrainingLogParser::finish()
     m_splitter.finish([this](std::string_view line, bool complete) { on_physical_line(line, complete); });
     for (auto& c : m_candidates)
         c.parser->on_end();
+    return current();
+}
+
+ParsedLog TrainingLogParser::current() const
+{
     for (const auto& c : m_candidates) {
         if (c.parser->records() > 0)
             return c.parser->result();

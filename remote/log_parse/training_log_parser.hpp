@@ -25,6 +25,9 @@ public:
     void feed(std::string_view bytes);
     // Ends the input (an unterminated last line counts as possibly cut) and returns the result; call once.
     ParsedLog finish();
+    // The result of the complete lines fed so far, without ending the input: the unterminated last line and
+    // a record still waiting for its wrapped rest are left for later feeds (a live log is read on).
+    ParsedLog current() const;
 
 private:
     struct Candidate {

@@ -2,15 +2,15 @@
 
 #include "log_parse/training_log_parser.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace parallax::remote {
 
 namespace {
 
 constexpr std::string_view kMarker = "PARALLAX_PROBE ";
-// As the probe parser: a record is a few hundred bytes; longer lines are not ours.
-constexpr std::size_t kMaxRecordBytes = 64 * 1024;
 
 std::optional<double> number(const nlohmann::json& j, const char* key)
 {
@@ -25,50 +25,6 @@ std::string text(const nlohmann::json& j, const char* key)
 {
     const auto it = j.find(key);
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-void scan_probe_records(std::string_view log, Measurements& m)
-{
-    std::size_t pos = 0;
-    int seq = 0;
-    while (pos < log.size()) {
-        std::size_t end = log.find('\n', pos);
-        if (end == std::string_view::npos)
-            break; // an unterminated last line may be cut: wait for its end
-        const std::string_view line = log.substr(pos, end - pos);
-        pos = end + 1;
-        const auto at = line.find(kMarker);
-        if (at == std::string_view::npos || line.size() > kMaxRecordBytes)
-            continue;
-        std::string_view body = line.substr(at + kMarker.size());
-        while (!body.empty() && (body.back() == '\r' || body.back() == ' '))
-            body.remove_suffix(1);
-        const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
-        if (!j.is_object())
-            continue;
-        const std::string kind = text(j, "kind");
-        if (kind == "bench") {
-            const auto t = number(j, "time_s");
-            if (!t)
-                continue;
-            BenchRecord b;
-            b.seq = seq++;
-            b.op = text(j, "op");
-            b.name = text(j, "name");
-            b.group = text(j, "group");
-            b.time_s = *t;
-            b.bytes = number(j, "bytes");
-            b.tflops = number(j, "tflops");
-            b.bus_GBps = number(j, "bus_GBps");
-            b.json = j.dump();
-            m.benches.push_back(std::move(b));
-        } else if (kind == "run") {
-            m.run_info_json = j.dump();
-        } else if (kind == "done") {
-            m.done_exit = text(j, "exit");
-            m.done_error = text(j, "error");
-        }
-    }
 }
 
 void put_if(nlohmann::json& j, const char* key, const std::optional<double>& v)
@@ -94,18 +50,110 @@ LogFormat log_format_for(JobFramework f)
     return LogFormat::auto_detect;
 }
 
+void ProbeRecordScanner::feed(std::string_view bytes, Measurements& into)
+{
+    m_splitter.feed(bytes, [&](std::string_view line, bool complete) {
+        if (complete) // a line over kMaxRecordBytes arrives cut: not a record
+            read_line(line, into);
+    });
+}
+
+void ProbeRecordScanner::read_line(std::string_view line, Measurements& m)
+{
+    const auto at = line.find(kMarker);
+    if (at == std::string_view::npos)
+        return;
+    std::string_view body = line.substr(at + kMarker.size());
+    while (!body.empty() && (body.back() == '\r' || body.back() == ' '))
+        body.remove_suffix(1);
+    const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+    if (!j.is_object())
+        return;
+    const std::string kind = text(j, "kind");
+    if (kind == "bench") {
+        const auto t = number(j, "time_s");
+        if (!t)
+            return;
+        BenchRecord b;
+        b.seq = m_seq++;
+        b.op = text(j, "op");
+        b.name = text(j, "name");
+        b.group = text(j, "group");
+        b.time_s = *t;
+        b.bytes = number(j, "bytes");
+        b.tflops = number(j, "tflops");
+        b.bus_GBps = number(j, "bus_GBps");
+        b.json = j.dump();
+        m.benches.push_back(std::move(b));
+    } else if (kind == "run") {
+        m.run_info_json = j.dump();
+    } else if (kind == "done") {
+        m.done_exit = text(j, "exit");
+        m.done_error = text(j, "error");
+    }
+}
+
 Measurements parse_measurements(std::string_view log, LogFormat format)
 {
-    Measurements m;
-    m.parsed = parse_training_log(log, format);
-    if (format == LogFormat::probe || format == LogFormat::auto_detect)
-        scan_probe_records(log, m);
-    return m;
+    MeasurementCollector c(format);
+    c.feed(log);
+    return c.finish();
+}
+
+MeasurementCollector::MeasurementCollector(LogFormat format)
+    : m_format(format)
+    , m_parser(std::make_unique<TrainingLogParser>(format))
+{
+}
+
+MeasurementCollector::~MeasurementCollector() = default;
+
+void MeasurementCollector::feed(std::string_view bytes)
+{
+    if (m_finished)
+        throw std::logic_error("MeasurementCollector: fed after finish()");
+    m_parser->feed(bytes);
+    if (m_format == LogFormat::probe || m_format == LogFormat::auto_detect)
+        m_probe.feed(bytes, m_probe_records);
+    m_size_bytes += bytes.size();
+    if (bytes.size() >= kTailBytes) {
+        m_tail.assign(bytes.substr(bytes.size() - kTailBytes));
+    } else {
+        m_tail.append(bytes);
+        if (m_tail.size() > 2 * kTailBytes) // trimmed now and then, not at every feed
+            m_tail.erase(0, m_tail.size() - kTailBytes);
+    }
+}
+
+std::string_view MeasurementCollector::tail(std::size_t n) const
+{
+    n = std::min({ n, kTailBytes, m_tail.size() });
+    return std::string_view(m_tail).substr(m_tail.size() - n);
+}
+
+void MeasurementCollector::clear()
+{
+    m_parser = std::make_unique<TrainingLogParser>(m_format);
+    m_probe = ProbeRecordScanner();
+    m_probe_records = Measurements();
+    m_tail.clear();
+    m_size_bytes = 0;
+    m_finished = false;
 }
 
 Measurements MeasurementCollector::snapshot() const
 {
-    return parse_measurements(m_log, m_format);
+    Measurements m = m_probe_records;
+    m.parsed = m_parser->current();
+    return m;
+}
+
+Measurements MeasurementCollector::finish()
+{
+    m_finished = true;
+    Measurements m = m_probe_records;
+    m.parsed = m_parser->finish();
+    return m;
 }
 
 nlohmann::json Measurements::summary_json() const

@@ -111,9 +111,13 @@ void RemoteWorker::attach(const QString& run_id)
             Q_EMIT run_error(run_id, QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
             return;
         }
-        if (is_terminal(run->state)) {
+        if (is_terminal(run->state) && !m_engine->reopen(id)) {
             Q_EMIT run_finished(run_id, run->state, q(run->detail));
             return;
+        }
+        if (is_terminal(run->state)) {
+            const auto reopened = m_store->get(id);
+            Q_EMIT run_state_changed(run_id, reopened->state, q(reopened->detail));
         }
         const ClusterProfile p = profile_from_json(nlohmann::json::parse(run->profile_json), "run " + id);
         forget_refusals(p);

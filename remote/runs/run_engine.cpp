@@ -1,5 +1,6 @@
 #include "runs/run_engine.hpp"
 
+#include "io/input_limits.hpp"
 #include "io/prediction_io.hpp"
 #include "io/scenario_io.hpp"
 #include "jobs/shell_quote.hpp"
@@ -167,8 +168,12 @@ RunEngine::RunEngine(RunStore& store, ConnectionPool& pool)
 RunEngine::Live& RunEngine::live(const RunRecord& run, const ClusterProfile* profile_with_env)
 {
     auto it = m_live.find(run.id);
-    if (it != m_live.end())
+    // A finished collector read a log that was complete, yet the run goes on (the store failed before the end
+    // state was written): start again from the stored log.
+    if (it != m_live.end() && !it->second.collector->finished())
         return it->second;
+    if (it != m_live.end())
+        m_live.erase(it);
     Live l;
     // The stored profile lacks the env values (secrets are never stored); the dispatching request has them.
     l.profile = profile_with_env
@@ -177,6 +182,7 @@ RunEngine::Live& RunEngine::live(const RunRecord& run, const ClusterProfile* pro
     l.framework = job_framework_from_string(run.framework).value_or(JobFramework::probe);
     l.collector = std::make_unique<MeasurementCollector>(log_format_for(l.framework));
     m_store.for_each_log_chunk(run.id, [&](std::string_view chunk) { l.collector->feed(chunk); });
+    l.latest = l.collector->snapshot();
     return m_live.emplace(run.id, std::move(l)).first->second;
 }
 
@@ -608,16 +614,18 @@ void RunEngine::restart_log(const RunRecord& run, Live& l, std::int64_t stored_b
         run.detail + "; the log on the cluster was replaced (a requeued or restarted job), the "
             + std::to_string(stored_bytes) + " bytes read before were dropped and it is read from its start");
     l.collector->clear();
+    l.stored.reset();
     l.parsed_bytes = -1;
 }
 
-bool RunEngine::update_measurements(const RunRecord& run, Live& l, bool force)
+bool RunEngine::update_measurements(const RunRecord& run, Live& l, bool final)
 {
     const auto size = static_cast<std::int64_t>(l.collector->size());
-    if (!force && size == l.parsed_bytes)
+    if (!final && size == l.parsed_bytes)
         return false;
-    const Measurements m = l.collector->snapshot();
-    m_store.set_measurements(run.id, m.parsed, m.benches, m.summary_json().dump(), m.run_info_json);
+    // Only the bytes fed since the last poll are parsed; the snapshot costs the steps, not the log's bytes.
+    l.latest = final ? l.collector->finish() : l.collector->snapshot();
+    m_store.store_measurements(run.id, l.stored.delta_to(l.latest));
     l.parsed_bytes = size;
     return true;
 }
@@ -626,7 +634,7 @@ PollOutcome RunEngine::poll(const std::string& run_id, const CancelToken& cancel
 {
     std::optional<RunRecord> run = m_store.get(run_id);
     if (!run)
-        throw StoreError("run store: no run " + run_id);
+        throw StoreError("run store: no run " + quoted_for_message(run_id));
     PollOutcome out;
     out.state = run->state;
     out.detail = run->detail;
@@ -674,11 +682,14 @@ PollOutcome RunEngine::poll(const std::string& run_id, const CancelToken& cancel
         next = run->state == RunState::submitted ? RunState::submitted : run->state;
         detail = ls.detail + "; asking again";
     } else if (gone) {
-        const Measurements m = l.collector->snapshot();
+        const Measurements& m = l.latest;
         if (m.done_exit && *m.done_exit == "ok") {
             next = RunState::completed;
             detail = "SLURM job " + run->job_id
                 + " ended and left SLURM's memory; its log ends with the probe's clean exit";
+        } else if (!l.reopened_from.empty()) {
+            next = RunState::failed; // as it was: the launcher has nothing to add
+            detail = l.reopened_from + " (checked again: SLURM no longer knows job " + run->job_id + ")";
         } else {
             next = RunState::failed;
             detail = "SLURM job " + run->job_id + " vanished from squeue and scontrol; its final state is unknown";
@@ -695,7 +706,7 @@ PollOutcome RunEngine::poll(const std::string& run_id, const CancelToken& cancel
         }
     }
     if (next == RunState::completed && l.framework == JobFramework::probe) {
-        const Measurements m = l.collector->snapshot();
+        const Measurements& m = l.latest;
         if (m.done_exit && *m.done_exit != "ok") {
             next = RunState::failed;
             detail += "; the probe reported an error: " + m.done_error;
@@ -714,11 +725,24 @@ PollOutcome RunEngine::poll(const std::string& run_id, const CancelToken& cancel
     return out;
 }
 
+bool RunEngine::reopen(const std::string& run_id)
+{
+    const std::optional<RunRecord> run = m_store.get(run_id);
+    if (!run || run->state != RunState::failed || run->job_id.empty())
+        return false;
+    m_live.erase(run_id);
+    m_store.set_state(run_id, RunState::submitted,
+        "attached again after it was marked failed (" + run->detail + "); asking the launcher about job "
+            + run->job_id);
+    live(*m_store.get(run_id)).reopened_from = run->detail;
+    return true;
+}
+
 void RunEngine::cancel(const std::string& run_id, const CancelToken& cancel)
 {
     std::optional<RunRecord> run = m_store.get(run_id);
     if (!run)
-        throw StoreError("run store: no run " + run_id);
+        throw StoreError("run store: no run " + quoted_for_message(run_id));
     if (is_terminal(run->state))
         return;
     Live& l = live(*run);
@@ -770,7 +794,7 @@ TraceFetch RunEngine::fetch_traces(const std::string& run_id, const std::string&
 {
     const std::optional<RunRecord> run = m_store.get(run_id);
     if (!run)
-        throw StoreError("run store: no run " + run_id);
+        throw StoreError("run store: no run " + quoted_for_message(run_id));
     TraceFetch out;
     if (run->remote_dir.empty()) {
         out.message = "the run has no folder on the cluster yet";
@@ -845,7 +869,7 @@ Measurements RunEngine::measurements(const std::string& run_id)
 {
     auto it = m_live.find(run_id);
     if (it != m_live.end())
-        return it->second.collector->snapshot();
+        return it->second.latest;
     const auto run = m_store.get(run_id);
     const JobFramework fw
         = run ? job_framework_from_string(run->framework).value_or(JobFramework::probe) : JobFramework::probe;

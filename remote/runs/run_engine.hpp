@@ -8,6 +8,7 @@
 // Runs on one thread (RemoteWorker's), with the store and connections of that thread.
 #include "jobs/cancel_token.hpp"
 #include "jobs/job_bundle.hpp"
+#include "runs/measurement_sync.hpp"
 #include "runs/measurements.hpp"
 #include "ssh/ssh_connection.hpp"
 #include "store/run_store.hpp"
@@ -73,6 +74,12 @@ public:
     // the following polls confirm the final state. Throws SshError like poll().
     void cancel(const std::string& run_id, const CancelToken& cancel = {});
 
+    // A run marked failed while its job may still be running or have finished with its log (an older version
+    // declared it gone during a controller outage, or the app was closed at the wrong moment) is watched again:
+    // it goes back to "submitted" and the next polls ask the launcher and read the log on. Only failed runs
+    // that reached the launcher (a job id) are reopened; returns whether this one was.
+    bool reopen(const std::string& run_id);
+
     // The measurements parsed so far.
     Measurements measurements(const std::string& run_id);
 
@@ -95,6 +102,7 @@ public:
     static constexpr std::size_t kMaxLogBytesPerPoll = 8u << 20;
     // Stored log bytes read again at each poll to check that the file is still the one read so far.
     static constexpr std::size_t kLogOverlapBytes = 256;
+    static_assert(kLogOverlapBytes <= MeasurementCollector::kTailBytes);
     // Transient submission failures (controller unreachable, squeue unanswered) before a run is failed; the
     // worker's polls space them out (poll_min_s growing to poll_max_s).
     static constexpr int kMaxSubmitRetries = 30;
@@ -103,11 +111,14 @@ private:
     struct Live {
         ClusterProfile profile;
         JobFramework framework = JobFramework::probe;
-        std::unique_ptr<MeasurementCollector> collector;
+        std::unique_ptr<MeasurementCollector> collector; // fed each log byte once
+        StoredMeasurements stored; // what the store holds of its measurements
+        Measurements latest; // the collector's last snapshot (or its finish() once the log is complete)
         int unknown_polls = 0;
         std::string last_slurm_state;
         std::int64_t parsed_bytes = -1;
         int submit_retries = 0; // transient submission failures so far
+        std::string reopened_from; // the failure detail of a reopened run, kept if nothing new is learnt
     };
     Live& live(const RunRecord& run, const ClusterProfile* profile_with_env = nullptr);
     // The stored files, with env.sh rebuilt from the live profile's values (the store keeps only names).
@@ -128,7 +139,8 @@ private:
     LauncherState query_direct(const RunRecord& run, Live& l, const CancelToken& cancel);
     std::string read_new_log(const RunRecord& run, Live& l, bool drain, const CancelToken& cancel);
     void restart_log(const RunRecord& run, Live& l, std::int64_t stored_bytes);
-    bool update_measurements(const RunRecord& run, Live& l, bool force);
+    // final: the log is complete (the job ended); its unterminated last line is read too.
+    bool update_measurements(const RunRecord& run, Live& l, bool final);
     std::string log_host(const RunRecord& run, const Live& l) const;
 
     RunStore& m_store;

@@ -3,6 +3,7 @@
 #include "io/scenario_io.hpp"
 #include "spec/input_error.hpp"
 #include "spec/strategy_label.hpp"
+#include "ssh/ssh_interaction.hpp"
 #include "store/run_store.hpp"
 
 #include <algorithm>
@@ -238,7 +239,8 @@ nlohmann::ordered_json run_to_json(const RunStore& store, const RunRecord& run, 
 
 std::string run_summary_text(const RunStore& store, const RunRecord& run)
 {
-    std::string out = "run " + run.id + ": " + std::string(to_string(run.state)) + " (" + run.detail + ")\n";
+    std::string out
+        = "run " + run.id + ": " + std::string(to_string(run.state)) + " (" + terminal_text(run.detail) + ")\n";
     out += "  " + run.framework + " on '" + run.cluster + "' (" + run.launcher + "), " + run.description + "\n";
     if (const std::string label = run_plan_label(run); !label.empty())
         out += "  plan " + label + "\n";

@@ -32,6 +32,9 @@ struct RunRow {
     std::optional<double> step_error() const;
     std::optional<double> tps_error() const;
     bool active() const { return !is_terminal(state); }
+    // Can be watched again: unfinished, or failed after it reached the launcher (its job may have run on;
+    // RemoteRunner::attach reopens it).
+    bool attachable() const { return active() || (state == RunState::failed && !job_id.isEmpty()); }
     // The state as stored and printed ("running", "failed", ...).
     QString state_text() const;
     bool operator==(const RunRow&) const = default;

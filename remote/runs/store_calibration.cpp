@@ -1,5 +1,6 @@
 #include "runs/store_calibration.hpp"
 
+#include "io/input_limits.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
 #include "model/plan_context.hpp"
@@ -196,7 +197,7 @@ StoreFit fit_selected_runs(const RunCatalog& catalog, const std::vector<std::str
     if (run_ids.size() == 1) {
         const std::optional<RunRecord> run = catalog.run(run_ids.front());
         if (!run) {
-            out.error = "no run " + run_ids.front() + " in the store";
+            out.error = "no run " + quoted_for_message(run_ids.front()) + " in the store";
             return out;
         }
         out.cluster = run->cluster;

@@ -45,6 +45,7 @@ public:
     template <class F> auto run(F&& f, const CancelToken& cancel = {}) -> decltype(f(std::declval<SshSession&>()))
     {
         SshSession& s = session(cancel);
+        s.set_cancel(cancel);
         try {
             return f(s);
         } catch (const SshError& e) {

@@ -1,5 +1,7 @@
 #include "ssh/ssh_interaction.hpp"
 
+#include "io/input_limits.hpp"
+
 #include <cstdio>
 #include <fcntl.h>
 #include <string>
@@ -7,6 +9,11 @@
 #include <unistd.h>
 
 namespace parallax::remote {
+
+std::string terminal_text(std::string_view server_text)
+{
+    return printable_rule(server_text);
+}
 
 std::string describe_unknown_host(const HostKeyInfo& key)
 {
@@ -87,7 +94,7 @@ bool TerminalInteraction::confirm_unknown_host(const HostKeyInfo& key)
     Tty tty;
     if (!tty.ok())
         return false;
-    tty.write(describe_unknown_host(key) + "\nAre you sure you want to continue connecting (yes/no)? ");
+    tty.write(terminal_text(describe_unknown_host(key)) + "\nAre you sure you want to continue connecting (yes/no)? ");
     auto answer = tty.read_line(true);
     return answer && *answer == "yes";
 }
@@ -111,12 +118,12 @@ std::optional<std::vector<Secret>> TerminalInteraction::answer_prompts(const Kbd
     if (!tty.ok())
         return std::nullopt;
     if (!prompt.name.empty())
-        tty.write(prompt.name + "\n");
+        tty.write(terminal_text(prompt.name) + "\n");
     if (!prompt.instruction.empty())
-        tty.write(prompt.instruction + "\n");
+        tty.write(terminal_text(prompt.instruction) + "\n");
     std::vector<Secret> answers;
     for (const auto& p : prompt.prompts) {
-        tty.write(p.text);
+        tty.write(terminal_text(p.text));
         auto line = tty.read_line(p.echo);
         if (!line)
             return std::nullopt;

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace parallax::remote {
@@ -34,6 +35,11 @@ struct KbdPrompt {
     };
     std::vector<Item> prompts;
 };
+
+// Server text (keyboard-interactive names, instructions and prompts, remote error output) as it may be written
+// to a terminal: control and escape characters made visible (\x1b, \r, \u009b ...), line breaks kept, so
+// that it cannot move the cursor, retitle the window or hide what it says.
+std::string terminal_text(std::string_view server_text);
 
 class SshInteraction {
 public:

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <poll.h>
 #include <sys/stat.h>
 #include <thread>
 #include <vector>
@@ -58,6 +59,8 @@ namespace {
 constexpr std::size_t kSftpChunkBytes = 32 * 1024;
 // How long one wait for channel data lasts before the loop checks the deadline and the cancel flag.
 constexpr int kChannelPollMs = 50;
+// The same while connecting: how soon a cancel interrupts a server that does not answer.
+constexpr int kConnectPollMs = 20;
 
 struct KeyDeleter {
     void operator()(ssh_key k) const { ssh_key_free(k); }
@@ -289,12 +292,7 @@ void SshSession::connect(const SshTarget& target, SshInteraction& interaction, c
     if (cancel.cancelled())
         throw SshError(SshErrorKind::cancelled, m_target.label() + ": cancelled");
     qCDebug(lcSsh).noquote() << "connecting to" << QString::fromStdString(m_target.label());
-    if (ssh_connect(m_session) != SSH_OK) {
-        const std::string detail = ssh_get_error(m_session);
-        const bool timed_out
-            = detail.find("imeout") != std::string::npos || detail.find("timed out") != std::string::npos;
-        fail(timed_out ? SshErrorKind::timeout : SshErrorKind::connect, "cannot connect");
-    }
+    connect_cancellable(cancel);
     // From here on blocking protocol steps use the (longer) I/O timeout.
     ssh_options_set(m_session, SSH_OPTIONS_TIMEOUT, &timeout_s);
     try {
@@ -308,6 +306,39 @@ void SshSession::connect(const SshTarget& target, SshInteraction& interaction, c
         throw;
     }
     m_callbacks->userdata = nullptr; // the interaction is the caller's; only authentication uses it
+}
+
+void SshSession::connect_cancellable(const CancelToken& cancel)
+{
+    // Non-blocking, polled in short slices: a server that accepts the TCP connection but never speaks SSH (a
+    // hung sshd, a firewall's tarpit) would otherwise hold the thread for the whole connect timeout, and the
+    // app's shutdown with it. libssh enforces no timeout in this mode; the deadline below does.
+    const auto deadline = std::chrono::steady_clock::now() + m_target.connect_timeout;
+    ssh_set_blocking(m_session, 0);
+    int rc = ssh_connect(m_session);
+    while (rc == SSH_AGAIN) {
+        if (cancel.cancelled())
+            throw SshError(SshErrorKind::cancelled, m_target.label() + ": cancelled while connecting");
+        if (std::chrono::steady_clock::now() >= deadline)
+            throw SshError(SshErrorKind::timeout,
+                m_target.label() + ": cannot connect: no SSH answer within "
+                    + std::to_string(m_target.connect_timeout.count()) + " ms");
+        const socket_t fd = ssh_get_fd(m_session);
+        if (fd == SSH_INVALID_SOCKET) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(kConnectPollMs));
+        } else {
+            pollfd p { fd, POLLIN, 0 };
+            ::poll(&p, 1, kConnectPollMs);
+        }
+        rc = ssh_connect(m_session);
+    }
+    ssh_set_blocking(m_session, 1);
+    if (rc != SSH_OK) {
+        const std::string detail = ssh_get_error(m_session);
+        const bool timed_out
+            = detail.find("imeout") != std::string::npos || detail.find("timed out") != std::string::npos;
+        fail(timed_out ? SshErrorKind::timeout : SshErrorKind::connect, "cannot connect");
+    }
 }
 
 void SshSession::verify_host_key(SshInteraction& interaction)
@@ -652,6 +683,12 @@ void SshSession::fail_sftp(const std::string& what, const std::string& path)
     throw SshError(SshErrorKind::sftp, m_target.label() + ": " + what + " " + path + ": " + reason);
 }
 
+void SshSession::throw_if_cancelled(const char* what, const std::string& path) const
+{
+    if (m_cancel.cancelled())
+        throw SshError(SshErrorKind::cancelled, m_target.label() + ": " + what + " " + path + " cancelled");
+}
+
 void SshSession::upload(const std::string& remote_path, std::string_view data, int mode)
 {
     sftp_session s = sftp();
@@ -659,6 +696,7 @@ void SshSession::upload(const std::string& remote_path, std::string_view data, i
     if (!file)
         fail_sftp("cannot create", remote_path);
     while (!data.empty()) {
+        throw_if_cancelled("upload of", remote_path);
         const std::size_t chunk = std::min(data.size(), kSftpChunkBytes);
         const ssize_t n = sftp_write(file.get(), data.data(), chunk);
         if (n <= 0)
@@ -686,6 +724,7 @@ std::optional<std::string> SshSession::read_from(
     std::string out;
     std::vector<char> buffer(kSftpChunkBytes);
     while (out.size() < max_bytes) {
+        throw_if_cancelled("read of", remote_path);
         const std::size_t want = std::min(buffer.size(), max_bytes - out.size());
         const ssize_t n = sftp_read(file.get(), buffer.data(), want);
         if (n < 0)

@@ -74,11 +74,16 @@ public:
     // Size in bytes, or nullopt when the file does not exist.
     std::optional<std::uint64_t> file_size(const std::string& remote_path);
 
+    // Transfers stop at their next chunk once this token is cancelled (SshConnection::run sets it per call).
+    void set_cancel(const CancelToken& cancel) { m_cancel = cancel; }
+
     // An SSH_MSG_IGNORE packet: keeps NAT/firewall state alive and finds a dead connection (libssh 0.10 has
     // no keepalive option). Throws SshError(disconnected) when the connection is gone.
     void send_keepalive();
 
 private:
+    void connect_cancellable(const CancelToken& cancel);
+    void throw_if_cancelled(const char* what, const std::string& path) const;
     void verify_host_key(SshInteraction& interaction);
     void authenticate(SshInteraction& interaction, const CancelToken& cancel);
     bool try_key_file(const std::string& path, SshInteraction& interaction);
@@ -96,6 +101,7 @@ private:
     sftp_session_struct* m_sftp = nullptr;
     SshTarget m_target;
     std::string m_auth_method;
+    CancelToken m_cancel;
 };
 
 // "SHA256:..." of a public key file's key (tests compare with ssh-keygen -lf).

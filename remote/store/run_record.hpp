@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace parallax::remote {
 
@@ -74,6 +75,16 @@ struct BenchRecord {
     std::optional<double> tflops;
     std::optional<double> bus_GBps;
     std::string json; // the whole record as printed
+};
+
+// What changed in a run's measurements since they were last stored (a poll writes only this).
+struct MeasurementDelta {
+    bool replace = false; // drop every stored step and benchmark first (the log was replaced or re-read)
+    std::vector<StepRecord> steps; // new or changed steps
+    std::vector<BenchRecord> benches; // new benchmarks
+    std::string log_format; // "" when no format was recognised
+    std::string summary_json;
+    std::string run_info_json;
 };
 
 // A file of the run as it was sent (scripts, configs, the probe), so a run can be re-sent after a restart

@@ -1,5 +1,6 @@
 #include "store/run_store.hpp"
 
+#include "io/input_limits.hpp"
 #include "logging/log_categories.hpp"
 
 #include <QAtomicInteger>
@@ -397,7 +398,7 @@ void RunStore::set_state(const std::string& id, RunState state, const std::strin
     cur.addBindValue(q(id));
     exec(cur, "reading the run's state");
     if (!cur.next())
-        throw StoreError("run store: no run " + id);
+        throw StoreError("run store: no run " + quoted_for_message(id));
     if (s(cur.value(0)) == to_string(state) && s(cur.value(1)) == detail && !exit_code)
         return; // nothing changed: no transition
     cur.finish();
@@ -435,7 +436,7 @@ void RunStore::set_job(
     up.addBindValue(q(id));
     exec(up, "storing the job id");
     if (up.numRowsAffected() != 1)
-        throw StoreError("run store: no run " + id);
+        throw StoreError("run store: no run " + quoted_for_message(id));
     tx.commit();
 }
 
@@ -443,7 +444,7 @@ void RunStore::reset_log(const std::string& id, const std::string& why)
 {
     const std::optional<RunRecord> run = get(id);
     if (!run)
-        throw StoreError("run store: no run " + id);
+        throw StoreError("run store: no run " + quoted_for_message(id));
     {
         Transaction tx(m_connection);
         QSqlQuery del = prepare(m_connection, "DELETE FROM run_log_chunks WHERE run_id = ?");
@@ -465,12 +466,12 @@ std::int64_t RunStore::append_log(const std::string& id, std::int64_t offset, st
     cur.addBindValue(q(id));
     exec(cur, "reading the log size");
     if (!cur.next())
-        throw StoreError("run store: no run " + id);
+        throw StoreError("run store: no run " + quoted_for_message(id));
     const std::int64_t stored = cur.value(0).toLongLong();
     cur.finish();
     if (offset > stored)
-        throw StoreError("run store: log of run " + id + " would have a gap: it holds " + std::to_string(stored)
-            + " bytes, new data starts at " + std::to_string(offset));
+        throw StoreError("run store: log of run " + quoted_for_message(id) + " would have a gap: it holds "
+            + std::to_string(stored) + " bytes, new data starts at " + std::to_string(offset));
     const std::int64_t end = offset + static_cast<std::int64_t>(bytes.size());
     if (end <= stored)
         return stored; // all of it was stored before (a re-read after a reconnect)
@@ -492,26 +493,39 @@ std::int64_t RunStore::append_log(const std::string& id, std::int64_t offset, st
 void RunStore::set_measurements(const std::string& id, const ParsedLog& parsed, const std::vector<BenchRecord>& benches,
     const std::string& summary_json, const std::string& run_info_json)
 {
+    MeasurementDelta all;
+    all.replace = true;
+    all.steps = parsed.steps;
+    all.benches = benches;
+    all.log_format = parsed.recognised() ? log_format_name(parsed.format) : std::string_view();
+    all.summary_json = summary_json;
+    all.run_info_json = run_info_json;
+    store_measurements(id, all);
+}
+
+void RunStore::store_measurements(const std::string& id, const MeasurementDelta& delta)
+{
     Transaction tx(m_connection);
-    QSqlQuery del = prepare(m_connection, "DELETE FROM run_steps WHERE run_id = ?");
-    del.addBindValue(q(id));
-    exec(del, "replacing the steps");
+    if (delta.replace) {
+        for (const char* sql : { "DELETE FROM run_steps WHERE run_id = ?", "DELETE FROM run_bench WHERE run_id = ?" }) {
+            QSqlQuery del = prepare(m_connection, sql);
+            del.addBindValue(q(id));
+            exec(del, "replacing the measurements");
+        }
+    }
     QSqlQuery ins = prepare(m_connection,
-        "INSERT INTO run_steps (run_id, step, step_time_s, tokens_per_s, samples_per_s, tflops_per_gpu, mfu, "
-        "memory_GiB, power_W, loss) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const StepRecord& st : parsed.steps) {
+        "INSERT OR REPLACE INTO run_steps (run_id, step, step_time_s, tokens_per_s, samples_per_s, tflops_per_gpu, "
+        "mfu, memory_GiB, power_W, loss) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const StepRecord& st : delta.steps) {
         bind_all(ins,
             { q(id), static_cast<qlonglong>(st.step), opt(st.step_time_s), opt(st.tokens_per_s), opt(st.samples_per_s),
                 opt(st.tflops_per_gpu), opt(st.mfu), opt(st.memory_GiB), opt(st.power_W), opt(st.loss) });
         exec(ins, "storing a step");
     }
-    QSqlQuery delb = prepare(m_connection, "DELETE FROM run_bench WHERE run_id = ?");
-    delb.addBindValue(q(id));
-    exec(delb, "replacing the benchmarks");
     QSqlQuery insb = prepare(m_connection,
-        "INSERT INTO run_bench (run_id, seq, op, name, grp, time_s, bytes, tflops, bus_GBps, json) "
+        "INSERT OR REPLACE INTO run_bench (run_id, seq, op, name, grp, time_s, bytes, tflops, bus_GBps, json) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const BenchRecord& b : benches) {
+    for (const BenchRecord& b : delta.benches) {
         bind_all(insb,
             { q(id), b.seq, q(b.op), q(b.name), q(b.group), b.time_s, opt(b.bytes), opt(b.tflops), opt(b.bus_GBps),
                 q(b.json) });
@@ -519,9 +533,9 @@ void RunStore::set_measurements(const std::string& id, const ParsedLog& parsed, 
     }
     QSqlQuery up = prepare(m_connection,
         "UPDATE runs SET summary_json = ?, log_format = ?, run_info_json = ?, updated_at = ? WHERE id = ?");
-    up.addBindValue(q(summary_json));
-    up.addBindValue(q(parsed.recognised() ? log_format_name(parsed.format) : std::string_view("")));
-    up.addBindValue(q(run_info_json));
+    up.addBindValue(q(delta.summary_json));
+    up.addBindValue(q(delta.log_format));
+    up.addBindValue(q(delta.run_info_json));
     up.addBindValue(q(utc_now_iso()));
     up.addBindValue(q(id));
     exec(up, "storing the summary");

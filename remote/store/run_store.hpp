@@ -54,6 +54,8 @@ public:
     // Replaces the parsed measurements in one transaction.
     void set_measurements(const std::string& id, const ParsedLog& parsed, const std::vector<BenchRecord>& benches,
         const std::string& summary_json, const std::string& run_info_json);
+    // Writes what changed (steps and benchmarks by their key, replacing a stored one) in one transaction.
+    void store_measurements(const std::string& id, const MeasurementDelta& delta);
 
     std::optional<RunRecord> get(const std::string& id) const;
     // Newest first; `limit` 0 = all.

@@ -618,6 +618,41 @@ private Q_SLOTS:
         }
     }
 
+    // A server's keyboard-interactive name, instruction and prompts are its own text: tags stay tags, shown
+    // as written, and never load an image or a link.
+    void serverTextIsPlainTextInDialogs()
+    {
+        QTemporaryDir dir;
+        QWidget window;
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        views::RemoteRunsController::Options o;
+        o.store_path = dir.filePath(QStringLiteral("runs.sqlite"));
+        o.profiles_file = dir.filePath(QStringLiteral("profiles.ini"));
+        views::RemoteRunsController c(o, &window);
+        KbdPrompt kp;
+        kp.target = "me@login:22";
+        kp.name = "<b>Bank</b>";
+        kp.instruction = "<b>Welcome</b> <img src=\"http://x/y.png\"> \x1b]0;owned\x07 back";
+        kp.prompts = { { "<i>Password</i>: ", false } };
+        std::optional<std::vector<Secret>> answers;
+        std::thread kbd([&] { answers = c.prompts()->answer_prompts(kp); });
+        auto* k = wait_for_top_level<views::SecretPromptDialog>(QStringLiteral("ssh_prompt_dialog"));
+        QVERIFY(k);
+        auto* instruction = k->findChild<QLabel*>(QStringLiteral("instruction"));
+        QVERIFY(instruction);
+        QCOMPARE(instruction->textFormat(), Qt::PlainText);
+        QVERIFY(instruction->text().startsWith(QStringLiteral("<b>Welcome</b> <img src=")));
+        auto* prompt = k->findChild<QLabel*>(QStringLiteral("prompt_0"));
+        QVERIFY(prompt);
+        QCOMPARE(prompt->textFormat(), Qt::PlainText);
+        QCOMPARE(prompt->text(), QStringLiteral("<i>Password</i>: "));
+        QCOMPARE(k->windowTitle(), QStringLiteral("<b>Bank</b>"));
+        k->reject();
+        kbd.join();
+        QVERIFY(!answers.has_value());
+    }
+
     void cancelAsksFirstAndUnfinishedRunsAreWatchedAgain()
     {
         QTemporaryDir dir;
@@ -763,7 +798,11 @@ private Q_SLOTS:
         QVERIFY(remote->wait_until_idle(10000));
         QAction* calibrate = remote->panel()->calibrate_action();
         QVERIFY(!calibrate->isEnabled()); // nothing selected
+        // A failed run that reached SLURM (job 4242) can be watched again; a completed one cannot.
+        QVERIFY(remote->panel()->select_run(QString::fromStdString(failed)));
+        QVERIFY(remote->panel()->attach_action()->isEnabled());
         QVERIFY(remote->panel()->select_run(QString::fromStdString(fitted.front())));
+        QVERIFY(!remote->panel()->attach_action()->isEnabled());
         QVERIFY(calibrate->isEnabled());
         calibrate->trigger(); // one run: every run of its cluster
         views::CalibrationFitDialog* dialog = w.calibration_fit_dialog();

@@ -288,6 +288,36 @@ private Q_SLOTS:
         QCOMPARE(jobs_named_after(id), 1);
     }
 
+    // An older version declared a run gone during a controller outage (or the app was closed as it did): the
+    // run is "failed" in the store while its job runs on. Attaching it again watches it to its real end.
+    void aRunMarkedFailedIsAttachedAgain()
+    {
+        constexpr int kSteps = 40;
+        QString id;
+        {
+            auto r = runner();
+            Recorder rec(*r);
+            r->dispatch(request(kSteps, profile()));
+            QTRY_VERIFY2_WITH_TIMEOUT(
+                !rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+            QVERIFY2(!rec.ended(), qPrintable(rec.problems()));
+            id = rec.run_id();
+        } // the app quits
+        const std::string vanished = "SLURM job " + str(job_of(id)) + " vanished from squeue and scontrol";
+        RunStore(m_store).set_state(str(id), RunState::failed, vanished);
+        auto r = runner();
+        Recorder rec(*r);
+        QCOMPARE(r->attach_active(), 0); // a failed run is not resumed by itself...
+        r->attach(id); // ...but when asked
+        QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+        QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
+        QVERIFY2(
+            rec.saw_detail(QStringLiteral("attached again after it was marked failed")), qPrintable(rec.problems()));
+        QCOMPARE(state_text(rec.finished.first().at(1)), QStringLiteral("completed"));
+        verify_completed(id, kSteps);
+        QCOMPARE(jobs_named_after(id), 1);
+    }
+
     void fullAndReadOnlyDisksAreClearErrors_data()
     {
         QTest::addColumn<QString>("options");

@@ -16,6 +16,7 @@
 #include <QTest>
 #include <QThread>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -225,6 +226,36 @@ private Q_SLOTS:
             QVERIFY(std::string(e.what()).find("/nonexistent-folder/x") != std::string::npos);
         }
         QVERIFY(s.exec("true").ok()); // the session survives a failed file operation
+    }
+
+    // Closing the app while a large file uploads: the transfer stops at its next 32 KiB request.
+    void cancelStopsAnUploadBetweenChunks()
+    {
+        SshSession s;
+        connect_trusted(s);
+        const std::string data(256u << 20, 'x');
+        const std::string path = str(m_tmp.filePath(QStringLiteral("cancelled-upload.bin")));
+        parallax::CancelToken cancel;
+        s.set_cancel(cancel);
+        std::atomic<bool> done { false };
+        std::thread canceller([&] { // once the upload is under way
+            while (!done && QFileInfo(QString::fromStdString(path)).size() < (1 << 20))
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            cancel.cancel();
+        });
+        try {
+            s.upload(path, data, 0644);
+            QFAIL("the upload ignored the cancel");
+        } catch (const SshError& e) {
+            QCOMPARE(e.kind(), SshErrorKind::cancelled);
+        }
+        done = true;
+        canceller.join();
+        const qint64 written = QFileInfo(QString::fromStdString(path)).size();
+        qInfo("cancelled after %lld of %zu bytes", static_cast<long long>(written), data.size());
+        QVERIFY(written < static_cast<qint64>(data.size()));
+        cancel.reset();
+        QVERIFY(s.exec("true").ok()); // the session is still usable
     }
 
     void timeoutAndCancelStopACommand()

@@ -160,6 +160,7 @@ void RemoteRunsController::connect_runner()
             auto* box = new QMessageBox(QMessageBox::Warning, QStringLiteral("Could not send the run"),
                 QStringLiteral("The run was not sent."), QMessageBox::Close, m_window);
             box->setObjectName(QStringLiteral("dispatch_failed"));
+            box->setTextFormat(Qt::PlainText); // the message quotes the server (stderr, banners)
             box->setInformativeText(message);
             box->setAttribute(Qt::WA_DeleteOnClose);
             box->setWindowModality(Qt::WindowModal);

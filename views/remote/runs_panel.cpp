@@ -74,7 +74,8 @@ QToolBar* RunsPanel::build_toolbar()
     m_attach = bar->addAction(QStringLiteral("Attach"));
     m_attach->setObjectName(QStringLiteral("attach_run"));
     m_attach->setToolTip(
-        QStringLiteral("Watch the selected unfinished run again (done for every unfinished run at start)"));
+        QStringLiteral("Watch the selected run again: an unfinished one (done for every unfinished run at start), "
+                       "or a failed one that reached the cluster, whose job may have run on"));
     m_trace = bar->addAction(QStringLiteral("Measured trace"));
     m_trace->setObjectName(QStringLiteral("fetch_trace"));
     m_trace->setToolTip(
@@ -219,7 +220,7 @@ void RunsPanel::update_actions()
     const QStringList ids = selected_run_ids();
     const RunRow* r = ids.size() == 1 ? m_model->find(ids.front()) : nullptr;
     m_cancel->setEnabled(r && r->active());
-    m_attach->setEnabled(r && r->active());
+    m_attach->setEnabled(r && r->attachable());
     m_trace->setEnabled(r != nullptr);
     m_calibrate->setEnabled(!ids.isEmpty());
 }

@@ -11,6 +11,20 @@
 
 namespace parallax::views {
 
+namespace {
+
+// Text that came from the server or the network (key types, prompts, instructions, the host key report):
+// shown as it is, never interpreted as rich text, whatever tags or entities it holds.
+QLabel* plain_label(const QString& text, QWidget* parent)
+{
+    auto* l = new QLabel(parent);
+    l->setTextFormat(Qt::PlainText);
+    l->setText(text);
+    return l;
+}
+
+} // namespace
+
 HostKeyDialog::HostKeyDialog(
     const QString& host, const QString& key_type, const QString& fingerprint, const QString& text, QWidget* parent)
     : QDialog(parent)
@@ -28,16 +42,16 @@ HostKeyDialog::HostKeyDialog(
     intro->setWordWrap(true);
     v->addWidget(intro);
     auto* form = new QFormLayout;
-    auto* type = new QLabel(key_type, this);
+    auto* type = plain_label(key_type, this);
     type->setObjectName(QStringLiteral("key_type"));
-    auto* fp = new QLabel(fingerprint, this);
+    auto* fp = plain_label(fingerprint, this);
     fp->setObjectName(QStringLiteral("fingerprint"));
     fp->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     fp->setTextInteractionFlags(Qt::TextSelectableByMouse);
     form->addRow(QStringLiteral("Key type:"), type);
     form->addRow(QStringLiteral("Fingerprint:"), fp);
     v->addLayout(form);
-    auto* details = new QLabel(text, this);
+    auto* details = plain_label(text, this);
     details->setObjectName(QStringLiteral("host_key_text"));
     details->setWordWrap(true);
     details->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -94,7 +108,7 @@ SecretPromptDialog::SecretPromptDialog(const QString& title, const QString& inst
     setWindowModality(Qt::WindowModal);
     auto* v = new QVBoxLayout(this);
     if (!instruction.isEmpty()) {
-        auto* l = new QLabel(instruction, this);
+        auto* l = plain_label(instruction, this);
         l->setWordWrap(true);
         l->setObjectName(QStringLiteral("instruction"));
         v->addWidget(l);
@@ -107,7 +121,10 @@ SecretPromptDialog::SecretPromptDialog(const QString& title, const QString& inst
         // No history, no completion, no drag out: a secret stays in this field only.
         edit->setInputMethodHints(Qt::ImhHiddenText | Qt::ImhSensitiveData | Qt::ImhNoPredictiveText);
         edit->setDragEnabled(false);
-        form->addRow(prompts[i], edit);
+        QLabel* label = plain_label(prompts[i], this);
+        label->setObjectName(QStringLiteral("prompt_%1").arg(i));
+        label->setBuddy(edit);
+        form->addRow(label, edit);
         m_fields << edit;
     }
     v->addLayout(form);
