@@ -107,8 +107,8 @@ int run_validate(const QStringList& args)
         calibration = calibration_argument(cmd.parser().value(QStringLiteral("calibration")));
         const auto j = parse_json_text(read_text_file(path), path);
         if (is_serving_runs_file(j))
-            return validate_serving(j, path, cmd.parser().isSet(QStringLiteral("json")),
-                cmd.parser().isSet(QStringLiteral("markdown")));
+            return validate_serving(
+                j, path, cmd.parser().isSet(QStringLiteral("json")), cmd.parser().isSet(QStringLiteral("markdown")));
         cases = read_published_runs(j, path, PresetCatalog::standard(), skipped);
     } catch (const InputError& e) {
         print_err(e.what());

@@ -92,7 +92,9 @@ ServingSpec read_serving(const json& v, const std::string& file)
     s.engine = *serving_engine_from_string(r.get_choice("engine", { "vllm", "sglang", "trtllm" }, std::string("vllm")));
     const json* workload = r.raw("workload");
     if (!workload)
-        r.fail("workload", "missing (required): {\"isl\", \"osl\", and one of " + std::string("concurrency, request_rate_qps, batch_size, max_throughput}"));
+        r.fail("workload",
+            "missing (required): {\"isl\", \"osl\", and one of "
+                + std::string("concurrency, request_rate_qps, batch_size, max_throughput}"));
     s.workload = read_workload(*workload, file);
     s.slo = read_slo(r.raw("slo"), file);
     r.finish();

@@ -60,10 +60,13 @@ json serving_prediction_to_json(const ServingPrediction& p)
     j["tpot_ms"] = p.tpot_ms;
     j["e2e_latency_ms"] = p.e2e_latency_ms;
     j["batch"] = { { "running", p.running_batch }, { "max_by_memory", p.max_batch_by_memory } };
-    j["memory"] = { { "peak_GiB", p.memory.peak_B() / units::kGiB }, { "capacity_GiB", p.memory.capacity_B / units::kGiB },
+    j["memory"] = {
+        { "peak_GiB", p.memory.peak_B() / units::kGiB }, { "capacity_GiB", p.memory.capacity_B / units::kGiB },
         { "breakdown_GiB",
-            { { "weights", p.memory.weights_B / units::kGiB }, { "kv_cache", std::max(0.0, p.memory.kv_pool_B) / units::kGiB },
-                { "activations", p.memory.activations_B / units::kGiB }, { "other", p.memory.other_B / units::kGiB } } } };
+            { { "weights", p.memory.weights_B / units::kGiB },
+                { "kv_cache", std::max(0.0, p.memory.kv_pool_B) / units::kGiB },
+                { "activations", p.memory.activations_B / units::kGiB }, { "other", p.memory.other_B / units::kGiB } } }
+    };
     j["power"] = { { "avg_W_per_gpu", p.avg_W_per_gpu }, { "energy_J_per_token", p.energy_J_per_token } };
     j["gpus"] = p.gpus;
     j["replicas"] = p.replicas;

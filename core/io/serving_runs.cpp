@@ -57,7 +57,7 @@ std::optional<double> number_at(const json& j, const char* key)
 int int_or(const json& j, const char* key, int fallback)
 {
     return j.contains(key) && j.at(key).is_number_integer() && j.at(key).get<int>() > 0 ? j.at(key).get<int>()
-                                                                                         : fallback;
+                                                                                        : fallback;
 }
 
 // A model the row describes in full (GQA, SwiGLU; every layer MoE when it has experts).
@@ -75,7 +75,8 @@ json inline_model(const json& m)
         j["head_dim"] = m["head_dim"];
     const bool moe = m.contains("n_experts") && m.at("n_experts").is_number_integer();
     if (moe) {
-        j["moe"] = { { "experts", m["n_experts"] }, { "top_k", m["top_k"] }, { "expert_ffn_hidden", m["expert_ffn_size"] } };
+        j["moe"]
+            = { { "experts", m["n_experts"] }, { "top_k", m["top_k"] }, { "expert_ffn_hidden", m["expert_ffn_size"] } };
         j["ffn_hidden"] = m["expert_ffn_size"];
     } else if (m.contains("ffn_hidden_size") && m.at("ffn_hidden_size").is_number_integer()) {
         j["ffn_hidden"] = m["ffn_hidden_size"];
@@ -119,8 +120,10 @@ json row_scenario(const json& row, ServingRun& run)
     else
         model = inline_model(m);
     const json& prec = row.at("precision");
-    std::string weights = prec.value("weights", std::string());
-    if (prec.at("weights").is_null()) {
+    std::string weights = prec.contains("weights") && prec.at("weights").is_string()
+        ? prec.at("weights").get<std::string>()
+        : std::string();
+    if (weights.empty()) {
         weights = "bf16";
         run.assumptions.push_back("weights bf16 (the row states none)");
     }
@@ -206,13 +209,15 @@ std::vector<ServingRun> read_serving_runs(
     std::vector<ServingRun> runs;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const json& row = rows[i];
-        const std::string id = row.is_object() ? row.value("id", "row " + std::to_string(i)) : "row " + std::to_string(i);
+        const std::string id
+            = row.is_object() ? row.value("id", "row " + std::to_string(i)) : "row " + std::to_string(i);
         try {
             ServingRun run;
             run.id = id;
             run.source = short_source(row.value("source", std::string()));
             const json& res = row.at("result");
-            const auto ttft = number_at(res, "ttft_ms") ? number_at(res, "ttft_ms") : number_at(res, "prefill_latency_ms");
+            const auto ttft
+                = number_at(res, "ttft_ms") ? number_at(res, "ttft_ms") : number_at(res, "prefill_latency_ms");
             const auto tpot = number_at(res, "tpot_ms") ? number_at(res, "tpot_ms") : number_at(res, "decode_step_ms");
             if (!ttft || !tpot || *ttft <= 0 || *tpot <= 0)
                 throw std::runtime_error("no measured TTFT and TPOT");
@@ -246,7 +251,8 @@ ServingValidationReport run_serving_validation(const std::vector<ServingRun>& ru
     for (const ServingRun& run : runs) {
         const ServingPrediction p = predict_serving(run.scenario);
         if (!p.feasible) {
-            r.skipped.push_back({ run.id, "predicted infeasible: " + (p.warnings.empty() ? std::string() : p.warnings.front()) });
+            r.skipped.push_back(
+                { run.id, "predicted infeasible: " + (p.warnings.empty() ? std::string() : p.warnings.front()) });
             continue;
         }
         ServingRunResult x;
@@ -285,9 +291,9 @@ json serving_validation_to_json(const ServingValidationReport& r)
 {
     json rows = json::array();
     for (const auto& x : r.rows)
-        rows.push_back({ { "id", x.run->id }, { "measured_ttft_ms", x.run->ttft_ms }, { "predicted_ttft_ms", x.ttft_ms },
-            { "measured_tpot_ms", x.run->tpot_ms }, { "predicted_tpot_ms", x.tpot_ms },
-            { "measured_tokens_per_s_per_gpu", x.run->tokens_per_s_per_gpu },
+        rows.push_back({ { "id", x.run->id }, { "measured_ttft_ms", x.run->ttft_ms },
+            { "predicted_ttft_ms", x.ttft_ms }, { "measured_tpot_ms", x.run->tpot_ms },
+            { "predicted_tpot_ms", x.tpot_ms }, { "measured_tokens_per_s_per_gpu", x.run->tokens_per_s_per_gpu },
             { "predicted_tokens_per_s_per_gpu", x.tokens_per_s_per_gpu }, { "ttft_error", x.ttft_error },
             { "tpot_error", x.tpot_error }, { "throughput_error", x.throughput_error },
             { "assumptions", x.run->assumptions } });
@@ -313,7 +319,8 @@ std::string serving_validation_to_markdown(const ServingValidationReport& r)
 {
     auto pct = [](double v) { return format_number("%.1f%%", 100 * v); };
     auto table = [&](const char* title, const std::map<std::string, ServingErrorSummary>& m) {
-        std::string s = std::string("| ") + title + " | rows | TTFT MAPE | TPOT MAPE | tokens/s/GPU MAPE |\n|---|---:|---:|---:|---:|\n";
+        std::string s = std::string("| ") + title
+            + " | rows | TTFT MAPE | TPOT MAPE | tokens/s/GPU MAPE |\n|---|---:|---:|---:|---:|\n";
         for (const auto& [k, v] : m)
             s += "| " + k + " | " + std::to_string(v.rows) + " | " + pct(v.ttft_mape) + " | " + pct(v.tpot_mape) + " | "
                 + pct(v.throughput_mape) + " |\n";

@@ -62,8 +62,8 @@ struct ServingValidationReport {
     std::map<std::string, ServingErrorSummary> by_source, by_engine, by_gpu, by_model;
 };
 
-std::vector<ServingRun> read_serving_runs(
-    const nlohmann::json& rows, const std::string& file, const PresetCatalog& catalog, std::vector<ServingSkip>& skipped);
+std::vector<ServingRun> read_serving_runs(const nlohmann::json& rows, const std::string& file,
+    const PresetCatalog& catalog, std::vector<ServingSkip>& skipped);
 // An array whose rows carry "workload" and "result": the measured-serving format.
 bool is_serving_runs_file(const nlohmann::json& j);
 

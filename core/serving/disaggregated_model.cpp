@@ -102,12 +102,14 @@ ServingPrediction predict_disaggregated(const ServingScenario& s)
     const double decode_steps = static_cast<double>(w.osl - 1);
     const double transfer_s = kv_transfer_s(s, static_cast<double>(w.isl));
     const double ttft_alone = prefill_alone_s + transfer_s;
-    const double decode_capacity = running * d.decode.workers / std::max(1e-9, decode_steps * step.time_s + step.time_s);
+    const double decode_capacity
+        = running * d.decode.workers / std::max(1e-9, decode_steps * step.time_s + step.time_s);
     double rate = std::min(prefill_capacity, decode_capacity);
     if (w.load == LoadKind::request_rate) {
         if (w.request_rate_qps >= rate) {
             p.feasible = false;
-            p.warnings.insert(p.warnings.begin(), "the request rate exceeds what the pools serve (" + fmt(rate) + "/s)");
+            p.warnings.insert(
+                p.warnings.begin(), "the request rate exceeds what the pools serve (" + fmt(rate) + "/s)");
         }
         rate = std::min(rate, w.request_rate_qps);
     }

@@ -87,8 +87,7 @@ ServingMemory serving_memory(const ServingContext& ctx, const ServingWorkload& w
         break;
     }
     const double tokens = paged_tokens(static_cast<double>(w.isl + w.osl), e.kv_block_tokens);
-    mem.kv_bytes_per_request
-        = kv_bytes_per_sequence_per_gpu(*ctx.model, ctx.precision.kv_cache, tokens, ctx.layout);
+    mem.kv_bytes_per_request = kv_bytes_per_sequence_per_gpu(*ctx.model, ctx.precision.kv_cache, tokens, ctx.layout);
     if (mem.kv_pool_B > 0 && mem.kv_bytes_per_request > 0) {
         // Each attention-DP rank holds the cache of its own requests.
         const double per_rank = std::floor(mem.kv_pool_B / mem.kv_bytes_per_request);

@@ -27,18 +27,45 @@ struct SteadyState {
     double decode_share = 1;
 };
 
-StepLoad mixed_step(double own_decode, double own_prefill, const ServingWorkload& w, double others,
-    double decode_share, double prefill_steps)
+StepLoad step_of(const ServingWorkload& w, double decodes, double prefill_tokens, double prefill_steps)
 {
     StepLoad l;
-    const double chunk = static_cast<double>(w.isl) / prefill_steps;
-    l.decode_requests = own_decode + others * decode_share;
+    l.decode_requests = decodes;
     l.decode_context = static_cast<double>(w.isl) + 0.5 * static_cast<double>(w.osl);
-    l.prefill_tokens = own_prefill + others * (1.0 - decode_share) * chunk;
+    l.prefill_tokens = prefill_tokens;
     l.prompt_tokens = static_cast<double>(w.isl);
-    l.sampled_requests = l.decode_requests + (own_prefill > 0 ? 1.0 / prefill_steps : 0)
-        + others * (1.0 - decode_share) / prefill_steps;
+    l.sampled_requests = decodes + prefill_tokens / static_cast<double>(w.isl) / prefill_steps;
     return l;
+}
+
+StepCost blend(const StepCost& a, const StepCost& b, double share_b)
+{
+    auto mix = [&](double x, double y) { return (1.0 - share_b) * x + share_b * y; };
+    StepCost c;
+    c.time_s = mix(a.time_s, b.time_s);
+    c.compute_bound_s = mix(a.compute_bound_s, b.compute_bound_s);
+    c.memory_bound_s = mix(a.memory_bound_s, b.memory_bound_s);
+    c.comm_s = mix(a.comm_s, b.comm_s);
+    c.overhead_s = mix(a.overhead_s, b.overhead_s);
+    c.flops = mix(a.flops, b.flops);
+    c.tensor_s = mix(a.tensor_s, b.tensor_s);
+    c.hbm_bytes = mix(a.hbm_bytes, b.hbm_bytes);
+    c.weight_bytes = mix(a.weight_bytes, b.weight_bytes);
+    c.kv_bytes = mix(a.kv_bytes, b.kv_bytes);
+    return c;
+}
+
+// A step with `decodes` decoding requests while `prefilling` other requests (an expectation) each add a
+// prompt chunk. Fewer than one is a chance, not a fraction: that share of the steps carries a whole
+// chunk, the rest none (a step's cost is far from linear in its tokens: weights are read once).
+StepCost step_with_chunks(const ServingContext& ctx, const ServingWorkload& w, double decodes, double own_prefill,
+    double prefilling, double chunk, double prefill_steps)
+{
+    if (prefilling >= 1.0 || prefilling <= 0.0)
+        return step_cost(ctx, step_of(w, decodes, own_prefill + prefilling * chunk, prefill_steps));
+    const StepCost without = step_cost(ctx, step_of(w, decodes, own_prefill, prefill_steps));
+    const StepCost with = step_cost(ctx, step_of(w, decodes, own_prefill + chunk, prefill_steps));
+    return blend(without, with, prefilling);
 }
 
 SteadyState steady_state(const ServingContext& ctx, const ServingWorkload& w, double running)
@@ -63,15 +90,60 @@ SteadyState steady_state(const ServingContext& ctx, const ServingWorkload& w, do
     }
     s.prefill_steps = std::max(1.0, sp);
     s.decode_share = decode_steps / (decode_steps + s.prefill_steps);
-    s.decode_step = step_cost(ctx, mixed_step(1.0, 0.0, w, others, s.decode_share, s.prefill_steps));
-    s.prefill_step
-        = step_cost(ctx, mixed_step(0.0, isl / s.prefill_steps, w, others, s.decode_share, s.prefill_steps));
+    const double chunk = isl / s.prefill_steps;
+    const double others_decoding = others * s.decode_share;
+    const double others_prefilling = others * (1.0 - s.decode_share);
+    s.decode_step = step_with_chunks(ctx, w, 1.0 + others_decoding, 0.0, others_prefilling, chunk, s.prefill_steps);
+    s.prefill_step = step_with_chunks(ctx, w, others_decoding, chunk, others_prefilling, chunk, s.prefill_steps);
     // A new request waits for the step in progress to end (half a step) unless the engine is idle.
     const double boundary_wait = 0.5 * s.decode_step.time_s * others / s.running;
     s.ttft_s = boundary_wait + s.prefill_steps * s.prefill_step.time_s;
     s.tpot_s = decode_steps > 0 ? s.decode_step.time_s : 0;
     s.e2e_s = s.ttft_s + decode_steps * s.tpot_s;
     s.requests_per_s = s.running / (s.prefill_steps * s.prefill_step.time_s + decode_steps * s.tpot_s);
+    return s;
+}
+
+// The requests of a closed loop that start together and, all of the same length, stay together: each
+// round prefills the whole cohort in steps of the token budget (first come, first finished), then
+// decodes it as one batch.
+SteadyState cohort(const ServingContext& ctx, const ServingWorkload& w, double running)
+{
+    SteadyState s;
+    s.running = std::max(1.0, running);
+    const double isl = static_cast<double>(w.isl);
+    const double budget = std::max(isl, static_cast<double>(ctx.engine.max_batched_tokens));
+    const double total = s.running * isl;
+    const double full_steps = std::floor(total / budget);
+    const double rest = total - full_steps * budget;
+    const StepCost full = step_cost(ctx, step_of(w, 0, budget, 1.0));
+    const StepCost last = rest > 0 ? step_cost(ctx, step_of(w, 0, rest, 1.0)) : StepCost {};
+    s.prefill_steps = full_steps + (rest > 0 ? 1 : 0);
+    s.prefill_step = blend(full, last, rest > 0 ? 1.0 / s.prefill_steps : 0.0);
+    s.decode_step = step_cost(ctx, step_of(w, s.running, 0, 1.0));
+    const double decode_steps = static_cast<double>(w.osl - 1);
+    // Request k finishes its prompt in step ceil(k isl / budget); its first decode steps then wait for
+    // the rest of the cohort's prompt steps, which it rides along with one token each.
+    const auto finished_by
+        = [&](double step) { return step <= full_steps ? step * full.time_s : full_steps * full.time_s + last.time_s; };
+    const double prefill_all = finished_by(s.prefill_steps);
+    double ttft_sum = 0;
+    double tpot_sum = 0;
+    const int n = static_cast<int>(std::ceil(s.running));
+    for (int k = 1; k <= n; ++k) {
+        const double step = std::min(s.prefill_steps, std::ceil(k * isl / budget - 1e-9));
+        ttft_sum += finished_by(step);
+        const double riding = std::min(decode_steps, s.prefill_steps - step);
+        if (decode_steps > 0)
+            tpot_sum
+                += (finished_by(step + riding) - finished_by(step) + (decode_steps - riding) * s.decode_step.time_s)
+                / decode_steps;
+    }
+    s.ttft_s = ttft_sum / n;
+    s.tpot_s = tpot_sum / n;
+    s.e2e_s = s.ttft_s + decode_steps * s.tpot_s;
+    s.requests_per_s = s.running / (prefill_all + decode_steps * s.decode_step.time_s);
+    s.decode_share = decode_steps / (decode_steps + s.prefill_steps);
     return s;
 }
 
@@ -145,13 +217,14 @@ void fill_power(ServingPrediction& p, const ServingContext& ctx, const SteadySta
         = p.output_tokens_per_s > 0 ? p.avg_W_per_gpu * static_cast<double>(p.gpus) / p.output_tokens_per_s : 0;
 }
 
-// Closed loop of `concurrency` requests per instance: beyond the running batch they queue, and by
-// Little's law the time in the system is concurrency / throughput.
-void predict_concurrency(ServingPrediction& p, const ServingContext& ctx, const ServingWorkload& w,
-    double concurrency, double max_running)
+// Closed loop of `concurrency` requests per instance, all of the same length: they start together and
+// stay together (the cohort). Beyond the running batch they queue, and by Little's law the time in
+// the system is concurrency / throughput.
+void predict_concurrency(
+    ServingPrediction& p, const ServingContext& ctx, const ServingWorkload& w, double concurrency, double max_running)
 {
     const double running = std::min(concurrency, max_running);
-    const SteadyState s = steady_state(ctx, w, running);
+    const SteadyState s = cohort(ctx, w, running);
     double wait = 0;
     if (concurrency > running) {
         wait = std::max(0.0, concurrency / s.requests_per_s - s.e2e_s);
@@ -164,8 +237,8 @@ void predict_concurrency(ServingPrediction& p, const ServingContext& ctx, const 
 // Poisson arrivals at `rate` per instance: the running batch is what Little's law gives for the time
 // a request spends running (fixed point); the wait for a prefill slot follows M/D/1 at the utilisation
 // rate / the instance's largest throughput.
-void predict_rate(ServingPrediction& p, const ServingContext& ctx, const ServingWorkload& w, double rate,
-    double max_running)
+void predict_rate(
+    ServingPrediction& p, const ServingContext& ctx, const ServingWorkload& w, double rate, double max_running)
 {
     const SteadyState full = steady_state(ctx, w, max_running);
     const double utilisation = rate / full.requests_per_s;
@@ -242,9 +315,13 @@ ServingPrediction predict_serving(const ServingScenario& s)
     case LoadKind::concurrency:
         predict_concurrency(p, ctx, w, static_cast<double>(w.concurrency) / p.replicas, max_running);
         break;
-    case LoadKind::max_throughput:
-        predict_concurrency(p, ctx, w, max_running, max_running);
+    case LoadKind::max_throughput: {
+        // Offline: a stream of requests keeps every slot busy, their phases spread (steady state).
+        const SteadyState st = steady_state(ctx, w, max_running);
+        fill_latencies(p, st, w, 0);
+        fill_power(p, ctx, st);
         break;
+    }
     case LoadKind::request_rate:
         predict_rate(p, ctx, w, w.request_rate_qps / p.replicas, max_running);
         break;
@@ -254,8 +331,7 @@ ServingPrediction predict_serving(const ServingScenario& s)
             p.feasible = false;
             p.warnings.insert(p.warnings.begin(),
                 "out of memory: a static batch of " + std::to_string(w.batch_size) + " needs the KV cache of "
-                    + std::to_string(w.batch_size) + " requests; " + std::to_string(p.memory.max_requests)
-                    + " fit");
+                    + std::to_string(w.batch_size) + " requests; " + std::to_string(p.memory.max_requests) + " fit");
         }
         const SteadyState st = static_batch(ctx, w, batch);
         fill_latencies(p, st, w, 0);

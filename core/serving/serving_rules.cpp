@@ -14,8 +14,8 @@ std::string num(long long v)
 void check_heads(const InstanceLayout& l, const ModelSpec& m, const std::string& file, const std::string& key)
 {
     if (m.heads % l.tp != 0)
-        throw InputError(file, key + ".tp",
-            "must divide the model's attention heads (" + num(m.heads) + "), got " + num(l.tp));
+        throw InputError(
+            file, key + ".tp", "must divide the model's attention heads (" + num(m.heads) + "), got " + num(l.tp));
     // KV heads are split across TP ranks, or replicated when there are fewer than ranks (vLLM, TRT-LLM).
     const int kv = m.mla ? 1 : m.kv_heads;
     if (!m.mla && kv % l.tp != 0 && l.tp % kv != 0)
@@ -39,8 +39,8 @@ void check_experts(const InstanceLayout& l, const ModelSpec& m, const std::strin
             "must divide tp x attention_dp (" + num(shards) + ": the GPUs that share the MoE layers), got "
                 + num(l.ep));
     if (m.moe->experts % l.ep != 0)
-        throw InputError(file, key + ".ep",
-            "must divide the model's experts (" + num(m.moe->experts) + "), got " + num(l.ep));
+        throw InputError(
+            file, key + ".ep", "must divide the model's experts (" + num(m.moe->experts) + "), got " + num(l.ep));
 }
 
 } // namespace
@@ -50,8 +50,8 @@ void check_instance_layout(
 {
     check_heads(l, m, file, key);
     if (l.pp > m.layers)
-        throw InputError(file, key + ".pp",
-            "must not exceed the model's layers (" + num(m.layers) + "), got " + num(l.pp));
+        throw InputError(
+            file, key + ".pp", "must not exceed the model's layers (" + num(m.layers) + "), got " + num(l.pp));
     check_experts(l, m, file, key);
     if (l.gpus() > c.total_gpus())
         throw InputError(file, key,
@@ -87,10 +87,9 @@ std::vector<std::string> serving_warnings(const ServingScenario& s)
     std::vector<std::string> w;
     const Precision p = s.serving.precision.weights;
     if (!s.cluster.gpu.supports(p))
-        w.push_back(std::string(to_string(p)) + " weights on " + s.cluster.gpu.name
-            + ", which has no " + std::string(to_string(p))
-            + " tensor cores: modelled as weight-only quantisation (weights read at " + std::string(to_string(p))
-            + ", matmuls at the best precision the GPU has)");
+        w.push_back(std::string(to_string(p)) + " weights on " + s.cluster.gpu.name + ", which has no "
+            + std::string(to_string(p)) + " tensor cores: modelled as weight-only quantisation (weights read at "
+            + std::string(to_string(p)) + ", matmuls at the best precision the GPU has)");
     const InstanceLayout& l = s.deployment.instance;
     if (!s.deployment.disaggregated && l.tp > s.cluster.gpus_per_node)
         w.push_back("tp " + num(l.tp) + " spans nodes (" + num(s.cluster.gpus_per_node)

@@ -22,8 +22,8 @@ double hbm_Bps(const ServingContext& ctx)
 
 // Adds one kernel's roofline: the slower of its FLOPs at the achievable rate and its bytes at the
 // achievable bandwidth, plus the gap to the next kernel.
-void add_kernel(const ServingContext& ctx, StepCost& c, double flops, double peak_Fps, double efficiency,
-    double bytes, double weight_bytes)
+void add_kernel(const ServingContext& ctx, StepCost& c, double flops, double peak_Fps, double efficiency, double bytes,
+    double weight_bytes)
 {
     const double compute = flops > 0 ? flops / (peak_Fps * std::max(1e-3, efficiency)) : 0;
     const double memory = bytes / hbm_Bps(ctx);
@@ -37,9 +37,20 @@ void add_kernel(const ServingContext& ctx, StepCost& c, double flops, double pea
     c.weight_bytes += weight_bytes;
 }
 
+// Efficiency of a GEMM at the few rows of a decode step. Too few output tiles to fill the SMs would
+// leave most of them idle, so the libraries split the K loop over several of them (cuBLASLt split-K,
+// CUTLASS stream-K): the work units are tiles x splits, each split keeping at least 256 of K.
+double skinny_gemm_efficiency(const ServingContext& ctx, double m, double n, double k, Precision p)
+{
+    constexpr double kTile = 128;
+    constexpr double kMinSplitK = 256;
+    const double tiles = std::ceil(m / kTile) * std::ceil(n / kTile);
+    const double split = std::clamp(std::floor(ctx.device.sm_count / tiles), 1.0, std::max(1.0, k / kMinSplitK));
+    return gemm_efficiency(ctx.device, m, n * split, k, p);
+}
+
 // A GEMM of `rows` tokens against a weight of `params` (k x params/k) held by this GPU.
-void add_linear(const ServingContext& ctx, StepCost& c, double rows, double params, double k,
-    double bytes_per_param)
+void add_linear(const ServingContext& ctx, StepCost& c, double rows, double params, double k, double bytes_per_param)
 {
     if (rows <= 0 || params <= 0)
         return;
@@ -48,7 +59,7 @@ void add_linear(const ServingContext& ctx, StepCost& c, double rows, double para
     const double flops = 2.0 * rows * params;
     const double weights = params * bytes_per_param;
     const double bytes = weights + kActivationBytes * rows * (k + n);
-    add_kernel(ctx, c, flops, ctx.device.peak(p), gemm_efficiency(ctx.device, rows, n, k, p), bytes, weights);
+    add_kernel(ctx, c, flops, ctx.device.peak(p), skinny_gemm_efficiency(ctx, rows, n, k, p), bytes, weights);
     c.tensor_s += flops / ctx.device.peak(p);
 }
 
@@ -79,8 +90,8 @@ void add_decode_attention(const ServingContext& ctx, StepCost& c, int layer, dou
         flops = 2.0 * requests * heads * span * (2.0 * m.mla->kv_lora_rank + m.mla->qk_rope_head_dim);
     else
         flops = 2.0 * requests * heads * span * (qk_dim + v_dim);
-    const double kv = requests * span * kv_bytes_per_token_layer(m, ctx.precision.kv_cache)
-        * kv_tp_share(m, ctx.layout.tp);
+    const double kv
+        = requests * span * kv_bytes_per_token_layer(m, ctx.precision.kv_cache) * kv_tp_share(m, ctx.layout.tp);
     const double eff = ctx.device.gen->attention_fwd_efficiency;
     add_kernel(ctx, c, flops, ctx.device.peak(Precision::bf16), eff, kv, 0);
     c.kv_bytes += kv;
@@ -126,18 +137,36 @@ void add_routed_experts(const ServingContext& ctx, StepCost& c, int layer, doubl
     const double flops = 2.0 * rows_per_expert * per_expert * local_touched;
     const double weights = local_touched * per_expert * ctx.weight_bytes_per_param;
     const double bytes = weights + kActivationBytes * rows_per_expert * local_touched * 2.0 * hidden;
-    const double eff = gemm_efficiency(ctx.device, rows_per_expert, per_expert / hidden, hidden, prec);
-    // Grouped GEMMs: up (gate+up) and down, one kernel each for all local experts.
+    // Grouped GEMMs: up (gate+up) and down, one kernel each whose tiles cover every local expert, so the
+    // waves fill the GPU across experts even when each expert sees a few rows.
+    const double eff = skinny_gemm_efficiency(
+        ctx, rows_per_expert, per_expert / hidden * std::max(1.0, local_touched), hidden, prec);
     add_kernel(ctx, c, flops, ctx.device.peak(prec), eff, bytes, weights);
     c.overhead_s += ctx.engine.kernel_gap_s;
     c.tensor_s += flops / ctx.device.peak(prec);
+}
+
+// Inside one NVLink domain the engines reduce with their own kernels rather than NCCL's ring (vLLM
+// custom_all_reduce.cuh, TensorRT-LLM AllReduceStrategy ONESHOT/TWOSHOT): one-shot reads every peer's
+// buffer in one step, two-shot reduce-scatters then all-gathers in two; the faster one is chosen.
+double nvlink_all_reduce_s(const ServingContext& ctx, double bytes, const GroupPlacement& g)
+{
+    const double n = static_cast<double>(g.size);
+    const double bw = ctx.network.intra_bw_Bps;
+    const double alpha = ctx.network.intra_latency_s;
+    const double one_shot = alpha + (n - 1) * bytes / bw;
+    const double two_shot = 2 * alpha + 2 * (n - 1) / n * bytes / bw;
+    return std::min(one_shot, two_shot);
 }
 
 void add_comm(const ServingContext& ctx, StepCost& c, Collective k, double bytes, const GroupPlacement& g)
 {
     if (g.size <= 1 || bytes <= 0)
         return;
-    c.comm_s += collective_time_s(ctx.network, k, bytes, g);
+    double t = collective_time_s(ctx.network, k, bytes, g);
+    if (k == Collective::all_reduce && g.nodes <= 1)
+        t = std::min(t, nvlink_all_reduce_s(ctx, bytes, g));
+    c.comm_s += t;
 }
 
 // The MoE layer's token exchange: all-to-all dispatch and combine when experts are split (EP), else
@@ -210,7 +239,8 @@ StepCost step_cost(const ServingContext& ctx, const StepLoad& load)
     for (int layer = 0; layer < m.layers; ++layer)
         add_layer(ctx, c, layer, mb);
     // Logits of the sampled requests on the last stage (the output projection, split over the vocabulary).
-    add_linear(ctx, c, mb.sampled_requests / ctx.layout.attention_dp, output_params(m) > 0 ? output_params(m) / ctx.layout.tp : embedding_params(m) / ctx.layout.tp,
+    add_linear(ctx, c, mb.sampled_requests / ctx.layout.attention_dp,
+        output_params(m) > 0 ? output_params(m) / ctx.layout.tp : embedding_params(m) / ctx.layout.tp,
         static_cast<double>(m.hidden), 2.0);
     const double hop_bytes = (mb.decode_requests + mb.prefill_tokens) / ctx.layout.attention_dp
         * static_cast<double>(m.hidden) * kActivationBytes;

@@ -139,10 +139,15 @@ void TestServing::decodeBoundedByHbm()
         const StepCost c = step_cost(ctx, load);
         const double kv = batch * kv_bytes_per_sequence_per_gpu(s.model, Precision::fp8, 4096, s.deployment.instance);
         const double bound_s = (weights + kv) / s.cluster.gpu.memory_bw_Bps;
-        QVERIFY2(c.time_s >= bound_s, qPrintable(QString::number(c.time_s) + QStringLiteral(" < ") + QString::number(bound_s)));
-        // ... and at batch 1 the weights dominate: within 2x of the bound (the rest is overhead).
+        QVERIFY2(c.time_s >= bound_s,
+            qPrintable(QString::number(c.time_s) + QStringLiteral(" < ") + QString::number(bound_s)));
+        // Every weight is read once per step but the input embedding (a lookup, not a GEMM).
+        QVERIFY(c.weight_bytes <= weights && c.weight_bytes > 0.95 * weights);
+        // At batch 1 nothing is compute-bound: the step is the weight reads plus fixed costs (kernel
+        // gaps, the engine's host work, the all-reduces), which the parts add up to.
         if (batch == 1.0)
-            QVERIFY(c.time_s < 2.0 * bound_s);
+            QVERIFY(c.compute_bound_s < 0.1 * c.memory_bound_s);
+        QVERIFY(std::fabs(c.time_s - (c.compute_bound_s + c.memory_bound_s + c.comm_s + c.overhead_s)) < 1e-12);
         QVERIFY(c.kv_bytes >= kv * 0.999);
     }
 }
@@ -160,7 +165,7 @@ void TestServing::ttftGrowsWithPrompt()
     const double t8k = predict_serving(parse(j)).ttft_ms;
     QVERIFY(t1k > 0);
     QVERIFY2(t2k > 1.8 * t1k, qPrintable(QString::number(t2k / t1k)));
-    QVERIFY2(t8k > 4.0 * t2k, qPrintable(QString::number(t8k / t2k)));
+    QVERIFY2(t8k > 3.5 * t2k, qPrintable(QString::number(t8k / t2k)));
     // 2 x 70B x 8192 FLOPs at the fp8 peak of 8 GPUs is the floor.
     const double floor_ms = 2 * 70e9 * 8192 / (8 * 1978.9e12) * 1e3;
     QVERIFY2(t8k > floor_ms, qPrintable(QString::number(t8k)));
@@ -209,8 +214,13 @@ void TestServing::concurrencyQueuesBeyondMemory()
     json j = base_scenario();
     j["deployment"] = { { "tp", 2 } };
     j["serving"]["workload"] = { { "isl", 8192 }, { "osl", 1024 }, { "max_throughput", true } };
+    const ServingPrediction limit = predict_serving(parse(j));
+    QCOMPARE(limit.replicas, 4); // 8 GPUs of TP 2
+    const long long fit = limit.max_batch_by_memory * limit.replicas;
+    j["serving"]["workload"] = { { "isl", 8192 }, { "osl", 1024 }, { "concurrency", fit } };
     const ServingPrediction full = predict_serving(parse(j));
-    j["serving"]["workload"] = { { "isl", 8192 }, { "osl", 1024 }, { "concurrency", full.max_batch_by_memory * 2 } };
+    QCOMPARE(full.running_batch, static_cast<double>(limit.max_batch_by_memory));
+    j["serving"]["workload"]["concurrency"] = 2 * fit;
     const ServingPrediction twice = predict_serving(parse(j));
     QVERIFY(std::fabs(twice.output_tokens_per_s / full.output_tokens_per_s - 1) < 1e-9);
     QVERIFY(twice.ttft_ms > full.ttft_ms + 0.5 * full.e2e_latency_ms);
@@ -276,7 +286,8 @@ void TestServing::readerErrors()
     QVERIFY(error_of(j).find("deployment.replicas") != std::string::npos);
 
     j = base_scenario();
-    j["deployment"] = { { "tp", 8 }, { "disaggregated", { { "prefill", { { "tp", 4 } } }, { "decode", { { "tp", 4 } } } } } };
+    j["deployment"]
+        = { { "tp", 8 }, { "disaggregated", { { "prefill", { { "tp", 4 } } }, { "decode", { { "tp", 4 } } } } } };
     QVERIFY(error_of(j).find("deployment.tp") != std::string::npos);
 
     j = base_scenario();
