@@ -35,15 +35,37 @@ std::string load_label(const ServingWorkload& w)
 
 } // namespace
 
+std::string deployment_label(const Deployment& d, int replicas)
+{
+    if (d.disaggregated) {
+        const auto& x = *d.disaggregated;
+        return "prefill " + std::to_string(x.prefill.workers) + " × (" + layout_label(x.prefill.layout) + "), decode "
+            + std::to_string(x.decode.workers) + " × (" + layout_label(x.decode.layout) + ")";
+    }
+    return layout_label(d.instance) + ", " + std::to_string(replicas) + (replicas == 1 ? " replica" : " replicas");
+}
+
 std::string deployment_label(const ServingScenario& s)
 {
-    if (s.deployment.disaggregated) {
-        const auto& d = *s.deployment.disaggregated;
-        return "prefill " + std::to_string(d.prefill.workers) + " × (" + layout_label(d.prefill.layout) + "), decode "
-            + std::to_string(d.decode.workers) + " × (" + layout_label(d.decode.layout) + ")";
+    return deployment_label(s.deployment, s.replicas());
+}
+
+json deployment_to_json(const Deployment& d)
+{
+    auto layout = [](const InstanceLayout& l) {
+        return json { { "tp", l.tp }, { "pp", l.pp }, { "ep", l.ep }, { "attention_dp", l.attention_dp } };
+    };
+    if (d.disaggregated) {
+        json pre = layout(d.disaggregated->prefill.layout);
+        pre["workers"] = d.disaggregated->prefill.workers;
+        json dec = layout(d.disaggregated->decode.layout);
+        dec["workers"] = d.disaggregated->decode.workers;
+        return { { "disaggregated", { { "prefill", pre }, { "decode", dec } } } };
     }
-    const int r = s.replicas();
-    return layout_label(s.deployment.instance) + ", " + std::to_string(r) + (r == 1 ? " replica" : " replicas");
+    json j = layout(d.instance);
+    if (d.replicas)
+        j["replicas"] = *d.replicas;
+    return j;
 }
 
 json serving_prediction_to_json(const ServingPrediction& p)
@@ -106,6 +128,50 @@ std::string serving_prediction_to_text(const ServingScenario& s, const ServingPr
         + format_number(", %.3f J per output token\n", p.energy_J_per_token);
     for (const auto& w : p.warnings)
         o += "warning: " + w + "\n";
+    return o;
+}
+
+json serving_search_to_json(const ServingSearchResult& r)
+{
+    auto candidate = [](const ServingCandidate& c) {
+        json d = deployment_to_json(c.deployment);
+        if (!c.deployment.disaggregated)
+            d["replicas"] = c.prediction.replicas;
+        return json { { "deployment", d }, { "label", deployment_label(c.deployment, c.prediction.replicas) },
+            { "pareto", c.pareto }, { "prediction", serving_prediction_to_json(c.prediction) } };
+    };
+    json results = json::array();
+    for (const auto& c : r.results)
+        results.push_back(candidate(c));
+    json pareto = json::array();
+    for (const auto& c : r.pareto)
+        pareto.push_back(candidate(c));
+    return { { "schema", 1 }, { "mode", "serve" }, { "evaluated", r.evaluated }, { "feasible", r.feasible },
+        { "meet_slo", r.meet_slo }, { "seconds", r.seconds }, { "results", results }, { "pareto", pareto } };
+}
+
+std::string serving_search_to_text(const ServingScenario& s, const ServingSearchResult& r)
+{
+    std::string o = s.model.name + " on " + std::to_string(s.cluster.total_gpus()) + " x " + s.cluster.gpu.name + "; "
+        + load_label(s.serving.workload) + "\n";
+    o += std::to_string(r.evaluated) + " deployments, " + std::to_string(r.feasible) + " fit, "
+        + std::to_string(r.meet_slo) + " meet the SLO" + format_number(" (%.3f s)\n", r.seconds);
+    if (r.results.empty())
+        return o + "no deployment fits and meets the SLO\n";
+    o += "\n  #  tok/s/GPU  tok/s/user   TTFT ms   TPOT ms  GPUs  deployment\n";
+    int i = 0;
+    for (const auto& c : r.results) {
+        const ServingPrediction& p = c.prediction;
+        o += format_number("%3.0f", ++i) + format_number("  %9.1f", p.output_tokens_per_s_per_gpu)
+            + format_number("  %10.1f", p.output_tokens_per_s_per_user) + format_number("  %8.1f", p.ttft_ms)
+            + format_number("  %8.2f", p.tpot_ms) + format_number("  %4.0f", static_cast<double>(p.gpus)) + "  "
+            + deployment_label(c.deployment, p.replicas) + (c.pareto ? "  (Pareto)" : "") + "\n";
+    }
+    o += "\nPareto front (tokens/s per GPU against tokens/s per user):\n";
+    for (const auto& c : r.pareto)
+        o += format_number("  %9.1f tok/s/GPU", c.prediction.output_tokens_per_s_per_gpu)
+            + format_number(" at %7.1f tok/s/user: ", c.prediction.output_tokens_per_s_per_user)
+            + deployment_label(c.deployment, c.prediction.replicas) + "\n";
     return o;
 }
 

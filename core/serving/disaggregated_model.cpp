@@ -64,11 +64,27 @@ double kv_transfer_s(const ServingScenario& s, double tokens)
     return f.latency_s + bytes / (senders * f.bw_Bps);
 }
 
-ServingPrediction predict_disaggregated(const ServingScenario& s)
+PrefillPoolCost prefill_pool_cost(const ServingScenario& s, const InstanceLayout& l)
+{
+    const ServingContext pre(s.model, s.cluster, s.serving, l);
+    const ServingWorkload& w = s.serving.workload;
+    PrefillPoolCost c;
+    c.memory = serving_memory(pre, w);
+    c.requests_per_s = prefill_requests_per_s(pre, w, &c.alone_s);
+    StepLoad full;
+    full.prefill_tokens = std::max(static_cast<double>(w.isl), static_cast<double>(pre.engine.max_batched_tokens));
+    full.prompt_tokens = static_cast<double>(w.isl);
+    const StepCost step = step_cost(pre, full);
+    c.busy_W = energy_J(pre, step) / step.time_s;
+    c.wait_W = pre.power.wait_W;
+    return c;
+}
+
+ServingPrediction predict_disaggregated(const ServingScenario& s, const PrefillPoolCost* known)
 {
     const auto& d = *s.deployment.disaggregated;
     const ServingWorkload& w = s.serving.workload;
-    const ServingContext pre(s.model, s.cluster, s.serving, d.prefill.layout);
+    const PrefillPoolCost pre = known ? *known : prefill_pool_cost(s, d.prefill.layout);
     const ServingContext dec(s.model, s.cluster, s.serving, d.decode.layout);
     ServingPrediction p;
     p.replicas = d.decode.workers;
@@ -76,20 +92,18 @@ ServingPrediction predict_disaggregated(const ServingScenario& s)
     p.gpus = static_cast<long long>(d.prefill.layout.gpus()) * d.prefill.workers
         + static_cast<long long>(d.decode.layout.gpus()) * d.decode.workers;
     p.warnings = serving_warnings(s);
-    const ServingMemory pre_mem = serving_memory(pre, w);
     p.memory = serving_memory(dec, w);
-    if (pre_mem.peak_B() > p.memory.peak_B())
-        p.memory = pre_mem; // the contract reports the GPU that would run out first
-    p.max_batch_by_memory = serving_memory(dec, w).max_requests;
-    p.feasible = pre_mem.fits() && p.max_batch_by_memory >= 1;
+    p.max_batch_by_memory = p.memory.max_requests;
+    if (pre.memory.peak_B() > p.memory.peak_B())
+        p.memory = pre.memory; // the contract reports the GPU that would run out first
+    p.feasible = pre.memory.fits() && p.max_batch_by_memory >= 1;
     if (!p.feasible) {
         p.warnings.insert(p.warnings.begin(),
-            std::string("out of memory: the ") + (pre_mem.fits() ? "decode" : "prefill")
+            std::string("out of memory: the ") + (pre.memory.fits() ? "decode" : "prefill")
                 + " workers' weights leave no room for the KV cache of one request");
         return p;
     }
-    double prefill_alone_s = 0;
-    const double prefill_capacity = prefill_requests_per_s(pre, w, &prefill_alone_s) * d.prefill.workers;
+    const double prefill_capacity = pre.requests_per_s * d.prefill.workers;
     const double max_running = std::min(static_cast<double>(p.max_batch_by_memory),
         static_cast<double>(dec.engine.max_running_requests) * d.decode.layout.attention_dp);
     double in_flight = max_running * d.decode.workers;
@@ -101,9 +115,8 @@ ServingPrediction predict_disaggregated(const ServingScenario& s)
     const StepCost step = decode_only(dec, w, running);
     const double decode_steps = static_cast<double>(w.osl - 1);
     const double transfer_s = kv_transfer_s(s, static_cast<double>(w.isl));
-    const double ttft_alone = prefill_alone_s + transfer_s;
-    const double decode_capacity
-        = running * d.decode.workers / std::max(1e-9, decode_steps * step.time_s + step.time_s);
+    const double ttft_alone = pre.alone_s + transfer_s;
+    const double decode_capacity = running * d.decode.workers / std::max(1e-9, (decode_steps + 1) * step.time_s);
     double rate = std::min(prefill_capacity, decode_capacity);
     if (w.load == LoadKind::request_rate) {
         if (w.request_rate_qps >= rate) {
@@ -113,14 +126,15 @@ ServingPrediction predict_disaggregated(const ServingScenario& s)
         }
         rate = std::min(rate, w.request_rate_qps);
     }
-    // Closed loop: requests beyond what the slower pool serves wait for a prefill slot.
+    // Closed loop: requests beyond what the slower pool serves wait for a prefill slot; Poisson
+    // arrivals wait for a prefill worker as in M/D/1.
     const double e2e_alone = ttft_alone + decode_steps * step.time_s;
     double wait = 0;
-    if (w.load != LoadKind::request_rate)
+    if (w.load != LoadKind::request_rate) {
         wait = std::max(0.0, in_flight / rate - e2e_alone);
-    else {
+    } else {
         const double util = std::min(0.99, rate / prefill_capacity);
-        wait = util / (2.0 * (1.0 - util)) * prefill_alone_s;
+        wait = util / (2.0 * (1.0 - util)) * pre.alone_s;
     }
     p.running_batch = running;
     p.decode_step = step;
@@ -133,12 +147,8 @@ ServingPrediction predict_disaggregated(const ServingScenario& s)
     p.output_tokens_per_s_per_user = p.tpot_ms > 0 ? 1e3 / p.tpot_ms : 0;
     // Power: decode GPUs run their step continuously; prefill GPUs at the share of their capacity used.
     const double dec_W = energy_J(dec, step) / step.time_s;
-    StepLoad full;
-    full.prefill_tokens = std::max(static_cast<double>(w.isl), static_cast<double>(pre.engine.max_batched_tokens));
-    full.prompt_tokens = static_cast<double>(w.isl);
-    const StepCost pre_step = step_cost(pre, full);
     const double busy = std::min(1.0, rate / prefill_capacity);
-    const double pre_W = busy * energy_J(pre, pre_step) / pre_step.time_s + (1.0 - busy) * pre.power.wait_W;
+    const double pre_W = busy * pre.busy_W + (1.0 - busy) * pre.wait_W;
     const double pre_gpus = static_cast<double>(d.prefill.layout.gpus()) * d.prefill.workers;
     const double dec_gpus = static_cast<double>(d.decode.layout.gpus()) * d.decode.workers;
     p.avg_W_per_gpu = (pre_W * pre_gpus + dec_W * dec_gpus) / (pre_gpus + dec_gpus);

@@ -270,6 +270,8 @@ void predict_rate(
     fill_power(p, ctx, s);
 }
 
+} // namespace
+
 void check_slo(ServingPrediction& p, const ServingSlo& slo)
 {
     if (slo.ttft_ms && p.ttft_ms > *slo.ttft_ms) {
@@ -281,8 +283,6 @@ void check_slo(ServingPrediction& p, const ServingSlo& slo)
         p.warnings.push_back("TPOT " + fmt(p.tpot_ms) + " ms misses the SLO of " + fmt(*slo.tpot_ms) + " ms");
     }
 }
-
-} // namespace
 
 ServingPrediction predict_serving(const ServingScenario& s)
 {

@@ -37,5 +37,7 @@ struct ServingPrediction {
 };
 
 ServingPrediction predict_serving(const ServingScenario& s);
+// Marks a prediction that misses the SLO (slo_met, a warning per limit missed).
+void check_slo(ServingPrediction& p, const ServingSlo& slo);
 
 } // namespace parallax

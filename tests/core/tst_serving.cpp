@@ -8,6 +8,7 @@
 #include "serving/kv_cache.hpp"
 #include "serving/serving_context.hpp"
 #include "serving/serving_model.hpp"
+#include "serving/serving_search.hpp"
 #include "serving/serving_step.hpp"
 #include "spec/input_error.hpp"
 
@@ -17,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace parallax;
@@ -81,6 +83,7 @@ private slots:
     void jsonKeys();
     void readerErrors();
     void cliPredict();
+    void searchRanksWithinSlo();
 };
 
 void TestServing::kvPerTokenGqa()
@@ -332,6 +335,44 @@ void TestServing::cliPredict()
     const json out = json::parse(p.readAllStandardOutput().toStdString());
     QCOMPARE(out["mode"].get<std::string>(), std::string("serve"));
     QVERIFY(out["ttft_ms"].get<double>() > 0 && out["tpot_ms"].get<double>() > 0);
+}
+
+void TestServing::searchRanksWithinSlo()
+{
+    // Qwen3-235B-A22B (MoE) on 64 H100: every layout the rules allow, aggregated and disaggregated.
+    json j = base_scenario();
+    j["model"] = "qwen3-235b-a22b";
+    j["cluster"]["nodes"] = 8;
+    j["serving"]["workload"] = { { "isl", 2048 }, { "osl", 512 }, { "concurrency", 512 } };
+    j["serving"]["slo"] = { { "tpot_ms", 60 } };
+    const ServingScenario s = parse(j);
+    const ServingSearchResult r = search_serving(s, 20);
+    QVERIFY2(r.seconds < 1.0, qPrintable(QString::number(r.seconds)));
+    QVERIFY(r.evaluated > 100);
+    QVERIFY(!r.results.empty() && r.results.size() <= 20);
+    QVERIFY(r.meet_slo <= r.feasible && r.feasible <= r.evaluated);
+    for (std::size_t i = 0; i < r.results.size(); ++i) {
+        const ServingPrediction& p = r.results[i].prediction;
+        QVERIFY(p.feasible && p.slo_met && p.tpot_ms <= 60);
+        if (i > 0)
+            QVERIFY(p.output_tokens_per_s_per_gpu <= r.results[i - 1].prediction.output_tokens_per_s_per_gpu);
+    }
+    // The best deployment is the one the ranking says, predicted as a scenario of its own.
+    ServingScenario best = s;
+    best.deployment = r.results.front().deployment;
+    QCOMPARE(
+        predict_serving(best).output_tokens_per_s_per_gpu, r.results.front().prediction.output_tokens_per_s_per_gpu);
+    // The Pareto front: nothing beats a member on both throughput per GPU and per user.
+    QVERIFY(!r.pareto.empty());
+    for (const auto& a : r.pareto)
+        for (const auto& b : r.pareto)
+            QVERIFY(!(b.prediction.output_tokens_per_s_per_gpu > a.prediction.output_tokens_per_s_per_gpu
+                && b.prediction.output_tokens_per_s_per_user > a.prediction.output_tokens_per_s_per_user));
+    QVERIFY(r.results.front().pareto); // the best throughput per GPU is never dominated
+    // Both forms were weighed: more deployments than aggregated layouts, and layouts with EP among them.
+    const auto layouts = serving_layouts(s.model, s.cluster);
+    QVERIFY(r.evaluated > static_cast<long long>(layouts.size()));
+    QVERIFY(std::any_of(layouts.begin(), layouts.end(), [](const InstanceLayout& l) { return l.ep > 1; }));
 }
 
 QTEST_GUILESS_MAIN(TestServing)
