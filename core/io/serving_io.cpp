@@ -47,13 +47,17 @@ ServingWorkload read_workload(const json& v, const std::string& file)
     ServingWorkload w;
     w.isl = r.get_int("isl", 1, kMaxTokens);
     w.osl = r.get_int("osl", 1, kMaxTokens);
-    int given = 0;
+    std::vector<std::string> given;
     for (const auto& k : kLoadKeys)
-        given += r.has(k) && !v.at(k).is_null() ? 1 : 0;
-    if (given != 1)
-        r.fail(given == 0 ? "concurrency" : "(load)",
-            "exactly one of concurrency, request_rate_qps, batch_size, max_throughput must be given, found "
-                + std::to_string(given));
+        if (r.has(k) && !v.at(k).is_null())
+            given.push_back(k);
+    if (given.empty())
+        throw InputError(file, "serving.workload",
+            "exactly one of concurrency, request_rate_qps, batch_size, max_throughput must be given, found none");
+    if (given.size() > 1)
+        r.fail(given[1],
+            "exactly one of concurrency, request_rate_qps, batch_size, max_throughput must be given; \"" + given[0]
+                + "\" is given too");
     if (r.has("concurrency")) {
         w.load = LoadKind::concurrency;
         w.concurrency = r.get_int("concurrency", 1, kMaxRequests);

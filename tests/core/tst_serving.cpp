@@ -263,7 +263,9 @@ void TestServing::readerErrors()
         e.c_str());
     j["serving"]["workload"]["concurrency"] = 8;
     j["serving"]["workload"]["batch_size"] = 8;
-    QVERIFY(error_of(j).find("exactly one of") != std::string::npos);
+    e = error_of(j);
+    QVERIFY2(e.find("serving.workload.batch_size") != std::string::npos && e.find("exactly one of") != std::string::npos,
+        e.c_str());
 
     j = base_scenario();
     j["serving"]["workload"]["concurency"] = 8;
