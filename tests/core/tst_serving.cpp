@@ -264,7 +264,8 @@ void TestServing::readerErrors()
     j["serving"]["workload"]["concurrency"] = 8;
     j["serving"]["workload"]["batch_size"] = 8;
     e = error_of(j);
-    QVERIFY2(e.find("serving.workload.batch_size") != std::string::npos && e.find("exactly one of") != std::string::npos,
+    QVERIFY2(
+        e.find("serving.workload.batch_size") != std::string::npos && e.find("exactly one of") != std::string::npos,
         e.c_str());
 
     j = base_scenario();
