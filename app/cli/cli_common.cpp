@@ -4,6 +4,7 @@
 
 #include "io/json_reader.hpp"
 #include "io/scenario_io.hpp"
+#include "io/serving_io.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +20,22 @@ Scenario load_scenario_argument(const std::string& arg, const PresetCatalog& cat
     }
     qCDebug(lcCli).noquote() << "scenario from the file" << arg.c_str();
     return load_scenario_file(arg, catalog, use);
+}
+
+std::optional<ServingScenario> load_serving_argument(const std::string& arg, const PresetCatalog& catalog)
+{
+    std::error_code ec;
+    if (!std::filesystem::exists(arg, ec)) {
+        const PresetEntry* e = catalog.find(PresetKind::scenarios, arg);
+        if (e && is_serving_scenario(e->json))
+            return parse_serving_scenario(e->json, e->origin, catalog);
+        return std::nullopt;
+    }
+    const nlohmann::json j = parse_json_text(read_text_file(arg), arg);
+    if (!is_serving_scenario(j))
+        return std::nullopt;
+    qCDebug(lcCli).noquote() << "serving scenario from the file" << arg.c_str();
+    return parse_serving_scenario(j, arg, catalog);
 }
 
 Calibration calibration_argument(const QString& value)

@@ -3,10 +3,12 @@
 #include "calibration/calibration.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
+#include "serving/serving_spec.hpp"
 #include "spec/scenario.hpp"
 
 #include <QStringList>
 
+#include <optional>
 #include <string>
 
 namespace parallax::cli {
@@ -18,6 +20,10 @@ enum ExitCode : int { kOk = 0, kInternalError = 1, kBadInput = 2, kInfeasible = 
 // scenario's strategy to the validity rules (it ignores its degrees): ScenarioUse::search.
 Scenario load_scenario_argument(
     const std::string& arg, const PresetCatalog& catalog, ScenarioUse use = ScenarioUse::plan);
+
+// The serving scenario in a file or scenario preset (one with "serving"), or nullopt when the argument
+// names a training scenario. Throws InputError for a bad serving scenario or an unreadable file.
+std::optional<ServingScenario> load_serving_argument(const std::string& arg, const PresetCatalog& catalog);
 
 // --calibration VALUE: a calibration JSON file, "builtin" or "none". Throws InputError.
 Calibration calibration_argument(const QString& value);

@@ -4,16 +4,37 @@
 #include "cli/cli_parser.hpp"
 #include "io/improvements_io.hpp"
 #include "io/prediction_io.hpp"
+#include "io/serving_prediction_io.hpp"
 #include "model/analytic_model.hpp"
+#include "serving/serving_model.hpp"
 #include "sim/simulated_model.hpp"
 #include "spec/input_error.hpp"
 #include "spec/strategy_label.hpp"
 
 namespace parallax::cli {
 
+namespace {
+
+// A serving scenario: the serving model (docs/serving.md); --fidelity and --calibration are training's.
+int predict_serving_scenario(const ServingScenario& s, bool as_json)
+{
+    const ServingPrediction p = predict_serving(s);
+    if (as_json) {
+        nlohmann::json j = serving_prediction_to_json(p);
+        j["label"] = deployment_label(s);
+        print_out(j.dump(2) + "\n");
+    } else {
+        print_out(serving_prediction_to_text(s, p));
+    }
+    return p.feasible ? kOk : kInfeasible;
+}
+
+} // namespace
+
 int run_predict(const QStringList& args)
 {
-    CommandParser cmd(QStringLiteral("Predicts step time, throughput, memory and power of one training plan.\n"
+    CommandParser cmd(QStringLiteral("Predicts step time, throughput, memory and power of one training plan,\n"
+                                     "or latency, throughput, memory and power of one serving deployment.\n"
                                      "SCENARIO is a scenario file (docs/scenario-format.md) or a preset name."),
         QStringLiteral("SCENARIO"), QStringLiteral("scenario file or preset name"));
     cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print the contract's JSON instead of a table.") });
@@ -34,6 +55,8 @@ int run_predict(const QStringList& args)
     Scenario scenario;
     Calibration calibration;
     try {
+        if (auto serving = load_serving_argument(cmd.positional(0).toStdString(), PresetCatalog::standard()))
+            return predict_serving_scenario(*serving, cmd.parser().isSet(QStringLiteral("json")));
         scenario = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard());
         calibration = calibration_argument(cmd.parser().value(QStringLiteral("calibration")));
     } catch (const InputError& e) {

@@ -6,7 +6,9 @@
 #include "cli/cli_parser.hpp"
 #include "io/scenario_io.hpp"
 #include "io/search_io.hpp"
+#include "io/serving_prediction_io.hpp"
 #include "search/search_removals.hpp"
+#include "serving/serving_search.hpp"
 #include "spec/input_error.hpp"
 
 #include <QThread>
@@ -136,6 +138,17 @@ int run_search(const QStringList& args)
     if (auto rc = cmd.parse(args, 1, 1))
         return *rc;
     try {
+        if (auto serving = load_serving_argument(cmd.positional(0).toStdString(), PresetCatalog::standard())) {
+            int top = 10;
+            if (!parse_int(cmd, "top", 1, 10000, top))
+                return kBadInput;
+            const ServingSearchResult r = search_serving(*serving, top);
+            if (cmd.parser().isSet(QStringLiteral("json")))
+                print_out(serving_search_to_json(r).dump(2) + "\n");
+            else
+                print_out(serving_search_to_text(*serving, r));
+            return r.results.empty() ? kInfeasible : kOk;
+        }
         const Scenario scenario
             = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard(), ScenarioUse::search);
         SearchOptions o;

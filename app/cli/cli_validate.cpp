@@ -6,6 +6,7 @@
 #include "io/csv_writer.hpp"
 #include "io/json_reader.hpp"
 #include "io/scenario_io.hpp"
+#include "io/serving_runs.hpp"
 #include "spec/input_error.hpp"
 #include "spec/strategy_label.hpp"
 
@@ -39,6 +40,45 @@ std::string validation_csv(const ValidationReport& report)
     return csv.text();
 }
 
+// Measured serving rows (validation/measured-serving.json): TTFT, TPOT and tokens/s per GPU.
+int validate_serving(const nlohmann::json& rows, const std::string& path, bool as_json, bool as_markdown)
+{
+    std::vector<ServingSkip> skipped;
+    std::vector<ServingRun> runs;
+    try {
+        runs = read_serving_runs(rows, path, PresetCatalog::standard(), skipped);
+    } catch (const InputError& e) {
+        print_err(e.what());
+        return kBadInput;
+    }
+    const ServingValidationReport report = run_serving_validation(runs, skipped);
+    if (as_json) {
+        print_out(serving_validation_to_json(report).dump(2) + "\n");
+    } else if (as_markdown) {
+        print_out(serving_validation_to_markdown(report));
+    } else {
+        for (const auto& x : report.rows) {
+            char line[320];
+            std::snprintf(line, sizeof line, "%-64s TTFT %9.1f / %9.1f ms %+7.1f%%   TPOT %7.2f / %7.2f ms %+7.1f%%\n",
+                x.run->id.c_str(), x.run->ttft_ms, x.ttft_ms, 100 * x.ttft_error, x.run->tpot_ms, x.tpot_ms,
+                100 * x.tpot_error);
+            print_out(line);
+        }
+        print_out("\n(measured / predicted)\n" + serving_validation_to_markdown(report));
+        if (!report.skipped.empty()) {
+            print_out("skipped:\n");
+            for (const ServingSkip& s : report.skipped)
+                print_out("  " + s.id + ": " + s.reason + "\n");
+        }
+    }
+    if (report.overall.rows == 0) {
+        print_err(path + ": no usable rows to validate against (" + std::to_string(report.skipped.size())
+            + " skipped; the reasons are listed with the output)");
+        return kBadInput;
+    }
+    return kOk;
+}
+
 } // namespace
 
 int run_validate(const QStringList& args)
@@ -66,6 +106,9 @@ int run_validate(const QStringList& args)
     try {
         calibration = calibration_argument(cmd.parser().value(QStringLiteral("calibration")));
         const auto j = parse_json_text(read_text_file(path), path);
+        if (is_serving_runs_file(j))
+            return validate_serving(
+                j, path, cmd.parser().isSet(QStringLiteral("json")), cmd.parser().isSet(QStringLiteral("markdown")));
         cases = read_published_runs(j, path, PresetCatalog::standard(), skipped);
     } catch (const InputError& e) {
         print_err(e.what());

@@ -662,6 +662,9 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
     if (s.schema != kScenarioSchema)
         r.fail("schema", "this Parallax reads schema 1; the file has schema " + std::to_string(s.schema));
     s.description = r.get_string("description", std::string());
+    if (r.has("serving"))
+        r.fail("serving",
+            "a serving scenario (inference): `parallax-cli predict` reads it; this command plans training only");
 
     const json* model = r.raw("model");
     if (!model)

@@ -1,0 +1,196 @@
+#include "io/serving_io.hpp"
+
+#include "io/json_reader.hpp"
+#include "io/scenario_io.hpp"
+#include "serving/serving_rules.hpp"
+#include "spec/input_error.hpp"
+
+namespace parallax {
+
+using nlohmann::json;
+
+namespace {
+
+const std::vector<std::string> kPrecisions = { "bf16", "fp16", "fp8", "fp4" };
+const std::vector<std::string> kLoadKeys = { "concurrency", "request_rate_qps", "batch_size", "max_throughput" };
+constexpr long long kMaxTokens = 10'000'000; // beyond any context window shipped today
+constexpr long long kMaxRequests = 10'000'000;
+constexpr int kMaxDegree = 1 << 20;
+
+// "precision": "fp8" (the weights) or {"weights": .., "kv_cache": ..}. KV defaults to bf16, or fp16
+// when the weights are fp16 (an fp16 checkpoint keeps its cache in fp16).
+ServingPrecision read_precision(const json* v, const std::string& file)
+{
+    ServingPrecision p;
+    if (!v)
+        return p;
+    if (v->is_string()) {
+        const std::string s = v->get<std::string>();
+        const auto w = precision_from_string(s);
+        if (!w || w == Precision::fp32 || w == Precision::tf32)
+            throw InputError(file, "serving.precision", "must be one of bf16, fp16, fp8, fp4, got \"" + s + "\"");
+        p.weights = *w;
+        p.kv_cache = p.weights == Precision::fp16 ? Precision::fp16 : Precision::bf16;
+        return p;
+    }
+    JsonObjectReader r(*v, file, "serving.precision");
+    p.weights = *precision_from_string(r.get_choice("weights", kPrecisions, std::string("bf16")));
+    const std::string kv_default = p.weights == Precision::fp16 ? "fp16" : "bf16";
+    p.kv_cache = *precision_from_string(r.get_choice("kv_cache", kPrecisions, kv_default));
+    r.finish();
+    return p;
+}
+
+ServingWorkload read_workload(const json& v, const std::string& file)
+{
+    JsonObjectReader r(v, file, "serving.workload");
+    ServingWorkload w;
+    w.isl = r.get_int("isl", 1, kMaxTokens);
+    w.osl = r.get_int("osl", 1, kMaxTokens);
+    std::vector<std::string> given;
+    for (const auto& k : kLoadKeys)
+        if (r.has(k) && !v.at(k).is_null())
+            given.push_back(k);
+    if (given.empty())
+        throw InputError(file, "serving.workload",
+            "exactly one of concurrency, request_rate_qps, batch_size, max_throughput must be given, found none");
+    if (given.size() > 1)
+        r.fail(given[1],
+            "exactly one of concurrency, request_rate_qps, batch_size, max_throughput must be given; \"" + given[0]
+                + "\" is given too");
+    if (r.has("concurrency")) {
+        w.load = LoadKind::concurrency;
+        w.concurrency = r.get_int("concurrency", 1, kMaxRequests);
+    } else if (r.has("request_rate_qps")) {
+        w.load = LoadKind::request_rate;
+        w.request_rate_qps = r.get_number("request_rate_qps", 1e-9, 1e9);
+    } else if (r.has("batch_size")) {
+        w.load = LoadKind::batch_size;
+        w.batch_size = r.get_int("batch_size", 1, kMaxRequests);
+    } else {
+        w.load = LoadKind::max_throughput;
+        if (!r.get_bool("max_throughput"))
+            r.fail("max_throughput", "must be true when given (leave it out and name another load)");
+    }
+    r.finish();
+    return w;
+}
+
+ServingSlo read_slo(const json* v, const std::string& file)
+{
+    ServingSlo s;
+    if (!v || v->is_null())
+        return s;
+    JsonObjectReader r(*v, file, "serving.slo");
+    s.ttft_ms = r.get_optional_number("ttft_ms", 1e-6, 1e9);
+    s.tpot_ms = r.get_optional_number("tpot_ms", 1e-6, 1e9);
+    r.finish();
+    return s;
+}
+
+ServingSpec read_serving(const json& v, const std::string& file)
+{
+    JsonObjectReader r(v, file, "serving");
+    ServingSpec s;
+    s.precision = read_precision(r.raw("precision"), file);
+    s.engine = *serving_engine_from_string(r.get_choice("engine", { "vllm", "sglang", "trtllm" }, std::string("vllm")));
+    const json* workload = r.raw("workload");
+    if (!workload)
+        r.fail("workload",
+            "missing (required): {\"isl\", \"osl\", and one of "
+                + std::string("concurrency, request_rate_qps, batch_size, max_throughput}"));
+    s.workload = read_workload(*workload, file);
+    s.slo = read_slo(r.raw("slo"), file);
+    r.finish();
+    return s;
+}
+
+InstanceLayout read_layout(JsonObjectReader& r)
+{
+    InstanceLayout l;
+    l.tp = static_cast<int>(r.get_int("tp", 1, kMaxDegree, 1));
+    l.pp = static_cast<int>(r.get_int("pp", 1, kMaxDegree, 1));
+    l.ep = static_cast<int>(r.get_int("ep", 1, kMaxDegree, 1));
+    l.attention_dp = static_cast<int>(r.get_int("attention_dp", 1, kMaxDegree, 1));
+    return l;
+}
+
+DisaggregatedPool read_pool(const json* v, const std::string& file, const std::string& path)
+{
+    if (!v)
+        throw InputError(file, path, "missing (required): {\"tp\", \"workers\", ...}");
+    JsonObjectReader r(*v, file, path);
+    DisaggregatedPool p;
+    p.layout = read_layout(r);
+    p.workers = static_cast<int>(r.get_int("workers", 1, kMaxDegree, 1));
+    r.finish();
+    return p;
+}
+
+Deployment read_deployment(const json* v, const std::string& file)
+{
+    Deployment d;
+    if (!v || v->is_null())
+        return d;
+    JsonObjectReader r(*v, file, "deployment");
+    if (const json* dis = r.raw("disaggregated"); dis && !dis->is_null()) {
+        for (const char* k : { "tp", "pp", "ep", "attention_dp", "replicas" })
+            if (r.has(k))
+                r.fail(k, "not with \"disaggregated\": the prefill and decode pools carry their own degrees");
+        JsonObjectReader dr(*dis, file, "deployment.disaggregated");
+        DisaggregatedDeployment dd;
+        dd.prefill = read_pool(dr.raw("prefill"), file, "deployment.disaggregated.prefill");
+        dd.decode = read_pool(dr.raw("decode"), file, "deployment.disaggregated.decode");
+        dr.finish();
+        d.disaggregated = dd;
+        r.finish();
+        return d;
+    }
+    d.instance = read_layout(r);
+    if (r.has("replicas"))
+        d.replicas = static_cast<int>(r.get_int("replicas", 1, kMaxDegree));
+    r.finish();
+    return d;
+}
+
+} // namespace
+
+bool is_serving_scenario(const json& j)
+{
+    return j.is_object() && j.contains("serving");
+}
+
+ServingScenario parse_serving_scenario(const json& j, const std::string& file, const PresetCatalog& catalog)
+{
+    JsonObjectReader r(j, file, "");
+    ServingScenario s;
+    if (!r.has("schema"))
+        r.fail("schema", "missing: scenario files carry \"schema\": 1");
+    s.schema = static_cast<int>(r.get_int("schema", 1, 1000));
+    if (s.schema != kScenarioSchema)
+        r.fail("schema", "this Parallax reads schema 1; the file has schema " + std::to_string(s.schema));
+    s.description = r.get_string("description", std::string());
+    for (const char* k : { "training", "strategy", "search" })
+        if (r.has(k))
+            r.fail(k, "not in a serving scenario (it has \"serving\"): training keys describe a training run");
+    const json* model = r.raw("model");
+    if (!model)
+        r.fail("model", "missing (required): a model preset name or an inline model object");
+    s.model = resolve_model(*model, file, "model", catalog, &s.refs.model);
+    const json* cluster = r.raw("cluster");
+    if (!cluster)
+        r.fail("cluster", "missing (required): a cluster preset name or an inline cluster object");
+    s.cluster = resolve_cluster(*cluster, file, "cluster", catalog, &s.refs);
+    s.serving = read_serving(*r.raw("serving"), file);
+    s.deployment = read_deployment(r.raw("deployment"), file);
+    r.finish();
+    check_serving_scenario(s, file);
+    return s;
+}
+
+ServingScenario load_serving_scenario_file(const std::string& path, const PresetCatalog& catalog)
+{
+    return parse_serving_scenario(parse_json_text(read_text_file(path), path), path, catalog);
+}
+
+} // namespace parallax

@@ -1,0 +1,21 @@
+#pragma once
+// Serving scenario files (docs/serving.md, docs/scenario-format.md "Serving scenarios"): the same model
+// and cluster as a training scenario (presets by name or inline), with "serving" and "deployment" in
+// place of "training" and "strategy". Strict: unknown keys, out-of-range values and deployments the
+// model or cluster cannot hold are InputErrors naming the file, the key and the rule.
+#include "io/preset_catalog.hpp"
+#include "serving/serving_spec.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace parallax {
+
+// A scenario object that describes serving (it has a "serving" key).
+bool is_serving_scenario(const nlohmann::json& j);
+
+ServingScenario parse_serving_scenario(const nlohmann::json& j, const std::string& file, const PresetCatalog& catalog);
+ServingScenario load_serving_scenario_file(const std::string& path, const PresetCatalog& catalog);
+
+} // namespace parallax

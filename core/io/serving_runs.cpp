@@ -1,0 +1,340 @@
+#include "io/serving_runs.hpp"
+
+#include "io/number_format.hpp"
+#include "io/serving_io.hpp"
+#include "serving/serving_model.hpp"
+#include "spec/input_error.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parallax {
+
+using nlohmann::json;
+
+namespace {
+
+struct GpuMapping {
+    const char* row_name;
+    const char* preset;
+    const char* intra_node;
+};
+// The rows' GPU names and the presets and NVLink generations of those machines.
+constexpr GpuMapping kGpus[] = {
+    { "H100 SXM", "H100-SXM5-80GB", "nvlink4-nvswitch" },
+    { "H200 SXM", "H200-SXM-141GB", "nvlink4-nvswitch" },
+    { "B200 SXM", "B200", "nvlink5-nvswitch" },
+    { "B300 SXM", "B300", "nvlink5-nvswitch" },
+    { "A100 80GB (DGX-A100)", "A100-SXM4-80GB", "nvlink3-nvswitch" },
+    { "H100 80GB (DGX-H100)", "H100-SXM5-80GB", "nvlink4-nvswitch" },
+};
+
+// Rows whose model has a preset; DeepSeek-R1 is DeepSeek-V3's architecture with other weights.
+const std::map<std::string, std::string> kModelPresets = {
+    { "Llama 3.1 70B", "llama3.1-70b" },
+    { "Llama 3.1 8B", "llama3.1-8b" },
+    { "Llama 2 70B", "llama2-70b" },
+    { "Qwen3-235B-A22B", "qwen3-235b-a22b" },
+    { "gpt-oss-120b", "gpt-oss-120b" },
+    { "DeepSeek-V3", "deepseek-v3" },
+    { "DeepSeek-R1", "deepseek-v3" },
+};
+
+std::optional<double> number_at(const json& j, const char* key)
+{
+    if (!j.is_object() || !j.contains(key))
+        return std::nullopt;
+    const json& v = j.at(key);
+    if (v.is_number())
+        return v.get<double>();
+    if (v.is_object())
+        for (const char* stat : { "mean", "unspecified_stat", "median" })
+            if (v.contains(stat) && v.at(stat).is_number())
+                return v.at(stat).get<double>();
+    return std::nullopt;
+}
+
+int int_or(const json& j, const char* key, int fallback)
+{
+    return j.contains(key) && j.at(key).is_number_integer() && j.at(key).get<int>() > 0 ? j.at(key).get<int>()
+                                                                                        : fallback;
+}
+
+// A model the row describes in full (GQA, SwiGLU; every layer MoE when it has experts).
+json inline_model(const json& m)
+{
+    for (const char* k : { "n_layers", "hidden_size", "n_heads", "n_kv_heads", "vocab_size" })
+        if (!m.contains(k) || !m.at(k).is_number_integer())
+            throw std::runtime_error(std::string("no preset for the model and the row lacks ") + k);
+    if (m.value("attention", std::string("GQA")) != "GQA")
+        throw std::runtime_error("no preset for the model, and its attention is not GQA");
+    json j = { { "name", m.value("key", m.value("name", std::string("model"))) }, { "layers", m["n_layers"] },
+        { "hidden", m["hidden_size"] }, { "heads", m["n_heads"] }, { "kv_heads", m["n_kv_heads"] },
+        { "vocab", m["vocab_size"] }, { "ffn_act", "swiglu" } };
+    if (m.contains("head_dim") && m.at("head_dim").is_number_integer())
+        j["head_dim"] = m["head_dim"];
+    const bool moe = m.contains("n_experts") && m.at("n_experts").is_number_integer();
+    if (moe) {
+        j["moe"]
+            = { { "experts", m["n_experts"] }, { "top_k", m["top_k"] }, { "expert_ffn_hidden", m["expert_ffn_size"] } };
+        j["ffn_hidden"] = m["expert_ffn_size"];
+    } else if (m.contains("ffn_hidden_size") && m.at("ffn_hidden_size").is_number_integer()) {
+        j["ffn_hidden"] = m["ffn_hidden_size"];
+    } else {
+        throw std::runtime_error("no preset for the model and the row gives no FFN size");
+    }
+    return j;
+}
+
+std::string short_source(const std::string& s)
+{
+    if (s.rfind("AIConfigurator", 0) == 0)
+        return "aiconfigurator";
+    if (s.rfind("SplitwiseSim", 0) == 0)
+        return "splitwise";
+    return s.substr(0, 24);
+}
+
+// The scenario a row describes: one instance on as many nodes of 8 GPUs as it needs.
+json row_scenario(const json& row, ServingRun& run)
+{
+    const json& hw = row.at("hardware");
+    const std::string gpu = hw.value("gpu_type", std::string());
+    const GpuMapping* g = nullptr;
+    for (const auto& m : kGpus)
+        if (gpu == m.row_name)
+            g = &m;
+    if (!g)
+        throw std::runtime_error("no preset for the GPU \"" + gpu + "\"");
+    const json& par = row.at("parallelism");
+    const std::string mode = par.value("mode", std::string());
+    if (mode != "aggregated" && mode != "static batch")
+        throw std::runtime_error("mode \"" + mode + "\": only aggregated and static-batch rows are modelled yet");
+    const int tp = int_or(par, "tp", 1), pp = int_or(par, "pp", 1), ep = int_or(par, "ep", 1),
+              adp = int_or(par, "attention_dp", 1);
+    const int gpus = tp * pp * adp;
+    const json& m = row.at("model");
+    json model;
+    if (auto it = kModelPresets.find(m.value("name", std::string())); it != kModelPresets.end())
+        model = it->second;
+    else
+        model = inline_model(m);
+    const json& prec = row.at("precision");
+    std::string weights = prec.contains("weights") && prec.at("weights").is_string()
+        ? prec.at("weights").get<std::string>()
+        : std::string();
+    if (weights.empty()) {
+        weights = "bf16";
+        run.assumptions.push_back("weights bf16 (the row states none)");
+    }
+    if (weights == "int4")
+        throw std::runtime_error("int4 weight-only quantisation is not a serving precision Parallax reads");
+    json precision = { { "weights", weights } };
+    if (prec.contains("kv_cache") && prec.at("kv_cache").is_string())
+        precision["kv_cache"] = prec["kv_cache"];
+    else
+        run.assumptions.push_back("KV cache in the default precision (the row states none)");
+    const json& wl = row.at("workload");
+    json workload = { { "isl", wl.at("isl") }, { "osl", wl.at("osl") } };
+    if (mode == "static batch")
+        workload["batch_size"] = wl.at("batch_size");
+    else
+        workload["concurrency"] = wl.at("concurrency");
+    json serving = { { "precision", precision }, { "workload", workload } };
+    const json& engine = row.at("engine");
+    if (engine.contains("name") && engine.at("name").is_string())
+        serving["engine"] = engine["name"];
+    else
+        run.assumptions.push_back("engine vllm (the row names none)");
+    const int nodes = (gpus + 7) / 8;
+    return { { "schema", 1 }, { "model", model },
+        { "cluster",
+            { { "gpu", g->preset }, { "nodes", nodes }, { "gpus_per_node", nodes > 1 ? 8 : std::max(gpus, 1) },
+                { "intra_node", g->intra_node }, { "inter_node", "ib-ndr" } } },
+        { "serving", serving },
+        { "deployment", { { "tp", tp }, { "pp", pp }, { "ep", ep }, { "attention_dp", adp }, { "replicas", 1 } } } };
+}
+
+double median(std::vector<double> v)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+ServingErrorSummary summarise(const std::vector<const ServingRunResult*>& rows)
+{
+    ServingErrorSummary s;
+    std::vector<double> ttft, tpot;
+    double tp_sum = 0;
+    for (const auto* r : rows) {
+        ttft.push_back(std::fabs(r->ttft_error));
+        tpot.push_back(std::fabs(r->tpot_error));
+        s.ttft_mape += std::fabs(r->ttft_error);
+        s.tpot_mape += std::fabs(r->tpot_error);
+        tp_sum += std::fabs(r->throughput_error);
+    }
+    s.rows = static_cast<int>(rows.size());
+    if (s.rows > 0) {
+        s.ttft_mape /= s.rows;
+        s.tpot_mape /= s.rows;
+        s.throughput_mape = tp_sum / s.rows;
+    }
+    s.ttft_median = median(ttft);
+    s.tpot_median = median(tpot);
+    return s;
+}
+
+json summary_json(const ServingErrorSummary& s)
+{
+    return { { "rows", s.rows }, { "ttft_mape", s.ttft_mape }, { "tpot_mape", s.tpot_mape },
+        { "throughput_mape", s.throughput_mape }, { "ttft_median", s.ttft_median }, { "tpot_median", s.tpot_median } };
+}
+
+} // namespace
+
+bool is_serving_runs_file(const json& j)
+{
+    return j.is_array() && !j.empty() && j.front().is_object() && j.front().contains("workload")
+        && j.front().contains("result");
+}
+
+std::vector<ServingRun> read_serving_runs(
+    const json& rows, const std::string& file, const PresetCatalog& catalog, std::vector<ServingSkip>& skipped)
+{
+    if (!rows.is_array())
+        throw InputError(file, "(top level)", "must be an array of measured serving rows");
+    std::vector<ServingRun> runs;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const json& row = rows[i];
+        const std::string id
+            = row.is_object() ? row.value("id", "row " + std::to_string(i)) : "row " + std::to_string(i);
+        try {
+            ServingRun run;
+            run.id = id;
+            run.source = short_source(row.value("source", std::string()));
+            const json& res = row.at("result");
+            const auto ttft
+                = number_at(res, "ttft_ms") ? number_at(res, "ttft_ms") : number_at(res, "prefill_latency_ms");
+            const auto tpot = number_at(res, "tpot_ms") ? number_at(res, "tpot_ms") : number_at(res, "decode_step_ms");
+            if (!ttft || !tpot || *ttft <= 0 || *tpot <= 0)
+                throw std::runtime_error("no measured TTFT and TPOT");
+            run.ttft_ms = *ttft;
+            run.tpot_ms = *tpot;
+            const json scenario = row_scenario(row, run);
+            run.scenario = parse_serving_scenario(scenario, file + " [" + id + "]", catalog);
+            run.engine = std::string(to_string(run.scenario.serving.engine));
+            run.gpu = run.scenario.cluster.gpu.name;
+            run.model = row.at("model").value("name", std::string());
+            const ServingWorkload& w = run.scenario.serving.workload;
+            const double in_flight = w.load == LoadKind::batch_size ? static_cast<double>(w.batch_size)
+                                                                    : static_cast<double>(w.concurrency);
+            const double e2e_s = (run.ttft_ms + static_cast<double>(w.osl - 1) * run.tpot_ms) * 1e-3;
+            run.tokens_per_s_per_gpu
+                = in_flight * static_cast<double>(w.osl) / e2e_s / run.scenario.deployment.instance.gpus();
+            runs.push_back(std::move(run));
+        } catch (const InputError& e) {
+            skipped.push_back({ id, e.rule() + " (" + e.key() + ")" });
+        } catch (const std::exception& e) {
+            skipped.push_back({ id, e.what() });
+        }
+    }
+    return runs;
+}
+
+ServingValidationReport run_serving_validation(const std::vector<ServingRun>& runs, std::vector<ServingSkip> skipped)
+{
+    ServingValidationReport r;
+    r.skipped = std::move(skipped);
+    for (const ServingRun& run : runs) {
+        const ServingPrediction p = predict_serving(run.scenario);
+        if (!p.feasible) {
+            r.skipped.push_back(
+                { run.id, "predicted infeasible: " + (p.warnings.empty() ? std::string() : p.warnings.front()) });
+            continue;
+        }
+        ServingRunResult x;
+        x.run = &run;
+        x.feasible = p.feasible;
+        x.ttft_ms = p.ttft_ms;
+        x.tpot_ms = p.tpot_ms;
+        x.tokens_per_s_per_gpu = p.output_tokens_per_s_per_gpu;
+        x.ttft_error = p.ttft_ms / run.ttft_ms - 1.0;
+        x.tpot_error = p.tpot_ms / run.tpot_ms - 1.0;
+        x.throughput_error = p.output_tokens_per_s_per_gpu / run.tokens_per_s_per_gpu - 1.0;
+        r.rows.push_back(x);
+    }
+    std::vector<const ServingRunResult*> all;
+    std::map<std::string, std::vector<const ServingRunResult*>> src, eng, gpu, model;
+    for (const auto& x : r.rows) {
+        all.push_back(&x);
+        src[x.run->source].push_back(&x);
+        eng[x.run->engine].push_back(&x);
+        gpu[x.run->gpu].push_back(&x);
+        model[x.run->model].push_back(&x);
+    }
+    r.overall = summarise(all);
+    for (const auto& [k, v] : src)
+        r.by_source[k] = summarise(v);
+    for (const auto& [k, v] : eng)
+        r.by_engine[k] = summarise(v);
+    for (const auto& [k, v] : gpu)
+        r.by_gpu[k] = summarise(v);
+    for (const auto& [k, v] : model)
+        r.by_model[k] = summarise(v);
+    return r;
+}
+
+json serving_validation_to_json(const ServingValidationReport& r)
+{
+    json rows = json::array();
+    for (const auto& x : r.rows)
+        rows.push_back({ { "id", x.run->id }, { "measured_ttft_ms", x.run->ttft_ms },
+            { "predicted_ttft_ms", x.ttft_ms }, { "measured_tpot_ms", x.run->tpot_ms },
+            { "predicted_tpot_ms", x.tpot_ms }, { "measured_tokens_per_s_per_gpu", x.run->tokens_per_s_per_gpu },
+            { "predicted_tokens_per_s_per_gpu", x.tokens_per_s_per_gpu }, { "ttft_error", x.ttft_error },
+            { "tpot_error", x.tpot_error }, { "throughput_error", x.throughput_error },
+            { "assumptions", x.run->assumptions } });
+    json skipped = json::array();
+    for (const auto& s : r.skipped)
+        skipped.push_back({ { "id", s.id }, { "reason", s.reason } });
+    auto groups = [](const std::map<std::string, ServingErrorSummary>& m) {
+        json g = json::object();
+        for (const auto& [k, v] : m)
+            g[k] = summary_json(v);
+        return g;
+    };
+    json summary = summary_json(r.overall);
+    summary["skipped"] = r.skipped.size();
+    summary["by_source"] = groups(r.by_source);
+    summary["by_engine"] = groups(r.by_engine);
+    summary["by_gpu"] = groups(r.by_gpu);
+    summary["by_model"] = groups(r.by_model);
+    return { { "schema", 1 }, { "mode", "serve" }, { "rows", rows }, { "skipped", skipped }, { "summary", summary } };
+}
+
+std::string serving_validation_to_markdown(const ServingValidationReport& r)
+{
+    auto pct = [](double v) { return format_number("%.1f%%", 100 * v); };
+    auto table = [&](const char* title, const std::map<std::string, ServingErrorSummary>& m) {
+        std::string s = std::string("| ") + title
+            + " | rows | TTFT MAPE | TPOT MAPE | tokens/s/GPU MAPE |\n|---|---:|---:|---:|---:|\n";
+        for (const auto& [k, v] : m)
+            s += "| " + k + " | " + std::to_string(v.rows) + " | " + pct(v.ttft_mape) + " | " + pct(v.tpot_mape) + " | "
+                + pct(v.throughput_mape) + " |\n";
+        return s + "\n";
+    };
+    std::string s = "All " + std::to_string(r.overall.rows) + " rows: TTFT MAPE " + pct(r.overall.ttft_mape)
+        + " (median " + pct(r.overall.ttft_median) + "), TPOT MAPE " + pct(r.overall.tpot_mape) + " (median "
+        + pct(r.overall.tpot_median) + "), output tokens/s per GPU MAPE " + pct(r.overall.throughput_mape) + "; "
+        + std::to_string(r.skipped.size()) + " rows skipped.\n\n";
+    s += table("source", r.by_source);
+    s += table("engine", r.by_engine);
+    s += table("GPU", r.by_gpu);
+    s += table("model", r.by_model);
+    return s;
+}
+
+} // namespace parallax

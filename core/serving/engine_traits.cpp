@@ -1,0 +1,68 @@
+#include "serving/engine_traits.hpp"
+
+#include <array>
+
+namespace parallax {
+
+namespace {
+constexpr std::array<std::string_view, 3> kEngineNames = { "vllm", "sglang", "trtllm" };
+}
+
+std::string_view to_string(ServingEngine e)
+{
+    return kEngineNames[static_cast<int>(e)];
+}
+
+std::optional<ServingEngine> serving_engine_from_string(std::string_view s)
+{
+    for (std::size_t i = 0; i < kEngineNames.size(); ++i)
+        if (kEngineNames[i] == s)
+            return static_cast<ServingEngine>(i);
+    return std::nullopt;
+}
+
+EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l)
+{
+    EngineTraits t;
+    switch (e) {
+    case ServingEngine::vllm:
+        // vLLM EngineArgs: gpu_memory_utilization 0.9 of the whole GPU for everything the engine
+        // allocates; V1 on GPUs of 70 GiB and more: max_num_seqs 1024, max_num_batched_tokens 8192 for
+        // the OpenAI server (arg_utils.py _set_default_args); block_size 16.
+        t.memory_rule = MemoryRule::total_fraction;
+        t.memory_fraction = 0.9;
+        t.max_running_requests = 1024;
+        t.max_batched_tokens = 8192;
+        t.kv_block_tokens = 16;
+        t.step_host_s = 1.0e-3;
+        break;
+    case ServingEngine::sglang:
+        // SGLang server_args.py: mem_fraction_static (weights + KV pool) falls with the TP size to leave
+        // room for activations and CUDA graphs: 0.88 at tp 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79
+        // beyond; chunked_prefill_size 8192; page_size 1; running requests limited by the pool.
+        t.memory_rule = MemoryRule::static_fraction;
+        {
+            const int tp = l.tp * l.attention_dp;
+            t.memory_fraction = tp >= 16 ? 0.79 : tp >= 8 ? 0.81 : tp >= 4 ? 0.85 : tp >= 2 ? 0.87 : 0.88;
+        }
+        t.max_running_requests = 4096;
+        t.max_batched_tokens = 8192;
+        t.kv_block_tokens = 1;
+        t.step_host_s = 0.7e-3;
+        break;
+    case ServingEngine::trtllm:
+        // TensorRT-LLM LLM API: KvCacheConfig.free_gpu_memory_fraction 0.9 of what is free after the
+        // weights and the activation buffers; max_batch_size 2048, max_num_tokens 8192; tokens_per_block 32;
+        // the C++ executor keeps host overhead per step small.
+        t.memory_rule = MemoryRule::free_fraction;
+        t.memory_fraction = 0.9;
+        t.max_running_requests = 2048;
+        t.max_batched_tokens = 8192;
+        t.kv_block_tokens = 32;
+        t.step_host_s = 0.3e-3;
+        break;
+    }
+    return t;
+}
+
+} // namespace parallax

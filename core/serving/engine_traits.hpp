@@ -1,0 +1,32 @@
+#pragma once
+// What distinguishes the serving engines in the cost model: how much GPU memory they take for weights
+// and the KV cache, their batching limits, their paged-cache block size and their per-step host
+// overhead. The defaults of the versions named in engine_traits.cpp; docs/serving.md lists them.
+#include "serving/serving_spec.hpp"
+
+namespace parallax {
+
+// How the engine sizes its KV cache pool.
+enum class MemoryRule : unsigned char {
+    // KV = fraction x capacity - weights - activations - other (vLLM gpu_memory_utilization)
+    total_fraction,
+    // KV = fraction x capacity - weights; activations and the rest live outside it (SGLang mem_fraction_static)
+    static_fraction,
+    // KV = fraction x (capacity - weights - activations - other) (TensorRT-LLM free_gpu_memory_fraction)
+    free_fraction,
+};
+
+struct EngineTraits {
+    MemoryRule memory_rule = MemoryRule::total_fraction;
+    double memory_fraction = 0.9;
+    int max_running_requests = 1024; // per instance (per attention-DP rank with attention_dp > 1)
+    long long max_batched_tokens = 8192; // tokens one step processes: the chunked-prefill budget
+    int kv_block_tokens = 16;
+    double other_GiB = 1.5; // CUDA context, NCCL buffers, CUDA graphs: outside the model's tensors
+    double step_host_s = 0; // scheduling, sampling and output handling per step, not hidden by the GPU
+    double kernel_gap_s = 2e-6; // between two kernels of a captured (CUDA graph) step
+};
+
+EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l);
+
+} // namespace parallax

@@ -1,0 +1,37 @@
+#pragma once
+// Everything about one model instance that does not depend on the load: the GPU's compute model, the
+// fabric, the engine's traits and where the instance's process groups land. Built once per
+// prediction; the step model and the memory model read it.
+#include "model/collective_model.hpp"
+#include "model/compute_model.hpp"
+#include "model/power_model.hpp"
+#include "serving/engine_traits.hpp"
+#include "serving/serving_spec.hpp"
+
+namespace parallax {
+
+struct ServingContext {
+    const ModelSpec* model = nullptr;
+    const ClusterSpec* cluster = nullptr;
+    ServingPrecision precision;
+    InstanceLayout layout;
+    EngineTraits engine;
+    ComputeDevice device;
+    NetworkModel network;
+    PowerModel power;
+    Precision matmul_precision = Precision::bf16; // what the tensor cores run (weight-only below the GPU's best)
+    double weight_bytes_per_param = 2; // storage incl. block scales
+    GroupPlacement tp_group; // the attention's tensor-parallel ranks
+    GroupPlacement moe_group; // the tp x attention_dp ranks that share an MoE layer
+    GroupPlacement ep_group;
+    GroupPlacement pp_hop; // two neighbouring pipeline stages
+
+    ServingContext(const ModelSpec& m, const ClusterSpec& c, const ServingSpec& s, const InstanceLayout& l);
+    ServingContext(const ServingContext&) = delete;
+    ServingContext& operator=(const ServingContext&) = delete;
+};
+
+// `size` consecutive ranks starting at a node boundary, `stride` ranks apart.
+GroupPlacement contiguous_group(long long size, long long stride, long long gpus_per_node);
+
+} // namespace parallax

@@ -1,0 +1,346 @@
+#include "serving/serving_model.hpp"
+
+#include "serving/disaggregated_model.hpp"
+#include "serving/serving_context.hpp"
+#include "serving/serving_rules.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace parallax {
+
+namespace {
+
+// Continuous batching with `running` requests in one instance, each prefilled over `prefill_steps`
+// steps then decoded for osl - 1 steps. Another request is prefilling with probability
+// 1 - decode_share, so a step carries, besides its own request, the others' decodes and prompt chunks.
+struct SteadyState {
+    double running = 1;
+    double prefill_steps = 1;
+    StepCost decode_step;
+    StepCost prefill_step;
+    double ttft_s = 0; // without waiting for a slot
+    double tpot_s = 0;
+    double e2e_s = 0;
+    double requests_per_s = 0;
+    double decode_share = 1;
+};
+
+StepLoad step_of(const ServingWorkload& w, double decodes, double prefill_tokens, double prefill_steps)
+{
+    StepLoad l;
+    l.decode_requests = decodes;
+    l.decode_context = static_cast<double>(w.isl) + 0.5 * static_cast<double>(w.osl);
+    l.prefill_tokens = prefill_tokens;
+    l.prompt_tokens = static_cast<double>(w.isl);
+    l.sampled_requests = decodes + prefill_tokens / static_cast<double>(w.isl) / prefill_steps;
+    return l;
+}
+
+StepCost blend(const StepCost& a, const StepCost& b, double share_b)
+{
+    auto mix = [&](double x, double y) { return (1.0 - share_b) * x + share_b * y; };
+    StepCost c;
+    c.time_s = mix(a.time_s, b.time_s);
+    c.compute_bound_s = mix(a.compute_bound_s, b.compute_bound_s);
+    c.memory_bound_s = mix(a.memory_bound_s, b.memory_bound_s);
+    c.comm_s = mix(a.comm_s, b.comm_s);
+    c.overhead_s = mix(a.overhead_s, b.overhead_s);
+    c.flops = mix(a.flops, b.flops);
+    c.tensor_s = mix(a.tensor_s, b.tensor_s);
+    c.hbm_bytes = mix(a.hbm_bytes, b.hbm_bytes);
+    c.weight_bytes = mix(a.weight_bytes, b.weight_bytes);
+    c.kv_bytes = mix(a.kv_bytes, b.kv_bytes);
+    return c;
+}
+
+// A step with `decodes` decoding requests while `prefilling` other requests (an expectation) each add a
+// prompt chunk. Fewer than one is a chance, not a fraction: that share of the steps carries a whole
+// chunk, the rest none (a step's cost is far from linear in its tokens: weights are read once).
+StepCost step_with_chunks(const ServingContext& ctx, const ServingWorkload& w, double decodes, double own_prefill,
+    double prefilling, double chunk, double prefill_steps)
+{
+    if (prefilling >= 1.0 || prefilling <= 0.0)
+        return step_cost(ctx, step_of(w, decodes, own_prefill + prefilling * chunk, prefill_steps));
+    const StepCost without = step_cost(ctx, step_of(w, decodes, own_prefill, prefill_steps));
+    const StepCost with = step_cost(ctx, step_of(w, decodes, own_prefill + chunk, prefill_steps));
+    return blend(without, with, prefilling);
+}
+
+SteadyState steady_state(const ServingContext& ctx, const ServingWorkload& w, double running)
+{
+    SteadyState s;
+    s.running = std::max(1.0, running);
+    const double others = s.running - 1.0;
+    const double decode_steps = static_cast<double>(w.osl - 1);
+    const double budget = static_cast<double>(ctx.engine.max_batched_tokens);
+    const double isl = static_cast<double>(w.isl);
+    // Steps to prefill one prompt: the prompt tokens of every request in its prefill share the step's
+    // token budget with the decodes (fixed point; the share of prefilling requests grows with it).
+    double sp = std::max(1.0, std::ceil(isl / budget));
+    for (int i = 0; i < 50; ++i) {
+        const double prefill_share = sp / (decode_steps + sp);
+        const double decodes = others * (1.0 - prefill_share);
+        const double room = std::max(1.0, budget - decodes);
+        const double next = std::max(std::ceil(isl / budget), isl * (1.0 + others * prefill_share) / room);
+        if (std::fabs(next - sp) < 1e-6 * sp)
+            break;
+        sp = 0.5 * (sp + next);
+    }
+    s.prefill_steps = std::max(1.0, sp);
+    s.decode_share = decode_steps / (decode_steps + s.prefill_steps);
+    const double chunk = isl / s.prefill_steps;
+    const double others_decoding = others * s.decode_share;
+    const double others_prefilling = others * (1.0 - s.decode_share);
+    s.decode_step = step_with_chunks(ctx, w, 1.0 + others_decoding, 0.0, others_prefilling, chunk, s.prefill_steps);
+    s.prefill_step = step_with_chunks(ctx, w, others_decoding, chunk, others_prefilling, chunk, s.prefill_steps);
+    // A new request waits for the step in progress to end (half a step) unless the engine is idle.
+    const double boundary_wait = 0.5 * s.decode_step.time_s * others / s.running;
+    s.ttft_s = boundary_wait + s.prefill_steps * s.prefill_step.time_s;
+    s.tpot_s = decode_steps > 0 ? s.decode_step.time_s : 0;
+    s.e2e_s = s.ttft_s + decode_steps * s.tpot_s;
+    s.requests_per_s = s.running / (s.prefill_steps * s.prefill_step.time_s + decode_steps * s.tpot_s);
+    return s;
+}
+
+// The requests of a closed loop that start together and, all of the same length, stay together: each
+// round prefills the whole cohort in steps of the token budget (first come, first finished), then
+// decodes it as one batch.
+SteadyState cohort(const ServingContext& ctx, const ServingWorkload& w, double running)
+{
+    SteadyState s;
+    s.running = std::max(1.0, running);
+    const double isl = static_cast<double>(w.isl);
+    const double budget = std::max(isl, static_cast<double>(ctx.engine.max_batched_tokens));
+    const double total = s.running * isl;
+    const double full_steps = std::floor(total / budget);
+    const double rest = total - full_steps * budget;
+    const StepCost full = step_cost(ctx, step_of(w, 0, budget, 1.0));
+    const StepCost last = rest > 0 ? step_cost(ctx, step_of(w, 0, rest, 1.0)) : StepCost {};
+    s.prefill_steps = full_steps + (rest > 0 ? 1 : 0);
+    s.prefill_step = blend(full, last, rest > 0 ? 1.0 / s.prefill_steps : 0.0);
+    s.decode_step = step_cost(ctx, step_of(w, s.running, 0, 1.0));
+    const double decode_steps = static_cast<double>(w.osl - 1);
+    // Request k finishes its prompt in step ceil(k isl / budget); its first decode steps then wait for
+    // the rest of the cohort's prompt steps, which it rides along with one token each.
+    const auto finished_by
+        = [&](double step) { return step <= full_steps ? step * full.time_s : full_steps * full.time_s + last.time_s; };
+    const double prefill_all = finished_by(s.prefill_steps);
+    double ttft_sum = 0;
+    double tpot_sum = 0;
+    const int n = static_cast<int>(std::ceil(s.running));
+    for (int k = 1; k <= n; ++k) {
+        const double step = std::min(s.prefill_steps, std::ceil(k * isl / budget - 1e-9));
+        ttft_sum += finished_by(step);
+        const double riding = std::min(decode_steps, s.prefill_steps - step);
+        if (decode_steps > 0)
+            tpot_sum
+                += (finished_by(step + riding) - finished_by(step) + (decode_steps - riding) * s.decode_step.time_s)
+                / decode_steps;
+    }
+    s.ttft_s = ttft_sum / n;
+    s.tpot_s = tpot_sum / n;
+    s.e2e_s = s.ttft_s + decode_steps * s.tpot_s;
+    s.requests_per_s = s.running / (prefill_all + decode_steps * s.decode_step.time_s);
+    s.decode_share = decode_steps / (decode_steps + s.prefill_steps);
+    return s;
+}
+
+// Static batches: the whole batch is prefilled in one pass, then decoded together.
+SteadyState static_batch(const ServingContext& ctx, const ServingWorkload& w, double batch)
+{
+    SteadyState s;
+    s.running = batch;
+    StepLoad pre;
+    pre.prefill_tokens = batch * static_cast<double>(w.isl);
+    pre.prompt_tokens = static_cast<double>(w.isl);
+    pre.sampled_requests = batch;
+    s.prefill_step = step_cost(ctx, pre);
+    StepLoad dec;
+    dec.decode_requests = batch;
+    dec.decode_context = static_cast<double>(w.isl) + 0.5 * static_cast<double>(w.osl);
+    dec.sampled_requests = batch;
+    s.decode_step = step_cost(ctx, dec);
+    const double decode_steps = static_cast<double>(w.osl - 1);
+    s.ttft_s = s.prefill_step.time_s;
+    s.tpot_s = decode_steps > 0 ? s.decode_step.time_s : 0;
+    s.e2e_s = s.ttft_s + decode_steps * s.tpot_s;
+    s.requests_per_s = batch / s.e2e_s;
+    s.decode_share = decode_steps / (decode_steps + 1.0);
+    return s;
+}
+
+// Power of one GPU over a step: the power model's energy of its kernels (the compute-bound ones
+// scale with the clock, the memory-bound ones, the collectives and the host's share do not).
+double step_energy_J(const ServingContext& ctx, const StepCost& c)
+{
+    KernelWork k;
+    k.clock_s = c.compute_bound_s;
+    k.fixed_s = c.memory_bound_s + c.comm_s + c.overhead_s;
+    k.tensor_s = c.tensor_s;
+    k.bytes = c.hbm_bytes;
+    return ctx.power.energy_J(k, 1.0) + ctx.power.comm_W * c.comm_s;
+}
+
+std::string fmt(double v)
+{
+    std::ostringstream o;
+    o.precision(4);
+    o << v;
+    return o.str();
+}
+
+void fill_latencies(ServingPrediction& p, const SteadyState& s, const ServingWorkload& w, double queue_wait_s)
+{
+    p.running_batch = s.running;
+    p.prefill_steps = s.prefill_steps;
+    p.decode_step = s.decode_step;
+    p.prefill_step = s.prefill_step;
+    p.ttft_ms = (s.ttft_s + queue_wait_s) * 1e3;
+    p.tpot_ms = s.tpot_s * 1e3;
+    p.e2e_latency_ms = (s.e2e_s + queue_wait_s) * 1e3;
+    p.requests_per_s = s.requests_per_s * p.replicas;
+    p.output_tokens_per_s = p.requests_per_s * static_cast<double>(w.osl);
+    p.output_tokens_per_s_per_gpu = p.gpus > 0 ? p.output_tokens_per_s / static_cast<double>(p.gpus) : 0;
+    p.output_tokens_per_s_per_user = s.tpot_s > 0 ? 1.0 / s.tpot_s : 0;
+}
+
+void fill_power(ServingPrediction& p, const ServingContext& ctx, const SteadyState& s)
+{
+    const double pre_time = (1.0 - s.decode_share) * s.prefill_step.time_s;
+    const double dec_time = s.decode_share * s.decode_step.time_s;
+    const double energy = (1.0 - s.decode_share) * step_energy_J(ctx, s.prefill_step)
+        + s.decode_share * step_energy_J(ctx, s.decode_step);
+    p.avg_W_per_gpu = pre_time + dec_time > 0 ? energy / (pre_time + dec_time) : 0;
+    p.energy_J_per_token
+        = p.output_tokens_per_s > 0 ? p.avg_W_per_gpu * static_cast<double>(p.gpus) / p.output_tokens_per_s : 0;
+}
+
+// Closed loop of `concurrency` requests per instance, all of the same length: they start together and
+// stay together (the cohort). Beyond the running batch they queue, and by Little's law the time in
+// the system is concurrency / throughput.
+void predict_concurrency(
+    ServingPrediction& p, const ServingContext& ctx, const ServingWorkload& w, double concurrency, double max_running)
+{
+    const double running = std::min(concurrency, max_running);
+    const SteadyState s = cohort(ctx, w, running);
+    double wait = 0;
+    if (concurrency > running) {
+        wait = std::max(0.0, concurrency / s.requests_per_s - s.e2e_s);
+        p.queued_requests = concurrency - running;
+    }
+    fill_latencies(p, s, w, wait);
+    fill_power(p, ctx, s);
+}
+
+// Poisson arrivals at `rate` per instance: the running batch is what Little's law gives for the time
+// a request spends running (fixed point); the wait for a prefill slot follows M/D/1 at the utilisation
+// rate / the instance's largest throughput.
+void predict_rate(
+    ServingPrediction& p, const ServingContext& ctx, const ServingWorkload& w, double rate, double max_running)
+{
+    const SteadyState full = steady_state(ctx, w, max_running);
+    const double utilisation = rate / full.requests_per_s;
+    if (utilisation >= 1.0) {
+        p.feasible = false;
+        p.warnings.insert(p.warnings.begin(),
+            "the request rate (" + fmt(rate) + "/s per instance) exceeds the largest the instance serves ("
+                + fmt(full.requests_per_s) + "/s): the queue grows without bound");
+        fill_latencies(p, full, w, 0);
+        fill_power(p, ctx, full);
+        return;
+    }
+    double running = 1;
+    SteadyState s = steady_state(ctx, w, running);
+    for (int i = 0; i < 60; ++i) {
+        const double next = std::clamp(rate * s.e2e_s, 1.0, max_running);
+        if (std::fabs(next - running) < 1e-4 * running)
+            break;
+        running = 0.5 * (running + next);
+        s = steady_state(ctx, w, running);
+    }
+    const double service = s.prefill_steps * s.prefill_step.time_s;
+    const double wait = utilisation / (2.0 * (1.0 - utilisation)) * service;
+    fill_latencies(p, s, w, wait);
+    // The deployment serves what arrives, not more.
+    p.requests_per_s = rate * p.replicas;
+    p.output_tokens_per_s = p.requests_per_s * static_cast<double>(w.osl);
+    p.output_tokens_per_s_per_gpu = p.output_tokens_per_s / static_cast<double>(p.gpus);
+    fill_power(p, ctx, s);
+}
+
+} // namespace
+
+void check_slo(ServingPrediction& p, const ServingSlo& slo)
+{
+    if (slo.ttft_ms && p.ttft_ms > *slo.ttft_ms) {
+        p.slo_met = false;
+        p.warnings.push_back("TTFT " + fmt(p.ttft_ms) + " ms misses the SLO of " + fmt(*slo.ttft_ms) + " ms");
+    }
+    if (slo.tpot_ms && p.tpot_ms > *slo.tpot_ms) {
+        p.slo_met = false;
+        p.warnings.push_back("TPOT " + fmt(p.tpot_ms) + " ms misses the SLO of " + fmt(*slo.tpot_ms) + " ms");
+    }
+}
+
+ServingPrediction predict_serving(const ServingScenario& s)
+{
+    if (s.deployment.disaggregated) {
+        ServingPrediction p = predict_disaggregated(s);
+        check_slo(p, s.serving.slo);
+        return p;
+    }
+    ServingPrediction p;
+    const InstanceLayout& l = s.deployment.instance;
+    const ServingWorkload& w = s.serving.workload;
+    const ServingContext ctx(s.model, s.cluster, s.serving, l);
+    p.replicas = std::max(1, s.replicas());
+    p.instance_gpus = l.gpus();
+    p.gpus = static_cast<long long>(p.replicas) * p.instance_gpus;
+    p.memory = serving_memory(ctx, w);
+    p.warnings = serving_warnings(s);
+    const double engine_limit = static_cast<double>(ctx.engine.max_running_requests) * l.attention_dp;
+    p.max_batch_by_memory = p.memory.max_requests;
+    p.feasible = p.memory.fits();
+    if (!p.feasible) {
+        p.warnings.insert(p.warnings.begin(),
+            "out of memory: the weights (" + fmt(p.memory.weights_B / 1073741824.0)
+                + " GiB per GPU) leave no room in the engine's reservation for the KV cache of one request of "
+                + std::to_string(w.isl + w.osl) + " tokens");
+        return p;
+    }
+    const double max_running = std::min(static_cast<double>(p.memory.max_requests), engine_limit);
+    switch (w.load) {
+    case LoadKind::concurrency:
+        predict_concurrency(p, ctx, w, static_cast<double>(w.concurrency) / p.replicas, max_running);
+        break;
+    case LoadKind::max_throughput: {
+        // Offline: a stream of requests keeps every slot busy, their phases spread (steady state).
+        const SteadyState st = steady_state(ctx, w, max_running);
+        fill_latencies(p, st, w, 0);
+        fill_power(p, ctx, st);
+        break;
+    }
+    case LoadKind::request_rate:
+        predict_rate(p, ctx, w, w.request_rate_qps / p.replicas, max_running);
+        break;
+    case LoadKind::batch_size: {
+        const double batch = static_cast<double>(w.batch_size);
+        if (batch > static_cast<double>(p.memory.max_requests)) {
+            p.feasible = false;
+            p.warnings.insert(p.warnings.begin(),
+                "out of memory: a static batch of " + std::to_string(w.batch_size) + " needs the KV cache of "
+                    + std::to_string(w.batch_size) + " requests; " + std::to_string(p.memory.max_requests) + " fit");
+        }
+        const SteadyState st = static_batch(ctx, w, batch);
+        fill_latencies(p, st, w, 0);
+        fill_power(p, ctx, st);
+        break;
+    }
+    }
+    check_slo(p, s.serving.slo);
+    return p;
+}
+
+} // namespace parallax

@@ -1,0 +1,95 @@
+#pragma once
+// The values of a serving scenario (docs/serving.md): what runs (precision of weights and KV cache,
+// engine), what arrives (the workload and its latency objectives) and how one model instance is
+// laid out (the deployment). Plain values; the rules are in serving_rules.hpp.
+#include "spec/cluster_spec.hpp"
+#include "spec/model_spec.hpp"
+#include "spec/precision.hpp"
+#include "spec/scenario.hpp"
+
+#include <optional>
+#include <string>
+
+namespace parallax {
+
+// The serving engine selects batching limits, memory reservation and per-step overhead (engine_traits.hpp).
+enum class ServingEngine : unsigned char { vllm, sglang, trtllm };
+std::string_view to_string(ServingEngine e);
+std::optional<ServingEngine> serving_engine_from_string(std::string_view s);
+
+struct ServingPrecision {
+    Precision weights = Precision::bf16; // the matmuls' precision and the weights' storage
+    Precision kv_cache = Precision::bf16;
+};
+
+// How requests arrive. Exactly one of the four load kinds is set.
+enum class LoadKind : unsigned char { concurrency, request_rate, batch_size, max_throughput };
+
+struct ServingWorkload {
+    long long isl = 0; // input tokens per request
+    long long osl = 0; // output tokens per request
+    LoadKind load = LoadKind::concurrency;
+    long long concurrency = 0; // requests in flight, closed loop
+    double request_rate_qps = 0; // Poisson arrivals over the whole deployment
+    long long batch_size = 0; // static batches (no continuous batching)
+};
+
+struct ServingSlo {
+    std::optional<double> ttft_ms;
+    std::optional<double> tpot_ms;
+};
+
+struct ServingSpec {
+    ServingPrecision precision;
+    ServingEngine engine = ServingEngine::vllm;
+    ServingWorkload workload;
+    ServingSlo slo;
+};
+
+// One model instance: `tp` x `pp` GPUs per attention data-parallel rank, `attention_dp` such ranks
+// sharing the MoE layers, whose experts are split `ep` ways (and tp*attention_dp/ep ways inside an expert).
+struct InstanceLayout {
+    int tp = 1;
+    int pp = 1;
+    int ep = 1;
+    int attention_dp = 1;
+    int gpus() const { return tp * pp * attention_dp; }
+    int expert_tp() const { return ep > 0 ? tp * attention_dp / ep : 1; }
+};
+
+// Disaggregated prefill/decode: `workers` instances of each layout.
+struct DisaggregatedPool {
+    InstanceLayout layout;
+    int workers = 1;
+};
+struct DisaggregatedDeployment {
+    DisaggregatedPool prefill;
+    DisaggregatedPool decode;
+};
+
+struct Deployment {
+    InstanceLayout instance;
+    std::optional<int> replicas; // unset = as many instances as the cluster holds
+    std::optional<DisaggregatedDeployment> disaggregated;
+};
+
+struct ServingScenario {
+    int schema = 1;
+    std::string description;
+    ModelSpec model;
+    ClusterSpec cluster;
+    ServingSpec serving;
+    Deployment deployment;
+    ScenarioRefs refs;
+
+    // Instances the deployment runs (aggregated form).
+    int replicas() const
+    {
+        if (deployment.replicas)
+            return *deployment.replicas;
+        const long long per = deployment.instance.gpus();
+        return per > 0 ? static_cast<int>(cluster.total_gpus() / per) : 0;
+    }
+};
+
+} // namespace parallax

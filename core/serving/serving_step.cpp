@@ -1,0 +1,254 @@
+#include "serving/serving_step.hpp"
+
+#include "model/model_math.hpp"
+#include "serving/kv_cache.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parallax {
+
+namespace {
+
+constexpr double kActivationBytes = 2.0; // bf16 activations between the GEMMs
+// Elementwise kernels per layer (2 norms, rotary embedding + cache write, activation, residual
+// adds) each read and write the token's hidden vector about once.
+constexpr int kElementwiseKernelsPerLayer = 5;
+
+double hbm_Bps(const ServingContext& ctx)
+{
+    return ctx.cluster->gpu.memory_bw_Bps * ctx.device.gen->hbm_efficiency;
+}
+
+// Adds one kernel's roofline: the slower of its FLOPs at the achievable rate and its bytes at the
+// achievable bandwidth, plus the gap to the next kernel.
+void add_kernel(const ServingContext& ctx, StepCost& c, double flops, double peak_Fps, double efficiency, double bytes,
+    double weight_bytes)
+{
+    const double compute = flops > 0 ? flops / (peak_Fps * std::max(1e-3, efficiency)) : 0;
+    const double memory = bytes / hbm_Bps(ctx);
+    if (compute >= memory)
+        c.compute_bound_s += compute;
+    else
+        c.memory_bound_s += memory;
+    c.overhead_s += ctx.engine.kernel_gap_s;
+    c.flops += flops;
+    c.hbm_bytes += bytes;
+    c.weight_bytes += weight_bytes;
+}
+
+// Efficiency of a GEMM at the few rows of a decode step. Too few output tiles to fill the SMs would
+// leave most of them idle, so the libraries split the K loop over several of them (cuBLASLt split-K,
+// CUTLASS stream-K): the work units are tiles x splits, each split keeping at least 256 of K.
+double skinny_gemm_efficiency(const ServingContext& ctx, double m, double n, double k, Precision p)
+{
+    constexpr double kTile = 128;
+    constexpr double kMinSplitK = 256;
+    const double tiles = std::ceil(m / kTile) * std::ceil(n / kTile);
+    const double split = std::clamp(std::floor(ctx.device.sm_count / tiles), 1.0, std::max(1.0, k / kMinSplitK));
+    return gemm_efficiency(ctx.device, m, n * split, k, p);
+}
+
+// A GEMM of `rows` tokens against a weight of `params` (k x params/k) held by this GPU.
+void add_linear(const ServingContext& ctx, StepCost& c, double rows, double params, double k, double bytes_per_param)
+{
+    if (rows <= 0 || params <= 0)
+        return;
+    const Precision p = ctx.matmul_precision;
+    const double n = params / k;
+    const double flops = 2.0 * rows * params;
+    const double weights = params * bytes_per_param;
+    const double bytes = weights + kActivationBytes * rows * (k + n);
+    add_kernel(ctx, c, flops, ctx.device.peak(p), skinny_gemm_efficiency(ctx, rows, n, k, p), bytes, weights);
+    c.tensor_s += flops / ctx.device.peak(p);
+}
+
+double layer_head_dims(const ModelSpec& m, double* v_dim)
+{
+    if (m.mla) {
+        *v_dim = m.mla->v_head_dim;
+        return m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim;
+    }
+    *v_dim = static_cast<double>(m.head_dim());
+    return static_cast<double>(m.head_dim());
+}
+
+// Decode attention of `requests` on one GPU against `context` cached tokens: reads the whole cache
+// share (memory-bound), with the FLOPs of one query per head. MLA decodes in the absorbed form
+// (DeepSeek-V2 Sec. 2.1.2): every head scores the latent of width kv_lora + rope and reads it back.
+void add_decode_attention(const ServingContext& ctx, StepCost& c, int layer, double requests, double context)
+{
+    if (requests <= 0)
+        return;
+    const ModelSpec& m = *ctx.model;
+    const double span = m.is_windowed_layer(layer) ? std::min<double>(context, m.sliding_window) : context;
+    const double heads = static_cast<double>(m.heads) / ctx.layout.tp;
+    double v_dim = 0;
+    const double qk_dim = layer_head_dims(m, &v_dim);
+    double flops = 0;
+    if (m.mla)
+        flops = 2.0 * requests * heads * span * (2.0 * m.mla->kv_lora_rank + m.mla->qk_rope_head_dim);
+    else
+        flops = 2.0 * requests * heads * span * (qk_dim + v_dim);
+    const double kv
+        = requests * span * kv_bytes_per_token_layer(m, ctx.precision.kv_cache) * kv_tp_share(m, ctx.layout.tp);
+    const double eff = ctx.device.gen->attention_fwd_efficiency;
+    add_kernel(ctx, c, flops, ctx.device.peak(Precision::bf16), eff, kv, 0);
+    c.kv_bytes += kv;
+    c.tensor_s += flops / ctx.device.peak(Precision::bf16);
+}
+
+// Prefill attention: `prompts` requests' worth of causal attention over `prompt_tokens` (the flash
+// kernel of the training model; windowed layers use the banded kernel).
+void add_prefill_attention(const ServingContext& ctx, StepCost& c, int layer, double prompts, double prompt_tokens)
+{
+    if (prompts <= 0)
+        return;
+    const ModelSpec& m = *ctx.model;
+    const double batch_heads = prompts * static_cast<double>(m.heads) / ctx.layout.tp;
+    double v_dim = 0;
+    const double qk_dim = layer_head_dims(m, &v_dim);
+    double flops = 0;
+    double t = 0;
+    if (m.is_windowed_layer(layer))
+        t = flash_attention_windowed_fwd_s(
+            ctx.device, batch_heads, prompt_tokens, m.sliding_window, qk_dim, v_dim, &flops);
+    else
+        t = flash_attention_fwd_s(ctx.device, batch_heads, prompt_tokens, prompt_tokens, qk_dim, v_dim, true, &flops);
+    c.compute_bound_s += std::max(0.0, t - ctx.device.gen->kernel_overhead_s);
+    c.overhead_s += ctx.engine.kernel_gap_s;
+    c.flops += flops;
+    c.tensor_s += flops / ctx.device.peak(Precision::bf16);
+}
+
+// The routed experts of one MoE layer on one GPU. All of the instance's `tokens` are routed; the GPU
+// holds experts/ep experts, each split expert_tp ways, and reads only the experts some token picked.
+void add_routed_experts(const ServingContext& ctx, StepCost& c, int layer, double tokens)
+{
+    const ModelSpec& m = *ctx.model;
+    const MoeSpec& moe = *m.moe;
+    const LayerParams p = layer_params(m, layer);
+    const double per_expert = p.experts / moe.experts / ctx.layout.expert_tp();
+    const double touched = expected_distinct_experts(moe.experts, moe.top_k, tokens);
+    const double local_touched = touched / ctx.layout.ep;
+    const double rows_per_expert = touched > 0 ? tokens * moe.top_k / touched : 0;
+    const double hidden = static_cast<double>(m.hidden);
+    const Precision prec = ctx.matmul_precision;
+    const double flops = 2.0 * rows_per_expert * per_expert * local_touched;
+    const double weights = local_touched * per_expert * ctx.weight_bytes_per_param;
+    const double bytes = weights + kActivationBytes * rows_per_expert * local_touched * 2.0 * hidden;
+    // Grouped GEMMs: up (gate+up) and down, one kernel each whose tiles cover every local expert, so the
+    // waves fill the GPU across experts even when each expert sees a few rows.
+    const double eff = skinny_gemm_efficiency(
+        ctx, rows_per_expert, per_expert / hidden * std::max(1.0, local_touched), hidden, prec);
+    add_kernel(ctx, c, flops, ctx.device.peak(prec), eff, bytes, weights);
+    c.overhead_s += ctx.engine.kernel_gap_s;
+    c.tensor_s += flops / ctx.device.peak(prec);
+}
+
+// Inside one NVLink domain the engines reduce with their own kernels rather than NCCL's ring (vLLM
+// custom_all_reduce.cuh, TensorRT-LLM AllReduceStrategy ONESHOT/TWOSHOT): one-shot reads every peer's
+// buffer in one step, two-shot reduce-scatters then all-gathers in two; the faster one is chosen.
+double nvlink_all_reduce_s(const ServingContext& ctx, double bytes, const GroupPlacement& g)
+{
+    const double n = static_cast<double>(g.size);
+    const double bw = ctx.network.intra_bw_Bps;
+    const double alpha = ctx.network.intra_latency_s;
+    const double one_shot = alpha + (n - 1) * bytes / bw;
+    const double two_shot = 2 * alpha + 2 * (n - 1) / n * bytes / bw;
+    return std::min(one_shot, two_shot);
+}
+
+void add_comm(const ServingContext& ctx, StepCost& c, Collective k, double bytes, const GroupPlacement& g)
+{
+    if (g.size <= 1 || bytes <= 0)
+        return;
+    double t = collective_time_s(ctx.network, k, bytes, g);
+    if (k == Collective::all_reduce && g.nodes <= 1)
+        t = std::min(t, nvlink_all_reduce_s(ctx, bytes, g));
+    c.comm_s += t;
+}
+
+// The MoE layer's token exchange: all-to-all dispatch and combine when experts are split (EP), else
+// the expert-TP reduction (an all-reduce over TP, or gather + reduce-scatter across attention-DP ranks).
+void add_moe_comm(const ServingContext& ctx, StepCost& c, double instance_tokens)
+{
+    const InstanceLayout& l = ctx.layout;
+    const ModelSpec& m = *ctx.model;
+    const double hidden_bytes = static_cast<double>(m.hidden) * kActivationBytes;
+    if (l.ep > 1) {
+        const double per_gpu = instance_tokens / (l.tp * l.attention_dp) * m.moe->top_k * hidden_bytes;
+        add_comm(ctx, c, Collective::all_to_all, per_gpu, ctx.moe_group);
+        add_comm(ctx, c, Collective::all_to_all, per_gpu, ctx.moe_group);
+    } else if (l.attention_dp > 1) {
+        add_comm(ctx, c, Collective::all_gather, instance_tokens * hidden_bytes, ctx.moe_group);
+        add_comm(ctx, c, Collective::reduce_scatter, instance_tokens * hidden_bytes, ctx.moe_group);
+    } else {
+        add_comm(ctx, c, Collective::all_reduce, instance_tokens * hidden_bytes, ctx.tp_group);
+    }
+}
+
+void add_layer(const ServingContext& ctx, StepCost& c, int layer, const StepLoad& mb)
+{
+    const ModelSpec& m = *ctx.model;
+    const InstanceLayout& l = ctx.layout;
+    const double hidden = static_cast<double>(m.hidden);
+    const double rank_tokens = (mb.decode_requests + mb.prefill_tokens) / l.attention_dp;
+    const double instance_tokens = mb.decode_requests + mb.prefill_tokens;
+    const LayerParams p = layer_params(m, layer);
+    const double wb = ctx.weight_bytes_per_param;
+    add_linear(ctx, c, rank_tokens, p.attention / l.tp, hidden, wb);
+    add_decode_attention(ctx, c, layer, mb.decode_requests / l.attention_dp, mb.decode_context);
+    add_prefill_attention(ctx, c, layer, mb.prefill_tokens / mb.prompt_tokens / l.attention_dp, mb.prompt_tokens);
+    add_comm(ctx, c, Collective::all_reduce, rank_tokens * hidden * kActivationBytes, ctx.tp_group);
+    if (m.is_moe_layer(layer)) {
+        add_linear(ctx, c, rank_tokens, p.shared_experts / l.tp, hidden, wb);
+        add_linear(ctx, c, rank_tokens, p.router, hidden, 2.0);
+        add_routed_experts(ctx, c, layer, instance_tokens);
+        add_moe_comm(ctx, c, instance_tokens);
+    } else {
+        add_linear(ctx, c, rank_tokens, p.mlp / l.tp, hidden, wb);
+        add_comm(ctx, c, Collective::all_reduce, rank_tokens * hidden * kActivationBytes, ctx.tp_group);
+    }
+    const double elementwise = kElementwiseKernelsPerLayer * 2.0 * rank_tokens * hidden * kActivationBytes;
+    c.memory_bound_s += elementwise / hbm_Bps(ctx);
+    c.hbm_bytes += elementwise;
+    c.overhead_s += kElementwiseKernelsPerLayer * ctx.engine.kernel_gap_s;
+}
+
+} // namespace
+
+double expected_distinct_experts(double experts, double top_k, double tokens)
+{
+    if (experts <= 0 || tokens <= 0)
+        return 0;
+    const double miss = std::pow(std::max(0.0, 1.0 - top_k / experts), tokens);
+    return experts * (1.0 - miss);
+}
+
+StepCost step_cost(const ServingContext& ctx, const StepLoad& load)
+{
+    const ModelSpec& m = *ctx.model;
+    const int pp = ctx.layout.pp;
+    StepLoad mb = load;
+    mb.decode_requests /= pp;
+    mb.prefill_tokens /= pp;
+    mb.sampled_requests /= pp;
+    mb.prompt_tokens = std::max(1.0, load.prompt_tokens);
+    StepCost c;
+    for (int layer = 0; layer < m.layers; ++layer)
+        add_layer(ctx, c, layer, mb);
+    // Logits of the sampled requests on the last stage (the output projection, split over the vocabulary).
+    add_linear(ctx, c, mb.sampled_requests / ctx.layout.attention_dp,
+        output_params(m) > 0 ? output_params(m) / ctx.layout.tp : embedding_params(m) / ctx.layout.tp,
+        static_cast<double>(m.hidden), 2.0);
+    const double hop_bytes = (mb.decode_requests + mb.prefill_tokens) / ctx.layout.attention_dp
+        * static_cast<double>(m.hidden) * kActivationBytes;
+    for (int s = 1; s < pp; ++s)
+        add_comm(ctx, c, Collective::send_recv, hop_bytes, ctx.pp_hop);
+    c.overhead_s += ctx.engine.step_host_s;
+    c.time_s = c.compute_bound_s + c.memory_bound_s + c.comm_s + c.overhead_s;
+    return c;
+}
+
+} // namespace parallax

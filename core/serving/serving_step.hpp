@@ -1,0 +1,39 @@
+#pragma once
+// Time of one engine step of a serving instance: one forward pass over every layer for the requests
+// it decodes (one token each, reading its KV cache) and the prompt tokens it prefills (compute-bound
+// GEMMs and causal attention), plus the collectives of TP, EP and PP and the engine's host overhead.
+#include "serving/serving_context.hpp"
+
+namespace parallax {
+
+// What one step processes, over the whole instance.
+struct StepLoad {
+    double decode_requests = 0; // requests that generate one token this step
+    double decode_context = 0; // tokens already in their KV cache (mean)
+    double prefill_tokens = 0; // prompt tokens processed this step
+    double prompt_tokens = 1; // length of the prompts being prefilled (isl): their attention span
+    double sampled_requests = 0; // requests whose logits are computed (decode + prompts that finish)
+};
+
+struct StepCost {
+    double time_s = 0; // the whole step, one token for each decoding request
+    double compute_bound_s = 0; // kernels limited by the tensor cores
+    double memory_bound_s = 0; // kernels limited by HBM (weights and KV reads)
+    double comm_s = 0; // TP, EP and PP collectives, not overlapped
+    double overhead_s = 0; // kernel gaps and the engine's host work
+    double flops = 0; // per GPU
+    double tensor_s = 0; // flops at the matmul precision's dense peak (power model)
+    double hbm_bytes = 0; // per GPU
+    double weight_bytes = 0; // of which weights
+    double kv_bytes = 0; // of which KV cache reads
+};
+
+// With pp > 1 the requests are split into pp micro-batches that follow each other through the stages:
+// a token waits for every stage once, so the step is the whole model's pass at a micro-batch of 1/pp.
+StepCost step_cost(const ServingContext& ctx, const StepLoad& load);
+
+// Expected number of distinct experts `draws` routing picks touch among `experts` when each token
+// picks `top_k` of them uniformly: E (1 - (1 - k/E)^tokens).
+double expected_distinct_experts(double experts, double top_k, double tokens);
+
+} // namespace parallax

@@ -1,0 +1,382 @@
+// The serving model (docs/serving.md): KV cache sizes against hand computation, decode bounded by HBM
+// traffic, prefill growing with the prompt, the memory-limited batch, the contract's JSON keys, and the
+// reader's errors naming the file, the key and the rule.
+#include "io/preset_catalog.hpp"
+#include "io/serving_io.hpp"
+#include "io/serving_prediction_io.hpp"
+#include "model/model_math.hpp"
+#include "serving/kv_cache.hpp"
+#include "serving/serving_context.hpp"
+#include "serving/serving_model.hpp"
+#include "serving/serving_search.hpp"
+#include "serving/serving_step.hpp"
+#include "spec/input_error.hpp"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace parallax;
+using nlohmann::json;
+
+namespace {
+
+json base_scenario()
+{
+    return json::parse(R"({
+      "schema": 1, "model": "llama3-70b",
+      "cluster": { "gpu": "H100-SXM5-80GB", "nodes": 1, "gpus_per_node": 8,
+                   "intra_node": "nvlink4-nvswitch", "inter_node": "ib-ndr" },
+      "serving": { "precision": { "weights": "fp8", "kv_cache": "fp8" },
+                   "workload": { "isl": 1024, "osl": 128, "concurrency": 64 } },
+      "deployment": { "tp": 8 } })");
+}
+
+ServingScenario parse(const json& j)
+{
+    return parse_serving_scenario(j, "test.json", PresetCatalog::standard());
+}
+
+ModelSpec preset_model(const char* name)
+{
+    json j = base_scenario();
+    j["model"] = name;
+    j["deployment"] = { { "tp", 1 } };
+    if (std::string(name) == "deepseek-v3") {
+        j["cluster"]["gpu"] = "H200-SXM-141GB";
+        j["deployment"] = { { "tp", 8 } };
+    }
+    return parse(j).model;
+}
+
+// The reader's error for `j`, empty when it loads.
+std::string error_of(const json& j)
+{
+    try {
+        parse(j);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return {};
+}
+
+} // namespace
+
+class TestServing : public QObject {
+    Q_OBJECT
+
+private slots:
+    void kvPerTokenGqa();
+    void kvPerTokenMla();
+    void kvSlidingWindow();
+    void kvTensorParallelShare();
+    void decodeBoundedByHbm();
+    void ttftGrowsWithPrompt();
+    void moeExpertsTouched();
+    void batchLimitedByMemory();
+    void concurrencyQueuesBeyondMemory();
+    void jsonKeys();
+    void readerErrors();
+    void cliPredict();
+    void searchRanksWithinSlo();
+};
+
+void TestServing::kvPerTokenGqa()
+{
+    // Llama 3 70B: 80 layers x (K and V) x 8 KV heads x 128 dims x 2 bytes = 327,680 B (320 KiB) per token.
+    const ModelSpec m = preset_model("llama3-70b");
+    QCOMPARE(kv_bytes_per_token(m, Precision::bf16), 80.0 * 2 * 8 * 128 * 2);
+    QCOMPARE(kv_bytes_per_token(m, Precision::fp8), 80.0 * 2 * 8 * 128 * 1);
+    QCOMPARE(kv_bytes_per_sequence(m, Precision::bf16, 1000), 1000 * 80.0 * 2 * 8 * 128 * 2);
+}
+
+void TestServing::kvPerTokenMla()
+{
+    // DeepSeek-V3 caches the 512-wide latent and the 64-wide shared rotary key per layer: 61 x 576 x 2 B.
+    const ModelSpec m = preset_model("deepseek-v3");
+    QCOMPARE(kv_bytes_per_token(m, Precision::bf16), 61.0 * (512 + 64) * 2);
+    // Not split by heads: every TP rank holds the whole latent.
+    QCOMPARE(kv_tp_share(m, 8), 1.0);
+}
+
+void TestServing::kvSlidingWindow()
+{
+    // GPT-OSS-120B: 36 layers, every other one windowed to 128 tokens; 8 KV heads of 64 dims.
+    const ModelSpec m = preset_model("gpt-oss-120b");
+    const double per_layer_token = 2.0 * 8 * 64 * 2;
+    QCOMPARE(kv_bytes_per_token_layer(m, Precision::bf16), per_layer_token);
+    QCOMPARE(kv_bytes_per_sequence(m, Precision::bf16, 1000), per_layer_token * (18 * 128 + 18 * 1000));
+    // Below the window every layer holds every token.
+    QCOMPARE(kv_bytes_per_sequence(m, Precision::bf16, 100), per_layer_token * 36 * 100);
+}
+
+void TestServing::kvTensorParallelShare()
+{
+    const ModelSpec m = preset_model("llama3-70b");
+    QCOMPARE(kv_tp_share(m, 4), 2.0 / 8); // 2 of the 8 KV heads per rank
+    QCOMPARE(kv_tp_share(m, 16), 1.0 / 8); // one head per rank, replicated across pairs
+    InstanceLayout l;
+    l.tp = 8;
+    l.pp = 2;
+    QCOMPARE(kv_bytes_per_sequence_per_gpu(m, Precision::bf16, 100, l), 100 * 80.0 * 2 * 8 * 128 * 2 / 8 / 2);
+    QCOMPARE(paged_tokens(1025, 16), 1040.0);
+}
+
+void TestServing::decodeBoundedByHbm()
+{
+    // A decode step reads every weight of the GPU's share and every cached token of its requests; it can
+    // never beat those bytes at the datasheet's HBM bandwidth.
+    const ServingScenario s = parse(base_scenario());
+    const ServingContext ctx(s.model, s.cluster, s.serving, s.deployment.instance);
+    const double weights = weights_bytes_per_gpu(ctx);
+    for (double batch : { 1.0, 16.0, 128.0, 512.0 }) {
+        StepLoad load;
+        load.decode_requests = batch;
+        load.decode_context = 4096;
+        load.sampled_requests = batch;
+        const StepCost c = step_cost(ctx, load);
+        const double kv = batch * kv_bytes_per_sequence_per_gpu(s.model, Precision::fp8, 4096, s.deployment.instance);
+        const double bound_s = (weights + kv) / s.cluster.gpu.memory_bw_Bps;
+        QVERIFY2(c.time_s >= bound_s,
+            qPrintable(QString::number(c.time_s) + QStringLiteral(" < ") + QString::number(bound_s)));
+        // Every weight is read once per step but the input embedding (a lookup, not a GEMM).
+        QVERIFY(c.weight_bytes <= weights && c.weight_bytes > 0.95 * weights);
+        // At batch 1 nothing is compute-bound: the step is the weight reads plus fixed costs (kernel
+        // gaps, the engine's host work, the all-reduces), which the parts add up to.
+        if (batch == 1.0)
+            QVERIFY(c.compute_bound_s < 0.1 * c.memory_bound_s);
+        QVERIFY(std::fabs(c.time_s - (c.compute_bound_s + c.memory_bound_s + c.comm_s + c.overhead_s)) < 1e-12);
+        QVERIFY(c.kv_bytes >= kv * 0.999);
+    }
+}
+
+void TestServing::ttftGrowsWithPrompt()
+{
+    // One request at a time: TTFT is the prompt's prefill, compute-bound, so it grows at least linearly
+    // with the prompt (attention adds a quadratic part) once the prompt is long enough to fill the GPU.
+    json j = base_scenario();
+    j["serving"]["workload"] = { { "isl", 1024 }, { "osl", 64 }, { "concurrency", 1 } };
+    const double t1k = predict_serving(parse(j)).ttft_ms;
+    j["serving"]["workload"]["isl"] = 2048;
+    const double t2k = predict_serving(parse(j)).ttft_ms;
+    j["serving"]["workload"]["isl"] = 8192;
+    const double t8k = predict_serving(parse(j)).ttft_ms;
+    QVERIFY(t1k > 0);
+    QVERIFY2(t2k > 1.8 * t1k, qPrintable(QString::number(t2k / t1k)));
+    QVERIFY2(t8k > 3.5 * t2k, qPrintable(QString::number(t8k / t2k)));
+    // 2 x 70B x 8192 FLOPs at the fp8 peak of 8 GPUs is the floor.
+    const double floor_ms = 2 * 70e9 * 8192 / (8 * 1978.9e12) * 1e3;
+    QVERIFY2(t8k > floor_ms, qPrintable(QString::number(t8k)));
+}
+
+void TestServing::moeExpertsTouched()
+{
+    // One token touches top_k experts; many tokens touch nearly all; E (1 - (1 - k/E)^n) in between.
+    QCOMPARE(expected_distinct_experts(256, 8, 1), 8.0);
+    QVERIFY(std::fabs(expected_distinct_experts(256, 8, 2) - (256 * (1 - std::pow(1 - 8.0 / 256, 2)))) < 1e-9);
+    QVERIFY(expected_distinct_experts(256, 8, 2) < 16.0);
+    QVERIFY(expected_distinct_experts(256, 8, 4096) > 255.9);
+}
+
+void TestServing::batchLimitedByMemory()
+{
+    // max_throughput runs as many requests as the KV pool holds: pool / one request's paged cache.
+    json j = base_scenario();
+    j["deployment"] = { { "tp", 2 } };
+    j["serving"]["workload"] = { { "isl", 8192 }, { "osl", 1024 }, { "max_throughput", true } };
+    const ServingScenario s = parse(j);
+    const ServingPrediction p = predict_serving(s);
+    QVERIFY(p.feasible);
+    const double per_request
+        = kv_bytes_per_sequence_per_gpu(s.model, Precision::fp8, paged_tokens(9216, 16), s.deployment.instance);
+    QCOMPARE(p.max_batch_by_memory, static_cast<long long>(std::floor(p.memory.kv_pool_B / per_request)));
+    QVERIFY(p.max_batch_by_memory < 1024); // below vLLM's max_num_seqs: memory is the limit
+    QCOMPARE(p.running_batch, static_cast<double>(p.max_batch_by_memory));
+    // vLLM's reservation: 90% of the GPU for everything it allocates.
+    QVERIFY(std::fabs(p.memory.peak_B() - 0.9 * s.cluster.gpu.memory_bytes) < 1e6);
+    // Longer requests: fewer fit, in proportion to their cache.
+    j["serving"]["workload"]["isl"] = 16384;
+    const ServingPrediction longer = predict_serving(parse(j));
+    QVERIFY(longer.max_batch_by_memory < p.max_batch_by_memory * 0.6);
+    // fp16 weights of 70B do not fit one 80 GB GPU.
+    j["serving"]["precision"] = "bf16";
+    j["deployment"] = { { "tp", 1 } };
+    const ServingPrediction oom = predict_serving(parse(j));
+    QVERIFY(!oom.feasible);
+    QVERIFY(!oom.warnings.empty() && oom.warnings.front().find("out of memory") != std::string::npos);
+}
+
+void TestServing::concurrencyQueuesBeyondMemory()
+{
+    // Beyond the batch that fits, requests wait: throughput stops growing, TTFT grows with the queue.
+    json j = base_scenario();
+    j["deployment"] = { { "tp", 2 } };
+    j["serving"]["workload"] = { { "isl", 8192 }, { "osl", 1024 }, { "max_throughput", true } };
+    const ServingPrediction limit = predict_serving(parse(j));
+    QCOMPARE(limit.replicas, 4); // 8 GPUs of TP 2
+    const long long fit = limit.max_batch_by_memory * limit.replicas;
+    j["serving"]["workload"] = { { "isl", 8192 }, { "osl", 1024 }, { "concurrency", fit } };
+    const ServingPrediction full = predict_serving(parse(j));
+    QCOMPARE(full.running_batch, static_cast<double>(limit.max_batch_by_memory));
+    j["serving"]["workload"]["concurrency"] = 2 * fit;
+    const ServingPrediction twice = predict_serving(parse(j));
+    QVERIFY(std::fabs(twice.output_tokens_per_s / full.output_tokens_per_s - 1) < 1e-9);
+    QVERIFY(twice.ttft_ms > full.ttft_ms + 0.5 * full.e2e_latency_ms);
+    j["serving"]["workload"]["concurrency"] = 1;
+    const ServingPrediction one = predict_serving(parse(j));
+    QVERIFY(one.tpot_ms < full.tpot_ms);
+    QVERIFY(one.output_tokens_per_s < full.output_tokens_per_s);
+}
+
+void TestServing::jsonKeys()
+{
+    const ServingPrediction p = predict_serving(parse(base_scenario()));
+    const json j = serving_prediction_to_json(p);
+    for (const char* k : { "schema", "mode", "feasible", "output_tokens_per_s", "output_tokens_per_s_per_gpu",
+             "requests_per_s", "ttft_ms", "tpot_ms", "e2e_latency_ms", "batch", "memory", "power", "warnings" })
+        QVERIFY2(j.contains(k), k);
+    QCOMPARE(j["mode"].get<std::string>(), std::string("serve"));
+    QVERIFY(j["batch"].contains("running") && j["batch"].contains("max_by_memory"));
+    for (const char* k : { "peak_GiB", "capacity_GiB", "breakdown_GiB" })
+        QVERIFY2(j["memory"].contains(k), k);
+    for (const char* k : { "weights", "kv_cache", "activations", "other" })
+        QVERIFY2(j["memory"]["breakdown_GiB"].contains(k), k);
+    QVERIFY(j["power"].contains("avg_W_per_gpu") && j["power"].contains("energy_J_per_token"));
+    // The numbers hang together: e2e = TTFT + (osl - 1) TPOT; tokens/s per GPU x GPUs = total.
+    QVERIFY(std::fabs(p.e2e_latency_ms - (p.ttft_ms + 127 * p.tpot_ms)) < 1e-6 * p.e2e_latency_ms);
+    QVERIFY(std::fabs(p.output_tokens_per_s_per_gpu * 8 - p.output_tokens_per_s) < 1e-6 * p.output_tokens_per_s);
+    QVERIFY(p.avg_W_per_gpu > 142.0 && p.avg_W_per_gpu <= 700.0 + 1e-6); // above awake idle, within TDP
+}
+
+void TestServing::readerErrors()
+{
+    json j = base_scenario();
+    j["serving"]["workload"].erase("concurrency");
+    std::string e = error_of(j);
+    QVERIFY2(e.find("test.json") == 0 && e.find("serving.workload") != std::string::npos
+            && e.find("exactly one of") != std::string::npos,
+        e.c_str());
+    j["serving"]["workload"]["concurrency"] = 8;
+    j["serving"]["workload"]["batch_size"] = 8;
+    e = error_of(j);
+    QVERIFY2(
+        e.find("serving.workload.batch_size") != std::string::npos && e.find("exactly one of") != std::string::npos,
+        e.c_str());
+
+    j = base_scenario();
+    j["serving"]["workload"]["concurency"] = 8;
+    e = error_of(j);
+    QVERIFY2(e.find("serving.workload.concurency") != std::string::npos && e.find("concurrency") != std::string::npos,
+        e.c_str());
+
+    j = base_scenario();
+    j["deployment"]["tp"] = 3;
+    e = error_of(j);
+    QVERIFY2(e.find("deployment.tp") != std::string::npos && e.find("heads") != std::string::npos, e.c_str());
+
+    j = base_scenario();
+    j["deployment"]["ep"] = 2;
+    QVERIFY(error_of(j).find("deployment.ep") != std::string::npos); // a dense model has no experts
+
+    j = base_scenario();
+    j["serving"]["precision"] = { { "weights", "int4" } };
+    QVERIFY(error_of(j).find("serving.precision.weights") != std::string::npos);
+
+    j = base_scenario();
+    j["deployment"] = { { "tp", 8 }, { "replicas", 2 } };
+    QVERIFY(error_of(j).find("deployment.replicas") != std::string::npos);
+
+    j = base_scenario();
+    j["deployment"]
+        = { { "tp", 8 }, { "disaggregated", { { "prefill", { { "tp", 4 } } }, { "decode", { { "tp", 4 } } } } } };
+    QVERIFY(error_of(j).find("deployment.tp") != std::string::npos);
+
+    j = base_scenario();
+    j["training"] = { { "global_batch", 8 } };
+    QVERIFY(error_of(j).find("training") != std::string::npos);
+
+    j = base_scenario();
+    j["serving"]["workload"]["isl"] = 0;
+    QVERIFY(error_of(j).find("serving.workload.isl") != std::string::npos);
+
+    // Defaults: KV cache follows fp16 weights, else bf16; engine vLLM; replicas fill the cluster.
+    j = base_scenario();
+    j["serving"]["precision"] = "fp16";
+    j["deployment"] = { { "tp", 2 } };
+    const ServingScenario s = parse(j);
+    QVERIFY(s.serving.precision.kv_cache == Precision::fp16);
+    QVERIFY(s.serving.engine == ServingEngine::vllm);
+    QCOMPARE(s.replicas(), 4);
+}
+
+void TestServing::cliPredict()
+{
+    QTemporaryDir dir;
+    const QString bad = dir.filePath(QStringLiteral("bad.json"));
+    json j = base_scenario();
+    j["deployment"]["tp"] = 3;
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QByteArray::fromStdString(j.dump()));
+    f.close();
+    QProcess p;
+    p.start(QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("predict"), bad });
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 2);
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(err.contains(bad) && err.contains(QStringLiteral("deployment.tp")), qPrintable(err));
+
+    const QString example = QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/serving-llama3-70b-h100.json");
+    p.start(QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("predict"), example, QStringLiteral("--json") });
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    const json out = json::parse(p.readAllStandardOutput().toStdString());
+    QCOMPARE(out["mode"].get<std::string>(), std::string("serve"));
+    QVERIFY(out["ttft_ms"].get<double>() > 0 && out["tpot_ms"].get<double>() > 0);
+}
+
+void TestServing::searchRanksWithinSlo()
+{
+    // Qwen3-235B-A22B (MoE) on 64 H100: every layout the rules allow, aggregated and disaggregated.
+    json j = base_scenario();
+    j["model"] = "qwen3-235b-a22b";
+    j["cluster"]["nodes"] = 8;
+    j["serving"]["workload"] = { { "isl", 2048 }, { "osl", 512 }, { "concurrency", 512 } };
+    j["serving"]["slo"] = { { "tpot_ms", 60 } };
+    const ServingScenario s = parse(j);
+    const ServingSearchResult r = search_serving(s, 20);
+    QVERIFY2(r.seconds < 1.0, qPrintable(QString::number(r.seconds)));
+    QVERIFY(r.evaluated > 100);
+    QVERIFY(!r.results.empty() && r.results.size() <= 20);
+    QVERIFY(r.meet_slo <= r.feasible && r.feasible <= r.evaluated);
+    for (std::size_t i = 0; i < r.results.size(); ++i) {
+        const ServingPrediction& p = r.results[i].prediction;
+        QVERIFY(p.feasible && p.slo_met && p.tpot_ms <= 60);
+        if (i > 0)
+            QVERIFY(p.output_tokens_per_s_per_gpu <= r.results[i - 1].prediction.output_tokens_per_s_per_gpu);
+    }
+    // The best deployment is the one the ranking says, predicted as a scenario of its own.
+    ServingScenario best = s;
+    best.deployment = r.results.front().deployment;
+    QCOMPARE(
+        predict_serving(best).output_tokens_per_s_per_gpu, r.results.front().prediction.output_tokens_per_s_per_gpu);
+    // The Pareto front: nothing beats a member on both throughput per GPU and per user.
+    QVERIFY(!r.pareto.empty());
+    for (const auto& a : r.pareto)
+        for (const auto& b : r.pareto)
+            QVERIFY(!(b.prediction.output_tokens_per_s_per_gpu > a.prediction.output_tokens_per_s_per_gpu
+                && b.prediction.output_tokens_per_s_per_user > a.prediction.output_tokens_per_s_per_user));
+    QVERIFY(r.results.front().pareto); // the best throughput per GPU is never dominated
+    // Both forms were weighed: more deployments than aggregated layouts, and layouts with EP among them.
+    const auto layouts = serving_layouts(s.model, s.cluster);
+    QVERIFY(r.evaluated > static_cast<long long>(layouts.size()));
+    QVERIFY(std::any_of(layouts.begin(), layouts.end(), [](const InstanceLayout& l) { return l.ep > 1; }));
+}
+
+QTEST_GUILESS_MAIN(TestServing)
+#include "tst_serving.moc"
