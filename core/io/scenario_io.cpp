@@ -652,15 +652,21 @@ SearchSpec parse_search_spec(const json& search, const std::string& file)
 
 } // namespace
 
+int read_scenario_schema(JsonObjectReader& r)
+{
+    if (!r.has("schema"))
+        r.fail("schema", "missing: scenario files carry \"schema\": 1");
+    const int schema = static_cast<int>(r.get_int("schema", 1, 1000));
+    if (schema != kScenarioSchema)
+        r.fail("schema", "this Parallax reads schema 1; the file has schema " + std::to_string(schema));
+    return schema;
+}
+
 Scenario parse_scenario(const json& j, const std::string& file, const PresetCatalog& catalog, ScenarioUse use)
 {
     JsonObjectReader r(j, file, "");
     Scenario s;
-    if (!r.has("schema"))
-        r.fail("schema", "missing: scenario files carry \"schema\": 1");
-    s.schema = static_cast<int>(r.get_int("schema", 1, 1000));
-    if (s.schema != kScenarioSchema)
-        r.fail("schema", "this Parallax reads schema 1; the file has schema " + std::to_string(s.schema));
+    s.schema = read_scenario_schema(r);
     s.description = r.get_string("description", std::string());
     if (r.has("serving"))
         r.fail("serving",

@@ -13,6 +13,10 @@ namespace parallax {
 
 inline constexpr int kScenarioSchema = 1;
 
+class JsonObjectReader;
+// The file's "schema" key: required, and the one this Parallax reads (training and serving scenarios).
+int read_scenario_schema(JsonObjectReader& r);
+
 // What the scenario is loaded for. A plan (predict, timeline, the planner) must have a strategy that fits
 // the model, cluster and batch; a search or sweep ignores the strategy's degrees, so its strategy is read
 // (the software settings a search keeps: optimizer, overlaps) but not held to the validity rules, and a dp

@@ -164,11 +164,7 @@ ServingScenario parse_serving_scenario(const json& j, const std::string& file, c
 {
     JsonObjectReader r(j, file, "");
     ServingScenario s;
-    if (!r.has("schema"))
-        r.fail("schema", "missing: scenario files carry \"schema\": 1");
-    s.schema = static_cast<int>(r.get_int("schema", 1, 1000));
-    if (s.schema != kScenarioSchema)
-        r.fail("schema", "this Parallax reads schema 1; the file has schema " + std::to_string(s.schema));
+    s.schema = read_scenario_schema(r);
     s.description = r.get_string("description", std::string());
     for (const char* k : { "training", "strategy", "search" })
         if (r.has(k))
