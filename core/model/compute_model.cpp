@@ -96,7 +96,7 @@ double gemm_time_s(const ComputeDevice& dev, double m, double n, double k, Preci
     if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
         return 0;
     const double flops = 2.0 * m * n * k * batch;
-    const double peak = dev.peak(p) > 0 ? dev.peak(p) : dev.peak(Precision::bf16);
+    const double peak = dev.peak(p) > 0 ? dev.peak(p) : dev.half_peak();
     const double compute_s = flops / (peak * gemm_efficiency(dev, m, n, k, p));
     const double e = element_bytes(p);
     const double out_bytes = 2.0; // outputs are written in bf16/fp16 (fp8 GEMMs too, as in Transformer Engine)
@@ -134,7 +134,7 @@ double flash_attention_fwd_s(const ComputeDevice& dev, double batch_heads, doubl
                                                                         : dev.gen->attention_fwd_efficiency;
     const double eff = std::min(kMaxEfficiency, base * dev.attention_scale * dev.kernel_scale)
         * attention_shape_factor(kv_len, qk_head_dim) * (causal ? kCausalBlockEfficiency : 1.0);
-    return flops / (dev.peak(Precision::bf16) * eff) + dev.gen->kernel_overhead_s;
+    return flops / (dev.half_peak() * eff) + dev.gen->kernel_overhead_s;
 }
 
 double flash_attention_bwd_s(const ComputeDevice& dev, double batch_heads, double q_len, double kv_len,
@@ -148,7 +148,7 @@ double flash_attention_bwd_s(const ComputeDevice& dev, double batch_heads, doubl
                                                                         : dev.gen->attention_bwd_efficiency;
     const double eff = std::min(kMaxEfficiency, base * dev.attention_scale * dev.kernel_scale)
         * attention_shape_factor(kv_len, qk_head_dim) * (causal ? kCausalBlockEfficiency : 1.0);
-    return flops / (dev.peak(Precision::bf16) * eff) + 2 * dev.gen->kernel_overhead_s;
+    return flops / (dev.half_peak() * eff) + 2 * dev.gen->kernel_overhead_s;
 }
 
 double windowed_attention_pairs(double q_len, double window) noexcept
@@ -188,7 +188,7 @@ double windowed_attention_s(const ComputeDevice& dev, double batch_heads, double
     const double keys_per_query = executed / std::max(1.0, 2.0 * batch_heads * q_len * (qk_head_dim + v_head_dim));
     const double eff = std::min(kMaxEfficiency, base_eff * dev.attention_scale * dev.kernel_scale)
         * attention_shape_factor(keys_per_query, qk_head_dim);
-    return flops_per_fwd * executed / (dev.peak(Precision::bf16) * eff) + launches * dev.gen->kernel_overhead_s;
+    return flops_per_fwd * executed / (dev.half_peak() * eff) + launches * dev.gen->kernel_overhead_s;
 }
 
 } // namespace

@@ -26,6 +26,9 @@ struct ComputeDevice {
     // At the nominal clock; DVFS and the power limit act per kernel (power_model.hpp, power_curves.hpp).
     static ComputeDevice of(const GpuSpec& g);
     double peak(Precision p) const { return gpu->peak(p) * clock_scale; }
+    // The 16-bit tensor-core precision the GPU has: bf16, or fp16 on Volta (no bf16 tensor cores).
+    Precision half_precision() const { return gpu->supports(Precision::bf16) ? Precision::bf16 : Precision::fp16; }
+    double half_peak() const { return peak(half_precision()); }
 };
 
 // Fraction of the precision's peak a GEMM C[m x n] = A[m x k] B[k x n] reaches: the library's

@@ -334,7 +334,7 @@ public:
         }
         // Unfused attention (Megatron before flash attention): QK^T and PV as batched GEMMs over the
         // full score matrix, plus fused scale-mask-softmax and dropout on it.
-        const Precision p = Precision::bf16;
+        const Precision p = dev.half_precision();
         const double scores = batch_heads * q_len * kv_len;
         const double qk = gemm_time_s(dev, q_len, kv_len, qk_hd, p, batch_heads);
         const double pv = gemm_time_s(dev, q_len, v_hd, kv_len, p, batch_heads);

@@ -100,6 +100,11 @@ double in_flight_microbatches(const Strategy& s, int stage, long long microbatch
     return 1;
 }
 
+// DeepSpeed's reduce_bucket_size default (5e8 elements) of fp16 gradients kept on the GPU under
+// ZeRO-Offload (DeepSpeed config docs, zero_optimization.reduce_bucket_size).
+constexpr double kOffloadGradientBucketParams = 5e8;
+constexpr double kOffloadGradientBytesPerParam = 2;
+
 MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
     long long microbatches, const LayerActivationBytes& act) noexcept
 {
@@ -116,6 +121,10 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     const double g_div_d = s.zero >= 2 ? dense_shard : 1;
     const double g_div_e = s.zero >= 2 ? expert_shard : 1;
     mem.gradients = b.gradients * (p.dense / g_div_d + p.expert / g_div_e);
+    // ZeRO-Offload with partitioned gradients (Ren et al. 2021, Sec. 4.1): each bucket of 16-bit gradients
+    // is reduced and copied to host memory as the backward produces it; only the bucket stays.
+    if (s.offload_optimizer && s.zero >= 2)
+        mem.gradients = std::min(mem.gradients, kOffloadGradientBucketParams * kOffloadGradientBytesPerParam);
     const double o_div_d = s.zero >= 1 ? dense_shard : 1;
     const double o_div_e = s.zero >= 1 ? expert_shard : 1;
     mem.optimizer = s.offload_optimizer ? 0.0 : b.optimizer * (p.dense / o_div_d + p.expert / o_div_e);

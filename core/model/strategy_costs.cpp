@@ -23,18 +23,19 @@ constexpr double kAdam8bitStepBytesPerParam = 13;
 constexpr double kOneMomentStepBytesPerParam = 22;
 // Gradient-norm for clipping reads every local gradient once (fp32).
 constexpr double kGradNormBytesPerParam = 4;
-// ZeRO-Offload: host<->device copies over each GPU's PCIe x16 link at ~80% of its 32 GB/s (gen 4:
-// V100/A100) or 64 GB/s (gen 5: H100 and later) per direction (PCI-SIG link rates; ~80% achievable in
+// ZeRO-Offload: host<->device copies over each GPU's PCIe x16 link at ~80% of its 16 GB/s (gen 3: V100),
+// 32 GB/s (gen 4: A100) or 64 GB/s (gen 5: H100 and later) per direction (PCI-SIG link rates; ~80% achievable in
 // pinned-memory copies, estimate), and the CPU Adam step (DeepSpeed CPU-Adam ~1 s per billion
 // parameters per socket of ~32 cores; Ren et al. 2021 ZeRO-Offload, Table 2), the node's sockets shared
 // by its GPUs.
+constexpr double kPcieGen3x16Bps = 16e9;
 constexpr double kPcieGen4x16Bps = 32e9;
 constexpr double kPcieGen5x16Bps = 64e9;
 constexpr double kPcieCopyEfficiency = 0.8;
 constexpr double kCpuAdamSecondsPerParamPerSocket = 1.0e-9;
-// DGX A100/H100/B200: 8 GPUs on 2 CPU sockets; GB200 NVL72: one Grace per 2 GPUs (NVIDIA DGX and
-// GB200 NVL72 datasheets).
-constexpr double kGpusPerSocketDgx = 4;
+// DGX A100/H100/B200 (and most GPU servers): 2 CPU sockets per node; GB200 NVL72: one Grace per 2 GPUs
+// (NVIDIA DGX and GB200 NVL72 datasheets).
+constexpr double kSocketsPerNode = 2;
 constexpr double kGpusPerSocketGrace = 2;
 // Megatron's default gradient bucket: max(40M, 1M * dp) parameters (--ddp-bucket-size).
 constexpr double kBucketParams = 40e6;
@@ -452,15 +453,16 @@ StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCo
     const double grads_local = s.zero >= 2 ? local : sp.total();
     if (s.offload_optimizer) {
         const GpuArchitecture arch = ctx.cluster.gpu.architecture;
-        const bool gen4
-            = arch == GpuArchitecture::volta || arch == GpuArchitecture::ampere || arch == GpuArchitecture::cdna2;
-        const double pcie = (gen4 ? kPcieGen4x16Bps : kPcieGen5x16Bps) * kPcieCopyEfficiency;
+        const bool gen4 = arch == GpuArchitecture::ampere || arch == GpuArchitecture::cdna2;
+        const double link = arch == GpuArchitecture::volta ? kPcieGen3x16Bps : gen4 ? kPcieGen4x16Bps : kPcieGen5x16Bps;
+        const double pcie = link * kPcieCopyEfficiency;
         const bool grace = arch == GpuArchitecture::blackwell && ctx.cluster.gpus_per_node > 8;
         // Gradients go down, updated bf16 weights come back; the host updates every local shard of the
-        // GPUs that share its socket.
+        // GPUs that share its socket (a lone GPU has both sockets to itself).
+        const double gpus_per_socket
+            = grace ? kGpusPerSocketGrace : static_cast<double>(ctx.cluster.gpus_per_node) / kSocketsPerNode;
         const double copy = local * (state.gradients + state.weights) / pcie;
-        tail.offload_s
-            = copy + local * (grace ? kGpusPerSocketGrace : kGpusPerSocketDgx) * kCpuAdamSecondsPerParamPerSocket;
+        tail.offload_s = copy + local * gpus_per_socket * kCpuAdamSecondsPerParamPerSocket;
     } else {
         const double bytes = local * optimizer_bytes_per_param(s.optimizer) + grads_local * kGradNormBytesPerParam;
         tail.optimizer_s = memory_bound_time_s(ctx.device, bytes);

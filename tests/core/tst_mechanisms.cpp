@@ -641,6 +641,50 @@ private slots:
             QVERIFY(near(async.tokens_per_s / gpus, c.async, 0.10));
         }
     }
+
+    // ZeRO-Offload (Ren et al. 2021, abstract; DeepSpeed's ZeRO-Offload tutorial for the model): a 10B GPT-2
+    // (50 layers, hidden 4096, 32 heads, batch 10 of 1,024 tokens, activation checkpointing, fp16, ZeRO 2 with
+    // the optimizer on the CPU) trains at 40 TFLOP/s on one 32 GB V100. DeepSpeed counts the recomputed
+    // forward in its FLOPs (checkpoint factor 4), so the comparable figure is the hardware FLOP rate.
+    void zero_offload_reproduces_the_single_v100_throughput()
+    {
+        ModelSpec m = test::gpt(50, 4096, 32, 50257);
+        TrainingSpec t;
+        t.framework = Framework::megatron_deepspeed;
+        t.precision = Precision::fp16;
+        t.seq_len = 1024;
+        t.global_batch = 10;
+        const PlanContext ctx(m, t, test::cluster("V100-SXM2-32GB", 1, 1, "nvlink2", "ib-hdr"));
+        Strategy s;
+        s.micro_batch = 10;
+        s.zero = 2;
+        s.recompute = Recompute::full;
+        s.offload_optimizer = true;
+        const Prediction p = AnalyticModel(ctx).predict(s);
+        QVERIFY2(p.feasible, p.infeasible_reason.c_str()); // fits only because the states and gradients left
+        const double hardware_tflops = p.hfu * ctx.cluster.gpu.peak(Precision::fp16) / 1e12;
+        QVERIFY2(near(hardware_tflops, 40.0, 0.15), qPrintable(QString::number(hardware_tflops)));
+        s.offload_optimizer = false;
+        QVERIFY(!AnalyticModel(ctx).predict(s).feasible);
+    }
+
+    // Volta has no bf16 tensor cores: attention and other 16-bit kernels run at its fp16 rate (once they
+    // divided by a bf16 peak of 0, and every V100 plan came out with no compute time and no power).
+    void volta_runs_sixteen_bit_kernels_at_its_fp16_rate()
+    {
+        TrainingSpec t;
+        t.precision = Precision::fp16;
+        t.seq_len = 1024;
+        t.global_batch = 8;
+        const PlanContext ctx(test::gpt(4, 2048, 16), t, test::cluster("V100-SXM2-32GB", 1, 8, "nvlink2", "ib-hdr"));
+        Strategy s;
+        s.dp = 8;
+        const Prediction p = AnalyticModel(ctx).predict(s);
+        QVERIFY(p.feasible);
+        QVERIFY(p.time.compute_s > 0);
+        QVERIFY(p.mfu > 0.2 && p.mfu < 0.85);
+        QVERIFY(std::isfinite(p.power.avg_W_per_gpu) && p.power.avg_W_per_gpu > 0);
+    }
 };
 
 QTEST_APPLESS_MAIN(TestMechanisms)
