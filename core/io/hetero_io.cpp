@@ -20,13 +20,17 @@ constexpr std::size_t kMaxListEntries = 4096;
 void require_list(const json& j, const std::string& file, const std::string& path, const char* what)
 {
     if (!j.is_array() || j.empty())
-        throw InputError(file, path, std::string("must be a non-empty list of ") + what + ", found "
+        throw InputError(file, path,
+            std::string("must be a non-empty list of ") + what + ", found "
                 + (j.is_array() ? std::string("an empty list") : json_type_name(j)));
     if (j.size() > kMaxListEntries)
         throw InputError(file, path, "has more than " + std::to_string(kMaxListEntries) + " entries");
 }
 
-std::string item_path(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
+std::string item_path(const std::string& path, std::size_t i)
+{
+    return path + "[" + std::to_string(i) + "]";
+}
 
 NodeGroup read_group(const json& j, const std::string& file, const std::string& path, const PresetCatalog& catalog)
 {
@@ -83,7 +87,8 @@ void read_node_groups(
     c.nodes = static_cast<int>(nodes);
 }
 
-std::vector<PipelineStageSpec> read_pipeline_stages(const json& stages, const std::string& file, const std::string& path)
+std::vector<PipelineStageSpec> read_pipeline_stages(
+    const json& stages, const std::string& file, const std::string& path)
 {
     require_list(stages, file, path, "stages");
     std::vector<PipelineStageSpec> out;

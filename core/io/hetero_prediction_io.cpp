@@ -24,8 +24,7 @@ json hetero_prediction_to_json(const HeteroPrediction& h)
             { "busy_s", st.busy_s }, { "grad_sync_s", st.grad_sync_s }, { "mixed_replicas", st.mixed },
             { "replicas", replicas } });
     }
-    j["heterogeneous"]
-        = { { "critical_stage", h.critical_stage }, { "gpus_used", h.gpus_used }, { "stages", stages } };
+    j["heterogeneous"] = { { "critical_stage", h.critical_stage }, { "gpus_used", h.gpus_used }, { "stages", stages } };
     return j;
 }
 
@@ -42,14 +41,15 @@ std::string hetero_prediction_to_text(const Scenario& s, const HeteroPrediction&
         "(of the used GPUs' mean peak)\nbubble           %9.1f%%\nmemory peak      %10.1f GiB of %.1f GiB "
         "(stage %d)\npower            %10.0f W avg per GPU, %.3f J/token\n",
         p.feasible ? "yes" : "no", p.step_time_s, p.tokens_per_s, p.tflops_per_gpu, 100 * p.mfu,
-        100 * p.bubble_fraction, p.peak_memory_bytes / units::kGiB, p.capacity_bytes / units::kGiB,
-        p.peak_memory_stage, p.power.avg_W_per_gpu, p.power.energy_J_per_token);
+        100 * p.bubble_fraction, p.peak_memory_bytes / units::kGiB, p.capacity_bytes / units::kGiB, p.peak_memory_stage,
+        p.power.avg_W_per_gpu, p.power.energy_J_per_token);
     out += buf;
     out += "\nstage layers  group         GPU               TP  micro-batches  fwd+bwd/mb   busy     grad sync  "
            "memory\n";
     for (const HeteroStageReport& st : h.stages) {
         for (const HeteroReplicaReport& r : st.replicas) {
-            std::snprintf(buf, sizeof buf, "%s%4d %6d  %-12s  %-16s %3d  %13lld  %8.3f s  %7.2f s  %7.3f s  %5.1f/%.1f GiB\n",
+            std::snprintf(buf, sizeof buf,
+                "%s%4d %6d  %-12s  %-16s %3d  %13lld  %8.3f s  %7.2f s  %7.3f s  %5.1f/%.1f GiB\n",
                 st.stage == h.critical_stage ? "*" : " ", st.stage, st.layers, r.group.c_str(), r.gpu.c_str(), r.tp,
                 r.microbatches, r.forward_s + r.backward_s, r.busy_s, st.grad_sync_s, r.peak_memory_bytes / units::kGiB,
                 r.capacity_bytes / units::kGiB);

@@ -94,7 +94,10 @@ bool alike(const Scenario& s, const StageReplica& a, const StageReplica& b)
 }
 
 // Ranks on different nodes, one per node, on no common rail: groups joined by inter_node only.
-GroupPlacement across_nodes(long long size) { return GroupPlacement { size, 1, size, false }; }
+GroupPlacement across_nodes(long long size)
+{
+    return GroupPlacement { size, 1, size, false };
+}
 
 class HeteroEvaluation {
 public:
@@ -166,7 +169,8 @@ private:
         const bool split = traits.p2p_scatter_gather || sp;
         const double activation
             = static_cast<double>(s_.strategy.micro_batch) * ctx.training.seq_len * ctx.model.hidden * 2.0;
-        double t = collective_time_s(ctx.network, Collective::send_recv, activation / (split ? tp : 1), across_nodes(2));
+        double t
+            = collective_time_s(ctx.network, Collective::send_recv, activation / (split ? tp : 1), across_nodes(2));
         if (split && !sp)
             t += collective_time_s(ctx.network, Collective::all_gather, activation, b.costs.groups.tp);
         return t;
@@ -216,9 +220,10 @@ private:
                 given += e.microbatches;
             }
             for (; given < n_; ++given) {
-                auto next = std::min_element(stage.begin(), stage.end(), [](const ReplicaEval& a, const ReplicaEval& b) {
-                    return (a.microbatches + 1) * a.total_s() < (b.microbatches + 1) * b.total_s();
-                });
+                auto next
+                    = std::min_element(stage.begin(), stage.end(), [](const ReplicaEval& a, const ReplicaEval& b) {
+                          return (a.microbatches + 1) * a.total_s() < (b.microbatches + 1) * b.total_s();
+                      });
                 ++next->microbatches;
             }
             for (; given > n_; --given) { // the floor of one each can overshoot only with many replicas

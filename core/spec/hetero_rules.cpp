@@ -8,8 +8,14 @@ namespace parallax {
 
 namespace {
 
-std::string stage_key(int k) { return "strategy.stages[" + std::to_string(k) + "]"; }
-std::string replica_key(int k, int r) { return stage_key(k) + ".replicas[" + std::to_string(r) + "]"; }
+std::string stage_key(int k)
+{
+    return "strategy.stages[" + std::to_string(k) + "]";
+}
+std::string replica_key(int k, int r)
+{
+    return stage_key(k) + ".replicas[" + std::to_string(r) + "]";
+}
 
 std::string group_names(const ClusterSpec& c)
 {

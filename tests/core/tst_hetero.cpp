@@ -19,7 +19,10 @@ using nlohmann::json;
 
 namespace {
 
-const PresetCatalog& catalog() { return PresetCatalog::standard(); }
+const PresetCatalog& catalog()
+{
+    return PresetCatalog::standard();
+}
 
 json group(const std::string& name, const std::string& gpu, int nodes)
 {
@@ -72,7 +75,10 @@ void expect_close(double hetero, double plain, const char* what)
 {
     const double rel = std::abs(hetero - plain) / std::max(1e-300, std::abs(plain));
     QVERIFY2(rel <= 1e-9,
-        qPrintable(QStringLiteral("%1: heterogeneous %2, plain %3").arg(QString::fromLatin1(what)).arg(hetero, 0, 'g', 17).arg(plain, 0, 'g', 17)));
+        qPrintable(QStringLiteral("%1: heterogeneous %2, plain %3")
+                       .arg(QString::fromLatin1(what))
+                       .arg(hetero, 0, 'g', 17)
+                       .arg(plain, 0, 'g', 17)));
 }
 
 std::string error_of(const json& j)
@@ -90,11 +96,14 @@ json mixed_scenario()
     json j = plain_scenario(json::object(), 1);
     j["cluster"] = { { "groups", { group("fast", "H100-SXM5-80GB", 1), group("slow", "A100-SXM4-80GB", 1) } },
         { "inter_node", "ib-ndr" } };
-    j["strategy"] = { { "micro_batch", 1 }, { "recompute", "selective" }, { "zero", 1 },
+    j["strategy"] = {
+        { "micro_batch", 1 }, { "recompute", "selective" }, { "zero", 1 },
         { "stages",
-            { { { "layers", 16 }, { "replicas", { { { "group", "fast" }, { "tp", 4 } }, { { "group", "slow" }, { "tp", 4 } } } } },
+            { { { "layers", 16 },
+                  { "replicas", { { { "group", "fast" }, { "tp", 4 } }, { { "group", "slow" }, { "tp", 4 } } } } },
                 { { "layers", 16 },
-                    { "replicas", { { { "group", "fast" }, { "tp", 4 } }, { { "group", "slow" }, { "tp", 4 } } } } } } } };
+                    { "replicas", { { { "group", "fast" }, { "tp", 4 } }, { { "group", "slow" }, { "tp", 4 } } } } } } }
+    };
     return j;
 }
 
@@ -116,14 +125,16 @@ void TestHetero::equivalentToPlain_data()
     QTest::addColumn<QString>("strategy");
     QTest::addColumn<int>("nodes");
     QTest::addColumn<int>("groups");
-    QTest::newRow("tp2 pp2 dp2, one group") << QString::fromLatin1(R"({"tp":2,"pp":2,"dp":2,"micro_batch":1,"zero":1,"recompute":"selective"})") << 1 << 1;
+    QTest::newRow("tp2 pp2 dp2, one group")
+        << QString::fromLatin1(R"({"tp":2,"pp":2,"dp":2,"micro_batch":1,"zero":1,"recompute":"selective"})") << 1 << 1;
     QTest::newRow("tp8 pp2, a group per stage")
-        << QString::fromLatin1(R"({"tp":8,"pp":2,"dp":1,"micro_batch":2,"recompute":"full","sequence_parallel":true})") << 2 << 2;
+        << QString::fromLatin1(R"({"tp":8,"pp":2,"dp":1,"micro_batch":2,"recompute":"full","sequence_parallel":true})")
+        << 2 << 2;
     QTest::newRow("tp1 pp3 uneven, dp 8, zero 0")
         << QString::fromLatin1(R"({"tp":1,"pp":3,"dp":8,"micro_batch":1,"zero":0,"recompute":"none"})") << 3 << 1;
-    QTest::newRow("tp4 pp4 dp4 zb-h1, overrides")
-        << QString::fromLatin1(R"({"tp":4,"pp":4,"dp":4,"micro_batch":1,"schedule":"zb-h1","first_stage_layers":7,"last_stage_layers":7})")
-        << 8 << 2;
+    QTest::newRow("tp4 pp4 dp4 zb-h1, overrides") << QString::fromLatin1(
+        R"({"tp":4,"pp":4,"dp":4,"micro_batch":1,"schedule":"zb-h1","first_stage_layers":7,"last_stage_layers":7})")
+                                                  << 8 << 2;
 }
 
 void TestHetero::equivalentToPlain()
