@@ -11,15 +11,22 @@
 
 namespace parallax::cli {
 
-Scenario load_scenario_argument(const std::string& arg, const PresetCatalog& catalog, ScenarioUse use)
+Scenario load_scenario_argument(
+    const std::string& arg, const PresetCatalog& catalog, ScenarioUse use, bool allow_heterogeneous)
 {
     std::error_code ec;
+    Scenario s;
     if (!std::filesystem::exists(arg, ec) && catalog.find(PresetKind::scenarios, arg)) {
         qCDebug(lcCli).noquote() << "scenario" << arg.c_str() << "from the presets";
-        return load_scenario_preset(arg, catalog, use);
+        s = load_scenario_preset(arg, catalog, use);
+    } else {
+        qCDebug(lcCli).noquote() << "scenario from the file" << arg.c_str();
+        s = load_scenario_file(arg, catalog, use);
     }
-    qCDebug(lcCli).noquote() << "scenario from the file" << arg.c_str();
-    return load_scenario_file(arg, catalog, use);
+    if (!allow_heterogeneous && (s.heterogeneous() || s.cluster.heterogeneous()))
+        throw InputError(arg, s.heterogeneous() ? "strategy.stages" : "cluster.groups",
+            "heterogeneous scenarios are modelled by `predict` only so far (docs/heterogeneous.md)");
+    return s;
 }
 
 std::optional<ServingScenario> load_serving_argument(const std::string& arg, const PresetCatalog& catalog)

@@ -17,9 +17,11 @@ namespace parallax::cli {
 enum ExitCode : int { kOk = 0, kInternalError = 1, kBadInput = 2, kInfeasible = 3 };
 
 // A scenario file path, or the name of a scenario preset ("default"). A search or sweep does not hold the
-// scenario's strategy to the validity rules (it ignores its degrees): ScenarioUse::search.
-Scenario load_scenario_argument(
-    const std::string& arg, const PresetCatalog& catalog, ScenarioUse use = ScenarioUse::plan);
+// scenario's strategy to the validity rules (it ignores its degrees): ScenarioUse::search. Only the
+// commands that model heterogeneous clusters (predict) accept cluster.groups / strategy.stages; the
+// others refuse them with an InputError rather than plan the first group alone.
+Scenario load_scenario_argument(const std::string& arg, const PresetCatalog& catalog,
+    ScenarioUse use = ScenarioUse::plan, bool allow_heterogeneous = false);
 
 // The serving scenario in a file or scenario preset (one with "serving"), or nullopt when the argument
 // names a training scenario. Throws InputError for a bad serving scenario or an unreadable file.

@@ -2,6 +2,7 @@
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
+#include "io/hetero_prediction_io.hpp"
 #include "io/improvements_io.hpp"
 #include "io/prediction_io.hpp"
 #include "io/serving_prediction_io.hpp"
@@ -27,6 +28,27 @@ int predict_serving_scenario(const ServingScenario& s, bool as_json)
         print_out(serving_prediction_to_text(s, p));
     }
     return p.feasible ? kOk : kInfeasible;
+}
+
+// A heterogeneous plan: the analytic per-replica model (the simulator and the improvement waterfall
+// are plain-cluster only so far).
+int predict_heterogeneous_plan(
+    CommandParser& cmd, const Scenario& scenario, const Calibration& calibration, const QString& fidelity)
+{
+    if (fidelity != QLatin1String("analytic")) {
+        print_err("parallax-cli predict: --fidelity simulated is not available for heterogeneous scenarios "
+                  "(strategy.stages); use analytic");
+        return kBadInput;
+    }
+    const HeteroPrediction h = predict_heterogeneous(scenario, calibration);
+    if (cmd.parser().isSet(QStringLiteral("json"))) {
+        nlohmann::json j = hetero_prediction_to_json(h);
+        j["improvements"] = nlohmann::json::array();
+        print_out(j.dump(2) + "\n");
+    } else {
+        print_out(hetero_prediction_to_text(scenario, h));
+    }
+    return h.prediction.feasible ? kOk : kInfeasible;
 }
 
 } // namespace
@@ -57,12 +79,15 @@ int run_predict(const QStringList& args)
     try {
         if (auto serving = load_serving_argument(cmd.positional(0).toStdString(), PresetCatalog::standard()))
             return predict_serving_scenario(*serving, cmd.parser().isSet(QStringLiteral("json")));
-        scenario = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard());
+        scenario = load_scenario_argument(
+            cmd.positional(0).toStdString(), PresetCatalog::standard(), ScenarioUse::plan, true);
         calibration = calibration_argument(cmd.parser().value(QStringLiteral("calibration")));
     } catch (const InputError& e) {
         print_err(e.what());
         return kBadInput;
     }
+    if (scenario.heterogeneous())
+        return predict_heterogeneous_plan(cmd, scenario, calibration, fidelity);
     const PlanContext ctx(scenario.model, scenario.training, scenario.cluster, calibration);
     const Prediction p = fidelity == QLatin1String("simulated") ? predict_simulated(ctx, scenario.strategy)
                                                                 : AnalyticModel(ctx).predict(scenario.strategy);

@@ -1,7 +1,9 @@
 #include "io/scenario_io.hpp"
 
+#include "io/hetero_io.hpp"
 #include "io/json_reader.hpp"
 #include "model/power_model.hpp"
+#include "spec/hetero_rules.hpp"
 #include "spec/input_error.hpp"
 #include "spec/strategy_rules.hpp"
 #include "spec/units.hpp"
@@ -326,16 +328,24 @@ ClusterSpec parse_cluster_object(
     JsonObjectReader r(j, file, path);
     ClusterSpec c;
     c.name = r.get_string("name", std::string("custom-cluster"));
-    const json* gpu = r.raw("gpu");
-    if (!gpu)
-        r.fail("gpu", "missing (required): a GPU preset name or an inline GPU object");
-    c.gpu = resolve_gpu(*gpu, file, r.path_of("gpu"), catalog, refs ? &refs->gpu : nullptr);
-    c.nodes = static_cast<int>(r.get_int("nodes", 1, kMaxNodes));
-    c.gpus_per_node = static_cast<int>(r.get_int("gpus_per_node", 1, kMaxGpusPerNode));
-    const json* intra = r.raw("intra_node");
-    if (!intra)
-        r.fail("intra_node", "missing (required): a fabric preset name or {\"bw_GBps\", \"latency_us\"}");
-    c.intra_node = resolve_fabric(*intra, file, r.path_of("intra_node"), catalog, refs ? &refs->intra_node : nullptr);
+    if (const json* groups = r.raw("groups")) {
+        for (const char* key : { "gpu", "nodes", "gpus_per_node", "intra_node" })
+            if (r.has(key))
+                r.fail(key, "a cluster has either groups or gpu/nodes/gpus_per_node/intra_node, not both");
+        read_node_groups(*groups, file, r.path_of("groups"), catalog, c);
+    } else {
+        const json* gpu = r.raw("gpu");
+        if (!gpu)
+            r.fail("gpu", "missing (required): a GPU preset name or an inline GPU object (or node groups)");
+        c.gpu = resolve_gpu(*gpu, file, r.path_of("gpu"), catalog, refs ? &refs->gpu : nullptr);
+        c.nodes = static_cast<int>(r.get_int("nodes", 1, kMaxNodes));
+        c.gpus_per_node = static_cast<int>(r.get_int("gpus_per_node", 1, kMaxGpusPerNode));
+        const json* intra = r.raw("intra_node");
+        if (!intra)
+            r.fail("intra_node", "missing (required): a fabric preset name or {\"bw_GBps\", \"latency_us\"}");
+        c.intra_node
+            = resolve_fabric(*intra, file, r.path_of("intra_node"), catalog, refs ? &refs->intra_node : nullptr);
+    }
     const json* inter = r.raw("inter_node");
     if (!inter)
         r.fail("inter_node", "missing (required): a fabric preset name or {\"bw_GBps\", \"latency_us\"}");
@@ -598,13 +608,35 @@ void read_training(const json& training_json, const std::string& file, const Gpu
     t.finish();
 }
 
+// An explicit pipeline: the stages, and the other strategy keys for every stage. The plain degrees
+// repeat the first stage's first replica so code that reads one strategy sees a representative one.
+void read_stages_strategy(const json& strategy, const std::string& file, Scenario& s)
+{
+    for (const char* key : { "tp", "pp", "dp" })
+        if (strategy.contains(key))
+            throw InputError(file, std::string("strategy.") + key,
+                "is not given with strategy.stages: the stages and their replicas say it");
+    s.stages = read_pipeline_stages(strategy.at("stages"), file, "strategy.stages");
+    json rest = strategy;
+    rest.erase("stages");
+    s.strategy = parse_strategy(rest, file, "strategy", Strategy {});
+    s.strategy.pp = static_cast<int>(s.stages.size());
+    s.strategy.tp = s.stages.front().replicas.front().tp;
+    s.strategy.dp = static_cast<int>(s.stages.front().replicas.size());
+}
+
 // The strategy; dp, when not given, is what the cluster leaves after tp*pp*cp.
 void read_scenario_strategy(JsonObjectReader& r, const std::string& file, Scenario& s, ScenarioUse use)
 {
     bool dp_given = false;
     bool schedule_given = false;
-    if (const json* strategy = r.raw("strategy"))
+    if (const json* strategy = r.raw("strategy")) {
+        if (strategy->is_object() && strategy->contains("stages")) {
+            read_stages_strategy(*strategy, file, s);
+            return;
+        }
         s.strategy = parse_strategy(*strategy, file, "strategy", Strategy {}, &dp_given, &schedule_given);
+    }
     if (!schedule_given && s.strategy.vpp > 1)
         s.strategy.schedule = Schedule::interleaved; // documented default: vpp > 1 means interleaved 1F1B
     if (!dp_given) {
@@ -696,8 +728,12 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
     if (const json* search = r.raw("search"); search && !search->is_null())
         s.search = parse_search_spec(*search, file);
     r.finish();
-    if (use == ScenarioUse::plan)
+    if (s.heterogeneous() || s.cluster.heterogeneous()) {
+        if (auto v = check_hetero_plan(s))
+            throw InputError(file, v->key, v->rule);
+    } else if (use == ScenarioUse::plan) {
         validate_scenario(s, file);
+    }
     check_power(s, file, use);
     return s;
 }
@@ -809,10 +845,14 @@ json cluster_to_json(const ClusterSpec& c, const ScenarioRefs& refs)
         return refs.cluster;
     json j;
     j["name"] = c.name;
-    j["gpu"] = refs.gpu.empty() ? gpu_to_json(c.gpu) : json(refs.gpu);
-    j["nodes"] = c.nodes;
-    j["gpus_per_node"] = c.gpus_per_node;
-    j["intra_node"] = refs.intra_node.empty() ? fabric_to_json(c.intra_node) : json(refs.intra_node);
+    if (c.heterogeneous()) {
+        j["groups"] = node_groups_to_json(c);
+    } else {
+        j["gpu"] = refs.gpu.empty() ? gpu_to_json(c.gpu) : json(refs.gpu);
+        j["nodes"] = c.nodes;
+        j["gpus_per_node"] = c.gpus_per_node;
+        j["intra_node"] = refs.intra_node.empty() ? fabric_to_json(c.intra_node) : json(refs.intra_node);
+    }
     j["inter_node"] = refs.inter_node.empty() ? fabric_to_json(c.inter_node) : json(refs.inter_node);
     if (c.node_overhead_W)
         j["node_overhead_W"] = *c.node_overhead_W;
@@ -899,6 +939,11 @@ json scenario_to_json(const Scenario& s)
         t["data"] = training_data_to_json(s.training.data);
     j["training"] = t;
     j["strategy"] = strategy_to_json(s.strategy, !s.dp_derived);
+    if (s.heterogeneous()) {
+        for (const char* key : { "tp", "pp", "dp" })
+            j["strategy"].erase(key);
+        j["strategy"]["stages"] = pipeline_stages_to_json(s.stages);
+    }
     if (s.search) {
         json sj;
         if (!s.search->fix.empty()) {

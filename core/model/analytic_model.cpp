@@ -665,6 +665,21 @@ std::optional<std::string> context_parallel_hint(const AnalyticModel& model, con
 
 } // namespace
 
+StageTiming stage_timing_at(
+    const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage, double x, StagePower* power) noexcept
+{
+    return timing_with_zero3(ctx, s, c, stage, x, power);
+}
+
+double schedule_pipeline_time(const Strategy& s, double m, int p, double t_max, const StageTiming& crit_t,
+    double sum_all, double sum_weight) noexcept
+{
+    PipelineTime pt;
+    pt.t_max = t_max;
+    pt.crit_t = crit_t;
+    return schedule_time(s, m, p, pt, sum_all, sum_weight);
+}
+
 Prediction AnalyticModel::predict(const Strategy& s) const
 {
     const PlanContext& ctx = m_ctx;

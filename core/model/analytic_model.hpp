@@ -37,6 +37,19 @@ struct AnalyticResult {
 };
 
 class EvaluationCache;
+struct StrategyCosts;
+struct StagePower;
+
+// One stage's timing per micro-batch at clock fraction x, ZeRO-3 gathers included: what evaluate()
+// costs for each stage (`power`, when given, gets the stage's energy inputs). The heterogeneous model
+// costs every replica of a stage with it.
+StageTiming stage_timing_at(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage, double x,
+    StagePower* power = nullptr) noexcept;
+
+// The schedule's pipeline time: m micro-batches, p stages, the slowest stage's timing `crit_t` (its
+// forward + backward is t_max), and the sums of all stages' forward + backward and weight-gradient times.
+double schedule_pipeline_time(const Strategy& s, double m, int p, double t_max, const StageTiming& crit_t,
+    double sum_all, double sum_weight) noexcept;
 
 class AnalyticModel {
 public:

@@ -4,10 +4,25 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace parallax {
 
-// A homogeneous cluster. A "node" is one fast-interconnect domain (8 GPUs in a DGX, 72 in an
+// One kind of node in a heterogeneous cluster: its GPU, how many nodes and GPUs per node, and the
+// fabric inside a node. The fabric between nodes is the cluster's inter_node, shared by all groups.
+struct NodeGroup {
+    std::string name;
+    GpuSpec gpu;
+    int nodes = 1;
+    int gpus_per_node = 8;
+    FabricSpec intra_node;
+    std::string gpu_ref; // preset names as written, so saving writes names back
+    std::string intra_node_ref;
+
+    long long total_gpus() const { return static_cast<long long>(nodes) * gpus_per_node; }
+};
+
+// A cluster. Without groups it is homogeneous. A "node" is one fast-interconnect domain (8 GPUs in a DGX, 72 in an
 // NVL72 rack): groups inside it use intra_node, groups that span nodes use inter_node.
 struct ClusterSpec {
     std::string name;
@@ -21,8 +36,28 @@ struct ClusterSpec {
     // many nodes share a rack. Unset = the generation's defaults (power_budget.hpp).
     std::optional<double> node_overhead_W;
     std::optional<int> nodes_per_rack;
+    // Heterogeneous: node groups of different GPUs joined by inter_node (docs/heterogeneous.md). When
+    // set, gpu, gpus_per_node and intra_node repeat the first group's and nodes counts all groups'
+    // nodes, so code that reads one GPU type sees a representative one.
+    std::vector<NodeGroup> groups;
 
-    long long total_gpus() const { return static_cast<long long>(nodes) * gpus_per_node; }
+    bool heterogeneous() const { return !groups.empty(); }
+    const NodeGroup* group(const std::string& name) const
+    {
+        for (const NodeGroup& g : groups)
+            if (g.name == name)
+                return &g;
+        return nullptr;
+    }
+    long long total_gpus() const
+    {
+        if (groups.empty())
+            return static_cast<long long>(nodes) * gpus_per_node;
+        long long n = 0;
+        for (const NodeGroup& g : groups)
+            n += g.total_gpus();
+        return n;
+    }
 };
 
 } // namespace parallax

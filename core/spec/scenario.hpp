@@ -1,5 +1,6 @@
 #pragma once
 #include "spec/cluster_spec.hpp"
+#include "spec/hetero_stages.hpp"
 #include "spec/model_spec.hpp"
 #include "spec/strategy.hpp"
 #include "spec/training_spec.hpp"
@@ -40,6 +41,12 @@ struct Scenario {
     TrainingSpec training;
     Strategy strategy;
     bool dp_derived = false; // dp was omitted and derived from the GPU count
+    // An explicit pipeline over a heterogeneous cluster (strategy.stages). When set, strategy.pp is
+    // the stage count and strategy.tp/dp repeat the first stage's first replica and replica count;
+    // the other strategy fields (micro_batch, recompute, zero, schedule...) apply to every stage.
+    std::vector<PipelineStageSpec> stages;
+
+    bool heterogeneous() const { return !stages.empty(); }
     std::optional<SearchSpec> search;
     ScenarioRefs refs;
 };

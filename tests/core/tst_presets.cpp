@@ -223,7 +223,12 @@ void TestPresets::requiredGpuNames()
     const QStringList required
         = { QStringLiteral("V100-SXM2-32GB"), QStringLiteral("A100-SXM4-40GB"), QStringLiteral("A100-SXM4-80GB"),
               QStringLiteral("H100-SXM5-80GB"), QStringLiteral("H800-SXM5-80GB"), QStringLiteral("H200-SXM-141GB"),
-              QStringLiteral("B200"), QStringLiteral("B300"), QStringLiteral("MI250X"), QStringLiteral("MI300X") };
+              QStringLiteral("B200"), QStringLiteral("B300"), QStringLiteral("MI250X"), QStringLiteral("MI300X"),
+              // The GPUs of the published heterogeneous runs (validation/hetero-runs.json).
+              QStringLiteral("V100-SXM2-16GB"), QStringLiteral("T4"), QStringLiteral("RTX-2080"),
+              QStringLiteral("RTX-2080-Ti"), QStringLiteral("Titan-RTX"), QStringLiteral("RTX-3080-Ti"),
+              QStringLiteral("RTX-3090"), QStringLiteral("RTX-4090"), QStringLiteral("A100-PCIe-40GB"),
+              QStringLiteral("A100-PCIe-80GB"), QStringLiteral("GH200-96GB") };
     QStringList names;
     for (const auto& n : PresetCatalog::load({}).names(PresetKind::gpus))
         names << qs(n);

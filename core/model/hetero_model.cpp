@@ -1,0 +1,544 @@
+#include "model/hetero_model.hpp"
+
+#include "model/analytic_model.hpp"
+#include "model/data_path.hpp"
+#include "model/memory_model.hpp"
+#include "model/plan_context.hpp"
+#include "model/stage_power.hpp"
+#include "model/strategy_costs.hpp"
+#include "spec/hetero_rules.hpp"
+#include "spec/software_release.hpp"
+#include "spec/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+namespace parallax {
+
+namespace {
+
+constexpr int kTp = static_cast<int>(OpStream::tp);
+constexpr int kCp = static_cast<int>(OpStream::cp);
+constexpr int kEp = static_cast<int>(OpStream::ep);
+constexpr int kPp = static_cast<int>(OpStream::pp);
+constexpr int kDp = static_cast<int>(OpStream::dp);
+constexpr double kGatherBytesPerParam = 2; // bf16 parameters, as strategy_costs.cpp gathers them
+
+// One node group's plan context: the cluster as if it held only this group's GPU, with all the
+// cluster's nodes (the error band and the data loaders see the whole cluster).
+struct GroupModel {
+    const NodeGroup* group = nullptr;
+    std::unique_ptr<PlanContext> ctx;
+    std::unique_ptr<EvaluationCache> cache;
+};
+
+ClusterSpec group_cluster(const ClusterSpec& c, const NodeGroup& g)
+{
+    ClusterSpec out = c;
+    out.groups.clear();
+    out.name = c.name + "/" + g.name;
+    out.gpu = g.gpu;
+    out.gpus_per_node = g.gpus_per_node;
+    out.intra_node = g.intra_node;
+    return out;
+}
+
+// The stages' layers as the plain model's layout (one chunk per stage, each stage its own class).
+PlanLayout explicit_layout(const ModelSpec& m, const std::vector<PipelineStageSpec>& stages)
+{
+    PlanLayout l;
+    l.pp = static_cast<int>(stages.size());
+    l.vpp = 1;
+    int first = 0;
+    for (int k = 0; k < l.pp; ++k) {
+        ChunkInfo ci { first, stages[k].layers, moe_layers_in(m, first, stages[k].layers) };
+        l.chunk.push_back(ci);
+        StageInfo si;
+        si.layers = si.param_layers = ci.layers;
+        si.moe_layers = si.param_moe_layers = ci.moe_layers;
+        si.has_embedding = k == 0;
+        si.has_output = k == l.pp - 1;
+        l.stage.push_back(si);
+        l.classes.push_back({ k, 1 });
+        l.class_of_stage.push_back(k);
+        first += ci.layers;
+    }
+    return l;
+}
+
+struct ReplicaEval {
+    int group = 0; // index into the group models
+    Strategy strategy;
+    StrategyCosts costs;
+    StagePower power; // timing at the stage's clock, with its energy inputs
+    StageTail tail;
+    double clock = 1;
+    long long microbatches = 0;
+    MemoryBreakdown memory;
+    double total_s() const { return power.timing.forward_s + power.timing.backward_s; }
+};
+
+// Whether two replicas run the same kernels on the same kind of node: then the plain model's
+// placement-based costs hold between them.
+bool alike(const Scenario& s, const StageReplica& a, const StageReplica& b)
+{
+    if (a.tp != b.tp)
+        return false;
+    const NodeGroup* ga = s.cluster.group(a.group);
+    const NodeGroup* gb = s.cluster.group(b.group);
+    return ga == gb
+        || (ga->gpu.name == gb->gpu.name && ga->gpus_per_node == gb->gpus_per_node
+            && ga->intra_node.bw_Bps == gb->intra_node.bw_Bps && ga->intra_node.latency_s == gb->intra_node.latency_s);
+}
+
+// Ranks on different nodes, one per node, on no common rail: groups joined by inter_node only.
+GroupPlacement across_nodes(long long size)
+{
+    return GroupPlacement { size, 1, size, false };
+}
+
+class HeteroEvaluation {
+public:
+    HeteroEvaluation(const Scenario& s, const Calibration& cal)
+        : s_(s)
+        , layout_(explicit_layout(s.model, s.stages))
+        , p_(static_cast<int>(s.stages.size()))
+        , n_(s.training.global_batch / s.strategy.micro_batch)
+    {
+        for (const NodeGroup& g : s.cluster.groups) {
+            GroupModel gm;
+            gm.group = &g;
+            gm.ctx = std::make_unique<PlanContext>(s.model, s.training, group_cluster(s.cluster, g), cal);
+            gm.cache = std::make_unique<EvaluationCache>(*gm.ctx);
+            groups_.push_back(std::move(gm));
+        }
+    }
+
+    HeteroPrediction run()
+    {
+        cost_replicas();
+        add_cross_group_sends();
+        time_replicas();
+        split_microbatches();
+        pipeline();
+        tails();
+        HeteroPrediction out;
+        fill_prediction(out);
+        fill_reports(out);
+        return out;
+    }
+
+private:
+    const PlanContext& ctx_of(const ReplicaEval& r) const { return *groups_[r.group].ctx; }
+    int group_index(const std::string& name) const
+    {
+        for (std::size_t i = 0; i < groups_.size(); ++i)
+            if (groups_[i].group->name == name)
+                return static_cast<int>(i);
+        return 0; // check_hetero_plan() guarantees every name exists
+    }
+
+    void cost_replicas()
+    {
+        reps_.resize(s_.stages.size());
+        for (int k = 0; k < p_; ++k) {
+            for (int r = 0; r < static_cast<int>(s_.stages[k].replicas.size()); ++r) {
+                ReplicaEval e;
+                e.group = group_index(s_.stages[k].replicas[r].group);
+                e.strategy = replica_strategy(s_, k, r);
+                GroupModel& gm = groups_[e.group];
+                compute_costs(*gm.ctx, e.strategy, *gm.cache, e.costs);
+                e.costs.layout = &layout_;
+                reps_[k].push_back(e);
+            }
+        }
+    }
+
+    // One activation transfer from replica a to a neighbour b of another kind: the shards cross the
+    // inter-node fabric from the side with fewer TP ranks (the relayout when TP differs: each of the
+    // min(tp) ranks moves 1/min(tp) of the activation), and without sequence parallelism the receiver
+    // all-gathers the split activation over its TP group as in the plain model.
+    double cross_send_s(const ReplicaEval& a, const ReplicaEval& b) const
+    {
+        const PlanContext& ctx = ctx_of(b);
+        const SoftwareTraits traits = software_traits(ctx.training.framework, ctx.training.software);
+        const int tp = std::min(a.strategy.tp, b.strategy.tp);
+        const bool sp = s_.strategy.sequence_parallel && tp > 1;
+        const bool split = traits.p2p_scatter_gather || sp;
+        const double activation
+            = static_cast<double>(s_.strategy.micro_batch) * ctx.training.seq_len * ctx.model.hidden * 2.0;
+        double t
+            = collective_time_s(ctx.network, Collective::send_recv, activation / (split ? tp : 1), across_nodes(2));
+        if (split && !sp)
+            t += collective_time_s(ctx.network, Collective::all_gather, activation, b.costs.groups.tp);
+        return t;
+    }
+
+    // A replica whose neighbouring stage holds a replica of another kind waits for the slowest such send.
+    void add_cross_group_sends()
+    {
+        for (int k = 0; k < p_; ++k) {
+            for (int r = 0; r < static_cast<int>(reps_[k].size()); ++r) {
+                ReplicaEval& e = reps_[k][r];
+                double p2p = e.costs.layer.p2p_s;
+                for (int nb : { k - 1, k + 1 }) {
+                    if (nb < 0 || nb >= p_)
+                        continue;
+                    for (int q = 0; q < static_cast<int>(reps_[nb].size()); ++q)
+                        if (!alike(s_, s_.stages[k].replicas[r], s_.stages[nb].replicas[q]))
+                            p2p = std::max(p2p, cross_send_s(e, reps_[nb][q]));
+                }
+                e.costs.layer.p2p_s = p2p;
+            }
+        }
+    }
+
+    void time_replicas()
+    {
+        for (int k = 0; k < p_; ++k) {
+            for (ReplicaEval& e : reps_[k]) {
+                const PlanContext& ctx = ctx_of(e);
+                e.clock = std::min(ctx.power.max_clock, stage_clock(ctx.power, ctx.training, p_, k));
+                stage_timing_at(ctx, e.strategy, e.costs, k, e.clock, &e.power);
+            }
+        }
+    }
+
+    // The step's micro-batches over a stage's replicas in proportion to their speed, then one at a
+    // time to whichever replica would finish it first (integer shares, the busiest as short as can be).
+    void split_microbatches()
+    {
+        for (auto& stage : reps_) {
+            double speed = 0;
+            for (const ReplicaEval& e : stage)
+                speed += 1 / e.total_s();
+            long long given = 0;
+            for (ReplicaEval& e : stage) {
+                e.microbatches = std::max(1LL, static_cast<long long>(std::floor(n_ / e.total_s() / speed)));
+                given += e.microbatches;
+            }
+            for (; given < n_; ++given) {
+                auto next
+                    = std::min_element(stage.begin(), stage.end(), [](const ReplicaEval& a, const ReplicaEval& b) {
+                          return (a.microbatches + 1) * a.total_s() < (b.microbatches + 1) * b.total_s();
+                      });
+                ++next->microbatches;
+            }
+            for (; given > n_; --given) { // the floor of one each can overshoot only with many replicas
+                auto busiest = std::max_element(stage.begin(), stage.end(),
+                    [](const ReplicaEval& a, const ReplicaEval& b) { return a.microbatches < b.microbatches; });
+                --busiest->microbatches;
+            }
+        }
+    }
+
+    const ReplicaEval& slowest(int k) const
+    {
+        return *std::max_element(reps_[k].begin(), reps_[k].end(),
+            [](const ReplicaEval& a, const ReplicaEval& b) { return a.total_s() < b.total_s(); });
+    }
+    double busy_s(int k) const
+    {
+        double busy = 0;
+        for (const ReplicaEval& e : reps_[k])
+            busy = std::max(busy, static_cast<double>(e.microbatches) * e.total_s());
+        return busy;
+    }
+
+    // The schedule's formula over the uneven stages: the busiest stage runs its share back to back,
+    // the others add their fill and drain (Alpa / Metis: (m-1) slowest + all stages, m = the busiest
+    // stage's share in units of its micro-batch time).
+    void pipeline()
+    {
+        double sum_all = 0, sum_weight = 0;
+        for (int k = 0; k < p_; ++k) {
+            const StageTiming& t = slowest(k).power.timing;
+            sum_all += t.forward_s + t.backward_s;
+            sum_weight += t.weight_grad_s;
+            backward_avg_ += t.backward_s / p_;
+            if (busy_s(k) > busy_) {
+                busy_ = busy_s(k);
+                crit_ = k;
+            }
+        }
+        const ReplicaEval& c = slowest(crit_);
+        m_eff_ = busy_ / c.total_s();
+        pipe_ = schedule_pipeline_time(s_.strategy, m_eff_, p_, c.total_s(), c.power.timing, sum_all, sum_weight);
+        bubble_ = std::max(0.0, pipe_ - busy_);
+    }
+
+    bool mixed(int k) const
+    {
+        const auto& replicas = s_.stages[k].replicas;
+        for (const StageReplica& r : replicas)
+            if (!alike(s_, replicas.front(), r))
+                return true;
+        return false;
+    }
+
+    // Replicas whose shards differ (another TP or GPU type) cannot reduce with one NCCL ring over a
+    // node's rails: every shard is exchanged over inter_node, and the replica with the fewest GPUs
+    // moves the most bytes per GPU (its shard of the stage's gradients).
+    StageTail mixed_tail(int k, const ReplicaEval& e) const
+    {
+        StageTail tail = stage_tail(ctx_of(e), e.strategy, e.costs, k);
+        const ReplicaEval& narrow = *std::min_element(reps_[k].begin(), reps_[k].end(),
+            [](const ReplicaEval& a, const ReplicaEval& b) { return a.strategy.tp < b.strategy.tp; });
+        const PlanContext& ctx = ctx_of(narrow);
+        const double params = stage_params(ctx, narrow.strategy, narrow.costs, k).total();
+        const StateBytes state = state_bytes(ctx.training, narrow.strategy);
+        const GroupPlacement group = across_nodes(static_cast<long long>(reps_[k].size()));
+        tail.grad_reduce_s = 0;
+        tail.param_gather_s = 0;
+        if (e.strategy.zero <= 2) {
+            const Collective coll = e.strategy.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+            tail.grad_reduce_s = collective_time_s(ctx.network, coll, params * state.gradients, group);
+            if (e.strategy.zero >= 1)
+                tail.param_gather_s
+                    = collective_time_s(ctx.network, Collective::all_gather, params * kGatherBytesPerParam, group);
+        }
+        return tail;
+    }
+
+    // What the gradient reduction leaves exposed after the stage's last backward, as the plain model
+    // has it for one chunk per stage (analytic_model.cpp: step_tail_time).
+    double exposed_reduce_s(int k, const ReplicaEval& e) const
+    {
+        const StageTail& tail = e.tail;
+        const double slack = k * backward_avg_;
+        if (!e.strategy.overlap_grad_reduce)
+            return std::max(0.0, tail.grad_reduce_s - slack);
+        const double chunk = std::max(0.0, tail.grad_reduce_s - e.power.timing.backward_s);
+        return std::max(std::max(0.0, chunk - slack), k == 0 ? tail.grad_reduce_s * tail.last_bucket_fraction : 0.0);
+    }
+
+    void tails()
+    {
+        double exposed_gather = 0;
+        for (int k = 0; k < p_; ++k) {
+            const bool mix = mixed(k);
+            for (ReplicaEval& e : reps_[k]) {
+                e.tail = mix ? mixed_tail(k, e) : stage_tail(ctx_of(e), e.strategy, e.costs, k);
+                dp_busy_ = std::max(dp_busy_, e.tail.grad_reduce_s + e.tail.param_gather_s);
+                exposed_dp_ = std::max(exposed_dp_, exposed_reduce_s(k, e));
+                exposed_gather = std::max(exposed_gather,
+                    e.strategy.overlap_param_gather ? e.tail.param_gather_s * e.tail.last_bucket_fraction
+                                                    : e.tail.param_gather_s);
+                optimizer_s_ = std::max(optimizer_s_, e.tail.optimizer_s);
+                offload_s_ = std::max(offload_s_, e.tail.offload_s);
+            }
+        }
+        exposed_dp_ += exposed_gather;
+    }
+
+    void fill_prediction(HeteroPrediction& out);
+    void fill_time(Prediction& p, const ReplicaEval& c) const;
+    void fill_power(Prediction& p, double gpus) const;
+    void fill_memory(Prediction& p);
+    void fill_reports(HeteroPrediction& out) const;
+
+    const Scenario& s_;
+    PlanLayout layout_;
+    const int p_;
+    const long long n_; // micro-batches per step over all replicas of a stage
+    std::vector<GroupModel> groups_;
+    std::vector<std::vector<ReplicaEval>> reps_;
+    int crit_ = 0;
+    double busy_ = 0, m_eff_ = 0, pipe_ = 0, bubble_ = 0, backward_avg_ = 0;
+    double dp_busy_ = 0, exposed_dp_ = 0, optimizer_s_ = 0, offload_s_ = 0, data_stall_s_ = 0;
+};
+
+void HeteroEvaluation::fill_prediction(HeteroPrediction& out)
+{
+    Prediction& p = out.prediction;
+    const ReplicaEval& c = slowest(crit_);
+    const PlanContext& cctx = ctx_of(c);
+    const double gpu_step_s = pipe_ + exposed_dp_ + optimizer_s_ + offload_s_;
+    data_stall_s_ = data_path_cost(cctx, c.strategy, gpu_step_s, offload_s_).stall_s;
+    p.step_time_s = gpu_step_s + data_stall_s_;
+    const double tokens = static_cast<double>(s_.training.global_batch) * static_cast<double>(s_.training.seq_len);
+    p.tokens_per_s = tokens / p.step_time_s;
+    double gpus = 0, peak_sum = 0, hw_flops = 0;
+    for (const auto& stage : reps_) {
+        for (const ReplicaEval& e : stage) {
+            gpus += e.strategy.tp;
+            peak_sum += e.strategy.tp * ctx_of(e).cluster.gpu.peak(s_.training.precision);
+            const int k = static_cast<int>(&stage - reps_.data());
+            hw_flops += static_cast<double>(e.microbatches) * e.strategy.tp
+                * chunk_timing(ctx_of(e), e.strategy, e.costs, k).flops;
+        }
+    }
+    out.gpus_used = static_cast<long long>(gpus);
+    const double peak = peak_sum / gpus; // the used GPUs' mean peak: MFU against the aggregate peak
+    p.tflops_per_gpu = cctx.model_flops_per_token * p.tokens_per_s / gpus / units::kTFLOP;
+    p.mfu = peak > 0 ? p.tflops_per_gpu * units::kTFLOP / peak : 0;
+    p.hfu = peak > 0 ? hw_flops / gpus / p.step_time_s / peak : 0;
+    p.bubble_fraction = bubble_ / p.step_time_s;
+    p.microbatches = static_cast<long long>(std::llround(m_eff_));
+    fill_time(p, c);
+    fill_power(p, gpus);
+    fill_memory(p);
+    p.interval = prediction_interval(cctx.band, p.tokens_per_s, p.step_time_s, p.mfu);
+    add_memory_interval(p.interval, cctx.memory_band, p.peak_memory_bytes);
+    out.critical_stage = crit_;
+}
+
+// Breakdown along the pacing stage's slowest replica, as the plain model's fill_time_breakdown.
+void HeteroEvaluation::fill_time(Prediction& p, const ReplicaEval& c) const
+{
+    const double m = m_eff_;
+    const StageTiming& t = c.power.timing;
+    TimeBreakdown& time = p.time;
+    time.compute_s = m * t.compute_s;
+    time.recompute_s = m * t.recompute_s;
+    time.exposed_tp_s = m * t.exposed_s[kTp];
+    time.exposed_cp_s = m * t.exposed_s[kCp];
+    time.exposed_ep_s = m * t.exposed_s[kEp];
+    time.exposed_pp_s = m * t.exposed_s[kPp];
+    time.exposed_dp_s = exposed_dp_ + m * t.exposed_s[kDp];
+    time.bubble_s = bubble_;
+    time.optimizer_s = optimizer_s_;
+    time.offload_s = offload_s_;
+    time.data_stall_s = data_stall_s_;
+    time.bubble_s += p.step_time_s - time.total();
+    const ChunkTiming ct = chunk_timing(ctx_of(c), c.strategy, c.costs, crit_);
+    CommBreakdown& comm = p.communication_s;
+    comm.tp = m * ct.comm_busy_s[kTp];
+    comm.cp = m * ct.comm_busy_s[kCp];
+    comm.ep = m * ct.comm_busy_s[kEp];
+    comm.pp = m * t.exposed_s[kPp];
+    comm.dp = dp_busy_ + m * t.exposed_s[kDp];
+    comm.exposed = time.exposed_tp_s + time.exposed_cp_s + time.exposed_ep_s + time.exposed_pp_s + time.exposed_dp_s;
+}
+
+// Energy per replica on its own GPU's power model, weighted by the GPUs it holds.
+void HeteroEvaluation::fill_power(Prediction& p, double gpus) const
+{
+    PowerEstimate& pw = p.power;
+    double energy = 0, kernel = 0, clock_MHz = 0;
+    for (int k = 0; k < p_; ++k) {
+        for (const ReplicaEval& e : reps_[k]) {
+            const PowerModel& pm = ctx_of(e).power;
+            StageEnergyInputs in;
+            in.step_s = p.step_time_s;
+            in.microbatches = static_cast<double>(e.microbatches);
+            in.optimizer_s = e.tail.optimizer_s;
+            in.dp_comm_s = e.tail.grad_reduce_s + e.tail.param_gather_s;
+            in.clock = e.clock;
+            energy += e.strategy.tp * stage_step_energy_J(pm, e.power, in);
+            kernel += e.strategy.tp * e.power.kernel_s * static_cast<double>(e.microbatches);
+            clock_MHz += e.strategy.tp * pm.clock_MHz(e.clock);
+            pw.peak_W_per_gpu = std::max(pw.peak_W_per_gpu, e.power.peak_W);
+            pw.idle_W = std::max(pw.idle_W, pm.idle_W);
+            pw.cap_W = std::max(pw.cap_W, pm.cap_W);
+        }
+    }
+    pw.energy_J_per_step_per_gpu = energy / gpus;
+    pw.avg_W_per_gpu = pw.energy_J_per_step_per_gpu / p.step_time_s;
+    pw.peak_W_per_gpu = std::max(pw.peak_W_per_gpu, pw.avg_W_per_gpu);
+    pw.energy_J_per_step = energy;
+    pw.energy_J_per_token = pw.avg_W_per_gpu * gpus / p.tokens_per_s;
+    pw.clock_MHz = clock_MHz / gpus;
+    pw.busy_fraction = std::min(1.0, kernel / gpus / p.step_time_s);
+    pw.gpus = gpus;
+    pw.cluster_avg_kW = energy / p.step_time_s / 1000;
+}
+
+// Memory per replica on its own GPU; the plan fits when every replica fits its own.
+void HeteroEvaluation::fill_memory(Prediction& p)
+{
+    p.feasible = true;
+    for (int k = 0; k < p_; ++k) {
+        for (std::size_t r = 0; r < reps_[k].size(); ++r) {
+            ReplicaEval& e = reps_[k][r];
+            const PlanContext& ctx = ctx_of(e);
+            e.memory = stage_memory(ctx, e.strategy, layout_, k, e.microbatches, e.costs.layer.activations);
+            const double bytes = e.memory.total();
+            if (bytes > p.peak_memory_bytes) {
+                p.peak_memory_bytes = bytes;
+                p.capacity_bytes = ctx.cluster.gpu.memory_bytes;
+                p.memory = e.memory;
+                p.peak_memory_stage = k;
+            }
+            if (bytes > ctx.cluster.gpu.memory_bytes && p.feasible) {
+                p.feasible = false;
+                char buf[256];
+                std::snprintf(buf, sizeof buf,
+                    "out of memory: stage %d replica %zu (group %s) needs %.1f GiB per GPU, the %s has %.1f GiB", k, r,
+                    s_.stages[k].replicas[r].group.c_str(), bytes / units::kGiB, ctx.cluster.gpu.name.c_str(),
+                    ctx.cluster.gpu.memory_bytes / units::kGiB);
+                p.infeasible_reason = buf;
+            }
+        }
+    }
+}
+
+void HeteroEvaluation::fill_reports(HeteroPrediction& out) const
+{
+    Prediction& p = out.prediction;
+    for (int k = 0; k < p_; ++k) {
+        HeteroStageReport st;
+        st.stage = k;
+        st.layers = s_.stages[k].layers;
+        st.microbatch_s = slowest(k).total_s();
+        st.busy_s = busy_s(k);
+        st.mixed = mixed(k);
+        StageReport rep;
+        rep.stage = k;
+        rep.layers = st.layers;
+        rep.has_embedding = k == 0;
+        rep.has_output = k == p_ - 1;
+        for (std::size_t r = 0; r < reps_[k].size(); ++r) {
+            const ReplicaEval& e = reps_[k][r];
+            const PlanContext& ctx = ctx_of(e);
+            HeteroReplicaReport rr;
+            rr.group = s_.stages[k].replicas[r].group;
+            rr.gpu = ctx.cluster.gpu.name;
+            rr.tp = e.strategy.tp;
+            rr.microbatches = e.microbatches;
+            rr.forward_s = e.power.timing.forward_s;
+            rr.backward_s = e.power.timing.backward_s;
+            rr.busy_s = static_cast<double>(e.microbatches) * e.total_s();
+            rr.memory = e.memory;
+            rr.peak_memory_bytes = e.memory.total();
+            rr.capacity_bytes = ctx.cluster.gpu.memory_bytes;
+            st.grad_sync_s = std::max(st.grad_sync_s, e.tail.grad_reduce_s + e.tail.param_gather_s);
+            if (e.total_s() >= st.microbatch_s) { // the slowest replica speaks for the stage
+                rep.forward_s = rr.forward_s;
+                rep.backward_s = rr.backward_s;
+                rep.clock_MHz = ctx.power.clock_MHz(e.clock);
+                rep.in_flight_microbatches
+                    = static_cast<int>(std::ceil(in_flight_microbatches(e.strategy, k, e.microbatches)));
+            }
+            if (rr.peak_memory_bytes > rep.memory.total())
+                rep.memory = rr.memory;
+            st.replicas.push_back(rr);
+        }
+        p.stages.push_back(rep);
+        out.stages.push_back(st);
+    }
+    if (!p.feasible)
+        p.warnings.push_back(p.infeasible_reason);
+    long long idle = s_.cluster.total_gpus() - out.gpus_used;
+    if (idle > 0)
+        p.warnings.push_back(std::to_string(idle) + " of the cluster's GPUs hold no replica and stay idle");
+    p.assumptions.push_back("fidelity: analytic, heterogeneous (each replica costed on its own GPU and TP; "
+                            "the pipeline formula over the stages' busiest replicas)");
+    p.assumptions.push_back("micro-batches split across a stage's replicas in proportion to their speed");
+    p.assumptions.push_back("sends and gradient reductions between GPU types or TP degrees cross the inter-node "
+                            "fabric; no thermal limit or facility power for mixed clusters");
+    p.assumptions.push_back("FLOPs counted as Megatron-LM reports them (causal attention in full, no recompute); "
+                            "MFU against the used GPUs' mean peak");
+}
+
+} // namespace
+
+HeteroPrediction predict_heterogeneous(const Scenario& s, const Calibration& cal)
+{
+    HeteroEvaluation e(s, cal);
+    return e.run();
+}
+
+} // namespace parallax
