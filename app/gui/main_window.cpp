@@ -727,6 +727,12 @@ bool MainWindow::open_scenario_file(const QString& path)
 {
     try {
         const Scenario s = load_scenario_file(path.toStdString(), PresetCatalog::standard());
+        // The planner draws one GPU type and one set of degrees; a mixed cluster would be shown as its first
+        // group's GPU, silently wrong.
+        if (s.heterogeneous() || s.cluster.heterogeneous())
+            throw InputError(path.toStdString(), s.heterogeneous() ? "strategy.stages" : "cluster.groups",
+                "heterogeneous scenarios are modelled by `parallax-cli predict` only so far; the planner cannot "
+                "show them yet (docs/heterogeneous.md)");
         clear_error();
         m_doc->reset(s, QFileInfo(path).absoluteFilePath(), path);
         m_presets->setCurrentIndex(-1);
