@@ -264,6 +264,9 @@ ServingValidationReport run_serving_validation(const std::vector<ServingRun>& ru
         x.ttft_error = p.ttft_ms / run.ttft_ms - 1.0;
         x.tpot_error = p.tpot_ms / run.tpot_ms - 1.0;
         x.throughput_error = p.output_tokens_per_s_per_gpu / run.tokens_per_s_per_gpu - 1.0;
+        x.running_batch = p.running_batch;
+        x.max_batch_by_memory = p.max_batch_by_memory;
+        x.queued_requests = p.queued_requests;
         r.rows.push_back(x);
     }
     std::vector<const ServingRunResult*> all;
@@ -296,7 +299,8 @@ json serving_validation_to_json(const ServingValidationReport& r)
             { "predicted_tpot_ms", x.tpot_ms }, { "measured_tokens_per_s_per_gpu", x.run->tokens_per_s_per_gpu },
             { "predicted_tokens_per_s_per_gpu", x.tokens_per_s_per_gpu }, { "ttft_error", x.ttft_error },
             { "tpot_error", x.tpot_error }, { "throughput_error", x.throughput_error },
-            { "assumptions", x.run->assumptions } });
+            { "predicted_running_batch", x.running_batch }, { "max_batch_by_memory", x.max_batch_by_memory },
+            { "predicted_queued_requests", x.queued_requests }, { "assumptions", x.run->assumptions } });
     json skipped = json::array();
     for (const auto& s : r.skipped)
         skipped.push_back({ { "id", s.id }, { "reason", s.reason } });

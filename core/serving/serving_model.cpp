@@ -301,7 +301,7 @@ ServingPrediction predict_serving(const ServingScenario& s)
     p.memory = serving_memory(ctx, w);
     p.warnings = serving_warnings(s);
     const double engine_limit = static_cast<double>(ctx.engine.max_running_requests) * l.attention_dp;
-    p.max_batch_by_memory = p.memory.max_requests;
+    p.max_batch_by_memory = w.load == LoadKind::batch_size ? p.memory.max_requests : p.memory.max_running;
     p.feasible = p.memory.fits();
     if (!p.feasible) {
         p.warnings.insert(p.warnings.begin(),
@@ -310,7 +310,7 @@ ServingPrediction predict_serving(const ServingScenario& s)
                 + std::to_string(w.isl + w.osl) + " tokens");
         return p;
     }
-    const double max_running = std::min(static_cast<double>(p.memory.max_requests), engine_limit);
+    const double max_running = std::min(static_cast<double>(p.memory.max_running), engine_limit);
     switch (w.load) {
     case LoadKind::concurrency:
         predict_concurrency(p, ctx, w, static_cast<double>(w.concurrency) / p.replicas, max_running);

@@ -185,7 +185,8 @@ void TestServing::moeExpertsTouched()
 
 void TestServing::batchLimitedByMemory()
 {
-    // max_throughput runs as many requests as the KV pool holds: pool / one request's paged cache.
+    // max_throughput runs as many requests as the KV pool holds. vLLM allocates pages as tokens
+    // arrive, so its running requests hold their prompt and half their output on average.
     json j = base_scenario();
     j["deployment"] = { { "tp", 2 } };
     j["serving"]["workload"] = { { "isl", 8192 }, { "osl", 1024 }, { "max_throughput", true } };
@@ -194,9 +195,21 @@ void TestServing::batchLimitedByMemory()
     QVERIFY(p.feasible);
     const double per_request
         = kv_bytes_per_sequence_per_gpu(s.model, Precision::fp8, paged_tokens(9216, 16), s.deployment.instance);
-    QCOMPARE(p.max_batch_by_memory, static_cast<long long>(std::floor(p.memory.kv_pool_B / per_request)));
+    const double held
+        = kv_bytes_per_sequence_per_gpu(s.model, Precision::fp8, paged_tokens(8704, 16), s.deployment.instance);
+    QCOMPARE(p.memory.max_requests, static_cast<long long>(std::floor(p.memory.kv_pool_B / per_request)));
+    QCOMPARE(p.max_batch_by_memory, static_cast<long long>(std::floor(p.memory.kv_pool_B / held)));
+    QVERIFY(p.max_batch_by_memory > p.memory.max_requests);
     QVERIFY(p.max_batch_by_memory < 1024); // below vLLM's max_num_seqs: memory is the limit
     QCOMPARE(p.running_batch, static_cast<double>(p.max_batch_by_memory));
+    // TensorRT-LLM's GUARANTEED_NO_EVICT reserves the whole cache of a request when it starts.
+    j["serving"]["engine"] = "trtllm";
+    const ServingPrediction trt = predict_serving(parse(j));
+    const double trt_request
+        = kv_bytes_per_sequence_per_gpu(s.model, Precision::fp8, paged_tokens(9216, 32), s.deployment.instance);
+    QCOMPARE(trt.max_batch_by_memory, static_cast<long long>(std::floor(trt.memory.kv_pool_B / trt_request)));
+    QCOMPARE(trt.max_batch_by_memory, trt.memory.max_requests);
+    j["serving"].erase("engine");
     // vLLM's reservation: 90% of the GPU for everything it allocates.
     QVERIFY(std::fabs(p.memory.peak_B() - 0.9 * s.cluster.gpu.memory_bytes) < 1e6);
     // Longer requests: fewer fit, in proportion to their cache.

@@ -32,6 +32,7 @@ void TestServingAccuracy::measuredRows()
     QVERIFY(r.by_source.count("aiconfigurator") == 1 && r.by_source.count("splitwise") == 1);
     // The figures of docs/serving.md, rounded up: a regression guard, not the goal.
     QVERIFY2(r.overall.tpot_mape < 0.56, qPrintable(QString::number(r.overall.tpot_mape)));
+    QVERIFY2(r.overall.ttft_mape < 2.1, qPrintable(QString::number(r.overall.ttft_mape)));
     QVERIFY2(r.overall.ttft_median < 0.60, qPrintable(QString::number(r.overall.ttft_median)));
     QVERIFY2(r.overall.throughput_mape < 0.49, qPrintable(QString::number(r.overall.throughput_mape)));
     // Each row's errors are what its predictions say.
