@@ -130,10 +130,18 @@ json row_scenario(const json& row, ServingRun& run)
     if (weights == "int4")
         throw std::runtime_error("int4 weight-only quantisation is not a serving precision Parallax reads");
     json precision = { { "weights", weights } };
-    if (prec.contains("kv_cache") && prec.at("kv_cache").is_string())
+    const std::string quant = prec.value("notes", std::string());
+    if (prec.contains("kv_cache") && prec.at("kv_cache").is_string()) {
         precision["kv_cache"] = prec["kv_cache"];
-    else
+    } else if (quant.find("gemm=fp8,") != std::string::npos || quant.find("gemm=nvfp4") != std::string::npos) {
+        // NVIDIA's ModelOpt FP8 and NVFP4 checkpoints (per-tensor fp8 or nvfp4 GEMMs, as opposed to
+        // DeepSeek's native fp8_block) quantise the KV cache to fp8 too (kv_cache_quant_algo in
+        // hf_quant_config.json), and the engines use it when the cache dtype is left to the checkpoint.
+        precision["kv_cache"] = "fp8";
+        run.assumptions.push_back("KV cache fp8, as the row's ModelOpt checkpoint quantises it (the row states none)");
+    } else {
         run.assumptions.push_back("KV cache in the default precision (the row states none)");
+    }
     const json& wl = row.at("workload");
     json workload = { { "isl", wl.at("isl") }, { "osl", wl.at("osl") } };
     if (mode == "static batch")
