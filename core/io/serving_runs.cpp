@@ -19,6 +19,8 @@ struct GpuMapping {
     const char* preset;
     const char* intra_node;
 };
+constexpr int kGpusPerNode = 8; // every system the rows were measured on (DGX/HGX)
+
 // The rows' GPU names and the presets and NVLink generations of those machines.
 constexpr GpuMapping kGpus[] = {
     { "H100 SXM", "H100-SXM5-80GB", "nvlink4-nvswitch" },
@@ -110,8 +112,17 @@ json row_scenario(const json& row, ServingRun& run)
     const std::string mode = par.value("mode", std::string());
     if (mode != "aggregated" && mode != "static batch")
         throw std::runtime_error("mode \"" + mode + "\": only aggregated and static-batch rows are modelled yet");
-    const int tp = int_or(par, "tp", 1), pp = int_or(par, "pp", 1), ep = int_or(par, "ep", 1),
-              adp = int_or(par, "attention_dp", 1);
+    int tp = int_or(par, "tp", 1);
+    const int pp = int_or(par, "pp", 1), ep = int_or(par, "ep", 1), adp = int_or(par, "attention_dp", 1);
+    const int moe_tp = int_or(par, "moe_tp", 0);
+    if (tp > kGpusPerNode && moe_tp > 0 && tp == moe_tp * ep) {
+        // A few AIConfigurator rows give tp as moe_tp x ep (64 for DeepSeek and GPT-OSS on one node of 8):
+        // attention over 64 GPUs on 8 nodes could not decode in the 5-9 ms they measure, so the row is
+        // read as one node, attention TP moe_tp with the experts split ep ways.
+        run.assumptions.push_back("tp " + std::to_string(tp) + " read as moe_tp x ep: tp " + std::to_string(moe_tp)
+            + ", ep " + std::to_string(ep) + " on one node");
+        tp = moe_tp;
+    }
     const int gpus = tp * pp * adp;
     const json& m = row.at("model");
     json model;
