@@ -28,7 +28,6 @@ struct EngineTraits {
     double admission_output_share = 1.0;
     double other_GiB = 1.5; // CUDA context, NCCL buffers, CUDA graphs: outside the model's tensors
     double step_host_s = 0; // scheduling, sampling and output handling per step, not hidden by the GPU
-    double kernel_gap_s = 2e-6; // between two kernels of a captured (CUDA graph) step
 };
 
 EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l);
