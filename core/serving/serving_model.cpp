@@ -144,9 +144,9 @@ SteadyState closed_loop(const ServingContext& ctx, const ServingWorkload& w, dou
     return s;
 }
 
-// The requests of a closed loop that start together and, all of the same length, stay together: each
-// round prefills the whole cohort in steps of the token budget (first come, first finished), then
-// decodes it as one batch.
+// The first round of a closed-loop benchmark, whose requests start together (in phase): it prefills
+// the whole cohort in steps of the token budget (first come, first finished), then decodes it as one
+// batch.
 SteadyState cohort(const ServingContext& ctx, const ServingWorkload& w, double running)
 {
     SteadyState s;
