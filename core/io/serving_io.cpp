@@ -61,6 +61,9 @@ ServingWorkload read_workload(const json& v, const std::string& file)
     if (r.has("concurrency")) {
         w.load = LoadKind::concurrency;
         w.concurrency = r.get_int("concurrency", 1, kMaxRequests);
+        w.rounds = r.get_int("rounds", 0, kMaxRequests, 0);
+    } else if (r.has("rounds")) {
+        r.fail("rounds", "only a closed loop (concurrency) sends requests in rounds");
     } else if (r.has("request_rate_qps")) {
         w.load = LoadKind::request_rate;
         w.request_rate_qps = r.get_number("request_rate_qps", 1e-9, 1e9);

@@ -19,6 +19,9 @@ struct GpuMapping {
     const char* preset;
     const char* intra_node;
 };
+constexpr int kBenchmarkRounds = 5;
+constexpr int kGpusPerNode = 8; // every system the rows were measured on (DGX/HGX)
+
 // The rows' GPU names and the presets and NVLink generations of those machines.
 constexpr GpuMapping kGpus[] = {
     { "H100 SXM", "H100-SXM5-80GB", "nvlink4-nvswitch" },
@@ -110,8 +113,17 @@ json row_scenario(const json& row, ServingRun& run)
     const std::string mode = par.value("mode", std::string());
     if (mode != "aggregated" && mode != "static batch")
         throw std::runtime_error("mode \"" + mode + "\": only aggregated and static-batch rows are modelled yet");
-    const int tp = int_or(par, "tp", 1), pp = int_or(par, "pp", 1), ep = int_or(par, "ep", 1),
-              adp = int_or(par, "attention_dp", 1);
+    int tp = int_or(par, "tp", 1);
+    const int pp = int_or(par, "pp", 1), ep = int_or(par, "ep", 1), adp = int_or(par, "attention_dp", 1);
+    const int moe_tp = int_or(par, "moe_tp", 0);
+    if (tp > kGpusPerNode && moe_tp > 0 && tp == moe_tp * ep) {
+        // A few AIConfigurator rows give tp as moe_tp x ep (64 for DeepSeek and GPT-OSS on one node of 8):
+        // attention over 64 GPUs on 8 nodes could not decode in the 5-9 ms they measure, so the row is
+        // read as one node, attention TP moe_tp with the experts split ep ways.
+        run.assumptions.push_back("tp " + std::to_string(tp) + " read as moe_tp x ep: tp " + std::to_string(moe_tp)
+            + ", ep " + std::to_string(ep) + " on one node");
+        tp = moe_tp;
+    }
     const int gpus = tp * pp * adp;
     const json& m = row.at("model");
     json model;
@@ -130,16 +142,31 @@ json row_scenario(const json& row, ServingRun& run)
     if (weights == "int4")
         throw std::runtime_error("int4 weight-only quantisation is not a serving precision Parallax reads");
     json precision = { { "weights", weights } };
-    if (prec.contains("kv_cache") && prec.at("kv_cache").is_string())
+    const std::string quant = prec.value("notes", std::string());
+    if (prec.contains("kv_cache") && prec.at("kv_cache").is_string()) {
         precision["kv_cache"] = prec["kv_cache"];
-    else
+    } else if (quant.find("gemm=fp8,") != std::string::npos || quant.find("gemm=nvfp4") != std::string::npos) {
+        // NVIDIA's ModelOpt FP8 and NVFP4 checkpoints (per-tensor fp8 or nvfp4 GEMMs, as opposed to
+        // DeepSeek's native fp8_block) quantise the KV cache to fp8 too (kv_cache_quant_algo in
+        // hf_quant_config.json), and the engines use it when the cache dtype is left to the checkpoint.
+        precision["kv_cache"] = "fp8";
+        run.assumptions.push_back("KV cache fp8, as the row's ModelOpt checkpoint quantises it (the row states none)");
+    } else {
         run.assumptions.push_back("KV cache in the default precision (the row states none)");
+    }
     const json& wl = row.at("workload");
     json workload = { { "isl", wl.at("isl") }, { "osl", wl.at("osl") } };
     if (mode == "static batch")
         workload["batch_size"] = wl.at("batch_size");
-    else
+    else {
         workload["concurrency"] = wl.at("concurrency");
+        // NVIDIA's benchmark harnesses send a few rounds per slot (num_prompts = concurrency x
+        // multi_round, 5); the rows do not say, and 5 is also what each leave-one-engine, -model or
+        // -GPU-out choice among 2, 3, 5, 10 and unbounded picks (docs/serving.md).
+        workload["rounds"] = kBenchmarkRounds;
+        run.assumptions.push_back("a closed-loop benchmark of " + std::to_string(kBenchmarkRounds)
+            + " requests per concurrency slot (the row states none)");
+    }
     json serving = { { "precision", precision }, { "workload", workload } };
     const json& engine = row.at("engine");
     if (engine.contains("name") && engine.at("name").is_string())
@@ -264,6 +291,9 @@ ServingValidationReport run_serving_validation(const std::vector<ServingRun>& ru
         x.ttft_error = p.ttft_ms / run.ttft_ms - 1.0;
         x.tpot_error = p.tpot_ms / run.tpot_ms - 1.0;
         x.throughput_error = p.output_tokens_per_s_per_gpu / run.tokens_per_s_per_gpu - 1.0;
+        x.running_batch = p.running_batch;
+        x.max_batch_by_memory = p.max_batch_by_memory;
+        x.queued_requests = p.queued_requests;
         r.rows.push_back(x);
     }
     std::vector<const ServingRunResult*> all;
@@ -296,7 +326,8 @@ json serving_validation_to_json(const ServingValidationReport& r)
             { "predicted_tpot_ms", x.tpot_ms }, { "measured_tokens_per_s_per_gpu", x.run->tokens_per_s_per_gpu },
             { "predicted_tokens_per_s_per_gpu", x.tokens_per_s_per_gpu }, { "ttft_error", x.ttft_error },
             { "tpot_error", x.tpot_error }, { "throughput_error", x.throughput_error },
-            { "assumptions", x.run->assumptions } });
+            { "predicted_running_batch", x.running_batch }, { "max_batch_by_memory", x.max_batch_by_memory },
+            { "predicted_queued_requests", x.queued_requests }, { "assumptions", x.run->assumptions } });
     json skipped = json::array();
     for (const auto& s : r.skipped)
         skipped.push_back({ { "id", s.id }, { "reason", s.reason } });

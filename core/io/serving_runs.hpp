@@ -44,6 +44,9 @@ struct ServingRunResult {
     double ttft_error = 0; // predicted / measured - 1
     double tpot_error = 0;
     double throughput_error = 0;
+    double running_batch = 0; // predicted, per instance: what explains a TTFT that includes a queue
+    long long max_batch_by_memory = 0;
+    double queued_requests = 0;
 };
 
 struct ServingErrorSummary {

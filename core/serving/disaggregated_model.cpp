@@ -93,7 +93,7 @@ ServingPrediction predict_disaggregated(const ServingScenario& s, const PrefillP
         + static_cast<long long>(d.decode.layout.gpus()) * d.decode.workers;
     p.warnings = serving_warnings(s);
     p.memory = serving_memory(dec, w);
-    p.max_batch_by_memory = p.memory.max_requests;
+    p.max_batch_by_memory = p.memory.max_running;
     if (pre.memory.peak_B() > p.memory.peak_B())
         p.memory = pre.memory; // the contract reports the GPU that would run out first
     p.feasible = pre.memory.fits() && p.max_batch_by_memory >= 1;

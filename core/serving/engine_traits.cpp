@@ -34,6 +34,11 @@ EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l)
         t.max_running_requests = 1024;
         t.max_batched_tokens = 8192;
         t.kv_block_tokens = 16;
+        // V1 scheduler: a request is admitted when its prompt's pages are free; decode pages are
+        // allocated as tokens arrive, and when none is left the newest request is preempted and
+        // recomputed later (KVCacheManager.allocate_slots), so the running requests hold, on average
+        // over their phases, their prompt and half their output.
+        t.admission_output_share = 0.5;
         t.step_host_s = 1.0e-3;
         break;
     case ServingEngine::sglang:
@@ -48,6 +53,11 @@ EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l)
         t.max_running_requests = 4096;
         t.max_batched_tokens = 8192;
         t.kv_block_tokens = 1;
+        // Admission keeps new_token_ratio x the remaining output of every running request free; the
+        // ratio starts at 0.7 and decays to 0.7 x 0.14 (global_config default_init_new_token_ratio,
+        // default_min_new_token_ratio_factor), and a decode that runs out retracts requests. In steady
+        // state: the prompt, half the output held and about a tenth of the other half reserved.
+        t.admission_output_share = 0.5 + 0.5 * 0.7 * 0.14;
         t.step_host_s = 0.7e-3;
         break;
     case ServingEngine::trtllm:
@@ -59,6 +69,9 @@ EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l)
         t.max_running_requests = 2048;
         t.max_batched_tokens = 8192;
         t.kv_block_tokens = 32;
+        // CapacitySchedulerPolicy GUARANTEED_NO_EVICT (the default): a request starts only when the
+        // blocks for its prompt and its maximum output are free, so a started request never pauses.
+        t.admission_output_share = 1.0;
         t.step_host_s = 0.3e-3;
         break;
     }

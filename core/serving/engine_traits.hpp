@@ -22,9 +22,12 @@ struct EngineTraits {
     int max_running_requests = 1024; // per instance (per attention-DP rank with attention_dp > 1)
     long long max_batched_tokens = 8192; // tokens one step processes: the chunked-prefill budget
     int kv_block_tokens = 16;
+    // The share of a request's output tokens whose cache a running request holds or the engine keeps
+    // reserved for it, averaged over the requests in flight: 1 when the whole cache is reserved at
+    // admission, about 0.5 when pages are allocated as tokens arrive (half the output on average).
+    double admission_output_share = 1.0;
     double other_GiB = 1.5; // CUDA context, NCCL buffers, CUDA graphs: outside the model's tensors
     double step_host_s = 0; // scheduling, sampling and output handling per step, not hidden by the GPU
-    double kernel_gap_s = 2e-6; // between two kernels of a captured (CUDA graph) step
 };
 
 EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l);

@@ -92,6 +92,11 @@ ServingMemory serving_memory(const ServingContext& ctx, const ServingWorkload& w
         // Each attention-DP rank holds the cache of its own requests.
         const double per_rank = std::floor(mem.kv_pool_B / mem.kv_bytes_per_request);
         mem.max_requests = static_cast<long long>(std::min(per_rank, 1e12)) * ctx.layout.attention_dp;
+        const double held = paged_tokens(
+            static_cast<double>(w.isl) + e.admission_output_share * static_cast<double>(w.osl), e.kv_block_tokens);
+        const double held_B = kv_bytes_per_sequence_per_gpu(*ctx.model, ctx.precision.kv_cache, held, ctx.layout);
+        const double running_per_rank = std::max(per_rank, std::floor(mem.kv_pool_B / held_B));
+        mem.max_running = static_cast<long long>(std::min(running_per_rank, 1e12)) * ctx.layout.attention_dp;
     }
     return mem;
 }

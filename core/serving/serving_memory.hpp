@@ -13,7 +13,10 @@ struct ServingMemory {
     double other_B = 0;
     double kv_pool_B = 0; // what the engine allocates for the KV cache (<= 0: the weights do not fit)
     double kv_bytes_per_request = 0; // one request at its longest (isl + osl), paged, on this GPU
-    long long max_requests = 0; // requests whose whole cache fits at once, per instance
+    long long max_requests = 0; // requests whose whole cache fits at once, per instance (static batches)
+    // Requests the engine runs at once in steady state under its admission rule (pages allocated as
+    // tokens arrive, or the whole cache reserved up front), per instance.
+    long long max_running = 0;
     double peak_B() const { return weights_B + activations_B + other_B + std::max(0.0, kv_pool_B); }
     bool fits() const { return kv_pool_B > 0 && peak_B() <= capacity_B && max_requests >= 1; }
 };

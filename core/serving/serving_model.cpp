@@ -104,9 +104,49 @@ SteadyState steady_state(const ServingContext& ctx, const ServingWorkload& w, do
     return s;
 }
 
-// The requests of a closed loop that start together and, all of the same length, stay together: each
-// round prefills the whole cohort in steps of the token budget (first come, first finished), then
-// decodes it as one batch.
+// The steady state of a closed loop of `running` requests of the same length. The benchmark starts
+// them together, but the engine prefills them in chunks of its token budget, so they finish their
+// prompts, and then their outputs, a step apart: the requests whose prompts fill one step (a group)
+// stay together and their replacements arrive together, a step apart from the next group's. A group
+// arrives just after the step that finished its predecessors was launched, so it waits for that step,
+// then is prefilled alongside the others' decodes; while a request decodes, the other groups'
+// prompts ride along in some of its steps. If the groups' prompts take more steps than a request
+// decodes, prefill is the bottleneck and a group also waits for the groups ahead of it.
+SteadyState closed_loop(const ServingContext& ctx, const ServingWorkload& w, double running)
+{
+    SteadyState s;
+    s.running = std::max(1.0, running);
+    const double isl = static_cast<double>(w.isl);
+    const double decode_steps = static_cast<double>(w.osl - 1);
+    const double budget = static_cast<double>(ctx.engine.max_batched_tokens);
+    // The decodes take their token each from the step's budget (vLLM max_num_batched_tokens,
+    // TensorRT-LLM max_num_tokens); a group is the prompts that fit the rest.
+    const double room = std::max(budget / 2, budget - (s.running - 1.0));
+    const double group = std::clamp(std::floor(room / isl), 1.0, std::ceil(s.running));
+    const double groups = std::ceil(s.running / group);
+    const double others_decoding = std::max(0.0, s.running - group);
+    s.prefill_steps = std::max(1.0, std::ceil(group * isl / room - 1e-9));
+    const double chunk = group * isl / s.prefill_steps;
+    s.prefill_step = step_cost(ctx, step_of(w, others_decoding, chunk, s.prefill_steps));
+    const StepCost plain = step_cost(ctx, step_of(w, s.running, 0, 1.0));
+    const StepCost riding = step_cost(ctx, step_of(w, others_decoding + group, chunk, s.prefill_steps));
+    // Steps of a request's decode that carry another group's prompt chunk.
+    const double other_prefill_steps = (groups - 1.0) * s.prefill_steps;
+    const double riding_share = decode_steps > 0 ? std::min(1.0, other_prefill_steps / decode_steps) : 0.0;
+    s.decode_step = blend(plain, riding, riding_share);
+    const double backlog_steps = std::max(0.0, other_prefill_steps - decode_steps);
+    const double wait = groups > 1 ? s.decode_step.time_s : 0.0;
+    s.ttft_s = wait + (backlog_steps + s.prefill_steps) * s.prefill_step.time_s;
+    s.tpot_s = decode_steps > 0 ? s.decode_step.time_s : 0;
+    s.e2e_s = s.ttft_s + decode_steps * s.tpot_s;
+    s.requests_per_s = s.running / s.e2e_s;
+    s.decode_share = decode_steps / (decode_steps + s.prefill_steps);
+    return s;
+}
+
+// The first round of a closed-loop benchmark, whose requests start together (in phase): it prefills
+// the whole cohort in steps of the token budget (first come, first finished), then decodes it as one
+// batch.
 SteadyState cohort(const ServingContext& ctx, const ServingWorkload& w, double running)
 {
     SteadyState s;
@@ -217,14 +257,22 @@ void fill_power(ServingPrediction& p, const ServingContext& ctx, const SteadySta
         = p.output_tokens_per_s > 0 ? p.avg_W_per_gpu * static_cast<double>(p.gpus) / p.output_tokens_per_s : 0;
 }
 
-// Closed loop of `concurrency` requests per instance, all of the same length: they start together and
-// stay together (the cohort). Beyond the running batch they queue, and by Little's law the time in
-// the system is concurrency / throughput.
+// Closed loop of `concurrency` requests per instance, all of the same length (closed_loop). Beyond the
+// running batch they queue, and by Little's law the time in the system is concurrency / throughput.
 void predict_concurrency(
     ServingPrediction& p, const ServingContext& ctx, const ServingWorkload& w, double concurrency, double max_running)
 {
     const double running = std::min(concurrency, max_running);
-    const SteadyState s = cohort(ctx, w, running);
+    SteadyState s = closed_loop(ctx, w, running);
+    if (w.rounds > 0) {
+        // A benchmark of `rounds` requests per slot: its first round starts together, in phase.
+        const SteadyState first = cohort(ctx, w, running);
+        const double first_share = 1.0 / static_cast<double>(w.rounds);
+        s.ttft_s = first_share * first.ttft_s + (1.0 - first_share) * s.ttft_s;
+        s.tpot_s = first_share * first.tpot_s + (1.0 - first_share) * s.tpot_s;
+        s.e2e_s = s.ttft_s + static_cast<double>(w.osl - 1) * s.tpot_s;
+        s.requests_per_s = s.running / s.e2e_s;
+    }
     double wait = 0;
     if (concurrency > running) {
         wait = std::max(0.0, concurrency / s.requests_per_s - s.e2e_s);
@@ -301,7 +349,7 @@ ServingPrediction predict_serving(const ServingScenario& s)
     p.memory = serving_memory(ctx, w);
     p.warnings = serving_warnings(s);
     const double engine_limit = static_cast<double>(ctx.engine.max_running_requests) * l.attention_dp;
-    p.max_batch_by_memory = p.memory.max_requests;
+    p.max_batch_by_memory = w.load == LoadKind::batch_size ? p.memory.max_requests : p.memory.max_running;
     p.feasible = p.memory.fits();
     if (!p.feasible) {
         p.warnings.insert(p.warnings.begin(),
@@ -310,7 +358,7 @@ ServingPrediction predict_serving(const ServingScenario& s)
                 + std::to_string(w.isl + w.osl) + " tokens");
         return p;
     }
-    const double max_running = std::min(static_cast<double>(p.memory.max_requests), engine_limit);
+    const double max_running = std::min(static_cast<double>(p.memory.max_running), engine_limit);
     switch (w.load) {
     case LoadKind::concurrency:
         predict_concurrency(p, ctx, w, static_cast<double>(w.concurrency) / p.replicas, max_running);

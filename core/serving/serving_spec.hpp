@@ -30,6 +30,9 @@ struct ServingWorkload {
     long long osl = 0; // output tokens per request
     LoadKind load = LoadKind::concurrency;
     long long concurrency = 0; // requests in flight, closed loop
+    // Requests each closed-loop slot sends (a benchmark's num_prompts / concurrency): the first round
+    // starts in phase, the others staggered; 0 for an unbounded loop (the steady state only).
+    long long rounds = 0;
     double request_rate_qps = 0; // Poisson arrivals over the whole deployment
     long long batch_size = 0; // static batches (no continuous batching)
 };

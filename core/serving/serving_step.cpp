@@ -14,6 +14,18 @@ constexpr double kActivationBytes = 2.0; // bf16 activations between the GEMMs
 // Elementwise kernels per layer (2 norms, rotary embedding + cache write, activation, residual
 // adds) each read and write the token's hidden vector about once.
 constexpr int kElementwiseKernelsPerLayer = 5;
+// MLA's projections at decode (DeepSeek-V2 Sec. 2.1): query down and up, the joint KV down projection,
+// the absorbed key and value up projections (batched GEMMs) and the output projection.
+constexpr int kMlaProjectionKernels = 6;
+constexpr int kMoeRoutingKernels = 3;
+
+// What each kernel of a step costs beyond its roofline: a CUDA graph removes the CPU's launch, but each
+// kernel still waits for its predecessor, ramps up and drains its last wave; the training model's
+// per-kernel launch and tail of the GPU generation (4 us on Ampere to Blackwell).
+double kernel_s(const ServingContext& ctx)
+{
+    return ctx.device.gen->kernel_overhead_s;
+}
 
 double hbm_Bps(const ServingContext& ctx)
 {
@@ -31,7 +43,7 @@ void add_kernel(const ServingContext& ctx, StepCost& c, double flops, double pea
         c.compute_bound_s += compute;
     else
         c.memory_bound_s += memory;
-    c.overhead_s += ctx.engine.kernel_gap_s;
+    c.overhead_s += kernel_s(ctx);
     c.flops += flops;
     c.hbm_bytes += bytes;
     c.weight_bytes += weight_bytes;
@@ -50,10 +62,14 @@ double skinny_gemm_efficiency(const ServingContext& ctx, double m, double n, dou
 }
 
 // A GEMM of `rows` tokens against a weight of `params` (k x params/k) held by this GPU.
-void add_linear(const ServingContext& ctx, StepCost& c, double rows, double params, double k, double bytes_per_param)
+// `kernels` GEMMs share the weight (QKV and output projections; gate-up and down): the roofline is
+// the whole weight's, each GEMM costs its launch and tail.
+void add_linear(const ServingContext& ctx, StepCost& c, double rows, double params, double k, double bytes_per_param,
+    int kernels = 1)
 {
     if (rows <= 0 || params <= 0)
         return;
+    c.overhead_s += (kernels - 1) * kernel_s(ctx);
     const Precision p = ctx.matmul_precision;
     const double n = params / k;
     const double flops = 2.0 * rows * params;
@@ -116,7 +132,7 @@ void add_prefill_attention(const ServingContext& ctx, StepCost& c, int layer, do
     else
         t = flash_attention_fwd_s(ctx.device, batch_heads, prompt_tokens, prompt_tokens, qk_dim, v_dim, true, &flops);
     c.compute_bound_s += std::max(0.0, t - ctx.device.gen->kernel_overhead_s);
-    c.overhead_s += ctx.engine.kernel_gap_s;
+    c.overhead_s += kernel_s(ctx);
     c.flops += flops;
     c.tensor_s += flops / ctx.device.peak(Precision::bf16);
 }
@@ -142,7 +158,9 @@ void add_routed_experts(const ServingContext& ctx, StepCost& c, int layer, doubl
     const double eff = skinny_gemm_efficiency(
         ctx, rows_per_expert, per_expert / hidden * std::max(1.0, local_touched), hidden, prec);
     add_kernel(ctx, c, flops, ctx.device.peak(prec), eff, bytes, weights);
-    c.overhead_s += ctx.engine.kernel_gap_s;
+    // The down GEMM, and the routing kernels around the pair (top-k of the router's scores, sorting
+    // the tokens by expert, the weighted combine: vLLM fused_moe, TensorRT-LLM's MoE plugin).
+    c.overhead_s += (1 + kMoeRoutingKernels) * kernel_s(ctx);
     c.tensor_s += flops / ctx.device.peak(prec);
 }
 
@@ -197,23 +215,23 @@ void add_layer(const ServingContext& ctx, StepCost& c, int layer, const StepLoad
     const double instance_tokens = mb.decode_requests + mb.prefill_tokens;
     const LayerParams p = layer_params(m, layer);
     const double wb = ctx.weight_bytes_per_param;
-    add_linear(ctx, c, rank_tokens, p.attention / l.tp, hidden, wb);
+    add_linear(ctx, c, rank_tokens, p.attention / l.tp, hidden, wb, m.mla ? kMlaProjectionKernels : 2);
     add_decode_attention(ctx, c, layer, mb.decode_requests / l.attention_dp, mb.decode_context);
     add_prefill_attention(ctx, c, layer, mb.prefill_tokens / mb.prompt_tokens / l.attention_dp, mb.prompt_tokens);
     add_comm(ctx, c, Collective::all_reduce, rank_tokens * hidden * kActivationBytes, ctx.tp_group);
     if (m.is_moe_layer(layer)) {
-        add_linear(ctx, c, rank_tokens, p.shared_experts / l.tp, hidden, wb);
+        add_linear(ctx, c, rank_tokens, p.shared_experts / l.tp, hidden, wb, 2);
         add_linear(ctx, c, rank_tokens, p.router, hidden, 2.0);
         add_routed_experts(ctx, c, layer, instance_tokens);
         add_moe_comm(ctx, c, instance_tokens);
     } else {
-        add_linear(ctx, c, rank_tokens, p.mlp / l.tp, hidden, wb);
+        add_linear(ctx, c, rank_tokens, p.mlp / l.tp, hidden, wb, 2);
         add_comm(ctx, c, Collective::all_reduce, rank_tokens * hidden * kActivationBytes, ctx.tp_group);
     }
     const double elementwise = kElementwiseKernelsPerLayer * 2.0 * rank_tokens * hidden * kActivationBytes;
     c.memory_bound_s += elementwise / hbm_Bps(ctx);
     c.hbm_bytes += elementwise;
-    c.overhead_s += kElementwiseKernelsPerLayer * ctx.engine.kernel_gap_s;
+    c.overhead_s += kElementwiseKernelsPerLayer * kernel_s(ctx);
 }
 
 } // namespace

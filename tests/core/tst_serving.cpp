@@ -80,6 +80,7 @@ private slots:
     void moeExpertsTouched();
     void batchLimitedByMemory();
     void concurrencyQueuesBeyondMemory();
+    void closedLoopStaggersGroups();
     void jsonKeys();
     void readerErrors();
     void cliPredict();
@@ -185,7 +186,8 @@ void TestServing::moeExpertsTouched()
 
 void TestServing::batchLimitedByMemory()
 {
-    // max_throughput runs as many requests as the KV pool holds: pool / one request's paged cache.
+    // max_throughput runs as many requests as the KV pool holds. vLLM allocates pages as tokens
+    // arrive, so its running requests hold their prompt and half their output on average.
     json j = base_scenario();
     j["deployment"] = { { "tp", 2 } };
     j["serving"]["workload"] = { { "isl", 8192 }, { "osl", 1024 }, { "max_throughput", true } };
@@ -194,9 +196,21 @@ void TestServing::batchLimitedByMemory()
     QVERIFY(p.feasible);
     const double per_request
         = kv_bytes_per_sequence_per_gpu(s.model, Precision::fp8, paged_tokens(9216, 16), s.deployment.instance);
-    QCOMPARE(p.max_batch_by_memory, static_cast<long long>(std::floor(p.memory.kv_pool_B / per_request)));
+    const double held
+        = kv_bytes_per_sequence_per_gpu(s.model, Precision::fp8, paged_tokens(8704, 16), s.deployment.instance);
+    QCOMPARE(p.memory.max_requests, static_cast<long long>(std::floor(p.memory.kv_pool_B / per_request)));
+    QCOMPARE(p.max_batch_by_memory, static_cast<long long>(std::floor(p.memory.kv_pool_B / held)));
+    QVERIFY(p.max_batch_by_memory > p.memory.max_requests);
     QVERIFY(p.max_batch_by_memory < 1024); // below vLLM's max_num_seqs: memory is the limit
     QCOMPARE(p.running_batch, static_cast<double>(p.max_batch_by_memory));
+    // TensorRT-LLM's GUARANTEED_NO_EVICT reserves the whole cache of a request when it starts.
+    j["serving"]["engine"] = "trtllm";
+    const ServingPrediction trt = predict_serving(parse(j));
+    const double trt_request
+        = kv_bytes_per_sequence_per_gpu(s.model, Precision::fp8, paged_tokens(9216, 32), s.deployment.instance);
+    QCOMPARE(trt.max_batch_by_memory, static_cast<long long>(std::floor(trt.memory.kv_pool_B / trt_request)));
+    QCOMPARE(trt.max_batch_by_memory, trt.memory.max_requests);
+    j["serving"].erase("engine");
     // vLLM's reservation: 90% of the GPU for everything it allocates.
     QVERIFY(std::fabs(p.memory.peak_B() - 0.9 * s.cluster.gpu.memory_bytes) < 1e6);
     // Longer requests: fewer fit, in proportion to their cache.
@@ -231,6 +245,39 @@ void TestServing::concurrencyQueuesBeyondMemory()
     const ServingPrediction one = predict_serving(parse(j));
     QVERIFY(one.tpot_ms < full.tpot_ms);
     QVERIFY(one.output_tokens_per_s < full.output_tokens_per_s);
+}
+
+void TestServing::closedLoopStaggersGroups()
+{
+    // Prompts that fit one step's token budget together stay a cohort: the engine is idle when they
+    // arrive, and their first token comes after one prefill step of all their prompts.
+    json j = base_scenario();
+    j["serving"]["workload"] = { { "isl", 1024 }, { "osl", 128 }, { "concurrency", 4 } };
+    const ServingPrediction small = predict_serving(parse(j));
+    QCOMPARE(small.replicas, 1);
+    QCOMPARE(small.prefill_steps, 1.0);
+    QVERIFY(std::fabs(small.ttft_ms - small.prefill_step.time_s * 1e3) < 1e-9);
+    // 64 prompts of 1,024 tokens: beside the others' decodes, 7 fit a step of vLLM's 8,192 tokens. In
+    // steady state the 10 groups arrive a step apart, each waits for the step in progress and is
+    // prefilled alongside the others' decodes.
+    j["serving"]["workload"] = { { "isl", 1024 }, { "osl", 128 }, { "concurrency", 64 } };
+    const ServingPrediction steady = predict_serving(parse(j));
+    QCOMPARE(steady.prefill_steps, 1.0);
+    QVERIFY(std::fabs(steady.ttft_ms - (steady.decode_step.time_s + steady.prefill_step.time_s) * 1e3) < 1e-9);
+    // A benchmark that sends one round only keeps them in phase: request k waits for ceil(k/8) steps.
+    j["serving"]["workload"]["rounds"] = 1;
+    const ServingPrediction in_phase = predict_serving(parse(j));
+    QVERIFY(in_phase.ttft_ms > 3 * steady.ttft_ms);
+    // Five rounds: the first in phase, four staggered.
+    j["serving"]["workload"]["rounds"] = 5;
+    const ServingPrediction five = predict_serving(parse(j));
+    QVERIFY(std::fabs(five.ttft_ms - (0.2 * in_phase.ttft_ms + 0.8 * steady.ttft_ms)) < 1e-6 * five.ttft_ms);
+    QVERIFY(std::fabs(five.tpot_ms - (0.2 * in_phase.tpot_ms + 0.8 * steady.tpot_ms)) < 1e-6 * five.tpot_ms);
+    // Rounds belong to a closed loop only.
+    j["serving"]["workload"] = { { "isl", 1024 }, { "osl", 128 }, { "request_rate_qps", 2 }, { "rounds", 5 } };
+    const std::string e = error_of(j);
+    QVERIFY2(e.find("serving.workload.rounds") != std::string::npos && e.find("closed loop") != std::string::npos,
+        e.c_str());
 }
 
 void TestServing::jsonKeys()
