@@ -109,9 +109,9 @@ void add_decode_attention(const ServingContext& ctx, StepCost& c, int layer, dou
     const double kv
         = requests * span * kv_bytes_per_token_layer(m, ctx.precision.kv_cache) * kv_tp_share(m, ctx.layout.tp);
     const double eff = ctx.device.gen->attention_fwd_efficiency;
-    add_kernel(ctx, c, flops, ctx.device.peak(Precision::bf16), eff, kv, 0);
+    add_kernel(ctx, c, flops, ctx.device.half_peak(), eff, kv, 0);
     c.kv_bytes += kv;
-    c.tensor_s += flops / ctx.device.peak(Precision::bf16);
+    c.tensor_s += flops / ctx.device.half_peak();
 }
 
 // Prefill attention: `prompts` requests' worth of causal attention over `prompt_tokens` (the flash
@@ -134,7 +134,7 @@ void add_prefill_attention(const ServingContext& ctx, StepCost& c, int layer, do
     c.compute_bound_s += std::max(0.0, t - ctx.device.gen->kernel_overhead_s);
     c.overhead_s += kernel_s(ctx);
     c.flops += flops;
-    c.tensor_s += flops / ctx.device.peak(Precision::bf16);
+    c.tensor_s += flops / ctx.device.half_peak();
 }
 
 // The routed experts of one MoE layer on one GPU. All of the instance's `tokens` are routed; the GPU
