@@ -323,13 +323,7 @@ void SshSession::connect_cancellable(const CancelToken& cancel)
             throw SshError(SshErrorKind::timeout,
                 m_target.label() + ": cannot connect: no SSH answer within "
                     + std::to_string(m_target.connect_timeout.count()) + " ms");
-        const socket_t fd = ssh_get_fd(m_session);
-        if (fd == SSH_INVALID_SOCKET) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(kConnectPollMs));
-        } else {
-            pollfd p { fd, POLLIN, 0 };
-            ::poll(&p, 1, kConnectPollMs);
-        }
+        wait_for_socket();
         rc = ssh_connect(m_session);
     }
     ssh_set_blocking(m_session, 1);
@@ -339,6 +333,59 @@ void SshSession::connect_cancellable(const CancelToken& cancel)
             = detail.find("imeout") != std::string::npos || detail.find("timed out") != std::string::npos;
         fail(timed_out ? SshErrorKind::timeout : SshErrorKind::connect, "cannot connect");
     }
+}
+
+void SshSession::wait_for_socket() const
+{
+    const socket_t fd = ssh_get_fd(m_session);
+    if (fd == SSH_INVALID_SOCKET) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(kConnectPollMs));
+        return;
+    }
+    pollfd p { fd, POLLIN, 0 };
+    ::poll(&p, 1, kConnectPollMs);
+}
+
+namespace {
+
+// Puts a session in non-blocking mode for one scope and back, also when the scope is left by an exception.
+class NonBlockingScope {
+public:
+    explicit NonBlockingScope(ssh_session s)
+        : m_session(s)
+    {
+        ssh_set_blocking(m_session, 0);
+    }
+    ~NonBlockingScope() { ssh_set_blocking(m_session, 1); }
+    NonBlockingScope(const NonBlockingScope&) = delete;
+    NonBlockingScope& operator=(const NonBlockingScope&) = delete;
+
+private:
+    ssh_session m_session;
+};
+
+} // namespace
+
+int SshSession::auth_request(const CancelToken& cancel, const std::function<int()>& request)
+{
+    // Polled like the connect: a server that finishes the key exchange and then stops answering (an
+    // overloaded login node, a PAM module waiting on a dead LDAP server) would otherwise hold the thread for
+    // the whole I/O timeout, and a cancel (closing the app) with it. libssh resumes a request that returned
+    // SSH_AUTH_AGAIN when it is called again with the same arguments.
+    const auto deadline = std::chrono::steady_clock::now() + m_target.io_timeout;
+    NonBlockingScope non_blocking(m_session);
+    int rc = request();
+    while (rc == SSH_AUTH_AGAIN) {
+        if (cancel.cancelled())
+            throw SshError(SshErrorKind::cancelled, m_target.label() + ": cancelled while authenticating");
+        if (std::chrono::steady_clock::now() >= deadline)
+            throw SshError(SshErrorKind::timeout,
+                m_target.label() + ": the server did not answer the authentication request within "
+                    + std::to_string(m_target.io_timeout.count()) + " ms");
+        wait_for_socket();
+        rc = request();
+    }
+    return rc;
 }
 
 void SshSession::verify_host_key(SshInteraction& interaction)
@@ -403,7 +450,7 @@ void SshSession::verify_host_key(SshInteraction& interaction)
     fail(SshErrorKind::config, "cannot check the host key against " + m_target.known_hosts);
 }
 
-bool SshSession::try_key_file(const std::string& path, SshInteraction& interaction)
+bool SshSession::try_key_file(const std::string& path, SshInteraction& interaction, const CancelToken& cancel)
 {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
@@ -421,12 +468,15 @@ bool SshSession::try_key_file(const std::string& path, SshInteraction& interacti
             return false;
     }
     KeyPtr key(raw);
-    return ssh_userauth_publickey(m_session, nullptr, key.get()) == SSH_AUTH_SUCCESS;
+    return auth_request(cancel, [&] { return ssh_userauth_publickey(m_session, nullptr, key.get()); })
+        == SSH_AUTH_SUCCESS;
 }
 
 bool SshSession::try_keyboard_interactive(SshInteraction& interaction, const CancelToken& cancel)
 {
-    int rc = ssh_userauth_kbdint(m_session, nullptr, nullptr);
+    const auto next_round
+        = [&] { return auth_request(cancel, [&] { return ssh_userauth_kbdint(m_session, nullptr, nullptr); }); };
+    int rc = next_round();
     // Servers may send several rounds (password, then a one-time code) and empty info requests.
     for (int round = 0; rc == SSH_AUTH_INFO && round < 16; ++round) {
         if (cancel.cancelled())
@@ -453,14 +503,14 @@ bool SshSession::try_keyboard_interactive(SshInteraction& interaction, const Can
             for (auto& a : *answers)
                 a.wipe();
         }
-        rc = ssh_userauth_kbdint(m_session, nullptr, nullptr);
+        rc = next_round();
     }
     return rc == SSH_AUTH_SUCCESS;
 }
 
 void SshSession::authenticate(SshInteraction& interaction, const CancelToken& cancel)
 {
-    int rc = ssh_userauth_none(m_session, nullptr);
+    const int rc = auth_request(cancel, [&] { return ssh_userauth_none(m_session, nullptr); });
     if (rc == SSH_AUTH_SUCCESS) {
         m_auth_method = "none";
         qCDebug(lcSsh) << "authenticated without credentials";
@@ -480,7 +530,8 @@ void SshSession::authenticate(SshInteraction& interaction, const CancelToken& ca
 
     if ((methods & SSH_AUTH_METHOD_PUBLICKEY) && m_target.use_agent && std::getenv("SSH_AUTH_SOCK")) {
         tried.push_back("ssh-agent");
-        if (outcome(tried.back(), ssh_userauth_agent(m_session, nullptr) == SSH_AUTH_SUCCESS)) {
+        if (outcome(tried.back(),
+                auth_request(cancel, [&] { return ssh_userauth_agent(m_session, nullptr); }) == SSH_AUTH_SUCCESS)) {
             m_auth_method = "agent";
             return;
         }
@@ -494,7 +545,7 @@ void SshSession::authenticate(SshInteraction& interaction, const CancelToken& ca
             if (!std::filesystem::exists(key, ec))
                 throw SshError(SshErrorKind::config, m_target.label() + ": key file " + key + " does not exist");
             tried.push_back("key " + key);
-            if (outcome(tried.back(), try_key_file(key, interaction))) {
+            if (outcome(tried.back(), try_key_file(key, interaction, cancel))) {
                 m_auth_method = "publickey";
                 return;
             }
@@ -502,7 +553,9 @@ void SshSession::authenticate(SshInteraction& interaction, const CancelToken& ca
             // No key file in the profile: libssh's identities, i.e. IdentityFile of ~/.ssh/config (when used)
             // and the default ~/.ssh/id_*; encrypted ones ask through auth_callback (the interaction).
             tried.push_back("the identities of ~/.ssh (and ~/.ssh/config)");
-            if (outcome(tried.back(), ssh_userauth_publickey_auto(m_session, nullptr, nullptr) == SSH_AUTH_SUCCESS)) {
+            if (outcome(tried.back(), auth_request(cancel, [&] {
+                    return ssh_userauth_publickey_auto(m_session, nullptr, nullptr);
+                }) == SSH_AUTH_SUCCESS)) {
                 m_auth_method = "publickey";
                 return;
             }

@@ -86,7 +86,11 @@ private:
     void throw_if_cancelled(const char* what, const std::string& path) const;
     void verify_host_key(SshInteraction& interaction);
     void authenticate(SshInteraction& interaction, const CancelToken& cancel);
-    bool try_key_file(const std::string& path, SshInteraction& interaction);
+    bool try_key_file(const std::string& path, SshInteraction& interaction, const CancelToken& cancel);
+    // One authentication request, resumed until answered, cancelled or past the I/O timeout.
+    int auth_request(const CancelToken& cancel, const std::function<int()>& request);
+    // Waits up to one poll slice for the server to send something.
+    void wait_for_socket() const;
     bool try_keyboard_interactive(SshInteraction& interaction, const CancelToken& cancel);
     sftp_session_struct* sftp();
     [[noreturn]] void fail(SshErrorKind kind, const std::string& what);
