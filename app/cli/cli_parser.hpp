@@ -12,6 +12,7 @@ class CommandParser {
 public:
     CommandParser(const QString& description, const QString& positional_name, const QString& positional_help);
     QCommandLineParser& parser() { return m_parser; }
+    const QCommandLineParser& parser() const { return m_parser; }
     // --csv: the command's table as CSV (core/io/csv_writer.hpp); parse() refuses it next to --json.
     void add_csv_option();
     bool csv() const { return m_parser.isSet(QStringLiteral("csv")); }

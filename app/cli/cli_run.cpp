@@ -202,17 +202,9 @@ private:
     std::set<std::int64_t> m_printed;
 };
 
-} // namespace
-
-int run_run(const QStringList& args)
+// The options of `run`, besides the scenario.
+void add_run_options(QCommandLineParser& p)
 {
-    CommandParser cmd(
-        QStringLiteral("Sends a plan to a cluster over SSH (SLURM or direct hosts), stores the run in the "
-                       "run store and, with --wait, follows it to the measured result.\n"
-                       "PROFILE is a cluster profile stored in the settings or a JSON file (docs/remote-runs.md: "
-                       "\"Running on a real cluster\")."),
-        QStringLiteral("SCENARIO"), QStringLiteral("scenario file or preset name"));
-    auto& p = cmd.parser();
     p.addOption({ QStringLiteral("cluster"), QStringLiteral("Cluster profile: a stored name or a JSON file."),
         QStringLiteral("PROFILE") });
     p.addOption({ QStringLiteral("framework"), QStringLiteral("probe (default), megatron, torchtitan or deepspeed."),
@@ -240,56 +232,73 @@ int run_run(const QStringList& args)
     p.addOption({ QStringLiteral("cancel"), QStringLiteral("Cancel a stored run and wait until the cluster confirms."),
         QStringLiteral("RUN_ID") });
     p.addOption({ QStringLiteral("json"), QStringLiteral("At the end print the run as `runs RUN_ID --json` does.") });
-    if (auto rc = cmd.parse(args, 0, 1))
-        return *rc;
-    const QString store_path
-        = p.isSet(QStringLiteral("store")) ? p.value(QStringLiteral("store")) : RunCatalog::default_store_path();
-    const std::string accepted = p.value(QStringLiteral("accept-host-key")).toStdString();
-    std::shared_ptr<SshInteraction> interaction;
-    if (::isatty(STDIN_FILENO))
-        interaction = std::make_shared<TerminalInteraction>(accepted);
-    else
-        interaction = std::make_shared<NonInteractive>(accepted);
-    const bool json = p.isSet(QStringLiteral("json"));
+}
 
-    // Following or cancelling a stored run needs only the store.
-    for (const char* opt : { "attach", "cancel" }) {
-        if (!p.isSet(QLatin1String(opt)))
-            continue;
-        const QString id = p.value(QLatin1String(opt));
-        try {
-            const auto store = open_existing_run_store(store_path);
-            if (!store || !store->run(id.toStdString())) {
-                print_err("parallax-cli run: no run " + quoted_for_message(id.toStdString()) + " in "
-                    + store_path.toStdString());
-                return kBadInput;
-            }
-        } catch (const InputError& e) {
-            print_err(e.what());
+// `--attach ID` or `--cancel ID`: following or cancelling a stored run needs only the store.
+int follow_stored_run(bool cancel, const QString& id, const QString& store_path,
+    const std::shared_ptr<SshInteraction>& interaction, bool json)
+{
+    try {
+        const auto store = open_existing_run_store(store_path);
+        if (!store || !store->run(id.toStdString())) {
+            print_err(
+                "parallax-cli run: no run " + quoted_for_message(id.toStdString()) + " in " + store_path.toStdString());
             return kBadInput;
-        } catch (const StoreError& e) {
-            print_err(e.what());
-            return kInternalError;
         }
-        RemoteRunner runner(store_path, interaction);
-        Follower follower(runner, store_path, true, json);
-        follower.watch(id);
-        if (QLatin1String(opt) == QLatin1String("cancel"))
-            runner.cancel(id);
-        else
-            runner.attach(id);
-        const int rc = follower.exec();
-        runner.shutdown();
-        if (QLatin1String(opt) == QLatin1String("cancel"))
-            return follower.final_state() == RunState::cancelled ? kOk : kRunFailed;
-        return rc;
+    } catch (const InputError& e) {
+        print_err(e.what());
+        return kBadInput;
+    } catch (const StoreError& e) {
+        print_err(e.what());
+        return kInternalError;
     }
+    RemoteRunner runner(store_path, interaction);
+    Follower follower(runner, store_path, true, json);
+    follower.watch(id);
+    if (cancel)
+        runner.cancel(id);
+    else
+        runner.attach(id);
+    const int rc = follower.exec();
+    runner.shutdown();
+    if (cancel)
+        return follower.final_state() == RunState::cancelled ? kOk : kRunFailed;
+    return rc;
+}
 
+// `--out DIR`: the job's files written for review, and how to send them afterwards.
+void write_for_review(const JobBundle& bundle, const QString& dir, const QString& cluster)
+{
+    write_bundle_folder(bundle, dir);
+    print_out("wrote " + std::to_string(bundle.files.size()) + " files of run " + bundle.run_id + " to "
+        + dir.toStdString() + " (" + bundle.description + ")\n");
+    for (const auto& n : bundle.notes)
+        print_out("  note: " + n + "\n");
+    print_out("review or edit them, then send with: parallax-cli run --cluster " + cluster.toStdString() + " --from "
+        + dir.toStdString() + " --wait\n");
+}
+
+// A positive count option (--steps N), left as it is when not given.
+void read_count_option(const QCommandLineParser& p, const char* name, int& out)
+{
+    constexpr int kMaxCount = 1000000;
+    if (!p.isSet(QLatin1String(name)))
+        return;
+    bool ok = false;
+    out = p.value(QLatin1String(name)).toInt(&ok);
+    if (!ok || out < 1 || out > kMaxCount)
+        throw InputError(std::string("--") + name, "", "must be a positive integer");
+}
+
+// The run to send, from the scenario or a reviewed folder; or the exit status when the command ends here
+// (--out wrote the files, or the input is bad).
+std::optional<int> build_run_request(const CommandParser& cmd, RunRequest& req, const QString& store_path)
+{
+    const auto& p = cmd.parser();
     if (!p.isSet(QStringLiteral("cluster"))) {
         print_err("parallax-cli run: --cluster PROFILE is required");
         return kBadInput;
     }
-    RunRequest req;
     try {
         const ClusterProfile profile = load_profile_argument(p.value(QStringLiteral("cluster")));
         if (p.isSet(QStringLiteral("from"))) {
@@ -307,29 +316,14 @@ int run_run(const QStringList& args)
                 throw InputError("--framework", "", "must be probe, megatron, torchtitan or deepspeed");
             req.framework = *fw;
         }
-        const auto int_option = [&](const char* name, int& out) {
-            if (!p.isSet(QLatin1String(name)))
-                return;
-            bool ok = false;
-            out = p.value(QLatin1String(name)).toInt(&ok);
-            if (!ok || out < 1 || out > 1000000)
-                throw InputError(std::string("--") + name, "", "must be a positive integer");
-        };
-        int_option("steps", req.steps);
-        int_option("probe-layers", req.probe_layers);
-        int_option("probe-microbatches", req.probe_microbatches);
+        read_count_option(p, "steps", req.steps);
+        read_count_option(p, "probe-layers", req.probe_layers);
+        read_count_option(p, "probe-microbatches", req.probe_microbatches);
         // Generated here first: a plan that cannot run is bad input (exit 2), found before any connection.
         const JobBundle bundle = make_job_bundle(req);
         req.run_id = bundle.run_id;
         if (p.isSet(QStringLiteral("out"))) {
-            const QString dir = p.value(QStringLiteral("out"));
-            write_bundle_folder(bundle, dir);
-            print_out("wrote " + std::to_string(bundle.files.size()) + " files of run " + bundle.run_id + " to "
-                + dir.toStdString() + " (" + bundle.description + ")\n");
-            for (const auto& n : bundle.notes)
-                print_out("  note: " + n + "\n");
-            print_out("review or edit them, then send with: parallax-cli run --cluster "
-                + p.value(QStringLiteral("cluster")).toStdString() + " --from " + dir.toStdString() + " --wait\n");
+            write_for_review(bundle, p.value(QStringLiteral("out")), p.value(QStringLiteral("cluster")));
             return kOk;
         }
         if (open_run_store(store_path)->run(req.run_id)) {
@@ -344,6 +338,41 @@ int run_run(const QStringList& args)
         print_err(e.what());
         return kInternalError;
     }
+    return std::nullopt;
+}
+
+} // namespace
+
+int run_run(const QStringList& args)
+{
+    CommandParser cmd(
+        QStringLiteral("Sends a plan to a cluster over SSH (SLURM or direct hosts), stores the run in the "
+                       "run store and, with --wait, follows it to the measured result.\n"
+                       "PROFILE is a cluster profile stored in the settings or a JSON file (docs/remote-runs.md: "
+                       "\"Running on a real cluster\")."),
+        QStringLiteral("SCENARIO"), QStringLiteral("scenario file or preset name"));
+    add_run_options(cmd.parser());
+    if (auto rc = cmd.parse(args, 0, 1))
+        return *rc;
+    const auto& p = cmd.parser();
+    const QString store_path
+        = p.isSet(QStringLiteral("store")) ? p.value(QStringLiteral("store")) : RunCatalog::default_store_path();
+    const std::string accepted = p.value(QStringLiteral("accept-host-key")).toStdString();
+    std::shared_ptr<SshInteraction> interaction;
+    if (::isatty(STDIN_FILENO))
+        interaction = std::make_shared<TerminalInteraction>(accepted);
+    else
+        interaction = std::make_shared<NonInteractive>(accepted);
+    const bool json = p.isSet(QStringLiteral("json"));
+
+    for (const char* opt : { "attach", "cancel" })
+        if (p.isSet(QLatin1String(opt)))
+            return follow_stored_run(QLatin1String(opt) == QLatin1String("cancel"), p.value(QLatin1String(opt)),
+                store_path, interaction, json);
+
+    RunRequest req;
+    if (const auto rc = build_run_request(cmd, req, store_path))
+        return *rc;
     RemoteRunner runner(store_path, interaction);
     Follower follower(runner, store_path, p.isSet(QStringLiteral("wait")), json);
     runner.dispatch(req);

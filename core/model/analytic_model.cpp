@@ -20,12 +20,6 @@ namespace parallax {
 
 namespace {
 
-constexpr int kTp = static_cast<int>(OpStream::tp);
-constexpr int kCp = static_cast<int>(OpStream::cp);
-constexpr int kEp = static_cast<int>(OpStream::ep);
-constexpr int kPp = static_cast<int>(OpStream::pp);
-constexpr int kDp = static_cast<int>(OpStream::dp);
-
 // Per-micro-batch stage timing at clock x (power curves applied) including the ZeRO-3 gathers that do
 // not hide under compute; `power` gets the stage's energy inputs.
 StageTiming timing_with_zero3(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage, double x,
@@ -49,7 +43,7 @@ StageTiming timing_with_zero3(const PlanContext& ctx, const Strategy& s, const S
         }
         t.forward_s += exp_f;
         t.backward_s += exp_b;
-        t.exposed_s[kDp] += exp_f + exp_b;
+        t.exposed_s[kDpStream] += exp_f + exp_b;
         sp.comm_busy_s += 2 * z.gather_s + z.reduce_scatter_s;
     }
     if (power) {
@@ -373,11 +367,11 @@ private:
         time = TimeBreakdown {};
         time.compute_s = m * crit_t.compute_s;
         time.recompute_s = m * crit_t.recompute_s;
-        time.exposed_tp_s = m * crit_t.exposed_s[kTp];
-        time.exposed_cp_s = m * crit_t.exposed_s[kCp];
-        time.exposed_ep_s = m * crit_t.exposed_s[kEp];
-        time.exposed_pp_s = m * crit_t.exposed_s[kPp];
-        time.exposed_dp_s = tail.exposed_dp + m * crit_t.exposed_s[kDp];
+        time.exposed_tp_s = m * crit_t.exposed_s[kTpStream];
+        time.exposed_cp_s = m * crit_t.exposed_s[kCpStream];
+        time.exposed_ep_s = m * crit_t.exposed_s[kEpStream];
+        time.exposed_pp_s = m * crit_t.exposed_s[kPpStream];
+        time.exposed_dp_s = tail.exposed_dp + m * crit_t.exposed_s[kDpStream];
         time.bubble_s = pt.bubble;
         time.optimizer_s = tail.optimizer_s;
         time.offload_s = tail.offload_s;
@@ -399,11 +393,11 @@ private:
         const TimeBreakdown& time = r_.time;
         CommBreakdown& comm = r_.communication_s;
         comm = CommBreakdown {};
-        comm.tp = m * busy[kTp];
-        comm.cp = m * busy[kCp];
-        comm.ep = m * busy[kEp];
-        comm.pp = m * pt.crit_t.exposed_s[kPp];
-        comm.dp = tail.dp_busy + m * pt.crit_t.exposed_s[kDp];
+        comm.tp = m * busy[kTpStream];
+        comm.cp = m * busy[kCpStream];
+        comm.ep = m * busy[kEpStream];
+        comm.pp = m * pt.crit_t.exposed_s[kPpStream];
+        comm.dp = tail.dp_busy + m * pt.crit_t.exposed_s[kDpStream];
         comm.exposed
             = time.exposed_tp_s + time.exposed_cp_s + time.exposed_ep_s + time.exposed_pp_s + time.exposed_dp_s;
     }

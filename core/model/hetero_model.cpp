@@ -19,13 +19,6 @@ namespace parallax {
 
 namespace {
 
-constexpr int kTp = static_cast<int>(OpStream::tp);
-constexpr int kCp = static_cast<int>(OpStream::cp);
-constexpr int kEp = static_cast<int>(OpStream::ep);
-constexpr int kPp = static_cast<int>(OpStream::pp);
-constexpr int kDp = static_cast<int>(OpStream::dp);
-constexpr double kGatherBytesPerParam = 2; // bf16 parameters, as strategy_costs.cpp gathers them
-
 // One node group's plan context: the cluster as if it held only this group's GPU, with all the
 // cluster's nodes (the error band and the data loaders see the whole cluster).
 struct GroupModel {
@@ -393,11 +386,11 @@ void HeteroEvaluation::fill_time(Prediction& p, const ReplicaEval& c) const
     TimeBreakdown& time = p.time;
     time.compute_s = m * t.compute_s;
     time.recompute_s = m * t.recompute_s;
-    time.exposed_tp_s = m * t.exposed_s[kTp];
-    time.exposed_cp_s = m * t.exposed_s[kCp];
-    time.exposed_ep_s = m * t.exposed_s[kEp];
-    time.exposed_pp_s = m * t.exposed_s[kPp];
-    time.exposed_dp_s = exposed_dp_ + m * t.exposed_s[kDp];
+    time.exposed_tp_s = m * t.exposed_s[kTpStream];
+    time.exposed_cp_s = m * t.exposed_s[kCpStream];
+    time.exposed_ep_s = m * t.exposed_s[kEpStream];
+    time.exposed_pp_s = m * t.exposed_s[kPpStream];
+    time.exposed_dp_s = exposed_dp_ + m * t.exposed_s[kDpStream];
     time.bubble_s = bubble_;
     time.optimizer_s = optimizer_s_;
     time.offload_s = offload_s_;
@@ -405,11 +398,11 @@ void HeteroEvaluation::fill_time(Prediction& p, const ReplicaEval& c) const
     time.bubble_s += p.step_time_s - time.total();
     const ChunkTiming ct = chunk_timing(ctx_of(c), c.strategy, c.costs, crit_);
     CommBreakdown& comm = p.communication_s;
-    comm.tp = m * ct.comm_busy_s[kTp];
-    comm.cp = m * ct.comm_busy_s[kCp];
-    comm.ep = m * ct.comm_busy_s[kEp];
-    comm.pp = m * t.exposed_s[kPp];
-    comm.dp = dp_busy_ + m * t.exposed_s[kDp];
+    comm.tp = m * ct.comm_busy_s[kTpStream];
+    comm.cp = m * ct.comm_busy_s[kCpStream];
+    comm.ep = m * ct.comm_busy_s[kEpStream];
+    comm.pp = m * t.exposed_s[kPpStream];
+    comm.dp = dp_busy_ + m * t.exposed_s[kDpStream];
     comm.exposed = time.exposed_tp_s + time.exposed_cp_s + time.exposed_ep_s + time.exposed_pp_s + time.exposed_dp_s;
 }
 

@@ -45,6 +45,13 @@ enum class OpPhase : unsigned char { forward, backward_input, backward_weight, r
 enum class CommGroup : unsigned char { none, tp, cp, ep, expert_tp, pp, dp };
 enum class OpStream : unsigned char { compute, tp, cp, ep, pp, dp };
 inline constexpr int kOpStreamCount = 6;
+// Stream indices into per-stream arrays (exposed or busy seconds by stream).
+inline constexpr int kComputeStream = static_cast<int>(OpStream::compute);
+inline constexpr int kTpStream = static_cast<int>(OpStream::tp);
+inline constexpr int kCpStream = static_cast<int>(OpStream::cp);
+inline constexpr int kEpStream = static_cast<int>(OpStream::ep);
+inline constexpr int kPpStream = static_cast<int>(OpStream::pp);
+inline constexpr int kDpStream = static_cast<int>(OpStream::dp);
 
 struct LayerOp {
     OpKind kind = OpKind::norm;

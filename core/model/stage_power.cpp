@@ -6,9 +6,6 @@ namespace parallax {
 
 namespace {
 
-constexpr int kCompute = static_cast<int>(OpStream::compute);
-constexpr int kPp = static_cast<int>(OpStream::pp);
-constexpr int kDp = static_cast<int>(OpStream::dp);
 constexpr int kForward = static_cast<int>(OpPhase::forward);
 constexpr int kBackwardInput = static_cast<int>(OpPhase::backward_input);
 constexpr int kBackwardWeight = static_cast<int>(OpPhase::backward_weight);
@@ -64,7 +61,7 @@ ChunkPower chunk_power(const PlanContext& ctx, const StrategyCosts& c, const Chu
     if (t.has_output)
         add(lc.output, 1);
     for (int i = 0; i < kOpStreamCount; ++i)
-        if (i != kCompute && i != kPp && i != kDp)
+        if (i != kComputeStream && i != kPpStream && i != kDpStream)
             p.comm_busy_s += t.comm_busy_s[i];
     p.throttled = x > throttle_clock;
     for (const PassEnergy& e : p.pass)
@@ -108,7 +105,7 @@ StagePower stage_power_nominal(const PlanContext& ctx, const Strategy& s, const 
             pass_J[k] += count * g.pass[k].energy_J[level];
         }
         for (int i = 0; i < kOpStreamCount; ++i)
-            if (i != kCompute && i != kPp && i != kDp)
+            if (i != kComputeStream && i != kPpStream && i != kDpStream)
                 sp.comm_busy_s += count * t.comm_busy_s[i];
     };
     add(lc.dense, c.layer.dense, info.layers - info.moe_layers);
@@ -162,7 +159,7 @@ StagePower stage_power(const PlanContext& ctx, const Strategy& s, const Strategy
             // Same kernels; the chunk's collectives may differ (DualPipe's hidden all-to-all): recount.
             cp.comm_busy_s = 0;
             for (int i = 0; i < kOpStreamCount; ++i)
-                if (i != kCompute && i != kPp && i != kDp)
+                if (i != kComputeStream && i != kPpStream && i != kDpStream)
                     cp.comm_busy_s += ct.comm_busy_s[i];
         }
         apply_clock(ct, cp);
@@ -190,7 +187,7 @@ StagePower stage_power(const PlanContext& ctx, const Strategy& s, const Strategy
     const double p2p = p2p_per_direction_s(s, c) * s.vpp;
     st.forward_s += p2p;
     st.backward_s += p2p;
-    st.exposed_s[kPp] += 2 * p2p;
+    st.exposed_s[kPpStream] += 2 * p2p;
     sp.comm_busy_s += 2 * p2p;
     return sp;
 }

@@ -11,9 +11,6 @@ namespace parallax {
 
 namespace {
 
-constexpr int kEp = static_cast<int>(OpStream::ep);
-constexpr int kPp = static_cast<int>(OpStream::pp);
-
 // HBM bytes per locally-updated parameter in the optimizer step (fused multi-tensor kernels):
 // Adam reads grad, master, m, v (4 x 4 B) and writes master, m, v (3 x 4 B) and the bf16 copy (2 B).
 constexpr double kAdamStepBytesPerParam = 30;
@@ -39,8 +36,6 @@ constexpr double kSocketsPerNode = 2;
 constexpr double kGpusPerSocketGrace = 2;
 // Megatron's default gradient bucket: max(40M, 1M * dp) parameters (--ddp-bucket-size).
 constexpr double kBucketParams = 40e6;
-// ZeRO-3 / FSDP all-gather the bf16 working copy of the parameters.
-constexpr double kGatherBytesPerParam = 2;
 // Gradient accumulation outside the GEMM, bytes per parameter per micro-batch (see chunk_timing).
 constexpr double kBf16IntoFp32AccumulateBytes = 10;
 constexpr double kHalfAutogradAccumulateBytes = 6;
@@ -389,9 +384,9 @@ ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const Strate
         // DualPipe overlaps one micro-batch's all-to-all (and PP sends) with another's compute inside
         // each forward-backward pair (DeepSeek-V3 report Sec. 3.2.1); Megatron's batch-level overlap
         // (--overlap-moe-expert-parallel-comm) pairs micro-batches the same way.
-        const double hidden_bwd = std::min(t.comm_exposed_bwd_s[kEp], ct.compute_s);
-        const double hidden_fwd = std::min(t.comm_exposed_fwd_s[kEp], ct.compute_s - hidden_bwd);
-        ct.exposed_s[kEp] -= hidden_bwd + hidden_fwd;
+        const double hidden_bwd = std::min(t.comm_exposed_bwd_s[kEpStream], ct.compute_s);
+        const double hidden_fwd = std::min(t.comm_exposed_fwd_s[kEpStream], ct.compute_s - hidden_bwd);
+        ct.exposed_s[kEpStream] -= hidden_bwd + hidden_fwd;
         ct.backward_input_s -= hidden_bwd;
         ct.forward_s -= hidden_fwd;
     }
@@ -425,7 +420,7 @@ StageTiming stage_timing_of(const PlanContext& ctx, const Strategy& s, const Str
     const double p2p = p2p_per_direction_s(s, c) * s.vpp;
     st.forward_s += p2p;
     st.backward_s += p2p;
-    st.exposed_s[kPp] += 2 * p2p;
+    st.exposed_s[kPpStream] += 2 * p2p;
     return st;
 }
 

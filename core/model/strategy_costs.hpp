@@ -15,6 +15,9 @@
 
 namespace parallax {
 
+// ZeRO-3 / FSDP all-gather the bf16 working copy of the parameters.
+inline constexpr double kGatherBytesPerParam = 2;
+
 struct Groups {
     GroupPlacement tp, cp, ep, etp, dp_dense, dp_expert, pp_pair;
 };

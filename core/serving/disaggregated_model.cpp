@@ -3,6 +3,7 @@
 #include "serving/kv_cache.hpp"
 #include "serving/serving_context.hpp"
 #include "serving/serving_rules.hpp"
+#include "serving/serving_step.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -41,16 +42,6 @@ StepCost decode_only(const ServingContext& ctx, const ServingWorkload& w, double
     return step_cost(ctx, l);
 }
 
-double energy_J(const ServingContext& ctx, const StepCost& c)
-{
-    KernelWork k;
-    k.clock_s = c.compute_bound_s;
-    k.fixed_s = c.memory_bound_s + c.comm_s + c.overhead_s;
-    k.tensor_s = c.tensor_s;
-    k.bytes = c.hbm_bytes;
-    return ctx.power.energy_J(k, 1.0) + ctx.power.comm_W * c.comm_s;
-}
-
 } // namespace
 
 double kv_transfer_s(const ServingScenario& s, double tokens)
@@ -75,7 +66,7 @@ PrefillPoolCost prefill_pool_cost(const ServingScenario& s, const InstanceLayout
     full.prefill_tokens = std::max(static_cast<double>(w.isl), static_cast<double>(pre.engine.max_batched_tokens));
     full.prompt_tokens = static_cast<double>(w.isl);
     const StepCost step = step_cost(pre, full);
-    c.busy_W = energy_J(pre, step) / step.time_s;
+    c.busy_W = step_energy_J(pre, step) / step.time_s;
     c.wait_W = pre.power.wait_W;
     return c;
 }
@@ -146,7 +137,7 @@ ServingPrediction predict_disaggregated(const ServingScenario& s, const PrefillP
     p.output_tokens_per_s_per_gpu = p.output_tokens_per_s / static_cast<double>(p.gpus);
     p.output_tokens_per_s_per_user = p.tpot_ms > 0 ? 1e3 / p.tpot_ms : 0;
     // Power: decode GPUs run their step continuously; prefill GPUs at the share of their capacity used.
-    const double dec_W = energy_J(dec, step) / step.time_s;
+    const double dec_W = step_energy_J(dec, step) / step.time_s;
     const double busy = std::min(1.0, rate / prefill_capacity);
     const double pre_W = busy * pre.busy_W + (1.0 - busy) * pre.wait_W;
     const double pre_gpus = static_cast<double>(d.prefill.layout.gpus()) * d.prefill.workers;

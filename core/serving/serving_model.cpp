@@ -211,18 +211,6 @@ SteadyState static_batch(const ServingContext& ctx, const ServingWorkload& w, do
     return s;
 }
 
-// Power of one GPU over a step: the power model's energy of its kernels (the compute-bound ones
-// scale with the clock, the memory-bound ones, the collectives and the host's share do not).
-double step_energy_J(const ServingContext& ctx, const StepCost& c)
-{
-    KernelWork k;
-    k.clock_s = c.compute_bound_s;
-    k.fixed_s = c.memory_bound_s + c.comm_s + c.overhead_s;
-    k.tensor_s = c.tensor_s;
-    k.bytes = c.hbm_bytes;
-    return ctx.power.energy_J(k, 1.0) + ctx.power.comm_W * c.comm_s;
-}
-
 std::string fmt(double v)
 {
     std::ostringstream o;

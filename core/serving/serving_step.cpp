@@ -269,4 +269,14 @@ StepCost step_cost(const ServingContext& ctx, const StepLoad& load)
     return c;
 }
 
+double step_energy_J(const ServingContext& ctx, const StepCost& c)
+{
+    KernelWork k;
+    k.clock_s = c.compute_bound_s;
+    k.fixed_s = c.memory_bound_s + c.comm_s + c.overhead_s;
+    k.tensor_s = c.tensor_s;
+    k.bytes = c.hbm_bytes;
+    return ctx.power.energy_J(k, 1.0) + ctx.power.comm_W * c.comm_s;
+}
+
 } // namespace parallax

@@ -31,6 +31,9 @@ struct StepCost {
 // With pp > 1 the requests are split into pp micro-batches that follow each other through the stages:
 // a token waits for every stage once, so the step is the whole model's pass at a micro-batch of 1/pp.
 StepCost step_cost(const ServingContext& ctx, const StepLoad& load);
+// Energy of one GPU over a step: the compute-bound kernels scale with the clock, the memory-bound ones,
+// the collectives and the host's share do not.
+double step_energy_J(const ServingContext& ctx, const StepCost& c);
 
 // Expected number of distinct experts `draws` routing picks touch among `experts` when each token
 // picks `top_k` of them uniformly: E (1 - (1 - k/E)^tokens).

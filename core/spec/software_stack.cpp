@@ -64,6 +64,30 @@ bool framework_from_string(std::string_view s, Framework& out)
     return false;
 }
 
+namespace {
+
+// What torchtitan does the same with or without torch.compile (compile changes only the elementwise traffic).
+void set_torchtitan_traits(SoftwareTraits& t)
+{
+    t.attention = AttentionKernel::flash2;
+    // torchtitan's Attention repeats K/V to the query heads before SDPA (repeat_kv), so CP passes
+    // them at that width; PyTorch's context_parallel all-gathers them (Dec 2024 default).
+    t.cp_kv_all_gather = true;
+    t.cp_kv_at_query_heads = true;
+    t.cp_merge_fwd_bytes_per_query = kPyTorchCpMergeFwdBytesPerQuery;
+    t.cp_merge_bwd_bytes_per_query = kPyTorchCpMergeBwdBytesPerQuery;
+    t.cp_merge_bwd_bytes_per_kv = kPyTorchCpMergeBwdBytesPerKv;
+    t.loss_fwd_bytes_per_logit = kEagerLossFwdBytesPerLogit;
+    t.loss_peak_bytes_per_logit = kEagerLossPeakBytesPerLogit;
+    t.loss_bwd_bytes_per_logit = kEagerLossBwdBytesPerLogit;
+    t.tp_overlap_backward = false;
+    t.tp_relayout_copies = true;
+    t.selective = SelectivePolicy::every_other_matmul;
+    t.tp_backward_overlap = false;
+}
+
+} // namespace
+
 SoftwareTraits software_traits(Framework f)
 {
     SoftwareTraits t;
@@ -72,40 +96,12 @@ SoftwareTraits software_traits(Framework f)
         t.expert_gemm_host_s = kTeExpertGemmHostSeconds;
         break;
     case Framework::torchtitan:
-        t.attention = AttentionKernel::flash2;
-        // torchtitan's Attention repeats K/V to the query heads before SDPA (repeat_kv), so CP passes
-        // them at that width; PyTorch's context_parallel all-gathers them (Dec 2024 default).
-        t.cp_kv_all_gather = true;
-        t.cp_kv_at_query_heads = true;
-        t.cp_merge_fwd_bytes_per_query = kPyTorchCpMergeFwdBytesPerQuery;
-        t.cp_merge_bwd_bytes_per_query = kPyTorchCpMergeBwdBytesPerQuery;
-        t.cp_merge_bwd_bytes_per_kv = kPyTorchCpMergeBwdBytesPerKv;
-        t.loss_fwd_bytes_per_logit = kEagerLossFwdBytesPerLogit;
-        t.loss_peak_bytes_per_logit = kEagerLossPeakBytesPerLogit;
-        t.loss_bwd_bytes_per_logit = kEagerLossBwdBytesPerLogit;
-        t.tp_overlap_backward = false;
-        t.tp_relayout_copies = true;
+        set_torchtitan_traits(t);
         t.elementwise_traffic_factor = kEagerElementwiseTraffic;
-        t.selective = SelectivePolicy::every_other_matmul;
-        t.tp_backward_overlap = false;
         break;
     case Framework::torchtitan_compile:
-        t.attention = AttentionKernel::flash2;
-        // torchtitan's Attention repeats K/V to the query heads before SDPA (repeat_kv), so CP passes
-        // them at that width; PyTorch's context_parallel all-gathers them (Dec 2024 default).
-        t.cp_kv_all_gather = true;
-        t.cp_kv_at_query_heads = true;
-        t.cp_merge_fwd_bytes_per_query = kPyTorchCpMergeFwdBytesPerQuery;
-        t.cp_merge_bwd_bytes_per_query = kPyTorchCpMergeBwdBytesPerQuery;
-        t.cp_merge_bwd_bytes_per_kv = kPyTorchCpMergeBwdBytesPerKv;
-        t.loss_fwd_bytes_per_logit = kEagerLossFwdBytesPerLogit;
-        t.loss_peak_bytes_per_logit = kEagerLossPeakBytesPerLogit;
-        t.loss_bwd_bytes_per_logit = kEagerLossBwdBytesPerLogit;
-        t.tp_overlap_backward = false;
-        t.tp_relayout_copies = true;
+        set_torchtitan_traits(t);
         t.elementwise_traffic_factor = kCompiledElementwiseTraffic;
-        t.selective = SelectivePolicy::every_other_matmul;
-        t.tp_backward_overlap = false;
         break;
     case Framework::megatron_deepspeed:
         // DeepSpeed PipelineEngine: SendActivation / RecvActivation / SendGrad / RecvGrad are separate

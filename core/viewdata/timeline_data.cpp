@@ -884,18 +884,24 @@ std::shared_ptr<const TimelineData> build_timeline_data(
     return d;
 }
 
-void dag_predecessors(const TimelineData& d, std::uint32_t op, std::vector<DagEdge>& out)
+namespace {
+
+// The compute ops next to `op` along `neighbours` (its dependencies or its successors), communication ops
+// (and the barrier) folded into the edge: a compute op reached only through them is an indirect edge.
+template <class Neighbours>
+void dag_neighbours(const ExecutionGraph& g, std::uint32_t op, Neighbours neighbours, std::vector<DagEdge>& out)
 {
+    // A bound on the walk through communication: a barrier joins every stage, and the walk only needs
+    // the compute ops right behind it.
+    constexpr std::size_t kMaxFoldedOps = 4096;
     out.clear();
-    const ExecutionGraph& g = d.graph();
-    // Fold communication ops (and the barrier) into the edge: walk back until compute passes.
     std::vector<std::uint32_t> stack;
     std::vector<std::uint32_t> seen;
-    for (std::uint32_t p : g.deps(op)) {
-        if (is_dag_node(g.type(p)))
-            out.push_back({ p, false });
+    for (std::uint32_t n : neighbours(op)) {
+        if (is_dag_node(g.type(n)))
+            out.push_back({ n, false });
         else
-            stack.push_back(p);
+            stack.push_back(n);
     }
     while (!stack.empty()) {
         const std::uint32_t c = stack.back();
@@ -903,44 +909,30 @@ void dag_predecessors(const TimelineData& d, std::uint32_t op, std::vector<DagEd
         if (std::find(seen.begin(), seen.end(), c) != seen.end())
             continue;
         seen.push_back(c);
-        for (std::uint32_t p : g.deps(c)) {
-            if (is_dag_node(g.type(p))) {
-                if (std::none_of(out.begin(), out.end(), [&](const DagEdge& e) { return e.from == p; }))
-                    out.push_back({ p, true });
-            } else if (seen.size() < 4096) {
-                stack.push_back(p);
+        for (std::uint32_t n : neighbours(c)) {
+            if (is_dag_node(g.type(n))) {
+                if (std::none_of(out.begin(), out.end(), [&](const DagEdge& e) { return e.from == n; }))
+                    out.push_back({ n, true });
+            } else if (seen.size() < kMaxFoldedOps) {
+                stack.push_back(n);
             }
         }
     }
 }
 
+} // namespace
+
+void dag_predecessors(const TimelineData& d, std::uint32_t op, std::vector<DagEdge>& out)
+{
+    const ExecutionGraph& g = d.graph();
+    dag_neighbours(
+        g, op, [&](std::uint32_t o) { return g.deps(o); }, out);
+}
+
 void dag_successors(const TimelineData& d, std::uint32_t op, std::vector<DagEdge>& out)
 {
-    out.clear();
-    const ExecutionGraph& g = d.graph();
-    std::vector<std::uint32_t> stack;
-    std::vector<std::uint32_t> seen;
-    for (std::uint32_t s : d.successors(op)) {
-        if (is_dag_node(g.type(s)))
-            out.push_back({ s, false });
-        else
-            stack.push_back(s);
-    }
-    while (!stack.empty()) {
-        const std::uint32_t c = stack.back();
-        stack.pop_back();
-        if (std::find(seen.begin(), seen.end(), c) != seen.end())
-            continue;
-        seen.push_back(c);
-        for (std::uint32_t s : d.successors(c)) {
-            if (is_dag_node(g.type(s))) {
-                if (std::none_of(out.begin(), out.end(), [&](const DagEdge& e) { return e.from == s; }))
-                    out.push_back({ s, true });
-            } else if (seen.size() < 4096) {
-                stack.push_back(s);
-            }
-        }
-    }
+    dag_neighbours(
+        d.graph(), op, [&](std::uint32_t o) { return d.successors(o); }, out);
 }
 
 std::vector<std::uint32_t> critical_compute_chain(const TimelineData& d)

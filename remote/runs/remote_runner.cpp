@@ -46,15 +46,22 @@ RemoteWorker* RemoteRunner::worker_for(const ClusterProfile& profile)
     return worker;
 }
 
-RemoteWorker* RemoteRunner::worker_for_run(const QString& run_id)
+RemoteWorker* RemoteRunner::worker_for_run(const QString& run_id, QString& error)
 {
     // Reading the run's profile here is a local SQLite read on this thread (its own connection), not network.
-    RunStore store(m_store_path);
-    const auto run = store.get(run_id.toStdString());
-    if (!run)
+    try {
+        RunStore store(m_store_path);
+        const auto run = store.get(run_id.toStdString());
+        if (!run) {
+            error = QStringLiteral("no run %1 in %2").arg(run_id, m_store_path);
+            return nullptr;
+        }
+        const ClusterProfile p = profile_from_json(nlohmann::json::parse(run->profile_json), "run " + run->id);
+        return worker_for(p);
+    } catch (const std::exception& e) {
+        error = QString::fromStdString(e.what());
         return nullptr;
-    const ClusterProfile p = profile_from_json(nlohmann::json::parse(run->profile_json), "run " + run->id);
-    return worker_for(p);
+    }
 }
 
 void RemoteRunner::dispatch(RunRequest request)
@@ -66,15 +73,10 @@ void RemoteRunner::dispatch(RunRequest request)
 
 void RemoteRunner::attach(const QString& run_id)
 {
-    RemoteWorker* w = nullptr;
-    try {
-        w = worker_for_run(run_id);
-    } catch (const std::exception& e) {
-        Q_EMIT run_error(run_id, QString::fromStdString(e.what()));
-        return;
-    }
+    QString error;
+    RemoteWorker* w = worker_for_run(run_id, error);
     if (!w) {
-        Q_EMIT run_error(run_id, QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
+        Q_EMIT run_error(run_id, error);
         return;
     }
     QMetaObject::invokeMethod(
@@ -98,15 +100,10 @@ int RemoteRunner::attach_active()
 
 void RemoteRunner::cancel(const QString& run_id)
 {
-    RemoteWorker* w = nullptr;
-    try {
-        w = worker_for_run(run_id);
-    } catch (const std::exception& e) {
-        Q_EMIT run_error(run_id, QString::fromStdString(e.what()));
-        return;
-    }
+    QString error;
+    RemoteWorker* w = worker_for_run(run_id, error);
     if (!w) {
-        Q_EMIT run_error(run_id, QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
+        Q_EMIT run_error(run_id, error);
         return;
     }
     QMetaObject::invokeMethod(
@@ -115,15 +112,10 @@ void RemoteRunner::cancel(const QString& run_id)
 
 void RemoteRunner::fetch_traces(const QString& run_id, const QString& local_dir)
 {
-    RemoteWorker* w = nullptr;
-    try {
-        w = worker_for_run(run_id);
-    } catch (const std::exception& e) {
-        Q_EMIT traces_fetched(run_id, {}, QString(), QString::fromStdString(e.what()));
-        return;
-    }
+    QString error;
+    RemoteWorker* w = worker_for_run(run_id, error);
     if (!w) {
-        Q_EMIT traces_fetched(run_id, {}, QString(), QStringLiteral("no run %1 in %2").arg(run_id, m_store_path));
+        Q_EMIT traces_fetched(run_id, {}, QString(), error);
         return;
     }
     QMetaObject::invokeMethod(

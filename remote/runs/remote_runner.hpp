@@ -66,7 +66,8 @@ private:
         RemoteWorker* worker = nullptr;
     };
     RemoteWorker* worker_for(const ClusterProfile& profile);
-    RemoteWorker* worker_for_run(const QString& run_id);
+    // The worker of a stored run's cluster, or nullptr with `error` saying why (no such run, unreadable store).
+    RemoteWorker* worker_for_run(const QString& run_id, QString& error);
 
     QString m_store_path;
     std::shared_ptr<SshInteraction> m_interaction;

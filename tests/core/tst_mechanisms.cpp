@@ -149,7 +149,7 @@ private slots:
         QCOMPARE(forward, 4); // two all-gathers, two reduce-scatters
         QCOMPARE(backward, 4);
         const LayerTotals t = summarize(l.ops);
-        QVERIFY(near(t.comm_exposed_fwd_s[static_cast<int>(OpStream::tp)], exposed_fwd, 1e-9));
+        QVERIFY(near(t.comm_exposed_fwd_s[kTpStream], exposed_fwd, 1e-9));
         // The 805 MB all-gather before the Q/K/V GEMM (98304 x 768 x 4096) outlasts 7/8 of it.
         QVERIFY(exposed_fwd > 0);
         const Layer vanilla(Framework::torchtitan_compile, false, Recompute::none);

@@ -84,11 +84,6 @@ bool WaterfallView::has_data() const
     return !m_rows.empty();
 }
 
-QString WaterfallView::placeholder() const
-{
-    return QStringLiteral("no plan");
-}
-
 std::vector<BarChart::LegendEntry> WaterfallView::legend() const
 {
     return { { time_colour(TimePart::compute, dark()), QStringLiteral("plan") },

@@ -35,7 +35,6 @@ protected:
     std::vector<LegendEntry> legend() const override;
     void paint_chart(QPainter& p) override;
     QString tooltip_at(QPointF pos) const override;
-    QString placeholder() const override;
 
 private:
     struct Layout {

@@ -32,6 +32,17 @@ QString qs(const std::string& s)
 constexpr remote::JobFramework kFrameworks[] = { remote::JobFramework::probe, remote::JobFramework::megatron,
     remote::JobFramework::torchtitan, remote::JobFramework::deepspeed };
 
+// A count with a special value at 0 ("default", "auto").
+QSpinBox* count_box(QWidget* parent, const char* name, int max, const QString& zero_text, const QString& tip)
+{
+    auto* box = new QSpinBox(parent);
+    box->setObjectName(QLatin1String(name));
+    box->setRange(0, max);
+    box->setSpecialValueText(zero_text);
+    box->setToolTip(tip);
+    return box;
+}
+
 } // namespace
 
 DispatchDialog::DispatchDialog(
@@ -46,50 +57,7 @@ DispatchDialog::DispatchDialog(
     setWindowTitle(QStringLiteral("Send as validation run: ") + plan_label);
     resize(980, 720);
     auto* v = new QVBoxLayout(this);
-    auto* form = new QFormLayout;
-    auto* prow = new QHBoxLayout;
-    m_profile = new QComboBox(this);
-    m_profile->setObjectName(QStringLiteral("profile"));
-    m_profile->setMinimumContentsLength(20);
-    auto* edit_profiles = new QPushButton(QStringLiteral("Profiles..."), this);
-    edit_profiles->setObjectName(QStringLiteral("edit_profiles"));
-    prow->addWidget(m_profile, 1);
-    prow->addWidget(edit_profiles);
-    form->addRow(QStringLiteral("Cluster profile"), prow);
-    m_framework = new QComboBox(this);
-    m_framework->setObjectName(QStringLiteral("framework"));
-    for (remote::JobFramework f : kFrameworks)
-        m_framework->addItem(qs(std::string(remote::to_string(f))), static_cast<int>(f));
-    m_framework->setToolTip(QStringLiteral("probe: the built-in PyTorch probe (benchmarks and a few training steps of "
-                                           "the plan's layers); the others run the plan itself"));
-    form->addRow(QStringLiteral("Framework"), m_framework);
-    auto* orow = new QHBoxLayout;
-    m_steps = new QSpinBox(this);
-    m_steps->setObjectName(QStringLiteral("steps"));
-    m_steps->setRange(0, 1000000);
-    m_steps->setSpecialValueText(QStringLiteral("default"));
-    m_steps->setToolTip(QStringLiteral("Training steps; default: 6 for the probe, 30 for the frameworks"));
-    m_layers = new QSpinBox(this);
-    m_layers->setObjectName(QStringLiteral("probe_layers"));
-    m_layers->setRange(0, 100000);
-    m_layers->setSpecialValueText(QStringLiteral("auto"));
-    m_layers->setToolTip(QStringLiteral("Layers the probe trains (a multiple of PP); auto: 2 per stage"));
-    m_micro = new QSpinBox(this);
-    m_micro->setObjectName(QStringLiteral("probe_microbatches"));
-    m_micro->setRange(0, 100000);
-    m_micro->setSpecialValueText(QStringLiteral("auto"));
-    m_micro->setToolTip(QStringLiteral("Micro-batches per probe step; auto: the plan's, at most 2 x PP"));
-    orow->addWidget(new QLabel(QStringLiteral("Steps"), this));
-    orow->addWidget(m_steps);
-    orow->addSpacing(12);
-    orow->addWidget(new QLabel(QStringLiteral("Probe layers"), this));
-    orow->addWidget(m_layers);
-    orow->addSpacing(12);
-    orow->addWidget(new QLabel(QStringLiteral("Probe micro-batches"), this));
-    orow->addWidget(m_micro);
-    orow->addStretch(1);
-    form->addRow(QStringLiteral("Run"), orow);
-    v->addLayout(form);
+    v->addLayout(make_form());
 
     m_summary = new QLabel(this);
     m_summary->setObjectName(QStringLiteral("bundle_summary"));
@@ -107,53 +75,99 @@ DispatchDialog::DispatchDialog(
     m_tabs->setObjectName(QStringLiteral("job_files"));
     m_tabs->setDocumentMode(true);
     v->addWidget(m_tabs, 1);
+    v->addWidget(make_buttons());
 
-    auto* buttons = new QDialogButtonBox(this);
-    m_revert = buttons->addButton(QStringLiteral("Revert this file"), QDialogButtonBox::ResetRole);
-    m_revert->setObjectName(QStringLiteral("revert_file"));
-    QPushButton* write = buttons->addButton(QStringLiteral("Write to folder..."), QDialogButtonBox::ActionRole);
-    write->setObjectName(QStringLiteral("write_files"));
-    write->setToolTip(QStringLiteral("Write the files (with your edits) to a folder, as `parallax-cli run --out` "
-                                     "does; send them later with `parallax-cli run --from DIR`"));
-    connect(write, &QPushButton::clicked, this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, QStringLiteral("Write the job's files to"));
-        if (dir.isEmpty())
-            return;
-        QString error;
-        if (!write_to(dir, &error)) {
-            m_error->setText(QStringLiteral("<b>Not written:</b> ") + error.toHtmlEscaped());
-            m_error->show();
-        } else {
-            m_summary->setText(m_summary->text() + QStringLiteral("<br><b>Written to %1</b>").arg(dir.toHtmlEscaped()));
-        }
-    });
-    m_send = buttons->addButton(QStringLiteral("Send"), QDialogButtonBox::AcceptRole);
-    m_send->setObjectName(QStringLiteral("send_run"));
-    m_send->setDefault(true);
-    // Its text counts the edited files; a button that keeps its width keeps the row still.
-    m_send->setMinimumWidth(m_send->fontMetrics().horizontalAdvance(QStringLiteral("Send (99 edited files)")) + 24);
-    QPushButton* cancel = buttons->addButton(QDialogButtonBox::Cancel);
-    cancel->setObjectName(QStringLiteral("cancel_dispatch"));
-    v->addWidget(buttons);
-
-    connect(edit_profiles, &QPushButton::clicked, this, &DispatchDialog::edit_profiles_requested);
     connect(m_profile, &QComboBox::currentTextChanged, this, [this] { regenerate(); });
     connect(m_framework, &QComboBox::currentIndexChanged, this, [this] { regenerate(); });
     for (QSpinBox* s : { m_steps, m_layers, m_micro })
         connect(s, &QSpinBox::valueChanged, this, [this] { regenerate(); });
+    reload_profiles();
+}
+
+QFormLayout* DispatchDialog::make_form()
+{
+    auto* form = new QFormLayout;
+    auto* prow = new QHBoxLayout;
+    m_profile = new QComboBox(this);
+    m_profile->setObjectName(QStringLiteral("profile"));
+    m_profile->setMinimumContentsLength(20);
+    auto* edit_profiles = new QPushButton(QStringLiteral("Profiles..."), this);
+    edit_profiles->setObjectName(QStringLiteral("edit_profiles"));
+    connect(edit_profiles, &QPushButton::clicked, this, &DispatchDialog::edit_profiles_requested);
+    prow->addWidget(m_profile, 1);
+    prow->addWidget(edit_profiles);
+    form->addRow(QStringLiteral("Cluster profile"), prow);
+    m_framework = new QComboBox(this);
+    m_framework->setObjectName(QStringLiteral("framework"));
+    for (remote::JobFramework f : kFrameworks)
+        m_framework->addItem(qs(std::string(remote::to_string(f))), static_cast<int>(f));
+    m_framework->setToolTip(QStringLiteral("probe: the built-in PyTorch probe (benchmarks and a few training steps of "
+                                           "the plan's layers); the others run the plan itself"));
+    form->addRow(QStringLiteral("Framework"), m_framework);
+    m_steps = count_box(this, "steps", 1000000, QStringLiteral("default"),
+        QStringLiteral("Training steps; default: 6 for the probe, 30 for the frameworks"));
+    m_layers = count_box(this, "probe_layers", 100000, QStringLiteral("auto"),
+        QStringLiteral("Layers the probe trains (a multiple of PP); auto: 2 per stage"));
+    m_micro = count_box(this, "probe_microbatches", 100000, QStringLiteral("auto"),
+        QStringLiteral("Micro-batches per probe step; auto: the plan's, at most 2 x PP"));
+    auto* orow = new QHBoxLayout;
+    const std::pair<const char*, QSpinBox*> counts[]
+        = { { "Steps", m_steps }, { "Probe layers", m_layers }, { "Probe micro-batches", m_micro } };
+    for (const auto& [label, box] : counts) {
+        if (orow->count() > 0)
+            orow->addSpacing(12);
+        orow->addWidget(new QLabel(QLatin1String(label), this));
+        orow->addWidget(box);
+    }
+    orow->addStretch(1);
+    form->addRow(QStringLiteral("Run"), orow);
+    return form;
+}
+
+QDialogButtonBox* DispatchDialog::make_buttons()
+{
+    auto* buttons = new QDialogButtonBox(this);
+    m_revert = buttons->addButton(QStringLiteral("Revert this file"), QDialogButtonBox::ResetRole);
+    m_revert->setObjectName(QStringLiteral("revert_file"));
     connect(m_revert, &QPushButton::clicked, this, [this] {
         const int i = m_tabs->currentIndex();
         if (i >= 0)
             revert(m_tabs->widget(i)->objectName().mid(5));
     });
+    QPushButton* write = buttons->addButton(QStringLiteral("Write to folder..."), QDialogButtonBox::ActionRole);
+    write->setObjectName(QStringLiteral("write_files"));
+    write->setToolTip(QStringLiteral("Write the files (with your edits) to a folder, as `parallax-cli run --out` "
+                                     "does; send them later with `parallax-cli run --from DIR`"));
+    connect(write, &QPushButton::clicked, this, &DispatchDialog::write_to_chosen_folder);
+    m_send = buttons->addButton(QStringLiteral("Send"), QDialogButtonBox::AcceptRole);
+    m_send->setObjectName(QStringLiteral("send_run"));
+    m_send->setDefault(true);
+    // Its text counts the edited files; a button that keeps its width keeps the row still.
+    m_send->setMinimumWidth(m_send->fontMetrics().horizontalAdvance(QStringLiteral("Send (99 edited files)")) + 24);
     connect(m_send, &QPushButton::clicked, this, [this] {
         if (!m_bundle)
             return;
         Q_EMIT send_requested();
         accept();
     });
+    QPushButton* cancel = buttons->addButton(QDialogButtonBox::Cancel);
+    cancel->setObjectName(QStringLiteral("cancel_dispatch"));
     connect(cancel, &QPushButton::clicked, this, &QDialog::reject);
-    reload_profiles();
+    return buttons;
+}
+
+void DispatchDialog::write_to_chosen_folder()
+{
+    const QString dir = QFileDialog::getExistingDirectory(this, QStringLiteral("Write the job's files to"));
+    if (dir.isEmpty())
+        return;
+    QString error;
+    if (!write_to(dir, &error)) {
+        m_error->setText(QStringLiteral("<b>Not written:</b> ") + error.toHtmlEscaped());
+        m_error->show();
+    } else {
+        m_summary->setText(m_summary->text() + QStringLiteral("<br><b>Written to %1</b>").arg(dir.toHtmlEscaped()));
+    }
 }
 
 void DispatchDialog::reload_profiles()

@@ -14,6 +14,8 @@
 #include <optional>
 
 class QComboBox;
+class QDialogButtonBox;
+class QFormLayout;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
@@ -55,6 +57,9 @@ Q_SIGNALS:
     void edit_profiles_requested();
 
 private:
+    QFormLayout* make_form(); // profile, framework, run lengths
+    QDialogButtonBox* make_buttons();
+    void write_to_chosen_folder();
     void regenerate();
     void update_tab_titles();
     std::optional<remote::ClusterProfile> load_profile(QString* error) const;

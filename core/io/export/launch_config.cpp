@@ -316,6 +316,19 @@ std::vector<Unsupported> launch_unsupported(LaunchFormat f, const Scenario& s)
     return out;
 }
 
+namespace {
+
+// The transformer's shape in the argument names Megatron-LM and Megatron-DeepSpeed share.
+void add_transformer_shape(std::vector<std::string>& words, const ModelSpec& m, const TrainingSpec& t)
+{
+    add(words,
+        { "--num-layers", num(m.layers), "--hidden-size", num(m.hidden), "--num-attention-heads", num(m.heads),
+            "--ffn-hidden-size", num(m.ffn_hidden), "--seq-length", num(t.seq_len), "--max-position-embeddings",
+            num(t.seq_len) });
+}
+
+} // namespace
+
 // ------------------------------------------------------------------------------------------------
 // Megatron-LM
 
@@ -326,10 +339,7 @@ std::vector<ArgGroup> megatron_arg_groups(const Scenario& sc, const LaunchSettin
     const TrainingSpec& t = sc.training;
     ArgGroup model { "MODEL_ARGS", {} };
     auto& mw = model.words;
-    add(mw,
-        { "--num-layers", num(m.layers), "--hidden-size", num(m.hidden), "--num-attention-heads", num(m.heads),
-            "--ffn-hidden-size", num(m.ffn_hidden), "--seq-length", num(t.seq_len), "--max-position-embeddings",
-            num(t.seq_len) });
+    add_transformer_shape(mw, m, t);
     if (m.kv_heads != m.heads && !m.mla)
         add(mw, { "--group-query-attention", "--num-query-groups", num(m.kv_heads) });
     if (m.head_dim_override && !m.mla)
@@ -480,10 +490,7 @@ std::vector<ArgGroup> megatron_deepspeed_arg_groups(
     const TrainingSpec& t = sc.training;
     ArgGroup model { "MODEL_ARGS", {} };
     auto& mw = model.words;
-    add(mw,
-        { "--num-layers", num(m.layers), "--hidden-size", num(m.hidden), "--num-attention-heads", num(m.heads),
-            "--ffn-hidden-size", num(m.ffn_hidden), "--seq-length", num(t.seq_len), "--max-position-embeddings",
-            num(t.seq_len) });
+    add_transformer_shape(mw, m, t);
     if (m.kv_heads != m.heads)
         add(mw, { "--num-key-value-heads", num(m.kv_heads) });
     if (m.head_dim_override)
