@@ -59,6 +59,11 @@ moe=$(mktemp)
 "$cli" validate validation/published-moe-and-long-context-runs.json --markdown --calibration none > "$moe"
 replace_between_markers validation-moe "$moe"
 rm -f "$moe"
+# Measured runs on mixed clusters (Sailor, AMP, HexiScale): their own table.
+hetero=$(mktemp)
+"$cli" validate validation/measured-hetero-runs.json --markdown --calibration none > "$hetero"
+replace_between_markers validation-hetero "$hetero"
+rm -f "$hetero"
 # The error bands: per workload class, and their leave-one-source-out coverage.
 bands=$(mktemp)
 "$cli" error-bands --json | python3 -c '

@@ -1,4 +1,5 @@
 // parallax-cli validate RUNS.json [--json] [--markdown]
+#include "calibration/hetero_runs.hpp"
 #include "calibration/published_runs.hpp"
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
@@ -109,7 +110,8 @@ int run_validate(const QStringList& args)
         if (is_serving_runs_file(j))
             return validate_serving(
                 j, path, cmd.parser().isSet(QStringLiteral("json")), cmd.parser().isSet(QStringLiteral("markdown")));
-        cases = read_published_runs(j, path, PresetCatalog::standard(), skipped);
+        cases = is_hetero_runs_file(j) ? read_hetero_runs(j, path, PresetCatalog::standard(), skipped)
+                                       : read_published_runs(j, path, PresetCatalog::standard(), skipped);
     } catch (const InputError& e) {
         print_err(e.what());
         return kBadInput;

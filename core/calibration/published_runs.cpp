@@ -1,9 +1,11 @@
 #include "calibration/published_runs.hpp"
 
+#include "io/hetero_io.hpp"
 #include "io/json_reader.hpp"
 #include "io/number_format.hpp"
 #include "io/scenario_io.hpp"
 #include "model/analytic_model.hpp"
+#include "model/hetero_model.hpp"
 #include "model/model_math.hpp"
 #include "spec/input_error.hpp"
 #include "spec/strategy_label.hpp"
@@ -907,12 +909,15 @@ GroupSummary summarize_rows(const std::vector<const ValidationRow*>& rows)
     if (rows.empty())
         return g;
     std::vector<double> abs_err, measured, predicted;
+    double step_time_err = 0;
     for (const auto* r : rows) {
         abs_err.push_back(std::fabs(r->error));
+        step_time_err += std::fabs(1 / (1 + r->error) - 1); // the same tokens per step: time ratio = 1 / rate ratio
         measured.push_back(r->c.measured_tokens_per_s_per_gpu);
         predicted.push_back(r->predicted_tokens_per_s_per_gpu);
     }
     g.mape = std::accumulate(abs_err.begin(), abs_err.end(), 0.0) / abs_err.size();
+    g.step_time_mape = step_time_err / abs_err.size();
     std::vector<double> sorted = abs_err;
     std::sort(sorted.begin(), sorted.end());
     const std::size_t n = sorted.size();
@@ -921,6 +926,26 @@ GroupSummary summarize_rows(const std::vector<const ValidationRow*>& rows)
     if (n >= 3)
         g.spearman = spearman_rank_correlation(measured, predicted);
     return g;
+}
+
+// A row on a mixed cluster: the heterogeneous model, throughput per GPU the replicas hold.
+ValidationRow heterogeneous_row(const ValidationCase& c, const Calibration& calibration)
+{
+    ValidationRow row;
+    row.c = c;
+    const HeteroPrediction h = predict_heterogeneous(c.scenario, calibration);
+    const Prediction& p = h.prediction;
+    row.feasible = p.feasible;
+    if (!p.feasible)
+        row.c.assumptions.push_back("predicted out of memory ("
+            + format_number("%.1f GiB", p.peak_memory_bytes / units::kGiB) + "); throughput reported anyway");
+    row.predicted_tokens_per_s_per_gpu = p.tokens_per_s / static_cast<double>(std::max(1LL, h.gpus_used));
+    row.predicted_peak_memory_bytes = p.peak_memory_bytes;
+    if (c.measured_peak_memory_bytes)
+        row.memory_error = (p.peak_memory_bytes - *c.measured_peak_memory_bytes) / *c.measured_peak_memory_bytes;
+    row.error
+        = (row.predicted_tokens_per_s_per_gpu - c.measured_tokens_per_s_per_gpu) / c.measured_tokens_per_s_per_gpu;
+    return row;
 }
 
 } // namespace
@@ -933,6 +958,10 @@ ValidationReport run_validation(
     for (const ValidationCase& c : cases) {
         ValidationRow row;
         row.c = c;
+        if (c.scenario.heterogeneous()) {
+            report.rows.push_back(heterogeneous_row(c, calibration));
+            continue;
+        }
         Strategy s = c.scenario.strategy;
         const PlanContext ctx(c.scenario.model, c.scenario.training, c.scenario.cluster, calibration);
         const AnalyticModel model(ctx);
@@ -1007,7 +1036,8 @@ namespace {
 
 json group_json(const GroupSummary& g)
 {
-    json j { { "rows", g.rows }, { "mape", g.mape }, { "median", g.median }, { "worst", g.worst } };
+    json j { { "rows", g.rows }, { "mape", g.mape }, { "median", g.median }, { "worst", g.worst },
+        { "step_time_mape", g.step_time_mape } };
     if (g.spearman)
         j["spearman"] = *g.spearman;
     return j;
@@ -1028,6 +1058,10 @@ json validation_report_to_json(const ValidationReport& r)
             { "label", strategy_label(row.c.scenario.strategy) },
             { "strategy", strategy_to_json(row.c.scenario.strategy) }, { "assumptions", row.c.assumptions },
             { "predicted_peak_memory_GiB", row.predicted_peak_memory_bytes / units::kGiB } });
+        if (row.c.scenario.heterogeneous())
+            rows.back()["stages"] = pipeline_stages_to_json(row.c.scenario.stages);
+        if (row.c.measured_step_time_s)
+            rows.back()["measured_step_time_s"] = *row.c.measured_step_time_s;
         if (row.memory_error) {
             rows.back()["measured_peak_memory_GiB"] = *row.c.measured_peak_memory_bytes / units::kGiB;
             rows.back()["memory_error"] = *row.memory_error;
@@ -1068,13 +1102,18 @@ std::string validation_report_to_markdown(const ValidationReport& r)
         out += "| " + row.c.id + " | " + row.c.gpu + " | " + format_number("%.1f", row.c.measured_tokens_per_s_per_gpu)
             + " | " + format_number("%.1f", row.predicted_tokens_per_s_per_gpu) + " | "
             + format_number("%+.1f%%", 100 * row.error) + " |\n";
+    // Sources that state step times (rather than throughput) are also judged on step time.
+    const bool with_time = std::any_of(
+        r.rows.begin(), r.rows.end(), [](const ValidationRow& row) { return row.c.measured_step_time_s.has_value(); });
     auto group_table = [&](const char* title, const std::map<std::string, GroupSummary>& groups) {
-        out += std::string("\n| ") + title
-            + " | rows | MAPE | median | worst | Spearman |\n|---|---:|---:|---:|---:|---:|\n";
+        out += std::string("\n| ") + title + " | rows | MAPE | median | worst | Spearman |"
+            + (with_time ? " step-time MAPE |\n|---|---:|---:|---:|---:|---:|---:|\n"
+                         : "\n|---|---:|---:|---:|---:|---:|\n");
         for (const auto& [k, g] : groups)
             out += "| " + k + " | " + std::to_string(g.rows) + " | " + format_number("%.1f%%", 100 * g.mape) + " | "
                 + format_number("%.1f%%", 100 * g.median) + " | " + format_number("%.1f%%", 100 * g.worst) + " | "
-                + (g.spearman ? format_number("%.2f", *g.spearman) : std::string("-")) + " |\n";
+                + (g.spearman ? format_number("%.2f", *g.spearman) : std::string("-")) + " |"
+                + (with_time ? " " + format_number("%.1f%%", 100 * g.step_time_mape) + " |\n" : "\n");
     };
     group_table("source", r.by_source);
     group_table("GPU", r.by_gpu);

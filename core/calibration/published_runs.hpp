@@ -24,6 +24,7 @@ struct ValidationCase {
     double measured_tokens_per_s_per_gpu = 0;
     std::string measured_from; // which published field the measurement comes from
     std::optional<double> measured_peak_memory_bytes; // result.peak_memory_gib, where the source states it
+    std::optional<double> measured_step_time_s; // where the source states the step time itself
     std::vector<std::string> assumptions;
     // Recompute was unstated: choose the least recomputation that fits in memory.
     bool recompute_unstated = false;
@@ -48,6 +49,7 @@ struct GroupSummary {
     double mape = 0;
     double median = 0;
     double worst = 0; // largest |error|
+    double step_time_mape = 0; // the same rows' step-time error (predicted / measured step time - 1)
     std::optional<double> spearman; // rank correlation measured vs predicted, when >= 3 rows
 };
 

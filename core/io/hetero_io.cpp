@@ -1,5 +1,6 @@
 #include "io/hetero_io.hpp"
 
+#include "io/input_limits.hpp"
 #include "io/json_reader.hpp"
 #include "io/scenario_io.hpp"
 
@@ -107,6 +108,24 @@ std::vector<PipelineStageSpec> read_pipeline_stages(
         out.push_back(std::move(st));
     }
     return out;
+}
+
+BatchSplit read_batch_split(const json& strategy, const std::string& file)
+{
+    const auto it = strategy.find("batch_split");
+    if (it == strategy.end())
+        return BatchSplit::by_speed;
+    if (it->is_string() && *it == "by_speed")
+        return BatchSplit::by_speed;
+    if (it->is_string() && *it == "even")
+        return BatchSplit::even;
+    throw InputError(
+        file, "strategy.batch_split", "must be \"by_speed\" or \"even\", got " + quoted_for_message(it->dump()));
+}
+
+const char* to_string(BatchSplit b)
+{
+    return b == BatchSplit::even ? "even" : "by_speed";
 }
 
 json node_groups_to_json(const ClusterSpec& c)

@@ -17,6 +17,9 @@ void read_node_groups(const nlohmann::json& groups, const std::string& file, con
 std::vector<PipelineStageSpec> read_pipeline_stages(
     const nlohmann::json& stages, const std::string& file, const std::string& path);
 
+// strategy.batch_split of an explicit pipeline: "by_speed" (default) or "even".
+BatchSplit read_batch_split(const nlohmann::json& strategy, const std::string& file);
+const char* to_string(BatchSplit b);
 nlohmann::json node_groups_to_json(const ClusterSpec& c);
 nlohmann::json pipeline_stages_to_json(const std::vector<PipelineStageSpec>& stages);
 

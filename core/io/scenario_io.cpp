@@ -617,8 +617,10 @@ void read_stages_strategy(const json& strategy, const std::string& file, Scenari
             throw InputError(file, std::string("strategy.") + key,
                 "is not given with strategy.stages: the stages and their replicas say it");
     s.stages = read_pipeline_stages(strategy.at("stages"), file, "strategy.stages");
+    s.batch_split = read_batch_split(strategy, file);
     json rest = strategy;
     rest.erase("stages");
+    rest.erase("batch_split");
     s.strategy = parse_strategy(rest, file, "strategy", Strategy {});
     s.strategy.pp = static_cast<int>(s.stages.size());
     s.strategy.tp = s.stages.front().replicas.front().tp;
@@ -943,6 +945,8 @@ json scenario_to_json(const Scenario& s)
         for (const char* key : { "tp", "pp", "dp" })
             j["strategy"].erase(key);
         j["strategy"]["stages"] = pipeline_stages_to_json(s.stages);
+        if (s.batch_split != BatchSplit::by_speed)
+            j["strategy"]["batch_split"] = to_string(s.batch_split);
     }
     if (s.search) {
         json sj;

@@ -203,6 +203,10 @@ private:
     // time to whichever replica would finish it first (integer shares, the busiest as short as can be).
     void split_microbatches()
     {
+        if (s_.batch_split == BatchSplit::even) {
+            split_evenly();
+            return;
+        }
         for (auto& stage : reps_) {
             double speed = 0;
             for (const ReplicaEval& e : stage)
@@ -224,6 +228,24 @@ private:
                     [](const ReplicaEval& a, const ReplicaEval& b) { return a.microbatches < b.microbatches; });
                 --busiest->microbatches;
             }
+        }
+    }
+
+    // The same count for every replica, as a data-parallel sampler gives every rank batch / dp; a
+    // remainder goes to the fastest replicas.
+    void split_evenly()
+    {
+        for (auto& stage : reps_) {
+            const auto replicas = static_cast<long long>(stage.size());
+            std::vector<ReplicaEval*> fastest_first;
+            for (ReplicaEval& e : stage) {
+                e.microbatches = std::max(1LL, n_ / replicas);
+                fastest_first.push_back(&e);
+            }
+            std::stable_sort(fastest_first.begin(), fastest_first.end(),
+                [](const ReplicaEval* a, const ReplicaEval* b) { return a->total_s() < b->total_s(); });
+            for (long long extra = 0; extra < n_ % replicas; ++extra)
+                ++fastest_first[static_cast<std::size_t>(extra)]->microbatches;
         }
     }
 
@@ -519,7 +541,9 @@ void HeteroEvaluation::fill_reports(HeteroPrediction& out) const
         p.warnings.push_back(std::to_string(idle) + " of the cluster's GPUs hold no replica and stay idle");
     p.assumptions.push_back("fidelity: analytic, heterogeneous (each replica costed on its own GPU and TP; "
                             "the pipeline formula over the stages' busiest replicas)");
-    p.assumptions.push_back("micro-batches split across a stage's replicas in proportion to their speed");
+    p.assumptions.push_back(s_.batch_split == BatchSplit::even
+            ? "micro-batches split evenly across a stage's replicas (strategy.batch_split)"
+            : "micro-batches split across a stage's replicas in proportion to their speed");
     p.assumptions.push_back("sends and gradient reductions between GPU types or TP degrees cross the inter-node "
                             "fabric; no thermal limit or facility power for mixed clusters");
     p.assumptions.push_back("FLOPs counted as Megatron-LM reports them (causal attention in full, no recompute); "

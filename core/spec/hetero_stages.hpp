@@ -13,6 +13,11 @@ struct StageReplica {
     bool operator==(const StageReplica&) const = default;
 };
 
+// How a stage's micro-batches are shared by its replicas (strategy.batch_split): in proportion to each
+// replica's speed, as heterogeneity-aware planners do (Metis, Sailor), or the same count for every
+// replica, as stock Megatron-LM and DeepSpeed do (every data-parallel rank gets batch / dp).
+enum class BatchSplit : unsigned char { by_speed, even };
+
 struct PipelineStageSpec {
     int layers = 0;
     std::vector<StageReplica> replicas;

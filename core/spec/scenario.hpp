@@ -45,6 +45,7 @@ struct Scenario {
     // the stage count and strategy.tp/dp repeat the first stage's first replica and replica count;
     // the other strategy fields (micro_batch, recompute, zero, schedule...) apply to every stage.
     std::vector<PipelineStageSpec> stages;
+    BatchSplit batch_split = BatchSplit::by_speed; // strategy.batch_split, with stages only
 
     bool heterogeneous() const { return !stages.empty(); }
     std::optional<SearchSpec> search;

@@ -1,6 +1,7 @@
 // Heterogeneous clusters (docs/heterogeneous.md): cluster.groups and strategy.stages are read
 // strictly and written back; a plan whose groups all hold the same GPU with uniform stages predicts
 // what the plain plan predicts; mixed replicas share the batch by speed and pace their stage.
+#include "calibration/hetero_runs.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
 #include "model/analytic_model.hpp"
@@ -118,6 +119,9 @@ private slots:
     void rejectsBadPlans();
     void fasterReplicasTakeMoreMicrobatches();
     void slowerGpuSlowsItsStage();
+    void evenSplitGivesEveryReplicaTheSameShare();
+    void measuredRunsBecomeStagedScenarios();
+    void measuredRunsValidateWithStepTimeAndRanks();
 };
 
 void TestHetero::equivalentToPlain_data()
@@ -235,6 +239,108 @@ void TestHetero::slowerGpuSlowsItsStage()
     const double mixed = step("H100-SXM5-80GB", "A100-SXM4-80GB");
     const double slow = step("A100-SXM4-80GB", "A100-SXM4-80GB");
     QVERIFY2(fast < mixed && mixed < slow, qPrintable(QStringLiteral("%1 %2 %3").arg(fast).arg(mixed).arg(slow)));
+}
+
+void TestHetero::evenSplitGivesEveryReplicaTheSameShare()
+{
+    json j = mixed_scenario();
+    j["strategy"]["batch_split"] = "even";
+    const Scenario even_s = parse_scenario(j, "even.json", catalog());
+    QVERIFY(even_s.batch_split == BatchSplit::even);
+    QVERIFY(scenario_to_json(even_s)["strategy"]["batch_split"] == json("even"));
+    QVERIFY(
+        !scenario_to_json(parse_scenario(mixed_scenario(), "m.json", catalog()))["strategy"].contains("batch_split"));
+    const HeteroPrediction even = predict_heterogeneous(even_s);
+    const HeteroPrediction by_speed = predict_heterogeneous(parse_scenario(mixed_scenario(), "m.json", catalog()));
+    for (const HeteroStageReport& st : even.stages) {
+        QCOMPARE(st.replicas[0].microbatches, 32LL); // 64 micro-batches over 2 replicas
+        QCOMPARE(st.replicas[1].microbatches, 32LL);
+    }
+    // The A100 replica now paces each stage: slower than sharing by speed, by its share of the extra work.
+    QVERIFY(even.prediction.step_time_s > by_speed.prediction.step_time_s);
+    j["strategy"]["batch_split"] = "fair";
+    QVERIFY(error_of(j).starts_with("strategy.batch_split | must be \"by_speed\" or \"even\""));
+}
+
+namespace {
+
+// An AMP trial in the measured-hetero-runs format: 3 V100 nodes then a T4 node, 4 GPUs each.
+json amp_row(int tp, int pp, int dp, std::vector<int> bounds, double sec_per_iter)
+{
+    return { { "id", "amp-het_cluster-test" }, { "heterogeneous", true },
+        { "cluster", { { "gpus_by_type", { { "V100-16GB", 12 }, { "T4-16GB", 4 } } }, { "n_gpus", 16 } } },
+        { "model",
+            { { "name", "GPT-2 style" }, { "n_layers", 24 }, { "hidden_size", 1024 }, { "seq_len", 1024 },
+                { "vocab_size", 52256 } } },
+        { "strategy",
+            { { "tp", tp }, { "pp", pp }, { "dp", dp }, { "micro_batch_size", 1 }, { "global_batch_size", 32 },
+                { "layer_partition_boundaries", bounds } } },
+        { "result", { { "sec_per_iter", sec_per_iter }, { "failed", false } } } };
+}
+
+} // namespace
+
+void TestHetero::measuredRunsBecomeStagedScenarios()
+{
+    json doc = { { "rows", json::array() } };
+    doc["rows"].push_back(amp_row(1, 2, 8, { 0, 14, 30 }, 2.0));
+    json failed = amp_row(1, 16, 1, { 0, 30 }, 0);
+    failed["id"] = "amp-failed";
+    failed["result"] = { { "failed", true } };
+    doc["rows"].push_back(failed);
+    doc["rows"].push_back({ { "id", "hexiscale-readme-1" },
+        { "cluster", { { "gpus_by_type", { { "A100-PCIe", 16 } } } } }, { "model", { { "name", "Llama-2 7B" } } },
+        { "strategy", { { "note", "Megatron" } } }, { "result", { { "mfu", 0.38 } } } });
+    QVERIFY(is_hetero_runs_file(doc));
+    QVERIFY(!is_hetero_runs_file(json::array()));
+    std::vector<SkippedRow> skipped;
+    const auto cases = read_hetero_runs(doc, "runs.json", catalog(), skipped);
+    QCOMPARE(cases.size(), std::size_t(1));
+    const Scenario& s = cases[0].scenario;
+    // Entries 2-13 and 14-25 of AMP's 30-entry layer list are the decoder layers of each stage.
+    QCOMPARE(s.stages.size(), std::size_t(2));
+    QCOMPARE(s.stages[0].layers, 12);
+    QCOMPARE(s.stages[1].layers, 12);
+    // rank = (stage * dp + replica) * tp: stage 0 holds ranks 0-7 (two V100 nodes), stage 1 ranks 8-15
+    // (the third V100 node and the T4 node).
+    for (const StageReplica& r : s.stages[0].replicas)
+        QCOMPARE(r.group, std::string("v100"));
+    QCOMPARE(s.stages[1].replicas[3].group, std::string("v100"));
+    QCOMPARE(s.stages[1].replicas[4].group, std::string("t4"));
+    QVERIFY(s.batch_split == BatchSplit::even);
+    QCOMPARE(s.training.precision, Precision::fp16);
+    QVERIFY(!s.strategy.overlap_grad_reduce);
+    // A p3.8xlarge's 10 Gb/s NIC shared by its 4 GPUs.
+    QVERIFY(std::fabs(s.cluster.inter_node.bw_Bps - 10e9 / 8 / 4) < 1);
+    QCOMPARE(*cases[0].measured_step_time_s, 2.0);
+    QVERIFY(std::fabs(cases[0].measured_tokens_per_s_per_gpu - 32.0 * 1024 / 16 / 2.0) < 1e-9);
+    QCOMPARE(skipped.size(), std::size_t(2));
+    QCOMPARE(skipped[0].id, std::string("amp-failed"));
+    QVERIFY(skipped[1].reason.find("not published") != std::string::npos);
+}
+
+void TestHetero::measuredRunsValidateWithStepTimeAndRanks()
+{
+    json doc = { { "rows", json::array() } };
+    // Three trials on the same cluster; the runner must rank them and report step-time errors.
+    doc["rows"].push_back(amp_row(1, 4, 4, { 0, 7, 14, 20, 30 }, 1.47));
+    doc["rows"].push_back(amp_row(1, 2, 8, { 0, 14, 30 }, 2.23));
+    doc["rows"].push_back(amp_row(1, 1, 16, { 0, 30 }, 2.90));
+    for (int i = 0; i < 3; ++i)
+        doc["rows"][i]["id"] = "amp-het_cluster-" + std::to_string(i);
+    std::vector<SkippedRow> skipped;
+    const ValidationReport r = run_validation(read_hetero_runs(doc, "runs.json", catalog(), skipped), skipped);
+    QCOMPARE(r.rows.size(), std::size_t(3));
+    double step_err = 0;
+    for (const ValidationRow& row : r.rows) {
+        const HeteroPrediction h = predict_heterogeneous(row.c.scenario, no_calibration());
+        // Throughput per GPU the replicas hold, and the step-time error it implies.
+        QVERIFY(std::fabs(row.predicted_tokens_per_s_per_gpu - h.prediction.tokens_per_s / 16) < 1e-6);
+        step_err += std::fabs(h.prediction.step_time_s / *row.c.measured_step_time_s - 1);
+    }
+    QVERIFY(r.by_source.at("amp-hetero").spearman.has_value());
+    QVERIFY(std::fabs(r.by_source.at("amp-hetero").step_time_mape - step_err / 3) < 1e-9);
+    QVERIFY(validation_report_to_markdown(r).find("step-time MAPE") != std::string::npos);
 }
 
 QTEST_GUILESS_MAIN(TestHetero)
