@@ -1,6 +1,7 @@
 #include "ir/lowering.hpp"
 
 #include "ir/pipeline_schedule.hpp"
+#include "ir/schedule_program.hpp"
 #include "spec/strategy_rules.hpp"
 
 #include <algorithm>
@@ -117,14 +118,21 @@ public:
         , s_(s)
         , cache_(ctx)
         , pp_(s.pp)
-        , dual_(s.schedule == Schedule::dualpipe)
-        , vpp_(dual_ ? 1 : s.vpp)
-        , m_(microbatches > 0 ? microbatches : microbatch_count(ctx.training, s))
+        , program_(s.schedule == Schedule::custom ? s.program : nullptr)
+        , dual_(runs_dualpipe(s))
+        , vpp_(dual_         ? 1
+                  : program_ ? program_->chunks
+                             : s.vpp)
+        // A program fixes its micro-batches: it is never lowered as a shorter window.
+        , m_(program_                ? program_->microbatches
+                  : microbatches > 0 ? microbatches
+                                     : microbatch_count(ctx.training, s))
         , ir_chunks_(dual_ ? 2 * pp_ : pp_ * vpp_)
-        , compute_order_(dual_ ? IrOrdering::priority : IrOrdering::program)
+        , compute_order_((program_ ? program_->order == ProgramOrder::priority : dual_) ? IrOrdering::priority
+                                                                                        : IrOrdering::program)
         // Without a pipeline there is no bubble for deferred W passes to fill: ZB-H1 is plain 1F1B then.
         , schedule_(s.schedule == Schedule::zb_h1 && pp_ == 1 ? Schedule::one_f_one_b : s.schedule)
-        , split_backward_(schedule_ == Schedule::zb_h1 || dual_)
+        , split_backward_(program_ ? program_->split_backward : schedule_ == Schedule::zb_h1 || dual_)
     {
         compute_costs(ctx, s, cache_, costs_);
         ExecutionGraph& g = plan_.graph;
@@ -137,6 +145,9 @@ public:
         dp_link_ = link_of(costs_.groups.dp_dense);
         idx_.init(ir_chunks_, m_);
         last_compute_.assign(static_cast<std::size_t>(pp_), kNone);
+        program_entry_.resize(static_cast<std::size_t>(pp_));
+        if (program_)
+            find_program_last_microbatches();
         plan_zero3_gathers();
         plan_gradient_buckets();
     }
@@ -146,9 +157,10 @@ public:
         for (int d = 0; d < pp_; ++d)
             emit_device_program(d);
         add_dataflow_edges();
+        add_program_waits();
         if (schedule_ == Schedule::zb_h1)
             add_zb_h1_in_flight_limit();
-        if (dual_)
+        if (schedule_ == Schedule::dualpipe)
             add_dualpipe_in_flight_limit();
         emit_tail();
         plan_.graph.finalize();
@@ -237,8 +249,22 @@ private:
             return local == 0 ? device : pp_ + (pp_ - 1 - device);
         return local * pp_ + device;
     }
-    // Per IR chunk: the micro-batch that finishes last (DualPipe's up pipeline holds the second half).
-    long long last_microbatch(int c) const { return dual_ && c < pp_ ? m_ / 2 - 1 : m_ - 1; }
+    // Per IR chunk: the micro-batch that finishes last (DualPipe's up pipeline holds the second half;
+    // a program: the one whose backward it lists last).
+    long long last_microbatch(int c) const
+    {
+        if (program_)
+            return program_last_mb_[static_cast<std::size_t>(c)];
+        return dual_ && c < pp_ ? m_ / 2 - 1 : m_ - 1;
+    }
+    void find_program_last_microbatches()
+    {
+        program_last_mb_.assign(static_cast<std::size_t>(ir_chunks_), m_ - 1);
+        for (int d = 0; d < pp_; ++d)
+            for (const ScheduleDirective& x : program_->stages[static_cast<std::size_t>(d)])
+                if (x.kind == DirectiveKind::backward_input || x.kind == DirectiveKind::backward_full)
+                    program_last_mb_[static_cast<std::size_t>(ir_chunk(d, x.chunk))] = x.microbatch;
+    }
 
     // The point-to-point send of `op`'s activations (forward) or input gradient (backward) to the
     // neighbouring stage; it blocks the device's next compute op.
@@ -440,12 +466,67 @@ private:
             add_zero3_reduce_scatter(dev.d, op, ct.layers, idx_.w[at]);
     }
 
+    // A program's passes as ScheduledPass, each with the WAITs written before it. Sends and
+    // receives follow the passes (the lowering adds them where the data flows); all-to-alls are
+    // part of the passes' durations.
+    std::vector<ScheduledPass> program_passes(int d)
+    {
+        std::vector<ScheduledPass> out;
+        std::vector<ScheduleDirective> waits;
+        for (const ScheduleDirective& x : program_->stages[static_cast<std::size_t>(d)]) {
+            const auto mb = x.microbatch;
+            switch (x.kind) {
+            case DirectiveKind::wait:
+                waits.push_back(x);
+                continue;
+            case DirectiveKind::forward:
+                out.push_back({ PassKind::forward, x.chunk, mb, false });
+                break;
+            case DirectiveKind::backward_input:
+                out.push_back({ PassKind::backward_input, x.chunk, mb, false });
+                break;
+            case DirectiveKind::backward_weight:
+                out.push_back({ PassKind::backward_weight, x.chunk, mb, x.filler });
+                break;
+            case DirectiveKind::backward_full:
+                out.push_back({ PassKind::backward_input, x.chunk, mb, false });
+                out.push_back({ PassKind::backward_weight, x.chunk, mb, false });
+                break;
+            case DirectiveKind::send:
+            case DirectiveKind::recv:
+            case DirectiveKind::all_to_all:
+                continue;
+            }
+            for (const ScheduleDirective& w : waits)
+                program_waits_.push_back({ d, out.size() - (x.kind == DirectiveKind::backward_full ? 2 : 1), w });
+            waits.clear();
+        }
+        return out;
+    }
+
+    // A WAIT holds the pass after it until the named pass of the same stage has finished.
+    void add_program_waits()
+    {
+        for (const ProgramWait& pw : program_waits_) {
+            const std::uint32_t op = program_entry_[static_cast<std::size_t>(pw.device)][pw.pass];
+            const std::size_t at = idx_.at(ir_chunk(pw.device, pw.wait.chunk), pw.wait.microbatch);
+            const std::uint32_t target = pw.wait.target == PassKind::forward ? idx_.f[at]
+                : pw.wait.target == PassKind::backward_input                 ? idx_.b[at]
+                                                                             : idx_.w[at];
+            plan_.graph.add_dep(op, target);
+        }
+    }
+
     // Pass 1: a device's program, in order, with its sends.
     void emit_device_program(int d)
     {
         DeviceCursor dev;
         dev.d = d;
-        for (const ScheduledPass& pass : device_program(schedule_, d, pp_, vpp_, m_)) {
+        const std::vector<ScheduledPass> passes
+            = program_ ? program_passes(d) : device_program(schedule_, d, pp_, vpp_, m_);
+        std::vector<std::uint32_t>& entries = program_entry_[static_cast<std::size_t>(d)];
+        for (const ScheduledPass& pass : passes) {
+            const auto first_op = static_cast<std::uint32_t>(plan_.graph.size());
             const int c = ir_chunk(d, pass.local_chunk);
             const std::size_t at = idx_.at(c, pass.microbatch);
             IrOp op;
@@ -462,6 +543,8 @@ private:
                 emit_backward_weight(dev, c, at, op, pass.filler);
                 break;
             }
+            // A W emitted in pieces with its B added nothing here: it is its own entry.
+            entries.push_back(plan_.graph.size() > first_op ? first_op : idx_.w[at]);
         }
         // A trailing send gates nothing here; the barrier waits for it in the tail.
     }
@@ -613,11 +696,18 @@ private:
             emit_optimizer(d, bar);
     }
 
+    struct ProgramWait {
+        int device = 0;
+        std::size_t pass = 0; // index into the device's passes
+        ScheduleDirective wait;
+    };
+
     const PlanContext& ctx_;
     const Strategy& s_;
     EvaluationCache cache_; // costs_ points into it
     StrategyCosts costs_;
     const int pp_;
+    const ScheduleProgram* program_;
     const bool dual_;
     const int vpp_;
     const long long m_;
@@ -631,6 +721,9 @@ private:
     LoweredPlan plan_;
     Index idx_;
     std::vector<std::uint32_t> last_compute_; // per device
+    std::vector<std::vector<std::uint32_t>> program_entry_; // per device: each pass's first op
+    std::vector<ProgramWait> program_waits_;
+    std::vector<long long> program_last_mb_; // per IR chunk
     std::vector<Zero3Traffic> z3_; // per device
     std::vector<int> stage_layers_; // per device
     std::vector<std::uint32_t> zero3_rs_;

@@ -349,14 +349,16 @@ private:
                 report_stuck(s, next[s], [&](int t, int) { return next[t]; });
     }
 
-    // DualPipe-style order: each stage runs its most urgent ready pass (backward, forward, weight).
+    // DualPipe-style order, decided at run time. Readiness only grows, so whether the program can
+    // finish does not depend on which ready pass runs first; running forwards first makes the peak
+    // an upper bound on what any timing holds.
     void run_by_priority()
     {
         collect_waits();
         auto rank = [&](const ScheduleDirective& d) {
-            const long long cls = d.kind == DirectiveKind::forward ? 1
+            const long long cls = d.kind == DirectiveKind::forward ? 0
                 : d.kind == DirectiveKind::backward_weight         ? 2
-                                                                   : 0;
+                                                                   : 1;
             return cls << 40 | d.microbatch;
         };
         for (bool progress = true; progress;) {
@@ -401,7 +403,7 @@ private:
             const std::string head = at(s, i) + " waits for " + dep->what + " on "
                 + (dep->stage == s ? "its own stage" : "stage " + std::to_string(dep->stage));
             if (dep->step < 0)
-                fail(chain + head + ", which is never scheduled");
+                fail(head + ", which is never scheduled"); // the chain up to here only waits on it
             if (dep->stage == s && p_.order == ProgramOrder::in_order)
                 fail(chain + head + " (step " + std::to_string(dep->step) + "), which comes later in its program");
             chain += head + " (step " + std::to_string(dep->step) + "); ";

@@ -80,6 +80,12 @@ void check_schedule_program(ScheduleProgram& p);
 // A built-in schedule written as a program (checked), passes in device_program's order.
 ScheduleProgram builtin_schedule_program(Schedule schedule, int pp, int vpp, long long microbatches);
 
+inline bool runs_dualpipe(const Strategy& s)
+{
+    return s.schedule == Schedule::dualpipe
+        || (s.schedule == Schedule::custom && s.program && s.program->layout == ChunkLayout::dualpipe);
+}
+
 // Programs live for the whole process so plain-data strategies can point at them.
 const ScheduleProgram* intern_schedule_program(ScheduleProgram p);
 

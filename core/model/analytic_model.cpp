@@ -232,6 +232,10 @@ double schedule_time(const Strategy& s, double m, int p, const PipelineTime& pt,
         // DualPipe README: (p/2-1)(F&B + B - 3W), F&B the overlapped forward-backward pair.
         return m * t_max
             + (p / 2.0 - 1) * std::max(0.0, crit_t.forward_s + 2 * crit_t.backward_s - 3 * crit_t.weight_grad_s);
+    case Schedule::custom:
+        // A program has no closed form here: 1F1B's (m-1) * slowest + sum of all stages stands in, and
+        // the prediction says so; the event simulator runs the program itself.
+        return (m - 1) * t_max + sum_all;
     }
     return 0;
 }
@@ -700,6 +704,9 @@ Prediction AnalyticModel::predict(const Strategy& s) const
         if (auto hint = context_parallel_hint(*this, s, in))
             p.warnings.push_back(*hint);
     add_model_assumptions(ctx, s, p);
+    if (s.schedule == Schedule::custom)
+        p.warnings.push_back("schedule program: the analytic model has no closed form for it and uses 1F1B's "
+                             "pipeline formula; --fidelity simulated runs the program in the event simulator");
     add_power_notes(ctx, s, r, p);
     p.assumptions.push_back("FLOPs counted as Megatron-LM reports them (causal attention in full, no recompute)");
     return p;

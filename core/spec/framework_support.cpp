@@ -254,7 +254,9 @@ bool framework_supports(FrameworkRelease fr, Schedule s) noexcept
         // torch.distributed.pipelining ScheduleGPipe / Schedule1F1B / ScheduleInterleaved1F1B through
         // parallelism.pipeline_parallel_schedule; ZB and DualPipeV variants need >= 2 stages per rank
         // (torchtitan/distributed/pipeline_parallel.py v0.2.2).
-        return s == Schedule::gpipe || s == Schedule::one_f_one_b || s == Schedule::interleaved;
+        // A custom program is what its _PipelineScheduleRuntime runs from a CSV (pipeline_parallel_schedule_csv).
+        return s == Schedule::gpipe || s == Schedule::one_f_one_b || s == Schedule::interleaved
+            || s == Schedule::custom;
     case Framework::megatron_deepspeed:
         // DeepSpeed PipelineEngine TrainSchedule (1F1B); --enable-zbh1-pipeline swaps in ZeroBubbleH1Pipeline
         // (Megatron-DeepSpeed megatron/core/pipeline_parallel/deepspeed_zbh1_schedule.py).

@@ -1,0 +1,348 @@
+// Schedule programs: the text, JSON and torchtitan CSV forms, the checker's rejections (with the
+// stage, step and dependency named), peak in-flight activations, and the built-ins written as
+// programs simulating exactly like the built-ins.
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
+#include "io/schedule_program_io.hpp"
+#include "ir/lowering.hpp"
+#include "ir/schedule_program.hpp"
+#include "model/analytic_model.hpp"
+#include "sim/simulated_model.hpp"
+#include "sim/simulator.hpp"
+#include "spec/input_error.hpp"
+#include "spec/strategy_rules.hpp"
+
+#include "../support/test_plans.hpp"
+
+#include <QTest>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <tuple>
+
+using namespace parallax;
+
+namespace {
+
+ScheduleProgram checked(const std::string& text)
+{
+    ScheduleProgram p = parse_schedule_text(text);
+    check_schedule_program(p);
+    return p;
+}
+
+// The checker's message for a program it must reject ("" when it accepts it).
+std::string rejection(const std::string& text)
+{
+    try {
+        checked(text);
+    } catch (const ScheduleProgramError& e) {
+        return e.what();
+    }
+    return {};
+}
+
+bool contains(const std::string& s, const std::string& part)
+{
+    return s.find(part) != std::string::npos;
+}
+
+// Even stages and free links between them, so a step's time is the schedule's alone.
+struct Toy {
+    std::unique_ptr<PlanContext> ctx;
+    Strategy s;
+    Toy(int pp, int vpp, long long microbatches, Schedule schedule)
+    {
+        ModelSpec m = test::gpt(pp * vpp * 2, 2048, 16, 128);
+        ClusterSpec c = test::cluster("H100-SXM5-80GB", 1, pp, "nvlink4-nvswitch", "ib-ndr");
+        TrainingSpec t;
+        t.seq_len = 2048;
+        t.global_batch = microbatches;
+        ctx = std::make_unique<PlanContext>(m, t, c);
+        s.pp = pp;
+        s.vpp = vpp;
+        s.schedule = schedule;
+    }
+    // The same plan with the built-in rewritten as a program read back from its text.
+    Strategy as_program() const
+    {
+        const ScheduleProgram built = builtin_schedule_program(s.schedule, s.pp, s.vpp, microbatch_count(ctx->training, s));
+        ScheduleProgram read = parse_schedule_text(schedule_program_text(built));
+        check_schedule_program(read);
+        Strategy c = s;
+        c.schedule = Schedule::custom;
+        c.program = intern_schedule_program(read);
+        return c;
+    }
+};
+
+// Every device's compute ops in the order they start: (type, chunk, micro-batch).
+std::vector<std::vector<std::tuple<int, int, int>>> pass_order(const SimulatedPlan& sim)
+{
+    const ExecutionGraph& g = sim.lowered.graph;
+    std::vector<std::uint32_t> ops;
+    for (std::uint32_t i = 0; i < g.size(); ++i)
+        if (g.stream(i) == IrStream::compute && g.chunk(i) >= 0)
+            ops.push_back(i);
+    std::stable_sort(ops.begin(), ops.end(),
+        [&](std::uint32_t a, std::uint32_t b) { return sim.result.start_s[a] < sim.result.start_s[b]; });
+    std::vector<std::vector<std::tuple<int, int, int>>> out(static_cast<std::size_t>(g.devices));
+    for (std::uint32_t i : ops)
+        out[g.device(i)].emplace_back(static_cast<int>(g.type(i)), g.chunk(i), g.microbatch(i));
+    return out;
+}
+
+double pipeline_end(const SimulationResult& r)
+{
+    return *std::max_element(r.compute_last_s.begin(), r.compute_last_s.end());
+}
+
+std::string read_file(const std::string& path)
+{
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+} // namespace
+
+class TestScheduleProgram : public QObject {
+    Q_OBJECT
+private slots:
+    void text_round_trip()
+    {
+        const std::string text = "# two stages, split backward\n"
+                                 "stage 0: F0.0 F1.0 B0.0 W0.0~ B1.0 W1.0   # W0 floats\n"
+                                 "stage 1: F0 B0 W0 WAIT:W0.0 F1 B1 W1\n";
+        const ScheduleProgram p = checked(text);
+        QCOMPARE(p.stages.size(), std::size_t(2));
+        QCOMPARE(p.microbatches, 2LL);
+        QCOMPARE(p.chunks, 1);
+        QVERIFY(p.split_backward);
+        QVERIFY(!p.explicit_comm);
+        QVERIFY(p.stages[0][3].filler);
+        QCOMPARE(p.stages[1][3].kind, DirectiveKind::wait);
+        const std::string written = schedule_program_text(p);
+        QCOMPARE(written,
+            std::string("stage 0: F0.0 F1.0 B0.0 W0.0~ B1.0 W1.0\nstage 1: F0.0 B0.0 W0.0 WAIT:W0.0 F1.0 B1.0 W1.0\n"));
+        QVERIFY(checked(written) == p);
+        // The JSON form of the same program.
+        const ScheduleProgram* j = read_schedule_program(
+            nlohmann::json::parse(R"({"stages": [["F0.0","F1.0","B0.0","W0.0~","B1.0","W1.0"],
+                                               ["F0","B0","W0","WAIT:W0.0","F1","B1","W1"]]})"),
+            "x.json", "strategy.schedule_program");
+        QVERIFY(*j == p);
+    }
+
+    void explicit_sends_and_receives()
+    {
+        const ScheduleProgram p = checked("stage 0: F0 SEND:F0 F1 SEND:F1 RECV:B0 BW0 RECV:B1 BW1\n"
+                                          "stage 1: RECV:F0 F0 BW0 SEND:B0 RECV:F1 F1 BW1 SEND:B1\n");
+        QVERIFY(p.explicit_comm);
+        QCOMPARE(p.peak_in_flight, (std::vector<long long> { 2, 1 }));
+    }
+
+    void malformed_programs_are_named_data()
+    {
+        QTest::addColumn<QString>("program");
+        QTest::addColumn<QStringList>("named");
+        QTest::newRow("missing receive")
+            << "stage 0: F0 SEND:F0 RECV:B0 BW0\nstage 1: F0 BW0 SEND:B0\n"
+            << QStringList { "stage 0, step 1 (SEND:F0.0)", "no matching RECV:F0.0 on stage 1" };
+        QTest::newRow("backward before forward")
+            << "stage 0: F0 F1 BW0 BW1\nstage 1: F0 BW1 F1 BW0\n"
+            << QStringList { "stage 1, step 1 (BW1.0)", "before F1.0 (step 2)" };
+        QTest::newRow("W before B") << "stage 0: F0 W0 B0\n"
+                                    << QStringList { "stage 0, step 1 (W0.0)", "before B0.0 (step 2)" };
+        // Stage 0 waits for stage 1's backward of micro-batch 0, which waits for micro-batch 1's
+        // forward on stage 0, listed after that backward.
+        QTest::newRow("cycle") << "stage 0: F0 BW0 F1 BW1\nstage 1: F1 BW1 F0 BW0\n"
+                               << QStringList { "deadlock", "stage 0, step 1 (BW0.0) waits for BW0.0 on stage 1",
+                                      "stage 1, step 0 (F1.0) waits for F1.0 on stage 0 (step 2)", "a cycle" };
+        QTest::newRow("never scheduled")
+            << "stage 0: F0 BW0 F1 BW1\nstage 1: F0 BW0 F1 BW1\nstage 2: F0 BW0 F1 BW1\nstage 3: F0 BW0 F1\n"
+            << QStringList { "stage 2, step 3 (BW1.0) waits for BW1.0 on stage 3, which is never scheduled" };
+        QTest::newRow("missing micro-batch") << "stage 0: F0 F2 BW0 BW2\nstage 1: F0 BW0 F2 BW2\n"
+                                             << QStringList { "micro-batch 1 is missing on stage 0", "F1.0" };
+        QTest::newRow("duplicate") << "stage 0: F0 F1 BW0 BW1 F1\nstage 1: F0 BW0 F1 BW1\n"
+                                   << QStringList { "stage 0, step 4 (F1.0)", "second forward", "step 1" };
+        QTest::newRow("wait on a later pass")
+            << "stage 0: F0 WAIT:W1 F1 B0 W0 B1 W1\n" << QStringList { "stage 0, step 1 (WAIT:W1.0)", "W1.0 (step 6)" };
+        QTest::newRow("syntax") << "stage 0: F0 X1\n" << QStringList { "line 1", "\"X1\"" };
+    }
+    void malformed_programs_are_named()
+    {
+        QFETCH(QString, program);
+        QFETCH(QStringList, named);
+        const std::string e = rejection(program.toStdString());
+        QVERIFY2(!e.empty(), "accepted");
+        for (const QString& part : named)
+            QVERIFY2(contains(e, part.toStdString()), e.c_str());
+    }
+
+    // In a scenario the checker's message names the file and key, and the CLI exits 2 on it.
+    void scenario_errors_name_the_key()
+    {
+        const PresetCatalog& catalog = PresetCatalog::standard();
+        const std::string scenario = R"({"schema": 1, "model": "llama3-8b",
+            "cluster": {"gpu": "H100-SXM5-80GB", "nodes": 1, "gpus_per_node": 2, "intra_node": "nvlink4-nvswitch",
+                        "inter_node": "ib-ndr"},
+            "training": {"global_batch": 2, "seq_len": 2048, "precision": "bf16"},
+            "strategy": {"pp": 2, "dp": 1, "schedule_program": "stage 0: F0 F1 BW0 BW1\nstage 1: F0 BW1 F1 BW0\n"}})";
+        try {
+            parse_scenario_text(scenario, "plan.json", catalog);
+            QFAIL("accepted");
+        } catch (const InputError& e) {
+            QCOMPARE(e.key(), std::string("strategy.schedule_program"));
+            QVERIFY2(contains(e.what(), "plan.json") && contains(e.rule(), "stage 1, step 1 (BW1.0)"), e.what());
+        }
+        std::string ok = scenario;
+        ok.replace(ok.find("BW1 F1 BW0"), 10, "BW0 F1 BW1");
+        const Scenario s = parse_scenario_text(ok, "plan.json", catalog);
+        QCOMPARE(s.strategy.schedule, Schedule::custom);
+        QVERIFY(s.strategy.program != nullptr);
+        std::string with_schedule = ok;
+        with_schedule.replace(with_schedule.find("\"dp\": 1,"), 8, "\"dp\": 1, \"schedule\": \"1f1b\",");
+        QVERIFY_THROWS_EXCEPTION(InputError, parse_scenario_text(with_schedule, "plan.json", catalog));
+        std::string more_microbatches = ok;
+        more_microbatches.replace(more_microbatches.find("\"global_batch\": 2"), 17, "\"global_batch\": 4");
+        QVERIFY_THROWS_EXCEPTION(InputError, parse_scenario_text(more_microbatches, "plan.json", catalog));
+        QVERIFY_THROWS_EXCEPTION(InputError, parse_scenario_text(ok, "plan.json", catalog, ScenarioUse::search));
+    }
+
+    // 1F1B holds p - s micro-batches on stage s (Narayanan et al. 2021, Sec. 2.2.1).
+    void one_f_one_b_in_flight()
+    {
+        for (int pp : { 2, 4, 8 }) {
+            const ScheduleProgram p = builtin_schedule_program(Schedule::one_f_one_b, pp, 1, 2LL * pp);
+            for (int s = 0; s < pp; ++s)
+                QCOMPARE(p.peak_in_flight[s], static_cast<long long>(pp - s));
+        }
+        // GPipe holds every micro-batch; DualPipe PP + 1 chunk micro-batches per device (DualPipe README).
+        const ScheduleProgram g = builtin_schedule_program(Schedule::gpipe, 4, 1, 6);
+        QCOMPARE(g.peak_in_flight, (std::vector<long long> { 6, 6, 6, 6 }));
+        const ScheduleProgram d = builtin_schedule_program(Schedule::dualpipe, 4, 1, 16);
+        QCOMPARE(d.peak_in_flight, (std::vector<long long> { 5, 5, 5, 5 }));
+    }
+
+    // The peak feeds the memory model: a program that holds every micro-batch needs more memory
+    // than 1F1B on stage 0, exactly GPipe's.
+    void program_peak_sets_activation_memory()
+    {
+        const Toy gpipe(4, 1, 16, Schedule::gpipe);
+        const Toy one(4, 1, 16, Schedule::one_f_one_b);
+        const Prediction pg = AnalyticModel(*gpipe.ctx).predict(gpipe.as_program());
+        const Prediction p1 = AnalyticModel(*one.ctx).predict(one.as_program());
+        const Prediction bg = AnalyticModel(*gpipe.ctx).predict(gpipe.s);
+        QCOMPARE(pg.memory.activations, bg.memory.activations);
+        QVERIFY(pg.memory.activations > 3 * p1.memory.activations);
+    }
+
+    // Each built-in written as a program, printed, read back and simulated: the same step time and
+    // the same pass order on every device.
+    void builtins_as_programs_data()
+    {
+        QTest::addColumn<int>("schedule");
+        QTest::addColumn<int>("pp");
+        QTest::addColumn<int>("vpp");
+        QTest::addColumn<int>("m");
+        QTest::newRow("gpipe") << int(Schedule::gpipe) << 4 << 1 << 8;
+        QTest::newRow("1f1b") << int(Schedule::one_f_one_b) << 4 << 1 << 8;
+        QTest::newRow("1f1b m < p") << int(Schedule::one_f_one_b) << 8 << 1 << 4;
+        QTest::newRow("interleaved") << int(Schedule::interleaved) << 4 << 2 << 8;
+        QTest::newRow("zb-h1") << int(Schedule::zb_h1) << 4 << 1 << 8;
+        QTest::newRow("dualpipe") << int(Schedule::dualpipe) << 4 << 1 << 16;
+    }
+    void builtins_as_programs()
+    {
+        QFETCH(int, schedule);
+        QFETCH(int, pp);
+        QFETCH(int, vpp);
+        QFETCH(int, m);
+        const Toy toy(pp, vpp, m, static_cast<Schedule>(schedule));
+        const SimulatedPlan builtin = simulate_plan(*toy.ctx, toy.s);
+        const SimulatedPlan program = simulate_plan(*toy.ctx, toy.as_program());
+        QVERIFY(builtin.result.makespan_s > 0);
+        QCOMPARE(program.result.makespan_s, builtin.result.makespan_s);
+        QCOMPARE(program.lowered.graph.size(), builtin.lowered.graph.size());
+        QVERIFY(pass_order(program) == pass_order(builtin));
+        const Prediction pb = prediction_from_simulation(*toy.ctx, toy.s, builtin);
+        const Prediction pp_ = prediction_from_simulation(*toy.ctx, toy.as_program(), program);
+        QCOMPARE(pp_.step_time_s, pb.step_time_s);
+    }
+
+    // The shipped examples are the built-ins' programs.
+    void shipped_examples_are_the_builtins()
+    {
+        const std::string dir = std::string(PARALLAX_SOURCE_DIR) + "/docs/examples/schedules/";
+        const std::tuple<const char*, Schedule, int, int, long long> files[] = {
+            { "gpipe-pp4-m8.txt", Schedule::gpipe, 4, 1, 8 },
+            { "1f1b-pp4-m8.txt", Schedule::one_f_one_b, 4, 1, 8 },
+            { "interleaved-pp4-v2-m8.txt", Schedule::interleaved, 4, 2, 8 },
+            { "zb-h1-pp4-m8.txt", Schedule::zb_h1, 4, 1, 8 },
+            { "dualpipe-pp4-m16.txt", Schedule::dualpipe, 4, 1, 16 },
+        };
+        for (const auto& [name, sch, pp, vpp, m] : files) {
+            const ScheduleProgram read = load_schedule_program_file(dir + name);
+            QVERIFY2(read == builtin_schedule_program(sch, pp, vpp, m), name);
+        }
+    }
+
+    // DeepSeek-V3 (Sec. 3.2.1, Table 2): DualPipe's bubble is (PP/2 - 1)(F&B + B - 3W), B the whole
+    // backward and F&B a forward and a backward run together (F + B here, no overlap). Hand-worked
+    // for F = 1, B_input = 1, W = 1 (so B = 2, F&B = 3) and PP = 4: (4/2 - 1)(3 + 2 - 3) = 2 time
+    // units. The toy's even stages have F ~ B_input ~ W up to the GEMM shapes; the formula is
+    // evaluated with the toy's own F, B_input and W.
+    void dualpipe_bubble_matches_the_report()
+    {
+        const int pp = 4, m = 16;
+        const Toy toy(pp, 1, m, Schedule::dualpipe);
+        const Strategy program = toy.as_program();
+        const SimulatedPlan sim = simulate_plan(*toy.ctx, program);
+        EvaluationCache cache(*toy.ctx);
+        StrategyCosts costs;
+        compute_costs(*toy.ctx, program, cache, costs);
+        const ChunkTiming ct = chunk_timing(*toy.ctx, program, costs, 1);
+        const double f = ct.forward_s, b = ct.backward_input_s + ct.weight_s, w = ct.weight_s;
+        const double bubble = pipeline_end(sim.result) - m * (f + b);
+        const double formula = (pp / 2.0 - 1) * ((f + b) + b - 3 * w);
+        QVERIFY2(std::fabs(bubble - formula) <= 0.05 * formula,
+            qPrintable(QStringLiteral("bubble %1 s vs formula %2 s (F %3, B %4, W %5)")
+                           .arg(bubble)
+                           .arg(formula)
+                           .arg(f)
+                           .arg(b)
+                           .arg(w)));
+    }
+
+    // torch.distributed.pipelining's CSV: rows are ranks, `1F0` stage 1's forward of micro-batch 0,
+    // `I` backward-input, `W` weight, `B` full backward; stage s on rank s mod ranks.
+    void torchtitan_csv()
+    {
+        const std::string csv = "0F0,0F1,2F0,2F1,,2B0,0I0,0W0,2B1,0I1,0W1\n"
+                                ",1F0,1F1,3F0,3F1,3B0,1B0,3B1,1B1,,\n";
+        ScheduleProgram p = parse_torchtitan_csv(csv);
+        QCOMPARE(p.stages.size(), std::size_t(2));
+        QCOMPARE(p.stages[0].size(), std::size_t(10));
+        QCOMPARE(directive_text(p.stages[0][2]), std::string("F0.1")); // stage 2 = rank 0's chunk 1
+        QCOMPARE(directive_text(p.stages[0][6]), std::string("W0.0"));
+        QCOMPARE(directive_text(p.stages[1][5]), std::string("BW0.0"));
+        // I and B mixed: the checker wants one kind of backward.
+        QVERIFY_THROWS_EXCEPTION(ScheduleProgramError, check_schedule_program(p));
+        const std::string full = "0F0,0F1,2F0,2F1,,2B0,0B0,2B1,0B1\n"
+                                 ",1F0,1F1,3F0,3F1,3B0,1B0,3B1,1B1\n";
+        p = parse_torchtitan_csv(full);
+        check_schedule_program(p);
+        QCOMPARE(p.chunks, 2);
+        QCOMPARE(p.microbatches, 2LL);
+        // Rank 0 runs F0.0 F1.0 F0.1 F1.1 before its first backward: 4 chunk micro-batches in flight.
+        QCOMPARE(p.peak_in_flight, (std::vector<long long> { 4, 4 }));
+        QVERIFY_THROWS_EXCEPTION(ScheduleProgramError, parse_torchtitan_csv("0F0,1F0\n"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestScheduleProgram)
+#include "tst_schedule_program.moc"
