@@ -21,7 +21,8 @@ ScheduleProgram read_stages_object(const nlohmann::json& j, const std::string& f
         text.emplace_back();
         for (const nlohmann::json& d : stage) {
             if (!d.is_string())
-                r.fail("stages", "stage " + std::to_string(s) + ": directives are strings such as \"F0.0\", found "
+                r.fail("stages",
+                    "stage " + std::to_string(s) + ": directives are strings such as \"F0.0\", found "
                         + json_type_name(d));
             text.back().push_back(d.get<std::string>());
         }

@@ -146,8 +146,10 @@ public:
         idx_.init(ir_chunks_, m_);
         last_compute_.assign(static_cast<std::size_t>(pp_), kNone);
         program_entry_.resize(static_cast<std::size_t>(pp_));
-        if (program_)
+        if (program_) {
             find_program_last_microbatches();
+            full_backward_.assign(idx_.f.size(), 0);
+        }
         plan_zero3_gathers();
         plan_gradient_buckets();
     }
@@ -238,6 +240,15 @@ private:
             const int buckets = static_cast<int>(std::ceil(chunk_params / std::max(1.0, bucket_params)));
             bucket_pieces_[c] = std::clamp(buckets, 1, std::max(1, plan_.chunk_timing[c].layers));
         }
+    }
+
+    // Whether this micro-batch chunk's input gradient leaves after B (split) or after W; a program
+    // may write some backwards whole (BW) among split ones.
+    bool split_at(std::size_t at) const
+    {
+        if (!split_backward_)
+            return false;
+        return full_backward_.empty() || full_backward_[at] == 0;
     }
 
     // Pipeline position of an IR chunk: predecessor/successor chunks in the data flow.
@@ -432,7 +443,7 @@ private:
         op.priority = op.microbatch;
         // Split-backward schedules free the activations with B (W keeps only its GEMM inputs,
         // small next to them); the others free them when the whole backward ends.
-        if (split_backward_)
+        if (split_at(at))
             op.activation_delta = -static_cast<float>(plan_.chunk_activation_bytes[c]);
         const int pieces = s_.zero >= 3 && !dual_ ? std::max(1, ct.layers)
             : mb == last_microbatch(c) && !dual_  ? bucket_pieces_[c]
@@ -444,7 +455,7 @@ private:
         idx_.b[at] = add_compute(dev, op, ct.layers);
         // Zero-bubble schedules send the input gradient right after B; the others (autograd runs
         // dgrad and wgrad layer by layer) only once the whole backward, W included, is done.
-        if (split_backward_)
+        if (split_at(at))
             emit_backward_send(dev, c, at, op);
     }
 
@@ -455,20 +466,20 @@ private:
         const ChunkTiming& ct = plan_.chunk_timing[c];
         op.type = IrOpType::backward_weight;
         op.duration_s = static_cast<float>(ct.weight_s);
-        op.activation_delta = split_backward_ ? 0.0f : -static_cast<float>(plan_.chunk_activation_bytes[c]);
+        op.activation_delta = split_at(at) ? 0.0f : -static_cast<float>(plan_.chunk_activation_bytes[c]);
         op.priority = 2 << 20 | op.microbatch;
         if (filler)
             op.ordering = IrOrdering::filler;
         idx_.w[at] = add_compute(dev, op, 0);
-        if (!split_backward_)
+        if (!split_at(at))
             emit_backward_send(dev, c, at, op);
         if (s_.zero >= 3)
             add_zero3_reduce_scatter(dev.d, op, ct.layers, idx_.w[at]);
     }
 
-    // A program's passes as ScheduledPass, each with the WAITs written before it. Sends and
-    // receives follow the passes (the lowering adds them where the data flows); all-to-alls are
-    // part of the passes' durations.
+    // A program's passes as ScheduledPass, each with the WAITs and RECVs written before it. Sends
+    // follow their passes where the lowering always places them; all-to-alls are part of the
+    // passes' durations.
     std::vector<ScheduledPass> program_passes(int d)
     {
         std::vector<ScheduledPass> out;
@@ -477,6 +488,7 @@ private:
             const auto mb = x.microbatch;
             switch (x.kind) {
             case DirectiveKind::wait:
+            case DirectiveKind::recv:
                 waits.push_back(x);
                 continue;
             case DirectiveKind::forward:
@@ -489,11 +501,11 @@ private:
                 out.push_back({ PassKind::backward_weight, x.chunk, mb, x.filler });
                 break;
             case DirectiveKind::backward_full:
+                full_backward_[idx_.at(ir_chunk(d, x.chunk), mb)] = 1;
                 out.push_back({ PassKind::backward_input, x.chunk, mb, false });
                 out.push_back({ PassKind::backward_weight, x.chunk, mb, false });
                 break;
             case DirectiveKind::send:
-            case DirectiveKind::recv:
             case DirectiveKind::all_to_all:
                 continue;
             }
@@ -504,15 +516,26 @@ private:
         return out;
     }
 
-    // A WAIT holds the pass after it until the named pass of the same stage has finished.
+    // A WAIT holds the pass after it until the named pass of the same stage has finished; a RECV
+    // until the data it names has arrived (the neighbour's send, or its pass when sends are free).
     void add_program_waits()
     {
         for (const ProgramWait& pw : program_waits_) {
             const std::uint32_t op = program_entry_[static_cast<std::size_t>(pw.device)][pw.pass];
-            const std::size_t at = idx_.at(ir_chunk(pw.device, pw.wait.chunk), pw.wait.microbatch);
-            const std::uint32_t target = pw.wait.target == PassKind::forward ? idx_.f[at]
-                : pw.wait.target == PassKind::backward_input                 ? idx_.b[at]
-                                                                             : idx_.w[at];
+            const int c = ir_chunk(pw.device, pw.wait.chunk);
+            const std::size_t at = idx_.at(c, pw.wait.microbatch);
+            std::uint32_t target = kNone;
+            if (pw.wait.kind == DirectiveKind::recv && pw.wait.target == PassKind::forward) {
+                const std::size_t prev = idx_.at(c - 1, pw.wait.microbatch);
+                target = idx_.send_f[prev] != kNone ? idx_.send_f[prev] : idx_.f[prev];
+            } else if (pw.wait.kind == DirectiveKind::recv) {
+                const std::size_t next = idx_.at(c + 1, pw.wait.microbatch);
+                target = idx_.send_b[next] != kNone ? idx_.send_b[next] : split_at(next) ? idx_.b[next] : idx_.w[next];
+            } else {
+                target = pw.wait.target == PassKind::forward     ? idx_.f[at]
+                    : pw.wait.target == PassKind::backward_input ? idx_.b[at]
+                                                                 : idx_.w[at];
+            }
             plan_.graph.add_dep(op, target);
         }
     }
@@ -571,11 +594,11 @@ private:
                     g.add_dep(b, r);
                 if (!last_in_pipe(c)) {
                     const std::size_t next = idx_.at(c + 1, mb);
-                    const std::uint32_t grad_ready = split_backward_ ? idx_.b[next] : idx_.w[next];
+                    const std::uint32_t grad_ready = split_at(next) ? idx_.b[next] : idx_.w[next];
                     g.add_dep(bwd_entry, idx_.send_b[next] != kNone ? idx_.send_b[next] : grad_ready);
                 }
                 if (idx_.send_b[at] != kNone)
-                    g.add_dep(idx_.send_b[at], split_backward_ ? b : w);
+                    g.add_dep(idx_.send_b[at], split_at(at) ? b : w);
                 g.add_dep(w, b);
             }
         }
@@ -724,6 +747,7 @@ private:
     std::vector<std::vector<std::uint32_t>> program_entry_; // per device: each pass's first op
     std::vector<ProgramWait> program_waits_;
     std::vector<long long> program_last_mb_; // per IR chunk
+    std::vector<char> full_backward_; // per micro-batch chunk of a program: written as BW
     std::vector<Zero3Traffic> z3_; // per device
     std::vector<int> stage_layers_; // per device
     std::vector<std::uint32_t> zero3_rs_;

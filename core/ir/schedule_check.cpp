@@ -77,19 +77,16 @@ private:
     {
         int max_chunk = 0;
         long long max_mb = -1;
-        bool full = false, split = false;
+        bool split = false;
         for (const auto& stage : p_.stages)
             for (const ScheduleDirective& d : stage) {
                 max_chunk = std::max<int>(max_chunk, d.chunk);
                 max_mb = std::max<long long>(max_mb, d.microbatch);
-                full |= d.kind == DirectiveKind::backward_full;
                 split |= d.kind == DirectiveKind::backward_input;
                 p_.explicit_comm |= d.kind == DirectiveKind::send || d.kind == DirectiveKind::recv;
             }
         if (max_mb < 0)
             fail("the program runs no micro-batch");
-        if (full && split)
-            fail("the program mixes BW with separate B and W: write every backward one way");
         p_.split_backward = split;
         p_.chunks = max_chunk + 1;
         p_.microbatches = max_mb + 1;
@@ -238,60 +235,70 @@ private:
             }
     }
 
-    // The first dependency of step i on stage s that has not run yet, if any.
-    std::optional<Dep> unmet(int s, int i)
+    // What step i of stage s needs finished first (step -1: never scheduled).
+    std::vector<Dep> deps(int s, int i)
     {
+        std::vector<Dep> out;
         const ScheduleDirective& d = p_.stages[s][i];
         const Slot& x = slot(s, d.chunk, d.microbatch);
-        auto local = [&](int pos, PassKind k) -> std::optional<Dep> {
-            if (pos >= 0 && done_[s][pos])
-                return std::nullopt;
-            return Dep { s, pos, letter(k) + std::to_string(d.microbatch) + "." + std::to_string(d.chunk) };
+        auto local = [&](int pos, PassKind k) {
+            out.push_back({ s, pos, letter(k) + std::to_string(d.microbatch) + "." + std::to_string(d.chunk) });
         };
-        auto remote = [&](std::optional<Place> q, DirectiveKind kind, PassKind target) -> std::optional<Dep> {
+        auto remote = [&](std::optional<Place> q, DirectiveKind kind, PassKind target) {
             if (!q)
-                return std::nullopt;
+                return;
             const Slot& y = slot(q->stage, q->chunk, d.microbatch);
             const int pos = kind == DirectiveKind::send ? (target == PassKind::forward ? y.send_f : y.send_b)
                 : target == PassKind::forward           ? y.f
                                                         : y.b;
-            if (pos >= 0 && done_[q->stage][pos])
-                return std::nullopt;
             ScheduleDirective want { kind, d.microbatch, static_cast<std::int16_t>(q->chunk), target, false };
             if (kind != DirectiveKind::send)
                 want.kind = target == PassKind::forward ? DirectiveKind::forward
                     : p_.split_backward                 ? DirectiveKind::backward_input
                                                         : DirectiveKind::backward_full;
-            return Dep { q->stage, pos, directive_text(want) };
+            out.push_back({ q->stage, pos, directive_text(want) });
         };
         for (const int w : waits_[s][i])
-            if (!done_[s][w])
-                return Dep { s, w, directive_text(p_.stages[s][w]) };
+            out.push_back({ s, w, directive_text(p_.stages[s][w]) });
         const Place here { s, d.chunk };
         switch (d.kind) {
         case DirectiveKind::forward:
-            return p_.explicit_comm ? std::nullopt
-                                    : remote(prev_place(here), DirectiveKind::forward, PassKind::forward);
+            if (!p_.explicit_comm)
+                remote(prev_place(here), DirectiveKind::forward, PassKind::forward);
+            break;
         case DirectiveKind::backward_input:
         case DirectiveKind::backward_full:
-            if (auto dep = local(x.f, PassKind::forward))
-                return dep;
-            return p_.explicit_comm ? std::nullopt
-                                    : remote(next_place(here), DirectiveKind::backward_input, PassKind::backward_input);
+            local(x.f, PassKind::forward);
+            if (!p_.explicit_comm)
+                remote(next_place(here), DirectiveKind::backward_input, PassKind::backward_input);
+            break;
         case DirectiveKind::backward_weight:
-            return local(x.b, PassKind::backward_input);
+            local(x.b, PassKind::backward_input);
+            break;
         case DirectiveKind::recv:
-            return d.target == PassKind::forward ? remote(prev_place(here), DirectiveKind::send, PassKind::forward)
-                                                 : remote(next_place(here), DirectiveKind::send, d.target);
+            if (d.target == PassKind::forward)
+                remote(prev_place(here), DirectiveKind::send, PassKind::forward);
+            else
+                remote(next_place(here), DirectiveKind::send, d.target);
+            break;
         case DirectiveKind::wait:
-            return local(d.target == PassKind::forward     ? x.f
-                    : d.target == PassKind::backward_input ? x.b
-                                                           : x.w,
-                d.target);
+            local(d.target == PassKind::forward ? x.f : d.target == PassKind::backward_input ? x.b : x.w, d.target);
+            break;
         case DirectiveKind::send:
+            local(d.target == PassKind::forward ? x.f : x.b, d.target);
+            break;
         case DirectiveKind::all_to_all:
-            return std::nullopt;
+            break;
         }
+        return out;
+    }
+
+    // The first dependency of step i on stage s that has not run yet, if any.
+    std::optional<Dep> unmet(int s, int i)
+    {
+        for (Dep& dep : deps(s, i))
+            if (dep.step < 0 || !done_[dep.stage][dep.step])
+                return std::move(dep);
         return std::nullopt;
     }
 
@@ -414,6 +421,110 @@ private:
         }
     }
 
+public:
+    // List scheduling with durations (program_makespan_s).
+    double makespan_s(const std::vector<std::vector<PassTimes>>& per_stage)
+    {
+        measure();
+        index();
+        collect_waits();
+        finish_.resize(static_cast<std::size_t>(pp_));
+        for (int s = 0; s < pp_; ++s)
+            finish_[s].assign(p_.stages[s].size(), 0.0);
+        free_s_.assign(static_cast<std::size_t>(pp_), 0.0);
+        std::vector<int> next(static_cast<std::size_t>(pp_), 0);
+        double end_s = 0;
+        for (;;) {
+            int best_s = -1, best_i = -1;
+            double best_t = 0;
+            for (int s = 0; s < pp_; ++s) {
+                double t = 0;
+                const int i = p_.order == ProgramOrder::in_order ? next_in_order(s, next[s], t) : most_urgent(s, t);
+                if (i >= 0 && (best_s < 0 || t < best_t)) {
+                    best_s = s;
+                    best_i = i;
+                    best_t = t;
+                }
+            }
+            if (best_s < 0)
+                break;
+            const ScheduleDirective& d = p_.stages[best_s][best_i];
+            const double end = best_t + duration_s(d, per_stage[best_s][static_cast<std::size_t>(d.chunk)]);
+            execute(best_s, best_i);
+            finish_[best_s][best_i] = end;
+            free_s_[best_s] = end;
+            end_s = std::max(end_s, end);
+            if (p_.order == ProgramOrder::in_order)
+                ++next[best_s];
+        }
+        return end_s;
+    }
+
+private:
+    static double duration_s(const ScheduleDirective& d, const PassTimes& t)
+    {
+        switch (d.kind) {
+        case DirectiveKind::forward:
+            return t.forward_s;
+        case DirectiveKind::backward_input:
+            return t.backward_input_s;
+        case DirectiveKind::backward_weight:
+            return t.weight_s;
+        case DirectiveKind::backward_full:
+            return t.backward_input_s + t.weight_s;
+        default:
+            return 0;
+        }
+    }
+
+    // When step i could start on stage s (its dependencies done), or -1 when one is not.
+    double ready_s(int s, int i)
+    {
+        double t = free_s_[s];
+        for (const Dep& dep : deps(s, i)) {
+            if (dep.step < 0 || !done_[dep.stage][dep.step])
+                return -1;
+            t = std::max(t, finish_[dep.stage][dep.step]);
+        }
+        return t;
+    }
+
+    int next_in_order(int s, int i, double& t)
+    {
+        if (i >= static_cast<int>(p_.stages[s].size()))
+            return -1;
+        t = ready_s(s, i);
+        return t < 0 ? -1 : i;
+    }
+
+    // At the earliest time a pass is ready on stage s, the most urgent of those ready then
+    // (backward, forward, weight; the simulator's priorities).
+    int most_urgent(int s, double& t)
+    {
+        t = -1;
+        std::vector<std::pair<int, double>> ready;
+        for (int i = 0; i < static_cast<int>(p_.stages[s].size()); ++i) {
+            if (done_[s][i])
+                continue;
+            const double r = ready_s(s, i);
+            if (r < 0)
+                continue;
+            ready.emplace_back(i, r);
+            t = t < 0 ? r : std::min(t, r);
+        }
+        auto rank = [&](const ScheduleDirective& d) {
+            const long long cls = d.kind == DirectiveKind::forward ? 1
+                : d.kind == DirectiveKind::backward_weight         ? 2
+                                                                   : 0;
+            return cls << 40 | d.microbatch;
+        };
+        int best = -1;
+        for (const auto& [i, r] : ready)
+            if (r <= t && (best < 0 || rank(p_.stages[s][i]) < rank(p_.stages[s][best])))
+                best = i;
+        return best;
+    }
+
     // Every stage runs every micro-batch of each of its chunks (DualPipe: of its direction).
     void check_presence()
     {
@@ -453,6 +564,8 @@ private:
     std::vector<std::vector<bool>> done_;
     std::vector<std::vector<std::vector<int>>> waits_;
     std::vector<long long> in_flight_;
+    std::vector<std::vector<double>> finish_;
+    std::vector<double> free_s_;
 };
 
 } // namespace
@@ -461,6 +574,21 @@ void check_schedule_program(ScheduleProgram& p)
 {
     p.explicit_comm = false;
     ProgramChecker(p).run();
+}
+
+double program_makespan_s(const ScheduleProgram& p, const std::vector<std::vector<PassTimes>>& per_stage_chunk)
+{
+    ScheduleProgram copy = p;
+    copy.explicit_comm = false;
+    return ProgramChecker(copy).makespan_s(per_stage_chunk);
+}
+
+double program_makespan_s(const ScheduleProgram& p, const std::vector<PassTimes>& per_stage)
+{
+    std::vector<std::vector<PassTimes>> per_chunk;
+    for (const PassTimes& t : per_stage)
+        per_chunk.emplace_back(static_cast<std::size_t>(p.chunks), t);
+    return program_makespan_s(p, per_chunk);
 }
 
 } // namespace parallax

@@ -49,7 +49,7 @@ struct ScheduleProgram {
     int chunks = 1; // local chunks per stage
     long long microbatches = 0;
     bool explicit_comm = false; // SEND/RECV are written out (else inferred)
-    bool split_backward = false; // B and W written apart: the input gradient leaves after B
+    bool split_backward = false; // some B and W written apart: their input gradient leaves after B
     std::vector<long long> peak_in_flight; // per stage: chunk micro-batches forwarded, not yet backward
     bool operator==(const ScheduleProgram&) const = default;
 };
@@ -77,6 +77,20 @@ std::string schedule_program_text(const ScheduleProgram& p);
 // ScheduleProgramError otherwise.
 void check_schedule_program(ScheduleProgram& p);
 
+// One chunk pass's duration on a stage.
+struct PassTimes {
+    double forward_s = 0;
+    double backward_input_s = 0;
+    double weight_s = 0;
+};
+
+// The program's makespan when stage s's passes take per_stage[s] and data moves at once: a list
+// schedule over its dependencies (in-order: as listed, W~ included; priority: whenever a stage is
+// free, its most urgent ready pass). `p` must have passed check_schedule_program.
+double program_makespan_s(const ScheduleProgram& p, const std::vector<PassTimes>& per_stage);
+// The same with times per stage and local chunk (a DualPipe device's two chunks are two stages).
+double program_makespan_s(const ScheduleProgram& p, const std::vector<std::vector<PassTimes>>& per_stage_chunk);
+
 // A built-in schedule written as a program (checked), passes in device_program's order.
 ScheduleProgram builtin_schedule_program(Schedule schedule, int pp, int vpp, long long microbatches);
 
@@ -85,6 +99,10 @@ inline bool runs_dualpipe(const Strategy& s)
     return s.schedule == Schedule::dualpipe
         || (s.schedule == Schedule::custom && s.program && s.program->layout == ChunkLayout::dualpipe);
 }
+
+// DualPipe's own static order (deepseek-ai/DualPipe dualpipe.py, DualPipe.step: eight phases from
+// the warm-up forwards to the trailing weight passes), in order; needs an even pp and m >= 2 pp.
+ScheduleProgram dualpipe_reference_program(int pp, long long microbatches);
 
 // Programs live for the whole process so plain-data strategies can point at them.
 const ScheduleProgram* intern_schedule_program(ScheduleProgram p);

@@ -17,9 +17,8 @@
 #include <QTest>
 
 #include <algorithm>
-#include <fstream>
+#include <cmath>
 #include <memory>
-#include <sstream>
 #include <tuple>
 
 using namespace parallax;
@@ -68,7 +67,8 @@ struct Toy {
     // The same plan with the built-in rewritten as a program read back from its text.
     Strategy as_program() const
     {
-        const ScheduleProgram built = builtin_schedule_program(s.schedule, s.pp, s.vpp, microbatch_count(ctx->training, s));
+        const ScheduleProgram built
+            = builtin_schedule_program(s.schedule, s.pp, s.vpp, microbatch_count(ctx->training, s));
         ScheduleProgram read = parse_schedule_text(schedule_program_text(built));
         check_schedule_program(read);
         Strategy c = s;
@@ -99,12 +99,17 @@ double pipeline_end(const SimulationResult& r)
     return *std::max_element(r.compute_last_s.begin(), r.compute_last_s.end());
 }
 
-std::string read_file(const std::string& path)
+QString q(const char* s)
 {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return QString::fromUtf8(s);
+}
+
+QStringList qs(std::initializer_list<const char*> parts)
+{
+    QStringList out;
+    for (const char* p : parts)
+        out << q(p);
+    return out;
 }
 
 } // namespace
@@ -130,10 +135,10 @@ private slots:
             std::string("stage 0: F0.0 F1.0 B0.0 W0.0~ B1.0 W1.0\nstage 1: F0.0 B0.0 W0.0 WAIT:W0.0 F1.0 B1.0 W1.0\n"));
         QVERIFY(checked(written) == p);
         // The JSON form of the same program.
-        const ScheduleProgram* j = read_schedule_program(
-            nlohmann::json::parse(R"({"stages": [["F0.0","F1.0","B0.0","W0.0~","B1.0","W1.0"],
+        const ScheduleProgram* j
+            = read_schedule_program(nlohmann::json::parse(R"({"stages": [["F0.0","F1.0","B0.0","W0.0~","B1.0","W1.0"],
                                                ["F0","B0","W0","WAIT:W0.0","F1","B1","W1"]]})"),
-            "x.json", "strategy.schedule_program");
+                "x.json", "strategy.schedule_program");
         QVERIFY(*j == p);
     }
 
@@ -149,29 +154,27 @@ private slots:
     {
         QTest::addColumn<QString>("program");
         QTest::addColumn<QStringList>("named");
-        QTest::newRow("missing receive")
-            << "stage 0: F0 SEND:F0 RECV:B0 BW0\nstage 1: F0 BW0 SEND:B0\n"
-            << QStringList { "stage 0, step 1 (SEND:F0.0)", "no matching RECV:F0.0 on stage 1" };
-        QTest::newRow("backward before forward")
-            << "stage 0: F0 F1 BW0 BW1\nstage 1: F0 BW1 F1 BW0\n"
-            << QStringList { "stage 1, step 1 (BW1.0)", "before F1.0 (step 2)" };
-        QTest::newRow("W before B") << "stage 0: F0 W0 B0\n"
-                                    << QStringList { "stage 0, step 1 (W0.0)", "before B0.0 (step 2)" };
+        QTest::newRow("missing receive") << q("stage 0: F0 SEND:F0 RECV:B0 BW0\nstage 1: F0 BW0 SEND:B0\n")
+                                         << qs({ "stage 0, step 1 (SEND:F0.0)", "no matching RECV:F0.0 on stage 1" });
+        QTest::newRow("backward before forward") << q("stage 0: F0 F1 BW0 BW1\nstage 1: F0 BW1 F1 BW0\n")
+                                                 << qs({ "stage 1, step 1 (BW1.0)", "before F1.0 (step 2)" });
+        QTest::newRow("W before B") << q("stage 0: F0 W0 B0\n")
+                                    << qs({ "stage 0, step 1 (W0.0)", "before B0.0 (step 2)" });
         // Stage 0 waits for stage 1's backward of micro-batch 0, which waits for micro-batch 1's
         // forward on stage 0, listed after that backward.
-        QTest::newRow("cycle") << "stage 0: F0 BW0 F1 BW1\nstage 1: F1 BW1 F0 BW0\n"
-                               << QStringList { "deadlock", "stage 0, step 1 (BW0.0) waits for BW0.0 on stage 1",
-                                      "stage 1, step 0 (F1.0) waits for F1.0 on stage 0 (step 2)", "a cycle" };
+        QTest::newRow("cycle") << q("stage 0: F0 BW0 F1 BW1\nstage 1: F1 BW1 F0 BW0\n")
+                               << qs({ "deadlock", "stage 0, step 1 (BW0.0) waits for BW0.0 on stage 1",
+                                      "stage 1, step 0 (F1.0) waits for F1.0 on stage 0 (step 2)", "a cycle" });
         QTest::newRow("never scheduled")
-            << "stage 0: F0 BW0 F1 BW1\nstage 1: F0 BW0 F1 BW1\nstage 2: F0 BW0 F1 BW1\nstage 3: F0 BW0 F1\n"
-            << QStringList { "stage 2, step 3 (BW1.0) waits for BW1.0 on stage 3, which is never scheduled" };
-        QTest::newRow("missing micro-batch") << "stage 0: F0 F2 BW0 BW2\nstage 1: F0 BW0 F2 BW2\n"
-                                             << QStringList { "micro-batch 1 is missing on stage 0", "F1.0" };
-        QTest::newRow("duplicate") << "stage 0: F0 F1 BW0 BW1 F1\nstage 1: F0 BW0 F1 BW1\n"
-                                   << QStringList { "stage 0, step 4 (F1.0)", "second forward", "step 1" };
+            << q("stage 0: F0 BW0 F1 BW1\nstage 1: F0 BW0 F1 BW1\nstage 2: F0 BW0 F1 BW1\nstage 3: F0 BW0 F1\n")
+            << qs({ "stage 2, step 3 (BW1.0) waits for BW1.0 on stage 3, which is never scheduled" });
+        QTest::newRow("missing micro-batch") << q("stage 0: F0 F2 BW0 BW2\nstage 1: F0 BW0 F2 BW2\n")
+                                             << qs({ "micro-batch 1 is missing on stage 0", "F1.0" });
+        QTest::newRow("duplicate") << q("stage 0: F0 F1 BW0 BW1 F1\nstage 1: F0 BW0 F1 BW1\n")
+                                   << qs({ "stage 0, step 4 (F1.0)", "second forward", "step 1" });
         QTest::newRow("wait on a later pass")
-            << "stage 0: F0 WAIT:W1 F1 B0 W0 B1 W1\n" << QStringList { "stage 0, step 1 (WAIT:W1.0)", "W1.0 (step 6)" };
-        QTest::newRow("syntax") << "stage 0: F0 X1\n" << QStringList { "line 1", "\"X1\"" };
+            << q("stage 0: F0 WAIT:W1 F1 B0 W0 B1 W1\n") << qs({ "stage 0, step 1 (WAIT:W1.0)", "W1.0 (step 6)" });
+        QTest::newRow("syntax") << q("stage 0: F0 X1\n") << qs({ "line 1", "\"X1\"" });
     }
     void malformed_programs_are_named()
     {
@@ -226,6 +229,29 @@ private slots:
         QCOMPARE(g.peak_in_flight, (std::vector<long long> { 6, 6, 6, 6 }));
         const ScheduleProgram d = builtin_schedule_program(Schedule::dualpipe, 4, 1, 16);
         QCOMPARE(d.peak_in_flight, (std::vector<long long> { 5, 5, 5, 5 }));
+    }
+
+    // The analytic model's critical path over a program reproduces the closed forms (F = B = W = 1
+    // time unit per stage, p = 4, m = 16): 1F1B and GPipe (m + p - 1)(F + B + W) = 57 (Narayanan et
+    // al. 2021 Sec. 2.2.1); interleaved with v = 2 (each chunk 1/2) m(F+B+W) + (p-1)(F+B+W)/v = 52.5
+    // (Sec. 2.2.2).
+    void critical_path_matches_the_closed_forms()
+    {
+        const std::vector<PassTimes> unit(4, PassTimes { 1, 1, 1 });
+        const std::vector<PassTimes> half(4, PassTimes { 0.5, 0.5, 0.5 });
+        QCOMPARE(program_makespan_s(builtin_schedule_program(Schedule::one_f_one_b, 4, 1, 16), unit), 57.0);
+        QCOMPARE(program_makespan_s(builtin_schedule_program(Schedule::gpipe, 4, 1, 16), unit), 57.0);
+        QCOMPARE(program_makespan_s(builtin_schedule_program(Schedule::interleaved, 4, 2, 16), half), 52.5);
+        // And predict uses it: a 1F1B program's pipeline is the built-in's formula on even stages.
+        const Toy toy(4, 1, 16, Schedule::one_f_one_b);
+        const Prediction builtin = AnalyticModel(*toy.ctx).predict(toy.s);
+        const Prediction program = AnalyticModel(*toy.ctx).predict(toy.as_program());
+        QVERIFY2(std::fabs(program.step_time_s - builtin.step_time_s) <= 0.01 * builtin.step_time_s,
+            qPrintable(QStringLiteral("%1 vs %2").arg(program.step_time_s).arg(builtin.step_time_s)));
+        bool said = false;
+        for (const std::string& a : program.assumptions)
+            said = said || contains(a, "schedule program");
+        QVERIFY(said);
     }
 
     // The peak feeds the memory model: a program that holds every micro-batch needs more memory
@@ -289,33 +315,62 @@ private slots:
             const ScheduleProgram read = load_schedule_program_file(dir + name);
             QVERIFY2(read == builtin_schedule_program(sch, pp, vpp, m), name);
         }
+        QVERIFY(
+            load_schedule_program_file(dir + "dualpipe-reference-pp4-m16.txt") == dualpipe_reference_program(4, 16));
     }
 
-    // DeepSeek-V3 (Sec. 3.2.1, Table 2): DualPipe's bubble is (PP/2 - 1)(F&B + B - 3W), B the whole
-    // backward and F&B a forward and a backward run together (F + B here, no overlap). Hand-worked
-    // for F = 1, B_input = 1, W = 1 (so B = 2, F&B = 3) and PP = 4: (4/2 - 1)(3 + 2 - 3) = 2 time
-    // units. The toy's even stages have F ~ B_input ~ W up to the GEMM shapes; the formula is
-    // evaluated with the toy's own F, B_input and W.
+    // DeepSeek-V3 report (Sec. 3.2.1, Table 2): DualPipe's bubble is (PP/2 - 1)(F&B + B - 3W), B the
+    // whole backward and F&B a forward and a backward run as one pair. DualPipe's own order
+    // (dualpipe_reference_program), hand-worked with F = B_input = W = 1 time unit, so B = 2 and
+    // F&B = 3 (the pair not overlapped): (PP/2 - 1)(3 + 2 - 3) = 2 units at PP = 4, 6 at PP = 8,
+    // whatever the micro-batch count; every device also works m (F + B) = 3m units.
+    void dualpipe_bubble_matches_the_report_data()
+    {
+        QTest::addColumn<int>("pp");
+        QTest::addColumn<int>("m");
+        QTest::addColumn<double>("bubble");
+        QTest::newRow("pp 4, m 8") << 4 << 8 << 2.0;
+        QTest::newRow("pp 4, m 16") << 4 << 16 << 2.0;
+        QTest::newRow("pp 8, m 16") << 8 << 16 << 6.0;
+        QTest::newRow("pp 8, m 32") << 8 << 32 << 6.0;
+    }
     void dualpipe_bubble_matches_the_report()
     {
-        const int pp = 4, m = 16;
+        QFETCH(int, pp);
+        QFETCH(int, m);
+        QFETCH(double, bubble);
+        const ScheduleProgram p = dualpipe_reference_program(pp, m);
+        const double step = program_makespan_s(p, std::vector<PassTimes>(static_cast<std::size_t>(pp), { 1, 1, 1 }));
+        QCOMPARE(step - 3.0 * m, bubble);
+        // The event simulator runs the same program on even stages with free links: its bubble is the
+        // critical path's at the stages' own F, B_input and W.
         const Toy toy(pp, 1, m, Schedule::dualpipe);
-        const Strategy program = toy.as_program();
-        const SimulatedPlan sim = simulate_plan(*toy.ctx, program);
-        EvaluationCache cache(*toy.ctx);
-        StrategyCosts costs;
-        compute_costs(*toy.ctx, program, cache, costs);
-        const ChunkTiming ct = chunk_timing(*toy.ctx, program, costs, 1);
-        const double f = ct.forward_s, b = ct.backward_input_s + ct.weight_s, w = ct.weight_s;
-        const double bubble = pipeline_end(sim.result) - m * (f + b);
+        Strategy s = toy.s;
+        s.schedule = Schedule::custom;
+        s.program = intern_schedule_program(p);
+        const SimulatedPlan sim = simulate_plan(*toy.ctx, s);
+        const ChunkTiming ct = sim.lowered.chunk_timing[1];
+        // A device's chunk 0 is stage d of the down pipeline, its chunk 1 stage pp-1-d of the up one.
+        std::vector<std::vector<PassTimes>> stages;
+        for (int d = 0; d < pp; ++d) {
+            stages.emplace_back();
+            for (int ir : { d, pp + (pp - 1 - d) }) {
+                const ChunkTiming& c = sim.lowered.chunk_timing[static_cast<std::size_t>(ir)];
+                stages.back().push_back({ c.forward_s, c.backward_input_s + c.recompute_s, c.weight_s });
+            }
+        }
+        const double critical = program_makespan_s(p, stages);
+        QVERIFY2(std::fabs(pipeline_end(sim.result) - critical) <= 1e-6 * critical,
+            qPrintable(
+                QStringLiteral("simulated %1 s, critical path %2 s").arg(pipeline_end(sim.result)).arg(critical)));
+        const double f = ct.forward_s, w = ct.weight_s, b = ct.backward_input_s + w;
         const double formula = (pp / 2.0 - 1) * ((f + b) + b - 3 * w);
-        QVERIFY2(std::fabs(bubble - formula) <= 0.05 * formula,
-            qPrintable(QStringLiteral("bubble %1 s vs formula %2 s (F %3, B %4, W %5)")
-                           .arg(bubble)
-                           .arg(formula)
-                           .arg(f)
-                           .arg(b)
-                           .arg(w)));
+        const double simulated = pipeline_end(sim.result) - m * (f + b);
+        qInfo("pp %d m %d: F %.3g s, B %.3g s, W %.3g s; simulated bubble %.4g s, formula %.4g s", pp, m, f, b, w,
+            simulated, formula);
+        // Unequal F, B_input and W (and the end stages' embedding and output) move it off the
+        // unit-time case; it stays near the formula.
+        QVERIFY(std::fabs(simulated - formula) <= 0.15 * formula);
     }
 
     // torch.distributed.pipelining's CSV: rows are ranks, `1F0` stage 1's forward of micro-batch 0,
@@ -330,8 +385,9 @@ private slots:
         QCOMPARE(directive_text(p.stages[0][2]), std::string("F0.1")); // stage 2 = rank 0's chunk 1
         QCOMPARE(directive_text(p.stages[0][6]), std::string("W0.0"));
         QCOMPARE(directive_text(p.stages[1][5]), std::string("BW0.0"));
-        // I and B mixed: the checker wants one kind of backward.
-        QVERIFY_THROWS_EXCEPTION(ScheduleProgramError, check_schedule_program(p));
+        // I/W and B mixed: split backwards send their gradient after I, full ones after W.
+        check_schedule_program(p);
+        QVERIFY(p.split_backward);
         const std::string full = "0F0,0F1,2F0,2F1,,2B0,0B0,2B1,0B1\n"
                                  ",1F0,1F1,3F0,3F1,3B0,1B0,3B1,1B1\n";
         p = parse_torchtitan_csv(full);
@@ -340,7 +396,8 @@ private slots:
         QCOMPARE(p.microbatches, 2LL);
         // Rank 0 runs F0.0 F1.0 F0.1 F1.1 before its first backward: 4 chunk micro-batches in flight.
         QCOMPARE(p.peak_in_flight, (std::vector<long long> { 4, 4 }));
-        QVERIFY_THROWS_EXCEPTION(ScheduleProgramError, parse_torchtitan_csv("0F0,1F0\n"));
+        // A V-shaped placement (stage 3 back on rank 0) is not the looped one this reader maps.
+        QVERIFY_THROWS_EXCEPTION(ScheduleProgramError, parse_torchtitan_csv("0F0,3F0\n1F0,2F0\n"));
     }
 };
 
