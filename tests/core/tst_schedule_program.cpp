@@ -207,6 +207,10 @@ private slots:
         const Scenario s = parse_scenario_text(ok, "plan.json", catalog);
         QCOMPARE(s.strategy.schedule, Schedule::custom);
         QVERIFY(s.strategy.program != nullptr);
+        // Saved and read back: the same program (interned, so the same pointer).
+        const Scenario back = parse_scenario_text(scenario_to_json(s).dump(), "back.json", catalog);
+        QCOMPARE(back.strategy.program, s.strategy.program);
+        QVERIFY(back.strategy == s.strategy);
         std::string with_schedule = ok;
         with_schedule.replace(with_schedule.find("\"dp\": 1,"), 8, "\"dp\": 1, \"schedule\": \"1f1b\",");
         QVERIFY_THROWS_EXCEPTION(InputError, parse_scenario_text(with_schedule, "plan.json", catalog));
