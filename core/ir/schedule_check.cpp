@@ -4,6 +4,7 @@
 #include "ir/schedule_program.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <optional>
 #include <tuple>
 
@@ -432,14 +433,19 @@ public:
         for (int s = 0; s < pp_; ++s)
             finish_[s].assign(p_.stages[s].size(), 0.0);
         free_s_.assign(static_cast<std::size_t>(pp_), 0.0);
-        std::vector<int> next(static_cast<std::size_t>(pp_), 0);
+        next_.assign(static_cast<std::size_t>(pp_), 0);
+        fillers_.assign(static_cast<std::size_t>(pp_), {});
+        for (int s = 0; s < pp_; ++s)
+            for (int i = 0; i < static_cast<int>(p_.stages[s].size()); ++i)
+                if (p_.stages[s][i].filler)
+                    fillers_[s].push_back(i);
         double end_s = 0;
         for (;;) {
             int best_s = -1, best_i = -1;
             double best_t = 0;
             for (int s = 0; s < pp_; ++s) {
                 double t = 0;
-                const int i = p_.order == ProgramOrder::in_order ? next_in_order(s, next[s], t) : most_urgent(s, t);
+                const int i = p_.order == ProgramOrder::in_order ? next_in_order(s, t) : most_urgent(s, t);
                 if (i >= 0 && (best_s < 0 || t < best_t)) {
                     best_s = s;
                     best_i = i;
@@ -454,8 +460,10 @@ public:
             finish_[best_s][best_i] = end;
             free_s_[best_s] = end;
             end_s = std::max(end_s, end);
-            if (p_.order == ProgramOrder::in_order)
-                ++next[best_s];
+            if (p_.order == ProgramOrder::in_order && best_i == next_[best_s])
+                ++next_[best_s];
+            else if (p_.order == ProgramOrder::in_order)
+                fillers_[best_s].pop_front();
         }
         return end_s;
     }
@@ -489,12 +497,23 @@ private:
         return t;
     }
 
-    int next_in_order(int s, int i, double& t)
+    // The stage's next listed directive, or a floating W (W~) that is ready earlier: it fills the
+    // idle time as in the simulator. Fillers become ready in list order (after their B's, which run
+    // in order), so the first pending one is the earliest.
+    int next_in_order(int s, double& t)
     {
-        if (i >= static_cast<int>(p_.stages[s].size()))
-            return -1;
-        t = ready_s(s, i);
-        return t < 0 ? -1 : i;
+        const auto& list = p_.stages[s];
+        int& i = next_[s];
+        while (i < static_cast<int>(list.size()) && list[i].filler)
+            ++i;
+        const double listed = i < static_cast<int>(list.size()) ? ready_s(s, i) : -1;
+        const double floating = fillers_[s].empty() ? -1 : ready_s(s, fillers_[s].front());
+        if (floating >= 0 && (listed < 0 || floating < listed)) {
+            t = floating;
+            return fillers_[s].front();
+        }
+        t = listed;
+        return listed < 0 ? -1 : i;
     }
 
     // At the earliest time a pass is ready on stage s, the most urgent of those ready then
@@ -565,6 +584,8 @@ private:
     std::vector<std::vector<std::vector<int>>> waits_;
     std::vector<long long> in_flight_;
     std::vector<std::vector<double>> finish_;
+    std::vector<int> next_; // list schedule: each stage's next listed directive
+    std::vector<std::deque<int>> fillers_; // list schedule: each stage's W~ not yet run
     std::vector<double> free_s_;
 };
 

@@ -85,8 +85,8 @@ struct PassTimes {
 };
 
 // The program's makespan when stage s's passes take per_stage[s] and data moves at once: a list
-// schedule over its dependencies (in-order: as listed, W~ included; priority: whenever a stage is
-// free, its most urgent ready pass). `p` must have passed check_schedule_program.
+// schedule over its dependencies (in-order: as listed, a W~ run where the stage would wait;
+// priority: whenever a stage is free, its most urgent ready pass). `p` must have passed check_schedule_program.
 double program_makespan_s(const ScheduleProgram& p, const std::vector<PassTimes>& per_stage);
 // The same with times per stage and local chunk (a DualPipe device's two chunks are two stages).
 double program_makespan_s(const ScheduleProgram& p, const std::vector<std::vector<PassTimes>>& per_stage_chunk);

@@ -731,7 +731,7 @@ Prediction AnalyticModel::predict(const Strategy& s) const
     add_model_assumptions(ctx, s, p);
     if (s.schedule == Schedule::custom)
         p.assumptions.push_back("schedule program: pipeline time from its critical path (a list schedule of its "
-                                "passes at each stage's pass times, sends free and W~ in place); --fidelity "
+                                "passes at each stage's pass times, sends free, W~ filling idle time); --fidelity "
                                 "simulated runs it in the event simulator");
     add_power_notes(ctx, s, r, p);
     p.assumptions.push_back("FLOPs counted as Megatron-LM reports them (causal attention in full, no recompute)");

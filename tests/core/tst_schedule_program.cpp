@@ -246,6 +246,9 @@ private slots:
         QCOMPARE(program_makespan_s(builtin_schedule_program(Schedule::one_f_one_b, 4, 1, 16), unit), 57.0);
         QCOMPARE(program_makespan_s(builtin_schedule_program(Schedule::gpipe, 4, 1, 16), unit), 57.0);
         QCOMPARE(program_makespan_s(builtin_schedule_program(Schedule::interleaved, 4, 2, 16), half), 52.5);
+        // ZB-H1 with its W~ floating into idle time: Parallax's ZB-H1 form (m-1)(F+B+W) + (p-1)(F+B)
+        // + W = 45 + 8 + 1 = 54 (the W passes leave the bubble; analytic_model.cpp schedule_time).
+        QCOMPARE(program_makespan_s(builtin_schedule_program(Schedule::zb_h1, 4, 1, 16), unit), 54.0);
         // And predict uses it: a 1F1B program's pipeline is the built-in's formula on even stages.
         const Toy toy(4, 1, 16, Schedule::one_f_one_b);
         const Prediction builtin = AnalyticModel(*toy.ctx).predict(toy.s);
