@@ -36,7 +36,7 @@ struct Place {
 struct Dep {
     int stage = 0;
     int step = -1;
-    std::string what;
+    ScheduleDirective what; // as the stage that runs it writes it
 };
 
 class ProgramChecker {
@@ -243,7 +243,10 @@ private:
         const ScheduleDirective& d = p_.stages[s][i];
         const Slot& x = slot(s, d.chunk, d.microbatch);
         auto local = [&](int pos, PassKind k) {
-            out.push_back({ s, pos, letter(k) + std::to_string(d.microbatch) + "." + std::to_string(d.chunk) });
+            const DirectiveKind kind = k == PassKind::forward ? DirectiveKind::forward
+                : k == PassKind::backward_input               ? DirectiveKind::backward_input
+                                                              : DirectiveKind::backward_weight;
+            out.push_back({ s, pos, { kind, d.microbatch, d.chunk, k, false } });
         };
         auto remote = [&](std::optional<Place> q, DirectiveKind kind, PassKind target) {
             if (!q)
@@ -257,10 +260,10 @@ private:
                 want.kind = target == PassKind::forward ? DirectiveKind::forward
                     : p_.split_backward                 ? DirectiveKind::backward_input
                                                         : DirectiveKind::backward_full;
-            out.push_back({ q->stage, pos, directive_text(want) });
+            out.push_back({ q->stage, pos, want });
         };
         for (const int w : waits_[s][i])
-            out.push_back({ s, w, directive_text(p_.stages[s][w]) });
+            out.push_back({ s, w, p_.stages[s][w] });
         const Place here { s, d.chunk };
         switch (d.kind) {
         case DirectiveKind::forward:
@@ -408,7 +411,7 @@ private:
             const std::optional<Dep> dep = unmet(s, i);
             if (!dep)
                 fail("deadlock: " + chain + at(s, i) + " is never reached");
-            const std::string head = at(s, i) + " waits for " + dep->what + " on "
+            const std::string head = at(s, i) + " waits for " + directive_text(dep->what) + " on "
                 + (dep->stage == s ? "its own stage" : "stage " + std::to_string(dep->stage));
             if (dep->step < 0)
                 fail(head + ", which is never scheduled"); // the chain up to here only waits on it
