@@ -269,6 +269,47 @@ ScheduleProgram parse_torchtitan_csv(const std::string& text)
     return p;
 }
 
+std::string torchtitan_schedule_csv(const ScheduleProgram& p)
+{
+    if (p.layout == ChunkLayout::dualpipe)
+        fail("a DualPipe-layout program has no looped torchtitan CSV (torchtitan's DualPipeV is V-shaped)");
+    const int ranks = static_cast<int>(p.stages.size());
+    std::string out;
+    for (int r = 0; r < ranks; ++r) {
+        std::string row;
+        for (const ScheduleDirective& d : p.stages[r]) {
+            std::string action;
+            switch (d.kind) {
+            case DirectiveKind::forward:
+                action = "F";
+                break;
+            case DirectiveKind::backward_input:
+                action = "I";
+                break;
+            case DirectiveKind::backward_weight:
+                action = "W";
+                break;
+            case DirectiveKind::backward_full:
+                action = "B";
+                break;
+            case DirectiveKind::send:
+            case DirectiveKind::recv:
+                action = std::string(d.kind == DirectiveKind::send ? "SEND_" : "RECV_")
+                    + (d.target == PassKind::forward ? "F" : "B");
+                break;
+            case DirectiveKind::all_to_all:
+            case DirectiveKind::wait:
+                continue;
+            }
+            if (!row.empty())
+                row += ",";
+            row += std::to_string(d.chunk * ranks + r) + action + std::to_string(d.microbatch);
+        }
+        out += row + "\n";
+    }
+    return out;
+}
+
 std::string directive_text(const ScheduleDirective& d)
 {
     auto letter = [](PassKind k) {

@@ -70,6 +70,11 @@ ScheduleProgram parse_schedule_stages(const std::vector<std::vector<std::string>
 // chunk (s - r) / ranks, the interleaved layout.
 ScheduleProgram parse_torchtitan_csv(const std::string& text);
 
+// The same CSV written from a program (rows are ranks, stage = chunk * ranks + rank; B as I, BW
+// as B). WAIT, A2A and W~'s floating have no CSV form and are left out; DualPipe's layout has no
+// looped placement and throws.
+std::string torchtitan_schedule_csv(const ScheduleProgram& p);
+
 std::string directive_text(const ScheduleDirective& d);
 std::string schedule_program_text(const ScheduleProgram& p);
 

@@ -403,6 +403,15 @@ private slots:
         QCOMPARE(p.microbatches, 2LL);
         // Rank 0 runs F0.0 F1.0 F0.1 F1.1 before its first backward: 4 chunk micro-batches in flight.
         QCOMPARE(p.peak_in_flight, (std::vector<long long> { 4, 4 }));
+        // Written back out: the same CSV, and the interleaved built-in survives the trip.
+        QCOMPARE(torchtitan_schedule_csv(p),
+            std::string("0F0,0F1,2F0,2F1,2B0,0B0,2B1,0B1\n1F0,1F1,3F0,3F1,3B0,1B0,3B1,1B1\n"));
+        const ScheduleProgram interleaved = builtin_schedule_program(Schedule::interleaved, 4, 2, 8);
+        ScheduleProgram back = parse_torchtitan_csv(torchtitan_schedule_csv(interleaved));
+        check_schedule_program(back);
+        QVERIFY(back == interleaved);
+        QVERIFY_THROWS_EXCEPTION(
+            ScheduleProgramError, torchtitan_schedule_csv(builtin_schedule_program(Schedule::dualpipe, 4, 1, 8)));
         // A V-shaped placement (stage 3 back on rank 0) is not the looped one this reader maps.
         QVERIFY_THROWS_EXCEPTION(ScheduleProgramError, parse_torchtitan_csv("0F0,3F0\n1F0,2F0\n"));
     }
