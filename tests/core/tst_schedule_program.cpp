@@ -14,6 +14,9 @@
 
 #include "../support/test_plans.hpp"
 
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <algorithm>
@@ -218,6 +221,54 @@ private slots:
         more_microbatches.replace(more_microbatches.find("\"global_batch\": 2"), 17, "\"global_batch\": 4");
         QVERIFY_THROWS_EXCEPTION(InputError, parse_scenario_text(more_microbatches, "plan.json", catalog));
         QVERIFY_THROWS_EXCEPTION(InputError, parse_scenario_text(ok, "plan.json", catalog, ScenarioUse::search));
+    }
+
+    // The CLI: predict (both fidelities) and timeline run a scenario with a program; a deadlocking
+    // program exits 2 naming the file, the key and the stage.
+    void cli_runs_programs()
+    {
+        const QString example = QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/schedule-program-dualpipe.json");
+        QProcess p;
+        double step_s[2] = {};
+        for (int i = 0; i < 2; ++i) {
+            const QString fidelity = i == 0 ? QStringLiteral("analytic") : QStringLiteral("simulated");
+            p.start(QStringLiteral(PARALLAX_CLI_PATH),
+                { QStringLiteral("predict"), example, QStringLiteral("--json"), QStringLiteral("--fidelity"),
+                    fidelity });
+            QVERIFY(p.waitForFinished(60000));
+            QCOMPARE(p.exitCode(), 0);
+            const nlohmann::json out = nlohmann::json::parse(p.readAllStandardOutput().toStdString());
+            QCOMPARE(out["fidelity"].get<std::string>(), fidelity.toStdString());
+            step_s[i] = out["step_time_s"].get<double>();
+        }
+        // The critical path leaves out sends and recompute placement; the two agree within 2%.
+        QVERIFY2(std::fabs(step_s[0] - step_s[1]) <= 0.02 * step_s[1],
+            qPrintable(QStringLiteral("analytic %1 s, simulated %2 s").arg(step_s[0]).arg(step_s[1])));
+        QTemporaryDir dir;
+        const QString trace = dir.filePath(QStringLiteral("trace.json"));
+        p.start(
+            QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("timeline"), example, QStringLiteral("--out"), trace });
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        QVERIFY(QFile::exists(trace));
+
+        QFile in(example);
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        nlohmann::json j = nlohmann::json::parse(in.readAll().toStdString());
+        j["strategy"]["schedule_program"] = "stage 0: F0 BW0 F1 BW1\nstage 1: F1 BW1 F0 BW0\n"
+                                            "stage 2: F0 BW0 F1 BW1\nstage 3: F0 BW0 F1 BW1\n";
+        const QString bad = dir.filePath(QStringLiteral("bad.json"));
+        QFile out(bad);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(QByteArray::fromStdString(j.dump()));
+        out.close();
+        p.start(QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("predict"), bad });
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(err.contains(bad) && err.contains(QStringLiteral("strategy.schedule_program"))
+                && err.contains(QStringLiteral("deadlock: stage 0, step 1 (BW0.0)")),
+            qPrintable(err));
     }
 
     // 1F1B holds p - s micro-batches on stage s (Narayanan et al. 2021, Sec. 2.2.1).
