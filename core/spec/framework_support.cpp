@@ -130,10 +130,12 @@ std::string schedule_reason(Framework f)
     switch (f) {
     case Framework::megatron:
         return "Megatron-LM's pipeline schedules are 1F1B and interleaved 1F1B "
-               "(megatron/core/pipeline_parallel/schedules.py); it has no GPipe, zero-bubble or DualPipe schedule";
+               "(megatron/core/pipeline_parallel/schedules.py); it has no GPipe, zero-bubble, DualPipe or custom "
+               "(program) schedule";
     case Framework::torchtitan:
     case Framework::torchtitan_compile:
-        return "torchtitan runs GPipe, 1F1B and Interleaved1F1B; its zero-bubble schedules (InterleavedZeroBubble, "
+        return "torchtitan runs GPipe, 1F1B, Interleaved1F1B and schedule programs from a CSV "
+               "(pipeline_parallel_schedule_csv); its zero-bubble schedules (InterleavedZeroBubble, "
                "ZBVZeroBubble) and DualPipeV need two or more stages per rank, unlike the one-stage ZB-H1 and the "
                "two-pipeline DualPipe modelled here (torchtitan/distributed/pipeline_parallel.py)";
     case Framework::megatron_deepspeed:
