@@ -356,6 +356,9 @@ private slots:
         const Prediction pb = prediction_from_simulation(*toy.ctx, toy.s, builtin);
         const Prediction pp_ = prediction_from_simulation(*toy.ctx, toy.as_program(), program);
         QCOMPARE(pp_.step_time_s, pb.step_time_s);
+        // The checker's peak in-flight activations are the built-in's warm-up depth: the same memory.
+        for (int st = 0; st < pp; ++st)
+            QCOMPARE(pp_.stages[st].memory.activations, pb.stages[st].memory.activations);
     }
 
     // The shipped examples are the built-ins' programs.
