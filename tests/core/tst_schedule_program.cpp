@@ -325,6 +325,28 @@ private slots:
         QVERIFY(pg.memory.activations > 3 * p1.memory.activations);
     }
 
+    // A program that holds every micro-batch (GPipe's order) does not fit where 1F1B's order does:
+    // Llama 3 8B, PP 4 on 4 H100, 8k tokens, 64 micro-batches.
+    void program_that_holds_too_much_is_infeasible()
+    {
+        const ModelSpec m = test::model("llama3-8b");
+        const ClusterSpec c = test::cluster("H100-SXM5-80GB", 1, 4, "nvlink4-nvswitch", "ib-ndr");
+        TrainingSpec t;
+        t.seq_len = 8192;
+        t.global_batch = 64;
+        const PlanContext ctx(m, t, c);
+        Strategy s;
+        s.pp = 4;
+        s.schedule = Schedule::custom;
+        s.program = intern_schedule_program(builtin_schedule_program(Schedule::one_f_one_b, 4, 1, 64));
+        const Prediction fits = AnalyticModel(ctx).predict(s);
+        s.program = intern_schedule_program(builtin_schedule_program(Schedule::gpipe, 4, 1, 64));
+        const Prediction too_much = AnalyticModel(ctx).predict(s);
+        QVERIFY(fits.feasible);
+        QVERIFY(!too_much.feasible);
+        QVERIFY2(contains(too_much.infeasible_reason, "memory"), too_much.infeasible_reason.c_str());
+    }
+
     // Each built-in written as a program, printed, read back and simulated: the same step time and
     // the same pass order on every device.
     void builtins_as_programs_data()
