@@ -650,17 +650,13 @@ void read_stages_strategy(const json& strategy, const std::string& file, Scenari
     s.strategy.dp = static_cast<int>(s.stages.front().replicas.size());
 }
 
-// A schedule program fixes the pipeline depth and the micro-batch count; a search would vary both.
-void check_program_fits(const Scenario& s, const std::string& file, ScenarioUse use)
+// A schedule program fixes the pipeline depth and the micro-batch count.
+void check_program_fits(const Scenario& s, const std::string& file)
 {
     const ScheduleProgram* p = s.strategy.program;
     if (!p)
         return;
     const std::string key = "strategy.schedule_program";
-    if (use == ScenarioUse::search)
-        throw InputError(file, key,
-            "search and sweep vary the pipeline and its schedule; a fixed program cannot be searched (remove it "
-            "to search the built-in schedules, or predict this plan)");
     if (static_cast<int>(p->stages.size()) != s.strategy.pp)
         throw InputError(file, key,
             "has " + std::to_string(p->stages.size()) + " stages but strategy.pp is " + std::to_string(s.strategy.pp));
@@ -683,8 +679,13 @@ void read_scenario_strategy(JsonObjectReader& r, const std::string& file, Scenar
         }
         s.strategy = parse_strategy(*strategy, file, "strategy", Strategy {}, &dp_given, &schedule_given);
     }
-    if (!schedule_given && s.strategy.vpp > 1)
-        s.strategy.schedule = Schedule::interleaved; // documented default: vpp > 1 means interleaved 1F1B
+    if (s.strategy.program && use == ScenarioUse::search)
+        throw InputError(file, "strategy.schedule_program",
+            "search and sweep vary the pipeline and its schedule; a fixed program cannot be searched (remove it "
+            "to search the built-in schedules, or predict this plan)");
+    // Documented default: vpp > 1 means interleaved 1F1B (a program's chunks are its own).
+    if (!schedule_given && s.strategy.vpp > 1 && !s.strategy.program)
+        s.strategy.schedule = Schedule::interleaved;
     if (!dp_given) {
         const long long total = s.cluster.total_gpus();
         const long long mp = s.strategy.model_parallel_gpus();
@@ -702,7 +703,7 @@ void read_scenario_strategy(JsonObjectReader& r, const std::string& file, Scenar
         s.strategy.dp = static_cast<int>(total / mp);
         s.dp_derived = true;
     }
-    check_program_fits(s, file, use);
+    check_program_fits(s, file);
 }
 
 SearchSpec parse_search_spec(const json& search, const std::string& file)

@@ -221,6 +221,13 @@ private slots:
         more_microbatches.replace(more_microbatches.find("\"global_batch\": 2"), 17, "\"global_batch\": 4");
         QVERIFY_THROWS_EXCEPTION(InputError, parse_scenario_text(more_microbatches, "plan.json", catalog));
         QVERIFY_THROWS_EXCEPTION(InputError, parse_scenario_text(ok, "plan.json", catalog, ScenarioUse::search));
+        // Two chunks per stage and no "schedule": the program's, not the interleaved default of vpp > 1.
+        nlohmann::json two = nlohmann::json::parse(ok);
+        two["strategy"]["schedule_program"] = "stage 0: F0.0 F0.1 BW0.1 BW0.0\nstage 1: F0.0 F0.1 BW0.1 BW0.0\n";
+        two["training"]["global_batch"] = 1;
+        const Scenario chunks = parse_scenario_text(two.dump(), "plan.json", catalog);
+        QCOMPARE(chunks.strategy.schedule, Schedule::custom);
+        QCOMPARE(chunks.strategy.vpp, 2);
     }
 
     // The CLI: predict (both fidelities) and timeline run a scenario with a program; a deadlocking
