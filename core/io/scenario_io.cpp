@@ -2,6 +2,7 @@
 
 #include "io/hetero_io.hpp"
 #include "io/json_reader.hpp"
+#include "io/schedule_program_io.hpp"
 #include "model/power_model.hpp"
 #include "spec/hetero_rules.hpp"
 #include "spec/input_error.hpp"
@@ -215,6 +216,29 @@ ModelSpec parse_model(const json& j, const std::string& file, const std::string&
     return m;
 }
 
+// strategy.schedule_program: a custom schedule; its chunks per stage are the virtual stages.
+void read_strategy_program(JsonObjectReader& r, Strategy& s)
+{
+    const json* text = r.raw("schedule_program");
+    if (!text) {
+        if (s.schedule == Schedule::custom && !s.program)
+            r.fail("schedule", "custom needs strategy.schedule_program (docs/schedule-programs.md)");
+        return;
+    }
+    if (r.has("schedule") && s.schedule != Schedule::custom)
+        r.fail("schedule",
+            "must be absent or \"custom\" when strategy.schedule_program is given, got \""
+                + std::string(to_string(s.schedule)) + "\"");
+    s.program = read_schedule_program(*text, r.file(), r.path_of("schedule_program"));
+    s.schedule = Schedule::custom;
+    const int chunks = s.program->layout == ChunkLayout::dualpipe ? 1 : s.program->chunks;
+    if (r.has("vpp") && s.vpp != chunks)
+        r.fail("vpp",
+            "is " + std::to_string(s.vpp) + " but the schedule program runs " + std::to_string(chunks)
+                + " chunk(s) per stage");
+    s.vpp = chunks;
+}
+
 Strategy parse_strategy(
     const json& j, const std::string& file, const std::string& path, Strategy s, bool* dp_given, bool* schedule_given)
 {
@@ -241,10 +265,11 @@ Strategy parse_strategy(
     if (schedule_given)
         *schedule_given = r.has("schedule");
     {
-        const std::string v = r.get_choice(
-            "schedule", { "gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe" }, std::string(to_string(s.schedule)));
+        const std::string v = r.get_choice("schedule",
+            { "gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe", "custom" }, std::string(to_string(s.schedule)));
         schedule_from_string(v, s.schedule);
     }
+    read_strategy_program(r, s);
     {
         const std::string v
             = r.get_choice("optimizer", { "adam", "adam8bit", "sgd", "lion" }, std::string(to_string(s.optimizer)));
@@ -612,7 +637,7 @@ void read_training(const json& training_json, const std::string& file, const Gpu
 // repeat the first stage's first replica so code that reads one strategy sees a representative one.
 void read_stages_strategy(const json& strategy, const std::string& file, Scenario& s)
 {
-    for (const char* key : { "tp", "pp", "dp" })
+    for (const char* key : { "tp", "pp", "dp", "schedule_program" })
         if (strategy.contains(key))
             throw InputError(file, std::string("strategy.") + key,
                 "is not given with strategy.stages: the stages and their replicas say it");
@@ -627,6 +652,23 @@ void read_stages_strategy(const json& strategy, const std::string& file, Scenari
     s.strategy.dp = static_cast<int>(s.stages.front().replicas.size());
 }
 
+// A schedule program fixes the pipeline depth and the micro-batch count.
+void check_program_fits(const Scenario& s, const std::string& file)
+{
+    const ScheduleProgram* p = s.strategy.program;
+    if (!p)
+        return;
+    const std::string key = "strategy.schedule_program";
+    if (static_cast<int>(p->stages.size()) != s.strategy.pp)
+        throw InputError(file, key,
+            "has " + std::to_string(p->stages.size()) + " stages but strategy.pp is " + std::to_string(s.strategy.pp));
+    const long long m = microbatch_count(s.training, s.strategy);
+    if (m != p->microbatches)
+        throw InputError(file, key,
+            "runs " + std::to_string(p->microbatches) + " micro-batches per step but the batch gives "
+                + std::to_string(m) + " (training.global_batch / (dp x micro_batch))");
+}
+
 // The strategy; dp, when not given, is what the cluster leaves after tp*pp*cp.
 void read_scenario_strategy(JsonObjectReader& r, const std::string& file, Scenario& s, ScenarioUse use)
 {
@@ -639,8 +681,13 @@ void read_scenario_strategy(JsonObjectReader& r, const std::string& file, Scenar
         }
         s.strategy = parse_strategy(*strategy, file, "strategy", Strategy {}, &dp_given, &schedule_given);
     }
-    if (!schedule_given && s.strategy.vpp > 1)
-        s.strategy.schedule = Schedule::interleaved; // documented default: vpp > 1 means interleaved 1F1B
+    if (s.strategy.program && use == ScenarioUse::search)
+        throw InputError(file, "strategy.schedule_program",
+            "search and sweep vary the pipeline and its schedule; a fixed program cannot be searched (remove it "
+            "to search the built-in schedules, or predict this plan)");
+    // Documented default: vpp > 1 means interleaved 1F1B (a program's chunks are its own).
+    if (!schedule_given && s.strategy.vpp > 1 && !s.strategy.program)
+        s.strategy.schedule = Schedule::interleaved;
     if (!dp_given) {
         const long long total = s.cluster.total_gpus();
         const long long mp = s.strategy.model_parallel_gpus();
@@ -658,6 +705,7 @@ void read_scenario_strategy(JsonObjectReader& r, const std::string& file, Scenar
         s.strategy.dp = static_cast<int>(total / mp);
         s.dp_derived = true;
     }
+    check_program_fits(s, file);
 }
 
 SearchSpec parse_search_spec(const json& search, const std::string& file)
@@ -879,6 +927,8 @@ json strategy_to_json(const Strategy& s, bool include_dp)
     j["recompute"] = std::string(to_string(s.recompute));
     j["zero"] = s.zero;
     j["schedule"] = std::string(to_string(s.schedule));
+    if (s.schedule == Schedule::custom && s.program)
+        j["schedule_program"] = schedule_program_text(*s.program);
     j["optimizer"] = std::string(to_string(s.optimizer));
     j["offload_optimizer"] = s.offload_optimizer;
     if (s.gradient_release)

@@ -1,6 +1,7 @@
 #include "ir/lowering.hpp"
 
 #include "ir/pipeline_schedule.hpp"
+#include "ir/schedule_program.hpp"
 #include "spec/strategy_rules.hpp"
 
 #include <algorithm>
@@ -117,14 +118,21 @@ public:
         , s_(s)
         , cache_(ctx)
         , pp_(s.pp)
-        , dual_(s.schedule == Schedule::dualpipe)
-        , vpp_(dual_ ? 1 : s.vpp)
-        , m_(microbatches > 0 ? microbatches : microbatch_count(ctx.training, s))
+        , program_(s.schedule == Schedule::custom ? s.program : nullptr)
+        , dual_(runs_dualpipe(s))
+        , vpp_(dual_         ? 1
+                  : program_ ? program_->chunks
+                             : s.vpp)
+        // A program fixes its micro-batches: it is never lowered as a shorter window.
+        , m_(program_                ? program_->microbatches
+                  : microbatches > 0 ? microbatches
+                                     : microbatch_count(ctx.training, s))
         , ir_chunks_(dual_ ? 2 * pp_ : pp_ * vpp_)
-        , compute_order_(dual_ ? IrOrdering::priority : IrOrdering::program)
+        , compute_order_((program_ ? program_->order == ProgramOrder::priority : dual_) ? IrOrdering::priority
+                                                                                        : IrOrdering::program)
         // Without a pipeline there is no bubble for deferred W passes to fill: ZB-H1 is plain 1F1B then.
         , schedule_(s.schedule == Schedule::zb_h1 && pp_ == 1 ? Schedule::one_f_one_b : s.schedule)
-        , split_backward_(schedule_ == Schedule::zb_h1 || dual_)
+        , split_backward_(program_ ? program_->split_backward : schedule_ == Schedule::zb_h1 || dual_)
     {
         compute_costs(ctx, s, cache_, costs_);
         ExecutionGraph& g = plan_.graph;
@@ -137,6 +145,11 @@ public:
         dp_link_ = link_of(costs_.groups.dp_dense);
         idx_.init(ir_chunks_, m_);
         last_compute_.assign(static_cast<std::size_t>(pp_), kNone);
+        program_entry_.resize(static_cast<std::size_t>(pp_));
+        if (program_) {
+            find_program_last_microbatches();
+            full_backward_.assign(idx_.f.size(), 0);
+        }
         plan_zero3_gathers();
         plan_gradient_buckets();
     }
@@ -146,9 +159,10 @@ public:
         for (int d = 0; d < pp_; ++d)
             emit_device_program(d);
         add_dataflow_edges();
+        add_program_waits();
         if (schedule_ == Schedule::zb_h1)
             add_zb_h1_in_flight_limit();
-        if (dual_)
+        if (schedule_ == Schedule::dualpipe)
             add_dualpipe_in_flight_limit();
         emit_tail();
         plan_.graph.finalize();
@@ -228,6 +242,15 @@ private:
         }
     }
 
+    // Whether this micro-batch chunk's input gradient leaves after B (split) or after W; a program
+    // may write some backwards whole (BW) among split ones.
+    bool split_at(std::size_t at) const
+    {
+        if (!split_backward_)
+            return false;
+        return full_backward_.empty() || full_backward_[at] == 0;
+    }
+
     // Pipeline position of an IR chunk: predecessor/successor chunks in the data flow.
     bool first_in_pipe(int c) const { return dual_ ? c % pp_ == 0 : c == 0; }
     bool last_in_pipe(int c) const { return dual_ ? c % pp_ == pp_ - 1 : c == ir_chunks_ - 1; }
@@ -237,8 +260,22 @@ private:
             return local == 0 ? device : pp_ + (pp_ - 1 - device);
         return local * pp_ + device;
     }
-    // Per IR chunk: the micro-batch that finishes last (DualPipe's up pipeline holds the second half).
-    long long last_microbatch(int c) const { return dual_ && c < pp_ ? m_ / 2 - 1 : m_ - 1; }
+    // Per IR chunk: the micro-batch that finishes last (DualPipe's up pipeline holds the second half;
+    // a program: the one whose backward it lists last).
+    long long last_microbatch(int c) const
+    {
+        if (program_)
+            return program_last_mb_[static_cast<std::size_t>(c)];
+        return dual_ && c < pp_ ? m_ / 2 - 1 : m_ - 1;
+    }
+    void find_program_last_microbatches()
+    {
+        program_last_mb_.assign(static_cast<std::size_t>(ir_chunks_), m_ - 1);
+        for (int d = 0; d < pp_; ++d)
+            for (const ScheduleDirective& x : program_->stages[static_cast<std::size_t>(d)])
+                if (x.kind == DirectiveKind::backward_input || x.kind == DirectiveKind::backward_full)
+                    program_last_mb_[static_cast<std::size_t>(ir_chunk(d, x.chunk))] = x.microbatch;
+    }
 
     // The point-to-point send of `op`'s activations (forward) or input gradient (backward) to the
     // neighbouring stage; it blocks the device's next compute op.
@@ -406,7 +443,7 @@ private:
         op.priority = op.microbatch;
         // Split-backward schedules free the activations with B (W keeps only its GEMM inputs,
         // small next to them); the others free them when the whole backward ends.
-        if (split_backward_)
+        if (split_at(at))
             op.activation_delta = -static_cast<float>(plan_.chunk_activation_bytes[c]);
         const int pieces = s_.zero >= 3 && !dual_ ? std::max(1, ct.layers)
             : mb == last_microbatch(c) && !dual_  ? bucket_pieces_[c]
@@ -418,7 +455,7 @@ private:
         idx_.b[at] = add_compute(dev, op, ct.layers);
         // Zero-bubble schedules send the input gradient right after B; the others (autograd runs
         // dgrad and wgrad layer by layer) only once the whole backward, W included, is done.
-        if (split_backward_)
+        if (split_at(at))
             emit_backward_send(dev, c, at, op);
     }
 
@@ -429,15 +466,78 @@ private:
         const ChunkTiming& ct = plan_.chunk_timing[c];
         op.type = IrOpType::backward_weight;
         op.duration_s = static_cast<float>(ct.weight_s);
-        op.activation_delta = split_backward_ ? 0.0f : -static_cast<float>(plan_.chunk_activation_bytes[c]);
+        op.activation_delta = split_at(at) ? 0.0f : -static_cast<float>(plan_.chunk_activation_bytes[c]);
         op.priority = 2 << 20 | op.microbatch;
         if (filler)
             op.ordering = IrOrdering::filler;
         idx_.w[at] = add_compute(dev, op, 0);
-        if (!split_backward_)
+        if (!split_at(at))
             emit_backward_send(dev, c, at, op);
         if (s_.zero >= 3)
             add_zero3_reduce_scatter(dev.d, op, ct.layers, idx_.w[at]);
+    }
+
+    // A program's passes as ScheduledPass, each with the WAITs and RECVs written before it. Sends
+    // follow their passes where the lowering always places them; all-to-alls are part of the
+    // passes' durations.
+    std::vector<ScheduledPass> program_passes(int d)
+    {
+        std::vector<ScheduledPass> out;
+        std::vector<ScheduleDirective> waits;
+        for (const ScheduleDirective& x : program_->stages[static_cast<std::size_t>(d)]) {
+            const auto mb = x.microbatch;
+            switch (x.kind) {
+            case DirectiveKind::wait:
+            case DirectiveKind::recv:
+                waits.push_back(x);
+                continue;
+            case DirectiveKind::forward:
+                out.push_back({ PassKind::forward, x.chunk, mb, false });
+                break;
+            case DirectiveKind::backward_input:
+                out.push_back({ PassKind::backward_input, x.chunk, mb, false });
+                break;
+            case DirectiveKind::backward_weight:
+                out.push_back({ PassKind::backward_weight, x.chunk, mb, x.filler });
+                break;
+            case DirectiveKind::backward_full:
+                full_backward_[idx_.at(ir_chunk(d, x.chunk), mb)] = 1;
+                out.push_back({ PassKind::backward_input, x.chunk, mb, false });
+                out.push_back({ PassKind::backward_weight, x.chunk, mb, false });
+                break;
+            case DirectiveKind::send:
+            case DirectiveKind::all_to_all:
+                continue;
+            }
+            for (const ScheduleDirective& w : waits)
+                program_waits_.push_back({ d, out.size() - (x.kind == DirectiveKind::backward_full ? 2 : 1), w });
+            waits.clear();
+        }
+        return out;
+    }
+
+    // A WAIT holds the pass after it until the named pass of the same stage has finished; a RECV
+    // until the data it names has arrived (the neighbour's send, or its pass when sends are free).
+    void add_program_waits()
+    {
+        for (const ProgramWait& pw : program_waits_) {
+            const std::uint32_t op = program_entry_[static_cast<std::size_t>(pw.device)][pw.pass];
+            const int c = ir_chunk(pw.device, pw.wait.chunk);
+            const std::size_t at = idx_.at(c, pw.wait.microbatch);
+            std::uint32_t target = kNone;
+            if (pw.wait.kind == DirectiveKind::recv && pw.wait.target == PassKind::forward) {
+                const std::size_t prev = idx_.at(c - 1, pw.wait.microbatch);
+                target = idx_.send_f[prev] != kNone ? idx_.send_f[prev] : idx_.f[prev];
+            } else if (pw.wait.kind == DirectiveKind::recv) {
+                const std::size_t next = idx_.at(c + 1, pw.wait.microbatch);
+                target = idx_.send_b[next] != kNone ? idx_.send_b[next] : split_at(next) ? idx_.b[next] : idx_.w[next];
+            } else {
+                target = pw.wait.target == PassKind::forward     ? idx_.f[at]
+                    : pw.wait.target == PassKind::backward_input ? idx_.b[at]
+                                                                 : idx_.w[at];
+            }
+            plan_.graph.add_dep(op, target);
+        }
     }
 
     // Pass 1: a device's program, in order, with its sends.
@@ -445,7 +545,11 @@ private:
     {
         DeviceCursor dev;
         dev.d = d;
-        for (const ScheduledPass& pass : device_program(schedule_, d, pp_, vpp_, m_)) {
+        const std::vector<ScheduledPass> passes
+            = program_ ? program_passes(d) : device_program(schedule_, d, pp_, vpp_, m_);
+        std::vector<std::uint32_t>& entries = program_entry_[static_cast<std::size_t>(d)];
+        for (const ScheduledPass& pass : passes) {
+            const auto first_op = static_cast<std::uint32_t>(plan_.graph.size());
             const int c = ir_chunk(d, pass.local_chunk);
             const std::size_t at = idx_.at(c, pass.microbatch);
             IrOp op;
@@ -462,6 +566,8 @@ private:
                 emit_backward_weight(dev, c, at, op, pass.filler);
                 break;
             }
+            // A W emitted in pieces with its B added nothing here: it is its own entry.
+            entries.push_back(plan_.graph.size() > first_op ? first_op : idx_.w[at]);
         }
         // A trailing send gates nothing here; the barrier waits for it in the tail.
     }
@@ -488,11 +594,11 @@ private:
                     g.add_dep(b, r);
                 if (!last_in_pipe(c)) {
                     const std::size_t next = idx_.at(c + 1, mb);
-                    const std::uint32_t grad_ready = split_backward_ ? idx_.b[next] : idx_.w[next];
+                    const std::uint32_t grad_ready = split_at(next) ? idx_.b[next] : idx_.w[next];
                     g.add_dep(bwd_entry, idx_.send_b[next] != kNone ? idx_.send_b[next] : grad_ready);
                 }
                 if (idx_.send_b[at] != kNone)
-                    g.add_dep(idx_.send_b[at], split_backward_ ? b : w);
+                    g.add_dep(idx_.send_b[at], split_at(at) ? b : w);
                 g.add_dep(w, b);
             }
         }
@@ -613,11 +719,18 @@ private:
             emit_optimizer(d, bar);
     }
 
+    struct ProgramWait {
+        int device = 0;
+        std::size_t pass = 0; // index into the device's passes
+        ScheduleDirective wait;
+    };
+
     const PlanContext& ctx_;
     const Strategy& s_;
     EvaluationCache cache_; // costs_ points into it
     StrategyCosts costs_;
     const int pp_;
+    const ScheduleProgram* program_;
     const bool dual_;
     const int vpp_;
     const long long m_;
@@ -631,6 +744,10 @@ private:
     LoweredPlan plan_;
     Index idx_;
     std::vector<std::uint32_t> last_compute_; // per device
+    std::vector<std::vector<std::uint32_t>> program_entry_; // per device: each pass's first op
+    std::vector<ProgramWait> program_waits_;
+    std::vector<long long> program_last_mb_; // per IR chunk
+    std::vector<char> full_backward_; // per micro-batch chunk of a program: written as BW
     std::vector<Zero3Traffic> z3_; // per device
     std::vector<int> stage_layers_; // per device
     std::vector<std::uint32_t> zero3_rs_;

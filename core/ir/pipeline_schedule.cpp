@@ -19,6 +19,8 @@ long long warmup_passes(Schedule schedule, int device, int pp, int vpp, long lon
             static_cast<long long>(pp - device - 1) * 2 + static_cast<long long>(vpp - 1) * pp, m * vpp);
     case Schedule::dualpipe:
         return std::min<long long>(pp - device - 1, m);
+    case Schedule::custom:
+        return 0; // the program's checker measures it (ScheduleProgram::peak_in_flight)
     }
     return 0;
 }
@@ -125,6 +127,8 @@ std::vector<ScheduledPass> device_program(Schedule schedule, int device, int pp,
         }
         break;
     }
+    case Schedule::custom:
+        break; // written by the user: ScheduleProgram
     }
     return out;
 }

@@ -1,5 +1,6 @@
 #include "model/analytic_model.hpp"
 
+#include "ir/schedule_program.hpp"
 #include "model/data_path.hpp"
 
 #include "model/layer_ops.hpp"
@@ -226,6 +227,9 @@ double schedule_time(const Strategy& s, double m, int p, const PipelineTime& pt,
         // DualPipe README: (p/2-1)(F&B + B - 3W), F&B the overlapped forward-backward pair.
         return m * t_max
             + (p / 2.0 - 1) * std::max(0.0, crit_t.forward_s + 2 * crit_t.backward_s - 3 * crit_t.weight_grad_s);
+    case Schedule::custom:
+        // Only when the program does not fit the plan (a variant with another pp): 1F1B's formula.
+        return (m - 1) * t_max + sum_all;
     }
     return 0;
 }
@@ -267,6 +271,31 @@ public:
 private:
     double clock_of(int stage) const { return std::min(ceiling_, stage_clock(pm_, ctx_.training, p_, stage)); }
 
+    bool program_fits() const
+    {
+        return s_.schedule == Schedule::custom && s_.program && static_cast<int>(s_.program->stages.size()) == p_;
+    }
+
+    // A schedule program: its list-scheduled critical path over each stage's pass times (a chunk of
+    // an interleaved stage is 1/chunks of it; a DualPipe chunk is the whole stage).
+    double program_time()
+    {
+        const ScheduleProgram& prog = *s_.program;
+        const bool dual = prog.layout == ChunkLayout::dualpipe;
+        const double k = dual ? 1.0 : prog.chunks;
+        auto pass_times = [&](int st) {
+            const StageTiming& t = memo_.power(st, clock_of(st)).timing;
+            return PassTimes { t.forward_s / k, (t.backward_s - t.weight_grad_s) / k, t.weight_grad_s / k };
+        };
+        std::vector<std::vector<PassTimes>> per_chunk(static_cast<std::size_t>(p_));
+        for (int st = 0; st < p_; ++st) {
+            per_chunk[st].assign(static_cast<std::size_t>(prog.chunks), pass_times(st));
+            if (dual)
+                per_chunk[st][1] = pass_times(p_ - 1 - st); // the up pipeline's stage on this device
+        }
+        return program_makespan_s(prog, per_chunk);
+    }
+
     // Pipeline: per-stage micro-batch times, then the schedule's formula.
     PipelineTime pipeline_time()
     {
@@ -286,7 +315,7 @@ private:
             }
         });
         r_.critical_stage = pt.crit;
-        pt.pipe = schedule_time(s_, m_, p_, pt, sum_all, sum_weight);
+        pt.pipe = program_fits() ? program_time() : schedule_time(s_, m_, p_, pt, sum_all, sum_weight);
         pt.bubble = std::max(0.0, pt.pipe - m_ * pt.t_max);
         return pt;
     }
@@ -694,6 +723,10 @@ Prediction AnalyticModel::predict(const Strategy& s) const
         if (auto hint = context_parallel_hint(*this, s, in))
             p.warnings.push_back(*hint);
     add_model_assumptions(ctx, s, p);
+    if (s.schedule == Schedule::custom)
+        p.assumptions.push_back("schedule program: pipeline time from its critical path (a list schedule of its "
+                                "passes at each stage's pass times, sends free, W~ filling idle time); --fidelity "
+                                "simulated runs it in the event simulator");
     add_power_notes(ctx, s, r, p);
     p.assumptions.push_back("FLOPs counted as Megatron-LM reports them (causal attention in full, no recompute)");
     return p;

@@ -1,5 +1,6 @@
 #include "model/memory_model.hpp"
 
+#include "ir/schedule_program.hpp"
 #include "model/model_math.hpp"
 #include "spec/units.hpp"
 
@@ -96,6 +97,14 @@ double in_flight_microbatches(const Strategy& s, int stage, long long microbatch
     }
     case Schedule::dualpipe:
         return std::min(m, p + 1) / 2; // PP+1 micro-batches of one (half-size) stage (DualPipe README)
+    case Schedule::custom: {
+        // The program's own peak, measured by its checker in chunk micro-batches; a chunk is 1/chunks
+        // of the stage's layers (DualPipe's layout: half, as above).
+        if (!s.program || stage >= static_cast<int>(s.program->peak_in_flight.size()))
+            return 1;
+        const double per_chunk = s.program->layout == ChunkLayout::dualpipe ? 2.0 : s.program->chunks;
+        return static_cast<double>(s.program->peak_in_flight[static_cast<std::size_t>(stage)]) / per_chunk;
+    }
     }
     return 1;
 }

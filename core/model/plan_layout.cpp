@@ -1,5 +1,6 @@
 #include "model/plan_layout.hpp"
 
+#include "ir/schedule_program.hpp"
 #include "model/stage_layout.hpp"
 
 namespace parallax {
@@ -49,7 +50,7 @@ PlanLayout PlanLayout::make(const ModelSpec& m, const Strategy& s)
         first += ci.layers;
     }
     l.stage.resize(static_cast<std::size_t>(s.pp));
-    const bool dual = s.schedule == Schedule::dualpipe;
+    const bool dual = runs_dualpipe(s);
     for (int st = 0; st < s.pp; ++st) {
         StageInfo& si = l.stage[st];
         for (int v = 0; v < s.vpp; ++v) {

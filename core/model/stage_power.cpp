@@ -1,5 +1,7 @@
 #include "model/stage_power.hpp"
 
+#include "ir/schedule_program.hpp"
+
 #include <algorithm>
 
 namespace parallax {
@@ -134,7 +136,7 @@ StagePower stage_power_nominal(const PlanContext& ctx, const Strategy& s, const 
 StagePower stage_power(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage, double x) noexcept
 {
     // DualPipe's layout mirrors stages (a device's chunks are not its StageInfo's): walk the chunks.
-    if (x == 1.0 && c.curves && !c.curves->throttled_at_nominal && s.schedule != Schedule::dualpipe)
+    if (x == 1.0 && c.curves && !c.curves->throttled_at_nominal && !runs_dualpipe(s))
         return stage_power_nominal(ctx, s, c, stage);
     StagePower sp;
     StageTiming& st = sp.timing;

@@ -1,5 +1,6 @@
 #include "model/strategy_costs.hpp"
 
+#include "ir/schedule_program.hpp"
 #include "model/moe_load.hpp"
 
 #include "spec/strategy_rules.hpp"
@@ -273,8 +274,7 @@ EvaluationCache::EvaluationCache(const PlanContext& ctx)
 
 const PlanLayout& EvaluationCache::layout(const Strategy& s)
 {
-    const LayoutKey key { { s.pp, s.vpp, s.first_stage_layers, s.last_stage_layers,
-        s.schedule == Schedule::dualpipe } };
+    const LayoutKey key { { s.pp, s.vpp, s.first_stage_layers, s.last_stage_layers, runs_dualpipe(s) } };
     auto it = m_layouts.find(key);
     if (it == m_layouts.end())
         it = m_layouts.emplace(key, std::make_unique<PlanLayout>(PlanLayout::make(m_ctx.model, s))).first;
@@ -380,7 +380,7 @@ ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const Strate
         ct.exposed_s[i] = t.comm_exposed_fwd_s[i] + t.comm_exposed_bwd_s[i];
         ct.comm_busy_s[i] = t.comm_busy_s[i];
     }
-    if (s.schedule == Schedule::dualpipe || s.ep_overlap) {
+    if (runs_dualpipe(s) || s.ep_overlap) {
         // DualPipe overlaps one micro-batch's all-to-all (and PP sends) with another's compute inside
         // each forward-backward pair (DeepSeek-V3 report Sec. 3.2.1); Megatron's batch-level overlap
         // (--overlap-moe-expert-parallel-comm) pairs micro-batches the same way.
@@ -399,7 +399,7 @@ double p2p_per_direction_s(const Strategy& s, const StrategyCosts& c) noexcept
     // Megatron pairs the send and the receive in one batched exchange (2 blocking transfers per
     // micro-batch), DeepSpeed's engine issues them separately (4). DualPipe overlaps its sends with the
     // paired chunk's compute.
-    if (s.pp <= 1 || s.schedule == Schedule::dualpipe)
+    if (s.pp <= 1 || runs_dualpipe(s))
         return 0;
     return c.layer.p2p_s * c.layer.p2p_transfers / 2.0;
 }

@@ -24,7 +24,8 @@ SimulatedPlan simulate_plan(const PlanContext& ctx, const Strategy& s, const Can
     AnalyticResult a;
     AnalyticModel(ctx).evaluate(s, a);
     const long long step_mb = microbatch_count(ctx.training, s);
-    const long long window = simulated_microbatches(step_mb, s.pp);
+    // A schedule program names every micro-batch: it runs whole.
+    const long long window = s.schedule == Schedule::custom ? step_mb : simulated_microbatches(step_mb, s.pp);
     p.window.step_microbatches = step_mb;
     p.window.simulated_microbatches = window;
     p.lowered = lower_plan(ctx, s, a.power.thermal_clock, window);

@@ -34,12 +34,13 @@ constexpr std::array<std::pair<Recompute, std::string_view>, 3> kRecompute { {
     { Recompute::selective, "selective" },
     { Recompute::full, "full" },
 } };
-constexpr std::array<std::pair<Schedule, std::string_view>, 5> kSchedule { {
+constexpr std::array<std::pair<Schedule, std::string_view>, 6> kSchedule { {
     { Schedule::gpipe, "gpipe" },
     { Schedule::one_f_one_b, "1f1b" },
     { Schedule::interleaved, "interleaved" },
     { Schedule::zb_h1, "zb-h1" },
     { Schedule::dualpipe, "dualpipe" },
+    { Schedule::custom, "custom" },
 } };
 constexpr std::array<std::pair<Optimizer, std::string_view>, 4> kOptimizer { {
     { Optimizer::adam, "adam" },

@@ -130,10 +130,12 @@ std::string schedule_reason(Framework f)
     switch (f) {
     case Framework::megatron:
         return "Megatron-LM's pipeline schedules are 1F1B and interleaved 1F1B "
-               "(megatron/core/pipeline_parallel/schedules.py); it has no GPipe, zero-bubble or DualPipe schedule";
+               "(megatron/core/pipeline_parallel/schedules.py); it has no GPipe, zero-bubble, DualPipe or custom "
+               "(program) schedule";
     case Framework::torchtitan:
     case Framework::torchtitan_compile:
-        return "torchtitan runs GPipe, 1F1B and Interleaved1F1B; its zero-bubble schedules (InterleavedZeroBubble, "
+        return "torchtitan runs GPipe, 1F1B, Interleaved1F1B and schedule programs from a CSV "
+               "(pipeline_parallel_schedule_csv); its zero-bubble schedules (InterleavedZeroBubble, "
                "ZBVZeroBubble) and DualPipeV need two or more stages per rank, unlike the one-stage ZB-H1 and the "
                "two-pipeline DualPipe modelled here (torchtitan/distributed/pipeline_parallel.py)";
     case Framework::megatron_deepspeed:
@@ -254,7 +256,9 @@ bool framework_supports(FrameworkRelease fr, Schedule s) noexcept
         // torch.distributed.pipelining ScheduleGPipe / Schedule1F1B / ScheduleInterleaved1F1B through
         // parallelism.pipeline_parallel_schedule; ZB and DualPipeV variants need >= 2 stages per rank
         // (torchtitan/distributed/pipeline_parallel.py v0.2.2).
-        return s == Schedule::gpipe || s == Schedule::one_f_one_b || s == Schedule::interleaved;
+        // A custom program is what its _PipelineScheduleRuntime runs from a CSV (pipeline_parallel_schedule_csv).
+        return s == Schedule::gpipe || s == Schedule::one_f_one_b || s == Schedule::interleaved
+            || s == Schedule::custom;
     case Framework::megatron_deepspeed:
         // DeepSpeed PipelineEngine TrainSchedule (1F1B); --enable-zbh1-pipeline swaps in ZeroBubbleH1Pipeline
         // (Megatron-DeepSpeed megatron/core/pipeline_parallel/deepspeed_zbh1_schedule.py).

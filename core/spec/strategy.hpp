@@ -8,8 +8,11 @@
 
 namespace parallax {
 
+struct ScheduleProgram;
+
 enum class Recompute : unsigned char { none, selective, full };
-enum class Schedule : unsigned char { gpipe, one_f_one_b, interleaved, zb_h1, dualpipe };
+// custom: the pass order comes from a schedule program (ir/schedule_program.hpp, Strategy::program).
+enum class Schedule : unsigned char { gpipe, one_f_one_b, interleaved, zb_h1, dualpipe, custom };
 enum class Optimizer : unsigned char { adam, adam8bit, sgd, lion };
 // How context parallelism exchanges attention inputs: ring (send/recv KV chunks) or all-to-all (Ulysses).
 enum class CpKind : unsigned char { ring, all_to_all };
@@ -49,6 +52,8 @@ struct Strategy {
     Recompute recompute = Recompute::none;
     int zero = 0; // 0 plain DP, 1 distributed optimizer, 2 + gradients, 3 + parameters (FSDP)
     Schedule schedule = Schedule::one_f_one_b;
+    // The checked program of a custom schedule (interned, lives for the process); null otherwise.
+    const ScheduleProgram* program = nullptr;
     Optimizer optimizer = Optimizer::adam;
     bool offload_optimizer = false;
     // The optimizer step runs inside the backward, layer by layer, and frees each gradient at once

@@ -67,7 +67,7 @@ StageLayout layout_of(const ModelSpec& m, const Strategy& s)
     case Rule::vpp_needs_pp:
         return s.vpp == 1 || s.pp > 1;
     case Rule::vpp_needs_interleaved:
-        return s.vpp == 1 || s.schedule == Schedule::interleaved;
+        return s.vpp == 1 || s.schedule == Schedule::interleaved || s.schedule == Schedule::custom;
     case Rule::interleaved_needs_vpp:
         return s.schedule != Schedule::interleaved || s.vpp > 1;
     case Rule::batch_divisible:

@@ -284,6 +284,8 @@ private slots:
                 // PP + 1 micro-batches' activations per device at most (DualPipe README).
                 QVERIFY2(chunks_in_flight <= pp + 1 + 1e-9, qPrintable(QString::number(chunks_in_flight)));
                 continue;
+            case Schedule::custom:
+                QFAIL("schedule programs are tested in tst_schedule_program");
             }
             QVERIFY2(std::fabs(chunks_in_flight - expected) < 1e-6,
                 qPrintable(QStringLiteral("device %1: %2 vs %3").arg(d).arg(chunks_in_flight).arg(expected)));

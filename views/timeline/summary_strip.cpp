@@ -1,5 +1,7 @@
 #include "timeline/summary_strip.hpp"
 
+#include "ir/schedule_program.hpp"
+
 #include <QLocale>
 #include <QPainter>
 
@@ -227,7 +229,7 @@ void SummaryStrip::paintEvent(QPaintEvent*)
         [&](const QRect& r) { p.fillRect(r.adjusted(0, r.height() - 3, 0, 0), m_palette.exposed); });
     entry(tr("critical path"),
         [&](const QRect& r) { p.fillRect(r.adjusted(0, 0, 0, -(r.height() - 3)), m_palette.critical); });
-    const bool dual = m_current->info.strategy && m_current->info.strategy->schedule == Schedule::dualpipe;
+    const bool dual = m_current->info.strategy && runs_dualpipe(*m_current->info.strategy);
     if (m_current->chunks_per_device > 1)
         entry(dual ? tr("lighter: the reverse-direction pipeline") : tr("lighter: the device's later virtual stage"),
             [&](const QRect& r) {

@@ -7,6 +7,7 @@
 #include "io/export/launch_config.hpp"
 
 #include "io/export/shell_script.hpp"
+#include "ir/schedule_program.hpp"
 #include "model/stage_layout.hpp"
 #include "spec/input_error.hpp"
 #include "spec/strategy_rules.hpp"
@@ -768,6 +769,13 @@ TorchtitanModel torchtitan_model(const ModelSpec& m)
     return out;
 }
 
+// A schedule program goes to torchtitan as the schedule CSV beside its TOML.
+constexpr const char* kScheduleCsv = "pipeline_schedule.csv";
+bool has_torchtitan_csv(const Strategy& st)
+{
+    return st.pp > 1 && st.schedule == Schedule::custom && st.program && st.program->layout == ChunkLayout::interleaved;
+}
+
 std::string torchtitan_toml(
     const Scenario& sc, const LaunchSettings& o, const std::string& assets_root, std::vector<std::string>& notes)
 {
@@ -794,6 +802,10 @@ std::string torchtitan_toml(
     else if (st.pp > 1 && (st.schedule == Schedule::zb_h1 || st.schedule == Schedule::dualpipe))
         notes.push_back("torchtitan has no one-stage " + std::string(to_string(st.schedule))
             + " schedule (its ZB and DualPipeV schedules need two stages per rank); this config asks for 1F1B");
+    else if (has_torchtitan_csv(st))
+        schedule = "PipelineScheduleMulti"; // runs pipeline_parallel_schedule_csv (torchtitan's pp_custom_csv test)
+    else if (st.schedule == Schedule::custom)
+        notes.push_back("a DualPipe-layout schedule program has no looped torchtitan CSV; this config asks for 1F1B");
     if (!st.sequence_parallel && st.tp > 1)
         notes.push_back("torchtitan's tensor parallelism always shards the sequence in norms (sequence parallel on)");
     if (st.tp_comm_overlap && st.tp > 1 && t.framework != Framework::torchtitan_compile)
@@ -847,6 +859,8 @@ std::string torchtitan_toml(
     if (st.pp > 1) {
         x << "pipeline_parallel_schedule = " << toml_string(schedule)
           << "\npipeline_parallel_microbatch_size = " << st.micro_batch << "\n";
+        if (has_torchtitan_csv(st))
+            x << "pipeline_parallel_schedule_csv = " << toml_string(kScheduleCsv) << "\n";
         const std::vector<int> chunks = chunk_layer_counts(sc);
         const bool even = std::all_of(chunks.begin(), chunks.end(), [&](int c) { return c == chunks.front(); });
         if (even) {
@@ -1177,6 +1191,11 @@ LaunchConfig export_launch_config(LaunchFormat f, const Scenario& sc, const Laun
     }
     case LaunchFormat::torchtitan:
         out.files.push_back({ "torchtitan.toml", torchtitan_toml(sc, o, "", out.notes), 0644 });
+        if (has_torchtitan_csv(sc.strategy)) {
+            out.files.push_back({ kScheduleCsv, torchtitan_schedule_csv(*sc.strategy.program), 0644 });
+            out.notes.push_back("the schedule program is in " + std::string(kScheduleCsv)
+                + " (WAIT and A2A directives, and W~ floating, have no CSV form)");
+        }
         break;
     case LaunchFormat::nemo:
         out.files.push_back({ "nemo_megatron_bridge.yaml", nemo_yaml(sc, o, out.notes), 0644 });
