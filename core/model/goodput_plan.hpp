@@ -1,0 +1,26 @@
+#pragma once
+// The inputs of the goodput model (goodput.hpp) from a scenario and its predicted step: GPUs and
+// nodes the plan uses, its checkpoint size, data-parallel copies, fabric and spot nodes.
+#include "model/goodput.hpp"
+#include "model/hetero_model.hpp"
+#include "spec/prediction.hpp"
+#include "spec/scenario.hpp"
+
+namespace parallax {
+
+// Data-parallel replicas that hold every stage: strategy.dp, or the fewest replicas of any stage.
+int data_parallel_copies(const Scenario& s);
+// Bytes of a checkpoint: bf16 weights + the optimizer's states (master weights and moments) of the
+// whole model, as memory_model's state_bytes() counts them (14 B/parameter with Adam).
+double checkpoint_bytes(const Scenario& s, const Strategy& strategy);
+
+// A plain plan: `strategy` on the scenario's cluster at the given throughput.
+GoodputPlan goodput_plan(const Scenario& s, const Strategy& strategy, double tokens_per_s, double step_time_s);
+// A heterogeneous plan (strategy.stages): GPUs and nodes per group, each group's spot nodes.
+GoodputPlan goodput_plan(const Scenario& s, const HeteroPrediction& h);
+
+// The report for a scenario with a reliability section (s.reliability must be set).
+GoodputReport scenario_goodput(const Scenario& s, const Prediction& p);
+GoodputReport scenario_goodput(const Scenario& s, const HeteroPrediction& h);
+
+} // namespace parallax
