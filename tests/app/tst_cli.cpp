@@ -113,6 +113,7 @@ private slots:
     void validateBadInput_data();
     void validateBadInput();
     void predictPowerKeys();
+    void predictGoodputOnlyWithReliability();
     void clocksPlansUnbalancedStages();
     void clocksBadInput_data();
     void clocksBadInput();
@@ -418,6 +419,16 @@ void TestCli::predictBadFile_data()
         << QStringLiteral("strategy.tp") << QStringLiteral("KV heads");
     QTest::newRow("missing schema") << QByteArray(valid).replace("\"schema\": 1,", "") << QStringLiteral("schema")
                                     << QStringLiteral("missing");
+    const QByteArray with_reliability = QByteArray(valid).replace(
+        "\"schema\": 1,", "\"schema\": 1, \"reliability\": { \"recovery\": \"replica_memory\" },");
+    QTest::newRow("unknown recovery") << QByteArray(with_reliability).replace("replica_memory", "prayer")
+                                      << QStringLiteral("reliability.recovery") << QStringLiteral("replan");
+    QTest::newRow("interval not a number")
+        << QByteArray(with_reliability).replace("\"recovery\"", "\"checkpoint_interval_s\": \"hourly\", \"recovery\"")
+        << QStringLiteral("reliability.checkpoint_interval_s") << QStringLiteral("\"auto\"");
+    QTest::newRow("replica memory without replicas")
+        << QByteArray(with_reliability).replace("\"tp\": 2, \"pp\": 2, \"dp\": 4", "\"tp\": 4, \"pp\": 4, \"dp\": 1")
+        << QStringLiteral("reliability.recovery") << QStringLiteral("at least 2 replicas");
 }
 
 void TestCli::predictBadFile()
@@ -758,6 +769,44 @@ const char* const kUnbalanced = R"({
 })";
 
 } // namespace
+
+// predict's "goodput" object appears only when the scenario has a reliability section
+// (docs/goodput.md); the rest of the output does not change.
+void TestCli::predictGoodputOnlyWithReliability()
+{
+    const Run plain = run({ QStringLiteral("predict"), writeFile(QStringLiteral("plain.json"), kValidScenario),
+        QStringLiteral("--json") });
+    QCOMPARE(plain.code, 0);
+    QJsonObject without = QJsonDocument::fromJson(plain.out).object();
+    QVERIFY(!without.contains(QStringLiteral("goodput")));
+    QByteArray reliable = kValidScenario;
+    reliable.replace("\"schema\": 1,",
+        "\"schema\": 1, \"reliability\": { \"failure_rate_per_gpu_hour\": 0.001, \"restart_overhead_s\": 120 },");
+    const QString path = writeFile(QStringLiteral("reliable.json"), reliable);
+    const Run r = run({ QStringLiteral("predict"), path, QStringLiteral("--json") });
+    QCOMPARE(r.code, 0);
+    QJsonObject with = QJsonDocument::fromJson(r.out).object();
+    const QJsonObject g = with.value(QStringLiteral("goodput")).toObject();
+    for (const char* key : { "tokens_per_s", "fraction_of_throughput", "interruptions_per_day", "checkpoint_interval_s",
+             "best_checkpoint_interval_s" })
+        QVERIFY2(g.value(QLatin1String(key)).isDouble(), key);
+    const QJsonObject parts = g.value(QStringLiteral("lost_time_fraction")).toObject();
+    double lost = 0;
+    for (const char* key : { "lost_work", "checkpoint_writes", "restart", "replacement", "reload" }) {
+        QVERIFY2(parts.value(QLatin1String(key)).isDouble(), key);
+        lost += parts.value(QLatin1String(key)).toDouble();
+    }
+    QVERIFY(std::fabs(lost + g.value(QStringLiteral("fraction_of_throughput")).toDouble() - 1) < 1e-9);
+    // 16 GPUs x 24 h x 0.001 = 0.384 interruptions a day.
+    QVERIFY(std::fabs(g.value(QStringLiteral("interruptions_per_day")).toDouble() - 0.384) < 1e-9);
+    QVERIFY(g.value(QStringLiteral("tokens_per_s")).toDouble() < with.value(QStringLiteral("tokens_per_s")).toDouble());
+    with.remove(QStringLiteral("goodput"));
+    QCOMPARE(with, without);
+    const Run text = run({ QStringLiteral("predict"), path });
+    QVERIFY(text.out.contains("goodput"));
+    QVERIFY(!run({ QStringLiteral("predict"), writeFile(QStringLiteral("plain2.json"), kValidScenario) })
+                 .out.contains("goodput"));
+}
 
 void TestCli::predictPowerKeys()
 {
