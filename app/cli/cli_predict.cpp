@@ -102,11 +102,11 @@ int run_predict(const QStringList& args)
         j["label"] = strategy_label(scenario.strategy);
         j["improvements"] = improvements_to_json(improvements);
         if (scenario.reliability)
-            j["goodput"] = goodput_to_json(scenario_goodput(scenario, p));
+            j["goodput"] = goodput_to_json(scenario_goodput(scenario, p, calibration));
         print_out(j.dump(2) + "\n");
     } else {
         print_out(prediction_to_text(scenario, p)
-            + (scenario.reliability ? goodput_to_text(scenario_goodput(scenario, p)) : std::string())
+            + (scenario.reliability ? goodput_to_text(scenario_goodput(scenario, p, calibration)) : std::string())
             + improvements_to_text(improvements));
     }
     return p.feasible ? kOk : kInfeasible;

@@ -33,6 +33,16 @@ double replicas_surviving_fraction(const GoodputPlan& plan)
     return copies >= 2 ? (copies - 1) / copies : 0.0;
 }
 
+// replan: how much of the throughput the survivors keep until the replacement arrives.
+double survivors_fraction(const GoodputPlan& plan)
+{
+    if (plan.data_parallel_copies < 2)
+        return 0.0;
+    if (plan.survivor_throughput_fraction >= 0)
+        return std::clamp(plan.survivor_throughput_fraction, 0.0, 1.0);
+    return replicas_surviving_fraction(plan);
+}
+
 // The failed node's share of one replica's state: a replica spans nodes / copies nodes.
 double lost_node_state_bytes(const GoodputPlan& plan)
 {
@@ -128,8 +138,7 @@ RecoveryCost recovery_cost(const ReliabilitySpec& spec, const GoodputPlan& plan)
         : checkpoint_transfer_s(plan.checkpoint_bytes, spec.checkpoint_read_GBps_per_node, plan.nodes);
     // replan keeps the surviving replicas training until the replacement arrives: the wait costs
     // only the lost replica's share of the throughput.
-    c.replacement_s
-        = spec.recovery == RecoveryStrategy::replan ? wait_s * (1 - replicas_surviving_fraction(plan)) : wait_s;
+    c.replacement_s = spec.recovery == RecoveryStrategy::replan ? wait_s * (1 - survivors_fraction(plan)) : wait_s;
     return c;
 }
 
@@ -189,10 +198,18 @@ GoodputReport predict_goodput(const ReliabilitySpec& spec, const GoodputPlan& pl
         g.assumptions.push_back("the lost node's state (" + format("%.1f GB", lost_node_state_bytes(plan) / 1e9)
             + ") comes from a surviving replica over the inter-node fabric; the job still rolls back to the last "
               "checkpoint, which the replicas keep in host memory");
-    if (spec.recovery == RecoveryStrategy::replan)
-        g.assumptions.push_back(format("replan: the surviving %.0f of %.0f data-parallel replicas keep training at "
-                                       "their share of the throughput until the replacement arrives",
-            std::max(0.0, plan.data_parallel_copies - 1.0), static_cast<double>(plan.data_parallel_copies)));
+    if (spec.recovery == RecoveryStrategy::replan && plan.data_parallel_copies >= 2) {
+        if (plan.survivor_throughput_fraction >= 0)
+            g.assumptions.push_back(
+                format("replan: the survivors' plan (one data-parallel replica fewer) re-predicted: "
+                       "%.1f%% of the throughput until the replacement arrives",
+                    100 * survivors_fraction(plan)));
+        else
+            g.assumptions.push_back(format("replan: the surviving %.0f of %.0f data-parallel replicas keep training at "
+                                           "their share of the throughput until the replacement arrives (not "
+                                           "re-predicted)",
+                plan.data_parallel_copies - 1.0, static_cast<double>(plan.data_parallel_copies)));
+    }
     return g;
 }
 

@@ -85,6 +85,9 @@ struct GoodputPlan {
     double inter_node_Bps_per_node = 0; // one node's share of the fabric between nodes
     double preemptions_per_s = 0; // all spot nodes of the plan together
     double preemption_replacement_s = 0; // mean wait for a preempted node's replacement
+    // replan: the survivors' throughput over the whole plan's, when their plan was re-predicted;
+    // < 0: (copies - 1) / copies, the surviving replicas at the same speed each.
+    double survivor_throughput_fraction = -1;
 };
 
 struct GoodputReport {

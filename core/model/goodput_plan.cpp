@@ -1,7 +1,9 @@
 #include "model/goodput_plan.hpp"
 
+#include "model/analytic_model.hpp"
 #include "model/memory_model.hpp"
 #include "model/model_math.hpp"
+#include "spec/strategy_rules.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -105,9 +107,32 @@ GoodputPlan goodput_plan(const Scenario& s, const HeteroPrediction& h)
     return plan;
 }
 
-GoodputReport scenario_goodput(const Scenario& s, const Prediction& p)
+double survivor_throughput_fraction(const Scenario& s, const Prediction& p, const Calibration& cal)
 {
-    return predict_goodput(*s.reliability, goodput_plan(s, s.strategy, p.tokens_per_s, p.step_time_s));
+    const Strategy& full = s.strategy;
+    const long long replica_gpus = full.total_gpus() / std::max(1, full.dp);
+    const int per_node = s.cluster.gpus_per_node;
+    if (full.dp < 2 || s.cluster.heterogeneous() || per_node <= 0 || replica_gpus % per_node != 0
+        || p.tokens_per_s <= 0)
+        return -1;
+    Strategy survivors = full;
+    survivors.dp = full.dp - 1;
+    ClusterSpec cluster = s.cluster;
+    cluster.nodes = static_cast<int>((full.total_gpus() - replica_gpus) / per_node);
+    const PlanInputs inputs { s.model, s.training, cluster.gpu, survivors.total_gpus() };
+    if (cluster.nodes < 1 || check_strategy(inputs, survivors) != Rule::ok)
+        return -1;
+    const PlanContext ctx(s.model, s.training, cluster, cal);
+    const Prediction q = AnalyticModel(ctx).predict(survivors);
+    return q.feasible ? q.tokens_per_s / p.tokens_per_s : -1;
+}
+
+GoodputReport scenario_goodput(const Scenario& s, const Prediction& p, const Calibration& cal)
+{
+    GoodputPlan plan = goodput_plan(s, s.strategy, p.tokens_per_s, p.step_time_s);
+    if (s.reliability->recovery == RecoveryStrategy::replan)
+        plan.survivor_throughput_fraction = survivor_throughput_fraction(s, p, cal);
+    return predict_goodput(*s.reliability, plan);
 }
 
 GoodputReport scenario_goodput(const Scenario& s, const HeteroPrediction& h)

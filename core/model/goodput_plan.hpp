@@ -19,8 +19,13 @@ GoodputPlan goodput_plan(const Scenario& s, const Strategy& strategy, double tok
 // A heterogeneous plan (strategy.stages): GPUs and nodes per group, each group's spot nodes.
 GoodputPlan goodput_plan(const Scenario& s, const HeteroPrediction& h);
 
+// replan on a plain plan: the survivors' throughput (one data-parallel replica fewer, on the nodes
+// left, same global batch) over `p`'s, re-predicted by the analytic model; -1 when that is not a
+// valid plan (a replica that does not fill whole nodes, a batch the survivors cannot split, DP 1).
+double survivor_throughput_fraction(const Scenario& s, const Prediction& p, const Calibration& cal);
+
 // The report for a scenario with a reliability section (s.reliability must be set).
-GoodputReport scenario_goodput(const Scenario& s, const Prediction& p);
+GoodputReport scenario_goodput(const Scenario& s, const Prediction& p, const Calibration& cal = builtin_calibration());
 GoodputReport scenario_goodput(const Scenario& s, const HeteroPrediction& h);
 
 } // namespace parallax

@@ -88,6 +88,7 @@ private slots:
     void spotPreemptionRate();
     void autoHetRecoverySpeedup();
     void recoveryStrategies();
+    void replanRepredictsSurvivors();
     void scenarioKeys();
     void searchRanksByGoodput();
     void exampleScenario();
@@ -323,6 +324,37 @@ void TestGoodput::recoveryStrategies()
     spec.recovery = RecoveryStrategy::checkpoint;
     QVERIFY(predict_goodput(spec, plan).tokens_per_s < g.tokens_per_s);
     QVERIFY(relative(goodput_tokens_per_s(spec, plan), predict_goodput(spec, plan).tokens_per_s) < 1e-12);
+}
+
+// replan on a plain plan: the survivors (one data-parallel replica fewer on the nodes left, the same
+// global batch) are re-predicted; the replacement wait costs what they do not deliver.
+void TestGoodput::replanRepredictsSurvivors()
+{
+    json j = small_scenario();
+    j["strategy"] = { { "tp", 8 }, { "pp", 1 }, { "dp", 2 }, { "micro_batch", 1 } };
+    j["reliability"] = { { "replacement_delay_s", 1000 }, { "recovery", "replan" } };
+    const Scenario s = parse_scenario(j, "replan.json", catalog());
+    const Prediction p = AnalyticModel(PlanContext(s.model, s.training, s.cluster)).predict(s.strategy);
+    // Independently: the one-node plan the survivors run.
+    json one = j;
+    one["cluster"]["nodes"] = 1;
+    one["strategy"]["dp"] = 1;
+    one.erase("reliability");
+    const Scenario survivors = parse_scenario(one, "survivors.json", catalog());
+    const Prediction q = AnalyticModel(PlanContext(survivors.model, survivors.training, survivors.cluster))
+                             .predict(survivors.strategy);
+    const double kept = q.tokens_per_s / p.tokens_per_s;
+    QVERIFY(kept > 0.45 && kept < 0.6);
+    QVERIFY(relative(survivor_throughput_fraction(s, p, builtin_calibration()), kept) < 1e-12);
+    const GoodputReport g = scenario_goodput(s, p);
+    QVERIFY(relative(g.recovery_cost.replacement_s, 1000 * (1 - kept)) < 1e-12);
+    // A replica of half a node cannot leave whole nodes behind: the survivors' share is assumed.
+    j["strategy"] = { { "tp", 4 }, { "pp", 1 }, { "dp", 4 }, { "micro_batch", 1 } };
+    const Scenario quarter = parse_scenario(j, "replan.json", catalog());
+    const Prediction pq
+        = AnalyticModel(PlanContext(quarter.model, quarter.training, quarter.cluster)).predict(quarter.strategy);
+    QCOMPARE(survivor_throughput_fraction(quarter, pq, builtin_calibration()), -1.0);
+    QCOMPARE(scenario_goodput(quarter, pq).recovery_cost.replacement_s, 250.0);
 }
 
 void TestGoodput::scenarioKeys()
