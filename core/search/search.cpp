@@ -310,6 +310,7 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
     if (opt.objective == SearchObjective::energy && slow >= 0) {
         SearchOptions fast = opt;
         fast.objective = SearchObjective::throughput;
+        fast.rank_by_goodput = false; // the window is the fastest step's
         fast.top = 1;
         fast.refine_top = 0;
         fast.progress = nullptr;
@@ -418,7 +419,10 @@ struct ClusterSearch {
     }
 
     // Plans ranked by goodput: the scenario has a reliability section, the objective is throughput.
-    bool by_goodput() const noexcept { return scenario.reliability && opt.objective != SearchObjective::energy; }
+    bool by_goodput() const noexcept
+    {
+        return opt.rank_by_goodput && scenario.reliability && opt.objective != SearchObjective::energy;
+    }
     double goodput_of(const Strategy& s, double tokens_per_s, double step_time_s) const
     {
         return goodput_tokens_per_s(*scenario.reliability, goodput_plan(scenario, s, tokens_per_s, step_time_s));

@@ -48,6 +48,9 @@ struct SearchOptions {
     // Energy objective: only plans within this fraction of the fastest plan's step time compete
     // ("min energy per token within X% of the best time").
     std::optional<double> max_slowdown;
+    // Throughput objectives: rank by goodput tokens/s (goodput.hpp) when the scenario has a
+    // reliability section. `parallax-cli search` sets it.
+    bool rank_by_goodput = false;
     bool prune = true; // off only for tests comparing against brute force
     // false: only plans training.framework can run (spec/framework_support.hpp); true: every framework's
     // plans, each labelled with the frameworks that run it (SearchResult::frameworks).

@@ -114,6 +114,7 @@ private slots:
     void validateBadInput();
     void predictPowerKeys();
     void predictGoodputOnlyWithReliability();
+    void searchRanksByGoodputWithReliability();
     void clocksPlansUnbalancedStages();
     void clocksBadInput_data();
     void clocksBadInput();
@@ -806,6 +807,31 @@ void TestCli::predictGoodputOnlyWithReliability()
     QVERIFY(text.out.contains("goodput"));
     QVERIFY(!run({ QStringLiteral("predict"), writeFile(QStringLiteral("plain2.json"), kValidScenario) })
                  .out.contains("goodput"));
+}
+
+void TestCli::searchRanksByGoodputWithReliability()
+{
+    const QStringList args = { QStringLiteral("--json"), QStringLiteral("--top"), QStringLiteral("3"),
+        QStringLiteral("--refine"), QStringLiteral("0") };
+    const Run plain = run(
+        QStringList { QStringLiteral("search"), writeFile(QStringLiteral("s-plain.json"), kValidScenario) } + args);
+    QCOMPARE(plain.code, 0);
+    QVERIFY(!QJsonDocument::fromJson(plain.out).object().contains(QStringLiteral("ranked_by")));
+    QByteArray reliable = kValidScenario;
+    reliable.replace("\"schema\": 1,", "\"schema\": 1, \"reliability\": { \"failure_rate_per_gpu_hour\": 0.01 },");
+    const QString path = writeFile(QStringLiteral("s-reliable.json"), reliable);
+    const Run r = run(QStringList { QStringLiteral("search"), path } + args);
+    QCOMPARE(r.code, 0);
+    const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(o.value(QStringLiteral("ranked_by")).toString(), QStringLiteral("goodput_tokens_per_s"));
+    double previous = 1e300;
+    for (const QJsonValue v : o.value(QStringLiteral("results")).toArray()) {
+        const double goodput = v.toObject().value(QStringLiteral("goodput_tokens_per_s")).toDouble();
+        QVERIFY(goodput > 0 && goodput <= previous);
+        previous = goodput;
+    }
+    QVERIFY(run({ QStringLiteral("search"), path, QStringLiteral("--top"), QStringLiteral("1") })
+                .out.contains("ranked by goodput"));
 }
 
 void TestCli::predictPowerKeys()

@@ -416,6 +416,7 @@ void TestGoodput::searchRanksByGoodput()
     o.threads = 1;
     o.top = 5;
     o.refine_top = 0;
+    o.rank_by_goodput = true; // as parallax-cli search sets it
     const SearchOutcome plain = search_strategies(parse_scenario(j, "s.json", catalog(), ScenarioUse::search), o);
     QVERIFY(!plain.ranked_by_goodput);
     QVERIFY(!plain.results.empty());
@@ -427,6 +428,9 @@ void TestGoodput::searchRanksByGoodput()
     const SearchOutcome g = search_strategies(s, o);
     QVERIFY(g.ranked_by_goodput);
     QVERIFY(!g.results.empty());
+    SearchOptions raw = o; // the planner and sweep rank by raw throughput
+    raw.rank_by_goodput = false;
+    QVERIFY(!search_strategies(s, raw).ranked_by_goodput);
     for (std::size_t i = 0; i < g.results.size(); ++i) {
         const SearchResult& r = g.results[i];
         const double expected = goodput_tokens_per_s(
