@@ -71,7 +71,10 @@ std::string goodput_to_text(const GoodputReport& g)
         g.best_tokens_per_s, g.young_interval_s, g.daly_interval_s, g.checkpoint_bytes / 1e9, g.checkpoint_write_s,
         r.restart_s, r.warmup_s, r.replacement_s, r.reload_s, 100 * t.lost(), 100 * t.lost_work,
         100 * t.checkpoint_writes, 100 * (t.restart + t.warmup), 100 * t.replacement, 100 * t.reload);
-    return buf;
+    std::string out = buf;
+    for (const std::string& a : g.assumptions)
+        out += "  - " + a + "\n";
+    return out;
 }
 
 } // namespace parallax

@@ -186,9 +186,11 @@ GoodputReport predict_goodput(const ReliabilitySpec& spec, const GoodputPlan& pl
     g.best_tokens_per_s
         = at_best.interval_s > 0 ? plan.tokens_per_s * expected_time_fractions(at_best).useful : plan.tokens_per_s;
 
-    g.assumptions.push_back("checkpoint = weights + optimizer states ("
-        + format("%.2f TB", plan.checkpoint_bytes / 1e12) + "), written synchronously by all "
-        + format("%.0f nodes in parallel", plan.nodes));
+    const double bytes_per_parameter = plan.parameters > 0 ? plan.checkpoint_bytes / plan.parameters : 0.0;
+    g.assumptions.push_back(
+        format("checkpoint = bf16 weights + optimizer states, %.0f B per parameter: ", bytes_per_parameter)
+        + format(
+            "%.2f TB, written synchronously by all %.0f nodes in parallel", plan.checkpoint_bytes / 1e12, plan.nodes));
     g.assumptions.push_back(format("warm-up after a restart: %.0f step", kWarmupSteps));
     const bool from_replicas = spec.recovery != RecoveryStrategy::checkpoint && plan.data_parallel_copies >= 2;
     if (spec.recovery != RecoveryStrategy::checkpoint && !from_replicas)

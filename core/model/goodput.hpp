@@ -82,6 +82,7 @@ struct GoodputPlan {
     double nodes = 0; // nodes the plan uses (checkpoints are written and read by all of them)
     int data_parallel_copies = 1; // replicas holding every stage (fewest over the stages)
     double checkpoint_bytes = 0; // model state as saved: weights + optimizer states
+    double parameters = 0; // of the whole model (for the report: bytes per parameter)
     double inter_node_Bps_per_node = 0; // one node's share of the fabric between nodes
     double preemptions_per_s = 0; // all spot nodes of the plan together
     double preemption_replacement_s = 0; // mean wait for a preempted node's replacement

@@ -70,6 +70,7 @@ GoodputPlan goodput_plan(const Scenario& s, const Strategy& strategy, double tok
     plan.nodes = nodes_for(plan.gpus, per_node);
     plan.data_parallel_copies = strategy.dp;
     plan.checkpoint_bytes = checkpoint_bytes(s, strategy);
+    plan.parameters = total_params(s.model);
     // Every GPU of a node has its own NIC on the inter-node fabric (bw_Bps is per GPU).
     plan.inter_node_Bps_per_node = s.cluster.inter_node.bw_Bps * std::min<double>(per_node, plan.gpus);
     // Groups without stages: the plan spreads over every group's nodes.
@@ -101,6 +102,7 @@ GoodputPlan goodput_plan(const Scenario& s, const HeteroPrediction& h)
         plan.gpus += gpus;
     plan.data_parallel_copies = data_parallel_copies(s);
     plan.checkpoint_bytes = checkpoint_bytes(s, s.strategy);
+    plan.parameters = total_params(s.model);
     // The replacement of a node of the narrowest group receives over that many NICs.
     plan.inter_node_Bps_per_node = s.cluster.inter_node.bw_Bps * narrowest_node;
     add_preemptions(s, nodes_of, plan);
