@@ -155,6 +155,37 @@ double goodput_tokens_per_s(const ReliabilitySpec& spec, const GoodputPlan& plan
     return plan.tokens_per_s * expected_time_fractions(p).useful;
 }
 
+// What the report rests on, in words (predict prints them).
+std::vector<std::string> goodput_assumptions(const ReliabilitySpec& spec, const GoodputPlan& plan)
+{
+    std::vector<std::string> out;
+    const double bytes_per_parameter = plan.parameters > 0 ? plan.checkpoint_bytes / plan.parameters : 0.0;
+    out.push_back(format("checkpoint = bf16 weights + optimizer states, %.0f B per parameter: ", bytes_per_parameter)
+        + format(
+            "%.2f TB, written synchronously by all %.0f nodes in parallel", plan.checkpoint_bytes / 1e12, plan.nodes));
+    out.push_back(format("warm-up after a restart: %.0f step", kWarmupSteps));
+    const bool from_replicas = spec.recovery != RecoveryStrategy::checkpoint && plan.data_parallel_copies >= 2;
+    if (spec.recovery != RecoveryStrategy::checkpoint && !from_replicas)
+        out.push_back("no stage has a second data-parallel replica: the lost state is reloaded from the "
+                      "checkpoint");
+    if (from_replicas)
+        out.push_back("the lost node's state (" + format("%.1f GB", lost_node_state_bytes(plan) / 1e9)
+            + ") comes from a surviving replica over the inter-node fabric; the job still rolls back to the last "
+              "checkpoint, which the replicas keep in host memory");
+    if (spec.recovery == RecoveryStrategy::replan && plan.data_parallel_copies >= 2) {
+        if (plan.survivor_throughput_fraction >= 0)
+            out.push_back(format("replan: the survivors' plan (one data-parallel replica fewer) re-predicted: "
+                                 "%.1f%% of the throughput until the replacement arrives",
+                100 * survivors_fraction(plan)));
+        else
+            out.push_back(format("replan: the surviving %.0f of %.0f data-parallel replicas keep training at "
+                                 "their share of the throughput until the replacement arrives (not "
+                                 "re-predicted)",
+                plan.data_parallel_copies - 1.0, static_cast<double>(plan.data_parallel_copies)));
+    }
+    return out;
+}
+
 GoodputReport predict_goodput(const ReliabilitySpec& spec, const GoodputPlan& plan)
 {
     GoodputReport g;
@@ -185,33 +216,7 @@ GoodputReport predict_goodput(const ReliabilitySpec& spec, const GoodputPlan& pl
     at_best.interval_s = g.best_checkpoint_interval_s;
     g.best_tokens_per_s
         = at_best.interval_s > 0 ? plan.tokens_per_s * expected_time_fractions(at_best).useful : plan.tokens_per_s;
-
-    const double bytes_per_parameter = plan.parameters > 0 ? plan.checkpoint_bytes / plan.parameters : 0.0;
-    g.assumptions.push_back(
-        format("checkpoint = bf16 weights + optimizer states, %.0f B per parameter: ", bytes_per_parameter)
-        + format(
-            "%.2f TB, written synchronously by all %.0f nodes in parallel", plan.checkpoint_bytes / 1e12, plan.nodes));
-    g.assumptions.push_back(format("warm-up after a restart: %.0f step", kWarmupSteps));
-    const bool from_replicas = spec.recovery != RecoveryStrategy::checkpoint && plan.data_parallel_copies >= 2;
-    if (spec.recovery != RecoveryStrategy::checkpoint && !from_replicas)
-        g.assumptions.push_back("no stage has a second data-parallel replica: the lost state is reloaded from the "
-                                "checkpoint");
-    if (from_replicas)
-        g.assumptions.push_back("the lost node's state (" + format("%.1f GB", lost_node_state_bytes(plan) / 1e9)
-            + ") comes from a surviving replica over the inter-node fabric; the job still rolls back to the last "
-              "checkpoint, which the replicas keep in host memory");
-    if (spec.recovery == RecoveryStrategy::replan && plan.data_parallel_copies >= 2) {
-        if (plan.survivor_throughput_fraction >= 0)
-            g.assumptions.push_back(
-                format("replan: the survivors' plan (one data-parallel replica fewer) re-predicted: "
-                       "%.1f%% of the throughput until the replacement arrives",
-                    100 * survivors_fraction(plan)));
-        else
-            g.assumptions.push_back(format("replan: the surviving %.0f of %.0f data-parallel replicas keep training at "
-                                           "their share of the throughput until the replacement arrives (not "
-                                           "re-predicted)",
-                plan.data_parallel_copies - 1.0, static_cast<double>(plan.data_parallel_copies)));
-    }
+    g.assumptions = goodput_assumptions(spec, plan);
     return g;
 }
 
