@@ -2,11 +2,13 @@
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
+#include "io/goodput_io.hpp"
 #include "io/hetero_prediction_io.hpp"
 #include "io/improvements_io.hpp"
 #include "io/prediction_io.hpp"
 #include "io/serving_prediction_io.hpp"
 #include "model/analytic_model.hpp"
+#include "model/goodput_plan.hpp"
 #include "serving/serving_model.hpp"
 #include "sim/simulated_model.hpp"
 #include "spec/input_error.hpp"
@@ -44,9 +46,12 @@ int predict_heterogeneous_plan(
     if (cmd.parser().isSet(QStringLiteral("json"))) {
         nlohmann::json j = hetero_prediction_to_json(h);
         j["improvements"] = nlohmann::json::array();
+        if (scenario.reliability)
+            j["goodput"] = goodput_to_json(scenario_goodput(scenario, h));
         print_out(j.dump(2) + "\n");
     } else {
-        print_out(hetero_prediction_to_text(scenario, h));
+        print_out(hetero_prediction_to_text(scenario, h)
+            + (scenario.reliability ? goodput_to_text(scenario_goodput(scenario, h)) : std::string()));
     }
     return h.prediction.feasible ? kOk : kInfeasible;
 }
@@ -96,9 +101,13 @@ int run_predict(const QStringList& args)
         nlohmann::json j = prediction_to_json(p);
         j["label"] = strategy_label(scenario.strategy);
         j["improvements"] = improvements_to_json(improvements);
+        if (scenario.reliability)
+            j["goodput"] = goodput_to_json(scenario_goodput(scenario, p, calibration));
         print_out(j.dump(2) + "\n");
     } else {
-        print_out(prediction_to_text(scenario, p) + improvements_to_text(improvements));
+        print_out(prediction_to_text(scenario, p)
+            + (scenario.reliability ? goodput_to_text(scenario_goodput(scenario, p, calibration)) : std::string())
+            + improvements_to_text(improvements));
     }
     return p.feasible ? kOk : kInfeasible;
 }

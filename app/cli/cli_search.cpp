@@ -155,6 +155,8 @@ int run_search(const QStringList& args)
         Calibration calibration;
         if (!search_options(cmd, scenario, o, calibration))
             return kBadInput;
+        // With a reliability section, plans compete on the tokens/s they keep over a long run.
+        o.rank_by_goodput = scenario.reliability.has_value();
         const SearchOutcome outcome = search_strategies(scenario, o);
         qCDebug(lcCli) << "searched" << outcome.evaluated << "strategies in" << outcome.seconds << "s on"
                        << (o.threads > 0 ? o.threads : QThread::idealThreadCount()) << "threads;" << outcome.feasible

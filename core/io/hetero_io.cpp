@@ -17,6 +17,8 @@ constexpr long long kMaxGpusPerNode = 4096;
 constexpr long long kMaxLayers = 100000;
 constexpr long long kMaxDegree = 1 << 20;
 constexpr std::size_t kMaxListEntries = 4096;
+constexpr double kMaxPreemptionsPerHour = 1000; // one every 3.6 s: far above any cloud's spot market
+constexpr double kMaxDelay_s = 1e9;
 
 void require_list(const json& j, const std::string& file, const std::string& path, const char* what)
 {
@@ -50,6 +52,8 @@ NodeGroup read_group(const json& j, const std::string& file, const std::string& 
     if (!intra)
         r.fail("intra_node", "missing (required): a fabric preset name or {\"bw_GBps\", \"latency_us\"}");
     g.intra_node = resolve_fabric(*intra, file, r.path_of("intra_node"), catalog, &g.intra_node_ref);
+    g.preemption_rate_per_hour = r.get_number("preemption_rate_per_hour", 0, kMaxPreemptionsPerHour, 0.0);
+    g.replacement_delay_s = r.get_optional_number("replacement_delay_s", 0, kMaxDelay_s);
     r.finish();
     return g;
 }
@@ -138,6 +142,10 @@ json node_groups_to_json(const ClusterSpec& c)
         j["nodes"] = g.nodes;
         j["gpus_per_node"] = g.gpus_per_node;
         j["intra_node"] = g.intra_node_ref.empty() ? fabric_to_json(g.intra_node) : json(g.intra_node_ref);
+        if (g.preemption_rate_per_hour > 0)
+            j["preemption_rate_per_hour"] = g.preemption_rate_per_hour;
+        if (g.replacement_delay_s)
+            j["replacement_delay_s"] = *g.replacement_delay_s;
         groups.push_back(j);
     }
     return groups;

@@ -2,6 +2,7 @@
 
 #include "io/hetero_io.hpp"
 #include "io/json_reader.hpp"
+#include "io/reliability_io.hpp"
 #include "io/schedule_program_io.hpp"
 #include "model/power_model.hpp"
 #include "spec/hetero_rules.hpp"
@@ -777,6 +778,8 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
     read_scenario_strategy(r, file, s, use);
     if (const json* search = r.raw("search"); search && !search->is_null())
         s.search = parse_search_spec(*search, file);
+    if (const json* reliability = r.raw("reliability"); reliability && !reliability->is_null())
+        s.reliability = read_reliability(*reliability, file);
     r.finish();
     if (s.heterogeneous() || s.cluster.heterogeneous()) {
         if (auto v = check_hetero_plan(s))
@@ -785,6 +788,8 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
         validate_scenario(s, file);
     }
     check_power(s, file, use);
+    if (use == ScenarioUse::plan)
+        check_reliability_plan(s, file);
     return s;
 }
 
@@ -1025,6 +1030,8 @@ json scenario_to_json(const Scenario& s)
         sj["objective"] = s.search->objective;
         j["search"] = sj;
     }
+    if (s.reliability)
+        j["reliability"] = reliability_to_json(*s.reliability);
     return j;
 }
 

@@ -61,6 +61,8 @@ json search_result_to_json(const SearchResult& r, const std::string& label)
     j["explanation"] = e;
     j["indistinguishable_from_best"] = r.indistinguishable_from_best;
     j["frameworks"] = frameworks_json(r.frameworks);
+    if (r.goodput_tokens_per_s > 0)
+        j["goodput_tokens_per_s"] = r.goodput_tokens_per_s;
     return j;
 }
 
@@ -96,6 +98,8 @@ json search_outcome_to_json(const SearchOutcome& o)
     j["framework"] = o.any_framework ? std::string("any") : std::string(to_string(o.framework));
     j["notes"] = o.notes;
     j["removed"] = removals_json(o.removed);
+    if (o.ranked_by_goodput)
+        j["ranked_by"] = "goodput_tokens_per_s";
     json results = json::array();
     const std::vector<std::string> labels = result_labels(o.results);
     for (std::size_t i = 0; i < o.results.size(); ++i)
@@ -155,6 +159,8 @@ std::string search_outcome_to_text(const SearchOutcome& o)
             + format_number("%.3f s", o.fastest_step_s) + ")\n";
     out += o.any_framework ? std::string("plans of every framework, each with the frameworks that run it\n")
                            : "plans " + std::string(to_string(o.framework)) + " runs (training.framework)\n";
+    if (o.ranked_by_goodput)
+        out += "ranked by goodput: tokens/s after interruptions, checkpoints and recovery (reliability section)\n";
     for (const auto& note : o.notes)
         out += "note: " + note + "\n";
     out += "\n";
@@ -172,6 +178,10 @@ std::string search_outcome_to_text(const SearchOutcome& o)
             p.power.energy_J_per_token, r.limiter.c_str(),
             p.fidelity == Fidelity::simulated ? "simulated" : "analytic");
         out += line;
+        if (o.ranked_by_goodput)
+            out += "    " + format_number("%.0f", r.goodput_tokens_per_s) + " goodput tok/s ("
+                + format_number("%.1f%%", p.tokens_per_s > 0 ? 100 * r.goodput_tokens_per_s / p.tokens_per_s : 0.0)
+                + " of the throughput)\n";
         if (o.any_framework)
             out += "    frameworks: " + frameworks_label(r.frameworks) + "\n";
         if (r.indistinguishable_from_best)

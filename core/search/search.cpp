@@ -2,6 +2,7 @@
 
 #include "calibration/error_band.hpp"
 #include "io/scenario_io.hpp"
+#include "model/goodput_plan.hpp"
 #include "model/plan_context.hpp"
 #include "model/strategy_costs.hpp"
 #include "search/search_removals.hpp"
@@ -309,6 +310,7 @@ SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& o
     if (opt.objective == SearchObjective::energy && slow >= 0) {
         SearchOptions fast = opt;
         fast.objective = SearchObjective::throughput;
+        fast.rank_by_goodput = false; // the window is the fastest step's
         fast.top = 1;
         fast.refine_top = 0;
         fast.progress = nullptr;
@@ -414,6 +416,21 @@ struct ClusterSearch {
     {
         c.nodes = nodes;
         return c;
+    }
+
+    // Plans ranked by goodput: the scenario has a reliability section, the objective is throughput.
+    bool by_goodput() const noexcept
+    {
+        return opt.rank_by_goodput && scenario.reliability && opt.objective != SearchObjective::energy;
+    }
+    double goodput_of(const Strategy& s, double tokens_per_s, double step_time_s) const
+    {
+        return goodput_tokens_per_s(*scenario.reliability, goodput_plan(scenario, s, tokens_per_s, step_time_s));
+    }
+    // What the ranking maximises for one costed strategy.
+    double objective(const Strategy& s, const AnalyticResult& r) const
+    {
+        return by_goodput() ? goodput_of(s, r.tokens_per_s, r.step_time_s) : objective_of(opt.objective, r);
     }
 
     const Scenario& scenario;
@@ -630,7 +647,7 @@ bool offer_candidate(const ClusterSearch& search, const Strategy& s, EvaluationC
         return false;
     }
     ++w.feasible;
-    c.objective = objective_of(search.opt.objective, c.result);
+    c.objective = search.objective(s, c.result);
     c.headroom = headroom(c.result, capacity);
     offer_top(w, c, search.keep);
     offer_pareto(w.pareto, c);
@@ -823,6 +840,8 @@ std::vector<SearchResult> refined_results(
         order[i] = i;
     auto refined_objective = [&](std::size_t i) {
         const Prediction& p = predictions[i];
+        if (search.by_goodput())
+            return search.goodput_of(ranked[i].strategy, p.tokens_per_s, p.step_time_s);
         return opt.objective == SearchObjective::energy ? -p.power.energy_J_per_token : p.tokens_per_s;
     };
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -839,6 +858,8 @@ std::vector<SearchResult> refined_results(
         r.analytic = ranked[i].result;
         r.prediction = predictions[i];
         r.objective = refined_objective(i);
+        if (search.by_goodput())
+            r.goodput_tokens_per_s = r.objective;
         r.limiter = limiter_of(r.analytic, search.capacity);
         r.frameworks = frameworks_running(r.strategy, search.ctx.model);
         results.push_back(std::move(r));
@@ -868,8 +889,8 @@ public:
         search_.model.evaluate(alt, a, cache_);
         if (!a.feasible)
             return;
-        const double obj = objective_of(search_.opt.objective, a);
-        const double base = objective_of(search_.opt.objective, result_.analytic);
+        const double obj = search_.objective(alt, a);
+        const double base = search_.objective(result_.strategy, result_.analytic);
         const double slower = base != 0 ? (base - obj) / std::fabs(base) : 0;
         if (slower < 0)
             return; // not a runner-up: the search's ranking used simulated times
@@ -1006,6 +1027,7 @@ SearchOutcome search_cluster(
     out.pruned = merged.pruned;
     out.cancelled = opt.cancel.cancelled();
     out.results = refined_results(search, merged.top, out.cancelled);
+    out.ranked_by_goodput = search.by_goodput();
     add_runner_ups(search, out.results);
     out.pareto = pareto_results(merged.pareto, search.capacity, search.ctx.model);
     out.removed = describe_removals(

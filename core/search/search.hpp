@@ -48,6 +48,9 @@ struct SearchOptions {
     // Energy objective: only plans within this fraction of the fastest plan's step time compete
     // ("min energy per token within X% of the best time").
     std::optional<double> max_slowdown;
+    // Throughput objectives: rank by goodput tokens/s (goodput.hpp) when the scenario has a
+    // reliability section. `parallax-cli search` sets it.
+    bool rank_by_goodput = false;
     bool prune = true; // off only for tests comparing against brute force
     // false: only plans training.framework can run (spec/framework_support.hpp); true: every framework's
     // plans, each labelled with the frameworks that run it (SearchResult::frameworks).
@@ -75,6 +78,7 @@ struct SearchResult {
     // model cannot tell the two apart with the accuracy it has measured for this workload.
     bool indistinguishable_from_best = false;
     std::vector<Framework> frameworks; // the frameworks whose capability table accepts the plan
+    double goodput_tokens_per_s = 0; // when the scenario has a reliability section (goodput.hpp)
 };
 
 // Candidates a search removed for one reason: a validity rule, the framework, memory or a limit. An empty
@@ -102,6 +106,9 @@ struct SearchOutcome {
     // What the framework cannot run of the scenario's own settings, and why a search found nothing.
     std::vector<std::string> notes;
     std::vector<SearchRemoval> removed; // most first
+    // The scenario has a reliability section and the objective is throughput: plans ranked by their
+    // goodput (tokens/s after interruptions, checkpoints and recovery), not by raw tokens/s.
+    bool ranked_by_goodput = false;
 };
 
 SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& options);

@@ -18,6 +18,10 @@ struct NodeGroup {
     FabricSpec intra_node;
     std::string gpu_ref; // preset names as written, so saving writes names back
     std::string intra_node_ref;
+    // Spot capacity: preemptions per node and hour (0 = on-demand), and the wait for a replacement
+    // node (unset = reliability.replacement_delay_s). Read only when the scenario has "reliability".
+    double preemption_rate_per_hour = 0;
+    std::optional<double> replacement_delay_s;
 
     long long total_gpus() const { return static_cast<long long>(nodes) * gpus_per_node; }
 };

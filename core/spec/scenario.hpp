@@ -2,6 +2,7 @@
 #include "spec/cluster_spec.hpp"
 #include "spec/hetero_stages.hpp"
 #include "spec/model_spec.hpp"
+#include "spec/reliability_spec.hpp"
 #include "spec/strategy.hpp"
 #include "spec/training_spec.hpp"
 
@@ -49,6 +50,8 @@ struct Scenario {
 
     bool heterogeneous() const { return !stages.empty(); }
     std::optional<SearchSpec> search;
+    // Failures, preemptions and checkpoints; unset = no goodput is computed (docs/goodput.md).
+    std::optional<ReliabilitySpec> reliability;
     ScenarioRefs refs;
 };
 

@@ -113,6 +113,8 @@ private slots:
     void validateBadInput_data();
     void validateBadInput();
     void predictPowerKeys();
+    void predictGoodputOnlyWithReliability();
+    void searchRanksByGoodputWithReliability();
     void clocksPlansUnbalancedStages();
     void clocksBadInput_data();
     void clocksBadInput();
@@ -418,6 +420,16 @@ void TestCli::predictBadFile_data()
         << QStringLiteral("strategy.tp") << QStringLiteral("KV heads");
     QTest::newRow("missing schema") << QByteArray(valid).replace("\"schema\": 1,", "") << QStringLiteral("schema")
                                     << QStringLiteral("missing");
+    const QByteArray with_reliability = QByteArray(valid).replace(
+        "\"schema\": 1,", "\"schema\": 1, \"reliability\": { \"recovery\": \"replica_memory\" },");
+    QTest::newRow("unknown recovery") << QByteArray(with_reliability).replace("replica_memory", "prayer")
+                                      << QStringLiteral("reliability.recovery") << QStringLiteral("replan");
+    QTest::newRow("interval not a number")
+        << QByteArray(with_reliability).replace("\"recovery\"", "\"checkpoint_interval_s\": \"hourly\", \"recovery\"")
+        << QStringLiteral("reliability.checkpoint_interval_s") << QStringLiteral("\"auto\"");
+    QTest::newRow("replica memory without replicas")
+        << QByteArray(with_reliability).replace("\"tp\": 2, \"pp\": 2, \"dp\": 4", "\"tp\": 4, \"pp\": 4, \"dp\": 1")
+        << QStringLiteral("reliability.recovery") << QStringLiteral("at least 2 replicas");
 }
 
 void TestCli::predictBadFile()
@@ -758,6 +770,69 @@ const char* const kUnbalanced = R"({
 })";
 
 } // namespace
+
+// predict's "goodput" object appears only when the scenario has a reliability section
+// (docs/goodput.md); the rest of the output does not change.
+void TestCli::predictGoodputOnlyWithReliability()
+{
+    const Run plain = run({ QStringLiteral("predict"), writeFile(QStringLiteral("plain.json"), kValidScenario),
+        QStringLiteral("--json") });
+    QCOMPARE(plain.code, 0);
+    QJsonObject without = QJsonDocument::fromJson(plain.out).object();
+    QVERIFY(!without.contains(QStringLiteral("goodput")));
+    QByteArray reliable = kValidScenario;
+    reliable.replace("\"schema\": 1,",
+        "\"schema\": 1, \"reliability\": { \"failure_rate_per_gpu_hour\": 0.001, \"restart_overhead_s\": 120 },");
+    const QString path = writeFile(QStringLiteral("reliable.json"), reliable);
+    const Run r = run({ QStringLiteral("predict"), path, QStringLiteral("--json") });
+    QCOMPARE(r.code, 0);
+    QJsonObject with = QJsonDocument::fromJson(r.out).object();
+    const QJsonObject g = with.value(QStringLiteral("goodput")).toObject();
+    for (const char* key : { "tokens_per_s", "fraction_of_throughput", "interruptions_per_day", "checkpoint_interval_s",
+             "best_checkpoint_interval_s" })
+        QVERIFY2(g.value(QLatin1String(key)).isDouble(), key);
+    const QJsonObject parts = g.value(QStringLiteral("lost_time_fraction")).toObject();
+    double lost = 0;
+    for (const char* key : { "lost_work", "checkpoint_writes", "restart", "replacement", "reload" }) {
+        QVERIFY2(parts.value(QLatin1String(key)).isDouble(), key);
+        lost += parts.value(QLatin1String(key)).toDouble();
+    }
+    QVERIFY(std::fabs(lost + g.value(QStringLiteral("fraction_of_throughput")).toDouble() - 1) < 1e-9);
+    // 16 GPUs x 24 h x 0.001 = 0.384 interruptions a day.
+    QVERIFY(std::fabs(g.value(QStringLiteral("interruptions_per_day")).toDouble() - 0.384) < 1e-9);
+    QVERIFY(g.value(QStringLiteral("tokens_per_s")).toDouble() < with.value(QStringLiteral("tokens_per_s")).toDouble());
+    with.remove(QStringLiteral("goodput"));
+    QCOMPARE(with, without);
+    const Run text = run({ QStringLiteral("predict"), path });
+    QVERIFY(text.out.contains("goodput"));
+    QVERIFY(!run({ QStringLiteral("predict"), writeFile(QStringLiteral("plain2.json"), kValidScenario) })
+                 .out.contains("goodput"));
+}
+
+void TestCli::searchRanksByGoodputWithReliability()
+{
+    const QStringList args = { QStringLiteral("--json"), QStringLiteral("--top"), QStringLiteral("3"),
+        QStringLiteral("--refine"), QStringLiteral("0") };
+    const Run plain = run(
+        QStringList { QStringLiteral("search"), writeFile(QStringLiteral("s-plain.json"), kValidScenario) } + args);
+    QCOMPARE(plain.code, 0);
+    QVERIFY(!QJsonDocument::fromJson(plain.out).object().contains(QStringLiteral("ranked_by")));
+    QByteArray reliable = kValidScenario;
+    reliable.replace("\"schema\": 1,", "\"schema\": 1, \"reliability\": { \"failure_rate_per_gpu_hour\": 0.01 },");
+    const QString path = writeFile(QStringLiteral("s-reliable.json"), reliable);
+    const Run r = run(QStringList { QStringLiteral("search"), path } + args);
+    QCOMPARE(r.code, 0);
+    const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(o.value(QStringLiteral("ranked_by")).toString(), QStringLiteral("goodput_tokens_per_s"));
+    double previous = 1e300;
+    for (const QJsonValue v : o.value(QStringLiteral("results")).toArray()) {
+        const double goodput = v.toObject().value(QStringLiteral("goodput_tokens_per_s")).toDouble();
+        QVERIFY(goodput > 0 && goodput <= previous);
+        previous = goodput;
+    }
+    QVERIFY(run({ QStringLiteral("search"), path, QStringLiteral("--top"), QStringLiteral("1") })
+                .out.contains("ranked by goodput"));
+}
 
 void TestCli::predictPowerKeys()
 {
