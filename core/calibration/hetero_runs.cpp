@@ -141,11 +141,11 @@ std::optional<RowScenario> sailor_scenario(const json& row, std::string& reason)
         }
         const int nodes = (count + per_node - 1) / per_node;
         const bool nvlink = name == "GH-96" || (name == "RTX-3090" && per_node == 2);
-        groups.push_back({ { "name", name }, { "gpu", gpu_presets().at(name) }, { "nodes", nodes },
-            { "gpus_per_node", per_node },
-            { "intra_node",
-                fabric(name + "-intra", nvlink ? "nvlink" : "pcie", *intra, 1,
-                    nvlink ? kNvlinkLatencyUs : kPcieLatencyUs, kSailorNetworkSource) } });
+        groups.push_back(
+            { { "name", name }, { "gpu", gpu_presets().at(name) }, { "nodes", nodes }, { "gpus_per_node", per_node },
+                { "intra_node",
+                    fabric(name + "-intra", nvlink ? "nvlink" : "pcie", *intra, 1,
+                        nvlink ? kNvlinkLatencyUs : kPcieLatencyUs, kSailorNetworkSource) } });
         if (*nic / per_node < slowest_nic_per_gpu) {
             slowest_nic_per_gpu = *nic / per_node;
             inter = fabric(name + "-nic", "roce", *nic, per_node, kNetworkLatencyUs, kSailorNetworkSource);
@@ -209,17 +209,18 @@ std::optional<RowScenario> amp_scenario(const json& row, std::string& reason)
     RowScenario out;
     out.source_group = het ? "amp-hetero" : "amp-homogeneous";
     out.gpu_label = join_gpus(row.at("cluster").at("gpus_by_type"));
-    const json t4_group = { { "name", "t4" }, { "gpu", "T4" }, { "nodes", het ? 1 : 4 },
-        { "gpus_per_node", kAwsGpusPerNode },
-        { "intra_node", fabric("g4dn-pcie", "pcie", kG4NicGBps, 1, kPcieLatencyUs, kAmpNetworkSource) } };
+    const json t4_group
+        = { { "name", "t4" }, { "gpu", "T4" }, { "nodes", het ? 1 : 4 }, { "gpus_per_node", kAwsGpusPerNode },
+              { "intra_node", fabric("g4dn-pcie", "pcie", kG4NicGBps, 1, kPcieLatencyUs, kAmpNetworkSource) } };
     json groups = json::array();
     if (het)
         groups.push_back({ { "name", "v100" }, { "gpu", "V100-SXM2-16GB" }, { "nodes", 3 },
             { "gpus_per_node", kAwsGpusPerNode },
             { "intra_node", fabric("p3-nvlink", "nvlink", kP3NvlinkGBps, 1, kNvlinkLatencyUs, kAmpNetworkSource) } });
     groups.push_back(t4_group);
-    const json inter = het ? fabric("p3-nic", "roce", kP3NicGBps, kAwsGpusPerNode, kNetworkLatencyUs, kAmpNetworkSource)
-                           : fabric("g4dn-nic", "roce", kG4NicGBps, kAwsGpusPerNode, kNetworkLatencyUs, kAmpNetworkSource);
+    const json inter = het
+        ? fabric("p3-nic", "roce", kP3NicGBps, kAwsGpusPerNode, kNetworkLatencyUs, kAmpNetworkSource)
+        : fabric("g4dn-nic", "roce", kG4NicGBps, kAwsGpusPerNode, kNetworkLatencyUs, kAmpNetworkSource);
     json stages = json::array();
     for (int k = 0; k < pp; ++k) {
         const int first = std::max(bounds[k], kAmpFirstLayerEntry);

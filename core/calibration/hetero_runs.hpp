@@ -19,7 +19,7 @@ namespace parallax {
 bool is_hetero_runs_file(const nlohmann::json& j);
 
 // Throws InputError when `doc` has no "rows" list.
-std::vector<ValidationCase> read_hetero_runs(const nlohmann::json& doc, const std::string& file,
-    const PresetCatalog& catalog, std::vector<SkippedRow>& skipped);
+std::vector<ValidationCase> read_hetero_runs(
+    const nlohmann::json& doc, const std::string& file, const PresetCatalog& catalog, std::vector<SkippedRow>& skipped);
 
 } // namespace parallax
