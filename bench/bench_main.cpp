@@ -5,12 +5,15 @@
 //    (b) Llama 3.1 405B on 16,384 H100, global batch 2,048, seq 8,192 in < 3 s, on 2 cores, incl. the
 //    simulator refinement of the top 20, peak memory < 500 MiB
 //  - a DeepSeek-V3-scale search (671B, 2,048 H800) in < 5 s on 2 cores
+//  - a serving deployment search (Qwen3-235B-A22B on 64 H100, aggregated and disaggregated) in < 1 s
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
+#include "io/serving_io.hpp"
 #include "ir/lowering.hpp"
 #include "model/analytic_model.hpp"
 #include "model/strategy_costs.hpp"
 #include "search/search.hpp"
+#include "serving/serving_search.hpp"
 #include "sim/simulator.hpp"
 
 #include <benchmark/benchmark.h>
@@ -163,6 +166,25 @@ void BM_SearchDeepSeekV3_2048H800(benchmark::State& state)
     run_search(state, scenario("deepseek-v3-2048-h800"));
 }
 
+void BM_ServingSearchQwen3_235B_64H100(benchmark::State& state)
+{
+    const ServingScenario s = parse_serving_scenario(nlohmann::json::parse(R"({
+      "schema": 1, "model": "qwen3-235b-a22b",
+      "cluster": { "gpu": "H100-SXM5-80GB", "nodes": 8, "gpus_per_node": 8,
+                   "intra_node": "nvlink4-nvswitch", "inter_node": "ib-ndr" },
+      "serving": { "precision": { "weights": "fp8", "kv_cache": "fp8" },
+                   "workload": { "isl": 2048, "osl": 512, "concurrency": 512 }, "slo": { "tpot_ms": 60 } },
+      "deployment": { "tp": 8 } })"),
+        "bench.json", PresetCatalog::standard());
+    ServingSearchResult r;
+    for (auto _ : state) {
+        r = search_serving(s, 20);
+        benchmark::DoNotOptimize(r.evaluated);
+    }
+    state.counters["evaluated"] = static_cast<double>(r.evaluated);
+    state.counters["seconds"] = r.seconds;
+}
+
 BENCHMARK_CAPTURE(BM_AnalyticEvaluate, default, "default");
 BENCHMARK_CAPTURE(BM_AnalyticEvaluate, gpt3_175b_1024_a100, "gpt3-175b-1024-a100");
 BENCHMARK_CAPTURE(BM_AnalyticEvaluate, llama31_405b_16k, "llama3.1-405b-16k-h100");
@@ -171,6 +193,7 @@ BENCHMARK(BM_LowerLargeInterleaved)->Unit(benchmark::kMillisecond)->Iterations(2
 BENCHMARK(BM_SimulateLargeInterleaved)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_SearchGpt3_175B_1024A100)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_SearchLlama31_405B_16kH100)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_ServingSearchQwen3_235B_64H100)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_SearchDeepSeekV3_2048H800)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 } // namespace

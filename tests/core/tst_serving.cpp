@@ -397,7 +397,7 @@ void TestServing::searchRanksWithinSlo()
     j["serving"]["slo"] = { { "tpot_ms", 60 } };
     const ServingScenario s = parse(j);
     const ServingSearchResult r = search_serving(s, 20);
-    QVERIFY2(r.seconds < 1.0, qPrintable(QString::number(r.seconds)));
+    // Its speed (< 1 s) is checked by the bench target (BM_ServingSearchQwen3_235B_64H100), not here.
     QVERIFY(r.evaluated > 100);
     QVERIFY(!r.results.empty() && r.results.size() <= 20);
     QVERIFY(r.meet_slo <= r.feasible && r.feasible <= r.evaluated);
