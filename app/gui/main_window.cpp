@@ -25,6 +25,7 @@
 #include "planner/search_panel.hpp"
 #include "planner/strategy_panel.hpp"
 #include "plots/breakdown_views.hpp"
+#include "plots/goodput_view.hpp"
 #include "plots/plan_plots.hpp"
 #include "plots/plot_export.hpp"
 #include "plots/qcustomplot_include.hpp"
@@ -83,10 +84,11 @@ namespace parallax::app {
 namespace {
 
 // The panels in the order of panel_names(); docks are named "dock_<name>" for saveState().
-const QStringList kDockNames = { QStringLiteral("scenario"), QStringLiteral("model"), QStringLiteral("cluster"),
-    QStringLiteral("training"), QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
-    QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("power"), QStringLiteral("scaling"),
-    QStringLiteral("search"), QStringLiteral("learn"), QStringLiteral("runs"), QStringLiteral("improvements") };
+const QStringList kDockNames
+    = { QStringLiteral("scenario"), QStringLiteral("model"), QStringLiteral("cluster"), QStringLiteral("training"),
+          QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"), QStringLiteral("heatmap"),
+          QStringLiteral("timeline"), QStringLiteral("power"), QStringLiteral("scaling"), QStringLiteral("search"),
+          QStringLiteral("learn"), QStringLiteral("runs"), QStringLiteral("improvements"), QStringLiteral("goodput") };
 const QStringList kCentralNames
     = { QStringLiteral("results"), QStringLiteral("memory"), QStringLiteral("time"), QStringLiteral("compare") };
 
@@ -303,6 +305,8 @@ void MainWindow::create_views()
     m_power = new views::PowerPanel(this);
     m_waterfall = new views::WaterfallView(this);
     m_waterfall->setObjectName(QStringLiteral("waterfall"));
+    m_goodput = new views::GoodputView(this);
+    m_goodput->setObjectName(QStringLiteral("goodput_view"));
 }
 
 void MainWindow::build_docks(QWidget* picker)
@@ -335,6 +339,8 @@ void MainWindow::build_docks(QWidget* picker)
         = add_dock(QStringLiteral("scaling"), QStringLiteral("Scaling"), m_scaling, Qt::BottomDockWidgetArea);
     QDockWidget* improvements_dock = add_dock(
         QStringLiteral("improvements"), QStringLiteral("Improvements"), m_waterfall, Qt::BottomDockWidgetArea);
+    QDockWidget* goodput_dock
+        = add_dock(QStringLiteral("goodput"), QStringLiteral("Goodput"), m_goodput, Qt::BottomDockWidgetArea);
     QDockWidget* learn = add_dock(QStringLiteral("learn"), QStringLiteral("Learn"), m_learn, Qt::BottomDockWidgetArea);
     QDockWidget* search
         = add_dock(QStringLiteral("search"), QStringLiteral("Search"), m_search, Qt::BottomDockWidgetArea);
@@ -345,6 +351,7 @@ void MainWindow::build_docks(QWidget* picker)
     tabifyDockWidget(timeline_dock, power_dock);
     tabifyDockWidget(power_dock, scaling_dock);
     tabifyDockWidget(scaling_dock, improvements_dock);
+    tabifyDockWidget(improvements_dock, goodput_dock);
     connect(timeline_dock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
         if (visible && m_timeline_stale)
             request_timeline(true);
@@ -1121,11 +1128,13 @@ void MainWindow::display()
         m_time->set_predictions(cur.prediction, pinned);
         m_power->set_prediction(cur.prediction);
         m_waterfall->set_waterfall(cur.improvements);
+        m_goodput->set_curves(cur.goodput);
     } else {
         m_memory->clear();
         m_time->clear();
         m_power->clear();
         m_waterfall->clear();
+        m_goodput->clear();
     }
     m_sensitivity->set_evaluation(m_current);
     m_heatmap->set_evaluation(m_current);

@@ -50,6 +50,7 @@ class ComparisonModel;
 class ScalingPlot;
 class TimelineView;
 class PowerPanel;
+class GoodputView;
 class WaterfallView;
 class RemoteRunsController;
 class CalibrationFitDialog;
@@ -162,6 +163,7 @@ public:
     views::ScalingPlot* scaling_plot() const { return m_scaling; }
     views::PowerPanel* power_panel() const { return m_power; }
     views::WaterfallView* waterfall_view() const { return m_waterfall; }
+    views::GoodputView* goodput_view() const { return m_goodput; }
     views::TimelineView* timeline_view() const { return m_timeline; }
     views::RemoteRunsController* remote() const { return m_remote; }
     // The timeline follows the evaluation (simulated off the GUI thread, latest request wins) while
@@ -312,6 +314,7 @@ private:
     views::MemoryBarsView* m_memory = nullptr;
     views::TimeBreakdownView* m_time = nullptr;
     views::WaterfallView* m_waterfall = nullptr;
+    views::GoodputView* m_goodput = nullptr;
     views::SensitivityPlot* m_sensitivity = nullptr;
     views::HeatmapPlot* m_heatmap = nullptr;
     views::ScenarioForm* m_model_form = nullptr;

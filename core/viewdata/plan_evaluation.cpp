@@ -106,6 +106,7 @@ PlanEvaluation evaluate_plan(const Scenario& s, const PlanEvaluationOptions& o, 
         e.prediction
             = o.fidelity == Fidelity::simulated ? predict_simulated(ctx, s.strategy) : model.predict(s.strategy);
         e.warnings = e.prediction.warnings;
+        e.goodput = goodput_curves(s, e.prediction, o.calibration_or_shipped());
     } else {
         e.prediction.feasible = false;
         e.prediction.infeasible_reason = e.violations.front().message;

@@ -10,6 +10,7 @@
 #include "search/improvements.hpp"
 #include "spec/prediction.hpp"
 #include "spec/scenario.hpp"
+#include "viewdata/goodput_curves.hpp"
 
 #include <array>
 #include <functional>
@@ -80,6 +81,7 @@ struct PlanEvaluation {
     std::array<SensitivityCurve, kDegreeCount> curves; // indexed by Degree
     TpPpHeatmap heatmap;
     ImprovementWaterfall improvements; // the choices around the degrees (with the alternatives)
+    GoodputCurves goodput; // against the checkpoint interval, when the scenario has a reliability section
     bool cancelled = false;
     double seconds = 0; // wall time of the evaluation
 

@@ -12,6 +12,7 @@
 #include "io/number_format.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
+#include "model/goodput_plan.hpp"
 #include "planner/cluster_grid_view.hpp"
 #include "planner/degree_slider.hpp"
 #include "planner/learn_panel.hpp"
@@ -22,6 +23,7 @@
 #include "planner/search_panel.hpp"
 #include "planner/strategy_panel.hpp"
 #include "plots/breakdown_views.hpp"
+#include "plots/goodput_view.hpp"
 #include "plots/plan_plots.hpp"
 #include "plots/plot_export.hpp"
 #include "plots/qcustomplot_include.hpp"
@@ -190,6 +192,7 @@ private slots:
     void timeline_follows_the_plan();
     void power_panel_shows_the_budget_and_follows_the_cap();
     void improvements_panel_draws_the_waterfall();
+    void goodput_panel_follows_the_reliability_section();
     void scaling_sweep();
     void screenshot_option_writes_png_data();
     void screenshot_option_writes_png();
@@ -1266,6 +1269,40 @@ void TestPlannerWindow::improvements_panel_draws_the_waterfall()
     }
     const QImage shot = view->grab().toImage();
     QVERIFY(!shot.isNull());
+}
+
+void TestPlannerWindow::goodput_panel_follows_the_reliability_section()
+{
+    // Without a reliability section the panel says how to get one; with it, it draws goodput against the
+    // checkpoint interval at the scenario's rate and at half and twice it, as core computed them.
+    Fixture f;
+    MainWindow& w = f.w();
+    QVERIFY(w.show_panel(QStringLiteral("goodput")));
+    views::GoodputView* view = w.goodput_view();
+    QVERIFY(!view->curves().present);
+    QVERIFY(view->summary().contains(QStringLiteral("reliability")));
+    Scenario s = *w.scenario();
+    ReliabilitySpec r;
+    r.failure_rate_per_gpu_hour = 1e-3;
+    r.checkpoint_write_GBps_per_node = 1;
+    r.checkpoint_read_GBps_per_node = 1;
+    r.restart_overhead_s = 300;
+    s.reliability = r;
+    w.apply_edit(s, QStringLiteral("reliability"));
+    QVERIFY(w.wait_for_evaluation());
+    const GoodputCurves& c = view->curves();
+    QVERIFY(c.present);
+    const GoodputReport report = scenario_goodput(*w.scenario(), w.evaluation()->prediction);
+    QCOMPARE(c.fraction_used, report.fraction_of_throughput);
+    QCOMPARE(c.curves[1].interruptions_per_day, report.interruptions_per_day);
+    QVERIFY(view->summary().contains(QString::number(report.interruptions_per_day, 'f', 2)));
+    for (std::size_t k = 0; k < c.interval_s.size(); ++k) {
+        QVERIFY(c.curves[0].fraction[k] > c.curves[1].fraction[k]); // fewer interruptions, more goodput
+        QVERIFY(c.curves[1].fraction[k] > c.curves[2].fraction[k]);
+        QVERIFY(c.curves[1].fraction[k] <= c.curves[1].best_fraction + 1e-12);
+    }
+    QCOMPARE(view->csv().count(QLatin1Char('\n')), static_cast<int>(c.interval_s.size()) + 1);
+    QVERIFY(!view->grab().toImage().isNull());
 }
 
 void TestPlannerWindow::scaling_sweep()
