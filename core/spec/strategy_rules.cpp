@@ -1,5 +1,6 @@
 #include "spec/strategy_rules.hpp"
 
+#include "ir/schedule_program.hpp"
 #include "model/stage_layout.hpp"
 
 #include <iterator>
@@ -82,6 +83,9 @@ StageLayout layout_of(const ModelSpec& m, const Strategy& s)
         // DualPipe feeds micro-batches from both ends: an even count, at least 2 * pp of them
         // (deepseek-ai/DualPipe asserts num_chunks >= 2 * num_ranks).
         return s.schedule != Schedule::dualpipe || (mb() % 2 == 0 && mb() >= 2LL * s.pp);
+    case Rule::program_fits:
+        return s.schedule != Schedule::custom
+            || (s.program && static_cast<int>(s.program->stages.size()) == s.pp && s.program->microbatches == mb());
     case Rule::ep_needs_moe:
         return s.ep == 1 || m.is_moe();
     case Rule::ep_experts:
@@ -125,6 +129,7 @@ constexpr Rule kRules[] = {
     Rule::zb_microbatches,
     Rule::dualpipe_pp_even,
     Rule::dualpipe_microbatches,
+    Rule::program_fits,
     Rule::ep_needs_moe,
     Rule::ep_experts,
     Rule::ep_ranks,
@@ -211,6 +216,8 @@ const char* rule_key(Rule r)
     case Rule::dualpipe_pp_even:
     case Rule::dualpipe_microbatches:
         return "strategy.schedule";
+    case Rule::program_fits:
+        return "strategy.schedule_program";
     case Rule::batch_divisible:
         return "training.global_batch";
     case Rule::ep_needs_moe:
@@ -286,6 +293,12 @@ std::string explain(Rule r, const PlanInputs& in, const Strategy& s)
         return "DualPipe needs an even pp >= 2 (it runs two pipelines in opposite directions), got " + n(s.pp);
     case Rule::dualpipe_microbatches:
         return "DualPipe needs an even number of micro-batches, at least 2*pp (" + n(2LL * s.pp) + "), got " + n(mb);
+    case Rule::program_fits:
+        if (!s.program)
+            return "a custom schedule needs a schedule program (docs/schedule-programs.md)";
+        return "the schedule program runs " + n(static_cast<long long>(s.program->stages.size())) + " stages and "
+            + n(s.program->microbatches) + " micro-batches; this plan has pp " + n(s.pp) + " and " + n(mb)
+            + " micro-batches (write a program for them, or pick a built-in schedule)";
     case Rule::ep_needs_moe:
         return "expert parallelism (ep " + n(s.ep) + ") needs a mixture-of-experts model; " + m.name + " is dense";
     case Rule::ep_experts:

@@ -31,6 +31,7 @@ enum class Rule : unsigned char {
     zb_microbatches,
     dualpipe_pp_even,
     dualpipe_microbatches,
+    program_fits, // a custom schedule's program runs pp stages and the step's micro-batches
     ep_needs_moe,
     ep_experts,
     ep_ranks, // ep must divide dp*cp (EP reuses DP x CP ranks)

@@ -120,6 +120,27 @@ QStringList qs(std::initializer_list<const char*> parts)
 class TestScheduleProgram : public QObject {
     Q_OBJECT
 private slots:
+    // The planner edits degrees freely: a program that no longer fits pp or the micro-batch count is a
+    // rule violation naming the program (and the model is never run on it), not a crash.
+    void a_program_that_no_longer_fits_is_a_rule_violation()
+    {
+        Scenario s = load_scenario_file(
+            PARALLAX_SOURCE_DIR "/docs/examples/schedule-program-dualpipe.json", PresetCatalog::standard());
+        const PlanInputs in { s.model, s.training, s.cluster.gpu, s.cluster.total_gpus() };
+        QCOMPARE(check_strategy(in, s.strategy), Rule::ok);
+        Strategy other = s.strategy;
+        other.pp = s.strategy.pp / 2;
+        other.dp = s.strategy.dp * 2;
+        const auto violations = all_violations(in, other);
+        QVERIFY(std::find(violations.begin(), violations.end(), Rule::program_fits) != violations.end());
+        QCOMPARE(std::string(rule_key(Rule::program_fits, other)), std::string("strategy.schedule_program"));
+        const std::string why = explain(Rule::program_fits, in, other);
+        QVERIFY2(why.find("runs " + std::to_string(s.strategy.pp) + " stages") != std::string::npos, why.c_str());
+        other = s.strategy;
+        other.micro_batch *= 2; // half the micro-batches
+        QCOMPARE(check_strategy(in, other), Rule::program_fits);
+    }
+
     void text_round_trip()
     {
         const std::string text = "# two stages, split backward\n"

@@ -92,8 +92,8 @@ void GoodputView::refresh_colours()
         if (factor == 1)
             m_graphs[i]->setPen(QPen(dimension_colour(ParallelDim::dp, dark), 2.5));
         else
-            m_graphs[i]->setPen(QPen(factor < 1 ? good_colour(dark) : bad_colour(dark), 1.5,
-                factor < 1 ? Qt::DotLine : Qt::DashLine));
+            m_graphs[i]->setPen(
+                QPen(factor < 1 ? good_colour(dark) : bad_colour(dark), 1.5, factor < 1 ? Qt::DotLine : Qt::DashLine));
     }
     m_used->setPen(QPen(palette().color(QPalette::Highlight), 1.5, Qt::DotLine));
     m_best->setPen(QPen(text, 1, Qt::DashDotLine));
@@ -143,7 +143,8 @@ void GoodputView::set_curves(const GoodputCurves& curves)
     m_best->setVisible(true);
     m_best->point1->setCoords(here.best_interval_s / kSecondsPerMinute, 0);
     m_best->point2->setCoords(here.best_interval_s / kSecondsPerMinute, 1);
-    m_plot->xAxis->setRange(curves.interval_s.front() / kSecondsPerMinute, curves.interval_s.back() / kSecondsPerMinute);
+    m_plot->xAxis->setRange(
+        curves.interval_s.front() / kSecondsPerMinute, curves.interval_s.back() / kSecondsPerMinute);
     m_plot->yAxis->setRange(std::max(0.0, lo - 2), 100);
     m_summary->setText(summary());
     m_plot->replot(QCustomPlot::rpQueuedReplot);
