@@ -16,12 +16,14 @@
 #include "io/json_reader.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
+#include "ir/schedule_program.hpp"
 #include "planner/cluster_grid_view.hpp"
 #include "planner/learn_panel.hpp"
 #include "planner/metrics_panel.hpp"
 #include "planner/power_panel.hpp"
 #include "planner/result_models.hpp"
 #include "planner/scenario_forms.hpp"
+#include "planner/schedule_program_editor.hpp"
 #include "planner/search_panel.hpp"
 #include "planner/strategy_panel.hpp"
 #include "plots/breakdown_views.hpp"
@@ -36,6 +38,7 @@
 #include "search/plan_explain.hpp"
 #include "spec/input_error.hpp"
 #include "spec/strategy_label.hpp"
+#include "spec/strategy_rules.hpp"
 #include "spec/units.hpp"
 #include "style/view_style.hpp"
 #include "timeline/timeline_view.hpp"
@@ -84,11 +87,11 @@ namespace parallax::app {
 namespace {
 
 // The panels in the order of panel_names(); docks are named "dock_<name>" for saveState().
-const QStringList kDockNames
-    = { QStringLiteral("scenario"), QStringLiteral("model"), QStringLiteral("cluster"), QStringLiteral("training"),
-          QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"), QStringLiteral("heatmap"),
-          QStringLiteral("timeline"), QStringLiteral("power"), QStringLiteral("scaling"), QStringLiteral("search"),
-          QStringLiteral("learn"), QStringLiteral("runs"), QStringLiteral("improvements"), QStringLiteral("goodput") };
+const QStringList kDockNames = { QStringLiteral("scenario"), QStringLiteral("model"), QStringLiteral("cluster"),
+    QStringLiteral("training"), QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
+    QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("power"), QStringLiteral("scaling"),
+    QStringLiteral("search"), QStringLiteral("learn"), QStringLiteral("runs"), QStringLiteral("improvements"),
+    QStringLiteral("goodput"), QStringLiteral("schedule") };
 const QStringList kCentralNames
     = { QStringLiteral("results"), QStringLiteral("memory"), QStringLiteral("time"), QStringLiteral("compare") };
 
@@ -307,6 +310,9 @@ void MainWindow::create_views()
     m_waterfall->setObjectName(QStringLiteral("waterfall"));
     m_goodput = new views::GoodputView(this);
     m_goodput->setObjectName(QStringLiteral("goodput_view"));
+    m_schedule_editor = new views::ScheduleProgramEditor(this);
+    m_schedule_editor->setObjectName(QStringLiteral("schedule_editor"));
+    connect(m_schedule_editor, &views::ScheduleProgramEditor::program_applied, this, &MainWindow::apply_program);
 }
 
 void MainWindow::build_docks(QWidget* picker)
@@ -322,8 +328,11 @@ void MainWindow::build_docks(QWidget* picker)
     QDockWidget* training
         = add_dock(QStringLiteral("training"), QStringLiteral("Training"), m_training_form, Qt::RightDockWidgetArea);
     tabifyDockWidget(scenario_dock, model);
+    QDockWidget* schedule = add_dock(
+        QStringLiteral("schedule"), QStringLiteral("Schedule program"), m_schedule_editor, Qt::RightDockWidgetArea);
     tabifyDockWidget(model, cluster);
     tabifyDockWidget(cluster, training);
+    tabifyDockWidget(training, schedule);
     scenario_dock->raise();
     QDockWidget* grid
         = add_dock(QStringLiteral("grid"), QStringLiteral("Cluster grid"), m_grid, Qt::BottomDockWidgetArea);
@@ -1115,6 +1124,18 @@ void MainWindow::show_evaluation(std::shared_ptr<const PlanEvaluation> e)
     emit evaluated();
 }
 
+// A checked schedule program from the editor becomes the plan's custom schedule.
+void MainWindow::apply_program(const ScheduleProgram* program)
+{
+    if (!m_current || !program)
+        return;
+    Scenario s = m_current->scenario;
+    s.strategy.schedule = Schedule::custom;
+    s.strategy.program = program;
+    s.strategy.vpp = program->layout == ChunkLayout::dualpipe ? 1 : program->chunks;
+    apply_edit(s, QStringLiteral("schedule program"));
+}
+
 void MainWindow::display()
 {
     if (!m_current)
@@ -1136,6 +1157,7 @@ void MainWindow::display()
         m_waterfall->clear();
         m_goodput->clear();
     }
+    m_schedule_editor->set_plan(cur.scenario.strategy, microbatch_count(cur.scenario.training, cur.scenario.strategy));
     m_sensitivity->set_evaluation(m_current);
     m_heatmap->set_evaluation(m_current);
     m_comparison->set_predictions(cur.valid ? std::optional<Prediction>(cur.prediction) : std::nullopt,

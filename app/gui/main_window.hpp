@@ -51,6 +51,7 @@ class ScalingPlot;
 class TimelineView;
 class PowerPanel;
 class GoodputView;
+class ScheduleProgramEditor;
 class WaterfallView;
 class RemoteRunsController;
 class CalibrationFitDialog;
@@ -164,6 +165,7 @@ public:
     views::PowerPanel* power_panel() const { return m_power; }
     views::WaterfallView* waterfall_view() const { return m_waterfall; }
     views::GoodputView* goodput_view() const { return m_goodput; }
+    views::ScheduleProgramEditor* schedule_editor() const { return m_schedule_editor; }
     views::TimelineView* timeline_view() const { return m_timeline; }
     views::RemoteRunsController* remote() const { return m_remote; }
     // The timeline follows the evaluation (simulated off the GUI thread, latest request wins) while
@@ -219,6 +221,7 @@ protected:
     void dropEvent(QDropEvent* e) override;
 
 private:
+    void apply_program(const ScheduleProgram* program);
     void build_panels();
     void build_results(); // the central widget
     QWidget* build_scenario_picker();
@@ -315,6 +318,7 @@ private:
     views::TimeBreakdownView* m_time = nullptr;
     views::WaterfallView* m_waterfall = nullptr;
     views::GoodputView* m_goodput = nullptr;
+    views::ScheduleProgramEditor* m_schedule_editor = nullptr;
     views::SensitivityPlot* m_sensitivity = nullptr;
     views::HeatmapPlot* m_heatmap = nullptr;
     views::ScenarioForm* m_model_form = nullptr;

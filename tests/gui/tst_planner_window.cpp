@@ -20,6 +20,7 @@
 #include "planner/power_panel.hpp"
 #include "planner/result_models.hpp"
 #include "planner/scenario_forms.hpp"
+#include "planner/schedule_program_editor.hpp"
 #include "planner/search_panel.hpp"
 #include "planner/strategy_panel.hpp"
 #include "plots/breakdown_views.hpp"
@@ -193,6 +194,7 @@ private slots:
     void power_panel_shows_the_budget_and_follows_the_cap();
     void improvements_panel_draws_the_waterfall();
     void goodput_panel_follows_the_reliability_section();
+    void schedule_program_editor_checks_and_applies();
     void scaling_sweep();
     void screenshot_option_writes_png_data();
     void screenshot_option_writes_png();
@@ -1303,6 +1305,42 @@ void TestPlannerWindow::goodput_panel_follows_the_reliability_section()
     }
     QCOMPARE(view->csv().count(QLatin1Char('\n')), static_cast<int>(c.interval_s.size()) + 1);
     QVERIFY(!view->grab().toImage().isNull());
+}
+
+void TestPlannerWindow::schedule_program_editor_checks_and_applies()
+{
+    // The editor shows the plan's built-in schedule as a program; an error is named under the text with
+    // its stage's line underlined and Apply disabled; applying the unedited program gives the same step.
+    Fixture f;
+    MainWindow& w = f.w();
+    QVERIFY(w.show_panel(QStringLiteral("schedule")));
+    views::ScheduleProgramEditor* editor = w.schedule_editor();
+    const Strategy plan = w.scenario()->strategy;
+    QVERIFY(plan.schedule != Schedule::custom);
+    QVERIFY(editor->error().isEmpty());
+    QVERIFY(editor->can_apply());
+    const QString program = editor->text();
+    QCOMPARE(program.count(QStringLiteral("stage ")), plan.pp);
+    // Stage 1 loses its first forward: a missing pass, named with its stage.
+    QStringList lines = program.split(QLatin1Char('\n'));
+    const int stage1 = static_cast<int>(lines.indexOf(QRegularExpression(QStringLiteral("^stage 1:.*"))));
+    QVERIFY(stage1 >= 0);
+    lines[stage1].replace(QRegularExpression(QStringLiteral(" F0\\.0\\b")), QString());
+    editor->set_text(lines.join(QLatin1Char('\n')));
+    editor->check_now();
+    QVERIFY(!editor->error().isEmpty());
+    QVERIFY2(editor->error().contains(QStringLiteral("stage 1")), qPrintable(editor->error()));
+    QCOMPARE(editor->error_line(), stage1);
+    QVERIFY(!editor->can_apply());
+    editor->set_text(program);
+    editor->check_now();
+    QVERIFY(editor->can_apply());
+    const double builtin_step = w.evaluation()->prediction.step_time_s;
+    editor->apply();
+    QVERIFY(w.wait_for_evaluation());
+    QCOMPARE(w.scenario()->strategy.schedule, Schedule::custom);
+    QVERIFY(w.scenario()->strategy.program != nullptr);
+    QVERIFY(std::fabs(w.evaluation()->prediction.step_time_s / builtin_step - 1) < 1e-9);
 }
 
 void TestPlannerWindow::scaling_sweep()
