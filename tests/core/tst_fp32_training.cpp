@@ -134,8 +134,8 @@ private slots:
         const double scores_per_sbh = static_cast<double>(kHeads) * kSeq / kHidden;
         const double layer32 = sbh * (66 + 9 * scores_per_sbh);
         const double layer16 = sbh * (34 + 5 * scores_per_sbh);
-        QVERIFY2(near(a.activations, kLayers * layer32 + 4 * sbh, 1e-12),
-            qPrintable(QString::number(a.activations / sbh)));
+        QVERIFY2(
+            near(a.activations, kLayers * layer32 + 4 * sbh, 1e-12), qPrintable(QString::number(a.activations / sbh)));
         QVERIFY(near(b.activations, kLayers * layer16 + 2 * sbh, 1e-12));
     }
 
