@@ -612,7 +612,7 @@ void add_checkpoint_and_moe_load(const PlanContext& ctx, const Strategy& s, Pred
 {
     // Checkpoint: bf16 weights plus the optimizer's states (master weights and moments).
     const StateBytes sb = state_bytes(ctx.training, s);
-    p.checkpoint_bytes = total_params(ctx.model) * (2 + sb.optimizer);
+    p.checkpoint_bytes = total_params(ctx.model) * (checkpoint_weight_bytes(ctx.training) + sb.optimizer);
     const MoeLoad load = moe_load(ctx.model, ctx.training, s.ep);
     p.moe_dropped_fraction = load.dropped_fraction;
     if (load.straggler_ratio > 1)
@@ -634,7 +634,8 @@ void add_model_assumptions(const PlanContext& ctx, const Strategy& s, Prediction
     if (!ctx.calibration_note.empty())
         p.warnings.push_back(ctx.calibration_note);
     p.assumptions.push_back("framework: " + std::string(to_string(ctx.training.framework)));
-    p.assumptions.push_back(std::string("attention: ") + (ctx.training.flash_attention ? "fused (flash)" : "unfused"));
+    p.assumptions.push_back(std::string("attention: ")
+        + (ctx.training.flash_attention && !is_full_precision(ctx.training.precision) ? "fused (flash)" : "unfused"));
     p.assumptions.push_back(std::string("DP gradient reduction ")
         + (s.overlap_grad_reduce ? "overlapped with backward" : "after backward"));
     if (s.tp_comm_overlap)

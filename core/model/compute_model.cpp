@@ -99,7 +99,8 @@ double gemm_time_s(const ComputeDevice& dev, double m, double n, double k, Preci
     const double peak = dev.peak(p) > 0 ? dev.peak(p) : dev.half_peak();
     const double compute_s = flops / (peak * gemm_efficiency(dev, m, n, k, p));
     const double e = element_bytes(p);
-    const double out_bytes = 2.0; // outputs are written in bf16/fp16 (fp8 GEMMs too, as in Transformer Engine)
+    // Outputs are written in bf16/fp16 (fp8 GEMMs too, as in Transformer Engine); fp32 GEMMs write fp32.
+    const double out_bytes = is_full_precision(p) ? element_bytes(p) : 2.0;
     const double bytes = batch * (e * (m * k + k * n) + out_bytes * m * n);
     const double memory_s
         = bytes / (dev.gpu->memory_bw_Bps * std::min(kMaxEfficiency, dev.gen->hbm_efficiency * dev.kernel_scale));

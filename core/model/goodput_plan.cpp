@@ -14,7 +14,6 @@ namespace parallax {
 namespace {
 
 constexpr double kSecondsPerHour = 3600;
-constexpr double kWeightBytes = 2; // the bf16 copy a checkpoint saves
 
 double nodes_for(double gpus, int gpus_per_node)
 {
@@ -57,7 +56,7 @@ int data_parallel_copies(const Scenario& s)
 
 double checkpoint_bytes(const Scenario& s, const Strategy& strategy)
 {
-    return total_params(s.model) * (kWeightBytes + state_bytes(s.training, strategy).optimizer);
+    return total_params(s.model) * (checkpoint_weight_bytes(s.training) + state_bytes(s.training, strategy).optimizer);
 }
 
 GoodputPlan goodput_plan(const Scenario& s, const Strategy& strategy, double tokens_per_s, double step_time_s)

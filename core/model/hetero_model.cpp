@@ -160,8 +160,8 @@ private:
         const int tp = std::min(a.strategy.tp, b.strategy.tp);
         const bool sp = s_.strategy.sequence_parallel && tp > 1;
         const bool split = traits.p2p_scatter_gather || sp;
-        const double activation
-            = static_cast<double>(s_.strategy.micro_batch) * ctx.training.seq_len * ctx.model.hidden * 2.0;
+        const double activation = static_cast<double>(s_.strategy.micro_batch) * ctx.training.seq_len * ctx.model.hidden
+            * activation_element_bytes(ctx.training.precision); // the stage output at the training dtype
         double t
             = collective_time_s(ctx.network, Collective::send_recv, activation / (split ? tp : 1), across_nodes(2));
         if (split && !sp)
@@ -311,8 +311,8 @@ private:
             const Collective coll = e.strategy.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
             tail.grad_reduce_s = collective_time_s(ctx.network, coll, params * state.gradients, group);
             if (e.strategy.zero >= 1)
-                tail.param_gather_s
-                    = collective_time_s(ctx.network, Collective::all_gather, params * kGatherBytesPerParam, group);
+                tail.param_gather_s = collective_time_s(ctx.network, Collective::all_gather,
+                    params * gather_bytes_per_param(ctx.training.precision), group);
         }
         return tail;
     }

@@ -91,7 +91,10 @@ void LayerTotals::add(const LayerTotals& o, double times)
 
 namespace {
 
-constexpr double kActivationBytes = 2.0; // bf16/fp16 activations
+// Activation element bytes come from the training precision (Shapes::act): bf16/fp16 activations are
+// 2 bytes, fp32 ones 4 (element_bytes). The elementwise per-element traffic below is for 2-byte
+// activations; Shapes::ew scales it to the actual element size.
+constexpr double kHalfActivationBytes = 2.0;
 constexpr double kMaskBytes = 1.0; // dropout masks are bytes (Korthikanti et al. 2022, Sec. 4.1)
 constexpr double kFp32Bytes = 4.0;
 // Elementwise HBM traffic per element in bytes, forward (read inputs + write output), as the fused
@@ -166,6 +169,8 @@ struct Shapes {
     double b, seq, cp, t, tokens, tokens_ew, h, q, kv, vdim, heads_local;
     bool sp, flash, dropout, gated, fp8;
     Precision p;
+    double act; // bytes of one activation element: bf16/fp16 (and fp8 training's bf16 activations) 2, fp32 4
+    double ew; // elementwise traffic relative to 2-byte activations
 };
 
 Shapes shapes_of(const LayerContext& c)
@@ -187,11 +192,16 @@ Shapes shapes_of(const LayerContext& c)
     x.heads_local = static_cast<double>(m.heads) / x.t;
     // Without a fused kernel for learned sinks the framework runs the unfused attention (TE < 2.8:
     // Megatron-Bridge GPTOSSProvider falls back to Megatron-core's local attention).
-    x.flash = c.training->flash_attention && (!m.attention_sinks || c.traits.fused_attention_sinks);
+    // FlashAttention kernels take fp16/bf16 only (flash-attn README; PyTorch's flash SDPA backend): fp32
+    // training runs the unfused attention whatever flash_attention says.
+    x.flash = c.training->flash_attention && (!m.attention_sinks || c.traits.fused_attention_sinks)
+        && !is_full_precision(c.training->precision);
     x.dropout = m.has_dropout();
     x.gated = m.ffn_act == FfnActivation::swiglu;
     x.p = c.training->precision;
     x.fp8 = x.p == Precision::fp8 || x.p == Precision::fp4;
+    x.act = activation_element_bytes(x.p);
+    x.ew = x.act / kHalfActivationBytes;
     return x;
 }
 
@@ -237,7 +247,7 @@ public:
         const bool per_expert = k == OpKind::expert_up || k == OpKind::expert_down;
         o.time_s = per_expert ? per_expert_gemm_time_s(m_c.device, M, N, K, p, batch)
                               : gemm_time_s(m_c.device, M, N, K, p, batch);
-        o.bytes = batch * (element_bytes(p) * (M * K + K * N) + 2 * M * N);
+        o.bytes = batch * (element_bytes(p) * (M * K + K * N) + m_x.act * M * N);
         o.column_parallel_entry = entry;
         o.m = static_cast<float>(M);
         o.n = static_cast<float>(N);
@@ -334,12 +344,12 @@ public:
         }
         // Unfused attention (Megatron before flash attention): QK^T and PV as batched GEMMs over the
         // full score matrix, plus fused scale-mask-softmax and dropout on it.
-        const Precision p = dev.half_precision();
+        const Precision p = is_full_precision(m_x.p) ? m_x.p : dev.half_precision();
         const double scores = batch_heads * q_len * kv_len;
         const double qk = gemm_time_s(dev, q_len, kv_len, qk_hd, p, batch_heads);
         const double pv = gemm_time_s(dev, q_len, v_hd, kv_len, p, batch_heads);
-        const double softmax_bytes = scores * 2 * kActivationBytes;
-        const double dropout_bytes = m_x.dropout ? scores * (2 * kActivationBytes + kMaskBytes) : 0;
+        const double softmax_bytes = scores * 2 * m_x.act;
+        const double dropout_bytes = m_x.dropout ? scores * (2 * m_x.act + kMaskBytes) : 0;
         const double ew
             = memory_bound_time_s(dev, softmax_bytes) + (m_x.dropout ? memory_bound_time_s(dev, dropout_bytes) : 0);
         a.fwd_flops = 2 * scores * (qk_hd + v_hd);
@@ -389,7 +399,7 @@ void tp_relayout(Builder& b, OpPhase ph, double bytes)
 
 double tp_activation_bytes(const Shapes& x)
 {
-    return x.tokens * x.h * kActivationBytes;
+    return x.tokens * x.h * x.act;
 }
 
 // Tensor-parallel collectives around a block (Megatron's f/g operators): with sequence parallelism
@@ -438,7 +448,7 @@ double cp_query_elements(const Shapes& x)
 
 double cp_kv_chunk_bytes(const Shapes& x, const SoftwareTraits& t)
 {
-    return x.b * (x.seq / x.cp) * 2 * (t.cp_kv_at_query_heads ? x.q : x.kv) / x.t * kActivationBytes;
+    return x.b * (x.seq / x.cp) * 2 * (t.cp_kv_at_query_heads ? x.q : x.kv) / x.t * x.act;
 }
 
 void emit_attention_core(Builder& b, OpPhase ph)
@@ -447,8 +457,8 @@ void emit_attention_core(Builder& b, OpPhase ph)
     const LayerContext& c = b.ctx();
     const Strategy& s = *c.strategy;
     if (s.cp > 1 && s.cp_kind == CpKind::all_to_all)
-        b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::all_to_all,
-            x.tokens * (x.q + 2 * x.kv) / x.t * kActivationBytes, CommGroup::cp, -1);
+        b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::all_to_all, x.tokens * (x.q + 2 * x.kv) / x.t * x.act,
+            CommGroup::cp, -1);
     const AttentionCost a = b.attention();
     const int att = b.compute(OpKind::attention, ph, a.fwd_s, a.fwd_flops, a.bytes);
     if (s.cp > 1 && s.cp_kind == CpKind::ring) {
@@ -469,7 +479,7 @@ void emit_attention_core(Builder& b, OpPhase ph)
         b.mem(OpKind::cp_merge, ph, (x.cp - 1) * cp_query_elements(x) * c.traits.cp_merge_fwd_bytes_per_query);
     }
     if (s.cp > 1 && s.cp_kind == CpKind::all_to_all)
-        b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::all_to_all, x.tokens * x.vdim / x.t * kActivationBytes,
+        b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::all_to_all, x.tokens * x.vdim / x.t * x.act,
             CommGroup::cp, -1);
 }
 
@@ -478,7 +488,7 @@ void emit_attention_block(Builder& b, OpPhase ph)
     const Shapes& x = b.x();
     const LayerContext& c = b.ctx();
     const ModelSpec& m = *c.model;
-    b.mem(OpKind::norm, ph, x.tokens_ew * x.h * kNormBytesPerElement);
+    b.mem(OpKind::norm, ph, x.tokens_ew * x.h * kNormBytesPerElement * x.ew);
     const int gather = tp_entry(b, ph, CommGroup::tp);
     const int first_gemm = b.out().count + (x.fp8 ? 1 : 0); // the next GEMM (after its fp8 cast)
     if (m.mla) {
@@ -503,7 +513,7 @@ void emit_attention_block(Builder& b, OpPhase ph)
     const int out = b.gemm(OpKind::out_proj, ph, x.tokens, x.h, x.vdim / x.t);
     tp_exit(b, ph, out, CommGroup::tp);
     b.mem(OpKind::residual, ph,
-        x.tokens_ew * x.h * (kResidualBytesPerElement + (x.dropout ? kDropoutExtraBytesPerElement : 0)));
+        x.tokens_ew * x.h * (kResidualBytesPerElement * x.ew + (x.dropout ? kDropoutExtraBytesPerElement : 0)));
 }
 
 void emit_dense_mlp(Builder& b, OpPhase ph, double ffn)
@@ -513,7 +523,7 @@ void emit_dense_mlp(Builder& b, OpPhase ph, double ffn)
     const int gather = tp_entry(b, ph, CommGroup::tp);
     const int up = b.gemm(OpKind::mlp_up, ph, x.tokens, f * (x.gated ? 2 : 1), x.h, 1, true);
     tp_entry_gemm(b, ph, gather, up);
-    b.mem(OpKind::activation, ph, x.tokens * f * (x.gated ? 2 * kSwigluBytesPerElement : kGeluBytesPerElement));
+    b.mem(OpKind::activation, ph, x.tokens * f * (x.gated ? 2 * kSwigluBytesPerElement : kGeluBytesPerElement) * x.ew);
     const int down = b.gemm(OpKind::mlp_down, ph, x.tokens, x.h, f);
     tp_exit(b, ph, down, CommGroup::tp);
 }
@@ -534,7 +544,7 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
     const LayerContext& c = b.ctx();
     const ModelSpec& m = *c.model;
     const Strategy& s = *c.strategy;
-    b.mem(OpKind::norm, ph, x.tokens_ew * x.h * kNormBytesPerElement);
+    b.mem(OpKind::norm, ph, x.tokens_ew * x.h * kNormBytesPerElement * x.ew);
     if (!moe) {
         emit_dense_mlp(b, ph, static_cast<double>(m.ffn_hidden));
     } else {
@@ -551,11 +561,10 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         const bool deepep = c.training->moe_dispatcher == MoeDispatcher::deepep;
         const Collective a2a = deepep ? Collective::all_to_all_rdma : Collective::all_to_all;
         const double a2a_scale = straggler * (deepep ? node_dedup_ratio(c.ep_group.nodes, e.top_k) : 1.0);
-        b.mem(OpKind::ep_dispatch, ph, routed * x.h * kPermuteBytesPerElement);
-        b.comm(
-            OpKind::ep_dispatch, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * kActivationBytes, CommGroup::ep, -1);
+        b.mem(OpKind::ep_dispatch, ph, routed * x.h * kPermuteBytesPerElement * x.ew);
+        b.comm(OpKind::ep_dispatch, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * x.act, CommGroup::ep, -1);
         if (etp > 1)
-            b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::all_gather, routed * x.h * kActivationBytes * etp,
+            b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::all_gather, routed * x.h * x.act * etp,
                 CommGroup::expert_tp, -1);
         // Balanced routing: each local expert sees routed*ep/experts rows (x etp after the gather).
         const double local_experts = static_cast<double>(e.experts) / s.ep;
@@ -563,7 +572,7 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         const double fe = static_cast<double>(e.expert_ffn_hidden) / etp;
         b.gemm(OpKind::expert_up, ph, rows, fe * (x.gated ? 2 : 1), x.h, local_experts);
         b.mem(OpKind::activation, ph,
-            rows * local_experts * fe * (x.gated ? 2 * kSwigluBytesPerElement : kGeluBytesPerElement));
+            rows * local_experts * fe * (x.gated ? 2 * kSwigluBytesPerElement : kGeluBytesPerElement) * x.ew);
         b.gemm(OpKind::expert_down, ph, rows, x.h, fe, local_experts);
         // Dropless routing copies the token counts to the host before the expert GEMMs can be sized, so
         // the host issues the per-expert kernels while the GPU waits; with a capacity factor the shapes
@@ -578,16 +587,15 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
                 b.compute(OpKind::expert_host, ph, waited, 0, 0);
         }
         if (etp > 1)
-            b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::reduce_scatter, routed * x.h * kActivationBytes * etp,
+            b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::reduce_scatter, routed * x.h * x.act * etp,
                 CommGroup::expert_tp, -1);
-        b.comm(
-            OpKind::ep_combine, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * kActivationBytes, CommGroup::ep, -1);
-        b.mem(OpKind::ep_combine, ph, routed * x.h * kPermuteBytesPerElement);
+        b.comm(OpKind::ep_combine, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * x.act, CommGroup::ep, -1);
+        b.mem(OpKind::ep_combine, ph, routed * x.h * kPermuteBytesPerElement * x.ew);
         if (e.shared_experts > 0)
             emit_dense_mlp(b, ph, static_cast<double>(e.shared_experts) * static_cast<double>(e.expert_ffn_hidden));
     }
     b.mem(OpKind::residual, ph,
-        x.tokens_ew * x.h * (kResidualBytesPerElement + (x.dropout ? kDropoutExtraBytesPerElement : 0)));
+        x.tokens_ew * x.h * (kResidualBytesPerElement * x.ew + (x.dropout ? kDropoutExtraBytesPerElement : 0)));
 }
 
 // The backward of the forward ops [begin, end), in reverse order: each GEMM becomes dgrad (B) then
@@ -684,7 +692,7 @@ private:
                 1.0 / x_.cp };
             pending_cp_[pending_cps_++]
                 = { b_.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::send_recv,
-                        f.bytes / x_.cp * kFp32Bytes / kActivationBytes, CommGroup::cp, -1, x_.cp - 1),
+                        f.bytes / x_.cp * kFp32Bytes / x_.act, CommGroup::cp, -1, x_.cp - 1),
                       (x_.cp - 1) / x_.cp };
         } else {
             b_.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::all_to_all, f.bytes,
@@ -713,7 +721,7 @@ private:
         last_wgrad_ = b_.gemm(f.kind, OpPhase::backward_weight, f.k, f.n, f.m, f.batch);
         if (f.column_parallel_entry && !x_.sp && s_.tp > 1 && f.kind != OpKind::expert_up)
             b_.comm(OpKind::tp_comm, OpPhase::backward_input, OpStream::tp, Collective::all_reduce,
-                x_.tokens * x_.h * kActivationBytes, CommGroup::tp, tp_hidden_under_wgrad() ? last_wgrad_ : -1);
+                x_.tokens * x_.h * x_.act, CommGroup::tp, tp_hidden_under_wgrad() ? last_wgrad_ : -1);
     }
 
     // The other ops: memory-bound kernels, the expert host, MoE dispatch and combine.
@@ -729,7 +737,7 @@ private:
             b_.mem(OpKind::cp_merge, OpPhase::backward_input,
                 (x_.cp - 1)
                     * (cp_query_elements(x_) * t.cp_merge_bwd_bytes_per_query
-                        + cp_kv_chunk_bytes(x_, t) / kActivationBytes * t.cp_merge_bwd_bytes_per_kv));
+                        + cp_kv_chunk_bytes(x_, t) / x_.act * t.cp_merge_bwd_bytes_per_kv));
             break;
         case OpKind::ep_dispatch:
         case OpKind::ep_combine:
@@ -745,8 +753,7 @@ private:
             break;
         case OpKind::embedding:
             // Scatter-add of the gradient rows into the fp32 embedding gradient.
-            b_.mem(OpKind::embedding, OpPhase::backward_input,
-                f.bytes * (kFp32Bytes + kActivationBytes) / kActivationBytes);
+            b_.mem(OpKind::embedding, OpPhase::backward_input, f.bytes * (kFp32Bytes + x_.act) / x_.act);
             break;
         case OpKind::norm:
         case OpKind::residual:
@@ -911,7 +918,7 @@ void build_embedding_ops(const LayerContext& ctx, LayerOps& out) noexcept
     out.count = 0;
     Builder b(ctx, out);
     const Shapes& x = b.x();
-    b.mem(OpKind::embedding, OpPhase::forward, x.tokens * x.h * 2 * kActivationBytes); // gather rows, write
+    b.mem(OpKind::embedding, OpPhase::forward, x.tokens * x.h * 2 * x.act); // gather rows, write
     // Vocab-parallel embedding: each TP rank holds a slice of the table; the partial rows are summed.
     if (b.comm(OpKind::tp_comm, OpPhase::forward, OpStream::tp,
             x.sp ? Collective::reduce_scatter : Collective::all_reduce, tp_activation_bytes(x), CommGroup::tp, -1)
@@ -927,7 +934,7 @@ void build_output_ops(const LayerContext& ctx, LayerOps& out) noexcept
     Builder b(ctx, out);
     const Shapes& x = b.x();
     const double vocab_local = static_cast<double>(ctx.model->vocab) / x.t;
-    b.mem(OpKind::norm, OpPhase::forward, x.tokens_ew * x.h * kNormBytesPerElement);
+    b.mem(OpKind::norm, OpPhase::forward, x.tokens_ew * x.h * kNormBytesPerElement * x.ew);
     // The output layer is a plain column-parallel linear (Megatron-core's ColumnParallelLinear): its
     // all-gather is never decomposed with the GEMM.
     if (tp_entry(b, OpPhase::forward, CommGroup::tp) >= 0)
@@ -993,7 +1000,7 @@ double every_other_matmul_saved_bytes(const LayerContext& ctx, const Shapes& x, 
     outputs[n++] = t * x.kv / x.t;
     outputs[n++] = t * x.h; // o
     double attention_stats = x.b * x.heads_local * (x.seq / x.cp) * kFp32Bytes;
-    double attention_out = t * x.vdim / x.t * kActivationBytes;
+    double attention_out = t * x.vdim / x.t * x.act;
     auto mlp = [&](double rows, double ffn_local) {
         if (x.gated) {
             outputs[n++] = rows * ffn_local; // w1
@@ -1014,9 +1021,9 @@ double every_other_matmul_saved_bytes(const LayerContext& ctx, const Shapes& x, 
         if (e.shared_experts > 0)
             mlp(t, static_cast<double>(e.shared_experts) * e.expert_ffn_hidden / x.t);
     }
-    double bytes = kActivationBytes * x.tokens_ew * x.h + attention_out + attention_stats;
+    double bytes = x.act * x.tokens_ew * x.h + attention_out + attention_stats;
     for (int i = 0; i < n; i += 2) // the 1st, 3rd, ... matmul outputs are kept
-        bytes += kActivationBytes * outputs[i];
+        bytes += x.act * outputs[i];
     return bytes;
 }
 
@@ -1029,28 +1036,27 @@ double layer_activation_bytes(const LayerContext& ctx, bool moe_layer) noexcept
     const Strategy& s = *ctx.strategy;
     const double rep = x.tokens_ew * x.h; // elements of a [tokens, h] tensor after SP
     if (s.recompute == Recompute::full)
-        return kActivationBytes * rep; // only the layer input is checkpointed
+        return x.act * rep; // only the layer input is checkpointed
     if (s.recompute == Recompute::selective && ctx.traits.selective == SelectivePolicy::every_other_matmul)
         return every_other_matmul_saved_bytes(ctx, x, moe_layer);
     const double mask = x.dropout ? kMaskBytes : 0;
     // Inputs saved for the weight-gradient GEMMs: Transformer Engine / torchao keep the fp8-cast copy
     // (1 byte) when the GEMMs run in fp8 (TE fp8 autocast saves the quantised inputs for backward).
-    const double gin = x.fp8 ? element_bytes(Precision::fp8) : kActivationBytes;
+    const double gin = x.fp8 ? element_bytes(Precision::fp8) : x.act;
     // Attention block (Korthikanti et al. 2022, Sec. 4.1): norm input, QKV input, Q/K/V, the attention
     // output (= out-projection input), the dropout mask.
-    double bytes = kActivationBytes * rep + gin * rep + kActivationBytes * x.tokens * (x.q + 2 * x.kv) / x.t
-        + gin * x.tokens * x.vdim / x.t + mask * rep;
+    double bytes = x.act * rep + gin * rep + x.act * x.tokens * (x.q + 2 * x.kv) / x.t + gin * x.tokens * x.vdim / x.t
+        + mask * rep;
     const double heads_local = x.heads_local;
     const double scores = x.b * heads_local * (x.seq / x.cp) * x.seq;
     if (!x.flash && s.recompute == Recompute::none)
-        bytes += scores * (kActivationBytes + (x.dropout ? kMaskBytes + kActivationBytes : 0)); // 5as/h term
+        bytes += scores * (x.act + (x.dropout ? kMaskBytes + x.act : 0)); // 5as/h term
     else if (x.flash)
         bytes += x.b * heads_local * (x.seq / x.cp) * kFp32Bytes; // softmax statistics (log-sum-exp)
     // MLP block: norm input, FC1 input, activation input(s), FC2 input, dropout mask.
-    bytes += kActivationBytes * rep + gin * rep + mask * rep;
-    auto mlp_acts = [&](double tokens, double ffn_local) {
-        return tokens * ffn_local * (kActivationBytes * (x.gated ? 2.0 : 1.0) + gin);
-    };
+    bytes += x.act * rep + gin * rep + mask * rep;
+    auto mlp_acts
+        = [&](double tokens, double ffn_local) { return tokens * ffn_local * (x.act * (x.gated ? 2.0 : 1.0) + gin); };
     if (!moe_layer) {
         bytes += mlp_acts(x.tokens, static_cast<double>(m.ffn_hidden) / x.t);
     } else {

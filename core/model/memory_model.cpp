@@ -23,6 +23,14 @@ constexpr double kFragmentationFraction = 0.10;
 // default max(40M, 1M*dp)) in flight for reduce-scatter / all-gather.
 constexpr double kBucketParams = 40e6;
 
+// Optimizer state of pure fp32 training, per parameter: Adam's exp_avg and exp_avg_sq in fp32 (torch.optim.Adam),
+// 8-bit Adam's two 1-byte moments (Dettmers et al. 2022), SGD momentum or Lion's one fp32 moment.
+constexpr double kFp32AdamMomentBytes = 8;
+constexpr double kEightBitAdamMomentBytes = 2;
+constexpr double kFp32MomentumBytes = 4;
+// The bf16/fp16 working copy of mixed-precision training.
+constexpr double kHalfWeightBytes = 2;
+
 } // namespace
 
 StateBytes state_bytes(const TrainingSpec& t, const Strategy& s) noexcept
@@ -48,9 +56,33 @@ StateBytes state_bytes(const TrainingSpec& t, const Strategy& s) noexcept
     }
     if (t.precision == Precision::fp8 || t.precision == Precision::fp4)
         b.weights = 2 + element_bytes(t.precision); // bf16 weights + the cached low-precision copy (TE)
+    if (is_full_precision(t.precision)) {
+        // Pure fp32 training: the fp32 weights are the master copy, the gradients fp32, the optimizer keeps
+        // its moments only (ZeRO paper Sec. 3.1 counts 2 + 2 + 12 B for mixed precision; fp32 Adam is
+        // 4 + 4 + 8, as Sailor's planner counts it: model_copy = 4 in runtime_simulator.py).
+        b.weights = element_bytes(t.precision);
+        b.gradients = element_bytes(t.precision);
+        switch (s.optimizer) {
+        case Optimizer::adam:
+            b.optimizer = kFp32AdamMomentBytes;
+            break;
+        case Optimizer::adam8bit:
+            b.optimizer = kEightBitAdamMomentBytes;
+            break;
+        case Optimizer::sgd:
+        case Optimizer::lion:
+            b.optimizer = kFp32MomentumBytes;
+            break;
+        }
+    }
     if (s.gradient_release)
         b.gradients = 0; // each gradient is applied and freed as the backward produces it
     return b;
+}
+
+double checkpoint_weight_bytes(const TrainingSpec& t) noexcept
+{
+    return is_full_precision(t.precision) ? element_bytes(t.precision) : kHalfWeightBytes;
 }
 
 StageParams stage_params(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage) noexcept
@@ -145,7 +177,8 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     const double tokens = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp;
     const bool sp = s.sequence_parallel && s.tp > 1;
     if (stage == 0)
-        per_microbatch += 2.0 * tokens * m.hidden / (sp ? s.tp : 1); // embedding output
+        per_microbatch += activation_element_bytes(ctx.training.precision) * tokens * m.hidden
+            / (sp ? s.tp : 1); // embedding output
     const double in_flight = in_flight_microbatches(s, stage, microbatches);
     mem.activations = per_microbatch * in_flight;
     if (s.recompute == Recompute::full)

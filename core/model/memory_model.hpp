@@ -25,6 +25,9 @@ struct StateBytes {
     double optimizer = 12; // fp32 master weights + Adam's two moments
 };
 StateBytes state_bytes(const TrainingSpec& t, const Strategy& s) noexcept;
+// Weight bytes per parameter a checkpoint saves: the 16-bit copy (the fp32 master travels with the
+// optimizer states), or the fp32 weights of fp32 training.
+double checkpoint_weight_bytes(const TrainingSpec& t) noexcept;
 
 // Micro-batches whose activations a stage holds at its peak, in units of "one micro-batch through
 // all of this stage's layers" (so interleaving gives fractions above 1 per micro-batch in flight).

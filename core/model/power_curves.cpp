@@ -34,8 +34,8 @@ bool is_tensor_kernel(OpKind k)
 Precision kernel_precision(OpKind k, Precision training)
 {
     const bool low = training == Precision::fp8 || training == Precision::fp4;
-    if (k == OpKind::attention)
-        return Precision::bf16;
+    if (k == OpKind::attention) // fused attention is 16-bit; fp32 training runs it unfused in fp32
+        return is_full_precision(training) ? training : Precision::bf16;
     if (low && k == OpKind::logits)
         return Precision::bf16;
     return training;

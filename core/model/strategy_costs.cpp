@@ -40,6 +40,10 @@ constexpr double kBucketParams = 40e6;
 // Gradient accumulation outside the GEMM, bytes per parameter per micro-batch (see chunk_timing).
 constexpr double kBf16IntoFp32AccumulateBytes = 10;
 constexpr double kHalfAutogradAccumulateBytes = 6;
+// fp32 training: autograd adds each micro-batch's fp32 gradient into .grad, r4+r4+w4.
+constexpr double kFp32AutogradAccumulateBytes = 12;
+// The 16-bit working copy the optimizer step writes besides the fp32 master (absent in fp32 training).
+constexpr double kHalfWorkingCopyBytes = 2;
 
 } // namespace
 
@@ -65,7 +69,7 @@ Groups place_groups(const PlanContext& ctx, const Strategy& s) noexcept
 
 namespace {
 
-double optimizer_bytes_per_param(Optimizer o)
+double mixed_optimizer_bytes_per_param(Optimizer o)
 {
     switch (o) {
     case Optimizer::adam:
@@ -77,6 +81,12 @@ double optimizer_bytes_per_param(Optimizer o)
         return kOneMomentStepBytesPerParam;
     }
     return kAdamStepBytesPerParam;
+}
+
+// Pure fp32 training updates the fp32 weights in place: no 16-bit copy to write.
+double optimizer_bytes_per_param(Optimizer o, Precision p)
+{
+    return mixed_optimizer_bytes_per_param(o) - (is_full_precision(p) ? kHalfWorkingCopyBytes : 0.0);
 }
 
 } // namespace
@@ -160,7 +170,8 @@ void add_pipeline_p2p(const PlanContext& ctx, const Strategy& s, const Groups& g
     // scatter-gather optimisation of Narayanan et al. 2021 Sec. 4.1 without it).
     const bool sp = s.sequence_parallel && s.tp > 1;
     const bool split = traits.p2p_scatter_gather || sp;
-    const double activation = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp * ctx.model.hidden * 2.0;
+    const double activation = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp * ctx.model.hidden
+        * activation_element_bytes(ctx.training.precision);
     c.p2p_transfers = traits.p2p_blocking_transfers_per_microbatch;
     c.p2p_s = collective_time_s(ctx.network, Collective::send_recv, activation / (split ? s.tp : 1), g.pp_pair);
     // Without sequence parallelism the receiver all-gathers the split activation over the TP group
@@ -369,8 +380,9 @@ ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const Strate
         const int stage = chunk % s.pp;
         const double stage_layers = std::max(1, c.layout->stage[stage].layers);
         const double params = stage_params(ctx, s, c, stage).total() * ct.layers / stage_layers;
-        const double bytes
-            = ctx.training.precision == Precision::bf16 ? kBf16IntoFp32AccumulateBytes : kHalfAutogradAccumulateBytes;
+        const double bytes = is_full_precision(ctx.training.precision) ? kFp32AutogradAccumulateBytes
+            : ctx.training.precision == Precision::bf16                ? kBf16IntoFp32AccumulateBytes
+                                                                       : kHalfAutogradAccumulateBytes;
         const double accumulate = memory_bound_time_s(ctx.device, params * bytes);
         ct.weight_s += accumulate;
         ct.compute_s += accumulate;
@@ -439,9 +451,9 @@ StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCo
             + collective_time_s(ctx.network, coll, sp.expert * state.gradients, c.groups.dp_expert);
         if (s.zero >= 1)
             tail.param_gather_s = collective_time_s(ctx.network, Collective::all_gather,
-                                      sp.dense * kGatherBytesPerParam, c.groups.dp_dense)
-                + collective_time_s(
-                    ctx.network, Collective::all_gather, sp.expert * kGatherBytesPerParam, c.groups.dp_expert);
+                                      sp.dense * gather_bytes_per_param(ctx.training.precision), c.groups.dp_dense)
+                + collective_time_s(ctx.network, Collective::all_gather,
+                    sp.expert * gather_bytes_per_param(ctx.training.precision), c.groups.dp_expert);
     }
     tail.last_bucket_fraction = std::min(1.0, kBucketParams / tail.params);
     const double local = s.zero >= 1 ? sp.dense / dense_shard + sp.expert / expert_shard : sp.total();
@@ -459,7 +471,8 @@ StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCo
         const double copy = local * (state.gradients + state.weights) / pcie;
         tail.offload_s = copy + local * gpus_per_socket * kCpuAdamSecondsPerParamPerSocket;
     } else {
-        const double bytes = local * optimizer_bytes_per_param(s.optimizer) + grads_local * kGradNormBytesPerParam;
+        const double bytes = local * optimizer_bytes_per_param(s.optimizer, ctx.training.precision)
+            + grads_local * kGradNormBytesPerParam;
         tail.optimizer_s = memory_bound_time_s(ctx.device, bytes);
     }
     return tail;
@@ -476,7 +489,7 @@ Zero3Traffic zero3_traffic(const PlanContext& ctx, const Strategy& s, const Stra
             * (collective_time_s(ctx.network, coll, sp.dense / z.units * bytes_per_param, c.groups.dp_dense)
                 + collective_time_s(ctx.network, coll, sp.expert / z.units * bytes_per_param, c.groups.dp_expert));
     };
-    z.gather_s = per_unit(Collective::all_gather, kGatherBytesPerParam);
+    z.gather_s = per_unit(Collective::all_gather, gather_bytes_per_param(ctx.training.precision));
     z.reduce_scatter_s = per_unit(Collective::reduce_scatter, state.gradients);
     return z;
 }

@@ -17,6 +17,11 @@ namespace parallax {
 
 // ZeRO-3 / FSDP all-gather the bf16 working copy of the parameters.
 inline constexpr double kGatherBytesPerParam = 2;
+// fp32 training gathers the fp32 parameters themselves (no 16-bit working copy exists).
+constexpr double gather_bytes_per_param(Precision p)
+{
+    return is_full_precision(p) ? element_bytes(p) : kGatherBytesPerParam;
+}
 
 struct Groups {
     GroupPlacement tp, cp, ep, etp, dp_dense, dp_expert, pp_pair;

@@ -405,7 +405,8 @@ bool framework_supports(FrameworkRelease fr, Precision p, Fp8Scaling scaling) no
     case Framework::megatron:
         // --bf16, --fp16, --fp8-format hybrid --fp8-recipe delayed|tensorwise|mxfp8|blockwise (no rowwise),
         // --fp4-format e2m1 --fp4-recipe nvfp4 (transformer_config.py).
-        return p != Precision::fp8 || scaling != Fp8Scaling::rowwise;
+        // No precision flag: fp32 (params_dtype torch.float32).
+        return p != Precision::tf32 && (p != Precision::fp8 || scaling != Fp8Scaling::rowwise);
     case Framework::torchtitan:
     case Framework::torchtitan_compile:
         // training.mixed_precision_param bfloat16 | float32 (no fp16); float8 converter recipes tensorwise,
@@ -413,9 +414,9 @@ bool framework_supports(FrameworkRelease fr, Precision p, Fp8Scaling scaling) no
         return p == Precision::bf16
             || (p == Precision::fp8 && (scaling == Fp8Scaling::tensorwise || scaling == Fp8Scaling::rowwise));
     case Framework::megatron_deepspeed:
-        // --bf16 / --fp16; its fp8 (--fp8-hybrid) needs Transformer Engine layers, which the DeepSpeed pipeline
-        // model (GPTModelPipe) does not build.
-        return p == Precision::bf16 || p == Precision::fp16;
+        // --bf16 / --fp16, or neither (fp32, as Sailor's runs train); its fp8 (--fp8-hybrid) needs Transformer
+        // Engine layers, which the DeepSpeed pipeline model (GPTModelPipe) does not build.
+        return p == Precision::bf16 || p == Precision::fp16 || p == Precision::fp32;
     }
     return false;
 }
@@ -453,9 +454,13 @@ std::vector<Unsupported> unsupported_settings(FrameworkRelease fr, const Trainin
         else
             out.push_back({ "training.precision", std::string(to_string(t.precision)) + " matmuls",
                 is_torchtitan(f) ? "torchtitan trains in bf16 (mixed_precision_param bfloat16 | float32), fp8 "
-                                   "through torchao's float8 converter and mxfp8 through its MX converter"
-                                 : "Megatron-DeepSpeed trains in bf16 or fp16: its fp8 needs Transformer Engine "
-                                   "layers, which its DeepSpeed pipeline model does not build" });
+                                   "through torchao's float8 converter and mxfp8 through its MX converter; its "
+                                   "fp32 attention runs SDPA's memory-efficient kernel, which is not modelled"
+                    : f == Framework::megatron
+                    ? "Megatron-LM has no tf32 switch: its fp32 matmuls run in full fp32 (PyTorch's default "
+                      "torch.backends.cuda.matmul.allow_tf32 = False)"
+                    : "Megatron-DeepSpeed trains in fp32, bf16 or fp16: its fp8 needs Transformer Engine "
+                      "layers, which its DeepSpeed pipeline model does not build" });
     }
     if (m.is_moe() && !framework_supports(fr, t.moe_dispatcher))
         out.push_back({ "training.moe_dispatcher", "the DeepEP dispatcher",

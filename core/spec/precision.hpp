@@ -50,6 +50,12 @@ constexpr std::optional<Fp8Scaling> fp8_scaling_from_string(std::string_view s)
     return std::nullopt;
 }
 
+// fp32 and tf32 keep weights, gradients and activations in fp32 (tf32 only rounds the matmul inputs).
+constexpr bool is_full_precision(Precision p)
+{
+    return p == Precision::fp32 || p == Precision::tf32;
+}
+
 // Bytes of one element of an operand stored at this precision.
 constexpr double element_bytes(Precision p)
 {
@@ -66,6 +72,14 @@ constexpr double element_bytes(Precision p)
         return 0.5;
     }
     return 2.0;
+}
+
+// Bytes of one stored activation element: fp32/tf32 training keeps fp32 activations; bf16/fp16 training
+// 16-bit ones, and fp8/fp4 training too (Transformer Engine casts only the GEMM inputs, its layers pass
+// bf16 activations on).
+constexpr double activation_element_bytes(Precision p)
+{
+    return is_full_precision(p) ? element_bytes(p) : 2.0;
 }
 
 } // namespace parallax

@@ -312,6 +312,9 @@ std::string explain(Rule r, const PlanInputs& in, const Strategy& s)
         return "expert_tp*ep = " + n(static_cast<long long>(s.effective_expert_tp()) * s.ep)
             + " must divide tp*dp*cp = " + n(static_cast<long long>(s.tp) * s.dp * s.cp);
     case Rule::precision_unsupported:
+        if (is_full_precision(in.training.precision))
+            return in.gpu.name + " gives no " + std::string(to_string(in.training.precision))
+                + " peak (cluster.gpu.peak_TFLOPs." + std::string(to_string(in.training.precision)) + ")";
         return in.gpu.name + " has no " + std::string(to_string(in.training.precision)) + " tensor-core path";
     case Rule::offload_needs_zero:
         return "optimizer offload (ZeRO-Offload) needs a ZeRO stage >= 1";
@@ -348,7 +351,12 @@ std::vector<std::string> strategy_warnings(const PlanInputs& in, const Strategy&
     if (s.pp > 1 && mb < s.pp)
         w.push_back("only " + n(mb) + " micro-batches for " + n(s.pp)
             + " pipeline stages: most of the step is pipeline bubble");
-    if (s.recompute == Recompute::selective && !in.training.flash_attention)
+    // FlashAttention takes fp16/bf16 operands only (flash-attn README): fp32 runs the unfused attention.
+    const bool full_precision = is_full_precision(in.training.precision);
+    if (full_precision && in.training.flash_attention)
+        w.push_back(std::string(to_string(in.training.precision))
+            + " training has no flash attention (FlashAttention takes fp16/bf16): attention runs unfused");
+    if (s.recompute == Recompute::selective && (!in.training.flash_attention || full_precision))
         w.push_back("selective recompute without flash attention recomputes the attention core explicitly");
     return w;
 }

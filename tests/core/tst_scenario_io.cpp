@@ -807,7 +807,8 @@ void TestScenarioIo::badInput_data()
                                    << QStringLiteral("strategy.schedule") << QStringLiteral("got \"1F1B\"");
     QTest::newRow("optimizer adamw") << patched(R"({"strategy": {"optimizer": "adamw"}})")
                                      << QStringLiteral("strategy.optimizer") << QStringLiteral("got \"adamw\"");
-    QTest::newRow("precision fp32") << patched(R"({"training": {"precision": "fp32"}})")
+    // fp32 is a training precision; tf32 is not (no framework modelled switches fp32 matmuls to TF32).
+    QTest::newRow("precision tf32") << patched(R"({"training": {"precision": "tf32"}})")
                                     << QStringLiteral("training.precision") << QStringLiteral("must be one of");
     QTest::newRow("ffn_act relu") << patched_inline(R"({"model": {"ffn_act": "relu"}})")
                                   << QStringLiteral("model.ffn_act")

@@ -448,6 +448,9 @@ std::vector<ArgGroup> megatron_arg_groups(const Scenario& sc, const LaunchSettin
     case Precision::fp4:
         add(tw, { "--bf16", "--fp4-format", "e2m1", "--fp4-recipe", "nvfp4" });
         break;
+    case Precision::fp32:
+    case Precision::tf32:
+        break; // without --bf16/--fp16 Megatron keeps params_dtype float32
     default:
         add(tw, { "--bf16" });
         break;
@@ -562,7 +565,8 @@ std::vector<ArgGroup> megatron_deepspeed_arg_groups(
         add(tw, { "--recompute-granularity", "selective" });
     else if (st.recompute == Recompute::full)
         add(tw, { "--checkpoint-activations", "--deepspeed-activation-checkpointing" });
-    add(tw, { t.precision == Precision::fp16 ? "--fp16" : "--bf16" });
+    if (!is_full_precision(t.precision)) // neither flag: fp32 (DeepSpeed's fp16/bf16 engines off)
+        add(tw, { t.precision == Precision::fp16 ? "--fp16" : "--bf16" });
     if (t.precision == Precision::fp8 || t.precision == Precision::fp4)
         notes.push_back("Megatron-DeepSpeed's pipeline model has no " + std::string(to_string(t.precision))
             + " matmuls; this runs bf16");
@@ -600,7 +604,8 @@ nlohmann::ordered_json deepspeed_config(const Scenario& sc, std::vector<std::str
     ds["zero_optimization"] = { { "stage", zero } };
     if (st.offload_optimizer)
         ds["zero_optimization"]["offload_optimizer"] = { { "device", "cpu" } };
-    ds["bf16"] = { { "enabled", sc.training.precision != Precision::fp16 } };
+    ds["bf16"]
+        = { { "enabled", sc.training.precision != Precision::fp16 && !is_full_precision(sc.training.precision) } };
     ds["fp16"] = { { "enabled", sc.training.precision == Precision::fp16 } };
     ds["wall_clock_breakdown"] = false;
     ds["flops_profiler"] = { { "enabled", false } };
@@ -1072,7 +1077,8 @@ std::string nemo_yaml(const Scenario& sc, const LaunchSettings& o, std::vector<s
                                                      : "bf16_with_fp8_current_scaling_mixed";
     else if (t.precision == Precision::fp4)
         mp = "bf16_with_nvfp4_mixed";
-    y.out << "\nmixed_precision: " << mp << "\n";
+    if (!is_full_precision(t.precision)) // no recipe: Megatron-Bridge then trains in fp32
+        y.out << "\nmixed_precision: " << mp << "\n";
     y.section("comm_overlap");
     y.kv("tp_comm_overlap", boolean(st.tp_comm_overlap && st.tp > 1));
     if (st.ep_overlap)
