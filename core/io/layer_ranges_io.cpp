@@ -24,8 +24,9 @@ void check_rules(const PlanInputs& in, const Strategy& s, std::initializer_list<
 }
 
 // An override the cost model cannot take per range yet: accepted only when it equals the plain value.
-template <class T> void refuse_if_different(const std::optional<T>& v, const T& plain, const std::string& file,
-    const std::string& key, const char* what)
+template <class T>
+void refuse_if_different(
+    const std::optional<T>& v, const T& plain, const std::string& file, const std::string& key, const char* what)
 {
     if (v && *v != plain)
         throw InputError(file, key,
@@ -120,7 +121,8 @@ void check_overrides(const Scenario& sc, const LayerRange& lr, const std::string
 void read_layer_ranges(const nlohmann::json& layers, const std::string& file, Scenario& s)
 {
     if (!layers.is_array())
-        throw InputError(file, "strategy.layers", "must be a list of {\"range\": [first, last], ...}" + std::string(kDoc));
+        throw InputError(
+            file, "strategy.layers", "must be a list of {\"range\": [first, last], ...}" + std::string(kDoc));
     if (s.heterogeneous())
         throw InputError(file, "strategy.layers", "is not supported yet with strategy.stages" + std::string(kDoc));
     LayerRanges out;
