@@ -8,6 +8,7 @@
 #include "sim/simulated_model.hpp"
 #include "spec/input_error.hpp"
 #include "spec/layer_ranges.hpp"
+#include "spec/strategy_label.hpp"
 
 #include <QProcess>
 #include <QTest>
@@ -31,8 +32,8 @@ nlohmann::json scenario_json(const nlohmann::json& strategy_extra)
                 { "inter_node", "ib-ndr" } } },
         { "training", { { "global_batch", 64 }, { "seq_len", 8192 }, { "precision", "bf16" } } },
         { "strategy",
-            { { "tp", 8 }, { "pp", 4 }, { "dp", 2 }, { "micro_batch", 1 }, { "sequence_parallel", true },
-                { "zero", 1 }, { "schedule", "1f1b" } } },
+            { { "tp", 8 }, { "pp", 4 }, { "dp", 2 }, { "micro_batch", 1 }, { "sequence_parallel", true }, { "zero", 1 },
+                { "schedule", "1f1b" } } },
     };
     for (auto it = strategy_extra.begin(); it != strategy_extra.end(); ++it)
         j["strategy"][it.key()] = it.value();
@@ -108,33 +109,53 @@ private slots:
         QTest::addColumn<QString>("key");
         QTest::addColumn<QString>("rule");
         QTest::newRow("past the last layer") << R"([{"range": [70, 80], "recompute": "full"}])"
-                                             << "strategy.layers[0].range" << "must lie inside [0, 79]";
-        QTest::newRow("negative") << R"([{"range": [-1, 3]}])" << "strategy.layers[0].range" << "must lie inside";
-        QTest::newRow("reversed") << R"([{"range": [9, 3]}])" << "strategy.layers[0].range"
+                                             << "strategy.layers[0].range"
+                                             << "must lie inside [0, 79]";
+        QTest::newRow("negative") << R"([{"range": [-1, 3]}])"
+                                  << "strategy.layers[0].range"
+                                  << "must lie inside";
+        QTest::newRow("reversed") << R"([{"range": [9, 3]}])"
+                                  << "strategy.layers[0].range"
                                   << "first (9) must not exceed last (3)";
-        QTest::newRow("not a pair") << R"([{"range": [3]}])" << "strategy.layers[0].range" << "[first, last]";
-        QTest::newRow("overlap") << R"([{"range": [0, 10]}, {"range": [10, 20]}])" << "strategy.layers[1].range"
+        QTest::newRow("not a pair") << R"([{"range": [3]}])"
+                                    << "strategy.layers[0].range"
+                                    << "[first, last]";
+        QTest::newRow("overlap") << R"([{"range": [0, 10]}, {"range": [10, 20]}])"
+                                 << "strategy.layers[1].range"
                                  << "overlaps strategy.layers[0]";
-        QTest::newRow("no range") << R"([{"recompute": "full"}])" << "strategy.layers[0].range" << "missing";
-        QTest::newRow("unknown key") << R"([{"range": [0, 1], "recompte": "full"}])" << "strategy.layers[0].recompte"
+        QTest::newRow("no range") << R"([{"recompute": "full"}])"
+                                  << "strategy.layers[0].range"
+                                  << "missing";
+        QTest::newRow("unknown key") << R"([{"range": [0, 1], "recompte": "full"}])"
+                                     << "strategy.layers[0].recompte"
                                      << "";
         QTest::newRow("bad recompute") << R"([{"range": [0, 1], "recompute": "most"}])"
-                                       << "strategy.layers[0].recompute" << "";
-        QTest::newRow("tp not dividing heads") << R"([{"range": [0, 1], "tp": 3}])" << "strategy.layers[0].tp"
+                                       << "strategy.layers[0].recompute"
+                                       << "";
+        QTest::newRow("tp not dividing heads") << R"([{"range": [0, 1], "tp": 3}])"
+                                               << "strategy.layers[0].tp"
                                                << "64 attention heads";
-        QTest::newRow("cp not dividing seq") << R"([{"range": [0, 1], "cp": 3}])" << "strategy.layers[0].cp"
+        QTest::newRow("cp not dividing seq") << R"([{"range": [0, 1], "cp": 3}])"
+                                             << "strategy.layers[0].cp"
                                              << "seq_len 8192";
         QTest::newRow("precision the GPU lacks") << R"([{"range": [0, 1], "precision": "fp4"}])"
-                                                 << "strategy.layers[0].precision" << "fp4";
-        QTest::newRow("tp of its own") << R"([{"range": [0, 1], "tp": 4}])" << "strategy.layers[0].tp"
+                                                 << "strategy.layers[0].precision"
+                                                 << "fp4";
+        QTest::newRow("tp of its own") << R"([{"range": [0, 1], "tp": 4}])"
+                                       << "strategy.layers[0].tp"
                                        << "not supported yet";
-        QTest::newRow("cp of its own") << R"([{"range": [0, 1], "cp": 2}])" << "strategy.layers[0].cp"
+        QTest::newRow("cp of its own") << R"([{"range": [0, 1], "cp": 2}])"
+                                       << "strategy.layers[0].cp"
                                        << "not supported yet";
         QTest::newRow("fp8 on some layers") << R"([{"range": [1, 78], "precision": "fp8"}])"
-                                            << "strategy.layers[0].precision" << "not supported yet";
+                                            << "strategy.layers[0].precision"
+                                            << "not supported yet";
         QTest::newRow("offload") << R"([{"range": [1, 78], "offload_activations": true}])"
-                                 << "strategy.layers[0].offload_activations" << "not supported yet";
-        QTest::newRow("not a list") << R"({"range": [0, 1]})" << "strategy.layers" << "must be a list";
+                                 << "strategy.layers[0].offload_activations"
+                                 << "not supported yet";
+        QTest::newRow("not a list") << R"({"range": [0, 1]})"
+                                    << "strategy.layers"
+                                    << "must be a list";
     }
 
     void rejects_bad_ranges()
@@ -142,8 +163,7 @@ private slots:
         QFETCH(QString, layers);
         QFETCH(QString, key);
         QFETCH(QString, rule);
-        const std::string err
-            = error_of(scenario_json({ { "layers", nlohmann::json::parse(layers.toStdString()) } }));
+        const std::string err = error_of(scenario_json({ { "layers", nlohmann::json::parse(layers.toStdString()) } }));
         QVERIFY2(contains(err, "test.json: " + key.toStdString()), err.c_str());
         QVERIFY2(contains(err, rule.toStdString()), err.c_str());
     }
@@ -172,15 +192,13 @@ private slots:
                   {"range": [1, 40], "recompute": "selective"}, {"range": [41, 79], "recompute": "selective"}]})"
             << false;
         QTest::newRow("none, plain-valued overrides")
-            << none
-            << R"({"recompute": "none", "layers": [{"range": [0, 79], "tp": 8, "cp": 1, "precision": "bf16",
+            << none << R"({"recompute": "none", "layers": [{"range": [0, 79], "tp": 8, "cp": 1, "precision": "bf16",
                   "offload_activations": false}]})"
             << false;
-        QTest::newRow("interleaved full")
-            << R"({"recompute": "full", "vpp": 2, "schedule": "interleaved"})"
-            << R"({"recompute": "selective", "vpp": 2, "schedule": "interleaved",
+        QTest::newRow("interleaved full") << R"({"recompute": "full", "vpp": 2, "schedule": "interleaved"})"
+                                          << R"({"recompute": "selective", "vpp": 2, "schedule": "interleaved",
                   "layers": [{"range": [0, 79], "recompute": "full"}]})"
-            << false;
+                                          << false;
         QTest::newRow("full, simulated")
             << R"({"recompute": "full"})"
             << R"({"recompute": "none", "layers": [{"range": [0, 79], "recompute": "full"}]})" << true;
@@ -218,8 +236,8 @@ private slots:
     {
         const Scenario none = read(scenario_json({ { "recompute", "none" } }));
         const Scenario full = read(scenario_json({ { "recompute", "full" } }));
-        const Scenario mid = read(scenario_json(nlohmann::json::parse(
-            R"({"recompute": "none", "layers": [{"range": [20, 59], "recompute": "full"}]})")));
+        const Scenario mid = read(scenario_json(
+            nlohmann::json::parse(R"({"recompute": "none", "layers": [{"range": [20, 59], "recompute": "full"}]})")));
         const Prediction pn = predict(none), pf = predict(full), pm = predict(mid);
         QCOMPARE(pm.stages.size(), std::size_t(4));
         for (int st = 0; st < 4; ++st) {
@@ -234,9 +252,9 @@ private slots:
         QVERIFY(pm.stages[0].memory.activations > pf.stages[0].memory.activations);
         QVERIFY2(pn.step_time_s < pm.step_time_s && pm.step_time_s < pf.step_time_s,
             qPrintable(QStringLiteral("none %1 s, middle %2 s, full %3 s")
-                    .arg(pn.step_time_s)
-                    .arg(pm.step_time_s)
-                    .arg(pf.step_time_s)));
+                           .arg(pn.step_time_s)
+                           .arg(pm.step_time_s)
+                           .arg(pf.step_time_s)));
         QVERIFY(pf.peak_memory_bytes < pm.peak_memory_bytes && pm.peak_memory_bytes <= pn.peak_memory_bytes);
         // Stage 0 holds the most micro-batches in flight and keeps its activations: it stays the peak.
         QCOMPARE(pm.peak_memory_stage, 0);
@@ -246,6 +264,23 @@ private slots:
                      executed_f = pf.hfu * pf.step_time_s;
         QVERIFY(executed_n < executed_m && executed_m < executed_f);
         QVERIFY(close(pm.mfu * pm.step_time_s, pn.mfu * pn.step_time_s, 1e-12));
+    }
+
+    // Full recompute on stage 0's layers only: the stage that holds the most micro-batches in flight
+    // drops to the all-full plan's stage 0, and the peak moves to stage 1 as the plain plan has it.
+    void recompute_first_stage_moves_the_peak()
+    {
+        const Scenario none = read(scenario_json({ { "recompute", "none" } }));
+        const Scenario full = read(scenario_json({ { "recompute", "full" } }));
+        const Scenario first = read(scenario_json(
+            nlohmann::json::parse(R"({"recompute": "none", "layers": [{"range": [0, 19], "recompute": "full"}]})")));
+        const Prediction pn = predict(none), pf = predict(full), p1 = predict(first);
+        VERIFY_CLOSE(p1.stages[0].memory.total(), pf.stages[0].memory.total());
+        VERIFY_CLOSE(p1.stages[1].memory.total(), pn.stages[1].memory.total());
+        QCOMPARE(p1.peak_memory_stage, 1);
+        VERIFY_CLOSE(p1.peak_memory_bytes, pn.stages[1].memory.total());
+        QCOMPARE(strategy_label(first.strategy),
+            std::string("TP 8 × PP 4 × CP 1 × DP 2, mb 1, 1f1b, ZeRO 1, layers 0-19 full recompute, SP"));
     }
 
     // The documented example runs under `predict`, text and JSON; search refuses it with exit 2.
