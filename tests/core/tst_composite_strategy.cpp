@@ -10,7 +10,9 @@
 #include "spec/layer_ranges.hpp"
 #include "spec/strategy_label.hpp"
 
+#include <QFileInfo>
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
@@ -296,6 +298,23 @@ private slots:
         p.start(QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("predict"), example });
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 0);
+        const double analytic_s = out["step_time_s"].get<double>();
+        p.start(QStringLiteral(PARALLAX_CLI_PATH),
+            { QStringLiteral("predict"), example, QStringLiteral("--json"), QStringLiteral("--fidelity"),
+                QStringLiteral("simulated") });
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const double simulated_s
+            = nlohmann::json::parse(p.readAllStandardOutput().toStdString())["step_time_s"].get<double>();
+        // The simulator runs the same per-chunk costs; the closed form leaves out send placement.
+        QVERIFY2(std::fabs(analytic_s - simulated_s) <= 0.02 * simulated_s,
+            qPrintable(QStringLiteral("analytic %1 s, simulated %2 s").arg(analytic_s).arg(simulated_s)));
+        QTemporaryDir dir;
+        p.start(QStringLiteral(PARALLAX_CLI_PATH),
+            { QStringLiteral("timeline"), example, QStringLiteral("--out"), dir.filePath(QStringLiteral("t.json")) });
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        QVERIFY(QFileInfo(dir.filePath(QStringLiteral("t.json"))).size() > 0);
         p.start(QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("search"), example });
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 2);
