@@ -749,6 +749,11 @@ bool MainWindow::open_scenario_file(const QString& path)
             throw InputError(path.toStdString(), s.heterogeneous() ? "strategy.stages" : "cluster.groups",
                 "heterogeneous scenarios are modelled by `parallax-cli predict` only so far; the planner cannot "
                 "show them yet (docs/heterogeneous.md)");
+        // Its controls set one value per key for the whole model: editing would silently drop the ranges.
+        if (s.strategy.layers)
+            throw InputError(path.toStdString(), "strategy.layers",
+                "composite strategies (settings by layer range) are modelled by `parallax-cli predict` and "
+                "`timeline` only so far; the planner cannot show or edit them yet (docs/composite-strategies.md)");
         clear_error();
         m_doc->reset(s, QFileInfo(path).absoluteFilePath(), path);
         m_presets->setCurrentIndex(-1);

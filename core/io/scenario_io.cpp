@@ -2,6 +2,7 @@
 
 #include "io/hetero_io.hpp"
 #include "io/json_reader.hpp"
+#include "io/layer_ranges_io.hpp"
 #include "io/reliability_io.hpp"
 #include "io/schedule_program_io.hpp"
 #include "model/power_model.hpp"
@@ -676,11 +677,23 @@ void read_scenario_strategy(JsonObjectReader& r, const std::string& file, Scenar
     bool dp_given = false;
     bool schedule_given = false;
     if (const json* strategy = r.raw("strategy")) {
-        if (strategy->is_object() && strategy->contains("stages")) {
-            read_stages_strategy(*strategy, file, s);
+        const bool composite = strategy->is_object() && strategy->contains("layers");
+        if (composite && use == ScenarioUse::search)
+            throw InputError(file, "strategy.layers",
+                "search and sweep vary the layer-level degrees of the whole model; they do not search composite "
+                "plans yet (remove strategy.layers to search, or predict this plan; docs/composite-strategies.md)");
+        // The ranges are read once the plan is known (read_layer_ranges checks them against it).
+        json plain = *strategy;
+        if (composite)
+            plain.erase("layers");
+        if (plain.is_object() && plain.contains("stages")) {
+            if (composite)
+                throw InputError(file, "strategy.layers",
+                    "is not supported yet with strategy.stages (docs/composite-strategies.md)");
+            read_stages_strategy(plain, file, s);
             return;
         }
-        s.strategy = parse_strategy(*strategy, file, "strategy", Strategy {}, &dp_given, &schedule_given);
+        s.strategy = parse_strategy(plain, file, "strategy", Strategy {}, &dp_given, &schedule_given);
     }
     if (s.strategy.program && use == ScenarioUse::search)
         throw InputError(file, "strategy.schedule_program",
@@ -745,6 +758,18 @@ int read_scenario_schema(JsonObjectReader& r)
     return schema;
 }
 
+namespace {
+
+// strategy.layers, when the scenario has it.
+const json* composite_layers(const json& j)
+{
+    if (!j.is_object() || !j.contains("strategy") || !j["strategy"].is_object() || !j["strategy"].contains("layers"))
+        return nullptr;
+    return &j["strategy"]["layers"];
+}
+
+} // namespace
+
 Scenario parse_scenario(const json& j, const std::string& file, const PresetCatalog& catalog, ScenarioUse use)
 {
     JsonObjectReader r(j, file, "");
@@ -786,6 +811,13 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
             throw InputError(file, v->key, v->rule);
     } else if (use == ScenarioUse::plan) {
         validate_scenario(s, file);
+    }
+    if (const json* layers = composite_layers(j)) {
+        if (s.heterogeneous() || s.cluster.heterogeneous())
+            throw InputError(file, "strategy.layers",
+                "is not supported yet on a heterogeneous cluster or with strategy.stages "
+                "(docs/composite-strategies.md)");
+        read_layer_ranges(*layers, file, s);
     }
     check_power(s, file, use);
     if (use == ScenarioUse::plan)
@@ -951,6 +983,8 @@ json strategy_to_json(const Strategy& s, bool include_dp)
     j["tp_comm_overlap"] = s.tp_comm_overlap;
     if (s.ep_overlap)
         j["ep_overlap"] = true;
+    if (s.layers)
+        j["layers"] = layer_ranges_to_json(*s.layers);
     return j;
 }
 

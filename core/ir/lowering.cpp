@@ -206,9 +206,23 @@ private:
                 = chunk_power(ctx_, costs_, plan_.chunk_timing[c], plan_.device_clock[plan_.chunk_device[c]]);
             apply_clock(plan_.chunk_timing[c], plan_.chunk_power[c]);
             const ChunkTiming& ct = plan_.chunk_timing[c];
-            plan_.chunk_activation_bytes[c] = (ct.layers - ct.moe_layers) * costs_.layer.activations.dense
-                + ct.moe_layers * costs_.layer.activations.moe;
+            plan_.chunk_activation_bytes[c] = chunk_activation_bytes(ct);
         }
+    }
+
+    // Activations one micro-batch leaves in the chunk for its backward; a composite plan's layers each
+    // under their range's recompute setting.
+    double chunk_activation_bytes(const ChunkTiming& ct) const
+    {
+        if (!costs_.ranges)
+            return (ct.layers - ct.moe_layers) * costs_.layer.activations.dense
+                + ct.moe_layers * costs_.layer.activations.moe;
+        double bytes = 0;
+        for (int l = ct.first_layer; l < ct.first_layer + ct.layers; ++l) {
+            const LayerActivationBytes& a = costs_.entry_of_layer(l).costs.activations;
+            bytes += ctx_.model.is_moe_layer(l) ? a.moe : a.dense;
+        }
+        return bytes;
     }
 
     // ZeRO-3 / FSDP per-pass gathers (prefetched one pass ahead when overlap_param_gather is on).

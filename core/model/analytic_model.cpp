@@ -154,9 +154,19 @@ PeakStage peak_stage(const PlanContext& ctx, const Strategy& s, EvaluationCache&
 {
     const PlanLayout& layout = cache.layout(s);
     const LayerActivationBytes& act = cache.activations(s);
+    // A composite plan: the activations of each recompute setting (layer_ranges.hpp); unused otherwise.
+    std::array<LayerActivationBytes, kRecomputeCount> by_recompute {};
+    if (s.layers) {
+        for (int rc = 0; rc < kRecomputeCount; ++rc) {
+            Strategy t = s;
+            t.recompute = static_cast<Recompute>(rc);
+            by_recompute[rc] = cache.activations(t);
+        }
+    }
     PeakStage peak;
     for (const StageClass& k : layout.classes) {
-        const MemoryBreakdown mem = stage_memory(ctx, s, layout, k.first_stage, microbatches, act);
+        const MemoryBreakdown mem
+            = stage_memory(ctx, s, layout, k.first_stage, microbatches, act, s.layers ? by_recompute.data() : nullptr);
         if (mem.total() > peak.bytes) {
             peak.bytes = mem.total();
             peak.memory = mem;
@@ -381,10 +391,24 @@ private:
         // Hardware FLOPs: executed work incl. recompute, averaged over stages.
         const double moe_layers = ctx_.model.moe_layer_count();
         const double dense_layers = ctx_.model.layers - moe_layers;
-        const double per_mb = c_.layer.dense.flops * dense_layers + c_.layer.moe.flops * moe_layers
-            + c_.layer.embedding.flops + c_.layer.output.flops;
+        const double per_mb = c_.ranges ? composite_flops_per_microbatch()
+                                        : c_.layer.dense.flops * dense_layers + c_.layer.moe.flops * moe_layers
+                + c_.layer.embedding.flops + c_.layer.output.flops;
         r.hfu = peak_ > 0 ? per_mb * m_ / p_ / r.step_time_s / peak_ : 0;
         r.bubble_fraction = pt.bubble / r.step_time_s;
+    }
+
+    // A composite plan's executed FLOPs of one micro-batch through the model: each layer under its
+    // range's settings.
+    double composite_flops_per_microbatch() const
+    {
+        const LayerMix mix = layer_mix(ctx_.model, c_, 0, ctx_.model.layers);
+        double flops = 0;
+        for (int rc = 0; rc < kRecomputeCount; ++rc)
+            if (const LayerEntry* e = c_.by_recompute[rc])
+                flops += e->costs.dense.flops * mix.dense[rc] + e->costs.moe.flops * mix.moe[rc];
+        return flops + c_.entry_of_layer(0).costs.embedding.flops
+            + c_.entry_of_layer(ctx_.model.layers - 1).costs.output.flops;
     }
 
     // Breakdown along the critical stage.
@@ -593,7 +617,8 @@ StageReport stage_report(
     const StageTiming t = timing_with_zero3(ctx, s, c, st, x, &sp);
     rep.forward_s = t.forward_s;
     rep.backward_s = t.backward_s;
-    rep.memory = stage_memory(ctx, s, layout, st, r.microbatches, c.layer.activations);
+    const auto by_recompute = activations_by_recompute(c);
+    rep.memory = stage_memory(ctx, s, layout, st, r.microbatches, c.layer.activations, by_recompute.data());
     rep.clock_MHz = ctx.power.clock_MHz(x);
     const StageTail tail = stage_tail(ctx, s, c, st);
     StageEnergyInputs in;

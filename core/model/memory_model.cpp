@@ -2,6 +2,7 @@
 
 #include "ir/schedule_program.hpp"
 #include "model/model_math.hpp"
+#include "spec/layer_ranges.hpp"
 #include "spec/units.hpp"
 
 #include <algorithm>
@@ -146,8 +147,33 @@ double in_flight_microbatches(const Strategy& s, int stage, long long microbatch
 constexpr double kOffloadGradientBucketParams = 5e8;
 constexpr double kOffloadGradientBytesPerParam = 2;
 
+namespace {
+
+// A composite plan's activations of one micro-batch through the stage, each layer under its range's
+// recompute setting; `working` gets the recomputed layer's full activations when some layer is fully
+// recomputed.
+double composite_stage_activations(const ModelSpec& m, const Strategy& s, const PlanLayout& layout, int stage,
+    const LayerActivationBytes* by_recompute, double& working)
+{
+    double bytes = 0;
+    working = 0;
+    for (int v = 0; v < layout.vpp; ++v) {
+        const ChunkInfo& ci = layout.chunk[v * layout.pp + stage];
+        for (int l = ci.first_layer; l < ci.first_layer + ci.layers; ++l) {
+            const Recompute r = s.layers->recompute_of(l, s.recompute);
+            const LayerActivationBytes& a = by_recompute[static_cast<int>(r)];
+            bytes += m.is_moe_layer(l) ? a.moe : a.dense;
+            if (r == Recompute::full)
+                working = std::max(working, a.working);
+        }
+    }
+    return bytes;
+}
+
+} // namespace
+
 MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
-    long long microbatches, const LayerActivationBytes& act) noexcept
+    long long microbatches, const LayerActivationBytes& act, const LayerActivationBytes* by_recompute) noexcept
 {
     const ModelSpec& m = ctx.model;
     const StageParams p = stage_params(ctx, s, layout, stage);
@@ -173,7 +199,10 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     // Activations: the layers of this stage times the micro-batches in flight.
     const int moe_layers = layout.stage[stage].moe_layers;
     const int dense_layers = layout.stage[stage].layers - moe_layers;
-    double per_microbatch = dense_layers * act.dense + moe_layers * act.moe;
+    const bool composite = s.layers && by_recompute;
+    double working = s.recompute == Recompute::full ? act.working : 0.0;
+    double per_microbatch = composite ? composite_stage_activations(m, s, layout, stage, by_recompute, working)
+                                      : dense_layers * act.dense + moe_layers * act.moe;
     const double tokens = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp;
     const bool sp = s.sequence_parallel && s.tp > 1;
     if (stage == 0)
@@ -181,8 +210,7 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
             / (sp ? s.tp : 1); // embedding output
     const double in_flight = in_flight_microbatches(s, stage, microbatches);
     mem.activations = per_microbatch * in_flight;
-    if (s.recompute == Recompute::full)
-        mem.activations += act.working; // one layer's full activations while it is recomputed
+    mem.activations += working; // one layer's full activations while it is recomputed
     double transient = 0;
     if (stage == s.pp - 1) {
         // The cross-entropy's logits and fp32 buffers at its peak, one micro-batch (software_stack.hpp).

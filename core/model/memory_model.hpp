@@ -40,7 +40,10 @@ struct LayerActivationBytes {
     double working = 0; // full activations of the largest layer: alive while it is recomputed
 };
 
+// `by_recompute` (a composite plan, Strategy::layers): the activation bytes of each recompute setting
+// (index: Recompute), each layer counted under its range's setting; null for a plain plan.
 MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
-    long long microbatches, const LayerActivationBytes& act) noexcept;
+    long long microbatches, const LayerActivationBytes& act,
+    const LayerActivationBytes* by_recompute = nullptr) noexcept;
 
 } // namespace parallax

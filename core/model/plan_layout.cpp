@@ -84,7 +84,9 @@ PlanLayout PlanLayout::make(const ModelSpec& m, const Strategy& s)
         // Neighbouring stages with the same chunks join the class (a linear scan from the
         // representative: uneven splits give a few runs).
         for (int other = st; other < s.pp; ++other) {
-            if (l.class_of_stage[other] < 0 && same_signature(l, st, other)) {
+            // A composite plan's stages may hold layers of different settings: each is its own class.
+            const bool alike = s.layers ? other == st : same_signature(l, st, other);
+            if (l.class_of_stage[other] < 0 && alike) {
                 l.class_of_stage[other] = id;
                 ++l.classes[id].count;
             }

@@ -56,12 +56,28 @@ ChunkPower chunk_power(const PlanContext& ctx, const StrategyCosts& c, const Chu
             throttle_clock = std::min(throttle_clock, pc.throttle_clock);
         }
     };
-    add(lc.dense, t.layers - t.moe_layers);
-    add(lc.moe, t.moe_layers);
-    if (t.has_embedding)
-        add(lc.embedding, 1);
-    if (t.has_output)
-        add(lc.output, 1);
+    if (!c.ranges) {
+        add(lc.dense, t.layers - t.moe_layers);
+        add(lc.moe, t.moe_layers);
+        if (t.has_embedding)
+            add(lc.embedding, 1);
+        if (t.has_output)
+            add(lc.output, 1);
+    } else {
+        // A composite plan: each layer with the curves of its range's settings.
+        auto curves = [&](LayerEntry& e) -> const LayerCurves& { return x == 1.0 ? e.curves : e.ladder(ctx); };
+        const LayerMix mix = layer_mix(ctx.model, c, t.first_layer, t.layers);
+        for (int r = 0; r < kRecomputeCount; ++r) {
+            if (!c.by_recompute[r])
+                continue;
+            add(curves(*c.by_recompute[r]).dense, mix.dense[r]);
+            add(curves(*c.by_recompute[r]).moe, mix.moe[r]);
+        }
+        if (t.has_embedding)
+            add(curves(c.entry_of_layer(0)).embedding, 1);
+        if (t.has_output)
+            add(curves(c.entry_of_layer(ctx.model.layers - 1)).output, 1);
+    }
     for (int i = 0; i < kOpStreamCount; ++i)
         if (i != kComputeStream && i != kPpStream && i != kDpStream)
             p.comm_busy_s += t.comm_busy_s[i];
@@ -110,12 +126,39 @@ StagePower stage_power_nominal(const PlanContext& ctx, const Strategy& s, const 
             if (i != kComputeStream && i != kPpStream && i != kDpStream)
                 sp.comm_busy_s += count * t.comm_busy_s[i];
     };
-    add(lc.dense, c.layer.dense, info.layers - info.moe_layers);
-    add(lc.moe, c.layer.moe, info.moe_layers);
-    if (info.has_embedding)
-        add(lc.embedding, c.layer.embedding, 1);
-    if (info.has_output)
-        add(lc.output, c.layer.output, 1);
+    if (!c.ranges) {
+        add(lc.dense, c.layer.dense, info.layers - info.moe_layers);
+        add(lc.moe, c.layer.moe, info.moe_layers);
+        if (info.has_embedding)
+            add(lc.embedding, c.layer.embedding, 1);
+        if (info.has_output)
+            add(lc.output, c.layer.output, 1);
+    } else {
+        // A composite plan: the stage's layers by their range's settings (no DualPipe here: see stage_power).
+        LayerMix mix;
+        for (int v = 0; v < s.vpp; ++v) {
+            const ChunkInfo& ci = c.layout->chunk[v * s.pp + stage];
+            const LayerMix m = layer_mix(ctx.model, c, ci.first_layer, ci.layers);
+            for (int r = 0; r < kRecomputeCount; ++r) {
+                mix.dense[r] += m.dense[r];
+                mix.moe[r] += m.moe[r];
+            }
+        }
+        for (int r = 0; r < kRecomputeCount; ++r) {
+            if (const LayerEntry* e = c.by_recompute[r]) {
+                add(e->curves.dense, e->costs.dense, mix.dense[r]);
+                add(e->curves.moe, e->costs.moe, mix.moe[r]);
+            }
+        }
+        if (info.has_embedding) {
+            const LayerEntry& e = c.entry_of_layer(0);
+            add(e.curves.embedding, e.costs.embedding, 1);
+        }
+        if (info.has_output) {
+            const LayerEntry& e = c.entry_of_layer(ctx.model.layers - 1);
+            add(e.curves.output, e.costs.output, 1);
+        }
+    }
     const PowerModel& pm = ctx.power;
     for (int k = 0; k < kPassKinds; ++k) {
         sp.kernel_s += pass_s[k];
@@ -136,7 +179,7 @@ StagePower stage_power_nominal(const PlanContext& ctx, const Strategy& s, const 
 StagePower stage_power(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage, double x) noexcept
 {
     // DualPipe's layout mirrors stages (a device's chunks are not its StageInfo's): walk the chunks.
-    if (x == 1.0 && c.curves && !c.curves->throttled_at_nominal && !runs_dualpipe(s))
+    if (x == 1.0 && c.curves && !throttled_at_nominal(c) && !runs_dualpipe(s))
         return stage_power_nominal(ctx, s, c, stage);
     StagePower sp;
     StageTiming& st = sp.timing;
@@ -149,7 +192,7 @@ StagePower stage_power(const PlanContext& ctx, const Strategy& s, const Strategy
     bool last_emb = false, last_out = false;
     for (int v = 0; v < s.vpp; ++v) {
         ChunkTiming ct = chunk_timing(ctx, s, c, v * s.pp + stage);
-        if (!have || ct.layers != last_layers || ct.moe_layers != last_moe || ct.has_embedding != last_emb
+        if (!have || c.ranges || ct.layers != last_layers || ct.moe_layers != last_moe || ct.has_embedding != last_emb
             || ct.has_output != last_out) {
             cp = chunk_power(ctx, c, ct, x);
             have = true;

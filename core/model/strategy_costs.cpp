@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace parallax {
 
@@ -285,7 +286,9 @@ EvaluationCache::EvaluationCache(const PlanContext& ctx)
 
 const PlanLayout& EvaluationCache::layout(const Strategy& s)
 {
-    const LayoutKey key { { s.pp, s.vpp, s.first_stage_layers, s.last_stage_layers, runs_dualpipe(s) } };
+    // A composite plan's stages differ by their ranges' settings, not only by their layer counts.
+    const LayoutKey key { { s.pp, s.vpp, s.first_stage_layers, s.last_stage_layers, runs_dualpipe(s),
+        static_cast<long long>(reinterpret_cast<std::uintptr_t>(s.layers)) } };
     auto it = m_layouts.find(key);
     if (it == m_layouts.end())
         it = m_layouts.emplace(key, std::make_unique<PlanLayout>(PlanLayout::make(m_ctx.model, s))).first;
@@ -334,10 +337,77 @@ LayerEntry& EvaluationCache::layer_entry(const Strategy& s, const Groups& g)
     return *it->second;
 }
 
+namespace {
+
+// The layer entries of a composite plan: one per recompute setting some layer uses, and the plain one.
+// A cache that starts afresh on the way (kMaxLayerEntries) would drop entries already fetched: then
+// they are all fetched again (the fresh cache has room for them).
+LayerEntry& composite_entries(const PlanContext& ctx, const Strategy& s, EvaluationCache& cache, StrategyCosts& c)
+{
+    std::array<bool, kRecomputeCount> used {};
+    for (int l = 0; l < ctx.model.layers; ++l)
+        used[static_cast<int>(s.layers->recompute_of(l, s.recompute))] = true;
+    for (;;) {
+        bool dropped = false;
+        std::size_t n = cache.layer_entries();
+        auto fetch = [&](const Strategy& t) {
+            LayerEntry& e = cache.layer_entry(t, c.groups);
+            dropped = dropped || cache.layer_entries() < n;
+            n = cache.layer_entries();
+            return &e;
+        };
+        for (int r = 0; r < kRecomputeCount; ++r) {
+            Strategy t = s;
+            t.recompute = static_cast<Recompute>(r);
+            c.by_recompute[r] = used[r] ? fetch(t) : nullptr;
+        }
+        LayerEntry* plain = fetch(s);
+        if (!dropped)
+            return *plain;
+    }
+}
+
+} // namespace
+
+LayerEntry& StrategyCosts::entry_of_layer(int layer) const
+{
+    return *by_recompute[static_cast<int>(ranges->recompute_of(layer, recompute))];
+}
+
+LayerMix layer_mix(const ModelSpec& m, const StrategyCosts& c, int first, int count) noexcept
+{
+    LayerMix mix;
+    for (int l = first; l < first + count; ++l) {
+        const int r = static_cast<int>(c.ranges->recompute_of(l, c.recompute));
+        ++(m.is_moe_layer(l) ? mix.moe[r] : mix.dense[r]);
+    }
+    return mix;
+}
+
+bool throttled_at_nominal(const StrategyCosts& c) noexcept
+{
+    bool any = c.curves && c.curves->throttled_at_nominal;
+    for (const LayerEntry* e : c.by_recompute)
+        any = any || (e && e->curves.throttled_at_nominal);
+    return any;
+}
+
+std::array<LayerActivationBytes, kRecomputeCount> activations_by_recompute(const StrategyCosts& c) noexcept
+{
+    std::array<LayerActivationBytes, kRecomputeCount> a {};
+    for (int r = 0; r < kRecomputeCount; ++r)
+        if (c.by_recompute[r])
+            a[r] = c.by_recompute[r]->costs.activations;
+    return a;
+}
+
 void compute_costs(const PlanContext& ctx, const Strategy& s, EvaluationCache& cache, StrategyCosts& c)
 {
     c.groups = place_groups(ctx, s);
-    LayerEntry& e = cache.layer_entry(s, c.groups);
+    c.ranges = s.layers;
+    c.recompute = s.recompute;
+    c.by_recompute = {};
+    LayerEntry& e = s.layers ? composite_entries(ctx, s, cache, c) : cache.layer_entry(s, c.groups);
     c.layer = e.costs;
     add_pipeline_p2p(ctx, s, c.groups, c.layer);
     c.curves = &e.curves;
@@ -360,13 +430,25 @@ ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const Strate
     ct.has_embedding = chunk == 0;
     ct.has_output = chunk == c.layout->chunks() - 1;
     LayerTotals t;
-    t.add(c.layer.dense, ct.layers - ct.moe_layers);
-    if (ct.moe_layers > 0)
-        t.add(c.layer.moe, ct.moe_layers);
+    if (!c.ranges) {
+        t.add(c.layer.dense, ct.layers - ct.moe_layers);
+        if (ct.moe_layers > 0)
+            t.add(c.layer.moe, ct.moe_layers);
+    } else {
+        // A composite plan: each layer with the costs of its range's settings.
+        const LayerMix mix = layer_mix(ctx.model, c, ct.first_layer, ct.layers);
+        for (int r = 0; r < kRecomputeCount; ++r) {
+            if (mix.dense[r] > 0)
+                t.add(c.by_recompute[r]->costs.dense, mix.dense[r]);
+            if (mix.moe[r] > 0)
+                t.add(c.by_recompute[r]->costs.moe, mix.moe[r]);
+        }
+    }
+    // The embedding runs with the first layer's settings, the loss with the last layer's.
     if (ct.has_embedding)
-        t.add(c.layer.embedding, 1);
+        t.add(c.ranges ? c.entry_of_layer(0).costs.embedding : c.layer.embedding, 1);
     if (ct.has_output)
-        t.add(c.layer.output, 1);
+        t.add(c.ranges ? c.entry_of_layer(ctx.model.layers - 1).costs.output : c.layer.output, 1);
     ct.forward_s = t.fwd_time();
     ct.weight_s = t.backward_weight_s;
     ct.recompute_s = t.recompute_s;

@@ -8,6 +8,7 @@
 #include "model/plan_layout.hpp"
 #include "model/power_curves.hpp"
 #include "model/topology.hpp"
+#include "spec/layer_ranges.hpp"
 
 #include <array>
 #include <memory>
@@ -55,7 +56,26 @@ struct StrategyCosts {
     LayerEntry* entry = nullptr; // where `curves` live (the cache's entry), so the other clocks can be built
     // The curves with every clock level (built on first use); `curves` is enough at the nominal clock.
     const LayerCurves& curves_at(const PlanContext& ctx, double clock) const;
+    // Composite plans (strategy.layers): the ranges, the strategy's own recompute, and the layer
+    // entries of each recompute setting some layer runs under (index: Recompute; null where none
+    // does). A plain plan leaves `ranges` null and costs every layer with `layer`.
+    const LayerRanges* ranges = nullptr;
+    Recompute recompute = Recompute::none;
+    std::array<LayerEntry*, kRecomputeCount> by_recompute {};
+    // The entry layer `layer` is costed with (composite plans only).
+    LayerEntry& entry_of_layer(int layer) const;
 };
+
+// Layers [first, first + count) of a composite plan by the recompute setting they run under.
+struct LayerMix {
+    std::array<int, kRecomputeCount> dense {};
+    std::array<int, kRecomputeCount> moe {};
+};
+LayerMix layer_mix(const ModelSpec& m, const StrategyCosts& c, int first, int count) noexcept;
+// Whether a kernel of any layer entry the plan uses is at the power cap at the nominal clock.
+bool throttled_at_nominal(const StrategyCosts& c) noexcept;
+// The activation bytes of each recompute setting a composite plan uses (entries left zero otherwise).
+std::array<LayerActivationBytes, kRecomputeCount> activations_by_recompute(const StrategyCosts& c) noexcept;
 
 // An exact cache key: the fields themselves, compared in full (a hash of them alone can collide).
 template <std::size_t N> struct ExactKey {
@@ -91,7 +111,7 @@ private:
     // The strategy fields per-layer costs depend on; with the four groups' placements.
     static constexpr std::size_t kLayerFields = 9;
     static constexpr std::size_t kPlacementFields = 4;
-    using LayoutKey = ExactKey<5>;
+    using LayoutKey = ExactKey<6>;
     using ActivationKey = ExactKey<kLayerFields>;
     using LayerKey = ExactKey<kLayerFields + 4 * kPlacementFields>;
     const PlanContext& m_ctx;

@@ -9,6 +9,7 @@
 namespace parallax {
 
 struct ScheduleProgram;
+struct LayerRanges;
 
 enum class Recompute : unsigned char { none, selective, full };
 // custom: the pass order comes from a schedule program (ir/schedule_program.hpp, Strategy::program).
@@ -54,6 +55,8 @@ struct Strategy {
     Schedule schedule = Schedule::one_f_one_b;
     // The checked program of a custom schedule (interned, lives for the process); null otherwise.
     const ScheduleProgram* program = nullptr;
+    // Settings of layer ranges (strategy.layers, spec/layer_ranges.hpp, interned); null for a plain plan.
+    const LayerRanges* layers = nullptr;
     Optimizer optimizer = Optimizer::adam;
     bool offload_optimizer = false;
     // The optimizer step runs inside the backward, layer by layer, and frees each gradient at once

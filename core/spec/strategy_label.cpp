@@ -1,5 +1,7 @@
 #include "spec/strategy_label.hpp"
 
+#include "spec/layer_ranges.hpp"
+
 #include <algorithm>
 #include <map>
 
@@ -58,6 +60,13 @@ std::string strategy_label(const Strategy& s)
         out += ", ZeRO " + std::to_string(s.zero);
     if (s.recompute != Recompute::none)
         out += ", " + std::string(to_string(s.recompute)) + " recompute";
+    if (s.layers) {
+        // A composite plan: the ranges whose recompute differs (the only per-range setting costed so far).
+        for (const LayerRange& r : s.layers->ranges)
+            if (r.recompute && *r.recompute != s.recompute)
+                out += ", layers " + std::to_string(r.first) + "-" + std::to_string(r.last) + " "
+                    + std::string(to_string(*r.recompute)) + " recompute";
+    }
     if (s.sequence_parallel)
         out += ", SP";
     if (s.offload_optimizer)

@@ -320,6 +320,11 @@ JobBundle make_job_bundle(const RunRequest& req)
     if (!req.profile.env_names_withheld.empty())
         throw InputError(where, "env_names_withheld",
             "holds variable names without values (a stored run's profile): send with the cluster profile itself");
+    // The launch files set one value per key for the whole model: a composite plan would run as another.
+    if (sc.strategy.layers)
+        throw InputError(req.scenario_label, "strategy.layers",
+            "a run launches one setting per key for the whole model; settings by layer range cannot be run yet "
+            "(docs/composite-strategies.md)");
     JobBundle b;
     b.run_id = run_id;
     b.run_dir = run_folder(req.profile, run_id);

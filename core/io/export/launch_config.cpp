@@ -311,6 +311,11 @@ std::vector<Unsupported> launch_unsupported(LaunchFormat f, const Scenario& s)
         out.push_back({ "model.moe.expert_ffn_hidden", "experts of another width than the dense MLP",
             "Megatron-DeepSpeed's experts are copies of the dense MLP (--ffn-hidden-size); it has no expert width "
             "of their own" });
+    // Per-range settings have no single launch flag in these generators (Megatron's per-layer recompute
+    // counts and specs are not emitted): exporting the plain strategy would run another plan.
+    if (s.strategy.layers)
+        out.push_back({ "strategy.layers", "settings by layer range",
+            "the exported launch files set one value per key for the whole model (docs/composite-strategies.md)" });
     if ((f == LaunchFormat::torchtitan) && m.is_moe() && m.moe->capacity_factor)
         out.push_back({ "model.moe.capacity_factor", "a token-dropping capacity factor",
             "torchtitan's MoE is dropless (torchtitan/models/moe)" });

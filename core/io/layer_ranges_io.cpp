@@ -1,0 +1,171 @@
+#include "io/layer_ranges_io.hpp"
+
+#include "io/json_reader.hpp"
+#include "spec/input_error.hpp"
+#include "spec/strategy_rules.hpp"
+
+#include <algorithm>
+
+namespace parallax {
+
+namespace {
+
+constexpr const char* kDoc = " (docs/composite-strategies.md)";
+// The largest parallel degree a scenario may name (as the strategy reader's bound).
+constexpr long long kMaxDegree = 1 << 20;
+
+// Checks `rules` on the strategy with one setting replaced; throws naming the range's key.
+void check_rules(const PlanInputs& in, const Strategy& s, std::initializer_list<Rule> rules, const std::string& file,
+    const std::string& key)
+{
+    for (Rule rule : rules)
+        if (!rule_holds(rule, in, s))
+            throw InputError(file, key, explain(rule, in, s));
+}
+
+// An override the cost model cannot take per range yet: accepted only when it equals the plain value.
+template <class T>
+void refuse_if_different(
+    const std::optional<T>& v, const T& plain, const std::string& file, const std::string& key, const char* what)
+{
+    if (v && *v != plain)
+        throw InputError(file, key,
+            std::string("a range's own ") + what
+                + " is not supported yet: only recompute may differ from the strategy's value" + kDoc);
+}
+
+LayerRange read_range(JsonObjectReader& r, int model_layers)
+{
+    LayerRange out;
+    const nlohmann::json* range = r.raw("range");
+    if (!range)
+        r.fail("range", "missing (required): [first, last], 0-based inclusive layer indices");
+    if (!range->is_array() || range->size() != 2 || !(*range)[0].is_number_integer()
+        || !(*range)[1].is_number_integer())
+        r.fail("range", "must be [first, last]: two integer layer indices");
+    const long long first = (*range)[0].get<long long>();
+    const long long last = (*range)[1].get<long long>();
+    if (first < 0 || last > model_layers - 1)
+        r.fail("range",
+            "[" + std::to_string(first) + ", " + std::to_string(last) + "] must lie inside [0, "
+                + std::to_string(model_layers - 1) + "] (the model has " + std::to_string(model_layers) + " layers)");
+    if (first > last)
+        r.fail("range", "first (" + std::to_string(first) + ") must not exceed last (" + std::to_string(last) + ")");
+    out.first = static_cast<int>(first);
+    out.last = static_cast<int>(last);
+    auto degree = [&](const char* key) -> std::optional<int> {
+        if (!r.has(key))
+            return std::nullopt;
+        return static_cast<int>(r.get_int(key, 1, kMaxDegree));
+    };
+    out.tp = degree("tp");
+    out.expert_tp = degree("expert_tp");
+    out.cp = degree("cp");
+    if (r.has("recompute")) {
+        Recompute v {};
+        recompute_from_string(r.get_choice("recompute", { "none", "selective", "full" }), v);
+        out.recompute = v;
+    }
+    if (r.has("offload_activations"))
+        out.offload_activations = r.get_bool("offload_activations");
+    if (r.has("precision")) {
+        std::vector<std::string> names(kPrecisionNames.begin(), kPrecisionNames.end());
+        out.precision = precision_from_string(r.get_choice("precision", names));
+    }
+    r.finish();
+    return out;
+}
+
+// Each override valid under the plain key's rules, then refused where the cost model cannot take it yet.
+void check_overrides(const Scenario& sc, const LayerRange& lr, const std::string& file, const std::string& path)
+{
+    const PlanInputs in { sc.model, sc.training, sc.cluster.gpu, sc.cluster.total_gpus() };
+    const Strategy& plain = sc.strategy;
+    if (lr.tp) {
+        Strategy s = plain;
+        s.tp = *lr.tp;
+        check_rules(in, s, { Rule::tp_heads, Rule::tp_kv_heads, Rule::tp_ffn }, file, path + ".tp");
+    }
+    if (lr.expert_tp) {
+        Strategy s = plain;
+        s.tp = lr.tp.value_or(plain.tp);
+        s.expert_tp = *lr.expert_tp;
+        check_rules(in, s, { Rule::expert_tp_ffn, Rule::expert_tp_ranks }, file, path + ".expert_tp");
+    }
+    if (lr.cp) {
+        Strategy s = plain;
+        s.cp = *lr.cp;
+        check_rules(in, s, { Rule::cp_seq, Rule::cp_heads_all_to_all }, file, path + ".cp");
+    }
+    if (lr.recompute) {
+        Strategy s = plain;
+        s.recompute = *lr.recompute;
+        if (check_strategy(in, s) != Rule::ok)
+            throw InputError(file, path + ".recompute", explain(check_strategy(in, s), in, s));
+    }
+    if (lr.precision) {
+        TrainingSpec t = sc.training;
+        t.precision = *lr.precision;
+        const PlanInputs pin { sc.model, t, sc.cluster.gpu, sc.cluster.total_gpus() };
+        check_rules(pin, plain, { Rule::precision_unsupported }, file, path + ".precision");
+    }
+    refuse_if_different(lr.tp, plain.tp, file, path + ".tp", "tp");
+    refuse_if_different(lr.expert_tp, plain.effective_expert_tp(), file, path + ".expert_tp", "expert_tp");
+    refuse_if_different(lr.cp, plain.cp, file, path + ".cp", "cp");
+    refuse_if_different(lr.offload_activations, false, file, path + ".offload_activations", "offload_activations");
+    refuse_if_different(lr.precision, sc.training.precision, file, path + ".precision", "precision");
+}
+
+} // namespace
+
+void read_layer_ranges(const nlohmann::json& layers, const std::string& file, Scenario& s)
+{
+    if (!layers.is_array())
+        throw InputError(
+            file, "strategy.layers", "must be a list of {\"range\": [first, last], ...}" + std::string(kDoc));
+    if (s.heterogeneous())
+        throw InputError(file, "strategy.layers", "is not supported yet with strategy.stages" + std::string(kDoc));
+    LayerRanges out;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const std::string path = "strategy.layers[" + std::to_string(i) + "]";
+        if (!layers[i].is_object())
+            throw InputError(file, path, "must be an object {\"range\": [first, last], ...}");
+        JsonObjectReader r(layers[i], file, path);
+        const LayerRange lr = read_range(r, s.model.layers);
+        for (std::size_t k = 0; k < out.ranges.size(); ++k) {
+            const LayerRange& o = out.ranges[k];
+            if (lr.first <= o.last && o.first <= lr.last)
+                throw InputError(file, path + ".range",
+                    "overlaps strategy.layers[" + std::to_string(k) + "] ([" + std::to_string(o.first) + ", "
+                        + std::to_string(o.last) + "]): each layer takes its settings from one range");
+        }
+        check_overrides(s, lr, file, path);
+        out.ranges.push_back(lr);
+    }
+    s.strategy.layers = out.ranges.empty() ? nullptr : intern_layer_ranges(std::move(out));
+}
+
+nlohmann::json layer_ranges_to_json(const LayerRanges& r)
+{
+    nlohmann::json a = nlohmann::json::array();
+    for (const LayerRange& lr : r.ranges) {
+        nlohmann::json j;
+        j["range"] = { lr.first, lr.last };
+        if (lr.tp)
+            j["tp"] = *lr.tp;
+        if (lr.expert_tp)
+            j["expert_tp"] = *lr.expert_tp;
+        if (lr.cp)
+            j["cp"] = *lr.cp;
+        if (lr.recompute)
+            j["recompute"] = std::string(to_string(*lr.recompute));
+        if (lr.offload_activations)
+            j["offload_activations"] = *lr.offload_activations;
+        if (lr.precision)
+            j["precision"] = std::string(to_string(*lr.precision));
+        a.push_back(j);
+    }
+    return a;
+}
+
+} // namespace parallax

@@ -1,0 +1,40 @@
+#pragma once
+// A composite strategy: settings that hold for a range of layers only (strategy.layers), on top of the
+// plan's strategy. Strategy::layers points at the interned ranges (null for a plain plan, the search's
+// case), so a Strategy stays plain data.
+#include "spec/precision.hpp"
+#include "spec/strategy.hpp"
+
+#include <optional>
+#include <vector>
+
+namespace parallax {
+
+// One entry of strategy.layers: layers first..last (0-based, inclusive) and what they override.
+struct LayerRange {
+    int first = 0;
+    int last = 0;
+    std::optional<int> tp;
+    std::optional<int> expert_tp;
+    std::optional<int> cp;
+    std::optional<Recompute> recompute;
+    std::optional<bool> offload_activations;
+    std::optional<Precision> precision;
+    bool operator==(const LayerRange&) const = default;
+};
+
+struct LayerRanges {
+    std::vector<LayerRange> ranges; // in the order read (a scenario saves them back so)
+
+    // The range that names `layer`, or null.
+    const LayerRange* range_of(int layer) const noexcept;
+    // The recompute setting layer `layer` runs under, given the strategy's own.
+    Recompute recompute_of(int layer, Recompute plain) const noexcept;
+};
+
+// A copy that lives for the process (scenarios and strategies are copied freely; the ranges are not).
+const LayerRanges* intern_layer_ranges(LayerRanges r);
+
+inline constexpr int kRecomputeCount = 3;
+
+} // namespace parallax

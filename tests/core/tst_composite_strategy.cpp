@@ -1,0 +1,326 @@
+// Composite strategies (strategy.layers): reading and its rules, the round trip, ranges that cover
+// every layer with the plain value predicting exactly the plain plan, and recompute on the middle
+// layers only costed stage by stage against the plain plans of each setting.
+#include "io/layer_ranges_io.hpp"
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
+#include "model/analytic_model.hpp"
+#include "sim/simulated_model.hpp"
+#include "spec/input_error.hpp"
+#include "spec/layer_ranges.hpp"
+#include "spec/strategy_label.hpp"
+
+#include <QFileInfo>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+
+using namespace parallax;
+
+namespace {
+
+// Llama 3 70B (80 layers) on 64 H100, TP 8, PP 4 (20 layers per stage), 32 micro-batches.
+nlohmann::json scenario_json(const nlohmann::json& strategy_extra)
+{
+    nlohmann::json j = {
+        { "schema", 1 },
+        { "model", "llama3-70b" },
+        { "cluster",
+            { { "gpu", "H100-SXM5-80GB" }, { "nodes", 8 }, { "gpus_per_node", 8 }, { "intra_node", "nvlink4-nvswitch" },
+                { "inter_node", "ib-ndr" } } },
+        { "training", { { "global_batch", 64 }, { "seq_len", 8192 }, { "precision", "bf16" } } },
+        { "strategy",
+            { { "tp", 8 }, { "pp", 4 }, { "dp", 2 }, { "micro_batch", 1 }, { "sequence_parallel", true }, { "zero", 1 },
+                { "schedule", "1f1b" } } },
+    };
+    for (auto it = strategy_extra.begin(); it != strategy_extra.end(); ++it)
+        j["strategy"][it.key()] = it.value();
+    return j;
+}
+
+Scenario read(const nlohmann::json& j, ScenarioUse use = ScenarioUse::plan)
+{
+    return parse_scenario(j, "test.json", PresetCatalog::standard(), use);
+}
+
+Prediction predict(const Scenario& s, bool simulated = false)
+{
+    const PlanContext ctx(s.model, s.training, s.cluster);
+    return simulated ? predict_simulated(ctx, s.strategy) : AnalyticModel(ctx).predict(s.strategy);
+}
+
+// The error reading `j` gives ("" when it reads).
+std::string error_of(const nlohmann::json& j, ScenarioUse use = ScenarioUse::plan)
+{
+    try {
+        read(j, use);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return {};
+}
+
+bool contains(const std::string& s, const std::string& part)
+{
+    return s.find(part) != std::string::npos;
+}
+
+bool close(double a, double b, double rel = 1e-9)
+{
+    return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b));
+}
+
+#define VERIFY_CLOSE(a, b)                                                                                             \
+    QVERIFY2(close((a), (b)), qPrintable(QStringLiteral("%1 vs %2").arg((a), 0, 'g', 17).arg((b), 0, 'g', 17)))
+
+} // namespace
+
+class TestCompositeStrategy : public QObject {
+    Q_OBJECT
+
+private slots:
+    void reads_ranges_and_round_trips()
+    {
+        const nlohmann::json layers = nlohmann::json::array(
+            { { { "range", { 0, 9 } }, { "recompute", "none" } }, { { "range", { 20, 59 } }, { "recompute", "full" } },
+                { { "range", { 70, 79 } }, { "tp", 8 }, { "precision", "bf16" }, { "offload_activations", false } } });
+        const Scenario s = read(scenario_json({ { "layers", layers } }));
+        QVERIFY(s.strategy.layers);
+        QCOMPARE(s.strategy.layers->ranges.size(), std::size_t(3));
+        QCOMPARE(s.strategy.layers->ranges[1].first, 20);
+        QCOMPARE(s.strategy.layers->ranges[1].last, 59);
+        QCOMPARE(s.strategy.layers->recompute_of(19, Recompute::none), Recompute::none);
+        QCOMPARE(s.strategy.layers->recompute_of(20, Recompute::none), Recompute::full);
+        QCOMPARE(s.strategy.layers->recompute_of(59, Recompute::none), Recompute::full);
+        QCOMPARE(s.strategy.layers->recompute_of(75, Recompute::selective), Recompute::selective);
+        // Saved as read, and read back to the same ranges.
+        const nlohmann::json saved = scenario_to_json(s);
+        QCOMPARE(saved["strategy"]["layers"].dump(), layers.dump());
+        const Scenario again = read(saved);
+        QVERIFY(again.strategy.layers);
+        QVERIFY(again.strategy.layers->ranges == s.strategy.layers->ranges);
+    }
+
+    void rejects_bad_ranges_data()
+    {
+        QTest::addColumn<QString>("layers");
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<QString>("rule");
+        QTest::newRow("past the last layer") << R"([{"range": [70, 80], "recompute": "full"}])"
+                                             << "strategy.layers[0].range"
+                                             << "must lie inside [0, 79]";
+        QTest::newRow("negative") << R"([{"range": [-1, 3]}])"
+                                  << "strategy.layers[0].range"
+                                  << "must lie inside";
+        QTest::newRow("reversed") << R"([{"range": [9, 3]}])"
+                                  << "strategy.layers[0].range"
+                                  << "first (9) must not exceed last (3)";
+        QTest::newRow("not a pair") << R"([{"range": [3]}])"
+                                    << "strategy.layers[0].range"
+                                    << "[first, last]";
+        QTest::newRow("overlap") << R"([{"range": [0, 10]}, {"range": [10, 20]}])"
+                                 << "strategy.layers[1].range"
+                                 << "overlaps strategy.layers[0]";
+        QTest::newRow("no range") << R"([{"recompute": "full"}])"
+                                  << "strategy.layers[0].range"
+                                  << "missing";
+        QTest::newRow("unknown key") << R"([{"range": [0, 1], "recompte": "full"}])"
+                                     << "strategy.layers[0].recompte"
+                                     << "";
+        QTest::newRow("bad recompute") << R"([{"range": [0, 1], "recompute": "most"}])"
+                                       << "strategy.layers[0].recompute"
+                                       << "";
+        QTest::newRow("tp not dividing heads") << R"([{"range": [0, 1], "tp": 3}])"
+                                               << "strategy.layers[0].tp"
+                                               << "64 attention heads";
+        QTest::newRow("cp not dividing seq") << R"([{"range": [0, 1], "cp": 3}])"
+                                             << "strategy.layers[0].cp"
+                                             << "seq_len 8192";
+        QTest::newRow("precision the GPU lacks") << R"([{"range": [0, 1], "precision": "fp4"}])"
+                                                 << "strategy.layers[0].precision"
+                                                 << "fp4";
+        QTest::newRow("tp of its own") << R"([{"range": [0, 1], "tp": 4}])"
+                                       << "strategy.layers[0].tp"
+                                       << "not supported yet";
+        QTest::newRow("cp of its own") << R"([{"range": [0, 1], "cp": 2}])"
+                                       << "strategy.layers[0].cp"
+                                       << "not supported yet";
+        QTest::newRow("fp8 on some layers") << R"([{"range": [1, 78], "precision": "fp8"}])"
+                                            << "strategy.layers[0].precision"
+                                            << "not supported yet";
+        QTest::newRow("offload") << R"([{"range": [1, 78], "offload_activations": true}])"
+                                 << "strategy.layers[0].offload_activations"
+                                 << "not supported yet";
+        QTest::newRow("not a list") << R"({"range": [0, 1]})"
+                                    << "strategy.layers"
+                                    << "must be a list";
+    }
+
+    void rejects_bad_ranges()
+    {
+        QFETCH(QString, layers);
+        QFETCH(QString, key);
+        QFETCH(QString, rule);
+        const std::string err = error_of(scenario_json({ { "layers", nlohmann::json::parse(layers.toStdString()) } }));
+        QVERIFY2(contains(err, "test.json: " + key.toStdString()), err.c_str());
+        QVERIFY2(contains(err, rule.toStdString()), err.c_str());
+    }
+
+    void search_refuses_ranges()
+    {
+        const std::string err = error_of(
+            scenario_json({ { "layers", nlohmann::json::parse(R"([{"range": [0, 9], "recompute": "full"}])") } }),
+            ScenarioUse::search);
+        QVERIFY2(contains(err, "test.json: strategy.layers: search and sweep"), err.c_str());
+    }
+
+    // Ranges that give every layer the plain value predict what the plain value does.
+    void uniform_ranges_equal_plain_data()
+    {
+        QTest::addColumn<QString>("plain");
+        QTest::addColumn<QString>("composite");
+        QTest::addColumn<bool>("simulated");
+        const char* none = R"({"recompute": "none"})";
+        QTest::newRow("full") << R"({"recompute": "full"})"
+                              << R"({"recompute": "none", "layers": [{"range": [0, 79], "recompute": "full"}]})"
+                              << false;
+        QTest::newRow("selective in three ranges")
+            << R"({"recompute": "selective"})"
+            << R"({"recompute": "full", "layers": [{"range": [0, 0], "recompute": "selective"},
+                  {"range": [1, 40], "recompute": "selective"}, {"range": [41, 79], "recompute": "selective"}]})"
+            << false;
+        QTest::newRow("none, plain-valued overrides")
+            << none << R"({"recompute": "none", "layers": [{"range": [0, 79], "tp": 8, "cp": 1, "precision": "bf16",
+                  "offload_activations": false}]})"
+            << false;
+        QTest::newRow("interleaved full") << R"({"recompute": "full", "vpp": 2, "schedule": "interleaved"})"
+                                          << R"({"recompute": "selective", "vpp": 2, "schedule": "interleaved",
+                  "layers": [{"range": [0, 79], "recompute": "full"}]})"
+                                          << false;
+        QTest::newRow("full, simulated")
+            << R"({"recompute": "full"})"
+            << R"({"recompute": "none", "layers": [{"range": [0, 79], "recompute": "full"}]})" << true;
+    }
+
+    void uniform_ranges_equal_plain()
+    {
+        QFETCH(QString, plain);
+        QFETCH(QString, composite);
+        QFETCH(bool, simulated);
+        const Scenario a = read(scenario_json(nlohmann::json::parse(plain.toStdString())));
+        const Scenario b = read(scenario_json(nlohmann::json::parse(composite.toStdString())));
+        QVERIFY(!a.strategy.layers);
+        QVERIFY(b.strategy.layers);
+        const Prediction pa = predict(a, simulated);
+        const Prediction pb = predict(b, simulated);
+        VERIFY_CLOSE(pa.step_time_s, pb.step_time_s);
+        VERIFY_CLOSE(pa.peak_memory_bytes, pb.peak_memory_bytes);
+        VERIFY_CLOSE(pa.mfu, pb.mfu);
+        VERIFY_CLOSE(pa.hfu, pb.hfu);
+        VERIFY_CLOSE(pa.power.avg_W_per_gpu, pb.power.avg_W_per_gpu);
+        VERIFY_CLOSE(pa.power.peak_W_per_gpu, pb.power.peak_W_per_gpu);
+        VERIFY_CLOSE(pa.power.energy_J_per_step, pb.power.energy_J_per_step);
+        QCOMPARE(pa.stages.size(), pb.stages.size());
+        for (std::size_t i = 0; i < pa.stages.size(); ++i) {
+            VERIFY_CLOSE(pa.stages[i].memory.total(), pb.stages[i].memory.total());
+            VERIFY_CLOSE(pa.stages[i].forward_s, pb.stages[i].forward_s);
+            VERIFY_CLOSE(pa.stages[i].backward_s, pb.stages[i].backward_s);
+        }
+    }
+
+    // Full recompute on layers 20-59 (stages 1 and 2 of 4): those stages cost what the plain full plan's
+    // do, stages 0 and 3 what the plain plan without recompute's do; the step and the peak lie between.
+    void recompute_middle_half()
+    {
+        const Scenario none = read(scenario_json({ { "recompute", "none" } }));
+        const Scenario full = read(scenario_json({ { "recompute", "full" } }));
+        const Scenario mid = read(scenario_json(
+            nlohmann::json::parse(R"({"recompute": "none", "layers": [{"range": [20, 59], "recompute": "full"}]})")));
+        const Prediction pn = predict(none), pf = predict(full), pm = predict(mid);
+        QCOMPARE(pm.stages.size(), std::size_t(4));
+        for (int st = 0; st < 4; ++st) {
+            const Prediction& same = st == 1 || st == 2 ? pf : pn;
+            VERIFY_CLOSE(pm.stages[st].memory.activations, same.stages[st].memory.activations);
+            VERIFY_CLOSE(pm.stages[st].memory.total(), same.stages[st].memory.total());
+            VERIFY_CLOSE(pm.stages[st].forward_s, same.stages[st].forward_s);
+            VERIFY_CLOSE(pm.stages[st].backward_s, same.stages[st].backward_s);
+        }
+        // The middle stages hold less than without recompute: the difference shows where the layers are.
+        QVERIFY(pm.stages[1].memory.activations < pn.stages[1].memory.activations);
+        QVERIFY(pm.stages[0].memory.activations > pf.stages[0].memory.activations);
+        QVERIFY2(pn.step_time_s < pm.step_time_s && pm.step_time_s < pf.step_time_s,
+            qPrintable(QStringLiteral("none %1 s, middle %2 s, full %3 s")
+                           .arg(pn.step_time_s)
+                           .arg(pm.step_time_s)
+                           .arg(pf.step_time_s)));
+        QVERIFY(pf.peak_memory_bytes < pm.peak_memory_bytes && pm.peak_memory_bytes <= pn.peak_memory_bytes);
+        // Stage 0 holds the most micro-batches in flight and keeps its activations: it stays the peak.
+        QCOMPARE(pm.peak_memory_stage, 0);
+        VERIFY_CLOSE(pm.peak_memory_bytes, pn.stages[0].memory.total());
+        // Hardware FLOPs: half of the layers re-run their forward; the model FLOPs per step do not change.
+        const double executed_n = pn.hfu * pn.step_time_s, executed_m = pm.hfu * pm.step_time_s,
+                     executed_f = pf.hfu * pf.step_time_s;
+        QVERIFY(executed_n < executed_m && executed_m < executed_f);
+        QVERIFY(close(pm.mfu * pm.step_time_s, pn.mfu * pn.step_time_s, 1e-12));
+    }
+
+    // Full recompute on stage 0's layers only: the stage that holds the most micro-batches in flight
+    // drops to the all-full plan's stage 0, and the peak moves to stage 1 as the plain plan has it.
+    void recompute_first_stage_moves_the_peak()
+    {
+        const Scenario none = read(scenario_json({ { "recompute", "none" } }));
+        const Scenario full = read(scenario_json({ { "recompute", "full" } }));
+        const Scenario first = read(scenario_json(
+            nlohmann::json::parse(R"({"recompute": "none", "layers": [{"range": [0, 19], "recompute": "full"}]})")));
+        const Prediction pn = predict(none), pf = predict(full), p1 = predict(first);
+        VERIFY_CLOSE(p1.stages[0].memory.total(), pf.stages[0].memory.total());
+        VERIFY_CLOSE(p1.stages[1].memory.total(), pn.stages[1].memory.total());
+        QCOMPARE(p1.peak_memory_stage, 1);
+        VERIFY_CLOSE(p1.peak_memory_bytes, pn.stages[1].memory.total());
+        QCOMPARE(strategy_label(first.strategy),
+            std::string("TP 8 × PP 4 × CP 1 × DP 2, mb 1, 1f1b, ZeRO 1, layers 0-19 full recompute, SP"));
+    }
+
+    // The documented example runs under `predict`, text and JSON; search refuses it with exit 2.
+    void cli_predicts_example()
+    {
+        const QString example = QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/composite-recompute-middle.json");
+        QProcess p;
+        p.start(QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("predict"), example, QStringLiteral("--json") });
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const nlohmann::json out = nlohmann::json::parse(p.readAllStandardOutput().toStdString());
+        QVERIFY(out["step_time_s"].get<double>() > 0);
+        p.start(QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("predict"), example });
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const double analytic_s = out["step_time_s"].get<double>();
+        p.start(QStringLiteral(PARALLAX_CLI_PATH),
+            { QStringLiteral("predict"), example, QStringLiteral("--json"), QStringLiteral("--fidelity"),
+                QStringLiteral("simulated") });
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const double simulated_s
+            = nlohmann::json::parse(p.readAllStandardOutput().toStdString())["step_time_s"].get<double>();
+        // The simulator runs the same per-chunk costs; the closed form leaves out send placement.
+        QVERIFY2(std::fabs(analytic_s - simulated_s) <= 0.02 * simulated_s,
+            qPrintable(QStringLiteral("analytic %1 s, simulated %2 s").arg(analytic_s).arg(simulated_s)));
+        QTemporaryDir dir;
+        p.start(QStringLiteral(PARALLAX_CLI_PATH),
+            { QStringLiteral("timeline"), example, QStringLiteral("--out"), dir.filePath(QStringLiteral("t.json")) });
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        QVERIFY(QFileInfo(dir.filePath(QStringLiteral("t.json"))).size() > 0);
+        p.start(QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("search"), example });
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);
+        QVERIFY(p.readAllStandardError().contains("strategy.layers"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCompositeStrategy)
+#include "tst_composite_strategy.moc"
