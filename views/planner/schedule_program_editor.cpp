@@ -99,7 +99,8 @@ void ScheduleProgramEditor::start_from(int index)
         if (index == 0 && m_plan.schedule == Schedule::custom && m_plan.program)
             text = schedule_program_text(*m_plan.program);
         else if (index == 0)
-            text = schedule_program_text(builtin_schedule_program(m_plan.schedule, m_plan.pp, m_plan.vpp, m_microbatches));
+            text = schedule_program_text(
+                builtin_schedule_program(m_plan.schedule, m_plan.pp, m_plan.vpp, m_microbatches));
         else {
             const Start& start = kStarts[index - 1];
             const int vpp = start.schedule == Schedule::interleaved ? std::max(2, m_plan.vpp) : 1;
@@ -142,11 +143,12 @@ void ScheduleProgramEditor::check_text()
         ScheduleProgram p = parse_schedule_text(text().toStdString());
         check_schedule_program(p);
         if (static_cast<int>(p.stages.size()) != m_plan.pp || p.microbatches != m_microbatches) {
-            show_result(QStringLiteral("Well formed, but it runs %1 stages and %2 micro-batches; the plan has pp %3 and %4.")
-                            .arg(p.stages.size())
-                            .arg(p.microbatches)
-                            .arg(m_plan.pp)
-                            .arg(m_microbatches),
+            show_result(
+                QStringLiteral("Well formed, but it runs %1 stages and %2 micro-batches; the plan has pp %3 and %4.")
+                    .arg(p.stages.size())
+                    .arg(p.microbatches)
+                    .arg(m_plan.pp)
+                    .arg(m_microbatches),
                 false);
             return;
         }
@@ -154,8 +156,8 @@ void ScheduleProgramEditor::check_text()
         for (long long k : p.peak_in_flight)
             peaks += (peaks.isEmpty() ? QString() : QStringLiteral(", ")) + QString::number(k);
         m_checked = std::move(p);
-        show_result(QStringLiteral("Checked: no deadlock; in-flight micro-batch chunks per stage at the peak: %1.")
-                        .arg(peaks),
+        show_result(
+            QStringLiteral("Checked: no deadlock; in-flight micro-batch chunks per stage at the peak: %1.").arg(peaks),
             true);
     } catch (const ScheduleProgramError& e) {
         show_result(QString::fromStdString(e.what()), false);
