@@ -161,17 +161,23 @@ std::optional<RowScenario> sailor_scenario(const json& row, std::string& reason)
             replicas.push_back({ { "group", r.at("gpu_type") }, { "tp", r.at("tp") } });
         stages.push_back({ { "layers", layers }, { "replicas", replicas } });
     }
+    // Sailor's image (its Dockerfile: FROM nvcr.io/nvidia/pytorch:24.10-py3) sets
+    // TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, so cuBLAS runs fp32 GEMMs on TF32 tensor cores where a GPU has them:
+    // the GH200s. Turing has no TF32, and GeForce Ampere's TF32 rate equals its fp32 rate: fp32 there.
+    const bool tf32 = gpus.size() == 1 && gpus.contains("GH-96");
     out.doc = { { "schema", 1 }, { "description", row.value("id", "") }, { "model", *model },
         { "cluster", { { "groups", groups }, { "inter_node", inter } } },
         { "training",
             { { "global_batch", st.at("global_batch_size") }, { "seq_len", row.at("model").value("seq_len", 2048) },
-                { "precision", "fp32" }, { "flash_attention", false }, { "framework", "megatron-deepspeed" } } },
+                { "precision", tf32 ? "tf32" : "fp32" }, { "flash_attention", false },
+                { "framework", "megatron-deepspeed" } } },
         { "strategy",
             { { "micro_batch", st.at("micro_batch_size") }, { "recompute", "none" }, { "zero", 0 },
                 { "schedule", "1f1b" }, { "overlap_grad_reduce", false }, { "batch_split", "even" },
                 { "stages", stages } } } };
     out.assumptions = { "fp32 training: Sailor's profiles (sailor/Planner/llm_info.json) count 4 bytes per "
-                        "parameter and activation",
+                        "parameter and activation; on GH200 the GEMMs on TF32 tensor cores (NGC PyTorch 24.10 image, "
+                        "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1)",
         "no fused attention (fp32); DeepSpeed's pipeline engine, which reduces gradients after the pipeline "
         "flush (deepspeed/runtime/pipe/schedule.py: ReduceGrads ends TrainSchedule); no recomputation; every "
         "data-parallel replica of a stage gets the same micro-batches",

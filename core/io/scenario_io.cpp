@@ -488,7 +488,8 @@ const SoftwareRelease* read_software_release(JsonObjectReader& t, Framework fram
 // The training's numerics and software: precision, framework, kernels, MoE routing, CUDA graphs.
 void read_training_software(JsonObjectReader& t, TrainingSpec& training)
 {
-    const std::string p = t.get_choice("precision", { "fp32", "bf16", "fp16", "fp8", "fp4" }, std::string("bf16"));
+    const std::string p
+        = t.get_choice("precision", { "fp32", "tf32", "bf16", "fp16", "fp8", "fp4" }, std::string("bf16"));
     training.precision = *precision_from_string(p);
     training.flash_attention = t.get_bool("flash_attention", true);
     {

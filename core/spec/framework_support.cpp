@@ -405,8 +405,10 @@ bool framework_supports(FrameworkRelease fr, Precision p, Fp8Scaling scaling) no
     case Framework::megatron:
         // --bf16, --fp16, --fp8-format hybrid --fp8-recipe delayed|tensorwise|mxfp8|blockwise (no rowwise),
         // --fp4-format e2m1 --fp4-recipe nvfp4 (transformer_config.py).
-        // No precision flag: fp32 (params_dtype torch.float32).
-        return p != Precision::tf32 && (p != Precision::fp8 || scaling != Fp8Scaling::rowwise);
+        // No precision flag: fp32 (params_dtype torch.float32); tf32 is that with cuBLAS rounding fp32 GEMM
+        // inputs to TF32 (torch.backends.cuda.matmul.allow_tf32, or NGC PyTorch containers'
+        // TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1).
+        return p != Precision::fp8 || scaling != Fp8Scaling::rowwise;
     case Framework::torchtitan:
     case Framework::torchtitan_compile:
         // training.mixed_precision_param bfloat16 | float32 (no fp16); float8 converter recipes tensorwise,
@@ -416,7 +418,7 @@ bool framework_supports(FrameworkRelease fr, Precision p, Fp8Scaling scaling) no
     case Framework::megatron_deepspeed:
         // --bf16 / --fp16, or neither (fp32, as Sailor's runs train); its fp8 (--fp8-hybrid) needs Transformer
         // Engine layers, which the DeepSpeed pipeline model (GPTModelPipe) does not build.
-        return p == Precision::bf16 || p == Precision::fp16 || p == Precision::fp32;
+        return p == Precision::bf16 || p == Precision::fp16 || p == Precision::fp32 || p == Precision::tf32;
     }
     return false;
 }

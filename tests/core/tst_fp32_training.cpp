@@ -241,31 +241,46 @@ private slots:
         QVERIFY2(why.find("peak_TFLOPs.fp32") != std::string::npos, why.c_str());
     }
 
-    // The scenario reader takes "fp32"; "tf32" is not a training precision (no framework modelled here
-    // switches torch.backends.cuda.matmul.allow_tf32 on).
+    // The scenario reader takes "fp32" and "tf32" (fp32 training whose GEMMs cuBLAS runs on TF32 tensor
+    // cores); tf32 needs a GPU with TF32 (Turing has none).
     void scenario_precision_values()
     {
-        auto scenario = [](const std::string& precision) {
+        auto scenario = [](const std::string& precision, const std::string& gpu) {
             const nlohmann::json j = { { "schema", 1 },
                 { "model",
                     { { "name", "g" }, { "layers", 2 }, { "hidden", 1024 }, { "heads", 16 }, { "ffn_hidden", 4096 },
                         { "vocab", 51200 } } },
-                { "cluster", "dgx-a100-superpod" },
+                { "cluster",
+                    { { "gpu", gpu }, { "nodes", 1 }, { "gpus_per_node", 8 }, { "intra_node", "pcie4" },
+                        { "inter_node", "ib-hdr" } } },
                 { "training",
-                    { { "global_batch", 1120 }, { "seq_len", 1024 }, { "precision", precision },
-                        { "framework", "megatron-deepspeed" }, { "flash_attention", false } } } };
+                    { { "global_batch", 64 }, { "seq_len", 1024 }, { "precision", precision },
+                        { "framework", "megatron-deepspeed" }, { "flash_attention", false } } },
+                { "strategy", { { "tp", 1 }, { "pp", 1 }, { "dp", 8 }, { "micro_batch", 1 } } } };
             return j.dump();
         };
-        const Scenario s = parse_scenario_text(scenario("fp32"), "fp32.json", PresetCatalog::standard());
+        const Scenario s
+            = parse_scenario_text(scenario("fp32", "A100-PCIe-80GB"), "fp32.json", PresetCatalog::standard());
         QCOMPARE(s.training.precision, Precision::fp32);
         QCOMPARE(scenario_to_json(s)["training"]["precision"].get<std::string>(), std::string("fp32"));
+        const Scenario t
+            = parse_scenario_text(scenario("tf32", "A100-PCIe-80GB"), "tf32.json", PresetCatalog::standard());
+        QCOMPARE(t.training.precision, Precision::tf32);
+        QCOMPARE(scenario_to_json(t)["training"]["precision"].get<std::string>(), std::string("tf32"));
+        // The same fp32 state and activations; only the GEMMs run faster (A100: 156 vs 19.5 TFLOP/s).
+        const PlanContext cs(s.model, s.training, s.cluster);
+        const PlanContext ct(t.model, t.training, t.cluster);
+        AnalyticResult rs, rt;
+        AnalyticModel(cs).evaluate(s.strategy, rs);
+        AnalyticModel(ct).evaluate(t.strategy, rt);
+        QCOMPARE(rt.peak_memory_bytes, rs.peak_memory_bytes);
+        QVERIFY(rt.step_time_s < 0.5 * rs.step_time_s);
         try {
-            parse_scenario_text(scenario("tf32"), "tf32.json", PresetCatalog::standard());
-            QFAIL("tf32 accepted");
+            parse_scenario_text(scenario("tf32", "T4"), "turing.json", PresetCatalog::standard());
+            QFAIL("tf32 accepted on a GPU without TF32");
         } catch (const InputError& e) {
             const std::string what = e.what();
-            QVERIFY2(what.find("tf32.json") != std::string::npos, e.what());
-            QVERIFY2(what.find("training.precision") != std::string::npos, e.what());
+            QVERIFY2(what.find("turing.json") != std::string::npos, e.what());
         }
     }
 };

@@ -807,8 +807,7 @@ void TestScenarioIo::badInput_data()
                                    << QStringLiteral("strategy.schedule") << QStringLiteral("got \"1F1B\"");
     QTest::newRow("optimizer adamw") << patched(R"({"strategy": {"optimizer": "adamw"}})")
                                      << QStringLiteral("strategy.optimizer") << QStringLiteral("got \"adamw\"");
-    // fp32 is a training precision; tf32 is not (no framework modelled switches fp32 matmuls to TF32).
-    QTest::newRow("precision tf32") << patched(R"({"training": {"precision": "tf32"}})")
+    QTest::newRow("precision fp64") << patched(R"({"training": {"precision": "fp64"}})")
                                     << QStringLiteral("training.precision") << QStringLiteral("must be one of");
     QTest::newRow("ffn_act relu") << patched_inline(R"({"model": {"ffn_act": "relu"}})")
                                   << QStringLiteral("model.ffn_act")
