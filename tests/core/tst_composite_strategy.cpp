@@ -285,6 +285,28 @@ private slots:
             std::string("TP 8 × PP 4 × CP 1 × DP 2, mb 1, 1f1b, ZeRO 1, layers 0-19 full recompute, SP"));
     }
 
+    // A composite the plain menu cannot say: full recompute only where the memory is (a lighter first stage
+    // and the first layers of the second), none elsewhere. Without recompute the plan does not fit; with
+    // full recompute everywhere it fits but is slower than the composite, which fits too.
+    void recompute_where_the_memory_is()
+    {
+        const Scenario composite = load_scenario_file(
+            PARALLAX_SOURCE_DIR "/docs/examples/composite-recompute-first-stages.json", PresetCatalog::standard());
+        Scenario none = composite;
+        none.strategy.layers = nullptr;
+        Scenario full = none;
+        full.strategy.recompute = Recompute::full;
+        const Prediction pc = predict(composite), pn = predict(none), pf = predict(full);
+        QVERIFY(!pn.feasible);
+        QVERIFY(pf.feasible);
+        QVERIFY(pc.feasible);
+        QVERIFY2(pc.step_time_s < 0.9 * pf.step_time_s,
+            qPrintable(QStringLiteral("%1 vs %2").arg(pc.step_time_s).arg(pf.step_time_s)));
+        // Stage 0 (17 layers, all recomputed) holds no more than full recompute's stage 0 with 20 layers.
+        QVERIFY(pc.stages[0].memory.total() < pn.stages[0].memory.total());
+        QVERIFY(pc.peak_memory_bytes < pc.capacity_bytes);
+    }
+
     // The documented example runs under `predict`, text and JSON; search refuses it with exit 2.
     void cli_predicts_example()
     {
