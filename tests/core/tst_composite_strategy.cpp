@@ -307,6 +307,26 @@ private slots:
         QVERIFY(pc.peak_memory_bytes < pc.capacity_bytes);
     }
 
+    // Small experts at expert TP 1 under attention TP 2, EP folded wider, the all-to-all overlapped: each
+    // step of the documented example's table is faster than the one before, and the overlap hides the
+    // expert all-to-all.
+    void expert_tp_one_with_overlap()
+    {
+        const Scenario best = load_scenario_file(
+            PARALLAX_SOURCE_DIR "/docs/examples/composite-expert-tp1-overlap.json", PresetCatalog::standard());
+        Scenario plain = best;
+        plain.strategy.expert_tp = 0; // = tp
+        plain.strategy.ep = 4;
+        plain.strategy.ep_overlap = false;
+        Scenario folded = best;
+        folded.strategy.ep_overlap = false;
+        const Prediction pp = predict(plain), pf = predict(folded), pb = predict(best);
+        QVERIFY(pp.feasible && pf.feasible && pb.feasible);
+        QVERIFY(pf.step_time_s < pp.step_time_s);
+        QVERIFY(pb.step_time_s < pf.step_time_s);
+        QVERIFY(pb.time.exposed_ep_s < 0.5 * pf.time.exposed_ep_s);
+    }
+
     // The documented example runs under `predict`, text and JSON; search refuses it with exit 2.
     void cli_predicts_example()
     {
