@@ -2,6 +2,7 @@
 
 #include "io/csv_writer.hpp"
 #include "plots/plot_export.hpp"
+#include "plots/plot_style.hpp"
 #include "plots/qcustomplot_include.hpp"
 #include "style/view_style.hpp"
 
@@ -71,21 +72,7 @@ GoodputView::GoodputView(QWidget* parent)
 void GoodputView::refresh_colours()
 {
     const bool dark = is_dark(palette());
-    const QColor text = palette().color(QPalette::Text);
-    QColor grid = text;
-    grid.setAlphaF(0.15f);
-    m_plot->setBackground(palette().brush(QPalette::Base));
-    for (QCPAxis* a : m_plot->axisRect()->axes()) {
-        a->setBasePen(QPen(text));
-        a->setTickPen(QPen(text));
-        a->setSubTickPen(QPen(text));
-        a->setTickLabelColor(text);
-        a->setLabelColor(text);
-        a->grid()->setPen(QPen(grid, 1, Qt::DotLine));
-    }
-    m_plot->legend->setBrush(palette().brush(QPalette::Base));
-    m_plot->legend->setTextColor(text);
-    m_plot->legend->setBorderPen(QPen(grid));
+    style_plot(m_plot);
     // The scenario's rate bold; a better rate in the helping colour, a worse one in the hurting colour.
     for (std::size_t i = 0; i < m_graphs.size(); ++i) {
         const double factor = kGoodputRateFactors[i];
@@ -96,7 +83,7 @@ void GoodputView::refresh_colours()
                 QPen(factor < 1 ? good_colour(dark) : bad_colour(dark), 1.5, factor < 1 ? Qt::DotLine : Qt::DashLine));
     }
     m_used->setPen(QPen(palette().color(QPalette::Highlight), 1.5, Qt::DotLine));
-    m_best->setPen(QPen(text, 1, Qt::DashDotLine));
+    m_best->setPen(QPen(palette().color(QPalette::Text), 1, Qt::DashDotLine));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

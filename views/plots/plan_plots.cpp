@@ -2,6 +2,7 @@
 
 #include "io/csv_writer.hpp"
 #include "plots/plot_export.hpp"
+#include "plots/plot_style.hpp"
 #include "plots/qcustomplot_include.hpp"
 #include "search/plan_explain.hpp"
 #include "spec/units.hpp"
@@ -42,29 +43,6 @@ constexpr int kCsvDigits = 10;
 void write_validity(CsvWriter& out, const PlanPoint& p)
 {
     out.integer(p.valid() ? 1 : 0).field(p.valid() ? "" : rule_key(p.option.rule)).integer(p.feasible ? 1 : 0);
-}
-
-void style_plot(QCustomPlot* plot)
-{
-    const QPalette& pal = plot->palette();
-    const QColor text = pal.color(QPalette::Text);
-    QColor grid = text;
-    grid.setAlphaF(0.15f);
-    plot->setBackground(pal.brush(QPalette::Base));
-    for (QCPAxis* a : plot->axisRect()->axes()) {
-        a->setBasePen(QPen(text));
-        a->setTickPen(QPen(text));
-        a->setSubTickPen(QPen(text));
-        a->setTickLabelColor(text);
-        a->setLabelColor(text);
-        a->grid()->setPen(QPen(grid, 1, Qt::DotLine));
-        a->grid()->setZeroLinePen(Qt::NoPen);
-    }
-    if (plot->legend) {
-        plot->legend->setBrush(pal.brush(QPalette::Base));
-        plot->legend->setTextColor(text);
-        plot->legend->setBorderPen(QPen(grid));
-    }
 }
 
 QString point_summary(const PlanPoint& p, Degree d, const Strategy& current)

@@ -3,6 +3,7 @@
 #include "io/csv_writer.hpp"
 #include "io/strategy_csv.hpp"
 #include "plots/plot_export.hpp"
+#include "plots/plot_style.hpp"
 #include "plots/qcustomplot_include.hpp"
 #include "style/view_style.hpp"
 
@@ -87,21 +88,7 @@ ScalingPlot::ScalingPlot(QWidget* parent)
 void ScalingPlot::refresh_colours()
 {
     const bool dark = is_dark(palette());
-    const QColor text = palette().color(QPalette::Text);
-    QColor grid = text;
-    grid.setAlphaF(0.15f);
-    m_plot->setBackground(palette().brush(QPalette::Base));
-    for (QCPAxis* a : m_plot->axisRect()->axes()) {
-        a->setBasePen(QPen(text));
-        a->setTickPen(QPen(text));
-        a->setSubTickPen(QPen(text));
-        a->setTickLabelColor(text);
-        a->setLabelColor(text);
-        a->grid()->setPen(QPen(grid, 1, Qt::DotLine));
-    }
-    m_plot->legend->setBrush(palette().brush(QPalette::Base));
-    m_plot->legend->setTextColor(text);
-    m_plot->legend->setBorderPen(QPen(grid));
+    style_plot(m_plot);
     const QColor c = dimension_colour(ParallelDim::dp, dark);
     m_total->setPen(QPen(c, 2));
     m_total->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, 7));
