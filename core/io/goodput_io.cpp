@@ -9,19 +9,6 @@ using nlohmann::json;
 
 namespace {
 
-const char* recovery_name(RecoveryStrategy r)
-{
-    switch (r) {
-    case RecoveryStrategy::checkpoint:
-        return "checkpoint";
-    case RecoveryStrategy::replica_memory:
-        return "replica_memory";
-    case RecoveryStrategy::replan:
-        return "replan";
-    }
-    return "checkpoint";
-}
-
 double finite(double v)
 {
     return std::isfinite(v) ? v : 0.0;
@@ -46,7 +33,7 @@ json goodput_to_json(const GoodputReport& g)
         { "best_tokens_per_s", finite(g.best_tokens_per_s) }, { "young_interval_s", finite(g.young_interval_s) },
         { "daly_interval_s", finite(g.daly_interval_s) }, { "checkpoint_GB", finite(g.checkpoint_bytes / 1e9) },
         { "checkpoint_write_s", finite(g.checkpoint_write_s) }, { "checkpoint_read_s", finite(g.checkpoint_read_s) },
-        { "recovery", recovery_name(g.recovery) },
+        { "recovery", to_string(g.recovery) },
         { "recovery_s",
             { { "restart", finite(r.restart_s) }, { "warmup", finite(r.warmup_s) },
                 { "replacement", finite(r.replacement_s) }, { "reload", finite(r.reload_s) } } },
@@ -66,7 +53,7 @@ std::string goodput_to_text(const GoodputReport& g)
         "per interruption %10.1f s restart + %.1f s warm-up + %.1f s replacement + %.1f s reload\n"
         "time lost        %9.1f%%: lost work %.1f%%, checkpoint writes %.1f%%, restarts %.1f%%, "
         "replacement %.1f%%, reload %.1f%%\n",
-        g.tokens_per_s, 100 * g.fraction_of_throughput, recovery_name(g.recovery), g.interruptions_per_day,
+        g.tokens_per_s, 100 * g.fraction_of_throughput, to_string(g.recovery), g.interruptions_per_day,
         g.failures_per_day, g.preemptions_per_day, g.checkpoint_interval_s, g.best_checkpoint_interval_s,
         g.best_tokens_per_s, g.young_interval_s, g.daly_interval_s, g.checkpoint_bytes / 1e9, g.checkpoint_write_s,
         r.restart_s, r.warmup_s, r.replacement_s, r.reload_s, 100 * t.lost(), 100 * t.lost_work,

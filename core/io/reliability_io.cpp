@@ -14,19 +14,6 @@ constexpr double kMaxRatePerHour = 1000; // far above any fleet: one interruptio
 constexpr double kMaxSeconds = 1e9; // ~32 years
 constexpr double kMaxGBps = 1e6;
 
-const char* recovery_name(RecoveryStrategy r)
-{
-    switch (r) {
-    case RecoveryStrategy::checkpoint:
-        return "checkpoint";
-    case RecoveryStrategy::replica_memory:
-        return "replica_memory";
-    case RecoveryStrategy::replan:
-        return "replan";
-    }
-    return "checkpoint";
-}
-
 std::optional<double> read_interval(JsonObjectReader& r)
 {
     const json* v = r.raw("checkpoint_interval_s");
@@ -72,7 +59,7 @@ json reliability_to_json(const ReliabilitySpec& r)
     j["checkpoint_read_GBps_per_node"] = r.checkpoint_read_GBps_per_node;
     j["restart_overhead_s"] = r.restart_overhead_s;
     j["replacement_delay_s"] = r.replacement_delay_s;
-    j["recovery"] = recovery_name(r.recovery);
+    j["recovery"] = to_string(r.recovery);
     return j;
 }
 

@@ -1,6 +1,7 @@
 // String names of the enums, as they appear in scenario files (docs/scenario-format.md).
 #include "spec/fabric_spec.hpp"
 #include "spec/gpu_spec.hpp"
+#include "spec/reliability_spec.hpp"
 #include "spec/strategy.hpp"
 
 #include <array>
@@ -170,6 +171,19 @@ std::optional<std::string> rank_order_from_string(std::string_view s, RankOrder&
         return "must name each of tp, cp, ep, dp, pp exactly once, e.g. \"tp-cp-ep-dp-pp\"";
     out = result;
     return std::nullopt;
+}
+
+const char* to_string(RecoveryStrategy r)
+{
+    switch (r) {
+    case RecoveryStrategy::checkpoint:
+        return "checkpoint";
+    case RecoveryStrategy::replica_memory:
+        return "replica_memory";
+    case RecoveryStrategy::replan:
+        return "replan";
+    }
+    return "checkpoint";
 }
 
 } // namespace parallax

@@ -12,6 +12,9 @@ enum class RecoveryStrategy : unsigned char {
     replan, // continue on the survivors at their throughput until the replacement arrives
 };
 
+// The name a scenario file uses ("checkpoint", "replica_memory", "replan").
+const char* to_string(RecoveryStrategy r);
+
 struct ReliabilitySpec {
     double failure_rate_per_gpu_hour = 0; // hardware and software interruptions per GPU and hour of running
     std::optional<double> checkpoint_interval_s; // unset = "auto": the interval that maximises goodput
