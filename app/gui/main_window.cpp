@@ -1137,7 +1137,7 @@ void MainWindow::apply_program(const ScheduleProgram* program)
     Scenario s = m_current->scenario;
     s.strategy.schedule = Schedule::custom;
     s.strategy.program = program;
-    s.strategy.vpp = program->layout == ChunkLayout::dualpipe ? 1 : program->chunks;
+    s.strategy.vpp = program_vpp(*program);
     apply_edit(s, QStringLiteral("schedule program"));
 }
 

@@ -928,6 +928,21 @@ GroupSummary summarize_rows(const std::vector<const ValidationRow*>& rows)
     return g;
 }
 
+// The prediction's figures and errors on a row: throughput per GPU of the plan, memory, feasibility.
+void record_prediction(ValidationRow& row, bool feasible, double tokens_per_s_per_gpu, double peak_memory_bytes)
+{
+    const ValidationCase& c = row.c;
+    row.feasible = feasible;
+    if (!feasible)
+        row.c.assumptions.push_back("predicted out of memory ("
+            + format_number("%.1f GiB", peak_memory_bytes / units::kGiB) + "); throughput reported anyway");
+    row.predicted_tokens_per_s_per_gpu = tokens_per_s_per_gpu;
+    row.predicted_peak_memory_bytes = peak_memory_bytes;
+    if (c.measured_peak_memory_bytes)
+        row.memory_error = (peak_memory_bytes - *c.measured_peak_memory_bytes) / *c.measured_peak_memory_bytes;
+    row.error = (tokens_per_s_per_gpu - c.measured_tokens_per_s_per_gpu) / c.measured_tokens_per_s_per_gpu;
+}
+
 // A row on a mixed cluster: the heterogeneous model, throughput per GPU the replicas hold.
 ValidationRow heterogeneous_row(const ValidationCase& c, const Calibration& calibration)
 {
@@ -935,16 +950,8 @@ ValidationRow heterogeneous_row(const ValidationCase& c, const Calibration& cali
     row.c = c;
     const HeteroPrediction h = predict_heterogeneous(c.scenario, calibration);
     const Prediction& p = h.prediction;
-    row.feasible = p.feasible;
-    if (!p.feasible)
-        row.c.assumptions.push_back("predicted out of memory ("
-            + format_number("%.1f GiB", p.peak_memory_bytes / units::kGiB) + "); throughput reported anyway");
-    row.predicted_tokens_per_s_per_gpu = p.tokens_per_s / static_cast<double>(std::max(1LL, h.gpus_used));
-    row.predicted_peak_memory_bytes = p.peak_memory_bytes;
-    if (c.measured_peak_memory_bytes)
-        row.memory_error = (p.peak_memory_bytes - *c.measured_peak_memory_bytes) / *c.measured_peak_memory_bytes;
-    row.error
-        = (row.predicted_tokens_per_s_per_gpu - c.measured_tokens_per_s_per_gpu) / c.measured_tokens_per_s_per_gpu;
+    record_prediction(
+        row, p.feasible, p.tokens_per_s / static_cast<double>(std::max(1LL, h.gpus_used)), p.peak_memory_bytes);
     return row;
 }
 
@@ -981,16 +988,7 @@ ValidationReport run_validation(
         } else {
             model.evaluate(s, r);
         }
-        row.feasible = r.feasible;
-        if (!r.feasible)
-            row.c.assumptions.push_back("predicted out of memory ("
-                + format_number("%.1f GiB", r.peak_memory_bytes / units::kGiB) + "); throughput reported anyway");
-        row.predicted_tokens_per_s_per_gpu = r.tokens_per_s / static_cast<double>(s.total_gpus());
-        row.predicted_peak_memory_bytes = r.peak_memory_bytes;
-        if (c.measured_peak_memory_bytes)
-            row.memory_error = (r.peak_memory_bytes - *c.measured_peak_memory_bytes) / *c.measured_peak_memory_bytes;
-        row.error
-            = (row.predicted_tokens_per_s_per_gpu - c.measured_tokens_per_s_per_gpu) / c.measured_tokens_per_s_per_gpu;
+        record_prediction(row, r.feasible, r.tokens_per_s / static_cast<double>(s.total_gpus()), r.peak_memory_bytes);
         report.rows.push_back(std::move(row));
     }
     std::vector<const ValidationRow*> all;

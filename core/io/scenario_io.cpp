@@ -233,7 +233,7 @@ void read_strategy_program(JsonObjectReader& r, Strategy& s)
                 + std::string(to_string(s.schedule)) + "\"");
     s.program = read_schedule_program(*text, r.file(), r.path_of("schedule_program"));
     s.schedule = Schedule::custom;
-    const int chunks = s.program->layout == ChunkLayout::dualpipe ? 1 : s.program->chunks;
+    const int chunks = program_vpp(*s.program);
     if (r.has("vpp") && s.vpp != chunks)
         r.fail("vpp",
             "is " + std::to_string(s.vpp) + " but the schedule program runs " + std::to_string(chunks)

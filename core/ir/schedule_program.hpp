@@ -99,6 +99,12 @@ double program_makespan_s(const ScheduleProgram& p, const std::vector<std::vecto
 // A built-in schedule written as a program (checked), passes in device_program's order.
 ScheduleProgram builtin_schedule_program(Schedule schedule, int pp, int vpp, long long microbatches);
 
+// The virtual stages a program runs: its chunks per stage; DualPipe's two chunks are its two pipelines.
+inline int program_vpp(const ScheduleProgram& p)
+{
+    return p.layout == ChunkLayout::dualpipe ? 1 : p.chunks;
+}
+
 inline bool runs_dualpipe(const Strategy& s)
 {
     return s.schedule == Schedule::dualpipe

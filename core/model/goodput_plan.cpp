@@ -128,12 +128,17 @@ double survivor_throughput_fraction(const Scenario& s, const Prediction& p, cons
     return q.feasible ? q.tokens_per_s / p.tokens_per_s : -1;
 }
 
-GoodputReport scenario_goodput(const Scenario& s, const Prediction& p, const Calibration& cal)
+GoodputPlan scenario_goodput_plan(const Scenario& s, const Prediction& p, const Calibration& cal)
 {
     GoodputPlan plan = goodput_plan(s, s.strategy, p.tokens_per_s, p.step_time_s);
     if (s.reliability->recovery == RecoveryStrategy::replan)
         plan.survivor_throughput_fraction = survivor_throughput_fraction(s, p, cal);
-    return predict_goodput(*s.reliability, plan);
+    return plan;
+}
+
+GoodputReport scenario_goodput(const Scenario& s, const Prediction& p, const Calibration& cal)
+{
+    return predict_goodput(*s.reliability, scenario_goodput_plan(s, p, cal));
 }
 
 GoodputReport scenario_goodput(const Scenario& s, const HeteroPrediction& h)

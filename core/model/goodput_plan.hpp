@@ -24,6 +24,10 @@ GoodputPlan goodput_plan(const Scenario& s, const HeteroPrediction& h);
 // valid plan (a replica that does not fill whole nodes, a batch the survivors cannot split, DP 1).
 double survivor_throughput_fraction(const Scenario& s, const Prediction& p, const Calibration& cal);
 
+// The goodput inputs of a plain scenario with a reliability section and its prediction (with the
+// survivors' throughput when the recovery re-plans).
+GoodputPlan scenario_goodput_plan(const Scenario& s, const Prediction& p, const Calibration& cal);
+
 // The report for a scenario with a reliability section (s.reliability must be set).
 GoodputReport scenario_goodput(const Scenario& s, const Prediction& p, const Calibration& cal = builtin_calibration());
 GoodputReport scenario_goodput(const Scenario& s, const HeteroPrediction& h);

@@ -33,9 +33,7 @@ GoodputCurves goodput_curves(const Scenario& s, const Prediction& p, const Calib
     GoodputCurves out;
     if (!s.reliability || s.heterogeneous() || !p.feasible || p.tokens_per_s <= 0)
         return out;
-    GoodputPlan plan = goodput_plan(s, s.strategy, p.tokens_per_s, p.step_time_s);
-    if (s.reliability->recovery == RecoveryStrategy::replan)
-        plan.survivor_throughput_fraction = survivor_throughput_fraction(s, p, cal);
+    const GoodputPlan plan = scenario_goodput_plan(s, p, cal);
     const GoodputReport used = predict_goodput(*s.reliability, plan);
     out.present = true;
     out.interval_used_s = used.checkpoint_interval_s;

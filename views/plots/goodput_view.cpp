@@ -58,12 +58,7 @@ GoodputView::GoodputView(QWidget* parent)
     }
     m_used = new QCPItemStraightLine(m_plot);
     m_best = new QCPItemStraightLine(m_plot);
-    m_plot->legend->setVisible(true);
-    m_plot->legend->setFont(font());
-    m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
-    m_plot->plotLayout()->insertRow(0);
-    m_plot->plotLayout()->addElement(0, 0, m_plot->legend);
-    m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
+    legend_above_axes(m_plot, font());
     install_export_menu(m_plot, QStringLiteral("goodput"), [this] { return csv(); });
     refresh_colours();
     clear();

@@ -122,14 +122,8 @@ SensitivityPlot::SensitivityPlot(QWidget* parent)
     m_capacity = new QCPItemStraightLine(m_plot);
     m_capacity->point1->setAxes(m_plot->xAxis, m_plot->yAxis2);
     m_capacity->point2->setAxes(m_plot->xAxis, m_plot->yAxis2);
-    // The legend in a row of its own above the axes, so it never covers a point.
-    m_plot->legend->setVisible(true);
-    m_plot->legend->setFont(font());
-    m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    legend_above_axes(m_plot, font());
     m_plot->legend->setIconSize(22, 14);
-    m_plot->plotLayout()->insertRow(0);
-    m_plot->plotLayout()->addElement(0, 0, m_plot->legend);
-    m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
     m_plot->legend->setMargins(QMargins(4, 2, 4, 2));
     m_plot->installEventFilter(this);
     refresh_colours();

@@ -27,4 +27,14 @@ void style_plot(QCustomPlot* plot)
     }
 }
 
+void legend_above_axes(QCustomPlot* plot, const QFont& font)
+{
+    plot->legend->setVisible(true);
+    plot->legend->setFont(font);
+    plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    plot->plotLayout()->insertRow(0);
+    plot->plotLayout()->addElement(0, 0, plot->legend);
+    plot->plotLayout()->setRowStretchFactor(0, 0.001);
+}
+
 } // namespace parallax::views

@@ -71,12 +71,7 @@ ScalingPlot::ScalingPlot(QWidget* parent)
     m_notes->setName(QStringLiteral("stops paying / new family"));
     m_notes->setLineStyle(QCPGraph::lsNone);
     m_current = new QCPItemStraightLine(m_plot);
-    m_plot->legend->setVisible(true);
-    m_plot->legend->setFont(font());
-    m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
-    m_plot->plotLayout()->insertRow(0);
-    m_plot->plotLayout()->addElement(0, 0, m_plot->legend);
-    m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
+    legend_above_axes(m_plot, font());
     m_plot->installEventFilter(this);
     connect(m_run, &QPushButton::clicked, this, &ScalingPlot::run_requested);
     connect(m_cancel, &QPushButton::clicked, this, &ScalingPlot::cancel_requested);
