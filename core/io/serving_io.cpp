@@ -2,6 +2,7 @@
 
 #include "io/json_reader.hpp"
 #include "io/scenario_io.hpp"
+#include "io/serving_prediction_io.hpp"
 #include "serving/serving_rules.hpp"
 #include "spec/input_error.hpp"
 
@@ -156,7 +157,59 @@ Deployment read_deployment(const json* v, const std::string& file)
     return d;
 }
 
+json workload_to_json(const ServingWorkload& w)
+{
+    json j { { "isl", w.isl }, { "osl", w.osl } };
+    switch (w.load) {
+    case LoadKind::concurrency:
+        j["concurrency"] = w.concurrency;
+        if (w.rounds > 0)
+            j["rounds"] = w.rounds;
+        break;
+    case LoadKind::request_rate:
+        j["request_rate_qps"] = w.request_rate_qps;
+        break;
+    case LoadKind::batch_size:
+        j["batch_size"] = w.batch_size;
+        break;
+    case LoadKind::max_throughput:
+        j["max_throughput"] = true;
+        break;
+    }
+    return j;
+}
+
+json serving_to_json(const ServingSpec& s)
+{
+    json j;
+    j["precision"] = { { "weights", std::string(to_string(s.precision.weights)) },
+        { "kv_cache", std::string(to_string(s.precision.kv_cache)) } };
+    j["engine"] = std::string(to_string(s.engine));
+    j["workload"] = workload_to_json(s.workload);
+    json slo = json::object();
+    if (s.slo.ttft_ms)
+        slo["ttft_ms"] = *s.slo.ttft_ms;
+    if (s.slo.tpot_ms)
+        slo["tpot_ms"] = *s.slo.tpot_ms;
+    if (!slo.empty())
+        j["slo"] = slo;
+    return j;
+}
+
 } // namespace
+
+json serving_scenario_to_json(const ServingScenario& s)
+{
+    json j;
+    j["schema"] = s.schema;
+    if (!s.description.empty())
+        j["description"] = s.description;
+    j["model"] = s.refs.model.empty() ? model_to_json(s.model) : json(s.refs.model);
+    j["cluster"] = cluster_to_json(s.cluster, s.refs);
+    j["serving"] = serving_to_json(s.serving);
+    j["deployment"] = deployment_to_json(s.deployment);
+    return j;
+}
 
 bool is_serving_scenario(const json& j)
 {

@@ -18,4 +18,8 @@ bool is_serving_scenario(const nlohmann::json& j);
 ServingScenario parse_serving_scenario(const nlohmann::json& j, const std::string& file, const PresetCatalog& catalog);
 ServingScenario load_serving_scenario_file(const std::string& path, const PresetCatalog& catalog);
 
+// The scenario as a file says it: presets stay names, inline objects are written out; reading it back
+// gives the same scenario (the planner's Save).
+nlohmann::json serving_scenario_to_json(const ServingScenario& s);
+
 } // namespace parallax

@@ -1,7 +1,9 @@
 // The serving model (docs/serving.md): KV cache sizes against hand computation, decode bounded by HBM
 // traffic, prefill growing with the prompt, the memory-limited batch, the contract's JSON keys, and the
 // reader's errors naming the file, the key and the rule.
+#include "io/json_reader.hpp"
 #include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
 #include "io/serving_io.hpp"
 #include "io/serving_prediction_io.hpp"
 #include "model/model_math.hpp"
@@ -83,6 +85,7 @@ private slots:
     void closedLoopStaggersGroups();
     void jsonKeys();
     void readerErrors();
+    void savedScenarioReadsBack();
     void cliPredict();
     void searchRanksWithinSlo();
 };
@@ -298,6 +301,40 @@ void TestServing::jsonKeys()
     QVERIFY(std::fabs(p.e2e_latency_ms - (p.ttft_ms + 127 * p.tpot_ms)) < 1e-6 * p.e2e_latency_ms);
     QVERIFY(std::fabs(p.output_tokens_per_s_per_gpu * 8 - p.output_tokens_per_s) < 1e-6 * p.output_tokens_per_s);
     QVERIFY(p.avg_W_per_gpu > 142.0 && p.avg_W_per_gpu <= 700.0 + 1e-6); // above awake idle, within TDP
+}
+
+// The planner's Save: what it writes reads back as the same scenario, for presets by name, an inline
+// model, every load kind, an SLO and a disaggregated deployment; writing it again gives the same file.
+void TestServing::savedScenarioReadsBack()
+{
+    std::vector<json> files;
+    for (const char* name : { "serving-llama3-70b-h100.json", "serving-deepseek-v3-h200.json",
+             "serving-llama3.1-8b-rate.json" })
+        files.push_back(json::parse(read_text_file(std::string(PARALLAX_SOURCE_DIR "/docs/examples/") + name)));
+    json j = base_scenario();
+    j["serving"]["slo"] = { { "ttft_ms", 400 }, { "tpot_ms", 30 } };
+    j["serving"]["workload"]["rounds"] = 5;
+    j["deployment"] = { { "tp", 4 }, { "replicas", 1 } };
+    files.push_back(j);
+    j["model"] = model_to_json(preset_model("llama3-8b"));
+    j["serving"]["workload"] = { { "isl", 512 }, { "osl", 64 }, { "batch_size", 16 } };
+    files.push_back(j);
+    j["serving"]["workload"] = { { "isl", 512 }, { "osl", 64 }, { "max_throughput", true } };
+    j["deployment"] = { { "disaggregated", { { "prefill", { { "tp", 2 }, { "workers", 2 } } },
+                                              { "decode", { { "tp", 4 }, { "workers", 1 } } } } } };
+    files.push_back(j);
+    for (const json& file : files) {
+        const ServingScenario first = parse(file);
+        const json written = serving_scenario_to_json(first);
+        const ServingScenario again = parse(written);
+        QCOMPARE(serving_scenario_to_json(again).dump(), written.dump());
+        const ServingPrediction a = predict_serving(first);
+        const ServingPrediction b = predict_serving(again);
+        QCOMPARE(b.ttft_ms, a.ttft_ms);
+        QCOMPARE(b.tpot_ms, a.tpot_ms);
+        QCOMPARE(b.output_tokens_per_s, a.output_tokens_per_s);
+        QCOMPARE(written["model"].is_string(), file["model"].is_string());
+    }
 }
 
 void TestServing::readerErrors()
