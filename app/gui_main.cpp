@@ -5,8 +5,10 @@
 // With --screenshot the window renders offscreen (unless a platform is forced), the PNG is written
 // and the program exits: 0 written, 1 cannot write, 2 bad input.
 #include "gui/main_window.hpp"
+#include "gui/serving_window.hpp"
 #include "gui/settings.hpp"
 #include "gui/theme.hpp"
+#include "io/serving_io.hpp"
 #include "remote/remote_controller.hpp"
 #include "remote/runs_panel.hpp"
 
@@ -45,6 +47,7 @@ void fail(const QString& message)
 }
 
 using parallax::app::MainWindow;
+using parallax::app::ServingWindow;
 using parallax::app::Settings;
 using parallax::app::Theme;
 
@@ -189,6 +192,58 @@ int take_screenshot(MainWindow& window, const QCommandLineParser& parser)
     return 0;
 }
 
+// --screenshot of a serving scenario: its own window (panels window, metrics, curve, search; the search
+// panel runs the deployment search first).
+int take_serving_screenshot(ServingWindow& window, const QCommandLineParser& parser)
+{
+    const QString panel = parser.value(QStringLiteral("panel"));
+    if (!ServingWindow::panel_names().contains(panel)) {
+        fail(QStringLiteral("--panel: unknown panel \"%1\" for a serving scenario; one of %2")
+                 .arg(panel, ServingWindow::panel_names().join(QStringLiteral(", "))));
+        return 2;
+    }
+    const QStringList size = parser.value(QStringLiteral("size")).split(u'x');
+    window.resize(size.value(0).toInt(), size.value(1).toInt());
+    window.show();
+    QWidget* target = window.panel(panel);
+    if (!window.wait_for_evaluation(20000)) {
+        fail(QStringLiteral("the evaluation did not finish"));
+        return 1;
+    }
+    if (panel == QStringLiteral("search") || panel == QStringLiteral("window")) {
+        window.start_search();
+        if (!window.wait_for_search(60000)) {
+            fail(QStringLiteral("the deployment search did not finish"));
+            return 1;
+        }
+    }
+    for (int i = 0; i < 3; ++i)
+        QApplication::processEvents();
+    if (!target->grab().save(parser.value(QStringLiteral("screenshot")), "PNG")) {
+        fail(QStringLiteral("cannot write ") + parser.value(QStringLiteral("screenshot")));
+        return 1;
+    }
+    return 0;
+}
+
+// A serving scenario opens in the serving window alone.
+int run_serving(const QString& path, const QCommandLineParser& parser)
+{
+    const bool screenshot = parser.isSet(QStringLiteral("screenshot"));
+    ServingWindow window(!screenshot);
+    window.setAttribute(Qt::WA_DeleteOnClose, false);
+    window.setWindowIcon(QIcon(QStringLiteral(":/parallax/icons/parallax.svg")));
+    parallax::app::apply_theme(theme_option(parser, Theme::light));
+    if (!window.open_file(path)) {
+        fail(window.last_error());
+        return 2;
+    }
+    if (screenshot)
+        return take_serving_screenshot(window, parser);
+    window.show();
+    return QApplication::exec();
+}
+
 // --run without --screenshot: select the runs once the store's rows are in.
 void select_runs_when_loaded(MainWindow& window, const QString& run)
 {
@@ -213,6 +268,15 @@ int main(int argc, char** argv)
     add_options(parser);
     parser.process(app);
 
+    const QStringList positional = parser.positionalArguments();
+    if (positional.size() > 1) {
+        fail(QStringLiteral("at most one scenario file or preset, got %1").arg(positional.join(u' ')));
+        return 2;
+    }
+    const QString scenario = positional.isEmpty() ? parser.value(QStringLiteral("scenario")) : positional.first();
+    if (QFile::exists(scenario) && parallax::is_serving_scenario_file(scenario.toStdString()))
+        return run_serving(scenario, parser);
+
     const bool screenshot = parser.isSet(QStringLiteral("screenshot"));
     QTemporaryDir scratch;
     std::unique_ptr<Settings> scratch_settings;
@@ -222,12 +286,6 @@ int main(int argc, char** argv)
     window.setWindowIcon(QIcon(QStringLiteral(":/parallax/icons/parallax.svg")));
     parallax::app::apply_theme(theme_option(parser, screenshot ? Theme::light : window.settings()->theme()));
 
-    const QStringList positional = parser.positionalArguments();
-    if (positional.size() > 1) {
-        fail(QStringLiteral("at most one scenario file or preset, got %1").arg(positional.join(u' ')));
-        return 2;
-    }
-    const QString scenario = positional.isEmpty() ? parser.value(QStringLiteral("scenario")) : positional.first();
     const bool ok
         = QFile::exists(scenario) ? window.open_scenario_file(scenario) : window.open_scenario_preset(scenario);
     if (!ok)

@@ -3,12 +3,14 @@
 #include "gui/autosave_controller.hpp"
 #include "gui/calibration_controller.hpp"
 #include "gui/core_search_engine.hpp"
+#include "gui/event_wait.hpp"
 #include "gui/file_drop.hpp"
 #include "gui/help.hpp"
 #include "gui/plan_document.hpp"
 #include "gui/plan_evaluator.hpp"
 #include "gui/report_controller.hpp"
 #include "gui/scaling_controller.hpp"
+#include "gui/serving_window.hpp"
 #include "gui/theme.hpp"
 #include "gui/timeline_controller.hpp"
 #include "io/csv_writer.hpp"
@@ -16,6 +18,7 @@
 #include "io/json_reader.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
+#include "io/serving_io.hpp"
 #include "ir/schedule_program.hpp"
 #include "planner/cluster_grid_view.hpp"
 #include "planner/learn_panel.hpp"
@@ -741,6 +744,18 @@ QUndoStack* MainWindow::undo_stack() const
 
 bool MainWindow::open_scenario_file(const QString& path)
 {
+    // A serving scenario opens in the serving mode's own window (docs/serving.md, "In the planner").
+    if (is_serving_scenario_file(path.toStdString())) {
+        auto* serving = new ServingWindow(m_opts.interactive, this); // a window of its own, owned here
+        if (!serving->open_file(path)) {
+            report_error(serving->last_error());
+            delete serving;
+            return false;
+        }
+        serving->show();
+        m_settings->add_recent_file(path);
+        return true;
+    }
     try {
         const Scenario s = load_scenario_file(path.toStdString(), PresetCatalog::standard());
         // The planner draws one GPU type and one set of degrees; a mixed cluster would be shown as its first
@@ -1186,17 +1201,7 @@ void MainWindow::display()
 
 bool MainWindow::wait_until(const std::function<bool()>& done, void (MainWindow::*signal)(), int timeout_ms)
 {
-    QElapsedTimer clock;
-    clock.start();
-    while (!done()) {
-        if (clock.elapsed() > timeout_ms)
-            return false;
-        QEventLoop loop;
-        connect(this, signal, &loop, &QEventLoop::quit);
-        QTimer::singleShot(std::max<qint64>(1, timeout_ms - clock.elapsed()), &loop, &QEventLoop::quit);
-        loop.exec();
-    }
-    return true;
+    return app::wait_until(done, this, signal, timeout_ms);
 }
 
 bool MainWindow::wait_for_evaluation(int timeout_ms)

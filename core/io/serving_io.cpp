@@ -216,6 +216,15 @@ bool is_serving_scenario(const json& j)
     return j.is_object() && j.contains("serving");
 }
 
+bool is_serving_scenario_file(const std::string& path)
+{
+    try {
+        return is_serving_scenario(parse_json_text(read_text_file(path), path));
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
 ServingScenario parse_serving_scenario(const json& j, const std::string& file, const PresetCatalog& catalog)
 {
     JsonObjectReader r(j, file, "");

@@ -14,6 +14,9 @@ namespace parallax {
 
 // A scenario object that describes serving (it has a "serving" key).
 bool is_serving_scenario(const nlohmann::json& j);
+// A file that parses as JSON and describes serving (false when it cannot be read or parsed: the
+// training reader then names what is wrong with it).
+bool is_serving_scenario_file(const std::string& path);
 
 ServingScenario parse_serving_scenario(const nlohmann::json& j, const std::string& file, const PresetCatalog& catalog);
 ServingScenario load_serving_scenario_file(const std::string& path, const PresetCatalog& catalog);

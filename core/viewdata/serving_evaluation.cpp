@@ -37,8 +37,8 @@ ServingCurvePoint curve_point(const ServingScenario& s, long long concurrency)
 
 std::vector<long long> serving_curve_concurrencies(const ServingScenario& s, const ServingPrediction& p)
 {
-    const long long instances = s.deployment.disaggregated ? s.deployment.disaggregated->decode.workers
-                                                           : std::max(1, p.replicas);
+    const long long instances
+        = s.deployment.disaggregated ? s.deployment.disaggregated->decode.workers : std::max(1, p.replicas);
     const long long by_memory = std::max<long long>(1, p.max_batch_by_memory) * instances;
     const long long last = std::min(kMaxCurveConcurrency, by_memory * kCurveBeyondMemoryFactor);
     std::vector<long long> out;

@@ -308,8 +308,8 @@ void TestServing::jsonKeys()
 void TestServing::savedScenarioReadsBack()
 {
     std::vector<json> files;
-    for (const char* name : { "serving-llama3-70b-h100.json", "serving-deepseek-v3-h200.json",
-             "serving-llama3.1-8b-rate.json" })
+    for (const char* name :
+        { "serving-llama3-70b-h100.json", "serving-deepseek-v3-h200.json", "serving-llama3.1-8b-rate.json" })
         files.push_back(json::parse(read_text_file(std::string(PARALLAX_SOURCE_DIR "/docs/examples/") + name)));
     json j = base_scenario();
     j["serving"]["slo"] = { { "ttft_ms", 400 }, { "tpot_ms", 30 } };
@@ -320,8 +320,8 @@ void TestServing::savedScenarioReadsBack()
     j["serving"]["workload"] = { { "isl", 512 }, { "osl", 64 }, { "batch_size", 16 } };
     files.push_back(j);
     j["serving"]["workload"] = { { "isl", 512 }, { "osl", 64 }, { "max_throughput", true } };
-    j["deployment"] = { { "disaggregated", { { "prefill", { { "tp", 2 }, { "workers", 2 } } },
-                                              { "decode", { { "tp", 4 }, { "workers", 1 } } } } } };
+    j["deployment"] = { { "disaggregated",
+        { { "prefill", { { "tp", 2 }, { "workers", 2 } } }, { "decode", { { "tp", 4 }, { "workers", 1 } } } } } };
     files.push_back(j);
     for (const json& file : files) {
         const ServingScenario first = parse(file);

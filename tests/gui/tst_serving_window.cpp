@@ -1,0 +1,200 @@
+// The planner's serving mode (docs/serving.md, "In the planner"): a serving scenario opens in its own
+// window, whose cards show what predict_serving computes; the sliders rest only on deployments the rules
+// allow and each drag is one undo step; the latency-throughput curve runs through the scenario's own
+// point; the deployment search's best row applies as an edit; Save writes a file that reads back as the
+// same scenario; the main window hands serving files to this window rather than refusing them.
+#include "gui/main_window.hpp"
+#include "gui/serving_window.hpp"
+#include "gui/settings.hpp"
+#include "io/preset_catalog.hpp"
+#include "io/serving_io.hpp"
+#include "planner/degree_slider.hpp"
+#include "serving_mode/serving_controls.hpp"
+#include "serving_mode/serving_curve_view.hpp"
+#include "serving_mode/serving_metrics_panel.hpp"
+#include "serving_mode/serving_search_table.hpp"
+
+#include <QDoubleSpinBox>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+
+#include "../support/planner_test_main.hpp"
+
+using namespace parallax;
+using parallax::app::ServingWindow;
+using Card = views::ServingMetricsPanel::Card;
+
+namespace {
+
+const QString kExample = QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/serving-llama3-70b-h100.json");
+
+ServingScenario example()
+{
+    return load_serving_scenario_file(kExample.toStdString(), PresetCatalog::standard());
+}
+
+QString ms_text(double v)
+{
+    return QStringLiteral("%1 ms").arg(v, 0, 'f', v < 10 ? 2 : 1);
+}
+
+// Drags a slider's handle onto `value` (press, move, release), as a user would.
+void drag_to(views::DegreeSlider* slider, int value)
+{
+    const QPoint from = slider->stop_position(slider->value());
+    QTest::mousePress(slider, Qt::LeftButton, {}, from);
+    QMouseEvent move(QEvent::MouseMove, slider->stop_position(value), slider->mapToGlobal(slider->stop_position(value)),
+        Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(slider, &move);
+    QTest::mouseRelease(slider, Qt::LeftButton, {}, slider->stop_position(value));
+}
+
+} // namespace
+
+class TestServingWindow : public QObject {
+    Q_OBJECT
+private slots:
+    void cardsShowThePrediction();
+    void slidersRestOnValidDeploymentsAndUndo();
+    void workloadEditRepredicts();
+    void curveRunsThroughTheScenariosPoint();
+    void searchResultApplies();
+    void saveWritesTheScenarioBack();
+    void mainWindowOpensServingFiles();
+};
+
+void TestServingWindow::cardsShowThePrediction()
+{
+    ServingWindow w(false);
+    QVERIFY(w.open_file(kExample));
+    QVERIFY(w.wait_for_evaluation(20000));
+    const ServingPrediction p = predict_serving(example());
+    QCOMPARE(w.metrics()->value_text(Card::ttft), ms_text(p.ttft_ms));
+    QCOMPARE(w.metrics()->value_text(Card::tpot), ms_text(p.tpot_ms));
+    QVERIFY(w.metrics()->value_text(Card::memory).endsWith(QStringLiteral("80 GiB")));
+    QVERIFY2(w.metrics()->memory_text().contains(QStringLiteral("KV cache")), qPrintable(w.metrics()->memory_text()));
+    QVERIFY(w.metrics()->banner_text().isEmpty()); // fits and meets its SLO
+    QVERIFY(!w.is_modified());
+}
+
+void TestServingWindow::slidersRestOnValidDeploymentsAndUndo()
+{
+    ServingWindow w(false);
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.open_file(kExample));
+    QVERIFY(w.wait_for_evaluation(20000));
+    // TP 8 on 8 GPUs: PP 2 would need 16 GPUs, so its stop is blocked and says why.
+    const auto pp_stops = w.controls()->slider(ServingDegree::pp)->stops();
+    const auto pp2 = std::find_if(pp_stops.begin(), pp_stops.end(), [](const auto& s) { return s.value == 2; });
+    QVERIFY(pp2 != pp_stops.end() && !pp2->valid);
+    QVERIFY2(pp2->tip.contains(QStringLiteral("GPUs")), qPrintable(pp2->tip));
+    // Dragging TP to 4 re-predicts TP 4 (two replicas now fit) as one undo step.
+    drag_to(w.controls()->slider(ServingDegree::tp), 4);
+    QCOMPARE(w.scenario().deployment.instance.tp, 4);
+    QVERIFY(w.wait_for_evaluation(20000));
+    const ServingPrediction p = predict_serving(w.scenario());
+    QCOMPARE(w.metrics()->value_text(Card::tpot), ms_text(p.tpot_ms));
+    QCOMPARE(w.undo_stack()->count(), 1);
+    QVERIFY(w.is_modified());
+    w.undo_stack()->undo();
+    QCOMPARE(w.scenario().deployment.instance.tp, 8);
+    QCOMPARE(w.controls()->slider(ServingDegree::tp)->value(), 8);
+    QVERIFY(!w.is_modified());
+}
+
+void TestServingWindow::workloadEditRepredicts()
+{
+    ServingWindow w(false);
+    QVERIFY(w.open_file(kExample));
+    QVERIFY(w.wait_for_evaluation(20000));
+    w.controls()->load_box()->setValue(16);
+    QCOMPARE(w.scenario().serving.workload.concurrency, 16LL);
+    QVERIFY(w.wait_for_evaluation(20000));
+    ServingScenario s = example();
+    s.serving.workload.concurrency = 16;
+    QCOMPARE(w.metrics()->value_text(Card::ttft), ms_text(predict_serving(s).ttft_ms));
+}
+
+void TestServingWindow::curveRunsThroughTheScenariosPoint()
+{
+    ServingWindow w(false);
+    QVERIFY(w.open_file(kExample));
+    QVERIFY(w.wait_for_evaluation(20000));
+    const std::vector<ServingCurvePoint>& points = w.curve()->points();
+    QVERIFY(points.size() >= 8);
+    const ServingPrediction p = predict_serving(example());
+    const auto here = std::find_if(points.begin(), points.end(), [](const auto& pt) { return pt.concurrency == 64; });
+    QVERIFY(here != points.end());
+    QCOMPARE(here->tokens_per_s_per_gpu, p.output_tokens_per_s_per_gpu);
+    // More requests in flight: each streams no faster, and the GPUs (until the plateau) produce more.
+    for (std::size_t i = 1; i < points.size(); ++i) {
+        QVERIFY(points[i].tokens_per_s_per_user <= points[i - 1].tokens_per_s_per_user * (1 + 1e-9));
+        if (points[i].concurrency <= 64)
+            QVERIFY(points[i].tokens_per_s_per_gpu > points[i - 1].tokens_per_s_per_gpu);
+    }
+    QVERIFY2(w.curve()->summary().contains(QStringLiteral("SLO holds up to concurrency")),
+        qPrintable(w.curve()->summary()));
+    QVERIFY(w.curve()->csv().startsWith(QStringLiteral("concurrency,feasible,slo_met")));
+}
+
+void TestServingWindow::searchResultApplies()
+{
+    ServingWindow w(false);
+    QVERIFY(w.open_file(kExample));
+    QVERIFY(w.wait_for_evaluation(20000));
+    w.start_search();
+    QVERIFY(w.wait_for_search(60000));
+    const ServingSearchResult& r = w.search_table()->result();
+    QVERIFY(!r.results.empty());
+    QCOMPARE(w.search_table()->table()->rowCount(), static_cast<int>(r.results.size()));
+    emit w.search_table()->table()->cellDoubleClicked(0, 0);
+    QVERIFY(w.wait_for_evaluation(20000));
+    QCOMPARE(w.scenario().deployment.disaggregated.has_value(), r.results.front().deployment.disaggregated.has_value());
+    const ServingPrediction p = predict_serving(w.scenario());
+    QCOMPARE(p.output_tokens_per_s_per_gpu, r.results.front().prediction.output_tokens_per_s_per_gpu);
+    QCOMPARE(w.undo_stack()->count(), 1);
+    // A disaggregated deployment has no single instance layout: the sliders step aside and say so.
+    if (w.scenario().deployment.disaggregated)
+        QVERIFY(!w.controls()->slider(ServingDegree::tp)->isEnabled());
+}
+
+void TestServingWindow::saveWritesTheScenarioBack()
+{
+    QTemporaryDir dir;
+    ServingWindow w(false);
+    QVERIFY(w.open_file(kExample));
+    QVERIFY(w.wait_for_evaluation(20000));
+    w.controls()->load_box()->setValue(32);
+    QVERIFY(w.is_modified());
+    const QString path = dir.filePath(QStringLiteral("saved.json"));
+    QVERIFY(w.save_as(path));
+    QVERIFY(!w.is_modified());
+    const ServingScenario back = load_serving_scenario_file(path.toStdString(), PresetCatalog::standard());
+    QCOMPARE(back.serving.workload.concurrency, 32LL);
+    QCOMPARE(serving_scenario_to_json(back).dump(), serving_scenario_to_json(w.scenario()).dump());
+    QCOMPARE(back.refs.model, std::string("llama3-70b")); // presets stay names
+}
+
+void TestServingWindow::mainWindowOpensServingFiles()
+{
+    QTemporaryDir dir;
+    app::Settings settings(dir.filePath(QStringLiteral("settings.ini")), nullptr);
+    settings.set_autosave_dir(dir.filePath(QStringLiteral("autosave")));
+    app::MainWindow::Options o;
+    o.restore_layout = false;
+    o.settings = &settings;
+    app::MainWindow main(o);
+    QVERIFY(main.open_scenario_file(kExample));
+    const auto opened = main.findChildren<ServingWindow*>();
+    QCOMPARE(opened.size(), 1);
+    QVERIFY(opened.front()->isWindow());
+    QVERIFY(opened.front()->wait_for_evaluation(20000));
+    QCOMPARE(opened.front()->scenario().deployment.instance.tp, 8);
+}
+
+PARALLAX_PLANNER_TEST_MAIN(TestServingWindow)
+#include "tst_serving_window.moc"

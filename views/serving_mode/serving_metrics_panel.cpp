@@ -1,0 +1,190 @@
+#include "serving_mode/serving_metrics_panel.hpp"
+
+#include "style/view_style.hpp"
+
+#include <QFrame>
+#include <QGridLayout>
+#include <QLabel>
+#include <QVBoxLayout>
+
+namespace parallax::views {
+
+namespace {
+
+constexpr int kCardsPerRow = 4;
+constexpr double kMsPerS = 1000;
+
+struct CardInfo {
+    ServingMetricsPanel::Card card;
+    const char* title;
+    const char* tip;
+};
+
+const std::vector<CardInfo>& card_infos()
+{
+    using C = ServingMetricsPanel::Card;
+    static const std::vector<CardInfo> infos = {
+        { C::ttft, "TTFT", "Time to first token: queueing, the prompt's prefill (chunked with other requests' decode "
+                           "steps) and the first step's output, mean over requests." },
+        { C::tpot, "TPOT", "Time per output token after the first: one decode step, with other requests' prompts "
+                           "riding along in some steps, mean over requests." },
+        { C::e2e, "End to end", "TTFT + (output tokens - 1) x TPOT." },
+        { C::tokens_per_s, "Output tokens/s", "Output tokens per second of the whole deployment." },
+        { C::tokens_per_s_per_gpu, "Tokens/s per GPU", "Output tokens per second per GPU (the cost axis)." },
+        { C::tokens_per_s_per_user, "Tokens/s per user", "1000 / TPOT: how fast one request's output streams." },
+        { C::requests_per_s, "Requests/s", "Completed requests per second over the deployment." },
+        { C::batch, "Running batch", "Requests running at once per instance, and the most the KV cache and the "
+                                     "engine's admission rule allow." },
+        { C::memory, "Memory per GPU", "Weights, KV-cache pool, activation buffers and the rest, on the busiest GPU, "
+                                       "against its capacity." },
+        { C::power, "Power per GPU", "Average board power over a step." },
+        { C::energy, "Energy per token", "Joules per output token, all GPUs of the deployment." },
+    };
+    return infos;
+}
+
+QString ms(double v)
+{
+    return v >= kMsPerS ? QStringLiteral("%1 s").arg(v / kMsPerS, 0, 'f', 2)
+                        : QStringLiteral("%1 ms").arg(v, 0, 'f', v < 10 ? 2 : 1);
+}
+
+QString value_of(ServingMetricsPanel::Card c, const ServingPrediction& p)
+{
+    using C = ServingMetricsPanel::Card;
+    switch (c) {
+    case C::ttft:
+        return ms(p.ttft_ms);
+    case C::tpot:
+        return ms(p.tpot_ms);
+    case C::e2e:
+        return ms(p.e2e_latency_ms);
+    case C::tokens_per_s:
+        return format_count(p.output_tokens_per_s);
+    case C::tokens_per_s_per_gpu:
+        return format_count(p.output_tokens_per_s_per_gpu);
+    case C::tokens_per_s_per_user:
+        return QStringLiteral("%1").arg(p.output_tokens_per_s_per_user, 0, 'f', 1);
+    case C::requests_per_s:
+        return QStringLiteral("%1").arg(p.requests_per_s, 0, 'f', 2);
+    case C::batch:
+        return QStringLiteral("%1 / %2").arg(p.running_batch, 0, 'f', 1).arg(p.max_batch_by_memory);
+    case C::memory:
+        return QStringLiteral("%1 / %2").arg(format_gib(p.memory.peak_B()), format_gib(p.memory.capacity_B, 0));
+    case C::power:
+        return QStringLiteral("%1 W").arg(p.avg_W_per_gpu, 0, 'f', 0);
+    case C::energy:
+        return QStringLiteral("%1 J").arg(p.energy_J_per_token, 0, 'f', 3);
+    }
+    return {};
+}
+
+} // namespace
+
+ServingMetricsPanel::ServingMetricsPanel(QWidget* parent)
+    : QWidget(parent)
+{
+    auto* layout = new QVBoxLayout(this);
+    m_banner = new QLabel(this);
+    m_banner->setObjectName(QStringLiteral("serving_banner"));
+    m_banner->setWordWrap(true);
+    m_banner->setTextFormat(Qt::PlainText);
+    layout->addWidget(m_banner);
+    auto* grid = new QGridLayout;
+    layout->addLayout(grid);
+    int i = 0;
+    for (const CardInfo& info : card_infos()) {
+        auto* frame = new QFrame(this);
+        frame->setFrameShape(QFrame::StyledPanel);
+        frame->setObjectName(QStringLiteral("metric_card"));
+        frame->setToolTip(QString::fromUtf8(info.tip));
+        auto* v = new QVBoxLayout(frame);
+        CardWidgets w { info.card, new QLabel(QString::fromUtf8(info.title), frame), new QLabel(QStringLiteral("–"), frame) };
+        QFont big = w.value->font();
+        big.setPointSizeF(big.pointSizeF() * 1.5);
+        big.setBold(true);
+        w.value->setFont(big);
+        v->addWidget(w.title);
+        v->addWidget(w.value);
+        grid->addWidget(frame, i / kCardsPerRow, i % kCardsPerRow);
+        m_cards.push_back(w);
+        ++i;
+    }
+    m_memory = new QLabel(this);
+    m_memory->setObjectName(QStringLiteral("serving_memory"));
+    m_warnings = new QLabel(this);
+    m_warnings->setObjectName(QStringLiteral("serving_warnings"));
+    m_warnings->setWordWrap(true);
+    m_warnings->setTextFormat(Qt::PlainText);
+    layout->addWidget(m_memory);
+    layout->addWidget(m_warnings);
+    layout->addStretch(1);
+}
+
+void ServingMetricsPanel::set_evaluation(const ServingEvaluation& e)
+{
+    show_banner(e);
+    if (!e.valid) {
+        for (CardWidgets& w : m_cards)
+            w.value->setText(QStringLiteral("–"));
+        m_memory->clear();
+        m_warnings->clear();
+        return;
+    }
+    show_values(e.prediction);
+}
+
+void ServingMetricsPanel::show_values(const ServingPrediction& p)
+{
+    for (CardWidgets& w : m_cards)
+        w.value->setText(value_of(w.card, p));
+    const ServingMemory& m = p.memory;
+    m_memory->setText(QStringLiteral("Memory per GPU: weights %1 · KV cache %2 · activations %3 · other %4")
+                          .arg(format_gib(m.weights_B), format_gib(std::max(0.0, m.kv_pool_B)),
+                              format_gib(m.activations_B), format_gib(m.other_B)));
+    QStringList lines;
+    for (const std::string& warning : p.warnings)
+        lines << QStringLiteral("• ") + QString::fromStdString(warning);
+    m_warnings->setText(lines.join(QLatin1Char('\n')));
+}
+
+void ServingMetricsPanel::show_banner(const ServingEvaluation& e)
+{
+    const bool dark = is_dark(palette());
+    QString text;
+    if (!e.valid)
+        text = QString::fromStdString(e.error_key + ": " + e.error);
+    else if (!e.prediction.feasible)
+        text = QStringLiteral("Not feasible: ")
+            + QString::fromStdString(e.prediction.warnings.empty() ? std::string() : e.prediction.warnings.front());
+    else if (!e.prediction.slo_met)
+        text = QStringLiteral("Misses its SLO (the warnings below say which limit).");
+    m_banner->setText(text);
+    m_banner->setVisible(!text.isEmpty());
+    m_banner->setStyleSheet(QStringLiteral("color: %1;").arg(bad_colour(dark).name()));
+}
+
+QString ServingMetricsPanel::value_text(Card c) const
+{
+    for (const CardWidgets& w : m_cards)
+        if (w.card == c)
+            return w.value->text();
+    return {};
+}
+
+QString ServingMetricsPanel::banner_text() const
+{
+    return m_banner->text();
+}
+
+QString ServingMetricsPanel::memory_text() const
+{
+    return m_memory->text();
+}
+
+QString ServingMetricsPanel::warnings_text() const
+{
+    return m_warnings->text();
+}
+
+} // namespace parallax::views

@@ -1,0 +1,54 @@
+#pragma once
+// The serving mode's live numbers: time to first token, time per output token, end-to-end latency,
+// throughput (whole deployment, per GPU, per user), requests/s, the running batch against what memory
+// holds, memory per GPU and its parts, power and energy per token. A banner says when the deployment
+// breaks a rule, does not fit or misses its SLO; the prediction's warnings are listed under the cards.
+#include "viewdata/serving_evaluation.hpp"
+
+#include <QString>
+#include <QWidget>
+
+#include <vector>
+
+class QLabel;
+
+namespace parallax::views {
+
+class ServingMetricsPanel : public QWidget {
+    Q_OBJECT
+public:
+    enum class Card : unsigned char {
+        ttft,
+        tpot,
+        e2e,
+        tokens_per_s,
+        tokens_per_s_per_gpu,
+        tokens_per_s_per_user,
+        requests_per_s,
+        batch,
+        memory,
+        power,
+        energy
+    };
+    explicit ServingMetricsPanel(QWidget* parent = nullptr);
+    void set_evaluation(const ServingEvaluation& e);
+    QString value_text(Card c) const;
+    QString banner_text() const;
+    QString memory_text() const; // the memory parts line
+    QString warnings_text() const;
+
+private:
+    struct CardWidgets {
+        Card card;
+        QLabel* title = nullptr;
+        QLabel* value = nullptr;
+    };
+    void show_values(const ServingPrediction& p);
+    void show_banner(const ServingEvaluation& e);
+    std::vector<CardWidgets> m_cards;
+    QLabel* m_banner = nullptr;
+    QLabel* m_memory = nullptr;
+    QLabel* m_warnings = nullptr;
+};
+
+} // namespace parallax::views
