@@ -71,6 +71,7 @@ ServingWindow::ServingWindow(bool interactive, QWidget* parent)
     right->addWidget(m_metrics);
     right->addWidget(tabs);
     right->setStretchFactor(1, 1);
+    right->setSizes({ 280, 720 }); // the cards need little height; the curve and the table take the rest
     auto* split = new QSplitter(Qt::Horizontal, this);
     split->addWidget(scroll);
     split->addWidget(right);
@@ -111,8 +112,8 @@ void ServingWindow::build_menus()
     });
     file->addAction(QStringLiteral("&Save"), QKeySequence::Save, this, [this] { save(); });
     file->addAction(QStringLiteral("Save &as..."), QKeySequence::SaveAs, this, [this] {
-        const QString p = QFileDialog::getSaveFileName(this, QStringLiteral("Save serving scenario"), m_path,
-            QStringLiteral("Scenario files (*.json)"));
+        const QString p = QFileDialog::getSaveFileName(
+            this, QStringLiteral("Save serving scenario"), m_path, QStringLiteral("Scenario files (*.json)"));
         if (!p.isEmpty())
             save_as(p);
     });
@@ -170,25 +171,23 @@ void ServingWindow::request_evaluation()
 {
     const LatestRequest::Ticket ticket = m_latest.next();
     const quint64 id = ticket.id;
-    QtConcurrent::run(&m_pool,
-        [s = m_scenario, token = ticket.token]() -> std::shared_ptr<const ServingEvaluation> {
-            if (token.cancelled())
-                return nullptr;
-            TaskOutcome<ServingEvaluation> out = run_catching([&] { return evaluate_serving(s, token); });
-            if (out.value)
-                return std::make_shared<ServingEvaluation>(std::move(*out.value));
-            ServingEvaluation failed; // an evaluation that threw is shown as a broken rule, never dropped
-            failed.scenario = s;
-            failed.error_key = "evaluation";
-            failed.error = out.cancelled ? "cancelled" : out.error;
-            return std::make_shared<ServingEvaluation>(std::move(failed));
-        })
-        .then(this, [this, id](std::shared_ptr<const ServingEvaluation> e) {
-            if (!e || e->cancelled || !m_latest.is_latest(id))
-                return;
-            m_delivered = id;
-            show_evaluation(std::move(e));
-        });
+    QtConcurrent::run(&m_pool, [s = m_scenario, token = ticket.token]() -> std::shared_ptr<const ServingEvaluation> {
+        if (token.cancelled())
+            return nullptr;
+        TaskOutcome<ServingEvaluation> out = run_catching([&] { return evaluate_serving(s, token); });
+        if (out.value)
+            return std::make_shared<ServingEvaluation>(std::move(*out.value));
+        ServingEvaluation failed; // an evaluation that threw is shown as a broken rule, never dropped
+        failed.scenario = s;
+        failed.error_key = "evaluation";
+        failed.error = out.cancelled ? "cancelled" : out.error;
+        return std::make_shared<ServingEvaluation>(std::move(failed));
+    }).then(this, [this, id](std::shared_ptr<const ServingEvaluation> e) {
+        if (!e || e->cancelled || !m_latest.is_latest(id))
+            return;
+        m_delivered = id;
+        show_evaluation(std::move(e));
+    });
 }
 
 void ServingWindow::show_evaluation(std::shared_ptr<const ServingEvaluation> e)
@@ -205,15 +204,16 @@ void ServingWindow::start_search()
         return;
     m_search_running = true;
     m_search->set_running(true);
-    QtConcurrent::run(&m_pool, [s = m_scenario] { return run_catching([&] { return search_serving(s, kSearchTop); }); })
-        .then(this, [this](TaskOutcome<ServingSearchResult> out) {
-            m_search_running = false;
-            if (out.value)
-                show_search(*out.value);
-            else
-                m_search->set_failed(QString::fromStdString(out.error));
-            emit searched();
-        });
+    QtConcurrent::run(&m_pool, [s = m_scenario] {
+        return run_catching([&] { return search_serving(s, kSearchTop); });
+    }).then(this, [this](TaskOutcome<ServingSearchResult> out) {
+        m_search_running = false;
+        if (out.value)
+            show_search(*out.value);
+        else
+            m_search->set_failed(QString::fromStdString(out.error));
+        emit searched();
+    });
 }
 
 void ServingWindow::show_search(const ServingSearchResult& r)

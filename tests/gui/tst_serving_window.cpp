@@ -136,8 +136,8 @@ void TestServingWindow::curveRunsThroughTheScenariosPoint()
         if (points[i].concurrency <= 64)
             QVERIFY(points[i].tokens_per_s_per_gpu > points[i - 1].tokens_per_s_per_gpu);
     }
-    QVERIFY2(w.curve()->summary().contains(QStringLiteral("SLO holds up to concurrency")),
-        qPrintable(w.curve()->summary()));
+    QVERIFY2(
+        w.curve()->summary().contains(QStringLiteral("SLO holds up to concurrency")), qPrintable(w.curve()->summary()));
     QVERIFY(w.curve()->csv().startsWith(QStringLiteral("concurrency,feasible,slo_met")));
 }
 

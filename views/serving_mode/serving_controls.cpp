@@ -201,7 +201,8 @@ void ServingControls::set_scenario(const ServingScenario& s)
     show_degrees();
     show_workload();
     const ServingSpec& sv = s.serving;
-    m_engine->setCurrentIndex(static_cast<int>(std::find(kEngines.begin(), kEngines.end(), sv.engine) - kEngines.begin()));
+    m_engine->setCurrentIndex(
+        static_cast<int>(std::find(kEngines.begin(), kEngines.end(), sv.engine) - kEngines.begin()));
     const auto precision_index = [](Precision p) {
         return static_cast<int>(std::find(kPrecisions.begin(), kPrecisions.end(), p) - kPrecisions.begin());
     };

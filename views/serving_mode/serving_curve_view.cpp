@@ -17,6 +17,8 @@ namespace {
 
 // A point counts as on the plateau once it is within this share of the best throughput per GPU.
 constexpr double kPlateauShare = 0.95;
+// Room beyond the largest value, so the end points and their markers are not cut at the edge.
+constexpr double kAxisHeadroom = 1.08;
 
 QCPGraph* add_scatter(QCustomPlot* plot, const QString& name)
 {
@@ -51,6 +53,7 @@ ServingCurveView::ServingCurveView(QWidget* parent)
     m_here = add_scatter(m_plot, QStringLiteral("the scenario's load"));
     m_front = m_plot->addGraph();
     m_front->setName(QStringLiteral("best deployments (search)"));
+    m_front->setVisible(false);
     legend_above_axes(m_plot, font());
     install_export_menu(m_plot, QStringLiteral("serving-curve"), [this] { return csv(); });
     refresh_colours();
@@ -81,9 +84,8 @@ void ServingCurveView::changeEvent(QEvent* e)
 void ServingCurveView::set_evaluation(const ServingEvaluation& e)
 {
     m_points = e.curve;
-    m_here_concurrency = e.scenario.serving.workload.load == LoadKind::concurrency
-        ? e.scenario.serving.workload.concurrency
-        : 0;
+    m_here_concurrency
+        = e.scenario.serving.workload.load == LoadKind::concurrency ? e.scenario.serving.workload.concurrency : 0;
     QVector<double> x, y, met_x, met_y, missed_x, missed_y, here_x, here_y;
     for (const ServingCurvePoint& p : m_points) {
         if (!p.feasible)
@@ -103,11 +105,7 @@ void ServingCurveView::set_evaluation(const ServingEvaluation& e)
     m_met->setData(met_x, met_y);
     m_missed->setData(missed_x, missed_y);
     m_here->setData(here_x, here_y);
-    m_plot->rescaleAxes();
-    m_plot->xAxis->setRangeLower(0);
-    m_plot->yAxis->setRangeLower(0);
-    m_plot->xAxis->scaleRange(1.08, m_plot->xAxis->range().lower);
-    m_plot->yAxis->scaleRange(1.08, m_plot->yAxis->range().lower);
+    fit_axes();
     m_summary->setText(summary_of(e));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -121,10 +119,17 @@ void ServingCurveView::set_front(const std::vector<ServingFrontPoint>& front)
     }
     m_front->setData(x, y);
     m_front->setVisible(!front.empty());
-    m_plot->rescaleAxes();
-    m_plot->xAxis->setRangeLower(0);
-    m_plot->yAxis->setRangeLower(0);
+    fit_axes();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void ServingCurveView::fit_axes()
+{
+    m_plot->rescaleAxes(true); // visible graphs only: a hidden front does not stretch the axes
+    for (QCPAxis* axis : { m_plot->xAxis, m_plot->yAxis }) {
+        axis->setRangeLower(0);
+        axis->setRangeUpper(axis->range().upper * kAxisHeadroom);
+    }
 }
 
 QString ServingCurveView::summary_of(const ServingEvaluation& e) const

@@ -39,6 +39,7 @@ protected:
 
 private:
     QString summary_of(const ServingEvaluation& e) const;
+    void fit_axes();
     QCustomPlot* m_plot = nullptr;
     QCPGraph* m_curve = nullptr; // the line through every feasible point
     QCPGraph* m_met = nullptr; // points meeting the SLO

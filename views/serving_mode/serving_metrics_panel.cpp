@@ -24,19 +24,23 @@ const std::vector<CardInfo>& card_infos()
 {
     using C = ServingMetricsPanel::Card;
     static const std::vector<CardInfo> infos = {
-        { C::ttft, "TTFT", "Time to first token: queueing, the prompt's prefill (chunked with other requests' decode "
-                           "steps) and the first step's output, mean over requests." },
-        { C::tpot, "TPOT", "Time per output token after the first: one decode step, with other requests' prompts "
-                           "riding along in some steps, mean over requests." },
+        { C::ttft, "TTFT",
+            "Time to first token: queueing, the prompt's prefill (chunked with other requests' decode "
+            "steps) and the first step's output, mean over requests." },
+        { C::tpot, "TPOT",
+            "Time per output token after the first: one decode step, with other requests' prompts "
+            "riding along in some steps, mean over requests." },
         { C::e2e, "End to end", "TTFT + (output tokens - 1) x TPOT." },
         { C::tokens_per_s, "Output tokens/s", "Output tokens per second of the whole deployment." },
         { C::tokens_per_s_per_gpu, "Tokens/s per GPU", "Output tokens per second per GPU (the cost axis)." },
         { C::tokens_per_s_per_user, "Tokens/s per user", "1000 / TPOT: how fast one request's output streams." },
         { C::requests_per_s, "Requests/s", "Completed requests per second over the deployment." },
-        { C::batch, "Running batch", "Requests running at once per instance, and the most the KV cache and the "
-                                     "engine's admission rule allow." },
-        { C::memory, "Memory per GPU", "Weights, KV-cache pool, activation buffers and the rest, on the busiest GPU, "
-                                       "against its capacity." },
+        { C::batch, "Running batch",
+            "Requests running at once per instance, and the most the KV cache and the "
+            "engine's admission rule allow." },
+        { C::memory, "Memory per GPU",
+            "Weights, KV-cache pool, activation buffers and the rest, on the busiest GPU, "
+            "against its capacity." },
         { C::power, "Power per GPU", "Average board power over a step." },
         { C::energy, "Energy per token", "Joules per output token, all GPUs of the deployment." },
     };
@@ -99,7 +103,8 @@ ServingMetricsPanel::ServingMetricsPanel(QWidget* parent)
         frame->setObjectName(QStringLiteral("metric_card"));
         frame->setToolTip(QString::fromUtf8(info.tip));
         auto* v = new QVBoxLayout(frame);
-        CardWidgets w { info.card, new QLabel(QString::fromUtf8(info.title), frame), new QLabel(QStringLiteral("–"), frame) };
+        CardWidgets w { info.card, new QLabel(QString::fromUtf8(info.title), frame),
+            new QLabel(QStringLiteral("–"), frame) };
         QFont big = w.value->font();
         big.setPointSizeF(big.pointSizeF() * 1.5);
         big.setBold(true);

@@ -46,9 +46,9 @@ ServingSearchTable::ServingSearchTable(QWidget* parent)
     layout->addWidget(m_summary);
     m_table = new QTableWidget(0, kColumns, this);
     m_table->setObjectName(QStringLiteral("serving_search_table"));
-    m_table->setHorizontalHeaderLabels({ QStringLiteral("Deployment"), QStringLiteral("Tokens/s per GPU"),
-        QStringLiteral("Tokens/s per user"), QStringLiteral("TTFT"), QStringLiteral("TPOT"), QStringLiteral("GPUs"),
-        QStringLiteral("Pareto") });
+    m_table->setHorizontalHeaderLabels(
+        { QStringLiteral("Deployment"), QStringLiteral("Tokens/s per GPU"), QStringLiteral("Tokens/s per user"),
+            QStringLiteral("TTFT"), QStringLiteral("TPOT"), QStringLiteral("GPUs"), QStringLiteral("Pareto") });
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -88,8 +88,10 @@ void ServingSearchTable::set_result(const ServingSearchResult& r)
     for (int row = 0; row < static_cast<int>(r.results.size()); ++row) {
         const ServingCandidate& c = r.results[static_cast<std::size_t>(row)];
         const ServingPrediction& p = c.prediction;
-        m_table->setItem(row, 0, new QTableWidgetItem(QString::fromStdString(deployment_label(c.deployment, p.replicas))));
-        m_table->setItem(row, 1, number_item(p.output_tokens_per_s_per_gpu, format_count(p.output_tokens_per_s_per_gpu)));
+        m_table->setItem(
+            row, 0, new QTableWidgetItem(QString::fromStdString(deployment_label(c.deployment, p.replicas))));
+        m_table->setItem(
+            row, 1, number_item(p.output_tokens_per_s_per_gpu, format_count(p.output_tokens_per_s_per_gpu)));
         m_table->setItem(row, 2,
             number_item(p.output_tokens_per_s_per_user, QString::number(p.output_tokens_per_s_per_user, 'f', 1)));
         m_table->setItem(row, 3, number_item(p.ttft_ms, QString::number(p.ttft_ms, 'f', 1) + QStringLiteral(" ms")));
