@@ -1,6 +1,7 @@
 #include "gui/serving_window.hpp"
 
 #include "gui/event_wait.hpp"
+#include "io/export/serving_launch.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
 #include "io/serving_io.hpp"
@@ -13,6 +14,8 @@
 #include "spec/input_error.hpp"
 
 #include <QCloseEvent>
+#include <QDir>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
@@ -117,6 +120,14 @@ void ServingWindow::build_menus()
         if (!p.isEmpty())
             save_as(p);
     });
+    QMenu* exports = file->addMenu(QStringLiteral("&Export launch script"));
+    for (ServingEngine e : { ServingEngine::vllm, ServingEngine::sglang, ServingEngine::trtllm })
+        exports->addAction(
+            QString::fromLatin1(to_string(e).data(), static_cast<int>(to_string(e).size())), this, [this, e] {
+                const QString dir = QFileDialog::getExistingDirectory(this, QStringLiteral("Export launch script to"));
+                if (!dir.isEmpty())
+                    export_launch(e, dir);
+            });
     file->addSeparator();
     file->addAction(QStringLiteral("&Close"), QKeySequence::Close, this, &QWidget::close);
     QMenu* edit = menuBar()->addMenu(QStringLiteral("&Edit"));
@@ -250,6 +261,30 @@ bool ServingWindow::wait_for_evaluation(int timeout_ms)
 bool ServingWindow::wait_for_search(int timeout_ms)
 {
     return wait_until([this] { return !m_search_running; }, this, &ServingWindow::searched, timeout_ms);
+}
+
+bool ServingWindow::export_launch(ServingEngine engine, const QString& folder)
+{
+    try {
+        const LaunchConfig config = export_serving_launch(m_scenario, engine);
+        for (const LaunchFile& f : config.files) {
+            const QString path = QDir(folder).filePath(QString::fromStdString(f.name));
+            write_text_file_atomically(path.toStdString(), f.content);
+            if (f.mode & 0111)
+                QFile(path).setPermissions(
+                    QFile(path).permissions() | QFileDevice::ExeOwner | QFileDevice::ExeGroup | QFileDevice::ExeOther);
+        }
+        QStringList notes;
+        for (const std::string& n : config.notes)
+            notes << QString::fromStdString(n);
+        statusBar()->showMessage(QStringLiteral("Wrote serve.sh to ") + folder, 8000);
+        if (m_interactive && !notes.isEmpty())
+            QMessageBox::information(this, QStringLiteral("Launch script written"), notes.join(QStringLiteral("\n\n")));
+        return true;
+    } catch (const std::exception& e) {
+        report_error(folder + QStringLiteral(": not written: ") + QString::fromStdString(e.what()));
+        return false;
+    }
 }
 
 bool ServingWindow::is_modified() const

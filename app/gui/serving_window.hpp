@@ -45,6 +45,8 @@ public:
     // An edit as one undo step (what the controls and the search's Apply do).
     void apply_edit(const ServingScenario& s, const QString& what);
     void start_search();
+    // Writes the engine's launch script (and its companions) into `folder`, as `parallax-cli export` does.
+    bool export_launch(ServingEngine engine, const QString& folder);
 
     // The latest evaluation shown (null before the first arrives); idle() when none is pending.
     const ServingEvaluation* evaluation() const { return m_evaluation.get(); }

@@ -63,6 +63,7 @@ private slots:
     void searchResultApplies();
     void saveWritesTheScenarioBack();
     void mainWindowOpensServingFiles();
+    void exportWritesTheLaunchScript();
 };
 
 void TestServingWindow::cardsShowThePrediction()
@@ -194,6 +195,20 @@ void TestServingWindow::mainWindowOpensServingFiles()
     QVERIFY(opened.front()->isWindow());
     QVERIFY(opened.front()->wait_for_evaluation(20000));
     QCOMPARE(opened.front()->scenario().deployment.instance.tp, 8);
+}
+
+void TestServingWindow::exportWritesTheLaunchScript()
+{
+    QTemporaryDir dir;
+    ServingWindow w(false);
+    QVERIFY(w.open_file(kExample));
+    QVERIFY(w.export_launch(ServingEngine::sglang, dir.path()));
+    QFile f(dir.filePath(QStringLiteral("serve.sh")));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(f.readAll());
+    QVERIFY2(text.contains(QStringLiteral("sglang.launch_server")) && text.contains(QStringLiteral("--tp-size 8")),
+        qPrintable(text));
+    QVERIFY(QFileInfo(f).isExecutable());
 }
 
 PARALLAX_PLANNER_TEST_MAIN(TestServingWindow)
