@@ -138,7 +138,8 @@ int layout_gpus(const json& l)
     return l.at("tp").get<int>() * l.at("pp").get<int>() * l.at("attention_dp").get<int>();
 }
 
-// A disaggregated row's pools; a pool whose worker count the row leaves out is taken as one worker.
+// A disaggregated row's pools. Without the number of workers of each the deployment is unknown: the
+// decode batch, and so TPOT and whether prefill queues, depend on it.
 json disaggregated_deployment(const json& par, const GpuMapping& g, ServingRun& run, int& gpus)
 {
     json d;
@@ -148,8 +149,8 @@ json disaggregated_deployment(const json& par, const GpuMapping& g, ServingRun& 
         json l = row_layout(p, g, run);
         const int workers = int_or(p, "num_workers", 0);
         if (workers == 0)
-            run.assumptions.push_back(std::string("one ") + pool + " worker (the row states none)");
-        l["workers"] = std::max(workers, 1);
+            throw std::runtime_error(std::string("disaggregated row without the number of ") + pool + " workers");
+        l["workers"] = workers;
         gpus += layout_gpus(l) * l["workers"].get<int>();
         d[pool] = l;
     }
