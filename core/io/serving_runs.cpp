@@ -39,7 +39,8 @@ constexpr GpuMapping kGpus[] = {
     { "H100 80GB (DGX-H100)", "H100-SXM5-80GB", "nvlink4-nvswitch", "ib-ndr", kDgxGpus },
 };
 
-// Rows whose model has a preset; DeepSeek-R1 is DeepSeek-V3's architecture with other weights.
+// Rows whose model has a preset; DeepSeek-R1 is DeepSeek-V3's architecture with other weights, and
+// Kimi-K2.5 serves its language model (the vision encoder is not modelled).
 const std::map<std::string, std::string> kModelPresets = {
     { "Llama 3.1 70B", "llama3.1-70b" },
     { "Llama 3.1 8B", "llama3.1-8b" },
@@ -48,6 +49,7 @@ const std::map<std::string, std::string> kModelPresets = {
     { "gpt-oss-120b", "gpt-oss-120b" },
     { "DeepSeek-V3", "deepseek-v3" },
     { "DeepSeek-R1", "deepseek-v3" },
+    { "Kimi-K2.5", "kimi-k2.5" },
 };
 
 std::optional<double> number_at(const json& j, const char* key)

@@ -38,15 +38,15 @@ void TestServingAccuracy::measuredRows()
     QVERIFY(r.by_source.count("aiconfigurator") == 1 && r.by_source.count("splitwise") == 1);
     // The figures of docs/serving.md, rounded up: a regression guard, not the goal.
     QVERIFY2(r.overall.tpot_mape < 0.23, qPrintable(QString::number(r.overall.tpot_mape)));
-    QVERIFY2(r.overall.ttft_mape < 0.66, qPrintable(QString::number(r.overall.ttft_mape)));
-    QVERIFY2(r.overall.ttft_median < 0.49, qPrintable(QString::number(r.overall.ttft_median)));
-    QVERIFY2(r.overall.throughput_mape < 0.30, qPrintable(QString::number(r.overall.throughput_mape)));
+    QVERIFY2(r.overall.ttft_mape < 0.64, qPrintable(QString::number(r.overall.ttft_mape)));
+    QVERIFY2(r.overall.ttft_median < 0.48, qPrintable(QString::number(r.overall.ttft_median)));
+    QVERIFY2(r.overall.throughput_mape < 0.29, qPrintable(QString::number(r.overall.throughput_mape)));
     // The disaggregated rows, separately: their prefill pool, KV transfer and decode pool.
-    QVERIFY(r.by_mode.count("disaggregated") == 1 && r.by_mode.at("disaggregated").rows >= 200);
+    QVERIFY(r.by_mode.count("disaggregated") == 1 && r.by_mode.at("disaggregated").rows >= 250);
     const ServingErrorSummary& dis = r.by_mode.at("disaggregated");
     QVERIFY2(dis.ttft_mape < 0.73, qPrintable(QString::number(dis.ttft_mape)));
     QVERIFY2(dis.tpot_mape < 0.21, qPrintable(QString::number(dis.tpot_mape)));
-    QVERIFY2(dis.throughput_mape < 0.20, qPrintable(QString::number(dis.throughput_mape)));
+    QVERIFY2(dis.throughput_mape < 0.19, qPrintable(QString::number(dis.throughput_mape)));
     // Each row's errors are what its predictions say.
     for (const auto& x : r.rows)
         QVERIFY(std::abs(x.ttft_ms / x.run->ttft_ms - 1 - x.ttft_error) < 1e-9);
