@@ -85,6 +85,7 @@ private slots:
     void closedLoopStaggersGroups();
     void kvTransferHandWorked();
     void disaggregatedFirstToken();
+    void disaggregatedPrefillBound();
     void measuredDisaggregatedRow();
     void jsonKeys();
     void readerErrors();
@@ -341,6 +342,34 @@ void TestServing::disaggregatedFirstToken()
     j["serving"]["workload"] = { { "isl", 2048 }, { "osl", 64 }, { "concurrency", 64 }, { "rounds", 1 } };
     const ServingPrediction burst = predict_serving(parse(j));
     QVERIFY(std::fabs(burst.ttft_ms - 0.5 * 65 * pre.alone_s * 1e3) < 1e-6 * burst.ttft_ms);
+}
+
+void TestServing::disaggregatedPrefillBound()
+{
+    // One TensorRT-LLM prefill worker (one prompt at a time) feeding four decode workers: at a high
+    // concurrency the prefill pool sets the rate, the decode workers hold what Little's law gives for
+    // the time a request decodes, and the rest of the loop waits for a prefill.
+    json j = base_scenario();
+    j["cluster"]["nodes"] = 5;
+    j["serving"]["engine"] = "trtllm";
+    j["serving"]["workload"] = { { "isl", 4096 }, { "osl", 256 }, { "concurrency", 2000 } };
+    j["deployment"] = { { "disaggregated",
+        { { "prefill", { { "tp", 8 }, { "workers", 1 } } }, { "decode", { { "tp", 8 }, { "workers", 4 } } } } } };
+    const ServingScenario s = parse(j);
+    const ServingPrediction p = predict_serving(s);
+    const PrefillPoolCost pre = prefill_pool_cost(s, s.deployment.disaggregated->prefill.layout);
+    QVERIFY(p.feasible);
+    QVERIFY(std::fabs(p.requests_per_s / pre.requests_per_s - 1) < 1e-9);
+    QVERIFY(std::fabs(pre.requests_per_s * pre.alone_s - 1) < 1e-9); // one prompt per step
+    const double decode_s = 255 * p.decode_step.time_s;
+    QVERIFY(std::fabs(p.running_batch * 4 / (p.requests_per_s * decode_s) - 1) < 1e-3);
+    QVERIFY(p.running_batch < 2000.0 / 4);
+    QVERIFY(std::fabs(p.ttft_ms * 1e-3 - (2000 / p.requests_per_s - decode_s)) < 1e-3 * p.ttft_ms * 1e-3);
+    // The same loop at a concurrency the prefill worker keeps up with: no queue, TTFT is one prefill.
+    j["serving"]["workload"]["concurrency"] = 4;
+    const ServingPrediction light = predict_serving(parse(j));
+    QVERIFY(std::fabs(light.ttft_ms - pre.alone_s * 1e3) < 1e-6);
+    QVERIFY(light.running_batch == 1.0);
 }
 
 void TestServing::measuredDisaggregatedRow()
