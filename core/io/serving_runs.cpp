@@ -18,21 +18,29 @@ struct GpuMapping {
     const char* row_name;
     const char* preset;
     const char* intra_node;
+    const char* inter_node;
+    int domain_gpus; // GPUs one NVLink domain joins: a DGX/HGX node, or a whole NVL72 rack
 };
 constexpr int kBenchmarkRounds = 5;
-constexpr int kGpusPerNode = 8; // every system the rows were measured on (DGX/HGX)
+constexpr int kDgxGpus = 8; // DGX/HGX: eight GPUs on one NVSwitch
+constexpr int kNvl72Gpus = 72; // GB200/GB300 NVL72: 72 GPUs in one NVLink 5 domain (NVIDIA GB200 NVL72 datasheet)
 
-// The rows' GPU names and the presets and NVLink generations of those machines.
+// The rows' GPU names and the presets, NVLink generations and NICs of those machines: ConnectX-7
+// (400 Gb/s) per GPU in DGX H100/H200/B200 and GB200 compute trays, ConnectX-8 (800 Gb/s) in DGX B300
+// and GB300 (NVIDIA reference architectures, validation/hardware-specs.json).
 constexpr GpuMapping kGpus[] = {
-    { "H100 SXM", "H100-SXM5-80GB", "nvlink4-nvswitch" },
-    { "H200 SXM", "H200-SXM-141GB", "nvlink4-nvswitch" },
-    { "B200 SXM", "B200", "nvlink5-nvswitch" },
-    { "B300 SXM", "B300", "nvlink5-nvswitch" },
-    { "A100 80GB (DGX-A100)", "A100-SXM4-80GB", "nvlink3-nvswitch" },
-    { "H100 80GB (DGX-H100)", "H100-SXM5-80GB", "nvlink4-nvswitch" },
+    { "H100 SXM", "H100-SXM5-80GB", "nvlink4-nvswitch", "ib-ndr", kDgxGpus },
+    { "H200 SXM", "H200-SXM-141GB", "nvlink4-nvswitch", "ib-ndr", kDgxGpus },
+    { "B200 SXM", "B200", "nvlink5-nvswitch", "ib-ndr", kDgxGpus },
+    { "B300 SXM", "B300", "nvlink5-nvswitch", "ib-xdr", kDgxGpus },
+    { "GB200", "GB200", "nvlink5-nvl72", "ib-ndr", kNvl72Gpus },
+    { "GB300", "GB300", "nvlink5-nvl72", "ib-xdr", kNvl72Gpus },
+    { "A100 80GB (DGX-A100)", "A100-SXM4-80GB", "nvlink3-nvswitch", "ib-hdr", kDgxGpus },
+    { "H100 80GB (DGX-H100)", "H100-SXM5-80GB", "nvlink4-nvswitch", "ib-ndr", kDgxGpus },
 };
 
-// Rows whose model has a preset; DeepSeek-R1 is DeepSeek-V3's architecture with other weights.
+// Rows whose model has a preset; DeepSeek-R1 is DeepSeek-V3's architecture with other weights, and
+// Kimi-K2.5 serves its language model (the vision encoder is not modelled).
 const std::map<std::string, std::string> kModelPresets = {
     { "Llama 3.1 70B", "llama3.1-70b" },
     { "Llama 3.1 8B", "llama3.1-8b" },
@@ -41,6 +49,7 @@ const std::map<std::string, std::string> kModelPresets = {
     { "gpt-oss-120b", "gpt-oss-120b" },
     { "DeepSeek-V3", "deepseek-v3" },
     { "DeepSeek-R1", "deepseek-v3" },
+    { "Kimi-K2.5", "kimi-k2.5" },
 };
 
 std::optional<double> number_at(const json& j, const char* key)
@@ -98,25 +107,24 @@ std::string short_source(const std::string& s)
     return s.substr(0, 24);
 }
 
-// The scenario a row describes: one instance on as many nodes of 8 GPUs as it needs.
-json row_scenario(const json& row, ServingRun& run)
+const GpuMapping& row_gpu(const json& row)
 {
-    const json& hw = row.at("hardware");
-    const std::string gpu = hw.value("gpu_type", std::string());
-    const GpuMapping* g = nullptr;
+    const std::string gpu = row.at("hardware").value("gpu_type", std::string());
     for (const auto& m : kGpus)
         if (gpu == m.row_name)
-            g = &m;
-    if (!g)
-        throw std::runtime_error("no preset for the GPU \"" + gpu + "\"");
-    const json& par = row.at("parallelism");
-    const std::string mode = par.value("mode", std::string());
-    if (mode != "aggregated" && mode != "static batch")
-        throw std::runtime_error("mode \"" + mode + "\": only aggregated and static-batch rows are modelled yet");
+            return m;
+    throw std::runtime_error("no preset for the GPU \"" + gpu + "\"");
+}
+
+// One instance's degrees as the deployment reads them. AIConfigurator's `moe_tp` x `ep` is always
+// `tp` x `attention_dp`, which is how the model splits the experts (ep ways, and the rest inside each
+// expert), so `moe_tp` needs no key of its own.
+json row_layout(const json& par, const GpuMapping& g, ServingRun& run)
+{
     int tp = int_or(par, "tp", 1);
     const int pp = int_or(par, "pp", 1), ep = int_or(par, "ep", 1), adp = int_or(par, "attention_dp", 1);
     const int moe_tp = int_or(par, "moe_tp", 0);
-    if (tp > kGpusPerNode && moe_tp > 0 && tp == moe_tp * ep) {
+    if (tp > g.domain_gpus && moe_tp > 0 && tp == moe_tp * ep && ep > 1) {
         // A few AIConfigurator rows give tp as moe_tp x ep (64 for DeepSeek and GPT-OSS on one node of 8):
         // attention over 64 GPUs on 8 nodes could not decode in the 5-9 ms they measure, so the row is
         // read as one node, attention TP moe_tp with the experts split ep ways.
@@ -124,14 +132,42 @@ json row_scenario(const json& row, ServingRun& run)
             + ", ep " + std::to_string(ep) + " on one node");
         tp = moe_tp;
     }
-    const int gpus = tp * pp * adp;
-    const json& m = row.at("model");
-    json model;
+    return { { "tp", tp }, { "pp", pp }, { "ep", ep }, { "attention_dp", adp } };
+}
+
+int layout_gpus(const json& l)
+{
+    return l.at("tp").get<int>() * l.at("pp").get<int>() * l.at("attention_dp").get<int>();
+}
+
+// A disaggregated row's pools. Without the number of workers of each the deployment is unknown: the
+// decode batch, and so TPOT and whether prefill queues, depend on it.
+json disaggregated_deployment(const json& par, const GpuMapping& g, ServingRun& run, int& gpus)
+{
+    json d;
+    gpus = 0;
+    for (const char* pool : { "prefill", "decode" }) {
+        const json& p = par.at(pool);
+        json l = row_layout(p, g, run);
+        const int workers = int_or(p, "num_workers", 0);
+        if (workers == 0)
+            throw std::runtime_error(std::string("disaggregated row without the number of ") + pool + " workers");
+        l["workers"] = workers;
+        gpus += layout_gpus(l) * l["workers"].get<int>();
+        d[pool] = l;
+    }
+    return { { "disaggregated", d } };
+}
+
+json row_model(const json& m)
+{
     if (auto it = kModelPresets.find(m.value("name", std::string())); it != kModelPresets.end())
-        model = it->second;
-    else
-        model = inline_model(m);
-    const json& prec = row.at("precision");
+        return it->second;
+    return inline_model(m);
+}
+
+json row_precision(const json& prec, ServingRun& run)
+{
     std::string weights = prec.contains("weights") && prec.at("weights").is_string()
         ? prec.at("weights").get<std::string>()
         : std::string();
@@ -154,32 +190,58 @@ json row_scenario(const json& row, ServingRun& run)
     } else {
         run.assumptions.push_back("KV cache in the default precision (the row states none)");
     }
-    const json& wl = row.at("workload");
+    return precision;
+}
+
+json row_workload(const json& wl, bool static_batch, ServingRun& run)
+{
     json workload = { { "isl", wl.at("isl") }, { "osl", wl.at("osl") } };
-    if (mode == "static batch")
+    if (static_batch) {
         workload["batch_size"] = wl.at("batch_size");
-    else {
-        workload["concurrency"] = wl.at("concurrency");
-        // NVIDIA's benchmark harnesses send a few rounds per slot (num_prompts = concurrency x
-        // multi_round, 5); the rows do not say, and 5 is also what each leave-one-engine, -model or
-        // -GPU-out choice among 2, 3, 5, 10 and unbounded picks (docs/serving.md).
-        workload["rounds"] = kBenchmarkRounds;
-        run.assumptions.push_back("a closed-loop benchmark of " + std::to_string(kBenchmarkRounds)
-            + " requests per concurrency slot (the row states none)");
+        return workload;
     }
-    json serving = { { "precision", precision }, { "workload", workload } };
+    workload["concurrency"] = wl.at("concurrency");
+    // NVIDIA's benchmark harnesses send a few rounds per slot (num_prompts = concurrency x
+    // multi_round, 5); the rows do not say, and 5 is also what each leave-one-engine, -model or
+    // -GPU-out choice among 2, 3, 5, 10 and unbounded picks (docs/serving.md).
+    workload["rounds"] = kBenchmarkRounds;
+    run.assumptions.push_back("a closed-loop benchmark of " + std::to_string(kBenchmarkRounds)
+        + " requests per concurrency slot (the row states none)");
+    return workload;
+}
+
+// The scenario a row describes: one instance (or one pair of pools) on as many NVLink domains as it needs.
+json row_scenario(const json& row, ServingRun& run)
+{
+    const GpuMapping& g = row_gpu(row);
+    const json& par = row.at("parallelism");
+    const std::string mode = par.value("mode", std::string());
+    run.mode = mode.rfind("disaggregated", 0) == 0 ? "disaggregated" : mode;
+    if (run.mode != "aggregated" && run.mode != "static batch" && run.mode != "disaggregated")
+        throw std::runtime_error("mode \"" + mode + "\": not a deployment Parallax models");
+    int gpus = 0;
+    json deployment;
+    if (run.mode == "disaggregated") {
+        deployment = disaggregated_deployment(par, g, run, gpus);
+    } else {
+        deployment = row_layout(par, g, run);
+        deployment["replicas"] = 1;
+        gpus = layout_gpus(deployment);
+    }
+    json serving = { { "precision", row_precision(row.at("precision"), run) },
+        { "workload", row_workload(row.at("workload"), run.mode == "static batch", run) } };
     const json& engine = row.at("engine");
     if (engine.contains("name") && engine.at("name").is_string())
         serving["engine"] = engine["name"];
     else
         run.assumptions.push_back("engine vllm (the row names none)");
-    const int nodes = (gpus + 7) / 8;
-    return { { "schema", 1 }, { "model", model },
+    const int nodes = (gpus + g.domain_gpus - 1) / g.domain_gpus;
+    return { { "schema", 1 }, { "model", row_model(row.at("model")) },
         { "cluster",
-            { { "gpu", g->preset }, { "nodes", nodes }, { "gpus_per_node", nodes > 1 ? 8 : std::max(gpus, 1) },
-                { "intra_node", g->intra_node }, { "inter_node", "ib-ndr" } } },
-        { "serving", serving },
-        { "deployment", { { "tp", tp }, { "pp", pp }, { "ep", ep }, { "attention_dp", adp }, { "replicas", 1 } } } };
+            { { "gpu", g.preset }, { "nodes", nodes },
+                { "gpus_per_node", nodes > 1 ? g.domain_gpus : std::max(gpus, 1) }, { "intra_node", g.intra_node },
+                { "inter_node", g.inter_node } } },
+        { "serving", serving }, { "deployment", deployment } };
 }
 
 double median(std::vector<double> v)
@@ -212,6 +274,14 @@ ServingErrorSummary summarise(const std::vector<const ServingRunResult*>& rows)
     s.ttft_median = median(ttft);
     s.tpot_median = median(tpot);
     return s;
+}
+
+int deployment_gpus(const Deployment& d)
+{
+    if (!d.disaggregated)
+        return d.instance.gpus();
+    return d.disaggregated->prefill.layout.gpus() * d.disaggregated->prefill.workers
+        + d.disaggregated->decode.layout.gpus() * d.disaggregated->decode.workers;
 }
 
 json summary_json(const ServingErrorSummary& s)
@@ -259,8 +329,8 @@ std::vector<ServingRun> read_serving_runs(
             const double in_flight = w.load == LoadKind::batch_size ? static_cast<double>(w.batch_size)
                                                                     : static_cast<double>(w.concurrency);
             const double e2e_s = (run.ttft_ms + static_cast<double>(w.osl - 1) * run.tpot_ms) * 1e-3;
-            run.tokens_per_s_per_gpu
-                = in_flight * static_cast<double>(w.osl) / e2e_s / run.scenario.deployment.instance.gpus();
+            run.gpus = deployment_gpus(run.scenario.deployment);
+            run.tokens_per_s_per_gpu = in_flight * static_cast<double>(w.osl) / e2e_s / run.gpus;
             runs.push_back(std::move(run));
         } catch (const InputError& e) {
             skipped.push_back({ id, e.rule() + " (" + e.key() + ")" });
@@ -297,13 +367,14 @@ ServingValidationReport run_serving_validation(const std::vector<ServingRun>& ru
         r.rows.push_back(x);
     }
     std::vector<const ServingRunResult*> all;
-    std::map<std::string, std::vector<const ServingRunResult*>> src, eng, gpu, model;
+    std::map<std::string, std::vector<const ServingRunResult*>> src, eng, gpu, model, mode;
     for (const auto& x : r.rows) {
         all.push_back(&x);
         src[x.run->source].push_back(&x);
         eng[x.run->engine].push_back(&x);
         gpu[x.run->gpu].push_back(&x);
         model[x.run->model].push_back(&x);
+        mode[x.run->mode].push_back(&x);
     }
     r.overall = summarise(all);
     for (const auto& [k, v] : src)
@@ -314,6 +385,8 @@ ServingValidationReport run_serving_validation(const std::vector<ServingRun>& ru
         r.by_gpu[k] = summarise(v);
     for (const auto& [k, v] : model)
         r.by_model[k] = summarise(v);
+    for (const auto& [k, v] : mode)
+        r.by_mode[k] = summarise(v);
     return r;
 }
 
@@ -327,7 +400,8 @@ json serving_validation_to_json(const ServingValidationReport& r)
             { "predicted_tokens_per_s_per_gpu", x.tokens_per_s_per_gpu }, { "ttft_error", x.ttft_error },
             { "tpot_error", x.tpot_error }, { "throughput_error", x.throughput_error },
             { "predicted_running_batch", x.running_batch }, { "max_batch_by_memory", x.max_batch_by_memory },
-            { "predicted_queued_requests", x.queued_requests }, { "assumptions", x.run->assumptions } });
+            { "predicted_queued_requests", x.queued_requests }, { "mode", x.run->mode }, { "gpus", x.run->gpus },
+            { "assumptions", x.run->assumptions } });
     json skipped = json::array();
     for (const auto& s : r.skipped)
         skipped.push_back({ { "id", s.id }, { "reason", s.reason } });
@@ -343,6 +417,7 @@ json serving_validation_to_json(const ServingValidationReport& r)
     summary["by_engine"] = groups(r.by_engine);
     summary["by_gpu"] = groups(r.by_gpu);
     summary["by_model"] = groups(r.by_model);
+    summary["by_mode"] = groups(r.by_mode);
     return { { "schema", 1 }, { "mode", "serve" }, { "rows", rows }, { "skipped", skipped }, { "summary", summary } };
 }
 
@@ -365,6 +440,7 @@ std::string serving_validation_to_markdown(const ServingValidationReport& r)
     s += table("engine", r.by_engine);
     s += table("GPU", r.by_gpu);
     s += table("model", r.by_model);
+    s += table("mode", r.by_mode);
     return s;
 }
 

@@ -21,6 +21,8 @@ struct ServingRun {
     std::string engine;
     std::string gpu;
     std::string model;
+    std::string mode; // "aggregated", "static batch", "disaggregated"
+    int gpus = 0; // every GPU of the deployment (both pools when disaggregated)
     ServingScenario scenario;
     double ttft_ms = 0;
     double tpot_ms = 0;
@@ -62,7 +64,7 @@ struct ServingValidationReport {
     std::vector<ServingRunResult> rows;
     std::vector<ServingSkip> skipped;
     ServingErrorSummary overall;
-    std::map<std::string, ServingErrorSummary> by_source, by_engine, by_gpu, by_model;
+    std::map<std::string, ServingErrorSummary> by_source, by_engine, by_gpu, by_model, by_mode;
 };
 
 std::vector<ServingRun> read_serving_runs(const nlohmann::json& rows, const std::string& file,

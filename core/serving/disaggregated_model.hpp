@@ -19,8 +19,16 @@ PrefillPoolCost prefill_pool_cost(const ServingScenario& s, const InstanceLayout
 // `prefill`: the prefill pool's cost when already known (else computed).
 ServingPrediction predict_disaggregated(const ServingScenario& s, const PrefillPoolCost* prefill = nullptr);
 
-// Seconds to move one request's KV cache of `tokens` from a prefill worker to a decode worker: every
-// prefill GPU sends its share at once, over NVLink when both pools fit in one node, else the NICs.
+// Seconds to move one request's KV cache of `tokens` from a prefill worker to a decode worker: each
+// decode TP rank receives its heads' share (all of MLA's latent), the ranks of both sides at once, over
+// NVLink when both pools fit in one NVLink domain, else the NICs, at the share of the link a transfer
+// reaches.
 double kv_transfer_s(const ServingScenario& s, double tokens);
+
+// TensorRT-LLM's prefill (context) workers run one prompt at a time; vLLM's and SGLang's batch them.
+bool disaggregated_serial_prefill(ServingEngine e);
+// TensorRT-LLM streams the first token from the prefill worker; vLLM and SGLang from the decode worker,
+// after the KV transfer and one decode step.
+bool disaggregated_first_token_from_prefill(ServingEngine e);
 
 } // namespace parallax

@@ -24,11 +24,12 @@ struct Run {
 
 const QStringList kGpuNames = { QStringLiteral("A100-PCIe-40GB"), QStringLiteral("A100-PCIe-80GB"),
     QStringLiteral("A100-SXM4-40GB"), QStringLiteral("A100-SXM4-80GB"), QStringLiteral("B200"), QStringLiteral("B300"),
-    QStringLiteral("GH200-96GB"), QStringLiteral("H100-SXM5-80GB"), QStringLiteral("H200-SXM-141GB"),
-    QStringLiteral("H800-SXM5-80GB"), QStringLiteral("MI250X"), QStringLiteral("MI300X"), QStringLiteral("RTX-2080"),
-    QStringLiteral("RTX-2080-Ti"), QStringLiteral("RTX-3080-Ti"), QStringLiteral("RTX-3090"),
-    QStringLiteral("RTX-4090"), QStringLiteral("T4"), QStringLiteral("Titan-RTX"), QStringLiteral("V100-SXM2-16GB"),
-    QStringLiteral("V100-SXM2-32GB") };
+    QStringLiteral("GB200"), QStringLiteral("GB300"), QStringLiteral("GH200-96GB"), QStringLiteral("H100-SXM5-80GB"),
+    QStringLiteral("H200-SXM-141GB"), QStringLiteral("H800-SXM5-80GB"), QStringLiteral("L40S"),
+    QStringLiteral("MI250X"), QStringLiteral("MI300X"), QStringLiteral("RTX-2080"), QStringLiteral("RTX-2080-Ti"),
+    QStringLiteral("RTX-3080-Ti"), QStringLiteral("RTX-3090"), QStringLiteral("RTX-4090"),
+    QStringLiteral("RTX-PRO-6000-Blackwell-Server"), QStringLiteral("T4"), QStringLiteral("Titan-RTX"),
+    QStringLiteral("V100-SXM2-16GB"), QStringLiteral("V100-SXM2-32GB") };
 
 const QStringList kPresetKinds = { QStringLiteral("clusters"), QStringLiteral("fabrics"), QStringLiteral("gpus"),
     QStringLiteral("models"), QStringLiteral("scenarios") };

@@ -113,6 +113,8 @@ private slots:
     void everyPresetParses_data();
     void everyPresetParses();
     void requiredGpuNames();
+    void servingGpusMatchTheirDatasheets_data();
+    void servingGpusMatchTheirDatasheets();
     void requiredFabricsClustersModels();
     void defaultScenarioExists();
     void everyNumberHasASource_data();
@@ -228,7 +230,10 @@ void TestPresets::requiredGpuNames()
               QStringLiteral("V100-SXM2-16GB"), QStringLiteral("T4"), QStringLiteral("RTX-2080"),
               QStringLiteral("RTX-2080-Ti"), QStringLiteral("Titan-RTX"), QStringLiteral("RTX-3080-Ti"),
               QStringLiteral("RTX-3090"), QStringLiteral("RTX-4090"), QStringLiteral("A100-PCIe-40GB"),
-              QStringLiteral("A100-PCIe-80GB"), QStringLiteral("GH200-96GB") };
+              QStringLiteral("A100-PCIe-80GB"), QStringLiteral("GH200-96GB"),
+              // The GPUs of the measured serving rows and the serving GPUs users ask for.
+              QStringLiteral("GB200"), QStringLiteral("GB300"), QStringLiteral("L40S"),
+              QStringLiteral("RTX-PRO-6000-Blackwell-Server") };
     QStringList names;
     for (const auto& n : PresetCatalog::load({}).names(PresetKind::gpus))
         names << qs(n);
@@ -245,6 +250,49 @@ void TestPresets::requiredGpuNames()
         const GpuSpec g = parse_gpu(catalog().find(PresetKind::gpus, n)->json, n, "");
         QVERIFY2(g.supports(Precision::fp8), n);
     }
+}
+
+void TestPresets::servingGpusMatchTheirDatasheets_data()
+{
+    // The datasheets' dense peaks (half the figures with sparsity), memory (the stacks' binary
+    // gigabytes, of which the framework sees a little less) and bandwidth, to within 10%.
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<double>("bf16_TFLOPs");
+    QTest::addColumn<double>("fp8_TFLOPs");
+    QTest::addColumn<double>("fp4_TFLOPs");
+    QTest::addColumn<double>("memory_GiB");
+    QTest::addColumn<double>("bw_GBps");
+    QTest::addColumn<double>("tdp_W");
+    QTest::newRow("GB200") << "GB200" << 2500.0 << 5000.0 << 10000.0 << 192.0 << 8000.0 << 1200.0;
+    QTest::newRow("GB300") << "GB300" << 2500.0 << 5000.0 << 15000.0 << 288.0 << 8000.0 << 1400.0;
+    QTest::newRow("L40S") << "L40S" << 366.0 << 733.0 << 0.0 << 48.0 << 864.0 << 350.0;
+    QTest::newRow("RTX PRO 6000") << "RTX-PRO-6000-Blackwell-Server" << 500.0 << 1000.0 << 2000.0 << 96.0 << 1600.0
+                                  << 600.0;
+}
+
+void TestPresets::servingGpusMatchTheirDatasheets()
+{
+    QFETCH(QString, name);
+    QFETCH(double, bf16_TFLOPs);
+    QFETCH(double, fp8_TFLOPs);
+    QFETCH(double, fp4_TFLOPs);
+    QFETCH(double, memory_GiB);
+    QFETCH(double, bw_GBps);
+    QFETCH(double, tdp_W);
+    const std::string n = name.toStdString();
+    const GpuSpec g = parse_gpu(catalog().find(PresetKind::gpus, n)->json, n, "");
+    const auto near = [](double got, double want) { return std::fabs(got / want - 1.0) < 0.1; };
+    QVERIFY(near(g.peak(Precision::bf16) / 1e12, bf16_TFLOPs));
+    QVERIFY(near(g.peak(Precision::fp8) / 1e12, fp8_TFLOPs));
+    QCOMPARE(g.supports(Precision::fp4), fp4_TFLOPs > 0);
+    if (fp4_TFLOPs > 0)
+        QVERIFY(near(g.peak(Precision::fp4) / 1e12, fp4_TFLOPs));
+    const double seen_GiB = g.memory_bytes / (1024.0 * 1024 * 1024);
+    QVERIFY(seen_GiB <= memory_GiB);
+    QVERIFY(near(seen_GiB, memory_GiB));
+    QVERIFY(near(g.memory_bw_Bps / 1e9, bw_GBps));
+    QVERIFY(near(g.tdp_W, tdp_W));
+    QVERIFY(g.idle_W > 0 && g.idle_W < 0.2 * g.tdp_W);
 }
 
 void TestPresets::requiredFabricsClustersModels()

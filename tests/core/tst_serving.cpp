@@ -6,7 +6,9 @@
 #include "io/scenario_io.hpp"
 #include "io/serving_io.hpp"
 #include "io/serving_prediction_io.hpp"
+#include "io/serving_runs.hpp"
 #include "model/model_math.hpp"
+#include "serving/disaggregated_model.hpp"
 #include "serving/kv_cache.hpp"
 #include "serving/serving_context.hpp"
 #include "serving/serving_model.hpp"
@@ -83,6 +85,10 @@ private slots:
     void batchLimitedByMemory();
     void concurrencyQueuesBeyondMemory();
     void closedLoopStaggersGroups();
+    void kvTransferHandWorked();
+    void disaggregatedFirstToken();
+    void disaggregatedPrefillBound();
+    void measuredDisaggregatedRow();
     void jsonKeys();
     void readerErrors();
     void savedScenarioReadsBack();
@@ -281,6 +287,139 @@ void TestServing::closedLoopStaggersGroups()
     const std::string e = error_of(j);
     QVERIFY2(e.find("serving.workload.rounds") != std::string::npos && e.find("closed loop") != std::string::npos,
         e.c_str());
+}
+
+void TestServing::kvTransferHandWorked()
+{
+    // DeepSeek-V3, 1,024 prompt tokens, fp8 cache: 61 layers x 576 x 1 B x 1,024 = 35,979,264 B. MLA's
+    // latent is not split by heads, so each of the 8 decode ranks receives all of it: 287,834,112 B.
+    // Prefill and decode workers of 8 B200 each fill two DGX nodes: over the NICs (NDR, 50 GB/s and
+    // 8 us per GPU), 8 links at once at 80% of the line rate: 8 us + 287,834,112 / (8 x 40e9) = 907.5 us.
+    json j = base_scenario();
+    j["model"] = "deepseek-v3";
+    j["cluster"] = { { "gpu", "B200" }, { "nodes", 2 }, { "gpus_per_node", 8 }, { "intra_node", "nvlink5-nvswitch" },
+        { "inter_node", "ib-ndr" } };
+    j["deployment"] = { { "disaggregated",
+        { { "prefill", { { "tp", 8 }, { "ep", 8 }, { "workers", 1 } } },
+            { "decode", { { "tp", 8 }, { "ep", 8 }, { "workers", 1 } } } } } };
+    const ServingScenario s = parse(j);
+    QCOMPARE(kv_bytes_per_sequence(s.model, Precision::fp8, 1024), 61.0 * 576 * 1024);
+    QVERIFY(std::fabs(kv_transfer_s(s, 1024) - 907.48e-6) < 0.01e-6);
+    // Both pools in one NVLink domain (an NVL72 rack): NVLink 5, 900 GB/s: 8 links x 720 GB/s.
+    j["cluster"] = { { "gpu", "GB200" }, { "nodes", 1 }, { "gpus_per_node", 72 }, { "intra_node", "nvlink5-nvl72" },
+        { "inter_node", "ib-ndr" } };
+    QVERIFY(std::fabs(kv_transfer_s(parse(j), 1024) - (3e-6 + 61.0 * 576 * 1024 * 8 / (8 * 720e9))) < 1e-9);
+    // A GQA cache is split by heads: Llama 3 70B at TP 8 moves each byte once, 8 of its 8 KV heads.
+    j["model"] = "llama3-70b";
+    j["deployment"] = { { "disaggregated",
+        { { "prefill", { { "tp", 4 }, { "workers", 1 } } }, { "decode", { { "tp", 8 }, { "workers", 1 } } } } } };
+    const ServingScenario g = parse(j);
+    QVERIFY(std::fabs(kv_transfer_s(g, 1024) - (3e-6 + 80.0 * 2 * 8 * 128 * 1024 / (4 * 720e9))) < 1e-9);
+}
+
+void TestServing::disaggregatedFirstToken()
+{
+    // TensorRT-LLM's context worker streams the first token; SGLang's decode worker does, after the KV
+    // transfer and one decode step, so the same deployment's TTFT is longer with SGLang at low load.
+    json j = base_scenario();
+    j["cluster"]["nodes"] = 2;
+    j["serving"]["workload"] = { { "isl", 2048 }, { "osl", 64 }, { "concurrency", 1 } };
+    j["deployment"] = { { "disaggregated",
+        { { "prefill", { { "tp", 8 }, { "workers", 1 } } }, { "decode", { { "tp", 8 }, { "workers", 1 } } } } } };
+    j["serving"]["engine"] = "trtllm";
+    const ServingScenario trt = parse(j);
+    const ServingPrediction t = predict_serving(trt);
+    const PrefillPoolCost pre = prefill_pool_cost(trt, trt.deployment.disaggregated->prefill.layout);
+    QVERIFY(t.feasible);
+    QVERIFY(std::fabs(t.ttft_ms - pre.alone_s * 1e3) < 1e-6);
+    // Its transfer lands in the first gap between tokens instead.
+    QVERIFY(std::fabs(t.tpot_ms - (t.decode_step.time_s + kv_transfer_s(trt, 2048) / 63) * 1e3) < 1e-6);
+    j["serving"]["engine"] = "sglang";
+    const ServingScenario sgl = parse(j);
+    const ServingPrediction g = predict_serving(sgl);
+    const PrefillPoolCost sgl_pre = prefill_pool_cost(sgl, sgl.deployment.disaggregated->prefill.layout);
+    QVERIFY(g.ttft_ms > (sgl_pre.alone_s + kv_transfer_s(sgl, 2048)) * 1e3);
+    QVERIFY(std::fabs(g.tpot_ms - g.decode_step.time_s * 1e3) < 1e-6);
+    // TensorRT-LLM prefills one prompt at a time: 64 prompts arriving at once wait for each other.
+    j["serving"]["engine"] = "trtllm";
+    j["serving"]["workload"] = { { "isl", 2048 }, { "osl", 64 }, { "concurrency", 64 }, { "rounds", 1 } };
+    const ServingPrediction burst = predict_serving(parse(j));
+    QVERIFY(std::fabs(burst.ttft_ms - 0.5 * 65 * pre.alone_s * 1e3) < 1e-6 * burst.ttft_ms);
+}
+
+void TestServing::disaggregatedPrefillBound()
+{
+    // One TensorRT-LLM prefill worker (one prompt at a time) feeding four decode workers: at a high
+    // concurrency the prefill pool sets the rate, the decode workers hold what Little's law gives for
+    // the time a request decodes, and the rest of the loop waits for a prefill.
+    json j = base_scenario();
+    j["cluster"]["nodes"] = 5;
+    j["serving"]["engine"] = "trtllm";
+    j["serving"]["workload"] = { { "isl", 4096 }, { "osl", 256 }, { "concurrency", 2000 } };
+    j["deployment"] = { { "disaggregated",
+        { { "prefill", { { "tp", 8 }, { "workers", 1 } } }, { "decode", { { "tp", 8 }, { "workers", 4 } } } } } };
+    const ServingScenario s = parse(j);
+    const ServingPrediction p = predict_serving(s);
+    const PrefillPoolCost pre = prefill_pool_cost(s, s.deployment.disaggregated->prefill.layout);
+    QVERIFY(p.feasible);
+    QVERIFY(std::fabs(p.requests_per_s / pre.requests_per_s - 1) < 1e-9);
+    QVERIFY(std::fabs(pre.requests_per_s * pre.alone_s - 1) < 1e-9); // one prompt per step
+    const double decode_s = 255 * p.decode_step.time_s;
+    QVERIFY(std::fabs(p.running_batch * 4 / (p.requests_per_s * decode_s) - 1) < 1e-3);
+    QVERIFY(p.running_batch < 2000.0 / 4);
+    QVERIFY(std::fabs(p.ttft_ms * 1e-3 - (2000 / p.requests_per_s - decode_s)) < 1e-3 * p.ttft_ms * 1e-3);
+    // The same loop at a concurrency the prefill worker keeps up with: no queue, TTFT is one prefill.
+    j["serving"]["workload"]["concurrency"] = 4;
+    const ServingPrediction light = predict_serving(parse(j));
+    QVERIFY(std::fabs(light.ttft_ms - pre.alone_s * 1e3) < 1e-6);
+    QVERIFY(light.running_batch == 1.0);
+}
+
+void TestServing::measuredDisaggregatedRow()
+{
+    // A disaggregated row of the measured format on a GB200 NVL72: one prefill worker of 4 GPUs (attention
+    // DP 4, EP 4) and four decode workers of 8 (TP 8, EP 8, moe_tp 1): 36 GPUs in one NVLink domain.
+    const json row = json::parse(R"json({
+      "id": "disagg-gb200", "source": "AIConfigurator silicon_sample.csv",
+      "engine": { "name": "trtllm" },
+      "model": { "name": "DeepSeek-R1" },
+      "hardware": { "gpu_type": "GB200", "n_gpus": 36 },
+      "parallelism": { "mode": "disaggregated (prefill/decode)", "tp": null,
+        "prefill": { "tp": 1, "pp": 1, "attention_dp": 4, "moe_tp": 1, "ep": 4, "num_workers": 1 },
+        "decode": { "tp": 8, "pp": 1, "attention_dp": 1, "moe_tp": 1, "ep": 8, "num_workers": 4 } },
+      "precision": { "weights": "fp4", "kv_cache": null, "notes": "gemm=nvfp4, moe=nvfp4" },
+      "workload": { "isl": 1024, "osl": 1024, "concurrency": 64 },
+      "result": { "ttft_ms": { "unspecified_stat": 250.0 }, "tpot_ms": { "unspecified_stat": 9.0 } } })json");
+    json without_workers = row;
+    without_workers["id"] = "no-workers";
+    without_workers["parallelism"]["decode"]["num_workers"] = nullptr;
+    std::vector<ServingSkip> skipped;
+    const std::vector<ServingRun> runs
+        = read_serving_runs(json::array({ row, without_workers }), "rows.json", PresetCatalog::standard(), skipped);
+    QCOMPARE(runs.size(), std::size_t(1));
+    QCOMPARE(skipped.size(), std::size_t(1));
+    QCOMPARE(skipped[0].id, std::string("no-workers"));
+    QVERIFY(skipped[0].reason.find("decode workers") != std::string::npos);
+    const ServingRun& r = runs[0];
+    QCOMPARE(r.mode, std::string("disaggregated"));
+    QCOMPARE(r.gpu, std::string("GB200"));
+    QCOMPARE(r.gpus, 36);
+    QCOMPARE(r.scenario.cluster.gpus_per_node, 36);
+    QCOMPARE(r.scenario.cluster.intra_node.name, std::string("nvlink5-nvl72"));
+    const auto& d = *r.scenario.deployment.disaggregated;
+    QCOMPARE(d.prefill.layout.tp, 1);
+    QCOMPARE(d.prefill.layout.attention_dp, 4);
+    QCOMPARE(d.prefill.layout.ep, 4);
+    QCOMPARE(d.prefill.workers, 1);
+    QCOMPARE(d.decode.layout.tp, 8);
+    QCOMPARE(d.decode.layout.ep, 8);
+    QCOMPARE(d.decode.workers, 4);
+    QCOMPARE(r.scenario.serving.precision.kv_cache, Precision::fp8);
+    // Tokens/s per GPU from the measured latencies over all 36 GPUs (Little's law).
+    QVERIFY(std::fabs(r.tokens_per_s_per_gpu - 64.0 * 1024 / (0.25 + 1023 * 0.009) / 36) < 1e-9);
+    const ServingValidationReport v = run_serving_validation(runs, skipped);
+    QCOMPARE(v.by_mode.count("disaggregated"), std::size_t(1));
+    QCOMPARE(v.by_mode.at("disaggregated").rows, 1);
 }
 
 void TestServing::jsonKeys()

@@ -7,6 +7,8 @@
 
 #include <QTest>
 
+#include <algorithm>
+
 using namespace parallax;
 
 class TestServingAccuracy : public QObject {
@@ -28,13 +30,23 @@ void TestServingAccuracy::measuredRows()
     QCOMPARE(r.rows.size() + r.skipped.size(), rows.size());
     for (const auto& s : r.skipped)
         QVERIFY2(!s.reason.empty(), s.id.c_str());
-    QVERIFY(r.skipped.size() < rows.size() / 50);
+    // Disaggregated rows that do not say how many workers each pool has cannot be predicted; of the
+    // others, only a few are skipped (int4 weights, rows without a load, layouts the rules refuse).
+    const auto unsized = std::count_if(r.skipped.begin(), r.skipped.end(),
+        [](const ServingSkip& s) { return s.reason.rfind("disaggregated row without the number of", 0) == 0; });
+    QVERIFY(r.skipped.size() - static_cast<std::size_t>(unsized) < rows.size() / 20);
     QVERIFY(r.by_source.count("aiconfigurator") == 1 && r.by_source.count("splitwise") == 1);
     // The figures of docs/serving.md, rounded up: a regression guard, not the goal.
     QVERIFY2(r.overall.tpot_mape < 0.23, qPrintable(QString::number(r.overall.tpot_mape)));
-    QVERIFY2(r.overall.ttft_mape < 0.57, qPrintable(QString::number(r.overall.ttft_mape)));
+    QVERIFY2(r.overall.ttft_mape < 0.64, qPrintable(QString::number(r.overall.ttft_mape)));
     QVERIFY2(r.overall.ttft_median < 0.48, qPrintable(QString::number(r.overall.ttft_median)));
     QVERIFY2(r.overall.throughput_mape < 0.29, qPrintable(QString::number(r.overall.throughput_mape)));
+    // The disaggregated rows, separately: their prefill pool, KV transfer and decode pool.
+    QVERIFY(r.by_mode.count("disaggregated") == 1 && r.by_mode.at("disaggregated").rows >= 250);
+    const ServingErrorSummary& dis = r.by_mode.at("disaggregated");
+    QVERIFY2(dis.ttft_mape < 0.73, qPrintable(QString::number(dis.ttft_mape)));
+    QVERIFY2(dis.tpot_mape < 0.21, qPrintable(QString::number(dis.tpot_mape)));
+    QVERIFY2(dis.throughput_mape < 0.19, qPrintable(QString::number(dis.throughput_mape)));
     // Each row's errors are what its predictions say.
     for (const auto& x : r.rows)
         QVERIFY(std::abs(x.ttft_ms / x.run->ttft_ms - 1 - x.ttft_error) < 1e-9);
