@@ -21,6 +21,7 @@
 #include "io/serving_io.hpp"
 #include "ir/schedule_program.hpp"
 #include "planner/cluster_grid_view.hpp"
+#include "planner/layer_range_editor.hpp"
 #include "planner/learn_panel.hpp"
 #include "planner/metrics_panel.hpp"
 #include "planner/power_panel.hpp"
@@ -94,7 +95,7 @@ const QStringList kDockNames = { QStringLiteral("scenario"), QStringLiteral("mod
     QStringLiteral("training"), QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
     QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("power"), QStringLiteral("scaling"),
     QStringLiteral("search"), QStringLiteral("learn"), QStringLiteral("runs"), QStringLiteral("improvements"),
-    QStringLiteral("goodput"), QStringLiteral("schedule") };
+    QStringLiteral("goodput"), QStringLiteral("schedule"), QStringLiteral("layers") };
 const QStringList kCentralNames
     = { QStringLiteral("results"), QStringLiteral("memory"), QStringLiteral("time"), QStringLiteral("compare") };
 
@@ -316,6 +317,9 @@ void MainWindow::create_views()
     m_schedule_editor = new views::ScheduleProgramEditor(this);
     m_schedule_editor->setObjectName(QStringLiteral("schedule_editor"));
     connect(m_schedule_editor, &views::ScheduleProgramEditor::program_applied, this, &MainWindow::apply_program);
+    m_layer_editor = new views::LayerRangeEditor(this);
+    m_layer_editor->setObjectName(QStringLiteral("layer_range_editor"));
+    connect(m_layer_editor, &views::LayerRangeEditor::ranges_applied, this, &MainWindow::apply_layer_ranges);
 }
 
 void MainWindow::build_docks(QWidget* picker)
@@ -336,6 +340,9 @@ void MainWindow::build_docks(QWidget* picker)
     tabifyDockWidget(model, cluster);
     tabifyDockWidget(cluster, training);
     tabifyDockWidget(training, schedule);
+    QDockWidget* layers
+        = add_dock(QStringLiteral("layers"), QStringLiteral("Layer ranges"), m_layer_editor, Qt::RightDockWidgetArea);
+    tabifyDockWidget(schedule, layers);
     scenario_dock->raise();
     QDockWidget* grid
         = add_dock(QStringLiteral("grid"), QStringLiteral("Cluster grid"), m_grid, Qt::BottomDockWidgetArea);
@@ -764,11 +771,6 @@ bool MainWindow::open_scenario_file(const QString& path)
             throw InputError(path.toStdString(), s.heterogeneous() ? "strategy.stages" : "cluster.groups",
                 "heterogeneous scenarios are modelled by `parallax-cli predict` only so far; the planner cannot "
                 "show them yet (docs/heterogeneous.md)");
-        // Its controls set one value per key for the whole model: editing would silently drop the ranges.
-        if (s.strategy.layers)
-            throw InputError(path.toStdString(), "strategy.layers",
-                "composite strategies (settings by layer range) are modelled by `parallax-cli predict` and "
-                "`timeline` only so far; the planner cannot show or edit them yet (docs/composite-strategies.md)");
         clear_error();
         m_doc->reset(s, QFileInfo(path).absoluteFilePath(), path);
         m_presets->setCurrentIndex(-1);
@@ -1156,6 +1158,15 @@ void MainWindow::apply_program(const ScheduleProgram* program)
     apply_edit(s, QStringLiteral("schedule program"));
 }
 
+void MainWindow::apply_layer_ranges(const LayerRanges* ranges)
+{
+    if (!m_current)
+        return;
+    Scenario s = m_current->scenario;
+    s.strategy.layers = ranges;
+    apply_edit(s, ranges ? QStringLiteral("layer ranges") : QStringLiteral("no layer ranges"));
+}
+
 void MainWindow::display()
 {
     if (!m_current)
@@ -1178,6 +1189,7 @@ void MainWindow::display()
         m_goodput->clear();
     }
     m_schedule_editor->set_plan(cur.scenario.strategy, microbatch_count(cur.scenario.training, cur.scenario.strategy));
+    m_layer_editor->set_plan(cur.scenario);
     m_sensitivity->set_evaluation(m_current);
     m_heatmap->set_evaluation(m_current);
     m_comparison->set_predictions(cur.valid ? std::optional<Prediction>(cur.prediction) : std::nullopt,

@@ -52,6 +52,7 @@ class TimelineView;
 class PowerPanel;
 class GoodputView;
 class ScheduleProgramEditor;
+class LayerRangeEditor;
 class WaterfallView;
 class RemoteRunsController;
 class CalibrationFitDialog;
@@ -166,6 +167,7 @@ public:
     views::WaterfallView* waterfall_view() const { return m_waterfall; }
     views::GoodputView* goodput_view() const { return m_goodput; }
     views::ScheduleProgramEditor* schedule_editor() const { return m_schedule_editor; }
+    views::LayerRangeEditor* layer_editor() const { return m_layer_editor; }
     views::TimelineView* timeline_view() const { return m_timeline; }
     views::RemoteRunsController* remote() const { return m_remote; }
     // The timeline follows the evaluation (simulated off the GUI thread, latest request wins) while
@@ -222,6 +224,7 @@ protected:
 
 private:
     void apply_program(const ScheduleProgram* program);
+    void apply_layer_ranges(const LayerRanges* ranges);
     void build_panels();
     void build_results(); // the central widget
     QWidget* build_scenario_picker();
@@ -319,6 +322,7 @@ private:
     views::WaterfallView* m_waterfall = nullptr;
     views::GoodputView* m_goodput = nullptr;
     views::ScheduleProgramEditor* m_schedule_editor = nullptr;
+    views::LayerRangeEditor* m_layer_editor = nullptr;
     views::SensitivityPlot* m_sensitivity = nullptr;
     views::HeatmapPlot* m_heatmap = nullptr;
     views::ScenarioForm* m_model_form = nullptr;

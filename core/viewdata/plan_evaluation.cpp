@@ -1,5 +1,6 @@
 #include "viewdata/plan_evaluation.hpp"
 
+#include "io/layer_ranges_check.hpp"
 #include "model/strategy_costs.hpp"
 #include "sim/simulated_model.hpp"
 
@@ -99,6 +100,9 @@ PlanEvaluation evaluate_plan(const Scenario& s, const PlanEvaluationOptions& o, 
     const PlanInputs in = plan_inputs(e.scenario);
     for (Rule r : all_violations(in, s.strategy))
         e.violations.push_back(RuleViolation { r, rule_key(r, s.strategy), explain(r, in, s.strategy) });
+    // Ranges read with one plan may not hold for the degrees the planner has moved to since.
+    if (const std::optional<InputError> problem = layer_ranges_problem(s))
+        e.violations.push_back(RuleViolation { Rule::ok, problem->key(), problem->rule() });
     e.valid = e.violations.empty();
     const PlanContext ctx(s.model, s.training, s.cluster, o.calibration_or_shipped());
     const AnalyticModel model(ctx);
