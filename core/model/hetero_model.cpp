@@ -19,14 +19,6 @@ namespace parallax {
 
 namespace {
 
-// One node group's plan context: the cluster as if it held only this group's GPU, with all the
-// cluster's nodes (the error band and the data loaders see the whole cluster).
-struct GroupModel {
-    const NodeGroup* group = nullptr;
-    std::unique_ptr<PlanContext> ctx;
-    std::unique_ptr<EvaluationCache> cache;
-};
-
 ClusterSpec group_cluster(const ClusterSpec& c, const NodeGroup& g)
 {
     ClusterSpec out = c;
@@ -94,19 +86,13 @@ GroupPlacement across_nodes(long long size)
 
 class HeteroEvaluation {
 public:
-    HeteroEvaluation(const Scenario& s, const Calibration& cal)
+    HeteroEvaluation(const Scenario& s, std::vector<HeteroGroupModel>& groups)
         : s_(s)
         , layout_(explicit_layout(s.model, s.stages))
         , p_(static_cast<int>(s.stages.size()))
         , n_(s.training.global_batch / s.strategy.micro_batch)
+        , groups_(groups)
     {
-        for (const NodeGroup& g : s.cluster.groups) {
-            GroupModel gm;
-            gm.group = &g;
-            gm.ctx = std::make_unique<PlanContext>(s.model, s.training, group_cluster(s.cluster, g), cal);
-            gm.cache = std::make_unique<EvaluationCache>(*gm.ctx);
-            groups_.push_back(std::move(gm));
-        }
     }
 
     HeteroPrediction run()
@@ -128,7 +114,7 @@ private:
     int group_index(const std::string& name) const
     {
         for (std::size_t i = 0; i < groups_.size(); ++i)
-            if (groups_[i].group->name == name)
+            if (groups_[i].name == name)
                 return static_cast<int>(i);
         return 0; // check_hetero_plan() guarantees every name exists
     }
@@ -141,7 +127,7 @@ private:
                 ReplicaEval e;
                 e.group = group_index(s_.stages[k].replicas[r].group);
                 e.strategy = replica_strategy(s_, k, r);
-                GroupModel& gm = groups_[e.group];
+                HeteroGroupModel& gm = groups_[e.group];
                 compute_costs(*gm.ctx, e.strategy, *gm.cache, e.costs);
                 e.costs.layout = &layout_;
                 reps_[k].push_back(e);
@@ -358,7 +344,7 @@ private:
     PlanLayout layout_;
     const int p_;
     const long long n_; // micro-batches per step over all replicas of a stage
-    std::vector<GroupModel> groups_;
+    std::vector<HeteroGroupModel>& groups_;
     std::vector<std::vector<ReplicaEval>> reps_;
     int crit_ = 0;
     double busy_ = 0, m_eff_ = 0, pipe_ = 0, bubble_ = 0, backward_avg_ = 0;
@@ -552,10 +538,29 @@ void HeteroEvaluation::fill_reports(HeteroPrediction& out) const
 
 } // namespace
 
+HeteroEvaluator::HeteroEvaluator(const Scenario& s, const Calibration& cal)
+{
+    for (const NodeGroup& g : s.cluster.groups) {
+        HeteroGroupModel gm;
+        gm.name = g.name;
+        gm.ctx = std::make_unique<PlanContext>(s.model, s.training, group_cluster(s.cluster, g), cal);
+        gm.cache = std::make_unique<EvaluationCache>(*gm.ctx);
+        groups_.push_back(std::move(gm));
+    }
+}
+
+HeteroEvaluator::~HeteroEvaluator() = default;
+
+HeteroPrediction HeteroEvaluator::predict(const Scenario& plan)
+{
+    HeteroEvaluation e(plan, groups_);
+    return e.run();
+}
+
 HeteroPrediction predict_heterogeneous(const Scenario& s, const Calibration& cal)
 {
-    HeteroEvaluation e(s, cal);
-    return e.run();
+    HeteroEvaluator evaluator(s, cal);
+    return evaluator.predict(s);
 }
 
 } // namespace parallax
