@@ -106,8 +106,8 @@ json hetero_search_to_json(const Scenario& s, const HeteroSearchOutcome& o)
 std::string hetero_search_to_text(const Scenario& s, const HeteroSearchOutcome& o)
 {
     std::string out = "searched " + std::to_string(o.evaluated) + " heterogeneous plans (" + std::to_string(o.layouts)
-        + " layouts) on " + std::to_string(o.gpus) + " GPUs in " + std::to_string(s.cluster.groups.size())
-        + " groups (" + std::to_string(o.feasible) + " fit) in " + format_number("%.2f s", o.seconds)
+        + " layouts) on " + std::to_string(o.gpus) + " GPUs in " + std::to_string(s.cluster.groups.size()) + " groups ("
+        + std::to_string(o.feasible) + " fit) in " + format_number("%.2f s", o.seconds)
         + (o.cancelled ? " (stopped)" : "") + "\n";
     if (o.ranked_by_goodput)
         out += "ranked by goodput: tokens/s after interruptions, checkpoints and recovery (reliability section)\n";
@@ -119,8 +119,9 @@ std::string hetero_search_to_text(const Scenario& s, const HeteroSearchOutcome& 
         const Prediction& p = r.prediction.prediction;
         out += format_number("%2.0f. ", static_cast<double>(i + 1)) + layout_label(r.layout, s.cluster) + "\n";
         char line[256];
-        std::snprintf(line, sizeof line, "    %9.0f tok/s  %5.1f%% MFU  %6.2f s/step  %5.1f GiB  %lld GPUs used  [analytic]\n",
-            p.tokens_per_s, 100 * p.mfu, p.step_time_s, p.peak_memory_bytes / units::kGiB, r.prediction.gpus_used);
+        std::snprintf(line, sizeof line,
+            "    %9.0f tok/s  %5.1f%% MFU  %6.2f s/step  %5.1f GiB  %lld GPUs used  [analytic]\n", p.tokens_per_s,
+            100 * p.mfu, p.step_time_s, p.peak_memory_bytes / units::kGiB, r.prediction.gpus_used);
         out += line;
         if (o.ranked_by_goodput)
             out += "    " + format_number("%.0f", r.goodput_tokens_per_s) + " goodput tok/s\n";

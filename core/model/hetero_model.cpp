@@ -119,13 +119,31 @@ private:
         return 0; // check_hetero_plan() guarantees every name exists
     }
 
+    // The first replica of stage k on `group` with `tp` before replica r (r itself when none).
+    int first_twin(int k, int r, int group, int tp) const
+    {
+        for (int q = 0; q < r; ++q)
+            if (reps_[k][q].group == group && reps_[k][q].strategy.tp == tp)
+                return q;
+        return r;
+    }
+
+    // Replicas of a stage on the same group with the same TP (twins) cost the same: the first is costed,
+    // the others copy it (a stage of a large group holds hundreds of them).
     void cost_replicas()
     {
         reps_.resize(s_.stages.size());
+        twin_.resize(s_.stages.size());
         for (int k = 0; k < p_; ++k) {
             for (int r = 0; r < static_cast<int>(s_.stages[k].replicas.size()); ++r) {
                 ReplicaEval e;
                 e.group = group_index(s_.stages[k].replicas[r].group);
+                const int twin = first_twin(k, r, e.group, s_.stages[k].replicas[r].tp);
+                twin_[k].push_back(twin);
+                if (twin < r) {
+                    reps_[k].push_back(reps_[k][twin]);
+                    continue;
+                }
                 e.strategy = replica_strategy(s_, k, r);
                 HeteroGroupModel& gm = groups_[e.group];
                 compute_costs(*gm.ctx, e.strategy, *gm.cache, e.costs);
@@ -161,12 +179,16 @@ private:
         for (int k = 0; k < p_; ++k) {
             for (int r = 0; r < static_cast<int>(reps_[k].size()); ++r) {
                 ReplicaEval& e = reps_[k][r];
+                if (twin_[k][r] < r) {
+                    e.costs.layer.p2p_s = reps_[k][twin_[k][r]].costs.layer.p2p_s;
+                    continue;
+                }
                 double p2p = e.costs.layer.p2p_s;
                 for (int nb : { k - 1, k + 1 }) {
                     if (nb < 0 || nb >= p_)
                         continue;
                     for (int q = 0; q < static_cast<int>(reps_[nb].size()); ++q)
-                        if (!alike(s_, s_.stages[k].replicas[r], s_.stages[nb].replicas[q]))
+                        if (twin_[nb][q] == q && !alike(s_, s_.stages[k].replicas[r], s_.stages[nb].replicas[q]))
                             p2p = std::max(p2p, cross_send_s(e, reps_[nb][q]));
                 }
                 e.costs.layer.p2p_s = p2p;
@@ -177,7 +199,13 @@ private:
     void time_replicas()
     {
         for (int k = 0; k < p_; ++k) {
-            for (ReplicaEval& e : reps_[k]) {
+            for (std::size_t r = 0; r < reps_[k].size(); ++r) {
+                ReplicaEval& e = reps_[k][r];
+                if (const int twin = twin_[k][r]; twin < static_cast<int>(r)) {
+                    e.clock = reps_[k][static_cast<std::size_t>(twin)].clock;
+                    e.power = reps_[k][static_cast<std::size_t>(twin)].power;
+                    continue;
+                }
                 const PlanContext& ctx = ctx_of(e);
                 e.clock = std::min(ctx.power.max_clock, stage_clock(ctx.power, ctx.training, p_, k));
                 stage_timing_at(ctx, e.strategy, e.costs, k, e.clock, &e.power);
@@ -320,8 +348,11 @@ private:
         double exposed_gather = 0;
         for (int k = 0; k < p_; ++k) {
             const bool mix = mixed(k);
-            for (ReplicaEval& e : reps_[k]) {
-                e.tail = mix ? mixed_tail(k, e) : stage_tail(ctx_of(e), e.strategy, e.costs, k);
+            for (std::size_t r = 0; r < reps_[k].size(); ++r) {
+                ReplicaEval& e = reps_[k][r];
+                const auto twin = static_cast<std::size_t>(twin_[k][r]);
+                e.tail = twin < r ? reps_[k][twin].tail
+                                  : (mix ? mixed_tail(k, e) : stage_tail(ctx_of(e), e.strategy, e.costs, k));
                 dp_busy_ = std::max(dp_busy_, e.tail.grad_reduce_s + e.tail.param_gather_s);
                 exposed_dp_ = std::max(exposed_dp_, exposed_reduce_s(k, e));
                 exposed_gather = std::max(exposed_gather,
@@ -346,6 +377,7 @@ private:
     const long long n_; // micro-batches per step over all replicas of a stage
     std::vector<HeteroGroupModel>& groups_;
     std::vector<std::vector<ReplicaEval>> reps_;
+    std::vector<std::vector<int>> twin_; // twin_[k][r]: the first replica of stage k alike r (same group, TP)
     int crit_ = 0;
     double busy_ = 0, m_eff_ = 0, pipe_ = 0, bubble_ = 0, backward_avg_ = 0;
     double dp_busy_ = 0, exposed_dp_ = 0, optimizer_s_ = 0, offload_s_ = 0, data_stall_s_ = 0;
@@ -362,13 +394,15 @@ void HeteroEvaluation::fill_prediction(HeteroPrediction& out)
     const double tokens = static_cast<double>(s_.training.global_batch) * static_cast<double>(s_.training.seq_len);
     p.tokens_per_s = tokens / p.step_time_s;
     double gpus = 0, peak_sum = 0, hw_flops = 0;
-    for (const auto& stage : reps_) {
-        for (const ReplicaEval& e : stage) {
+    for (int k = 0; k < p_; ++k) {
+        std::vector<double> flops(reps_[k].size());
+        for (std::size_t r = 0; r < reps_[k].size(); ++r) {
+            const ReplicaEval& e = reps_[k][r];
+            const auto twin = static_cast<std::size_t>(twin_[k][r]);
+            flops[r] = twin < r ? flops[twin] : chunk_timing(ctx_of(e), e.strategy, e.costs, k).flops;
             gpus += e.strategy.tp;
             peak_sum += e.strategy.tp * ctx_of(e).cluster.gpu.peak(s_.training.precision);
-            const int k = static_cast<int>(&stage - reps_.data());
-            hw_flops += static_cast<double>(e.microbatches) * e.strategy.tp
-                * chunk_timing(ctx_of(e), e.strategy, e.costs, k).flops;
+            hw_flops += static_cast<double>(e.microbatches) * e.strategy.tp * flops[r];
         }
     }
     out.gpus_used = static_cast<long long>(gpus);
@@ -455,7 +489,10 @@ void HeteroEvaluation::fill_memory(Prediction& p)
         for (std::size_t r = 0; r < reps_[k].size(); ++r) {
             ReplicaEval& e = reps_[k][r];
             const PlanContext& ctx = ctx_of(e);
-            e.memory = stage_memory(ctx, e.strategy, layout_, k, e.microbatches, e.costs.layer.activations);
+            const ReplicaEval& twin = reps_[k][static_cast<std::size_t>(twin_[k][r])];
+            e.memory = &twin != &e && twin.microbatches == e.microbatches
+                ? twin.memory
+                : stage_memory(ctx, e.strategy, layout_, k, e.microbatches, e.costs.layer.activations);
             const double bytes = e.memory.total();
             if (bytes > p.peak_memory_bytes) {
                 p.peak_memory_bytes = bytes;

@@ -74,6 +74,13 @@ std::optional<HeteroTrial> HeteroPlanCoster::cost(
     plan_.strategy.cp = plan_.strategy.ep = plan_.strategy.vpp = 1;
     if (check_hetero_plan(plan_))
         return std::nullopt;
+    return evaluate(layers);
+}
+
+HeteroTrial HeteroPlanCoster::evaluate(const std::vector<int>& layers)
+{
+    for (std::size_t k = 0; k < layers.size(); ++k)
+        plan_.stages[k].layers = layers[k];
     ++evaluated_;
     HeteroTrial t;
     t.layers = layers;
@@ -82,23 +89,24 @@ std::optional<HeteroTrial> HeteroPlanCoster::cost(
     return t;
 }
 
-std::optional<HeteroTrial> HeteroPlanCoster::balance(const HeteroLayout& layout, const Strategy& knobs, int max_moves)
+std::optional<HeteroTrial> HeteroPlanCoster::balance(
+    const HeteroLayout& layout, const Strategy& knobs, int max_moves, const std::vector<int>* start)
 {
     const int total = plan_.model.layers;
-    std::optional<HeteroTrial> best = cost(layout, knobs, proportional_layers(total, peak_stage_speeds(layout, plan_)));
+    std::optional<HeteroTrial> best
+        = cost(layout, knobs, start ? *start : proportional_layers(total, peak_stage_speeds(layout, plan_)));
     if (!best)
         return std::nullopt;
     if (layout.depth() == 1)
         return best;
     // The speeds the model measured set the second split (kernels' efficiency differs from the peaks').
     const std::vector<int> measured = proportional_layers(total, measured_speeds(*best));
-    if (measured != best->layers)
-        if (std::optional<HeteroTrial> t = cost(layout, knobs, measured); t && better_trial(*t, *best))
+    if (!start && measured != best->layers)
+        if (HeteroTrial t = evaluate(measured); better_trial(t, *best))
             best = std::move(t);
-    return refine(layout, knobs, std::move(*best), max_moves);
+    return refine(std::move(*best), max_moves);
 }
-
-HeteroTrial HeteroPlanCoster::refine(const HeteroLayout& layout, const Strategy& knobs, HeteroTrial best, int max_moves)
+HeteroTrial HeteroPlanCoster::refine(HeteroTrial best, int max_moves)
 {
     const int stages = static_cast<int>(best.layers.size());
     for (int move = 0; move < max_moves; ++move) {
@@ -112,8 +120,8 @@ HeteroTrial HeteroPlanCoster::refine(const HeteroLayout& layout, const Strategy&
             std::vector<int> layers = best.layers;
             --layers[static_cast<std::size_t>(from)];
             ++layers[static_cast<std::size_t>(to)];
-            std::optional<HeteroTrial> t = cost(layout, knobs, layers);
-            if (t && (!step || better_trial(*t, *step)))
+            HeteroTrial t = evaluate(layers);
+            if (!step || better_trial(t, *step))
                 step = std::move(t);
         }
         if (!step || !better_trial(*step, best))

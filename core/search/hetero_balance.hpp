@@ -32,16 +32,21 @@ public:
     // The plan's prediction; nullopt when it breaks a rule of check_hetero_plan (a replica without a
     // micro-batch, a TP the model does not divide by).
     std::optional<HeteroTrial> cost(const HeteroLayout& layout, const Strategy& knobs, const std::vector<int>& layers);
-    // The layers balanced as the header says, with at most `max_moves` single-layer moves; nullopt
-    // when no split is a valid plan.
-    std::optional<HeteroTrial> balance(const HeteroLayout& layout, const Strategy& knobs, int max_moves);
-    // Moves single layers between neighbouring stages while the step gets shorter (or the plan closer
-    // to fitting): at most `max_moves`.
-    HeteroTrial refine(const HeteroLayout& layout, const Strategy& knobs, HeteroTrial best, int max_moves);
+    // The layers balanced as the header says, with at most `max_moves` single-layer moves (from `start`
+    // when given, a split already balanced for other knobs); nullopt when the plan breaks a rule.
+    std::optional<HeteroTrial> balance(
+        const HeteroLayout& layout, const Strategy& knobs, int max_moves, const std::vector<int>* start = nullptr);
     long long evaluated() const { return evaluated_; }
     const Scenario& scenario() const { return plan_; }
 
 private:
+    // The plan of the last cost() with other layers per stage, without the rules again (another split
+    // of a plan that passed them passes them too).
+    HeteroTrial evaluate(const std::vector<int>& layers);
+    // Moves single layers between neighbouring stages of the last cost()'s plan while the step gets
+    // shorter (or the plan closer to fitting): at most `max_moves`.
+    HeteroTrial refine(HeteroTrial best, int max_moves);
+
     Scenario plan_; // the scenario, its strategy and stages replaced by the plan being costed
     HeteroEvaluator evaluator_;
     long long evaluated_ = 0;

@@ -10,10 +10,13 @@ namespace parallax {
 
 namespace {
 
-// Stage counts a group (or the shared pipeline) is tried at: the depths recipes use plus the small
+// Stage counts a group alone (or a shared pipeline) is tried at: the depths recipes use plus the small
 // divisors that keep every GPU of a group busy (3 stages of 7 nodes...). More would multiply the
 // layouts without new kinds of plans.
 constexpr int kDepths[] = { 1, 2, 3, 4, 6, 8, 12, 16 };
+// A group's block in a pipeline of several groups holds a share of the layers, so fewer stages: the
+// powers of two keep the combinations of three groups to a few hundred per order.
+constexpr int kBlockDepths[] = { 1, 2, 4, 8 };
 
 std::string share_text(const GroupShare& g, const ClusterSpec& c)
 {
@@ -21,13 +24,13 @@ std::string share_text(const GroupShare& g, const ClusterSpec& c)
         + std::to_string(g.replicas);
 }
 
-// The orders a subset of groups is tried in as a pipeline of blocks: every order of up to three groups;
-// beyond that the most memory first (the first stage holds the most activations in flight under 1F1B)
-// and its reverse.
+// The orders a subset of groups is tried in as a pipeline of blocks: both orders of two groups; beyond
+// that the most memory first (the first stage holds the most activations in flight under 1F1B, the
+// balancing evens out the speeds whatever the order) and its reverse.
 std::vector<std::vector<int>> block_orders(const Scenario& s, std::vector<int> subset)
 {
     std::vector<std::vector<int>> orders;
-    if (subset.size() <= 3) {
+    if (subset.size() <= 2) {
         std::sort(subset.begin(), subset.end());
         do
             orders.push_back(subset);
@@ -50,11 +53,13 @@ long long max_replicas(const Scenario& s)
 }
 
 // Every (tp, pp) share of one group, as a block of its own stages.
-std::vector<GroupShare> block_shares(const Scenario& s, int group, const SearchFix& fix, int max_depth)
+template <class Depths>
+std::vector<GroupShare> block_shares(const Scenario& s, int group, const std::vector<int>& tps, const Depths& depths,
+    const SearchFix& fix, int max_depth)
 {
     std::vector<GroupShare> out;
-    for (int tp : group_tps(s, group, fix))
-        for (int pp : kDepths)
+    for (int tp : tps)
+        for (int pp : depths)
             if (pp <= max_depth && (!fix.pp || pp <= *fix.pp))
                 if (auto share = make_share(s, group, tp, pp, max_replicas(s)))
                     out.push_back(*share);
@@ -85,8 +90,8 @@ void add_block_layouts(const std::vector<std::vector<GroupShare>>& options, cons
 }
 
 // Every stage on every group of the subset: one depth, a TP per group.
-void add_shared_layouts(
-    const Scenario& s, const std::vector<int>& subset, const SearchFix& fix, int max_depth, std::vector<HeteroLayout>& out)
+void add_shared_layouts(const Scenario& s, const std::vector<int>& subset, const GroupTps& tps, const SearchFix& fix,
+    int max_depth, std::vector<HeteroLayout>& out)
 {
     for (int depth : kDepths) {
         if (depth > max_depth || (fix.pp && depth != *fix.pp))
@@ -94,7 +99,7 @@ void add_shared_layouts(
         std::vector<std::vector<GroupShare>> options;
         for (int g : subset) {
             std::vector<GroupShare> shares;
-            for (int tp : group_tps(s, g, fix))
+            for (int tp : tps[static_cast<std::size_t>(g)])
                 if (auto share = make_share(s, g, tp, depth, max_replicas(s)))
                     shares.push_back(*share);
             if (shares.empty())
@@ -243,27 +248,41 @@ std::optional<GroupShare> make_share(const Scenario& s, int group, int tp, int p
     return GroupShare { group, tp, pp, static_cast<int>(replicas) };
 }
 
-std::vector<HeteroLayout> enumerate_layouts(const Scenario& s, const SearchFix& fix, int max_depth)
+std::vector<HeteroLayout> single_group_layouts(const Scenario& s, const SearchFix& fix, int max_depth)
+{
+    max_depth = std::min(max_depth, s.model.layers);
+    std::vector<HeteroLayout> out;
+    for (int g = 0; g < static_cast<int>(s.cluster.groups.size()); ++g)
+        for (const GroupShare& share : block_shares(s, g, group_tps(s, g, fix), kDepths, fix, max_depth))
+            if (!fix.pp || share.pp == *fix.pp)
+                out.push_back(HeteroLayout { HeteroFamily::group_blocks, { share } });
+    return out;
+}
+
+std::vector<HeteroLayout> multi_group_layouts(
+    const Scenario& s, const SearchFix& fix, int max_depth, const GroupTps& tps)
 {
     const int groups = static_cast<int>(s.cluster.groups.size());
     max_depth = std::min(max_depth, s.model.layers);
     std::vector<std::vector<GroupShare>> blocks(static_cast<std::size_t>(groups));
     for (int g = 0; g < groups; ++g)
-        blocks[static_cast<std::size_t>(g)] = block_shares(s, g, fix, max_depth);
+        blocks[static_cast<std::size_t>(g)]
+            = block_shares(s, g, tps[static_cast<std::size_t>(g)], kBlockDepths, fix, max_depth);
     std::vector<HeteroLayout> out;
     for (unsigned mask = 1; mask < (1u << groups); ++mask) {
         std::vector<int> subset;
         for (int g = 0; g < groups; ++g)
             if (mask & (1u << g))
                 subset.push_back(g);
+        if (subset.size() < 2)
+            continue;
         for (const std::vector<int>& order : block_orders(s, subset)) {
             std::vector<std::vector<GroupShare>> options;
             for (int g : order)
                 options.push_back(blocks[static_cast<std::size_t>(g)]);
             add_block_layouts(options, fix, max_depth, out);
         }
-        if (subset.size() > 1) // one group: a shared pipeline is its block
-            add_shared_layouts(s, subset, fix, max_depth, out);
+        add_shared_layouts(s, subset, tps, fix, max_depth, out);
     }
     return out;
 }

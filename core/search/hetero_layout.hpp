@@ -57,9 +57,15 @@ std::vector<int> group_tps(const Scenario& s, int group, const SearchFix& fix);
 // `max_replicas`, each needs a micro-batch); nullopt when not one replica fits.
 std::optional<GroupShare> make_share(const Scenario& s, int group, int tp, int pp, long long max_replicas);
 
-// Every layout the search costs: each non-empty subset of the groups (so slow groups may stay idle),
-// both families, the pinned tp and pp honoured, at most `max_depth` stages.
-std::vector<HeteroLayout> enumerate_layouts(const Scenario& s, const SearchFix& fix, int max_depth);
+// The TPs each group is tried at, by group index.
+using GroupTps = std::vector<std::vector<int>>;
+
+// Each group alone: every valid TP at every depth up to `max_depth` (the pinned tp and pp honoured).
+std::vector<HeteroLayout> single_group_layouts(const Scenario& s, const SearchFix& fix, int max_depth);
+// Every subset of two or more groups (the others idle), both families, each group at the TPs in `tps`,
+// at most `max_depth` stages (the pinned pp honoured).
+std::vector<HeteroLayout> multi_group_layouts(
+    const Scenario& s, const SearchFix& fix, int max_depth, const GroupTps& tps);
 
 // Layers per stage in proportion to `speed` (largest remainder), each stage at least one.
 std::vector<int> proportional_layers(int total, const std::vector<double>& speed);

@@ -19,11 +19,14 @@ namespace {
 // Pipelines deeper than this are not enumerated: the bubble of 16 stages already needs hundreds of
 // micro-batches per step to stay small, and each stage adds a send between GPU types.
 constexpr int kMaxDepth = 16;
-// Micro-batch sizes tried (divisors of the global batch up to this): an explicit pipeline's stages hold
-// their micro-batches' activations on their own GPU, and larger ones rarely fit beside a big model's state.
+// Micro-batch sizes tried (powers of two dividing the global batch up to this): an explicit pipeline's
+// stages hold their micro-batches' activations on their own GPU, and larger ones rarely fit beside a big
+// model's state.
 constexpr int kMaxMicroBatch = 8;
-// Layer moves in the coarse pass (the beam's plans get 2 x stages + 4).
-constexpr int kCoarseMoves = 2;
+// Layer moves in the coarse pass (the fine pass moves up to 2 x stages + 4 from the coarse split).
+constexpr int kCoarseMoves = 1;
+// TPs a group keeps for layouts of several groups: its best ones alone (the single-group screen).
+constexpr std::size_t kScreenedTps = 2;
 
 // The knobs every layout is costed with in the coarse pass, and the software settings every plan keeps:
 // the scenario's optimizer and overlaps, its pinned values, the plain search's usual defaults otherwise.
@@ -74,7 +77,7 @@ SearchFix usable_fix(SearchFix fix)
 std::vector<Strategy> knob_grid(const Scenario& s, const SearchFix& fix, const Strategy& base, int depth)
 {
     std::vector<int> mbs;
-    for (int mb = 1; mb <= kMaxMicroBatch; ++mb)
+    for (int mb = 1; mb <= kMaxMicroBatch; mb *= 2)
         if (s.training.global_batch % mb == 0 && (!fix.micro_batch || mb == *fix.micro_batch))
             mbs.push_back(mb);
     if (fix.micro_batch && mbs.empty())
@@ -163,11 +166,13 @@ void report(const HeteroSearchContext& ctx, std::atomic<long long>& done, std::s
 
 // One layout at one set of knobs, recompute lightest first until the plan fits (heavier recompute
 // only ever costs time once a lighter one fits).
-std::optional<Ranked> best_with_knobs(HeteroPlanCoster& coster, const HeteroLayout& layout, Strategy knobs, const std::vector<Recompute>& recomputes, bool coarse)
+std::optional<Ranked> best_with_knobs(HeteroPlanCoster& coster, const HeteroLayout& layout, Strategy knobs,
+    const std::vector<Recompute>& recomputes, const std::vector<int>* start)
 {
     for (Recompute rc : recomputes) {
         knobs.recompute = rc;
-        std::optional<HeteroTrial> t = coster.balance(layout, knobs, coarse ? kCoarseMoves : 2 * layout.depth() + 4);
+        std::optional<HeteroTrial> t
+            = coster.balance(layout, knobs, start ? 2 * layout.depth() + 4 : kCoarseMoves, start);
         if (t && t->feasible())
             return Ranked { layout, knobs, std::move(*t), 0 };
     }
@@ -175,8 +180,8 @@ std::optional<Ranked> best_with_knobs(HeteroPlanCoster& coster, const HeteroLayo
 }
 
 // The coarse pass: every layout at the base knobs (recompute selective, then full), a quick balance.
-std::vector<std::optional<Ranked>> coarse_pass(
-    const HeteroSearchContext& ctx, const std::vector<HeteroLayout>& layouts, long long& evaluated)
+std::vector<std::optional<Ranked>> coarse_pass(const HeteroSearchContext& ctx, const std::vector<HeteroLayout>& layouts,
+    long long& evaluated, double progress_from)
 {
     std::vector<std::optional<Ranked>> out(layouts.size());
     std::vector<Recompute> recomputes { ctx.base.recompute };
@@ -184,17 +189,17 @@ std::vector<std::optional<Ranked>> coarse_pass(
         recomputes.push_back(Recompute::full);
     std::atomic<long long> done { 0 };
     evaluated += run_parallel(ctx, layouts.size(), [&](HeteroPlanCoster& coster, std::size_t i) {
-        out[i] = best_with_knobs(coster, layouts[i], ctx.base, recomputes, true);
+        out[i] = best_with_knobs(coster, layouts[i], ctx.base, recomputes, nullptr);
         if (out[i])
             out[i]->objective = ctx.objective(out[i]->layout, out[i]->knobs, out[i]->trial);
-        report(ctx, done, layouts.size(), 0.0, 0.5);
+        report(ctx, done, layouts.size(), progress_from, 0.25);
     });
     return out;
 }
 
 // The layouts the fine pass searches: the coarse pass's best `beam`, and the best of every subset of
 // groups (so that leaving a group idle or not is decided by the full search, not the coarse one).
-std::vector<HeteroLayout> beam_of(const HeteroSearchContext& ctx, const std::vector<std::optional<Ranked>>& coarse)
+std::vector<Ranked> beam_of(const HeteroSearchContext& ctx, const std::vector<std::optional<Ranked>>& coarse)
 {
     std::vector<std::size_t> order;
     for (std::size_t i = 0; i < coarse.size(); ++i)
@@ -202,7 +207,7 @@ std::vector<HeteroLayout> beam_of(const HeteroSearchContext& ctx, const std::vec
             order.push_back(i);
     std::stable_sort(order.begin(), order.end(),
         [&](std::size_t a, std::size_t b) { return coarse[a]->objective > coarse[b]->objective; });
-    std::vector<HeteroLayout> beam;
+    std::vector<Ranked> beam;
     std::map<unsigned, int> per_subset;
     for (std::size_t rank = 0; rank < order.size(); ++rank) {
         const HeteroLayout& l = coarse[order[rank]]->layout;
@@ -210,14 +215,14 @@ std::vector<HeteroLayout> beam_of(const HeteroSearchContext& ctx, const std::vec
         for (const GroupShare& g : l.shares)
             subset |= 1u << g.group;
         if (static_cast<int>(rank) < ctx.opt.beam || per_subset[subset] == 0)
-            beam.push_back(l);
+            beam.push_back(*coarse[order[rank]]);
         ++per_subset[subset];
     }
     return beam;
 }
 
-// The fine pass: every beam layout with every knob combination, fully balanced.
-std::vector<Ranked> fine_pass(const HeteroSearchContext& ctx, const std::vector<HeteroLayout>& beam, long long& evaluated)
+// The fine pass: every beam layout with every knob combination, balanced from its coarse split.
+std::vector<Ranked> fine_pass(const HeteroSearchContext& ctx, const std::vector<Ranked>& beam, long long& evaluated)
 {
     struct Task {
         std::size_t layout;
@@ -225,13 +230,14 @@ std::vector<Ranked> fine_pass(const HeteroSearchContext& ctx, const std::vector<
     };
     std::vector<Task> tasks;
     for (std::size_t i = 0; i < beam.size(); ++i)
-        for (const Strategy& k : knob_grid(ctx.scenario, ctx.fix, ctx.base, beam[i].depth()))
+        for (const Strategy& k : knob_grid(ctx.scenario, ctx.fix, ctx.base, beam[i].layout.depth()))
             tasks.push_back({ i, k });
     std::vector<std::optional<Ranked>> found(tasks.size());
     const std::vector<Recompute> recomputes = recompute_order(ctx.fix);
     std::atomic<long long> done { 0 };
     evaluated += run_parallel(ctx, tasks.size(), [&](HeteroPlanCoster& coster, std::size_t i) {
-        found[i] = best_with_knobs(coster, beam[tasks[i].layout], tasks[i].knobs, recomputes, false);
+        const Ranked& from = beam[tasks[i].layout];
+        found[i] = best_with_knobs(coster, from.layout, tasks[i].knobs, recomputes, &from.trial.layers);
         if (found[i])
             found[i]->objective = ctx.objective(found[i]->layout, found[i]->knobs, found[i]->trial);
         report(ctx, done, tasks.size(), 0.5, 0.5);
@@ -240,6 +246,34 @@ std::vector<Ranked> fine_pass(const HeteroSearchContext& ctx, const std::vector<
     for (std::optional<Ranked>& r : found)
         if (r)
             out.push_back(std::move(*r));
+    return out;
+}
+
+// The TPs each group keeps for layouts of several groups: those of its best plans alone, or, for a group
+// that fits no plan alone, the largest (the most memory-frugal) ones.
+GroupTps screened_tps(const HeteroSearchContext& ctx, const std::vector<HeteroLayout>& singles,
+    const std::vector<std::optional<Ranked>>& coarse)
+{
+    const Scenario& s = ctx.scenario;
+    GroupTps out(s.cluster.groups.size());
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < coarse.size(); ++i)
+        if (coarse[i])
+            order.push_back(i);
+    std::stable_sort(order.begin(), order.end(),
+        [&](std::size_t a, std::size_t b) { return coarse[a]->objective > coarse[b]->objective; });
+    for (std::size_t i : order) {
+        std::vector<int>& tps = out[static_cast<std::size_t>(singles[i].shares.front().group)];
+        const int tp = singles[i].shares.front().tp;
+        if (tps.size() < kScreenedTps && std::find(tps.begin(), tps.end(), tp) == tps.end())
+            tps.push_back(tp);
+    }
+    for (std::size_t g = 0; g < out.size(); ++g)
+        if (out[g].empty()) {
+            std::vector<int> all = group_tps(s, static_cast<int>(g), ctx.fix);
+            for (auto it = all.rbegin(); it != all.rend() && out[g].size() < kScreenedTps; ++it)
+                out[g].push_back(*it);
+        }
     return out;
 }
 
@@ -317,9 +351,16 @@ HeteroSearchOutcome search_heterogeneous(const Scenario& s, const HeteroSearchOp
     out.gpus = s.cluster.total_gpus();
     out.ranked_by_goodput = ctx.by_goodput;
     out.notes = unusable_fix_notes(opt.fix);
-    const std::vector<HeteroLayout> layouts = enumerate_layouts(s, ctx.fix, kMaxDepth);
+    // Each group alone first: its plans, and the TPs it keeps for the layouts of several groups.
+    std::vector<HeteroLayout> layouts = single_group_layouts(s, ctx.fix, kMaxDepth);
+    std::vector<std::optional<Ranked>> coarse = coarse_pass(ctx, layouts, out.evaluated, 0.0);
+    const std::vector<HeteroLayout> multi
+        = multi_group_layouts(s, ctx.fix, kMaxDepth, screened_tps(ctx, layouts, coarse));
+    std::vector<std::optional<Ranked>> coarse_multi = coarse_pass(ctx, multi, out.evaluated, 0.25);
+    layouts.insert(layouts.end(), multi.begin(), multi.end());
+    coarse.insert(
+        coarse.end(), std::make_move_iterator(coarse_multi.begin()), std::make_move_iterator(coarse_multi.end()));
     out.layouts = static_cast<long long>(layouts.size());
-    const std::vector<std::optional<Ranked>> coarse = coarse_pass(ctx, layouts, out.evaluated);
     std::vector<Ranked> fine = fine_pass(ctx, beam_of(ctx, coarse), out.evaluated);
     out.feasible = static_cast<long long>(fine.size())
         + std::count_if(coarse.begin(), coarse.end(), [](const auto& c) { return c.has_value(); });

@@ -26,7 +26,7 @@ struct HeteroSearchOptions {
     // Rank by goodput tokens/s when the scenario has a reliability section (as the plain search does).
     bool rank_by_goodput = false;
     // Layouts kept from the coarse pass for the full knob search (larger = slower, rarely better).
-    int beam = 24;
+    int beam = 12;
     bool explain = true; // what-ifs for the best plan
     // Called from worker threads with the fraction done (0..1).
     std::function<void(double)> progress;
@@ -69,7 +69,8 @@ HeteroSearchOutcome search_heterogeneous(
     const Scenario& s, const HeteroSearchOptions& options, const CancelToken& cancel = CancelToken {});
 
 // The plan `result` describes, as a scenario (s with its stages and strategy).
-Scenario hetero_plan_scenario(const Scenario& s, const Strategy& strategy, const std::vector<PipelineStageSpec>& stages);
+Scenario hetero_plan_scenario(
+    const Scenario& s, const Strategy& strategy, const std::vector<PipelineStageSpec>& stages);
 
 // What-if neighbours of one plan of `s`'s cluster: layers moved between neighbouring stages, another
 // TP for a group's replicas, a used group dropped (left idle) or an idle one added; most favourable first.

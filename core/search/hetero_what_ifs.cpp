@@ -28,8 +28,7 @@ HeteroWhatIf what_if(const WhatIfContext& w, std::string change, const std::opti
     HeteroWhatIf out;
     out.change = std::move(change);
     out.feasible = t && t->feasible();
-    out.step_time_change
-        = out.feasible ? t->step_s() / w.base.step_s() - 1 : std::numeric_limits<double>::infinity();
+    out.step_time_change = out.feasible ? t->step_s() / w.base.step_s() - 1 : std::numeric_limits<double>::infinity();
     return out;
 }
 
@@ -107,8 +106,8 @@ void group_adds(WhatIfContext& w, std::vector<HeteroWhatIf>& out)
 {
     const auto limit = std::max<long long>(1, w.s.training.global_batch);
     for (int g = 0; g < static_cast<int>(w.s.cluster.groups.size()); ++g) {
-        if (std::any_of(w.layout.shares.begin(), w.layout.shares.end(),
-                [&](const GroupShare& x) { return x.group == g; }))
+        if (std::any_of(
+                w.layout.shares.begin(), w.layout.shares.end(), [&](const GroupShare& x) { return x.group == g; }))
             continue;
         std::optional<HeteroWhatIf> best;
         for (int tp : group_tps(w.s, g, SearchFix {})) {
@@ -123,7 +122,8 @@ void group_adds(WhatIfContext& w, std::vector<HeteroWhatIf>& out)
                 alt.shares.insert(at_end ? alt.shares.end() : alt.shares.begin(), *share);
                 const std::string change = "adding group " + group_name(w, g) + " (TP " + std::to_string(tp) + ", "
                     + std::to_string(share->replicas) + " replicas"
-                    + (shared ? std::string(" in every stage)") : (at_end ? " as a last stage)" : " as a first stage)"));
+                    + (shared ? std::string(" in every stage)")
+                              : (at_end ? " as a last stage)" : " as a first stage)"));
                 HeteroWhatIf h = what_if(w, change, w.coster.balance(alt, w.knobs, 2 * alt.depth() + 4));
                 if (!best || h.step_time_change < best->step_time_change)
                     best = std::move(h);
