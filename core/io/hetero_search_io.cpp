@@ -106,9 +106,9 @@ json hetero_search_to_json(const Scenario& s, const HeteroSearchOutcome& o)
 std::string hetero_search_to_text(const Scenario& s, const HeteroSearchOutcome& o)
 {
     std::string out = "searched " + std::to_string(o.evaluated) + " heterogeneous plans (" + std::to_string(o.layouts)
-        + " layouts) on " + std::to_string(o.gpus) + " GPUs in " + std::to_string(s.cluster.groups.size()) + " groups ("
-        + std::to_string(o.feasible) + " fit) in " + format_number("%.2f s", o.seconds)
-        + (o.cancelled ? " (stopped)" : "") + "\n";
+        + " layouts) on " + std::to_string(o.gpus) + " GPUs in " + std::to_string(s.cluster.groups.size())
+        + (s.cluster.groups.size() == 1 ? " group (" : " groups (") + std::to_string(o.feasible) + " fit) in "
+        + format_number("%.2f s", o.seconds) + (o.cancelled ? " (stopped)" : "") + "\n";
     if (o.ranked_by_goodput)
         out += "ranked by goodput: tokens/s after interruptions, checkpoints and recovery (reliability section)\n";
     for (const std::string& note : o.notes)

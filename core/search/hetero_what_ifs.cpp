@@ -60,6 +60,11 @@ void layer_moves(WhatIfContext& w, std::vector<HeteroWhatIf>& out)
     }
 }
 
+std::string replicas_text(int replicas)
+{
+    return std::to_string(replicas) + (replicas == 1 ? " replica" : " replicas");
+}
+
 std::string group_name(const WhatIfContext& w, int group)
 {
     return w.s.cluster.groups[static_cast<std::size_t>(group)].name;
@@ -80,7 +85,7 @@ void tp_changes(WhatIfContext& w, std::vector<HeteroWhatIf>& out)
             HeteroLayout alt = w.layout;
             alt.shares[i] = *share;
             const std::string change = "TP " + std::to_string(tp) + " instead of " + std::to_string(g.tp) + " on group "
-                + group_name(w, g.group) + " (" + std::to_string(share->replicas) + " replicas per stage instead of "
+                + group_name(w, g.group) + " (" + replicas_text(share->replicas) + " per stage instead of "
                 + std::to_string(g.replicas) + ")";
             out.push_back(what_if(w, change, w.coster.balance(alt, w.knobs, 2 * alt.depth() + 4)));
         }
@@ -121,7 +126,7 @@ void group_adds(WhatIfContext& w, std::vector<HeteroWhatIf>& out)
                 HeteroLayout alt = w.layout;
                 alt.shares.insert(at_end ? alt.shares.end() : alt.shares.begin(), *share);
                 const std::string change = "adding group " + group_name(w, g) + " (TP " + std::to_string(tp) + ", "
-                    + std::to_string(share->replicas) + " replicas"
+                    + replicas_text(share->replicas)
                     + (shared ? std::string(" in every stage)")
                               : (at_end ? " as a last stage)" : " as a first stage)"));
                 HeteroWhatIf h = what_if(w, change, w.coster.balance(alt, w.knobs, 2 * alt.depth() + 4));

@@ -117,8 +117,8 @@ private slots:
     // pipeline, so the search leaves it idle and says what adding it would cost.
     void slowGroupStaysIdle()
     {
-        const json t4 = { { "name", "t4" }, { "gpu", "T4" }, { "nodes", 1 }, { "gpus_per_node", 4 },
-            { "intra_node", "pcie4" } };
+        const json t4
+            = { { "name", "t4" }, { "gpu", "T4" }, { "nodes", 1 }, { "gpus_per_node", 4 }, { "intra_node", "pcie4" } };
         const HeteroSearchOutcome o = hetero_search(mixed_scenario(json::array({ dgx_h100(4), t4 }), "fp16"));
         QVERIFY(!o.results.empty());
         const HeteroSearchResult& best = o.results.front();
@@ -150,8 +150,8 @@ private slots:
         knobs.sequence_parallel = true;
         const std::vector<HeteroWhatIf> what_ifs = hetero_what_ifs(s, layout, knobs, { 40, 40 }, builtin_calibration());
         QVERIFY(!what_ifs.empty());
-        const auto move = std::find_if(what_ifs.begin(), what_ifs.end(),
-            [](const HeteroWhatIf& w) { return w.change.rfind("moving", 0) == 0; });
+        const auto move = std::find_if(
+            what_ifs.begin(), what_ifs.end(), [](const HeteroWhatIf& w) { return w.change.rfind("moving", 0) == 0; });
         QVERIFY(move != what_ifs.end());
         QVERIFY2(move->change.find("from stage 1 (a100) to stage 0 (h100)") != std::string::npos, move->change.c_str());
         QVERIFY(move->feasible && move->step_time_change < 0);
