@@ -125,6 +125,8 @@ struct HeteroSearchContext {
     Strategy base;
     int threads = 1;
     bool by_goodput = false;
+    // The fullest replica's memory over its GPU's may not exceed this (search.limits.memory_headroom).
+    double max_memory_ratio = 1;
 
     double objective(const HeteroLayout& layout, const Strategy& knobs, const HeteroTrial& t) const
     {
@@ -167,13 +169,13 @@ void report(const HeteroSearchContext& ctx, std::atomic<long long>& done, std::s
 // One layout at one set of knobs, recompute lightest first until the plan fits (heavier recompute
 // only ever costs time once a lighter one fits).
 std::optional<Ranked> best_with_knobs(HeteroPlanCoster& coster, const HeteroLayout& layout, Strategy knobs,
-    const std::vector<Recompute>& recomputes, const std::vector<int>* start)
+    const std::vector<Recompute>& recomputes, const std::vector<int>* start, double max_memory_ratio)
 {
     for (Recompute rc : recomputes) {
         knobs.recompute = rc;
         std::optional<HeteroTrial> t
             = coster.balance(layout, knobs, start ? 2 * layout.depth() + 4 : kCoarseMoves, start);
-        if (t && t->feasible())
+        if (t && t->feasible() && t->memory_ratio <= max_memory_ratio)
             return Ranked { layout, knobs, std::move(*t), 0 };
     }
     return std::nullopt;
@@ -189,7 +191,7 @@ std::vector<std::optional<Ranked>> coarse_pass(const HeteroSearchContext& ctx, c
         recomputes.push_back(Recompute::full);
     std::atomic<long long> done { 0 };
     evaluated += run_parallel(ctx, layouts.size(), [&](HeteroPlanCoster& coster, std::size_t i) {
-        out[i] = best_with_knobs(coster, layouts[i], ctx.base, recomputes, nullptr);
+        out[i] = best_with_knobs(coster, layouts[i], ctx.base, recomputes, nullptr, ctx.max_memory_ratio);
         if (out[i])
             out[i]->objective = ctx.objective(out[i]->layout, out[i]->knobs, out[i]->trial);
         report(ctx, done, layouts.size(), progress_from, 0.25);
@@ -237,7 +239,8 @@ std::vector<Ranked> fine_pass(const HeteroSearchContext& ctx, const std::vector<
     std::atomic<long long> done { 0 };
     evaluated += run_parallel(ctx, tasks.size(), [&](HeteroPlanCoster& coster, std::size_t i) {
         const Ranked& from = beam[tasks[i].layout];
-        found[i] = best_with_knobs(coster, from.layout, tasks[i].knobs, recomputes, &from.trial.layers);
+        found[i] = best_with_knobs(
+            coster, from.layout, tasks[i].knobs, recomputes, &from.trial.layers, ctx.max_memory_ratio);
         if (found[i])
             found[i]->objective = ctx.objective(found[i]->layout, found[i]->knobs, found[i]->trial);
         report(ctx, done, tasks.size(), 0.5, 0.5);
@@ -351,6 +354,13 @@ HeteroSearchOutcome search_heterogeneous(const Scenario& s, const HeteroSearchOp
     out.gpus = s.cluster.total_gpus();
     out.ranked_by_goodput = ctx.by_goodput;
     out.notes = unusable_fix_notes(opt.fix);
+    if (s.search) {
+        if (s.search->min_memory_headroom_fraction)
+            ctx.max_memory_ratio = 1 - *s.search->min_memory_headroom_fraction;
+        if (s.search->power_budget_kW || s.search->max_slowdown || s.search->max_gpus)
+            out.notes.push_back("search.limits.power_budget_kW, max_slowdown and max_gpus are not applied to clusters "
+                                "with groups yet (leave a group out of the cluster to use fewer GPUs)");
+    }
     // Each group alone first: its plans, and the TPs it keeps for the layouts of several groups.
     std::vector<HeteroLayout> layouts = single_group_layouts(s, ctx.fix, kMaxDepth);
     std::vector<std::optional<Ranked>> coarse = coarse_pass(ctx, layouts, out.evaluated, 0.0);

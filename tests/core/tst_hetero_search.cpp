@@ -45,10 +45,11 @@ json training(const char* precision = "bf16")
     return { { "global_batch", 256 }, { "seq_len", 4096 }, { "precision", precision } };
 }
 
-Scenario mixed_scenario(const json& groups, const char* precision = "bf16")
+Scenario mixed_scenario(const json& groups, const char* precision = "bf16", const json& extra = json::object())
 {
-    const json j = { { "schema", 1 }, { "model", "llama3-70b" },
+    json j = { { "schema", 1 }, { "model", "llama3-70b" },
         { "cluster", { { "groups", groups }, { "inter_node", "ib-ndr" } } }, { "training", training(precision) } };
+    j.update(extra);
     return parse_scenario(j, "mixed.json", catalog(), ScenarioUse::search);
 }
 
@@ -235,6 +236,34 @@ private slots:
             const double reused = evaluator.predict(plan).prediction.step_time_s;
             QCOMPARE(reused, predict_heterogeneous(plan).prediction.step_time_s);
             QCOMPARE(reused, r.prediction.prediction.step_time_s);
+        }
+    }
+
+    // With a reliability section plans are ranked by goodput, as the plain search ranks them; a memory
+    // headroom asked for is kept by every plan.
+    void goodputRankingAndHeadroom()
+    {
+        json a100 = dgx_a100(4);
+        a100["preemption_rate_per_hour"] = 0.5; // spot nodes
+        const json extra
+            = { { "reliability", json::object() }, { "search", { { "limits", { { "memory_headroom", 0.2 } } } } } };
+        const Scenario s = mixed_scenario(json::array({ dgx_h100(4), a100 }), "bf16", extra);
+        HeteroSearchOptions o;
+        o.top = 3;
+        o.rank_by_goodput = true;
+        const HeteroSearchOutcome out = search_heterogeneous(s, o);
+        QVERIFY(out.ranked_by_goodput);
+        QVERIFY(!out.results.empty());
+        for (std::size_t i = 0; i < out.results.size(); ++i) {
+            const HeteroSearchResult& r = out.results[i];
+            QVERIFY(r.goodput_tokens_per_s > 0);
+            QVERIFY(r.goodput_tokens_per_s < r.prediction.prediction.tokens_per_s);
+            QCOMPARE(r.objective, r.goodput_tokens_per_s);
+            if (i > 0)
+                QVERIFY(r.goodput_tokens_per_s <= out.results[i - 1].goodput_tokens_per_s);
+            for (const HeteroStageReport& st : r.prediction.stages)
+                for (const HeteroReplicaReport& rep : st.replicas)
+                    QVERIFY(rep.peak_memory_bytes <= 0.8 * rep.capacity_bytes);
         }
     }
 
