@@ -89,6 +89,8 @@ json hetero_search_to_json(const Scenario& s, const HeteroSearchOutcome& o)
         rj["label"] = layout_label(r.layout, s.cluster);
         rj["family"] = to_string(r.layout.family);
         rj["strategy"] = hetero_strategy_to_json(r);
+        if (s.batch_split != BatchSplit::by_speed) // the scenario's own stages said so; the search kept it
+            rj["strategy"]["batch_split"] = to_string(s.batch_split);
         rj["prediction"] = hetero_prediction_to_json(r.prediction);
         rj["idle_groups"] = r.idle_groups;
         if (r.goodput_tokens_per_s > 0)

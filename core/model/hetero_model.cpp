@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <queue>
 
 namespace parallax {
 
@@ -135,10 +136,13 @@ private:
         reps_.resize(s_.stages.size());
         twin_.resize(s_.stages.size());
         for (int k = 0; k < p_; ++k) {
+            reps_[k].reserve(s_.stages[k].replicas.size());
             for (int r = 0; r < static_cast<int>(s_.stages[k].replicas.size()); ++r) {
                 ReplicaEval e;
-                e.group = group_index(s_.stages[k].replicas[r].group);
-                const int twin = first_twin(k, r, e.group, s_.stages[k].replicas[r].tp);
+                const StageReplica& spec = s_.stages[k].replicas[r];
+                const bool as_previous = r > 0 && spec == s_.stages[k].replicas[r - 1]; // replicas come in runs
+                e.group = as_previous ? reps_[k][r - 1].group : group_index(spec.group);
+                const int twin = as_previous ? twin_[k][r - 1] : first_twin(k, r, e.group, spec.tp);
                 twin_[k].push_back(twin);
                 if (twin < r) {
                     reps_[k].push_back(reps_[k][twin]);
@@ -215,6 +219,26 @@ private:
 
     // The step's micro-batches over a stage's replicas in proportion to their speed, then one at a
     // time to whichever replica would finish it first (integer shares, the busiest as short as can be).
+    // `count` micro-batches, each to the replica that would finish it first (the first such replica on a
+    // tie), through a heap: a stage of a large group has hundreds of replicas.
+    static void give_one_at_a_time(std::vector<ReplicaEval>& stage, long long count)
+    {
+        auto later = [&stage](std::size_t a, std::size_t b) {
+            const double ta = static_cast<double>(stage[a].microbatches + 1) * stage[a].total_s();
+            const double tb = static_cast<double>(stage[b].microbatches + 1) * stage[b].total_s();
+            return ta != tb ? ta > tb : a > b;
+        };
+        std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(later)> heap(later);
+        for (std::size_t i = 0; i < stage.size(); ++i)
+            heap.push(i);
+        for (; count > 0; --count) {
+            const std::size_t next = heap.top();
+            heap.pop();
+            ++stage[next].microbatches;
+            heap.push(next);
+        }
+    }
+
     void split_microbatches()
     {
         if (s_.batch_split == BatchSplit::even) {
@@ -230,13 +254,9 @@ private:
                 e.microbatches = std::max(1LL, static_cast<long long>(std::floor(n_ / e.total_s() / speed)));
                 given += e.microbatches;
             }
-            for (; given < n_; ++given) {
-                auto next
-                    = std::min_element(stage.begin(), stage.end(), [](const ReplicaEval& a, const ReplicaEval& b) {
-                          return (a.microbatches + 1) * a.total_s() < (b.microbatches + 1) * b.total_s();
-                      });
-                ++next->microbatches;
-            }
+            if (given < n_)
+                give_one_at_a_time(stage, n_ - given);
+            given = std::max(given, n_);
             for (; given > n_; --given) { // the floor of one each can overshoot only with many replicas
                 auto busiest = std::max_element(stage.begin(), stage.end(),
                     [](const ReplicaEval& a, const ReplicaEval& b) { return a.microbatches < b.microbatches; });
@@ -518,6 +538,7 @@ void HeteroEvaluation::fill_reports(HeteroPrediction& out) const
     Prediction& p = out.prediction;
     for (int k = 0; k < p_; ++k) {
         HeteroStageReport st;
+        st.replicas.reserve(reps_[k].size());
         st.stage = k;
         st.layers = s_.stages[k].layers;
         st.microbatch_s = slowest(k).total_s();
@@ -555,7 +576,7 @@ void HeteroEvaluation::fill_reports(HeteroPrediction& out) const
             st.replicas.push_back(rr);
         }
         p.stages.push_back(rep);
-        out.stages.push_back(st);
+        out.stages.push_back(std::move(st));
     }
     if (!p.feasible)
         p.warnings.push_back(p.infeasible_reason);
