@@ -375,6 +375,10 @@ HeteroSearchOutcome search_heterogeneous(const Scenario& s, const HeteroSearchOp
     out.feasible = static_cast<long long>(fine.size())
         + std::count_if(coarse.begin(), coarse.end(), [](const auto& c) { return c.has_value(); });
     out.cancelled = cancel.cancelled();
+    // The coarse plans compete too: a cancelled search returns the best it has costed so far.
+    for (std::optional<Ranked>& c : coarse)
+        if (c)
+            fine.push_back(std::move(*c));
     out.results = top_results(ctx, std::move(fine));
     if (opt.explain && !out.results.empty() && !out.cancelled) {
         HeteroSearchResult& best = out.results.front();

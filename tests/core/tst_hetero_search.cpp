@@ -176,6 +176,8 @@ private slots:
         QVERIFY(stopped.cancelled);
         QVERIFY(!full.cancelled);
         QVERIFY(stopped.evaluated < full.evaluated / 2);
+        QVERIFY(!stopped.results.empty()); // what it had costed before it stopped
+        QVERIFY(stopped.results.front().objective <= full.results.front().objective);
         // Cancelled before it starts: nothing costed.
         CancelToken before;
         before.cancel();
