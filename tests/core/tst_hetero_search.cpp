@@ -275,7 +275,11 @@ private slots:
         const json j = { { "schema", 1 }, { "model", "llama3-70b" },
             { "cluster", { { "groups", json::array({ dgx_h100(1), dgx_a100(1) }) }, { "inter_node", "ib-ndr" } } },
             { "training", training() } };
-        QVERIFY(parse_scenario(j, "mixed.json", catalog(), ScenarioUse::search).cluster.heterogeneous());
+        const Scenario s = parse_scenario(j, "mixed.json", catalog(), ScenarioUse::search);
+        QVERIFY(s.cluster.heterogeneous() && s.stages.empty());
+        // Saved and read again for a search, it is the same scenario.
+        const json saved = scenario_to_json(s);
+        QVERIFY(scenario_to_json(parse_scenario(saved, "saved.json", catalog(), ScenarioUse::search)) == saved);
         QVERIFY_THROWS_EXCEPTION(InputError, parse_scenario(j, "mixed.json", catalog(), ScenarioUse::plan));
     }
 };
