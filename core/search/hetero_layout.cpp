@@ -3,6 +3,7 @@
 #include "spec/strategy_rules.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numeric>
 
@@ -17,6 +18,14 @@ constexpr int kDepths[] = { 1, 2, 3, 4, 6, 8, 12, 16 };
 // A group's block in a pipeline of several groups holds a share of the layers, so fewer stages: the
 // powers of two keep the combinations of three groups to a few hundred per order.
 constexpr int kBlockDepths[] = { 1, 2, 4, 8 };
+// Subsets of more groups than kWideSubset try each group at its best TP only and at most 4 stages: the
+// combinations grow as (TPs x depths) to the power of the groups.
+constexpr std::size_t kWideSubset = 3;
+constexpr int kWideBlockDepths[] = { 1, 2, 4 };
+// Layouts of several groups costed at most (clusters of many groups); subsets of more groups than
+// kMaxSubsetGroups are not formed (1u << groups).
+constexpr std::size_t kMaxLayouts = 20000;
+constexpr int kMaxSubsetGroups = 16;
 
 std::string share_text(const GroupShare& g, const ClusterSpec& c)
 {
@@ -260,26 +269,40 @@ std::vector<HeteroLayout> single_group_layouts(const Scenario& s, const SearchFi
 }
 
 std::vector<HeteroLayout> multi_group_layouts(
-    const Scenario& s, const SearchFix& fix, int max_depth, const GroupTps& tps)
+    const Scenario& s, const SearchFix& fix, int max_depth, const GroupTps& tps, bool* capped)
 {
-    const int groups = static_cast<int>(s.cluster.groups.size());
+    const int groups = std::min(static_cast<int>(s.cluster.groups.size()), kMaxSubsetGroups);
     max_depth = std::min(max_depth, s.model.layers);
     std::vector<std::vector<GroupShare>> blocks(static_cast<std::size_t>(groups));
-    for (int g = 0; g < groups; ++g)
-        blocks[static_cast<std::size_t>(g)]
-            = block_shares(s, g, tps[static_cast<std::size_t>(g)], kBlockDepths, fix, max_depth);
+    std::vector<std::vector<GroupShare>> wide_blocks(static_cast<std::size_t>(groups));
+    for (int g = 0; g < groups; ++g) {
+        const std::vector<int>& t = tps[static_cast<std::size_t>(g)];
+        blocks[static_cast<std::size_t>(g)] = block_shares(s, g, t, kBlockDepths, fix, max_depth);
+        const std::vector<int> best(t.begin(), t.begin() + std::min<std::ptrdiff_t>(1, std::ssize(t)));
+        wide_blocks[static_cast<std::size_t>(g)] = block_shares(s, g, best, kWideBlockDepths, fix, max_depth);
+    }
+    std::vector<unsigned> masks; // smallest subsets first: a cap leaves out the widest
+    for (unsigned mask = 1; mask < (1u << groups); ++mask)
+        if (std::popcount(mask) >= 2)
+            masks.push_back(mask);
+    std::stable_sort(
+        masks.begin(), masks.end(), [](unsigned a, unsigned b) { return std::popcount(a) < std::popcount(b); });
     std::vector<HeteroLayout> out;
-    for (unsigned mask = 1; mask < (1u << groups); ++mask) {
+    for (unsigned mask : masks) {
+        if (out.size() >= kMaxLayouts) {
+            if (capped)
+                *capped = true;
+            break;
+        }
         std::vector<int> subset;
         for (int g = 0; g < groups; ++g)
             if (mask & (1u << g))
                 subset.push_back(g);
-        if (subset.size() < 2)
-            continue;
+        const bool wide = subset.size() > kWideSubset;
         for (const std::vector<int>& order : block_orders(s, subset)) {
             std::vector<std::vector<GroupShare>> options;
             for (int g : order)
-                options.push_back(blocks[static_cast<std::size_t>(g)]);
+                options.push_back((wide ? wide_blocks : blocks)[static_cast<std::size_t>(g)]);
             add_block_layouts(options, fix, max_depth, out);
         }
         add_shared_layouts(s, subset, tps, fix, max_depth, out);

@@ -63,9 +63,10 @@ using GroupTps = std::vector<std::vector<int>>;
 // Each group alone: every valid TP at every depth up to `max_depth` (the pinned tp and pp honoured).
 std::vector<HeteroLayout> single_group_layouts(const Scenario& s, const SearchFix& fix, int max_depth);
 // Every subset of two or more groups (the others idle), both families, each group at the TPs in `tps`,
-// at most `max_depth` stages (the pinned pp honoured).
+// at most `max_depth` stages (the pinned pp honoured); subsets of four groups or more at each group's
+// first TP. `capped` is set when a cluster of many groups had more layouts than are costed.
 std::vector<HeteroLayout> multi_group_layouts(
-    const Scenario& s, const SearchFix& fix, int max_depth, const GroupTps& tps);
+    const Scenario& s, const SearchFix& fix, int max_depth, const GroupTps& tps, bool* capped = nullptr);
 
 // Layers per stage in proportion to `speed` (largest remainder), each stage at least one.
 std::vector<int> proportional_layers(int total, const std::vector<double>& speed);

@@ -364,8 +364,12 @@ HeteroSearchOutcome search_heterogeneous(const Scenario& s, const HeteroSearchOp
     // Each group alone first: its plans, and the TPs it keeps for the layouts of several groups.
     std::vector<HeteroLayout> layouts = single_group_layouts(s, ctx.fix, kMaxDepth);
     std::vector<std::optional<Ranked>> coarse = coarse_pass(ctx, layouts, out.evaluated, 0.0);
+    bool capped = false;
     const std::vector<HeteroLayout> multi
-        = multi_group_layouts(s, ctx.fix, kMaxDepth, screened_tps(ctx, layouts, coarse));
+        = multi_group_layouts(s, ctx.fix, kMaxDepth, screened_tps(ctx, layouts, coarse), &capped);
+    if (capped)
+        out.notes.push_back("the cluster's many groups give more layouts than are costed: the subsets of the most "
+                            "groups were left out");
     std::vector<std::optional<Ranked>> coarse_multi = coarse_pass(ctx, multi, out.evaluated, 0.25);
     layouts.insert(layouts.end(), multi.begin(), multi.end());
     coarse.insert(
