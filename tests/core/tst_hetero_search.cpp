@@ -269,6 +269,28 @@ private slots:
         }
     }
 
+    // search.fix pins what an explicit pipeline has: every replica's TP, the stage count, the knobs; what it
+    // does not have (dp, interleaving) is ignored with a note.
+    void searchFixIsHonoured()
+    {
+        const json extra
+            = { { "search", { { "fix", { { "tp", 8 }, { "pp", 2 }, { "zero", 1 }, { "dp", 4 }, { "vpp", 2 } } } } } };
+        const Scenario s = mixed_scenario(json::array({ dgx_h100(4), dgx_a100(4) }), "bf16", extra);
+        HeteroSearchOptions o;
+        o.top = 5;
+        o.fix = search_fix_from(s);
+        const HeteroSearchOutcome out = search_heterogeneous(s, o);
+        QVERIFY(!out.results.empty());
+        for (const HeteroSearchResult& r : out.results) {
+            QCOMPARE(r.stages.size(), std::size_t { 2 });
+            QCOMPARE(r.strategy.zero, 1);
+            for (const PipelineStageSpec& st : r.stages)
+                for (const StageReplica& rep : st.replicas)
+                    QCOMPARE(rep.tp, 8);
+        }
+        QCOMPARE(out.notes.size(), std::size_t { 2 }); // dp, and vpp
+    }
+
     // A cluster with groups needs no stages to be searched, but still needs them to be predicted.
     void searchNeedsNoStages()
     {
