@@ -154,6 +154,7 @@ private slots:
         const auto move = std::find_if(
             what_ifs.begin(), what_ifs.end(), [](const HeteroWhatIf& w) { return w.change.rfind("moving", 0) == 0; });
         QVERIFY(move != what_ifs.end());
+        qInfo("%s", move->text().c_str());
         QVERIFY2(move->change.find("from stage 1 (a100) to stage 0 (h100)") != std::string::npos, move->change.c_str());
         QVERIFY(move->feasible && move->step_time_change < 0);
         QVERIFY(move->text().find("faster") != std::string::npos);
