@@ -6,12 +6,15 @@
 //    simulator refinement of the top 20, peak memory < 500 MiB
 //  - a DeepSeek-V3-scale search (671B, 2,048 H800) in < 5 s on 2 cores
 //  - a serving deployment search (Qwen3-235B-A22B on 64 H100, aggregated and disaggregated) in < 1 s
+//  - a heterogeneous search over three GPU types on 64 nodes (Llama 3 70B on 22 DGX H100, 21 DGX A100 and
+//    21 DGX-1 V100) in a few seconds on 2 cores
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
 #include "io/serving_io.hpp"
 #include "ir/lowering.hpp"
 #include "model/analytic_model.hpp"
 #include "model/strategy_costs.hpp"
+#include "search/hetero_search.hpp"
 #include "search/search.hpp"
 #include "serving/serving_search.hpp"
 #include "sim/simulator.hpp"
@@ -185,6 +188,32 @@ void BM_ServingSearchQwen3_235B_64H100(benchmark::State& state)
     state.counters["seconds"] = r.seconds;
 }
 
+// Three GPU types on 64 nodes, every group usable (fp16: the V100 has no bf16): the planner's size.
+void BM_HeteroSearchLlama3_70B_64Nodes3Types(benchmark::State& state)
+{
+    const Scenario s = parse_scenario(nlohmann::json::parse(R"({
+      "schema": 1, "model": "llama3-70b",
+      "cluster": { "groups": [
+          { "name": "h100", "gpu": "H100-SXM5-80GB", "nodes": 22, "gpus_per_node": 8, "intra_node": "nvlink4-nvswitch" },
+          { "name": "a100", "gpu": "A100-SXM4-80GB", "nodes": 21, "gpus_per_node": 8, "intra_node": "nvlink3-nvswitch" },
+          { "name": "v100", "gpu": "V100-SXM2-32GB", "nodes": 21, "gpus_per_node": 8, "intra_node": "nvlink2" } ],
+        "inter_node": "ib-ndr" },
+      "training": { "global_batch": 1024, "seq_len": 4096, "precision": "fp16" } })"),
+        "bench.json", PresetCatalog::standard(), ScenarioUse::search);
+    HeteroSearchOptions o;
+    o.threads = 2;
+    HeteroSearchOutcome out;
+    for (auto _ : state) {
+        out = search_heterogeneous(s, o);
+        benchmark::DoNotOptimize(out.evaluated);
+    }
+    state.counters["layouts"] = static_cast<double>(out.layouts);
+    state.counters["evaluated"] = static_cast<double>(out.evaluated);
+    state.counters["seconds"] = out.seconds;
+    state.counters["best_tokens_per_s"]
+        = out.results.empty() ? 0.0 : out.results.front().prediction.prediction.tokens_per_s;
+}
+
 BENCHMARK_CAPTURE(BM_AnalyticEvaluate, default, "default");
 BENCHMARK_CAPTURE(BM_AnalyticEvaluate, gpt3_175b_1024_a100, "gpt3-175b-1024-a100");
 BENCHMARK_CAPTURE(BM_AnalyticEvaluate, llama31_405b_16k, "llama3.1-405b-16k-h100");
@@ -195,6 +224,7 @@ BENCHMARK(BM_SearchGpt3_175B_1024A100)->Unit(benchmark::kMillisecond)->Iteration
 BENCHMARK(BM_SearchLlama31_405B_16kH100)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_ServingSearchQwen3_235B_64H100)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_SearchDeepSeekV3_2048H800)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_HeteroSearchLlama3_70B_64Nodes3Types)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 } // namespace
 

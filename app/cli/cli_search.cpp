@@ -4,9 +4,11 @@
 #include "cli/cli_common.hpp"
 #include "cli/cli_logging.hpp"
 #include "cli/cli_parser.hpp"
+#include "io/hetero_search_io.hpp"
 #include "io/scenario_io.hpp"
 #include "io/search_io.hpp"
 #include "io/serving_prediction_io.hpp"
+#include "search/hetero_search.hpp"
 #include "search/search_removals.hpp"
 #include "serving/serving_search.hpp"
 #include "spec/input_error.hpp"
@@ -125,6 +127,37 @@ bool parse_list(const QString& text, const char* option, std::vector<long long>&
     return true;
 }
 
+// A cluster with node groups: the heterogeneous search (docs/heterogeneous.md, "Search"). The options
+// that have no meaning for it yet are refused rather than ignored.
+int run_hetero_search(CommandParser& cmd, const Scenario& scenario, const SearchOptions& plain)
+{
+    for (const char* option : { "power-budget-kW", "max-slowdown", "csv" })
+        if (cmd.parser().isSet(QLatin1String(option))) {
+            print_err(std::string("parallax-cli search: --") + option
+                + " is not available for clusters with node groups (cluster.groups) yet");
+            return kBadInput;
+        }
+    if (plain.objective == SearchObjective::energy) {
+        print_err("parallax-cli search: the energy objective is not available for clusters with node groups "
+                  "(cluster.groups) yet; use throughput");
+        return kBadInput;
+    }
+    HeteroSearchOptions o;
+    o.calibration = plain.calibration;
+    o.threads = plain.threads;
+    o.top = plain.top;
+    o.fix = plain.fix;
+    o.rank_by_goodput = scenario.reliability.has_value();
+    const HeteroSearchOutcome outcome = search_heterogeneous(scenario, o);
+    qCDebug(lcCli) << "heterogeneous search:" << outcome.layouts << "layouts," << outcome.evaluated << "plans in"
+                   << outcome.seconds << "s";
+    if (cmd.parser().isSet(QStringLiteral("json")))
+        print_out(hetero_search_to_json(scenario, outcome).dump(2) + "\n");
+    else
+        print_out(hetero_search_to_text(scenario, outcome));
+    return outcome.results.empty() ? kInfeasible : kOk;
+}
+
 } // namespace
 
 int run_search(const QStringList& args)
@@ -149,12 +182,14 @@ int run_search(const QStringList& args)
                 print_out(serving_search_to_text(*serving, r));
             return r.results.empty() ? kInfeasible : kOk;
         }
-        const Scenario scenario
-            = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard(), ScenarioUse::search);
+        const Scenario scenario = load_scenario_argument(
+            cmd.positional(0).toStdString(), PresetCatalog::standard(), ScenarioUse::search, true);
         SearchOptions o;
         Calibration calibration;
         if (!search_options(cmd, scenario, o, calibration))
             return kBadInput;
+        if (scenario.cluster.heterogeneous())
+            return run_hetero_search(cmd, scenario, o);
         // With a reliability section, plans compete on the tokens/s they keep over a long run.
         o.rank_by_goodput = scenario.reliability.has_value();
         const SearchOutcome outcome = search_strategies(scenario, o);

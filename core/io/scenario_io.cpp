@@ -807,7 +807,9 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
     if (const json* reliability = r.raw("reliability"); reliability && !reliability->is_null())
         s.reliability = read_reliability(*reliability, file);
     r.finish();
-    if (s.heterogeneous() || s.cluster.heterogeneous()) {
+    // A search finds the stages of a cluster with groups: it needs none (hetero_search.hpp).
+    const bool stages_to_search = use == ScenarioUse::search && s.cluster.heterogeneous() && s.stages.empty();
+    if ((s.heterogeneous() || s.cluster.heterogeneous()) && !stages_to_search) {
         if (auto v = check_hetero_plan(s))
             throw InputError(file, v->key, v->rule);
     } else if (use == ScenarioUse::plan) {

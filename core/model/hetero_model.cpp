@@ -14,18 +14,11 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <queue>
 
 namespace parallax {
 
 namespace {
-
-// One node group's plan context: the cluster as if it held only this group's GPU, with all the
-// cluster's nodes (the error band and the data loaders see the whole cluster).
-struct GroupModel {
-    const NodeGroup* group = nullptr;
-    std::unique_ptr<PlanContext> ctx;
-    std::unique_ptr<EvaluationCache> cache;
-};
 
 ClusterSpec group_cluster(const ClusterSpec& c, const NodeGroup& g)
 {
@@ -94,19 +87,13 @@ GroupPlacement across_nodes(long long size)
 
 class HeteroEvaluation {
 public:
-    HeteroEvaluation(const Scenario& s, const Calibration& cal)
+    HeteroEvaluation(const Scenario& s, std::vector<HeteroGroupModel>& groups)
         : s_(s)
         , layout_(explicit_layout(s.model, s.stages))
         , p_(static_cast<int>(s.stages.size()))
         , n_(s.training.global_batch / s.strategy.micro_batch)
+        , groups_(groups)
     {
-        for (const NodeGroup& g : s.cluster.groups) {
-            GroupModel gm;
-            gm.group = &g;
-            gm.ctx = std::make_unique<PlanContext>(s.model, s.training, group_cluster(s.cluster, g), cal);
-            gm.cache = std::make_unique<EvaluationCache>(*gm.ctx);
-            groups_.push_back(std::move(gm));
-        }
     }
 
     HeteroPrediction run()
@@ -128,20 +115,41 @@ private:
     int group_index(const std::string& name) const
     {
         for (std::size_t i = 0; i < groups_.size(); ++i)
-            if (groups_[i].group->name == name)
+            if (groups_[i].name == name)
                 return static_cast<int>(i);
         return 0; // check_hetero_plan() guarantees every name exists
     }
 
+    // The first replica of stage k on `group` with `tp` before replica r (r itself when none).
+    int first_twin(int k, int r, int group, int tp) const
+    {
+        for (int q = 0; q < r; ++q)
+            if (reps_[k][q].group == group && reps_[k][q].strategy.tp == tp)
+                return q;
+        return r;
+    }
+
+    // Replicas of a stage on the same group with the same TP (twins) cost the same: the first is costed,
+    // the others copy it (a stage of a large group holds hundreds of them).
     void cost_replicas()
     {
         reps_.resize(s_.stages.size());
+        twin_.resize(s_.stages.size());
         for (int k = 0; k < p_; ++k) {
+            reps_[k].reserve(s_.stages[k].replicas.size());
             for (int r = 0; r < static_cast<int>(s_.stages[k].replicas.size()); ++r) {
                 ReplicaEval e;
-                e.group = group_index(s_.stages[k].replicas[r].group);
+                const StageReplica& spec = s_.stages[k].replicas[r];
+                const bool as_previous = r > 0 && spec == s_.stages[k].replicas[r - 1]; // replicas come in runs
+                e.group = as_previous ? reps_[k][r - 1].group : group_index(spec.group);
+                const int twin = as_previous ? twin_[k][r - 1] : first_twin(k, r, e.group, spec.tp);
+                twin_[k].push_back(twin);
+                if (twin < r) {
+                    reps_[k].push_back(reps_[k][twin]);
+                    continue;
+                }
                 e.strategy = replica_strategy(s_, k, r);
-                GroupModel& gm = groups_[e.group];
+                HeteroGroupModel& gm = groups_[e.group];
                 compute_costs(*gm.ctx, e.strategy, *gm.cache, e.costs);
                 e.costs.layout = &layout_;
                 reps_[k].push_back(e);
@@ -175,12 +183,16 @@ private:
         for (int k = 0; k < p_; ++k) {
             for (int r = 0; r < static_cast<int>(reps_[k].size()); ++r) {
                 ReplicaEval& e = reps_[k][r];
+                if (twin_[k][r] < r) {
+                    e.costs.layer.p2p_s = reps_[k][twin_[k][r]].costs.layer.p2p_s;
+                    continue;
+                }
                 double p2p = e.costs.layer.p2p_s;
                 for (int nb : { k - 1, k + 1 }) {
                     if (nb < 0 || nb >= p_)
                         continue;
                     for (int q = 0; q < static_cast<int>(reps_[nb].size()); ++q)
-                        if (!alike(s_, s_.stages[k].replicas[r], s_.stages[nb].replicas[q]))
+                        if (twin_[nb][q] == q && !alike(s_, s_.stages[k].replicas[r], s_.stages[nb].replicas[q]))
                             p2p = std::max(p2p, cross_send_s(e, reps_[nb][q]));
                 }
                 e.costs.layer.p2p_s = p2p;
@@ -191,7 +203,13 @@ private:
     void time_replicas()
     {
         for (int k = 0; k < p_; ++k) {
-            for (ReplicaEval& e : reps_[k]) {
+            for (std::size_t r = 0; r < reps_[k].size(); ++r) {
+                ReplicaEval& e = reps_[k][r];
+                if (const int twin = twin_[k][r]; twin < static_cast<int>(r)) {
+                    e.clock = reps_[k][static_cast<std::size_t>(twin)].clock;
+                    e.power = reps_[k][static_cast<std::size_t>(twin)].power;
+                    continue;
+                }
                 const PlanContext& ctx = ctx_of(e);
                 e.clock = std::min(ctx.power.max_clock, stage_clock(ctx.power, ctx.training, p_, k));
                 stage_timing_at(ctx, e.strategy, e.costs, k, e.clock, &e.power);
@@ -201,6 +219,26 @@ private:
 
     // The step's micro-batches over a stage's replicas in proportion to their speed, then one at a
     // time to whichever replica would finish it first (integer shares, the busiest as short as can be).
+    // `count` micro-batches, each to the replica that would finish it first (the first such replica on a
+    // tie), through a heap: a stage of a large group has hundreds of replicas.
+    static void give_one_at_a_time(std::vector<ReplicaEval>& stage, long long count)
+    {
+        auto later = [&stage](std::size_t a, std::size_t b) {
+            const double ta = static_cast<double>(stage[a].microbatches + 1) * stage[a].total_s();
+            const double tb = static_cast<double>(stage[b].microbatches + 1) * stage[b].total_s();
+            return ta != tb ? ta > tb : a > b;
+        };
+        std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(later)> heap(later);
+        for (std::size_t i = 0; i < stage.size(); ++i)
+            heap.push(i);
+        for (; count > 0; --count) {
+            const std::size_t next = heap.top();
+            heap.pop();
+            ++stage[next].microbatches;
+            heap.push(next);
+        }
+    }
+
     void split_microbatches()
     {
         if (s_.batch_split == BatchSplit::even) {
@@ -216,13 +254,9 @@ private:
                 e.microbatches = std::max(1LL, static_cast<long long>(std::floor(n_ / e.total_s() / speed)));
                 given += e.microbatches;
             }
-            for (; given < n_; ++given) {
-                auto next
-                    = std::min_element(stage.begin(), stage.end(), [](const ReplicaEval& a, const ReplicaEval& b) {
-                          return (a.microbatches + 1) * a.total_s() < (b.microbatches + 1) * b.total_s();
-                      });
-                ++next->microbatches;
-            }
+            if (given < n_)
+                give_one_at_a_time(stage, n_ - given);
+            given = std::max(given, n_);
             for (; given > n_; --given) { // the floor of one each can overshoot only with many replicas
                 auto busiest = std::max_element(stage.begin(), stage.end(),
                     [](const ReplicaEval& a, const ReplicaEval& b) { return a.microbatches < b.microbatches; });
@@ -334,8 +368,11 @@ private:
         double exposed_gather = 0;
         for (int k = 0; k < p_; ++k) {
             const bool mix = mixed(k);
-            for (ReplicaEval& e : reps_[k]) {
-                e.tail = mix ? mixed_tail(k, e) : stage_tail(ctx_of(e), e.strategy, e.costs, k);
+            for (std::size_t r = 0; r < reps_[k].size(); ++r) {
+                ReplicaEval& e = reps_[k][r];
+                const auto twin = static_cast<std::size_t>(twin_[k][r]);
+                e.tail = twin < r ? reps_[k][twin].tail
+                                  : (mix ? mixed_tail(k, e) : stage_tail(ctx_of(e), e.strategy, e.costs, k));
                 dp_busy_ = std::max(dp_busy_, e.tail.grad_reduce_s + e.tail.param_gather_s);
                 exposed_dp_ = std::max(exposed_dp_, exposed_reduce_s(k, e));
                 exposed_gather = std::max(exposed_gather,
@@ -358,8 +395,9 @@ private:
     PlanLayout layout_;
     const int p_;
     const long long n_; // micro-batches per step over all replicas of a stage
-    std::vector<GroupModel> groups_;
+    std::vector<HeteroGroupModel>& groups_;
     std::vector<std::vector<ReplicaEval>> reps_;
+    std::vector<std::vector<int>> twin_; // twin_[k][r]: the first replica of stage k alike r (same group, TP)
     int crit_ = 0;
     double busy_ = 0, m_eff_ = 0, pipe_ = 0, bubble_ = 0, backward_avg_ = 0;
     double dp_busy_ = 0, exposed_dp_ = 0, optimizer_s_ = 0, offload_s_ = 0, data_stall_s_ = 0;
@@ -376,13 +414,15 @@ void HeteroEvaluation::fill_prediction(HeteroPrediction& out)
     const double tokens = static_cast<double>(s_.training.global_batch) * static_cast<double>(s_.training.seq_len);
     p.tokens_per_s = tokens / p.step_time_s;
     double gpus = 0, peak_sum = 0, hw_flops = 0;
-    for (const auto& stage : reps_) {
-        for (const ReplicaEval& e : stage) {
+    for (int k = 0; k < p_; ++k) {
+        std::vector<double> flops(reps_[k].size());
+        for (std::size_t r = 0; r < reps_[k].size(); ++r) {
+            const ReplicaEval& e = reps_[k][r];
+            const auto twin = static_cast<std::size_t>(twin_[k][r]);
+            flops[r] = twin < r ? flops[twin] : chunk_timing(ctx_of(e), e.strategy, e.costs, k).flops;
             gpus += e.strategy.tp;
             peak_sum += e.strategy.tp * ctx_of(e).cluster.gpu.peak(s_.training.precision);
-            const int k = static_cast<int>(&stage - reps_.data());
-            hw_flops += static_cast<double>(e.microbatches) * e.strategy.tp
-                * chunk_timing(ctx_of(e), e.strategy, e.costs, k).flops;
+            hw_flops += static_cast<double>(e.microbatches) * e.strategy.tp * flops[r];
         }
     }
     out.gpus_used = static_cast<long long>(gpus);
@@ -469,7 +509,10 @@ void HeteroEvaluation::fill_memory(Prediction& p)
         for (std::size_t r = 0; r < reps_[k].size(); ++r) {
             ReplicaEval& e = reps_[k][r];
             const PlanContext& ctx = ctx_of(e);
-            e.memory = stage_memory(ctx, e.strategy, layout_, k, e.microbatches, e.costs.layer.activations);
+            const ReplicaEval& twin = reps_[k][static_cast<std::size_t>(twin_[k][r])];
+            e.memory = &twin != &e && twin.microbatches == e.microbatches
+                ? twin.memory
+                : stage_memory(ctx, e.strategy, layout_, k, e.microbatches, e.costs.layer.activations);
             const double bytes = e.memory.total();
             if (bytes > p.peak_memory_bytes) {
                 p.peak_memory_bytes = bytes;
@@ -495,6 +538,7 @@ void HeteroEvaluation::fill_reports(HeteroPrediction& out) const
     Prediction& p = out.prediction;
     for (int k = 0; k < p_; ++k) {
         HeteroStageReport st;
+        st.replicas.reserve(reps_[k].size());
         st.stage = k;
         st.layers = s_.stages[k].layers;
         st.microbatch_s = slowest(k).total_s();
@@ -532,7 +576,7 @@ void HeteroEvaluation::fill_reports(HeteroPrediction& out) const
             st.replicas.push_back(rr);
         }
         p.stages.push_back(rep);
-        out.stages.push_back(st);
+        out.stages.push_back(std::move(st));
     }
     if (!p.feasible)
         p.warnings.push_back(p.infeasible_reason);
@@ -552,10 +596,29 @@ void HeteroEvaluation::fill_reports(HeteroPrediction& out) const
 
 } // namespace
 
+HeteroEvaluator::HeteroEvaluator(const Scenario& s, const Calibration& cal)
+{
+    for (const NodeGroup& g : s.cluster.groups) {
+        HeteroGroupModel gm;
+        gm.name = g.name;
+        gm.ctx = std::make_unique<PlanContext>(s.model, s.training, group_cluster(s.cluster, g), cal);
+        gm.cache = std::make_unique<EvaluationCache>(*gm.ctx);
+        groups_.push_back(std::move(gm));
+    }
+}
+
+HeteroEvaluator::~HeteroEvaluator() = default;
+
+HeteroPrediction HeteroEvaluator::predict(const Scenario& plan)
+{
+    HeteroEvaluation e(plan, groups_);
+    return e.run();
+}
+
 HeteroPrediction predict_heterogeneous(const Scenario& s, const Calibration& cal)
 {
-    HeteroEvaluation e(s, cal);
-    return e.run();
+    HeteroEvaluator evaluator(s, cal);
+    return evaluator.predict(s);
 }
 
 } // namespace parallax

@@ -8,10 +8,14 @@
 #include "spec/prediction.hpp"
 #include "spec/scenario.hpp"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace parallax {
+
+class EvaluationCache;
+struct PlanContext;
 
 struct HeteroReplicaReport {
     std::string group;
@@ -41,6 +45,30 @@ struct HeteroPrediction {
     std::vector<HeteroStageReport> stages;
     int critical_stage = 0; // the stage whose busiest replica paces the pipeline
     long long gpus_used = 0; // GPUs the replicas hold; the groups' others stay idle
+};
+
+// One node group's plan context: the cluster as if it held only this group's GPU, with all the
+// cluster's nodes (the error band and the data loaders see the whole cluster), and its layer-cost cache.
+struct HeteroGroupModel {
+    std::string name;
+    std::unique_ptr<PlanContext> ctx;
+    std::unique_ptr<EvaluationCache> cache;
+};
+
+// The group contexts of one scenario's model, training settings and cluster, built once for many plans
+// (a search costs thousands on one cluster; each worker thread owns an evaluator). Not thread-safe.
+class HeteroEvaluator {
+public:
+    explicit HeteroEvaluator(const Scenario& s, const Calibration& cal = builtin_calibration());
+    ~HeteroEvaluator();
+    HeteroEvaluator(const HeteroEvaluator&) = delete;
+    HeteroEvaluator& operator=(const HeteroEvaluator&) = delete;
+    // `plan` has the model, training settings and cluster the evaluator was built for, and passes
+    // check_hetero_plan().
+    HeteroPrediction predict(const Scenario& plan);
+
+private:
+    std::vector<HeteroGroupModel> groups_;
 };
 
 // `s` must pass check_hetero_plan(). Plain scenarios are not accepted (use AnalyticModel).

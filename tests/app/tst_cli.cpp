@@ -122,6 +122,7 @@ private slots:
     void searchEnergyAndPowerBudget();
     void searchIgnoresAnUnfitExampleStrategy();
     void searchAnyFrameworkLabels();
+    void searchMixedCluster();
     void exportFormats();
     void exportRefusesWhatTheFrameworkCannotRun();
     void exportKeepsFilesThatNameEachOtherTogether();
@@ -981,6 +982,43 @@ void TestCli::searchIgnoresAnUnfitExampleStrategy()
         = run(QStringList { QStringLiteral("sweep"), path, QStringLiteral("--gpus"), QStringLiteral("48,96") } + quick);
     QVERIFY2(w.code == 0, w.err.constData());
     QCOMPARE(QJsonDocument::fromJson(w.out).object().value(QStringLiteral("points")).toArray().size(), 2);
+}
+
+// A cluster with node groups and no stages: search finds explicit pipelines, each result's strategy
+// pasted back predicts the same step; the options it has no meaning for are refused, as is sweep.
+void TestCli::searchMixedCluster()
+{
+    const QByteArray head = R"({ "schema": 1, "model": "llama3-8b",
+      "cluster": { "groups": [
+          { "name": "h100", "gpu": "H100-SXM5-80GB", "nodes": 1, "gpus_per_node": 8, "intra_node": "nvlink4-nvswitch" },
+          { "name": "a100", "gpu": "A100-SXM4-80GB", "nodes": 1, "gpus_per_node": 8, "intra_node": "nvlink3-nvswitch" } ],
+        "inter_node": "ib-ndr" },
+      "training": { "global_batch": 64, "seq_len": 4096, "precision": "bf16" })";
+    const QString path = writeFile(QStringLiteral("mixed-search.json"), head + "}");
+    const Run s = run({ QStringLiteral("search"), path, QStringLiteral("--json"), QStringLiteral("--top"),
+        QStringLiteral("2"), QStringLiteral("--threads"), QStringLiteral("2") });
+    QVERIFY2(s.code == 0, s.err.constData());
+    const QJsonObject out = QJsonDocument::fromJson(s.out).object();
+    QVERIFY(out.value(QStringLiteral("heterogeneous")).toBool());
+    const QJsonArray results = out.value(QStringLiteral("results")).toArray();
+    QCOMPARE(results.size(), 2);
+    const QJsonObject best = results.first().toObject();
+    QVERIFY(best.value(QStringLiteral("idle_groups")).isArray());
+    const QJsonObject strategy = best.value(QStringLiteral("strategy")).toObject();
+    QVERIFY(strategy.value(QStringLiteral("stages")).isArray());
+    const QString pasted = writeFile(QStringLiteral("mixed-pasted.json"),
+        head + ", \"strategy\": " + QJsonDocument(strategy).toJson(QJsonDocument::Compact) + "}");
+    const Run p = run({ QStringLiteral("predict"), pasted, QStringLiteral("--json") });
+    QVERIFY2(p.code == 0, p.err.constData());
+    const double predicted = QJsonDocument::fromJson(p.out).object().value(QStringLiteral("step_time_s")).toDouble();
+    const double searched
+        = best.value(QStringLiteral("prediction")).toObject().value(QStringLiteral("step_time_s")).toDouble();
+    QVERIFY(std::fabs(predicted / searched - 1) < 1e-9);
+    const Run text = run({ QStringLiteral("search"), path, QStringLiteral("--top"), QStringLiteral("1") });
+    QCOMPARE(text.code, 0);
+    QVERIFY(text.out.contains("idle groups:") && text.out.contains("what if"));
+    QCOMPARE(run({ QStringLiteral("search"), path, QStringLiteral("--csv") }).code, 2);
+    QCOMPARE(run({ QStringLiteral("sweep"), path, QStringLiteral("--gpus"), QStringLiteral("8,16") }).code, 2);
 }
 
 // Under training.framework megatron no ZB-H1 or DualPipe plan; --any-framework offers them, labelled.
