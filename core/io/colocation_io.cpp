@@ -68,16 +68,17 @@ ColocatedModel read_model(const json& v, const std::string& file, const std::str
         r.fail("name", "must not be empty: the output names each model by it");
     const json* serving = r.raw("serving");
     if (!serving)
-        r.fail("serving", "missing (required): {\"precision\", \"engine\", \"workload\", \"slo\"} as in a serving scenario");
-    m.serving = read_model_serving(*serving, file, r.path_of("serving"));
+        r.fail("serving",
+            "missing (required): {\"precision\", \"engine\", \"workload\", \"slo\"} as in a serving scenario");
+    m.serving = read_model_serving(*serving, file, path);
     read_placement(r.raw("deployment"), file, r.path_of("deployment"), m);
     m.priority = r.get_number("priority", 1e-6, kMaxPriority, 1.0);
     r.finish();
     return m;
 }
 
-HostLink read_host_link(const json& v, const std::string& file, const std::string& path, const PresetCatalog& catalog,
-    const GpuSpec& gpu)
+HostLink read_host_link(
+    const json& v, const std::string& file, const std::string& path, const PresetCatalog& catalog, const GpuSpec& gpu)
 {
     HostLink link = default_host_link(gpu);
     if (v.is_string()) {
@@ -117,9 +118,9 @@ PreemptionSettings read_preemption(const json* v, const std::string& file)
         return p;
     JsonObjectReader r(*v, file, "colocation.preemption");
     p.mode = r.get_choice("mode", { "sleep", "restart" }, std::string("sleep")) == "sleep" ? PreemptionMode::sleep
-                                                                                             : PreemptionMode::restart;
+                                                                                           : PreemptionMode::restart;
     p.kv = r.get_choice("kv", { "recompute", "swap" }, std::string("recompute")) == "recompute" ? KvRecovery::recompute
-                                                                                                 : KvRecovery::swap;
+                                                                                                : KvRecovery::swap;
     if (const auto storage = r.get_optional_number("storage_GBps", 1e-3, kMaxLink_GBps))
         p.storage_Bps = *storage * kGB;
     r.finish();
@@ -131,8 +132,8 @@ PreemptionSettings read_preemption(const json* v, const std::string& file)
 namespace {
 
 // A placement the scenario fixes must name a group, fit one node of it and suit the model.
-void check_fixed_placement(const ColocatedModel& m, const ColocationScenario& s, const std::string& file,
-    const std::string& path)
+void check_fixed_placement(
+    const ColocatedModel& m, const ColocationScenario& s, const std::string& file, const std::string& path)
 {
     const std::vector<NodeGroup> groups = pool_groups(s.cluster);
     const NodeGroup* g = nullptr;
@@ -157,8 +158,8 @@ void check_fixed_placement(const ColocatedModel& m, const ColocationScenario& s,
     if (m.tp) {
         InstanceLayout l;
         l.tp = *m.tp;
-        check_instance_layout(l, m.model, g ? placed_scenario(s, m, { g->name, l.tp, 1, 1.0 }).cluster : s.cluster,
-            file, path);
+        check_instance_layout(
+            l, m.model, g ? placed_scenario(s, m, { g->name, l.tp, 1, 1.0 }).cluster : s.cluster, file, path);
     }
 }
 
@@ -168,7 +169,8 @@ std::vector<ColocatedModel> read_models(
     const std::string path = "colocation.models";
     if (!v || !v->is_array() || v->empty())
         throw InputError(file, path,
-            "must be a non-empty list of models, each {\"name\", \"model\", \"serving\", \"deployment\"?, \"priority\"?}"
+            "must be a non-empty list of models, each {\"name\", \"model\", \"serving\", \"deployment\"?, "
+            "\"priority\"?}"
                 + (v ? ", found " + json_type_name(*v) : std::string(", found none")));
     if (v->size() > kMaxModels)
         throw InputError(file, path, "has more than " + std::to_string(kMaxModels) + " models");

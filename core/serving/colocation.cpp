@@ -191,7 +191,8 @@ std::string explain(const PlacedModel& m)
 {
     std::ostringstream o;
     const Placement& p = m.placement;
-    o << m.name << (p.residency >= 1.0 ? " stays fully resident on " : " is offloaded to " + percent(p.residency) + " on ")
+    o << m.name
+      << (p.residency >= 1.0 ? " stays fully resident on " : " is offloaded to " + percent(p.residency) + " on ")
       << p.gpus() << " " << m.gpu << " (" << p.group << ", TP" << p.tp << " x " << p.replicas << "): ";
     if (p.residency >= 1.0)
         o << "at 50% residency it would lose " << percent(m.loss_at_half_residency);

@@ -39,14 +39,15 @@ std::vector<std::string> colocation_suggestion(const std::vector<PlacedModel>& m
     std::vector<const PlacedModel*> by_loss = placed(models);
     if (by_loss.empty())
         return out;
-    std::sort(by_loss.begin(), by_loss.end(),
-        [](const PlacedModel* a, const PlacedModel* b) { return a->loss_at_half_residency < b->loss_at_half_residency; });
+    std::sort(by_loss.begin(), by_loss.end(), [](const PlacedModel* a, const PlacedModel* b) {
+        return a->loss_at_half_residency < b->loss_at_half_residency;
+    });
     std::ostringstream offload;
     offload << "To free GPU memory, offload " << by_loss.front()->name << " first: at 50% residency it loses "
             << pct(by_loss.front()->loss_at_half_residency);
     for (std::size_t i = 1; i < by_loss.size(); ++i)
-        offload << (i == 1 ? "; then " : ", ") << by_loss[i]->name << " ("
-                << pct(by_loss[i]->loss_at_half_residency) << ")";
+        offload << (i == 1 ? "; then " : ", ") << by_loss[i]->name << " (" << pct(by_loss[i]->loss_at_half_residency)
+                << ")";
     out.push_back(offload.str() + ".");
     std::vector<const PlacedModel*> by_cost = placed(models);
     std::sort(by_cost.begin(), by_cost.end(),

@@ -119,8 +119,7 @@ OffloadedPrediction predict_offloaded(const ServingScenario& s, double residency
     out.offloaded_bytes_per_gpu = out.offloaded_layers * per_layer_B;
     const double buffers_B = std::min(out.offloaded_layers, kDefaultPrefetchDepth) * per_layer_B;
     ServingScenario shifted = s;
-    shifted.cluster.gpu.memory_bytes
-        += capacity_for_freed_bytes(ctx.engine, out.offloaded_bytes_per_gpu - buffers_B);
+    shifted.cluster.gpu.memory_bytes += capacity_for_freed_bytes(ctx.engine, out.offloaded_bytes_per_gpu - buffers_B);
     out.prediction = predict_serving(shifted);
     out.prediction.memory.capacity_B = s.cluster.gpu.memory_bytes;
     out.prediction.memory.weights_B -= out.offloaded_bytes_per_gpu - buffers_B;
