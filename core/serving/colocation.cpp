@@ -221,6 +221,8 @@ void fill_placed(const ColocationScenario& s, const ColocatedModel& m, const Can
     const ServingContext ctx(sc.model, sc.cluster, sc.serving, sc.deployment.instance);
     const double resident = weights_bytes_per_gpu(ctx) - c.offloaded.offloaded_bytes_per_gpu;
     out.preemption = preemption_cost(sc, c.offloaded.prediction, link, s.preemption, resident);
+    if (out.preemption.kv == KvRecovery::recompute) // the prefill runs through the same offload pipeline
+        out.preemption.kv_s *= c.offloaded.prefill_slowdown;
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string>
 
 namespace parallax {
 
@@ -42,13 +43,17 @@ std::vector<std::string> colocation_suggestion(const std::vector<PlacedModel>& m
     std::sort(by_loss.begin(), by_loss.end(), [](const PlacedModel* a, const PlacedModel* b) {
         return a->loss_at_half_residency < b->loss_at_half_residency;
     });
-    std::ostringstream offload;
-    offload << "To free GPU memory, offload " << by_loss.front()->name << " first: at 50% residency it loses "
-            << pct(by_loss.front()->loss_at_half_residency);
+    std::string others;
     for (std::size_t i = 1; i < by_loss.size(); ++i)
-        offload << (i == 1 ? "; then " : ", ") << by_loss[i]->name << " (" << pct(by_loss[i]->loss_at_half_residency)
-                << ")";
-    out.push_back(offload.str() + ".");
+        others += (i == 1 ? "" : ", ") + by_loss[i]->name + " " + pct(by_loss[i]->loss_at_half_residency);
+    const PlacedModel* least = by_loss.front();
+    if (least->loss_at_half_residency >= kTolerableResidencyLoss)
+        out.push_back("Offloading costs every model much of its throughput at 50% residency (" + least->name + " "
+            + pct(least->loss_at_half_residency) + (others.empty() ? "" : ", " + others)
+            + "): the fetches do not hide under the steps, so free memory by preempting.");
+    else
+        out.push_back("To free GPU memory, offload " + least->name + " first: at 50% residency it loses "
+            + pct(least->loss_at_half_residency) + (others.empty() ? "." : " (then " + others + ")."));
     std::vector<const PlacedModel*> by_cost = placed(models);
     std::sort(by_cost.begin(), by_cost.end(),
         [](const PlacedModel* a, const PlacedModel* b) { return a->preemption.total_s() < b->preemption.total_s(); });

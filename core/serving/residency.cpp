@@ -142,18 +142,26 @@ ResidencyCurve residency_curve(const ServingScenario& s, const HostLink& link, i
     const double fetch_s = per_layer_B / host_link_Bps_per_gpu(link, s.deployment.instance.gpus());
     c.fetch_all_s = fetch_s * layers;
     steps = std::max(1, steps);
-    for (int i = 0; i <= steps; ++i) {
-        const double r = 1.0 - static_cast<double>(i) / steps;
-        const OffloadedPrediction o = predict_offloaded(s, r, link);
+    std::vector<OffloadedPrediction> at;
+    for (int i = 0; i <= steps; ++i)
+        at.push_back(predict_offloaded(s, 1.0 - static_cast<double>(i) / steps, link));
+    // The reference step: the most resident point that fits (its batch is held for the whole curve).
+    for (const OffloadedPrediction& o : at)
+        if (o.prediction.feasible) {
+            c.step_compute_s = o.prediction.decode_step.time_s;
+            break;
+        }
+    for (const OffloadedPrediction& o : at) {
         ResidencyPoint pt;
         pt.residency = o.residency;
         pt.offloaded_layers = o.offloaded_layers;
-        pt.step_s = o.prediction.decode_step.time_s * o.decode_slowdown;
-        pt.relative_throughput = 1.0 / o.decode_slowdown;
+        StepCost reference;
+        reference.time_s = c.step_compute_s;
+        const double slowdown = pipeline_slowdown(reference, layers, o.offloaded_layers, fetch_s);
+        pt.step_s = c.step_compute_s * slowdown;
+        pt.relative_throughput = 1.0 / slowdown;
         pt.output_tokens_per_s = o.prediction.feasible ? o.prediction.output_tokens_per_s : 0.0;
-        pt.fetch_bound = o.offloaded_layers * fetch_s > o.prediction.decode_step.time_s;
-        if (i == 0 || c.step_compute_s <= 0)
-            c.step_compute_s = o.prediction.decode_step.time_s;
+        pt.fetch_bound = o.offloaded_layers * fetch_s > c.step_compute_s;
         c.points.push_back(pt);
     }
     c.knee_residency = knee_residency(c.step_compute_s, c.fetch_all_s);

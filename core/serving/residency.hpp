@@ -37,14 +37,14 @@ double knee_residency(double step_compute_s, double fetch_all_s);
 struct ResidencyPoint {
     double residency = 1; // resident layers / layers
     int offloaded_layers = 0;
-    double step_s = 0; // the decode step (sets TPOT)
-    double relative_throughput = 1; // fully resident step / this step, same batch
+    double step_s = 0; // the reference decode step through the pipeline (sets TPOT)
+    double relative_throughput = 1; // fully resident step / this step, at the reference step's batch
     double output_tokens_per_s = 0; // the deployment, from predict_offloaded (0 where it does not fit)
     bool fetch_bound = false;
 };
 
 struct ResidencyCurve {
-    double step_compute_s = 0; // the fully resident decode step
+    double step_compute_s = 0; // the reference: the decode step of the most resident point that fits
     double fetch_all_s = 0; // every layer's weights over the host link
     double knee_residency = 1;
     std::vector<ResidencyPoint> points; // from 1 down to 0
@@ -65,7 +65,8 @@ struct OffloadedPrediction {
 // The serving model at `residency`: the memory the offloaded layers free (less the staging buffers) goes
 // to the engine's KV pool, then the decode and prefill steps stretch as the pipeline says.
 OffloadedPrediction predict_offloaded(const ServingScenario& s, double residency, const HostLink& link);
-// Decode throughput against residency, 1 to 0 in `steps` equal steps.
+// Decode throughput against residency, 1 to 0 in `steps` equal steps: relative throughput at one batch
+// (the most resident point that fits), and the deployment's tokens/s where each residency fits.
 ResidencyCurve residency_curve(const ServingScenario& s, const HostLink& link, int steps = 10);
 
 } // namespace parallax

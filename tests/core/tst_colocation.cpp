@@ -320,8 +320,8 @@ void TestColocation::exampleIsFast()
     QVERIFY(r.feasible);
     QVERIFY(!r.suggestion.empty());
     QProcess p;
-    p.start(QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("predict"), QString::fromStdString(path),
-                                                   QStringLiteral("--json") });
+    p.start(QStringLiteral(PARALLAX_CLI_PATH),
+        { QStringLiteral("predict"), QString::fromStdString(path), QStringLiteral("--json") });
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 0);
     const json out = json::parse(p.readAllStandardOutput().toStdString());
