@@ -58,6 +58,14 @@ json model_to_json(const PlacedModel& m)
     j["loss_at_half_residency"] = m.loss_at_half_residency;
     j["residency_curve"] = curve_to_json(m.curve);
     j["preemption"] = preemption_to_json(m.preemption);
+    json by_group = json::array();
+    for (const GroupPreemption& g : m.preemption_by_group) {
+        json cost = preemption_to_json(g.cost);
+        cost["group"] = g.group;
+        cost["gpu"] = g.gpu;
+        by_group.push_back(cost);
+    }
+    j["preemption_by_group"] = by_group;
     j["explanation"] = m.explanation;
     j["warnings"] = p.warnings;
     return j;

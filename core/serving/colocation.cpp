@@ -223,6 +223,13 @@ void fill_placed(const ColocationScenario& s, const ColocatedModel& m, const Can
     out.preemption = preemption_cost(sc, c.offloaded.prediction, link, s.preemption, resident);
     if (out.preemption.kv == KvRecovery::recompute) // the prefill runs through the same offload pipeline
         out.preemption.kv_s *= c.offloaded.prefill_slowdown;
+    for (const NodeGroup& other : groups) {
+        if (c.placement.tp > other.gpus_per_node)
+            continue;
+        const ServingScenario there = placed_scenario(s, m, { other.name, c.placement.tp, 1, 1.0 });
+        out.preemption_by_group.push_back({ other.name, other.gpu.name,
+            preemption_cost(there, c.offloaded.prediction, group_host_link(s, other), s.preemption) });
+    }
 }
 
 } // namespace

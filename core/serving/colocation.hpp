@@ -15,6 +15,13 @@
 
 namespace parallax {
 
+// What bringing a model up on one group's GPUs would cost (a migration there), at its placement's TP.
+struct GroupPreemption {
+    std::string group;
+    std::string gpu;
+    PreemptionCost cost;
+};
+
 struct PlacedModel {
     std::string name;
     Placement placement;
@@ -28,6 +35,8 @@ struct PlacedModel {
     ResidencyCurve curve; // at this placement's group, TP and replicas
     double loss_at_half_residency = 0; // 1 - relative throughput at 50% residency
     PreemptionCost preemption;
+    // Per GPU type of the pool: every weight loaded there, its in-flight requests' cache recovered.
+    std::vector<GroupPreemption> preemption_by_group;
     std::string explanation;
 };
 

@@ -276,6 +276,12 @@ void TestColocation::placementHandWorked()
     QVERIFY(std::abs(r.objective - (2.0 + x)) < 1e-9);
     for (const PoolGroupUse& g : r.pool)
         QCOMPARE(g.used, g.gpus);
+    // Moving either model: the same bytes over PCIe gen 5 (50 GB/s) on the H100, gen 4 (25 GB/s) on the
+    // A100, one GPU copying so its switch's uplink is its own: twice the time.
+    const auto& by_group = r.models[1].preemption_by_group;
+    QCOMPARE(by_group.size(), std::size_t(2));
+    QCOMPARE(by_group[0].cost.weights_bytes_per_gpu, by_group[1].cost.weights_bytes_per_gpu);
+    QVERIFY(std::abs(by_group[1].cost.weights_reload_s / by_group[0].cost.weights_reload_s - 2.0) < 1e-9);
     // Swapping the priorities swaps the GPUs.
     json j = two_group_scenario();
     j["colocation"]["models"][0]["priority"] = 1;
