@@ -12,7 +12,9 @@
 #include "serving/serving_memory.hpp"
 #include "spec/input_error.hpp"
 
+#include <QFile>
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <nlohmann/json.hpp>
@@ -325,7 +327,21 @@ void TestColocation::exampleIsFast()
     QCOMPARE(r.models.size(), std::size_t(3));
     QVERIFY(r.feasible);
     QVERIFY(!r.suggestion.empty());
+    // A bad co-location file: exit 2, the message naming the file and the key.
+    QTemporaryDir dir;
+    const QString bad = dir.filePath(QStringLiteral("bad.json"));
+    json j = two_group_scenario();
+    j["colocation"]["models"][0]["deployment"] = { { "tp", 3 } };
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QByteArray::fromStdString(j.dump()));
+    f.close();
     QProcess p;
+    p.start(QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("predict"), bad });
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 2);
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(err.contains(bad) && err.contains(QStringLiteral("colocation.models[0].deployment.tp")), qPrintable(err));
     p.start(QStringLiteral(PARALLAX_CLI_PATH),
         { QStringLiteral("predict"), QString::fromStdString(path), QStringLiteral("--json") });
     QVERIFY(p.waitForFinished(60000));
