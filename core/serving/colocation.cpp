@@ -63,8 +63,8 @@ Candidate evaluate(const ColocationScenario& s, const ColocatedModel& m, const N
     return c;
 }
 
-// The highest residency that fits, and the two below it (more room for the KV cache, slower steps):
-// the best of them. A fixed residency is taken as given.
+// Fully resident when every weight fits; else the highest residency that fits and the two below it (more
+// room for the KV cache, slower steps): the best of them. A fixed residency is taken as given.
 std::optional<Candidate> best_residency(
     const ColocationScenario& s, const ColocatedModel& m, const NodeGroup& g, Placement p, long long& evaluated)
 {
@@ -82,6 +82,8 @@ std::optional<Candidate> best_residency(
         const Candidate c = evaluate(s, m, g, p);
         if (!c.offloaded.prediction.feasible)
             continue;
+        if (i == 0) // every weight fits: offloading would only slow it down
+            return c;
         ++tried_below;
         if (!best || better(c, *best))
             best = c;
