@@ -11,6 +11,7 @@
 #include "serving/serving_context.hpp"
 #include "serving/serving_memory.hpp"
 #include "spec/input_error.hpp"
+#include "viewdata/colocation_picture.hpp"
 
 #include <QFile>
 #include <QProcess>
@@ -90,6 +91,7 @@ private slots:
     void placementHandWorked();
     void offloadsWhereMemoryIsShort();
     void exampleIsFast();
+    void pictureOfThePool();
 };
 
 void TestColocation::pipelineHandWorked()
@@ -351,6 +353,22 @@ void TestColocation::exampleIsFast()
     for (const char* key : { "placement", "ttft_ms", "tpot_ms", "output_tokens_per_s", "slowdown_vs_alone",
              "residency_curve", "preemption", "explanation" })
         QVERIFY2(out["models"][0].contains(key), key);
+}
+
+void TestColocation::pictureOfThePool()
+{
+    // The hand-worked pair: one slot per GPU, each model's slot in its group, a curve and a cost bar each.
+    const ColocationResult r = plan_colocation(parse_coloc(two_group_scenario()));
+    const ColocationPicture pic = colocation_picture(r);
+    QCOMPARE(pic.gpus.size(), std::size_t(2));
+    QCOMPARE(pic.gpus[0].group, std::string("h100"));
+    QCOMPARE(pic.gpus[0].model, 0);
+    QCOMPARE(pic.gpus[1].model, 1);
+    QCOMPARE(pic.curves.size(), std::size_t(2));
+    QCOMPARE(pic.curves[0].residency.front(), 1.0);
+    QCOMPARE(pic.curves[0].relative_throughput.front(), 1.0);
+    QCOMPARE(pic.costs[1].weights_s, r.models[1].preemption.weights_reload_s);
+    QCOMPARE(pic.max_cost_s, std::max(r.models[0].preemption.total_s(), r.models[1].preemption.total_s()));
 }
 
 QTEST_GUILESS_MAIN(TestColocation)
