@@ -14,6 +14,9 @@ namespace parallax {
 
 namespace {
 
+// Below this every replica count is tried (a pool of a few nodes); above it powers of two.
+constexpr long long kEveryReplicaCountUpTo = 16;
+
 struct Candidate {
     Placement placement;
     OffloadedPrediction offloaded;
@@ -48,6 +51,18 @@ std::vector<int> tp_degrees(const ModelSpec& m, const NodeGroup& g)
         if (heads && kv)
             out.push_back(tp);
     }
+    return out;
+}
+
+// Replica counts tried: every count up to kEveryReplicaCountUpTo, then powers of two and the most that
+// fit, so a pool of thousands of GPUs costs a few dozen predictions per layout, not thousands.
+std::vector<long long> replica_counts(long long most)
+{
+    std::vector<long long> out;
+    for (long long n = 1; n <= most; n = n < kEveryReplicaCountUpTo ? n + 1 : 2 * n)
+        out.push_back(n);
+    if (most >= 1 && out.back() != most)
+        out.push_back(most);
     return out;
 }
 
@@ -101,8 +116,7 @@ std::vector<Candidate> candidates_for(const ColocationScenario& s, const Colocat
         for (int tp : tp_degrees(m.model, g)) {
             if (m.tp && *m.tp != tp)
                 continue;
-            const long long most = g.total_gpus() / tp;
-            for (long long n = 1; n <= most; ++n) {
+            for (long long n : replica_counts(g.total_gpus() / tp)) {
                 if (m.replicas && *m.replicas != n)
                     continue;
                 const Placement p { g.name, tp, static_cast<int>(n), 1.0 };
