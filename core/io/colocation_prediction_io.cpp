@@ -80,7 +80,10 @@ json colocation_result_to_json(const ColocationResult& r)
         models.push_back(model_to_json(m));
     json pool = json::array();
     for (const PoolGroupUse& g : r.pool)
-        pool.push_back({ { "group", g.group }, { "gpu", g.gpu }, { "gpus", g.gpus }, { "used", g.used } });
+        pool.push_back({ { "group", g.group }, { "gpu", g.gpu }, { "gpus", g.gpus }, { "used", g.used },
+            { "host_link",
+                { { "kind", g.host_link.kind }, { "bw_GBps", g.host_link.bw_Bps / 1e9 },
+                    { "shared_by", g.host_link.shared_by }, { "source", g.host_link.source } } } });
     return json { { "schema", 1 }, { "mode", "colocation" }, { "feasible", r.feasible },
         { "objective", { { "normalised_throughput", r.objective }, { "slo_met", r.slo_met } } },
         { "evaluated", r.evaluated }, { "seconds", r.seconds }, { "pool", pool }, { "models", models },
@@ -95,7 +98,14 @@ std::string colocation_result_to_text(const ColocationScenario& s, const Colocat
         out += (g.group == r.pool.front().group ? " on " : " + ") + std::to_string(g.gpus) + " " + g.gpu + " ("
             + g.group + ", " + std::to_string(g.used) + " used)";
     out += format_number("; %.0f placements in ", static_cast<double>(r.evaluated))
-        + format_number("%.2f s\n\n", r.seconds);
+        + format_number("%.2f s\n", r.seconds);
+    for (const PoolGroupUse& g : r.pool)
+        out += "host link of " + g.group + ": " + g.host_link.kind
+            + format_number(" %.1f GB/s", g.host_link.bw_Bps / 1e9)
+            + (g.host_link.shared_by > 1 ? " per " + std::to_string(g.host_link.shared_by) + " GPUs" : std::string())
+            + "\n";
+    out += "preemption: " + std::string(to_string(s.preemption.mode)) + ", KV "
+        + std::string(to_string(s.preemption.kv)) + "\n\n";
     out += "model              group   GPUs  TP x n  resid.  TTFT ms  TPOT ms   tokens/s  vs alone  preempt s "
            "(weights + KV + warm-up)\n";
     for (const PlacedModel& m : r.models) {

@@ -288,7 +288,7 @@ ColocationResult plan_colocation(const ColocationScenario& s)
         if (m.placed && !m.offloaded.prediction.slo_met)
             r.warnings.push_back(m.name + " misses its SLO at the best placement left for it");
     for (const NodeGroup& g : pool_groups(s.cluster)) {
-        PoolGroupUse u { g.name, g.gpu.name, g.total_gpus(), 0 };
+        PoolGroupUse u { g.name, g.gpu.name, g.total_gpus(), 0, group_host_link(s, g) };
         for (const PlacedModel& m : r.models)
             if (m.placed && m.placement.group == g.name)
                 u.used += m.placement.gpus();

@@ -45,6 +45,7 @@ struct PoolGroupUse {
     std::string gpu;
     long long gpus = 0;
     long long used = 0;
+    HostLink host_link; // what offloaded weights and preempted state cross
 };
 
 struct ColocationResult {
