@@ -5,6 +5,7 @@
 #include "io/serving_io.hpp"
 #include "serving/serving_rules.hpp"
 #include "spec/input_error.hpp"
+#include "spec/units.hpp"
 
 #include <algorithm>
 #include <set>
@@ -19,7 +20,6 @@ constexpr std::size_t kMaxModels = 64;
 constexpr long long kMaxDegree = 1 << 20;
 constexpr double kMaxPriority = 1e6;
 constexpr double kMaxLink_GBps = 1e5;
-constexpr double kGB = 1e9;
 
 std::string item_path(const std::string& path, std::size_t i)
 {
@@ -88,7 +88,7 @@ HostLink read_host_link(
     }
     JsonObjectReader r(v, file, path);
     link.kind = r.get_string("kind", std::string("custom"));
-    link.bw_Bps = r.get_number("bw_GBps", 1e-3, kMaxLink_GBps) * kGB;
+    link.bw_Bps = r.get_number("bw_GBps", 1e-3, kMaxLink_GBps) * units::kGB;
     link.shared_by = static_cast<int>(r.get_int("shared_by", 1, 64, 1));
     link.source = r.get_string("source", std::string("scenario"));
     r.finish();
@@ -122,7 +122,7 @@ PreemptionSettings read_preemption(const json* v, const std::string& file)
     p.kv = r.get_choice("kv", { "recompute", "swap" }, std::string("recompute")) == "recompute" ? KvRecovery::recompute
                                                                                                 : KvRecovery::swap;
     if (const auto storage = r.get_optional_number("storage_GBps", 1e-3, kMaxLink_GBps))
-        p.storage_Bps = *storage * kGB;
+        p.storage_Bps = *storage * units::kGB;
     r.finish();
     return p;
 }

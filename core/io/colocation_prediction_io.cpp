@@ -82,7 +82,7 @@ json colocation_result_to_json(const ColocationResult& r)
     for (const PoolGroupUse& g : r.pool)
         pool.push_back({ { "group", g.group }, { "gpu", g.gpu }, { "gpus", g.gpus }, { "used", g.used },
             { "host_link",
-                { { "kind", g.host_link.kind }, { "bw_GBps", g.host_link.bw_Bps / 1e9 },
+                { { "kind", g.host_link.kind }, { "bw_GBps", g.host_link.bw_Bps / units::kGB },
                     { "shared_by", g.host_link.shared_by }, { "source", g.host_link.source } } } });
     return json { { "schema", 1 }, { "mode", "colocation" }, { "feasible", r.feasible },
         { "objective", { { "normalised_throughput", r.objective }, { "slo_met", r.slo_met } } },
@@ -101,7 +101,7 @@ std::string colocation_result_to_text(const ColocationScenario& s, const Colocat
         + format_number("%.2f s\n", r.seconds);
     for (const PoolGroupUse& g : r.pool)
         out += "host link of " + g.group + ": " + g.host_link.kind
-            + format_number(" %.1f GB/s", g.host_link.bw_Bps / 1e9)
+            + format_number(" %.1f GB/s", g.host_link.bw_Bps / units::kGB)
             + (g.host_link.shared_by > 1 ? " per " + std::to_string(g.host_link.shared_by) + " GPUs" : std::string())
             + "\n";
     out += "preemption: " + std::string(to_string(s.preemption.mode)) + ", KV "

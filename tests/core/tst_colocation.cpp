@@ -286,6 +286,13 @@ void TestColocation::placementHandWorked()
     QCOMPARE(by_group.size(), std::size_t(2));
     QCOMPARE(by_group[0].cost.weights_bytes_per_gpu, by_group[1].cost.weights_bytes_per_gpu);
     QVERIFY(std::abs(by_group[1].cost.weights_reload_s / by_group[0].cost.weights_reload_s - 2.0) < 1e-9);
+    // A host link of the scenario's own: twice the A100's default bandwidth, half the reload.
+    json fast = two_group_scenario();
+    fast["colocation"]["host_links"] = { { "a100", { { "bw_GBps", 50 }, { "kind", "pcie5" } } } };
+    const ColocationResult faster = plan_colocation(parse_coloc(fast));
+    QCOMPARE(faster.pool[1].host_link.kind, std::string("pcie5"));
+    QVERIFY(
+        std::abs(faster.models[1].preemption.weights_reload_s / r.models[1].preemption.weights_reload_s - 0.5) < 1e-9);
     // Swapping the priorities swaps the GPUs.
     json j = two_group_scenario();
     j["colocation"]["models"][0]["priority"] = 1;
