@@ -116,9 +116,11 @@ std::vector<Candidate> candidates_for(const ColocationScenario& s, const Colocat
         for (int tp : tp_degrees(m.model, g)) {
             if (m.tp && *m.tp != tp)
                 continue;
-            for (long long n : replica_counts(g.total_gpus() / tp)) {
-                if (m.replicas && *m.replicas != n)
-                    continue;
+            const long long most = g.total_gpus() / tp;
+            std::vector<long long> counts = replica_counts(most);
+            if (m.replicas)
+                counts.assign(*m.replicas <= most ? 1 : 0, *m.replicas);
+            for (long long n : counts) {
                 const Placement p { g.name, tp, static_cast<int>(n), 1.0 };
                 const std::optional<Candidate> c = best_residency(s, m, g, p, evaluated);
                 if (!c)

@@ -293,6 +293,14 @@ void TestColocation::placementHandWorked()
     QCOMPARE(faster.pool[1].host_link.kind, std::string("pcie5"));
     QVERIFY(
         std::abs(faster.models[1].preemption.weights_reload_s / r.models[1].preemption.weights_reload_s - 0.5) < 1e-9);
+    // A fixed placement is kept: 20 replicas of TP 1 on a group of 32, a count the search would skip.
+    json fixed = two_group_scenario();
+    fixed["cluster"]["groups"][0]["nodes"] = 4;
+    fixed["cluster"]["groups"][0]["gpus_per_node"] = 8;
+    fixed["colocation"]["models"][0]["deployment"] = { { "group", "h100" }, { "tp", 1 }, { "replicas", 20 } };
+    const ColocationResult kept = plan_colocation(parse_coloc(fixed));
+    QCOMPARE(kept.models[0].placement.replicas, 20);
+    QCOMPARE(kept.models[0].placement.group, std::string("h100"));
     // Swapping the priorities swaps the GPUs.
     json j = two_group_scenario();
     j["colocation"]["models"][0]["priority"] = 1;
