@@ -2,6 +2,7 @@
 
 #include "cli/cli_logging.hpp"
 
+#include "io/colocation_io.hpp"
 #include "io/json_reader.hpp"
 #include "io/scenario_io.hpp"
 #include "io/serving_io.hpp"
@@ -21,6 +22,10 @@ Scenario load_scenario_argument(
         s = load_scenario_preset(arg, catalog, use);
     } else {
         qCDebug(lcCli).noquote() << "scenario from the file" << arg.c_str();
+        if (std::filesystem::is_regular_file(arg, ec)
+            && is_colocation_scenario(parse_json_text(read_text_file(arg), arg)))
+            throw InputError(arg, "colocation",
+                "a co-location scenario: only `predict` reads it so far (docs/serving.md, Co-location)");
         s = load_scenario_file(arg, catalog, use);
     }
     if (!allow_heterogeneous && (s.heterogeneous() || s.cluster.heterogeneous()))

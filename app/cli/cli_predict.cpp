@@ -1,4 +1,5 @@
 // parallax-cli predict SCENARIO.json [--json] [--fidelity analytic|simulated]
+#include "cli/cli_colocation.hpp"
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
@@ -82,6 +83,9 @@ int run_predict(const QStringList& args)
     Scenario scenario;
     Calibration calibration;
     try {
+        const bool as_json = cmd.parser().isSet(QStringLiteral("json"));
+        if (auto rc = predict_colocation_argument(cmd.positional(0).toStdString(), PresetCatalog::standard(), as_json))
+            return *rc;
         if (auto serving = load_serving_argument(cmd.positional(0).toStdString(), PresetCatalog::standard()))
             return predict_serving_scenario(*serving, cmd.parser().isSet(QStringLiteral("json")));
         scenario = load_scenario_argument(

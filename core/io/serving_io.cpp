@@ -249,6 +249,11 @@ ServingScenario parse_serving_scenario(const json& j, const std::string& file, c
     return s;
 }
 
+ServingSpec parse_serving_spec(const json& serving, const std::string& file)
+{
+    return read_serving(serving, file);
+}
+
 ServingScenario load_serving_scenario_file(const std::string& path, const PresetCatalog& catalog)
 {
     return parse_serving_scenario(parse_json_text(read_text_file(path), path), path, catalog);

@@ -19,6 +19,8 @@ bool is_serving_scenario(const nlohmann::json& j);
 bool is_serving_scenario_file(const std::string& path);
 
 ServingScenario parse_serving_scenario(const nlohmann::json& j, const std::string& file, const PresetCatalog& catalog);
+// The "serving" object alone (precision, engine, workload, slo); errors name keys from "serving".
+ServingSpec parse_serving_spec(const nlohmann::json& serving, const std::string& file);
 ServingScenario load_serving_scenario_file(const std::string& path, const PresetCatalog& catalog);
 
 // The scenario as a file says it: presets stay names, inline objects are written out; reading it back
