@@ -4,11 +4,12 @@
 //            [--store RUNS.sqlite [--run RUN_ID]]
 // With --screenshot the window renders offscreen (unless a platform is forced), the PNG is written
 // and the program exits: 0 written, 1 cannot write, 2 bad input.
+#include "gui/colocation_window.hpp"
 #include "gui/main_window.hpp"
 #include "gui/serving_window.hpp"
 #include "gui/settings.hpp"
 #include "gui/theme.hpp"
-#include "io/serving_io.hpp"
+#include "io/scenario_kind.hpp"
 #include "remote/remote_controller.hpp"
 #include "remote/runs_panel.hpp"
 
@@ -46,6 +47,7 @@ void fail(const QString& message)
     std::fprintf(stderr, "parallax: %s\n", message.toLocal8Bit().constData());
 }
 
+using parallax::app::ColocationWindow;
 using parallax::app::MainWindow;
 using parallax::app::ServingWindow;
 using parallax::app::Settings;
@@ -244,6 +246,38 @@ int run_serving(const QString& path, const QCommandLineParser& parser)
     return QApplication::exec();
 }
 
+// A co-location scenario opens in its own window; --screenshot captures it once the models are placed.
+int run_colocation(const QString& path, const QCommandLineParser& parser)
+{
+    const bool screenshot = parser.isSet(QStringLiteral("screenshot"));
+    ColocationWindow window(!screenshot);
+    window.setAttribute(Qt::WA_DeleteOnClose, false);
+    window.setWindowIcon(QIcon(QStringLiteral(":/parallax/icons/parallax.svg")));
+    parallax::app::apply_theme(theme_option(parser, Theme::light));
+    if (!window.open_file(path)) {
+        fail(window.last_error());
+        return 2;
+    }
+    if (!screenshot) {
+        window.show();
+        return QApplication::exec();
+    }
+    const QStringList size = parser.value(QStringLiteral("size")).split(u'x');
+    window.resize(size.value(0).toInt(), size.value(1).toInt());
+    window.show();
+    if (!window.wait_for_evaluation(60000)) {
+        fail(QStringLiteral("the placement did not finish"));
+        return 1;
+    }
+    for (int i = 0; i < 3; ++i)
+        QApplication::processEvents();
+    if (!window.grab().save(parser.value(QStringLiteral("screenshot")), "PNG")) {
+        fail(QStringLiteral("cannot write ") + parser.value(QStringLiteral("screenshot")));
+        return 1;
+    }
+    return 0;
+}
+
 // --run without --screenshot: select the runs once the store's rows are in.
 void select_runs_when_loaded(MainWindow& window, const QString& run)
 {
@@ -274,8 +308,12 @@ int main(int argc, char** argv)
         return 2;
     }
     const QString scenario = positional.isEmpty() ? parser.value(QStringLiteral("scenario")) : positional.first();
-    if (QFile::exists(scenario) && parallax::is_serving_scenario_file(scenario.toStdString()))
+    const parallax::ScenarioKind kind = QFile::exists(scenario) ? parallax::scenario_file_kind(scenario.toStdString())
+                                                                : parallax::ScenarioKind::training;
+    if (kind == parallax::ScenarioKind::serving)
         return run_serving(scenario, parser);
+    if (kind == parallax::ScenarioKind::colocation)
+        return run_colocation(scenario, parser);
 
     const bool screenshot = parser.isSet(QStringLiteral("screenshot"));
     QTemporaryDir scratch;

@@ -161,8 +161,8 @@ void TestServingExport::cliExportsAndRefusesTrainingFormats()
     const QString example = QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/serving-deepseek-v3-h200.json");
     QProcess p;
     p.start(QStringLiteral(PARALLAX_CLI_PATH),
-        { QStringLiteral("export"), example, QStringLiteral("--format"), QStringLiteral("trtllm"), QStringLiteral("--out"),
-            dir.path() + QStringLiteral("/") });
+        { QStringLiteral("export"), example, QStringLiteral("--format"), QStringLiteral("trtllm"),
+            QStringLiteral("--out"), dir.path() + QStringLiteral("/") });
     QVERIFY(p.waitForFinished(30000));
     QCOMPARE(p.exitCode(), 0);
     QVERIFY(QFile::exists(dir.filePath(QStringLiteral("serve.sh"))));

@@ -95,16 +95,16 @@ std::vector<std::string> vllm_words(const ServingScenario& s, const Worker& wk, 
 {
     const InstanceLayout& l = wk.layout;
     const EngineTraits t = engine_traits(ServingEngine::vllm, l);
-    std::vector<std::string> w = { "vllm", "serve", "\"$MODEL\"", "--tensor-parallel-size", num(l.tp),
-        "--pipeline-parallel-size", num(l.pp) };
+    std::vector<std::string> w
+        = { "vllm", "serve", "\"$MODEL\"", "--tensor-parallel-size", num(l.tp), "--pipeline-parallel-size", num(l.pp) };
     if (l.attention_dp > 1)
         add(w, { "--data-parallel-size", num(l.attention_dp) });
     if (s.model.is_moe() && l.ep > 1) {
         add(w, { "--enable-expert-parallel" });
         if (l.ep != l.tp * l.attention_dp)
-            notes.push_back("vLLM's expert parallelism spans all tp x data-parallel ranks (" + num(l.tp * l.attention_dp)
-                + "); the deployment's ep " + num(l.ep) + " is not expressible and runs as ep "
-                + num(l.tp * l.attention_dp));
+            notes.push_back("vLLM's expert parallelism spans all tp x data-parallel ranks ("
+                + num(l.tp * l.attention_dp) + "); the deployment's ep " + num(l.ep)
+                + " is not expressible and runs as ep " + num(l.tp * l.attention_dp));
     }
     if (s.serving.precision.kv_cache == Precision::fp8)
         add(w, { "--kv-cache-dtype", "fp8" });
@@ -150,8 +150,8 @@ std::vector<std::string> trtllm_words(const ServingScenario& s, const Worker& wk
 {
     const InstanceLayout& l = wk.layout;
     const EngineTraits t = engine_traits(ServingEngine::trtllm, l);
-    std::vector<std::string> w = { "trtllm-serve", "\"$MODEL\"", "--tp_size", num(l.tp * l.attention_dp), "--pp_size",
-        num(l.pp) };
+    std::vector<std::string> w
+        = { "trtllm-serve", "\"$MODEL\"", "--tp_size", num(l.tp * l.attention_dp), "--pp_size", num(l.pp) };
     if (s.model.is_moe())
         add(w, { "--ep_size", num(l.ep) });
     add(w,
@@ -231,8 +231,8 @@ LaunchConfig export_serving_launch(const ServingScenario& s, ServingEngine engin
             node = wk.node;
         }
         std::vector<std::string> words = engine == ServingEngine::vllm ? vllm_words(s, wk, out.notes)
-            : engine == ServingEngine::sglang                         ? sglang_words(s, wk)
-                                                                      : trtllm_words(s, wk);
+            : engine == ServingEngine::sglang                          ? sglang_words(s, wk)
+                                                                       : trtllm_words(s, wk);
         words.insert(words.begin(), { "start", wk.role, num(wk.first_gpu), num(wk.layout.gpus()) });
         sh << command_line(words) << "\n";
         if (engine == ServingEngine::trtllm
@@ -253,9 +253,11 @@ LaunchConfig export_serving_launch(const ServingScenario& s, ServingEngine engin
                             "disaggregated), listing the prefill and decode URLs this script starts");
     for (const Worker& wk : workers)
         if (wk.layout.gpus() > s.cluster.gpus_per_node) {
-            out.notes.push_back("an instance of " + num(wk.layout.gpus()) + " GPUs spans nodes: start it with the "
-                "engine's multi-node launcher (vLLM on a Ray cluster, SGLang's --nnodes/--node-rank/--dist-init-addr, "
-                "TensorRT-LLM under mpirun or srun)");
+            out.notes.push_back("an instance of " + num(wk.layout.gpus())
+                + " GPUs spans nodes: start it with the "
+                  "engine's multi-node launcher (vLLM on a Ray cluster, SGLang's "
+                  "--nnodes/--node-rank/--dist-init-addr, "
+                  "TensorRT-LLM under mpirun or srun)");
             break;
         }
     return out;
