@@ -153,6 +153,18 @@ std::optional<int> show_runs_for_screenshot(
     return std::nullopt;
 }
 
+// Once queued replots and layouts have run, `target` as a PNG at --screenshot. Returns the exit code.
+int save_screenshot(QWidget* target, const QCommandLineParser& parser)
+{
+    for (int i = 0; i < 3; ++i)
+        QApplication::processEvents();
+    if (!target->grab().save(parser.value(QStringLiteral("screenshot")), "PNG")) {
+        fail(QStringLiteral("cannot write ") + parser.value(QStringLiteral("screenshot")));
+        return 1;
+    }
+    return 0;
+}
+
 // --screenshot: shows the panel, waits for its numbers and pictures, writes the PNG. Returns the exit code.
 int take_screenshot(MainWindow& window, const QCommandLineParser& parser)
 {
@@ -182,16 +194,7 @@ int take_screenshot(MainWindow& window, const QCommandLineParser& parser)
     }
     if (const std::optional<int> failed = show_runs_for_screenshot(window, parser, panel, QSize(w, h)))
         return *failed;
-    // Queued replots and layouts run before the picture is taken.
-    for (int i = 0; i < 3; ++i)
-        QApplication::processEvents();
-    QWidget* target = window.panel(panel);
-    const QString out = parser.value(QStringLiteral("screenshot"));
-    if (!target->grab().save(out, "PNG")) {
-        fail(QStringLiteral("cannot write ") + out);
-        return 1;
-    }
-    return 0;
+    return save_screenshot(window.panel(panel), parser);
 }
 
 // --screenshot of a serving scenario: its own window (panels window, metrics, curve, search; the search
@@ -204,9 +207,6 @@ int take_serving_screenshot(ServingWindow& window, const QCommandLineParser& par
                  .arg(panel, ServingWindow::panel_names().join(QStringLiteral(", "))));
         return 2;
     }
-    const QStringList size = parser.value(QStringLiteral("size")).split(u'x');
-    window.resize(size.value(0).toInt(), size.value(1).toInt());
-    window.show();
     QWidget* target = window.panel(panel);
     if (!window.wait_for_evaluation(20000)) {
         fail(QStringLiteral("the evaluation did not finish"));
@@ -219,63 +219,39 @@ int take_serving_screenshot(ServingWindow& window, const QCommandLineParser& par
             return 1;
         }
     }
-    for (int i = 0; i < 3; ++i)
-        QApplication::processEvents();
-    if (!target->grab().save(parser.value(QStringLiteral("screenshot")), "PNG")) {
-        fail(QStringLiteral("cannot write ") + parser.value(QStringLiteral("screenshot")));
-        return 1;
-    }
-    return 0;
+    return save_screenshot(target, parser);
 }
 
-// A serving scenario opens in the serving window alone.
-int run_serving(const QString& path, const QCommandLineParser& parser)
+int take_colocation_screenshot(ColocationWindow& window, const QCommandLineParser& parser)
 {
-    const bool screenshot = parser.isSet(QStringLiteral("screenshot"));
-    ServingWindow window(!screenshot);
-    window.setAttribute(Qt::WA_DeleteOnClose, false);
-    window.setWindowIcon(QIcon(QStringLiteral(":/parallax/icons/parallax.svg")));
-    parallax::app::apply_theme(theme_option(parser, Theme::light));
-    if (!window.open_file(path)) {
-        fail(window.last_error());
-        return 2;
-    }
-    if (screenshot)
-        return take_serving_screenshot(window, parser);
-    window.show();
-    return QApplication::exec();
-}
-
-// A co-location scenario opens in its own window; --screenshot captures it once the models are placed.
-int run_colocation(const QString& path, const QCommandLineParser& parser)
-{
-    const bool screenshot = parser.isSet(QStringLiteral("screenshot"));
-    ColocationWindow window(!screenshot);
-    window.setAttribute(Qt::WA_DeleteOnClose, false);
-    window.setWindowIcon(QIcon(QStringLiteral(":/parallax/icons/parallax.svg")));
-    parallax::app::apply_theme(theme_option(parser, Theme::light));
-    if (!window.open_file(path)) {
-        fail(window.last_error());
-        return 2;
-    }
-    if (!screenshot) {
-        window.show();
-        return QApplication::exec();
-    }
-    const QStringList size = parser.value(QStringLiteral("size")).split(u'x');
-    window.resize(size.value(0).toInt(), size.value(1).toInt());
-    window.show();
     if (!window.wait_for_evaluation(60000)) {
         fail(QStringLiteral("the placement did not finish"));
         return 1;
     }
-    for (int i = 0; i < 3; ++i)
-        QApplication::processEvents();
-    if (!window.grab().save(parser.value(QStringLiteral("screenshot")), "PNG")) {
-        fail(QStringLiteral("cannot write ") + parser.value(QStringLiteral("screenshot")));
-        return 1;
+    return save_screenshot(&window, parser);
+}
+
+// A serving or co-location scenario opens in its own window alone; with --screenshot, `capture` waits for
+// the window's results and writes the picture.
+template <class Window>
+int run_own_window(
+    const QString& path, const QCommandLineParser& parser, int (*capture)(Window&, const QCommandLineParser&))
+{
+    const bool screenshot = parser.isSet(QStringLiteral("screenshot"));
+    Window window(!screenshot);
+    window.setAttribute(Qt::WA_DeleteOnClose, false);
+    window.setWindowIcon(QIcon(QStringLiteral(":/parallax/icons/parallax.svg")));
+    parallax::app::apply_theme(theme_option(parser, Theme::light));
+    if (!window.open_file(path)) {
+        fail(window.last_error());
+        return 2;
     }
-    return 0;
+    if (screenshot) {
+        const QStringList size = parser.value(QStringLiteral("size")).split(u'x');
+        window.resize(size.value(0).toInt(), size.value(1).toInt());
+    }
+    window.show();
+    return screenshot ? capture(window, parser) : QApplication::exec();
 }
 
 // --run without --screenshot: select the runs once the store's rows are in.
@@ -311,9 +287,9 @@ int main(int argc, char** argv)
     const parallax::ScenarioKind kind = QFile::exists(scenario) ? parallax::scenario_file_kind(scenario.toStdString())
                                                                 : parallax::ScenarioKind::training;
     if (kind == parallax::ScenarioKind::serving)
-        return run_serving(scenario, parser);
+        return run_own_window<ServingWindow>(scenario, parser, &take_serving_screenshot);
     if (kind == parallax::ScenarioKind::colocation)
-        return run_colocation(scenario, parser);
+        return run_own_window<ColocationWindow>(scenario, parser, &take_colocation_screenshot);
 
     const bool screenshot = parser.isSet(QStringLiteral("screenshot"));
     QTemporaryDir scratch;

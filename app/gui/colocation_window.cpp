@@ -60,19 +60,20 @@ void ColocationWindow::plan(const ColocationScenario& s)
 {
     m_running = true;
     statusBar()->showMessage(QStringLiteral("Placing the models..."));
-    QtConcurrent::run(&m_pool, [s] { return run_catching([&] { return evaluate_colocation(s); }); })
-        .then(this, [this](TaskOutcome<ColocationEvaluation> out) {
-            m_running = false;
-            if (out.value) {
-                m_evaluation = std::make_shared<const ColocationEvaluation>(std::move(*out.value));
-                m_view->set_evaluation(*m_evaluation);
-                statusBar()->showMessage(m_view->summary());
-            } else {
-                m_error = QStringLiteral("The placement failed: ") + QString::fromStdString(out.error);
-                statusBar()->showMessage(m_error);
-            }
-            emit evaluated();
-        });
+    QtConcurrent::run(&m_pool, [s] {
+        return run_catching([&] { return evaluate_colocation(s); });
+    }).then(this, [this](TaskOutcome<ColocationEvaluation> out) {
+        m_running = false;
+        if (out.value) {
+            m_evaluation = std::make_shared<const ColocationEvaluation>(std::move(*out.value));
+            m_view->set_evaluation(*m_evaluation);
+            statusBar()->showMessage(m_view->summary());
+        } else {
+            m_error = QStringLiteral("The placement failed: ") + QString::fromStdString(out.error);
+            statusBar()->showMessage(m_error);
+        }
+        emit evaluated();
+    });
 }
 
 bool ColocationWindow::wait_for_evaluation(int timeout_ms)

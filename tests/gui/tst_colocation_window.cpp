@@ -16,6 +16,7 @@
 #include <QTest>
 
 #include "../support/planner_test_main.hpp"
+#include "../support/test_main_window.hpp"
 
 using namespace parallax;
 using parallax::app::ColocationWindow;
@@ -92,13 +93,8 @@ void TestColocationWindow::windowShowsThePlan()
 
 void TestColocationWindow::mainWindowOpensColocationFiles()
 {
-    QTemporaryDir dir;
-    app::Settings settings(dir.filePath(QStringLiteral("settings.ini")), nullptr);
-    settings.set_autosave_dir(dir.filePath(QStringLiteral("autosave")));
-    app::MainWindow::Options o;
-    o.restore_layout = false;
-    o.settings = &settings;
-    app::MainWindow main(o);
+    test::TestMainWindow fixture;
+    app::MainWindow& main = fixture.window;
     QVERIFY(main.open_scenario_file(kExample));
     const auto opened = main.findChildren<ColocationWindow*>();
     QCOMPARE(opened.size(), 1);
@@ -115,7 +111,8 @@ void TestColocationWindow::badFileNamesTheKey()
     f.close();
     ColocationWindow w(false);
     QVERIFY(!w.open_file(path));
-    QVERIFY2(w.last_error().contains(QStringLiteral("bad.json")) && w.last_error().contains(QStringLiteral("colocation")),
+    QVERIFY2(
+        w.last_error().contains(QStringLiteral("bad.json")) && w.last_error().contains(QStringLiteral("colocation")),
         qPrintable(w.last_error()));
 }
 

@@ -50,7 +50,8 @@ QString ColocationPoolCanvas::model_at(int group, int gpu) const
     const auto& cells = m_eval.grid[static_cast<std::size_t>(group)].model_of_gpu;
     if (gpu < 0 || gpu >= static_cast<int>(cells.size()) || cells[static_cast<std::size_t>(gpu)] < 0)
         return {};
-    return QString::fromStdString(m_eval.result.models[static_cast<std::size_t>(cells[static_cast<std::size_t>(gpu)])].name);
+    return QString::fromStdString(
+        m_eval.result.models[static_cast<std::size_t>(cells[static_cast<std::size_t>(gpu)])].name);
 }
 
 void ColocationPoolCanvas::paintEvent(QPaintEvent*)
@@ -105,13 +106,12 @@ void ColocationPoolCanvas::paint_legend(QPainter& p, int top) const
         const QRect swatch(kMargin, top + 4, 12, 12);
         p.fillRect(swatch, group_colour(static_cast<long long>(m), dark));
         p.setPen(palette().color(QPalette::Text));
-        const QString where = pm.placed
-            ? QStringLiteral("TP %1 × %2 on %3, %4% resident")
-                  .arg(pm.placement.tp)
-                  .arg(pm.placement.replicas)
-                  .arg(QString::fromStdString(pm.gpu))
-                  .arg(100 * pm.placement.residency, 0, 'f', 0)
-            : QStringLiteral("not placed");
+        const QString where = pm.placed ? QStringLiteral("TP %1 × %2 on %3, %4% resident")
+                                              .arg(pm.placement.tp)
+                                              .arg(pm.placement.replicas)
+                                              .arg(QString::fromStdString(pm.gpu))
+                                              .arg(100 * pm.placement.residency, 0, 'f', 0)
+                                        : QStringLiteral("not placed");
         p.drawText(QRect(kMargin + 18, top, width() - kMargin - 18, kLegendRow), Qt::AlignLeft | Qt::AlignVCenter,
             QStringLiteral("%1  %2 — %3").arg(m + 1).arg(QString::fromStdString(pm.name), where));
         top += kLegendRow;

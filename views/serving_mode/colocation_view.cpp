@@ -22,10 +22,10 @@ constexpr double kPercent = 100;
 
 const QStringList& column_titles()
 {
-    static const QStringList titles = { QStringLiteral("Model"), QStringLiteral("GPUs"), QStringLiteral("TP × replicas"),
-        QStringLiteral("Resident"), QStringLiteral("TTFT"), QStringLiteral("TPOT"), QStringLiteral("Tokens/s"),
-        QStringLiteral("vs alone"), QStringLiteral("SLO"), QStringLiteral("Loss at 50% resident"),
-        QStringLiteral("Preemption: weights + KV + warm-up") };
+    static const QStringList titles = { QStringLiteral("Model"), QStringLiteral("GPUs"),
+        QStringLiteral("TP × replicas"), QStringLiteral("Resident"), QStringLiteral("TTFT"), QStringLiteral("TPOT"),
+        QStringLiteral("Tokens/s"), QStringLiteral("vs alone"), QStringLiteral("SLO"),
+        QStringLiteral("Loss at 50% resident"), QStringLiteral("Preemption: weights + KV + warm-up") };
     return titles;
 }
 
