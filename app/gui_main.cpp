@@ -4,11 +4,12 @@
 //            [--store RUNS.sqlite [--run RUN_ID]]
 // With --screenshot the window renders offscreen (unless a platform is forced), the PNG is written
 // and the program exits: 0 written, 1 cannot write, 2 bad input.
+#include "gui/colocation_window.hpp"
 #include "gui/main_window.hpp"
 #include "gui/serving_window.hpp"
 #include "gui/settings.hpp"
 #include "gui/theme.hpp"
-#include "io/serving_io.hpp"
+#include "io/scenario_kind.hpp"
 #include "remote/remote_controller.hpp"
 #include "remote/runs_panel.hpp"
 
@@ -46,6 +47,7 @@ void fail(const QString& message)
     std::fprintf(stderr, "parallax: %s\n", message.toLocal8Bit().constData());
 }
 
+using parallax::app::ColocationWindow;
 using parallax::app::MainWindow;
 using parallax::app::ServingWindow;
 using parallax::app::Settings;
@@ -151,6 +153,18 @@ std::optional<int> show_runs_for_screenshot(
     return std::nullopt;
 }
 
+// Once queued replots and layouts have run, `target` as a PNG at --screenshot. Returns the exit code.
+int save_screenshot(QWidget* target, const QCommandLineParser& parser)
+{
+    for (int i = 0; i < 3; ++i)
+        QApplication::processEvents();
+    if (!target->grab().save(parser.value(QStringLiteral("screenshot")), "PNG")) {
+        fail(QStringLiteral("cannot write ") + parser.value(QStringLiteral("screenshot")));
+        return 1;
+    }
+    return 0;
+}
+
 // --screenshot: shows the panel, waits for its numbers and pictures, writes the PNG. Returns the exit code.
 int take_screenshot(MainWindow& window, const QCommandLineParser& parser)
 {
@@ -180,16 +194,7 @@ int take_screenshot(MainWindow& window, const QCommandLineParser& parser)
     }
     if (const std::optional<int> failed = show_runs_for_screenshot(window, parser, panel, QSize(w, h)))
         return *failed;
-    // Queued replots and layouts run before the picture is taken.
-    for (int i = 0; i < 3; ++i)
-        QApplication::processEvents();
-    QWidget* target = window.panel(panel);
-    const QString out = parser.value(QStringLiteral("screenshot"));
-    if (!target->grab().save(out, "PNG")) {
-        fail(QStringLiteral("cannot write ") + out);
-        return 1;
-    }
-    return 0;
+    return save_screenshot(window.panel(panel), parser);
 }
 
 // --screenshot of a serving scenario: its own window (panels window, metrics, curve, search; the search
@@ -202,9 +207,6 @@ int take_serving_screenshot(ServingWindow& window, const QCommandLineParser& par
                  .arg(panel, ServingWindow::panel_names().join(QStringLiteral(", "))));
         return 2;
     }
-    const QStringList size = parser.value(QStringLiteral("size")).split(u'x');
-    window.resize(size.value(0).toInt(), size.value(1).toInt());
-    window.show();
     QWidget* target = window.panel(panel);
     if (!window.wait_for_evaluation(20000)) {
         fail(QStringLiteral("the evaluation did not finish"));
@@ -217,20 +219,26 @@ int take_serving_screenshot(ServingWindow& window, const QCommandLineParser& par
             return 1;
         }
     }
-    for (int i = 0; i < 3; ++i)
-        QApplication::processEvents();
-    if (!target->grab().save(parser.value(QStringLiteral("screenshot")), "PNG")) {
-        fail(QStringLiteral("cannot write ") + parser.value(QStringLiteral("screenshot")));
-        return 1;
-    }
-    return 0;
+    return save_screenshot(target, parser);
 }
 
-// A serving scenario opens in the serving window alone.
-int run_serving(const QString& path, const QCommandLineParser& parser)
+int take_colocation_screenshot(ColocationWindow& window, const QCommandLineParser& parser)
+{
+    if (!window.wait_for_evaluation(60000)) {
+        fail(QStringLiteral("the placement did not finish"));
+        return 1;
+    }
+    return save_screenshot(&window, parser);
+}
+
+// A serving or co-location scenario opens in its own window alone; with --screenshot, `capture` waits for
+// the window's results and writes the picture.
+template <class Window>
+int run_own_window(
+    const QString& path, const QCommandLineParser& parser, int (*capture)(Window&, const QCommandLineParser&))
 {
     const bool screenshot = parser.isSet(QStringLiteral("screenshot"));
-    ServingWindow window(!screenshot);
+    Window window(!screenshot);
     window.setAttribute(Qt::WA_DeleteOnClose, false);
     window.setWindowIcon(QIcon(QStringLiteral(":/parallax/icons/parallax.svg")));
     parallax::app::apply_theme(theme_option(parser, Theme::light));
@@ -238,10 +246,12 @@ int run_serving(const QString& path, const QCommandLineParser& parser)
         fail(window.last_error());
         return 2;
     }
-    if (screenshot)
-        return take_serving_screenshot(window, parser);
+    if (screenshot) {
+        const QStringList size = parser.value(QStringLiteral("size")).split(u'x');
+        window.resize(size.value(0).toInt(), size.value(1).toInt());
+    }
     window.show();
-    return QApplication::exec();
+    return screenshot ? capture(window, parser) : QApplication::exec();
 }
 
 // --run without --screenshot: select the runs once the store's rows are in.
@@ -274,8 +284,12 @@ int main(int argc, char** argv)
         return 2;
     }
     const QString scenario = positional.isEmpty() ? parser.value(QStringLiteral("scenario")) : positional.first();
-    if (QFile::exists(scenario) && parallax::is_serving_scenario_file(scenario.toStdString()))
-        return run_serving(scenario, parser);
+    const parallax::ScenarioKind kind = QFile::exists(scenario) ? parallax::scenario_file_kind(scenario.toStdString())
+                                                                : parallax::ScenarioKind::training;
+    if (kind == parallax::ScenarioKind::serving)
+        return run_own_window<ServingWindow>(scenario, parser, &take_serving_screenshot);
+    if (kind == parallax::ScenarioKind::colocation)
+        return run_own_window<ColocationWindow>(scenario, parser, &take_colocation_screenshot);
 
     const bool screenshot = parser.isSet(QStringLiteral("screenshot"));
     QTemporaryDir scratch;

@@ -2,6 +2,7 @@
 
 #include "gui/autosave_controller.hpp"
 #include "gui/calibration_controller.hpp"
+#include "gui/colocation_window.hpp"
 #include "gui/core_search_engine.hpp"
 #include "gui/event_wait.hpp"
 #include "gui/file_drop.hpp"
@@ -18,6 +19,7 @@
 #include "io/json_reader.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
+#include "io/scenario_kind.hpp"
 #include "io/serving_io.hpp"
 #include "ir/schedule_program.hpp"
 #include "planner/cluster_grid_view.hpp"
@@ -751,17 +753,24 @@ QUndoStack* MainWindow::undo_stack() const
 
 bool MainWindow::open_scenario_file(const QString& path)
 {
-    // A serving scenario opens in the serving mode's own window (docs/serving.md, "In the planner").
-    if (is_serving_scenario_file(path.toStdString())) {
-        auto* serving = new ServingWindow(m_opts.interactive, this); // a window of its own, owned here
-        if (!serving->open_file(path)) {
-            report_error(serving->last_error());
-            delete serving;
+    // A serving or co-location scenario opens in a window of its own, owned here (docs/serving.md).
+    const auto open_in_own_window = [&](auto* window) {
+        if (!window->open_file(path)) {
+            report_error(window->last_error());
+            delete window;
             return false;
         }
-        serving->show();
+        window->show();
         m_settings->add_recent_file(path);
         return true;
+    };
+    switch (scenario_file_kind(path.toStdString())) {
+    case ScenarioKind::serving:
+        return open_in_own_window(new ServingWindow(m_opts.interactive, this));
+    case ScenarioKind::colocation:
+        return open_in_own_window(new ColocationWindow(m_opts.interactive, this));
+    case ScenarioKind::training:
+        break;
     }
     try {
         const Scenario s = load_scenario_file(path.toStdString(), PresetCatalog::standard());

@@ -21,6 +21,7 @@
 #include <QUndoStack>
 
 #include "../support/planner_test_main.hpp"
+#include "../support/test_main_window.hpp"
 
 using namespace parallax;
 using parallax::app::ServingWindow;
@@ -182,13 +183,8 @@ void TestServingWindow::saveWritesTheScenarioBack()
 
 void TestServingWindow::mainWindowOpensServingFiles()
 {
-    QTemporaryDir dir;
-    app::Settings settings(dir.filePath(QStringLiteral("settings.ini")), nullptr);
-    settings.set_autosave_dir(dir.filePath(QStringLiteral("autosave")));
-    app::MainWindow::Options o;
-    o.restore_layout = false;
-    o.settings = &settings;
-    app::MainWindow main(o);
+    test::TestMainWindow fixture;
+    app::MainWindow& main = fixture.window;
     QVERIFY(main.open_scenario_file(kExample));
     const auto opened = main.findChildren<ServingWindow*>();
     QCOMPARE(opened.size(), 1);
