@@ -84,7 +84,8 @@ void TestLayerRangeEditor::editIsCheckedThenApplied()
     QCOMPARE(f.window.undo_stack()->count(), undo_before + 1);
     // More layers recomputed: slower than recomputing layers 0-24 only.
     Scenario before = now;
-    before.strategy.layers = checked_layer_ranges(nlohmann::json::parse(R"([{"range": [0, 24], "recompute": "full"}])"), now);
+    before.strategy.layers
+        = checked_layer_ranges(nlohmann::json::parse(R"([{"range": [0, 24], "recompute": "full"}])"), now);
     QVERIFY(predicted_step_s(now) > predicted_step_s(before));
     f.window.undo_stack()->undo();
     QVERIFY(f.window.wait_for_evaluation(30000));

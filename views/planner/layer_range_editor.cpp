@@ -22,7 +22,8 @@ using Col = LayerRangeEditor::Column;
 const QStringList kHeaders = { QStringLiteral("First"), QStringLiteral("Last"), QStringLiteral("Recompute"),
     QStringLiteral("TP"), QStringLiteral("Expert TP"), QStringLiteral("CP"), QStringLiteral("Precision"),
     QStringLiteral("Offload activations") };
-const QStringList kRecompute = { QString(), QStringLiteral("none"), QStringLiteral("selective"), QStringLiteral("full") };
+const QStringList kRecompute
+    = { QString(), QStringLiteral("none"), QStringLiteral("selective"), QStringLiteral("full") };
 const QStringList kOffload = { QString(), QStringLiteral("yes"), QStringLiteral("no") };
 
 QStringList precision_choices()
@@ -130,12 +131,13 @@ void LayerRangeEditor::add_row(const LayerRange& r)
             check();
         });
     };
-    combo(Col::recompute, kRecompute,
-        r.recompute ? QString::fromLatin1(to_string(*r.recompute).data()) : QString());
+    combo(Col::recompute, kRecompute, r.recompute ? QString::fromLatin1(to_string(*r.recompute).data()) : QString());
     combo(Col::precision, precision_choices(),
-        r.precision ? QString::fromLatin1(to_string(*r.precision).data(), static_cast<int>(to_string(*r.precision).size()))
-                    : QString());
-    combo(Col::offload, kOffload, r.offload_activations ? (*r.offload_activations ? kOffload[1] : kOffload[2]) : QString());
+        r.precision
+            ? QString::fromLatin1(to_string(*r.precision).data(), static_cast<int>(to_string(*r.precision).size()))
+            : QString());
+    combo(Col::offload, kOffload,
+        r.offload_activations ? (*r.offload_activations ? kOffload[1] : kOffload[2]) : QString());
     m_filling = was_filling;
 }
 
@@ -153,8 +155,8 @@ nlohmann::json LayerRangeEditor::table_json() const
     for (int row = 0; row < m_table->rowCount(); ++row) {
         nlohmann::json r;
         r["range"] = { number_or_text(cell_text(row, Col::first)), number_or_text(cell_text(row, Col::last)) };
-        for (const auto& [column, key] : { std::pair { Col::tp, "tp" }, std::pair { Col::expert_tp, "expert_tp" },
-                 std::pair { Col::cp, "cp" } })
+        for (const auto& [column, key] :
+            { std::pair { Col::tp, "tp" }, std::pair { Col::expert_tp, "expert_tp" }, std::pair { Col::cp, "cp" } })
             if (!cell_text(row, column).isEmpty())
                 r[key] = number_or_text(cell_text(row, column));
         if (!cell_text(row, Col::recompute).isEmpty())
@@ -185,8 +187,8 @@ void LayerRangeEditor::check()
                                        .arg(m_edited ? QStringLiteral(" Apply to use them.") : QString()));
     } catch (const InputError& e) {
         m_valid = false;
-        const QRegularExpressionMatch m
-            = QRegularExpression(QStringLiteral("strategy\\.layers\\[(\\d+)\\]")).match(QString::fromStdString(e.key()));
+        const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("strategy\\.layers\\[(\\d+)\\]"))
+                                              .match(QString::fromStdString(e.key()));
         show_error(QString::fromStdString(e.key() + ": " + e.rule()), m.hasMatch() ? m.captured(1).toInt() : -1);
     }
     m_apply->setEnabled(m_valid && m_edited);
