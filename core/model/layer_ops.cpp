@@ -528,6 +528,16 @@ void emit_dense_mlp(Builder& b, OpPhase ph, double ffn)
     tp_exit(b, ph, down, CommGroup::tp);
 }
 
+// Megatron-core's all-to-all dispatcher receives the tokens grouped by source rank and regroups them
+// by local expert before the grouped GEMM, and back before the combine (MoEAlltoAllTokenDispatcher,
+// sort_chunks_by_idxs, when EP > 1 and a rank holds more than one expert): one more read and write of
+// every received row each way. DeepEP / HybridEP write the rows in expert order as they arrive.
+bool alltoall_chunk_sort(const LayerContext& c, bool deepep)
+{
+    const MoeSpec& e = *c.model->moe;
+    return !deepep && c.strategy->ep > 1 && e.experts > c.strategy->ep;
+}
+
 // GPU time of the ops of one phase emitted so far.
 double phase_time_s(const LayerOps& ops, OpPhase ph)
 {
@@ -563,6 +573,9 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         const double a2a_scale = straggler * (deepep ? node_dedup_ratio(c.ep_group.nodes, e.top_k) : 1.0);
         b.mem(OpKind::ep_dispatch, ph, routed * x.h * kPermuteBytesPerElement * x.ew);
         b.comm(OpKind::ep_dispatch, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * x.act, CommGroup::ep, -1);
+        const bool chunk_sort = alltoall_chunk_sort(c, deepep);
+        if (chunk_sort)
+            b.mem(OpKind::ep_dispatch, ph, routed * straggler * x.h * kPermuteBytesPerElement * x.ew);
         if (etp > 1)
             b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::all_gather, routed * x.h * x.act * etp,
                 CommGroup::expert_tp, -1);
@@ -589,6 +602,8 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         if (etp > 1)
             b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::reduce_scatter, routed * x.h * x.act * etp,
                 CommGroup::expert_tp, -1);
+        if (chunk_sort)
+            b.mem(OpKind::ep_combine, ph, routed * straggler * x.h * kPermuteBytesPerElement * x.ew);
         b.comm(OpKind::ep_combine, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * x.act, CommGroup::ep, -1);
         b.mem(OpKind::ep_combine, ph, routed * x.h * kPermuteBytesPerElement * x.ew);
         if (e.shared_experts > 0)

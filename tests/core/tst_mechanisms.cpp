@@ -431,6 +431,40 @@ private slots:
         QCOMPARE(unfused.first(c, OpKind::attention, OpPhase::forward)->time_s, fa->time_s);
     }
 
+    // Megatron-core's all-to-all dispatcher regroups the received rows by local expert after the
+    // dispatch and back before the combine (MoEAlltoAllTokenDispatcher.sort_chunks_by_idxs, EP > 1 and
+    // more than one local expert): GPT-OSS at EP 8 holds 16 experts, so besides the permute and the
+    // un-permute of 4096 tokens x top-4 x 2880 (read + write, bf16) the forward moves the same bytes
+    // twice more. DeepEP/HybridEP write the rows in expert order; one expert per rank needs no regroup.
+    void alltoall_dispatcher_regroups_rows_by_expert()
+    {
+        auto passes = [](const GptOssLayer& g, double* bytes) {
+            LayerOps ops;
+            build_layer_ops(g.context(), true, ops);
+            int n = 0;
+            for (int i = 0; i < ops.count; ++i) {
+                const LayerOp& o = ops.op[i];
+                if (o.phase == OpPhase::forward && o.stream == OpStream::compute
+                    && (o.kind == OpKind::ep_dispatch || o.kind == OpKind::ep_combine)) {
+                    ++n;
+                    *bytes = o.bytes;
+                }
+            }
+            return n;
+        };
+        const double row_pass = 4096.0 * 4 * 2880 * (2 + 2);
+        GptOssLayer alltoall;
+        double bytes = 0;
+        QCOMPARE(passes(alltoall, &bytes), 4);
+        QCOMPARE(bytes, row_pass);
+        GptOssLayer deepep;
+        deepep.training.moe_dispatcher = MoeDispatcher::deepep;
+        QCOMPARE(passes(deepep, &bytes), 2);
+        GptOssLayer one_expert_per_rank;
+        one_expert_per_rank.model.moe->experts = 8;
+        QCOMPARE(passes(one_expert_per_rank, &bytes), 2);
+    }
+
     // Transformer Engine's GroupedLinear issues one cuBLAS GEMM per local expert: 16 experts of
     // Qwen3-30B-A3B's width (FC1 N = 2*768) at 2048 rows each cost more per FLOP than the same FLOPs
     // in one GEMM, by their own tiles and waves and 15 more kernel launches and tails.
