@@ -404,6 +404,33 @@ private slots:
         QVERIFY(near(bwd_flops, 2.5 * band_flops, 1e-12)); // FlashAttention backward: 5 matmuls vs 2
     }
 
+    // The attention forward computes one exponential per score on the special-function unit, 16 per
+    // clock and SM on Hopper and Blackwell, against 4,096 and 8,192 dense bf16 tensor FLOPs per clock
+    // and SM (FlashAttention-4, Sec. 2): with 4*d FLOPs per score, head dim 128 balances the two on
+    // Blackwell, so at head dim 64 a B200 forward takes as long per score as at 128 (GPT-OSS), while on
+    // Hopper head dim 64 is the balance point and keeps its FLOP-bound time (0.5 / 0.9 of head dim 128's,
+    // 0.9 the head-dim tile factor). The backward (5 matmuls per exp) stays FLOP-bound on both.
+    void attention_forward_is_exp_bound_below_the_balance_head_dim()
+    {
+        const ComputeDevice b200 = ComputeDevice::of(test::gpu("B200"));
+        const ComputeDevice h100 = ComputeDevice::of(test::gpu("H100-SXM5-80GB"));
+        auto fwd = [](const ComputeDevice& d, double hd) {
+            return flash_attention_fwd_s(d, 64, 4096, 4096, hd, hd, true) - d.gen->kernel_overhead_s;
+        };
+        auto bwd = [](const ComputeDevice& d, double hd) {
+            return flash_attention_bwd_s(d, 64, 4096, 4096, hd, hd, true) - 2 * d.gen->kernel_overhead_s;
+        };
+        const double tile_factor_64 = (64.0 / 80) * (144.0 / 128);
+        QVERIFY(near(fwd(b200, 64), fwd(b200, 128), 1e-9));
+        QVERIFY(near(fwd(h100, 64) / fwd(h100, 128), 0.5 / tile_factor_64, 1e-9));
+        QVERIFY(near(bwd(b200, 64) / bwd(b200, 128), 0.5 / tile_factor_64, 1e-9));
+        // The sliding-window forward pays the same floor per executed score.
+        double flops = 0;
+        const double band64 = flash_attention_windowed_fwd_s(b200, 64, 4096, 128, 64, 64, &flops);
+        const double band128 = flash_attention_windowed_fwd_s(b200, 64, 4096, 128, 128, 128, &flops);
+        QVERIFY(near(band64, band128, 1e-9));
+    }
+
     // Learned sinks without a fused kernel (TE < 2.8): the unfused attention materialises the scores,
     // b*h*s*s of them, and keeps them for the backward.
     void attention_sinks_without_fused_kernel_fall_back_to_unfused()
