@@ -431,6 +431,34 @@ private slots:
         QVERIFY(near(band64, band128, 1e-9));
     }
 
+    // GPT-OSS's YaRN rotary embeddings: Megatron-Bridge keeps apply_rope_fusion only for
+    // position_embedding_type "rope" (fusions.validate_rope_fusion_compatibility), so Megatron-core applies
+    // them op by op to Q and K: 4096 tokens x (4096 + 512) bf16 elements, 24 B each forward and 20 B
+    // backward. A plain-RoPE model, and a framework without the rule, cost no RoPE pass.
+    void yarn_rope_runs_unfused_in_megatron()
+    {
+        auto rope_bytes = [](const GptOssLayer& g, OpPhase ph) {
+            LayerOps ops;
+            build_layer_ops(g.context(), true, ops);
+            double bytes = 0;
+            for (int i = 0; i < ops.count; ++i)
+                if (ops.op[i].kind == OpKind::rope && ops.op[i].phase == ph)
+                    bytes += ops.op[i].bytes;
+            return bytes;
+        };
+        GptOssLayer megatron;
+        QVERIFY(megatron.model.yarn_rope);
+        const double elements = 4096.0 * (4096 + 512);
+        QCOMPARE(rope_bytes(megatron, OpPhase::forward), elements * 24);
+        QCOMPARE(rope_bytes(megatron, OpPhase::backward_input), elements * 20);
+        GptOssLayer plain_rope;
+        plain_rope.model.yarn_rope = false;
+        QCOMPARE(rope_bytes(plain_rope, OpPhase::forward), 0.0);
+        GptOssLayer torchtitan;
+        torchtitan.traits = software_traits(Framework::torchtitan);
+        QCOMPARE(rope_bytes(torchtitan, OpPhase::forward), 0.0);
+    }
+
     // Learned sinks without a fused kernel (TE < 2.8): the unfused attention materialises the scores,
     // b*h*s*s of them, and keeps them for the backward.
     void attention_sinks_without_fused_kernel_fall_back_to_unfused()
