@@ -175,6 +175,7 @@ ModelSpec parse_model(const json& j, const std::string& file, const std::string&
     m.sliding_window = static_cast<int>(r.get_int("sliding_window", 0, kMaxSeq, 0LL));
     m.full_attention_every = static_cast<int>(r.get_int("full_attention_every", 0, kMaxLayers, 0LL));
     m.attention_sinks = r.get_bool("attention_sinks", false);
+    m.yarn_rope = r.get_bool("yarn_rope", false);
     if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
         r.fail("kv_heads", "must divide heads (" + std::to_string(m.heads) + "), got " + std::to_string(m.kv_heads));
     if (!m.head_dim_override && m.hidden % m.heads != 0)
@@ -910,6 +911,8 @@ json model_to_json(const ModelSpec& m)
     }
     if (m.attention_sinks)
         j["attention_sinks"] = true;
+    if (m.yarn_rope)
+        j["yarn_rope"] = true;
     if (m.mla) {
         j["attention"] = { { "kind", "mla" }, { "q_lora_rank", m.mla->q_lora_rank },
             { "kv_lora_rank", m.mla->kv_lora_rank }, { "qk_nope_head_dim", m.mla->qk_nope_head_dim },

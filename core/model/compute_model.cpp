@@ -109,11 +109,30 @@ double gemm_time_s(const ComputeDevice& dev, double m, double n, double k, Preci
 
 namespace {
 
+double attention_seq_factor(double kv_len)
+{
+    return kv_len / (kv_len + kAttentionHalfRateSeq);
+}
+
 double attention_shape_factor(double kv_len, double head_dim)
 {
-    const double seq = kv_len / (kv_len + kAttentionHalfRateSeq);
     const double hd = (head_dim / (head_dim + kAttentionHeadDimKnee)) * ((128.0 + kAttentionHeadDimKnee) / 128.0);
-    return seq * std::min(1.0, hd);
+    return attention_seq_factor(kv_len) * std::min(1.0, hd);
+}
+
+// The forward's floor set by the exponentials, one per executed score, at the fused kernel's achieved
+// fraction of its binding unit: where 4*d FLOPs per score reach GenerationConstants::tensor_flops_per_exp
+// (head dim 128 on Blackwell, 64 on Hopper) the tensor cores and the exp unit are balanced, so at the
+// fused kernel's efficiency this floor equals the FLOP time there and binds only below it (GPT-OSS's
+// head dim 64 on Blackwell: FlashAttention-4, Sec. 3.1).
+double exp_bound_fwd_s(const ComputeDevice& dev, double scores, double rate_factor)
+{
+    const GenerationConstants& gen = *dev.gen;
+    if (gen.tensor_flops_per_exp <= 0 || scores <= 0)
+        return 0;
+    const double eff
+        = std::min(kMaxEfficiency, gen.attention_fwd_efficiency * dev.attention_scale * dev.kernel_scale) * rate_factor;
+    return scores * gen.tensor_flops_per_exp / (dev.half_peak() * eff);
 }
 
 double attention_flops_fwd(double batch_heads, double q_len, double kv_len, double qk_dim, double v_dim, bool causal)
@@ -133,9 +152,12 @@ double flash_attention_fwd_s(const ComputeDevice& dev, double batch_heads, doubl
         *flops_out = flops;
     const double base = dev.attention_kernel == AttentionKernel::flash2 ? dev.gen->attention_fa2_fwd_efficiency
                                                                         : dev.gen->attention_fwd_efficiency;
+    const double causal_eff = causal ? kCausalBlockEfficiency : 1.0;
     const double eff = std::min(kMaxEfficiency, base * dev.attention_scale * dev.kernel_scale)
-        * attention_shape_factor(kv_len, qk_head_dim) * (causal ? kCausalBlockEfficiency : 1.0);
-    return flops / (dev.half_peak() * eff) + dev.gen->kernel_overhead_s;
+        * attention_shape_factor(kv_len, qk_head_dim) * causal_eff;
+    const double scores = flops / (2.0 * (qk_head_dim + v_head_dim));
+    const double exp_s = exp_bound_fwd_s(dev, scores, attention_seq_factor(kv_len) * causal_eff);
+    return std::max(flops / (dev.half_peak() * eff), exp_s) + dev.gen->kernel_overhead_s;
 }
 
 double flash_attention_bwd_s(const ComputeDevice& dev, double batch_heads, double q_len, double kv_len,
@@ -189,7 +211,11 @@ double windowed_attention_s(const ComputeDevice& dev, double batch_heads, double
     const double keys_per_query = executed / std::max(1.0, 2.0 * batch_heads * q_len * (qk_head_dim + v_head_dim));
     const double eff = std::min(kMaxEfficiency, base_eff * dev.attention_scale * dev.kernel_scale)
         * attention_shape_factor(keys_per_query, qk_head_dim);
-    return flops_per_fwd * executed / (dev.half_peak() * eff) + launches * dev.gen->kernel_overhead_s;
+    // The backward (5 matmuls per exp) stays bound by its matmuls and shared memory (FlashAttention-4).
+    const double exp_s = flops_per_fwd == 1.0
+        ? exp_bound_fwd_s(dev, executed / (2.0 * (qk_head_dim + v_head_dim)), attention_seq_factor(keys_per_query))
+        : 0.0;
+    return std::max(flops_per_fwd * executed / (dev.half_peak() * eff), exp_s) + launches * dev.gen->kernel_overhead_s;
 }
 
 } // namespace

@@ -54,6 +54,8 @@ const char* to_string(OpKind k)
         return "tp_relayout";
     case OpKind::cp_merge:
         return "cp_merge";
+    case OpKind::rope:
+        return "rope";
     }
     return "?";
 }
@@ -107,6 +109,12 @@ constexpr double kSwigluBytesPerElement = 3.0; // per input element: read gate a
 // Backward elementwise kernels read the saved input and the incoming gradient and write a gradient:
 // about twice the forward traffic.
 constexpr double kBackwardTrafficFactor = 2.0;
+// Megatron-core's unfused rotary embedding (_apply_rotary_pos_emb_bshd, rope_utils.py) on a bf16 element of
+// Q or K, forward: t*cos (r2 w2), -x2 of rotate_half (r1 w1), its cat (r2 w2), *sin (r2 w2), the add (r4 w2)
+// and the cat with the (empty) pass-through part (r2 w2). Backward: the two products' gradients (r2 w2
+// each), the neg's (r1 w1), chunk's cat (r2 w2) and their sum (r4 w2).
+constexpr double kUnfusedRopeFwdBytesPerElement = 24;
+constexpr double kUnfusedRopeBwdBytesPerElement = 20;
 // MoE token permutation (gather rows into expert order and back): read + write per element.
 constexpr double kPermuteBytesPerElement = 4.0;
 // Expert GEMMs per local expert: forward FC1 and FC2; backward their dgrad and wgrad.
@@ -509,6 +517,9 @@ void emit_attention_block(Builder& b, OpPhase ph)
         b.gemm(OpKind::qkv_proj, ph, x.tokens, (x.q + 2 * x.kv) / x.t, x.h, 1, true);
     }
     tp_entry_gemm(b, ph, gather, first_gemm);
+    // RoPE on this rank's Q and K heads; the fused kernel's pass (and MLA's) is not costed.
+    if (m.yarn_rope && !m.mla && c.traits.unfused_yarn_rope)
+        b.mem(OpKind::rope, ph, x.tokens * (x.q + x.kv) / x.t * kUnfusedRopeFwdBytesPerElement * x.ew);
     emit_attention_core(b, ph);
     const int out = b.gemm(OpKind::out_proj, ph, x.tokens, x.h, x.vdim / x.t);
     tp_exit(b, ph, out, CommGroup::tp);
@@ -526,6 +537,16 @@ void emit_dense_mlp(Builder& b, OpPhase ph, double ffn)
     b.mem(OpKind::activation, ph, x.tokens * f * (x.gated ? 2 * kSwigluBytesPerElement : kGeluBytesPerElement) * x.ew);
     const int down = b.gemm(OpKind::mlp_down, ph, x.tokens, x.h, f);
     tp_exit(b, ph, down, CommGroup::tp);
+}
+
+// Megatron-core's all-to-all dispatcher receives the tokens grouped by source rank and regroups them
+// by local expert before the grouped GEMM, and back before the combine (MoEAlltoAllTokenDispatcher,
+// sort_chunks_by_idxs, when EP > 1 and a rank holds more than one expert): one more read and write of
+// every received row each way. DeepEP / HybridEP write the rows in expert order as they arrive.
+bool alltoall_chunk_sort(const LayerContext& c, bool deepep)
+{
+    const MoeSpec& e = *c.model->moe;
+    return !deepep && c.strategy->ep > 1 && e.experts > c.strategy->ep;
 }
 
 // GPU time of the ops of one phase emitted so far.
@@ -563,6 +584,9 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         const double a2a_scale = straggler * (deepep ? node_dedup_ratio(c.ep_group.nodes, e.top_k) : 1.0);
         b.mem(OpKind::ep_dispatch, ph, routed * x.h * kPermuteBytesPerElement * x.ew);
         b.comm(OpKind::ep_dispatch, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * x.act, CommGroup::ep, -1);
+        const bool chunk_sort = alltoall_chunk_sort(c, deepep);
+        if (chunk_sort)
+            b.mem(OpKind::ep_dispatch, ph, routed * straggler * x.h * kPermuteBytesPerElement * x.ew);
         if (etp > 1)
             b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::all_gather, routed * x.h * x.act * etp,
                 CommGroup::expert_tp, -1);
@@ -589,6 +613,8 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         if (etp > 1)
             b.comm(OpKind::tp_comm, ph, OpStream::tp, Collective::reduce_scatter, routed * x.h * x.act * etp,
                 CommGroup::expert_tp, -1);
+        if (chunk_sort)
+            b.mem(OpKind::ep_combine, ph, routed * straggler * x.h * kPermuteBytesPerElement * x.ew);
         b.comm(OpKind::ep_combine, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * x.act, CommGroup::ep, -1);
         b.mem(OpKind::ep_combine, ph, routed * x.h * kPermuteBytesPerElement * x.ew);
         if (e.shared_experts > 0)
@@ -731,6 +757,10 @@ private:
         switch (f.kind) {
         case OpKind::expert_host:
             b_.compute(OpKind::expert_host, OpPhase::backward_input, kExpertGemmsBackwardPerForward * f.time_s, 0, 0);
+            break;
+        case OpKind::rope:
+            b_.mem(OpKind::rope, OpPhase::backward_input,
+                f.bytes * kUnfusedRopeBwdBytesPerElement / kUnfusedRopeFwdBytesPerElement);
             break;
         case OpKind::cp_merge:
             // Each later step accumulates the query and K/V gradients of its block.

@@ -37,6 +37,7 @@ enum class OpKind : unsigned char {
     expert_host, // the GPU waits for the host to issue the per-expert kernels (dropless MoE, eager)
     tp_relayout, // copy of an activation around a TP collective (DTensor on the sequence dim)
     cp_merge, // ring attention: per-step correction of the partial outputs (and gradients) in fp32
+    rope, // rotary position embeddings applied to Q and K op by op (unfused YaRN RoPE)
 };
 const char* to_string(OpKind k);
 

@@ -52,12 +52,23 @@ GenerationConstants with_fa2(GenerationConstants g, double fwd, double bwd)
     g.attention_fa2_bwd_efficiency = bwd;
     return g;
 }
-const GenerationConstants kHopperWithFa2 = with_fa2(kHopper, 0.37, 0.33);
+// Exponentials in the attention forward: MUFU.EX2 runs 16 per clock and SM on Ampere, Hopper and
+// Blackwell, while the dense 16-bit tensor cores do 2,048 (A100: 312 TFLOP/s / (108 SMs x 1.41 GHz)),
+// 4,096 (H100: 989 / (132 x 1.83)) and 8,192 (B200: 2,250 / (148 x 1.86)) FLOPs per clock and SM
+// (Zadouri et al. 2026, FlashAttention-4, Sec. 2: Blackwell doubled the tensor cores, not the SFUs).
+GenerationConstants with_exp_unit(GenerationConstants g, double tensor_flops_per_clock_sm)
+{
+    constexpr double kExpPerClockSm = 16;
+    g.tensor_flops_per_exp = tensor_flops_per_clock_sm / kExpPerClockSm;
+    return g;
+}
+const GenerationConstants kHopperWithFa2 = with_exp_unit(with_fa2(kHopper, 0.37, 0.33), 4096);
+const GenerationConstants kAmpereWithExp = with_exp_unit(kAmpere, 2048);
 
 const GenerationConstants kBlackwell = make({ 0.9, 0.7, 0.72, 0.72, 0.66, 0.6 }, 148,
     { { { 256, 256, 1.0 }, { 128, 256, 0.95 }, { 128, 128, 0.85 } } }, 0.55, 0.45, 0.85, 4e-6);
 // FlashAttention-2 on Blackwell runs without the new tensor-core instructions (estimate: ~25% of peak).
-const GenerationConstants kBlackwellWithFa2 = with_fa2(kBlackwell, 0.28, 0.22);
+const GenerationConstants kBlackwellWithFa2 = with_exp_unit(with_fa2(kBlackwell, 0.28, 0.22), 8192);
 
 // MI250X (per GCD): hipBLASLt BF16 ~55-60% of peak on large GEMMs (AMD ROCm performance notes,
 // estimate); 110 CUs per GCD (CDNA2 whitepaper).
@@ -77,7 +88,7 @@ const GenerationConstants& generation_constants(GpuArchitecture arch)
     case GpuArchitecture::volta:
         return kVolta;
     case GpuArchitecture::ampere:
-        return kAmpere;
+        return kAmpereWithExp;
     case GpuArchitecture::hopper:
         return kHopperWithFa2;
     case GpuArchitecture::blackwell:

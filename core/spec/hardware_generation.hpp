@@ -22,6 +22,11 @@ struct GenerationConstants {
     double gemm_k_overhead = 128; // K-equivalent of a tile's prologue/epilogue
     double attention_fwd_efficiency = 0.6; // fused (flash) attention forward, long sequences, head dim 128
     double attention_bwd_efficiency = 0.5;
+    // Dense 16-bit tensor-core FLOPs per clock and SM over the exponentials per clock and SM of the
+    // special-function unit (MUFU.EX2, 16 per clock and SM since Volta): the forward pass needs one exp
+    // per score, so a head dim whose 4*d FLOPs per score fall below this is bound by the exponentials
+    // (Zadouri et al. 2026, FlashAttention-4, arXiv 2603.05451, Sec. 2-3). 0: not modelled.
+    double tensor_flops_per_exp = 0;
     // FlashAttention-2 (PyTorch SDPA's kernel) where the generation has a faster one (FA3/cuDNN on
     // Hopper and Blackwell); equal to the above where FA2 is the best available.
     double attention_fa2_fwd_efficiency = 0.6;

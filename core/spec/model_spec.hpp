@@ -49,6 +49,9 @@ struct ModelSpec {
     // Learned per-head sink logits added to the softmax denominator (GPT-OSS; Xiao et al. 2023,
     // "Efficient Streaming Language Models with Attention Sinks"; TE softmax_type="learnable").
     bool attention_sinks = false;
+    // YaRN-scaled rotary position embeddings (GPT-OSS: HF rope_scaling type "yarn", factor 32; Megatron
+    // position_embedding_type "yarn"), which the frameworks may not run through their fused RoPE kernel.
+    bool yarn_rope = false;
     std::optional<MlaSpec> mla;
     std::optional<MoeSpec> moe;
     std::optional<double> params_B; // published count, for checks only

@@ -94,6 +94,7 @@ SoftwareTraits software_traits(Framework f)
     switch (f) {
     case Framework::megatron:
         t.expert_gemm_host_s = kTeExpertGemmHostSeconds;
+        t.unfused_yarn_rope = true;
         break;
     case Framework::torchtitan:
         set_torchtitan_traits(t);

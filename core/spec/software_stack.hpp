@@ -37,6 +37,11 @@ struct SoftwareTraits {
     // Megatron-Bridge's GPTOSSProvider falls back to Megatron-core's local (unfused) attention, which
     // materialises the score matrix. All stacks modelled here are assumed to have the fused kernel.
     bool fused_attention_sinks = true;
+    // YaRN rotary embeddings run as eager PyTorch ops instead of the fused RoPE kernel: Megatron-Bridge
+    // turns apply_rope_fusion off unless position_embedding_type is "rope"
+    // (megatron/bridge/utils/fusions.py, validate_rope_fusion_compatibility; GPTOSSProvider uses "yarn"),
+    // and Megatron-core then applies _apply_rotary_pos_emb_bshd op by op.
+    bool unfused_yarn_rope = false;
     // Pipeline sends: Megatron splits the activation across TP ranks and all-gathers it over NVLink
     // on arrival (scatter-gather, Narayanan et al. 2021 Sec. 4.1) and pairs send/recv in one batched
     // exchange; DeepSpeed's engine partitions the same way but sends and receives in separate blocking

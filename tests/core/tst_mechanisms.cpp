@@ -404,6 +404,61 @@ private slots:
         QVERIFY(near(bwd_flops, 2.5 * band_flops, 1e-12)); // FlashAttention backward: 5 matmuls vs 2
     }
 
+    // The attention forward computes one exponential per score on the special-function unit, 16 per
+    // clock and SM on Hopper and Blackwell, against 4,096 and 8,192 dense bf16 tensor FLOPs per clock
+    // and SM (FlashAttention-4, Sec. 2): with 4*d FLOPs per score, head dim 128 balances the two on
+    // Blackwell, so at head dim 64 a B200 forward takes as long per score as at 128 (GPT-OSS), while on
+    // Hopper head dim 64 is the balance point and keeps its FLOP-bound time (0.5 / 0.9 of head dim 128's,
+    // 0.9 the head-dim tile factor). The backward (5 matmuls per exp) stays FLOP-bound on both.
+    void attention_forward_is_exp_bound_below_the_balance_head_dim()
+    {
+        const ComputeDevice b200 = ComputeDevice::of(test::gpu("B200"));
+        const ComputeDevice h100 = ComputeDevice::of(test::gpu("H100-SXM5-80GB"));
+        auto fwd = [](const ComputeDevice& d, double hd) {
+            return flash_attention_fwd_s(d, 64, 4096, 4096, hd, hd, true) - d.gen->kernel_overhead_s;
+        };
+        auto bwd = [](const ComputeDevice& d, double hd) {
+            return flash_attention_bwd_s(d, 64, 4096, 4096, hd, hd, true) - 2 * d.gen->kernel_overhead_s;
+        };
+        const double tile_factor_64 = (64.0 / 80) * (144.0 / 128);
+        QVERIFY(near(fwd(b200, 64), fwd(b200, 128), 1e-9));
+        QVERIFY(near(fwd(h100, 64) / fwd(h100, 128), 0.5 / tile_factor_64, 1e-9));
+        QVERIFY(near(bwd(b200, 64) / bwd(b200, 128), 0.5 / tile_factor_64, 1e-9));
+        // The sliding-window forward pays the same floor per executed score.
+        double flops = 0;
+        const double band64 = flash_attention_windowed_fwd_s(b200, 64, 4096, 128, 64, 64, &flops);
+        const double band128 = flash_attention_windowed_fwd_s(b200, 64, 4096, 128, 128, 128, &flops);
+        QVERIFY(near(band64, band128, 1e-9));
+    }
+
+    // GPT-OSS's YaRN rotary embeddings: Megatron-Bridge keeps apply_rope_fusion only for
+    // position_embedding_type "rope" (fusions.validate_rope_fusion_compatibility), so Megatron-core applies
+    // them op by op to Q and K: 4096 tokens x (4096 + 512) bf16 elements, 24 B each forward and 20 B
+    // backward. A plain-RoPE model, and a framework without the rule, cost no RoPE pass.
+    void yarn_rope_runs_unfused_in_megatron()
+    {
+        auto rope_bytes = [](const GptOssLayer& g, OpPhase ph) {
+            LayerOps ops;
+            build_layer_ops(g.context(), true, ops);
+            double bytes = 0;
+            for (int i = 0; i < ops.count; ++i)
+                if (ops.op[i].kind == OpKind::rope && ops.op[i].phase == ph)
+                    bytes += ops.op[i].bytes;
+            return bytes;
+        };
+        GptOssLayer megatron;
+        QVERIFY(megatron.model.yarn_rope);
+        const double elements = 4096.0 * (4096 + 512);
+        QCOMPARE(rope_bytes(megatron, OpPhase::forward), elements * 24);
+        QCOMPARE(rope_bytes(megatron, OpPhase::backward_input), elements * 20);
+        GptOssLayer plain_rope;
+        plain_rope.model.yarn_rope = false;
+        QCOMPARE(rope_bytes(plain_rope, OpPhase::forward), 0.0);
+        GptOssLayer torchtitan;
+        torchtitan.traits = software_traits(Framework::torchtitan);
+        QCOMPARE(rope_bytes(torchtitan, OpPhase::forward), 0.0);
+    }
+
     // Learned sinks without a fused kernel (TE < 2.8): the unfused attention materialises the scores,
     // b*h*s*s of them, and keeps them for the backward.
     void attention_sinks_without_fused_kernel_fall_back_to_unfused()
@@ -429,6 +484,40 @@ private slots:
         LayerOps c;
         build_layer_ops(unfused.context(), true, c);
         QCOMPARE(unfused.first(c, OpKind::attention, OpPhase::forward)->time_s, fa->time_s);
+    }
+
+    // Megatron-core's all-to-all dispatcher regroups the received rows by local expert after the
+    // dispatch and back before the combine (MoEAlltoAllTokenDispatcher.sort_chunks_by_idxs, EP > 1 and
+    // more than one local expert): GPT-OSS at EP 8 holds 16 experts, so besides the permute and the
+    // un-permute of 4096 tokens x top-4 x 2880 (read + write, bf16) the forward moves the same bytes
+    // twice more. DeepEP/HybridEP write the rows in expert order; one expert per rank needs no regroup.
+    void alltoall_dispatcher_regroups_rows_by_expert()
+    {
+        auto passes = [](const GptOssLayer& g, double* bytes) {
+            LayerOps ops;
+            build_layer_ops(g.context(), true, ops);
+            int n = 0;
+            for (int i = 0; i < ops.count; ++i) {
+                const LayerOp& o = ops.op[i];
+                if (o.phase == OpPhase::forward && o.stream == OpStream::compute
+                    && (o.kind == OpKind::ep_dispatch || o.kind == OpKind::ep_combine)) {
+                    ++n;
+                    *bytes = o.bytes;
+                }
+            }
+            return n;
+        };
+        const double row_pass = 4096.0 * 4 * 2880 * (2 + 2);
+        GptOssLayer alltoall;
+        double bytes = 0;
+        QCOMPARE(passes(alltoall, &bytes), 4);
+        QCOMPARE(bytes, row_pass);
+        GptOssLayer deepep;
+        deepep.training.moe_dispatcher = MoeDispatcher::deepep;
+        QCOMPARE(passes(deepep, &bytes), 2);
+        GptOssLayer one_expert_per_rank;
+        one_expert_per_rank.model.moe->experts = 8;
+        QCOMPARE(passes(one_expert_per_rank, &bytes), 2);
     }
 
     // Transformer Engine's GroupedLinear issues one cuBLAS GEMM per local expert: 16 experts of

@@ -304,12 +304,15 @@ void read_window(HfReader& r)
         every == 0 ? "every layer windowed" : "every " + std::to_string(every) + "th layer attends fully");
 }
 
-// What the family implies beyond the keys: GPT-OSS's learned attention sinks (OpenAI gpt-oss model card).
+// What the family implies beyond the keys: GPT-OSS's learned attention sinks (OpenAI gpt-oss model card)
+// and its YaRN rotary embeddings (HF config rope_scaling).
 void read_family(HfReader& r, const std::string& type)
 {
     if (type == "gpt_oss") {
         r.draft().set(
             "model.attention_sinks", true, "model_type", type, "gpt-oss has learned per-head attention sinks");
+        r.draft().set("model.yarn_rope", true, "model_type", type,
+            "gpt-oss uses YaRN rotary embeddings (rope_scaling rope_type yarn), which Megatron runs unfused");
         r.not_modelled("attention_bias", "the attention projections' biases are not costed");
     }
 }
