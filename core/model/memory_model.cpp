@@ -34,6 +34,13 @@ constexpr double kHalfWeightBytes = 2;
 
 } // namespace
 
+double weight_bytes_per_param(Precision p) noexcept
+{
+    if (p == Precision::fp8 || p == Precision::fp4)
+        return kHalfWeightBytes + element_bytes(p); // bf16 weights + the cached low-precision copy (TE)
+    return is_full_precision(p) ? element_bytes(p) : kHalfWeightBytes;
+}
+
 StateBytes state_bytes(const TrainingSpec& t, const Strategy& s) noexcept
 {
     StateBytes b;
@@ -55,13 +62,11 @@ StateBytes state_bytes(const TrainingSpec& t, const Strategy& s) noexcept
         b.optimizer = 8; // fp32 master + one fp32 momentum
         break;
     }
-    if (t.precision == Precision::fp8 || t.precision == Precision::fp4)
-        b.weights = 2 + element_bytes(t.precision); // bf16 weights + the cached low-precision copy (TE)
+    b.weights = weight_bytes_per_param(t.precision);
     if (is_full_precision(t.precision)) {
         // Pure fp32 training: the fp32 weights are the master copy, the gradients fp32, the optimizer keeps
         // its moments only (ZeRO paper Sec. 3.1 counts 2 + 2 + 12 B for mixed precision; fp32 Adam is
         // 4 + 4 + 8, as Sailor's planner counts it: model_copy = 4 in runtime_simulator.py).
-        b.weights = element_bytes(t.precision);
         b.gradients = element_bytes(t.precision);
         switch (s.optimizer) {
         case Optimizer::adam:
@@ -150,30 +155,70 @@ constexpr double kOffloadGradientBytesPerParam = 2;
 namespace {
 
 // A composite plan's activations of one micro-batch through the stage, each layer under its range's
-// recompute setting; `working` gets the recomputed layer's full activations when some layer is fully
-// recomputed.
-double composite_stage_activations(const ModelSpec& m, const Strategy& s, const PlanLayout& layout, int stage,
-    const LayerActivationBytes* by_recompute, double& working)
+// setting; `working` gets the recomputed layer's full activations when some layer is fully recomputed.
+double composite_stage_activations(
+    const ModelSpec& m, const PlanLayout& layout, int stage, const CompositeLayers& c, double& working)
 {
     double bytes = 0;
     working = 0;
     for (int v = 0; v < layout.vpp; ++v) {
         const ChunkInfo& ci = layout.chunk[v * layout.pp + stage];
         for (int l = ci.first_layer; l < ci.first_layer + ci.layers; ++l) {
-            const Recompute r = s.layers->recompute_of(l, s.recompute);
-            const LayerActivationBytes& a = by_recompute[static_cast<int>(r)];
+            const int k = c.variants->of_layer(l);
+            const LayerActivationBytes& a = c.activations[k];
             bytes += m.is_moe_layer(l) ? a.moe : a.dense;
-            if (r == Recompute::full)
+            if (c.variants->setting[k].recompute == Recompute::full)
                 working = std::max(working, a.working);
         }
     }
     return bytes;
 }
 
+// A composite plan's weight bytes on one GPU of the stage, before ZeRO-3 sharding: each layer's parameters
+// (split as stage_params splits them) at its precision's bytes; the embedding at the first layer's, the
+// output layer and final norm at the last layer's.
+StageParams composite_weight_bytes(
+    const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage, const LayerVariants& v)
+{
+    const ModelSpec& m = ctx.model;
+    const double tp = s.tp;
+    const double expert_div = static_cast<double>(s.effective_expert_tp()) * s.ep;
+    const LayerParams& d = ctx.dense_layer_params;
+    const LayerParams& e = ctx.moe_layer_params;
+    auto bytes_of = [&](int layer) { return weight_bytes_per_param(v.setting_of_layer(layer).precision); };
+    StageParams w;
+    auto add_chunks_of = [&](int st) {
+        for (int c = 0; c < layout.vpp; ++c) {
+            const ChunkInfo& ci = layout.chunk[c * layout.pp + st];
+            for (int l = ci.first_layer; l < ci.first_layer + ci.layers; ++l) {
+                const double b = bytes_of(l);
+                if (m.is_moe_layer(l)) {
+                    w.dense += b * ((e.attention + e.shared_experts) / tp + e.norms + e.router);
+                    w.expert += b * e.experts / expert_div;
+                } else {
+                    w.dense += b * ((d.attention + d.mlp) / tp + d.norms);
+                }
+            }
+        }
+    };
+    const StageInfo& info = layout.stage[stage];
+    add_chunks_of(stage);
+    if (info.param_layers > info.layers) // DualPipe: the mirrored stage's parameters too
+        add_chunks_of(s.pp - 1 - stage);
+    const int last = m.layers - 1;
+    if (info.has_embedding)
+        w.dense += bytes_of(0) * embedding_params(m) / tp;
+    if (info.has_output && (!m.tied_embeddings || s.pp > 1))
+        w.dense += bytes_of(last) * embedding_params(m) / tp;
+    if (info.has_output)
+        w.dense += bytes_of(last) * static_cast<double>(m.hidden);
+    return w;
+}
+
 } // namespace
 
 MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
-    long long microbatches, const LayerActivationBytes& act, const LayerActivationBytes* by_recompute) noexcept
+    long long microbatches, const LayerActivationBytes& act, const CompositeLayers* composite) noexcept
 {
     const ModelSpec& m = ctx.model;
     const StageParams p = stage_params(ctx, s, layout, stage);
@@ -184,7 +229,10 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     MemoryBreakdown mem;
     const double w_div_d = s.zero >= 3 ? dense_shard : 1;
     const double w_div_e = s.zero >= 3 ? expert_shard : 1;
-    mem.weights = b.weights * (p.dense / w_div_d + p.expert / w_div_e);
+    const bool mixed = s.layers && composite;
+    const StageParams wb = mixed ? composite_weight_bytes(ctx, s, layout, stage, *composite->variants)
+                                 : StageParams { b.weights * p.dense, b.weights * p.expert };
+    mem.weights = wb.dense / w_div_d + wb.expert / w_div_e;
     const double g_div_d = s.zero >= 2 ? dense_shard : 1;
     const double g_div_e = s.zero >= 2 ? expert_shard : 1;
     mem.gradients = b.gradients * (p.dense / g_div_d + p.expert / g_div_e);
@@ -199,10 +247,9 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     // Activations: the layers of this stage times the micro-batches in flight.
     const int moe_layers = layout.stage[stage].moe_layers;
     const int dense_layers = layout.stage[stage].layers - moe_layers;
-    const bool composite = s.layers && by_recompute;
     double working = s.recompute == Recompute::full ? act.working : 0.0;
-    double per_microbatch = composite ? composite_stage_activations(m, s, layout, stage, by_recompute, working)
-                                      : dense_layers * act.dense + moe_layers * act.moe;
+    double per_microbatch = mixed ? composite_stage_activations(m, layout, stage, *composite, working)
+                                  : dense_layers * act.dense + moe_layers * act.moe;
     const double tokens = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp;
     const bool sp = s.sequence_parallel && s.tp > 1;
     if (stage == 0)
@@ -219,8 +266,8 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     }
     if (s.zero >= 3) {
         // FSDP/ZeRO-3 materialises the full parameters of the current and the prefetched unit.
-        const double unit = (p.dense + p.expert) / std::max(1, layout.stage[stage].layers);
-        transient += 2 * b.weights * unit;
+        const double unit_bytes = (wb.dense + wb.expert) / std::max(1, layout.stage[stage].layers);
+        transient += 2 * unit_bytes;
     }
     if (s.zero >= 1) {
         // Gradient reduce-scatter / parameter all-gather buckets of the distributed optimizer.

@@ -4,6 +4,7 @@
 // context, communication buffers, allocator fragmentation).
 #include "model/plan_context.hpp"
 #include "model/plan_layout.hpp"
+#include "spec/layer_ranges.hpp"
 #include "spec/prediction.hpp"
 #include "spec/strategy.hpp"
 
@@ -40,10 +41,20 @@ struct LayerActivationBytes {
     double working = 0; // full activations of the largest layer: alive while it is recomputed
 };
 
-// `by_recompute` (a composite plan, Strategy::layers): the activation bytes of each recompute setting
-// (index: Recompute), each layer counted under its range's setting; null for a plain plan.
+// A composite plan's layers (Strategy::layers): the distinct settings they run under and the activation
+// bytes of each (index: variant).
+struct CompositeLayers {
+    const LayerVariants* variants = nullptr;
+    const LayerActivationBytes* activations = nullptr;
+};
+
+// `composite` (a composite plan): each layer counted under its range's setting (its activations, and its
+// weights at its precision); null for a plain plan.
 MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
-    long long microbatches, const LayerActivationBytes& act,
-    const LayerActivationBytes* by_recompute = nullptr) noexcept;
+    long long microbatches, const LayerActivationBytes& act, const CompositeLayers* composite = nullptr) noexcept;
+
+// Bytes per parameter of the weights a GPU keeps for matmuls at `p`: the 16-bit working copy, plus the
+// cached fp8/fp4 copy of low-precision training; the fp32 weights themselves in fp32 training.
+double weight_bytes_per_param(Precision p) noexcept;
 
 } // namespace parallax

@@ -149,9 +149,9 @@ private slots:
         QTest::newRow("cp of its own") << R"([{"range": [0, 1], "cp": 2}])"
                                        << "strategy.layers[0].cp"
                                        << "not supported yet";
-        QTest::newRow("fp8 on some layers") << R"([{"range": [1, 78], "precision": "fp8"}])"
-                                            << "strategy.layers[0].precision"
-                                            << "not supported yet";
+        QTest::newRow("fp32 among bf16 layers") << R"([{"range": [1, 78], "precision": "fp32"}])"
+                                                << "strategy.layers[0].precision"
+                                                << "cannot mix full-precision";
         QTest::newRow("offload") << R"([{"range": [1, 78], "offload_activations": true}])"
                                  << "strategy.layers[0].offload_activations"
                                  << "not supported yet";
@@ -230,6 +230,107 @@ private slots:
             VERIFY_CLOSE(pa.stages[i].forward_s, pb.stages[i].forward_s);
             VERIFY_CLOSE(pa.stages[i].backward_s, pb.stages[i].backward_s);
         }
+    }
+
+    // Every layer in a range at one precision predicts what that precision as training.precision does.
+    void uniform_precision_equals_plain_data()
+    {
+        QTest::addColumn<QString>("plain");
+        QTest::addColumn<QString>("training");
+        QTest::addColumn<QString>("range");
+        QTest::addColumn<bool>("simulated");
+        QTest::newRow("fp8 ranges on bf16 training") << "fp8"
+                                                     << "bf16"
+                                                     << "fp8" << false;
+        QTest::newRow("bf16 ranges on fp8 training") << "bf16"
+                                                     << "fp8"
+                                                     << "bf16" << false;
+        QTest::newRow("fp8 ranges, simulated") << "fp8"
+                                               << "bf16"
+                                               << "fp8" << true;
+    }
+
+    void uniform_precision_equals_plain()
+    {
+        QFETCH(QString, plain);
+        QFETCH(QString, training);
+        QFETCH(QString, range);
+        QFETCH(bool, simulated);
+        nlohmann::json a = scenario_json({ { "recompute", "selective" } });
+        a["training"]["precision"] = plain.toStdString();
+        nlohmann::json b = scenario_json({ { "recompute", "selective" },
+            { "layers",
+                { { { "range", { 0, 29 } }, { "precision", range.toStdString() } },
+                    { { "range", { 30, 79 } }, { "precision", range.toStdString() } } } } });
+        b["training"]["precision"] = training.toStdString();
+        const Prediction pa = predict(read(a), simulated);
+        const Prediction pb = predict(read(b), simulated);
+        VERIFY_CLOSE(pa.step_time_s, pb.step_time_s);
+        VERIFY_CLOSE(pa.peak_memory_bytes, pb.peak_memory_bytes);
+        VERIFY_CLOSE(pa.mfu, pb.mfu);
+        VERIFY_CLOSE(pa.hfu, pb.hfu);
+        VERIFY_CLOSE(pa.power.avg_W_per_gpu, pb.power.avg_W_per_gpu);
+        VERIFY_CLOSE(pa.power.energy_J_per_step, pb.power.energy_J_per_step);
+        for (std::size_t i = 0; i < pa.stages.size(); ++i) {
+            VERIFY_CLOSE(pa.stages[i].memory.weights, pb.stages[i].memory.weights);
+            VERIFY_CLOSE(pa.stages[i].memory.total(), pb.stages[i].memory.total());
+            VERIFY_CLOSE(pa.stages[i].forward_s, pb.stages[i].forward_s);
+            VERIFY_CLOSE(pa.stages[i].backward_s, pb.stages[i].backward_s);
+        }
+    }
+
+    // fp8 training with the first and last two layers in bf16 (NVIDIA's recipe for fp8 stability). Stages
+    // 1 and 2 (layers 20-59, all fp8) cost what all-fp8's do; stage 0 (layers 0-19) costs all-fp8's stage 0
+    // plus two layers' bf16-minus-fp8 time, a layer's being a twentieth of stage 1's (no embedding or loss
+    // there; its pipeline sends cancel in the difference). Its weights are two layers' fp8 copies (1 B per
+    // parameter of the 3 B an fp8 layer keeps) lighter.
+    void fp8_with_bf16_edges()
+    {
+        auto at = [&](const char* precision, const nlohmann::json& layers) {
+            nlohmann::json j = scenario_json({ { "recompute", "selective" } });
+            j["training"]["precision"] = precision;
+            if (!layers.is_null())
+                j["strategy"]["layers"] = layers;
+            return predict(read(j));
+        };
+        const Prediction p8 = at("fp8", nullptr), p16 = at("bf16", nullptr);
+        const Prediction pm = at("fp8",
+            nlohmann::json::parse(
+                R"([{"range": [0, 1], "precision": "bf16"}, {"range": [78, 79], "precision": "bf16"}])"));
+        for (int st : { 1, 2 }) {
+            VERIFY_CLOSE(pm.stages[st].forward_s, p8.stages[st].forward_s);
+            VERIFY_CLOSE(pm.stages[st].backward_s, p8.stages[st].backward_s);
+            VERIFY_CLOSE(pm.stages[st].memory.total(), p8.stages[st].memory.total());
+        }
+        const double layer_fwd_gain = (p16.stages[1].forward_s - p8.stages[1].forward_s) / 20;
+        const double layer_bwd_gain = (p16.stages[1].backward_s - p8.stages[1].backward_s) / 20;
+        QVERIFY(layer_fwd_gain > 0 && layer_bwd_gain > 0);
+        // fp8 GEMMs reach the power cap at the nominal clock, so a stage holding fp8 layers reads all its
+        // layers' times through the clock curves; an unthrottled bf16 layer's curve agrees with its cost
+        // model time to ~1e-8 (all-bf16's stages read the cost model directly).
+        for (int st : { 0, 3 }) {
+            QVERIFY(close(pm.stages[st].forward_s, p8.stages[st].forward_s + 2 * layer_fwd_gain, 1e-6));
+            QVERIFY(close(pm.stages[st].backward_s, p8.stages[st].backward_s + 2 * layer_bwd_gain, 1e-6));
+        }
+        // Weights: a stage 1 layer keeps 3 B per parameter in fp8 (bf16 + the fp8 copy), 2 B in bf16.
+        const double fp8_copy_per_layer = p8.stages[1].memory.weights / 20 / 3;
+        VERIFY_CLOSE(p16.stages[1].memory.weights, 20 * 2 * fp8_copy_per_layer);
+        // The embedding takes the first layer's precision, the output layer and final norm the last
+        // layer's: they drop their fp8 copies too (Llama 3 70B: untied, vocab 128256, hidden 8192, TP 8).
+        const double table_per_rank = 128256.0 * 8192 / 8;
+        VERIFY_CLOSE(
+            pm.stages[0].memory.weights, p8.stages[0].memory.weights - 2 * fp8_copy_per_layer - table_per_rank);
+        VERIFY_CLOSE(
+            pm.stages[3].memory.weights, p8.stages[3].memory.weights - 2 * fp8_copy_per_layer - table_per_rank - 8192);
+        QVERIFY2(p8.step_time_s < pm.step_time_s && pm.step_time_s < p16.step_time_s,
+            qPrintable(QStringLiteral("fp8 %1 s, mixed %2 s, bf16 %3 s")
+                           .arg(p8.step_time_s)
+                           .arg(pm.step_time_s)
+                           .arg(p16.step_time_s)));
+        // MFU is taken against the rate the matmuls run at: between the two precisions' peaks.
+        const double peak_m = pm.tflops_per_gpu / pm.mfu, peak_8 = p8.tflops_per_gpu / p8.mfu,
+                     peak_16 = p16.tflops_per_gpu / p16.mfu;
+        QVERIFY(peak_16 < peak_m && peak_m < peak_8);
     }
 
     // Full recompute on layers 20-59 (stages 1 and 2 of 4): those stages cost what the plain full plan's
