@@ -31,7 +31,8 @@ void refuse_if_different(
     if (v && *v != plain)
         throw InputError(file, key,
             std::string("a range's own ") + what
-                + " is not supported yet: only recompute and precision may differ from the strategy's value" + kDoc);
+                + " is not supported yet: only recompute, precision and expert_tp may differ from the strategy's value"
+                + kDoc);
 }
 
 LayerRange read_range(JsonObjectReader& r, int model_layers)
@@ -118,7 +119,11 @@ void check_overrides(const Scenario& sc, const LayerRange& lr, const std::string
                     + std::string(to_string(*lr.precision)) + kDoc);
     }
     refuse_if_different(lr.tp, plain.tp, file, path + ".tp", "tp");
-    refuse_if_different(lr.expert_tp, plain.effective_expert_tp(), file, path + ".expert_tp", "expert_tp");
+    if (lr.expert_tp && *lr.expert_tp != plain.effective_expert_tp() && plain.zero >= 3)
+        throw InputError(file, path + ".expert_tp",
+            "a range's own expert_tp is not supported yet with zero 3 (FSDP gathers one layer unit at a time "
+            "and its unit size is taken per stage)"
+                + std::string(kDoc));
     refuse_if_different(lr.cp, plain.cp, file, path + ".cp", "cp");
     refuse_if_different(lr.offload_activations, false, file, path + ".offload_activations", "offload_activations");
 }

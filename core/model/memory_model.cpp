@@ -174,45 +174,73 @@ double composite_stage_activations(
     return bytes;
 }
 
-// A composite plan's weight bytes on one GPU of the stage, before ZeRO-3 sharding: each layer's parameters
-// (split as stage_params splits them) at its precision's bytes; the embedding at the first layer's, the
-// output layer and final norm at the last layer's.
-StageParams composite_weight_bytes(
-    const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage, const LayerVariants& v)
+} // namespace
+
+StageParams CompositeParams::total() const noexcept
+{
+    StageParams p;
+    for (int v = 0; v < kMaxLayerSettings; ++v) {
+        p.dense += dense[v];
+        p.expert += expert[v];
+    }
+    return p;
+}
+
+double expert_shard_ranks(const Strategy& s, int expert_tp) noexcept
+{
+    return std::max(1.0, static_cast<double>(s.tp) * s.cp * s.dp / (static_cast<double>(expert_tp) * s.ep));
+}
+
+CompositeParams composite_stage_params(
+    const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage, const LayerVariants& v) noexcept
 {
     const ModelSpec& m = ctx.model;
     const double tp = s.tp;
-    const double expert_div = static_cast<double>(s.effective_expert_tp()) * s.ep;
     const LayerParams& d = ctx.dense_layer_params;
     const LayerParams& e = ctx.moe_layer_params;
-    auto bytes_of = [&](int layer) { return weight_bytes_per_param(v.setting_of_layer(layer).precision); };
-    StageParams w;
-    auto add_chunks_of = [&](int st) {
-        for (int c = 0; c < layout.vpp; ++c) {
-            const ChunkInfo& ci = layout.chunk[c * layout.pp + st];
-            for (int l = ci.first_layer; l < ci.first_layer + ci.layers; ++l) {
-                const double b = bytes_of(l);
-                if (m.is_moe_layer(l)) {
-                    w.dense += b * ((e.attention + e.shared_experts) / tp + e.norms + e.router);
-                    w.expert += b * e.experts / expert_div;
-                } else {
-                    w.dense += b * ((d.attention + d.mlp) / tp + d.norms);
-                }
-            }
+    CompositeParams p;
+    for_each_param_layer(layout, stage, [&](int layer) {
+        const int k = v.of_layer(layer);
+        if (m.is_moe_layer(layer)) {
+            p.dense[k] += (e.attention + e.shared_experts) / tp + e.norms + e.router;
+            p.expert[k] += e.experts / (static_cast<double>(v.setting[k].expert_tp) * s.ep);
+        } else {
+            p.dense[k] += (d.attention + d.mlp) / tp + d.norms;
         }
-    };
+    });
     const StageInfo& info = layout.stage[stage];
-    add_chunks_of(stage);
-    if (info.param_layers > info.layers) // DualPipe: the mirrored stage's parameters too
-        add_chunks_of(s.pp - 1 - stage);
-    const int last = m.layers - 1;
+    const int first = v.of_layer(0), last = v.of_layer(m.layers - 1);
     if (info.has_embedding)
-        w.dense += bytes_of(0) * embedding_params(m) / tp;
+        p.dense[first] += embedding_params(m) / tp;
     if (info.has_output && (!m.tied_embeddings || s.pp > 1))
-        w.dense += bytes_of(last) * embedding_params(m) / tp;
+        p.dense[last] += embedding_params(m) / tp;
     if (info.has_output)
-        w.dense += bytes_of(last) * static_cast<double>(m.hidden);
-    return w;
+        p.dense[last] += static_cast<double>(m.hidden); // final norm
+    return p;
+}
+
+namespace {
+
+// A composite plan's model states on one GPU of the stage: each variant's parameters at its precision's
+// weight bytes, its experts sharded over its own expert-data-parallel group. Returns the weight bytes
+// before ZeRO-3 sharding.
+double composite_model_states(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
+    const LayerVariants& v, const StateBytes& b, MemoryBreakdown& mem)
+{
+    double unsharded_weights = 0;
+    const CompositeParams p = composite_stage_params(ctx, s, layout, stage, v);
+    const double dense_shard = static_cast<double>(s.dp) * s.cp;
+    auto sharded = [&](int k, bool shard) {
+        const double es = expert_shard_ranks(s, v.setting[k].expert_tp);
+        return p.dense[k] / (shard ? dense_shard : 1.0) + p.expert[k] / (shard ? es : 1.0);
+    };
+    for (int k = 0; k < v.count; ++k) {
+        mem.weights += weight_bytes_per_param(v.setting[k].precision) * sharded(k, s.zero >= 3);
+        mem.gradients += b.gradients * sharded(k, s.zero >= 2);
+        mem.optimizer += b.optimizer * sharded(k, s.zero >= 1);
+        unsharded_weights += weight_bytes_per_param(v.setting[k].precision) * sharded(k, false);
+    }
+    return unsharded_weights;
 }
 
 } // namespace
@@ -227,22 +255,27 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     const double expert_shard = std::max(
         1.0, static_cast<double>(s.tp) * s.cp * s.dp / (static_cast<double>(s.effective_expert_tp()) * s.ep));
     MemoryBreakdown mem;
-    const double w_div_d = s.zero >= 3 ? dense_shard : 1;
-    const double w_div_e = s.zero >= 3 ? expert_shard : 1;
     const bool mixed = s.layers && composite;
-    const StageParams wb = mixed ? composite_weight_bytes(ctx, s, layout, stage, *composite->variants)
-                                 : StageParams { b.weights * p.dense, b.weights * p.expert };
-    mem.weights = wb.dense / w_div_d + wb.expert / w_div_e;
-    const double g_div_d = s.zero >= 2 ? dense_shard : 1;
-    const double g_div_e = s.zero >= 2 ? expert_shard : 1;
-    mem.gradients = b.gradients * (p.dense / g_div_d + p.expert / g_div_e);
+    double weight_bytes = b.weights * (p.dense + p.expert); // before ZeRO-3 sharding
+    if (mixed) {
+        weight_bytes = composite_model_states(ctx, s, layout, stage, *composite->variants, b, mem);
+    } else {
+        const double w_div_d = s.zero >= 3 ? dense_shard : 1;
+        const double w_div_e = s.zero >= 3 ? expert_shard : 1;
+        mem.weights = b.weights * (p.dense / w_div_d + p.expert / w_div_e);
+        const double g_div_d = s.zero >= 2 ? dense_shard : 1;
+        const double g_div_e = s.zero >= 2 ? expert_shard : 1;
+        mem.gradients = b.gradients * (p.dense / g_div_d + p.expert / g_div_e);
+        const double o_div_d = s.zero >= 1 ? dense_shard : 1;
+        const double o_div_e = s.zero >= 1 ? expert_shard : 1;
+        mem.optimizer = b.optimizer * (p.dense / o_div_d + p.expert / o_div_e);
+    }
     // ZeRO-Offload with partitioned gradients (Ren et al. 2021, Sec. 4.1): each bucket of 16-bit gradients
     // is reduced and copied to host memory as the backward produces it; only the bucket stays.
     if (s.offload_optimizer && s.zero >= 2)
         mem.gradients = std::min(mem.gradients, kOffloadGradientBucketParams * kOffloadGradientBytesPerParam);
-    const double o_div_d = s.zero >= 1 ? dense_shard : 1;
-    const double o_div_e = s.zero >= 1 ? expert_shard : 1;
-    mem.optimizer = s.offload_optimizer ? 0.0 : b.optimizer * (p.dense / o_div_d + p.expert / o_div_e);
+    if (s.offload_optimizer)
+        mem.optimizer = 0;
 
     // Activations: the layers of this stage times the micro-batches in flight.
     const int moe_layers = layout.stage[stage].moe_layers;
@@ -266,8 +299,8 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     }
     if (s.zero >= 3) {
         // FSDP/ZeRO-3 materialises the full parameters of the current and the prefetched unit.
-        const double unit_bytes = (wb.dense + wb.expert) / std::max(1, layout.stage[stage].layers);
-        transient += 2 * unit_bytes;
+        const double layers = std::max(1, layout.stage[stage].layers);
+        transient += mixed ? 2 * weight_bytes / layers : 2 * b.weights * ((p.dense + p.expert) / layers);
     }
     if (s.zero >= 1) {
         // Gradient reduce-scatter / parameter all-gather buckets of the distributed optimizer.

@@ -5,8 +5,10 @@
 #include "model/plan_context.hpp"
 #include "model/plan_layout.hpp"
 #include "spec/layer_ranges.hpp"
+
 #include "spec/prediction.hpp"
 #include "spec/strategy.hpp"
+#include <array>
 
 namespace parallax {
 
@@ -40,6 +42,19 @@ struct LayerActivationBytes {
     double moe = 0;
     double working = 0; // full activations of the largest layer: alive while it is recomputed
 };
+
+// One GPU's parameters of a stage of a composite plan, by the variant of the layer they belong to (the
+// embedding with layer 0's, the output layer and final norm with the last layer's): ranges may set their
+// own precision (bytes per weight) and expert TP (how experts are split and sharded).
+struct CompositeParams {
+    std::array<double, kMaxLayerSettings> dense {};
+    std::array<double, kMaxLayerSettings> expert {};
+    StageParams total() const noexcept;
+};
+CompositeParams composite_stage_params(
+    const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage, const LayerVariants& v) noexcept;
+// The expert-data-parallel ranks an expert's parameters are sharded over at expert TP `expert_tp`.
+double expert_shard_ranks(const Strategy& s, int expert_tp) noexcept;
 
 // A composite plan's layers (Strategy::layers): the distinct settings they run under and the activation
 // bytes of each (index: variant).

@@ -488,6 +488,8 @@ void compute_costs(const PlanContext& ctx, const Strategy& s, EvaluationCache& c
 
 StageParams stage_params(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
 {
+    if (c.ranges)
+        return composite_stage_params(ctx, s, *c.layout, stage, c.variants).total();
     return stage_params(ctx, s, *c.layout, stage);
 }
 
@@ -610,27 +612,70 @@ StageTiming stage_timing_of(const PlanContext& ctx, const Strategy& s, const Str
     return st;
 }
 
+namespace {
+
+// A stage's expert parameters by the expert-data-parallel group they are reduced over: one group for a
+// plain plan, one per layer variant for a composite one (ranges may set their own expert TP).
+struct ExpertSplit {
+    int count = 0;
+    std::array<double, kMaxLayerSettings> params {};
+    std::array<double, kMaxLayerSettings> shard {};
+    std::array<const GroupPlacement*, kMaxLayerSettings> group {};
+};
+
+ExpertSplit expert_split(
+    const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage, const StageParams& sp) noexcept
+{
+    ExpertSplit e;
+    if (!c.ranges) {
+        e.count = 1;
+        e.params[0] = sp.expert;
+        e.shard[0] = expert_shard_ranks(s, s.effective_expert_tp());
+        e.group[0] = &c.groups.dp_expert;
+        return e;
+    }
+    const CompositeParams p = composite_stage_params(ctx, s, *c.layout, stage, c.variants);
+    e.count = c.variants.count;
+    for (int k = 0; k < e.count; ++k) {
+        e.params[k] = p.expert[k];
+        e.shard[k] = expert_shard_ranks(s, c.variants.setting[k].expert_tp);
+        e.group[k] = &c.by_variant[k]->groups.dp_expert;
+    }
+    return e;
+}
+
+} // namespace
+
 StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
 {
     StageTail tail;
     const StageParams sp = stage_params(ctx, s, c, stage);
     const StateBytes state = state_bytes(ctx.training, s);
     const double dense_shard = static_cast<double>(s.dp) * s.cp;
-    const double expert_shard = std::max(
-        1.0, static_cast<double>(s.tp) * s.cp * s.dp / (static_cast<double>(s.effective_expert_tp()) * s.ep));
     tail.params = std::max(1.0, sp.total());
+    // A composite plan's ranges of their own expert TP reduce their experts over their own expert-data-
+    // parallel groups; a plain plan has one (variant 0 below).
+    const ExpertSplit experts = expert_split(ctx, s, c, stage, sp);
     if (s.zero <= 2) {
         const Collective coll = s.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
-        tail.grad_reduce_s = collective_time_s(ctx.network, coll, sp.dense * state.gradients, c.groups.dp_dense)
-            + collective_time_s(ctx.network, coll, sp.expert * state.gradients, c.groups.dp_expert);
+        const double gather_bytes = gather_bytes_per_param(ctx.training.precision);
+        tail.grad_reduce_s = collective_time_s(ctx.network, coll, sp.dense * state.gradients, c.groups.dp_dense);
         if (s.zero >= 1)
-            tail.param_gather_s = collective_time_s(ctx.network, Collective::all_gather,
-                                      sp.dense * gather_bytes_per_param(ctx.training.precision), c.groups.dp_dense)
-                + collective_time_s(ctx.network, Collective::all_gather,
-                    sp.expert * gather_bytes_per_param(ctx.training.precision), c.groups.dp_expert);
+            tail.param_gather_s
+                = collective_time_s(ctx.network, Collective::all_gather, sp.dense * gather_bytes, c.groups.dp_dense);
+        for (int k = 0; k < experts.count; ++k) {
+            tail.grad_reduce_s
+                += collective_time_s(ctx.network, coll, experts.params[k] * state.gradients, *experts.group[k]);
+            if (s.zero >= 1)
+                tail.param_gather_s += collective_time_s(
+                    ctx.network, Collective::all_gather, experts.params[k] * gather_bytes, *experts.group[k]);
+        }
     }
     tail.last_bucket_fraction = std::min(1.0, kBucketParams / tail.params);
-    const double local = s.zero >= 1 ? sp.dense / dense_shard + sp.expert / expert_shard : sp.total();
+    double local_expert = 0;
+    for (int k = 0; k < experts.count; ++k)
+        local_expert += experts.params[k] / experts.shard[k];
+    const double local = s.zero >= 1 ? sp.dense / dense_shard + local_expert : sp.total();
     const double grads_local = s.zero >= 2 ? local : sp.total();
     if (s.offload_optimizer) {
         const GpuArchitecture arch = ctx.cluster.gpu.architecture;

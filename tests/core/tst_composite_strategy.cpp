@@ -10,6 +10,7 @@
 #include "spec/layer_ranges.hpp"
 #include "spec/strategy_label.hpp"
 
+#include <QFile>
 #include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -62,6 +63,14 @@ std::string error_of(const nlohmann::json& j, ScenarioUse use = ScenarioUse::pla
         return e.what();
     }
     return {};
+}
+
+std::string read_text(const char* path)
+{
+    QFile f(QString::fromUtf8(path));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return f.readAll().toStdString();
 }
 
 bool contains(const std::string& s, const std::string& part)
@@ -426,6 +435,51 @@ private slots:
         QVERIFY(pf.step_time_s < pp.step_time_s);
         QVERIFY(pb.step_time_s < pf.step_time_s);
         QVERIFY(pb.time.exposed_ep_s < 0.5 * pf.time.exposed_ep_s);
+    }
+
+    // Expert TP by range on Qwen3-30B-A3B (48 MoE layers, TP 2 × PP 2 × DP 4, EP 4): ranges at expert TP 1
+    // covering every layer predict the plain expert TP 1 plan; expert TP 1 on stage 0's layers only (0-23)
+    // gives stage 0 the expert TP 1 plan's times and memory (its expert GEMMs unsplit, no expert-TP
+    // collective, its experts' weights and gradients twice as large per GPU and reduced over an expert-data-
+    // parallel group twice as wide) and stage 1 the expert TP 2 plan's.
+    void expert_tp_by_range()
+    {
+        auto qwen = [&](int expert_tp, const char* layers) {
+            nlohmann::json j = nlohmann::json::parse(
+                read_text(PARALLAX_SOURCE_DIR "/docs/examples/composite-expert-tp1-overlap.json"));
+            j["strategy"]["ep"] = 4;
+            j["strategy"]["ep_overlap"] = false;
+            j["strategy"]["expert_tp"] = expert_tp;
+            if (layers)
+                j["strategy"]["layers"] = nlohmann::json::parse(layers);
+            return read(j);
+        };
+        const Prediction p1 = predict(qwen(1, nullptr)), p2 = predict(qwen(2, nullptr));
+        const Prediction all1 = predict(qwen(2, R"([{"range": [0, 47], "expert_tp": 1}])"));
+        VERIFY_CLOSE(all1.step_time_s, p1.step_time_s);
+        VERIFY_CLOSE(all1.peak_memory_bytes, p1.peak_memory_bytes);
+        VERIFY_CLOSE(all1.power.energy_J_per_step, p1.power.energy_J_per_step);
+        VERIFY_CLOSE(all1.communication_s.dp, p1.communication_s.dp);
+        const Prediction half = predict(qwen(2, R"([{"range": [0, 23], "expert_tp": 1}])"));
+        QCOMPARE(half.stages.size(), std::size_t(2));
+        for (int st = 0; st < 2; ++st) {
+            const Prediction& same = st == 0 ? p1 : p2;
+            VERIFY_CLOSE(half.stages[st].forward_s, same.stages[st].forward_s);
+            VERIFY_CLOSE(half.stages[st].backward_s, same.stages[st].backward_s);
+            VERIFY_CLOSE(half.stages[st].memory.weights, same.stages[st].memory.weights);
+            VERIFY_CLOSE(half.stages[st].memory.gradients, same.stages[st].memory.gradients);
+            VERIFY_CLOSE(half.stages[st].memory.optimizer, same.stages[st].memory.optimizer);
+            VERIFY_CLOSE(half.stages[st].memory.activations, same.stages[st].memory.activations);
+        }
+        // The distributed optimizer shards each expert over tp·dp/(expert_tp·ep) ranks: the optimizer
+        // states per GPU do not depend on the expert TP; the weights do.
+        VERIFY_CLOSE(p1.stages[0].memory.optimizer, p2.stages[0].memory.optimizer);
+        QVERIFY(p1.stages[0].memory.weights > p2.stages[0].memory.weights);
+        // Under ZeRO-3 a range's own expert TP is refused, naming the key and the rule.
+        nlohmann::json z = scenario_to_json(qwen(2, R"([{"range": [0, 23], "expert_tp": 1}])"));
+        z["strategy"]["zero"] = 3;
+        const std::string err = error_of(z);
+        QVERIFY2(contains(err, "test.json: strategy.layers[0].expert_tp") && contains(err, "zero 3"), err.c_str());
     }
 
     // The documented example runs under `predict`, text and JSON; search refuses it with exit 2.
