@@ -38,9 +38,9 @@ std::string composite_outcome_to_text(const CompositeOutcome& o)
     for (std::size_t i = 0; i < o.results.size(); ++i) {
         const CompositeResult& r = o.results[i];
         const Prediction& p = r.prediction;
-        out += format_number("%2.0f. ", static_cast<double>(i + 1)) + r.change + "\n    "
-            + strategy_label(r.strategy) + "\n    " + format_number("%.0f tok/s", p.tokens_per_s) + "  "
-            + format_number("%.1f%% MFU", 100 * p.mfu) + "  " + format_number("%.2f s/step", p.step_time_s) + "  "
+        out += format_number("%2.0f. ", static_cast<double>(i + 1)) + r.change + "\n    " + strategy_label(r.strategy)
+            + "\n    " + format_number("%.0f tok/s", p.tokens_per_s) + "  " + format_number("%.1f%% MFU", 100 * p.mfu)
+            + "  " + format_number("%.2f s/step", p.step_time_s) + "  "
             + format_number("%.1f GiB", p.peak_memory_bytes / units::kGiB) + "  [analytic]\n";
     }
     return out;

@@ -40,8 +40,7 @@ const LayerRanges* first_layers(int k, Recompute heavy)
 
 // The recompute settings to try on a base: its own, and each lighter one with the base's on the first
 // k layers only.
-std::vector<std::pair<Recompute, const LayerRanges*>> recompute_options(
-    const Strategy& base, int layers, bool ranges)
+std::vector<std::pair<Recompute, const LayerRanges*>> recompute_options(const Strategy& base, int layers, bool ranges)
 {
     std::vector<std::pair<Recompute, const LayerRanges*>> out { { base.recompute, nullptr } };
     if (!ranges || base.recompute == Recompute::none)
@@ -86,8 +85,8 @@ struct Candidate {
 };
 
 // Every valid composite around the bases, up to the spec's cap.
-std::vector<Candidate> build_candidates(const PlanInputs& in, const std::vector<Strategy>& bases,
-    const CompositeSearchSpec& spec, bool& truncated)
+std::vector<Candidate> build_candidates(
+    const PlanInputs& in, const std::vector<Strategy>& bases, const CompositeSearchSpec& spec, bool& truncated)
 {
     std::vector<Candidate> out;
     const int layers = in.model.layers;
@@ -140,8 +139,7 @@ std::vector<Costed> cost_all(const AnalyticModel& model, const PlanContext& ctx,
             ++done;
         }
     };
-    const int threads
-        = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     std::vector<std::thread> pool;
     for (int t = 1; t < threads; ++t)
         pool.emplace_back(work);
@@ -202,8 +200,8 @@ std::string describe_composite(const Strategy& s, const Strategy& base)
         parts.push_back(std::string(to_string(s.recompute)) + " recompute");
     }
     if (s.effective_expert_tp() != base.effective_expert_tp())
-        parts.push_back("expert TP " + std::to_string(s.effective_expert_tp()) + " (attention TP "
-            + std::to_string(s.tp) + ")");
+        parts.push_back(
+            "expert TP " + std::to_string(s.effective_expert_tp()) + " (attention TP " + std::to_string(s.tp) + ")");
     if (s.first_stage_layers != base.first_stage_layers && s.first_stage_layers > 0)
         parts.push_back("first stage " + std::to_string(s.first_stage_layers) + " layers");
     if (s.last_stage_layers != base.last_stage_layers && s.last_stage_layers > 0)
@@ -219,8 +217,8 @@ CompositeOutcome search_composites(
 {
     const auto t0 = std::chrono::steady_clock::now();
     CompositeOutcome out;
-    const PlanContext ctx(scenario.model, scenario.training, scenario.cluster,
-        o.calibration ? *o.calibration : builtin_calibration());
+    const PlanContext ctx(
+        scenario.model, scenario.training, scenario.cluster, o.calibration ? *o.calibration : builtin_calibration());
     const AnalyticModel model(ctx);
     const PlanInputs in { ctx.model, ctx.training, ctx.cluster.gpu, ctx.cluster.total_gpus() };
     std::vector<Strategy> bases;
