@@ -118,13 +118,18 @@ void check_overrides(const Scenario& sc, const LayerRange& lr, const std::string
                     + std::string(to_string(sc.training.precision)) + ", the range asks for "
                     + std::string(to_string(*lr.precision)) + kDoc);
     }
-    refuse_if_different(lr.tp, plain.tp, file, path + ".tp", "tp");
+    refuse_if_different(lr.tp, plain.tp, file, path + ".tp",
+        "tp (a range of another TP regroups its stage's TP x DP ranks: its own weights split, gradient-reduction "
+        "group and a relayout of the activation at each boundary, which the cost model, keeping one TP and one "
+        "DP group per plan, does not cost)");
     if (lr.expert_tp && *lr.expert_tp != plain.effective_expert_tp() && plain.zero >= 3)
         throw InputError(file, path + ".expert_tp",
             "a range's own expert_tp is not supported yet with zero 3 (FSDP gathers one layer unit at a time "
             "and its unit size is taken per stage)"
                 + std::string(kDoc));
-    refuse_if_different(lr.cp, plain.cp, file, path + ".cp", "cp");
+    refuse_if_different(lr.cp, plain.cp, file, path + ".cp",
+        "cp (a range of another CP splits the sequence its own way: the sequence regathered at each boundary "
+        "and its own data-parallel group, which the cost model, keeping one CP group per plan, does not cost)");
     refuse_if_different(lr.offload_activations, false, file, path + ".offload_activations", "offload_activations");
 }
 

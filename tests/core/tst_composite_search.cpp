@@ -130,7 +130,8 @@ private slots:
         // The winner's prediction is the analytic model's for its strategy, and the results are best first.
         QCOMPARE(AnalyticModel(ctx).predict(w.strategy).step_time_s, w.prediction.step_time_s);
         for (std::size_t i = 1; i < r.composite.results.size(); ++i)
-            QVERIFY(r.composite.results[i - 1].prediction.tokens_per_s >= r.composite.results[i].prediction.tokens_per_s);
+            QVERIFY(
+                r.composite.results[i - 1].prediction.tokens_per_s >= r.composite.results[i].prediction.tokens_per_s);
         // Explained in the composite's terms, against the best plain plan.
         const double gain = 1 - w.prediction.step_time_s / r.composite.best_plain_prediction.step_time_s;
         QVERIFY(gain > 0.1);
@@ -149,8 +150,8 @@ private slots:
         std::ofstream(file.toStdString()) << scenario_json(nlohmann::json::object()).dump(2);
         QProcess p;
         p.start(QStringLiteral(PARALLAX_CLI_PATH),
-            { QStringLiteral("search"), file, QStringLiteral("--json"), QStringLiteral("--threads"), QStringLiteral("2"),
-                QStringLiteral("--refine"), QStringLiteral("0") });
+            { QStringLiteral("search"), file, QStringLiteral("--json"), QStringLiteral("--threads"),
+                QStringLiteral("2"), QStringLiteral("--refine"), QStringLiteral("0") });
         QVERIFY(p.waitForFinished(120000));
         QCOMPARE(p.exitCode(), 0);
         const nlohmann::json out = nlohmann::json::parse(p.readAllStandardOutput().toStdString());
