@@ -336,6 +336,10 @@ private slots:
                            .arg(p8.step_time_s)
                            .arg(pm.step_time_s)
                            .arg(p16.step_time_s)));
+        // The documented example is this plan.
+        const Scenario example = load_scenario_file(
+            PARALLAX_SOURCE_DIR "/docs/examples/composite-fp8-bf16-edges.json", PresetCatalog::standard());
+        VERIFY_CLOSE(predict(example).step_time_s, pm.step_time_s);
         // MFU is taken against the rate the matmuls run at: between the two precisions' peaks.
         const double peak_m = pm.tflops_per_gpu / pm.mfu, peak_8 = p8.tflops_per_gpu / p8.mfu,
                      peak_16 = p16.tflops_per_gpu / p16.mfu;
