@@ -24,7 +24,7 @@ constexpr int kRecomputeGridSteps = 16;
 // --decoder-first/last-pipeline-num-layers are used so, to balance the embedding and the loss).
 constexpr int kEdgeLighteningDivisor = 4;
 
-// The layers the first `k` layers' range covers, or no ranges when k is 0.
+// One range, layers 0..k-1 at recompute `heavy` (interned); no ranges when k is 0.
 const LayerRanges* first_layers(int k, Recompute heavy)
 {
     if (k <= 0)

@@ -340,6 +340,9 @@ private slots:
         const Scenario example = load_scenario_file(
             PARALLAX_SOURCE_DIR "/docs/examples/composite-fp8-bf16-edges.json", PresetCatalog::standard());
         VERIFY_CLOSE(predict(example).step_time_s, pm.step_time_s);
+        QCOMPARE(strategy_label(example.strategy),
+            std::string("TP 8 × PP 4 × CP 1 × DP 2, mb 1, 1f1b, ZeRO 1, selective recompute, layers 0-1 bf16, "
+                        "layers 78-79 bf16, SP"));
         // MFU is taken against the rate the matmuls run at: between the two precisions' peaks.
         const double peak_m = pm.tflops_per_gpu / pm.mfu, peak_8 = p8.tflops_per_gpu / p8.mfu,
                      peak_16 = p16.tflops_per_gpu / p16.mfu;
@@ -464,7 +467,9 @@ private slots:
         VERIFY_CLOSE(all1.peak_memory_bytes, p1.peak_memory_bytes);
         VERIFY_CLOSE(all1.power.energy_J_per_step, p1.power.energy_J_per_step);
         VERIFY_CLOSE(all1.communication_s.dp, p1.communication_s.dp);
-        const Prediction half = predict(qwen(2, R"([{"range": [0, 23], "expert_tp": 1}])"));
+        const Scenario half_plan = qwen(2, R"([{"range": [0, 23], "expert_tp": 1}])");
+        QVERIFY(contains(strategy_label(half_plan.strategy), ", layers 0-23 expert TP 1"));
+        const Prediction half = predict(half_plan);
         QCOMPARE(half.stages.size(), std::size_t(2));
         for (int st = 0; st < 2; ++st) {
             const Prediction& same = st == 0 ? p1 : p2;
