@@ -681,8 +681,9 @@ void read_scenario_strategy(JsonObjectReader& r, const std::string& file, Scenar
         const bool composite = strategy->is_object() && strategy->contains("layers");
         if (composite && use == ScenarioUse::search)
             throw InputError(file, "strategy.layers",
-                "search and sweep vary the layer-level degrees of the whole model; they do not search composite "
-                "plans yet (remove strategy.layers to search, or predict this plan; docs/composite-strategies.md)");
+                "search and sweep vary the layer-level degrees of the whole model and would drop the ranges (remove "
+                "strategy.layers and add \"search\": {\"composite\": {}} to search composites, or predict this "
+                "plan; docs/composite-strategies.md)");
         // The ranges are read once the plan is known (read_layer_ranges checks them against it).
         json plain = *strategy;
         if (composite)
