@@ -170,6 +170,7 @@ int run_search(const QStringList& args)
             co.calibration = o.calibration;
             co.threads = o.threads;
             co.min_memory_headroom_fraction = scenario.search->min_memory_headroom_fraction;
+            co.fix = o.fix;
             composite = search_composites(scenario, outcome.results, co);
         }
         if (cmd.parser().isSet(QStringLiteral("json"))) {

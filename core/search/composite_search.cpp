@@ -85,15 +85,19 @@ struct Candidate {
 };
 
 // Every valid composite around the bases, up to the spec's cap.
-std::vector<Candidate> build_candidates(
-    const PlanInputs& in, const std::vector<Strategy>& bases, const CompositeSearchSpec& spec, bool& truncated)
+std::vector<Candidate> build_candidates(const PlanInputs& in, const std::vector<Strategy>& bases,
+    const CompositeSearchSpec& spec, const SearchFix& fix, bool& truncated)
 {
     std::vector<Candidate> out;
     const int layers = in.model.layers;
+    // What search.fix pins stays as the plain plans have it.
+    const bool with_ranges = spec.recompute_ranges && !fix.recompute;
+    const std::vector<int> no_expert_tps;
+    const std::vector<int>& expert_tps = fix.expert_tp ? no_expert_tps : spec.expert_tp;
     for (std::size_t b = 0; b < bases.size(); ++b) {
         const Strategy& base = bases[b];
-        for (const auto& [recompute, ranges] : recompute_options(base, layers, spec.recompute_ranges))
-            for (int etp : expert_tp_options(base, in.model, spec.expert_tp))
+        for (const auto& [recompute, ranges] : recompute_options(base, layers, with_ranges))
+            for (int etp : expert_tp_options(base, in.model, expert_tps))
                 for (int first : edge_options(base, layers, spec.edge_stage_layers))
                     for (int last : edge_options(base, layers, spec.edge_stage_layers)) {
                         Strategy s = base;
@@ -235,7 +239,7 @@ CompositeOutcome search_composites(
         out.explanation = "no plain plan to build composites around";
         return out;
     }
-    const std::vector<Candidate> cands = build_candidates(in, bases, o.spec, out.truncated);
+    const std::vector<Candidate> cands = build_candidates(in, bases, o.spec, o.fix, out.truncated);
     out.candidates = static_cast<long long>(cands.size());
     const double usable = ctx.cluster.gpu.memory_bytes * (1 - o.min_memory_headroom_fraction.value_or(0.0));
     const std::vector<Costed> costed = cost_all(model, ctx, cands, o, usable, out.evaluated);

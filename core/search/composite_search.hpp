@@ -19,6 +19,7 @@ struct CompositeSearchOptions {
     int threads = 0; // 0 = all hardware threads
     int top = 5;
     std::optional<double> min_memory_headroom_fraction; // as the plain search's limit
+    SearchFix fix; // a pinned recompute keeps recompute ranges out, a pinned expert_tp the expert TP options
     CancelToken cancel; // polled between candidates; a cancelled search returns what it has
 };
 

@@ -47,9 +47,12 @@ struct Searched {
     CompositeOutcome composite;
 };
 
-Searched search(const nlohmann::json& composite, bool cancel = false)
+Searched search(const nlohmann::json& composite, bool cancel = false, const char* fixed_recompute = nullptr)
 {
-    const Scenario s = read(scenario_json(composite), ScenarioUse::search);
+    nlohmann::json j = scenario_json(composite);
+    if (fixed_recompute)
+        j["search"]["fix"]["recompute"] = fixed_recompute;
+    const Scenario s = read(j, ScenarioUse::search);
     SearchOptions o;
     o.threads = 2;
     o.refine_top = 0;
@@ -59,6 +62,7 @@ Searched search(const nlohmann::json& composite, bool cancel = false)
     CompositeSearchOptions co;
     co.spec = *s.search->composite;
     co.threads = 2;
+    co.fix = o.fix;
     if (cancel)
         co.cancel.cancel();
     out.composite = search_composites(s, out.plain.results, co);
@@ -188,6 +192,13 @@ private slots:
         for (const CompositeResult& c : edges.composite.results) {
             QVERIFY(!c.strategy.layers);
             QVERIFY(c.strategy.first_stage_layers > 0 || c.strategy.last_stage_layers > 0);
+        }
+        // A recompute pinned by search.fix stays everywhere: only the edge stages vary.
+        const Searched pinned = search(nlohmann::json::object(), false, "full");
+        QVERIFY(!pinned.composite.results.empty());
+        for (const CompositeResult& c : pinned.composite.results) {
+            QVERIFY(!c.strategy.layers);
+            QCOMPARE(c.strategy.recompute, Recompute::full);
         }
     }
 };
