@@ -4,6 +4,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/cli_logging.hpp"
 #include "cli/cli_parser.hpp"
+#include "io/composite_search_io.hpp"
 #include "io/hetero_search_io.hpp"
 #include "io/scenario_io.hpp"
 #include "io/search_io.hpp"
@@ -196,15 +197,29 @@ int run_search(const QStringList& args)
         qCDebug(lcCli) << "searched" << outcome.evaluated << "strategies in" << outcome.seconds << "s on"
                        << (o.threads > 0 ? o.threads : QThread::idealThreadCount()) << "threads;" << outcome.feasible
                        << "feasible," << outcome.removed.size() << "removal reasons";
+        // search.composite: composites around the best plain plans, after them.
+        std::optional<CompositeOutcome> composite;
+        if (scenario.search && scenario.search->composite) {
+            CompositeSearchOptions co;
+            co.spec = *scenario.search->composite;
+            co.calibration = o.calibration;
+            co.threads = o.threads;
+            co.min_memory_headroom_fraction = scenario.search->min_memory_headroom_fraction;
+            co.fix = o.fix;
+            composite = search_composites(scenario, outcome.results, co);
+        }
         if (cmd.parser().isSet(QStringLiteral("json"))) {
-            print_out(search_outcome_to_json(outcome).dump(2) + "\n");
+            nlohmann::json j = search_outcome_to_json(outcome);
+            if (composite)
+                j["composite"] = composite_outcome_to_json(*composite);
+            print_out(j.dump(2) + "\n");
         } else if (cmd.csv()) {
             print_out(search_outcome_to_csv(outcome));
             if (outcome.results.empty()) // the table cannot say why it is empty: stderr does
                 print_err("parallax-cli search: no feasible strategy; candidates removed, by what:\n"
                     + removals_text(outcome.removed, "  "));
         } else
-            print_out(search_outcome_to_text(outcome));
+            print_out(search_outcome_to_text(outcome) + (composite ? composite_outcome_to_text(*composite) : ""));
         return outcome.results.empty() ? kInfeasible : kOk;
     } catch (const InputError& e) {
         print_err(e.what());

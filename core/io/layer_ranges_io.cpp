@@ -31,7 +31,8 @@ void refuse_if_different(
     if (v && *v != plain)
         throw InputError(file, key,
             std::string("a range's own ") + what
-                + " is not supported yet: only recompute may differ from the strategy's value" + kDoc);
+                + " is not supported yet: only recompute, precision and expert_tp may differ from the strategy's value"
+                + kDoc);
 }
 
 LayerRange read_range(JsonObjectReader& r, int model_layers)
@@ -108,12 +109,46 @@ void check_overrides(const Scenario& sc, const LayerRange& lr, const std::string
         t.precision = *lr.precision;
         const PlanInputs pin { sc.model, t, sc.cluster.gpu, sc.cluster.total_gpus() };
         check_rules(pin, plain, { Rule::precision_unsupported }, file, path + ".precision");
+        // fp32/tf32 training keeps no 16-bit working copy and no separate master weights: its optimizer
+        // states, gradients and activations differ in kind from mixed-precision layers'.
+        if (is_full_precision(*lr.precision) != is_full_precision(sc.training.precision))
+            throw InputError(file, path + ".precision",
+                std::string("cannot mix full-precision (fp32, tf32) and mixed-precision (bf16, fp16, fp8, fp4) "
+                            "layers: training.precision is ")
+                    + std::string(to_string(sc.training.precision)) + ", the range asks for "
+                    + std::string(to_string(*lr.precision)) + kDoc);
     }
-    refuse_if_different(lr.tp, plain.tp, file, path + ".tp", "tp");
-    refuse_if_different(lr.expert_tp, plain.effective_expert_tp(), file, path + ".expert_tp", "expert_tp");
-    refuse_if_different(lr.cp, plain.cp, file, path + ".cp", "cp");
+    refuse_if_different(lr.tp, plain.tp, file, path + ".tp",
+        "tp (a range of another TP regroups its stage's TP x DP ranks: its own weights split, gradient-reduction "
+        "group and a relayout of the activation at each boundary, which the cost model, keeping one TP and one "
+        "DP group per plan, does not cost)");
+    if (lr.expert_tp && *lr.expert_tp != plain.effective_expert_tp() && plain.zero >= 3)
+        throw InputError(file, path + ".expert_tp",
+            "a range's own expert_tp is not supported yet with zero 3 (FSDP gathers one layer unit at a time "
+            "and its unit size is taken per stage)"
+                + std::string(kDoc));
+    refuse_if_different(lr.cp, plain.cp, file, path + ".cp",
+        "cp (a range of another CP splits the sequence its own way: the sequence regathered at each boundary "
+        "and its own data-parallel group, which the cost model, keeping one CP group per plan, does not cost)");
     refuse_if_different(lr.offload_activations, false, file, path + ".offload_activations", "offload_activations");
-    refuse_if_different(lr.precision, sc.training.precision, file, path + ".precision", "precision");
+}
+
+// How many distinct override combinations the ranges name (each costs one layer setting).
+int distinct_overrides(const LayerRanges& r)
+{
+    int n = 0;
+    for (std::size_t i = 0; i < r.ranges.size(); ++i) {
+        LayerRange a = r.ranges[i];
+        bool seen = false;
+        for (std::size_t k = 0; k < i && !seen; ++k) {
+            LayerRange b = r.ranges[k];
+            b.first = a.first;
+            b.last = a.last;
+            seen = a == b;
+        }
+        n += seen ? 0 : 1;
+    }
+    return n;
 }
 
 } // namespace
@@ -141,6 +176,10 @@ void read_layer_ranges(const nlohmann::json& layers, const std::string& file, Sc
         }
         check_overrides(s, lr, file, path);
         out.ranges.push_back(lr);
+        if (distinct_overrides(out) >= kMaxLayerSettings)
+            throw InputError(file, path,
+                "a plan's ranges may name at most " + std::to_string(kMaxLayerSettings - 1)
+                    + " distinct combinations of settings (ranges with the same settings may repeat)" + kDoc);
     }
     s.strategy.layers = out.ranges.empty() ? nullptr : intern_layer_ranges(std::move(out));
 }

@@ -682,8 +682,9 @@ void read_scenario_strategy(JsonObjectReader& r, const std::string& file, Scenar
         const bool composite = strategy->is_object() && strategy->contains("layers");
         if (composite && use == ScenarioUse::search)
             throw InputError(file, "strategy.layers",
-                "search and sweep vary the layer-level degrees of the whole model; they do not search composite "
-                "plans yet (remove strategy.layers to search, or predict this plan; docs/composite-strategies.md)");
+                "search and sweep vary the layer-level degrees of the whole model and would drop the ranges (remove "
+                "strategy.layers and add \"search\": {\"composite\": {}} to search composites, or predict this "
+                "plan; docs/composite-strategies.md)");
         // The ranges are read once the plan is known (read_layer_ranges checks them against it).
         json plain = *strategy;
         if (composite)
@@ -724,6 +725,34 @@ void read_scenario_strategy(JsonObjectReader& r, const std::string& file, Scenar
     check_program_fits(s, file);
 }
 
+// The largest expert TP a composite search may try (as the strategy reader's degree bound).
+constexpr long long kMaxCompositeExpertTp = 1024;
+constexpr long long kMaxCompositeCandidates = 1000000;
+constexpr long long kMaxCompositeBasePlans = 100;
+
+CompositeSearchSpec parse_composite_search(const json& composite, const std::string& file)
+{
+    JsonObjectReader cr(composite, file, "search.composite");
+    CompositeSearchSpec c;
+    c.recompute_ranges = cr.get_bool("recompute_ranges", true);
+    c.edge_stage_layers = cr.get_bool("edge_stage_layers", true);
+    if (const json* etp = cr.raw("expert_tp"); etp && !etp->is_null()) {
+        if (!etp->is_array())
+            cr.fail("expert_tp", "must be a list of expert TP degrees, e.g. [1, 2, 4, 8]");
+        for (const json& v : *etp) {
+            if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > kMaxCompositeExpertTp)
+                cr.fail("expert_tp",
+                    "each value must be an integer in [1, " + std::to_string(kMaxCompositeExpertTp) + "], got "
+                        + v.dump());
+            c.expert_tp.push_back(v.get<int>());
+        }
+    }
+    c.max_candidates = static_cast<int>(cr.get_int("max_candidates", 1, kMaxCompositeCandidates, 2000));
+    c.base_plans = static_cast<int>(cr.get_int("base_plans", 1, kMaxCompositeBasePlans, 5));
+    cr.finish();
+    return c;
+}
+
 SearchSpec parse_search_spec(const json& search, const std::string& file)
 {
     JsonObjectReader sr(search, file, "search");
@@ -744,6 +773,8 @@ SearchSpec parse_search_spec(const json& search, const std::string& file)
         lr.finish();
     }
     spec.objective = sr.get_choice("objective", { "throughput", "time_to_train", "energy" }, std::string("throughput"));
+    if (const json* composite = sr.raw("composite"); composite && !composite->is_null())
+        spec.composite = parse_composite_search(*composite, file);
     sr.finish();
     return spec;
 }
@@ -1068,6 +1099,10 @@ json scenario_to_json(const Scenario& s)
         if (!limits.empty())
             sj["limits"] = limits;
         sj["objective"] = s.search->objective;
+        if (const auto& c = s.search->composite)
+            sj["composite"] = { { "recompute_ranges", c->recompute_ranges },
+                { "edge_stage_layers", c->edge_stage_layers }, { "expert_tp", c->expert_tp },
+                { "max_candidates", c->max_candidates }, { "base_plans", c->base_plans } };
         j["search"] = sj;
     }
     if (s.reliability)

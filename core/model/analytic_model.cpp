@@ -154,19 +154,20 @@ PeakStage peak_stage(const PlanContext& ctx, const Strategy& s, EvaluationCache&
 {
     const PlanLayout& layout = cache.layout(s);
     const LayerActivationBytes& act = cache.activations(s);
-    // A composite plan: the activations of each recompute setting (layer_ranges.hpp); unused otherwise.
-    std::array<LayerActivationBytes, kRecomputeCount> by_recompute {};
+    // A composite plan: the activations of each distinct layer setting (layer_ranges.hpp); unused otherwise.
+    std::array<LayerActivationBytes, kMaxLayerSettings> by_variant {};
+    LayerVariants variants;
     if (s.layers) {
-        for (int rc = 0; rc < kRecomputeCount; ++rc) {
-            Strategy t = s;
-            t.recompute = static_cast<Recompute>(rc);
-            by_recompute[rc] = cache.activations(t);
-        }
+        variants = LayerVariants::of(*s.layers, plain_layer_setting(ctx, s), ctx.model.layers);
+        for (int v = 0; v < variants.count; ++v)
+            by_variant[v]
+                = cache.activations(strategy_of_setting(s, variants.setting[v]), variants.setting[v].precision);
     }
+    const CompositeLayers composite { &variants, by_variant.data() };
     PeakStage peak;
     for (const StageClass& k : layout.classes) {
         const MemoryBreakdown mem
-            = stage_memory(ctx, s, layout, k.first_stage, microbatches, act, s.layers ? by_recompute.data() : nullptr);
+            = stage_memory(ctx, s, layout, k.first_stage, microbatches, act, s.layers ? &composite : nullptr);
         if (mem.total() > peak.bytes) {
             peak.bytes = mem.total();
             peak.memory = mem;
@@ -260,7 +261,7 @@ public:
         , per_stage_(!uniform_stage_clocks(ctx.training, s.pp))
         , tokens_(static_cast<double>(ctx.training.global_batch) * static_cast<double>(ctx.training.seq_len))
         , gpus_(static_cast<double>(s.total_gpus()))
-        , peak_(ctx.cluster.gpu.peak(ctx.training.precision))
+        , peak_(plan_peak_flops(ctx, c))
         , memo_(ctx, s, c)
     {
     }
@@ -404,9 +405,10 @@ private:
     {
         const LayerMix mix = layer_mix(ctx_.model, c_, 0, ctx_.model.layers);
         double flops = 0;
-        for (int rc = 0; rc < kRecomputeCount; ++rc)
-            if (const LayerEntry* e = c_.by_recompute[rc])
-                flops += e->costs.dense.flops * mix.dense[rc] + e->costs.moe.flops * mix.moe[rc];
+        for (int v = 0; v < c_.variants.count; ++v) {
+            const LayerCosts& e = c_.by_variant[v]->costs;
+            flops += e.dense.flops * mix.dense[v] + e.moe.flops * mix.moe[v];
+        }
         return flops + c_.entry_of_layer(0).costs.embedding.flops
             + c_.entry_of_layer(ctx_.model.layers - 1).costs.output.flops;
     }
@@ -534,7 +536,7 @@ private:
     const double tokens_; // per step
     double data_stall_s_ = 0; // the loader's share of the step (fill_throughput)
     const double gpus_;
-    const double peak_; // FLOP/s per GPU at the training precision
+    const double peak_; // FLOP/s per GPU at the matmuls' precision (plan_peak_flops)
     StageMemo memo_;
     double ceiling_ = 0;
 };
@@ -617,8 +619,9 @@ StageReport stage_report(
     const StageTiming t = timing_with_zero3(ctx, s, c, st, x, &sp);
     rep.forward_s = t.forward_s;
     rep.backward_s = t.backward_s;
-    const auto by_recompute = activations_by_recompute(c);
-    rep.memory = stage_memory(ctx, s, layout, st, r.microbatches, c.layer.activations, by_recompute.data());
+    const auto by_variant = activations_by_variant(c);
+    const CompositeLayers composite { &c.variants, by_variant.data() };
+    rep.memory = stage_memory(ctx, s, layout, st, r.microbatches, c.layer.activations, c.ranges ? &composite : nullptr);
     rep.clock_MHz = ctx.power.clock_MHz(x);
     const StageTail tail = stage_tail(ctx, s, c, st);
     StageEnergyInputs in;

@@ -34,6 +34,13 @@ constexpr double kHalfWeightBytes = 2;
 
 } // namespace
 
+double weight_bytes_per_param(Precision p) noexcept
+{
+    if (p == Precision::fp8 || p == Precision::fp4)
+        return kHalfWeightBytes + element_bytes(p); // bf16 weights + the cached low-precision copy (TE)
+    return is_full_precision(p) ? element_bytes(p) : kHalfWeightBytes;
+}
+
 StateBytes state_bytes(const TrainingSpec& t, const Strategy& s) noexcept
 {
     StateBytes b;
@@ -55,13 +62,11 @@ StateBytes state_bytes(const TrainingSpec& t, const Strategy& s) noexcept
         b.optimizer = 8; // fp32 master + one fp32 momentum
         break;
     }
-    if (t.precision == Precision::fp8 || t.precision == Precision::fp4)
-        b.weights = 2 + element_bytes(t.precision); // bf16 weights + the cached low-precision copy (TE)
+    b.weights = weight_bytes_per_param(t.precision);
     if (is_full_precision(t.precision)) {
         // Pure fp32 training: the fp32 weights are the master copy, the gradients fp32, the optimizer keeps
         // its moments only (ZeRO paper Sec. 3.1 counts 2 + 2 + 12 B for mixed precision; fp32 Adam is
         // 4 + 4 + 8, as Sailor's planner counts it: model_copy = 4 in runtime_simulator.py).
-        b.weights = element_bytes(t.precision);
         b.gradients = element_bytes(t.precision);
         switch (s.optimizer) {
         case Optimizer::adam:
@@ -150,20 +155,19 @@ constexpr double kOffloadGradientBytesPerParam = 2;
 namespace {
 
 // A composite plan's activations of one micro-batch through the stage, each layer under its range's
-// recompute setting; `working` gets the recomputed layer's full activations when some layer is fully
-// recomputed.
-double composite_stage_activations(const ModelSpec& m, const Strategy& s, const PlanLayout& layout, int stage,
-    const LayerActivationBytes* by_recompute, double& working)
+// setting; `working` gets the recomputed layer's full activations when some layer is fully recomputed.
+double composite_stage_activations(
+    const ModelSpec& m, const PlanLayout& layout, int stage, const CompositeLayers& c, double& working)
 {
     double bytes = 0;
     working = 0;
     for (int v = 0; v < layout.vpp; ++v) {
         const ChunkInfo& ci = layout.chunk[v * layout.pp + stage];
         for (int l = ci.first_layer; l < ci.first_layer + ci.layers; ++l) {
-            const Recompute r = s.layers->recompute_of(l, s.recompute);
-            const LayerActivationBytes& a = by_recompute[static_cast<int>(r)];
+            const int k = c.variants->of_layer(l);
+            const LayerActivationBytes& a = c.activations[k];
             bytes += m.is_moe_layer(l) ? a.moe : a.dense;
-            if (r == Recompute::full)
+            if (c.variants->setting[k].recompute == Recompute::full)
                 working = std::max(working, a.working);
         }
     }
@@ -172,8 +176,77 @@ double composite_stage_activations(const ModelSpec& m, const Strategy& s, const 
 
 } // namespace
 
+StageParams CompositeParams::total() const noexcept
+{
+    StageParams p;
+    for (int v = 0; v < kMaxLayerSettings; ++v) {
+        p.dense += dense[v];
+        p.expert += expert[v];
+    }
+    return p;
+}
+
+double expert_shard_ranks(const Strategy& s, int expert_tp) noexcept
+{
+    return std::max(1.0, static_cast<double>(s.tp) * s.cp * s.dp / (static_cast<double>(expert_tp) * s.ep));
+}
+
+CompositeParams composite_stage_params(
+    const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage, const LayerVariants& v) noexcept
+{
+    const ModelSpec& m = ctx.model;
+    const double tp = s.tp;
+    const LayerParams& d = ctx.dense_layer_params;
+    const LayerParams& e = ctx.moe_layer_params;
+    CompositeParams p;
+    for_each_param_layer(layout, stage, [&](int layer) {
+        const int k = v.of_layer(layer);
+        if (m.is_moe_layer(layer)) {
+            p.dense[k] += (e.attention + e.shared_experts) / tp + e.norms + e.router;
+            p.expert[k] += e.experts / (static_cast<double>(v.setting[k].expert_tp) * s.ep);
+        } else {
+            p.dense[k] += (d.attention + d.mlp) / tp + d.norms;
+        }
+    });
+    const StageInfo& info = layout.stage[stage];
+    const int first = v.of_layer(0), last = v.of_layer(m.layers - 1);
+    if (info.has_embedding)
+        p.dense[first] += embedding_params(m) / tp;
+    if (info.has_output && (!m.tied_embeddings || s.pp > 1))
+        p.dense[last] += embedding_params(m) / tp;
+    if (info.has_output)
+        p.dense[last] += static_cast<double>(m.hidden); // final norm
+    return p;
+}
+
+namespace {
+
+// A composite plan's model states on one GPU of the stage: each variant's parameters at its precision's
+// weight bytes, its experts sharded over its own expert-data-parallel group. Returns the weight bytes
+// before ZeRO-3 sharding.
+double composite_model_states(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
+    const LayerVariants& v, const StateBytes& b, MemoryBreakdown& mem)
+{
+    double unsharded_weights = 0;
+    const CompositeParams p = composite_stage_params(ctx, s, layout, stage, v);
+    const double dense_shard = static_cast<double>(s.dp) * s.cp;
+    auto sharded = [&](int k, bool shard) {
+        const double es = expert_shard_ranks(s, v.setting[k].expert_tp);
+        return p.dense[k] / (shard ? dense_shard : 1.0) + p.expert[k] / (shard ? es : 1.0);
+    };
+    for (int k = 0; k < v.count; ++k) {
+        mem.weights += weight_bytes_per_param(v.setting[k].precision) * sharded(k, s.zero >= 3);
+        mem.gradients += b.gradients * sharded(k, s.zero >= 2);
+        mem.optimizer += b.optimizer * sharded(k, s.zero >= 1);
+        unsharded_weights += weight_bytes_per_param(v.setting[k].precision) * sharded(k, false);
+    }
+    return unsharded_weights;
+}
+
+} // namespace
+
 MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
-    long long microbatches, const LayerActivationBytes& act, const LayerActivationBytes* by_recompute) noexcept
+    long long microbatches, const LayerActivationBytes& act, const CompositeLayers* composite) noexcept
 {
     const ModelSpec& m = ctx.model;
     const StageParams p = stage_params(ctx, s, layout, stage);
@@ -182,27 +255,34 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     const double expert_shard = std::max(
         1.0, static_cast<double>(s.tp) * s.cp * s.dp / (static_cast<double>(s.effective_expert_tp()) * s.ep));
     MemoryBreakdown mem;
-    const double w_div_d = s.zero >= 3 ? dense_shard : 1;
-    const double w_div_e = s.zero >= 3 ? expert_shard : 1;
-    mem.weights = b.weights * (p.dense / w_div_d + p.expert / w_div_e);
-    const double g_div_d = s.zero >= 2 ? dense_shard : 1;
-    const double g_div_e = s.zero >= 2 ? expert_shard : 1;
-    mem.gradients = b.gradients * (p.dense / g_div_d + p.expert / g_div_e);
+    const bool mixed = s.layers && composite;
+    double weight_bytes = b.weights * (p.dense + p.expert); // before ZeRO-3 sharding
+    if (mixed) {
+        weight_bytes = composite_model_states(ctx, s, layout, stage, *composite->variants, b, mem);
+    } else {
+        const double w_div_d = s.zero >= 3 ? dense_shard : 1;
+        const double w_div_e = s.zero >= 3 ? expert_shard : 1;
+        mem.weights = b.weights * (p.dense / w_div_d + p.expert / w_div_e);
+        const double g_div_d = s.zero >= 2 ? dense_shard : 1;
+        const double g_div_e = s.zero >= 2 ? expert_shard : 1;
+        mem.gradients = b.gradients * (p.dense / g_div_d + p.expert / g_div_e);
+        const double o_div_d = s.zero >= 1 ? dense_shard : 1;
+        const double o_div_e = s.zero >= 1 ? expert_shard : 1;
+        mem.optimizer = b.optimizer * (p.dense / o_div_d + p.expert / o_div_e);
+    }
     // ZeRO-Offload with partitioned gradients (Ren et al. 2021, Sec. 4.1): each bucket of 16-bit gradients
     // is reduced and copied to host memory as the backward produces it; only the bucket stays.
     if (s.offload_optimizer && s.zero >= 2)
         mem.gradients = std::min(mem.gradients, kOffloadGradientBucketParams * kOffloadGradientBytesPerParam);
-    const double o_div_d = s.zero >= 1 ? dense_shard : 1;
-    const double o_div_e = s.zero >= 1 ? expert_shard : 1;
-    mem.optimizer = s.offload_optimizer ? 0.0 : b.optimizer * (p.dense / o_div_d + p.expert / o_div_e);
+    if (s.offload_optimizer)
+        mem.optimizer = 0;
 
     // Activations: the layers of this stage times the micro-batches in flight.
     const int moe_layers = layout.stage[stage].moe_layers;
     const int dense_layers = layout.stage[stage].layers - moe_layers;
-    const bool composite = s.layers && by_recompute;
     double working = s.recompute == Recompute::full ? act.working : 0.0;
-    double per_microbatch = composite ? composite_stage_activations(m, s, layout, stage, by_recompute, working)
-                                      : dense_layers * act.dense + moe_layers * act.moe;
+    double per_microbatch = mixed ? composite_stage_activations(m, layout, stage, *composite, working)
+                                  : dense_layers * act.dense + moe_layers * act.moe;
     const double tokens = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp;
     const bool sp = s.sequence_parallel && s.tp > 1;
     if (stage == 0)
@@ -219,8 +299,8 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     }
     if (s.zero >= 3) {
         // FSDP/ZeRO-3 materialises the full parameters of the current and the prefetched unit.
-        const double unit = (p.dense + p.expert) / std::max(1, layout.stage[stage].layers);
-        transient += 2 * b.weights * unit;
+        const double layers = std::max(1, layout.stage[stage].layers);
+        transient += mixed ? 2 * weight_bytes / layers : 2 * b.weights * ((p.dense + p.expert) / layers);
     }
     if (s.zero >= 1) {
         // Gradient reduce-scatter / parameter all-gather buckets of the distributed optimizer.

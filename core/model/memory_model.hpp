@@ -4,8 +4,11 @@
 // context, communication buffers, allocator fragmentation).
 #include "model/plan_context.hpp"
 #include "model/plan_layout.hpp"
+#include "spec/layer_ranges.hpp"
+
 #include "spec/prediction.hpp"
 #include "spec/strategy.hpp"
+#include <array>
 
 namespace parallax {
 
@@ -40,10 +43,33 @@ struct LayerActivationBytes {
     double working = 0; // full activations of the largest layer: alive while it is recomputed
 };
 
-// `by_recompute` (a composite plan, Strategy::layers): the activation bytes of each recompute setting
-// (index: Recompute), each layer counted under its range's setting; null for a plain plan.
+// One GPU's parameters of a stage of a composite plan, by the variant of the layer they belong to (the
+// embedding with layer 0's, the output layer and final norm with the last layer's): ranges may set their
+// own precision (bytes per weight) and expert TP (how experts are split and sharded).
+struct CompositeParams {
+    std::array<double, kMaxLayerSettings> dense {};
+    std::array<double, kMaxLayerSettings> expert {};
+    StageParams total() const noexcept;
+};
+CompositeParams composite_stage_params(
+    const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage, const LayerVariants& v) noexcept;
+// The expert-data-parallel ranks an expert's parameters are sharded over at expert TP `expert_tp`.
+double expert_shard_ranks(const Strategy& s, int expert_tp) noexcept;
+
+// A composite plan's layers (Strategy::layers): the distinct settings they run under and the activation
+// bytes of each (index: variant).
+struct CompositeLayers {
+    const LayerVariants* variants = nullptr;
+    const LayerActivationBytes* activations = nullptr;
+};
+
+// `composite` (a composite plan): each layer counted under its range's setting (its activations, and its
+// weights at its precision); null for a plain plan.
 MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
-    long long microbatches, const LayerActivationBytes& act,
-    const LayerActivationBytes* by_recompute = nullptr) noexcept;
+    long long microbatches, const LayerActivationBytes& act, const CompositeLayers* composite = nullptr) noexcept;
+
+// Bytes per parameter of the weights a GPU keeps for matmuls at `p`: the 16-bit working copy, plus the
+// cached fp8/fp4 copy of low-precision training; the fp32 weights themselves in fp32 training.
+double weight_bytes_per_param(Precision p) noexcept;
 
 } // namespace parallax

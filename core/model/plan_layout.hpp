@@ -44,4 +44,20 @@ public:
     int chunks() const { return static_cast<int>(chunk.size()); }
 };
 
+// Calls f(layer) for each layer whose parameters stage `stage` holds: its own chunks' and, under
+// DualPipe, the mirrored stage's.
+template <class F> void for_each_param_layer(const PlanLayout& l, int stage, F f)
+{
+    auto chunks_of = [&](int st) {
+        for (int v = 0; v < l.vpp; ++v) {
+            const ChunkInfo& ci = l.chunk[v * l.pp + st];
+            for (int layer = ci.first_layer; layer < ci.first_layer + ci.layers; ++layer)
+                f(layer);
+        }
+    };
+    chunks_of(stage);
+    if (l.stage[stage].param_layers > l.stage[stage].layers)
+        chunks_of(l.pp - 1 - stage);
+}
+
 } // namespace parallax

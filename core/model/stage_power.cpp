@@ -67,11 +67,9 @@ ChunkPower chunk_power(const PlanContext& ctx, const StrategyCosts& c, const Chu
         // A composite plan: each layer with the curves of its range's settings.
         auto curves = [&](LayerEntry& e) -> const LayerCurves& { return x == 1.0 ? e.curves : e.ladder(ctx); };
         const LayerMix mix = layer_mix(ctx.model, c, t.first_layer, t.layers);
-        for (int r = 0; r < kRecomputeCount; ++r) {
-            if (!c.by_recompute[r])
-                continue;
-            add(curves(*c.by_recompute[r]).dense, mix.dense[r]);
-            add(curves(*c.by_recompute[r]).moe, mix.moe[r]);
+        for (int v = 0; v < c.variants.count; ++v) {
+            add(curves(*c.by_variant[v]).dense, mix.dense[v]);
+            add(curves(*c.by_variant[v]).moe, mix.moe[v]);
         }
         if (t.has_embedding)
             add(curves(c.entry_of_layer(0)).embedding, 1);
@@ -139,16 +137,15 @@ StagePower stage_power_nominal(const PlanContext& ctx, const Strategy& s, const 
         for (int v = 0; v < s.vpp; ++v) {
             const ChunkInfo& ci = c.layout->chunk[v * s.pp + stage];
             const LayerMix m = layer_mix(ctx.model, c, ci.first_layer, ci.layers);
-            for (int r = 0; r < kRecomputeCount; ++r) {
-                mix.dense[r] += m.dense[r];
-                mix.moe[r] += m.moe[r];
+            for (int k = 0; k < c.variants.count; ++k) {
+                mix.dense[k] += m.dense[k];
+                mix.moe[k] += m.moe[k];
             }
         }
-        for (int r = 0; r < kRecomputeCount; ++r) {
-            if (const LayerEntry* e = c.by_recompute[r]) {
-                add(e->curves.dense, e->costs.dense, mix.dense[r]);
-                add(e->curves.moe, e->costs.moe, mix.moe[r]);
-            }
+        for (int k = 0; k < c.variants.count; ++k) {
+            const LayerEntry* e = c.by_variant[k];
+            add(e->curves.dense, e->costs.dense, mix.dense[k]);
+            add(e->curves.moe, e->costs.moe, mix.moe[k]);
         }
         if (info.has_embedding) {
             const LayerEntry& e = c.entry_of_layer(0);

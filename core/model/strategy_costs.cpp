@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 namespace parallax {
 
@@ -104,6 +105,17 @@ int moe_layers_in(const ModelSpec& m, int first, int count)
 
 namespace {
 
+// The training settings of a layer whose matmuls run at `p`: the context's own, or a copy with the
+// precision replaced (a composite plan's range of its own precision; kept in `copy`).
+const TrainingSpec& training_at(const PlanContext& ctx, Precision p, std::optional<TrainingSpec>& copy)
+{
+    if (p == ctx.training.precision)
+        return ctx.training;
+    copy = ctx.training;
+    copy->precision = p;
+    return *copy;
+}
+
 void layer_context_of(const PlanContext& ctx, const Strategy& s, const Groups& g, LayerContext& lc)
 {
     lc.model = &ctx.model;
@@ -148,9 +160,16 @@ void layer_totals(const PlanContext& ctx, const Strategy& s, const Groups& g, La
 
 LayerActivationBytes compute_layer_activations(const PlanContext& ctx, const Strategy& s) noexcept
 {
+    return compute_layer_activations(ctx, s, ctx.training.precision);
+}
+
+LayerActivationBytes compute_layer_activations(const PlanContext& ctx, const Strategy& s, Precision p) noexcept
+{
     LayerActivationBytes a;
     LayerContext lc;
+    std::optional<TrainingSpec> copy;
     layer_context_of(ctx, s, Groups {}, lc); // activation sizes do not depend on where groups sit
+    lc.training = &training_at(ctx, p, copy);
     a.dense = layer_activation_bytes(lc, false);
     if (ctx.model.is_moe())
         a.moe = layer_activation_bytes(lc, true);
@@ -195,12 +214,14 @@ namespace {
 // The curves of every layer kind; with `totals` also their per-layer op totals, summarised from the
 // same calibrated kernel lists at the nominal clock (one build of each list serves both).
 void build_layer_curves(const PlanContext& ctx, const Strategy& s, const Groups& g, ClockLevels levels,
-    LayerCurves& out, LayerCosts* totals)
+    LayerCurves& out, LayerCosts* totals, Precision precision)
 {
     out = LayerCurves {};
     out.levels = levels;
     LayerContext lc;
+    std::optional<TrainingSpec> copy;
     layer_context_of(ctx, s, g, lc);
+    lc.training = &training_at(ctx, precision, copy);
     // The reference clock the kernel lists are rebuilt at to split each kernel's time into its
     // clock-bound and fixed parts: the bottom of the clock ladder, so the split holds over the whole
     // range the curves cover.
@@ -226,7 +247,7 @@ void build_layer_curves(const PlanContext& ctx, const Strategy& s, const Groups&
         KernelLists lists { &nominal, ladder ? &at_ref : nullptr, &physical, &physical_at_ref };
         auto curves = [&] {
             return build_group_curves(
-                ctx.power, ctx.clocks, ctx.device, ctx.power_device, ctx.training.precision, lists, ref, levels, dst);
+                ctx.power, ctx.clocks, ctx.device, ctx.power_device, precision, lists, ref, levels, dst);
         };
         if (!curves()) {
             build(lr, at_ref);
@@ -247,15 +268,21 @@ void build_layer_curves(const PlanContext& ctx, const Strategy& s, const Groups&
 LayerCurves compute_layer_curves(
     const PlanContext& ctx, const Strategy& s, const Groups& g, ClockLevels levels) noexcept
 {
+    return compute_layer_curves(ctx, s, g, levels, ctx.training.precision);
+}
+
+LayerCurves compute_layer_curves(
+    const PlanContext& ctx, const Strategy& s, const Groups& g, ClockLevels levels, Precision p) noexcept
+{
     LayerCurves out;
-    build_layer_curves(ctx, s, g, levels, out, nullptr);
+    build_layer_curves(ctx, s, g, levels, out, nullptr, p);
     return out;
 }
 
 const LayerCurves& LayerEntry::ladder(const PlanContext& ctx)
 {
     if (curves.levels != ClockLevels::ladder)
-        curves = compute_layer_curves(ctx, strategy, groups, ClockLevels::ladder);
+        curves = compute_layer_curves(ctx, strategy, groups, ClockLevels::ladder, precision);
     return curves;
 }
 
@@ -269,10 +296,11 @@ const LayerCurves& StrategyCosts::curves_at(const PlanContext& ctx, double clock
 namespace {
 
 // The strategy fields the layer-level costs depend on.
-template <std::size_t N> void put_layer_fields(const Strategy& s, ExactKey<N>& k)
+template <std::size_t N> void put_layer_fields(const Strategy& s, Precision p, ExactKey<N>& k)
 {
     const long long fields[] = { s.tp, s.cp, s.ep, s.effective_expert_tp(), s.micro_batch, s.sequence_parallel,
-        static_cast<long long>(s.recompute), static_cast<long long>(s.cp_kind), s.tp_comm_overlap };
+        static_cast<long long>(s.recompute), static_cast<long long>(s.cp_kind), s.tp_comm_overlap,
+        static_cast<long long>(p) };
     static_assert(std::size(fields) <= N);
     std::copy(std::begin(fields), std::end(fields), k.v.begin());
 }
@@ -297,22 +325,32 @@ const PlanLayout& EvaluationCache::layout(const Strategy& s)
 
 const LayerActivationBytes& EvaluationCache::activations(const Strategy& s)
 {
+    return activations(s, m_ctx.training.precision);
+}
+
+const LayerActivationBytes& EvaluationCache::activations(const Strategy& s, Precision p)
+{
     ActivationKey key;
-    put_layer_fields(s, key);
+    put_layer_fields(s, p, key);
     auto it = m_activations.find(key);
     if (it == m_activations.end()) {
         if (m_activations.size() >= kMaxLayerEntries)
             m_activations.clear();
-        it = m_activations.emplace(key, compute_layer_activations(m_ctx, s)).first;
+        it = m_activations.emplace(key, compute_layer_activations(m_ctx, s, p)).first;
     }
     return it->second;
 }
 
 LayerEntry& EvaluationCache::layer_entry(const Strategy& s, const Groups& g)
 {
+    return layer_entry(s, g, m_ctx.training.precision);
+}
+
+LayerEntry& EvaluationCache::layer_entry(const Strategy& s, const Groups& g, Precision p)
+{
     // Pipeline neighbours' placement is not part of the key: the exchange is costed per evaluation.
     LayerKey key;
-    put_layer_fields(s, key);
+    put_layer_fields(s, p, key);
     std::size_t i = kLayerFields;
     for (const GroupPlacement* gp : { &g.tp, &g.cp, &g.ep, &g.etp }) {
         key.v[i++] = gp->size;
@@ -330,8 +368,9 @@ LayerEntry& EvaluationCache::layer_entry(const Strategy& s, const Groups& g)
         auto entry = std::make_unique<LayerEntry>();
         entry->strategy = s;
         entry->groups = g;
-        build_layer_curves(m_ctx, s, g, ClockLevels::nominal, entry->curves, &entry->costs);
-        entry->costs.activations = activations(s);
+        entry->precision = p;
+        build_layer_curves(m_ctx, s, g, ClockLevels::nominal, entry->curves, &entry->costs, p);
+        entry->costs.activations = activations(s, p);
         it = m_layers.emplace(key, std::move(entry)).first;
     }
     return *it->second;
@@ -339,29 +378,26 @@ LayerEntry& EvaluationCache::layer_entry(const Strategy& s, const Groups& g)
 
 namespace {
 
-// The layer entries of a composite plan: one per recompute setting some layer uses, and the plain one.
+// The layer entries of a composite plan: one per distinct setting its layers use, and the plain one.
 // A cache that starts afresh on the way (kMaxLayerEntries) would drop entries already fetched: then
 // they are all fetched again (the fresh cache has room for them).
 LayerEntry& composite_entries(const PlanContext& ctx, const Strategy& s, EvaluationCache& cache, StrategyCosts& c)
 {
-    std::array<bool, kRecomputeCount> used {};
-    for (int l = 0; l < ctx.model.layers; ++l)
-        used[static_cast<int>(s.layers->recompute_of(l, s.recompute))] = true;
+    c.variants = LayerVariants::of(*s.layers, plain_layer_setting(ctx, s), ctx.model.layers);
     for (;;) {
         bool dropped = false;
         std::size_t n = cache.layer_entries();
-        auto fetch = [&](const Strategy& t) {
-            LayerEntry& e = cache.layer_entry(t, c.groups);
+        auto fetch = [&](const Strategy& t, Precision p) {
+            LayerEntry& e = cache.layer_entry(t, place_groups(ctx, t), p);
             dropped = dropped || cache.layer_entries() < n;
             n = cache.layer_entries();
             return &e;
         };
-        for (int r = 0; r < kRecomputeCount; ++r) {
-            Strategy t = s;
-            t.recompute = static_cast<Recompute>(r);
-            c.by_recompute[r] = used[r] ? fetch(t) : nullptr;
+        for (int v = 0; v < c.variants.count; ++v) {
+            const LayerSetting& set = c.variants.setting[v];
+            c.by_variant[v] = fetch(strategy_of_setting(s, set), set.precision);
         }
-        LayerEntry* plain = fetch(s);
+        LayerEntry* plain = fetch(s, ctx.training.precision);
         if (!dropped)
             return *plain;
     }
@@ -369,17 +405,30 @@ LayerEntry& composite_entries(const PlanContext& ctx, const Strategy& s, Evaluat
 
 } // namespace
 
+LayerSetting plain_layer_setting(const PlanContext& ctx, const Strategy& s) noexcept
+{
+    return { s.recompute, ctx.training.precision, s.effective_expert_tp() };
+}
+
+Strategy strategy_of_setting(const Strategy& s, const LayerSetting& v) noexcept
+{
+    Strategy t = s;
+    t.recompute = v.recompute;
+    t.expert_tp = v.expert_tp == s.tp ? 0 : v.expert_tp;
+    return t;
+}
+
 LayerEntry& StrategyCosts::entry_of_layer(int layer) const
 {
-    return *by_recompute[static_cast<int>(ranges->recompute_of(layer, recompute))];
+    return *by_variant[variants.of_layer(layer)];
 }
 
 LayerMix layer_mix(const ModelSpec& m, const StrategyCosts& c, int first, int count) noexcept
 {
     LayerMix mix;
     for (int l = first; l < first + count; ++l) {
-        const int r = static_cast<int>(c.ranges->recompute_of(l, c.recompute));
-        ++(m.is_moe_layer(l) ? mix.moe[r] : mix.dense[r]);
+        const int v = c.variants.of_layer(l);
+        ++(m.is_moe_layer(l) ? mix.moe[v] : mix.dense[v]);
     }
     return mix;
 }
@@ -387,26 +436,48 @@ LayerMix layer_mix(const ModelSpec& m, const StrategyCosts& c, int first, int co
 bool throttled_at_nominal(const StrategyCosts& c) noexcept
 {
     bool any = c.curves && c.curves->throttled_at_nominal;
-    for (const LayerEntry* e : c.by_recompute)
-        any = any || (e && e->curves.throttled_at_nominal);
+    for (int v = 0; c.ranges && v < c.variants.count; ++v)
+        any = any || c.by_variant[v]->curves.throttled_at_nominal;
     return any;
 }
 
-std::array<LayerActivationBytes, kRecomputeCount> activations_by_recompute(const StrategyCosts& c) noexcept
+std::array<LayerActivationBytes, kMaxLayerSettings> activations_by_variant(const StrategyCosts& c) noexcept
 {
-    std::array<LayerActivationBytes, kRecomputeCount> a {};
-    for (int r = 0; r < kRecomputeCount; ++r)
-        if (c.by_recompute[r])
-            a[r] = c.by_recompute[r]->costs.activations;
+    std::array<LayerActivationBytes, kMaxLayerSettings> a {};
+    for (int v = 0; c.ranges && v < c.variants.count; ++v)
+        a[v] = c.by_variant[v]->costs.activations;
     return a;
+}
+
+double plan_peak_flops(const PlanContext& ctx, const StrategyCosts& c) noexcept
+{
+    const double plain = ctx.cluster.gpu.peak(ctx.training.precision);
+    if (!c.ranges)
+        return plain;
+    const LayerMix mix = layer_mix(ctx.model, c, 0, ctx.model.layers);
+    double flops = 0, ideal_s = 0;
+    auto add = [&](double f, Precision p) {
+        const double peak = ctx.cluster.gpu.peak(p);
+        flops += f;
+        ideal_s += peak > 0 ? f / peak : 0;
+    };
+    for (int v = 0; v < c.variants.count; ++v) {
+        const LayerCosts& e = c.by_variant[v]->costs;
+        add(e.dense.flops * mix.dense[v] + e.moe.flops * mix.moe[v], c.variants.setting[v].precision);
+    }
+    // The embedding with the first layer's settings, the loss with the last layer's (as chunk_timing).
+    add(c.entry_of_layer(0).costs.embedding.flops, c.variants.setting_of_layer(0).precision);
+    const int last = ctx.model.layers - 1;
+    add(c.entry_of_layer(last).costs.output.flops, c.variants.setting_of_layer(last).precision);
+    return ideal_s > 0 ? flops / ideal_s : plain;
 }
 
 void compute_costs(const PlanContext& ctx, const Strategy& s, EvaluationCache& cache, StrategyCosts& c)
 {
     c.groups = place_groups(ctx, s);
     c.ranges = s.layers;
-    c.recompute = s.recompute;
-    c.by_recompute = {};
+    c.variants = LayerVariants {};
+    c.by_variant = {};
     LayerEntry& e = s.layers ? composite_entries(ctx, s, cache, c) : cache.layer_entry(s, c.groups);
     c.layer = e.costs;
     add_pipeline_p2p(ctx, s, c.groups, c.layer);
@@ -417,8 +488,33 @@ void compute_costs(const PlanContext& ctx, const Strategy& s, EvaluationCache& c
 
 StageParams stage_params(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
 {
+    if (c.ranges)
+        return composite_stage_params(ctx, s, *c.layout, stage, c.variants).total();
     return stage_params(ctx, s, *c.layout, stage);
 }
+
+namespace {
+
+double accumulate_bytes_per_param(Precision p)
+{
+    return is_full_precision(p) ? kFp32AutogradAccumulateBytes
+        : p == Precision::bf16  ? kBf16IntoFp32AccumulateBytes
+                                : kHalfAutogradAccumulateBytes;
+}
+
+// Bytes per parameter of the separate gradient accumulation pass over a chunk: a composite plan's
+// layers each at their own precision (the mean over the chunk's layers, as the parameters are spread).
+double accumulate_bytes_per_param(const PlanContext& ctx, const StrategyCosts& c, const ChunkTiming& ct)
+{
+    if (!c.ranges || ct.layers <= 0)
+        return accumulate_bytes_per_param(ctx.training.precision);
+    double sum = 0;
+    for (int l = ct.first_layer; l < ct.first_layer + ct.layers; ++l)
+        sum += accumulate_bytes_per_param(c.variants.setting_of_layer(l).precision);
+    return sum / ct.layers;
+}
+
+} // namespace
 
 ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int chunk) noexcept
 {
@@ -437,11 +533,11 @@ ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const Strate
     } else {
         // A composite plan: each layer with the costs of its range's settings.
         const LayerMix mix = layer_mix(ctx.model, c, ct.first_layer, ct.layers);
-        for (int r = 0; r < kRecomputeCount; ++r) {
-            if (mix.dense[r] > 0)
-                t.add(c.by_recompute[r]->costs.dense, mix.dense[r]);
-            if (mix.moe[r] > 0)
-                t.add(c.by_recompute[r]->costs.moe, mix.moe[r]);
+        for (int v = 0; v < c.variants.count; ++v) {
+            if (mix.dense[v] > 0)
+                t.add(c.by_variant[v]->costs.dense, mix.dense[v]);
+            if (mix.moe[v] > 0)
+                t.add(c.by_variant[v]->costs.moe, mix.moe[v]);
         }
     }
     // The embedding runs with the first layer's settings, the loss with the last layer's.
@@ -462,9 +558,7 @@ ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const Strate
         const int stage = chunk % s.pp;
         const double stage_layers = std::max(1, c.layout->stage[stage].layers);
         const double params = stage_params(ctx, s, c, stage).total() * ct.layers / stage_layers;
-        const double bytes = is_full_precision(ctx.training.precision) ? kFp32AutogradAccumulateBytes
-            : ctx.training.precision == Precision::bf16                ? kBf16IntoFp32AccumulateBytes
-                                                                       : kHalfAutogradAccumulateBytes;
+        const double bytes = accumulate_bytes_per_param(ctx, c, ct);
         const double accumulate = memory_bound_time_s(ctx.device, params * bytes);
         ct.weight_s += accumulate;
         ct.compute_s += accumulate;
@@ -518,27 +612,70 @@ StageTiming stage_timing_of(const PlanContext& ctx, const Strategy& s, const Str
     return st;
 }
 
+namespace {
+
+// A stage's expert parameters by the expert-data-parallel group they are reduced over: one group for a
+// plain plan, one per layer variant for a composite one (ranges may set their own expert TP).
+struct ExpertSplit {
+    int count = 0;
+    std::array<double, kMaxLayerSettings> params {};
+    std::array<double, kMaxLayerSettings> shard {};
+    std::array<const GroupPlacement*, kMaxLayerSettings> group {};
+};
+
+ExpertSplit expert_split(
+    const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage, const StageParams& sp) noexcept
+{
+    ExpertSplit e;
+    if (!c.ranges) {
+        e.count = 1;
+        e.params[0] = sp.expert;
+        e.shard[0] = expert_shard_ranks(s, s.effective_expert_tp());
+        e.group[0] = &c.groups.dp_expert;
+        return e;
+    }
+    const CompositeParams p = composite_stage_params(ctx, s, *c.layout, stage, c.variants);
+    e.count = c.variants.count;
+    for (int k = 0; k < e.count; ++k) {
+        e.params[k] = p.expert[k];
+        e.shard[k] = expert_shard_ranks(s, c.variants.setting[k].expert_tp);
+        e.group[k] = &c.by_variant[k]->groups.dp_expert;
+    }
+    return e;
+}
+
+} // namespace
+
 StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
 {
     StageTail tail;
     const StageParams sp = stage_params(ctx, s, c, stage);
     const StateBytes state = state_bytes(ctx.training, s);
     const double dense_shard = static_cast<double>(s.dp) * s.cp;
-    const double expert_shard = std::max(
-        1.0, static_cast<double>(s.tp) * s.cp * s.dp / (static_cast<double>(s.effective_expert_tp()) * s.ep));
     tail.params = std::max(1.0, sp.total());
+    // A composite plan's ranges of their own expert TP reduce their experts over their own expert-data-
+    // parallel groups; a plain plan has one (variant 0 below).
+    const ExpertSplit experts = expert_split(ctx, s, c, stage, sp);
     if (s.zero <= 2) {
         const Collective coll = s.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
-        tail.grad_reduce_s = collective_time_s(ctx.network, coll, sp.dense * state.gradients, c.groups.dp_dense)
-            + collective_time_s(ctx.network, coll, sp.expert * state.gradients, c.groups.dp_expert);
+        const double gather_bytes = gather_bytes_per_param(ctx.training.precision);
+        tail.grad_reduce_s = collective_time_s(ctx.network, coll, sp.dense * state.gradients, c.groups.dp_dense);
         if (s.zero >= 1)
-            tail.param_gather_s = collective_time_s(ctx.network, Collective::all_gather,
-                                      sp.dense * gather_bytes_per_param(ctx.training.precision), c.groups.dp_dense)
-                + collective_time_s(ctx.network, Collective::all_gather,
-                    sp.expert * gather_bytes_per_param(ctx.training.precision), c.groups.dp_expert);
+            tail.param_gather_s
+                = collective_time_s(ctx.network, Collective::all_gather, sp.dense * gather_bytes, c.groups.dp_dense);
+        for (int k = 0; k < experts.count; ++k) {
+            tail.grad_reduce_s
+                += collective_time_s(ctx.network, coll, experts.params[k] * state.gradients, *experts.group[k]);
+            if (s.zero >= 1)
+                tail.param_gather_s += collective_time_s(
+                    ctx.network, Collective::all_gather, experts.params[k] * gather_bytes, *experts.group[k]);
+        }
     }
     tail.last_bucket_fraction = std::min(1.0, kBucketParams / tail.params);
-    const double local = s.zero >= 1 ? sp.dense / dense_shard + sp.expert / expert_shard : sp.total();
+    double local_expert = 0;
+    for (int k = 0; k < experts.count; ++k)
+        local_expert += experts.params[k] / experts.shard[k];
+    const double local = s.zero >= 1 ? sp.dense / dense_shard + local_expert : sp.total();
     const double grads_local = s.zero >= 2 ? local : sp.total();
     if (s.offload_optimizer) {
         const GpuArchitecture arch = ctx.cluster.gpu.architecture;

@@ -44,6 +44,7 @@ struct LayerEntry {
     LayerCurves curves;
     Strategy strategy; // the layer-level degrees the entry was built for
     Groups groups;
+    Precision precision = Precision::bf16; // the matmuls' (a composite plan's range may have its own)
     const LayerCurves& ladder(const PlanContext& ctx);
 };
 
@@ -56,26 +57,36 @@ struct StrategyCosts {
     LayerEntry* entry = nullptr; // where `curves` live (the cache's entry), so the other clocks can be built
     // The curves with every clock level (built on first use); `curves` is enough at the nominal clock.
     const LayerCurves& curves_at(const PlanContext& ctx, double clock) const;
-    // Composite plans (strategy.layers): the ranges, the strategy's own recompute, and the layer
-    // entries of each recompute setting some layer runs under (index: Recompute; null where none
-    // does). A plain plan leaves `ranges` null and costs every layer with `layer`.
+    // Composite plans (strategy.layers): the ranges, the distinct settings their layers run under, and
+    // the layer entry of each (index: variant). A plain plan leaves `ranges` null and costs every layer
+    // with `layer`.
     const LayerRanges* ranges = nullptr;
-    Recompute recompute = Recompute::none;
-    std::array<LayerEntry*, kRecomputeCount> by_recompute {};
+    LayerVariants variants;
+    std::array<LayerEntry*, kMaxLayerSettings> by_variant {};
     // The entry layer `layer` is costed with (composite plans only).
     LayerEntry& entry_of_layer(int layer) const;
 };
 
-// Layers [first, first + count) of a composite plan by the recompute setting they run under.
+// The setting a plan's layers run under without ranges: its recompute, the training's precision, its
+// expert TP.
+LayerSetting plain_layer_setting(const PlanContext& ctx, const Strategy& s) noexcept;
+// The strategy a layer of setting `v` is costed with: the plan's, with the setting's recompute and expert TP.
+Strategy strategy_of_setting(const Strategy& s, const LayerSetting& v) noexcept;
+
+// Layers [first, first + count) of a composite plan by the variant they run under.
 struct LayerMix {
-    std::array<int, kRecomputeCount> dense {};
-    std::array<int, kRecomputeCount> moe {};
+    std::array<int, kMaxLayerSettings> dense {};
+    std::array<int, kMaxLayerSettings> moe {};
 };
 LayerMix layer_mix(const ModelSpec& m, const StrategyCosts& c, int first, int count) noexcept;
 // Whether a kernel of any layer entry the plan uses is at the power cap at the nominal clock.
 bool throttled_at_nominal(const StrategyCosts& c) noexcept;
-// The activation bytes of each recompute setting a composite plan uses (entries left zero otherwise).
-std::array<LayerActivationBytes, kRecomputeCount> activations_by_recompute(const StrategyCosts& c) noexcept;
+// The activation bytes of each variant a composite plan uses (entries left zero otherwise).
+std::array<LayerActivationBytes, kMaxLayerSettings> activations_by_variant(const StrategyCosts& c) noexcept;
+// The GPU's dense peak the plan's matmuls run at (FLOP/s): the training precision's, or for a composite
+// plan whose ranges differ in precision the rate that gives the same time at 100% utilisation over its
+// layers' executed FLOPs (a harmonic mean weighted by those FLOPs).
+double plan_peak_flops(const PlanContext& ctx, const StrategyCosts& c) noexcept;
 
 // An exact cache key: the fields themselves, compared in full (a hash of them alone can collide).
 template <std::size_t N> struct ExactKey {
@@ -100,8 +111,11 @@ public:
     explicit EvaluationCache(const PlanContext& ctx);
     const PlanLayout& layout(const Strategy& s);
     LayerEntry& layer_entry(const Strategy& s, const Groups& g);
+    // A layer of a composite plan's range whose matmuls run at `p` (not the training's precision).
+    LayerEntry& layer_entry(const Strategy& s, const Groups& g, Precision p);
     // Activation bytes per layer (closed form, no op lists): what a memory check needs.
     const LayerActivationBytes& activations(const Strategy& s);
+    const LayerActivationBytes& activations(const Strategy& s, Precision p);
     std::size_t layouts() const { return m_layouts.size(); }
     std::size_t layer_entries() const { return m_layers.size(); }
     // At most this many layer entries are kept (~40 MiB per cache, one cache per search thread).
@@ -109,7 +123,7 @@ public:
 
 private:
     // The strategy fields per-layer costs depend on; with the four groups' placements.
-    static constexpr std::size_t kLayerFields = 9;
+    static constexpr std::size_t kLayerFields = 10;
     static constexpr std::size_t kPlacementFields = 4;
     using LayoutKey = ExactKey<6>;
     using ActivationKey = ExactKey<kLayerFields>;
@@ -124,11 +138,14 @@ Groups place_groups(const PlanContext& ctx, const Strategy& s) noexcept;
 LayerCosts compute_layer_costs(const PlanContext& ctx, const Strategy& s, const Groups& g) noexcept;
 // Activation bytes of the layer kinds per micro-batch under the strategy's recompute setting.
 LayerActivationBytes compute_layer_activations(const PlanContext& ctx, const Strategy& s) noexcept;
+LayerActivationBytes compute_layer_activations(const PlanContext& ctx, const Strategy& s, Precision p) noexcept;
 // The pipeline's activation exchange between neighbouring stages (fills p2p_s and p2p_transfers).
 void add_pipeline_p2p(const PlanContext& ctx, const Strategy& s, const Groups& g, LayerCosts& c) noexcept;
 // Per-pass time and energy of the layer kinds over the context's clock ladder, at its power cap.
 LayerCurves compute_layer_curves(
     const PlanContext& ctx, const Strategy& s, const Groups& g, ClockLevels levels = ClockLevels::ladder) noexcept;
+LayerCurves compute_layer_curves(
+    const PlanContext& ctx, const Strategy& s, const Groups& g, ClockLevels levels, Precision p) noexcept;
 // Fills `c` using the cache (layout and layer costs); the layout stays owned by the cache.
 void compute_costs(const PlanContext& ctx, const Strategy& s, EvaluationCache& cache, StrategyCosts& c);
 

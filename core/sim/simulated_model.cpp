@@ -54,6 +54,10 @@ Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s,
     // Memory, power scaffolding and the per-micro-batch parts come from the shared cost model; the
     // timeline decides the step time, the bubble and the exposed tail.
     Prediction p = AnalyticModel(ctx).predict(s);
+    // The matmuls' peak the analytic MFU was taken against (a composite plan's ranges may mix precisions).
+    const double peak = !s.layers ? ctx.cluster.gpu.peak(ctx.training.precision)
+        : p.mfu > 0               ? p.tflops_per_gpu * units::kTFLOP / p.mfu
+                                  : 0.0;
     const SimulationResult& r = sim.result;
     p.fidelity = Fidelity::simulated;
     double pipeline_end = 0;
@@ -83,7 +87,6 @@ Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s,
     const double tokens = static_cast<double>(ctx.training.global_batch) * static_cast<double>(ctx.training.seq_len);
     p.tokens_per_s = tokens / step;
     const double gpus = static_cast<double>(s.total_gpus());
-    const double peak = ctx.cluster.gpu.peak(ctx.training.precision);
     p.tflops_per_gpu = ctx.model_flops_per_token * p.tokens_per_s / gpus / units::kTFLOP;
     p.mfu = peak > 0 ? p.tflops_per_gpu * units::kTFLOP / peak : 0;
     p.hfu *= p.step_time_s > 0 ? (AnalyticModel(ctx).predict(s).step_time_s / p.step_time_s) : 0.0;

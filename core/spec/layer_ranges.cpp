@@ -19,6 +19,41 @@ Recompute LayerRanges::recompute_of(int layer, Recompute plain) const noexcept
     return r && r->recompute ? *r->recompute : plain;
 }
 
+LayerSetting LayerRanges::setting_of(int layer, const LayerSetting& plain) const noexcept
+{
+    const LayerRange* r = range_of(layer);
+    if (!r)
+        return plain;
+    return { r->recompute.value_or(plain.recompute), r->precision.value_or(plain.precision),
+        r->expert_tp.value_or(plain.expert_tp) };
+}
+
+LayerVariants LayerVariants::of(const LayerRanges& r, const LayerSetting& plain, int model_layers) noexcept
+{
+    LayerVariants v;
+    v.ranges = &r;
+    v.plain = plain;
+    for (int l = 0; l < model_layers; ++l) {
+        const LayerSetting s = r.setting_of(l, plain);
+        bool known = false;
+        for (int i = 0; i < v.count && !known; ++i)
+            known = v.setting[i] == s;
+        // The reader bounds the distinct settings (kMaxLayerSettings); past it layers share the last.
+        if (!known && v.count < kMaxLayerSettings)
+            v.setting[v.count++] = s;
+    }
+    return v;
+}
+
+int LayerVariants::of_layer(int layer) const noexcept
+{
+    const LayerSetting s = ranges->setting_of(layer, plain);
+    for (int i = 0; i < count; ++i)
+        if (setting[i] == s)
+            return i;
+    return count - 1;
+}
+
 const LayerRanges* intern_layer_ranges(LayerRanges r)
 {
     // A deque never moves its elements: the pointers handed out stay valid.

@@ -5,6 +5,7 @@
 #include "spec/precision.hpp"
 #include "spec/strategy.hpp"
 
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -23,6 +24,15 @@ struct LayerRange {
     bool operator==(const LayerRange&) const = default;
 };
 
+// What one layer runs under: the plan's own values with its range's overrides applied. A composite
+// plan costs each distinct setting its layers use once.
+struct LayerSetting {
+    Recompute recompute = Recompute::none;
+    Precision precision = Precision::bf16;
+    int expert_tp = 1;
+    bool operator==(const LayerSetting&) const = default;
+};
+
 struct LayerRanges {
     std::vector<LayerRange> ranges; // in the order read (a scenario saves them back so)
 
@@ -30,11 +40,27 @@ struct LayerRanges {
     const LayerRange* range_of(int layer) const noexcept;
     // The recompute setting layer `layer` runs under, given the strategy's own.
     Recompute recompute_of(int layer, Recompute plain) const noexcept;
+    // Everything layer `layer` runs under, given the plan's own values.
+    LayerSetting setting_of(int layer, const LayerSetting& plain) const noexcept;
+};
+
+// The distinct settings a composite plan's layers run under: at most one per range plus the plan's own.
+inline constexpr int kMaxLayerSettings = 16;
+
+// The distinct settings of a composite plan, in order of first use from layer 0, and which one each
+// layer runs under (a lookup over the ranges: the composite path only).
+struct LayerVariants {
+    const LayerRanges* ranges = nullptr;
+    LayerSetting plain;
+    int count = 0;
+    std::array<LayerSetting, kMaxLayerSettings> setting {};
+
+    static LayerVariants of(const LayerRanges& r, const LayerSetting& plain, int model_layers) noexcept;
+    int of_layer(int layer) const noexcept;
+    const LayerSetting& setting_of_layer(int layer) const noexcept { return setting[of_layer(layer)]; }
 };
 
 // A copy that lives for the process (scenarios and strategies are copied freely; the ranges are not).
 const LayerRanges* intern_layer_ranges(LayerRanges r);
-
-inline constexpr int kRecomputeCount = 3;
 
 } // namespace parallax

@@ -9,8 +9,20 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace parallax {
+
+// What the composite search tries around the best plain plans ("search.composite",
+// docs/composite-strategies.md); unset = plain plans only.
+struct CompositeSearchSpec {
+    bool recompute_ranges = true; // a heavier recompute on the first layers only, a lighter one elsewhere
+    bool edge_stage_layers = true; // lighter first and last pipeline stages (first/last_stage_layers)
+    std::vector<int> expert_tp; // expert TP values to try apart from the attention's TP (MoE models)
+    int max_candidates = 2000; // composites costed at most (the grid is cut past it, and says so)
+    int base_plans = 5; // the best plain plans the composites are built around
+    bool operator==(const CompositeSearchSpec&) const = default;
+};
 
 // What the search may not change, and limits it must respect ("search": {...} in a scenario).
 struct SearchSpec {
@@ -23,6 +35,7 @@ struct SearchSpec {
     // "energy" objective: only plans within this fraction of the fastest plan's step time compete.
     std::optional<double> max_slowdown; // search.limits.max_slowdown
     std::string objective = "throughput";
+    std::optional<CompositeSearchSpec> composite; // search.composite
 };
 
 // Where each part of the scenario came from, so saving writes preset names back as names.

@@ -61,11 +61,17 @@ std::string strategy_label(const Strategy& s)
     if (s.recompute != Recompute::none)
         out += ", " + std::string(to_string(s.recompute)) + " recompute";
     if (s.layers) {
-        // A composite plan: the ranges whose recompute differs (the only per-range setting costed so far).
-        for (const LayerRange& r : s.layers->ranges)
+        // A composite plan: what each range sets apart from the plan (a precision is named whenever set:
+        // the plan's own lives in the training settings).
+        for (const LayerRange& r : s.layers->ranges) {
+            const std::string where = ", layers " + std::to_string(r.first) + "-" + std::to_string(r.last) + " ";
             if (r.recompute && *r.recompute != s.recompute)
-                out += ", layers " + std::to_string(r.first) + "-" + std::to_string(r.last) + " "
-                    + std::string(to_string(*r.recompute)) + " recompute";
+                out += where + std::string(to_string(*r.recompute)) + " recompute";
+            if (r.precision)
+                out += where + std::string(to_string(*r.precision));
+            if (r.expert_tp && *r.expert_tp != s.effective_expert_tp())
+                out += where + "expert TP " + std::to_string(*r.expert_tp);
+        }
     }
     if (s.sequence_parallel)
         out += ", SP";

@@ -10,6 +10,7 @@
 #include "spec/layer_ranges.hpp"
 #include "spec/strategy_label.hpp"
 
+#include <QFile>
 #include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -62,6 +63,14 @@ std::string error_of(const nlohmann::json& j, ScenarioUse use = ScenarioUse::pla
         return e.what();
     }
     return {};
+}
+
+std::string read_text(const char* path)
+{
+    QFile f(QString::fromUtf8(path));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return f.readAll().toStdString();
 }
 
 bool contains(const std::string& s, const std::string& part)
@@ -149,9 +158,9 @@ private slots:
         QTest::newRow("cp of its own") << R"([{"range": [0, 1], "cp": 2}])"
                                        << "strategy.layers[0].cp"
                                        << "not supported yet";
-        QTest::newRow("fp8 on some layers") << R"([{"range": [1, 78], "precision": "fp8"}])"
-                                            << "strategy.layers[0].precision"
-                                            << "not supported yet";
+        QTest::newRow("fp32 among bf16 layers") << R"([{"range": [1, 78], "precision": "fp32"}])"
+                                                << "strategy.layers[0].precision"
+                                                << "cannot mix full-precision";
         QTest::newRow("offload") << R"([{"range": [1, 78], "offload_activations": true}])"
                                  << "strategy.layers[0].offload_activations"
                                  << "not supported yet";
@@ -230,6 +239,114 @@ private slots:
             VERIFY_CLOSE(pa.stages[i].forward_s, pb.stages[i].forward_s);
             VERIFY_CLOSE(pa.stages[i].backward_s, pb.stages[i].backward_s);
         }
+    }
+
+    // Every layer in a range at one precision predicts what that precision as training.precision does.
+    void uniform_precision_equals_plain_data()
+    {
+        QTest::addColumn<QString>("plain");
+        QTest::addColumn<QString>("training");
+        QTest::addColumn<QString>("range");
+        QTest::addColumn<bool>("simulated");
+        QTest::newRow("fp8 ranges on bf16 training") << "fp8"
+                                                     << "bf16"
+                                                     << "fp8" << false;
+        QTest::newRow("bf16 ranges on fp8 training") << "bf16"
+                                                     << "fp8"
+                                                     << "bf16" << false;
+        QTest::newRow("fp8 ranges, simulated") << "fp8"
+                                               << "bf16"
+                                               << "fp8" << true;
+    }
+
+    void uniform_precision_equals_plain()
+    {
+        QFETCH(QString, plain);
+        QFETCH(QString, training);
+        QFETCH(QString, range);
+        QFETCH(bool, simulated);
+        nlohmann::json a = scenario_json({ { "recompute", "selective" } });
+        a["training"]["precision"] = plain.toStdString();
+        nlohmann::json b = scenario_json({ { "recompute", "selective" },
+            { "layers",
+                { { { "range", { 0, 29 } }, { "precision", range.toStdString() } },
+                    { { "range", { 30, 79 } }, { "precision", range.toStdString() } } } } });
+        b["training"]["precision"] = training.toStdString();
+        const Prediction pa = predict(read(a), simulated);
+        const Prediction pb = predict(read(b), simulated);
+        VERIFY_CLOSE(pa.step_time_s, pb.step_time_s);
+        VERIFY_CLOSE(pa.peak_memory_bytes, pb.peak_memory_bytes);
+        VERIFY_CLOSE(pa.mfu, pb.mfu);
+        VERIFY_CLOSE(pa.hfu, pb.hfu);
+        VERIFY_CLOSE(pa.power.avg_W_per_gpu, pb.power.avg_W_per_gpu);
+        VERIFY_CLOSE(pa.power.energy_J_per_step, pb.power.energy_J_per_step);
+        for (std::size_t i = 0; i < pa.stages.size(); ++i) {
+            VERIFY_CLOSE(pa.stages[i].memory.weights, pb.stages[i].memory.weights);
+            VERIFY_CLOSE(pa.stages[i].memory.total(), pb.stages[i].memory.total());
+            VERIFY_CLOSE(pa.stages[i].forward_s, pb.stages[i].forward_s);
+            VERIFY_CLOSE(pa.stages[i].backward_s, pb.stages[i].backward_s);
+        }
+    }
+
+    // fp8 training with the first and last two layers in bf16 (NVIDIA's recipe for fp8 stability). Stages
+    // 1 and 2 (layers 20-59, all fp8) cost what all-fp8's do; stage 0 (layers 0-19) costs all-fp8's stage 0
+    // plus two layers' bf16-minus-fp8 time, a layer's being a twentieth of stage 1's (no embedding or loss
+    // there; its pipeline sends cancel in the difference). Its weights are two layers' fp8 copies (1 B per
+    // parameter of the 3 B an fp8 layer keeps) lighter.
+    void fp8_with_bf16_edges()
+    {
+        auto at = [&](const char* precision, const nlohmann::json& layers) {
+            nlohmann::json j = scenario_json({ { "recompute", "selective" } });
+            j["training"]["precision"] = precision;
+            if (!layers.is_null())
+                j["strategy"]["layers"] = layers;
+            return predict(read(j));
+        };
+        const Prediction p8 = at("fp8", nullptr), p16 = at("bf16", nullptr);
+        const Prediction pm = at("fp8",
+            nlohmann::json::parse(
+                R"([{"range": [0, 1], "precision": "bf16"}, {"range": [78, 79], "precision": "bf16"}])"));
+        for (int st : { 1, 2 }) {
+            VERIFY_CLOSE(pm.stages[st].forward_s, p8.stages[st].forward_s);
+            VERIFY_CLOSE(pm.stages[st].backward_s, p8.stages[st].backward_s);
+            VERIFY_CLOSE(pm.stages[st].memory.total(), p8.stages[st].memory.total());
+        }
+        const double layer_fwd_gain = (p16.stages[1].forward_s - p8.stages[1].forward_s) / 20;
+        const double layer_bwd_gain = (p16.stages[1].backward_s - p8.stages[1].backward_s) / 20;
+        QVERIFY(layer_fwd_gain > 0 && layer_bwd_gain > 0);
+        // fp8 GEMMs reach the power cap at the nominal clock, so a stage holding fp8 layers reads all its
+        // layers' times through the clock curves; an unthrottled bf16 layer's curve agrees with its cost
+        // model time to ~1e-8 (all-bf16's stages read the cost model directly).
+        for (int st : { 0, 3 }) {
+            QVERIFY(close(pm.stages[st].forward_s, p8.stages[st].forward_s + 2 * layer_fwd_gain, 1e-6));
+            QVERIFY(close(pm.stages[st].backward_s, p8.stages[st].backward_s + 2 * layer_bwd_gain, 1e-6));
+        }
+        // Weights: a stage 1 layer keeps 3 B per parameter in fp8 (bf16 + the fp8 copy), 2 B in bf16.
+        const double fp8_copy_per_layer = p8.stages[1].memory.weights / 20 / 3;
+        VERIFY_CLOSE(p16.stages[1].memory.weights, 20 * 2 * fp8_copy_per_layer);
+        // The embedding takes the first layer's precision, the output layer and final norm the last
+        // layer's: they drop their fp8 copies too (Llama 3 70B: untied, vocab 128256, hidden 8192, TP 8).
+        const double table_per_rank = 128256.0 * 8192 / 8;
+        VERIFY_CLOSE(
+            pm.stages[0].memory.weights, p8.stages[0].memory.weights - 2 * fp8_copy_per_layer - table_per_rank);
+        VERIFY_CLOSE(
+            pm.stages[3].memory.weights, p8.stages[3].memory.weights - 2 * fp8_copy_per_layer - table_per_rank - 8192);
+        QVERIFY2(p8.step_time_s < pm.step_time_s && pm.step_time_s < p16.step_time_s,
+            qPrintable(QStringLiteral("fp8 %1 s, mixed %2 s, bf16 %3 s")
+                           .arg(p8.step_time_s)
+                           .arg(pm.step_time_s)
+                           .arg(p16.step_time_s)));
+        // The documented example is this plan.
+        const Scenario example = load_scenario_file(
+            PARALLAX_SOURCE_DIR "/docs/examples/composite-fp8-bf16-edges.json", PresetCatalog::standard());
+        VERIFY_CLOSE(predict(example).step_time_s, pm.step_time_s);
+        QCOMPARE(strategy_label(example.strategy),
+            std::string("TP 8 × PP 4 × CP 1 × DP 2, mb 1, 1f1b, ZeRO 1, selective recompute, layers 0-1 bf16, "
+                        "layers 78-79 bf16, SP"));
+        // MFU is taken against the rate the matmuls run at: between the two precisions' peaks.
+        const double peak_m = pm.tflops_per_gpu / pm.mfu, peak_8 = p8.tflops_per_gpu / p8.mfu,
+                     peak_16 = p16.tflops_per_gpu / p16.mfu;
+        QVERIFY(peak_16 < peak_m && peak_m < peak_8);
     }
 
     // Full recompute on layers 20-59 (stages 1 and 2 of 4): those stages cost what the plain full plan's
@@ -325,6 +442,53 @@ private slots:
         QVERIFY(pf.step_time_s < pp.step_time_s);
         QVERIFY(pb.step_time_s < pf.step_time_s);
         QVERIFY(pb.time.exposed_ep_s < 0.5 * pf.time.exposed_ep_s);
+    }
+
+    // Expert TP by range on Qwen3-30B-A3B (48 MoE layers, TP 2 × PP 2 × DP 4, EP 4): ranges at expert TP 1
+    // covering every layer predict the plain expert TP 1 plan; expert TP 1 on stage 0's layers only (0-23)
+    // gives stage 0 the expert TP 1 plan's times and memory (its expert GEMMs unsplit, no expert-TP
+    // collective, its experts' weights and gradients twice as large per GPU and reduced over an expert-data-
+    // parallel group twice as wide) and stage 1 the expert TP 2 plan's.
+    void expert_tp_by_range()
+    {
+        auto qwen = [&](int expert_tp, const char* layers) {
+            nlohmann::json j = nlohmann::json::parse(
+                read_text(PARALLAX_SOURCE_DIR "/docs/examples/composite-expert-tp1-overlap.json"));
+            j["strategy"]["ep"] = 4;
+            j["strategy"]["ep_overlap"] = false;
+            j["strategy"]["expert_tp"] = expert_tp;
+            if (layers)
+                j["strategy"]["layers"] = nlohmann::json::parse(layers);
+            return read(j);
+        };
+        const Prediction p1 = predict(qwen(1, nullptr)), p2 = predict(qwen(2, nullptr));
+        const Prediction all1 = predict(qwen(2, R"([{"range": [0, 47], "expert_tp": 1}])"));
+        VERIFY_CLOSE(all1.step_time_s, p1.step_time_s);
+        VERIFY_CLOSE(all1.peak_memory_bytes, p1.peak_memory_bytes);
+        VERIFY_CLOSE(all1.power.energy_J_per_step, p1.power.energy_J_per_step);
+        VERIFY_CLOSE(all1.communication_s.dp, p1.communication_s.dp);
+        const Scenario half_plan = qwen(2, R"([{"range": [0, 23], "expert_tp": 1}])");
+        QVERIFY(contains(strategy_label(half_plan.strategy), ", layers 0-23 expert TP 1"));
+        const Prediction half = predict(half_plan);
+        QCOMPARE(half.stages.size(), std::size_t(2));
+        for (int st = 0; st < 2; ++st) {
+            const Prediction& same = st == 0 ? p1 : p2;
+            VERIFY_CLOSE(half.stages[st].forward_s, same.stages[st].forward_s);
+            VERIFY_CLOSE(half.stages[st].backward_s, same.stages[st].backward_s);
+            VERIFY_CLOSE(half.stages[st].memory.weights, same.stages[st].memory.weights);
+            VERIFY_CLOSE(half.stages[st].memory.gradients, same.stages[st].memory.gradients);
+            VERIFY_CLOSE(half.stages[st].memory.optimizer, same.stages[st].memory.optimizer);
+            VERIFY_CLOSE(half.stages[st].memory.activations, same.stages[st].memory.activations);
+        }
+        // The distributed optimizer shards each expert over tp·dp/(expert_tp·ep) ranks: the optimizer
+        // states per GPU do not depend on the expert TP; the weights do.
+        VERIFY_CLOSE(p1.stages[0].memory.optimizer, p2.stages[0].memory.optimizer);
+        QVERIFY(p1.stages[0].memory.weights > p2.stages[0].memory.weights);
+        // Under ZeRO-3 a range's own expert TP is refused, naming the key and the rule.
+        nlohmann::json z = scenario_to_json(qwen(2, R"([{"range": [0, 23], "expert_tp": 1}])"));
+        z["strategy"]["zero"] = 3;
+        const std::string err = error_of(z);
+        QVERIFY2(contains(err, "test.json: strategy.layers[0].expert_tp") && contains(err, "zero 3"), err.c_str());
     }
 
     // The documented example runs under `predict`, text and JSON; search refuses it with exit 2.
