@@ -31,7 +31,8 @@ void refuse_if_different(
     if (v && *v != plain)
         throw InputError(file, key,
             std::string("a range's own ") + what
-                + " is not supported yet: only recompute may differ from the strategy's value" + kDoc);
+                + " is not supported yet: only recompute and offload_activations may differ from the strategy's value"
+                + kDoc);
 }
 
 LayerRange read_range(JsonObjectReader& r, int model_layers)
@@ -112,7 +113,6 @@ void check_overrides(const Scenario& sc, const LayerRange& lr, const std::string
     refuse_if_different(lr.tp, plain.tp, file, path + ".tp", "tp");
     refuse_if_different(lr.expert_tp, plain.effective_expert_tp(), file, path + ".expert_tp", "expert_tp");
     refuse_if_different(lr.cp, plain.cp, file, path + ".cp", "cp");
-    refuse_if_different(lr.offload_activations, false, file, path + ".offload_activations", "offload_activations");
     refuse_if_different(lr.precision, sc.training.precision, file, path + ".precision", "precision");
 }
 

@@ -40,6 +40,10 @@ struct LayerActivationBytes {
     double working = 0; // full activations of the largest layer: alive while it is recomputed
 };
 
+// Activation offload: layers whose activations stay on the GPU as copy buffers, the one going out to host
+// memory and the one coming back ahead of its backward (Transformer Engine's offload handler double-buffers).
+inline constexpr double kOffloadBufferLayers = 2;
+
 // `by_recompute` (a composite plan, Strategy::layers): the activation bytes of each recompute setting
 // (index: Recompute), each layer counted under its range's setting; null for a plain plan.
 MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,

@@ -152,9 +152,6 @@ private slots:
         QTest::newRow("fp8 on some layers") << R"([{"range": [1, 78], "precision": "fp8"}])"
                                             << "strategy.layers[0].precision"
                                             << "not supported yet";
-        QTest::newRow("offload") << R"([{"range": [1, 78], "offload_activations": true}])"
-                                 << "strategy.layers[0].offload_activations"
-                                 << "not supported yet";
         QTest::newRow("not a list") << R"({"range": [0, 1]})"
                                     << "strategy.layers"
                                     << "must be a list";
@@ -201,6 +198,13 @@ private slots:
                                           << R"({"recompute": "selective", "vpp": 2, "schedule": "interleaved",
                   "layers": [{"range": [0, 79], "recompute": "full"}]})"
                                           << false;
+        QTest::newRow("offload activations") << R"({"offload_activations": true})"
+                                             << R"({"layers": [{"range": [0, 39], "offload_activations": true},
+                  {"range": [40, 79], "offload_activations": true}]})"
+                                             << false;
+        QTest::newRow("offload activations, simulated")
+            << R"({"offload_activations": true})"
+            << R"({"layers": [{"range": [0, 79], "offload_activations": true}]})" << true;
         QTest::newRow("full, simulated")
             << R"({"recompute": "full"})"
             << R"({"recompute": "none", "layers": [{"range": [0, 79], "recompute": "full"}]})" << true;
