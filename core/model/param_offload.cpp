@@ -6,7 +6,8 @@
 
 namespace parallax {
 
-HostParamTraffic host_param_traffic(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
+HostParamTraffic host_param_traffic(
+    const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
 {
     const StageParams sp = stage_params(ctx, s, c, stage);
     const StateBytes state = state_bytes(ctx.training, s);
@@ -30,8 +31,8 @@ ParamFetchTime param_offload_exposed(const Zero3Traffic& z, const HostParamTraff
     // Copies to and from the host use the link's two directions: the gradients going down do not slow
     // the next layer's parameters coming up.
     const double forward = std::max(first, std::max(h.fetch_s, z.gather_s) - compute.forward_s);
-    const double backward = std::max(
-        first, std::max({ h.fetch_s, h.gradient_s, z.gather_s + z.reduce_scatter_s }) - compute.backward_s);
+    const double backward
+        = std::max(first, std::max({ h.fetch_s, h.gradient_s, z.gather_s + z.reduce_scatter_s }) - compute.backward_s);
     ParamFetchTime t;
     t.forward_s = std::max(0.0, forward - dp_forward_s);
     t.backward_s = std::max(0.0, backward - dp_backward_s);

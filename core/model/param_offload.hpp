@@ -13,7 +13,8 @@ struct HostParamTraffic {
     double fetch_s = 0; // the parameter shards of every layer, host to GPU, once per pass
     double gradient_s = 0; // the gradient shards, GPU to host, in the backward
 };
-HostParamTraffic host_param_traffic(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept;
+HostParamTraffic host_param_traffic(
+    const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept;
 
 // What the host copies add to a micro-batch's forward and backward beyond the ZeRO-3 exposure already
 // costed (`dp_forward_s`, `dp_backward_s`): the host link and the network work on different layers at
