@@ -31,7 +31,7 @@ void refuse_if_different(
     if (v && *v != plain)
         throw InputError(file, key,
             std::string("a range's own ") + what
-                + " is not supported yet: only recompute, precision and expert_tp may differ from the strategy's value"
+                + " is not supported yet: only recompute, precision, expert_tp and offload_activations may differ from the strategy's value"
                 + kDoc);
 }
 
@@ -130,7 +130,6 @@ void check_overrides(const Scenario& sc, const LayerRange& lr, const std::string
     refuse_if_different(lr.cp, plain.cp, file, path + ".cp",
         "cp (a range of another CP splits the sequence its own way: the sequence regathered at each boundary "
         "and its own data-parallel group, which the cost model, keeping one CP group per plan, does not cost)");
-    refuse_if_different(lr.offload_activations, false, file, path + ".offload_activations", "offload_activations");
 }
 
 // How many distinct override combinations the ranges name (each costs one layer setting).

@@ -125,7 +125,7 @@ json prediction_to_json(const Prediction& p)
         { "exposed_pp", finite(p.time.exposed_pp_s) }, { "exposed_dp", finite(p.time.exposed_dp_s) },
         { "exposed_cp", finite(p.time.exposed_cp_s) }, { "exposed_ep", finite(p.time.exposed_ep_s) },
         { "optimizer", finite(p.time.optimizer_s) }, { "offload", finite(p.time.offload_s) },
-        { "data_stall", finite(p.time.data_stall_s) } };
+        { "data_stall", finite(p.time.data_stall_s) }, { "host_copy", finite(p.time.host_copy_s) } };
     json stages = json::array();
     for (const auto& s : p.stages) {
         stages.push_back(
@@ -203,6 +203,8 @@ std::string prediction_to_text(const Scenario& sc, const Prediction& p)
     row("optimizer", p.time.optimizer_s);
     row("offload", p.time.offload_s);
     row("data stall", p.time.data_stall_s);
+    if (p.time.host_copy_s > 0)
+        row("host copies", p.time.host_copy_s);
     out += "power           " + format_number("%10.0f W", p.power.avg_W_per_gpu) + " avg per GPU, "
         + format_number("%.0f W", p.power.peak_W_per_gpu) + " peak, "
         + format_number("%.3f J/token", p.power.energy_J_per_token) + "\n";

@@ -299,6 +299,9 @@ Strategy parse_strategy(
     s.overlap_param_gather = r.get_bool("overlap_param_gather", s.overlap_param_gather);
     s.tp_comm_overlap = r.get_bool("tp_comm_overlap", s.tp_comm_overlap);
     s.ep_overlap = r.get_bool("ep_overlap", s.ep_overlap);
+    s.ep_tile_overlap = r.get_bool("ep_tile_overlap", s.ep_tile_overlap);
+    s.offload_activations = r.get_bool("offload_activations", s.offload_activations);
+    s.offload_params = r.get_bool("offload_params", s.offload_params);
     r.finish();
     return s;
 }
@@ -1020,6 +1023,12 @@ json strategy_to_json(const Strategy& s, bool include_dp)
     j["tp_comm_overlap"] = s.tp_comm_overlap;
     if (s.ep_overlap)
         j["ep_overlap"] = true;
+    if (s.ep_tile_overlap)
+        j["ep_tile_overlap"] = true;
+    if (s.offload_activations)
+        j["offload_activations"] = true;
+    if (s.offload_params)
+        j["offload_params"] = true;
     if (s.layers)
         j["layers"] = layer_ranges_to_json(*s.layers);
     return j;

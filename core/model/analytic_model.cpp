@@ -7,6 +7,7 @@
 #include "model/memory_model.hpp"
 #include "model/model_math.hpp"
 #include "model/moe_load.hpp"
+#include "model/param_offload.hpp"
 #include "model/stage_power.hpp"
 #include "model/strategy_costs.hpp"
 #include "spec/strategy_rules.hpp"
@@ -42,9 +43,15 @@ StageTiming timing_with_zero3(const PlanContext& ctx, const Strategy& s, const S
             exp_f = z.gather_s;
             exp_b = z.gather_s + z.reduce_scatter_s;
         }
+        t.exposed_s[kDpStream] += exp_f + exp_b;
+        if (s.offload_params) {
+            const ParamFetchTime h = param_offload_exposed(z, host_param_traffic(ctx, s, c, stage), t, exp_f, exp_b);
+            t.host_copy_s += h.forward_s + h.backward_s;
+            exp_f += h.forward_s;
+            exp_b += h.backward_s;
+        }
         t.forward_s += exp_f;
         t.backward_s += exp_b;
-        t.exposed_s[kDpStream] += exp_f + exp_b;
         sp.comm_busy_s += 2 * z.gather_s + z.reduce_scatter_s;
     }
     if (power) {
@@ -431,6 +438,7 @@ private:
         time.optimizer_s = tail.optimizer_s;
         time.offload_s = tail.offload_s;
         time.data_stall_s = data_stall_s_;
+        time.host_copy_s = m * crit_t.host_copy_s;
         // Whatever the per-part sums miss (rounding of the pipeline formula) is attributed to the bubble.
         time.bubble_s += r_.step_time_s - time.total();
     }

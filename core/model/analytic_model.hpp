@@ -15,6 +15,7 @@ struct StageTiming {
     double compute_s = 0; // forward + backward compute without recompute
     double recompute_s = 0;
     double exposed_s[6] = {}; // by OpStream: tp, cp, ep, pp exposure per micro-batch
+    double host_copy_s = 0; // exposed copies to and from host memory (offload), in forward_s + backward_s
 };
 
 // Everything evaluate() produces, as plain values.

@@ -559,6 +559,16 @@ double phase_time_s(const LayerOps& ops, OpPhase ph)
     return t;
 }
 
+// Tile-level overlap of an expert all-to-all with the grouped GEMM that consumes (or produces) its tokens
+// (Comet, Zhang et al. MLSys 2025; Flux's moe_ag_scatter / moe_gather_rs kernels): the GEMM's row tiles are
+// scheduled by source rank, the rank's own tokens first, so the other EP ranks' pieces arrive (leave)
+// under the tiles before them; as the TP tile overlap, (ep-1)/ep of the GEMM covers the transfer.
+void ep_tile_overlap(Builder& b, int comm, int gemm)
+{
+    if (b.ctx().strategy->ep_tile_overlap)
+        overlap_with(b, comm, gemm, decomposed_overlap_fraction(b.ctx().strategy->ep));
+}
+
 void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
 {
     const Shapes& x = b.x();
@@ -583,7 +593,8 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         const Collective a2a = deepep ? Collective::all_to_all_rdma : Collective::all_to_all;
         const double a2a_scale = straggler * (deepep ? node_dedup_ratio(c.ep_group.nodes, e.top_k) : 1.0);
         b.mem(OpKind::ep_dispatch, ph, routed * x.h * kPermuteBytesPerElement * x.ew);
-        b.comm(OpKind::ep_dispatch, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * x.act, CommGroup::ep, -1);
+        const int dispatch
+            = b.comm(OpKind::ep_dispatch, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * x.act, CommGroup::ep, -1);
         const bool chunk_sort = alltoall_chunk_sort(c, deepep);
         if (chunk_sort)
             b.mem(OpKind::ep_dispatch, ph, routed * straggler * x.h * kPermuteBytesPerElement * x.ew);
@@ -594,10 +605,11 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         const double local_experts = static_cast<double>(e.experts) / s.ep;
         const double rows = routed * straggler * s.ep / e.experts * etp;
         const double fe = static_cast<double>(e.expert_ffn_hidden) / etp;
-        b.gemm(OpKind::expert_up, ph, rows, fe * (x.gated ? 2 : 1), x.h, local_experts);
+        const int up = b.gemm(OpKind::expert_up, ph, rows, fe * (x.gated ? 2 : 1), x.h, local_experts);
+        ep_tile_overlap(b, dispatch, up);
         b.mem(OpKind::activation, ph,
             rows * local_experts * fe * (x.gated ? 2 * kSwigluBytesPerElement : kGeluBytesPerElement) * x.ew);
-        b.gemm(OpKind::expert_down, ph, rows, x.h, fe, local_experts);
+        const int down = b.gemm(OpKind::expert_down, ph, rows, x.h, fe, local_experts);
         // Dropless routing copies the token counts to the host before the expert GEMMs can be sized, so
         // the host issues the per-expert kernels while the GPU waits; with a capacity factor the shapes
         // are static and the host runs ahead, exposing only what the layer's GPU work so far does not
@@ -615,7 +627,9 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
                 CommGroup::expert_tp, -1);
         if (chunk_sort)
             b.mem(OpKind::ep_combine, ph, routed * straggler * x.h * kPermuteBytesPerElement * x.ew);
-        b.comm(OpKind::ep_combine, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * x.act, CommGroup::ep, -1);
+        const int combine
+            = b.comm(OpKind::ep_combine, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * x.act, CommGroup::ep, -1);
+        ep_tile_overlap(b, combine, down);
         b.mem(OpKind::ep_combine, ph, routed * x.h * kPermuteBytesPerElement * x.ew);
         if (e.shared_experts > 0)
             emit_dense_mlp(b, ph, static_cast<double>(e.shared_experts) * static_cast<double>(e.expert_ffn_hidden));
@@ -740,6 +754,12 @@ private:
         // dX[m x k] = dY[m x n] W^T[n x k]; dW[k x n] = X^T[k x m] dY[m x n].
         // (In fp8 the data-gradient GEMM quantises the output gradient first, see Builder::gemm.)
         const int dgrad = b_.gemm(f.kind, OpPhase::backward_input, f.m, f.k, f.n, f.batch);
+        if (f.kind == OpKind::expert_down && pending_ep_ >= 0) {
+            ep_tile_overlap(b_, pending_ep_, dgrad);
+            pending_ep_ = -1;
+        }
+        if (f.kind == OpKind::expert_up)
+            last_expert_up_dgrad_ = dgrad;
         if (pending_gather_ >= 0) {
             overlap_with(b_, pending_gather_, dgrad, decomposed_overlap_fraction(x_.t));
             pending_gather_ = -1;
@@ -771,10 +791,16 @@ private:
             break;
         case OpKind::ep_dispatch:
         case OpKind::ep_combine:
-            if (f.stream == OpStream::ep)
-                b_.comm(f.kind == OpKind::ep_dispatch ? OpKind::ep_combine : OpKind::ep_dispatch,
+            if (f.stream == OpStream::ep) {
+                const int c = b_.comm(f.kind == OpKind::ep_dispatch ? OpKind::ep_combine : OpKind::ep_dispatch,
                     OpPhase::backward_input, OpStream::ep, f.collective, f.bytes, CommGroup::ep, -1);
-            else
+                // Tile overlap: the output gradients' dispatch feeds the down projection's data gradient,
+                // the input gradients' combine leaves the up projection's as its tiles finish.
+                if (s_.ep_tile_overlap && f.kind == OpKind::ep_combine)
+                    pending_ep_ = c;
+                else if (s_.ep_tile_overlap && last_expert_up_dgrad_ >= 0)
+                    ep_tile_overlap(b_, c, last_expert_up_dgrad_);
+            } else
                 b_.mem(f.kind, OpPhase::backward_input, f.bytes);
             break;
         case OpKind::loss:
@@ -813,6 +839,8 @@ private:
     const Strategy& s_;
     int last_wgrad_ = -1;
     int pending_gather_ = -1; // backward all-gather waiting for the data-gradient GEMM it feeds
+    int pending_ep_ = -1; // the output gradients' dispatch waiting for the expert GEMM it feeds (tile overlap)
+    int last_expert_up_dgrad_ = -1;
     PendingComm pending_cp_[2]; // context-parallel exchanges waiting for the attention backward
     int pending_cps_ = 0;
 };

@@ -155,18 +155,24 @@ constexpr double kOffloadGradientBytesPerParam = 2;
 namespace {
 
 // A composite plan's activations of one micro-batch through the stage, each layer under its range's
-// setting; `working` gets the recomputed layer's full activations when some layer is fully recomputed.
-double composite_stage_activations(
-    const ModelSpec& m, const PlanLayout& layout, int stage, const CompositeLayers& c, double& working)
+// setting; `working` gets the recomputed layer's full activations when some layer is fully recomputed,
+// `offload_buffer` the largest layer whose activations go to host memory (none stay).
+double composite_stage_activations(const ModelSpec& m, const Strategy& s, const PlanLayout& layout, int stage,
+    const CompositeLayers& c, double& working, double& offload_buffer)
 {
     double bytes = 0;
     working = 0;
+    offload_buffer = 0;
     for (int v = 0; v < layout.vpp; ++v) {
         const ChunkInfo& ci = layout.chunk[v * layout.pp + stage];
         for (int l = ci.first_layer; l < ci.first_layer + ci.layers; ++l) {
             const int k = c.variants->of_layer(l);
             const LayerActivationBytes& a = c.activations[k];
-            bytes += m.is_moe_layer(l) ? a.moe : a.dense;
+            const double layer = m.is_moe_layer(l) ? a.moe : a.dense;
+            if (s.layers->offloads_activations(l, s.offload_activations))
+                offload_buffer = std::max(offload_buffer, layer);
+            else
+                bytes += layer;
             if (c.variants->setting[k].recompute == Recompute::full)
                 working = std::max(working, a.working);
         }
@@ -272,17 +278,26 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     }
     // ZeRO-Offload with partitioned gradients (Ren et al. 2021, Sec. 4.1): each bucket of 16-bit gradients
     // is reduced and copied to host memory as the backward produces it; only the bucket stays.
-    if (s.offload_optimizer && s.zero >= 2)
+    if ((s.offload_optimizer || s.offload_params) && s.zero >= 2)
         mem.gradients = std::min(mem.gradients, kOffloadGradientBucketParams * kOffloadGradientBytesPerParam);
-    if (s.offload_optimizer)
+    // Parameter offload (ZeRO-Infinity): the shards live in host memory; the gathered layers are the transient.
+    if (s.offload_params)
+        mem.weights = 0;
+    if (s.offload_optimizer || s.offload_params)
         mem.optimizer = 0;
 
     // Activations: the layers of this stage times the micro-batches in flight.
     const int moe_layers = layout.stage[stage].moe_layers;
     const int dense_layers = layout.stage[stage].layers - moe_layers;
     double working = s.recompute == Recompute::full ? act.working : 0.0;
-    double per_microbatch = mixed ? composite_stage_activations(m, layout, stage, *composite, working)
-                                  : dense_layers * act.dense + moe_layers * act.moe;
+    double offload_buffer = 0; // the largest offloaded layer: its copy buffers stay (model/activation_offload.hpp)
+    double per_microbatch = 0;
+    if (mixed)
+        per_microbatch = composite_stage_activations(m, s, layout, stage, *composite, working, offload_buffer);
+    else if (s.offload_activations)
+        offload_buffer = std::max(dense_layers > 0 ? act.dense : 0.0, moe_layers > 0 ? act.moe : 0.0);
+    else
+        per_microbatch = dense_layers * act.dense + moe_layers * act.moe;
     const double tokens = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp;
     const bool sp = s.sequence_parallel && s.tp > 1;
     if (stage == 0)
@@ -291,6 +306,8 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     const double in_flight = in_flight_microbatches(s, stage, microbatches);
     mem.activations = per_microbatch * in_flight;
     mem.activations += working; // one layer's full activations while it is recomputed
+    // Offloaded layers: the layer going out to host memory and the one copied back ahead of its backward.
+    mem.activations += kOffloadBufferLayers * offload_buffer;
     double transient = 0;
     if (stage == s.pp - 1) {
         // The cross-entropy's logits and fp32 buffers at its peak, one micro-batch (software_stack.hpp).

@@ -43,6 +43,10 @@ struct LayerActivationBytes {
     double working = 0; // full activations of the largest layer: alive while it is recomputed
 };
 
+// Activation offload: layers whose activations stay on the GPU as copy buffers, the one going out to host
+// memory and the one coming back ahead of its backward (Transformer Engine's offload handler double-buffers).
+inline constexpr double kOffloadBufferLayers = 2;
+
 // One GPU's parameters of a stage of a composite plan, by the variant of the layer they belong to (the
 // embedding with layer 0's, the output layer and final norm with the last layer's): ranges may set their
 // own precision (bytes per weight) and expert TP (how experts are split and sharded).

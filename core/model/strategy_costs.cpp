@@ -1,6 +1,8 @@
 #include "model/strategy_costs.hpp"
 
 #include "ir/schedule_program.hpp"
+#include "model/activation_offload.hpp"
+#include "model/host_link.hpp"
 #include "model/moe_load.hpp"
 
 #include "spec/strategy_rules.hpp"
@@ -23,20 +25,6 @@ constexpr double kAdam8bitStepBytesPerParam = 13;
 constexpr double kOneMomentStepBytesPerParam = 22;
 // Gradient-norm for clipping reads every local gradient once (fp32).
 constexpr double kGradNormBytesPerParam = 4;
-// ZeRO-Offload: host<->device copies over each GPU's PCIe x16 link at ~80% of its 16 GB/s (gen 3: V100),
-// 32 GB/s (gen 4: A100) or 64 GB/s (gen 5: H100 and later) per direction (PCI-SIG link rates; ~80% achievable in
-// pinned-memory copies, estimate), and the CPU Adam step (DeepSpeed CPU-Adam ~1 s per billion
-// parameters per socket of ~32 cores; Ren et al. 2021 ZeRO-Offload, Table 2), the node's sockets shared
-// by its GPUs.
-constexpr double kPcieGen3x16Bps = 16e9;
-constexpr double kPcieGen4x16Bps = 32e9;
-constexpr double kPcieGen5x16Bps = 64e9;
-constexpr double kPcieCopyEfficiency = 0.8;
-constexpr double kCpuAdamSecondsPerParamPerSocket = 1.0e-9;
-// DGX A100/H100/B200 (and most GPU servers): 2 CPU sockets per node; GB200 NVL72: one Grace per 2 GPUs
-// (NVIDIA DGX and GB200 NVL72 datasheets).
-constexpr double kSocketsPerNode = 2;
-constexpr double kGpusPerSocketGrace = 2;
 // Megatron's default gradient bucket: max(40M, 1M * dp) parameters (--ddp-bucket-size).
 constexpr double kBucketParams = 40e6;
 // Gradient accumulation outside the GEMM, bytes per parameter per micro-batch (see chunk_timing).
@@ -300,7 +288,7 @@ template <std::size_t N> void put_layer_fields(const Strategy& s, Precision p, E
 {
     const long long fields[] = { s.tp, s.cp, s.ep, s.effective_expert_tp(), s.micro_batch, s.sequence_parallel,
         static_cast<long long>(s.recompute), static_cast<long long>(s.cp_kind), s.tp_comm_overlap,
-        static_cast<long long>(p) };
+        s.ep_tile_overlap, static_cast<long long>(p) };
     static_assert(std::size(fields) <= N);
     std::copy(std::begin(fields), std::end(fields), k.v.begin());
 }
@@ -578,6 +566,12 @@ ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const Strate
         ct.backward_input_s -= hidden_bwd;
         ct.forward_s -= hidden_fwd;
     }
+    if (s.offload_activations || c.ranges) {
+        const HostCopyTime h = chunk_activation_offload(ctx, s, c, info);
+        ct.forward_s += h.forward_s;
+        ct.backward_input_s += h.backward_s;
+        ct.host_copy_s += h.forward_s + h.backward_s;
+    }
     return ct;
 }
 
@@ -602,6 +596,7 @@ StageTiming stage_timing_of(const PlanContext& ctx, const Strategy& s, const Str
         st.weight_grad_s += ct.weight_s;
         st.compute_s += ct.compute_s;
         st.recompute_s += ct.recompute_s;
+        st.host_copy_s += ct.host_copy_s;
         for (int i = 0; i < kOpStreamCount; ++i)
             st.exposed_s[i] += ct.exposed_s[i];
     }
@@ -677,18 +672,15 @@ StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCo
         local_expert += experts.params[k] / experts.shard[k];
     const double local = s.zero >= 1 ? sp.dense / dense_shard + local_expert : sp.total();
     const double grads_local = s.zero >= 2 ? local : sp.total();
-    if (s.offload_optimizer) {
-        const GpuArchitecture arch = ctx.cluster.gpu.architecture;
-        const bool gen4 = arch == GpuArchitecture::ampere || arch == GpuArchitecture::cdna2;
-        const double link = arch == GpuArchitecture::volta ? kPcieGen3x16Bps : gen4 ? kPcieGen4x16Bps : kPcieGen5x16Bps;
-        const double pcie = link * kPcieCopyEfficiency;
-        const bool grace = arch == GpuArchitecture::blackwell && ctx.cluster.gpus_per_node > 8;
-        // Gradients go down, updated bf16 weights come back; the host updates every local shard of the
-        // GPUs that share its socket (a lone GPU has both sockets to itself).
-        const double gpus_per_socket
-            = grace ? kGpusPerSocketGrace : static_cast<double>(ctx.cluster.gpus_per_node) / kSocketsPerNode;
-        const double copy = local * (state.gradients + state.weights) / pcie;
-        tail.offload_s = copy + local * gpus_per_socket * kCpuAdamSecondsPerParamPerSocket;
+    if (s.offload_params) {
+        // ZeRO-Infinity: the gradients went to the host during the backward; CPU Adam updates the parameters
+        // where they live.
+        tail.offload_s = local * gpus_per_socket(ctx.cluster) * kCpuAdamSecondsPerParamPerSocket;
+    } else if (s.offload_optimizer) {
+        // ZeRO-Offload: gradients go down, updated bf16 weights come back over PCIe; the host updates every
+        // local shard of the GPUs that share its socket (a lone GPU has both sockets to itself).
+        const double copy = local * (state.gradients + state.weights) / pcie_copy_Bps(ctx.cluster);
+        tail.offload_s = copy + local * gpus_per_socket(ctx.cluster) * kCpuAdamSecondsPerParamPerSocket;
     } else {
         const double bytes = local * optimizer_bytes_per_param(s.optimizer, ctx.training.precision)
             + grads_local * kGradNormBytesPerParam;

@@ -123,7 +123,7 @@ public:
 
 private:
     // The strategy fields per-layer costs depend on; with the four groups' placements.
-    static constexpr std::size_t kLayerFields = 10;
+    static constexpr std::size_t kLayerFields = 11;
     static constexpr std::size_t kPlacementFields = 4;
     using LayoutKey = ExactKey<6>;
     using ActivationKey = ExactKey<kLayerFields>;
@@ -164,6 +164,7 @@ struct ChunkTiming {
     double exposed_s[kOpStreamCount] = {};
     double comm_busy_s[kOpStreamCount] = {};
     double flops = 0; // executed, incl. recompute
+    double host_copy_s = 0; // exposed copies to and from host memory (offload), in forward_s and backward_input_s
 };
 
 ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int chunk) noexcept;

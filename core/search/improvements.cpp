@@ -136,6 +136,60 @@ void optimizer_offload(Waterfall& w)
     i->energy_J_saved = -fitted.time.offload_s * fitted.power.avg_W_per_gpu * gpus;
 }
 
+// One offload to host memory beyond the optimizer's (activations, parameters): off when the plan fits
+// without it; on, with its price, when only it makes the plan fit.
+struct HostOffloadChoice {
+    const char* name; // "activation offload"
+    const char* key; // "strategy.offload_activations"
+    bool Strategy::*flag;
+    bool runs; // the plan and its framework can take it
+    const char* fits_note; // what it does when it makes the plan fit
+};
+
+void host_offload(Waterfall& w, const Calibration& cal, const HostOffloadChoice& c)
+{
+    const Scenario& sc = w.scenario();
+    Scenario next = sc;
+    const bool on = sc.strategy.*c.flag;
+    next.strategy.*c.flag = !on;
+    const double gpus = static_cast<double>(sc.strategy.total_gpus());
+    const std::string change = std::string(c.key) + (on ? " true -> false" : " false -> true");
+    if (on) {
+        const Prediction p = w.current();
+        const double price = p.step_time_s - predict(next, cal).prediction.step_time_s;
+        if (!w.apply(next, c.name, change, "the plan fits in GPU memory without it: no host copies") && p.feasible
+            && price > 0)
+            w.price(c.name, price, price * p.power.avg_W_per_gpu * gpus,
+                "needed: without it the plan does not fit in GPU memory");
+        return;
+    }
+    if (w.current().feasible || !c.runs)
+        return;
+    const double without_s = w.current().step_time_s;
+    Improvement* i = w.apply(next, c.name, change, c.fits_note);
+    if (!i)
+        return;
+    // The price, against the same plan were its memory enough.
+    const Prediction& fitted = w.current();
+    i->step_time_s_saved = without_s - fitted.step_time_s;
+    i->energy_J_saved = i->step_time_s_saved * fitted.power.avg_W_per_gpu * gpus;
+}
+
+void host_offloads(Waterfall& w, const Calibration& cal)
+{
+    const Strategy& s = w.scenario().strategy;
+    const FrameworkRelease f = w.scenario().training.framework;
+    host_offload(w, cal,
+        { "activation offload", "strategy.offload_activations", &Strategy::offload_activations,
+            framework_supports_activation_offload(f, s.pp, s.recompute),
+            "makes the plan fit: each layer's activations go to host memory until its backward" });
+    const Strategy& t = w.scenario().strategy;
+    host_offload(w, cal,
+        { "parameter offload", "strategy.offload_params", &Strategy::offload_params,
+            t.zero >= 3 && framework_supports_param_offload(f),
+            "makes the plan fit: parameters, gradients and optimizer states in host memory (ZeRO-Infinity)" });
+}
+
 void fused_tp_overlap(Waterfall& w)
 {
     const Scenario& sc = w.scenario();
@@ -148,6 +202,18 @@ void fused_tp_overlap(Waterfall& w)
         ? "Transformer Engine userbuffers split each TP collective into tiles under its GEMM"
         : "PyTorch async TP fuses the all-gather / reduce-scatter with the matmuls around them";
     w.apply(next, "fused TP overlap", "strategy.tp_comm_overlap false -> true", how);
+}
+
+void fused_ep_overlap(Waterfall& w)
+{
+    const Scenario& sc = w.scenario();
+    if (!sc.model.is_moe() || sc.strategy.ep <= 1 || sc.strategy.ep_tile_overlap || !w.current().feasible
+        || !framework_supports_ep_tile_overlap(sc.training.framework))
+        return;
+    Scenario next = sc;
+    next.strategy.ep_tile_overlap = true;
+    w.apply(next, "fused EP overlap", "strategy.ep_tile_overlap false -> true",
+        "the expert dispatch and combine move tile by tile under the grouped GEMMs (Comet)");
 }
 
 void stage_clocks(Waterfall& w, const Calibration& cal)
@@ -178,7 +244,9 @@ ImprovementWaterfall plan_improvements(const Scenario& sc, const Calibration& ca
     Waterfall w(sc, calibration);
     better_loader(w, calibration);
     optimizer_offload(w);
+    host_offloads(w, calibration);
     fused_tp_overlap(w);
+    fused_ep_overlap(w);
     stage_clocks(w, calibration);
     return w.take();
 }

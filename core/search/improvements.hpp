@@ -1,9 +1,10 @@
 #pragma once
 // The choices around the parallel degrees, as a waterfall: starting from the plan as given, each step
 // applies one choice on top of the previous ones and says what it saves (step time, energy) or costs:
-// a loader that keeps up, the optimizer offload (off when the plan fits without it; on, at its price,
-// when it makes the plan fit), tile-level TP communication overlap where the framework has it, and
-// per-stage clocks (clock_planner.hpp). Only the choices that change something are listed.
+// a loader that keeps up, the optimizer, activation and parameter offloads (each off when the plan fits
+// without it; on, at its price, when it makes the plan fit), tile-level TP (and MoE dispatch/combine) communication
+// overlap where the framework has it, and per-stage clocks (clock_planner.hpp). Only the choices that change something
+// are listed.
 #include "calibration/calibration.hpp"
 #include "spec/prediction.hpp"
 #include "spec/scenario.hpp"

@@ -117,6 +117,28 @@ const std::vector<NamedExplanation>& toggles()
                 "interleaved 1F1B.",
                 "exposed EP = max(0, all-to-all time - compute of the paired micro-batch)",
                 "DeepSeek-V3 report Sec. 3.2.1; Megatron-core --overlap-moe-expert-parallel-comm" } },
+        { "ep_tile_overlap",
+            { "Fused EP overlap",
+                "Splits each expert all-to-all into pieces by source rank and runs them inside the grouped GEMM that "
+                "consumes (dispatch) or produces (combine) the tokens, the rank's own rows first, as Transformer "
+                "Engine does for TP.",
+                "exposed EP per all-to-all = max(0, all-to-all - (ep-1)/ep x grouped GEMM)",
+                "Zhang et al. 2025 \"Comet\" (MLSys); ByteDance Flux moe_ag_scatter / moe_gather_rs" } },
+        { "offload_activations",
+            { "Activation offload",
+                "Copies each layer's saved activations to host memory while the next layer computes, and back one "
+                "layer ahead of its backward; the GPU keeps two layers' buffers instead of the activations of every "
+                "micro-batch in flight.",
+                "exposed per layer = max(0, bytes / host link - layer forward) + max(0, bytes / host link - layer "
+                "backward)",
+                "Megatron-Core --cpu-offloading; Transformer Engine get_cpu_offload_context" } },
+        { "offload_params",
+            { "Parameter offload",
+                "Keeps the parameter shards, gradients and optimizer states in host memory (ZeRO 3): each layer's "
+                "shard is fetched over the host link and all-gathered before its forward and its backward, one layer "
+                "ahead; gradients go back to the host; CPU Adam runs the step.",
+                "fetch per pass = local params x 2 B / host link; exposed = max(first layer, fetch - compute)",
+                "Rajbhandari et al. 2021 \"ZeRO-Infinity\" (SC21)" } },
         { "precision",
             { "Matmul precision",
                 "The number format of the GEMMs. fp8/fp4 double/quadruple the tensor-core peak but keep bf16 master "
@@ -344,6 +366,7 @@ std::vector<Part> time_parts(const Prediction& a, const Prediction& b)
         { "exposed EP communication", a.time.exposed_ep_s, b.time.exposed_ep_s },
         { "optimizer step", a.time.optimizer_s, b.time.optimizer_s },
         { "offload", a.time.offload_s, b.time.offload_s },
+        { "host copies", a.time.host_copy_s, b.time.host_copy_s },
         { "data stall", a.time.data_stall_s, b.time.data_stall_s },
     };
 }
@@ -489,6 +512,9 @@ std::string describe_strategy_change(const Strategy& a, const Strategy& b)
     add("schedule", std::string(to_string(a.schedule)), std::string(to_string(b.schedule)));
     add("optimizer", std::string(to_string(a.optimizer)), std::string(to_string(b.optimizer)));
     add("offload_optimizer", a.offload_optimizer ? "on" : "off", b.offload_optimizer ? "on" : "off");
+    add("offload_activations", a.offload_activations ? "on" : "off", b.offload_activations ? "on" : "off");
+    add("offload_params", a.offload_params ? "on" : "off", b.offload_params ? "on" : "off");
+    add("ep_tile_overlap", a.ep_tile_overlap ? "on" : "off", b.ep_tile_overlap ? "on" : "off");
     add("cp_kind", std::string(to_string(a.cp_kind)), std::string(to_string(b.cp_kind)));
     add("tp_comm_overlap", a.tp_comm_overlap ? "on" : "off", b.tp_comm_overlap ? "on" : "off");
     add("rank_order", to_string(a.rank_order), to_string(b.rank_order));

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 #include <tuple>
@@ -67,7 +68,7 @@ auto strategy_tuple(const Strategy& s)
 {
     return std::make_tuple(s.tp, s.pp, s.dp, s.cp, s.ep, s.vpp, s.micro_batch, static_cast<int>(s.schedule),
         static_cast<int>(s.recompute), s.zero, s.sequence_parallel, s.offload_optimizer, s.expert_tp,
-        static_cast<int>(s.cp_kind), to_string(s.rank_order));
+        static_cast<int>(s.cp_kind), to_string(s.rank_order), s.offload_activations, s.offload_params);
 }
 
 struct Candidate {
@@ -175,6 +176,7 @@ std::string limiter_of(const AnalyticResult& r, double capacity)
         { t.recompute_s, "recompute-bound" },
         { t.optimizer_s + t.offload_s, "optimizer-bound" },
         { t.data_stall_s, "data-loader-bound" },
+        { t.host_copy_s, "host-link-bound (offload)" },
     };
     double best = 0;
     const char* name = "compute-bound";
@@ -202,6 +204,7 @@ std::string describe_change(const AnalyticResult& from, const AnalyticResult& to
         { b.exposed_dp_s - a.exposed_dp_s, "exposed DP communication" },
         { (b.optimizer_s + b.offload_s) - (a.optimizer_s + a.offload_s), "optimizer step" },
         { b.data_stall_s - a.data_stall_s, "data loader stall" },
+        { b.host_copy_s - a.host_copy_s, "host-link copies (offload)" },
     };
     std::vector<std::pair<double, const char*>> sorted(std::begin(deltas), std::end(deltas));
     std::sort(sorted.begin(), sorted.end(),
@@ -284,8 +287,8 @@ SearchFix search_fix_from(const Scenario& sc)
 
 namespace {
 
-SearchOutcome search_cluster(
-    const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW, double window_s);
+SearchOutcome search_cluster(const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW,
+    double window_s, bool host_offload = false);
 
 } // namespace
 
@@ -447,6 +450,7 @@ struct ClusterSearch {
     const double window_s;
     const int threads;
     const std::optional<FrameworkRelease> framework; // unset: every framework's plans
+    bool host_offload = false; // also activation and parameter offload (when nothing fits without)
 };
 
 // Outer tuples (the degrees that fix dp); the inner knobs are enumerated per tuple. Sorted by
@@ -496,6 +500,12 @@ std::vector<std::size_t> work_unit_begins(const std::vector<Outer>& outers)
 }
 
 // The inner knobs enumerated for one outer tuple.
+// Offload to host memory beyond the optimizer's: activations, parameters (ZeRO-Infinity).
+struct HostOffload {
+    bool activations = false;
+    bool params = false;
+};
+
 struct InnerKnobs {
     std::vector<int> expert_tps;
     Optimizer base_optimizer = Optimizer::adam;
@@ -508,6 +518,8 @@ struct InnerKnobs {
     std::vector<bool> sequence_parallels;
     std::vector<Recompute> recomputes;
     std::vector<bool> offloads;
+    // Activation and parameter offload to host memory: tried only when nothing fits without them.
+    std::vector<HostOffload> host_offloads;
 };
 
 // The strategy of an outer tuple before its inner knobs: the degrees and the scenario's software.
@@ -527,6 +539,8 @@ Strategy outer_strategy(const ClusterSearch& search, const Outer& o)
     // ... as far as the framework runs them (async TP needs torch.compile in torchtitan).
     s.tp_comm_overlap
         = env.tp_comm_overlap && (!search.framework || framework_supports_tp_comm_overlap(*search.framework));
+    s.ep_tile_overlap
+        = env.ep_tile_overlap && (!search.framework || framework_supports_ep_tile_overlap(*search.framework));
     s.overlap_grad_reduce = env.overlap_grad_reduce;
     s.overlap_param_gather = env.overlap_param_gather;
     return s;
@@ -612,6 +626,15 @@ InnerKnobs inner_knobs(const ClusterSearch& search, const Strategy& s)
         [&](FrameworkRelease f, int z) { return !sharded || framework_supports_zero(f, z, s.pp, dp_only); });
     keep_runnable(search, k.offloads,
         [](FrameworkRelease f, bool off) { return !off || framework_supports_optimizer_offload(f); });
+    k.host_offloads = { HostOffload {} };
+    if (search.host_offload)
+        for (HostOffload h : { HostOffload { true, false }, HostOffload { false, true }, HostOffload { true, true } })
+            k.host_offloads.push_back(h);
+    keep_runnable(search, k.host_offloads, [&](FrameworkRelease f, HostOffload h) {
+        return (!h.params || framework_supports_param_offload(f))
+            && (!h.activations || framework_supports_activation_offload(f, s.pp, Recompute::none)
+                || framework_supports_activation_offload(f, s.pp, Recompute::full));
+    });
     keep_runnable(search, k.sequence_parallels,
         [&](FrameworkRelease f, bool sp) { return framework_supports_sequence_parallel(f, sp, s.tp); });
     keep_runnable(search, k.expert_tps, [&](FrameworkRelease f, int etp) {
@@ -654,7 +677,28 @@ bool offer_candidate(const ClusterSearch& search, const Strategy& s, EvaluationC
     return true;
 }
 
-// The memory-saving variants of one strategy: optimizer, offloading, recomputation, lightest first.
+// One memory-saving variant: checked, then costed unless a lighter variant already fits.
+void offer_variant(const ClusterSearch& search, const Strategy& s, EvaluationCache& cache, WorkerState& w, bool& fitted)
+{
+    if (const Rule rule = check_strategy(search.inputs, s); rule != Rule::ok) {
+        w.removed.count(rule, s);
+        return;
+    }
+    if (!search.runnable(s)) {
+        w.removed.count(Limit::framework, s);
+        return;
+    }
+    ++w.evaluated;
+    if (search.opt.prune && fitted) {
+        ++w.pruned;
+        return;
+    }
+    if (offer_candidate(search, s, cache, w))
+        fitted = true;
+}
+
+// The memory-saving variants of one strategy: host offload (when asked), optimizer, offloading,
+// recomputation, lightest first.
 void search_memory_variants(
     const ClusterSearch& search, Strategy& s, const InnerKnobs& k, EvaluationCache& cache, WorkerState& w)
 {
@@ -672,29 +716,25 @@ void search_memory_variants(
             : (s.schedule != Schedule::dualpipe && rule_holds(Rule::ep_overlap_needs_moe, search.inputs, with)
                 && (!search.framework || framework_supports_ep_overlap(*search.framework)));
     }
-    for (Optimizer opt_kind : k.optimizers) {
-        if (opt_kind != k.base_optimizer && fitted)
-            break;
-        s.optimizer = opt_kind;
-        for (bool offload : k.offloads) {
-            s.offload_optimizer = offload;
-            for (Recompute rc : k.recomputes) {
-                s.recompute = rc;
-                if (const Rule rule = check_strategy(search.inputs, s); rule != Rule::ok) {
-                    w.removed.count(rule, s);
+    for (HostOffload host : k.host_offloads) {
+        // Parameter offload needs ZeRO 3: the other stages are not tried with it (not removals either).
+        if (host.params && s.zero < 3)
+            continue;
+        s.offload_activations = host.activations;
+        s.offload_params = host.params;
+        for (Optimizer opt_kind : k.optimizers) {
+            if (opt_kind != k.base_optimizer && fitted)
+                break;
+            s.optimizer = opt_kind;
+            for (bool offload : k.offloads) {
+                // Parameter offload takes the optimizer states with it.
+                if (host.params && offload)
                     continue;
+                s.offload_optimizer = offload;
+                for (Recompute rc : k.recomputes) {
+                    s.recompute = rc;
+                    offer_variant(search, s, cache, w, fitted);
                 }
-                if (!search.runnable(s)) {
-                    w.removed.count(Limit::framework, s);
-                    continue;
-                }
-                ++w.evaluated;
-                if (search.opt.prune && fitted) {
-                    ++w.pruned;
-                    continue;
-                }
-                if (offer_candidate(search, s, cache, w))
-                    fitted = true;
             }
         }
     }
@@ -1014,11 +1054,34 @@ std::vector<SearchResult> pareto_results(const ParetoSet& set, double capacity, 
     return results;
 }
 
+// What a plan that fits only with activation or parameter offload pays for it: its step against the
+// same plan's were the memory enough.
+std::string host_offload_note(const ClusterSearch& search, const Strategy& s)
+{
+    Strategy without = s;
+    without.offload_activations = false;
+    without.offload_params = false;
+    AnalyticResult with_r, without_r;
+    search.model.evaluate(s, with_r);
+    search.model.evaluate(without, without_r);
+    std::string what;
+    if (s.offload_activations)
+        what = "activation offload of all " + std::to_string(search.ctx.model.layers) + " layers";
+    if (s.offload_params)
+        what += std::string(what.empty() ? "" : " and ") + "parameter offload (ZeRO-Infinity)";
+    const double price = without_r.step_time_s > 0 ? with_r.step_time_s / without_r.step_time_s - 1 : 0;
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%+.1f%%", 100 * price);
+    return "no plan fits in memory without offload to host memory; the best fits only with " + what + ": " + pct
+        + " step time";
+}
+
 SearchOutcome search_cluster(
-    const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW, double window_s)
+    const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW, double window_s, bool host_offload)
 {
     const auto t0 = std::chrono::steady_clock::now();
-    const ClusterSearch search(scenario, opt, nodes, budget_kW, window_s);
+    ClusterSearch search(scenario, opt, nodes, budget_kW, window_s);
+    search.host_offload = host_offload;
     SearchOutcome out;
     out.gpus = search.n;
     const WorkerState merged = enumerate_and_rank(search);
@@ -1032,6 +1095,16 @@ SearchOutcome search_cluster(
     out.pareto = pareto_results(merged.pareto, search.capacity, search.ctx.model);
     out.removed = describe_removals(
         merged.removed, { search.inputs, search.framework, search.capacity, search.min_headroom, budget_kW, window_s });
+    if (out.results.empty() && !out.cancelled && !host_offload) {
+        // Nothing fits: the heavier offloads to host memory, each at its price.
+        SearchOutcome heavy = search_cluster(scenario, opt, nodes, budget_kW, window_s, true);
+        if (!heavy.results.empty()) {
+            heavy.notes.push_back(host_offload_note(search, heavy.results.front().strategy));
+            heavy.evaluated += out.evaluated;
+            heavy.pruned += out.pruned;
+            out = std::move(heavy);
+        }
+    }
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;
 }

@@ -12,7 +12,7 @@
 
 namespace parallax {
 
-inline constexpr std::size_t kRuleCount = static_cast<std::size_t>(Rule::ep_overlap_needs_moe) + 1;
+inline constexpr std::size_t kRuleCount = static_cast<std::size_t>(Rule::offload_params_needs_zero3) + 1;
 
 // What removes a valid strategy after the rules.
 enum class Limit : unsigned char { framework, memory, headroom, power_budget, slowdown };

@@ -75,8 +75,8 @@ Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s,
     t.optimizer_s = std::min(a.optimizer_s + a.offload_s, tail);
     t.offload_s = 0;
     t.exposed_dp_s = std::max(0.0, tail - t.optimizer_s);
-    const double per_microbatch_parts
-        = a.compute_s + a.recompute_s + a.exposed_tp_s + a.exposed_cp_s + a.exposed_ep_s + a.exposed_pp_s;
+    const double per_microbatch_parts = a.compute_s + a.recompute_s + a.exposed_tp_s + a.exposed_cp_s + a.exposed_ep_s
+        + a.exposed_pp_s + a.host_copy_s;
     t.bubble_s = std::max(0.0, pipeline_end - per_microbatch_parts);
     if (a.offload_s > 0) {
         t.offload_s = t.optimizer_s;

@@ -1,5 +1,7 @@
 #include "spec/framework_support.hpp"
 
+#include "spec/layer_ranges.hpp"
+
 namespace parallax {
 
 namespace {
@@ -42,18 +44,21 @@ enum class PlanCheck : unsigned char {
     sequence_parallel,
     tp_comm_overlap,
     ep_overlap,
+    ep_tile_overlap,
     optimizer,
     optimizer_zero,
     offload,
+    activation_offload,
+    param_offload,
     gradient_release,
     rank_order,
     stage_overrides,
 };
-constexpr PlanCheck kPlanChecks[]
-    = { PlanCheck::schedule, PlanCheck::zb_sequence_parallel, PlanCheck::cp_kind, PlanCheck::cp_sequence_parallel,
-          PlanCheck::zero, PlanCheck::expert_tp, PlanCheck::expert_parallel, PlanCheck::sequence_parallel,
-          PlanCheck::tp_comm_overlap, PlanCheck::ep_overlap, PlanCheck::optimizer, PlanCheck::optimizer_zero,
-          PlanCheck::offload, PlanCheck::gradient_release, PlanCheck::rank_order, PlanCheck::stage_overrides };
+constexpr PlanCheck kPlanChecks[] = { PlanCheck::schedule, PlanCheck::zb_sequence_parallel, PlanCheck::cp_kind,
+    PlanCheck::cp_sequence_parallel, PlanCheck::zero, PlanCheck::expert_tp, PlanCheck::expert_parallel,
+    PlanCheck::sequence_parallel, PlanCheck::tp_comm_overlap, PlanCheck::ep_overlap, PlanCheck::ep_tile_overlap,
+    PlanCheck::optimizer, PlanCheck::optimizer_zero, PlanCheck::offload, PlanCheck::activation_offload,
+    PlanCheck::param_offload, PlanCheck::gradient_release, PlanCheck::rank_order, PlanCheck::stage_overrides };
 
 bool dp_only(const Strategy& s)
 {
@@ -104,6 +109,8 @@ bool holds(PlanCheck c, FrameworkRelease fr, const Strategy& s, const ModelSpec&
         return framework_supports_tp_comm_overlap(fr);
     case PlanCheck::ep_overlap:
         return !s.ep_overlap || framework_supports_ep_overlap(fr);
+    case PlanCheck::ep_tile_overlap:
+        return !s.ep_tile_overlap || framework_supports_ep_tile_overlap(fr);
     case PlanCheck::optimizer:
         return framework_supports(fr, s.optimizer);
     case PlanCheck::optimizer_zero:
@@ -112,7 +119,12 @@ bool holds(PlanCheck c, FrameworkRelease fr, const Strategy& s, const ModelSpec&
         return !(f == Framework::megatron && s.optimizer != Optimizer::adam && s.optimizer != Optimizer::sgd
             && s.zero >= 2 && static_cast<long long>(s.dp) * s.cp > 1);
     case PlanCheck::offload:
-        return !s.offload_optimizer || framework_supports_optimizer_offload(fr);
+        // Parameter offload takes the optimizer states with it (torchtitan's enable_cpu_offload).
+        return !s.offload_optimizer || s.offload_params || framework_supports_optimizer_offload(fr);
+    case PlanCheck::activation_offload:
+        return !offloads_any_activations(s) || framework_supports_activation_offload(fr, s.pp, s.recompute);
+    case PlanCheck::param_offload:
+        return !s.offload_params || framework_supports_param_offload(fr);
     case PlanCheck::gradient_release:
         // torchtitan components/optimizer.py: optimizers in backward raise NotImplementedError with pipeline
         // or expert parallelism.
@@ -208,6 +220,11 @@ Unsupported message(PlanCheck c, FrameworkRelease fr, const Strategy& s, const M
                 ? "Megatron-DeepSpeed has no expert all-to-all overlap"
                 : "torchtitan overlaps the expert all-to-all only inside its DualPipeV schedule "
                   "(pipeline_parallel_expert_parallel_overlap)" };
+    case PlanCheck::ep_tile_overlap:
+        return { "strategy.ep_tile_overlap", "tile-level overlap of the expert all-to-all with the grouped GEMMs",
+            fw
+                + " has no fused dispatch/combine GEMM kernels (Comet's Flux kernels replace Megatron-LM's MoE "
+                  "layer: github.com/bytedance/flux, MLSys 2025 artifact)" };
     case PlanCheck::optimizer:
         return { "strategy.optimizer", "the " + std::string(to_string(s.optimizer)) + " optimizer",
             f == Framework::megatron ? "Megatron-LM's --optimizer takes adam, sgd, lion, muon and soap; 8-bit "
@@ -222,6 +239,20 @@ Unsupported message(PlanCheck c, FrameworkRelease fr, const Strategy& s, const M
         return { "strategy.offload_optimizer", "optimizer offload to the CPU",
             "torchtitan offloads parameters, gradients and optimizer states together (training.enable_cpu_offload), "
             "not the optimizer alone" };
+    case PlanCheck::activation_offload:
+        return { "strategy.offload_activations", "activation offload to host memory",
+            f == Framework::megatron
+                ? "Megatron-LM's --cpu-offloading runs without pipeline parallelism and without activation "
+                  "recomputation (transformer_config.py: \"no support for Pipeline parallelism with CPU offloading\", "
+                  "\"CPU offloading does not work when activation recomputation is enabled\")"
+                : f == Framework::megatron_deepspeed
+                ? "DeepSpeed offloads only checkpointed activations (activation_checkpointing.cpu_checkpointing): it "
+                  "needs full recomputation"
+                : "torchtitan has no activation offload to host memory" };
+    case PlanCheck::param_offload:
+        return { "strategy.offload_params", "parameter offload to host memory",
+            "Megatron-LM has no parameter offload (ZeRO-Infinity's zero_optimization.offload_param in DeepSpeed, "
+            "training.enable_cpu_offload in torchtitan)" };
     case PlanCheck::gradient_release:
         return { "strategy.gradient_release", "gradient release (optimizer step inside the backward)",
             is_torchtitan(f) ? "torchtitan's optimizer.early_step_in_backward does not run with pipeline or expert "
@@ -370,11 +401,42 @@ bool framework_supports_ep_overlap(FrameworkRelease fr) noexcept
     return fr.framework == Framework::megatron;
 }
 
+bool framework_supports_ep_tile_overlap(FrameworkRelease fr) noexcept
+{
+    // Comet (Zhang et al., MLSys 2025) ships its MoE layer0/layer1 kernels in Flux and runs them inside
+    // Megatron-LM's MoE layer (its artifact's end-to-end runs); torchtitan and DeepSpeed have no such kernels.
+    return fr.framework == Framework::megatron;
+}
+
 bool framework_supports_optimizer_offload(FrameworkRelease fr) noexcept
 {
     // Megatron-LM --optimizer-cpu-offload (with --use-precision-aware-optimizer); DeepSpeed
     // zero_optimization.offload_optimizer; torchtitan offloads everything or nothing.
     return fr.framework == Framework::megatron || fr.framework == Framework::megatron_deepspeed;
+}
+
+bool framework_supports_activation_offload(FrameworkRelease fr, int pp, Recompute recompute) noexcept
+{
+    switch (fr.framework) {
+    case Framework::megatron:
+        // --cpu-offloading / --cpu-offloading-num-layers: transformer_config.py refuses it with pp > 1 and with
+        // activation recomputation.
+        return pp <= 1 && recompute == Recompute::none;
+    case Framework::megatron_deepspeed:
+        // activation_checkpointing.cpu_checkpointing: the checkpointed layer inputs go to host memory.
+        return recompute == Recompute::full;
+    case Framework::torchtitan:
+    case Framework::torchtitan_compile:
+        return false;
+    }
+    return false;
+}
+
+bool framework_supports_param_offload(FrameworkRelease fr) noexcept
+{
+    // DeepSpeed zero_optimization.offload_param (ZeRO-Infinity, stage 3); torchtitan training.enable_cpu_offload
+    // (FSDP2 CPUOffloadPolicy). Megatron-LM offloads the optimizer only.
+    return fr.framework != Framework::megatron;
 }
 
 bool framework_supports_gradient_release(FrameworkRelease fr) noexcept

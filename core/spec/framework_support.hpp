@@ -46,7 +46,11 @@ bool framework_supports_expert_tp(FrameworkRelease f, int expert_tp, int tp) noe
 bool framework_supports_sequence_parallel(FrameworkRelease f, bool sequence_parallel, int tp) noexcept;
 bool framework_supports_tp_comm_overlap(FrameworkRelease f) noexcept;
 bool framework_supports_ep_overlap(FrameworkRelease f) noexcept;
+bool framework_supports_ep_tile_overlap(FrameworkRelease f) noexcept;
 bool framework_supports_optimizer_offload(FrameworkRelease f) noexcept;
+// Activation offload (Strategy::offload_activations or a range's) under the plan's pp and recompute setting.
+bool framework_supports_activation_offload(FrameworkRelease f, int pp, Recompute recompute) noexcept;
+bool framework_supports_param_offload(FrameworkRelease f) noexcept;
 bool framework_supports_gradient_release(FrameworkRelease f) noexcept;
 bool framework_supports(FrameworkRelease f, const RankOrder& o) noexcept;
 bool framework_supports_stage_overrides(FrameworkRelease f) noexcept; // first/last stage layer counts

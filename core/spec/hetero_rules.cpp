@@ -69,7 +69,7 @@ std::optional<HeteroViolation> check_replica(const Scenario& s, int k, int r)
     plain.dp = 1;
     const PlanInputs in { s.model, s.training, g->gpu, plain.total_gpus() };
     for (Rule rule : { Rule::tp_heads, Rule::tp_kv_heads, Rule::tp_ffn, Rule::precision_unsupported,
-             Rule::offload_needs_zero, Rule::gradient_release_accumulation }) {
+             Rule::offload_needs_zero, Rule::offload_params_needs_zero3, Rule::gradient_release_accumulation }) {
         if (!rule_holds(rule, in, plain)) {
             const std::string key = rule == Rule::tp_heads || rule == Rule::tp_kv_heads || rule == Rule::tp_ffn
                 ? replica_key(k, r) + ".tp"

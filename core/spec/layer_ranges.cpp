@@ -54,6 +54,23 @@ int LayerVariants::of_layer(int layer) const noexcept
     return count - 1;
 }
 
+bool LayerRanges::offloads_activations(int layer, bool plain) const noexcept
+{
+    const LayerRange* r = range_of(layer);
+    return r && r->offload_activations ? *r->offload_activations : plain;
+}
+
+bool offloads_any_activations(const Strategy& s) noexcept
+{
+    if (s.offload_activations)
+        return true;
+    if (s.layers)
+        for (const LayerRange& r : s.layers->ranges)
+            if (r.offload_activations.value_or(false))
+                return true;
+    return false;
+}
+
 const LayerRanges* intern_layer_ranges(LayerRanges r)
 {
     // A deque never moves its elements: the pointers handed out stay valid.

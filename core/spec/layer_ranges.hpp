@@ -40,6 +40,8 @@ struct LayerRanges {
     const LayerRange* range_of(int layer) const noexcept;
     // The recompute setting layer `layer` runs under, given the strategy's own.
     Recompute recompute_of(int layer, Recompute plain) const noexcept;
+    // Whether layer `layer` offloads its activations, given the strategy's own setting.
+    bool offloads_activations(int layer, bool plain) const noexcept;
     // Everything layer `layer` runs under, given the plan's own values.
     LayerSetting setting_of(int layer, const LayerSetting& plain) const noexcept;
 };
@@ -59,6 +61,9 @@ struct LayerVariants {
     int of_layer(int layer) const noexcept;
     const LayerSetting& setting_of_layer(int layer) const noexcept { return setting[of_layer(layer)]; }
 };
+
+// Whether any layer of the plan offloads its activations (the plan's flag or a range's).
+bool offloads_any_activations(const Strategy& s) noexcept;
 
 // A copy that lives for the process (scenarios and strategies are copied freely; the ranges are not).
 const LayerRanges* intern_layer_ranges(LayerRanges r);

@@ -40,10 +40,12 @@ struct TimeBreakdown {
     double optimizer_s = 0;
     double offload_s = 0;
     double data_stall_s = 0; // the loader could not prepare the next batch in time (data_path.hpp)
+    // Activation and parameter copies to and from host memory that the compute does not hide.
+    double host_copy_s = 0;
     double total() const
     {
         return compute_s + recompute_s + bubble_s + exposed_tp_s + exposed_pp_s + exposed_dp_s + exposed_cp_s
-            + exposed_ep_s + optimizer_s + offload_s + data_stall_s;
+            + exposed_ep_s + optimizer_s + offload_s + data_stall_s + host_copy_s;
     }
 };
 

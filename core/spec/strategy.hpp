@@ -74,6 +74,16 @@ struct Strategy {
     // Batch-level overlap of one micro-batch's expert all-to-all with another's compute (Megatron
     // --overlap-moe-expert-parallel-comm; DualPipe always does it).
     bool ep_overlap = false;
+    // Tile-level overlap of the expert dispatch and combine with the grouped GEMMs on either side of them
+    // (Comet / Flux kernels in Megatron-LM's MoE layer), as tp_comm_overlap does for TP.
+    bool ep_tile_overlap = false;
+    // Every layer's saved activations go to host memory after its forward and come back ahead of its
+    // backward (Megatron-Core --cpu-offloading, Transformer Engine's CPU offload context); a range of
+    // strategy.layers can set it for its own layers.
+    bool offload_activations = false;
+    // ZeRO-Infinity / FSDP CPU offload: parameters, gradients and optimizer states live in host memory,
+    // each layer's parameters are fetched before its forward and its backward (needs ZeRO 3).
+    bool offload_params = false;
 
     // Saturating products: absurd degrees must fail the GPU-count rule, not wrap around to pass it.
     long long model_parallel_gpus() const { return saturating_product(tp, pp, cp, 1); }

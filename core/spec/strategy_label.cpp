@@ -77,6 +77,14 @@ std::string strategy_label(const Strategy& s)
         out += ", SP";
     if (s.offload_optimizer)
         out += ", optimizer offload";
+    if (s.offload_activations)
+        out += ", activation offload";
+    else if (s.layers)
+        for (const LayerRange& r : s.layers->ranges)
+            if (r.offload_activations.value_or(false))
+                out += ", layers " + std::to_string(r.first) + "-" + std::to_string(r.last) + " activation offload";
+    if (s.offload_params)
+        out += ", parameter offload";
     if (s.optimizer != Optimizer::adam)
         out += ", " + std::string(to_string(s.optimizer));
     return out;

@@ -107,6 +107,8 @@ StageLayout layout_of(const ModelSpec& m, const Strategy& s)
         return !s.gradient_release || (mb() == 1 && s.pp == 1);
     case Rule::ep_overlap_needs_moe:
         return !s.ep_overlap || (m.is_moe() && s.ep > 1 && mb() >= 2);
+    case Rule::offload_params_needs_zero3:
+        return !s.offload_params || s.zero >= 3;
     }
     return true;
 }
@@ -138,6 +140,7 @@ constexpr Rule kRules[] = {
     Rule::offload_needs_zero,
     Rule::gradient_release_accumulation,
     Rule::ep_overlap_needs_moe,
+    Rule::offload_params_needs_zero3,
 };
 
 std::string n(long long v)
@@ -232,6 +235,8 @@ const char* rule_key(Rule r)
         return "strategy.gradient_release";
     case Rule::ep_overlap_needs_moe:
         return "strategy.ep_overlap";
+    case Rule::offload_params_needs_zero3:
+        return "strategy.offload_params";
     }
     return "";
 }
@@ -318,6 +323,10 @@ std::string explain(Rule r, const PlanInputs& in, const Strategy& s)
         return in.gpu.name + " has no " + std::string(to_string(in.training.precision)) + " tensor-core path";
     case Rule::offload_needs_zero:
         return "optimizer offload (ZeRO-Offload) needs a ZeRO stage >= 1";
+    case Rule::offload_params_needs_zero3:
+        return "parameter offload (ZeRO-Infinity) needs ZeRO 3: the parameters are fetched layer by layer from "
+               "host memory and gathered over the data-parallel group (got zero "
+            + n(s.zero) + ")";
     case Rule::gradient_release_accumulation:
         return "gradient release applies the optimizer inside the backward, so it needs exactly one micro-batch per "
                "step and no pipeline (got "

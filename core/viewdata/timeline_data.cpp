@@ -374,6 +374,7 @@ std::vector<TimelineSummaryItem> timeline_summary(const Prediction& p)
         { "optimizer", t.optimizer_s, TimelineKind::optimizer, false },
         { "offload", t.offload_s, TimelineKind::offload, false },
         { "data stall", t.data_stall_s, TimelineKind::measured_other, true },
+        { "host copies", t.host_copy_s, TimelineKind::offload, false },
     };
     return items;
 }

@@ -441,6 +441,27 @@ private slots:
         }
     }
 
+    // The offloads as each framework spells them: Megatron's --cpu-offloading (at most num_layers - 1 layers),
+    // DeepSpeed's offload_param with the optimizer (ZeRO-Infinity) and cpu_checkpointing.
+    void offloads_in_the_launch_files()
+    {
+        Scenario m = with_strategy(preset("default"),
+            R"({"tp": 4, "pp": 1, "vpp": 1, "schedule": "1f1b", "cp": 1, "dp": 16, "zero": 1, "recompute": "none",
+                "offload_activations": true})");
+        const LaunchConfig mc = export_launch_config(LaunchFormat::megatron, m, LaunchSettings {}, "off");
+        const Flags f = flags_of(run_script(m_dir, mc.files[0].content, QStringLiteral("off.sh")));
+        QVERIFY(has(f, "--cpu-offloading"));
+        QCOMPARE(value(f, "--cpu-offloading-num-layers"), std::string("79"));
+        Scenario d = with_strategy(preset("default"),
+            R"({"tp": 1, "pp": 1, "vpp": 1, "schedule": "1f1b", "cp": 1, "dp": 64, "zero": 3, "recompute": "full",
+                "sequence_parallel": false, "offload_params": true, "offload_activations": true})");
+        const LaunchConfig dc = export_launch_config(LaunchFormat::deepspeed, d, LaunchSettings {}, "ds-off");
+        const auto ds = nlohmann::json::parse(dc.find("ds_config.json")->content);
+        QCOMPARE(ds["zero_optimization"]["offload_param"]["device"].get<std::string>(), std::string("cpu"));
+        QCOMPARE(ds["zero_optimization"]["offload_optimizer"]["device"].get<std::string>(), std::string("cpu"));
+        QVERIFY(ds["activation_checkpointing"]["cpu_checkpointing"].get<bool>());
+    }
+
     void deepspeed_config_and_script()
     {
         Scenario s = with_strategy(preset("default"),

@@ -643,7 +643,9 @@ void TestImport::deepspeed_zero3_offload()
     QCOMPARE(r.parsed.strategy.zero, 3);
     QVERIFY(r.parsed.strategy.offload_optimizer);
     QVERIFY(r.parsed.strategy.overlap_grad_reduce);
-    QCOMPARE(outcome(r, "zero_optimization.offload_param.device"), ImportOutcome::not_modelled);
+    QVERIFY(r.parsed.strategy.offload_params); // ZeRO-Infinity's parameter offload
+    QCOMPARE(outcome(r, "zero_optimization.offload_param.device"), ImportOutcome::mapped);
+    QCOMPARE(outcome(r, "zero_optimization.offload_param.pin_memory"), ImportOutcome::not_modelled);
     QVERIFY(entry(r, "Qwen3-30B-A3B.config.json: num_hidden_layers"));
     std::set<std::string> leaves;
     json_leaves(parse_json_text(read_text_file(data("deepspeed/ds_config_zero3.json")), "ds"), "", leaves);

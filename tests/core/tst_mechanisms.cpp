@@ -731,6 +731,45 @@ private slots:
         }
     }
 
+    // Tile-level overlap of the expert all-to-alls with the grouped GEMMs (Comet): with EP 8 the rank's own
+    // eighth of the rows computes while the other seven arrive, so each all-to-all hides under 7/8 of its
+    // GEMM: dispatch under the up projection, combine under the down projection in the forward; in the
+    // backward the output gradients' dispatch under the down projection's data gradient and the input
+    // gradients' combine under the up projection's. Exposed EP time per pass: sum of max(0, a2a - 7/8 GEMM).
+    void ep_tile_overlap_hides_the_all_to_all_under_the_grouped_gemms()
+    {
+        GptOssLayer plain, fused;
+        fused.strategy.ep_tile_overlap = true;
+        LayerOps a, b;
+        build_layer_ops(plain.context(), true, a);
+        build_layer_ops(fused.context(), true, b);
+        const LayerTotals ta = summarize(a), tb = summarize(b);
+        auto time_of = [&](OpKind k, OpPhase ph, int nth) {
+            int seen = 0;
+            for (int i = 0; i < b.count; ++i)
+                if (b.op[i].kind == k && b.op[i].phase == ph && seen++ == nth)
+                    return b.op[i].time_s;
+            return -1.0;
+        };
+        const double f = 7.0 / 8.0;
+        const OpPhase fw = OpPhase::forward, bw = OpPhase::backward_input;
+        const double dispatch = time_of(OpKind::ep_dispatch, fw, 1); // after the permutation copy
+        const double combine = time_of(OpKind::ep_combine, fw, 0);
+        const double up = time_of(OpKind::expert_up, fw, 0), down = time_of(OpKind::expert_down, fw, 0);
+        QVERIFY(dispatch > 0 && combine > 0 && up > 0 && down > 0);
+        const double want_fwd = std::max(0.0, dispatch - f * up) + std::max(0.0, combine - f * down);
+        QVERIFY2(near(tb.comm_exposed_fwd_s[kEpStream], want_fwd, 1e-9),
+            qPrintable(QStringLiteral("%1 vs %2").arg(tb.comm_exposed_fwd_s[kEpStream]).arg(want_fwd)));
+        QVERIFY(near(ta.comm_exposed_fwd_s[kEpStream], dispatch + combine, 1e-9));
+        // Backward: the same transfers, now under the data-gradient GEMMs.
+        const double up_dgrad = time_of(OpKind::expert_up, bw, 0), down_dgrad = time_of(OpKind::expert_down, bw, 0);
+        const double want_bwd = std::max(0.0, combine - f * down_dgrad) + std::max(0.0, dispatch - f * up_dgrad);
+        QVERIFY(near(tb.comm_exposed_bwd_s[kEpStream], want_bwd, 1e-9));
+        QVERIFY(tb.comm_exposed_bwd_s[kEpStream] < ta.comm_exposed_bwd_s[kEpStream]);
+        // The busy time on the link does not change: only where it runs.
+        QVERIFY(near(tb.comm_busy_s[kEpStream], ta.comm_busy_s[kEpStream], 1e-12));
+    }
+
     // ZeRO-Offload (Ren et al. 2021, abstract; DeepSpeed's ZeRO-Offload tutorial for the model): a 10B GPT-2
     // (50 layers, hidden 4096, 32 heads, batch 10 of 1,024 tokens, activation checkpointing, fp16, ZeRO 2 with
     // the optimizer on the CPU) trains at 40 TFLOP/s on one 32 GB V100. DeepSpeed counts the recomputed

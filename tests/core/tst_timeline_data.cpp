@@ -330,7 +330,7 @@ private slots:
             const TimeBreakdown& t = d.prediction.time;
             const std::vector<double> expected
                 = { t.compute_s, t.recompute_s, t.bubble_s, t.exposed_tp_s, t.exposed_cp_s, t.exposed_ep_s,
-                      t.exposed_pp_s, t.exposed_dp_s, t.optimizer_s, t.offload_s, t.data_stall_s };
+                      t.exposed_pp_s, t.exposed_dp_s, t.optimizer_s, t.offload_s, t.data_stall_s, t.host_copy_s };
             QCOMPARE(d.summary.size(), expected.size());
             double sum = 0;
             for (std::size_t i = 0; i < expected.size(); ++i) {

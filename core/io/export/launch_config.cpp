@@ -464,6 +464,10 @@ std::vector<ArgGroup> megatron_arg_groups(const Scenario& sc, const LaunchSettin
         add(tw, { "--optimizer", std::string(to_string(st.optimizer)) });
     if (st.offload_optimizer)
         add(tw, { "--optimizer-cpu-offload", "--use-precision-aware-optimizer" });
+    // Megatron offloads at most num_layers - 1 layers (transformer_config.py): the last layer's backward
+    // follows its forward at once, nothing to hide its copies under.
+    if (st.offload_activations)
+        add(tw, { "--cpu-offloading", "--cpu-offloading-num-layers", num(sc.model.layers - 1) });
     if (t.cuda_graphs == CudaGraphs::layers)
         add(tw, { "--cuda-graph-impl", "transformer_engine" });
     else if (t.cuda_graphs == CudaGraphs::full_iteration)
@@ -607,8 +611,12 @@ nlohmann::ordered_json deepspeed_config(const Scenario& sc, std::vector<std::str
     ds["gradient_clipping"] = 1.0;
     const int zero = st.pp > 1 ? std::min(st.zero, 1) : st.zero;
     ds["zero_optimization"] = { { "stage", zero } };
-    if (st.offload_optimizer)
+    if (st.offload_optimizer || st.offload_params)
         ds["zero_optimization"]["offload_optimizer"] = { { "device", "cpu" } };
+    if (st.offload_params)
+        ds["zero_optimization"]["offload_param"] = { { "device", "cpu" } };
+    if (st.offload_activations)
+        ds["activation_checkpointing"] = { { "cpu_checkpointing", true } };
     ds["bf16"]
         = { { "enabled", sc.training.precision != Precision::fp16 && !is_full_precision(sc.training.precision) } };
     ds["fp16"] = { { "enabled", sc.training.precision == Precision::fp16 } };
@@ -858,7 +866,8 @@ std::string torchtitan_toml(
     const long long local = st.pp > 1 ? t.global_batch / std::max(1, st.dp) : st.micro_batch;
     x << "[training]\nlocal_batch_size = " << local << "\nglobal_batch_size = " << t.global_batch
       << "\nseq_len = " << t.seq_len << "\nsteps = " << o.steps << "\nmax_norm = 1.0"
-      << "\ndataset = \"c4_test\"\nmixed_precision_param = \"bfloat16\"\n\n";
+      << "\ndataset = \"c4_test\"\nmixed_precision_param = \"bfloat16\"\n"
+      << (st.offload_params ? "enable_cpu_offload = true\n" : "") << "\n";
     x << "[parallelism]\ndata_parallel_replicate_degree = " << (shard ? 1 : st.dp)
       << "\ndata_parallel_shard_degree = " << (shard ? st.dp : 1) << "\n";
     if (shard)

@@ -42,7 +42,7 @@ constexpr Reason kNotModelled[] = {
     { "zero_optimization.reduce_scatter", "costed as reduce-scatter" },
     { "zero_optimization.allgather_partitions", "costed as all-gather" },
     { "zero_optimization.round_robin_gradients", "gradient placement across ranks" },
-    { "zero_optimization.offload_param", "parameter offload (ZeRO-Infinity) is not modelled" },
+    { "zero_optimization.offload_param.", "pinned buffers and prefetch sizes are not modelled" },
     { "zero_optimization.zero_hpz_partition_size", "ZeRO++ hierarchical partitioning" },
     { "zero_optimization.zero_quantized_weights", "ZeRO++ quantized weights" },
     { "zero_optimization.zero_quantized_gradients", "ZeRO++ quantized gradients" },
@@ -163,6 +163,11 @@ void DeepSpeedReader::zero()
         const std::string v = text_of(*device);
         m_d.set("strategy.offload_optimizer", v == "cpu" || v == "nvme", "zero_optimization.offload_optimizer.device",
             v, v == "nvme" ? "NVMe offload is costed as CPU offload" : "");
+    }
+    if (const json* device = take("zero_optimization.offload_param.device")) {
+        const std::string v = text_of(*device);
+        m_d.set("strategy.offload_params", v == "cpu" || v == "nvme", "zero_optimization.offload_param.device", v,
+            v == "nvme" ? "NVMe offload is costed as CPU offload" : "");
     }
     if (const json* overlap = take("zero_optimization.overlap_comm"); overlap && overlap->is_boolean())
         m_d.set(

@@ -1,0 +1,52 @@
+#include "model/host_link.hpp"
+
+#include <string_view>
+
+namespace parallax {
+
+namespace {
+
+// PCIe x16 per direction: 16 GB/s (gen 3), 32 GB/s (gen 4), 64 GB/s (gen 5) (PCI-SIG link rates);
+// ~80% of it in pinned-memory copies (estimate).
+constexpr double kPcieGen3x16Bps = 16e9;
+constexpr double kPcieGen4x16Bps = 32e9;
+constexpr double kPcieGen5x16Bps = 64e9;
+constexpr double kPcieCopyEfficiency = 0.8;
+// NVLink-C2C: 900 GB/s in both directions together, 450 GB/s each way (NVIDIA GH200 and GB200 NVL72
+// datasheets); the same ~80% achievable in copies (estimate, as PCIe).
+constexpr double kNvlinkC2cBps = 450e9;
+// DGX A100/H100/B200 (and most GPU servers): 2 CPU sockets per node; GB200 NVL72: one Grace per 2 GPUs
+// (NVIDIA DGX and GB200 NVL72 datasheets).
+constexpr double kSocketsPerNode = 2;
+constexpr double kGpusPerSocketGrace = 2;
+// An NVL72 rack's domain: more GPUs per "node" than any PCIe server has.
+constexpr int kMaxPcieServerGpus = 8;
+
+} // namespace
+
+bool grace_host(const ClusterSpec& c) noexcept
+{
+    const bool gh200 = std::string_view(c.gpu.name).find("GH200") != std::string_view::npos;
+    return gh200 || (c.gpu.architecture == GpuArchitecture::blackwell && c.gpus_per_node > kMaxPcieServerGpus);
+}
+
+double pcie_copy_Bps(const ClusterSpec& c) noexcept
+{
+    const GpuArchitecture arch = c.gpu.architecture;
+    const bool gen4 = arch == GpuArchitecture::ampere || arch == GpuArchitecture::cdna2;
+    const double link = arch == GpuArchitecture::volta ? kPcieGen3x16Bps : gen4 ? kPcieGen4x16Bps : kPcieGen5x16Bps;
+    return link * kPcieCopyEfficiency;
+}
+
+double host_link_Bps(const ClusterSpec& c) noexcept
+{
+    return grace_host(c) ? kNvlinkC2cBps * kPcieCopyEfficiency : pcie_copy_Bps(c);
+}
+
+double gpus_per_socket(const ClusterSpec& c) noexcept
+{
+    const bool nvl72 = c.gpu.architecture == GpuArchitecture::blackwell && c.gpus_per_node > kMaxPcieServerGpus;
+    return nvl72 ? kGpusPerSocketGrace : static_cast<double>(c.gpus_per_node) / kSocketsPerNode;
+}
+
+} // namespace parallax

@@ -1,0 +1,23 @@
+#pragma once
+// The link between a GPU and its host's memory, and the host's CPU-Adam rate: what offloading the
+// optimizer states, the activations or the parameters to host memory costs.
+#include "spec/cluster_spec.hpp"
+
+namespace parallax {
+
+// Pinned-memory copies over the GPU's PCIe x16 link, per direction, as the optimizer offload costs them
+// (by generation: gen 3 V100, gen 4 A100 / MI250X, gen 5 later).
+double pcie_copy_Bps(const ClusterSpec& c) noexcept;
+// Achievable per-direction rate between a GPU and host memory: NVLink-C2C on Grace superchips (GH200,
+// GB200 NVL72), PCIe x16 otherwise.
+double host_link_Bps(const ClusterSpec& c) noexcept;
+// Whether the GPUs of the cluster sit on a Grace CPU's NVLink-C2C.
+bool grace_host(const ClusterSpec& c) noexcept;
+// GPUs whose host step one CPU socket runs (the node's sockets shared by its GPUs).
+double gpus_per_socket(const ClusterSpec& c) noexcept;
+
+// DeepSpeed CPU-Adam: ~1 s per billion parameters per socket of ~32 cores (Ren et al. 2021 ZeRO-Offload,
+// Table 2).
+inline constexpr double kCpuAdamSecondsPerParamPerSocket = 1.0e-9;
+
+} // namespace parallax

@@ -1,0 +1,223 @@
+// Offload as a choice with costs: activations to host memory per layer (Megatron-Core --cpu-offloading,
+// Transformer Engine's CPU offload) and parameters (ZeRO-Infinity), against hand-worked copy times and
+// bytes; plans that fit only with them, at a visible price, in the prediction, the improvements and the
+// search.
+#include "model/activation_offload.hpp"
+#include "model/analytic_model.hpp"
+#include "model/host_link.hpp"
+#include "model/memory_model.hpp"
+#include "model/strategy_costs.hpp"
+#include "search/improvements.hpp"
+#include "search/search.hpp"
+#include "spec/framework_support.hpp"
+
+#include "../support/test_plans.hpp"
+
+#include <QTest>
+
+#include <cmath>
+
+using namespace parallax;
+
+namespace {
+
+bool near(double got, double want, double rel)
+{
+    return std::fabs(got - want) <= rel * std::fabs(want);
+}
+
+// A 1.3B-class GPT (24 layers, hidden 2048) on one H100: 8 sequences of 4,096 tokens, micro-batch 2.
+struct SmallPlan {
+    ModelSpec model = test::gpt(24, 2048, 16);
+    TrainingSpec training;
+    ClusterSpec cluster = test::cluster("H100-SXM5-80GB", 1, 1, "nvlink4-nvswitch", "ib-ndr");
+    Strategy strategy;
+    SmallPlan()
+    {
+        training.seq_len = 4096;
+        training.global_batch = 8;
+        strategy.micro_batch = 2;
+    }
+};
+
+} // namespace
+
+class TestOffload : public QObject {
+    Q_OBJECT
+
+private slots:
+    // PCIe gen 5 x16 at 80% (51.2 GB/s each way) on an H100; NVLink-C2C at 80% of 450 GB/s on a GH200.
+    void host_link_rates()
+    {
+        QCOMPARE(host_link_Bps(test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr")), 51.2e9);
+        QCOMPARE(host_link_Bps(test::cluster("A100-SXM4-80GB", 1, 8, "nvlink3-nvswitch", "ib-hdr")), 25.6e9);
+        QCOMPARE(host_link_Bps(test::cluster("GH200-96GB", 1, 1, "nvlink4-nvswitch", "ib-ndr")), 360e9);
+    }
+
+    // Each of the 24 layers' saved activations goes out and comes back once per micro-batch: what the copy
+    // takes beyond the layer's own forward (backward) is added, once per layer and micro-batch.
+    void activation_copies_hand_worked()
+    {
+        SmallPlan p;
+        const PlanContext ctx(p.model, p.training, p.cluster);
+        EvaluationCache cache(ctx);
+        StrategyCosts c;
+        compute_costs(ctx, p.strategy, cache, c);
+        const double act = c.layer.activations.dense; // one layer, one micro-batch
+        const double copy_s = act / 51.2e9;
+        const double fwd = c.layer.dense.fwd_time(), bwd = c.layer.dense.bwd_time();
+        QVERIFY2(copy_s > fwd && copy_s > bwd, "the plan is chosen so that PCIe cannot hide the copies");
+        const double per_layer = (copy_s - fwd) + (copy_s - bwd);
+
+        const AnalyticModel model(ctx);
+        const Prediction plain = model.predict(p.strategy);
+        Strategy off = p.strategy;
+        off.offload_activations = true;
+        const Prediction offloaded = model.predict(off);
+        const double microbatches = 4;
+        QVERIFY(near(offloaded.time.host_copy_s, microbatches * 24 * per_layer, 1e-9));
+        QVERIFY(near(offloaded.step_time_s - plain.step_time_s, microbatches * 24 * per_layer, 1e-6));
+        QCOMPARE(plain.time.host_copy_s, 0.0);
+        // Memory: 24 layers of one micro-batch in flight become the two layers' copy buffers.
+        QVERIFY(near(plain.memory.activations - offloaded.memory.activations, (24 - 2) * act, 1e-9));
+    }
+
+    // On a Grace superchip the C2C link moves a layer's activations faster than the layer computes: all
+    // of it hides, the step is unchanged and the memory is saved.
+    void nvlink_c2c_hides_the_copies()
+    {
+        SmallPlan p;
+        p.cluster = test::cluster("GH200-96GB", 1, 1, "nvlink4-nvswitch", "ib-ndr");
+        const PlanContext ctx(p.model, p.training, p.cluster);
+        const AnalyticModel model(ctx);
+        const Prediction plain = model.predict(p.strategy);
+        Strategy off = p.strategy;
+        off.offload_activations = true;
+        const Prediction offloaded = model.predict(off);
+        QCOMPARE(offloaded.time.host_copy_s, 0.0);
+        QVERIFY(near(offloaded.step_time_s, plain.step_time_s, 1e-12));
+        QVERIFY(offloaded.peak_memory_bytes < plain.peak_memory_bytes);
+    }
+
+    // Llama 3 8B at 8K tokens, micro-batch 2, no recompute, on 8 H100 (FSDP 8): the activations of one
+    // micro-batch do not fit in 80 GB; offloaded, they do, and the step pays for the copies PCIe cannot hide.
+    void activation_offload_makes_a_plan_fit_at_a_price()
+    {
+        TrainingSpec t;
+        t.seq_len = 8192;
+        t.global_batch = 32;
+        const PlanContext ctx(
+            test::model("llama3-8b"), t, test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr"));
+        Strategy s;
+        s.dp = 8;
+        s.zero = 3;
+        s.micro_batch = 2;
+        const AnalyticModel model(ctx);
+        const Prediction plain = model.predict(s);
+        QVERIFY(!plain.feasible);
+        s.offload_activations = true;
+        const Prediction offloaded = model.predict(s);
+        QVERIFY2(offloaded.feasible, offloaded.infeasible_reason.c_str());
+        QVERIFY(offloaded.time.host_copy_s > 0);
+        QVERIFY(near(offloaded.step_time_s - plain.step_time_s, offloaded.time.host_copy_s, 1e-6));
+    }
+
+    // The waterfall lists the activation offload that makes the plan fit, with its price: the exposed copies.
+    void improvements_list_activation_offload_with_its_price()
+    {
+        Scenario s;
+        s.model = test::model("llama3-8b");
+        s.cluster = test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr");
+        s.training.seq_len = 8192;
+        s.training.global_batch = 32;
+        s.strategy.dp = 8;
+        s.strategy.zero = 3;
+        s.strategy.micro_batch = 2;
+        const ImprovementWaterfall w = plan_improvements(s);
+        QVERIFY(!w.baseline_feasible);
+        QVERIFY(!w.steps.empty());
+        QCOMPARE(w.steps.front().name, std::string("activation offload"));
+        QVERIFY(w.improved.strategy.offload_activations);
+        const PlanContext ctx(s.model, s.training, s.cluster);
+        const Prediction fitted = AnalyticModel(ctx).predict(w.improved.strategy);
+        QVERIFY(near(-w.steps.front().step_time_s_saved, fitted.time.host_copy_s, 1e-6));
+    }
+
+    // ZeRO-Infinity on one V100 (DGX-2's GPU, PCIe gen 3: 12.8 GB/s each way): a 10B GPT-2 (50 layers, hidden
+    // 4096) under ZeRO 3. Each pass fetches every parameter (2 bytes) over PCIe, one layer ahead of a compute
+    // that is longer than the fetch: only the first layer's fetch shows, in the forward and in the backward.
+    // The GPU keeps no weights, gradients or optimizer states beyond the two gathered layers and a bucket.
+    void parameter_offload_hand_worked()
+    {
+        ModelSpec m = test::gpt(50, 4096, 32, 50257);
+        TrainingSpec t;
+        t.framework = Framework::megatron_deepspeed;
+        t.precision = Precision::fp16;
+        t.seq_len = 1024;
+        t.global_batch = 10;
+        const PlanContext ctx(m, t, test::cluster("V100-SXM2-32GB", 1, 1, "nvlink2", "ib-hdr"));
+        Strategy s;
+        s.micro_batch = 10;
+        s.zero = 3;
+        s.recompute = Recompute::full;
+        const AnalyticModel model(ctx);
+        const Prediction plain = model.predict(s);
+        QVERIFY(!plain.feasible);
+        s.offload_params = true;
+        const Prediction p = model.predict(s);
+        QVERIFY2(p.feasible, p.infeasible_reason.c_str());
+        EvaluationCache cache(ctx);
+        const StageParams sp = stage_params(ctx, s, cache.layout(s), 0);
+        const double fetch_s = sp.total() * 2 / 12.8e9; // every parameter, fp16, per pass
+        const StageTiming compute = model.stage_timing(s, 0);
+        QVERIFY2(fetch_s < compute.forward_s - fetch_s / 50, "the fetch hides under the forward but for one layer");
+        QVERIFY(near(p.time.host_copy_s, 2 * fetch_s / 50, 1e-9));
+        QCOMPARE(p.memory.weights, 0.0);
+        QCOMPARE(p.memory.optimizer, 0.0);
+        QVERIFY(p.memory.gradients <= 5e8 * 2);
+        // The step: CPU Adam on every parameter (both sockets of the node for the one GPU).
+        QVERIFY(near(p.time.offload_s, sp.total() * 0.5 * 1e-9, 1e-9));
+        QCOMPARE(p.time.optimizer_s, 0.0);
+    }
+
+    // Llama 2 13B does not fit a 24 GB GPU in any plan (its fp16 weights alone take 26 GB): the search finds
+    // nothing, tries the offloads to host memory, and says what the plan that fits pays.
+    void search_fits_with_parameter_offload_and_tells_the_price()
+    {
+        Scenario sc;
+        sc.model = test::model("llama2-13b");
+        sc.cluster = test::cluster("RTX-4090", 1, 1, "pcie4", "roce-400g");
+        sc.training.framework = Framework::megatron_deepspeed;
+        sc.training.seq_len = 2048;
+        sc.training.global_batch = 8;
+        SearchOptions o;
+        o.threads = 1;
+        o.refine_top = 0;
+        const SearchOutcome out = search_strategies(sc, o);
+        QVERIFY(!out.results.empty());
+        const Strategy& best = out.results.front().strategy;
+        QVERIFY(best.offload_params);
+        QCOMPARE(best.zero, 3);
+        bool noted = false;
+        for (const std::string& n : out.notes)
+            noted = noted || n.find("fits only with parameter offload (ZeRO-Infinity): +") != std::string::npos;
+        QVERIFY2(noted, out.notes.empty() ? "no notes" : out.notes.back().c_str());
+        // Megatron-LM has no parameter offload: the same search finds nothing it can run.
+        sc.training.framework = Framework::megatron;
+        QVERIFY(search_strategies(sc, o).results.empty());
+    }
+
+    void frameworks_that_offload()
+    {
+        QVERIFY(framework_supports_activation_offload(Framework::megatron, 1, Recompute::none));
+        QVERIFY(!framework_supports_activation_offload(Framework::megatron, 2, Recompute::none));
+        QVERIFY(!framework_supports_activation_offload(Framework::megatron, 1, Recompute::selective));
+        QVERIFY(framework_supports_activation_offload(Framework::megatron_deepspeed, 4, Recompute::full));
+        QVERIFY(!framework_supports_activation_offload(Framework::torchtitan, 1, Recompute::none));
+        QVERIFY(!framework_supports_param_offload(Framework::megatron));
+        QVERIFY(framework_supports_param_offload(Framework::torchtitan));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestOffload)
+#include "tst_offload.moc"
