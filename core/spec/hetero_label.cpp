@@ -1,0 +1,32 @@
+#include "spec/hetero_label.hpp"
+
+namespace parallax {
+
+std::string stage_replicas_label(const PipelineStageSpec& stage)
+{
+    std::string out;
+    for (const StageReplica& r : stage.replicas)
+        out += (out.empty() ? "" : " + ") + r.group + " TP" + std::to_string(r.tp);
+    return out;
+}
+
+std::string hetero_plan_label(const Scenario& s)
+{
+    std::string layers, replicas;
+    for (const PipelineStageSpec& st : s.stages) {
+        layers += (layers.empty() ? "" : " | ") + std::to_string(st.layers);
+        replicas += (replicas.empty() ? "" : " | ") + stage_replicas_label(st);
+    }
+    const Strategy& st = s.strategy;
+    std::string out = "stages " + layers + " layers: " + replicas + ", mb " + std::to_string(st.micro_batch) + ", "
+        + std::string(to_string(st.schedule));
+    if (st.zero > 0)
+        out += ", ZeRO " + std::to_string(st.zero);
+    if (st.recompute != Recompute::none)
+        out += ", " + std::string(to_string(st.recompute)) + " recompute";
+    if (st.sequence_parallel)
+        out += ", SP";
+    return out;
+}
+
+} // namespace parallax
