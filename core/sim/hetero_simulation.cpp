@@ -60,8 +60,8 @@ Prediction hetero_prediction_from_simulation(const HeteroModel& h, const Simulat
     p.mfu *= speedup;
     p.hfu *= speedup;
     p.bubble_fraction = p.time.bubble_s / p.step_time_s;
-    p.communication_s.exposed = p.time.exposed_tp_s + p.time.exposed_cp_s + p.time.exposed_ep_s
-        + p.time.exposed_pp_s + p.time.exposed_dp_s;
+    p.communication_s.exposed
+        = p.time.exposed_tp_s + p.time.exposed_cp_s + p.time.exposed_ep_s + p.time.exposed_pp_s + p.time.exposed_dp_s;
     PowerEstimate& w = p.power;
     w.energy_J_per_step_per_gpu = w.avg_W_per_gpu * p.step_time_s;
     w.energy_J_per_step = w.energy_J_per_step_per_gpu * w.gpus;
