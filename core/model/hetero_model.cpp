@@ -6,6 +6,7 @@
 #include "model/plan_context.hpp"
 #include "model/stage_power.hpp"
 #include "model/strategy_costs.hpp"
+#include "spec/hetero_label.hpp"
 #include "spec/hetero_rules.hpp"
 #include "spec/software_release.hpp"
 #include "spec/units.hpp"
@@ -582,10 +583,16 @@ std::vector<HeteroStageSource> HeteroEvaluation::stage_sources() const
                 for (const StageReplica& a : s_.stages[k].replicas)
                     for (const StageReplica& b : s_.stages[nb].replicas)
                         src.sends_across_groups = src.sends_across_groups || !alike(s_, a, b);
+        std::vector<std::string> types;
         for (std::size_t r = 0; r < reps_[k].size(); ++r) {
             const StageReplica& rep = s_.stages[k].replicas[r];
-            src.label += (r ? " + " : "") + ctx_of(reps_[k][r]).cluster.gpu.name + " tp" + std::to_string(rep.tp);
+            const std::string& gpu = ctx_of(reps_[k][r]).cluster.gpu.name;
+            src.label += (r ? " + " : "") + gpu + " tp" + std::to_string(rep.tp);
+            if (std::find(types.begin(), types.end(), gpu_short_name(gpu)) == types.end())
+                types.push_back(gpu_short_name(gpu));
         }
+        for (const std::string& type : types)
+            src.gpu_types += (src.gpu_types.empty() ? "" : "+") + type;
         out.push_back(src);
     }
     return out;

@@ -63,6 +63,7 @@ struct HeteroStageSource {
     bool reduces_across_groups = false; // its replicas differ (HeteroStageReport::mixed)
     long long gpus = 0;
     std::string label; // "H100-SXM5-80GB tp4 + A100-SXM4-80GB tp4"
+    std::string gpu_types; // its distinct GPU types, short: "H100+A100"
 };
 
 class HeteroEvaluation;

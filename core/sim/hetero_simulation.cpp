@@ -36,6 +36,7 @@ SimulatedPlan simulate_heterogeneous(const HeteroModel& h, const CancelToken* ca
     p.power = power_trace(*pace.ctx, *pace.strategy, p.lowered, p.result);
     for (const HeteroStageSource& src : sources) {
         p.device_labels.push_back(src.label);
+        p.device_gpu_types.push_back(src.gpu_types);
         p.device_gpus.push_back(src.gpus);
     }
     return p;

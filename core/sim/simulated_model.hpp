@@ -33,6 +33,7 @@ struct SimulatedPlan {
     SimulationWindow window;
     // Per device, when stages differ (a heterogeneous plan): what each stands for, for labels and sums.
     std::vector<std::string> device_labels; // "H100-SXM5-80GB tp4 + A100-SXM4-80GB tp4"
+    std::vector<std::string> device_gpu_types; // "H100+A100"
     std::vector<long long> device_gpus;
 };
 

@@ -1,6 +1,21 @@
 #include "spec/hetero_label.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 namespace parallax {
+
+std::string gpu_short_name(const std::string& gpu)
+{
+    const auto dash = gpu.find('-');
+    if (dash == std::string::npos)
+        return gpu;
+    const std::string first = gpu.substr(0, dash);
+    if (std::any_of(first.begin(), first.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+        return first;
+    const auto next = gpu.find('-', dash + 1);
+    return gpu.substr(0, next);
+}
 
 std::string stage_replicas_label(const PipelineStageSpec& stage)
 {

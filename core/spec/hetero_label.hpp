@@ -8,6 +8,9 @@
 
 namespace parallax {
 
+// A GPU preset's name as a narrow label shows it: its first word, with the next when the first has no
+// digit ("H100-SXM5-80GB" -> "H100", "RTX-3090" -> "RTX-3090", "T4" -> "T4").
+std::string gpu_short_name(const std::string& gpu);
 // One stage's replicas: "h100 TP4 + a100 TP4".
 std::string stage_replicas_label(const PipelineStageSpec& stage);
 std::string hetero_plan_label(const Scenario& s);

@@ -56,8 +56,8 @@ json plain_json(const json& strategy)
 {
     return { { "schema", 1 }, { "model", "llama3-8b" },
         { "cluster",
-            { { "gpu", "H100-SXM5-80GB" }, { "nodes", 2 }, { "gpus_per_node", 8 },
-                { "intra_node", "nvlink4-nvswitch" }, { "inter_node", "ib-ndr" } } },
+            { { "gpu", "H100-SXM5-80GB" }, { "nodes", 2 }, { "gpus_per_node", 8 }, { "intra_node", "nvlink4-nvswitch" },
+                { "inter_node", "ib-ndr" } } },
         { "training", { { "global_batch", 64 }, { "seq_len", 4096 }, { "precision", "bf16" } } },
         { "strategy", strategy } };
 }
@@ -158,10 +158,11 @@ void TestHeteroSimulation::oneGpuTypeSimulatesAsPlain_data()
     QTest::addColumn<QByteArray>("strategy");
     QTest::addColumn<QList<int>>("layers");
     QTest::newRow("tp4 pp2 dp2, 1F1B") << QByteArrayLiteral(
-        R"({"tp":4,"pp":2,"dp":2,"micro_batch":1,"zero":1,"recompute":"selective"})") << QList<int> { 16, 16 };
-    QTest::newRow("tp2 pp4 dp2, GPipe")
-        << QByteArrayLiteral(R"({"tp":2,"pp":4,"dp":2,"micro_batch":1,"schedule":"gpipe","recompute":"full"})")
-        << QList<int> { 8, 8, 8, 8 };
+        R"({"tp":4,"pp":2,"dp":2,"micro_batch":1,"zero":1,"recompute":"selective"})")
+                                       << QList<int> { 16, 16 };
+    QTest::newRow("tp2 pp4 dp2, GPipe") << QByteArrayLiteral(
+        R"({"tp":2,"pp":4,"dp":2,"micro_batch":1,"schedule":"gpipe","recompute":"full"})")
+                                        << QList<int> { 8, 8, 8, 8 };
     QTest::newRow("tp8 pp2, ZB-H1") << QByteArrayLiteral(R"({"tp":8,"pp":2,"dp":1,"micro_batch":2,"schedule":"zb-h1"})")
                                     << QList<int> { 16, 16 };
 }
@@ -221,7 +222,8 @@ void TestHeteroSimulation::slowerStageRunsLongerPasses()
     // The send between the GPU types crosses the inter-node fabric.
     bool network_send = false;
     for (std::uint32_t i = 0; i < plan.graph.size(); ++i)
-        network_send = network_send || (plan.graph.type(i) == IrOpType::pp_send && plan.graph.link(i) == IrLink::network);
+        network_send
+            = network_send || (plan.graph.type(i) == IrOpType::pp_send && plan.graph.link(i) == IrLink::network);
     QVERIFY(network_send);
 }
 
