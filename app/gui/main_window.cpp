@@ -95,7 +95,7 @@ const QStringList kDockNames = { QStringLiteral("scenario"), QStringLiteral("mod
     QStringLiteral("training"), QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
     QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("power"), QStringLiteral("scaling"),
     QStringLiteral("search"), QStringLiteral("learn"), QStringLiteral("runs"), QStringLiteral("improvements"),
-    QStringLiteral("goodput"), QStringLiteral("schedule") };
+    QStringLiteral("goodput"), QStringLiteral("schedule"), QStringLiteral("stages") };
 const QStringList kCentralNames
     = { QStringLiteral("results"), QStringLiteral("memory"), QStringLiteral("time"), QStringLiteral("compare") };
 

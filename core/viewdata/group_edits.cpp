@@ -85,16 +85,16 @@ Scenario with_group_name(const Scenario& s, int g, const std::string& name)
 Scenario with_group_gpu(const Scenario& s, int g, const std::string& preset)
 {
     return edited(s, g, [&](NodeGroup& group) {
-        group.gpu = resolve_gpu(nlohmann::json(preset), "", group_key(g) + ".gpu", PresetCatalog::standard(),
-            &group.gpu_ref);
+        group.gpu
+            = resolve_gpu(nlohmann::json(preset), "", group_key(g) + ".gpu", PresetCatalog::standard(), &group.gpu_ref);
     });
 }
 
 Scenario with_group_fabric(const Scenario& s, int g, const std::string& preset)
 {
     return edited(s, g, [&](NodeGroup& group) {
-        group.intra_node = resolve_fabric(nlohmann::json(preset), "", group_key(g) + ".intra_node",
-            PresetCatalog::standard(), &group.intra_node_ref);
+        group.intra_node = resolve_fabric(
+            nlohmann::json(preset), "", group_key(g) + ".intra_node", PresetCatalog::standard(), &group.intra_node_ref);
     });
 }
 

@@ -8,8 +8,7 @@ namespace {
 
 int type_index(GroupGrid& grid, const std::string& gpu)
 {
-    auto it = std::find_if(
-        grid.types.begin(), grid.types.end(), [&](const GroupGridType& t) { return t.gpu == gpu; });
+    auto it = std::find_if(grid.types.begin(), grid.types.end(), [&](const GroupGridType& t) { return t.gpu == gpu; });
     if (it != grid.types.end())
         return static_cast<int>(it - grid.types.begin());
     grid.types.push_back({ gpu, 0, 0 });
@@ -47,7 +46,7 @@ GroupGrid group_grid(const Scenario& s)
                 if (node >= static_cast<long long>(g->nodes.size()))
                     break; // over-subscribed: the rules report it
                 GroupGridGpu& gpu = g->nodes[static_cast<std::size_t>(node)]
-                                           [static_cast<std::size_t>(next_gpu[gi] % g->gpus_per_node)];
+                                            [static_cast<std::size_t>(next_gpu[gi] % g->gpus_per_node)];
                 gpu.stage = static_cast<int>(k);
                 gpu.replica = static_cast<int>(r);
                 ++grid.types[static_cast<std::size_t>(g->type)].used;

@@ -1,6 +1,7 @@
 #include "viewdata/stage_rows.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace parallax {
 

@@ -6,6 +6,8 @@
 #include "ir/hetero_lowering.hpp"
 #include "sim/hetero_simulation.hpp"
 
+#include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <nlohmann/json.hpp>
@@ -99,6 +101,7 @@ private slots:
     void oneGpuTypeSimulatesAsPlain();
     void slowerStageRunsLongerPasses();
     void stagesNameTheirGpus();
+    void cliSimulatesAndTraces();
 };
 
 void TestHeteroSimulation::agreesWithAnalytic_data()
@@ -236,6 +239,37 @@ void TestHeteroSimulation::stagesNameTheirGpus()
     QCOMPARE(QString::fromStdString(sim.device_labels[0]), QStringLiteral("H100-SXM5-80GB tp2 + A100-SXM4-80GB tp4"));
     QCOMPARE(QString::fromStdString(sim.device_labels[2]), QStringLiteral("H100-SXM5-80GB tp2"));
     QCOMPARE(sim.device_gpus, (std::vector<long long> { 6, 6, 2 }));
+}
+
+void TestHeteroSimulation::cliSimulatesAndTraces()
+{
+    const QString example = QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/hetero-h100-a100-stages.json");
+    QTemporaryDir dir;
+    const QString trace = dir.filePath(QStringLiteral("trace.json"));
+    QProcess p;
+    p.start(QStringLiteral(PARALLAX_CLI_PATH), { QStringLiteral("timeline"), example, QStringLiteral("--out"), trace });
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    std::ifstream in(trace.toStdString());
+    const json events = json::parse(in)["traceEvents"];
+    QStringList processes;
+    for (const json& e : events)
+        if (e.value("name", "") == "process_name")
+            processes << QString::fromStdString(e["args"]["name"].get<std::string>());
+    QVERIFY2(processes.contains(QStringLiteral("stage 0 (H100-SXM5-80GB tp8)")), qPrintable(processes.join(u'|')));
+    QVERIFY(processes.contains(QStringLiteral("stage 1 (A100-SXM4-80GB tp8)")));
+    // predict --fidelity simulated: the simulated step, with the stage reports of the hetero model.
+    p.start(QStringLiteral(PARALLAX_CLI_PATH),
+        { QStringLiteral("predict"), example, QStringLiteral("--fidelity"), QStringLiteral("simulated"),
+            QStringLiteral("--json") });
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    const json j = json::parse(p.readAllStandardOutput().toStdString());
+    const Scenario s = load_scenario_file(example.toStdString(), catalog());
+    const HeteroModel model(s);
+    const Prediction simulated = hetero_prediction_from_simulation(model, simulate_heterogeneous(model));
+    QCOMPARE(j["step_time_s"].get<double>(), simulated.step_time_s);
+    QCOMPARE(j["heterogeneous"]["stages"].size(), std::size_t { 2 });
 }
 
 QTEST_GUILESS_MAIN(TestHeteroSimulation)

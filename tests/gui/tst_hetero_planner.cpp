@@ -7,6 +7,7 @@
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
 #include "model/hetero_model.hpp"
+#include "planner/cluster_grid_view.hpp"
 #include "planner/degree_slider.hpp"
 #include "planner/group_editor.hpp"
 #include "planner/group_grid_view.hpp"

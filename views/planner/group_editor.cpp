@@ -16,6 +16,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace parallax::views {
 
 namespace {
@@ -23,6 +25,7 @@ namespace {
 // Spin-box limits: the scenario reader's (io/input_limits) are far larger; these are what a form needs.
 constexpr int kMostNodes = 100000;
 constexpr int kMostGpusPerNode = 4096;
+constexpr int kNameWidth = 90; // px: group names are short; the presets need the room
 
 QString qs(const std::string& s)
 {
@@ -134,6 +137,7 @@ void GroupEditor::rebuild()
         m_table->setCellWidget(g, remove, drop);
     }
     m_table->resizeColumnsToContents();
+    m_table->setColumnWidth(name, std::min(m_table->columnWidth(name), kNameWidth));
 }
 
 void GroupEditor::refresh_values()
@@ -142,7 +146,8 @@ void GroupEditor::refresh_values()
         const NodeGroup& group = m_scenario->cluster.groups[static_cast<std::size_t>(g)];
         if (auto* e = qobject_cast<QLineEdit*>(m_table->cellWidget(g, name)); e && !e->hasFocus())
             e->setText(qs(group.name));
-        for (auto [column, value] : { std::pair { nodes, group.nodes }, std::pair { gpus_per_node, group.gpus_per_node } })
+        for (auto [column, value] :
+            { std::pair { nodes, group.nodes }, std::pair { gpus_per_node, group.gpus_per_node } })
             if (auto* box = qobject_cast<QSpinBox*>(m_table->cellWidget(g, column))) {
                 const QSignalBlocker quiet(box);
                 box->setValue(value);
@@ -163,8 +168,8 @@ void GroupEditor::show_error()
     m_error_row = e ? e->group : -1;
     const QColor bad = bad_colour(is_dark(palette()));
     for (int g = 0; g < m_table->rowCount(); ++g) {
-        const QString style = g == m_error_row ? QStringLiteral("background: %1;").arg(bad.lighter(170).name())
-                                               : QString();
+        const QString style
+            = g == m_error_row ? QStringLiteral("background: %1;").arg(bad.lighter(170).name()) : QString();
         if (QWidget* w = m_table->cellWidget(g, name))
             w->setStyleSheet(style);
     }

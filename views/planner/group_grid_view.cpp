@@ -11,7 +11,7 @@ namespace parallax::views {
 namespace {
 
 constexpr int kCell = 34; // px per GPU cell
-constexpr int kLabelWidth = 190; // the group and node names left of the cells
+constexpr int kLabelWidth = 80; // the node names left of the cells
 constexpr int kLine = 18; // one line of text
 constexpr int kIdleAlpha = 60; // an idle GPU: its type's colour, faded
 
@@ -71,8 +71,7 @@ QSize GroupGridView::sizeHint() const
 int GroupGridView::paint_legend(QPainter& p, int y)
 {
     p.setPen(palette().color(QPalette::WindowText));
-    p.drawText(8, y + kLine - 4,
-        QStringLiteral("Colour = GPU type; a cell names the stage and replica that hold the GPU (faded: idle)."));
+    p.drawText(8, y + kLine - 4, QStringLiteral("Colour = GPU type; s1r0 = stage 1, replica 0; faded = idle"));
     y += kLine + 4;
     const QStringList lines = legend();
     for (int t = 0; t < lines.size(); ++t) {

@@ -1,5 +1,6 @@
 #include "planner/stage_table.hpp"
 
+#include "spec/hetero_label.hpp"
 #include "style/view_style.hpp"
 
 #include <QComboBox>
@@ -10,6 +11,9 @@
 #include <QTableWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
 
 namespace parallax::views {
 
@@ -48,7 +52,7 @@ StageTable::StageTable(QWidget* parent)
     m_table->setSelectionMode(QAbstractItemView::NoSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_table->horizontalHeader()->setSectionResizeMode(replicas, QHeaderView::Stretch);
+    m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeaderItem(microbatch)
         ->setToolTip(QStringLiteral("Forward and backward of one micro-batch on the stage's slowest replica"));
     m_table->horizontalHeaderItem(busy)->setToolTip(
@@ -70,10 +74,10 @@ void StageTable::set_evaluation(std::shared_ptr<const PlanEvaluation> e)
                                        "and the cluster grid set them. Open a scenario with cluster.groups and "
                                        "strategy.stages to edit a mixed-GPU pipeline here."));
     else if (!m_evaluation->valid)
-        m_note->setText(QStringLiteral("<span style='color:%1'><b>Not a valid plan:</b> <code>%2</code>: %3</span>")
-                            .arg(bad_colour(is_dark(palette())).name(),
-                                qs(m_evaluation->violations.front().key).toHtmlEscaped(),
-                                qs(m_evaluation->violations.front().message).toHtmlEscaped()));
+        m_note->setText(
+            QStringLiteral("<span style='color:%1'><b>Not a valid plan:</b> <code>%2</code>: %3</span>")
+                .arg(bad_colour(is_dark(palette())).name(), qs(m_evaluation->violations.front().key).toHtmlEscaped(),
+                    qs(m_evaluation->violations.front().message).toHtmlEscaped()));
     else
         m_note->setText(QStringLiteral("The highlighted stage paces the pipeline. ◀ and ▶ move one layer to the "
                                        "neighbouring stage; a replica's TP is chosen in its row. Ctrl+Z undoes."));
@@ -87,6 +91,15 @@ void StageTable::rebuild()
     m_table->setRowCount(static_cast<int>(m_rows.size()));
     for (int r = 0; r < static_cast<int>(m_rows.size()); ++r)
         fill_row(r, m_rows[static_cast<std::size_t>(r)], dark);
+    // Resizing to contents sees items, not the editors in the cells: widen those columns to fit them.
+    for (int column : { move, replicas }) {
+        int widest = 0;
+        for (int r = 0; r < m_table->rowCount(); ++r)
+            if (const QWidget* w = m_table->cellWidget(r, column))
+                widest = std::max(widest, w->sizeHint().width());
+        m_table->horizontalHeader()->setSectionResizeMode(column, QHeaderView::Interactive);
+        m_table->setColumnWidth(column, std::max(widest, m_table->horizontalHeader()->sectionSizeHint(column)));
+    }
     m_table->resizeRowsToContents();
 }
 
@@ -106,17 +119,16 @@ void StageTable::fill_row(int r, const StageRow& row, bool dark)
     };
     item(stage, QString::number(row.stage) + (row.critical ? QStringLiteral(" (pacing)") : QString()),
         row.critical ? QStringLiteral("This stage's busiest replica paces the pipeline") : QString());
-    item(layers,
-        QStringLiteral("%1 (L%2–%3)").arg(row.layers).arg(row.first_layer).arg(row.last_layer()));
+    item(layers, QStringLiteral("%1 (L%2–%3)").arg(row.layers).arg(row.first_layer).arg(row.last_layer()));
     item(move, QString());
     m_table->setCellWidget(r, move, move_buttons(row));
     item(replicas, QString());
     m_table->setCellWidget(r, replicas, replica_editors(row));
     item(microbatch, format_seconds(row.microbatch_s));
     item(busy, QStringLiteral("%1 (%2%)").arg(format_seconds(row.busy_s)).arg(std::lround(row.busy_share * 100)));
-    QTableWidgetItem* mem = item(memory,
-        QStringLiteral("%1 / %2").arg(format_gib(row.memory_bytes), format_gib(row.capacity_bytes)),
-        row.fits ? QString() : QStringLiteral("A replica of this stage does not fit its GPU"));
+    QTableWidgetItem* mem
+        = item(memory, QStringLiteral("%1 / %2").arg(format_gib(row.memory_bytes), format_gib(row.capacity_bytes)),
+            row.fits ? QString() : QStringLiteral("A replica of this stage does not fit its GPU"));
     if (!row.fits)
         mem->setForeground(bad_colour(dark));
 }
@@ -150,11 +162,12 @@ QWidget* StageTable::replica_editors(const StageRow& row)
     h->setContentsMargins(2, 0, 2, 0);
     for (int i = 0; i < static_cast<int>(row.replicas.size()); ++i) {
         const StageReplicaCell& cell = row.replicas[static_cast<std::size_t>(i)];
-        auto* label = new QLabel(QStringLiteral("%1 · %2 · TP").arg(qs(cell.group), qs(cell.gpu)), w);
-        label->setToolTip(QStringLiteral("%1 micro-batches, busy %2, %3 of %4 per GPU")
-                              .arg(cell.microbatches)
-                              .arg(format_seconds(cell.busy_s), format_gib(cell.memory_bytes),
-                                  format_gib(cell.capacity_bytes)));
+        auto* label = new QLabel(QStringLiteral("%1 (%2) TP").arg(qs(cell.group), qs(gpu_short_name(cell.gpu))), w);
+        label->setToolTip(
+            QStringLiteral("%1: %2 micro-batches, busy %3, %4 of %5 per GPU")
+                .arg(qs(cell.gpu))
+                .arg(cell.microbatches)
+                .arg(format_seconds(cell.busy_s), format_gib(cell.memory_bytes), format_gib(cell.capacity_bytes)));
         auto* tp = new QComboBox(w);
         tp->setObjectName(QStringLiteral("tp_%1_%2").arg(row.stage).arg(i));
         for (int choice : replica_tp_choices(m_evaluation->scenario, cell.group))
