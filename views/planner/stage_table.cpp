@@ -46,8 +46,8 @@ StageTable::StageTable(QWidget* parent)
     m_table = new QTableWidget(0, column_count, this);
     m_table->setObjectName(QStringLiteral("stage_table"));
     m_table->setHorizontalHeaderLabels({ QStringLiteral("Stage"), QStringLiteral("Layers"),
-        QStringLiteral("Move a layer"), QStringLiteral("Replicas (group · GPU · TP)"), QStringLiteral("Micro-batch"),
-        QStringLiteral("Busy"), QStringLiteral("Memory per GPU") });
+        QStringLiteral("Micro-batch"), QStringLiteral("Busy"), QStringLiteral("Memory per GPU"),
+        QStringLiteral("Move a layer"), QStringLiteral("Replicas: group (GPU) TP") });
     m_table->verticalHeader()->hide();
     m_table->setSelectionMode(QAbstractItemView::NoSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);

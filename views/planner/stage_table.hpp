@@ -33,7 +33,7 @@ public:
     void set_replica_tp(int stage, int replica, int tp);
 
     // Columns, in order.
-    enum Column { stage, layers, move, replicas, microbatch, busy, memory, column_count };
+    enum Column { stage, layers, microbatch, busy, memory, move, replicas, column_count };
 
 signals:
     void edit_requested(const parallax::Scenario& s, const QString& what, int drag);
