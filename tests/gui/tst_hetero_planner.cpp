@@ -14,6 +14,7 @@
 #include "planner/search_panel.hpp"
 #include "planner/stage_table.hpp"
 #include "planner/strategy_panel.hpp"
+#include "sim/hetero_simulation.hpp"
 #include "timeline/timeline_view.hpp"
 #include "viewdata/timeline_data.hpp"
 
@@ -92,6 +93,7 @@ private slots:
     void timelineShowsStagesOfDifferentSpeeds();
     void searchSaysItCannot();
     void clusterEditorEditsGroups();
+    void simulatedFidelity();
 };
 
 void TestHeteroPlanner::opensWithTheModelsStages()
@@ -255,6 +257,22 @@ void TestHeteroPlanner::clusterEditorEditsGroups()
     QVERIFY(f.w().evaluation()->valid);
     QVERIFY(editor->error_text().isEmpty());
     QCOMPARE(f.w().scenario()->cluster.groups[1].gpus_per_node, scenario.cluster.groups[1].gpus_per_node);
+}
+
+void TestHeteroPlanner::simulatedFidelity()
+{
+    Fixture f;
+    QVERIFY(f.w().open_scenario_file(kExample));
+    QVERIFY(f.w().wait_for_evaluation());
+    f.w().set_fidelity(Fidelity::simulated);
+    QVERIFY(f.w().wait_for_evaluation());
+    const auto e = f.w().evaluation();
+    QVERIFY(e->valid);
+    QCOMPARE(e->prediction.fidelity, Fidelity::simulated);
+    const HeteroModel model(*f.w().scenario(), f.w().evaluation_options().calibration_or_shipped());
+    QCOMPARE(
+        e->prediction.step_time_s, hetero_prediction_from_simulation(model, simulate_heterogeneous(model)).step_time_s);
+    compare_rows(f.w().stage_table()->rows(), model.prediction()); // the stages stay the model's
 }
 
 PARALLAX_PLANNER_TEST_MAIN(TestHeteroPlanner)
