@@ -11,6 +11,7 @@
 #include "model/analytic_model.hpp"
 #include "model/goodput_plan.hpp"
 #include "serving/serving_model.hpp"
+#include "sim/hetero_simulation.hpp"
 #include "sim/simulated_model.hpp"
 #include "spec/input_error.hpp"
 #include "spec/strategy_label.hpp"
@@ -33,17 +34,15 @@ int predict_serving_scenario(const ServingScenario& s, bool as_json)
     return p.feasible ? kOk : kInfeasible;
 }
 
-// A heterogeneous plan: the analytic per-replica model (the simulator and the improvement waterfall
-// are plain-cluster only so far).
+// A heterogeneous plan: the per-replica model, or its stages simulated (the improvement waterfall is
+// plain-cluster only so far); the stage reports stay the analytic model's.
 int predict_heterogeneous_plan(
     CommandParser& cmd, const Scenario& scenario, const Calibration& calibration, const QString& fidelity)
 {
-    if (fidelity != QLatin1String("analytic")) {
-        print_err("parallax-cli predict: --fidelity simulated is not available for heterogeneous scenarios "
-                  "(strategy.stages); use analytic");
-        return kBadInput;
-    }
-    const HeteroPrediction h = predict_heterogeneous(scenario, calibration);
+    const HeteroModel model(scenario, calibration);
+    HeteroPrediction h = model.prediction();
+    if (fidelity == QLatin1String("simulated"))
+        h.prediction = hetero_prediction_from_simulation(model, simulate_heterogeneous(model));
     if (cmd.parser().isSet(QStringLiteral("json"))) {
         nlohmann::json j = hetero_prediction_to_json(h);
         j["improvements"] = nlohmann::json::array();

@@ -3,13 +3,30 @@
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
 #include "io/chrome_trace.hpp"
+#include "sim/hetero_simulation.hpp"
 #include "sim/simulated_model.hpp"
+#include "spec/hetero_label.hpp"
 #include "spec/input_error.hpp"
 #include "spec/strategy_label.hpp"
 
 #include <cstdio>
 
 namespace parallax::cli {
+
+namespace {
+
+// A plain plan, or a heterogeneous one's stages each on its own GPU type (docs/heterogeneous.md).
+SimulatedPlan simulate_scenario(const Scenario& scenario)
+{
+    if (!scenario.heterogeneous()) {
+        const PlanContext ctx(scenario.model, scenario.training, scenario.cluster);
+        return simulate_plan(ctx, scenario.strategy);
+    }
+    const HeteroModel model(scenario);
+    return simulate_heterogeneous(model);
+}
+
+} // namespace
 
 int run_timeline(const QStringList& args)
 {
@@ -25,11 +42,12 @@ int run_timeline(const QStringList& args)
         return kBadInput;
     }
     try {
-        const Scenario scenario = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard());
-        const PlanContext ctx(scenario.model, scenario.training, scenario.cluster);
-        const SimulatedPlan sim = simulate_plan(ctx, scenario.strategy);
+        const Scenario scenario = load_scenario_argument(
+            cmd.positional(0).toStdString(), PresetCatalog::standard(), ScenarioUse::plan, true);
+        const SimulatedPlan sim = simulate_scenario(scenario);
         const std::string out = cmd.parser().value(QStringLiteral("out")).toStdString();
-        const std::string label = strategy_label(scenario.strategy);
+        const std::string label
+            = scenario.heterogeneous() ? hetero_plan_label(scenario) : strategy_label(scenario.strategy);
         write_chrome_trace(sim, scenario.model.name + " " + label, out);
         char line[256];
         std::snprintf(line, sizeof line, ": %zu ops on %d stages, step %.3f s\n", sim.lowered.graph.size(),

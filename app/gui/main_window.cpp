@@ -23,6 +23,8 @@
 #include "io/serving_io.hpp"
 #include "ir/schedule_program.hpp"
 #include "planner/cluster_grid_view.hpp"
+#include "planner/group_editor.hpp"
+#include "planner/group_grid_view.hpp"
 #include "planner/layer_range_editor.hpp"
 #include "planner/learn_panel.hpp"
 #include "planner/metrics_panel.hpp"
@@ -31,6 +33,7 @@
 #include "planner/scenario_forms.hpp"
 #include "planner/schedule_program_editor.hpp"
 #include "planner/search_panel.hpp"
+#include "planner/stage_table.hpp"
 #include "planner/strategy_panel.hpp"
 #include "plots/breakdown_views.hpp"
 #include "plots/goodput_view.hpp"
@@ -77,6 +80,7 @@
 #include <QScrollArea>
 #include <QShowEvent>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTableView>
 #include <QTimer>
@@ -97,7 +101,7 @@ const QStringList kDockNames = { QStringLiteral("scenario"), QStringLiteral("mod
     QStringLiteral("training"), QStringLiteral("strategy"), QStringLiteral("grid"), QStringLiteral("sensitivity"),
     QStringLiteral("heatmap"), QStringLiteral("timeline"), QStringLiteral("power"), QStringLiteral("scaling"),
     QStringLiteral("search"), QStringLiteral("learn"), QStringLiteral("runs"), QStringLiteral("improvements"),
-    QStringLiteral("goodput"), QStringLiteral("schedule"), QStringLiteral("layers") };
+    QStringLiteral("goodput"), QStringLiteral("schedule"), QStringLiteral("layers"), QStringLiteral("stages") };
 const QStringList kCentralNames
     = { QStringLiteral("results"), QStringLiteral("memory"), QStringLiteral("time"), QStringLiteral("compare") };
 
@@ -302,6 +306,16 @@ void MainWindow::create_views()
     m_training_form = views::make_training_editor(this);
     m_strategy = new views::StrategyPanel(this);
     m_grid = new views::ClusterGridView(this);
+    // A mixed cluster is drawn by its node groups instead, coloured by GPU type.
+    m_group_grid = new views::GroupGridView(this);
+    m_grid_stack = new QStackedWidget(this);
+    m_grid_stack->addWidget(m_grid);
+    m_grid_stack->addWidget(scrolled(m_group_grid, this));
+    m_stages = new views::StageTable(this);
+    m_group_editor = new views::GroupEditor(this);
+    m_cluster_stack = new QStackedWidget(this);
+    m_cluster_stack->addWidget(m_cluster_form);
+    m_cluster_stack->addWidget(m_group_editor);
     m_sensitivity = new views::SensitivityPlot(this);
     m_heatmap = new views::HeatmapPlot(this);
     m_search = new views::SearchPanel(this);
@@ -333,7 +347,7 @@ void MainWindow::build_docks(QWidget* picker)
     QDockWidget* model
         = add_dock(QStringLiteral("model"), QStringLiteral("Model"), m_model_form, Qt::RightDockWidgetArea);
     QDockWidget* cluster
-        = add_dock(QStringLiteral("cluster"), QStringLiteral("Cluster"), m_cluster_form, Qt::RightDockWidgetArea);
+        = add_dock(QStringLiteral("cluster"), QStringLiteral("Cluster"), m_cluster_stack, Qt::RightDockWidgetArea);
     QDockWidget* training
         = add_dock(QStringLiteral("training"), QStringLiteral("Training"), m_training_form, Qt::RightDockWidgetArea);
     tabifyDockWidget(scenario_dock, model);
@@ -347,7 +361,7 @@ void MainWindow::build_docks(QWidget* picker)
     tabifyDockWidget(schedule, layers);
     scenario_dock->raise();
     QDockWidget* grid
-        = add_dock(QStringLiteral("grid"), QStringLiteral("Cluster grid"), m_grid, Qt::BottomDockWidgetArea);
+        = add_dock(QStringLiteral("grid"), QStringLiteral("Cluster grid"), m_grid_stack, Qt::BottomDockWidgetArea);
     QDockWidget* sensitivity = add_dock(
         QStringLiteral("sensitivity"), QStringLiteral("Sensitivity"), m_sensitivity, Qt::BottomDockWidgetArea);
     QDockWidget* heatmap
@@ -362,6 +376,8 @@ void MainWindow::build_docks(QWidget* picker)
         QStringLiteral("improvements"), QStringLiteral("Improvements"), m_waterfall, Qt::BottomDockWidgetArea);
     QDockWidget* goodput_dock
         = add_dock(QStringLiteral("goodput"), QStringLiteral("Goodput"), m_goodput, Qt::BottomDockWidgetArea);
+    QDockWidget* stages
+        = add_dock(QStringLiteral("stages"), QStringLiteral("Stages"), m_stages, Qt::BottomDockWidgetArea);
     QDockWidget* learn = add_dock(QStringLiteral("learn"), QStringLiteral("Learn"), m_learn, Qt::BottomDockWidgetArea);
     QDockWidget* search
         = add_dock(QStringLiteral("search"), QStringLiteral("Search"), m_search, Qt::BottomDockWidgetArea);
@@ -373,6 +389,7 @@ void MainWindow::build_docks(QWidget* picker)
     tabifyDockWidget(power_dock, scaling_dock);
     tabifyDockWidget(scaling_dock, improvements_dock);
     tabifyDockWidget(improvements_dock, goodput_dock);
+    tabifyDockWidget(goodput_dock, stages);
     connect(timeline_dock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
         if (visible && m_timeline_stale)
             request_timeline(true);
@@ -412,6 +429,8 @@ void MainWindow::connect_panels()
     connect(m_strategy, &views::StrategyPanel::edit_requested, this, &MainWindow::apply_edit);
     connect(m_strategy, &views::StrategyPanel::options_changed, this, &MainWindow::set_evaluation_options);
     connect(m_grid, &views::ClusterGridView::edit_requested, this, &MainWindow::apply_edit);
+    connect(m_stages, &views::StageTable::edit_requested, this, &MainWindow::apply_edit);
+    connect(m_group_editor, &views::GroupEditor::edit_requested, this, &MainWindow::apply_edit);
     for (views::ScenarioForm* f : { m_model_form, m_cluster_form, m_training_form })
         connect(f, &views::ScenarioForm::edit_requested, this, &MainWindow::apply_edit);
     connect(m_sensitivity, &views::SensitivityPlot::apply_requested, this, &MainWindow::apply_strategy);
@@ -774,12 +793,6 @@ bool MainWindow::open_scenario_file(const QString& path)
     }
     try {
         const Scenario s = load_scenario_file(path.toStdString(), PresetCatalog::standard());
-        // The planner draws one GPU type and one set of degrees; a mixed cluster would be shown as its first
-        // group's GPU, silently wrong.
-        if (s.heterogeneous() || s.cluster.heterogeneous())
-            throw InputError(path.toStdString(), s.heterogeneous() ? "strategy.stages" : "cluster.groups",
-                "heterogeneous scenarios are modelled by `parallax-cli predict` only so far; the planner cannot "
-                "show them yet (docs/heterogeneous.md)");
         clear_error();
         m_doc->reset(s, QFileInfo(path).absoluteFilePath(), path);
         m_presets->setCurrentIndex(-1);
@@ -1059,6 +1072,7 @@ void MainWindow::scenario_changed(const Scenario& s, const QString& what)
     // Synchronous: the panels show the plan as it is now and know which values are reachable.
     m_strategy->set_scenario(s, m_options);
     m_grid->set_scenario(s, m_options);
+    show_cluster_kind(s);
     m_model_form->set_scenario(s);
     m_cluster_form->set_scenario(s);
     m_training_form->set_scenario(s);
@@ -1066,6 +1080,23 @@ void MainWindow::scenario_changed(const Scenario& s, const QString& what)
     m_remote->set_plan(s, m_doc->path().isEmpty() ? m_doc->label() : m_doc->path());
     update_title();
     m_evaluator->request(s, m_options);
+}
+
+// A mixed cluster (node groups) is drawn by its groups, and its stages are edited in the Stages panel,
+// which comes to the front when such a plan is opened.
+void MainWindow::show_cluster_kind(const Scenario& s)
+{
+    m_group_grid->set_scenario(s);
+    m_stages->set_scenario(s);
+    m_group_editor->set_scenario(s);
+    m_cluster_stack->setCurrentWidget(
+        s.cluster.heterogeneous() ? static_cast<QWidget*>(m_group_editor) : static_cast<QWidget*>(m_cluster_form));
+    QWidget* grid = s.cluster.heterogeneous() ? m_grid_stack->widget(1) : m_grid_stack->widget(0);
+    if (m_grid_stack->currentWidget() == grid)
+        return;
+    m_grid_stack->setCurrentWidget(grid);
+    if (s.heterogeneous())
+        m_docks.value(QStringLiteral("stages"))->raise();
 }
 
 void MainWindow::set_evaluation_options(const PlanEvaluationOptions& o)
@@ -1201,6 +1232,7 @@ void MainWindow::display()
     m_layer_editor->set_plan(cur.scenario);
     m_sensitivity->set_evaluation(m_current);
     m_heatmap->set_evaluation(m_current);
+    m_stages->set_evaluation(m_current);
     m_comparison->set_predictions(cur.valid ? std::optional<Prediction>(cur.prediction) : std::nullopt,
         pinned ? std::optional<Prediction>(*pinned) : std::nullopt);
     m_learn->set_change(cur, previous, m_previous ? &m_previous->scenario.strategy : nullptr, m_change_text);

@@ -34,9 +34,14 @@ class QTimer;
 class QUndoStack;
 class QAction;
 
+class QStackedWidget;
+
 namespace parallax::views {
 class StrategyPanel;
 class ClusterGridView;
+class GroupGridView;
+class GroupEditor;
+class StageTable;
 class MetricsPanel;
 class MemoryBarsView;
 class TimeBreakdownView;
@@ -151,6 +156,9 @@ public:
     bool show_panel(const QString& name);
     views::StrategyPanel* strategy_panel() const { return m_strategy; }
     views::ClusterGridView* grid_view() const { return m_grid; }
+    views::GroupGridView* group_grid_view() const { return m_group_grid; } // a mixed cluster's grid
+    views::StageTable* stage_table() const { return m_stages; }
+    views::GroupEditor* group_editor() const { return m_group_editor; } // a mixed cluster's editor
     views::MetricsPanel* metrics_panel() const { return m_metrics; }
     views::MemoryBarsView* memory_view() const { return m_memory; }
     views::TimeBreakdownView* time_view() const { return m_time; }
@@ -258,6 +266,7 @@ private:
     void show_calibration_fit(std::shared_ptr<const remote::StoreFit> fit);
     void save_calibration_dialog(bool use);
     void scenario_changed(const Scenario& s, const QString& what);
+    void show_cluster_kind(const Scenario& s);
     void show_evaluation(std::shared_ptr<const PlanEvaluation> e); // a new evaluation arrived
     void display(); // shows m_current against m_previous and the pin
     bool wait_until(const std::function<bool()>& done, void (MainWindow::*signal)(), int timeout_ms);
@@ -316,6 +325,11 @@ private:
     QAction* m_theme_actions[3] = {};
     views::StrategyPanel* m_strategy = nullptr;
     views::ClusterGridView* m_grid = nullptr;
+    views::GroupGridView* m_group_grid = nullptr;
+    QStackedWidget* m_grid_stack = nullptr; // the plain grid, or a mixed cluster's groups
+    views::StageTable* m_stages = nullptr;
+    views::GroupEditor* m_group_editor = nullptr;
+    QStackedWidget* m_cluster_stack = nullptr; // the plain cluster form, or the node groups
     views::MetricsPanel* m_metrics = nullptr;
     views::MemoryBarsView* m_memory = nullptr;
     views::TimeBreakdownView* m_time = nullptr;

@@ -1,6 +1,7 @@
 #include "gui/timeline_controller.hpp"
 
 #include "jobs/task_outcome.hpp"
+#include "sim/hetero_simulation.hpp"
 #include "sim/simulated_model.hpp"
 
 #include <QtConcurrent/QtConcurrentRun>
@@ -25,7 +26,14 @@ void TimelineController::request(const Scenario& s, std::shared_ptr<const Calibr
         return run_catching([&]() -> std::shared_ptr<const TimelineData> {
             if (token.cancelled())
                 return nullptr; // a newer request came in before this one started
-            const PlanContext ctx(s.model, s.training, s.cluster, calibration ? *calibration : builtin_calibration());
+            const Calibration& cal = calibration ? *calibration : builtin_calibration();
+            if (s.heterogeneous()) { // every stage on its own GPU type
+                const HeteroModel model(s, cal);
+                auto sim = std::make_shared<const SimulatedPlan>(simulate_heterogeneous(model, &token));
+                throw_if_cancelled(token);
+                return build_timeline_data(sim, hetero_prediction_from_simulation(model, *sim), timeline_plan_info(s));
+            }
+            const PlanContext ctx(s.model, s.training, s.cluster, cal);
             // Simulated on every edit: a stale simulation stops at its next check (Cancelled).
             auto sim = std::make_shared<const SimulatedPlan>(simulate_plan(ctx, s.strategy, &token));
             throw_if_cancelled(token);

@@ -87,7 +87,11 @@ template <typename Emit> void emit_metadata(const SimulatedPlan& sim, const std:
             + std::to_string(sim.window.step_microbatches) + " micro-batches is shown; the step time is extrapolated";
     emit(metadata("process_name", g.devices, std::move(whole)));
     for (int d = 0; d < g.devices; ++d) {
-        emit(metadata("process_name", d, { { "name", "stage " + std::to_string(d) } }));
+        // A heterogeneous plan's stages name the GPUs they run on.
+        const std::string hardware = d < static_cast<int>(sim.device_labels.size())
+            ? " (" + sim.device_labels[static_cast<std::size_t>(d)] + ")"
+            : std::string();
+        emit(metadata("process_name", d, { { "name", "stage " + std::to_string(d) + hardware } }));
         emit(metadata("process_sort_index", d, { { "sort_index", d } }));
         for (int t = 0; t < 7; ++t)
             emit(metadata("thread_name", d, { { "name", track_name(t) } }, t));

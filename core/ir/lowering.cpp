@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 
 namespace parallax {
 
@@ -34,11 +35,6 @@ struct Index {
     }
 };
 
-IrLink link_of(const GroupPlacement& g)
-{
-    return g.nodes > 1 ? IrLink::network : IrLink::nvlink;
-}
-
 // The forward pass carries a third of a chunk's TP/CP/EP traffic and the backward-input two thirds,
 // as comm_companions.hpp splits it.
 constexpr double kForwardCommShare = 1.0 / 3.0;
@@ -47,13 +43,13 @@ constexpr double kForwardCommShare = 1.0 / 3.0;
 // for the part of its duration that is exposed communication, and the communication power for its
 // share of the chunk's collectives, spread over its duration; the power limiter keeps kernels and
 // their collectives within the cap together.
-std::vector<float> op_powers(const PlanContext& ctx, const LoweredPlan& plan)
+std::vector<float> op_powers(std::span<const LoweringStage> stages, const LoweredPlan& plan)
 {
     const ExecutionGraph& g = plan.graph;
-    const PowerModel& pm = ctx.power;
     std::vector<float> w(g.size(), 0.0f);
     for (std::uint32_t i = 0; i < g.size(); ++i) {
         const int d = g.device(i);
+        const PowerModel& pm = stages[static_cast<std::size_t>(d)].ctx->power;
         const double wait = plan.device_wait_W[d];
         const double x = plan.device_clock[d];
         const IrOpType t = g.type(i);
@@ -113,45 +109,34 @@ std::vector<float> op_powers(const PlanContext& ctx, const LoweredPlan& plan)
 // step's tail. The order ops are added in is the graph's op order.
 class PlanLowering {
 public:
+    // A plain plan: every stage costed by the plan's own context and strategy.
     PlanLowering(const PlanContext& ctx, const Strategy& s, double clock_ceiling, long long microbatches)
-        : ctx_(ctx)
-        , s_(s)
-        , cache_(ctx)
-        , pp_(s.pp)
-        , program_(s.schedule == Schedule::custom ? s.program : nullptr)
-        , dual_(runs_dualpipe(s))
-        , vpp_(dual_         ? 1
-                  : program_ ? program_->chunks
-                             : s.vpp)
-        // A program fixes its micro-batches: it is never lowered as a shorter window.
-        , m_(program_                ? program_->microbatches
-                  : microbatches > 0 ? microbatches
-                                     : microbatch_count(ctx.training, s))
-        , ir_chunks_(dual_ ? 2 * pp_ : pp_ * vpp_)
-        , compute_order_((program_ ? program_->order == ProgramOrder::priority : dual_) ? IrOrdering::priority
-                                                                                        : IrOrdering::program)
-        // Without a pipeline there is no bubble for deferred W passes to fill: ZB-H1 is plain 1F1B then.
-        , schedule_(s.schedule == Schedule::zb_h1 && pp_ == 1 ? Schedule::one_f_one_b : s.schedule)
-        , split_backward_(program_ ? program_->split_backward : schedule_ == Schedule::zb_h1 || dual_)
+        : PlanLowering(s, microbatches > 0 ? microbatches : microbatch_count(ctx.training, s))
     {
-        compute_costs(ctx, s, cache_, costs_);
-        ExecutionGraph& g = plan_.graph;
-        g.devices = pp_;
-        g.chunks = ir_chunks_;
-        g.microbatches = m_;
-        place_chunks(clock_ceiling);
-        p2p_ = p2p_per_direction_s(s, costs_);
-        pp_link_ = link_of(costs_.groups.pp_pair);
-        dp_link_ = link_of(costs_.groups.dp_dense);
-        idx_.init(ir_chunks_, m_);
-        last_compute_.assign(static_cast<std::size_t>(pp_), kNone);
-        program_entry_.resize(static_cast<std::size_t>(pp_));
-        if (program_) {
-            find_program_last_microbatches();
-            full_backward_.assign(idx_.f.size(), 0);
+        cache_ = std::make_unique<EvaluationCache>(ctx);
+        compute_costs(ctx, s, *cache_, costs_);
+        for (int d = 0; d < pp_; ++d) {
+            LoweringStage st;
+            st.ctx = &ctx;
+            st.strategy = &s;
+            st.costs = &costs_;
+            st.clock = stage_clock(ctx.power, ctx.training, pp_, d);
+            if (clock_ceiling > 0)
+                st.clock = std::min(st.clock, clock_ceiling);
+            st.tail = stage_tail(ctx, s, costs_, d);
+            st.pp_link_across_nodes = costs_.groups.pp_pair.nodes > 1;
+            st.dp_link_across_nodes = costs_.groups.dp_dense.nodes > 1;
+            stages_.push_back(st);
         }
-        plan_zero3_gathers();
-        plan_gradient_buckets();
+        prepare();
+    }
+
+    // Stages that differ (a heterogeneous plan): `s` holds what they share (schedule, ZeRO, overlap).
+    PlanLowering(const Strategy& s, std::span<const LoweringStage> stages, long long microbatches)
+        : PlanLowering(s, microbatches)
+    {
+        stages_.assign(stages.begin(), stages.end());
+        prepare();
     }
 
     LoweredPlan lower() &&
@@ -166,11 +151,53 @@ public:
             add_dualpipe_in_flight_limit();
         emit_tail();
         plan_.graph.finalize();
-        plan_.op_power_W = op_powers(ctx_, plan_);
+        plan_.op_power_W = op_powers(stages_, plan_);
         return std::move(plan_);
     }
 
 private:
+    PlanLowering(const Strategy& s, long long microbatches)
+        : s_(s)
+        , pp_(s.pp)
+        , program_(s.schedule == Schedule::custom ? s.program : nullptr)
+        , dual_(runs_dualpipe(s))
+        , vpp_(dual_         ? 1
+                  : program_ ? program_->chunks
+                             : s.vpp)
+        // A program fixes its micro-batches: it is never lowered as a shorter window.
+        , m_(program_ ? program_->microbatches : microbatches)
+        , ir_chunks_(dual_ ? 2 * pp_ : pp_ * vpp_)
+        , compute_order_((program_ ? program_->order == ProgramOrder::priority : dual_) ? IrOrdering::priority
+                                                                                        : IrOrdering::program)
+        // Without a pipeline there is no bubble for deferred W passes to fill: ZB-H1 is plain 1F1B then.
+        , schedule_(s.schedule == Schedule::zb_h1 && pp_ == 1 ? Schedule::one_f_one_b : s.schedule)
+        , split_backward_(program_ ? program_->split_backward : schedule_ == Schedule::zb_h1 || dual_)
+    {
+    }
+
+    void prepare()
+    {
+        ExecutionGraph& g = plan_.graph;
+        g.devices = pp_;
+        g.chunks = ir_chunks_;
+        g.microbatches = m_;
+        place_chunks();
+        for (const LoweringStage& st : stages_) {
+            p2p_.push_back(p2p_per_direction_s(*st.strategy, *st.costs));
+            pp_link_.push_back(st.pp_link_across_nodes ? IrLink::network : IrLink::nvlink);
+            dp_link_.push_back(st.dp_link_across_nodes ? IrLink::network : IrLink::nvlink);
+        }
+        idx_.init(ir_chunks_, m_);
+        last_compute_.assign(static_cast<std::size_t>(pp_), kNone);
+        program_entry_.resize(static_cast<std::size_t>(pp_));
+        if (program_) {
+            find_program_last_microbatches();
+            full_backward_.assign(idx_.f.size(), 0);
+        }
+        plan_zero3_gathers();
+        plan_gradient_buckets();
+    }
+
     // A device's program while it is emitted: the send the next compute op waits for, and its
     // compute ops so far.
     struct DeviceCursor {
@@ -181,7 +208,7 @@ private:
 
     // IR chunk -> device, model chunk, timing. DualPipe: chunk dir*pp + k is stage k of pipeline dir,
     // on device k (down) or pp-1-k (up); both pipelines hold the same layers.
-    void place_chunks(double clock_ceiling)
+    void place_chunks()
     {
         const auto chunks = static_cast<std::size_t>(ir_chunks_);
         plan_.chunk_timing.resize(chunks);
@@ -191,36 +218,50 @@ private:
         plan_.device_clock.resize(static_cast<std::size_t>(pp_));
         plan_.device_wait_W.resize(static_cast<std::size_t>(pp_));
         for (int d = 0; d < pp_; ++d) {
-            double x = stage_clock(ctx_.power, ctx_.training, pp_, d);
-            if (clock_ceiling > 0)
-                x = std::min(x, clock_ceiling);
-            plan_.device_clock[d] = x;
-            plan_.device_wait_W[d] = ctx_.power.wait_power(x);
+            const LoweringStage& st = stages_[static_cast<std::size_t>(d)];
+            plan_.device_clock[d] = st.clock;
+            plan_.device_wait_W[d] = st.ctx->power.wait_power(st.clock);
         }
         for (int c = 0; c < ir_chunks_; ++c) {
             const int mc = dual_ ? c % pp_ : c;
-            plan_.chunk_device[c] = dual_ ? (c < pp_ ? mc : pp_ - 1 - mc) : mc % pp_;
-            plan_.chunk_timing[c] = chunk_timing(ctx_, s_, costs_, mc);
+            const int d = dual_ ? (c < pp_ ? mc : pp_ - 1 - mc) : mc % pp_;
+            const LoweringStage& st = stages_[static_cast<std::size_t>(d)];
+            plan_.chunk_device[c] = d;
+            plan_.chunk_timing[c] = chunk_timing(*st.ctx, *st.strategy, *st.costs, mc);
             // The chunk's kernels at its device's clock, throttled to the power cap.
-            plan_.chunk_power[c]
-                = chunk_power(ctx_, costs_, plan_.chunk_timing[c], plan_.device_clock[plan_.chunk_device[c]]);
+            plan_.chunk_power[c] = chunk_power(*st.ctx, *st.costs, plan_.chunk_timing[c], st.clock);
             apply_clock(plan_.chunk_timing[c], plan_.chunk_power[c]);
-            const ChunkTiming& ct = plan_.chunk_timing[c];
-            plan_.chunk_activation_bytes[c] = chunk_activation_bytes(ct);
+            if (st.time_scale != 1)
+                scale_chunk(plan_.chunk_timing[c], plan_.chunk_power[c], st.time_scale);
+            plan_.chunk_activation_bytes[c] = chunk_activation_bytes(st, plan_.chunk_timing[c]);
         }
+    }
+
+    // A stage that runs a share of the step other than one micro-batch per lowered micro-batch: its
+    // passes (and their kernels' energy, so their power holds) stretch or shrink alike.
+    static void scale_chunk(ChunkTiming& ct, ChunkPower& cp, double scale)
+    {
+        for (double* t : { &ct.forward_s, &ct.backward_input_s, &ct.weight_s, &ct.recompute_s, &ct.compute_s })
+            *t *= scale;
+        for (PassEnergy& e : cp.pass) {
+            e.time_s *= scale;
+            e.energy_J *= scale;
+        }
+        cp.comm_busy_s *= scale;
     }
 
     // Activations one micro-batch leaves in the chunk for its backward; a composite plan's layers each
     // under their range's recompute setting.
-    double chunk_activation_bytes(const ChunkTiming& ct) const
+    static double chunk_activation_bytes(const LoweringStage& st, const ChunkTiming& ct)
     {
-        if (!costs_.ranges)
-            return (ct.layers - ct.moe_layers) * costs_.layer.activations.dense
-                + ct.moe_layers * costs_.layer.activations.moe;
+        const StrategyCosts& costs = *st.costs;
+        if (!costs.ranges)
+            return (ct.layers - ct.moe_layers) * costs.layer.activations.dense
+                + ct.moe_layers * costs.layer.activations.moe;
         double bytes = 0;
         for (int l = ct.first_layer; l < ct.first_layer + ct.layers; ++l) {
-            const LayerActivationBytes& a = costs_.entry_of_layer(l).costs.activations;
-            bytes += ctx_.model.is_moe_layer(l) ? a.moe : a.dense;
+            const LayerActivationBytes& a = costs.entry_of_layer(l).costs.activations;
+            bytes += st.ctx->model.is_moe_layer(l) ? a.moe : a.dense;
         }
         return bytes;
     }
@@ -233,8 +274,9 @@ private:
         if (s_.zero < 3)
             return;
         for (int d = 0; d < pp_; ++d) {
-            z3_[d] = zero3_traffic(ctx_, s_, costs_, d);
-            stage_layers_[d] = std::max(1, costs_.layout->stage[d].layers);
+            const LoweringStage& st = stages_[static_cast<std::size_t>(d)];
+            z3_[d] = zero3_traffic(*st.ctx, *st.strategy, *st.costs, d);
+            stage_layers_[d] = std::max(1, st.costs->layout->stage[d].layers);
         }
     }
 
@@ -244,11 +286,14 @@ private:
     {
         bucket_pieces_.assign(static_cast<std::size_t>(ir_chunks_), 1);
         bucket_ready_.resize(static_cast<std::size_t>(ir_chunks_));
-        if (!(s_.overlap_grad_reduce && s_.zero <= 2 && s_.dp * s_.cp > 1))
+        if (!(s_.overlap_grad_reduce && s_.zero <= 2))
             return;
         for (int c = 0; c < ir_chunks_; ++c) {
-            const StageTail tail = stage_tail(ctx_, s_, costs_, plan_.chunk_device[c]);
-            const int device_layers = costs_.layout->stage[plan_.chunk_device[c]].layers;
+            const LoweringStage& st = stages_[static_cast<std::size_t>(plan_.chunk_device[c])];
+            if (st.strategy->dp * st.strategy->cp <= 1)
+                continue;
+            const StageTail& tail = st.tail;
+            const int device_layers = st.costs->layout->stage[plan_.chunk_device[c]].layers;
             const double chunk_params = tail.params * plan_.chunk_timing[c].layers / std::max(1, device_layers);
             const double bucket_params = tail.last_bucket_fraction * tail.params; // Megatron's bucket size
             const int buckets = static_cast<int>(std::ceil(chunk_params / std::max(1.0, bucket_params)));
@@ -299,11 +344,11 @@ private:
         send.device = static_cast<std::uint16_t>(d);
         send.type = IrOpType::pp_send;
         send.stream = IrStream::pp;
-        send.link = pp_link_;
+        send.link = pp_link_[static_cast<std::size_t>(d)];
         send.ordering = IrOrdering::fifo;
         send.chunk = op.chunk;
         send.microbatch = op.microbatch;
-        send.duration_s = static_cast<float>(p2p_);
+        send.duration_s = static_cast<float>(p2p_[static_cast<std::size_t>(d)]);
         send.blocks_compute = true;
         return send;
     }
@@ -316,7 +361,7 @@ private:
         rs.device = static_cast<std::uint16_t>(d);
         rs.type = IrOpType::zero3_reduce_scatter;
         rs.stream = IrStream::dp;
-        rs.link = dp_link_;
+        rs.link = dp_link_[static_cast<std::size_t>(d)];
         rs.ordering = IrOrdering::fifo;
         rs.chunk = op.chunk;
         rs.microbatch = op.microbatch;
@@ -336,7 +381,7 @@ private:
         ga.device = static_cast<std::uint16_t>(d);
         ga.type = IrOpType::zero3_gather;
         ga.stream = IrStream::dp_gather;
-        ga.link = dp_link_;
+        ga.link = dp_link_[static_cast<std::size_t>(d)];
         ga.ordering = IrOrdering::fifo;
         ga.chunk = op.chunk;
         ga.microbatch = op.microbatch;
@@ -381,7 +426,7 @@ private:
 
     void emit_backward_send(DeviceCursor& dev, int c, std::size_t at, const IrOp& op)
     {
-        if (first_in_pipe(c) || p2p_ <= 0)
+        if (first_in_pipe(c) || p2p_[static_cast<std::size_t>(dev.d)] <= 0)
             return;
         idx_.send_b[at] = plan_.graph.add(make_pp_send(dev.d, op));
         dev.pending_block = idx_.send_b[at];
@@ -405,7 +450,7 @@ private:
                 plan_.graph.add_dep(id, idx_.f[at]);
             idx_.f[at] = id;
         }
-        if (!last_in_pipe(c) && p2p_ > 0) {
+        if (!last_in_pipe(c) && p2p_[static_cast<std::size_t>(dev.d)] > 0) {
             idx_.send_f[at] = plan_.graph.add(make_pp_send(dev.d, op));
             dev.pending_block = idx_.send_f[at];
         }
@@ -660,7 +705,7 @@ private:
             red.device = static_cast<std::uint16_t>(d);
             red.type = IrOpType::dp_reduce;
             red.stream = IrStream::dp;
-            red.link = dp_link_;
+            red.link = dp_link_[static_cast<std::size_t>(d)];
             red.ordering = IrOrdering::fifo;
             red.chunk = static_cast<std::int16_t>(c);
             const double chunk_reduce = tail.grad_reduce_s * plan_.chunk_timing[c].layers / std::max(1, device_layers);
@@ -683,7 +728,7 @@ private:
     void emit_optimizer(int d, std::uint32_t bar)
     {
         ExecutionGraph& g = plan_.graph;
-        const StageTail tail = stage_tail(ctx_, s_, costs_, d);
+        const StageTail& tail = stages_[static_cast<std::size_t>(d)].tail;
         IrOp opt;
         opt.device = static_cast<std::uint16_t>(d);
         opt.type = tail.offload_s > 0 ? IrOpType::offload : IrOpType::optimizer;
@@ -698,7 +743,7 @@ private:
             ga.device = static_cast<std::uint16_t>(d);
             ga.type = IrOpType::param_gather;
             ga.stream = IrStream::dp_gather;
-            ga.link = dp_link_;
+            ga.link = dp_link_[static_cast<std::size_t>(d)];
             ga.ordering = IrOrdering::fifo;
             // Overlapped with the next step's forward except the first bucket.
             ga.duration_s = static_cast<float>(
@@ -720,7 +765,7 @@ private:
         for (std::uint32_t rs : zero3_rs_)
             g.add_dep(bar, rs);
         for (int d = 0; d < pp_; ++d) {
-            const StageTail tail = stage_tail(ctx_, s_, costs_, d);
+            const StageTail& tail = stages_[static_cast<std::size_t>(d)].tail;
             g.add_dep(bar, last_compute_[d]);
             if (tail.grad_reduce_s > 0)
                 emit_grad_reductions(d, tail, bar);
@@ -739,10 +784,10 @@ private:
         ScheduleDirective wait;
     };
 
-    const PlanContext& ctx_;
     const Strategy& s_;
-    EvaluationCache cache_; // costs_ points into it
+    std::unique_ptr<EvaluationCache> cache_; // a plain plan's: costs_ points into it
     StrategyCosts costs_;
+    std::vector<LoweringStage> stages_; // per device
     const int pp_;
     const ScheduleProgram* program_;
     const bool dual_;
@@ -752,9 +797,8 @@ private:
     const IrOrdering compute_order_;
     const Schedule schedule_;
     const bool split_backward_;
-    double p2p_ = 0;
-    IrLink pp_link_ = IrLink::nvlink;
-    IrLink dp_link_ = IrLink::nvlink;
+    std::vector<double> p2p_; // per device, per direction
+    std::vector<IrLink> pp_link_, dp_link_; // per device
     LoweredPlan plan_;
     Index idx_;
     std::vector<std::uint32_t> last_compute_; // per device
@@ -774,6 +818,11 @@ private:
 LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s, double clock_ceiling, long long microbatches)
 {
     return PlanLowering(ctx, s, clock_ceiling, microbatches).lower();
+}
+
+LoweredPlan lower_stages(const Strategy& s, std::span<const LoweringStage> stages, long long microbatches)
+{
+    return PlanLowering(s, stages, microbatches).lower();
 }
 
 } // namespace parallax

@@ -9,6 +9,7 @@
 #include "model/strategy_costs.hpp"
 #include "spec/strategy.hpp"
 
+#include <span>
 #include <vector>
 
 namespace parallax {
@@ -29,5 +30,24 @@ struct LoweredPlan {
 // `clock_ceiling` > 0 caps every stage's clock (the analytic model's thermal limit). `microbatches` > 0
 // lowers that many micro-batches instead of the plan's (a window of a very long step).
 LoweredPlan lower_plan(const PlanContext& ctx, const Strategy& s, double clock_ceiling = 0, long long microbatches = 0);
+
+// A pipeline stage as the lowering costs it: the context, strategy and costs of the rank that stands
+// for it (stage d of the costs' layout), the clock it runs at, its step tail, and where its traffic goes.
+struct LoweringStage {
+    const PlanContext* ctx = nullptr;
+    const Strategy* strategy = nullptr;
+    const StrategyCosts* costs = nullptr;
+    double clock = 1; // fraction of the nominal clock
+    // Every pass's time (and energy) times this: a stage that runs a different share of the step than
+    // one micro-batch per lowered micro-batch (a heterogeneous stage's replicas split the batch by speed).
+    double time_scale = 1;
+    StageTail tail;
+    bool pp_link_across_nodes = false; // its pipeline sends cross the inter-node fabric
+    bool dp_link_across_nodes = false; // its gradient reductions do
+};
+
+// Lowers a pipeline whose stages differ (a heterogeneous plan, ir/hetero_lowering.hpp): `s` holds what
+// every stage shares (pp, schedule, ZeRO, overlap flags), `stages` one entry per pipeline stage.
+LoweredPlan lower_stages(const Strategy& s, std::span<const LoweringStage> stages, long long microbatches);
 
 } // namespace parallax

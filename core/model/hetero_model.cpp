@@ -6,6 +6,7 @@
 #include "model/plan_context.hpp"
 #include "model/stage_power.hpp"
 #include "model/strategy_costs.hpp"
+#include "spec/hetero_label.hpp"
 #include "spec/hetero_rules.hpp"
 #include "spec/software_release.hpp"
 #include "spec/units.hpp"
@@ -85,6 +86,8 @@ GroupPlacement across_nodes(long long size)
     return GroupPlacement { size, 1, size, false };
 }
 
+} // namespace
+
 class HeteroEvaluation {
 public:
     HeteroEvaluation(const Scenario& s, std::vector<HeteroGroupModel>& groups)
@@ -95,6 +98,10 @@ public:
         , groups_(groups)
     {
     }
+
+    // Valid after run(), while this evaluation lives.
+    std::vector<HeteroStageSource> stage_sources() const;
+    double effective_microbatches() const { return m_eff_; }
 
     HeteroPrediction run()
     {
@@ -594,7 +601,46 @@ void HeteroEvaluation::fill_reports(HeteroPrediction& out) const
                             "MFU against the used GPUs' mean peak");
 }
 
-} // namespace
+std::vector<HeteroStageSource> HeteroEvaluation::stage_sources() const
+{
+    std::vector<HeteroStageSource> out;
+    for (int k = 0; k < p_; ++k) {
+        const ReplicaEval& pace = slowest(k);
+        HeteroStageSource src;
+        src.ctx = &ctx_of(pace);
+        src.strategy = &pace.strategy;
+        src.costs = &pace.costs;
+        src.clock = pace.clock;
+        src.microbatch_s = pace.total_s();
+        src.busy_s = busy_s(k);
+        src.tail = pace.tail;
+        for (const ReplicaEval& e : reps_[k]) { // the stage's tail ends with its slowest replica's
+            src.tail.grad_reduce_s = std::max(src.tail.grad_reduce_s, e.tail.grad_reduce_s);
+            src.tail.param_gather_s = std::max(src.tail.param_gather_s, e.tail.param_gather_s);
+            src.tail.optimizer_s = std::max(src.tail.optimizer_s, e.tail.optimizer_s);
+            src.tail.offload_s = std::max(src.tail.offload_s, e.tail.offload_s);
+            src.gpus += e.strategy.tp;
+        }
+        src.reduces_across_groups = mixed(k);
+        for (int nb : { k - 1, k + 1 })
+            if (nb >= 0 && nb < p_)
+                for (const StageReplica& a : s_.stages[k].replicas)
+                    for (const StageReplica& b : s_.stages[nb].replicas)
+                        src.sends_across_groups = src.sends_across_groups || !alike(s_, a, b);
+        std::vector<std::string> types;
+        for (std::size_t r = 0; r < reps_[k].size(); ++r) {
+            const StageReplica& rep = s_.stages[k].replicas[r];
+            const std::string& gpu = ctx_of(reps_[k][r]).cluster.gpu.name;
+            src.label += (r ? " + " : "") + gpu + " tp" + std::to_string(rep.tp);
+            if (std::find(types.begin(), types.end(), gpu_short_name(gpu)) == types.end())
+                types.push_back(gpu_short_name(gpu));
+        }
+        for (const std::string& type : types)
+            src.gpu_types += (src.gpu_types.empty() ? "" : "+") + type;
+        out.push_back(src);
+    }
+    return out;
+}
 
 HeteroEvaluator::HeteroEvaluator(const Scenario& s, const Calibration& cal)
 {
@@ -619,6 +665,28 @@ HeteroPrediction predict_heterogeneous(const Scenario& s, const Calibration& cal
 {
     HeteroEvaluator evaluator(s, cal);
     return evaluator.predict(s);
+}
+
+HeteroModel::HeteroModel(const Scenario& s, const Calibration& cal)
+    : m_scenario(std::make_unique<Scenario>(s))
+    , m_evaluator(std::make_unique<HeteroEvaluator>(*m_scenario, cal))
+    , m_eval(std::make_unique<HeteroEvaluation>(*m_scenario, m_evaluator->groups()))
+    , m_prediction(m_eval->run())
+{
+}
+
+HeteroModel::~HeteroModel() = default;
+HeteroModel::HeteroModel(HeteroModel&&) noexcept = default;
+HeteroModel& HeteroModel::operator=(HeteroModel&&) noexcept = default;
+
+std::vector<HeteroStageSource> HeteroModel::stage_sources() const
+{
+    return m_eval->stage_sources();
+}
+
+double HeteroModel::effective_microbatches() const
+{
+    return m_eval->effective_microbatches();
 }
 
 } // namespace parallax

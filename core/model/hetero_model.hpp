@@ -5,6 +5,8 @@
 // replica, the schedule's formula over the uneven stages, pipeline sends and gradient reductions
 // across GPU types over the inter-node fabric, memory per replica against its own GPU.
 #include "calibration/calibration.hpp"
+#include "model/plan_context.hpp"
+#include "model/strategy_costs.hpp"
 #include "spec/prediction.hpp"
 #include "spec/scenario.hpp"
 
@@ -66,6 +68,8 @@ public:
     // `plan` has the model, training settings and cluster the evaluator was built for, and passes
     // check_hetero_plan().
     HeteroPrediction predict(const Scenario& plan);
+    // The group contexts (a HeteroModel keeps its evaluation, which points into them).
+    std::vector<HeteroGroupModel>& groups() { return groups_; }
 
 private:
     std::vector<HeteroGroupModel> groups_;
@@ -73,5 +77,46 @@ private:
 
 // `s` must pass check_hetero_plan(). Plain scenarios are not accepted (use AnalyticModel).
 HeteroPrediction predict_heterogeneous(const Scenario& s, const Calibration& cal = builtin_calibration());
+
+// A stage as the event simulator lowers it (ir/hetero_lowering.hpp): its slowest replica's context,
+// plain strategy and costs (the sends to other GPU types included), and the stage's share of the step.
+struct HeteroStageSource {
+    const PlanContext* ctx = nullptr;
+    const Strategy* strategy = nullptr;
+    const StrategyCosts* costs = nullptr;
+    double clock = 1;
+    double microbatch_s = 0; // one micro-batch's forward and backward on the slowest replica, sends included
+    double busy_s = 0; // the busiest replica's share of the step
+    StageTail tail; // the slowest of its replicas' reductions, gathers and optimizer steps
+    bool sends_across_groups = false; // a neighbouring stage holds a replica of another kind
+    bool reduces_across_groups = false; // its replicas differ (HeteroStageReport::mixed)
+    long long gpus = 0;
+    std::string label; // "H100-SXM5-80GB tp4 + A100-SXM4-80GB tp4"
+    std::string gpu_types; // its distinct GPU types, short: "H100+A100"
+};
+
+class HeteroEvaluation;
+
+// predict_heterogeneous with its evaluation kept, for the simulator to lower.
+class HeteroModel {
+public:
+    explicit HeteroModel(const Scenario& s, const Calibration& cal = builtin_calibration());
+    ~HeteroModel();
+    HeteroModel(HeteroModel&&) noexcept;
+    HeteroModel& operator=(HeteroModel&&) noexcept;
+
+    const Scenario& scenario() const { return *m_scenario; }
+    const HeteroPrediction& prediction() const { return m_prediction; }
+    // One per stage; they point into this model.
+    std::vector<HeteroStageSource> stage_sources() const;
+    // The pacing stage's busy time in units of its micro-batch time: the micro-batches it runs back to back.
+    double effective_microbatches() const;
+
+private:
+    std::unique_ptr<Scenario> m_scenario;
+    std::unique_ptr<HeteroEvaluator> m_evaluator;
+    std::unique_ptr<HeteroEvaluation> m_eval;
+    HeteroPrediction m_prediction;
+};
 
 } // namespace parallax

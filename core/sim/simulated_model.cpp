@@ -49,6 +49,32 @@ SimulatedPlan simulate_plan(const PlanContext& ctx, const Strategy& s, const Can
     return p;
 }
 
+TimeBreakdown simulated_time(const TimeBreakdown& a, double pipeline_end_s, double gpu_step_s, double data_stall_s)
+{
+    TimeBreakdown t = a;
+    t.data_stall_s = data_stall_s;
+    const double tail = std::max(0.0, gpu_step_s - pipeline_end_s);
+    t.optimizer_s = std::min(a.optimizer_s + a.offload_s, tail);
+    t.offload_s = 0;
+    t.exposed_dp_s = std::max(0.0, tail - t.optimizer_s);
+    const double per_microbatch_parts = a.compute_s + a.recompute_s + a.exposed_tp_s + a.exposed_cp_s + a.exposed_ep_s
+        + a.exposed_pp_s + a.host_copy_s;
+    t.bubble_s = std::max(0.0, pipeline_end_s - per_microbatch_parts);
+    if (a.offload_s > 0) {
+        t.offload_s = t.optimizer_s;
+        t.optimizer_s = 0;
+    }
+    return t;
+}
+
+double simulated_pipeline_end_s(const SimulatedPlan& sim)
+{
+    double pipeline_end = 0;
+    for (double t : sim.result.compute_last_s)
+        pipeline_end = std::max(pipeline_end, t);
+    return pipeline_end + sim.window.extra_s;
+}
+
 Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s, const SimulatedPlan& sim)
 {
     // Memory, power scaffolding and the per-micro-batch parts come from the shared cost model; the
@@ -60,28 +86,13 @@ Prediction prediction_from_simulation(const PlanContext& ctx, const Strategy& s,
                                   : 0.0;
     const SimulationResult& r = sim.result;
     p.fidelity = Fidelity::simulated;
-    double pipeline_end = 0;
-    for (double t : r.compute_last_s)
-        pipeline_end = std::max(pipeline_end, t);
     // A windowed simulation: the micro-batches beyond the window lengthen the pipeline part.
-    pipeline_end += sim.window.extra_s;
+    const double pipeline_end = simulated_pipeline_end_s(sim);
     const double gpu_step = r.makespan_s + sim.window.extra_s;
-    const TimeBreakdown a = p.time;
-    TimeBreakdown t = a;
     // The loader runs beside the simulated GPUs; what it cannot prepare in time stalls the step.
-    t.data_stall_s = data_path_cost(ctx, s, gpu_step, a.offload_s).stall_s;
+    const double stall_s = data_path_cost(ctx, s, gpu_step, p.time.offload_s).stall_s;
+    const TimeBreakdown t = simulated_time(p.time, pipeline_end, gpu_step, stall_s);
     const double step = gpu_step + t.data_stall_s;
-    const double tail = std::max(0.0, gpu_step - pipeline_end);
-    t.optimizer_s = std::min(a.optimizer_s + a.offload_s, tail);
-    t.offload_s = 0;
-    t.exposed_dp_s = std::max(0.0, tail - t.optimizer_s);
-    const double per_microbatch_parts = a.compute_s + a.recompute_s + a.exposed_tp_s + a.exposed_cp_s + a.exposed_ep_s
-        + a.exposed_pp_s + a.host_copy_s;
-    t.bubble_s = std::max(0.0, pipeline_end - per_microbatch_parts);
-    if (a.offload_s > 0) {
-        t.offload_s = t.optimizer_s;
-        t.optimizer_s = 0;
-    }
     p.time = t;
     p.step_time_s = step;
     const double tokens = static_cast<double>(ctx.training.global_batch) * static_cast<double>(ctx.training.seq_len);

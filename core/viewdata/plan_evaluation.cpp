@@ -3,6 +3,7 @@
 #include "io/layer_ranges_check.hpp"
 #include "model/strategy_costs.hpp"
 #include "sim/simulated_model.hpp"
+#include "viewdata/hetero_plan_evaluation.hpp"
 
 #include <chrono>
 
@@ -93,6 +94,8 @@ TpPpHeatmap tp_pp_heatmap(const AnalyticModel& model, const PlanInputs& in, cons
 
 PlanEvaluation evaluate_plan(const Scenario& s, const PlanEvaluationOptions& o, const CancelToken& cancel)
 {
+    if (s.heterogeneous() || s.cluster.heterogeneous())
+        return evaluate_heterogeneous_plan(s, o);
     const auto start = std::chrono::steady_clock::now();
     PlanEvaluation e;
     e.scenario = s;

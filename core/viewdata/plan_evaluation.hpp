@@ -6,6 +6,7 @@
 #include "calibration/calibration.hpp"
 #include "jobs/cancel_token.hpp"
 #include "model/analytic_model.hpp"
+#include "model/hetero_model.hpp"
 #include "search/degree_snapping.hpp"
 #include "search/improvements.hpp"
 #include "spec/prediction.hpp"
@@ -78,6 +79,7 @@ struct PlanEvaluation {
     std::vector<RuleViolation> violations; // every broken rule (empty when valid)
     std::vector<std::string> warnings; // valid but worth saying
     Prediction prediction; // only when valid
+    std::optional<HeteroPrediction> hetero; // a valid heterogeneous plan's stages and replicas (analytic)
     std::array<SensitivityCurve, kDegreeCount> curves; // indexed by Degree
     TpPpHeatmap heatmap;
     ImprovementWaterfall improvements; // the choices around the degrees (with the alternatives)

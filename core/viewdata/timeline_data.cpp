@@ -1,6 +1,7 @@
 #include "viewdata/timeline_data.hpp"
 
 #include "io/number_format.hpp"
+#include "spec/hetero_label.hpp"
 #include "spec/scenario.hpp"
 #include "spec/strategy_label.hpp"
 #include "viewdata/comm_companions.hpp"
@@ -382,6 +383,11 @@ std::vector<TimelineSummaryItem> timeline_summary(const Prediction& p)
 TimelinePlanInfo timeline_plan_info(const Scenario& sc)
 {
     TimelinePlanInfo info;
+    if (sc.heterogeneous()) { // its stages differ: none stands for another
+        info.title = sc.model.name + "  " + hetero_plan_label(sc);
+        info.collapse_identical_stages = false;
+        return info;
+    }
     info.title = sc.model.name + "  " + strategy_label(sc.strategy);
     info.strategy = sc.strategy;
     return info;
@@ -870,15 +876,23 @@ std::shared_ptr<const TimelineData> build_timeline_data(
         = info.strategy ? info.strategy->tp * static_cast<long long>(info.strategy->cp) * info.strategy->dp : 1;
     std::vector<TimelineStage> stage_info;
     stage_info.reserve(static_cast<std::size_t>(devices));
-    for (int dev = 0; dev < devices; ++dev)
-        stage_info.push_back(summarize_stage(*d, placed, dev, gpus_per_stage));
+    for (int dev = 0; dev < devices; ++dev) {
+        // A heterogeneous plan's stages differ in GPUs and GPU types (SimulatedPlan::device_labels).
+        const auto k = static_cast<std::size_t>(dev);
+        const bool own = k < d->sim->device_gpus.size();
+        stage_info.push_back(summarize_stage(*d, placed, dev, own ? d->sim->device_gpus[k] : gpus_per_stage));
+        if (k < d->sim->device_labels.size())
+            stage_info.back().hardware = d->sim->device_labels[k];
+        if (k < d->sim->device_gpu_types.size())
+            stage_info.back().gpu_types = d->sim->device_gpu_types[k];
+    }
     double most = -1;
     for (const TimelineStage& st : stage_info)
         if (st.compute_s + st.recompute_s > most) {
             most = st.compute_s + st.recompute_s;
             d->slowest_stage = st.stage;
         }
-    if (info.collapse_identical_stages && devices > 1)
+    if (info.collapse_identical_stages && devices > 1 && d->sim->device_labels.empty())
         collapse_identical_stages(*d, stage_info, devices);
     else
         d->stages = std::move(stage_info);

@@ -103,6 +103,8 @@ struct TimelineStage {
     int stage = 0; // the representative stage
     std::vector<int> members; // identical stages collapsed into this one (symmetry), itself first
     long long gpus_per_stage = 1; // TP x CP x DP replicas one IR device stands for
+    std::string hardware; // a heterogeneous plan's stage: its replicas' GPUs ("H100-SXM5-80GB tp4 + ...")
+    std::string gpu_types; // and its GPU types, short ("H100+A100")
     std::vector<int> rows; // indices into TimelineData::rows, compute first
     double compute_s = 0; // F/B/W busy time (with the exposed TP/CP/EP inside the passes)
     double recompute_s = 0;

@@ -107,10 +107,6 @@ void TestMainWindow::bad_file_keeps_previous_plan_data()
     QTest::newRow("degrees != GPUs") << QByteArray(kValid).replace("\"dp\": 4", "\"dp\": 3")
                                      << QStringLiteral("strategy.dp");
     QTest::newRow("empty") << QByteArray() << QStringLiteral("JSON");
-    // A mixed cluster: the planner cannot draw it yet, and must not draw it as its first group's GPU.
-    QFile hetero(QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/hetero-h100-a100.json"));
-    QVERIFY(hetero.open(QIODevice::ReadOnly));
-    QTest::newRow("heterogeneous") << hetero.readAll() << QStringLiteral("strategy.stages");
 }
 
 void TestMainWindow::bad_file_keeps_previous_plan()

@@ -107,10 +107,19 @@ QString SearchPanel::status_text() const
 
 void SearchPanel::refresh_enabled()
 {
-    m_start->setEnabled(m_engine && m_scenario && !running());
+    // The engine ranks plain plans (one GPU type, uniform degrees): a mixed cluster's stages are not its.
+    const bool mixed = m_scenario && (m_scenario->heterogeneous() || m_scenario->cluster.heterogeneous());
+    m_start->setEnabled(m_engine && m_scenario && !mixed && !running());
     m_stop->setEnabled(running());
     m_top->setEnabled(!running());
     m_any_framework->setEnabled(!running());
+    const QString mixed_text = QStringLiteral(
+        "This plan runs on a mixed cluster (node groups, strategy.stages): the planner's search ranks plain plans "
+        "of one GPU type and cannot search stages and replicas. Edit the stages in the Stages panel.");
+    if (mixed && !running())
+        m_status->setText(mixed_text);
+    else if (!mixed && m_status->text() == mixed_text)
+        m_status->clear();
     if (!m_engine)
         m_status->setText(QStringLiteral("No search engine in this build: the strategy search (core/search) is not "
                                          "wired into the window yet."));

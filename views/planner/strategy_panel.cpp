@@ -399,6 +399,8 @@ void StrategyPanel::refresh_tooltips()
 {
     for (Degree d : kAllDegrees) {
         const Row& r = m_rows[static_cast<int>(d)];
+        if (m_scenario && m_scenario->heterogeneous())
+            continue; // disable_degree_row's tooltip says why they are still
         const QString html = explanation_html(explain_degree(d), m_why);
         r.name->setToolTip(html);
         r.slider->setToolTip(html);
@@ -435,13 +437,25 @@ void StrategyPanel::refresh()
                             .arg(m_scenario->cluster.total_gpus())
                             .arg(QString::fromStdString(strategy_degrees_label(st))));
 
-    std::vector<Rule> broken = all_violations(in, st);
+    // An explicit pipeline (strategy.stages) has no plain degrees to check or drag: the Stages panel
+    // edits it, and the hetero rules come with its evaluation.
+    const bool staged = m_scenario->heterogeneous();
+    std::vector<Rule> broken = staged ? std::vector<Rule> {} : all_violations(in, st);
     QStringList broken_keys;
     for (Rule r : broken)
         broken_keys << QString::fromLatin1(rule_key(r, st));
 
-    for (Degree d : kAllDegrees)
-        refresh_degree_row(d, in, broken_keys, dark);
+    for (Degree d : kAllDegrees) {
+        if (staged)
+            disable_degree_row(d);
+        else
+            refresh_degree_row(d, in, broken_keys, dark);
+    }
+    if (staged)
+        m_gpu_line->setText(QStringLiteral("%1 GPUs in %2 node groups, %3 pipeline stages")
+                                .arg(m_scenario->cluster.total_gpus())
+                                .arg(m_scenario->cluster.groups.size())
+                                .arg(m_scenario->stages.size()));
     show_violations(broken, in, dark);
     refresh_settings(in, broken);
     m_updating = false;
@@ -475,9 +489,29 @@ void StrategyPanel::refresh_degree_row(Degree d, const PlanInputs& in, const QSt
     r.name->setStyleSheet(
         bad ? QStringLiteral("color: %1; font-weight: bold;").arg(bad_colour(dark).name()) : QString());
     if (r.lock) {
+        r.lock->setEnabled(true); // a plan given stage by stage disabled it
         r.lock->setChecked(locked);
         r.absorb->setChecked(m_options.preferred_absorber == d);
         r.absorb->setEnabled(!locked);
+    }
+}
+
+// A plan given stage by stage: the sliders would rewrite degrees it does not have. They stay still, and
+// say where its TP, PP and DP are edited instead.
+void StrategyPanel::disable_degree_row(Degree d)
+{
+    Row& r = m_rows[static_cast<int>(d)];
+    const QString why = QStringLiteral(
+        "This plan gives its pipeline stage by stage (strategy.stages) on a mixed cluster: TP is set per replica, "
+        "PP by the number of stages and DP by each stage's replicas. Edit them in the Stages panel.");
+    r.slider->setEnabled(false);
+    r.slider->setToolTip(why);
+    r.name->setToolTip(why);
+    r.name->setStyleSheet(QString());
+    r.value->setText(QStringLiteral("—"));
+    if (r.lock) {
+        r.lock->setEnabled(false);
+        r.absorb->setEnabled(false);
     }
 }
 

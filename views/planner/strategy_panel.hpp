@@ -74,6 +74,7 @@ private:
     void connect_more_settings();
     void refresh();
     void refresh_degree_row(Degree d, const PlanInputs& in, const QStringList& broken_keys, bool dark);
+    void disable_degree_row(Degree d);
     void show_violations(const std::vector<Rule>& broken, const PlanInputs& in, bool dark);
     void refresh_settings(const PlanInputs& in, const std::vector<Rule>& broken);
     void refresh_tooltips();

@@ -1035,6 +1035,8 @@ void TimelineCanvas::paint_labels(QPainter& p, const QRect& labels, int rows_y0)
                 }
                 sub = QString::number(st.gpus()) + QStringLiteral(" GPU")
                     + (st.gpus() == 1 ? QString() : QStringLiteral("s"));
+                if (!st.gpu_types.empty()) // a mixed plan's stage names its GPU types
+                    name += QStringLiteral(" · ") + qs(st.gpu_types);
                 const double bubble_frac = r.data->makespan_s > 0 ? st.bubble_s / r.data->makespan_s * 100 : 0;
                 sub += QStringLiteral(" · bubble ") + qs(format_duration(st.bubble_s)) + QStringLiteral(" (")
                     + QString::number(bubble_frac, 'f', 1) + QStringLiteral("%)");
@@ -1129,6 +1131,8 @@ QString TimelineCanvas::tooltip_at(QPoint pos) const
                 + QStringLiteral(" events, busy ") + qs(format_duration(row.busy_s));
         const TimelineStage& st = r.data->stages[static_cast<std::size_t>(r.stage_index)];
         QString s = QStringLiteral("stage ") + QString::number(st.stage);
+        if (!st.hardware.empty())
+            s += QStringLiteral(" on ") + qs(st.hardware);
         if (st.members.size() > 1) {
             s += QStringLiteral(" (identical stages collapsed:");
             for (int m : st.members)

@@ -1,0 +1,279 @@
+// The planner window on a mixed cluster (docs/heterogeneous.md), offscreen: it opens the example of an
+// H100 and an A100 node, shows the hetero model's numbers per stage, re-predicts when a layer moves or
+// a replica's TP changes (one undo step each), keeps the plain sliders still, colours the cluster grid by
+// GPU type, simulates the stages on the timeline, and says why its search does not apply.
+#include "gui/main_window.hpp"
+#include "gui/settings.hpp"
+#include "io/preset_catalog.hpp"
+#include "io/scenario_io.hpp"
+#include "model/hetero_model.hpp"
+#include "planner/cluster_grid_view.hpp"
+#include "planner/degree_slider.hpp"
+#include "planner/group_editor.hpp"
+#include "planner/group_grid_view.hpp"
+#include "planner/search_panel.hpp"
+#include "planner/stage_table.hpp"
+#include "planner/strategy_panel.hpp"
+#include "sim/hetero_simulation.hpp"
+#include "timeline/timeline_view.hpp"
+#include "viewdata/timeline_data.hpp"
+
+#include "../support/planner_test_main.hpp"
+
+#include <QDockWidget>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+
+#include <memory>
+
+using namespace parallax;
+using parallax::app::MainWindow;
+
+namespace {
+
+const QString kExample = QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/hetero-h100-a100.json");
+
+// A window with private settings, shown, on the mixed-cluster example, evaluated.
+struct Fixture {
+    QTemporaryDir dir;
+    std::unique_ptr<app::Settings> settings;
+    std::unique_ptr<MainWindow> window;
+
+    Fixture()
+    {
+        settings = std::make_unique<app::Settings>(dir.filePath(QStringLiteral("settings.ini")), nullptr);
+        settings->set_autosave_dir(dir.filePath(QStringLiteral("autosave")));
+        MainWindow::Options o;
+        o.restore_layout = false;
+        o.settings = settings.get();
+        window = std::make_unique<MainWindow>(o);
+        window->resize(1600, 1000);
+        window->show();
+        if (!QTest::qWaitForWindowExposed(window.get()))
+            qWarning("window not exposed");
+    }
+    MainWindow& w() { return *window; }
+    // What the hetero model predicts for the window's plan, with the window's calibration.
+    HeteroPrediction model() const
+    {
+        return predict_heterogeneous(*window->scenario(), window->evaluation_options().calibration_or_shipped());
+    }
+};
+
+void compare_rows(const std::vector<StageRow>& rows, const HeteroPrediction& h)
+{
+    QCOMPARE(rows.size(), h.stages.size());
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+        QCOMPARE(rows[k].layers, h.stages[k].layers);
+        QCOMPARE(rows[k].busy_s, h.stages[k].busy_s);
+        QCOMPARE(rows[k].microbatch_s, h.stages[k].microbatch_s);
+        QCOMPARE(rows[k].critical, static_cast<int>(k) == h.critical_stage);
+        QCOMPARE(rows[k].replicas.size(), h.stages[k].replicas.size());
+        for (std::size_t r = 0; r < rows[k].replicas.size(); ++r) {
+            QCOMPARE(rows[k].replicas[r].tp, h.stages[k].replicas[r].tp);
+            QCOMPARE(rows[k].replicas[r].microbatches, h.stages[k].replicas[r].microbatches);
+            QCOMPARE(rows[k].replicas[r].memory_bytes, h.stages[k].replicas[r].peak_memory_bytes);
+        }
+    }
+}
+
+} // namespace
+
+class TestHeteroPlanner : public QObject {
+    Q_OBJECT
+private slots:
+    void opensWithTheModelsStages();
+    void plainSlidersStayStill();
+    void movingALayerRepredicts();
+    void replicaTpIsEditable();
+    void gridColoursByGpuType();
+    void timelineShowsStagesOfDifferentSpeeds();
+    void searchSaysItCannot();
+    void clusterEditorEditsGroups();
+    void simulatedFidelity();
+};
+
+void TestHeteroPlanner::opensWithTheModelsStages()
+{
+    Fixture f;
+    QVERIFY2(f.w().open_scenario_file(kExample), qPrintable(f.w().last_error()));
+    QVERIFY(f.w().wait_for_evaluation());
+    const auto e = f.w().evaluation();
+    QVERIFY(e->valid);
+    const HeteroPrediction h = f.model();
+    QCOMPARE(e->prediction.step_time_s, h.prediction.step_time_s);
+    QCOMPARE(e->prediction.peak_memory_bytes, h.prediction.peak_memory_bytes); // the worst replica's
+    compare_rows(f.w().stage_table()->rows(), h);
+    const QTableWidget* table = f.w().stage_table()->table();
+    QCOMPARE(table->rowCount(), 2);
+    const int pacing = h.critical_stage;
+    QVERIFY(table->item(pacing, views::StageTable::stage)->text().contains(QStringLiteral("pacing")));
+    QVERIFY(!table->item(1 - pacing, views::StageTable::stage)->text().contains(QStringLiteral("pacing")));
+    QVERIFY(table->item(0, views::StageTable::layers)->text().startsWith(QStringLiteral("16 (L0–15)")));
+    QVERIFY(f.w().dock(QStringLiteral("stages"))->isVisible());
+}
+
+void TestHeteroPlanner::plainSlidersStayStill()
+{
+    Fixture f;
+    QVERIFY(f.w().open_scenario_file(kExample));
+    QVERIFY(f.w().wait_for_evaluation());
+    for (Degree d : { Degree::tp, Degree::pp, Degree::dp }) {
+        const views::DegreeSlider* s = f.w().strategy_panel()->slider(d);
+        QVERIFY(!s->isEnabled());
+        QVERIFY2(s->toolTip().contains(QStringLiteral("stage by stage")), qPrintable(s->toolTip()));
+    }
+    // Back on a plain plan they move again.
+    QVERIFY(f.w().open_scenario_preset(QStringLiteral("default")));
+    QVERIFY(f.w().strategy_panel()->slider(Degree::tp)->isEnabled());
+}
+
+void TestHeteroPlanner::movingALayerRepredicts()
+{
+    Fixture f;
+    QVERIFY(f.w().open_scenario_file(kExample));
+    QVERIFY(f.w().wait_for_evaluation());
+    const double before_s = f.w().evaluation()->prediction.step_time_s;
+    const int steps = f.w().undo_stack()->count();
+    f.w().stage_table()->move_layer(1, 0); // stage 1's first layer to stage 0
+    QVERIFY(f.w().wait_for_evaluation());
+    QCOMPARE(f.w().scenario()->stages[0].layers, 17);
+    QCOMPARE(f.w().scenario()->stages[1].layers, 15);
+    const HeteroPrediction h = f.model();
+    QCOMPARE(f.w().evaluation()->prediction.step_time_s, h.prediction.step_time_s);
+    QVERIFY(h.prediction.step_time_s != before_s);
+    compare_rows(f.w().stage_table()->rows(), h);
+    QCOMPARE(f.w().undo_stack()->count(), steps + 1);
+    f.w().undo_stack()->undo();
+    QVERIFY(f.w().wait_for_evaluation());
+    QCOMPARE(f.w().scenario()->stages[0].layers, 16);
+    QCOMPARE(f.w().evaluation()->prediction.step_time_s, before_s);
+}
+
+void TestHeteroPlanner::replicaTpIsEditable()
+{
+    Fixture f;
+    QVERIFY(f.w().open_scenario_file(kExample));
+    QVERIFY(f.w().wait_for_evaluation());
+    const double before_s = f.w().evaluation()->prediction.step_time_s;
+    f.w().stage_table()->set_replica_tp(0, 0, 2); // stage 0's H100 replica on 2 GPUs instead of 4
+    QVERIFY(f.w().wait_for_evaluation());
+    QCOMPARE(f.w().scenario()->stages[0].replicas[0].tp, 2);
+    QVERIFY(f.w().evaluation()->valid);
+    QVERIFY(f.w().evaluation()->prediction.step_time_s != before_s);
+    compare_rows(f.w().stage_table()->rows(), f.model());
+    // Eight A100s per replica would need 12 of the group's 8 GPUs: the rules say so in the panel.
+    f.w().stage_table()->set_replica_tp(0, 1, 8);
+    QVERIFY(f.w().wait_for_evaluation());
+    QVERIFY(!f.w().evaluation()->valid);
+    QVERIFY(f.w().stage_table()->rows().empty());
+}
+
+void TestHeteroPlanner::gridColoursByGpuType()
+{
+    Fixture f;
+    QVERIFY(f.w().open_scenario_file(kExample));
+    QVERIFY(f.w().wait_for_evaluation());
+    const views::GroupGridView* grid = f.w().group_grid_view();
+    QVERIFY(grid->isVisible());
+    QVERIFY(!f.w().grid_view()->isVisible());
+    QCOMPARE(grid->grid().types.size(), std::size_t { 2 });
+    QVERIFY(grid->cell_colour(0, 0, 0) != grid->cell_colour(1, 0, 0)); // an H100 and an A100
+    QCOMPARE(grid->cell_colour(0, 0, 0), grid->cell_colour(0, 0, 7)); // two H100s
+    const QStringList legend = grid->legend();
+    QCOMPARE(legend.size(), 2);
+    QVERIFY(legend[0].startsWith(QStringLiteral("H100-SXM5-80GB: 8 of 8")));
+    QVERIFY(legend[1].startsWith(QStringLiteral("A100-SXM4-80GB: 8 of 8")));
+    // Stage 0's H100 replica holds the first four H100s, stage 1's the next four.
+    QCOMPARE(grid->grid().groups[0].nodes[0][0].stage, 0);
+    QCOMPARE(grid->grid().groups[0].nodes[0][4].stage, 1);
+}
+
+void TestHeteroPlanner::timelineShowsStagesOfDifferentSpeeds()
+{
+    Fixture f;
+    QVERIFY(f.w().open_scenario_file(kExample));
+    QVERIFY(f.w().wait_for_evaluation());
+    QVERIFY(f.w().show_panel(QStringLiteral("timeline")));
+    QVERIFY(f.w().wait_for_timeline());
+    const auto data = f.w().timeline_view()->timeline_data();
+    QVERIFY(data);
+    QCOMPARE(data->stages.size(), std::size_t { 2 });
+    for (const TimelineStage& st : data->stages) {
+        QCOMPARE(QString::fromStdString(st.gpu_types), QStringLiteral("H100+A100"));
+        QCOMPARE(st.gpus(), 8LL);
+    }
+    // The simulated step agrees with the hetero model's within a few per cent.
+    const double analytic_s = f.model().prediction.step_time_s;
+    QVERIFY(std::abs(data->prediction.step_time_s - analytic_s) < 0.03 * analytic_s);
+}
+
+void TestHeteroPlanner::searchSaysItCannot()
+{
+    Fixture f;
+    QVERIFY(f.w().open_scenario_file(kExample));
+    QVERIFY(f.w().search_panel()->status_text().contains(QStringLiteral("mixed cluster")));
+}
+
+void TestHeteroPlanner::clusterEditorEditsGroups()
+{
+    Fixture f;
+    QVERIFY(f.w().open_scenario_file(kExample));
+    QVERIFY(f.w().wait_for_evaluation());
+    views::GroupEditor* editor = f.w().group_editor();
+    QCOMPARE(editor->table()->rowCount(), 2);
+    QVERIFY(editor->error_text().isEmpty());
+    // A third group: no replica uses it yet, so the plan stays valid and its GPUs idle.
+    editor->add_group();
+    QVERIFY(f.w().wait_for_evaluation());
+    QCOMPARE(f.w().scenario()->cluster.groups.size(), std::size_t { 3 });
+    QCOMPARE(editor->table()->rowCount(), 3);
+    QVERIFY(f.w().evaluation()->valid);
+    QCOMPARE(f.w().scenario()->cluster.total_gpus(), 24LL);
+    // A group that holds replicas cannot go; the new one can.
+    QVERIFY(!editor->table()->cellWidget(0, views::GroupEditor::remove)->isEnabled());
+    editor->remove_group(2);
+    QVERIFY(f.w().wait_for_evaluation());
+    QCOMPARE(f.w().scenario()->cluster.groups.size(), std::size_t { 2 });
+    // Too few A100s for the replicas: the rule is shown at the A100 group's row, and the plan is invalid.
+    const double before_s = f.w().evaluation()->prediction.step_time_s;
+    editor->set_name(1, QStringLiteral("ampere")); // renames the replicas' group too
+    QVERIFY(f.w().wait_for_evaluation());
+    QCOMPARE(QString::fromStdString(f.w().scenario()->stages[1].replicas[1].group), QStringLiteral("ampere"));
+    QCOMPARE(f.w().evaluation()->prediction.step_time_s, before_s);
+    const Scenario scenario = *f.w().scenario();
+    auto* gpus = qobject_cast<QSpinBox*>(editor->table()->cellWidget(1, views::GroupEditor::gpus_per_node));
+    QVERIFY(gpus);
+    gpus->setValue(4);
+    QVERIFY(f.w().wait_for_evaluation());
+    QVERIFY(!f.w().evaluation()->valid);
+    QCOMPARE(editor->error_row(), 1);
+    QVERIFY2(editor->error_text().contains(QStringLiteral("ampere")), qPrintable(editor->error_text()));
+    f.w().undo_stack()->undo();
+    QVERIFY(f.w().wait_for_evaluation());
+    QVERIFY(f.w().evaluation()->valid);
+    QVERIFY(editor->error_text().isEmpty());
+    QCOMPARE(f.w().scenario()->cluster.groups[1].gpus_per_node, scenario.cluster.groups[1].gpus_per_node);
+}
+
+void TestHeteroPlanner::simulatedFidelity()
+{
+    Fixture f;
+    QVERIFY(f.w().open_scenario_file(kExample));
+    QVERIFY(f.w().wait_for_evaluation());
+    f.w().set_fidelity(Fidelity::simulated);
+    QVERIFY(f.w().wait_for_evaluation());
+    const auto e = f.w().evaluation();
+    QVERIFY(e->valid);
+    QCOMPARE(e->prediction.fidelity, Fidelity::simulated);
+    const HeteroModel model(*f.w().scenario(), f.w().evaluation_options().calibration_or_shipped());
+    QCOMPARE(
+        e->prediction.step_time_s, hetero_prediction_from_simulation(model, simulate_heterogeneous(model)).step_time_s);
+    compare_rows(f.w().stage_table()->rows(), model.prediction()); // the stages stay the model's
+}
+
+PARALLAX_PLANNER_TEST_MAIN(TestHeteroPlanner)
+#include "tst_hetero_planner.moc"
