@@ -31,7 +31,8 @@ void refuse_if_different(
     if (v && *v != plain)
         throw InputError(file, key,
             std::string("a range's own ") + what
-                + " is not supported yet: only recompute, precision, expert_tp and offload_activations may differ from the strategy's value"
+                + " is not supported yet: only recompute, precision, expert_tp and offload_activations may differ from "
+                  "the strategy's value"
                 + kDoc);
 }
 
