@@ -754,7 +754,7 @@ private slots:
         const double f = 7.0 / 8.0;
         const OpPhase fw = OpPhase::forward, bw = OpPhase::backward_input;
         const double dispatch = time_of(OpKind::ep_dispatch, fw, 1); // after the permutation copy
-        const double combine = time_of(OpKind::ep_combine, fw, 0);
+        const double combine = time_of(OpKind::ep_combine, fw, 1); // after the regrouping by expert
         const double up = time_of(OpKind::expert_up, fw, 0), down = time_of(OpKind::expert_down, fw, 0);
         QVERIFY(dispatch > 0 && combine > 0 && up > 0 && down > 0);
         const double want_fwd = std::max(0.0, dispatch - f * up) + std::max(0.0, combine - f * down);

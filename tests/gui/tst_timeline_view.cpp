@@ -412,7 +412,7 @@ private slots:
         auto v = shown_view(p);
         const auto& items = v->summary()->items();
         const TimeBreakdown& t = p.prediction.time;
-        QCOMPARE(items.size(), std::size_t(11));
+        QCOMPARE(items.size(), std::size_t(12)); // compute ... data stall, host copies
         QCOMPARE(items[0].seconds, t.compute_s);
         QCOMPARE(items[2].seconds, t.bubble_s);
         QCOMPARE(items[6].seconds, t.exposed_pp_s);
