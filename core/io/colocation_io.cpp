@@ -103,7 +103,10 @@ void read_host_links(const json* v, const std::string& file, const PresetCatalog
     if (!v->is_object())
         throw InputError(file, path, "must be an object of group name -> link, found " + json_type_name(*v));
     const std::vector<NodeGroup> groups = pool_groups(s.cluster);
-    for (const auto& [name, link] : v->items()) {
+    for (const auto& item : v->items()) {
+        // Named, not a structured binding: clang before 16 cannot capture a binding in the lambda below.
+        const std::string& name = item.key();
+        const json& link = item.value();
         const auto g = std::find_if(groups.begin(), groups.end(), [&](const NodeGroup& x) { return x.name == name; });
         if (g == groups.end())
             throw InputError(file, path + "." + name, "names no group of the cluster (a plain cluster is \"pool\")");
