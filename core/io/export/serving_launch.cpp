@@ -1,5 +1,6 @@
 #include "io/export/serving_launch.hpp"
 
+#include "io/export/launch_text.hpp"
 #include "serving/engine_traits.hpp"
 
 #include <algorithm>
@@ -34,12 +35,10 @@ constexpr std::array<Checkpoint, 13> kCheckpoints = { {
 
 constexpr int kBasePort = 8000;
 
-std::string num(long long v)
-{
-    return std::to_string(v);
-}
+using launch_text::num;
 
-std::string decimal(double v)
+// Engine flags take fractions with two decimals ("0.90").
+std::string two_decimals(double v)
 {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f", v);
@@ -109,7 +108,7 @@ std::vector<std::string> vllm_words(const ServingScenario& s, const Worker& wk, 
     if (s.serving.precision.kv_cache == Precision::fp8)
         add(w, { "--kv-cache-dtype", "fp8" });
     add(w,
-        { "--gpu-memory-utilization", decimal(t.memory_fraction), "--max-num-seqs", num(t.max_running_requests),
+        { "--gpu-memory-utilization", two_decimals(t.memory_fraction), "--max-num-seqs", num(t.max_running_requests),
             "--max-num-batched-tokens", num(t.max_batched_tokens), "--max-model-len",
             num(s.serving.workload.isl + s.serving.workload.osl), "--port", num(wk.port) });
     if (wk.role != "replica")
@@ -133,8 +132,8 @@ std::vector<std::string> sglang_words(const ServingScenario& s, const Worker& wk
     if (s.serving.precision.kv_cache == Precision::fp8)
         add(w, { "--kv-cache-dtype", "fp8_e4m3" });
     add(w,
-        { "--mem-fraction-static", decimal(t.memory_fraction), "--max-running-requests", num(t.max_running_requests),
-            "--chunked-prefill-size", num(t.max_batched_tokens), "--context-length",
+        { "--mem-fraction-static", two_decimals(t.memory_fraction), "--max-running-requests",
+            num(t.max_running_requests), "--chunked-prefill-size", num(t.max_batched_tokens), "--context-length",
             num(s.serving.workload.isl + s.serving.workload.osl), "--port", num(wk.port) });
     if (wk.role != "replica")
         add(w, { "--disaggregation-mode", wk.role, "--disaggregation-transfer-backend", "nixl" });
@@ -157,7 +156,7 @@ std::vector<std::string> trtllm_words(const ServingScenario& s, const Worker& wk
     add(w,
         { "--max_batch_size", num(t.max_running_requests), "--max_num_tokens", num(t.max_batched_tokens),
             "--max_seq_len", num(s.serving.workload.isl + s.serving.workload.osl),
-            "--kv_cache_free_gpu_memory_fraction", decimal(t.memory_fraction), "--extra_llm_api_options",
+            "--kv_cache_free_gpu_memory_fraction", two_decimals(t.memory_fraction), "--extra_llm_api_options",
             trtllm_options_name(wk), "--port", num(wk.port) });
     return w;
 }
