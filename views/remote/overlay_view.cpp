@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace parallax::views {
 
@@ -28,6 +29,7 @@ constexpr double kFairError = 0.25;
 // Head room right of the largest value so markers and caps stay inside the plot.
 constexpr double kHeadroom = 1.12;
 constexpr double kStageChartHeight = 96;
+constexpr double kMargin = 6; // around the header and the rows
 
 QString qs(const std::string& s)
 {
@@ -115,133 +117,145 @@ QString MeasuredOverlayView::header_note() const
         : QStringLiteral("No steady-state step logged yet (the first step is start-up and not counted). ") + src;
 }
 
+namespace {
+
+// The largest value a metric's row must show over every run, or nothing when no run measured it (power
+// only when the log has it; a measured row brings its predictions along).
+std::optional<double> metric_row_top(
+    const std::vector<std::shared_ptr<const remote::RunOverlay>>& runs, const char* key)
+{
+    double top = 0;
+    bool any = false;
+    for (const auto& run : runs) {
+        const remote::MetricComparison* m = run->metric(key);
+        if (m && m->measured)
+            any = true;
+        if (!m || (!m->measured && !m->predicted))
+            continue;
+        for (const auto& v : { m->measured, m->spread_high, m->predicted })
+            if (v && std::isfinite(*v))
+                top = std::max(top, *v);
+    }
+    if (!any)
+        return std::nullopt;
+    return top;
+}
+
+} // namespace
+
 MeasuredOverlayView::Geometry MeasuredOverlayView::geometry() const
 {
     Geometry g;
     const QFontMetricsF fm(font());
-    const double margin = 6;
     const double w = std::max(200.0, static_cast<double>(width()));
     // Header: which run(s), and what the markers are measured against.
     double header_h = fm.height() + 4;
     if (!m_runs.empty()) {
         const QString src = header_note();
-        header_h += fm.boundingRect(QRectF(0, 0, w - 2 * margin, 1000), Qt::TextWordWrap, src).height() + 2;
+        header_h += fm.boundingRect(QRectF(0, 0, w - 2 * kMargin, 1000), Qt::TextWordWrap, src).height() + 2;
         if (m_runs.size() > 1)
             header_h += fm.height() + 2;
     }
-    g.header = QRectF(margin, margin, w - 2 * margin, header_h);
+    g.header = QRectF(kMargin, kMargin, w - 2 * kMargin, header_h);
     if (m_runs.empty())
         return g;
-    const int lanes = static_cast<int>(m_runs.size());
-    const double lane_h = fm.height() + 3;
     const double label_w = fm.horizontalAdvance(QStringLiteral("Tokens/s per GPU")) + 10;
     const double text_w = std::clamp(w * 0.42, 160.0,
         fm.horizontalAdvance(QStringLiteral("212.4 ms (201.3 ms–230.9 ms, 12 steps) · pred 180.2 ms · +17.8%")) + 8);
     double y = g.header.bottom() + 4;
+    const double lane_h = fm.height() + 3;
+    const double row_h = static_cast<double>(m_runs.size()) * lane_h + 6;
     for (const MetricInfo& info : kMetrics) {
+        const std::optional<double> top = metric_row_top(m_runs, info.key);
+        if (!top)
+            continue;
         Row row;
         row.metric = QLatin1String(info.key);
         row.title = QLatin1String(info.title);
-        double top = 0;
-        bool any = false;
-        for (const auto& run : m_runs) {
-            const remote::MetricComparison* m = run->metric(info.key);
-            // A row for what some run measured (power only when the log has it); its prediction comes along.
-            if (m && m->measured)
-                any = true;
-            if (!m || (!m->measured && !m->predicted))
-                continue;
-            for (const auto& v : { m->measured, m->spread_high, m->predicted })
-                if (v && std::isfinite(*v))
-                    top = std::max(top, *v);
-        }
-        if (!any)
-            continue;
-        row.scale_max = top > 0 ? top * kHeadroom : 1.0;
-        const double h = lanes * lane_h + 6;
-        row.rect = QRectF(margin, y, w - 2 * margin, h);
-        row.plot = QRectF(margin + label_w, y + 3, std::max(20.0, w - 2 * margin - label_w - text_w - 6), h - 6);
-        row.text = QRectF(row.plot.right() + 6, y + 3, text_w, h - 6);
-        const auto x_of = [&](double v) { return row.plot.left() + v / row.scale_max * row.plot.width(); };
-        for (int k = 0; k < lanes; ++k) {
-            const remote::MetricComparison* m = m_runs[static_cast<std::size_t>(k)]->metric(info.key);
-            if (!m || !m->measured)
+        row.scale_max = *top > 0 ? *top * kHeadroom : 1.0;
+        row.rect = QRectF(kMargin, y, w - 2 * kMargin, row_h);
+        row.plot = QRectF(kMargin + label_w, y + 3, std::max(20.0, w - 2 * kMargin - label_w - text_w - 6), row_h - 6);
+        row.text = QRectF(row.plot.right() + 6, y + 3, text_w, row_h - 6);
+        add_lane_markers(g, row, lane_h);
+        g.rows.push_back(row);
+        y += row_h + 2;
+    }
+    if (!m_runs.front()->stages.empty()) {
+        const double title_h = fm.height() + 4;
+        g.stages = QRectF(
+            kMargin + label_w, y + title_h + 2, std::max(40.0, w - 2 * kMargin - label_w - 8), kStageChartHeight);
+        add_stage_markers(g);
+    }
+    return g;
+}
+
+// One marker per run in a metric's row: the measurement with its spread and the prediction's bar, or the
+// bar alone for a run that has not logged a steady step yet (those after the measured ones, as drawn).
+void MeasuredOverlayView::add_lane_markers(Geometry& g, const Row& row, double lane_h) const
+{
+    const auto x_of = [&](double v) { return row.plot.left() + v / row.scale_max * row.plot.width(); };
+    const std::string key = row.metric.toStdString();
+    for (const bool measured_pass : { true, false })
+        for (std::size_t k = 0; k < m_runs.size(); ++k) {
+            const remote::MetricComparison* m = m_runs[k]->metric(key);
+            if (!m || (measured_pass ? !m->measured : (m->measured || !m->predicted)))
                 continue;
             Marker mk;
-            mk.run_id = qs(m_runs[static_cast<std::size_t>(k)]->run_id);
+            mk.run_id = qs(m_runs[k]->run_id);
             mk.metric = row.metric;
-            mk.measured = *m->measured;
-            mk.low = m->spread_low;
-            mk.high = m->spread_high;
+            mk.measured = m->measured.value_or(std::nan(""));
             mk.predicted = m->predicted;
-            mk.error = m->error();
-            const double cy = row.plot.top() + (k + 0.5) * lane_h;
-            mk.at = QPointF(x_of(mk.measured), cy);
-            if (mk.low && mk.high)
-                mk.error_bar
-                    = QRectF(QPointF(x_of(*mk.low), cy - lane_h * 0.3), QPointF(x_of(*mk.high), cy + lane_h * 0.3));
+            const double cy = row.plot.top() + (static_cast<double>(k) + 0.5) * lane_h;
+            mk.at = QPointF(m->measured ? x_of(mk.measured) : std::nan(""), cy);
+            if (measured_pass) {
+                mk.low = m->spread_low;
+                mk.high = m->spread_high;
+                mk.error = m->error();
+                if (mk.low && mk.high)
+                    mk.error_bar
+                        = QRectF(QPointF(x_of(*mk.low), cy - lane_h * 0.3), QPointF(x_of(*mk.high), cy + lane_h * 0.3));
+            }
             if (mk.predicted)
                 mk.predicted_bar
                     = QRectF(row.plot.left(), cy - lane_h * 0.32, x_of(*mk.predicted) - row.plot.left(), lane_h * 0.64);
             g.markers.push_back(mk);
         }
-        // A prediction without a measurement yet (the run has not logged a steady step): the bar alone.
-        for (int k = 0; k < lanes; ++k) {
-            const remote::MetricComparison* m = m_runs[static_cast<std::size_t>(k)]->metric(info.key);
-            if (!m || m->measured || !m->predicted)
-                continue;
-            Marker mk;
-            mk.run_id = qs(m_runs[static_cast<std::size_t>(k)]->run_id);
-            mk.metric = row.metric;
-            mk.measured = std::nan("");
-            mk.predicted = m->predicted;
-            const double cy = row.plot.top() + (k + 0.5) * lane_h;
-            mk.at = QPointF(std::nan(""), cy);
-            mk.predicted_bar
-                = QRectF(row.plot.left(), cy - lane_h * 0.32, x_of(*mk.predicted) - row.plot.left(), lane_h * 0.64);
-            g.markers.push_back(mk);
-        }
-        g.rows.push_back(row);
-        y += h + 2;
-    }
-    // Per-stage memory of the primary run.
+}
+
+// Per-stage memory of the primary run: a bar per stage for the prediction, the measurement with its spread.
+void MeasuredOverlayView::add_stage_markers(Geometry& g) const
+{
     const remote::RunOverlay& primary = *m_runs.front();
-    if (!primary.stages.empty()) {
-        const double title_h = fm.height() + 4;
-        g.stages = QRectF(
-            margin + label_w, y + title_h + 2, std::max(40.0, w - 2 * margin - label_w - 8), kStageChartHeight);
-        double top = 0;
-        for (const auto& s : primary.stages)
-            for (const auto& v : { s.measured_GiB, s.high_GiB, s.predicted_GiB })
-                if (v)
-                    top = std::max(top, *v);
-        g.stage_max = top > 0 ? top * kHeadroom : 1.0;
-        const int n = static_cast<int>(primary.stages.size());
-        const double step = g.stages.width() / n;
-        const double bar_w = std::clamp(step * 0.55, 3.0, 48.0);
-        const auto y_of = [&](double v) { return g.stages.bottom() - v / g.stage_max * g.stages.height(); };
-        for (int i = 0; i < n; ++i) {
-            const remote::StageMemoryComparison& s = primary.stages[static_cast<std::size_t>(i)];
-            const double cx = g.stages.left() + (i + 0.5) * step;
-            Marker mk;
-            mk.run_id = qs(primary.run_id);
-            mk.metric = QStringLiteral("stage %1").arg(s.stage);
-            mk.measured = s.measured_GiB.value_or(std::nan(""));
-            mk.low = s.low_GiB;
-            mk.high = s.high_GiB;
-            mk.predicted = s.predicted_GiB;
-            mk.error = s.error();
-            mk.at = QPointF(cx, s.measured_GiB ? y_of(*s.measured_GiB) : std::nan(""));
-            if (s.low_GiB && s.high_GiB)
-                mk.error_bar = QRectF(
-                    QPointF(cx - bar_w * 0.25, y_of(*s.high_GiB)), QPointF(cx + bar_w * 0.25, y_of(*s.low_GiB)));
-            if (s.predicted_GiB)
-                mk.predicted_bar
-                    = QRectF(cx - bar_w / 2, y_of(*s.predicted_GiB), bar_w, g.stages.bottom() - y_of(*s.predicted_GiB));
-            g.markers.push_back(mk);
-        }
+    double top = 0;
+    for (const auto& s : primary.stages)
+        for (const auto& v : { s.measured_GiB, s.high_GiB, s.predicted_GiB })
+            if (v)
+                top = std::max(top, *v);
+    g.stage_max = top > 0 ? top * kHeadroom : 1.0;
+    const auto n = static_cast<double>(primary.stages.size());
+    const double step = g.stages.width() / n;
+    const double bar_w = std::clamp(step * 0.55, 3.0, 48.0);
+    const auto y_of = [&](double v) { return g.stages.bottom() - v / g.stage_max * g.stages.height(); };
+    for (std::size_t i = 0; i < primary.stages.size(); ++i) {
+        const remote::StageMemoryComparison& s = primary.stages[i];
+        const double cx = g.stages.left() + (static_cast<double>(i) + 0.5) * step;
+        Marker mk;
+        mk.run_id = qs(primary.run_id);
+        mk.metric = QStringLiteral("stage %1").arg(s.stage);
+        mk.measured = s.measured_GiB.value_or(std::nan(""));
+        mk.low = s.low_GiB;
+        mk.high = s.high_GiB;
+        mk.predicted = s.predicted_GiB;
+        mk.error = s.error();
+        mk.at = QPointF(cx, s.measured_GiB ? y_of(*s.measured_GiB) : std::nan(""));
+        if (s.low_GiB && s.high_GiB)
+            mk.error_bar
+                = QRectF(QPointF(cx - bar_w * 0.25, y_of(*s.high_GiB)), QPointF(cx + bar_w * 0.25, y_of(*s.low_GiB)));
+        if (s.predicted_GiB)
+            mk.predicted_bar
+                = QRectF(cx - bar_w / 2, y_of(*s.predicted_GiB), bar_w, g.stages.bottom() - y_of(*s.predicted_GiB));
+        g.markers.push_back(mk);
     }
-    return g;
 }
 
 std::vector<MeasuredOverlayView::Marker> MeasuredOverlayView::markers() const

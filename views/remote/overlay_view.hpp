@@ -65,6 +65,8 @@ private:
         std::vector<Marker> markers;
     };
     Geometry geometry() const;
+    void add_lane_markers(Geometry& g, const Row& row, double lane_h) const;
+    void add_stage_markers(Geometry& g) const;
     void paint_header(QPainter& p, const Geometry& g) const;
     void paint_lanes(QPainter& p, const Geometry& g) const;
     void paint_markers(QPainter& p, const Geometry& g) const;

@@ -59,7 +59,6 @@ std::vector<int> chunk_layer_counts(const Scenario& s)
     return out;
 }
 
-
 MegatronSplit megatron_split(const Scenario& s)
 {
     MegatronSplit out;

@@ -106,8 +106,7 @@ Words megatron_parallel_words(const Scenario& sc)
             add(w, { "--num-layers-per-virtual-pipeline-stage", num(m.layers / (st.pp * st.vpp)) });
     }
     if (st.cp > 1)
-        add(w,
-            { "--context-parallel-size", num(st.cp), "--cp-comm-type", st.cp_kind == CpKind::ring ? "p2p" : "a2a" });
+        add(w, { "--context-parallel-size", num(st.cp), "--cp-comm-type", st.cp_kind == CpKind::ring ? "p2p" : "a2a" });
     if (m.is_moe()) {
         if (st.ep > 1)
             add(w, { "--expert-model-parallel-size", num(st.ep) });

@@ -229,7 +229,8 @@ void note_other_adaptations(const Strategy& st, const TrainingSpec& t, std::vect
         notes.push_back("torchtitan's context parallelism is ring attention; the plan's all-to-all cp runs as a ring");
 }
 
-void write_header(std::ostringstream& x, const Scenario& sc, const LaunchSettings& o, const std::vector<std::string>& notes)
+void write_header(
+    std::ostringstream& x, const Scenario& sc, const LaunchSettings& o, const std::vector<std::string>& notes)
 {
     const ModelSpec& m = sc.model;
     const Strategy& st = sc.strategy;
