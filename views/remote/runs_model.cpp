@@ -5,6 +5,7 @@
 #include <QGuiApplication>
 
 #include <cmath>
+#include <optional>
 
 namespace parallax::views {
 
@@ -131,113 +132,151 @@ QVariant RunsModel::headerData(int section, Qt::Orientation o, int role) const
     return {};
 }
 
+namespace {
+
+using Col = RunsModel::Column;
+
+QVariant number_or_none(const std::optional<double>& v)
+{
+    return v ? QVariant(*v) : QVariant();
+}
+
+// A prediction's error as text; "n/a" when the run had no prediction at all, "–" when not yet measured.
+QVariant error_text(const RunRow& r, const std::optional<double>& e)
+{
+    if (!e)
+        return r.prediction_source == QLatin1String("none") ? QStringLiteral("n/a") : QStringLiteral("–");
+    return format_percent_delta(*e);
+}
+
+QVariant error_colour(const RunRow& r, int c)
+{
+    if (c == Col::state)
+        return r.state == remote::RunState::failed ? QVariant(bad_colour(is_dark(QGuiApplication::palette())))
+                                                   : QVariant();
+    if (c != Col::step_error && c != Col::tps_error)
+        return {};
+    const auto e = c == Col::step_error ? r.step_error() : r.tps_error();
+    if (!e)
+        return {};
+    const bool dark = is_dark(QGuiApplication::palette());
+    if (std::abs(*e) <= kGoodError)
+        return good_colour(dark);
+    if (std::abs(*e) > kFairError)
+        return bad_colour(dark);
+    return {};
+}
+
+QVariant tooltip(const RunRow& r, int c)
+{
+    switch (c) {
+    case Col::state:
+        return r.detail;
+    case Col::plan:
+        return QString(r.plan + QStringLiteral("\n") + r.description);
+    case Col::step_error:
+    case Col::tps_error:
+    case Col::step_predicted:
+    case Col::tps_predicted:
+        if (!r.why.isEmpty())
+            return QString(QStringLiteral("Not compared: ") + r.why);
+        return r.prediction_source == QLatin1String("workload")
+            ? QStringLiteral("Compared with the prediction of the probe's workload (its layers, micro-batches "
+                             "and GPipe order), made at dispatch")
+            : QStringLiteral("Compared with the prediction of the plan, made at dispatch");
+    case Col::id:
+        return r.job_id.isEmpty() ? QVariant() : QVariant(QString(QStringLiteral("job ") + r.job_id));
+    default:
+        return {};
+    }
+}
+
+// Numbers sort as numbers (invalid when missing); text columns sort as their text (ids and ISO times by time).
+std::optional<QVariant> sort_number(const RunRow& r, int c)
+{
+    switch (c) {
+    case Col::steps:
+        return QVariant(r.steps);
+    case Col::step_measured:
+        return number_or_none(r.step_measured);
+    case Col::step_predicted:
+        return number_or_none(r.step_predicted);
+    case Col::step_error:
+        return number_or_none(r.step_error());
+    case Col::tps_measured:
+        return number_or_none(r.tps_measured);
+    case Col::tps_predicted:
+        return number_or_none(r.tps_predicted);
+    case Col::tps_error:
+        return number_or_none(r.tps_error());
+    default:
+        return std::nullopt;
+    }
+}
+
+QVariant display_text(const RunRow& r, int c, bool for_sorting)
+{
+    const QString none = QStringLiteral("–");
+    switch (c) {
+    case Col::id:
+        return r.id;
+    case Col::state:
+        return r.state_text();
+    case Col::cluster:
+        return r.cluster;
+    case Col::framework:
+        return r.framework;
+    case Col::plan:
+        // A file's name (the whole path is in the tooltip); a preset's name as it is.
+        return for_sorting ? r.plan : r.plan.section(u'/', -1);
+    case Col::steps:
+        return r.steps;
+    case Col::step_measured:
+        return r.step_measured ? format_seconds(*r.step_measured) : none;
+    case Col::step_predicted:
+        return r.step_predicted ? format_seconds(*r.step_predicted) : none;
+    case Col::step_error:
+        return error_text(r, r.step_error());
+    case Col::tps_measured:
+        return r.tps_measured ? format_count(*r.tps_measured) : none;
+    case Col::tps_predicted:
+        return r.tps_predicted ? format_count(*r.tps_predicted) : none;
+    case Col::tps_error:
+        return error_text(r, r.tps_error());
+    case Col::started:
+        return for_sorting ? r.created : short_time(r.created);
+    case Col::finished:
+        return for_sorting ? r.finished : short_time(r.finished);
+    default:
+        return {};
+    }
+}
+
+} // namespace
+
 QVariant RunsModel::data(const QModelIndex& index, int role) const
 {
     if (!index.isValid() || index.row() >= static_cast<int>(m_rows.size()) || index.column() >= column_count)
         return {};
     const RunRow& r = m_rows[static_cast<std::size_t>(index.row())];
     const int c = index.column();
-    if (role == RunIdRole)
+    switch (role) {
+    case RunIdRole:
         return r.id;
-    if (role == ActiveRole)
+    case ActiveRole:
         return r.active();
-    const auto number = [&](const std::optional<double>& v) -> QVariant { return v ? QVariant(*v) : QVariant(); };
-    const auto error = [&](const std::optional<double>& e) -> QVariant {
-        if (!e)
-            return r.prediction_source == QLatin1String("none") ? QStringLiteral("n/a") : QStringLiteral("–");
-        return format_percent_delta(*e);
-    };
-    if (role == Qt::TextAlignmentRole) {
+    case Qt::TextAlignmentRole: {
         const bool numeric = c == steps || (c >= step_measured && c <= tps_error);
         return numeric ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
     }
-    if (role == Qt::ForegroundRole && (c == step_error || c == tps_error)) {
-        const auto e = c == step_error ? r.step_error() : r.tps_error();
-        if (!e)
-            return {};
-        const bool dark = is_dark(QGuiApplication::palette());
-        if (std::abs(*e) <= kGoodError)
-            return good_colour(dark);
-        if (std::abs(*e) > kFairError)
-            return bad_colour(dark);
-        return {};
-    }
-    if (role == Qt::ForegroundRole && c == state && r.state == remote::RunState::failed)
-        return bad_colour(is_dark(QGuiApplication::palette()));
-    if (role == Qt::ToolTipRole) {
-        switch (c) {
-        case state:
-            return r.detail;
-        case plan:
-            return QString(r.plan + QStringLiteral("\n") + r.description);
-        case step_error:
-        case tps_error:
-        case step_predicted:
-        case tps_predicted:
-            if (!r.why.isEmpty())
-                return QString(QStringLiteral("Not compared: ") + r.why);
-            return r.prediction_source == QLatin1String("workload")
-                ? QStringLiteral("Compared with the prediction of the probe's workload (its layers, micro-batches "
-                                 "and GPipe order), made at dispatch")
-                : QStringLiteral("Compared with the prediction of the plan, made at dispatch");
-        case id:
-            return r.job_id.isEmpty() ? QVariant() : QVariant(QString(QStringLiteral("job ") + r.job_id));
-        default:
-            return {};
-        }
-    }
-    if (role == SortRole) {
-        switch (c) {
-        case steps:
-            return r.steps;
-        case step_measured:
-            return number(r.step_measured);
-        case step_predicted:
-            return number(r.step_predicted);
-        case step_error:
-            return number(r.step_error());
-        case tps_measured:
-            return number(r.tps_measured);
-        case tps_predicted:
-            return number(r.tps_predicted);
-        case tps_error:
-            return number(r.tps_error());
-        default:
-            break; // text columns sort as their text (ids and ISO times sort by time)
-        }
-    }
-    if (role != Qt::DisplayRole && role != SortRole)
-        return {};
-    switch (c) {
-    case id:
-        return r.id;
-    case state:
-        return r.state_text();
-    case cluster:
-        return r.cluster;
-    case framework:
-        return r.framework;
-    case plan:
-        // A file's name (the whole path is in the tooltip); a preset's name as it is.
-        return role == SortRole ? r.plan : r.plan.section(u'/', -1);
-    case steps:
-        return r.steps;
-    case step_measured:
-        return r.step_measured ? format_seconds(*r.step_measured) : QStringLiteral("–");
-    case step_predicted:
-        return r.step_predicted ? format_seconds(*r.step_predicted) : QStringLiteral("–");
-    case step_error:
-        return error(r.step_error());
-    case tps_measured:
-        return r.tps_measured ? format_count(*r.tps_measured) : QStringLiteral("–");
-    case tps_predicted:
-        return r.tps_predicted ? format_count(*r.tps_predicted) : QStringLiteral("–");
-    case tps_error:
-        return error(r.tps_error());
-    case started:
-        return role == SortRole ? r.created : short_time(r.created);
-    case finished:
-        return role == SortRole ? r.finished : short_time(r.finished);
+    case Qt::ForegroundRole:
+        return error_colour(r, c);
+    case Qt::ToolTipRole:
+        return tooltip(r, c);
+    case SortRole:
+        return sort_number(r, c).value_or(display_text(r, c, true));
+    case Qt::DisplayRole:
+        return display_text(r, c, false);
     default:
         return {};
     }
