@@ -40,17 +40,8 @@ Plan make_plan(const Scenario& s)
     return p;
 }
 
-} // namespace
-
-int main(int argc, char** argv)
+void add_options(QCommandLineParser& cmd)
 {
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication::setAttribute(Qt::AA_Use96Dpi);
-    QApplication app(argc, argv);
-    QCommandLineParser cmd;
-    cmd.setApplicationDescription(QStringLiteral("Renders the timeline or DAG view of a simulated plan to PNG/SVG."));
-    cmd.addHelpOption();
     cmd.addOptions({
         { QStringLiteral("scenario"), QStringLiteral("Scenario preset name or file (default: default)."),
             QStringLiteral("SCENARIO"), QStringLiteral("default") },
@@ -81,6 +72,117 @@ int main(int argc, char** argv)
         { QStringLiteral("out"), QStringLiteral("PNG file to write."), QStringLiteral("PNG") },
         { QStringLiteral("svg"), QStringLiteral("SVG file to write as well."), QStringLiteral("SVG") },
     });
+}
+
+Scenario scenario_for(const QCommandLineParser& cmd, const QString& schedule_name)
+{
+    const std::string base = cmd.value(QStringLiteral("scenario")).toStdString();
+    if (schedule_name.isEmpty()) {
+        if (base.find('/') != std::string::npos || base.find(".json") != std::string::npos)
+            return load_scenario_file(base, PresetCatalog::standard());
+        return load_scenario_preset(base, PresetCatalog::standard());
+    }
+    Schedule sched;
+    if (!schedule_from_string(schedule_name.toStdString(), sched))
+        throw InputError("--schedule", "", "unknown schedule \"" + schedule_name.toStdString() + "\"");
+    return views::examples::pipeline_example(base, sched, cmd.value(QStringLiteral("pp")).toInt(),
+        cmd.value(QStringLiteral("microbatches")).toLongLong(), cmd.value(QStringLiteral("vpp")).toInt());
+}
+
+// The options that set up the view before it is drawn; an error message when one is wrong.
+QString configure_view(views::TimelineView& view, const QCommandLineParser& cmd, const Plan& plan)
+{
+    if (cmd.isSet(QStringLiteral("no-comm")))
+        view.timeline()->set_show_communication_rows(false);
+    view.set_timeline_data(plan.data);
+    if (cmd.isSet(QStringLiteral("compare")))
+        view.set_comparison(make_plan(scenario_for(cmd, cmd.value(QStringLiteral("compare")))).data);
+    QString why;
+    if (cmd.isSet(QStringLiteral("measured")) && !view.load_measured_trace(cmd.value(QStringLiteral("measured")), &why))
+        return why;
+    if (cmd.value(QStringLiteral("view")) == QStringLiteral("dag"))
+        view.set_mode(views::TimelineView::Mode::dag);
+    QApplication::processEvents();
+    view.fit();
+    if (cmd.isSet(QStringLiteral("range"))) {
+        const QStringList r = cmd.value(QStringLiteral("range")).split(QLatin1Char(','));
+        const double t0 = r.value(0).toDouble(), t1 = r.value(1).toDouble();
+        if (!(t1 > t0))
+            return QStringLiteral("parallax-timeline-shot: --range needs T0,T1 with T1 > T0 (seconds)");
+        view.timeline()->set_time_range(t0, t1);
+        view.dag()->set_time_range(t0, t1);
+    }
+    if (cmd.isSet(QStringLiteral("expand"))) {
+        const TimelineRow& row = plan.data->rows[static_cast<std::size_t>(plan.data->stages.front().rows.front())];
+        if (!row.items.empty())
+            view.dag()->set_expanded(row.items.front().op, true);
+    }
+    if (cmd.isSet(QStringLiteral("select"))) {
+        const auto op = cmd.value(QStringLiteral("select")).toUInt();
+        view.timeline()->select_op(op);
+        view.dag()->select_op(op);
+    }
+    return {};
+}
+
+void print_stage_stats(const TimelineData& d)
+{
+    std::printf("pipeline drains at %s, step %s; prediction: bubble %s, compute %s, exposed PP %s\n",
+        format_duration(d.pipeline_end_s).c_str(), format_duration(d.makespan_s).c_str(),
+        format_duration(d.prediction.time.bubble_s).c_str(), format_duration(d.prediction.time.compute_s).c_str(),
+        format_duration(d.prediction.time.exposed_pp_s).c_str());
+    for (const TimelineStage& st : d.stages)
+        std::printf("stage %3d  compute %s  recompute %s  bubble %s  waiting on own comm %s  exposed comm %s\n",
+            st.stage, format_duration(st.compute_s).c_str(), format_duration(st.recompute_s).c_str(),
+            format_duration(st.bubble_s).c_str(), format_duration(st.comm_wait_s).c_str(),
+            format_duration(st.exposed_comm_s).c_str());
+}
+
+// Renders the configured view to --out (and --svg); the exit status.
+int render(const QCommandLineParser& cmd, const QSize& size, QTextStream& err)
+{
+    const Scenario main_scenario = cmd.isSet(QStringLiteral("large"))
+        ? views::examples::large_interleaved()
+        : scenario_for(cmd, cmd.value(QStringLiteral("schedule")));
+    const Plan plan = make_plan(main_scenario);
+    views::TimelineView view;
+    view.resize(size);
+    view.show();
+    if (const QString why = configure_view(view, cmd, plan); !why.isEmpty()) {
+        err << why << "\n";
+        return 2;
+    }
+    QApplication::processEvents();
+    for (const QString& key : { QStringLiteral("out"), QStringLiteral("svg") }) {
+        if (!cmd.isSet(key))
+            continue;
+        const bool written
+            = key == QStringLiteral("out") ? view.export_png(cmd.value(key)) : view.export_svg(cmd.value(key));
+        if (!written) {
+            err << "cannot write " << cmd.value(key) << "\n";
+            return 1;
+        }
+    }
+    if (cmd.isSet(QStringLiteral("stats")))
+        print_stage_stats(*plan.data);
+    std::printf("%s: %zu ops, %d stages, step %s; simulate %.0f ms, view data %.0f ms\n",
+        qPrintable(cmd.value(QStringLiteral("out"))), plan.data->op_count(), plan.data->graph().devices,
+        format_duration(plan.data->makespan_s).c_str(), plan.simulate_ms, plan.build_ms);
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication::setAttribute(Qt::AA_Use96Dpi);
+    QApplication app(argc, argv);
+    QCommandLineParser cmd;
+    cmd.setApplicationDescription(QStringLiteral("Renders the timeline or DAG view of a simulated plan to PNG/SVG."));
+    cmd.addHelpOption();
+    add_options(cmd);
     cmd.process(app);
     QTextStream err(stderr);
     if (!cmd.isSet(QStringLiteral("out"))) {
@@ -93,91 +195,10 @@ int main(int argc, char** argv)
         err << "parallax-timeline-shot: --size must be WxH, at least 200x150\n";
         return 2;
     }
-    auto scenario_for = [&](const QString& schedule_name) -> Scenario {
-        const std::string base = cmd.value(QStringLiteral("scenario")).toStdString();
-        if (schedule_name.isEmpty()) {
-            if (base.find('/') != std::string::npos || base.find(".json") != std::string::npos)
-                return load_scenario_file(base, PresetCatalog::standard());
-            return load_scenario_preset(base, PresetCatalog::standard());
-        }
-        Schedule sched;
-        if (!schedule_from_string(schedule_name.toStdString(), sched))
-            throw InputError("--schedule", "", "unknown schedule \"" + schedule_name.toStdString() + "\"");
-        return views::examples::pipeline_example(base, sched, cmd.value(QStringLiteral("pp")).toInt(),
-            cmd.value(QStringLiteral("microbatches")).toLongLong(), cmd.value(QStringLiteral("vpp")).toInt());
-    };
     try {
-        const Scenario main_scenario = cmd.isSet(QStringLiteral("large"))
-            ? views::examples::large_interleaved()
-            : scenario_for(cmd.value(QStringLiteral("schedule")));
-        const Plan plan = make_plan(main_scenario);
-        views::TimelineView view;
-        view.resize(size);
-        view.show();
-        if (cmd.isSet(QStringLiteral("no-comm")))
-            view.timeline()->set_show_communication_rows(false);
-        view.set_timeline_data(plan.data);
-        if (cmd.isSet(QStringLiteral("compare")))
-            view.set_comparison(make_plan(scenario_for(cmd.value(QStringLiteral("compare")))).data);
-        if (cmd.isSet(QStringLiteral("measured"))) {
-            QString why;
-            if (!view.load_measured_trace(cmd.value(QStringLiteral("measured")), &why)) {
-                err << why << "\n";
-                return 2;
-            }
-        }
-        if (cmd.value(QStringLiteral("view")) == QStringLiteral("dag"))
-            view.set_mode(views::TimelineView::Mode::dag);
-        QApplication::processEvents();
-        view.fit();
-        if (cmd.isSet(QStringLiteral("range"))) {
-            const QStringList r = cmd.value(QStringLiteral("range")).split(QLatin1Char(','));
-            const double t0 = r.value(0).toDouble(), t1 = r.value(1).toDouble();
-            if (!(t1 > t0)) {
-                err << "parallax-timeline-shot: --range needs T0,T1 with T1 > T0 (seconds)\n";
-                return 2;
-            }
-            view.timeline()->set_time_range(t0, t1);
-            view.dag()->set_time_range(t0, t1);
-        }
-        if (cmd.isSet(QStringLiteral("expand"))) {
-            const TimelineRow& row = plan.data->rows[static_cast<std::size_t>(plan.data->stages.front().rows.front())];
-            if (!row.items.empty())
-                view.dag()->set_expanded(row.items.front().op, true);
-        }
-        if (cmd.isSet(QStringLiteral("select"))) {
-            const auto op = cmd.value(QStringLiteral("select")).toUInt();
-            view.timeline()->select_op(op);
-            view.dag()->select_op(op);
-        }
-        QApplication::processEvents();
-        if (!view.export_png(cmd.value(QStringLiteral("out")))) {
-            err << "cannot write " << cmd.value(QStringLiteral("out")) << "\n";
-            return 1;
-        }
-        if (cmd.isSet(QStringLiteral("svg")) && !view.export_svg(cmd.value(QStringLiteral("svg")))) {
-            err << "cannot write " << cmd.value(QStringLiteral("svg")) << "\n";
-            return 1;
-        }
-        if (cmd.isSet(QStringLiteral("stats"))) {
-            const TimelineData& d = *plan.data;
-            std::printf("pipeline drains at %s, step %s; prediction: bubble %s, compute %s, exposed PP %s\n",
-                format_duration(d.pipeline_end_s).c_str(), format_duration(d.makespan_s).c_str(),
-                format_duration(d.prediction.time.bubble_s).c_str(),
-                format_duration(d.prediction.time.compute_s).c_str(),
-                format_duration(d.prediction.time.exposed_pp_s).c_str());
-            for (const TimelineStage& st : d.stages)
-                std::printf("stage %3d  compute %s  recompute %s  bubble %s  waiting on own comm %s  exposed comm %s\n",
-                    st.stage, format_duration(st.compute_s).c_str(), format_duration(st.recompute_s).c_str(),
-                    format_duration(st.bubble_s).c_str(), format_duration(st.comm_wait_s).c_str(),
-                    format_duration(st.exposed_comm_s).c_str());
-        }
-        std::printf("%s: %zu ops, %d stages, step %s; simulate %.0f ms, view data %.0f ms\n",
-            qPrintable(cmd.value(QStringLiteral("out"))), plan.data->op_count(), plan.data->graph().devices,
-            format_duration(plan.data->makespan_s).c_str(), plan.simulate_ms, plan.build_ms);
+        return render(cmd, size, err);
     } catch (const InputError& e) {
         err << e.what() << "\n";
         return 2;
     }
-    return 0;
 }
