@@ -23,82 +23,42 @@ nlohmann::json fidelity_json(const ClockPlanFidelity& f)
 
 } // namespace
 
-int run_clocks(const QStringList& args)
+namespace {
+
+std::string clock_plan_json(const ClockPlan& plan, const ClockPlanOptions& o)
 {
-    CommandParser cmd(
-        QStringLiteral("Plans a clock per pipeline stage that saves energy at (nearly) the same step time:\n"
-                       "stages off the critical path run slower and at a lower voltage (after Perseus, SOSP 2024).\n"
-                       "Put the result into the scenario as training.stage_clock_MHz."),
-        QStringLiteral("SCENARIO"), QStringLiteral("scenario file or preset name"));
-    cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print JSON.") });
-    cmd.add_csv_option();
-    cmd.parser().addOption(
-        { QStringLiteral("max-slowdown"), QStringLiteral("Step-time increase allowed (default 0.01 = 1%)."),
-            QStringLiteral("FRACTION"), QStringLiteral("0.01") });
-    cmd.parser().addOption(
-        { QStringLiteral("no-simulate"), QStringLiteral("Skip the event-simulator check of the plan.") });
-    cmd.parser().addOption({ QStringLiteral("calibration"),
-        QStringLiteral("Calibration: a JSON file from `parallax-cli calibrate`, builtin (default) or none."),
-        QStringLiteral("FILE|builtin|none"), QStringLiteral("builtin") });
-    if (auto rc = cmd.parse(args, 1, 1))
-        return *rc;
-    ClockPlanOptions o;
-    {
-        bool ok = false;
-        const QString text = cmd.parser().value(QStringLiteral("max-slowdown"));
-        o.max_slowdown = text.toDouble(&ok);
-        if (!ok || !(o.max_slowdown >= 0 && o.max_slowdown <= 1)) {
-            print_err(
-                "parallax-cli clocks: --max-slowdown must be a number in [0, 1], got '" + text.toStdString() + "'");
-            return kBadInput;
-        }
+    nlohmann::json j;
+    j["schema"] = 1;
+    j["max_slowdown"] = o.max_slowdown;
+    j["base_clock_MHz"] = plan.base_clock_MHz;
+    j["stage_clock_MHz"] = plan.stage_clock_MHz;
+    j["stage_base_W"] = plan.stage_base_W;
+    j["stage_W"] = plan.stage_W;
+    j["moves"] = plan.moves;
+    j["analytic"] = fidelity_json(plan.analytic);
+    if (plan.verified)
+        j["simulated"] = fidelity_json(plan.simulated);
+    j["notes"] = plan.notes;
+    return j.dump(2) + "\n";
+}
+
+// The per-stage table; the totals are in --json.
+std::string clock_plan_csv(const ClockPlan& plan)
+{
+    CsvWriter csv { "stage", "clock_MHz", "base_clock_MHz", "avg_W_per_gpu", "base_avg_W_per_gpu" };
+    for (std::size_t i = 0; i < plan.stage_clock_MHz.size(); ++i) {
+        csv.integer(static_cast<long long>(i)).number(plan.stage_clock_MHz[i], 8).number(plan.base_clock_MHz[i], 8);
+        if (i < plan.stage_W.size())
+            csv.number(plan.stage_W[i], 8).number(plan.stage_base_W[i], 8);
+        else
+            csv.field("").field("");
+        csv.end_row();
     }
-    o.verify_simulated = !cmd.parser().isSet(QStringLiteral("no-simulate"));
-    Scenario scenario;
-    Calibration calibration;
-    try {
-        scenario = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard());
-        calibration = calibration_argument(cmd.parser().value(QStringLiteral("calibration")));
-    } catch (const InputError& e) {
-        print_err(e.what());
-        return kBadInput;
-    }
-    if (scenario.cluster.gpu.clock_MHz <= 0) {
-        print_err("parallax-cli clocks: " + cmd.positional(0).toStdString() + ": cluster.gpu.clock_MHz: the GPU "
-            + scenario.cluster.gpu.name + " has no nominal clock to plan from");
-        return kBadInput;
-    }
-    o.calibration = &calibration;
-    const ClockPlan plan = plan_stage_clocks(scenario, o);
-    if (cmd.parser().isSet(QStringLiteral("json"))) {
-        nlohmann::json j;
-        j["schema"] = 1;
-        j["max_slowdown"] = o.max_slowdown;
-        j["base_clock_MHz"] = plan.base_clock_MHz;
-        j["stage_clock_MHz"] = plan.stage_clock_MHz;
-        j["stage_base_W"] = plan.stage_base_W;
-        j["stage_W"] = plan.stage_W;
-        j["moves"] = plan.moves;
-        j["analytic"] = fidelity_json(plan.analytic);
-        if (plan.verified)
-            j["simulated"] = fidelity_json(plan.simulated);
-        j["notes"] = plan.notes;
-        print_out(j.dump(2) + "\n");
-        return kOk;
-    }
-    if (cmd.csv()) { // the per-stage table; the totals are in --json
-        CsvWriter csv { "stage", "clock_MHz", "base_clock_MHz", "avg_W_per_gpu", "base_avg_W_per_gpu" };
-        for (std::size_t i = 0; i < plan.stage_clock_MHz.size(); ++i) {
-            csv.integer(static_cast<long long>(i)).number(plan.stage_clock_MHz[i], 8).number(plan.base_clock_MHz[i], 8);
-            if (i < plan.stage_W.size())
-                csv.number(plan.stage_W[i], 8).number(plan.stage_base_W[i], 8);
-            else
-                csv.field("").field("");
-            csv.end_row();
-        }
-        print_out(csv.text());
-        return kOk;
-    }
+    return csv.text();
+}
+
+std::string clock_plan_text(const ClockPlan& plan, const ClockPlanOptions& o, const Scenario& scenario)
+{
     std::string out = "per-stage clocks for " + scenario.model.name + " (pp " + std::to_string(scenario.strategy.pp)
         + "), step-time allowance " + format_number("%.1f%%", 100 * o.max_slowdown) + "\n\n";
     out += "stage   clock MHz (from)   avg W per GPU (from)\n";
@@ -125,7 +85,67 @@ int run_clocks(const QStringList& args)
     for (std::size_t i = 0; i < plan.stage_clock_MHz.size(); ++i)
         out += (i ? ", " : "") + format_number("%.0f", plan.stage_clock_MHz[i]);
     out += "] }\n";
-    print_out(out);
+    return out;
+}
+
+void add_clocks_options(CommandParser& cmd)
+{
+    cmd.parser().addOption({ QStringLiteral("json"), QStringLiteral("Print JSON.") });
+    cmd.add_csv_option();
+    cmd.parser().addOption(
+        { QStringLiteral("max-slowdown"), QStringLiteral("Step-time increase allowed (default 0.01 = 1%)."),
+            QStringLiteral("FRACTION"), QStringLiteral("0.01") });
+    cmd.parser().addOption(
+        { QStringLiteral("no-simulate"), QStringLiteral("Skip the event-simulator check of the plan.") });
+    cmd.parser().addOption({ QStringLiteral("calibration"),
+        QStringLiteral("Calibration: a JSON file from `parallax-cli calibrate`, builtin (default) or none."),
+        QStringLiteral("FILE|builtin|none"), QStringLiteral("builtin") });
+}
+
+} // namespace
+
+int run_clocks(const QStringList& args)
+{
+    CommandParser cmd(
+        QStringLiteral("Plans a clock per pipeline stage that saves energy at (nearly) the same step time:\n"
+                       "stages off the critical path run slower and at a lower voltage (after Perseus, SOSP 2024).\n"
+                       "Put the result into the scenario as training.stage_clock_MHz."),
+        QStringLiteral("SCENARIO"), QStringLiteral("scenario file or preset name"));
+    add_clocks_options(cmd);
+    if (auto rc = cmd.parse(args, 1, 1))
+        return *rc;
+    ClockPlanOptions o;
+    bool ok = false;
+    const QString slowdown_text = cmd.parser().value(QStringLiteral("max-slowdown"));
+    o.max_slowdown = slowdown_text.toDouble(&ok);
+    if (!ok || !(o.max_slowdown >= 0 && o.max_slowdown <= 1)) {
+        print_err("parallax-cli clocks: --max-slowdown must be a number in [0, 1], got '" + slowdown_text.toStdString()
+            + "'");
+        return kBadInput;
+    }
+    o.verify_simulated = !cmd.parser().isSet(QStringLiteral("no-simulate"));
+    Scenario scenario;
+    Calibration calibration;
+    try {
+        scenario = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard());
+        calibration = calibration_argument(cmd.parser().value(QStringLiteral("calibration")));
+    } catch (const InputError& e) {
+        print_err(e.what());
+        return kBadInput;
+    }
+    if (scenario.cluster.gpu.clock_MHz <= 0) {
+        print_err("parallax-cli clocks: " + cmd.positional(0).toStdString() + ": cluster.gpu.clock_MHz: the GPU "
+            + scenario.cluster.gpu.name + " has no nominal clock to plan from");
+        return kBadInput;
+    }
+    o.calibration = &calibration;
+    const ClockPlan plan = plan_stage_clocks(scenario, o);
+    if (cmd.parser().isSet(QStringLiteral("json")))
+        print_out(clock_plan_json(plan, o));
+    else if (cmd.csv())
+        print_out(clock_plan_csv(plan));
+    else
+        print_out(clock_plan_text(plan, o, scenario));
     return kOk;
 }
 
