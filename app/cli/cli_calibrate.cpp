@@ -89,12 +89,10 @@ int calibrate_from_store(CommandParser& cmd)
 
 } // namespace
 
-int run_calibrate(const QStringList& args)
+namespace {
+
+void add_calibrate_options(CommandParser& cmd)
 {
-    CommandParser cmd(
-        QStringLiteral("Fits the calibration scales (per GPU generation and framework) to measured runs in the "
-                       "published-runs format, and optionally cross-validates the fit (leave one source out)."),
-        QStringLiteral("RUNS"), QStringLiteral("published-runs JSON file (or --from-store)"));
     cmd.parser().addOption({ QStringLiteral("from-store"),
         QStringLiteral("Fit to the completed runs in the run store (measured vs predicted); runs whose measurement is "
                        "missing, unsteady or inconsistent with their scenario are rejected with the reason.") });
@@ -112,6 +110,77 @@ int run_calibrate(const QStringList& args)
     cmd.parser().addOption(
         { QStringLiteral("prior"), QStringLiteral("Weight of the prior towards scale 1 (default 0.5)."),
             QStringLiteral("WEIGHT"), QStringLiteral("0.5") });
+}
+
+nlohmann::json cross_validation_json(const CrossValidation& cv)
+{
+    nlohmann::json by = nlohmann::json::object();
+    for (const auto& [k, g] : cv.by_held_out_source)
+        by[k] = { { "rows", g.rows }, { "mape", g.mape }, { "median", g.median }, { "worst", g.worst } };
+    return { { "method", "leave one source out" }, { "rows", cv.overall.rows }, { "mape", cv.overall.mape },
+        { "median", cv.overall.median }, { "worst", cv.overall.worst }, { "by_source", by } };
+}
+
+std::string cross_validation_text(const nlohmann::json& c)
+{
+    char line[256];
+    std::snprintf(line, sizeof line, "leave-one-source-out: %d rows, MAPE %.1f%%, median %.1f%%, worst %.1f%%\n",
+        c["rows"].get<int>(), 100 * c["mape"].get<double>(), 100 * c["median"].get<double>(),
+        100 * c["worst"].get<double>());
+    std::string text = line;
+    for (auto it = c["by_source"].begin(); it != c["by_source"].end(); ++it) {
+        std::snprintf(line, sizeof line, "  %-14s %3d rows  MAPE %5.1f%%  worst %5.1f%%\n", it.key().c_str(),
+            (*it)["rows"].get<int>(), 100 * (*it)["mape"].get<double>(), 100 * (*it)["worst"].get<double>());
+        text += line;
+    }
+    return text;
+}
+
+// Fits the scales to a published-runs file; prints the fit (and its leave-one-source-out errors).
+int calibrate_from_file(const CommandParser& cmd, const std::string& path, FitOptions options)
+{
+    std::vector<SkippedRow> skipped;
+    const auto cases
+        = read_published_runs(parse_json_text(read_text_file(path), path), path, PresetCatalog::standard(), skipped);
+    if (cases.empty()) {
+        print_err(path + ": no run can be modelled, nothing to fit");
+        return kBadInput;
+    }
+    options.name = "fit:" + path;
+    const FitResult fit = fit_calibration(cases, options);
+    nlohmann::json out = calibration_to_json(fit.calibration);
+    out["parameters"] = fit.parameters;
+    out["rows"] = fit.rows;
+    out["rms_log_error_before"] = fit.rms_log_error_before;
+    out["rms_log_error_after"] = fit.rms_log_error_after;
+    if (cmd.parser().isSet(QStringLiteral("cross-validate")))
+        out["cross_validation"] = cross_validation_json(leave_one_source_out(cases, options));
+    if (cmd.parser().isSet(QStringLiteral("out"))) {
+        const nlohmann::json file = calibration_to_json(fit.calibration);
+        write_text_file_atomically(cmd.parser().value(QStringLiteral("out")).toStdString(), file.dump(2) + "\n");
+    }
+    if (cmd.parser().isSet(QStringLiteral("json"))) {
+        print_out(out.dump(2) + "\n");
+        return kOk;
+    }
+    std::string text = "fitted " + std::to_string(fit.rows) + " runs: RMS log error "
+        + std::to_string(fit.rms_log_error_before) + " -> " + std::to_string(fit.rms_log_error_after) + "\n";
+    text += calibration_to_json(fit.calibration).dump(2) + "\n";
+    if (out.contains("cross_validation"))
+        text += cross_validation_text(out["cross_validation"]);
+    print_out(text);
+    return kOk;
+}
+
+} // namespace
+
+int run_calibrate(const QStringList& args)
+{
+    CommandParser cmd(
+        QStringLiteral("Fits the calibration scales (per GPU generation and framework) to measured runs in the "
+                       "published-runs format, and optionally cross-validates the fit (leave one source out)."),
+        QStringLiteral("RUNS"), QStringLiteral("published-runs JSON file (or --from-store)"));
+    add_calibrate_options(cmd);
     if (auto rc = cmd.parse(args, 0, 1))
         return *rc;
     if (cmd.parser().isSet(QStringLiteral("from-store"))) {
@@ -129,7 +198,6 @@ int run_calibrate(const QStringList& args)
         print_err("parallax-cli calibrate: give a published-runs file, or --from-store");
         return kBadInput;
     }
-    const std::string path = cmd.positional(0).toStdString();
     FitOptions options;
     bool ok = false;
     options.prior_weight = cmd.parser().value(QStringLiteral("prior")).toDouble(&ok);
@@ -138,60 +206,11 @@ int run_calibrate(const QStringList& args)
         return kBadInput;
     }
     try {
-        std::vector<SkippedRow> skipped;
-        const auto cases = read_published_runs(
-            parse_json_text(read_text_file(path), path), path, PresetCatalog::standard(), skipped);
-        if (cases.empty()) {
-            print_err(path + ": no run can be modelled, nothing to fit");
-            return kBadInput;
-        }
-        options.name = "fit:" + path;
-        const FitResult fit = fit_calibration(cases, options);
-        nlohmann::json out = calibration_to_json(fit.calibration);
-        out["parameters"] = fit.parameters;
-        out["rows"] = fit.rows;
-        out["rms_log_error_before"] = fit.rms_log_error_before;
-        out["rms_log_error_after"] = fit.rms_log_error_after;
-        if (cmd.parser().isSet(QStringLiteral("cross-validate"))) {
-            const CrossValidation cv = leave_one_source_out(cases, options);
-            nlohmann::json by = nlohmann::json::object();
-            for (const auto& [k, g] : cv.by_held_out_source)
-                by[k] = { { "rows", g.rows }, { "mape", g.mape }, { "median", g.median }, { "worst", g.worst } };
-            out["cross_validation"]
-                = { { "method", "leave one source out" }, { "rows", cv.overall.rows }, { "mape", cv.overall.mape },
-                      { "median", cv.overall.median }, { "worst", cv.overall.worst }, { "by_source", by } };
-        }
-        if (cmd.parser().isSet(QStringLiteral("out"))) {
-            nlohmann::json file = calibration_to_json(fit.calibration);
-            write_text_file_atomically(cmd.parser().value(QStringLiteral("out")).toStdString(), file.dump(2) + "\n");
-        }
-        if (cmd.parser().isSet(QStringLiteral("json"))) {
-            print_out(out.dump(2) + "\n");
-        } else {
-            std::string text = "fitted " + std::to_string(fit.rows) + " runs: RMS log error "
-                + std::to_string(fit.rms_log_error_before) + " -> " + std::to_string(fit.rms_log_error_after) + "\n";
-            text += calibration_to_json(fit.calibration).dump(2) + "\n";
-            if (out.contains("cross_validation")) {
-                const auto& c = out["cross_validation"];
-                char line[256];
-                std::snprintf(line, sizeof line,
-                    "leave-one-source-out: %d rows, MAPE %.1f%%, median %.1f%%, worst %.1f%%\n", c["rows"].get<int>(),
-                    100 * c["mape"].get<double>(), 100 * c["median"].get<double>(), 100 * c["worst"].get<double>());
-                text += line;
-                for (auto it = c["by_source"].begin(); it != c["by_source"].end(); ++it) {
-                    std::snprintf(line, sizeof line, "  %-14s %3d rows  MAPE %5.1f%%  worst %5.1f%%\n",
-                        it.key().c_str(), (*it)["rows"].get<int>(), 100 * (*it)["mape"].get<double>(),
-                        100 * (*it)["worst"].get<double>());
-                    text += line;
-                }
-            }
-            print_out(text);
-        }
+        return calibrate_from_file(cmd, cmd.positional(0).toStdString(), options);
     } catch (const InputError& e) {
         print_err(e.what());
         return kBadInput;
     }
-    return kOk;
 }
 
 } // namespace parallax::cli
