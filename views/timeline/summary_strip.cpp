@@ -134,84 +134,121 @@ QSize SummaryStrip::minimumSizeHint() const
     return QSize(200, sizeHint().height());
 }
 
+namespace {
+
+constexpr int kLeft = 8; // px of padding on each side
+
+QFont smaller(const QFont& f)
+{
+    QFont small = f;
+    small.setPointSizeF(std::max(6.5, f.pointSizeF() - 1));
+    return small;
+}
+
+QFont bolder(const QFont& f)
+{
+    QFont bold = f;
+    bold.setBold(true);
+    return bold;
+}
+
+} // namespace
+
+int SummaryStrip::content_width() const
+{
+    return std::max(100, width() - 2 * kLeft);
+}
+
 void SummaryStrip::paintEvent(QPaintEvent*)
 {
     QPainter p(this);
     p.fillRect(rect(), m_palette.header_background);
     if (!m_current)
         return;
-    const QFontMetrics fm = fontMetrics();
-    QFont small = font();
-    small.setPointSizeF(std::max(6.5, font().pointSizeF() - 1));
-    const QFontMetrics fms(small);
-    QFont bold = font();
-    bold.setBold(true);
-    const int line = fm.height();
-    const int left = 8, width = std::max(100, this->width() - 16);
     int y = 6;
     const double max_step
         = std::max(m_current->prediction.step_time_s, m_baseline ? m_baseline->prediction.step_time_s : 0.0);
-    auto bar = [&](const TimelineData& d, const QString& prefix) {
-        p.setFont(bold);
-        p.setPen(m_palette.text);
-        p.drawText(QRect(left, y, width, line), Qt::AlignLeft | Qt::AlignVCenter,
-            fm.elidedText(plan_line(d, prefix), Qt::ElideRight, width));
-        y += line + 2;
-        // Stacked bar: the breakdown, to scale on the common axis of both plans.
-        const auto items = timeline_summary(d.prediction);
-        double x = left;
-        const double scale = max_step > 0 ? width / max_step : 0;
-        p.setFont(small);
-        for (const TimelineSummaryItem& it : items) {
-            if (!(it.seconds > 0))
-                continue;
-            const double w = it.seconds * scale;
-            const QRectF r(x, y, w, bar_height());
-            if (it.is_bubble) {
-                p.fillRect(r, m_palette.bubble);
-                p.fillRect(r, QBrush(m_palette.bubble_hatch, Qt::BDiagPattern));
-            } else {
-                p.fillRect(r, TimelinePalette::kind(it.colour));
-            }
-            const QString label = qs(it.label) + QStringLiteral(" ") + qs(format_duration(it.seconds));
-            const QString shortl = qs(format_duration(it.seconds));
-            p.setPen(it.is_bubble ? m_palette.text : TimelinePalette::text_on(it.colour, 0));
-            if (w >= fms.horizontalAdvance(label) + 6)
-                p.drawText(r, Qt::AlignCenter, label);
-            else if (w >= fms.horizontalAdvance(shortl) + 4)
-                p.drawText(r, Qt::AlignCenter, shortl);
-            x += w;
-        }
-        y += bar_height() + 4;
-    };
     if (m_baseline)
-        bar(*m_baseline, QStringLiteral("A  "));
-    bar(*m_current, m_baseline ? QStringLiteral("B  ") : QString());
-    if (m_diff) {
-        p.setFont(bold);
-        p.setPen(m_diff->delta_s() <= 0 ? QColor(0x15, 0x80, 0x3d) : QColor(0xb9, 0x1c, 0x1c));
-        p.drawText(QRect(left, y, width, line), Qt::AlignLeft | Qt::AlignVCenter,
-            fm.elidedText(qs(m_diff->headline()), Qt::ElideRight, width));
-        y += line;
-        if (!m_diff->strategy_changes.empty()) {
-            p.setFont(font());
-            p.setPen(m_palette.muted_text);
-            QString c = QStringLiteral("changed: ");
-            for (std::size_t k = 0; k < m_diff->strategy_changes.size(); ++k)
-                c += (k ? QStringLiteral(", ") : QString()) + qs(m_diff->strategy_changes[k]);
-            p.drawText(
-                QRect(left, y, width, line), Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(c, Qt::ElideRight, width));
-            y += line;
-        }
-    }
-    // Legend: kinds shown, then the marks; wraps to a second line.
+        y = paint_plan_bar(p, *m_baseline, QStringLiteral("A  "), y, max_step);
+    y = paint_plan_bar(p, *m_current, m_baseline ? QStringLiteral("B  ") : QString(), y, max_step);
+    if (m_diff)
+        y = paint_diff(p, y);
+    paint_legend(p, y);
+}
+
+// A plan's line and its stacked bar: the breakdown, to scale on the common axis of both plans.
+int SummaryStrip::paint_plan_bar(
+    QPainter& p, const TimelineData& d, const QString& prefix, int y, double max_step) const
+{
+    const QFontMetrics fm = fontMetrics();
+    const QFont small = smaller(font());
+    const QFontMetrics fms(small);
+    const int line = fm.height(), width = content_width();
+    p.setFont(bolder(font()));
+    p.setPen(m_palette.text);
+    p.drawText(QRect(kLeft, y, width, line), Qt::AlignLeft | Qt::AlignVCenter,
+        fm.elidedText(plan_line(d, prefix), Qt::ElideRight, width));
+    y += line + 2;
+    double x = kLeft;
+    const double scale = max_step > 0 ? width / max_step : 0;
     p.setFont(small);
-    int x = left;
+    for (const TimelineSummaryItem& it : timeline_summary(d.prediction)) {
+        if (!(it.seconds > 0))
+            continue;
+        const double w = it.seconds * scale;
+        const QRectF r(x, y, w, bar_height());
+        if (it.is_bubble) {
+            p.fillRect(r, m_palette.bubble);
+            p.fillRect(r, QBrush(m_palette.bubble_hatch, Qt::BDiagPattern));
+        } else {
+            p.fillRect(r, TimelinePalette::kind(it.colour));
+        }
+        const QString label = qs(it.label) + QStringLiteral(" ") + qs(format_duration(it.seconds));
+        const QString shortl = qs(format_duration(it.seconds));
+        p.setPen(it.is_bubble ? m_palette.text : TimelinePalette::text_on(it.colour, 0));
+        if (w >= fms.horizontalAdvance(label) + 6)
+            p.drawText(r, Qt::AlignCenter, label);
+        else if (w >= fms.horizontalAdvance(shortl) + 4)
+            p.drawText(r, Qt::AlignCenter, shortl);
+        x += w;
+    }
+    return y + bar_height() + 4;
+}
+
+// The comparison's headline (green when B is faster) and what changed between the plans.
+int SummaryStrip::paint_diff(QPainter& p, int y) const
+{
+    const QFontMetrics fm = fontMetrics();
+    const int line = fm.height(), width = content_width();
+    p.setFont(bolder(font()));
+    p.setPen(m_diff->delta_s() <= 0 ? QColor(0x15, 0x80, 0x3d) : QColor(0xb9, 0x1c, 0x1c));
+    p.drawText(QRect(kLeft, y, width, line), Qt::AlignLeft | Qt::AlignVCenter,
+        fm.elidedText(qs(m_diff->headline()), Qt::ElideRight, width));
+    y += line;
+    if (m_diff->strategy_changes.empty())
+        return y;
+    p.setFont(font());
+    p.setPen(m_palette.muted_text);
+    QString c = QStringLiteral("changed: ");
+    for (std::size_t k = 0; k < m_diff->strategy_changes.size(); ++k)
+        c += (k ? QStringLiteral(", ") : QString()) + qs(m_diff->strategy_changes[k]);
+    p.drawText(QRect(kLeft, y, width, line), Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(c, Qt::ElideRight, width));
+    return y + line;
+}
+
+// Legend: kinds shown, then the marks; wraps to a second line.
+void SummaryStrip::paint_legend(QPainter& p, int y) const
+{
+    const QFont small = smaller(font());
+    const QFontMetrics fms(small);
+    const int line = fontMetrics().height(), width = content_width();
+    p.setFont(small);
+    int x = kLeft;
     const int sw = 10;
     auto entry = [&](const QString& name, auto&& swatch) {
         const int w = sw + 4 + fms.horizontalAdvance(name) + 12;
-        if (x + w > left + width) {
-            x = left;
+        if (x + w > kLeft + width) {
+            x = kLeft;
             y += fms.height() + 2;
         }
         swatch(QRect(x, y + (line - sw) / 2, sw, sw));

@@ -6,6 +6,7 @@
 #include "timeline/timeline_palette.hpp"
 #include "viewdata/timeline_data.hpp"
 
+#include <QPainter>
 #include <QWidget>
 
 #include <memory>
@@ -33,6 +34,11 @@ protected:
 
 private:
     int bar_height() const { return 18; }
+    int content_width() const;
+    // Each paints below `y` and returns the y under what it painted.
+    int paint_plan_bar(QPainter& p, const TimelineData& d, const QString& prefix, int y, double max_step) const;
+    int paint_diff(QPainter& p, int y) const;
+    void paint_legend(QPainter& p, int y) const;
     int legend_lines() const;
     std::shared_ptr<const TimelineData> m_current, m_baseline;
     std::vector<TimelineSummaryItem> m_items;
