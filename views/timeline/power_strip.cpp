@@ -136,8 +136,17 @@ void PowerStrip::paintEvent(QPaintEvent*)
         p.drawText(plot, Qt::AlignCenter, tr("no power trace"));
         return;
     }
+    paint_guides(p, plot, *trace);
+    p.setClipRect(plot);
+    paint_traces(p, plot, *trace);
+    p.setClipping(false);
+    paint_legend(p, plot, *trace);
+}
+
+// Horizontal guides: 0, the awake-idle floor, the cap; tick labels at the left.
+void PowerStrip::paint_guides(QPainter& p, const QRect& plot, const PowerTrace& trace) const
+{
     const PowerEstimate& pw = m_data->prediction.power;
-    // Horizontal guides: 0, the awake-idle floor, the cap; tick labels at the left.
     auto guide = [&](double w, const QColor& c, Qt::PenStyle style, const QString& label) {
         const double y = std::floor(y_of(w)) + 0.5;
         p.setPen(QPen(c, 1, style));
@@ -146,67 +155,68 @@ void PowerStrip::paintEvent(QPaintEvent*)
         p.drawText(QRectF(2, y - 7, plot.left() - 6, 14), Qt::AlignRight | Qt::AlignVCenter, label);
     };
     guide(0, m_palette.grid, Qt::SolidLine, QStringLiteral("0"));
-    const double waiting = trace->devices.empty() ? 0 : trace->devices.front().min_W;
+    const double waiting = trace.devices.empty() ? 0 : trace.devices.front().min_W;
     guide(waiting, m_palette.grid, Qt::DotLine, QString::number(std::lround(waiting)));
     guide(pw.cap_W, m_palette.exposed, Qt::DashLine, QString::number(std::lround(pw.cap_W)));
     p.setPen(m_palette.exposed);
     p.drawText(QRectF(plot.left() + 4, y_of(pw.cap_W) - 14, 200, 13), Qt::AlignLeft | Qt::AlignVCenter,
         tr("cap %1 W").arg(std::lround(pw.cap_W)));
+}
 
+// The mean over the GPUs filled, and one line per stage whose column maxima keep every spike.
+void PowerStrip::paint_traces(QPainter& p, const QRect& plot, const PowerTrace& trace) const
+{
     const TimeMapping& map = m_canvas->mapping();
     const QRect cp = m_canvas->plot_rect();
     const double t0 = map.to_t(cp.left());
     const double t1 = map.to_t(cp.left() + plot.width());
     const int n = plot.width();
-    p.setClipRect(plot);
-    // Mean over the GPUs, filled.
-    {
-        std::vector<PowerTrace::Buckets> per;
-        per.reserve(trace->devices.size());
-        for (int d = 0; d < static_cast<int>(trace->devices.size()); ++d)
-            per.push_back(trace->bucketed(d, t0, t1, n));
-        QPainterPath area;
-        area.moveTo(plot.left(), y_of(0));
-        for (int i = 0; i < n; ++i) {
-            double sum = 0;
-            for (const auto& b : per)
-                sum += b.mean_W[static_cast<std::size_t>(i)];
-            const double mean = per.empty() ? 0 : sum / per.size();
-            area.lineTo(plot.left() + i, y_of(mean));
-            area.lineTo(plot.left() + i + 1, y_of(mean));
-        }
-        area.lineTo(plot.left() + n, y_of(0));
-        area.closeSubpath();
-        QColor fill = kStageColours[0];
-        fill.setAlpha(40);
-        p.fillPath(area, fill);
-        // One line per stage: the column maxima keep every spike.
-        p.setRenderHint(QPainter::Antialiasing, false);
-        for (std::size_t d = 0; d < per.size(); ++d) {
-            QPen pen(kStageColours[d % std::size(kStageColours)], 1);
-            p.setPen(pen);
-            QPolygonF line;
-            line.reserve(2 * n);
-            for (int i = 0; i < n; ++i) {
-                const double y = y_of(per[d].max_W[static_cast<std::size_t>(i)]);
-                line << QPointF(plot.left() + i, y) << QPointF(plot.left() + i + 1, y);
-            }
-            p.drawPolyline(line);
-        }
+    std::vector<PowerTrace::Buckets> per;
+    per.reserve(trace.devices.size());
+    for (int d = 0; d < static_cast<int>(trace.devices.size()); ++d)
+        per.push_back(trace.bucketed(d, t0, t1, n));
+    QPainterPath area;
+    area.moveTo(plot.left(), y_of(0));
+    for (int i = 0; i < n; ++i) {
+        double sum = 0;
+        for (const auto& b : per)
+            sum += b.mean_W[static_cast<std::size_t>(i)];
+        const double mean = per.empty() ? 0 : sum / per.size();
+        area.lineTo(plot.left() + i, y_of(mean));
+        area.lineTo(plot.left() + i + 1, y_of(mean));
     }
-    p.setClipping(false);
-    // Legend: stage colours and the averages.
-    QString legend = tr("avg %1 W, peak %2 W per GPU · cluster %3 kW avg, %4 kW peak")
-                         .arg(std::lround(trace->avg_W_per_gpu))
-                         .arg(std::lround(trace->peak_W_per_gpu))
-                         .arg(QString::number(m_data->prediction.power.cluster_avg_kW, 'f', 1))
-                         .arg(QString::number(trace->cluster_peak_W / 1000, 'f', 1));
+    area.lineTo(plot.left() + n, y_of(0));
+    area.closeSubpath();
+    QColor fill = kStageColours[0];
+    fill.setAlpha(40);
+    p.fillPath(area, fill);
+    p.setRenderHint(QPainter::Antialiasing, false);
+    for (std::size_t d = 0; d < per.size(); ++d) {
+        QPen pen(kStageColours[d % std::size(kStageColours)], 1);
+        p.setPen(pen);
+        QPolygonF line;
+        line.reserve(2 * n);
+        for (int i = 0; i < n; ++i) {
+            const double y = y_of(per[d].max_W[static_cast<std::size_t>(i)]);
+            line << QPointF(plot.left() + i, y) << QPointF(plot.left() + i + 1, y);
+        }
+        p.drawPolyline(line);
+    }
+}
+
+// The averages at the top right; the stage colours in the label column, under the title.
+void PowerStrip::paint_legend(QPainter& p, const QRect& plot, const PowerTrace& trace) const
+{
+    const QString legend = tr("avg %1 W, peak %2 W per GPU · cluster %3 kW avg, %4 kW peak")
+                               .arg(std::lround(trace.avg_W_per_gpu))
+                               .arg(std::lround(trace.peak_W_per_gpu))
+                               .arg(QString::number(m_data->prediction.power.cluster_avg_kW, 'f', 1))
+                               .arg(QString::number(trace.cluster_peak_W / 1000, 'f', 1));
     p.setPen(m_palette.muted_text);
     const int lx = plot.left() + 110;
     p.drawText(QRect(lx, 1, std::max(10, plot.right() - lx), 14), Qt::AlignRight | Qt::AlignVCenter, legend);
-    // Stage colours in the label column, under the title.
     const int per_row = std::max(1, (plot.left() - 90) / 34);
-    const int shown = std::min<int>(static_cast<int>(trace->devices.size()), per_row * 4);
+    const int shown = std::min<int>(static_cast<int>(trace.devices.size()), per_row * 4);
     for (int d = 0; d < shown; ++d) {
         const int x = 4 + (d % per_row) * 34;
         const int y = kTopPad + 4 + (d / per_row) * 14;
@@ -214,9 +224,9 @@ void PowerStrip::paintEvent(QPaintEvent*)
         p.setPen(m_palette.muted_text);
         p.drawText(QRect(x + 10, y, 24, 14), Qt::AlignLeft | Qt::AlignVCenter, QString::number(d));
     }
-    if (shown < static_cast<int>(trace->devices.size())) {
+    if (shown < static_cast<int>(trace.devices.size())) {
         p.drawText(QRect(4, kTopPad + 4 + 4 * 14, 80, 14), Qt::AlignLeft | Qt::AlignVCenter,
-            tr("+%1 stages").arg(static_cast<int>(trace->devices.size()) - shown));
+            tr("+%1 stages").arg(static_cast<int>(trace.devices.size()) - shown));
     }
 }
 

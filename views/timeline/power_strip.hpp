@@ -3,9 +3,11 @@
 // pipeline stage (watts per GPU, the highest value in each pixel column so no spike is lost), the mean
 // over all GPUs filled underneath, the power cap and the awake-idle floor as guides. The numbers come
 // from core's PowerTrace (power_trace.hpp); this widget only maps them to pixels.
+#include "power/power_trace.hpp"
 #include "timeline/timeline_canvas.hpp"
 #include "timeline/timeline_palette.hpp"
 
+#include <QPainter>
 #include <QWidget>
 
 #include <memory>
@@ -42,6 +44,9 @@ protected:
     bool event(QEvent* e) override;
 
 private:
+    void paint_guides(QPainter& p, const QRect& plot, const PowerTrace& trace) const;
+    void paint_traces(QPainter& p, const QRect& plot, const PowerTrace& trace) const;
+    void paint_legend(QPainter& p, const QRect& plot, const PowerTrace& trace) const;
     double top_W() const;
     TimelineCanvas* m_canvas = nullptr;
     std::shared_ptr<const TimelineData> m_data;
