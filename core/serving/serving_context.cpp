@@ -35,7 +35,8 @@ std::vector<ServingContext::LayerKind> serving_layer_kinds(const ModelSpec& m)
     // Index: 2 * moe + windowed.
     std::array<ServingContext::LayerKind, 4> kinds {};
     for (int layer = 0; layer < m.layers; ++layer) {
-        auto& k = kinds[static_cast<std::size_t>(2 * (m.is_moe_layer(layer) ? 1 : 0) + (m.is_windowed_layer(layer) ? 1 : 0))];
+        auto& k = kinds[static_cast<std::size_t>(
+            2 * (m.is_moe_layer(layer) ? 1 : 0) + (m.is_windowed_layer(layer) ? 1 : 0))];
         if (k.count++ == 0)
             k.first_layer = layer;
     }
