@@ -210,6 +210,23 @@ json row_workload(const json& wl, bool static_batch, ServingRun& run)
     return workload;
 }
 
+// AIConfigurator's `batch_size` is the batch of one attention-DP rank of one worker and its concurrency the
+// whole deployment's: every disaggregated row with worker counts has concurrency = decode batch_size x
+// attention_dp x decode workers. An aggregated row whose concurrency is k times batch_size x attention_dp
+// ran k replicas (the Qwen3-32B NVFP4 rows at 15,000 tokens: 32 x TP2, the 64 GPUs of the same job's
+// disaggregated rows), each holding batch_size x attention_dp requests.
+int row_replicas(const json& wl, const json& layout, ServingRun& run)
+{
+    const int concurrency = int_or(wl, "concurrency", 0);
+    const int per_instance = int_or(wl, "batch_size", 0) * layout.at("attention_dp").get<int>();
+    if (concurrency <= 0 || per_instance <= 0 || concurrency <= per_instance || concurrency % per_instance != 0)
+        return 1;
+    const int replicas = concurrency / per_instance;
+    run.assumptions.push_back(std::to_string(replicas) + " replicas: concurrency " + std::to_string(concurrency)
+        + " over a batch of " + std::to_string(per_instance) + " per instance");
+    return replicas;
+}
+
 // The scenario a row describes: one instance (or one pair of pools) on as many NVLink domains as it needs.
 json row_scenario(const json& row, ServingRun& run)
 {
@@ -225,8 +242,8 @@ json row_scenario(const json& row, ServingRun& run)
         deployment = disaggregated_deployment(par, g, run, gpus);
     } else {
         deployment = row_layout(par, g, run);
-        deployment["replicas"] = 1;
-        gpus = layout_gpus(deployment);
+        deployment["replicas"] = run.mode == "aggregated" ? row_replicas(row.at("workload"), deployment, run) : 1;
+        gpus = layout_gpus(deployment) * deployment["replicas"].get<int>();
     }
     json serving = { { "precision", row_precision(row.at("precision"), run) },
         { "workload", row_workload(row.at("workload"), run.mode == "static batch", run) } };
@@ -279,7 +296,7 @@ ServingErrorSummary summarise(const std::vector<const ServingRunResult*>& rows)
 int deployment_gpus(const Deployment& d)
 {
     if (!d.disaggregated)
-        return d.instance.gpus();
+        return d.instance.gpus() * std::max(1, d.replicas.value_or(1));
     return d.disaggregated->prefill.layout.gpus() * d.disaggregated->prefill.workers
         + d.disaggregated->decode.layout.gpus() * d.disaggregated->decode.workers;
 }

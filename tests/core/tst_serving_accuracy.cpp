@@ -16,6 +16,7 @@ class TestServingAccuracy : public QObject {
 
 private slots:
     void measuredRows();
+    void concurrencyOverReplicas();
 };
 
 void TestServingAccuracy::measuredRows()
@@ -50,6 +51,35 @@ void TestServingAccuracy::measuredRows()
     // Each row's errors are what its predictions say.
     for (const auto& x : r.rows)
         QVERIFY(std::abs(x.ttft_ms / x.run->ttft_ms - 1 - x.ttft_error) < 1e-9);
+}
+
+void TestServingAccuracy::concurrencyOverReplicas()
+{
+    // AIConfigurator's batch_size is per attention-DP rank and worker, its concurrency the deployment's
+    // (every disaggregated row: concurrency = decode batch_size x attention_dp x workers). The GB200
+    // Qwen3-32B NVFP4 row at 15,000 tokens (concurrency 448, batch 14, TP2) is 32 replicas on 64 GPUs.
+    const std::string path = PARALLAX_SOURCE_DIR "/validation/measured-serving.json";
+    const nlohmann::json rows = parse_json_text(read_text_file(path), path);
+    const std::string id = "aic-silicon-nvidia_qwen3_32b_nvfp4_nvidia_qwen3_32b_nvfp4_gb200_trtllm_agg_15000x500_c448_tp2_0_epnone_2";
+    const auto it = std::find_if(rows.begin(), rows.end(), [&](const nlohmann::json& r) { return r.at("id") == id; });
+    QVERIFY(it != rows.end());
+    nlohmann::json row = *it;
+    std::vector<ServingSkip> skipped;
+    auto one = read_serving_runs(nlohmann::json::array({ row }), path, PresetCatalog::standard(), skipped);
+    QCOMPARE(one.size(), std::size_t(1));
+    QCOMPARE(one[0].scenario.replicas(), 32);
+    QCOMPARE(one[0].gpus, 64);
+    QCOMPARE(one[0].scenario.serving.workload.concurrency, 448LL);
+    // Each replica then holds its batch of 14 and nothing queues: TTFT within the measured 0.75 s's
+    // reach, not the minute and a half one instance holding all 448 would take.
+    const ServingValidationReport r = run_serving_validation(one, skipped);
+    QCOMPARE(r.rows.size(), std::size_t(1));
+    QVERIFY2(std::abs(r.rows[0].ttft_error) < 0.5, qPrintable(QString::number(r.rows[0].ttft_error)));
+    // Concurrency equal to batch_size x attention_dp is one instance.
+    row["workload"]["concurrency"] = 14;
+    one = read_serving_runs(nlohmann::json::array({ row }), path, PresetCatalog::standard(), skipped);
+    QCOMPARE(one[0].scenario.replicas(), 1);
+    QCOMPARE(one[0].gpus, 2);
 }
 
 QTEST_GUILESS_MAIN(TestServingAccuracy)
