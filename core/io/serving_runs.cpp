@@ -214,9 +214,13 @@ json row_workload(const json& wl, bool static_batch, ServingRun& run)
 // whole deployment's: every disaggregated row with worker counts has concurrency = decode batch_size x
 // attention_dp x decode workers. An aggregated row whose concurrency is k times batch_size x attention_dp
 // ran k replicas (the Qwen3-32B NVFP4 rows at 15,000 tokens: 32 x TP2, the 64 GPUs of the same job's
-// disaggregated rows), each holding batch_size x attention_dp requests.
-int row_replicas(const json& wl, const json& layout, ServingRun& run)
+// disaggregated rows), each holding batch_size x attention_dp requests. Where the row leaves attention_dp
+// out, the multiple may be the attention-DP ranks instead (in every such row it equals tp), so the row
+// stays one instance.
+int row_replicas(const json& wl, const json& par, const json& layout, ServingRun& run)
 {
+    if (int_or(par, "attention_dp", 0) == 0)
+        return 1;
     const int concurrency = int_or(wl, "concurrency", 0);
     const int per_instance = int_or(wl, "batch_size", 0) * layout.at("attention_dp").get<int>();
     if (concurrency <= 0 || per_instance <= 0 || concurrency <= per_instance || concurrency % per_instance != 0)
@@ -242,7 +246,7 @@ json row_scenario(const json& row, ServingRun& run)
         deployment = disaggregated_deployment(par, g, run, gpus);
     } else {
         deployment = row_layout(par, g, run);
-        deployment["replicas"] = run.mode == "aggregated" ? row_replicas(row.at("workload"), deployment, run) : 1;
+        deployment["replicas"] = run.mode == "aggregated" ? row_replicas(row.at("workload"), par, deployment, run) : 1;
         gpus = layout_gpus(deployment) * deployment["replicas"].get<int>();
     }
     json serving = { { "precision", row_precision(row.at("precision"), run) },
