@@ -4,8 +4,8 @@
 
 namespace parallax {
 
-FixedPoint solve_fixed_point(const std::function<double(double)>& g, double lo, double hi, double rel_tol,
-    int max_evaluations)
+FixedPoint solve_fixed_point(
+    const std::function<double(double)>& g, double lo, double hi, double rel_tol, int max_evaluations)
 {
     FixedPoint r;
     const auto f = [&](double x) {

@@ -61,7 +61,8 @@ void TestServingAccuracy::concurrencyOverReplicas()
     // Qwen3-32B NVFP4 row at 15,000 tokens (concurrency 448, batch 14, TP2) is 32 replicas on 64 GPUs.
     const std::string path = PARALLAX_SOURCE_DIR "/validation/measured-serving.json";
     const nlohmann::json rows = parse_json_text(read_text_file(path), path);
-    const std::string id = "aic-silicon-nvidia_qwen3_32b_nvfp4_nvidia_qwen3_32b_nvfp4_gb200_trtllm_agg_15000x500_c448_tp2_0_epnone_2";
+    const std::string id
+        = "aic-silicon-nvidia_qwen3_32b_nvfp4_nvidia_qwen3_32b_nvfp4_gb200_trtllm_agg_15000x500_c448_tp2_0_epnone_2";
     const auto it = std::find_if(rows.begin(), rows.end(), [&](const nlohmann::json& r) { return r.at("id") == id; });
     QVERIFY(it != rows.end());
     nlohmann::json row = *it;
