@@ -5,7 +5,8 @@
 //    (b) Llama 3.1 405B on 16,384 H100, global batch 2,048, seq 8,192 in < 3 s, on 2 cores, incl. the
 //    simulator refinement of the top 20, peak memory < 500 MiB
 //  - a DeepSeek-V3-scale search (671B, 2,048 H800) in < 5 s on 2 cores
-//  - a serving deployment search (Qwen3-235B-A22B on 64 H100, aggregated and disaggregated) in < 1 s
+//  - a serving deployment search (Qwen3-235B-A22B on 64 H100, DeepSeek-V3 on 64 H200; aggregated and
+//    disaggregated) in < 1 s
 //  - a heterogeneous search over three GPU types on 64 nodes (Llama 3 70B on 22 DGX H100, 21 DGX A100 and
 //    21 DGX-1 V100) in a few seconds on 2 cores
 #include "io/preset_catalog.hpp"
@@ -169,16 +170,10 @@ void BM_SearchDeepSeekV3_2048H800(benchmark::State& state)
     run_search(state, scenario("deepseek-v3-2048-h800"));
 }
 
-void BM_ServingSearchQwen3_235B_64H100(benchmark::State& state)
+void run_serving_search(benchmark::State& state, const char* scenario_json)
 {
-    const ServingScenario s = parse_serving_scenario(nlohmann::json::parse(R"({
-      "schema": 1, "model": "qwen3-235b-a22b",
-      "cluster": { "gpu": "H100-SXM5-80GB", "nodes": 8, "gpus_per_node": 8,
-                   "intra_node": "nvlink4-nvswitch", "inter_node": "ib-ndr" },
-      "serving": { "precision": { "weights": "fp8", "kv_cache": "fp8" },
-                   "workload": { "isl": 2048, "osl": 512, "concurrency": 512 }, "slo": { "tpot_ms": 60 } },
-      "deployment": { "tp": 8 } })"),
-        "bench.json", PresetCatalog::standard());
+    const ServingScenario s
+        = parse_serving_scenario(nlohmann::json::parse(scenario_json), "bench.json", PresetCatalog::standard());
     ServingSearchResult r;
     for (auto _ : state) {
         r = search_serving(s, 20);
@@ -186,6 +181,29 @@ void BM_ServingSearchQwen3_235B_64H100(benchmark::State& state)
     }
     state.counters["evaluated"] = static_cast<double>(r.evaluated);
     state.counters["seconds"] = r.seconds;
+}
+
+void BM_ServingSearchQwen3_235B_64H100(benchmark::State& state)
+{
+    run_serving_search(state, R"({
+      "schema": 1, "model": "qwen3-235b-a22b",
+      "cluster": { "gpu": "H100-SXM5-80GB", "nodes": 8, "gpus_per_node": 8,
+                   "intra_node": "nvlink4-nvswitch", "inter_node": "ib-ndr" },
+      "serving": { "precision": { "weights": "fp8", "kv_cache": "fp8" },
+                   "workload": { "isl": 2048, "osl": 512, "concurrency": 512 }, "slo": { "tpot_ms": 60 } },
+      "deployment": { "tp": 8 } })");
+}
+
+// MLA, dense and MoE layers, SGLang, a Poisson load: the other branches of the serving model.
+void BM_ServingSearchDeepSeekV3_64H200(benchmark::State& state)
+{
+    run_serving_search(state, R"({
+      "schema": 1, "model": "deepseek-v3",
+      "cluster": { "gpu": "H200-SXM-141GB", "nodes": 8, "gpus_per_node": 8,
+                   "intra_node": "nvlink4-nvswitch", "inter_node": "ib-ndr" },
+      "serving": { "engine": "sglang", "precision": { "weights": "fp8", "kv_cache": "bf16" },
+                   "workload": { "isl": 4096, "osl": 1024, "request_rate_qps": 20 }, "slo": { "ttft_ms": 2000 } },
+      "deployment": { "tp": 8 } })");
 }
 
 // Three GPU types on 64 nodes, every group usable (fp16: the V100 has no bf16): the planner's size.
@@ -223,6 +241,7 @@ BENCHMARK(BM_SimulateLargeInterleaved)->Unit(benchmark::kMillisecond)->Iteration
 BENCHMARK(BM_SearchGpt3_175B_1024A100)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_SearchLlama31_405B_16kH100)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_ServingSearchQwen3_235B_64H100)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_ServingSearchDeepSeekV3_64H200)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_SearchDeepSeekV3_2048H800)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_HeteroSearchLlama3_70B_64Nodes3Types)->Unit(benchmark::kMillisecond)->Iterations(1);
 

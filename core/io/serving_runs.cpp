@@ -122,7 +122,8 @@ const GpuMapping& row_gpu(const json& row)
 json row_layout(const json& par, const GpuMapping& g, ServingRun& run)
 {
     int tp = int_or(par, "tp", 1);
-    const int pp = int_or(par, "pp", 1), ep = int_or(par, "ep", 1), adp = int_or(par, "attention_dp", 1);
+    int adp = int_or(par, "attention_dp", 1);
+    const int pp = int_or(par, "pp", 1), ep = int_or(par, "ep", 1);
     const int moe_tp = int_or(par, "moe_tp", 0);
     if (tp > g.domain_gpus && moe_tp > 0 && tp == moe_tp * ep && ep > 1) {
         // A few AIConfigurator rows give tp as moe_tp x ep (64 for DeepSeek and GPT-OSS on one node of 8):
@@ -131,6 +132,13 @@ json row_layout(const json& par, const GpuMapping& g, ServingRun& run)
         run.assumptions.push_back("tp " + std::to_string(tp) + " read as moe_tp x ep: tp " + std::to_string(moe_tp)
             + ", ep " + std::to_string(ep) + " on one node");
         tp = moe_tp;
+    }
+    if (adp > g.domain_gpus && tp == 1 && moe_tp > 0 && adp == moe_tp * ep && ep > 1) {
+        // The same rows with attention data parallelism: attention_dp 64 = moe_tp x ep, their ids say
+        // tp8_ep8 as the tp-64 rows' do; read as one node, attention DP moe_tp, the experts split ep ways.
+        run.assumptions.push_back("attention_dp " + std::to_string(adp) + " read as moe_tp x ep: attention_dp "
+            + std::to_string(moe_tp) + ", ep " + std::to_string(ep) + " on one node");
+        adp = moe_tp;
     }
     return { { "tp", tp }, { "pp", pp }, { "ep", ep }, { "attention_dp", adp } };
 }
@@ -210,6 +218,27 @@ json row_workload(const json& wl, bool static_batch, ServingRun& run)
     return workload;
 }
 
+// AIConfigurator's `batch_size` is the batch of one attention-DP rank of one worker and its concurrency the
+// whole deployment's: every disaggregated row with worker counts has concurrency = decode batch_size x
+// attention_dp x decode workers. An aggregated row whose concurrency is k times batch_size x attention_dp
+// ran k replicas (the Qwen3-32B NVFP4 rows at 15,000 tokens: 32 x TP2, the 64 GPUs of the same job's
+// disaggregated rows), each holding batch_size x attention_dp requests. Where the row leaves attention_dp
+// out, the multiple may be the attention-DP ranks instead (in every such row it equals tp), so the row
+// stays one instance.
+int row_replicas(const json& wl, const json& par, ServingRun& run)
+{
+    if (int_or(par, "attention_dp", 0) == 0)
+        return 1;
+    const int concurrency = int_or(wl, "concurrency", 0);
+    const int per_instance = int_or(wl, "batch_size", 0) * int_or(par, "attention_dp", 1);
+    if (concurrency <= 0 || per_instance <= 0 || concurrency <= per_instance || concurrency % per_instance != 0)
+        return 1;
+    const int replicas = concurrency / per_instance;
+    run.assumptions.push_back(std::to_string(replicas) + " replicas: concurrency " + std::to_string(concurrency)
+        + " over a batch of " + std::to_string(per_instance) + " per instance");
+    return replicas;
+}
+
 // The scenario a row describes: one instance (or one pair of pools) on as many NVLink domains as it needs.
 json row_scenario(const json& row, ServingRun& run)
 {
@@ -225,8 +254,8 @@ json row_scenario(const json& row, ServingRun& run)
         deployment = disaggregated_deployment(par, g, run, gpus);
     } else {
         deployment = row_layout(par, g, run);
-        deployment["replicas"] = 1;
-        gpus = layout_gpus(deployment);
+        deployment["replicas"] = run.mode == "aggregated" ? row_replicas(row.at("workload"), par, run) : 1;
+        gpus = layout_gpus(deployment) * deployment["replicas"].get<int>();
     }
     json serving = { { "precision", row_precision(row.at("precision"), run) },
         { "workload", row_workload(row.at("workload"), run.mode == "static batch", run) } };
@@ -279,7 +308,7 @@ ServingErrorSummary summarise(const std::vector<const ServingRunResult*>& rows)
 int deployment_gpus(const Deployment& d)
 {
     if (!d.disaggregated)
-        return d.instance.gpus();
+        return d.instance.gpus() * std::max(1, d.replicas.value_or(1));
     return d.disaggregated->prefill.layout.gpus() * d.disaggregated->prefill.workers
         + d.disaggregated->decode.layout.gpus() * d.disaggregated->decode.workers;
 }

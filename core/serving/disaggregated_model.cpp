@@ -1,5 +1,6 @@
 #include "serving/disaggregated_model.hpp"
 
+#include "serving/fixed_point.hpp"
 #include "serving/kv_cache.hpp"
 #include "serving/serving_context.hpp"
 #include "serving/serving_rules.hpp"
@@ -15,7 +16,8 @@ namespace {
 // The share of a NIC's or NVLink's nominal bandwidth a KV-cache transfer reaches (NIXL/UCX): the
 // default bw_efficiency of AIConfigurator's disaggregated model (sdk/queueing/disagg.py, DisaggSpec).
 constexpr double kKvTransferEfficiency = 0.8;
-constexpr int kClosedLoopIterations = 60;
+// The running batch is settled to this share of itself: far below what any output shows.
+constexpr double kClosedLoopTolerance = 1e-9;
 
 std::string fmt(double v)
 {
@@ -72,17 +74,15 @@ DisaggregatedLoop closed_loop(const ServingContext& dec, const ServingWorkload& 
 {
     const double decode_steps = static_cast<double>(w.osl - 1);
     DisaggregatedLoop l;
-    l.running = std::clamp(in_flight / decode_workers, 1.0, max_running);
-    for (int i = 0; i < kClosedLoopIterations; ++i) {
-        l.step = decode_only(dec, w, l.running);
+    const auto settle = [&](double running) {
+        l.running = running;
+        l.step = decode_only(dec, w, running);
         const double decode_s = decode_steps * l.step.time_s;
         l.rate = std::min({ in_flight / (ttft_alone_s + decode_s), prefill_capacity,
             decode_workers * max_running / std::max(decode_s, 1e-12) });
-        const double next = std::clamp(l.rate * decode_s / decode_workers, 1.0, max_running);
-        if (std::fabs(next - l.running) < 1e-4 * l.running)
-            break;
-        l.running = 0.5 * (l.running + next);
-    }
+        return std::clamp(l.rate * decode_s / decode_workers, 1.0, max_running);
+    };
+    settle(solve_fixed_point(settle, 1.0, max_running, kClosedLoopTolerance).x);
     l.ttft_s = std::max(ttft_alone_s, in_flight / l.rate - decode_steps * l.step.time_s);
     return l;
 }

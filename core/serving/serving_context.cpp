@@ -3,6 +3,7 @@
 #include "spec/training_spec.hpp"
 
 #include <algorithm>
+#include <array>
 
 namespace parallax {
 
@@ -28,6 +29,23 @@ Precision matmul_precision_on(const GpuSpec& g, Precision p)
 }
 
 } // namespace
+
+std::vector<ServingContext::LayerKind> serving_layer_kinds(const ModelSpec& m)
+{
+    // Index: 2 * moe + windowed.
+    std::array<ServingContext::LayerKind, 4> kinds {};
+    for (int layer = 0; layer < m.layers; ++layer) {
+        auto& k = kinds[static_cast<std::size_t>(
+            2 * (m.is_moe_layer(layer) ? 1 : 0) + (m.is_windowed_layer(layer) ? 1 : 0))];
+        if (k.count++ == 0)
+            k.first_layer = layer;
+    }
+    std::vector<ServingContext::LayerKind> out;
+    for (const auto& k : kinds)
+        if (k.count > 0)
+            out.push_back(k);
+    return out;
+}
 
 GroupPlacement contiguous_group(long long size, long long stride, long long gpus_per_node)
 {
@@ -63,6 +81,7 @@ ServingContext::ServingContext(const ModelSpec& m, const ClusterSpec& c, const S
     moe_group = contiguous_group(static_cast<long long>(l.tp) * l.attention_dp, 1, gpn);
     ep_group = contiguous_group(l.ep, l.expert_tp(), gpn);
     pp_hop = contiguous_group(2, static_cast<long long>(l.tp) * l.attention_dp, gpn);
+    layer_kinds = serving_layer_kinds(m);
 }
 
 } // namespace parallax

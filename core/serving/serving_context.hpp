@@ -8,6 +8,8 @@
 #include "serving/engine_traits.hpp"
 #include "serving/serving_spec.hpp"
 
+#include <vector>
+
 namespace parallax {
 
 struct ServingContext {
@@ -25,11 +27,22 @@ struct ServingContext {
     GroupPlacement moe_group; // the tp x attention_dp ranks that share an MoE layer
     GroupPlacement ep_group;
     GroupPlacement pp_hop; // two neighbouring pipeline stages
+    // The layers whose step cost is the same: a layer's cost depends only on whether it is an MoE layer
+    // and whether its attention is windowed (layer_params, is_windowed_layer), so a step costs each
+    // kind once, times its count.
+    struct LayerKind {
+        int first_layer = 0; // a layer of this kind
+        int count = 0;
+    };
+    std::vector<LayerKind> layer_kinds;
 
     ServingContext(const ModelSpec& m, const ClusterSpec& c, const ServingSpec& s, const InstanceLayout& l);
     ServingContext(const ServingContext&) = delete;
     ServingContext& operator=(const ServingContext&) = delete;
 };
+
+// The model's layers grouped by kind (MoE or dense, windowed or full attention), in order of kind.
+std::vector<ServingContext::LayerKind> serving_layer_kinds(const ModelSpec& m);
 
 // `size` consecutive ranks starting at a node boundary, `stride` ranks apart.
 GroupPlacement contiguous_group(long long size, long long stride, long long gpus_per_node);

@@ -1,6 +1,7 @@
 #include "serving/serving_model.hpp"
 
 #include "serving/disaggregated_model.hpp"
+#include "serving/fixed_point.hpp"
 #include "serving/serving_context.hpp"
 #include "serving/serving_rules.hpp"
 
@@ -11,6 +12,9 @@
 namespace parallax {
 
 namespace {
+
+// The running batch of a Poisson load is settled to this share of itself: far below what any output shows.
+constexpr double kRunningTolerance = 1e-9;
 
 // Continuous batching with `running` requests in one instance, each prefilled over `prefill_steps`
 // steps then decoded for osl - 1 steps. Another request is prefilling with probability
@@ -287,15 +291,9 @@ void predict_rate(
         fill_power(p, ctx, full);
         return;
     }
-    double running = 1;
-    SteadyState s = steady_state(ctx, w, running);
-    for (int i = 0; i < 60; ++i) {
-        const double next = std::clamp(rate * s.e2e_s, 1.0, max_running);
-        if (std::fabs(next - running) < 1e-4 * running)
-            break;
-        running = 0.5 * (running + next);
-        s = steady_state(ctx, w, running);
-    }
+    const auto running_for
+        = [&](double running) { return std::clamp(rate * steady_state(ctx, w, running).e2e_s, 1.0, max_running); };
+    const SteadyState s = steady_state(ctx, w, solve_fixed_point(running_for, 1.0, max_running, kRunningTolerance).x);
     const double service = s.prefill_steps * s.prefill_step.time_s;
     const double wait = utilisation / (2.0 * (1.0 - utilisation)) * service;
     fill_latencies(p, s, w, wait);

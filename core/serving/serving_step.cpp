@@ -234,6 +234,20 @@ void add_layer(const ServingContext& ctx, StepCost& c, int layer, const StepLoad
     c.overhead_s += kElementwiseKernelsPerLayer * kernel_s(ctx);
 }
 
+// Adds `times` copies of a layer's cost (every field is a sum over the step's kernels).
+void add_times(StepCost& c, const StepCost& one, double times)
+{
+    c.compute_bound_s += times * one.compute_bound_s;
+    c.memory_bound_s += times * one.memory_bound_s;
+    c.comm_s += times * one.comm_s;
+    c.overhead_s += times * one.overhead_s;
+    c.flops += times * one.flops;
+    c.tensor_s += times * one.tensor_s;
+    c.hbm_bytes += times * one.hbm_bytes;
+    c.weight_bytes += times * one.weight_bytes;
+    c.kv_bytes += times * one.kv_bytes;
+}
+
 } // namespace
 
 double expected_distinct_experts(double experts, double top_k, double tokens)
@@ -254,8 +268,11 @@ StepCost step_cost(const ServingContext& ctx, const StepLoad& load)
     mb.sampled_requests /= pp;
     mb.prompt_tokens = std::max(1.0, load.prompt_tokens);
     StepCost c;
-    for (int layer = 0; layer < m.layers; ++layer)
-        add_layer(ctx, c, layer, mb);
+    for (const ServingContext::LayerKind& kind : ctx.layer_kinds) {
+        StepCost one;
+        add_layer(ctx, one, kind.first_layer, mb);
+        add_times(c, one, static_cast<double>(kind.count));
+    }
     // Logits of the sampled requests on the last stage (the output projection, split over the vocabulary).
     add_linear(ctx, c, mb.sampled_requests / ctx.layout.attention_dp,
         output_params(m) > 0 ? output_params(m) / ctx.layout.tp : embedding_params(m) / ctx.layout.tp,

@@ -9,6 +9,7 @@
 #include "io/serving_runs.hpp"
 #include "model/model_math.hpp"
 #include "serving/disaggregated_model.hpp"
+#include "serving/fixed_point.hpp"
 #include "serving/kv_cache.hpp"
 #include "serving/serving_context.hpp"
 #include "serving/serving_model.hpp"
@@ -88,6 +89,9 @@ private slots:
     void kvTransferHandWorked();
     void disaggregatedFirstToken();
     void disaggregatedPrefillBound();
+    void fixedPointSolver();
+    void closedLoopMatchesDampedIteration();
+    void layerKinds();
     void measuredDisaggregatedRow();
     void jsonKeys();
     void readerErrors();
@@ -373,6 +377,81 @@ void TestServing::disaggregatedPrefillBound()
     const ServingPrediction light = predict_serving(parse(j));
     QVERIFY(std::fabs(light.ttft_ms - pre.alone_s * 1e3) < 1e-6);
     QVERIFY(light.running_batch == 1.0);
+}
+
+void TestServing::fixedPointSolver()
+{
+    // x = 100 / x on [1, 1000]: the root is 10; the bracket holds it whatever the map's slope.
+    const FixedPoint a = solve_fixed_point([](double x) { return std::clamp(100.0 / x, 1.0, 1000.0); }, 1.0, 1000.0);
+    QVERIFY2(std::fabs(a.x - 10.0) < 1e-8, qPrintable(QString::number(a.x, 'g', 12)));
+    QVERIFY2(a.evaluations < 40, qPrintable(QString::number(a.evaluations)));
+    // A map pinned at its upper end (a batch that fills memory) returns the end itself.
+    const FixedPoint top = solve_fixed_point([](double x) { return std::min(500.0, 2.0 * x); }, 1.0, 500.0);
+    QCOMPARE(top.x, 500.0);
+    // A flat map at the lower end returns the lower end.
+    QCOMPARE(solve_fixed_point([](double) { return 1.0; }, 1.0, 500.0).x, 1.0);
+}
+
+void TestServing::closedLoopMatchesDampedIteration()
+{
+    // The disaggregated closed loop's running batch against a slow reference: the damped iteration
+    // x <- (x + g(x)) / 2 of the same map, run to 1e-12, on the decode workers' real step curve.
+    json j = base_scenario();
+    j["cluster"]["nodes"] = 5;
+    j["serving"]["engine"] = "trtllm";
+    j["deployment"] = { { "disaggregated",
+        { { "prefill", { { "tp", 8 }, { "workers", 1 } } }, { "decode", { { "tp", 8 }, { "workers", 4 } } } } } };
+    for (int concurrency : { 8, 64, 300, 2000 }) {
+        j["serving"]["workload"] = { { "isl", 4096 }, { "osl", 256 }, { "concurrency", concurrency } };
+        const ServingScenario s = parse(j);
+        const ServingPrediction p = predict_serving(s);
+        const PrefillPoolCost pre = prefill_pool_cost(s, s.deployment.disaggregated->prefill.layout);
+        const ServingContext dec(s.model, s.cluster, s.serving, s.deployment.disaggregated->decode.layout);
+        const double workers = 4;
+        const double max_running = std::min(
+            static_cast<double>(p.max_batch_by_memory), static_cast<double>(dec.engine.max_running_requests));
+        const auto g = [&](double running) {
+            StepLoad l;
+            l.decode_requests = running;
+            l.decode_context = 4096 + 0.5 * 256;
+            l.sampled_requests = running;
+            const double decode_s = 255 * step_cost(dec, l).time_s;
+            const double rate = std::min(
+                { concurrency / (pre.alone_s + decode_s), pre.requests_per_s, workers * max_running / decode_s });
+            return std::clamp(rate * decode_s / workers, 1.0, max_running);
+        };
+        double x = std::clamp(concurrency / workers, 1.0, max_running);
+        for (int i = 0; i < 100000; ++i) {
+            const double next = g(x);
+            if (std::fabs(next - x) < 1e-12 * x)
+                break;
+            x = 0.5 * (x + next);
+        }
+        QVERIFY2(std::fabs(p.running_batch / x - 1) < 1e-8,
+            qPrintable(QString::number(concurrency) + QStringLiteral(": ") + QString::number(p.running_batch, 'g', 12)
+                + QStringLiteral(" vs ") + QString::number(x, 'g', 12)));
+    }
+}
+
+void TestServing::layerKinds()
+{
+    // A step costs each kind of layer once: DeepSeek-V3's 3 dense layers then 58 MoE layers
+    // (first_k_dense_replace = 3, DeepSeek-V3 config.json); gpt-oss alternates windowed and full attention.
+    const ModelSpec v3 = preset_model("deepseek-v3");
+    const auto kinds = serving_layer_kinds(v3);
+    QCOMPARE(kinds.size(), std::size_t(2));
+    QCOMPARE(kinds[0].first_layer, 0);
+    QCOMPARE(kinds[0].count, 3);
+    QCOMPARE(kinds[1].first_layer, 3);
+    QCOMPARE(kinds[1].count, v3.layers - 3);
+    const ModelSpec oss = preset_model("gpt-oss-120b");
+    int total = 0;
+    for (const auto& k : serving_layer_kinds(oss)) {
+        QVERIFY(oss.is_moe_layer(k.first_layer));
+        total += k.count;
+    }
+    QCOMPARE(total, oss.layers);
+    QCOMPARE(serving_layer_kinds(oss).size(), std::size_t(oss.sliding_window > 0 ? 2 : 1));
 }
 
 void TestServing::measuredDisaggregatedRow()
