@@ -87,6 +87,7 @@ ServingWindow::ServingWindow(bool interactive, QWidget* parent)
     connect(m_controls, &views::ServingControls::edited, this,
         [this](const ServingScenario& s, const QString& what) { apply_edit(s, what); });
     connect(m_search, &views::ServingSearchTable::search_requested, this, &ServingWindow::start_search);
+    connect(m_search, &views::ServingSearchTable::cancel_requested, this, [this] { m_search_cancel.cancel(); });
     connect(m_search, &views::ServingSearchTable::apply_requested, this, [this](const Deployment& d) {
         ServingScenario s = m_scenario;
         s.deployment = d;
@@ -99,6 +100,7 @@ ServingWindow::ServingWindow(bool interactive, QWidget* parent)
 ServingWindow::~ServingWindow()
 {
     m_latest.cancel_all();
+    m_search_cancel.cancel();
     m_pool.waitForDone();
 }
 
@@ -215,11 +217,15 @@ void ServingWindow::start_search()
         return;
     m_search_running = true;
     m_search->set_running(true);
-    QtConcurrent::run(&m_pool, [s = m_scenario] {
-        return run_catching([&] { return search_serving(s, kSearchTop); });
+    m_search_cancel = CancelToken();
+    QtConcurrent::run(&m_pool, [s = m_scenario, cancel = m_search_cancel] {
+        return run_catching([&] { return search_serving(s, kSearchTop, cancel); });
     }).then(this, [this](TaskOutcome<ServingSearchResult> out) {
         m_search_running = false;
-        if (out.value)
+        // A cancel asked for is honoured even when the search finished first: the table stays as it was.
+        if (m_search_cancel.cancelled() || (out.value && out.value->cancelled))
+            m_search->set_cancelled();
+        else if (out.value)
             show_search(*out.value);
         else
             m_search->set_failed(QString::fromStdString(out.error));

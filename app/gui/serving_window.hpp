@@ -98,6 +98,7 @@ private:
     quint64 m_delivered = 0;
     std::shared_ptr<const ServingEvaluation> m_evaluation;
     bool m_search_running = false;
+    CancelToken m_search_cancel;
     QString m_error;
 };
 

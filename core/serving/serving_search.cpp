@@ -83,7 +83,7 @@ std::vector<InstanceLayout> serving_layouts(const ModelSpec& m, const ClusterSpe
     return out;
 }
 
-ServingSearchResult search_serving(const ServingScenario& s, int top)
+ServingSearchResult search_serving(const ServingScenario& s, int top, const CancelToken& cancel)
 {
     const auto start = std::chrono::steady_clock::now();
     ServingSearchResult r;
@@ -103,6 +103,8 @@ ServingSearchResult search_serving(const ServingScenario& s, int top)
     std::vector<ServingCandidate> all(jobs.size());
     const auto evaluate = [&](std::size_t first, std::size_t stride) {
         for (std::size_t i = first; i < jobs.size(); i += stride) {
+            if (cancel.cancelled())
+                return;
             ServingScenario c = s;
             c.deployment = jobs[i].deployment;
             ServingPrediction p = jobs[i].prefill_layout >= 0
@@ -120,6 +122,11 @@ ServingSearchResult search_serving(const ServingScenario& s, int top)
     evaluate(0, threads);
     for (auto& t : pool)
         t.join();
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (cancel.cancelled()) {
+        r.cancelled = true;
+        return r;
+    }
     std::vector<ServingCandidate> ok;
     for (auto& x : all) {
         ++r.evaluated;

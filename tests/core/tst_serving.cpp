@@ -98,6 +98,7 @@ private slots:
     void savedScenarioReadsBack();
     void cliPredict();
     void searchRanksWithinSlo();
+    void searchStopsWhenCancelled();
 };
 
 void TestServing::kvPerTokenGqa()
@@ -640,6 +641,21 @@ void TestServing::cliPredict()
     const json out = json::parse(p.readAllStandardOutput().toStdString());
     QCOMPARE(out["mode"].get<std::string>(), std::string("serve"));
     QVERIFY(out["ttft_ms"].get<double>() > 0 && out["tpot_ms"].get<double>() > 0);
+}
+
+void TestServing::searchStopsWhenCancelled()
+{
+    json j = base_scenario();
+    j["model"] = "qwen3-235b-a22b";
+    j["cluster"]["nodes"] = 8;
+    const ServingScenario s = parse(j);
+    CancelToken cancel;
+    cancel.cancel();
+    const ServingSearchResult r = search_serving(s, 20, cancel);
+    QVERIFY(r.cancelled);
+    QCOMPARE(r.evaluated, 0LL);
+    QVERIFY(r.results.empty() && r.pareto.empty());
+    QVERIFY(!search_serving(s, 20).cancelled); // a fresh token runs to the end
 }
 
 void TestServing::searchRanksWithinSlo()

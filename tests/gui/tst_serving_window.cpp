@@ -15,6 +15,7 @@
 #include "serving_mode/serving_search_table.hpp"
 
 #include <QDoubleSpinBox>
+#include <QPushButton>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -62,6 +63,7 @@ private slots:
     void workloadEditRepredicts();
     void curveRunsThroughTheScenariosPoint();
     void searchResultApplies();
+    void searchCancels();
     void saveWritesTheScenarioBack();
     void mainWindowOpensServingFiles();
     void exportWritesTheLaunchScript();
@@ -141,6 +143,22 @@ void TestServingWindow::curveRunsThroughTheScenariosPoint()
     QVERIFY2(
         w.curve()->summary().contains(QStringLiteral("SLO holds up to concurrency")), qPrintable(w.curve()->summary()));
     QVERIFY(w.curve()->csv().startsWith(QStringLiteral("concurrency,feasible,slo_met")));
+}
+
+// The search button turns into Cancel while a search runs; cancelling keeps the last complete result.
+void TestServingWindow::searchCancels()
+{
+    ServingWindow w(false);
+    QVERIFY(w.open_file(kExample));
+    QVERIFY(w.wait_for_evaluation(20000));
+    w.start_search();
+    QCOMPARE(w.search_table()->search_button()->text(), QStringLiteral("Cancel search"));
+    w.search_table()->search_button()->click();
+    QVERIFY(w.wait_for_search(60000));
+    QCOMPARE(w.search_table()->search_button()->text(), QStringLiteral("Search deployments"));
+    QVERIFY2(
+        w.search_table()->summary().contains(QStringLiteral("cancelled")), qPrintable(w.search_table()->summary()));
+    QCOMPARE(w.search_table()->table()->rowCount(), 0);
 }
 
 void TestServingWindow::searchResultApplies()

@@ -56,7 +56,12 @@ ServingSearchTable::ServingSearchTable(QWidget* parent)
     m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     m_table->verticalHeader()->setVisible(false);
     layout->addWidget(m_table, 1);
-    connect(m_search, &QPushButton::clicked, this, &ServingSearchTable::search_requested);
+    connect(m_search, &QPushButton::clicked, this, [this] {
+        if (m_running)
+            emit cancel_requested();
+        else
+            emit search_requested();
+    });
     connect(m_apply, &QPushButton::clicked, this, [this] { apply_row(m_table->currentRow()); });
     connect(m_table, &QTableWidget::cellDoubleClicked, this, [this](int row, int) { apply_row(row); });
     connect(m_table, &QTableWidget::currentCellChanged, this, [this](int row) { m_apply->setEnabled(row >= 0); });
@@ -64,9 +69,16 @@ ServingSearchTable::ServingSearchTable(QWidget* parent)
 
 void ServingSearchTable::set_running(bool running)
 {
-    m_search->setEnabled(!running);
+    m_running = running;
+    m_search->setText(running ? QStringLiteral("Cancel search") : QStringLiteral("Search deployments"));
     if (running)
         m_summary->setText(QStringLiteral("Searching..."));
+}
+
+void ServingSearchTable::set_cancelled()
+{
+    set_running(false);
+    m_summary->setText(QStringLiteral("The search was cancelled; the table keeps the last complete search."));
 }
 
 void ServingSearchTable::set_failed(const QString& error)

@@ -18,7 +18,9 @@ class ServingSearchTable : public QWidget {
     Q_OBJECT
 public:
     explicit ServingSearchTable(QWidget* parent = nullptr);
+    // While running, the search button reads "Cancel search" and asks to cancel.
     void set_running(bool running);
+    void set_cancelled();
     void set_result(const ServingSearchResult& r);
     void set_failed(const QString& error);
     QTableWidget* table() const { return m_table; }
@@ -28,6 +30,7 @@ public:
 
 signals:
     void search_requested();
+    void cancel_requested(); // the search button while a search runs
     void apply_requested(const parallax::Deployment& d);
 
 private:
@@ -37,6 +40,7 @@ private:
     QLabel* m_summary = nullptr;
     QTableWidget* m_table = nullptr;
     ServingSearchResult m_result;
+    bool m_running = false;
 };
 
 } // namespace parallax::views
