@@ -15,6 +15,7 @@
 #include "serving_mode/serving_search_table.hpp"
 
 #include <QDoubleSpinBox>
+#include <QFile>
 #include <QPushButton>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -149,7 +150,19 @@ void TestServingWindow::curveRunsThroughTheScenariosPoint()
 void TestServingWindow::searchCancels()
 {
     ServingWindow w(false);
-    QVERIFY(w.open_file(kExample));
+    // Qwen3-235B-A22B on 64 H100: thousands of deployments, a search long enough to be cancelled while it runs
+    // (a small one can finish before the window attaches its continuation).
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("qwen3-235b-64.json"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(R"({ "schema": 1, "model": "qwen3-235b-a22b",
+        "cluster": { "gpu": "H100-SXM5-80GB", "nodes": 8, "gpus_per_node": 8,
+                     "intra_node": { "bw_GBps": 450, "latency_us": 3 }, "inter_node": { "bw_GBps": 50, "latency_us": 8 } },
+        "serving": { "workload": { "isl": 2048, "osl": 512, "concurrency": 512 }, "slo": { "tpot_ms": 60 } },
+        "deployment": { "tp": 8, "pp": 1, "ep": 8, "attention_dp": 1 } })");
+    file.close();
+    QVERIFY(w.open_file(path));
     QVERIFY(w.wait_for_evaluation(20000));
     w.start_search();
     QCOMPARE(w.search_table()->search_button()->text(), QStringLiteral("Cancel search"));
