@@ -201,12 +201,15 @@ CompositeParams composite_stage_params(
     const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage, const LayerVariants& v) noexcept
 {
     const ModelSpec& m = ctx.model;
-    const double tp = s.tp;
     const LayerParams& d = ctx.dense_layer_params;
     const LayerParams& e = ctx.moe_layer_params;
     CompositeParams p;
+    // A range of its own TP splits its layers' weights its own way (the embedding goes with layer 0's
+    // range, the output layer with the last layer's).
+    auto tp_of = [&](int k) { return static_cast<double>(v.setting[k].tp); };
     for_each_param_layer(layout, stage, [&](int layer) {
         const int k = v.of_layer(layer);
+        const double tp = tp_of(k);
         if (m.is_moe_layer(layer)) {
             p.dense[k] += (e.attention + e.shared_experts) / tp + e.norms + e.router;
             p.expert[k] += e.experts / (static_cast<double>(v.setting[k].expert_tp) * s.ep);
@@ -217,9 +220,9 @@ CompositeParams composite_stage_params(
     const StageInfo& info = layout.stage[stage];
     const int first = v.of_layer(0), last = v.of_layer(m.layers - 1);
     if (info.has_embedding)
-        p.dense[first] += embedding_params(m) / tp;
+        p.dense[first] += embedding_params(m) / tp_of(first);
     if (info.has_output && (!m.tied_embeddings || s.pp > 1))
-        p.dense[last] += embedding_params(m) / tp;
+        p.dense[last] += embedding_params(m) / tp_of(last);
     if (info.has_output)
         p.dense[last] += static_cast<double>(m.hidden); // final norm
     return p;
@@ -235,8 +238,11 @@ double composite_model_states(const PlanContext& ctx, const Strategy& s, const P
 {
     double unsharded_weights = 0;
     const CompositeParams p = composite_stage_params(ctx, s, layout, stage, v);
-    const double dense_shard = static_cast<double>(s.dp) * s.cp;
+    // Dense weights shard over their layout's data-parallel x CP ranks: the stage's tp * cp * dp GPUs
+    // over the range's TP (so a range of its own TP keeps the plan's optimizer states per GPU).
+    const double block = static_cast<double>(s.tp) * s.cp * s.dp;
     auto sharded = [&](int k, bool shard) {
+        const double dense_shard = block / v.setting[k].tp;
         const double es = expert_shard_ranks(s, v.setting[k].expert_tp);
         return p.dense[k] / (shard ? dense_shard : 1.0) + p.expert[k] / (shard ? es : 1.0);
     };
