@@ -255,6 +255,16 @@ double composite_model_states(const PlanContext& ctx, const Strategy& s, const P
     return unsharded_weights;
 }
 
+// The fewest ranks any of a composite plan's layouts shards its dense gradients over (dp' x cp').
+double smallest_dense_shard(const Strategy& s, const LayerVariants& v) noexcept
+{
+    const double block = static_cast<double>(s.tp) * s.cp * s.dp;
+    double shard = block / (v.count > 0 ? v.setting[0].tp : s.tp);
+    for (int k = 1; k < v.count; ++k)
+        shard = std::min(shard, block / v.setting[k].tp);
+    return shard;
+}
+
 } // namespace
 
 MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
@@ -326,8 +336,10 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
         transient += mixed ? 2 * weight_bytes / layers : 2 * b.weights * ((p.dense + p.expert) / layers);
     }
     if (s.zero >= 1) {
-        // Gradient reduce-scatter / parameter all-gather buckets of the distributed optimizer.
-        transient += 2 * kBucketParams * b.gradients / std::max(1.0, dense_shard) * std::min(1.0, dense_shard);
+        // Gradient reduce-scatter / parameter all-gather buckets of the distributed optimizer; ranges of
+        // their own TP or CP reduce over their own groups, the smallest of which holds the largest shard.
+        const double shard = mixed ? smallest_dense_shard(s, *composite->variants) : dense_shard;
+        transient += 2 * kBucketParams * b.gradients / std::max(1.0, shard) * std::min(1.0, shard);
     }
     mem.other = kRuntimeReserveBytes + kNcclBuffersBytes + transient + kFragmentationFraction * mem.activations;
     return mem;
