@@ -47,11 +47,12 @@ void check_regroup(const Scenario& sc, const LayerRange& lr, const std::string& 
     const std::string key = path + (lr.tp && tp != plain.tp ? ".tp" : ".cp");
     const long long block = static_cast<long long>(plain.tp) * plain.cp;
     const long long gpus = block * plain.dp;
-    const std::string regroup = "the range regroups the stage's tp*cp*dp = " + num(plain.tp) + "*" + num(plain.cp)
-        + "*" + num(plain.dp) + " = " + num(gpus) + " GPUs as tp*cp = " + num(tp) + "*" + num(cp);
+    const std::string regroup = "the range regroups the stage's tp*cp*dp = " + num(plain.tp) + "*" + num(plain.cp) + "*"
+        + num(plain.dp) + " = " + num(gpus) + " GPUs as tp*cp = " + num(tp) + "*" + num(cp);
     if (gpus % (tp * cp) != 0)
-        throw InputError(file, key, regroup + ", which must divide " + num(gpus) + " (its data-parallel degree is "
-                + num(gpus) + "/" + num(tp * cp) + ", not a whole number)" + kDoc);
+        throw InputError(file, key,
+            regroup + ", which must divide " + num(gpus) + " (its data-parallel degree is " + num(gpus) + "/"
+                + num(tp * cp) + ", not a whole number)" + kDoc);
     if ((static_cast<long long>(plain.micro_batch) * tp * cp) % block != 0)
         throw InputError(file, key,
             regroup + ": each of its " + num(gpus / (tp * cp)) + " replicas takes micro_batch*" + num(tp * cp) + "/"
@@ -123,8 +124,8 @@ void check_overrides(const Scenario& sc, const LayerRange& lr, const std::string
         Strategy s = plain;
         s.tp = *lr.tp;
         s.cp = lr.cp.value_or(plain.cp);
-        check_rules(in, s, { Rule::tp_heads, Rule::tp_kv_heads, Rule::tp_ffn, Rule::cp_heads_all_to_all }, file,
-            path + ".tp");
+        check_rules(
+            in, s, { Rule::tp_heads, Rule::tp_kv_heads, Rule::tp_ffn, Rule::cp_heads_all_to_all }, file, path + ".tp");
     }
     if (lr.expert_tp) {
         Strategy s = plain;

@@ -39,9 +39,10 @@ Relayout relayout(const PlanContext& ctx, const Strategy& s, const LayerSetting&
     const Strategy dst = strategy_of_setting(s, b);
     // Both layouts cover the same GPUs; the tokens of one micro-batch of the wider TP x CP block mix
     // only inside that block (the narrower layout's replicas sit within it under a TP/CP-inner order).
-    const Strategy& wide = static_cast<long long>(src.tp) * src.cp > static_cast<long long>(dst.tp) * dst.cp ? src : dst;
-    r.group = place_group(s.rank_order, LayoutSizes::dense(wide), { ParallelDim::tp, ParallelDim::cp },
-        ctx.cluster.gpus_per_node);
+    const Strategy& wide
+        = static_cast<long long>(src.tp) * src.cp > static_cast<long long>(dst.tp) * dst.cp ? src : dst;
+    r.group = place_group(
+        s.rank_order, LayoutSizes::dense(wide), { ParallelDim::tp, ParallelDim::cp }, ctx.cluster.gpus_per_node);
     r.stream = from.tp != to.tp ? kTpStream : kCpStream;
     // Sequence-split on both sides: each GPU keeps as many tokens and exchanges them all-to-all (as
     // Ulysses moves between sequence and head splits, Jacobs et al. 2023). A replicated destination

@@ -282,8 +282,8 @@ private slots:
     // On nodes of 4 GPUs a TP 4 plan's TP groups fill a node; a range at TP 8 would span two.
     void refuses_tp_group_across_nodes()
     {
-        nlohmann::json j = scenario_json(nlohmann::json::parse(
-            R"({"tp": 4, "dp": 4, "micro_batch": 1, "layers": [{"range": [0, 1], "tp": 8}]})"));
+        nlohmann::json j = scenario_json(
+            nlohmann::json::parse(R"({"tp": 4, "dp": 4, "micro_batch": 1, "layers": [{"range": [0, 1], "tp": 8}]})"));
         j["cluster"]["nodes"] = 16;
         j["cluster"]["gpus_per_node"] = 4;
         const std::string err = error_of(j);
@@ -294,7 +294,8 @@ private slots:
     // The documented example runs under predict (analytic and simulated within 3%) and timeline.
     void cli_runs_example()
     {
-        const QString example = QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/composite-tp4-where-memory-allows.json");
+        const QString example
+            = QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/composite-tp4-where-memory-allows.json");
         auto step = [&](const char* fidelity) {
             QProcess p;
             p.start(QStringLiteral(PARALLAX_CLI_PATH),
