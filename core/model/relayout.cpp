@@ -73,7 +73,9 @@ ChunkRelayout chunk_relayout(
         out.forward_s += fwd.time_s;
         out.backward_s += relayout(ctx, s, after, before).time_s;
         out.stream = fwd.stream;
-        ++out.boundaries;
+        out.across_nodes = out.across_nodes || fwd.group.nodes > 1;
+        if (out.boundaries++ == 0)
+            out.first_boundary = l;
     }
     return out;
 }

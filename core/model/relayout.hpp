@@ -24,6 +24,8 @@ struct ChunkRelayout {
     double backward_s = 0;
     int boundaries = 0;
     int stream = kTpStream;
+    int first_boundary = -1; // the first layer of the chunk that starts a new layout (-1: none)
+    bool across_nodes = false; // a relayout's group spans nodes (its traffic takes the network)
 };
 ChunkRelayout chunk_relayout(
     const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, const ChunkInfo& chunk) noexcept;

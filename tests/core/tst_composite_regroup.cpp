@@ -3,6 +3,7 @@
 // boundary; ranges that regroup every layer predict the plain plan of that shape; the reader's refusals.
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
+#include "ir/lowering.hpp"
 #include "model/analytic_model.hpp"
 #include "model/relayout.hpp"
 #include "model/strategy_costs.hpp"
@@ -203,6 +204,33 @@ private slots:
         const Prediction first_stage = predict(with_layers(R"([{"range": [0, 19], "tp": 4}])"));
         VERIFY_CLOSE_REL(first_stage.stages[1].forward_s - plain.stages[1].forward_s, kHandS, 1e-6);
         VERIFY_CLOSE_REL(first_stage.stages[1].backward_s - plain.stages[1].backward_s, kHandS, 1e-6);
+    }
+
+    // The IR carries each relayout as an op of its own on the TP stream, between the pieces of the pass
+    // it splits: stage 0 of the TP 4 example (layers 0-14 at TP 8, 15-79 at TP 4) relays once forward and
+    // once backward per micro-batch (16 of them), each the hand-worked 102.56 us; no other stage relays.
+    void lowering_emits_relayout_ops()
+    {
+        const Scenario s = with_layers(R"([{"range": [15, 79], "tp": 4}])");
+        const PlanContext ctx(s.model, s.training, s.cluster);
+        const LoweredPlan plan = lower_plan(ctx, s.strategy);
+        const ExecutionGraph& g = plan.graph;
+        int relayouts = 0;
+        constexpr double kHandS = 7 * 3e-6 + 7.0 / 8 * 33554432.0 / 360e9;
+        for (std::uint32_t i = 0; i < g.size(); ++i) {
+            if (g.type(i) != IrOpType::tp_comm)
+                continue;
+            ++relayouts;
+            QCOMPARE(static_cast<int>(g.device(i)), 0);
+            QVERIFY(g.stream(i) == IrStream::tp);
+            VERIFY_CLOSE_REL(g.duration_s(i), kHandS, 1e-6);
+        }
+        QCOMPARE(relayouts, 2 * 16);
+        // The plain plan lowers none.
+        const Scenario plain = read(scenario_json(nlohmann::json::object()));
+        const LoweredPlan plain_plan = lower_plan(ctx, plain.strategy);
+        for (std::uint32_t i = 0; i < plain_plan.graph.size(); ++i)
+            QVERIFY(plain_plan.graph.type(i) != IrOpType::tp_comm);
     }
 
     // The range's data-parallel gradient reduction runs over its own group: with every layer of a stage at
