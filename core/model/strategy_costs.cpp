@@ -674,7 +674,7 @@ struct DenseSplit {
     int count = 0;
     std::array<double, kMaxLayerSettings> params {};
     std::array<double, kMaxLayerSettings> shard {}; // the group's ranks (dp' x cp')
-    std::array<const GroupPlacement*, kMaxLayerSettings> group {};
+    std::array<GroupPlacement, kMaxLayerSettings> group {};
 };
 
 DenseSplit dense_split(
@@ -685,7 +685,7 @@ DenseSplit dense_split(
         d.count = 1;
         d.params[0] = sp.dense;
         d.shard[0] = static_cast<double>(s.dp) * s.cp;
-        d.group[0] = &c.groups.dp_dense;
+        d.group[0] = c.groups.dp_dense;
         return d;
     }
     const CompositeParams p = composite_stage_params(ctx, s, *c.layout, stage, c.variants);
@@ -695,10 +695,11 @@ DenseSplit dense_split(
         while (at < d.count && !c.variants.setting[first_of[at]].same_layout(c.variants.setting[k]))
             ++at;
         if (at == d.count) {
+            // Placed for this plan (a cached layer entry may have been built for another plan's dp).
             first_of[d.count++] = k;
-            const Strategy& t = c.by_variant[k]->strategy;
+            const Strategy t = strategy_of_setting(s, c.variants.setting[k]);
             d.shard[at] = static_cast<double>(t.dp) * t.cp;
-            d.group[at] = &c.by_variant[k]->groups.dp_dense;
+            d.group[at] = place_groups(ctx, t).dp_dense;
         }
         d.params[at] += p.dense[k];
     }
@@ -723,10 +724,10 @@ StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCo
         const double gather_bytes = gather_bytes_per_param(ctx.training.precision);
         for (int k = 0; k < dense.count; ++k) {
             tail.grad_reduce_s
-                += collective_time_s(ctx.network, coll, dense.params[k] * state.gradients, *dense.group[k]);
+                += collective_time_s(ctx.network, coll, dense.params[k] * state.gradients, dense.group[k]);
             if (s.zero >= 1)
                 tail.param_gather_s += collective_time_s(
-                    ctx.network, Collective::all_gather, dense.params[k] * gather_bytes, *dense.group[k]);
+                    ctx.network, Collective::all_gather, dense.params[k] * gather_bytes, dense.group[k]);
         }
         for (int k = 0; k < experts.count; ++k) {
             tail.grad_reduce_s
