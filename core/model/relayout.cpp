@@ -3,6 +3,8 @@
 #include "model/collective_model.hpp"
 #include "model/layer_ops.hpp"
 
+#include <algorithm>
+
 namespace parallax {
 
 namespace {
