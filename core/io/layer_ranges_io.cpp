@@ -1,6 +1,7 @@
 #include "io/layer_ranges_io.hpp"
 
 #include "io/json_reader.hpp"
+#include "model/topology.hpp"
 #include "spec/input_error.hpp"
 #include "spec/strategy_rules.hpp"
 
@@ -23,17 +24,53 @@ void check_rules(const PlanInputs& in, const Strategy& s, std::initializer_list<
             throw InputError(file, key, explain(rule, in, s));
 }
 
-// An override the cost model cannot take per range yet: accepted only when it equals the plain value.
-template <class T>
-void refuse_if_different(
-    const std::optional<T>& v, const T& plain, const std::string& file, const std::string& key, const char* what)
+std::string num(long long v)
 {
-    if (v && *v != plain)
+    return std::to_string(v);
+}
+
+// The TP group a strategy's rank order places on the cluster spans more than one node.
+bool tp_group_crosses_nodes(const Scenario& sc, const Strategy& s)
+{
+    return place_group(s.rank_order, LayoutSizes::dense(s), { ParallelDim::tp }, sc.cluster.gpus_per_node).nodes > 1;
+}
+
+// A range of its own TP or CP regroups the stage's tp * cp * dp GPUs as tp' * cp' * dp': dp' must be whole,
+// each regrouped replica must take whole sequences of the micro-batch, and its TP group must stay in a node
+// when the plan's does (the relayout and every TP collective of the range would otherwise cross the fabric).
+void check_regroup(const Scenario& sc, const LayerRange& lr, const std::string& file, const std::string& path)
+{
+    const Strategy& plain = sc.strategy;
+    const long long tp = lr.tp.value_or(plain.tp), cp = lr.cp.value_or(plain.cp);
+    if (tp == plain.tp && cp == plain.cp)
+        return;
+    const std::string key = path + (lr.tp && tp != plain.tp ? ".tp" : ".cp");
+    const long long block = static_cast<long long>(plain.tp) * plain.cp;
+    const long long gpus = block * plain.dp;
+    const std::string regroup = "the range regroups the stage's tp*cp*dp = " + num(plain.tp) + "*" + num(plain.cp) + "*"
+        + num(plain.dp) + " = " + num(gpus) + " GPUs as tp*cp = " + num(tp) + "*" + num(cp);
+    if (gpus % (tp * cp) != 0)
         throw InputError(file, key,
-            std::string("a range's own ") + what
-                + " is not supported yet: only recompute, precision, expert_tp and offload_activations may differ from "
-                  "the strategy's value"
-                + kDoc);
+            regroup + ", which must divide " + num(gpus) + " (its data-parallel degree is " + num(gpus) + "/"
+                + num(tp * cp) + ", not a whole number)" + kDoc);
+    if ((static_cast<long long>(plain.micro_batch) * tp * cp) % block != 0)
+        throw InputError(file, key,
+            regroup + ": each of its " + num(gpus / (tp * cp)) + " replicas takes micro_batch*" + num(tp * cp) + "/"
+                + num(block) + " sequences of each micro-batch, which must be whole (micro_batch is "
+                + num(plain.micro_batch) + ")" + kDoc);
+    Strategy t = plain;
+    t.tp = static_cast<int>(tp);
+    t.cp = static_cast<int>(cp);
+    t.dp = static_cast<int>(gpus / (tp * cp));
+    if (tp != plain.tp && tp_group_crosses_nodes(sc, t) && !tp_group_crosses_nodes(sc, plain))
+        throw InputError(file, path + ".tp",
+            "a range's TP group must stay inside one node's NVLink domain as the plan's does: tp " + num(tp)
+                + " spans nodes of " + num(sc.cluster.gpus_per_node) + " GPUs" + kDoc);
+    if (plain.zero >= 3)
+        throw InputError(file, key,
+            "a range's own tp or cp is not supported yet with zero 3 (FSDP gathers one layer unit at a time "
+            "over one data-parallel group per stage)"
+                + std::string(kDoc));
 }
 
 LayerRange read_range(JsonObjectReader& r, int model_layers)
@@ -86,7 +123,9 @@ void check_overrides(const Scenario& sc, const LayerRange& lr, const std::string
     if (lr.tp) {
         Strategy s = plain;
         s.tp = *lr.tp;
-        check_rules(in, s, { Rule::tp_heads, Rule::tp_kv_heads, Rule::tp_ffn }, file, path + ".tp");
+        s.cp = lr.cp.value_or(plain.cp);
+        check_rules(
+            in, s, { Rule::tp_heads, Rule::tp_kv_heads, Rule::tp_ffn, Rule::cp_heads_all_to_all }, file, path + ".tp");
     }
     if (lr.expert_tp) {
         Strategy s = plain;
@@ -96,6 +135,7 @@ void check_overrides(const Scenario& sc, const LayerRange& lr, const std::string
     }
     if (lr.cp) {
         Strategy s = plain;
+        s.tp = lr.tp.value_or(plain.tp);
         s.cp = *lr.cp;
         check_rules(in, s, { Rule::cp_seq, Rule::cp_heads_all_to_all }, file, path + ".cp");
     }
@@ -119,18 +159,12 @@ void check_overrides(const Scenario& sc, const LayerRange& lr, const std::string
                     + std::string(to_string(sc.training.precision)) + ", the range asks for "
                     + std::string(to_string(*lr.precision)) + kDoc);
     }
-    refuse_if_different(lr.tp, plain.tp, file, path + ".tp",
-        "tp (a range of another TP regroups its stage's TP x DP ranks: its own weights split, gradient-reduction "
-        "group and a relayout of the activation at each boundary, which the cost model, keeping one TP and one "
-        "DP group per plan, does not cost)");
+    check_regroup(sc, lr, file, path);
     if (lr.expert_tp && *lr.expert_tp != plain.effective_expert_tp() && plain.zero >= 3)
         throw InputError(file, path + ".expert_tp",
             "a range's own expert_tp is not supported yet with zero 3 (FSDP gathers one layer unit at a time "
             "and its unit size is taken per stage)"
                 + std::string(kDoc));
-    refuse_if_different(lr.cp, plain.cp, file, path + ".cp",
-        "cp (a range of another CP splits the sequence its own way: the sequence regathered at each boundary "
-        "and its own data-parallel group, which the cost model, keeping one CP group per plan, does not cost)");
 }
 
 // How many distinct override combinations the ranges name (each costs one layer setting).

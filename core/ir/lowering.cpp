@@ -2,6 +2,7 @@
 
 #include "ir/pipeline_schedule.hpp"
 #include "ir/schedule_program.hpp"
+#include "model/relayout.hpp"
 #include "spec/strategy_rules.hpp"
 
 #include <algorithm>
@@ -21,12 +22,13 @@ struct Index {
     long long m = 0;
     std::vector<std::uint32_t> f, r, b, w, send_f, send_b;
     std::vector<std::uint32_t> f_entry; // first op of a forward split into pieces (= f otherwise)
+    std::vector<std::uint32_t> b_entry; // first op of a backward-input split around a relayout (= b otherwise)
     void init(int c, long long mb)
     {
         chunks = c;
         m = mb;
         const std::size_t n = static_cast<std::size_t>(c) * static_cast<std::size_t>(mb);
-        for (auto* v : { &f, &r, &b, &w, &send_f, &send_b, &f_entry })
+        for (auto* v : { &f, &r, &b, &w, &send_f, &send_b, &f_entry, &b_entry })
             v->assign(n, kNone);
     }
     std::size_t at(int chunk, long long mb) const
@@ -215,6 +217,7 @@ private:
         plan_.chunk_device.resize(chunks);
         plan_.chunk_activation_bytes.resize(chunks);
         plan_.chunk_power.resize(chunks);
+        relayout_.assign(chunks, ChunkRelayout {});
         plan_.device_clock.resize(static_cast<std::size_t>(pp_));
         plan_.device_wait_W.resize(static_cast<std::size_t>(pp_));
         for (int d = 0; d < pp_; ++d) {
@@ -228,6 +231,7 @@ private:
             const LoweringStage& st = stages_[static_cast<std::size_t>(d)];
             plan_.chunk_device[c] = d;
             plan_.chunk_timing[c] = chunk_timing(*st.ctx, *st.strategy, *st.costs, mc);
+            relayout_[c] = chunk_relayout(*st.ctx, *st.strategy, *st.costs, st.costs->layout->chunk[mc]);
             // The chunk's kernels at its device's clock, throttled to the power cap.
             plan_.chunk_power[c] = chunk_power(*st.ctx, *st.costs, plan_.chunk_timing[c], st.clock);
             apply_clock(plan_.chunk_timing[c], plan_.chunk_power[c]);
@@ -440,6 +444,11 @@ private:
         // ZeRO-3 / FSDP gathers each layer's parameters just before it runs: the forward is
         // emitted layer by layer so the gathers prefetch one layer ahead.
         const int pieces = s_.zero >= 3 && !dual_ ? std::max(1, ct.layers) : 1;
+        const ChunkRelayout& relay = relayout_[static_cast<std::size_t>(c)];
+        if (pieces == 1 && relay.forward_s > 0) {
+            emit_forward_around_relayout(dev, c, at, op);
+            return;
+        }
         op.duration_s = static_cast<float>(ct.forward_s / pieces);
         for (int k = 0; k < pieces; ++k) {
             op.activation_delta = k == 0 ? static_cast<float>(plan_.chunk_activation_bytes[c]) : 0.0f;
@@ -456,6 +465,75 @@ private:
         }
     }
 
+    // The collective that moves one micro-batch's activation (or its gradient) between two layer-range
+    // layouts (model/relayout.hpp): the next layer waits for it.
+    IrOp make_relayout(int d, const IrOp& op, double seconds) const
+    {
+        const ChunkRelayout& relay = relayout_[static_cast<std::size_t>(op.chunk)];
+        IrOp r;
+        r.device = static_cast<std::uint16_t>(d);
+        r.type = relay.stream == kCpStream ? IrOpType::cp_comm : IrOpType::tp_comm;
+        r.stream = relay.stream == kCpStream ? IrStream::cp : IrStream::tp;
+        r.link = relay.across_nodes ? IrLink::network : IrLink::nvlink;
+        r.ordering = IrOrdering::fifo;
+        r.chunk = op.chunk;
+        r.microbatch = op.microbatch;
+        r.duration_s = static_cast<float>(seconds);
+        r.blocks_compute = true;
+        return r;
+    }
+
+    // The share of a chunk's layers before its first layout change (after it, going backward).
+    double share_before_relayout(int c, bool backward) const
+    {
+        const ChunkTiming& ct = plan_.chunk_timing[static_cast<std::size_t>(c)];
+        const int before = relayout_[static_cast<std::size_t>(c)].first_boundary - ct.first_layer;
+        const double share = ct.layers > 0 ? static_cast<double>(before) / ct.layers : 0.5;
+        return backward ? 1 - share : share;
+    }
+
+    // A forward whose layers change layout: the layers before the boundary, the relayout, the rest.
+    void emit_forward_around_relayout(DeviceCursor& dev, int c, std::size_t at, IrOp op)
+    {
+        const ChunkTiming& ct = plan_.chunk_timing[c];
+        const double relay_s = relayout_[static_cast<std::size_t>(c)].forward_s;
+        const double compute_s = std::max(0.0, ct.forward_s - relay_s);
+        const double first = share_before_relayout(c, false);
+        op.duration_s = static_cast<float>(compute_s * first);
+        op.activation_delta = static_cast<float>(plan_.chunk_activation_bytes[c]);
+        idx_.f_entry[at] = add_compute(dev, op, ct.layers * first);
+        const std::uint32_t relay = plan_.graph.add(make_relayout(dev.d, op, relay_s));
+        plan_.graph.add_dep(relay, idx_.f_entry[at]);
+        op.duration_s = static_cast<float>(compute_s * (1 - first));
+        op.activation_delta = 0.0f;
+        idx_.f[at] = add_compute(dev, op, ct.layers * (1 - first));
+        plan_.graph.add_dep(idx_.f[at], relay);
+        if (!last_in_pipe(c) && p2p_[static_cast<std::size_t>(dev.d)] > 0) {
+            idx_.send_f[at] = plan_.graph.add(make_pp_send(dev.d, op));
+            dev.pending_block = idx_.send_f[at];
+        }
+    }
+
+    // A backward-input pass whose layers change layout: the layers after the boundary (walked first), the
+    // relayout of the gradient, the layers before it. The pass's entry is its first piece.
+    void emit_backward_around_relayout(DeviceCursor& dev, int c, std::size_t at, IrOp op)
+    {
+        const ChunkTiming& ct = plan_.chunk_timing[c];
+        const double relay_s = relayout_[static_cast<std::size_t>(c)].backward_s;
+        const double compute_s = std::max(0.0, ct.backward_input_s - relay_s);
+        const double first = share_before_relayout(c, true);
+        const float freed = op.activation_delta;
+        op.duration_s = static_cast<float>(compute_s * first);
+        op.activation_delta = 0.0f;
+        idx_.b_entry[at] = add_compute(dev, op, ct.layers * first);
+        const std::uint32_t relay = plan_.graph.add(make_relayout(dev.d, op, relay_s));
+        plan_.graph.add_dep(relay, idx_.b_entry[at]);
+        op.duration_s = static_cast<float>(compute_s * (1 - first));
+        op.activation_delta = freed;
+        idx_.b[at] = add_compute(dev, op, ct.layers * (1 - first));
+        plan_.graph.add_dep(idx_.b[at], relay);
+    }
+
     // Autograd walks the layers back (dgrad and wgrad per layer): the last micro-batch releases
     // gradient buckets as it goes, so the DP reduction overlaps it; under ZeRO-3 every backward
     // gathers and reduce-scatters layer by layer.
@@ -463,7 +541,11 @@ private:
     {
         const ChunkTiming& ct = plan_.chunk_timing[c];
         IrOp bp = op;
-        bp.duration_s = static_cast<float>(ct.backward_input_s / pieces);
+        const double relay_s = relayout_[static_cast<std::size_t>(c)].backward_s;
+        bp.duration_s = static_cast<float>(std::max(0.0, ct.backward_input_s - relay_s) / pieces);
+        // The gradient's relayout after the piece that reaches the layout boundary; the next piece waits.
+        const int relay_after
+            = relay_s > 0 ? std::clamp(static_cast<int>(share_before_relayout(c, true) * pieces), 0, pieces - 1) : -1;
         IrOp wp = op;
         wp.type = IrOpType::backward_weight;
         wp.duration_s = static_cast<float>(ct.weight_s / pieces);
@@ -475,6 +557,10 @@ private:
                 idx_.b[at] = bid;
             else
                 plan_.graph.add_dep(bid, idx_.w[at]);
+            if (k == relay_after) {
+                dev.pending_block = plan_.graph.add(make_relayout(dev.d, bp, relay_s));
+                plan_.graph.add_dep(dev.pending_block, bid);
+            }
             wp.activation_delta = k == pieces - 1 ? -static_cast<float>(plan_.chunk_activation_bytes[c]) : 0.0f;
             idx_.w[at] = add_compute(dev, wp, 0);
             plan_.graph.add_dep(idx_.w[at], bid);
@@ -511,7 +597,10 @@ private:
             emit_backward_in_pieces(dev, c, at, op, pieces);
             return;
         }
-        idx_.b[at] = add_compute(dev, op, ct.layers);
+        if (relayout_[static_cast<std::size_t>(c)].backward_s > 0)
+            emit_backward_around_relayout(dev, c, at, op);
+        else
+            idx_.b[at] = add_compute(dev, op, ct.layers);
         // Zero-bubble schedules send the input gradient right after B; the others (autograd runs
         // dgrad and wgrad layer by layer) only once the whole backward, W included, is done.
         if (split_at(at))
@@ -647,10 +736,11 @@ private:
                 }
                 if (idx_.send_f[at] != kNone)
                     g.add_dep(idx_.send_f[at], f);
-                const std::uint32_t bwd_entry = r != kNone ? r : b;
+                const std::uint32_t b_entry = idx_.b_entry[at] != kNone ? idx_.b_entry[at] : b;
+                const std::uint32_t bwd_entry = r != kNone ? r : b_entry;
                 g.add_dep(bwd_entry, f);
                 if (r != kNone)
-                    g.add_dep(b, r);
+                    g.add_dep(b_entry, r);
                 if (!last_in_pipe(c)) {
                     const std::size_t next = idx_.at(c + 1, mb);
                     const std::uint32_t grad_ready = split_at(next) ? idx_.b[next] : idx_.w[next];
@@ -803,6 +893,7 @@ private:
     Index idx_;
     std::vector<std::uint32_t> last_compute_; // per device
     std::vector<std::vector<std::uint32_t>> program_entry_; // per device: each pass's first op
+    std::vector<ChunkRelayout> relayout_; // per IR chunk: its layer-range relayouts (composite plans)
     std::vector<ProgramWait> program_waits_;
     std::vector<long long> program_last_mb_; // per IR chunk
     std::vector<char> full_backward_; // per micro-batch chunk of a program: written as BW

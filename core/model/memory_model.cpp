@@ -201,12 +201,15 @@ CompositeParams composite_stage_params(
     const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage, const LayerVariants& v) noexcept
 {
     const ModelSpec& m = ctx.model;
-    const double tp = s.tp;
     const LayerParams& d = ctx.dense_layer_params;
     const LayerParams& e = ctx.moe_layer_params;
     CompositeParams p;
+    // A range of its own TP splits its layers' weights its own way (the embedding goes with layer 0's
+    // range, the output layer with the last layer's).
+    auto tp_of = [&](int k) { return static_cast<double>(v.setting[k].tp); };
     for_each_param_layer(layout, stage, [&](int layer) {
         const int k = v.of_layer(layer);
+        const double tp = tp_of(k);
         if (m.is_moe_layer(layer)) {
             p.dense[k] += (e.attention + e.shared_experts) / tp + e.norms + e.router;
             p.expert[k] += e.experts / (static_cast<double>(v.setting[k].expert_tp) * s.ep);
@@ -217,9 +220,9 @@ CompositeParams composite_stage_params(
     const StageInfo& info = layout.stage[stage];
     const int first = v.of_layer(0), last = v.of_layer(m.layers - 1);
     if (info.has_embedding)
-        p.dense[first] += embedding_params(m) / tp;
+        p.dense[first] += embedding_params(m) / tp_of(first);
     if (info.has_output && (!m.tied_embeddings || s.pp > 1))
-        p.dense[last] += embedding_params(m) / tp;
+        p.dense[last] += embedding_params(m) / tp_of(last);
     if (info.has_output)
         p.dense[last] += static_cast<double>(m.hidden); // final norm
     return p;
@@ -235,8 +238,11 @@ double composite_model_states(const PlanContext& ctx, const Strategy& s, const P
 {
     double unsharded_weights = 0;
     const CompositeParams p = composite_stage_params(ctx, s, layout, stage, v);
-    const double dense_shard = static_cast<double>(s.dp) * s.cp;
+    // Dense weights shard over their layout's data-parallel x CP ranks: the stage's tp * cp * dp GPUs
+    // over the range's TP (so a range of its own TP keeps the plan's optimizer states per GPU).
+    const double block = static_cast<double>(s.tp) * s.cp * s.dp;
     auto sharded = [&](int k, bool shard) {
+        const double dense_shard = block / v.setting[k].tp;
         const double es = expert_shard_ranks(s, v.setting[k].expert_tp);
         return p.dense[k] / (shard ? dense_shard : 1.0) + p.expert[k] / (shard ? es : 1.0);
     };
@@ -247,6 +253,16 @@ double composite_model_states(const PlanContext& ctx, const Strategy& s, const P
         unsharded_weights += weight_bytes_per_param(v.setting[k].precision) * sharded(k, false);
     }
     return unsharded_weights;
+}
+
+// The fewest ranks any of a composite plan's layouts shards its dense gradients over (dp' x cp').
+double smallest_dense_shard(const Strategy& s, const LayerVariants& v) noexcept
+{
+    const double block = static_cast<double>(s.tp) * s.cp * s.dp;
+    double shard = block / (v.count > 0 ? v.setting[0].tp : s.tp);
+    for (int k = 1; k < v.count; ++k)
+        shard = std::min(shard, block / v.setting[k].tp);
+    return shard;
 }
 
 } // namespace
@@ -320,8 +336,10 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
         transient += mixed ? 2 * weight_bytes / layers : 2 * b.weights * ((p.dense + p.expert) / layers);
     }
     if (s.zero >= 1) {
-        // Gradient reduce-scatter / parameter all-gather buckets of the distributed optimizer.
-        transient += 2 * kBucketParams * b.gradients / std::max(1.0, dense_shard) * std::min(1.0, dense_shard);
+        // Gradient reduce-scatter / parameter all-gather buckets of the distributed optimizer; ranges of
+        // their own TP or CP reduce over their own groups, the smallest of which holds the largest shard.
+        const double shard = mixed ? smallest_dense_shard(s, *composite->variants) : dense_shard;
+        transient += 2 * kBucketParams * b.gradients / std::max(1.0, shard) * std::min(1.0, shard);
     }
     mem.other = kRuntimeReserveBytes + kNcclBuffersBytes + transient + kFragmentationFraction * mem.activations;
     return mem;

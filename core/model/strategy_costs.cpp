@@ -4,6 +4,7 @@
 #include "model/activation_offload.hpp"
 #include "model/host_link.hpp"
 #include "model/moe_load.hpp"
+#include "model/relayout.hpp"
 
 #include "spec/strategy_rules.hpp"
 
@@ -395,15 +396,33 @@ LayerEntry& composite_entries(const PlanContext& ctx, const Strategy& s, Evaluat
 
 LayerSetting plain_layer_setting(const PlanContext& ctx, const Strategy& s) noexcept
 {
-    return { s.recompute, ctx.training.precision, s.effective_expert_tp() };
+    return { s.recompute, ctx.training.precision, s.effective_expert_tp(), s.tp, s.cp };
 }
 
 Strategy strategy_of_setting(const Strategy& s, const LayerSetting& v) noexcept
 {
     Strategy t = s;
     t.recompute = v.recompute;
-    t.expert_tp = v.expert_tp == s.tp ? 0 : v.expert_tp;
+    if (!v.same_layout(plain_layout_of(s))) {
+        // The stage's tp * cp * dp GPUs regrouped as v.tp * v.cp * dp'; each regrouped replica takes its
+        // share of the replicas' micro-batches, so every GPU keeps its tokens (the reader checks both divide).
+        const long long block = static_cast<long long>(s.tp) * s.cp;
+        const long long range_block = static_cast<long long>(v.tp) * v.cp;
+        t.tp = v.tp;
+        t.cp = v.cp;
+        t.dp = static_cast<int>(block * s.dp / range_block);
+        t.micro_batch = static_cast<int>(static_cast<long long>(s.micro_batch) * range_block / block);
+    }
+    t.expert_tp = v.expert_tp == t.tp ? 0 : v.expert_tp;
     return t;
+}
+
+LayerSetting plain_layout_of(const Strategy& s) noexcept
+{
+    LayerSetting v;
+    v.tp = s.tp;
+    v.cp = s.cp;
+    return v;
 }
 
 LayerEntry& StrategyCosts::entry_of_layer(int layer) const
@@ -556,6 +575,15 @@ ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const Strate
         ct.exposed_s[i] = t.comm_exposed_fwd_s[i] + t.comm_exposed_bwd_s[i];
         ct.comm_busy_s[i] = t.comm_busy_s[i];
     }
+    if (c.ranges) {
+        // Layers of another TP or CP than the layer before them: the activation relaid out between the
+        // two layouts, forward and backward, before the next layer can start (model/relayout.hpp).
+        const ChunkRelayout r = chunk_relayout(ctx, s, c, info);
+        ct.forward_s += r.forward_s;
+        ct.backward_input_s += r.backward_s;
+        ct.exposed_s[r.stream] += r.forward_s + r.backward_s;
+        ct.comm_busy_s[r.stream] += r.forward_s + r.backward_s;
+    }
     if (runs_dualpipe(s) || s.ep_overlap) {
         // DualPipe overlaps one micro-batch's all-to-all (and PP sends) with another's compute inside
         // each forward-backward pair (DeepSeek-V3 report Sec. 3.2.1); Megatron's batch-level overlap
@@ -639,6 +667,45 @@ ExpertSplit expert_split(
     return e;
 }
 
+// A stage's dense parameters by the data-parallel group their gradients are reduced over: one group
+// for a plain plan; for a composite one, one per layout its ranges regroup the stage into (variants of
+// the same TP and CP share the group, so ranges that keep the plan's degrees reduce as the plain plan).
+struct DenseSplit {
+    int count = 0;
+    std::array<double, kMaxLayerSettings> params {};
+    std::array<double, kMaxLayerSettings> shard {}; // the group's ranks (dp' x cp')
+    std::array<GroupPlacement, kMaxLayerSettings> group {};
+};
+
+DenseSplit dense_split(
+    const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage, const StageParams& sp) noexcept
+{
+    DenseSplit d;
+    if (!c.ranges || !regroups_any_layers(s)) {
+        d.count = 1;
+        d.params[0] = sp.dense;
+        d.shard[0] = static_cast<double>(s.dp) * s.cp;
+        d.group[0] = c.groups.dp_dense;
+        return d;
+    }
+    const CompositeParams p = composite_stage_params(ctx, s, *c.layout, stage, c.variants);
+    std::array<int, kMaxLayerSettings> first_of {}; // the variant that opened each group
+    for (int k = 0; k < c.variants.count; ++k) {
+        int at = 0;
+        while (at < d.count && !c.variants.setting[first_of[at]].same_layout(c.variants.setting[k]))
+            ++at;
+        if (at == d.count) {
+            // Placed for this plan (a cached layer entry may have been built for another plan's dp).
+            first_of[d.count++] = k;
+            const Strategy t = strategy_of_setting(s, c.variants.setting[k]);
+            d.shard[at] = static_cast<double>(t.dp) * t.cp;
+            d.group[at] = place_groups(ctx, t).dp_dense;
+        }
+        d.params[at] += p.dense[k];
+    }
+    return d;
+}
+
 } // namespace
 
 StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
@@ -646,18 +713,22 @@ StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCo
     StageTail tail;
     const StageParams sp = stage_params(ctx, s, c, stage);
     const StateBytes state = state_bytes(ctx.training, s);
-    const double dense_shard = static_cast<double>(s.dp) * s.cp;
     tail.params = std::max(1.0, sp.total());
     // A composite plan's ranges of their own expert TP reduce their experts over their own expert-data-
-    // parallel groups; a plain plan has one (variant 0 below).
+    // parallel groups, ranges of their own TP or CP their dense weights over their own data-parallel
+    // groups; a plain plan has one of each (index 0 below).
     const ExpertSplit experts = expert_split(ctx, s, c, stage, sp);
+    const DenseSplit dense = dense_split(ctx, s, c, stage, sp);
     if (s.zero <= 2) {
         const Collective coll = s.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
         const double gather_bytes = gather_bytes_per_param(ctx.training.precision);
-        tail.grad_reduce_s = collective_time_s(ctx.network, coll, sp.dense * state.gradients, c.groups.dp_dense);
-        if (s.zero >= 1)
-            tail.param_gather_s
-                = collective_time_s(ctx.network, Collective::all_gather, sp.dense * gather_bytes, c.groups.dp_dense);
+        for (int k = 0; k < dense.count; ++k) {
+            tail.grad_reduce_s
+                += collective_time_s(ctx.network, coll, dense.params[k] * state.gradients, dense.group[k]);
+            if (s.zero >= 1)
+                tail.param_gather_s += collective_time_s(
+                    ctx.network, Collective::all_gather, dense.params[k] * gather_bytes, dense.group[k]);
+        }
         for (int k = 0; k < experts.count; ++k) {
             tail.grad_reduce_s
                 += collective_time_s(ctx.network, coll, experts.params[k] * state.gradients, *experts.group[k]);
@@ -670,7 +741,10 @@ StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCo
     double local_expert = 0;
     for (int k = 0; k < experts.count; ++k)
         local_expert += experts.params[k] / experts.shard[k];
-    const double local = s.zero >= 1 ? sp.dense / dense_shard + local_expert : sp.total();
+    double local_dense = 0;
+    for (int k = 0; k < dense.count; ++k)
+        local_dense += dense.params[k] / dense.shard[k];
+    const double local = s.zero >= 1 ? local_dense + local_expert : sp.total();
     const double grads_local = s.zero >= 2 ? local : sp.total();
     if (s.offload_params) {
         // ZeRO-Infinity: the gradients went to the host during the backward; CPU Adam updates the parameters

@@ -70,8 +70,11 @@ struct StrategyCosts {
 // The setting a plan's layers run under without ranges: its recompute, the training's precision, its
 // expert TP.
 LayerSetting plain_layer_setting(const PlanContext& ctx, const Strategy& s) noexcept;
-// The strategy a layer of setting `v` is costed with: the plan's, with the setting's recompute and expert TP.
+// The strategy a layer of setting `v` is costed with: the plan's, with the setting's recompute and expert TP,
+// and for a setting of its own TP or CP the stage's ranks regrouped (tp, cp, dp and micro-batch its own).
 Strategy strategy_of_setting(const Strategy& s, const LayerSetting& v) noexcept;
+// A setting holding only the plan's own TP and CP (for LayerSetting::same_layout).
+LayerSetting plain_layout_of(const Strategy& s) noexcept;
 
 // Layers [first, first + count) of a composite plan by the variant they run under.
 struct LayerMix {

@@ -25,7 +25,7 @@ LayerSetting LayerRanges::setting_of(int layer, const LayerSetting& plain) const
     if (!r)
         return plain;
     return { r->recompute.value_or(plain.recompute), r->precision.value_or(plain.precision),
-        r->expert_tp.value_or(plain.expert_tp) };
+        r->expert_tp.value_or(plain.expert_tp), r->tp.value_or(plain.tp), r->cp.value_or(plain.cp) };
 }
 
 LayerVariants LayerVariants::of(const LayerRanges& r, const LayerSetting& plain, int model_layers) noexcept
@@ -67,6 +67,15 @@ bool offloads_any_activations(const Strategy& s) noexcept
     if (s.layers)
         for (const LayerRange& r : s.layers->ranges)
             if (r.offload_activations.value_or(false))
+                return true;
+    return false;
+}
+
+bool regroups_any_layers(const Strategy& s) noexcept
+{
+    if (s.layers)
+        for (const LayerRange& r : s.layers->ranges)
+            if (r.tp.value_or(s.tp) != s.tp || r.cp.value_or(s.cp) != s.cp)
                 return true;
     return false;
 }

@@ -30,7 +30,13 @@ struct LayerSetting {
     Recompute recompute = Recompute::none;
     Precision precision = Precision::bf16;
     int expert_tp = 1;
+    // The tensor and context parallel degrees the layer's ranks are regrouped into (the stage's
+    // tp * cp * dp GPUs as tp * cp * dp', docs/composite-strategies.md).
+    int tp = 1;
+    int cp = 1;
     bool operator==(const LayerSetting&) const = default;
+    // Whether two settings lay out a layer's activations alike (the same TP and CP groups).
+    bool same_layout(const LayerSetting& o) const noexcept { return tp == o.tp && cp == o.cp; }
 };
 
 struct LayerRanges {
@@ -61,6 +67,9 @@ struct LayerVariants {
     int of_layer(int layer) const noexcept;
     const LayerSetting& setting_of_layer(int layer) const noexcept { return setting[of_layer(layer)]; }
 };
+
+// Whether any range regroups its layers' ranks (a tp or cp other than the plan's).
+bool regroups_any_layers(const Strategy& s) noexcept;
 
 // Whether any layer of the plan offloads its activations (the plan's flag or a range's).
 bool offloads_any_activations(const Strategy& s) noexcept;

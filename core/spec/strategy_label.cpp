@@ -65,6 +65,10 @@ std::string strategy_label(const Strategy& s)
         // the plan's own lives in the training settings).
         for (const LayerRange& r : s.layers->ranges) {
             const std::string where = ", layers " + std::to_string(r.first) + "-" + std::to_string(r.last) + " ";
+            const int tp = r.tp.value_or(s.tp), cp = r.cp.value_or(s.cp);
+            if (tp != s.tp || cp != s.cp) // the stage's GPUs regrouped: name the data parallelism it implies
+                out += where + "TP " + std::to_string(tp) + " × CP " + std::to_string(cp) + " × DP "
+                    + std::to_string(static_cast<long long>(s.tp) * s.cp * s.dp / (static_cast<long long>(tp) * cp));
             if (r.recompute && *r.recompute != s.recompute)
                 out += where + std::string(to_string(*r.recompute)) + " recompute";
             if (r.precision)

@@ -153,12 +153,12 @@ private slots:
         QTest::newRow("precision the GPU lacks") << R"([{"range": [0, 1], "precision": "fp4"}])"
                                                  << "strategy.layers[0].precision"
                                                  << "fp4";
-        QTest::newRow("tp of its own") << R"([{"range": [0, 1], "tp": 4}])"
-                                       << "strategy.layers[0].tp"
-                                       << "not supported yet";
-        QTest::newRow("cp of its own") << R"([{"range": [0, 1], "cp": 2}])"
-                                       << "strategy.layers[0].cp"
-                                       << "not supported yet";
+        QTest::newRow("tp 4 splitting a one-sequence micro-batch") << R"([{"range": [0, 1], "tp": 4}])"
+                                                                   << "strategy.layers[0].tp"
+                                                                   << "must be whole (micro_batch is 1)";
+        QTest::newRow("cp 4 over 16 GPUs of TP 8") << R"([{"range": [0, 1], "cp": 4}])"
+                                                   << "strategy.layers[0].cp"
+                                                   << "which must divide 16";
         QTest::newRow("fp32 among bf16 layers") << R"([{"range": [1, 78], "precision": "fp32"}])"
                                                 << "strategy.layers[0].precision"
                                                 << "cannot mix full-precision";

@@ -45,6 +45,7 @@ private slots:
     void badEditIsNamedAndHeldBack();
     void rangesRecheckedWhenThePlanMoves();
     void emptyTableMakesThePlanPlain();
+    void tpAndCpColumnsRegroup();
 };
 
 void TestLayerRangeEditor::compositeOpensWithItsRanges()
@@ -147,6 +148,33 @@ void TestLayerRangeEditor::emptyTableMakesThePlanPlain()
     QVERIFY(!f.window.scenario()->strategy.layers);
     // Without its ranges the plan recomputes nothing at micro-batch 3 and no longer fits (the example's point).
     QVERIFY(!f.window.evaluation()->prediction.feasible);
+}
+
+// The TP and CP columns: a range of its own TP is applied and predicted as the reader predicts it; one the
+// regrouping rules refuse is named with its key and rule.
+void TestLayerRangeEditor::tpAndCpColumnsRegroup()
+{
+    const QString example = QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/composite-tp4-where-memory-allows.json");
+    test::TestMainWindow f;
+    QVERIFY(f.window.open_scenario_file(example));
+    QVERIFY(f.window.wait_for_evaluation(30000));
+    views::LayerRangeEditor* editor = f.window.layer_editor();
+    QCOMPARE(editor->table()->item(0, Col::tp)->text(), QStringLiteral("4"));
+    const double composite_s = f.window.evaluation()->prediction.step_time_s;
+    set_cell(editor, 0, Col::tp, QStringLiteral("3"));
+    QVERIFY2(editor->status().contains(QStringLiteral("strategy.layers[0].tp")), qPrintable(editor->status()));
+    QVERIFY2(editor->status().contains(QStringLiteral("64 attention heads")), qPrintable(editor->status()));
+    QVERIFY(!editor->apply_button()->isEnabled());
+    set_cell(editor, 0, Col::tp, QString());
+    set_cell(editor, 0, Col::cp, QStringLiteral("2"));
+    QVERIFY2(editor->status().contains(QStringLiteral("valid")), qPrintable(editor->status()));
+    editor->apply();
+    QVERIFY(f.window.wait_for_evaluation(30000));
+    const Scenario& now = *f.window.scenario();
+    QCOMPARE(now.strategy.layers->ranges.front().cp.value_or(0), 2);
+    QCOMPARE(f.window.evaluation()->prediction.step_time_s, predicted_step_s(now));
+    // Layers 15-79 back at TP 8 (with CP 2 for them) lose the TP 4 speed-up.
+    QVERIFY(f.window.evaluation()->prediction.step_time_s > composite_s);
 }
 
 PARALLAX_PLANNER_TEST_MAIN(TestLayerRangeEditor)

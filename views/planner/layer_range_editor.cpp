@@ -69,6 +69,11 @@ LayerRangeEditor::LayerRangeEditor(QWidget* parent)
     m_table->setHorizontalHeaderLabels(kHeaders);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->verticalHeader()->setVisible(false);
+    const QString regroup
+        = QStringLiteral("The range's own %1: the stage's TP x CP x DP GPUs regrouped for its layers (data parallelism "
+                         "TP*CP*DP / (TP'*CP')), with a relayout of the activation where it changes");
+    m_table->horizontalHeaderItem(Col::tp)->setToolTip(regroup.arg(QStringLiteral("tensor parallel degree")));
+    m_table->horizontalHeaderItem(Col::cp)->setToolTip(regroup.arg(QStringLiteral("context parallel degree")));
     m_table->setToolTip(QStringLiteral("Layers first..last (0-based, inclusive) and what they override; an empty "
                                        "cell keeps the strategy's value"));
     layout->addWidget(m_table, 1);
