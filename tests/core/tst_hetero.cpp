@@ -351,7 +351,8 @@ void TestHetero::measuredRunsValidateWithStepTimeAndRanks()
 void TestHetero::sailorRowsKeepOneScoreMatrix()
 {
     auto stage = [](int units) {
-        return json { { "n_layer_units", units }, { "replicas", json::array({ { { "gpu_type", "GH-96" }, { "tp", 4 } } }) } };
+        return json { { "n_layer_units", units },
+            { "replicas", json::array({ { { "gpu_type", "GH-96" }, { "tp", 4 } } }) } };
     };
     json row = { { "id", "sailor-clariden-OPT-350-N2-plan_config_N2_D1" }, { "heterogeneous", false },
         { "cluster", { { "gpus_by_type", { { "GH-96", 8 } } }, { "n_gpus", 8 } } },
@@ -359,7 +360,8 @@ void TestHetero::sailorRowsKeepOneScoreMatrix()
             { { "name", "OPT-350M" }, { "n_layers", 24 }, { "hidden_size", 1024 }, { "n_heads", 16 },
                 { "seq_len", 2048 }, { "vocab_size", 50272 } } },
         { "strategy",
-            { { "micro_batch_size", 8 }, { "global_batch_size", 32 }, { "stages", json::array({ stage(12), stage(14) }) } } },
+            { { "micro_batch_size", 8 }, { "global_batch_size", 32 },
+                { "stages", json::array({ stage(12), stage(14) }) } } },
         { "result", { { "sec_per_iter", 0.65705 }, { "peak_memory_bytes", 26942111744.0 } } } };
     json doc = { { "rows", json::array({ row }) } };
     std::vector<SkippedRow> skipped;
