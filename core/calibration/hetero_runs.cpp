@@ -83,7 +83,10 @@ int sailor_gpus_per_node(const std::string& gpu)
     return gpu == "GH-96" ? 4 : 8;
 }
 
-// Shapes the Sailor rows leave out (its sailor/Planner/llm_info.json counts units, not shapes).
+// Shapes the Sailor rows leave out (its sailor/Planner/llm_info.json counts units, not shapes). Sailor's
+// Megatron-DeepSpeed models apply no dropout to the attention probabilities (megatron/model/opt_model.py
+// OPTParallelAttention and gpt_neo_model.py feed the softmax output straight to the context bmm; OPT's
+// hidden dropouts are commented out): the softmax output is the only s x s tensor each layer keeps.
 std::optional<json> sailor_model(const json& m, std::string& reason)
 {
     const std::string name = m.value("name", "");
@@ -91,11 +94,11 @@ std::optional<json> sailor_model(const json& m, std::string& reason)
         return json { { "name", "OPT-350M" }, { "layers", m.value("n_layers", 24) },
             { "hidden", m.value("hidden_size", 1024) }, { "heads", m.value("n_heads", 16) },
             { "ffn_hidden", 4 * m.value("hidden_size", 1024) }, { "vocab", m.value("vocab_size", 50272) },
-            { "ffn_act", "gelu" }, { "tied_embeddings", true } };
+            { "ffn_act", "gelu" }, { "tied_embeddings", true }, { "dropout", false } };
     if (name == "GPT-Neo-2.7B") // Hugging Face EleutherAI/gpt-neo-2.7B config.json: local (256) and global
         return json { { "name", "GPT-Neo-2.7B" }, { "layers", 32 }, { "hidden", 2560 }, { "heads", 20 },
             { "ffn_hidden", 10240 }, { "vocab", 50257 }, { "ffn_act", "gelu" }, { "tied_embeddings", true },
-            { "sliding_window", 256 }, { "full_attention_every", 2 } };
+            { "sliding_window", 256 }, { "full_attention_every", 2 }, { "dropout", false } };
     reason = "model " + quoted_for_message(name) + " has no known shape";
     return std::nullopt;
 }

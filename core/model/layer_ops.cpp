@@ -946,6 +946,23 @@ void emit_recompute(Builder& b, int begin, int end)
 
 } // namespace
 
+namespace {
+
+// A host-bound eager stack: a compute kernel takes at least the host's time to issue it, since the GPU's
+// queue runs dry when kernels are shorter than their issue time (PyTorch eager dispatch; the
+// kernel_host_s of software_stack.hpp).
+void apply_host_issue_floor(const LayerContext& ctx, LayerOps& ops) noexcept
+{
+    const double host_s = ctx.traits.kernel_host_s;
+    if (host_s <= 0)
+        return;
+    for (int i = 0; i < ops.count; ++i)
+        if (ops.op[i].stream == OpStream::compute)
+            ops.op[i].time_s = std::max(ops.op[i].time_s, host_s);
+}
+
+} // namespace
+
 void build_layer_ops(const LayerContext& ctx, bool moe_layer, LayerOps& out) noexcept
 {
     out.count = 0;
@@ -969,6 +986,7 @@ void build_layer_ops(const LayerContext& ctx, bool moe_layer, LayerOps& out) noe
         break;
     }
     emit_backward(b, 0, fwd_end);
+    apply_host_issue_floor(ctx, out);
 }
 
 void build_embedding_ops(const LayerContext& ctx, LayerOps& out) noexcept
@@ -984,6 +1002,7 @@ void build_embedding_ops(const LayerContext& ctx, LayerOps& out) noexcept
         tp_relayout(b, OpPhase::forward, tp_activation_bytes(x));
     const int fwd_end = out.count;
     emit_backward(b, 0, fwd_end);
+    apply_host_issue_floor(ctx, out);
 }
 
 void build_output_ops(const LayerContext& ctx, LayerOps& out) noexcept
@@ -1001,6 +1020,7 @@ void build_output_ops(const LayerContext& ctx, LayerOps& out) noexcept
     b.mem(OpKind::loss, OpPhase::forward, x.tokens * vocab_local * ctx.traits.loss_fwd_bytes_per_logit);
     const int fwd_end = out.count;
     emit_backward(b, 0, fwd_end);
+    apply_host_issue_floor(ctx, out);
 }
 
 LayerTotals summarize(const LayerOps& ops) noexcept

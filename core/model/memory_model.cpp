@@ -265,6 +265,30 @@ double smallest_dense_shard(const Strategy& s, const LayerVariants& v) noexcept
     return shard;
 }
 
+// DeepSpeed's engine without ZeRO reduces the gradients after the pipeline flush by flattening each bucket of
+// up to 5e8 elements into one new buffer (deepspeed/runtime/engine.py: buffered_allreduce_fallback ->
+// allreduce_bucket, self.flatten), every step whatever the DP size.
+constexpr double kDeepSpeedAllreduceBucketParams = 5e8;
+
+// The flat gradient buffer, where it adds to the reserved peak: the caching allocator serves it from a freed
+// activation block when one is large enough (the largest a layer keeps: the unfused attention's score matrix
+// or the MLP's intermediate), and otherwise reserves a new segment.
+double flat_gradient_buffer_bytes(const PlanContext& ctx, const Strategy& s, const StateBytes& b, double gradients)
+{
+    if (ctx.training.framework != Framework::megatron_deepspeed || s.zero > 0 || b.gradients <= 0)
+        return 0;
+    const double buffer = std::min(gradients, kDeepSpeedAllreduceBucketParams * b.gradients);
+    const ModelSpec& m = ctx.model;
+    const double act = activation_element_bytes(ctx.training.precision);
+    const double seq = static_cast<double>(ctx.training.seq_len);
+    // FlashAttention takes fp16/bf16 only: fp32 training runs the unfused attention (layer_ops.cpp).
+    const bool unfused = !ctx.training.flash_attention || is_full_precision(ctx.training.precision);
+    const double scores
+        = unfused ? s.micro_batch * (static_cast<double>(m.heads) / s.tp) * (seq / s.cp) * seq * act : 0;
+    const double mlp = s.micro_batch * (seq / s.cp) * (static_cast<double>(m.ffn_hidden) / s.tp) * act;
+    return buffer > std::max(scores, mlp) ? buffer : 0;
+}
+
 } // namespace
 
 MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
@@ -341,6 +365,7 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
         const double shard = mixed ? smallest_dense_shard(s, *composite->variants) : dense_shard;
         transient += 2 * kBucketParams * b.gradients / std::max(1.0, shard) * std::min(1.0, shard);
     }
+    transient += flat_gradient_buffer_bytes(ctx, s, b, mem.gradients);
     mem.other = kRuntimeReserveBytes + kNcclBuffersBytes + transient + kFragmentationFraction * mem.activations;
     return mem;
 }

@@ -111,6 +111,9 @@ SoftwareTraits software_traits(Framework f)
         // arrival (is_pipe_partitioned = is_model_parallel, PartitionedTensor; pipe/engine.py).
         t.p2p_blocking_transfers_per_microbatch = 4;
         t.expert_gemm_host_s = kTeExpertGemmHostSeconds;
+        // Megatron-DeepSpeed's unfused eager layers issue one kernel per PyTorch op from Python; at small
+        // micro-batches each op's kernel is shorter than the host's ~20 us to issue it.
+        t.kernel_host_s = kTeExpertGemmHostSeconds;
         t.separate_grad_accumulation = true;
         break;
     }

@@ -55,6 +55,10 @@ struct SoftwareTraits {
     // Host time to issue one local expert's GEMM (Transformer Engine's GroupedLinear issues one cuBLAS
     // GEMM per local expert, plus its fp8 casts): 0 where one grouped kernel runs all experts.
     double expert_gemm_host_s = 0;
+    // Host time to issue one compute kernel in eager PyTorch (Python module code, autograd and the
+    // dispatcher): a kernel that runs shorter leaves the GPU waiting on the host. 0 where the stack's
+    // kernels are long enough or fused enough that the host always runs ahead (not modelled there).
+    double kernel_host_s = 0;
     // Weight gradients accumulated across micro-batches by a separate pass (DeepSpeed) rather than
     // inside the weight-gradient GEMM (Megatron's gradient_accumulation_fusion).
     bool separate_grad_accumulation = false;

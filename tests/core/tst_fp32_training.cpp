@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 using namespace parallax;
 
@@ -137,6 +138,32 @@ private slots:
         QVERIFY2(
             near(a.activations, kLayers * layer32 + 4 * sbh, 1e-12), qPrintable(QString::number(a.activations / sbh)));
         QVERIFY(near(b.activations, kLayers * layer16 + 2 * sbh, 1e-12));
+    }
+
+    // DeepSpeed without ZeRO flattens the gradients into one new buffer to all-reduce them after the
+    // pipeline flush (engine.py, allreduce_bucket: self.flatten(bucket)). At one sequence no freed
+    // activation block holds it (the score matrix, 16 x 1024^2 x 4 B = 64 MiB, is smaller than the 4 B
+    // gradients): the buffer adds to the peak. At 32 sequences the 2 GiB score matrix it fits in is free.
+    void flat_gradient_buffer_without_zero()
+    {
+        const ModelSpec m = test::gpt(kLayers, kHidden, kHeads);
+        ClusterSpec one = test::cluster("A100-SXM4-80GB", 1, 1, "nvlink3-nvswitch", "ib-hdr");
+        TrainingSpec t = training(Precision::fp32);
+        t.global_batch = 32;
+        const PlanContext ctx(m, t, one);
+        const double loss_peak = software_traits(Framework::megatron_deepspeed).loss_peak_bytes_per_logit;
+        auto flat_buffer = [&](int micro_batch) {
+            Strategy s;
+            s.dp = 1;
+            s.micro_batch = micro_batch;
+            const MemoryBreakdown mem = stage0_memory(ctx, s);
+            const double loss = static_cast<double>(micro_batch) * kSeq * static_cast<double>(m.vocab) * loss_peak;
+            return std::pair { mem.other - 1.75 * units::kGiB - 0.1 * mem.activations - loss, mem.gradients };
+        };
+        const auto [one_seq, gradients] = flat_buffer(1);
+        QVERIFY(gradients > 16.0 * kSeq * kSeq * 4);
+        QVERIFY2(near(one_seq, gradients, 1e-9), qPrintable(QString::number(one_seq / gradients)));
+        QVERIFY(std::fabs(flat_buffer(32).first) < 1e-3 * gradients);
     }
 
     // Korthikanti et al. 2022 Sec. 4.1: a GPT layer stores sbh(34 + 5as/h) bytes with 2-byte activations and

@@ -122,6 +122,7 @@ private slots:
     void evenSplitGivesEveryReplicaTheSameShare();
     void measuredRunsBecomeStagedScenarios();
     void measuredRunsValidateWithStepTimeAndRanks();
+    void sailorRowsKeepOneScoreMatrix();
 };
 
 void TestHetero::equivalentToPlain_data()
@@ -341,6 +342,40 @@ void TestHetero::measuredRunsValidateWithStepTimeAndRanks()
     QVERIFY(r.by_source.at("amp-hetero").spearman.has_value());
     QVERIFY(std::fabs(r.by_source.at("amp-hetero").step_time_mape - step_err / 3) < 1e-9);
     QVERIFY(validation_report_to_markdown(r).find("step-time MAPE") != std::string::npos);
+}
+
+// Sailor's artifact (eth-easl/sailor@cf2c8e3, validation/clariden/OPT-350/N2/plan_config_N2_D1.json): OPT-350M
+// in two stages of 12 and 14 units on two GH200 nodes (TP 4), micro-batch 8, global batch 32; max_mem
+// 26,942,111,744 bytes (nvidia-smi at the end of the step). Its Megatron-DeepSpeed OPT applies no dropout to
+// the attention probabilities, so each layer keeps one fp32 score matrix, not Korthikanti's three tensors.
+void TestHetero::sailorRowsKeepOneScoreMatrix()
+{
+    auto stage = [](int units) {
+        return json { { "n_layer_units", units },
+            { "replicas", json::array({ { { "gpu_type", "GH-96" }, { "tp", 4 } } }) } };
+    };
+    json row = { { "id", "sailor-clariden-OPT-350-N2-plan_config_N2_D1" }, { "heterogeneous", false },
+        { "cluster", { { "gpus_by_type", { { "GH-96", 8 } } }, { "n_gpus", 8 } } },
+        { "model",
+            { { "name", "OPT-350M" }, { "n_layers", 24 }, { "hidden_size", 1024 }, { "n_heads", 16 },
+                { "seq_len", 2048 }, { "vocab_size", 50272 } } },
+        { "strategy",
+            { { "micro_batch_size", 8 }, { "global_batch_size", 32 },
+                { "stages", json::array({ stage(12), stage(14) }) } } },
+        { "result", { { "sec_per_iter", 0.65705 }, { "peak_memory_bytes", 26942111744.0 } } } };
+    json doc = { { "rows", json::array({ row }) } };
+    std::vector<SkippedRow> skipped;
+    const auto cases = read_hetero_runs(doc, "runs.json", catalog(), skipped);
+    QCOMPARE(cases.size(), std::size_t(1));
+    Scenario s = cases[0].scenario;
+    QVERIFY(!s.model.has_dropout());
+    const double measured = 26942111744.0;
+    const double without = predict_heterogeneous(s, no_calibration()).prediction.peak_memory_bytes;
+    QVERIFY(std::fabs(without / measured - 1) < 0.15);
+    // With the dropout mask and dropout output kept as well, the prediction overshoots the run by over half.
+    s.model.dropout = true;
+    const double with = predict_heterogeneous(s, no_calibration()).prediction.peak_memory_bytes;
+    QVERIFY(with / measured - 1 > 0.5);
 }
 
 QTEST_GUILESS_MAIN(TestHetero)

@@ -813,6 +813,42 @@ private slots:
         QVERIFY(p.mfu > 0.2 && p.mfu < 0.85);
         QVERIFY(std::isfinite(p.power.avg_W_per_gpu) && p.power.avg_W_per_gpu > 0);
     }
+
+    // Megatron-DeepSpeed's eager layers issue one kernel per op from Python (~20 us of host work each,
+    // the order NVIDIA measures for a TE GEMM's issue, arXiv 2603.07685): a kernel shorter than that
+    // leaves the GPU waiting. At 128 tokens every op of Llama 3 8B's layer is that short on an H100.
+    void eager_kernels_wait_on_the_host()
+    {
+        QCOMPARE(software_traits(Framework::megatron_deepspeed).kernel_host_s, 20e-6);
+        QCOMPARE(software_traits(Framework::megatron).kernel_host_s, 0.0);
+        Layer l(Framework::megatron_deepspeed, false, Recompute::none);
+        l.training.seq_len = 128;
+        l.strategy.micro_batch = 1;
+        LayerContext floored = l.context();
+        LayerContext free_running = floored;
+        free_running.traits.kernel_host_s = 0;
+        LayerOps with_host, without_host;
+        build_layer_ops(floored, false, with_host);
+        build_layer_ops(free_running, false, without_host);
+        QCOMPARE(with_host.count, without_host.count);
+        double want_fwd = 0;
+        int below = 0;
+        for (int i = 0; i < with_host.count; ++i) {
+            const LayerOp& a = with_host.op[i];
+            const LayerOp& b = without_host.op[i];
+            if (a.stream != OpStream::compute) {
+                QCOMPARE(a.time_s, b.time_s); // transfers are not issued per kernel
+                continue;
+            }
+            QCOMPARE(a.time_s, std::max(b.time_s, 20e-6));
+            below += b.time_s < 20e-6 ? 1 : 0;
+            if (a.phase == OpPhase::forward)
+                want_fwd += a.time_s;
+        }
+        QVERIFY(below > 0);
+        QVERIFY(near(summarize(with_host).forward_s, want_fwd, 1e-12));
+        QVERIFY(summarize(with_host).forward_s > summarize(without_host).forward_s);
+    }
 };
 
 QTEST_APPLESS_MAIN(TestMechanisms)
