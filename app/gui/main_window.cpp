@@ -33,6 +33,7 @@
 #include "planner/scenario_forms.hpp"
 #include "planner/schedule_program_editor.hpp"
 #include "planner/search_panel.hpp"
+#include "search/hetero_search.hpp"
 #include "planner/stage_table.hpp"
 #include "planner/strategy_panel.hpp"
 #include "plots/breakdown_views.hpp"
@@ -436,6 +437,11 @@ void MainWindow::connect_panels()
     connect(m_sensitivity, &views::SensitivityPlot::apply_requested, this, &MainWindow::apply_strategy);
     connect(m_heatmap, &views::HeatmapPlot::apply_requested, this, &MainWindow::apply_strategy);
     connect(m_search, &views::SearchPanel::apply_requested, this, &MainWindow::apply_strategy);
+    connect(m_search, &views::SearchPanel::apply_stages_requested, this,
+        [this](const Strategy& s, const std::vector<PipelineStageSpec>& stages, const QString& what) {
+            if (scenario())
+                apply_edit(hetero_plan_scenario(*scenario(), s, stages), what, 0);
+        });
     m_core_search = std::make_shared<CoreSearchEngine>();
     m_search->set_engine(m_core_search);
     views::install_export_menu(m_grid->canvas(), QStringLiteral("cluster-grid"),
