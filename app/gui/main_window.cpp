@@ -4,6 +4,7 @@
 #include "gui/calibration_controller.hpp"
 #include "gui/colocation_window.hpp"
 #include "gui/core_search_engine.hpp"
+#include "gui/launch_export.hpp"
 #include "gui/event_wait.hpp"
 #include "gui/file_drop.hpp"
 #include "gui/help.hpp"
@@ -488,6 +489,10 @@ MainWindow::MainActions MainWindow::build_file_and_edit_menus()
     QAction* report
         = file->addAction(QStringLiteral("Export &report (HTML)..."), this, &MainWindow::export_report_dialog);
     report->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    file->addAction(QStringLiteral("Export &launch files..."), this, [this] {
+        if (scenario())
+            export_launch_dialog(this, *scenario(), m_doc->path());
+    });
     file->addSeparator();
     QAction* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));

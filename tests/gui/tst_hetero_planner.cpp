@@ -3,6 +3,7 @@
 // a replica's TP changes (one undo step each), keeps the plain sliders still, colours the cluster grid by
 // GPU type, simulates the stages on the timeline, searches mixed plans off the GUI thread and applies one
 // as one undo step, moves layers by dragging a stage boundary, and adds and removes stages and replicas.
+#include "gui/launch_export.hpp"
 #include "gui/main_window.hpp"
 #include "gui/settings.hpp"
 #include "io/preset_catalog.hpp"
@@ -99,6 +100,7 @@ private slots:
     void searchFindsMixedPlansAndApplies();
     void draggingABoundaryMovesLayers();
     void addingAndRemovingStagesAndReplicas();
+    void exportWritesTheMixedPlansFiles();
     void clusterEditorEditsGroups();
     void simulatedFidelity();
 };
@@ -347,6 +349,29 @@ void TestHeteroPlanner::addingAndRemovingStagesAndReplicas()
         f.w().undo_stack()->undo();
     QVERIFY(f.w().wait_for_evaluation());
     QCOMPARE(f.w().scenario()->stages, original);
+}
+
+void TestHeteroPlanner::exportWritesTheMixedPlansFiles()
+{
+    Fixture f;
+    const QString stages_example = QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/hetero-h100-a100-stages.json");
+    QVERIFY(f.w().open_scenario_file(stages_example));
+    QString error;
+    QStringList written;
+    const QString folder = f.dir.filePath(QStringLiteral("launch"));
+    QVERIFY2(app::write_launch_files(*f.w().scenario(), LaunchFormat::megatron, folder, stages_example, &error, &written),
+        qPrintable(error));
+    QCOMPARE(written.size(), 1);
+    QFile script(written.front());
+    QVERIFY(script.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(script.readAll());
+    QVERIFY(text.contains(QStringLiteral("--decoder-first-pipeline-num-layers 22")));
+    QVERIFY(text.contains(QStringLiteral("HOSTS_H100")) && text.contains(QStringLiteral("HOSTS_A100")));
+    QVERIFY(script.permissions() & QFile::ExeOwner);
+    // The example whose stages share the batch by speed over H100 and A100 replicas is refused, with the rule.
+    QVERIFY(f.w().open_scenario_file(kExample));
+    QVERIFY(!app::write_launch_files(*f.w().scenario(), LaunchFormat::megatron, folder, kExample, &error));
+    QVERIFY2(error.contains(QStringLiteral("strategy.batch_split")), qPrintable(error));
 }
 
 void TestHeteroPlanner::clusterEditorEditsGroups()
