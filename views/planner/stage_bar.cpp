@@ -1,7 +1,6 @@
 #include "planner/stage_bar.hpp"
 
 #include "planner/degree_slider.hpp"
-#include "style/view_style.hpp"
 
 #include <QMouseEvent>
 #include <QPainter>
@@ -126,14 +125,17 @@ void StageBar::paintEvent(QPaintEvent*)
 {
     QPainter p(this);
     p.setRenderHint(QPainter::Antialiasing);
-    const bool dark = is_dark(palette());
     const QRectF area(kMargin, 1, width() - 2 * kMargin, height() - 2);
     int first = 0;
     for (int k = 0; k < static_cast<int>(m_layers.size()); ++k) {
         const int n = m_layers[static_cast<std::size_t>(k)];
         const QRectF seg(x_of_layer(first), area.top(), x_of_layer(first + n) - x_of_layer(first), area.height());
-        QColor fill = group_colour(k, dark);
-        fill.setAlpha(k == m_critical ? 200 : 130);
+        // Neutral fills (the grid's colours are GPU types, which a stage may mix); the pacing stage tinted.
+        QColor fill = palette().color(k % 2 ? QPalette::AlternateBase : QPalette::Button);
+        if (k == m_critical) {
+            fill = palette().color(QPalette::Highlight);
+            fill.setAlpha(70);
+        }
         p.fillRect(seg, fill);
         p.setPen(QPen(palette().color(QPalette::Text), k == m_critical ? 2 : 1));
         p.drawRect(seg.adjusted(0.5, 0.5, -0.5, -0.5));
