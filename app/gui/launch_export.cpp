@@ -24,7 +24,8 @@ bool write_launch_files(const Scenario& s, LaunchFormat format, const QString& f
     try {
         LaunchSettings settings;
         settings.run_label = QFileInfo(source).fileName().toStdString();
-        config = export_launch_config(format, s, settings, source.isEmpty() ? "the planner's plan" : source.toStdString());
+        config
+            = export_launch_config(format, s, settings, source.isEmpty() ? "the planner's plan" : source.toStdString());
     } catch (const InputError& e) {
         return fail(QString::fromStdString(e.what()));
     }
@@ -64,8 +65,8 @@ void export_launch_dialog(QWidget* parent, const Scenario& s, const QString& sou
     if (!write_launch_files(s, *launch_format_from_string(name.toStdString()), folder, source, &error, &written))
         QMessageBox::warning(parent, QStringLiteral("Not exported"), error);
     else
-        QMessageBox::information(parent, QStringLiteral("Exported"),
-            QStringLiteral("Wrote %1").arg(written.join(QStringLiteral(", "))));
+        QMessageBox::information(
+            parent, QStringLiteral("Exported"), QStringLiteral("Wrote %1").arg(written.join(QStringLiteral(", "))));
 }
 
 } // namespace parallax::app

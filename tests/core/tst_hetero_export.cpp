@@ -194,8 +194,8 @@ void TestHeteroExport::refusalsNameTheRule()
     QVERIFY(refusal(LaunchFormat::torchtitan, tp).contains(QStringLiteral("torchtitan needs one TP for every stage")));
     QVERIFY(refusal(LaunchFormat::megatron, tp).contains(QStringLiteral("strategy.stages[1].replicas[0].tp")));
     // The example with H100 and A100 replicas in every stage shares the batch by speed.
-    const Scenario mixed = load_scenario_file(
-        PARALLAX_SOURCE_DIR "/docs/examples/hetero-h100-a100.json", PresetCatalog::standard());
+    const Scenario mixed
+        = load_scenario_file(PARALLAX_SOURCE_DIR "/docs/examples/hetero-h100-a100.json", PresetCatalog::standard());
     QVERIFY(refusal(LaunchFormat::megatron, mixed).contains(QStringLiteral("strategy.batch_split")));
     // With an even split its stage 0 puts an H100 and an A100 replica on one node's ranks 0-7.
     Scenario even = mixed;

@@ -16,8 +16,8 @@
 #include "planner/search_panel.hpp"
 #include "planner/stage_bar.hpp"
 #include "planner/stage_table.hpp"
-#include "search/hetero_search.hpp"
 #include "planner/strategy_panel.hpp"
+#include "search/hetero_search.hpp"
 #include "sim/hetero_simulation.hpp"
 #include "timeline/timeline_view.hpp"
 #include "viewdata/timeline_data.hpp"
@@ -244,11 +244,8 @@ void TestHeteroPlanner::searchFindsMixedPlansAndApplies()
     QCOMPARE(best->prediction.tokens_per_s, core.results.front().prediction.prediction.tokens_per_s);
     QVERIFY2(best->explanation.contains(QStringLiteral("would be")), qPrintable(best->explanation));
     QVERIFY(!panel->table()->isColumnHidden(views::SearchResultsModel::stages));
-    QVERIFY(panel->model()
-                ->index(0, views::SearchResultsModel::stages)
-                .data()
-                .toString()
-                .contains(QStringLiteral(" L ")));
+    QVERIFY(
+        panel->model()->index(0, views::SearchResultsModel::stages).data().toString().contains(QStringLiteral(" L ")));
     // Apply: the plan's stages become the document's, as one undo step, and the window predicts them.
     const std::vector<PipelineStageSpec> before = f.w().scenario()->stages;
     QVERIFY(best->stages != before);
@@ -330,7 +327,9 @@ void TestHeteroPlanner::addingAndRemovingStagesAndReplicas()
     QCOMPARE(f.w().scenario()->strategy.pp, 3);
     QCOMPARE(f.w().scenario()->stages[2].layers, 10);
     QCOMPARE(f.w().scenario()->stages[0].layers + f.w().scenario()->stages[1].layers, 22);
-    QVERIFY2(f.w().evaluation()->valid, qPrintable(QString::fromStdString(f.w().evaluation()->violations.empty() ? std::string() : f.w().evaluation()->violations.front().message)));
+    QVERIFY2(f.w().evaluation()->valid,
+        qPrintable(QString::fromStdString(
+            f.w().evaluation()->violations.empty() ? std::string() : f.w().evaluation()->violations.front().message)));
     compare_rows(stages->rows(), f.model());
     QCOMPARE(stages->table()->rowCount(), 3);
     // Removing the middle stage gives its layers to its neighbours.
@@ -359,7 +358,8 @@ void TestHeteroPlanner::exportWritesTheMixedPlansFiles()
     QString error;
     QStringList written;
     const QString folder = f.dir.filePath(QStringLiteral("launch"));
-    QVERIFY2(app::write_launch_files(*f.w().scenario(), LaunchFormat::megatron, folder, stages_example, &error, &written),
+    QVERIFY2(
+        app::write_launch_files(*f.w().scenario(), LaunchFormat::megatron, folder, stages_example, &error, &written),
         qPrintable(error));
     QCOMPARE(written.size(), 1);
     QFile script(written.front());

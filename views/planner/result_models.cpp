@@ -50,7 +50,7 @@ QVariant mixed_degree(const std::vector<PipelineStageSpec>& stages, bool tp, boo
     if (sort)
         return largest;
     return parts.size() == 1 && !parts.front().contains(QLatin1Char('+')) ? QVariant(largest)
-                                                                         : QVariant(parts.join(QLatin1Char('/')));
+                                                                          : QVariant(parts.join(QLatin1Char('/')));
 }
 
 } // namespace
@@ -81,8 +81,8 @@ QVariant SearchResultsModel::headerData(int section, Qt::Orientation o, int role
 {
     if (o != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
-    static const char* names[] = { "#", "Stages", "TP", "PP", "DP", "CP", "EP", "VPP", "MB", "ZeRO", "Recompute", "Schedule",
-        "Tokens/s", "Step time", "MFU", "Peak memory", "Limited by", "Frameworks", "Why" };
+    static const char* names[] = { "#", "Stages", "TP", "PP", "DP", "CP", "EP", "VPP", "MB", "ZeRO", "Recompute",
+        "Schedule", "Tokens/s", "Step time", "MFU", "Peak memory", "Limited by", "Frameworks", "Why" };
     return section >= 0 && section < column_count ? QString::fromLatin1(names[section]) : QVariant();
 }
 

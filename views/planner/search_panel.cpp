@@ -56,11 +56,13 @@ SearchPanel::SearchPanel(QWidget* parent)
     m_progress->setTextVisible(false);
     bar->addWidget(m_start);
     bar->addWidget(m_stop);
-    bar->addWidget(m_apply);
     bar->addWidget(m_top);
     bar->addWidget(m_progress, 1);
     layout->addLayout(bar);
-    layout->addWidget(m_any_framework); // its own row: the panel keeps its minimum width
+    auto* second = new QHBoxLayout; // a row of its own: the panel keeps its minimum width
+    second->addWidget(m_apply);
+    second->addWidget(m_any_framework, 1);
+    layout->addLayout(second);
     m_status = new QLabel(this);
     m_status->setWordWrap(true);
     layout->addWidget(m_status);
@@ -237,7 +239,8 @@ void SearchPanel::show_report(const SearchReport& r)
     if (!r.error.isEmpty()) {
         m_status->setText(QStringLiteral("Search failed: ") + r.error);
     } else {
-        show_columns_for(std::any_of(r.rows.begin(), r.rows.end(), [](const SearchRow& row) { return !row.stages.empty(); }));
+        show_columns_for(
+            std::any_of(r.rows.begin(), r.rows.end(), [](const SearchRow& row) { return !row.stages.empty(); }));
         m_model->set_rows(r.rows);
         m_progress->setValue(r.cancelled ? m_progress->value() : kProgressRange);
         QString what = QStringLiteral("%1 strategies evaluated, %2 feasible, in %3 s; %4 shown")

@@ -49,8 +49,8 @@ public slots:
 signals:
     void apply_requested(const parallax::Strategy& s, const QString& what);
     // A mixed-cluster plan: its strategy and its stages (strategy.stages).
-    void apply_stages_requested(const parallax::Strategy& s, const std::vector<parallax::PipelineStageSpec>& stages,
-        const QString& what);
+    void apply_stages_requested(
+        const parallax::Strategy& s, const std::vector<parallax::PipelineStageSpec>& stages, const QString& what);
     void finished();
 
 private:

@@ -2,8 +2,8 @@
 
 #include "planner/stage_bar.hpp"
 #include "spec/hetero_label.hpp"
-#include "viewdata/stage_edits.hpp"
 #include "style/view_style.hpp"
+#include "viewdata/stage_edits.hpp"
 
 #include <QComboBox>
 #include <QEvent>
@@ -291,9 +291,8 @@ QWidget* StageTable::stage_editors(const StageRow& row)
     add->setText(QStringLiteral("+ replica"));
     add->setObjectName(QStringLiteral("add_replica_%1").arg(row.stage));
     add->setToolTip(QStringLiteral("Add a replica on the group and TP chosen below the table"));
-    connect(add, &QToolButton::clicked, this, [this, stage = row.stage] {
-        add_replica(stage, m_add_group->currentText(), m_add_tp->currentData().toInt());
-    });
+    connect(add, &QToolButton::clicked, this,
+        [this, stage = row.stage] { add_replica(stage, m_add_group->currentText(), m_add_tp->currentData().toInt()); });
     auto* remove = new QToolButton(w);
     remove->setText(QStringLiteral("Remove stage"));
     remove->setObjectName(QStringLiteral("remove_stage_%1").arg(row.stage));
@@ -327,8 +326,8 @@ void StageTable::move_boundary(int boundary, int first_layer, int drag)
     if (!base)
         return;
     if (const std::optional<Scenario> s = with_stage_boundary(*base, boundary, first_layer))
-        emit edit_requested(*s, QStringLiteral("drag the boundary of stages %1 and %2").arg(boundary).arg(boundary + 1),
-            drag);
+        emit edit_requested(
+            *s, QStringLiteral("drag the boundary of stages %1 and %2").arg(boundary).arg(boundary + 1), drag);
 }
 
 bool StageTable::add_stage(const QString& group, int tp)

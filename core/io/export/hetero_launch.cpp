@@ -104,8 +104,7 @@ std::optional<Unsupported> place_nodes(const std::string& fw, const Scenario& s,
         if (per_node != 0 && g->gpus_per_node != per_node)
             return Unsupported { "cluster.groups", "groups with another GPU count per node",
                 fw + " is started by torchrun with one --nproc_per_node on every node; group " + group + " has "
-                    + num(g->gpus_per_node) + " GPUs per node, " + rank_owner.front().first + " "
-                    + num(per_node) };
+                    + num(g->gpus_per_node) + " GPUs per node, " + rank_owner.front().first + " " + num(per_node) };
         per_node = g->gpus_per_node;
     }
     plan.gpus_per_node = static_cast<int>(std::min<long long>(per_node, world));
@@ -141,8 +140,8 @@ std::optional<Unsupported> setting_refusal(const std::string& fw, LaunchFormat f
 {
     if (f != LaunchFormat::megatron && f != LaunchFormat::torchtitan)
         return Unsupported { "strategy.stages", "a mixed-GPU pipeline in this format",
-            "mixed plans are exported for Megatron-LM (--format megatron) and torchtitan (--format torchtitan); "
-                + fw + "'s files are not written for them" };
+            "mixed plans are exported for Megatron-LM (--format megatron) and torchtitan (--format torchtitan); " + fw
+                + "'s files are not written for them" };
     if (s.strategy.cp > 1 || s.strategy.ep > 1 || s.strategy.vpp > 1)
         return Unsupported { "strategy", "context, expert or virtual-pipeline parallelism in a mixed plan",
             "a mixed plan's replicas are exported as TP groups only (cp 1, ep 1, vpp 1)" };
@@ -181,8 +180,9 @@ std::string hetero_hosts_variable(const std::string& group)
 {
     std::string out = "HOSTS_";
     for (char c : group)
-        out += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
-                                                            : '_';
+        out += std::isalnum(static_cast<unsigned char>(c))
+            ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
+            : '_';
     return out;
 }
 

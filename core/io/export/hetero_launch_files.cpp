@@ -52,8 +52,8 @@ void host_prelude(BashScript& b, const Scenario& s, const HeteroLaunchPlan& p)
             continue;
         const std::string var = hetero_hosts_variable(g.name);
         const std::string n = num(needed[g.name]);
-        b.raw(": \"${" + var + ":?set " + var + " to the " + n + " host name(s) of group " + shell_word(g.name)
-            + " (" + shell_word(g.gpu.name) + "), space-separated}\"");
+        b.raw(": \"${" + var + ":?set " + var + " to the " + n + " host name(s) of group " + shell_word(g.name) + " ("
+            + shell_word(g.gpu.name) + "), space-separated}\"");
         b.raw("read -r -a " + var + "_LIST <<< \"$" + var + "\"");
         b.raw("(( ${#" + var + "_LIST[@]} >= " + n + " )) || { echo \"" + var + " needs " + n
             + " host(s)\" >&2; exit 2; }");
@@ -209,8 +209,7 @@ LaunchConfig export_hetero_launch_config(
         out.files.push_back({ "train_megatron.sh", megatron_file(s, plan, launched, o, file, out.notes), 0755 });
     } else {
         out.files.push_back({ "torchtitan.toml", torchtitan_file(s, plan, launched, o, file, out.notes), 0644 });
-        out.files.push_back(
-            { "launch_torchtitan.sh", torchtitan_script(s, plan, launched, o, file, out.notes), 0755 });
+        out.files.push_back({ "launch_torchtitan.sh", torchtitan_script(s, plan, launched, o, file, out.notes), 0755 });
     }
     return out;
 }
