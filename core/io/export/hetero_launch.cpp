@@ -1,7 +1,5 @@
 #include "io/export/hetero_launch.hpp"
 
-#include "io/export/shell_script.hpp"
-#include "model/stage_layout.hpp"
 #include "spec/input_error.hpp"
 
 #include <algorithm>
@@ -101,6 +99,9 @@ std::optional<Unsupported> place_nodes(const std::string& fw, const Scenario& s,
     int per_node = 0;
     for (const auto& [group, stage] : rank_owner) {
         const NodeGroup* g = s.cluster.group(group);
+        if (!g)
+            return Unsupported { "strategy.stages", "a replica on an unknown group",
+                "stage " + num(stage) + " has a replica on group " + group + ", which cluster.groups does not have" };
         if (per_node != 0 && g->gpus_per_node != per_node)
             return Unsupported { "cluster.groups", "groups with another GPU count per node",
                 fw + " is started by torchrun with one --nproc_per_node on every node; group " + group + " has "
@@ -134,6 +135,18 @@ std::optional<Unsupported> place_nodes(const std::string& fw, const Scenario& s,
         plan.nodes.push_back(std::move(node));
     }
     return std::nullopt;
+}
+
+// The degrees every stage shares (the first stage's, which the refusals hold the others to) and its layers.
+HeteroLaunchPlan uniform_plan(const Scenario& s)
+{
+    HeteroLaunchPlan plan;
+    plan.tp = s.stages.front().replicas.front().tp;
+    plan.dp = static_cast<int>(s.stages.front().replicas.size());
+    plan.pp = static_cast<int>(s.stages.size());
+    for (const PipelineStageSpec& st : s.stages)
+        plan.stage_layers.push_back(st.layers);
+    return plan;
 }
 
 std::optional<Unsupported> setting_refusal(const std::string& fw, LaunchFormat f, const Scenario& s)
@@ -197,10 +210,7 @@ std::optional<Unsupported> hetero_launch_refusal(LaunchFormat f, const Scenario&
         return u;
     if (auto u = batch_split_refusal(fw, s))
         return u;
-    HeteroLaunchPlan plan;
-    plan.tp = s.stages.front().replicas.front().tp;
-    plan.dp = static_cast<int>(s.stages.front().replicas.size());
-    plan.pp = static_cast<int>(s.stages.size());
+    HeteroLaunchPlan plan = uniform_plan(s);
     if (auto u = place_nodes(fw, s, plan))
         return u;
     const std::vector<Unsupported> rest = launch_unsupported(f, hetero_launch_equivalent(s, plan));
@@ -211,12 +221,7 @@ std::optional<Unsupported> hetero_launch_refusal(LaunchFormat f, const Scenario&
 
 HeteroLaunchPlan hetero_launch_plan(const Scenario& s)
 {
-    HeteroLaunchPlan plan;
-    plan.tp = s.stages.front().replicas.front().tp;
-    plan.dp = static_cast<int>(s.stages.front().replicas.size());
-    plan.pp = static_cast<int>(s.stages.size());
-    for (const PipelineStageSpec& st : s.stages)
-        plan.stage_layers.push_back(st.layers);
+    HeteroLaunchPlan plan = uniform_plan(s);
     if (auto u = place_nodes("the framework", s, plan))
         throw InputError("", u->key, u->reason);
     return plan;

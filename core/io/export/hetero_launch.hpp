@@ -36,7 +36,8 @@ struct HeteroLaunchPlan {
 
 // The first rule `f`'s framework breaks to run the mixed plan `s`, or nothing when it runs it.
 std::optional<Unsupported> hetero_launch_refusal(LaunchFormat f, const Scenario& s);
-// The launch plan of a mixed plan that hetero_launch_refusal() accepts.
+// The launch plan of a mixed plan that hetero_launch_refusal() accepts (throws InputError when its ranks
+// cannot be placed).
 HeteroLaunchPlan hetero_launch_plan(const Scenario& s);
 // The plain scenario whose launch files run the mixed plan: uniform TP/PP/DP, the plan's edge stages' layers.
 Scenario hetero_launch_equivalent(const Scenario& s, const HeteroLaunchPlan& p);
