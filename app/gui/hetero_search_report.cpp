@@ -2,7 +2,6 @@
 
 #include "io/export/hetero_launch.hpp"
 #include "search/hetero_search.hpp"
-#include "spec/hetero_label.hpp"
 #include "spec/input_error.hpp"
 
 namespace parallax::app {
@@ -14,12 +13,27 @@ QString qs(const std::string& s)
     return QString::fromStdString(s);
 }
 
-// "22 L h100 TP8 | 10 L a100 TP4 + a100 TP4".
+// One stage's replicas, equal neighbours counted: "h100 TP1 x8 + a100 TP2".
+QString replicas_text(const PipelineStageSpec& st)
+{
+    QStringList parts;
+    for (std::size_t i = 0; i < st.replicas.size();) {
+        std::size_t n = 1;
+        while (i + n < st.replicas.size() && st.replicas[i + n] == st.replicas[i])
+            ++n;
+        parts << QStringLiteral("%1 TP%2").arg(qs(st.replicas[i].group)).arg(st.replicas[i].tp)
+                + (n > 1 ? QStringLiteral(" x%1").arg(n) : QString());
+        i += n;
+    }
+    return parts.join(QStringLiteral(" + "));
+}
+
+// "9 L a100 TP2 x4 | 23 L h100 TP1 x8".
 QString stages_text(const std::vector<PipelineStageSpec>& stages)
 {
     QStringList parts;
     for (const PipelineStageSpec& st : stages)
-        parts << QStringLiteral("%1 L %2").arg(st.layers).arg(qs(stage_replicas_label(st)));
+        parts << QStringLiteral("%1 L %2").arg(st.layers).arg(replicas_text(st));
     return parts.join(QStringLiteral(" | "));
 }
 
@@ -50,7 +64,8 @@ views::SearchRow row_of(const Scenario& s, const HeteroSearchResult& r, bool bes
     row.plan = stages_text(r.stages);
     const int k = r.prediction.critical_stage;
     if (k >= 0 && k < static_cast<int>(r.stages.size()))
-        row.limiter = QStringLiteral("stage %1 paces (%2)").arg(k).arg(qs(stage_replicas_label(r.stages[k])));
+        row.limiter
+            = QStringLiteral("stage %1 paces (%2)").arg(k).arg(replicas_text(r.stages[static_cast<std::size_t>(k)]));
     QStringList why;
     if (!r.idle_groups.empty()) {
         QStringList idle;

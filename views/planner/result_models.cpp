@@ -97,8 +97,9 @@ QVariant SearchResultsModel::data(const QModelIndex& index, int role) const
     if (role != Qt::DisplayRole && !sort && role != Qt::ToolTipRole && role != Qt::TextAlignmentRole)
         return {};
     if (role == Qt::TextAlignmentRole)
-        return index.column() <= mfu || index.column() == peak_memory ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
-                                                                      : QVariant();
+        return (index.column() <= mfu && index.column() != stages) || index.column() == peak_memory
+            ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
+            : QVariant();
     if (role == Qt::ToolTipRole) {
         // The plan in the one notation every output uses, then why it ranks where it does.
         QString tip = r.stages.empty() ? QString::fromStdString(strategy_label(s)) : r.plan;
