@@ -1110,6 +1110,14 @@ void TestCli::exportMixedPlans()
             QStringLiteral("--format"), QStringLiteral("torchtitan") });
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("strategy.batch_split: torchtitan gives every data-parallel rank"), r.err.constData());
+    // `run` has one host list per profile: it refuses a mixed plan before connecting, and says what to do.
+    const QString profile = writeFile(QStringLiteral("profile.json"),
+        R"({ "name": "lab", "host": "127.0.0.1", "port": 1, "launcher": "direct", "hosts": ["127.0.0.1"],
+  "connect_timeout_s": 2, "use_agent": false, "gpu_type": "cpu", "gpus_per_node": 8 })");
+    const Run sent = run({ QStringLiteral("run"), stages, QStringLiteral("--cluster"), profile,
+        QStringLiteral("--store"), QDir(m_dir.path()).filePath(QStringLiteral("mixed.sqlite")) });
+    QCOMPARE(sent.code, 2);
+    QVERIFY2(sent.err.contains("a mixed-GPU plan needs a host list per node group"), sent.err.constData());
 }
 
 void TestCli::exportRefusesWhatTheFrameworkCannotRun()
