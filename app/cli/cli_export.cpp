@@ -2,7 +2,8 @@
 // parallax-cli export SERVING_SCENARIO [--format vllm|sglang|trtllm] [--out FILE|DIR]
 // The plan as the framework's own launch files (core/io/export/launch_config.hpp, the generator `run` uses
 // too), standalone: no cluster profile. What the framework cannot run is refused (exit 2), naming the
-// feature and the framework.
+// feature and the framework. A mixed-GPU plan (strategy.stages) gets host lists per group
+// (core/io/export/hetero_launch.hpp).
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cli_parser.hpp"
@@ -139,7 +140,7 @@ int run_export(const QStringList& args)
     }
     try {
         const std::string arg = cmd.positional(0).toStdString();
-        const Scenario scenario = load_scenario_argument(arg, PresetCatalog::standard());
+        const Scenario scenario = load_scenario_argument(arg, PresetCatalog::standard(), ScenarioUse::plan, true);
         settings.run_label = std::filesystem::path(arg).filename().string();
         const LaunchConfig config = export_launch_config(*format, scenario, settings, arg);
         const Framework fw = launch_framework(*format, scenario);

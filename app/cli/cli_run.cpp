@@ -308,7 +308,14 @@ std::optional<int> build_run_request(const CommandParser& cmd, RunRequest& req, 
                 print_err("parallax-cli run: SCENARIO is required (or --from DIR)");
                 return kBadInput;
             }
-            req.scenario = load_scenario_argument(cmd.positional(0).toStdString(), PresetCatalog::standard());
+            req.scenario = load_scenario_argument(
+                cmd.positional(0).toStdString(), PresetCatalog::standard(), ScenarioUse::plan, true);
+            if (req.scenario.heterogeneous() || req.scenario.cluster.heterogeneous())
+                throw InputError(cmd.positional(0).toStdString(), "cluster.groups",
+                    "run sends a job to one cluster profile of one GPU type and node size; a mixed-GPU plan needs "
+                    "a host list per node group, which profiles do not hold yet: write its files with `parallax-cli "
+                    "export SCENARIO --format megatron|torchtitan --out DIR/` and start the script on every host it "
+                    "lists (docs/heterogeneous.md, Export)");
             req.scenario_label = cmd.positional(0).toStdString();
             req.profile = profile;
             const auto fw = job_framework_from_string(p.value(QStringLiteral("framework")).toStdString());

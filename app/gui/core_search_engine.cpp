@@ -1,5 +1,7 @@
 #include "gui/core_search_engine.hpp"
 
+#include "gui/hetero_search_report.hpp"
+
 #include "search/search.hpp"
 #include "spec/framework_support.hpp"
 #include "spec/input_error.hpp"
@@ -41,6 +43,10 @@ std::shared_ptr<const Calibration> CoreSearchEngine::calibration() const
 views::SearchReport CoreSearchEngine::run(const Scenario& s, int top, bool any_framework,
     const std::function<void(double)>& progress, const CancelToken& cancel)
 {
+    if (s.cluster.heterogeneous()) { // node groups: stages, replicas and layers per stage are searched
+        const std::shared_ptr<const Calibration> calibration = this->calibration();
+        return hetero_search_report(s, top, calibration.get(), progress, cancel);
+    }
     views::SearchReport report;
     SearchOptions o;
     o.top = top;

@@ -1,5 +1,6 @@
 #pragma once
-// The search panel's engine: core's strategy search (search.hpp) behind the small interface the
+// The search panel's engine: core's strategy search (search.hpp; on a mixed cluster the heterogeneous
+// search, hetero_search_report.hpp) behind the small interface the
 // panel is written against (views/search_engine.hpp), and the scaling sweep behind the scaling plot.
 #include "calibration/calibration.hpp"
 #include "planner/search_engine.hpp"

@@ -7,6 +7,7 @@
 #include "gui/event_wait.hpp"
 #include "gui/file_drop.hpp"
 #include "gui/help.hpp"
+#include "gui/launch_export.hpp"
 #include "gui/plan_document.hpp"
 #include "gui/plan_evaluator.hpp"
 #include "gui/report_controller.hpp"
@@ -44,6 +45,7 @@
 #include "plots/waterfall_view.hpp"
 #include "remote/calibration_fit_dialog.hpp"
 #include "remote/remote_controller.hpp"
+#include "search/hetero_search.hpp"
 #include "search/plan_explain.hpp"
 #include "spec/input_error.hpp"
 #include "spec/strategy_label.hpp"
@@ -436,6 +438,11 @@ void MainWindow::connect_panels()
     connect(m_sensitivity, &views::SensitivityPlot::apply_requested, this, &MainWindow::apply_strategy);
     connect(m_heatmap, &views::HeatmapPlot::apply_requested, this, &MainWindow::apply_strategy);
     connect(m_search, &views::SearchPanel::apply_requested, this, &MainWindow::apply_strategy);
+    connect(m_search, &views::SearchPanel::apply_stages_requested, this,
+        [this](const Strategy& s, const std::vector<PipelineStageSpec>& stages, const QString& what) {
+            if (scenario())
+                apply_edit(hetero_plan_scenario(*scenario(), s, stages), what, 0);
+        });
     m_core_search = std::make_shared<CoreSearchEngine>();
     m_search->set_engine(m_core_search);
     views::install_export_menu(m_grid->canvas(), QStringLiteral("cluster-grid"),
@@ -482,6 +489,10 @@ MainWindow::MainActions MainWindow::build_file_and_edit_menus()
     QAction* report
         = file->addAction(QStringLiteral("Export &report (HTML)..."), this, &MainWindow::export_report_dialog);
     report->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    file->addAction(QStringLiteral("Export &launch files..."), this, [this] {
+        if (scenario())
+            export_launch_dialog(this, *scenario(), m_doc->path());
+    });
     file->addSeparator();
     QAction* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));

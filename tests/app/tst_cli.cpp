@@ -125,6 +125,7 @@ private slots:
     void searchMixedCluster();
     void exportFormats();
     void exportRefusesWhatTheFrameworkCannotRun();
+    void exportMixedPlans();
     void exportKeepsFilesThatNameEachOtherTogether();
     void errorBands();
 
@@ -1093,6 +1094,30 @@ void TestCli::exportFormats()
         { QStringLiteral("export"), QStringLiteral("default"), QStringLiteral("--format"), QStringLiteral("jax") });
     QCOMPARE(bad.code, 2);
     QVERIFY(bad.err.contains("--format"));
+}
+
+void TestCli::exportMixedPlans()
+{
+    // A mixed plan Megatron-LM launches: one TP, uneven layers, each stage's node from its group's hosts.
+    const QString stages = QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/hetero-h100-a100-stages.json");
+    const Run m = run({ QStringLiteral("export"), stages, QStringLiteral("--format"), QStringLiteral("megatron") });
+    QVERIFY2(m.code == 0, m.err.constData());
+    QVERIFY(m.out.contains("--decoder-first-pipeline-num-layers 22"));
+    QVERIFY(m.out.contains("node 1: host 1 of HOSTS_A100"));
+    // Replicas of one stage on H100 and A100 sharing the batch by speed: refused with the rule (exit 2).
+    const Run r
+        = run({ QStringLiteral("export"), QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/hetero-h100-a100.json"),
+            QStringLiteral("--format"), QStringLiteral("torchtitan") });
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("strategy.batch_split: torchtitan gives every data-parallel rank"), r.err.constData());
+    // `run` has one host list per profile: it refuses a mixed plan before connecting, and says what to do.
+    const QString profile = writeFile(QStringLiteral("profile.json"),
+        R"({ "name": "lab", "host": "127.0.0.1", "port": 1, "launcher": "direct", "hosts": ["127.0.0.1"],
+  "connect_timeout_s": 2, "use_agent": false, "gpu_type": "cpu", "gpus_per_node": 8 })");
+    const Run sent = run({ QStringLiteral("run"), stages, QStringLiteral("--cluster"), profile,
+        QStringLiteral("--store"), QDir(m_dir.path()).filePath(QStringLiteral("mixed.sqlite")) });
+    QCOMPARE(sent.code, 2);
+    QVERIFY2(sent.err.contains("a mixed-GPU plan needs a host list per node group"), sent.err.constData());
 }
 
 void TestCli::exportRefusesWhatTheFrameworkCannotRun()

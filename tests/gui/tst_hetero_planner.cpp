@@ -1,7 +1,9 @@
 // The planner window on a mixed cluster (docs/heterogeneous.md), offscreen: it opens the example of an
 // H100 and an A100 node, shows the hetero model's numbers per stage, re-predicts when a layer moves or
 // a replica's TP changes (one undo step each), keeps the plain sliders still, colours the cluster grid by
-// GPU type, simulates the stages on the timeline, and says why its search does not apply.
+// GPU type, simulates the stages on the timeline, searches mixed plans off the GUI thread and applies one
+// as one undo step, moves layers by dragging a stage boundary, and adds and removes stages and replicas.
+#include "gui/launch_export.hpp"
 #include "gui/main_window.hpp"
 #include "gui/settings.hpp"
 #include "io/preset_catalog.hpp"
@@ -12,8 +14,10 @@
 #include "planner/group_editor.hpp"
 #include "planner/group_grid_view.hpp"
 #include "planner/search_panel.hpp"
+#include "planner/stage_bar.hpp"
 #include "planner/stage_table.hpp"
 #include "planner/strategy_panel.hpp"
+#include "search/hetero_search.hpp"
 #include "sim/hetero_simulation.hpp"
 #include "timeline/timeline_view.hpp"
 #include "viewdata/timeline_data.hpp"
@@ -21,6 +25,8 @@
 #include "../support/planner_test_main.hpp"
 
 #include <QDockWidget>
+#include <QPushButton>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -91,7 +97,10 @@ private slots:
     void replicaTpIsEditable();
     void gridColoursByGpuType();
     void timelineShowsStagesOfDifferentSpeeds();
-    void searchSaysItCannot();
+    void searchFindsMixedPlansAndApplies();
+    void draggingABoundaryMovesLayers();
+    void addingAndRemovingStagesAndReplicas();
+    void exportWritesTheMixedPlansFiles();
     void clusterEditorEditsGroups();
     void simulatedFidelity();
 };
@@ -211,11 +220,158 @@ void TestHeteroPlanner::timelineShowsStagesOfDifferentSpeeds()
     QVERIFY(std::abs(data->prediction.step_time_s - analytic_s) < 0.03 * analytic_s);
 }
 
-void TestHeteroPlanner::searchSaysItCannot()
+void TestHeteroPlanner::searchFindsMixedPlansAndApplies()
 {
     Fixture f;
     QVERIFY(f.w().open_scenario_file(kExample));
-    QVERIFY(f.w().search_panel()->status_text().contains(QStringLiteral("mixed cluster")));
+    QVERIFY(f.w().wait_for_evaluation());
+    views::SearchPanel* panel = f.w().search_panel();
+    QVERIFY2(panel->status_text().contains(QStringLiteral("Mixed cluster")), qPrintable(panel->status_text()));
+    QSignalSpy done(panel, &views::SearchPanel::finished);
+    panel->start();
+    QVERIFY(panel->running()); // on a worker: start() returns before the search ends
+    QVERIFY(done.wait(60000));
+    QVERIFY(!panel->running());
+    QVERIFY(panel->model()->rowCount() > 0);
+    // The panel's best plan is core's (what `parallax-cli search` prints), with its what-ifs.
+    HeteroSearchOptions o;
+    o.calibration = &f.w().evaluation_options().calibration_or_shipped();
+    o.top = 20;
+    const HeteroSearchOutcome core = search_heterogeneous(*f.w().scenario(), o);
+    QVERIFY(!core.results.empty());
+    const views::SearchRow* best = panel->model()->row_at(0);
+    QCOMPARE(best->stages, core.results.front().stages);
+    QCOMPARE(best->prediction.tokens_per_s, core.results.front().prediction.prediction.tokens_per_s);
+    QVERIFY2(best->explanation.contains(QStringLiteral("would be")), qPrintable(best->explanation));
+    QVERIFY(!panel->table()->isColumnHidden(views::SearchResultsModel::stages));
+    QVERIFY(
+        panel->model()->index(0, views::SearchResultsModel::stages).data().toString().contains(QStringLiteral(" L ")));
+    // Apply: the plan's stages become the document's, as one undo step, and the window predicts them.
+    const std::vector<PipelineStageSpec> before = f.w().scenario()->stages;
+    QVERIFY(best->stages != before);
+    const int steps = f.w().undo_stack()->count();
+    panel->table()->selectRow(0);
+    panel->apply_button()->click();
+    QVERIFY(f.w().wait_for_evaluation());
+    QCOMPARE(f.w().scenario()->stages, best->stages);
+    QCOMPARE(f.w().scenario()->strategy.schedule, best->strategy.schedule);
+    QCOMPARE(f.w().undo_stack()->count(), steps + 1);
+    QVERIFY(f.w().evaluation()->valid);
+    QCOMPARE(f.w().evaluation()->prediction.step_time_s, f.model().prediction.step_time_s);
+    const double searched_s = core.results.front().prediction.prediction.step_time_s;
+    QVERIFY(std::abs(f.w().evaluation()->prediction.step_time_s - searched_s) < 1e-9 * searched_s);
+    f.w().undo_stack()->undo();
+    QVERIFY(f.w().wait_for_evaluation());
+    QCOMPARE(f.w().scenario()->stages, before);
+}
+
+void TestHeteroPlanner::draggingABoundaryMovesLayers()
+{
+    Fixture f;
+    QVERIFY(f.w().open_scenario_file(kExample));
+    QVERIFY(f.w().wait_for_evaluation());
+    f.w().show_panel(QStringLiteral("stages"));
+    views::StageBar* bar = f.w().stage_table()->stage_bar();
+    QVERIFY(bar->isVisible());
+    QCOMPARE(bar->layers(), (std::vector<int> { 16, 16 }));
+    const int steps = f.w().undo_stack()->count();
+    const double before_s = f.w().evaluation()->prediction.step_time_s;
+    const int y = bar->height() / 2;
+    auto at = [&](int layer, int offset = 0) { return QPoint(qRound(bar->x_of_layer(layer)) + offset, y); };
+    QTest::mousePress(bar, Qt::LeftButton, {}, at(16));
+    QVERIFY(bar->dragging());
+    QTest::mouseMove(bar, at(18));
+    // The prediction follows while the drag goes on.
+    QVERIFY(f.w().wait_for_evaluation());
+    QCOMPARE(f.w().scenario()->stages[0].layers, 18);
+    QCOMPARE(f.w().evaluation()->prediction.step_time_s, f.model().prediction.step_time_s);
+    QVERIFY(f.w().evaluation()->prediction.step_time_s != before_s);
+    // A drop between layers snaps to the nearest whole layer.
+    QTest::mouseMove(bar, at(20, 2));
+    QTest::mouseRelease(bar, Qt::LeftButton, {}, at(20, 2));
+    QVERIFY(!bar->dragging());
+    QVERIFY(f.w().wait_for_evaluation());
+    QCOMPARE(f.w().scenario()->stages[0].layers, 20);
+    QCOMPARE(f.w().scenario()->stages[1].layers, 12);
+    compare_rows(f.w().stage_table()->rows(), f.model());
+    QCOMPARE(f.w().undo_stack()->count(), steps + 1); // the whole drag is one step
+    f.w().undo_stack()->undo();
+    QVERIFY(f.w().wait_for_evaluation());
+    QCOMPARE(f.w().scenario()->stages[0].layers, 16);
+    QCOMPARE(f.w().evaluation()->prediction.step_time_s, before_s);
+}
+
+void TestHeteroPlanner::addingAndRemovingStagesAndReplicas()
+{
+    Fixture f;
+    QVERIFY(f.w().open_scenario_file(kExample));
+    QVERIFY(f.w().wait_for_evaluation());
+    views::StageTable* stages = f.w().stage_table();
+    const std::vector<PipelineStageSpec> original = f.w().scenario()->stages;
+    const int steps = f.w().undo_stack()->count();
+    // Every H100 holds a replica already: a new stage on them is refused, the rule said beside the button.
+    QVERIFY(!stages->add_stage(QStringLiteral("h100"), 4));
+    QVERIFY2(stages->refusal_text().contains(QStringLiteral("group h100 has 8 GPUs and the plan's replicas hold 8")),
+        qPrintable(stages->refusal_text()));
+    QCOMPARE(f.w().undo_stack()->count(), steps);
+    // Stage 1's A100 replica removed frees four A100s.
+    QVERIFY(stages->remove_replica(1, 1));
+    QVERIFY(f.w().wait_for_evaluation());
+    QVERIFY(stages->refusal_text().isEmpty());
+    QCOMPARE(f.w().scenario()->stages[1].replicas.size(), std::size_t { 1 });
+    QVERIFY(f.w().evaluation()->valid);
+    // A third stage on them takes its layers from the fullest stages: 32 layers over 3 stages.
+    QVERIFY(stages->add_stage(QStringLiteral("a100"), 4));
+    QVERIFY(f.w().wait_for_evaluation());
+    QCOMPARE(f.w().scenario()->stages.size(), std::size_t { 3 });
+    QCOMPARE(f.w().scenario()->strategy.pp, 3);
+    QCOMPARE(f.w().scenario()->stages[2].layers, 10);
+    QCOMPARE(f.w().scenario()->stages[0].layers + f.w().scenario()->stages[1].layers, 22);
+    QVERIFY2(f.w().evaluation()->valid,
+        qPrintable(QString::fromStdString(
+            f.w().evaluation()->violations.empty() ? std::string() : f.w().evaluation()->violations.front().message)));
+    compare_rows(stages->rows(), f.model());
+    QCOMPARE(stages->table()->rowCount(), 3);
+    // Removing the middle stage gives its layers to its neighbours.
+    const int middle = f.w().scenario()->stages[1].layers;
+    const int first = f.w().scenario()->stages[0].layers;
+    QVERIFY(stages->remove_stage(1));
+    QVERIFY(f.w().wait_for_evaluation());
+    QCOMPARE(f.w().scenario()->stages.size(), std::size_t { 2 });
+    QCOMPARE(f.w().scenario()->stages[0].layers, first + middle / 2);
+    QCOMPARE(f.w().scenario()->stages[0].layers + f.w().scenario()->stages[1].layers, 32);
+    // A stage's last replica stays: the rule says to remove the stage instead.
+    QVERIFY(!stages->remove_replica(1, 0));
+    QVERIFY(stages->refusal_text().contains(QStringLiteral("keeps at least one replica")));
+    QCOMPARE(f.w().undo_stack()->count(), steps + 3); // one step per edit
+    for (int i = 0; i < 3; ++i)
+        f.w().undo_stack()->undo();
+    QVERIFY(f.w().wait_for_evaluation());
+    QCOMPARE(f.w().scenario()->stages, original);
+}
+
+void TestHeteroPlanner::exportWritesTheMixedPlansFiles()
+{
+    Fixture f;
+    const QString stages_example = QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/hetero-h100-a100-stages.json");
+    QVERIFY(f.w().open_scenario_file(stages_example));
+    QString error;
+    QStringList written;
+    const QString folder = f.dir.filePath(QStringLiteral("launch"));
+    QVERIFY2(
+        app::write_launch_files(*f.w().scenario(), LaunchFormat::megatron, folder, stages_example, &error, &written),
+        qPrintable(error));
+    QCOMPARE(written.size(), 1);
+    QFile script(written.front());
+    QVERIFY(script.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(script.readAll());
+    QVERIFY(text.contains(QStringLiteral("--decoder-first-pipeline-num-layers 22")));
+    QVERIFY(text.contains(QStringLiteral("HOSTS_H100")) && text.contains(QStringLiteral("HOSTS_A100")));
+    QVERIFY(script.permissions() & QFile::ExeOwner);
+    // The example whose stages share the batch by speed over H100 and A100 replicas is refused, with the rule.
+    QVERIFY(f.w().open_scenario_file(kExample));
+    QVERIFY(!app::write_launch_files(*f.w().scenario(), LaunchFormat::megatron, folder, kExample, &error));
+    QVERIFY2(error.contains(QStringLiteral("strategy.batch_split")), qPrintable(error));
 }
 
 void TestHeteroPlanner::clusterEditorEditsGroups()

@@ -5,6 +5,7 @@
 #include "spec/units.hpp"
 #include "style/view_style.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace parallax::views {
@@ -25,6 +26,31 @@ const std::vector<Metric>& compared_metrics()
               Metric::time_recompute, Metric::time_bubble, Metric::time_tp, Metric::time_pp, Metric::time_dp,
               Metric::time_cp, Metric::time_ep, Metric::time_optimizer, Metric::time_offload, Metric::time_data_stall };
     return m;
+}
+
+// A mixed plan's TP (or replica count) per stage, "2/1" ("8" when every stage has the same; a stage whose
+// replicas differ "1+2"); sorted by the largest.
+QVariant mixed_degree(const std::vector<PipelineStageSpec>& stages, bool tp, bool sort)
+{
+    QStringList parts;
+    int largest = 0;
+    for (const PipelineStageSpec& st : stages) {
+        QStringList values;
+        if (!tp)
+            values << QString::number(st.replicas.size());
+        for (const StageReplica& r : st.replicas)
+            if (tp && !values.contains(QString::number(r.tp)))
+                values << QString::number(r.tp);
+        for (const QString& v : values)
+            largest = std::max(largest, v.toInt());
+        const QString text = values.join(QLatin1Char('+'));
+        if (!parts.contains(text))
+            parts << text;
+    }
+    if (sort)
+        return largest;
+    return parts.size() == 1 && !parts.front().contains(QLatin1Char('+')) ? QVariant(largest)
+                                                                          : QVariant(parts.join(QLatin1Char('/')));
 }
 
 } // namespace
@@ -55,8 +81,8 @@ QVariant SearchResultsModel::headerData(int section, Qt::Orientation o, int role
 {
     if (o != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
-    static const char* names[] = { "#", "TP", "PP", "DP", "CP", "EP", "VPP", "MB", "ZeRO", "Recompute", "Schedule",
-        "Tokens/s", "Step time", "MFU", "Peak memory", "Limited by", "Frameworks", "Why" };
+    static const char* names[] = { "#", "Stages", "TP", "PP", "DP", "CP", "EP", "VPP", "MB", "ZeRO", "Recompute",
+        "Schedule", "Tokens/s", "Step time", "MFU", "Peak memory", "Limited by", "Frameworks", "Why" };
     return section >= 0 && section < column_count ? QString::fromLatin1(names[section]) : QVariant();
 }
 
@@ -71,11 +97,12 @@ QVariant SearchResultsModel::data(const QModelIndex& index, int role) const
     if (role != Qt::DisplayRole && !sort && role != Qt::ToolTipRole && role != Qt::TextAlignmentRole)
         return {};
     if (role == Qt::TextAlignmentRole)
-        return index.column() <= mfu || index.column() == peak_memory ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
-                                                                      : QVariant();
+        return (index.column() <= mfu && index.column() != stages) || index.column() == peak_memory
+            ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
+            : QVariant();
     if (role == Qt::ToolTipRole) {
         // The plan in the one notation every output uses, then why it ranks where it does.
-        QString tip = QString::fromStdString(strategy_label(s));
+        QString tip = r.stages.empty() ? QString::fromStdString(strategy_label(s)) : r.plan;
         if (p.interval.best_measured_mfu_exceeded > 0)
             tip += QStringLiteral("\nBeyond every measured run: %1% MFU predicted, the best of its class measured %2%")
                        .arg(p.mfu * 100, 0, 'f', 1)
@@ -84,7 +111,11 @@ QVariant SearchResultsModel::data(const QModelIndex& index, int role) const
             tip += QStringLiteral("\n") + r.explanation;
         return tip;
     }
+    if (!r.stages.empty() && (index.column() == tp || index.column() == dp))
+        return mixed_degree(r.stages, index.column() == tp, sort);
     switch (index.column()) {
+    case stages:
+        return r.stages.empty() ? QVariant(QStringLiteral("uniform")) : QVariant(r.plan);
     case rank:
         // "2 ≈": within the model's measured error of the best plan.
         if (sort)

@@ -18,6 +18,7 @@ class SearchResultsModel : public QAbstractTableModel {
 public:
     enum Column {
         rank,
+        stages, // a mixed-cluster plan's stages (SearchRow::plan); hidden for plain plans
         tp,
         pp,
         dp,

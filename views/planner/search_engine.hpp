@@ -21,6 +21,10 @@ struct SearchRow {
     QString explanation; // why it ranks where it does
     bool indistinguishable_from_best = false; // its error band overlaps the best row's
     QString frameworks; // the frameworks that can run it: "megatron, torchtitan" (framework_support.hpp)
+    // A plan for a mixed cluster (cluster.groups): its pipeline stages, which applying it sets as
+    // strategy.stages, and them in words ("22 L h100 TP8 | 10 L a100 TP8"). Empty for a plain plan.
+    std::vector<PipelineStageSpec> stages;
+    QString plan;
 };
 
 struct SearchReport {

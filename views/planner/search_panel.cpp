@@ -37,6 +37,9 @@ SearchPanel::SearchPanel(QWidget* parent)
     m_start->setObjectName(QStringLiteral("search_start"));
     m_stop = new QPushButton(QStringLiteral("Cancel"), this);
     m_stop->setObjectName(QStringLiteral("search_cancel"));
+    m_apply = new QPushButton(QStringLiteral("Apply"), this);
+    m_apply->setObjectName(QStringLiteral("search_apply"));
+    m_apply->setToolTip(QStringLiteral("Apply the selected plan (or double-click it); Ctrl+Z undoes"));
     m_top = new QSpinBox(this);
     m_top->setRange(1, 1000);
     m_top->setValue(20);
@@ -56,7 +59,10 @@ SearchPanel::SearchPanel(QWidget* parent)
     bar->addWidget(m_top);
     bar->addWidget(m_progress, 1);
     layout->addLayout(bar);
-    layout->addWidget(m_any_framework); // its own row: the panel keeps its minimum width
+    auto* second = new QHBoxLayout; // a row of its own: the panel keeps its minimum width
+    second->addWidget(m_apply);
+    second->addWidget(m_any_framework, 1);
+    layout->addLayout(second);
     m_status = new QLabel(this);
     m_status->setWordWrap(true);
     layout->addWidget(m_status);
@@ -67,6 +73,7 @@ SearchPanel::SearchPanel(QWidget* parent)
     m_table = new QTableView(this);
     m_table->setModel(m_proxy);
     m_table->setSortingEnabled(true);
+    m_table->sortByColumn(SearchResultsModel::rank, Qt::AscendingOrder); // best first until the user sorts
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->hide();
@@ -75,17 +82,46 @@ SearchPanel::SearchPanel(QWidget* parent)
     layout->addWidget(m_table, 1);
     connect(m_start, &QPushButton::clicked, this, &SearchPanel::start);
     connect(m_stop, &QPushButton::clicked, this, &SearchPanel::cancel);
-    connect(m_table, &QTableView::activated, this, [this](const QModelIndex& index) {
-        const QModelIndex source = m_proxy->mapToSource(index);
-        if (const SearchRow* r = m_model->row_at(source.row()))
-            emit apply_requested(r->strategy, QStringLiteral("search result #%1").arg(source.row() + 1));
+    connect(m_table, &QTableView::activated, this, [this](const QModelIndex& index) { apply_row(index.row()); });
+    connect(m_apply, &QPushButton::clicked, this, [this] {
+        const QModelIndexList rows = m_table->selectionModel()->selectedRows();
+        apply_row(rows.isEmpty() ? 0 : rows.front().row());
     });
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, &SearchPanel::refresh_enabled);
+    show_columns_for(false);
     refresh_enabled();
 }
 
 SearchPanel::~SearchPanel()
 {
     cancel();
+}
+
+bool SearchPanel::apply_row(int row)
+{
+    const QModelIndex source = m_proxy->mapToSource(m_proxy->index(row, 0));
+    const SearchRow* r = source.isValid() ? m_model->row_at(source.row()) : nullptr;
+    if (!r)
+        return false;
+    const QString what = QStringLiteral("search result #%1").arg(source.row() + 1);
+    if (r->stages.empty())
+        emit apply_requested(r->strategy, what);
+    else
+        emit apply_stages_requested(r->strategy, r->stages, what);
+    return true;
+}
+
+bool SearchPanel::mixed() const
+{
+    return m_scenario && (m_scenario->heterogeneous() || m_scenario->cluster.heterogeneous());
+}
+
+// A mixed cluster's plans say their stages; they have no CP, EP or virtual stages.
+void SearchPanel::show_columns_for(bool mixed)
+{
+    m_table->setColumnHidden(SearchResultsModel::stages, !mixed);
+    for (int c : { SearchResultsModel::cp, SearchResultsModel::ep, SearchResultsModel::vpp })
+        m_table->setColumnHidden(c, mixed);
 }
 
 void SearchPanel::set_engine(std::shared_ptr<SearchEngine> engine)
@@ -96,7 +132,13 @@ void SearchPanel::set_engine(std::shared_ptr<SearchEngine> engine)
 
 void SearchPanel::set_scenario(const Scenario& s)
 {
+    const bool was_mixed = mixed();
     m_scenario = s;
+    if (was_mixed != mixed() && !running()) { // the other kind's plans would not apply to this cluster
+        m_model->set_rows({});
+        m_status->clear();
+        show_columns_for(mixed());
+    }
     refresh_enabled();
 }
 
@@ -107,18 +149,18 @@ QString SearchPanel::status_text() const
 
 void SearchPanel::refresh_enabled()
 {
-    // The engine ranks plain plans (one GPU type, uniform degrees): a mixed cluster's stages are not its.
-    const bool mixed = m_scenario && (m_scenario->heterogeneous() || m_scenario->cluster.heterogeneous());
-    m_start->setEnabled(m_engine && m_scenario && !mixed && !running());
+    m_start->setEnabled(m_engine && m_scenario && !running());
     m_stop->setEnabled(running());
+    m_apply->setEnabled(m_model->rowCount() > 0 && !running());
     m_top->setEnabled(!running());
-    m_any_framework->setEnabled(!running());
+    // A mixed cluster's search ranks the plans its own model costs; which framework runs them is a column.
+    m_any_framework->setEnabled(!running() && !mixed());
     const QString mixed_text = QStringLiteral(
-        "This plan runs on a mixed cluster (node groups, strategy.stages): the planner's search ranks plain plans "
-        "of one GPU type and cannot search stages and replicas. Edit the stages in the Stages panel.");
-    if (mixed && !running())
+        "Mixed cluster (node groups): the search chooses which groups form which stages, the layers per stage, "
+        "TP per replica and the batch shares, and may leave slow groups idle.");
+    if (mixed() && !running() && m_model->rowCount() == 0 && m_status->text().isEmpty())
         m_status->setText(mixed_text);
-    else if (!mixed && m_status->text() == mixed_text)
+    else if (!mixed() && m_status->text() == mixed_text)
         m_status->clear();
     if (!m_engine)
         m_status->setText(QStringLiteral("No search engine in this build: the strategy search (core/search) is not "
@@ -197,6 +239,8 @@ void SearchPanel::show_report(const SearchReport& r)
     if (!r.error.isEmpty()) {
         m_status->setText(QStringLiteral("Search failed: ") + r.error);
     } else {
+        show_columns_for(
+            std::any_of(r.rows.begin(), r.rows.end(), [](const SearchRow& row) { return !row.stages.empty(); }));
         m_model->set_rows(r.rows);
         m_progress->setValue(r.cancelled ? m_progress->value() : kProgressRange);
         QString what = QStringLiteral("%1 strategies evaluated, %2 feasible, in %3 s; %4 shown")

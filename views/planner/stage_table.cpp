@@ -1,13 +1,16 @@
 #include "planner/stage_table.hpp"
 
+#include "planner/stage_bar.hpp"
 #include "spec/hetero_label.hpp"
 #include "style/view_style.hpp"
+#include "viewdata/stage_edits.hpp"
 
 #include <QComboBox>
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
 #include <QTableWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -43,11 +46,14 @@ StageTable::StageTable(QWidget* parent)
     m_note->setObjectName(QStringLiteral("stage_note"));
     m_note->setWordWrap(true);
     v->addWidget(m_note);
+    m_bar = new StageBar(this);
+    v->addWidget(m_bar);
+    connect(m_bar, &StageBar::boundary_moved, this, &StageTable::move_boundary);
     m_table = new QTableWidget(0, column_count, this);
     m_table->setObjectName(QStringLiteral("stage_table"));
     m_table->setHorizontalHeaderLabels({ QStringLiteral("Stage"), QStringLiteral("Layers"),
         QStringLiteral("Micro-batch"), QStringLiteral("Busy"), QStringLiteral("Memory per GPU"),
-        QStringLiteral("Move a layer"), QStringLiteral("Replicas: group (GPU) TP") });
+        QStringLiteral("Move a layer"), QStringLiteral("Replicas: group (GPU) TP"), QStringLiteral("Edit") });
     m_table->verticalHeader()->hide();
     m_table->setSelectionMode(QAbstractItemView::NoSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -60,7 +66,89 @@ StageTable::StageTable(QWidget* parent)
     m_table->horizontalHeaderItem(memory)->setToolTip(
         QStringLiteral("Memory per GPU of the stage's fullest replica, against its GPU's capacity"));
     v->addWidget(m_table, 1);
+    v->addWidget(add_controls());
     set_evaluation(nullptr);
+}
+
+QWidget* StageTable::add_controls()
+{
+    m_add_row = new QWidget(this);
+    auto* h = new QHBoxLayout(m_add_row);
+    h->setContentsMargins(0, 0, 0, 0);
+    m_add_group = new QComboBox(m_add_row);
+    m_add_group->setObjectName(QStringLiteral("add_group"));
+    m_add_tp = new QComboBox(m_add_row);
+    m_add_tp->setObjectName(QStringLiteral("add_tp"));
+    auto* add = new QPushButton(QStringLiteral("Add stage"), m_add_row);
+    add->setObjectName(QStringLiteral("add_stage"));
+    add->setToolTip(QStringLiteral("A new last stage of one replica on this group and TP; it takes layers from the "
+                                   "fullest stages"));
+    connect(m_add_group, &QComboBox::currentIndexChanged, this, [this] {
+        const int tp = m_add_tp->currentData().toInt();
+        m_add_tp->clear();
+        if (const Scenario* base = edit_base())
+            for (int choice : replica_tp_choices(*base, m_add_group->currentText().toStdString()))
+                m_add_tp->addItem(QString::number(choice), choice);
+        m_add_tp->setCurrentIndex(std::max(0, m_add_tp->findData(tp)));
+    });
+    connect(add, &QPushButton::clicked, this,
+        [this] { add_stage(m_add_group->currentText(), m_add_tp->currentData().toInt()); });
+    m_refusal = new QLabel(m_add_row);
+    m_refusal->setObjectName(QStringLiteral("stage_refusal"));
+    m_refusal->setWordWrap(true);
+    h->addWidget(new QLabel(QStringLiteral("New stage or replica on"), m_add_row));
+    h->addWidget(m_add_group);
+    h->addWidget(new QLabel(QStringLiteral("TP"), m_add_row));
+    h->addWidget(m_add_tp);
+    h->addWidget(add);
+    h->addWidget(m_refusal, 1);
+    return m_add_row;
+}
+
+void StageTable::set_scenario(const Scenario& s)
+{
+    m_scenario = s;
+    refresh_add_controls();
+    refresh_bar();
+}
+
+void StageTable::refresh_add_controls()
+{
+    const Scenario* base = edit_base();
+    m_add_row->setVisible(base && base->heterogeneous());
+    QStringList names;
+    if (base)
+        for (const NodeGroup& g : base->cluster.groups)
+            names << qs(g.name);
+    QStringList shown;
+    for (int i = 0; i < m_add_group->count(); ++i)
+        shown << m_add_group->itemText(i);
+    if (names != shown) {
+        const QString current = m_add_group->currentText();
+        m_add_group->clear();
+        m_add_group->addItems(names);
+        m_add_group->setCurrentIndex(std::max(0, m_add_group->findText(current)));
+    }
+}
+
+// The document's stages (edits land there first); the pacing stage from the evaluation when it is of them.
+void StageTable::refresh_bar()
+{
+    const Scenario* base = edit_base();
+    std::vector<int> layers;
+    QStringList labels;
+    if (base)
+        for (const PipelineStageSpec& st : base->stages) {
+            layers.push_back(st.layers);
+            labels << qs(stage_replicas_label(st));
+        }
+    int critical = -1;
+    for (const StageRow& r : m_rows)
+        if (r.critical && r.stage < static_cast<int>(layers.size()))
+            critical = r.stage;
+    m_bar->setVisible(layers.size() > 1);
+    if (!m_bar->dragging() || m_bar->layers().size() != layers.size())
+        m_bar->set_stages(layers, labels, critical);
 }
 
 void StageTable::set_evaluation(std::shared_ptr<const PlanEvaluation> e)
@@ -80,8 +168,11 @@ void StageTable::set_evaluation(std::shared_ptr<const PlanEvaluation> e)
                     qs(m_evaluation->violations.front().message).toHtmlEscaped()));
     else
         m_note->setText(QStringLiteral("The highlighted stage paces the pipeline. ◀ and ▶ move one layer to the "
-                                       "neighbouring stage; a replica's TP is chosen in its row. Ctrl+Z undoes."));
+                                       "neighbouring stage, as does dragging a boundary in the bar; a replica's TP "
+                                       "is chosen in its row. Ctrl+Z undoes."));
     rebuild();
+    refresh_add_controls();
+    refresh_bar();
 }
 
 void StageTable::rebuild()
@@ -92,7 +183,7 @@ void StageTable::rebuild()
     for (int r = 0; r < static_cast<int>(m_rows.size()); ++r)
         fill_row(r, m_rows[static_cast<std::size_t>(r)], dark);
     // Resizing to contents sees items, not the editors in the cells: widen those columns to fit them.
-    for (int column : { move, replicas }) {
+    for (int column : { move, replicas, edit }) {
         int widest = 0;
         for (int r = 0; r < m_table->rowCount(); ++r)
             if (const QWidget* w = m_table->cellWidget(r, column))
@@ -124,6 +215,8 @@ void StageTable::fill_row(int r, const StageRow& row, bool dark)
     m_table->setCellWidget(r, move, move_buttons(row));
     item(replicas, QString());
     m_table->setCellWidget(r, replicas, replica_editors(row));
+    item(edit, QString());
+    m_table->setCellWidget(r, edit, stage_editors(row));
     item(microbatch, format_seconds(row.microbatch_s));
     item(busy, QStringLiteral("%1 (%2%)").arg(format_seconds(row.busy_s)).arg(std::lround(row.busy_share * 100)));
     QTableWidgetItem* mem
@@ -175,12 +268,96 @@ QWidget* StageTable::replica_editors(const StageRow& row)
         tp->setCurrentIndex(tp->findData(cell.tp));
         connect(tp, &QComboBox::activated, this,
             [this, tp, stage = row.stage, i](int) { set_replica_tp(stage, i, tp->currentData().toInt()); });
+        auto* remove = new QToolButton(w);
+        remove->setText(QStringLiteral("×"));
+        remove->setObjectName(QStringLiteral("remove_replica_%1_%2").arg(row.stage).arg(i));
+        remove->setToolTip(QStringLiteral("Remove this replica"));
+        connect(remove, &QToolButton::clicked, this, [this, stage = row.stage, i] { remove_replica(stage, i); });
         h->addWidget(label);
         h->addWidget(tp);
+        h->addWidget(remove);
         h->addSpacing(8);
     }
     h->addStretch(1);
     return w;
+}
+
+QWidget* StageTable::stage_editors(const StageRow& row)
+{
+    auto* w = new QWidget(m_table);
+    auto* h = new QHBoxLayout(w);
+    h->setContentsMargins(2, 0, 2, 0);
+    auto* add = new QToolButton(w);
+    add->setText(QStringLiteral("+ replica"));
+    add->setObjectName(QStringLiteral("add_replica_%1").arg(row.stage));
+    add->setToolTip(QStringLiteral("Add a replica on the group and TP chosen below the table"));
+    connect(add, &QToolButton::clicked, this,
+        [this, stage = row.stage] { add_replica(stage, m_add_group->currentText(), m_add_tp->currentData().toInt()); });
+    auto* remove = new QToolButton(w);
+    remove->setText(QStringLiteral("Remove stage"));
+    remove->setObjectName(QStringLiteral("remove_stage_%1").arg(row.stage));
+    remove->setToolTip(QStringLiteral("Remove this stage; its layers go to its neighbours"));
+    connect(remove, &QToolButton::clicked, this, [this, stage = row.stage] { remove_stage(stage); });
+    h->addWidget(add);
+    h->addWidget(remove);
+    return w;
+}
+
+QString StageTable::refusal_text() const
+{
+    return m_refusal->text();
+}
+
+bool StageTable::emit_edit(const StageEdit& e, const QString& what)
+{
+    if (!e.scenario) {
+        m_refusal->setText(QStringLiteral("<span style='color:%1'>Not done: %2</span>")
+                               .arg(bad_colour(is_dark(palette())).name(), qs(e.refusal).toHtmlEscaped()));
+        return false;
+    }
+    m_refusal->clear();
+    emit edit_requested(*e.scenario, what, 0);
+    return true;
+}
+
+void StageTable::move_boundary(int boundary, int first_layer, int drag)
+{
+    const Scenario* base = edit_base();
+    if (!base)
+        return;
+    if (const std::optional<Scenario> s = with_stage_boundary(*base, boundary, first_layer))
+        emit edit_requested(
+            *s, QStringLiteral("drag the boundary of stages %1 and %2").arg(boundary).arg(boundary + 1), drag);
+}
+
+bool StageTable::add_stage(const QString& group, int tp)
+{
+    const Scenario* base = edit_base();
+    return base
+        && emit_edit(parallax::add_stage(*base, group.toStdString(), tp),
+            QStringLiteral("add a stage on %1 TP %2").arg(group).arg(tp));
+}
+
+bool StageTable::remove_stage(int stage)
+{
+    const Scenario* base = edit_base();
+    return base && emit_edit(parallax::remove_stage(*base, stage), QStringLiteral("remove stage %1").arg(stage));
+}
+
+bool StageTable::add_replica(int stage, const QString& group, int tp)
+{
+    const Scenario* base = edit_base();
+    return base
+        && emit_edit(parallax::add_replica(*base, stage, group.toStdString(), tp),
+            QStringLiteral("add a replica on %1 TP %2 to stage %3").arg(group).arg(tp).arg(stage));
+}
+
+bool StageTable::remove_replica(int stage, int replica)
+{
+    const Scenario* base = edit_base();
+    return base
+        && emit_edit(parallax::remove_replica(*base, stage, replica),
+            QStringLiteral("remove replica %1 of stage %2").arg(replica).arg(stage));
 }
 
 const Scenario* StageTable::edit_base() const

@@ -2,8 +2,11 @@
 // The Stages panel: a heterogeneous plan's pipeline, one row per stage (core/viewdata/stage_rows.hpp):
 // its layers with buttons that move one layer to the neighbouring stage, its replicas with an editable
 // TP each, its micro-batch and busy times, and memory per GPU of its fullest replica against the
-// capacity. The stage that paces the pipeline is highlighted. Edits are emitted as whole scenarios, so
-// the window applies them through its document (undo) and re-predicts at once.
+// capacity. The stage that paces the pipeline is highlighted. Above the table a bar of the stages whose
+// boundaries drag layers between neighbours (stage_bar.hpp); below it a group and TP to add a stage or a
+// replica with, and a row's buttons remove them; a refused edit says its rule beside those controls.
+// Edits are emitted as whole scenarios, so the window applies them through its document (undo, one step
+// per button or drag) and re-predicts at once.
 #include "viewdata/plan_evaluation.hpp"
 #include "viewdata/stage_rows.hpp"
 
@@ -12,10 +15,17 @@
 #include <memory>
 #include <optional>
 
+class QComboBox;
 class QLabel;
 class QTableWidget;
 
+namespace parallax {
+struct StageEdit;
+}
+
 namespace parallax::views {
+
+class StageBar;
 
 class StageTable : public QWidget {
     Q_OBJECT
@@ -23,7 +33,7 @@ public:
     explicit StageTable(QWidget* parent = nullptr);
 
     // The document's plan, which edits start from (an evaluation may lag behind a quick second click).
-    void set_scenario(const Scenario& s) { m_scenario = s; }
+    void set_scenario(const Scenario& s);
     // Shows the evaluation's stages; a plain plan's evaluation leaves a note instead.
     void set_evaluation(std::shared_ptr<const PlanEvaluation> e);
     const std::vector<StageRow>& rows() const { return m_rows; }
@@ -31,9 +41,20 @@ public:
     // What the buttons and TP choosers do, callable from tests.
     void move_layer(int from, int to);
     void set_replica_tp(int stage, int replica, int tp);
+    // Stage `boundary` + 1 to start at `first_layer`; `drag` merges a gesture's steps into one undo step.
+    void move_boundary(int boundary, int first_layer, int drag = 0);
+    // Structural edits; false (and the rule shown in refusal_text()) when refused.
+    bool add_stage(const QString& group, int tp);
+    bool remove_stage(int stage);
+    bool add_replica(int stage, const QString& group, int tp);
+    bool remove_replica(int stage, int replica);
+    QString refusal_text() const;
+    StageBar* stage_bar() const { return m_bar; }
+    QComboBox* add_group_box() const { return m_add_group; }
+    QComboBox* add_tp_box() const { return m_add_tp; }
 
     // Columns, in order.
-    enum Column { stage, layers, microbatch, busy, memory, move, replicas, column_count };
+    enum Column { stage, layers, microbatch, busy, memory, move, replicas, edit, column_count };
 
 signals:
     void edit_requested(const parallax::Scenario& s, const QString& what, int drag);
@@ -46,6 +67,11 @@ private:
     void fill_row(int r, const StageRow& row, bool dark);
     QWidget* move_buttons(const StageRow& row);
     QWidget* replica_editors(const StageRow& row);
+    QWidget* stage_editors(const StageRow& row);
+    QWidget* add_controls();
+    void refresh_add_controls();
+    void refresh_bar();
+    bool emit_edit(const StageEdit& e, const QString& what);
 
     const Scenario* edit_base() const;
 
@@ -54,6 +80,11 @@ private:
     std::vector<StageRow> m_rows;
     QLabel* m_note = nullptr;
     QTableWidget* m_table = nullptr;
+    StageBar* m_bar = nullptr;
+    QWidget* m_add_row = nullptr;
+    QComboBox* m_add_group = nullptr;
+    QComboBox* m_add_tp = nullptr;
+    QLabel* m_refusal = nullptr;
 };
 
 } // namespace parallax::views

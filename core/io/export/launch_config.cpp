@@ -3,6 +3,7 @@
 // DeepSpeed), torchtitan_config.cpp and nemo_config.cpp.
 #include "io/export/launch_config.hpp"
 
+#include "io/export/hetero_launch.hpp"
 #include "io/export/launch_plan.hpp"
 #include "io/export/launch_text.hpp"
 #include "io/export/shell_script.hpp"
@@ -190,6 +191,8 @@ std::string fix_shell_defaults(std::string text)
 
 LaunchConfig export_launch_config(LaunchFormat f, const Scenario& sc, const LaunchSettings& o, const std::string& file)
 {
+    if (sc.heterogeneous()) // mixed-GPU stages: their own rules and host lists
+        return export_hetero_launch_config(f, sc, o, file);
     const std::vector<Unsupported> missing = launch_unsupported(f, sc);
     if (!missing.empty()) {
         const std::string fw(to_string(launch_framework(f, sc)));

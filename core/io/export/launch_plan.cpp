@@ -59,33 +59,37 @@ std::vector<int> chunk_layer_counts(const Scenario& s)
     return out;
 }
 
-MegatronSplit megatron_split(const Scenario& s)
+MegatronSplit megatron_split_of_uneven(const std::vector<int>& chunks, int vpp)
 {
     MegatronSplit out;
-    const Strategy& st = s.strategy;
-    if (st.pp <= 1)
-        return out;
-    const std::vector<int> chunks = chunk_layer_counts(s);
-    const bool all_equal = std::all_of(chunks.begin(), chunks.end(), [&](int c) { return c == chunks.front(); });
-    if (all_equal && st.first_stage_layers <= 0 && st.last_stage_layers <= 0)
-        return out;
     out.even = false;
-    if (st.vpp == 1) {
-        const int mid = st.pp > 2 ? chunks[1] : -1;
-        const bool middle_even
-            = st.pp <= 2 || std::all_of(chunks.begin() + 1, chunks.end() - 1, [&](int c) { return c == mid; });
-        if (middle_even && st.pp > 2) {
+    const std::size_t n = chunks.size();
+    if (vpp == 1 && n > 2) {
+        const int mid = chunks[1];
+        if (std::all_of(chunks.begin() + 1, chunks.end() - 1, [&](int c) { return c == mid; })) {
             out.first = chunks.front() != mid ? chunks.front() : 0;
             out.last = chunks.back() != mid ? chunks.back() : 0;
             return out;
         }
-        if (st.pp == 2) {
-            out.first = chunks.front();
-            return out;
-        }
+    }
+    if (vpp == 1 && n == 2) { // the last stage takes what the first leaves
+        out.first = chunks.front();
+        return out;
     }
     out.layout = megatron_layout(chunks);
     return out;
+}
+
+MegatronSplit megatron_split(const Scenario& s)
+{
+    const Strategy& st = s.strategy;
+    if (st.pp <= 1)
+        return {};
+    const std::vector<int> chunks = chunk_layer_counts(s);
+    const bool all_equal = std::all_of(chunks.begin(), chunks.end(), [&](int c) { return c == chunks.front(); });
+    if (all_equal && st.first_stage_layers <= 0 && st.last_stage_layers <= 0)
+        return {};
+    return megatron_split_of_uneven(chunks, st.vpp);
 }
 
 // Megatron's --moe-layer-freq as a Python list expression ("([0]*3+[1]*58)") when not every layer is an

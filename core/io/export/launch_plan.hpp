@@ -22,6 +22,8 @@ struct MegatronSplit {
     std::string layout; // --pipeline-model-parallel-layout ("" = not needed)
 };
 MegatronSplit megatron_split(const Scenario& s);
+// The split of layer counts per virtual stage (model order) that are not all equal.
+MegatronSplit megatron_split_of_uneven(const std::vector<int>& chunks, int vpp);
 
 // Megatron's --moe-layer-freq as a Python list expression ("([0]*3+[1]*58)").
 std::string moe_layer_pattern(const ModelSpec& m);
