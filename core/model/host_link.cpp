@@ -22,6 +22,18 @@ constexpr double kGpusPerSocketGrace = 2;
 // An NVL72 rack's domain: more GPUs per "node" than any PCIe server has.
 constexpr int kMaxPcieServerGpus = 8;
 
+// Host memory per GPU of each generation's reference node (system datasheets): DGX-2 1.5 TB for 16 V100;
+// DGX A100 1 TB for 8 (2 TB optional); DGX H100 / H200 / B200 2 TB for 8; GH200 480 GB LPDDR5X per
+// superchip; GB200 NVL72 480 GB per Grace, one Grace per 2 GPUs; AMD MI300X platform 1.5 TB for 8 (AMD
+// Instinct MI300X platform brief: "up to" figures differ by OEM, so the lower).
+constexpr double kHostBytesPerGpuVolta = 1.5e12 / 16;
+constexpr double kHostBytesPerGpuAmpere = 1e12 / 8;
+constexpr double kHostBytesPerGpuHopperBlackwell = 2e12 / 8;
+constexpr double kHostBytesPerGpuGh200 = 480e9;
+constexpr double kHostBytesPerGpuGb200 = 480e9 / 2;
+constexpr double kHostBytesPerGpuMi300 = 1.5e12 / 8;
+constexpr double kBytesPerGB = 1e9;
+
 } // namespace
 
 bool grace_host(const ClusterSpec& c) noexcept
@@ -47,6 +59,30 @@ double gpus_per_socket(const ClusterSpec& c) noexcept
 {
     const bool nvl72 = c.gpu.architecture == GpuArchitecture::blackwell && c.gpus_per_node > kMaxPcieServerGpus;
     return nvl72 ? kGpusPerSocketGrace : static_cast<double>(c.gpus_per_node) / kSocketsPerNode;
+}
+
+double host_memory_per_node_bytes(const ClusterSpec& c) noexcept
+{
+    if (c.host_memory_GB)
+        return *c.host_memory_GB * kBytesPerGB;
+    double per_gpu = kHostBytesPerGpuHopperBlackwell;
+    switch (c.gpu.architecture) {
+    case GpuArchitecture::volta:
+        per_gpu = kHostBytesPerGpuVolta;
+        break;
+    case GpuArchitecture::ampere:
+    case GpuArchitecture::cdna2:
+        per_gpu = kHostBytesPerGpuAmpere;
+        break;
+    case GpuArchitecture::cdna3:
+        per_gpu = kHostBytesPerGpuMi300;
+        break;
+    default:
+        break;
+    }
+    if (grace_host(c))
+        per_gpu = c.gpus_per_node > kMaxPcieServerGpus ? kHostBytesPerGpuGb200 : kHostBytesPerGpuGh200;
+    return per_gpu * c.gpus_per_node;
 }
 
 } // namespace parallax
