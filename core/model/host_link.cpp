@@ -1,5 +1,6 @@
 #include "model/host_link.hpp"
 
+#include <algorithm>
 #include <string_view>
 
 namespace parallax {
@@ -26,12 +27,17 @@ constexpr int kMaxPcieServerGpus = 8;
 // DGX A100 1 TB for 8 (2 TB optional); DGX H100 / H200 / B200 2 TB for 8; GH200 480 GB LPDDR5X per
 // superchip; GB200 NVL72 480 GB per Grace, one Grace per 2 GPUs; AMD MI300X platform 1.5 TB for 8 (AMD
 // Instinct MI300X platform brief: "up to" figures differ by OEM, so the lower).
-constexpr double kHostBytesPerGpuVolta = 1.5e12 / 16;
-constexpr double kHostBytesPerGpuAmpere = 1e12 / 8;
-constexpr double kHostBytesPerGpuHopperBlackwell = 2e12 / 8;
-constexpr double kHostBytesPerGpuGh200 = 480e9;
-constexpr double kHostBytesPerGpuGb200 = 480e9 / 2;
-constexpr double kHostBytesPerGpuMi300 = 1.5e12 / 8;
+// A node with fewer GPUs than its reference (one GPU of a DGX-2) still has the reference's memory.
+struct ReferenceNode {
+    double host_bytes_per_gpu;
+    int gpus;
+};
+constexpr ReferenceNode kDgx2 { 1.5e12 / 16, 16 };
+constexpr ReferenceNode kDgxA100 { 1e12 / 8, 8 };
+constexpr ReferenceNode kDgxH100 { 2e12 / 8, 8 };
+constexpr ReferenceNode kGh200 { 480e9, 1 };
+constexpr ReferenceNode kGb200Nvl72 { 480e9 / 2, 72 };
+constexpr ReferenceNode kMi300xPlatform { 1.5e12 / 8, 8 };
 constexpr double kBytesPerGB = 1e9;
 
 } // namespace
@@ -65,24 +71,24 @@ double host_memory_per_node_bytes(const ClusterSpec& c) noexcept
 {
     if (c.host_memory_GB)
         return *c.host_memory_GB * kBytesPerGB;
-    double per_gpu = kHostBytesPerGpuHopperBlackwell;
+    ReferenceNode ref = kDgxH100;
     switch (c.gpu.architecture) {
     case GpuArchitecture::volta:
-        per_gpu = kHostBytesPerGpuVolta;
+        ref = kDgx2;
         break;
     case GpuArchitecture::ampere:
     case GpuArchitecture::cdna2:
-        per_gpu = kHostBytesPerGpuAmpere;
+        ref = kDgxA100;
         break;
     case GpuArchitecture::cdna3:
-        per_gpu = kHostBytesPerGpuMi300;
+        ref = kMi300xPlatform;
         break;
     default:
         break;
     }
     if (grace_host(c))
-        per_gpu = c.gpus_per_node > kMaxPcieServerGpus ? kHostBytesPerGpuGb200 : kHostBytesPerGpuGh200;
-    return per_gpu * c.gpus_per_node;
+        ref = c.gpus_per_node > kMaxPcieServerGpus ? kGb200Nvl72 : kGh200;
+    return ref.host_bytes_per_gpu * std::max(c.gpus_per_node, ref.gpus);
 }
 
 } // namespace parallax

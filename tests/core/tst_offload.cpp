@@ -223,6 +223,8 @@ private slots:
     void host_memory_per_node_defaults()
     {
         QCOMPARE(host_memory_per_node_bytes(test::cluster("V100-SXM2-32GB", 1, 16, "nvlink2", "ib-hdr")), 1.5e12);
+        // One GPU of a DGX-2 (ZeRO-Offload's single-GPU runs) has the whole node's host memory.
+        QCOMPARE(host_memory_per_node_bytes(test::cluster("V100-SXM2-32GB", 1, 1, "nvlink2", "ib-hdr")), 1.5e12);
         QCOMPARE(host_memory_per_node_bytes(test::cluster("A100-SXM4-80GB", 1, 8, "nvlink3-nvswitch", "ib-hdr")), 1e12);
         QCOMPARE(host_memory_per_node_bytes(test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr")), 2e12);
         QCOMPARE(host_memory_per_node_bytes(test::cluster("GH200-96GB", 1, 1, "nvlink4-nvswitch", "ib-ndr")), 480e9);
