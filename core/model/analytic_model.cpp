@@ -618,7 +618,8 @@ Prediction prediction_of(const PlanContext& ctx, const AnalyticResult& r)
         std::snprintf(buf, sizeof buf,
             "out of host memory: the offloaded states and activations need %.0f GiB per node, a node of %s has "
             "%.0f GiB (cluster.host_memory_GB)",
-            p.host_memory_bytes_per_node / units::kGiB, ctx.cluster.name.empty() ? "this cluster" : ctx.cluster.name.c_str(),
+            p.host_memory_bytes_per_node / units::kGiB,
+            ctx.cluster.name.empty() ? "this cluster" : ctx.cluster.name.c_str(),
             p.host_capacity_bytes_per_node / units::kGiB);
         p.infeasible_reason = buf;
     } else if (!r.feasible) {

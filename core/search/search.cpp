@@ -707,15 +707,19 @@ bool offer_variant(const ClusterSearch& search, const Strategy& s, EvaluationCac
 // Activation offload in place of recomputation: where the host link hides the copies under the compute
 // (NVLink-C2C on Grace), keeping the activations on the host beats recomputing them. Tried once per
 // plan whose lightest fitting variant recomputes, at that variant's other settings.
-void offer_offload_for_recompute(const ClusterSearch& search, const Strategy& fit, EvaluationCache& cache,
-    WorkerState& w)
+void offer_offload_for_recompute(
+    const ClusterSearch& search, const Strategy& fit, EvaluationCache& cache, WorkerState& w)
 {
     if (fit.recompute == Recompute::none || fit.offload_activations || search.opt.fix.recompute)
         return;
     Strategy s = fit;
     s.offload_activations = true;
     s.recompute = Recompute::none;
-    bool fitted = false; // an alternative, not a heavier variant: never pruned
+    // An alternative the search adds, not a knob it enumerates: one the rules or the framework refuse is
+    // skipped, not tallied as a removal.
+    if (check_strategy(search.inputs, s) != Rule::ok || !search.runnable(s))
+        return;
+    bool fitted = false; // never pruned by the heavier-variant rule
     offer_variant(search, s, cache, w, fitted);
 }
 

@@ -269,9 +269,9 @@ private slots:
         QVERIFY2(p.feasible, p.infeasible_reason.c_str());
     }
 
-    // A node's GPUs share its host memory: a 77B GPT (96 layers, hidden 8192) under ZeRO-Infinity over 8 GPUs puts 1/8 of its
-    // 16 bytes per parameter on each GPU's host share, all of them together on the node. That overflows a
-    // DGX A100's 1 TB and fits a DGX H100's 2 TB.
+    // A node's GPUs share its host memory: a 77B GPT (96 layers, hidden 8192) under ZeRO-Infinity over 8 GPUs puts 1/8
+    // of its 16 bytes per parameter on each GPU's host share, all of them together on the node. That overflows a DGX
+    // A100's 1 TB and fits a DGX H100's 2 TB.
     void host_memory_is_shared_by_the_node()
     {
         TrainingSpec t;

@@ -483,8 +483,8 @@ void TestPlannerWindow::offload_toggles_follow_their_rules_and_undo()
     QVERIFY(!tile->isEnabled());
     QVERIFY2(tile->toolTip().contains(QStringLiteral("EP > 1")), qPrintable(tile->toolTip()));
     QVERIFY(!activations->isEnabled());
-    QVERIFY2(activations->toolTip().contains(QStringLiteral("Pipeline parallelism")),
-        qPrintable(activations->toolTip()));
+    QVERIFY2(
+        activations->toolTip().contains(QStringLiteral("Pipeline parallelism")), qPrintable(activations->toolTip()));
     // Without pipeline parallelism and recomputation Megatron-LM offloads activations.
     Scenario s = *w.scenario();
     s.strategy.pp = 1;
