@@ -152,8 +152,12 @@ QString stage_table(const Prediction& p)
                 + QStringLiteral("</b>"),
             format_seconds(s.forward_s), format_seconds(s.backward_s) });
     }
-    return out + QStringLiteral("</table>\n<p>Capacity per GPU: ") + format_gib(p.capacity_bytes)
-        + QStringLiteral("</p>\n");
+    out += QStringLiteral("</table>\n<p>Capacity per GPU: ") + format_gib(p.capacity_bytes) + QStringLiteral("</p>\n");
+    if (p.host_memory_bytes_per_node > 0) // offloaded states and activations, shared by a node's GPUs
+        out += QStringLiteral("<p>Host memory per node: ") + format_gib(p.host_memory_bytes_per_node)
+            + QStringLiteral(" of ") + format_gib(p.host_capacity_bytes_per_node) + QStringLiteral(" (")
+            + format_gib(p.memory.host) + QStringLiteral(" offloaded per GPU)</p>\n");
+    return out;
 }
 
 QString list(const std::vector<std::string>& items)

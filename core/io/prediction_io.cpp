@@ -82,6 +82,10 @@ json prediction_to_json(const Prediction& p)
     j["bubble_fraction"] = finite(p.bubble_fraction);
     j["memory"] = { { "peak_GiB", finite(p.peak_memory_bytes / units::kGiB) },
         { "capacity_GiB", finite(p.capacity_bytes / units::kGiB) }, { "breakdown_GiB", memory_json(p.memory) } };
+    // Host memory: per node, shared by its GPUs' offloaded states and activations.
+    j["memory"]["host"] = { { "per_gpu_GiB", finite(p.memory.host / units::kGiB) },
+        { "per_node_GiB", finite(p.host_memory_bytes_per_node / units::kGiB) },
+        { "capacity_per_node_GiB", finite(p.host_capacity_bytes_per_node / units::kGiB) } };
     j["communication_s"] = { { "tp", finite(p.communication_s.tp) }, { "pp", finite(p.communication_s.pp) },
         { "dp", finite(p.communication_s.dp) }, { "cp", finite(p.communication_s.cp) },
         { "ep", finite(p.communication_s.ep) }, { "exposed", finite(p.communication_s.exposed) } };
@@ -186,6 +190,10 @@ std::string prediction_to_text(const Scenario& sc, const Prediction& p)
         + format_number("%.1f", p.memory.optimizer / units::kGiB) + "  activations "
         + format_number("%.1f", p.memory.activations / units::kGiB) + "  other "
         + format_number("%.1f", p.memory.other / units::kGiB) + " GiB\n";
+    if (p.host_memory_bytes_per_node > 0)
+        out += "host memory     " + format_number("%10.1f GiB", p.host_memory_bytes_per_node / units::kGiB)
+            + " per node of " + format_number("%.0f GiB", p.host_capacity_bytes_per_node / units::kGiB) + " ("
+            + format_number("%.1f GiB", p.memory.host / units::kGiB) + " per GPU offloaded)\n";
     out += "time breakdown (critical stage, per step):\n";
     auto row = [&](const char* name, double v) {
         if (v > 0)

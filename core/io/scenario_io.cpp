@@ -385,6 +385,8 @@ ClusterSpec parse_cluster_object(
         c.node_overhead_W = r.get_number("node_overhead_W", 0, 1e7);
     if (r.raw("nodes_per_rack"))
         c.nodes_per_rack = static_cast<int>(r.get_int("nodes_per_rack", 1, 100000));
+    if (r.raw("host_memory_GB"))
+        c.host_memory_GB = r.get_number("host_memory_GB", 1, 1e6);
     c.source = read_source(r);
     r.raw("notes");
     r.raw("description");
@@ -985,6 +987,8 @@ json cluster_to_json(const ClusterSpec& c, const ScenarioRefs& refs)
         j["node_overhead_W"] = *c.node_overhead_W;
     if (c.nodes_per_rack)
         j["nodes_per_rack"] = *c.nodes_per_rack;
+    if (c.host_memory_GB)
+        j["host_memory_GB"] = *c.host_memory_GB;
     write_source(j, c.source);
     return j;
 }

@@ -2,6 +2,7 @@
 
 #include "ir/schedule_program.hpp"
 #include "model/data_path.hpp"
+#include "model/host_link.hpp"
 
 #include "model/layer_ops.hpp"
 #include "model/memory_model.hpp"
@@ -150,11 +151,19 @@ void AnalyticModel::evaluate(const Strategy& s, AnalyticResult& r) const
 
 namespace {
 
+// A node's GPUs share its host memory; each is counted at the largest stage's offload (an upper bound
+// when a node holds GPUs of several stages).
+double host_bytes_per_node(const ClusterSpec& c, const Strategy& s, double per_gpu)
+{
+    return per_gpu * static_cast<double>(std::min<long long>(c.gpus_per_node, s.total_gpus()));
+}
+
 // The stage with the highest memory peak (the earliest of each class holds the most in flight).
 struct PeakStage {
     MemoryBreakdown memory;
     double bytes = 0;
     int stage = 0;
+    double host_bytes_per_gpu = 0; // the most any stage's GPU keeps in host memory
 };
 
 PeakStage peak_stage(const PlanContext& ctx, const Strategy& s, EvaluationCache& cache, long long microbatches)
@@ -175,6 +184,7 @@ PeakStage peak_stage(const PlanContext& ctx, const Strategy& s, EvaluationCache&
     for (const StageClass& k : layout.classes) {
         const MemoryBreakdown mem
             = stage_memory(ctx, s, layout, k.first_stage, microbatches, act, s.layers ? &composite : nullptr);
+        peak.host_bytes_per_gpu = std::max(peak.host_bytes_per_gpu, mem.host);
         if (mem.total() > peak.bytes) {
             peak.bytes = mem.total();
             peak.memory = mem;
@@ -194,7 +204,9 @@ void AnalyticModel::evaluate_memory(const Strategy& s, AnalyticResult& r, Evalua
     r.peak_memory_bytes = peak.bytes;
     r.memory = peak.memory;
     r.peak_memory_stage = peak.stage;
-    r.feasible = r.peak_memory_bytes <= m_ctx.cluster.gpu.memory_bytes;
+    r.host_memory_bytes_per_node = host_bytes_per_node(m_ctx.cluster, s, peak.host_bytes_per_gpu);
+    r.feasible = r.peak_memory_bytes <= m_ctx.cluster.gpu.memory_bytes
+        && r.host_memory_bytes_per_node <= host_memory_per_node_bytes(m_ctx.cluster);
 }
 
 double AnalyticModel::peak_memory_bytes(const Strategy& s, EvaluationCache& cache) const
@@ -591,6 +603,8 @@ Prediction prediction_of(const PlanContext& ctx, const AnalyticResult& r)
     p.bubble_fraction = r.bubble_fraction;
     p.peak_memory_bytes = r.peak_memory_bytes;
     p.capacity_bytes = ctx.cluster.gpu.memory_bytes;
+    p.host_memory_bytes_per_node = r.host_memory_bytes_per_node;
+    p.host_capacity_bytes_per_node = host_memory_per_node_bytes(ctx.cluster);
     p.memory = r.memory;
     p.peak_memory_stage = r.peak_memory_stage;
     p.communication_s = r.communication_s;
@@ -599,7 +613,16 @@ Prediction prediction_of(const PlanContext& ctx, const AnalyticResult& r)
     p.microbatches = r.microbatches;
     p.interval = prediction_interval(ctx.band, p.tokens_per_s, p.step_time_s, p.mfu);
     add_memory_interval(p.interval, ctx.memory_band, p.peak_memory_bytes);
-    if (!r.feasible) {
+    if (!r.feasible && r.peak_memory_bytes <= ctx.cluster.gpu.memory_bytes) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf,
+            "out of host memory: the offloaded states and activations need %.0f GiB per node, a node of %s has "
+            "%.0f GiB (cluster.host_memory_GB)",
+            p.host_memory_bytes_per_node / units::kGiB,
+            ctx.cluster.name.empty() ? "this cluster" : ctx.cluster.name.c_str(),
+            p.host_capacity_bytes_per_node / units::kGiB);
+        p.infeasible_reason = buf;
+    } else if (!r.feasible) {
         char buf[256];
         std::snprintf(buf, sizeof buf, "out of memory: stage %d needs %.1f GiB per GPU, the %s has %.1f GiB",
             r.peak_memory_stage, r.peak_memory_bytes / units::kGiB, ctx.cluster.gpu.name.c_str(),

@@ -29,6 +29,7 @@ struct AnalyticResult {
     double bubble_fraction = 0;
     double peak_memory_bytes = 0;
     int peak_memory_stage = 0;
+    double host_memory_bytes_per_node = 0; // offloads of the node's GPUs (MemoryBreakdown::host)
     MemoryBreakdown memory;
     CommBreakdown communication_s;
     TimeBreakdown time;

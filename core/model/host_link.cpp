@@ -1,5 +1,6 @@
 #include "model/host_link.hpp"
 
+#include <algorithm>
 #include <string_view>
 
 namespace parallax {
@@ -21,6 +22,23 @@ constexpr double kSocketsPerNode = 2;
 constexpr double kGpusPerSocketGrace = 2;
 // An NVL72 rack's domain: more GPUs per "node" than any PCIe server has.
 constexpr int kMaxPcieServerGpus = 8;
+
+// Host memory per GPU of each generation's reference node (system datasheets): DGX-2 1.5 TB for 16 V100;
+// DGX A100 1 TB for 8 (2 TB optional); DGX H100 / H200 / B200 2 TB for 8; GH200 480 GB LPDDR5X per
+// superchip; GB200 NVL72 480 GB per Grace, one Grace per 2 GPUs; AMD MI300X platform 1.5 TB for 8 (AMD
+// Instinct MI300X platform brief: "up to" figures differ by OEM, so the lower).
+// A node with fewer GPUs than its reference (one GPU of a DGX-2) still has the reference's memory.
+struct ReferenceNode {
+    double host_bytes_per_gpu;
+    int gpus;
+};
+constexpr ReferenceNode kDgx2 { 1.5e12 / 16, 16 };
+constexpr ReferenceNode kDgxA100 { 1e12 / 8, 8 };
+constexpr ReferenceNode kDgxH100 { 2e12 / 8, 8 };
+constexpr ReferenceNode kGh200 { 480e9, 1 };
+constexpr ReferenceNode kGb200Nvl72 { 480e9 / 2, 72 };
+constexpr ReferenceNode kMi300xPlatform { 1.5e12 / 8, 8 };
+constexpr double kBytesPerGB = 1e9;
 
 } // namespace
 
@@ -47,6 +65,30 @@ double gpus_per_socket(const ClusterSpec& c) noexcept
 {
     const bool nvl72 = c.gpu.architecture == GpuArchitecture::blackwell && c.gpus_per_node > kMaxPcieServerGpus;
     return nvl72 ? kGpusPerSocketGrace : static_cast<double>(c.gpus_per_node) / kSocketsPerNode;
+}
+
+double host_memory_per_node_bytes(const ClusterSpec& c) noexcept
+{
+    if (c.host_memory_GB)
+        return *c.host_memory_GB * kBytesPerGB;
+    ReferenceNode ref = kDgxH100;
+    switch (c.gpu.architecture) {
+    case GpuArchitecture::volta:
+        ref = kDgx2;
+        break;
+    case GpuArchitecture::ampere:
+    case GpuArchitecture::cdna2:
+        ref = kDgxA100;
+        break;
+    case GpuArchitecture::cdna3:
+        ref = kMi300xPlatform;
+        break;
+    default:
+        break;
+    }
+    if (grace_host(c))
+        ref = c.gpus_per_node > kMaxPcieServerGpus ? kGb200Nvl72 : kGh200;
+    return ref.host_bytes_per_gpu * std::max(c.gpus_per_node, ref.gpus);
 }
 
 } // namespace parallax

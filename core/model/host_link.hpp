@@ -15,6 +15,9 @@ double host_link_Bps(const ClusterSpec& c) noexcept;
 bool grace_host(const ClusterSpec& c) noexcept;
 // GPUs whose host step one CPU socket runs (the node's sockets shared by its GPUs).
 double gpus_per_socket(const ClusterSpec& c) noexcept;
+// Host memory of one node, shared by its GPUs' offloads: ClusterSpec::host_memory_GB, else the reference
+// node of the GPU's generation, per GPU times gpus_per_node but never less than the whole reference node.
+double host_memory_per_node_bytes(const ClusterSpec& c) noexcept;
 
 // DeepSpeed CPU-Adam: ~1 s per billion parameters per socket of ~32 cores (Ren et al. 2021 ZeRO-Offload,
 // Table 2).

@@ -158,20 +158,22 @@ namespace {
 // setting; `working` gets the recomputed layer's full activations when some layer is fully recomputed,
 // `offload_buffer` the largest layer whose activations go to host memory (none stay).
 double composite_stage_activations(const ModelSpec& m, const Strategy& s, const PlanLayout& layout, int stage,
-    const CompositeLayers& c, double& working, double& offload_buffer)
+    const CompositeLayers& c, double& working, double& offload_buffer, double& offloaded)
 {
     double bytes = 0;
     working = 0;
     offload_buffer = 0;
+    offloaded = 0;
     for (int v = 0; v < layout.vpp; ++v) {
         const ChunkInfo& ci = layout.chunk[v * layout.pp + stage];
         for (int l = ci.first_layer; l < ci.first_layer + ci.layers; ++l) {
             const int k = c.variants->of_layer(l);
             const LayerActivationBytes& a = c.activations[k];
             const double layer = m.is_moe_layer(l) ? a.moe : a.dense;
-            if (s.layers->offloads_activations(l, s.offload_activations))
+            if (s.layers->offloads_activations(l, s.offload_activations)) {
                 offload_buffer = std::max(offload_buffer, layer);
-            else
+                offloaded += layer;
+            } else
                 bytes += layer;
             if (c.variants->setting[k].recompute == Recompute::full)
                 working = std::max(working, a.working);
@@ -316,6 +318,12 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
         const double o_div_e = s.zero >= 1 ? expert_shard : 1;
         mem.optimizer = b.optimizer * (p.dense / o_div_d + p.expert / o_div_e);
     }
+    // Host memory (Ren et al. 2021, Sec. 4.1): the offloaded fp32 states and the fp16 gradients they are
+    // updated from; ZeRO-Infinity adds the 16-bit parameter shards.
+    if (s.offload_optimizer || s.offload_params)
+        mem.host = mem.optimizer + kOffloadGradientBytesPerParam * mem.gradients / std::max(1.0, b.gradients);
+    if (s.offload_params)
+        mem.host += mem.weights;
     // ZeRO-Offload with partitioned gradients (Ren et al. 2021, Sec. 4.1): each bucket of 16-bit gradients
     // is reduced and copied to host memory as the backward produces it; only the bucket stays.
     if ((s.offload_optimizer || s.offload_params) && s.zero >= 2)
@@ -332,11 +340,14 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     double working = s.recompute == Recompute::full ? act.working : 0.0;
     double offload_buffer = 0; // the largest offloaded layer: its copy buffers stay (model/activation_offload.hpp)
     double per_microbatch = 0;
-    if (mixed)
-        per_microbatch = composite_stage_activations(m, s, layout, stage, *composite, working, offload_buffer);
-    else if (s.offload_activations)
+    double offloaded = 0; // activation bytes per micro-batch that go to host memory
+    if (mixed) {
+        per_microbatch
+            = composite_stage_activations(m, s, layout, stage, *composite, working, offload_buffer, offloaded);
+    } else if (s.offload_activations) {
         offload_buffer = std::max(dense_layers > 0 ? act.dense : 0.0, moe_layers > 0 ? act.moe : 0.0);
-    else
+        offloaded = dense_layers * act.dense + moe_layers * act.moe;
+    } else
         per_microbatch = dense_layers * act.dense + moe_layers * act.moe;
     const double tokens = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp;
     const bool sp = s.sequence_parallel && s.tp > 1;
@@ -345,6 +356,7 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
             / (sp ? s.tp : 1); // embedding output
     const double in_flight = in_flight_microbatches(s, stage, microbatches);
     mem.activations = per_microbatch * in_flight;
+    mem.host += offloaded * in_flight; // every micro-batch in flight keeps its offloaded layers on the host
     mem.activations += working; // one layer's full activations while it is recomputed
     // Offloaded layers: the layer going out to host memory and the one copied back ahead of its backward.
     mem.activations += kOffloadBufferLayers * offload_buffer;

@@ -661,6 +661,10 @@ bool offer_candidate(const ClusterSearch& search, const Strategy& s, EvaluationC
     Candidate c;
     c.strategy = s;
     search.model.evaluate(s, c.result, cache);
+    if (!c.result.feasible) { // the GPUs' offloads overflow their node's host memory
+        w.removed.count(Limit::memory, s);
+        return false;
+    }
     if (search.budget_kW > 0 && c.result.power.cluster_avg_kW > search.budget_kW) {
         w.removed.count(Limit::power_budget, s);
         return false;
@@ -677,24 +681,46 @@ bool offer_candidate(const ClusterSearch& search, const Strategy& s, EvaluationC
     return true;
 }
 
-// One memory-saving variant: checked, then costed unless a lighter variant already fits.
-void offer_variant(const ClusterSearch& search, const Strategy& s, EvaluationCache& cache, WorkerState& w, bool& fitted)
+// One memory-saving variant: checked, then costed unless a lighter variant already fits. Returns whether
+// it was costed and fits.
+bool offer_variant(const ClusterSearch& search, const Strategy& s, EvaluationCache& cache, WorkerState& w, bool& fitted)
 {
     if (const Rule rule = check_strategy(search.inputs, s); rule != Rule::ok) {
         w.removed.count(rule, s);
-        return;
+        return false;
     }
     if (!search.runnable(s)) {
         w.removed.count(Limit::framework, s);
-        return;
+        return false;
     }
     ++w.evaluated;
     if (search.opt.prune && fitted) {
         ++w.pruned;
-        return;
+        return false;
     }
-    if (offer_candidate(search, s, cache, w))
-        fitted = true;
+    if (!offer_candidate(search, s, cache, w))
+        return false;
+    fitted = true;
+    return true;
+}
+
+// Activation offload in place of recomputation: where the host link hides the copies under the compute
+// (NVLink-C2C on Grace), keeping the activations on the host beats recomputing them. Tried once per
+// plan whose lightest fitting variant recomputes, at that variant's other settings.
+void offer_offload_for_recompute(
+    const ClusterSearch& search, const Strategy& fit, EvaluationCache& cache, WorkerState& w)
+{
+    if (fit.recompute == Recompute::none || fit.offload_activations || search.opt.fix.recompute)
+        return;
+    Strategy s = fit;
+    s.offload_activations = true;
+    s.recompute = Recompute::none;
+    // An alternative the search adds, not a knob it enumerates: one the rules or the framework refuse is
+    // skipped, not tallied as a removal.
+    if (check_strategy(search.inputs, s) != Rule::ok || !search.runnable(s))
+        return;
+    bool fitted = false; // never pruned by the heavier-variant rule
+    offer_variant(search, s, cache, w, fitted);
 }
 
 // The memory-saving variants of one strategy: host offload (when asked), optimizer, offloading,
@@ -706,6 +732,7 @@ void search_memory_variants(
     // More recomputation and offloading only ever cost time (and energy): once a variant fits, the
     // heavier ones are dominated.
     bool fitted = false;
+    std::optional<Strategy> first_fit; // the lightest variant that fits
     // Overlapping the expert all-to-all with the paired micro-batch is never slower and holds the
     // same memory: unless pinned, only that variant runs.
     {
@@ -733,11 +760,14 @@ void search_memory_variants(
                 s.offload_optimizer = offload;
                 for (Recompute rc : k.recomputes) {
                     s.recompute = rc;
-                    offer_variant(search, s, cache, w, fitted);
+                    if (offer_variant(search, s, cache, w, fitted) && !first_fit)
+                        first_fit = s;
                 }
             }
         }
     }
+    if (first_fit)
+        offer_offload_for_recompute(search, *first_fit, cache, w);
 }
 
 // Every strategy of one outer tuple.

@@ -40,6 +40,9 @@ struct ClusterSpec {
     // many nodes share a rack. Unset = the generation's defaults (power_budget.hpp).
     std::optional<double> node_overhead_W;
     std::optional<int> nodes_per_rack;
+    // Host (CPU) memory of one node in GB, shared by its GPUs' offloaded states and activations. Unset =
+    // the generation's reference node (host_link.hpp: host_memory_per_node_bytes).
+    std::optional<double> host_memory_GB;
     // Heterogeneous: node groups of different GPUs joined by inter_node (docs/heterogeneous.md). When
     // set, gpu, gpus_per_node and intra_node repeat the first group's and nodes counts all groups'
     // nodes, so code that reads one GPU type sees a representative one.

@@ -13,6 +13,9 @@ struct MemoryBreakdown {
     double optimizer = 0;
     double activations = 0;
     double other = 0; // communication buffers, workspace, CUDA context, fragmentation reserve
+    // Offloaded optimizer states, gradients, parameters and activations this GPU keeps in its host's
+    // memory: not GPU memory, so not in total().
+    double host = 0;
     double total() const { return weights + gradients + optimizer + activations + other; }
 };
 
@@ -125,6 +128,9 @@ struct Prediction {
     double bubble_fraction = 0;
     double peak_memory_bytes = 0;
     double capacity_bytes = 0;
+    // Host memory of one node: what its GPUs offload (MemoryBreakdown::host of each) and what it has.
+    double host_memory_bytes_per_node = 0;
+    double host_capacity_bytes_per_node = 0;
     MemoryBreakdown memory; // of the rank with the highest peak
     int peak_memory_stage = 0;
     CommBreakdown communication_s;

@@ -290,6 +290,10 @@ void TestCli::checkPrediction(const QByteArray& json, int code)
     const QJsonObject breakdown = memory.value(QStringLiteral("breakdown_GiB")).toObject();
     for (const char* key : { "weights", "gradients", "optimizer", "activations", "other" })
         number(breakdown, key);
+    const QJsonObject host = memory.value(QStringLiteral("host")).toObject();
+    for (const char* key : { "per_gpu_GiB", "per_node_GiB", "capacity_per_node_GiB" })
+        number(host, key);
+    QVERIFY(host.value(QStringLiteral("capacity_per_node_GiB")).toDouble() > 0);
     QVERIFY(o.value(QStringLiteral("communication_s")).isObject());
     const QJsonObject comm = o.value(QStringLiteral("communication_s")).toObject();
     for (const char* key : { "tp", "pp", "dp", "cp", "ep", "exposed" })

@@ -217,6 +217,137 @@ private slots:
         QVERIFY(!framework_supports_param_offload(Framework::megatron));
         QVERIFY(framework_supports_param_offload(Framework::torchtitan));
     }
+
+    // The reference nodes' host memory (datasheets: DGX-2 1.5 TB for 16 V100, DGX A100 1 TB, DGX H100 2 TB,
+    // GH200 480 GB per superchip, GB200 NVL72 480 GB per Grace of 2 GPUs); a scenario's value wins.
+    void host_memory_per_node_defaults()
+    {
+        QCOMPARE(host_memory_per_node_bytes(test::cluster("V100-SXM2-32GB", 1, 16, "nvlink2", "ib-hdr")), 1.5e12);
+        // One GPU of a DGX-2 (ZeRO-Offload's single-GPU runs) has the whole node's host memory.
+        QCOMPARE(host_memory_per_node_bytes(test::cluster("V100-SXM2-32GB", 1, 1, "nvlink2", "ib-hdr")), 1.5e12);
+        QCOMPARE(host_memory_per_node_bytes(test::cluster("A100-SXM4-80GB", 1, 8, "nvlink3-nvswitch", "ib-hdr")), 1e12);
+        QCOMPARE(host_memory_per_node_bytes(test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr")), 2e12);
+        QCOMPARE(host_memory_per_node_bytes(test::cluster("GH200-96GB", 1, 1, "nvlink4-nvswitch", "ib-ndr")), 480e9);
+        QCOMPARE(host_memory_per_node_bytes(test::cluster("B200", 1, 72, "nvlink5-nvl72", "ib-ndr")), 36 * 480e9);
+        ClusterSpec c = test::cluster("A100-SXM4-80GB", 1, 8, "nvlink3-nvswitch", "ib-hdr");
+        c.host_memory_GB = 2000;
+        QCOMPARE(host_memory_per_node_bytes(c), 2e12);
+    }
+
+    // A 37B GPT (60 layers, hidden 7168) under ZeRO-Infinity on one GH200: the GPU keeps two gathered layers,
+    // but the host keeps 16 bytes per parameter (fp32 master, Adam's moments, fp16 gradients and weights:
+    // Ren et al. 2021 Sec. 4.1), ~590 GB against the superchip's 480 GB of LPDDR5X.
+    void offloads_must_fit_the_node_host_memory()
+    {
+        TrainingSpec t;
+        t.framework = Framework::megatron_deepspeed;
+        t.seq_len = 2048;
+        t.global_batch = 8;
+        ClusterSpec c = test::cluster("GH200-96GB", 1, 1, "nvlink4-nvswitch", "ib-ndr");
+        Strategy s;
+        s.zero = 3;
+        s.micro_batch = 1;
+        s.recompute = Recompute::full;
+        s.offload_params = true;
+        const ModelSpec m = test::gpt(60, 7168, 56);
+        {
+            const PlanContext ctx(m, t, c);
+            const Prediction p = AnalyticModel(ctx).predict(s);
+            QVERIFY(p.peak_memory_bytes <= p.capacity_bytes); // the GPU side fits
+            QVERIFY(!p.feasible);
+            QCOMPARE(p.host_capacity_bytes_per_node, 480e9);
+            EvaluationCache cache(ctx);
+            const double params = stage_params(ctx, s, cache.layout(s), 0).total();
+            QVERIFY2(near(p.host_memory_bytes_per_node, 16 * params, 1e-9),
+                qPrintable(QString::number(p.host_memory_bytes_per_node / params)));
+            QVERIFY2(p.infeasible_reason.find("host memory") != std::string::npos, p.infeasible_reason.c_str());
+            QVERIFY2(p.infeasible_reason.find("447 GiB") != std::string::npos, p.infeasible_reason.c_str());
+        }
+        c.host_memory_GB = 1000; // a larger host: the same plan runs
+        const PlanContext ctx(m, t, c);
+        const Prediction p = AnalyticModel(ctx).predict(s);
+        QVERIFY2(p.feasible, p.infeasible_reason.c_str());
+    }
+
+    // A node's GPUs share its host memory: a 77B GPT (96 layers, hidden 8192) under ZeRO-Infinity over 8 GPUs puts 1/8
+    // of its 16 bytes per parameter on each GPU's host share, all of them together on the node. That overflows a DGX
+    // A100's 1 TB and fits a DGX H100's 2 TB.
+    void host_memory_is_shared_by_the_node()
+    {
+        TrainingSpec t;
+        t.framework = Framework::megatron_deepspeed;
+        t.seq_len = 2048;
+        t.global_batch = 16;
+        Strategy s;
+        s.dp = 8;
+        s.zero = 3;
+        s.micro_batch = 1;
+        s.recompute = Recompute::full;
+        s.offload_params = true;
+        const ModelSpec m = test::gpt(96, 8192, 64);
+        const PlanContext a100(m, t, test::cluster("A100-SXM4-80GB", 1, 8, "nvlink3-nvswitch", "ib-hdr"));
+        const Prediction pa = AnalyticModel(a100).predict(s);
+        QVERIFY(pa.peak_memory_bytes <= pa.capacity_bytes); // the GPUs fit; their host does not
+        QVERIFY(!pa.feasible);
+        QVERIFY(near(pa.host_memory_bytes_per_node, 8 * pa.memory.host, 1e-12));
+        QVERIFY(pa.host_memory_bytes_per_node > 1e12);
+        const PlanContext h100(m, t, test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr"));
+        const Prediction ph = AnalyticModel(h100).predict(s);
+        QVERIFY2(ph.feasible, ph.infeasible_reason.c_str());
+        QVERIFY(near(ph.host_memory_bytes_per_node, pa.host_memory_bytes_per_node, 1e-12));
+        // Offloaded activations count too: every micro-batch in flight keeps its layers on the host.
+        Strategy act;
+        act.dp = 8;
+        act.zero = 3;
+        act.micro_batch = 1;
+        act.offload_activations = true;
+        const Prediction with = AnalyticModel(h100).predict(act);
+        act.offload_activations = false;
+        const Prediction without = AnalyticModel(h100).predict(act);
+        QVERIFY(with.memory.host > 0);
+        QCOMPARE(without.memory.host, 0.0);
+        QVERIFY(with.memory.activations < without.memory.activations);
+    }
+
+    // Llama 3 8B at 8K tokens, FSDP over 8 GH200 superchips: without recomputation two sequences per
+    // micro-batch do not fit. NVLink-C2C hides the activation copies, so offloading them beats
+    // recomputing the forward, and the search takes the offload though a recomputing plan fits as well.
+    void search_prefers_activation_offload_over_recompute_on_c2c()
+    {
+        Scenario sc;
+        sc.model = test::model("llama3-8b");
+        sc.cluster = test::cluster("GH200-96GB", 8, 1, "nvlink4-nvswitch", "ib-ndr");
+        sc.training.seq_len = 8192;
+        sc.training.global_batch = 16;
+        Strategy s;
+        s.dp = 8;
+        s.zero = 3;
+        s.micro_batch = 2;
+        const PlanContext ctx(sc.model, sc.training, sc.cluster);
+        const AnalyticModel model(ctx);
+        QVERIFY(!model.predict(s).feasible);
+        Strategy rc = s;
+        rc.recompute = Recompute::full;
+        Strategy off = s;
+        off.offload_activations = true;
+        const Prediction recomputed = model.predict(rc), offloaded = model.predict(off);
+        QVERIFY(recomputed.feasible && offloaded.feasible);
+        QVERIFY(offloaded.step_time_s < recomputed.step_time_s);
+        SearchOptions o;
+        o.threads = 1;
+        o.refine_top = 0;
+        o.fix.tp = 1;
+        o.fix.pp = 1;
+        o.fix.cp = 1;
+        o.fix.zero = 3;
+        o.fix.micro_batch = 2;
+        const SearchOutcome out = search_strategies(sc, o);
+        QVERIFY(!out.results.empty());
+        const Strategy& best = out.results.front().strategy;
+        QVERIFY(best.offload_activations);
+        QCOMPARE(best.recompute, Recompute::none);
+        QVERIFY(out.results.front().analytic.step_time_s <= offloaded.step_time_s * (1 + 1e-9));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestOffload)

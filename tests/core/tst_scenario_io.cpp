@@ -163,6 +163,7 @@ public:
         fabric(p + QStringLiteral(".intra_node"), a.intra_node, b.intra_node);
         fabric(p + QStringLiteral(".inter_node"), a.inter_node, b.inter_node);
         optional_number(p + QStringLiteral(".node_overhead_W"), a.node_overhead_W, b.node_overhead_W);
+        optional_number(p + QStringLiteral(".host_memory_GB"), a.host_memory_GB, b.host_memory_GB);
         presence(p + QStringLiteral(".nodes_per_rack"), a.nodes_per_rack, b.nodes_per_rack);
         if (a.nodes_per_rack && b.nodes_per_rack)
             integer(p + QStringLiteral(".nodes_per_rack"), *a.nodes_per_rack, *b.nodes_per_rack);
@@ -316,7 +317,7 @@ const char* const kInline = R"({
     "intra_node": { "name": "nvl", "kind": "nvswitch", "bw_GBps": 450.5, "latency_us": 2.7,
                     "rail_optimized": false, "oversubscription": 1 },
     "inter_node": { "kind": "ib", "bw_GBps": 50, "latency_us": 8.3, "oversubscription": 2.5, "source": "estimate" },
-    "node_overhead_W": 2500.5, "nodes_per_rack": 2,
+    "node_overhead_W": 2500.5, "nodes_per_rack": 2, "host_memory_GB": 1536.5,
     "source": "lab notes"
   },
   "training": { "global_batch": 64, "seq_len": 4096, "precision": "fp8", "flash_attention": false, "framework": "torchtitan",
@@ -1031,6 +1032,8 @@ void TestScenarioIo::badInput_data()
     QTest::newRow("node overhead negative")
         << patched_inline(R"({"cluster": {"node_overhead_W": -5}})") << QStringLiteral("cluster.node_overhead_W")
         << QStringLiteral("must be a number in");
+    QTest::newRow("host memory 0") << patched_inline(R"({"cluster": {"host_memory_GB": 0}})")
+                                   << QStringLiteral("cluster.host_memory_GB") << QStringLiteral("must be a number in");
     QTest::newRow("nodes per rack 0") << patched_inline(R"({"cluster": {"nodes_per_rack": 0}})")
                                       << QStringLiteral("cluster.nodes_per_rack") << QStringLiteral("must be");
     QTest::newRow("power budget 0") << patched(R"({"search": {"limits": {"power_budget_kW": 0}}})")

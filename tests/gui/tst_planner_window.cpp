@@ -164,6 +164,7 @@ private slots:
     void grid_drag_changes_degree();
     void grid_colours_stages();
     void toggle_changes_plan_and_undoes();
+    void offload_toggles_follow_their_rules_and_undo();
     void invalid_toggle_options_are_disabled();
     void editor_rejects_bad_value_inline();
     void editor_applies_valid_value();
@@ -462,11 +463,54 @@ void TestPlannerWindow::invalid_toggle_options_are_disabled()
     Q_UNUSED(precision);
     s.strategy.zero = 0;
     f.w().apply_edit(s, QStringLiteral("zero 0"));
-    QCheckBox* offload = nullptr;
-    for (QCheckBox* c : panel->findChildren<QCheckBox*>())
-        if (c->text().contains(QStringLiteral("Offload")))
-            offload = c;
+    QCheckBox* offload = panel->findChild<QCheckBox*>(QStringLiteral("offload_optimizer"));
     QVERIFY(offload && !offload->isEnabled());
+}
+
+// Activation and parameter offload and the EP tile overlap sit next to the optimizer offload: each
+// disabled with its rule while the plan cannot take it, and each change one undo step.
+void TestPlannerWindow::offload_toggles_follow_their_rules_and_undo()
+{
+    Fixture f;
+    MainWindow& w = f.w();
+    views::StrategyPanel* panel = w.strategy_panel();
+    QCheckBox* params = panel->offload_params_box();
+    QCheckBox* activations = panel->offload_activations_box();
+    QCheckBox* tile = panel->ep_tile_overlap_box();
+    // Llama 3 70B, ZeRO 1, PP 4 in Megatron-LM: none of the three applies.
+    QVERIFY(!params->isEnabled());
+    QVERIFY2(params->toolTip().contains(QStringLiteral("ZeRO 3")), qPrintable(params->toolTip()));
+    QVERIFY(!tile->isEnabled());
+    QVERIFY2(tile->toolTip().contains(QStringLiteral("EP > 1")), qPrintable(tile->toolTip()));
+    QVERIFY(!activations->isEnabled());
+    QVERIFY2(
+        activations->toolTip().contains(QStringLiteral("Pipeline parallelism")), qPrintable(activations->toolTip()));
+    // Without pipeline parallelism and recomputation Megatron-LM offloads activations.
+    Scenario s = *w.scenario();
+    s.strategy.pp = 1;
+    s.strategy.vpp = 1;
+    s.strategy.dp = 8;
+    s.strategy.schedule = Schedule::one_f_one_b;
+    s.strategy.recompute = Recompute::none;
+    w.apply_edit(s, QStringLiteral("no pipeline"));
+    QVERIFY(activations->isEnabled());
+    const int steps = w.undo_stack()->count();
+    QTest::mouseClick(activations, Qt::LeftButton, {}, QPoint(8, activations->height() / 2));
+    QVERIFY(f.strategy().offload_activations);
+    QCOMPARE(w.undo_stack()->count(), steps + 1);
+    QVERIFY(w.wait_for_evaluation());
+    w.undo_stack()->undo();
+    QVERIFY(!f.strategy().offload_activations);
+    QVERIFY(!activations->isChecked());
+    // ZeRO 3 under DeepSpeed: parameter offload is allowed, and one step too.
+    s.strategy.zero = 3;
+    s.training.framework = Framework::megatron_deepspeed;
+    w.apply_edit(s, QStringLiteral("deepspeed zero 3"));
+    QVERIFY2(params->isEnabled(), qPrintable(params->toolTip()));
+    QTest::mouseClick(params, Qt::LeftButton, {}, QPoint(8, params->height() / 2));
+    QVERIFY(f.strategy().offload_params);
+    w.undo_stack()->undo();
+    QVERIFY(!f.strategy().offload_params);
 }
 
 void TestPlannerWindow::editor_rejects_bad_value_inline()

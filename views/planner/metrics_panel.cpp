@@ -197,7 +197,12 @@ void MetricsPanel::set_evaluation(const PlanEvaluation& e, const Prediction* pin
         }
         c.delta->setText(delta);
         const QString why = previous ? QString::fromStdString(why_moved(c.metric, *previous, p)) : QString();
-        c.frame->setToolTip(explanation_html(explain_metric(c.metric), why));
+        QString tip = explanation_html(explain_metric(c.metric), why);
+        if (c.metric == Metric::peak_memory && p.host_memory_bytes_per_node > 0)
+            tip += QStringLiteral("<p>Host memory: %1 per node of %2 (%3 offloaded per GPU)</p>")
+                       .arg(format_gib(p.host_memory_bytes_per_node, 1), format_gib(p.host_capacity_bytes_per_node, 0),
+                           format_gib(p.memory.host, 1));
+        c.frame->setToolTip(tip);
     }
 }
 

@@ -2,6 +2,7 @@
 
 #include "planner/degree_slider.hpp"
 #include "search/plan_explain.hpp"
+#include "spec/framework_support.hpp"
 #include "spec/strategy_label.hpp"
 #include "style/icons.hpp"
 #include "style/view_style.hpp"
@@ -197,7 +198,17 @@ void StrategyPanel::build_common_settings(QVBoxLayout* outer)
         m_schedule->addItem(qs(to_string(s)), static_cast<int>(s));
     form->addRow(QStringLiteral("Schedule"), m_schedule);
     m_offload = new QCheckBox(QStringLiteral("Offload optimizer to CPU"), this);
+    m_offload->setObjectName(QStringLiteral("offload_optimizer"));
     form->addRow(m_offload);
+    m_offload_activations = new QCheckBox(QStringLiteral("Offload activations to host"), this);
+    m_offload_activations->setObjectName(QStringLiteral("offload_activations"));
+    form->addRow(m_offload_activations);
+    m_offload_params = new QCheckBox(QStringLiteral("Offload parameters (ZeRO-Infinity)"), this);
+    m_offload_params->setObjectName(QStringLiteral("offload_params"));
+    form->addRow(m_offload_params);
+    m_ep_tile_overlap = new QCheckBox(QStringLiteral("EP tile-level overlap"), this);
+    m_ep_tile_overlap->setObjectName(QStringLiteral("ep_tile_overlap"));
+    form->addRow(m_ep_tile_overlap);
     m_precision = new QComboBox(this);
     for (Precision p : { Precision::bf16, Precision::fp16, Precision::fp8, Precision::fp4 })
         m_precision->addItem(qs(to_string(p)), static_cast<int>(p));
@@ -301,6 +312,16 @@ void StrategyPanel::connect_common_settings()
         s.offload_optimizer = on;
         request(s, on ? QStringLiteral("Optimizer offload on") : QStringLiteral("Optimizer offload off"));
     });
+    auto toggle = [this](QCheckBox* box, bool Strategy::*field, const QString& name) {
+        connect(box, &QCheckBox::toggled, this, [this, field, name](bool on) {
+            Strategy s = strategy();
+            s.*field = on;
+            request(s, name + (on ? QStringLiteral(" on") : QStringLiteral(" off")));
+        });
+    };
+    toggle(m_offload_activations, &Strategy::offload_activations, QStringLiteral("Activation offload"));
+    toggle(m_offload_params, &Strategy::offload_params, QStringLiteral("Parameter offload"));
+    toggle(m_ep_tile_overlap, &Strategy::ep_tile_overlap, QStringLiteral("EP tile overlap"));
     connect(m_precision, &QComboBox::activated, this, [this](int i) {
         TrainingSpec t = training();
         t.precision = static_cast<Precision>(m_precision->itemData(i).toInt());
@@ -558,6 +579,7 @@ void StrategyPanel::refresh_settings(const PlanInputs& in, const std::vector<Rul
     }
     m_offload->setChecked(st.offload_optimizer);
     m_offload->setEnabled(st.zero >= 1 || st.offload_optimizer);
+    refresh_offload_settings(in);
     m_precision->setCurrentIndex(index_of_data(m_precision, static_cast<int>(m_scenario->training.precision)));
     for (int i = 0; i < m_precision->count(); ++i) {
         const Precision p = static_cast<Precision>(m_precision->itemData(i).toInt());
@@ -592,6 +614,47 @@ void StrategyPanel::refresh_settings(const PlanInputs& in, const std::vector<Rul
     m_expert_tp->setValue(st.expert_tp);
     m_first_layers->setValue(st.first_stage_layers);
     m_last_layers->setValue(st.last_stage_layers);
+}
+
+// A toggle the plan cannot switch on stays reachable only to switch it off, with the rule as its tooltip.
+void StrategyPanel::gate_toggle(QCheckBox* box, bool Strategy::*field, const char* key, const QString& why_not)
+{
+    const bool on = m_scenario->strategy.*field;
+    box->setChecked(on);
+    box->setEnabled(why_not.isEmpty() || on);
+    if (!why_not.isEmpty())
+        box->setToolTip(why_not);
+    else if (const Explanation* e = explain_toggle(key))
+        box->setToolTip(explanation_html(*e, m_why));
+}
+
+// Host offload of activations and parameters, and the EP tile overlap: each gated by the plan's rule
+// and by what the scenario's framework runs (framework_support.hpp).
+void StrategyPanel::refresh_offload_settings(const PlanInputs& in)
+{
+    const Strategy& st = m_scenario->strategy;
+    const FrameworkRelease fw(m_scenario->training.framework);
+    auto why_not = [&](bool Strategy::*field, const char* key, std::optional<Rule> rule, const QString& extra) {
+        Strategy on = st;
+        on.*field = true;
+        if (rule && !rule_holds(*rule, in, on))
+            return QString::fromStdString(explain(*rule, in, on));
+        if (!extra.isEmpty())
+            return extra;
+        for (const Unsupported& u : unsupported_plan_features(fw, on, m_scenario->model))
+            if (u.key == key)
+                return QString::fromStdString(u.feature + ": " + u.reason);
+        return QString();
+    };
+    gate_toggle(m_offload_activations, &Strategy::offload_activations, "offload_activations",
+        why_not(&Strategy::offload_activations, "strategy.offload_activations", std::nullopt, QString()));
+    gate_toggle(m_offload_params, &Strategy::offload_params, "offload_params",
+        why_not(&Strategy::offload_params, "strategy.offload_params", Rule::offload_params_needs_zero3, QString()));
+    const bool moe_ep = m_scenario->model.is_moe() && st.ep > 1;
+    gate_toggle(m_ep_tile_overlap, &Strategy::ep_tile_overlap, "ep_tile_overlap",
+        why_not(&Strategy::ep_tile_overlap, "strategy.ep_tile_overlap", std::nullopt,
+            moe_ep ? QString()
+                   : QStringLiteral("tile-level overlap of the expert all-to-all needs an MoE model with EP > 1")));
 }
 
 void StrategyPanel::degree_chosen(Degree d, int value, int drag)

@@ -48,6 +48,9 @@ public:
     QComboBox* recompute_box() const { return m_recompute; }
     QComboBox* zero_box() const { return m_zero; }
     QCheckBox* sequence_parallel_box() const { return m_sp; }
+    QCheckBox* offload_activations_box() const { return m_offload_activations; }
+    QCheckBox* offload_params_box() const { return m_offload_params; }
+    QCheckBox* ep_tile_overlap_box() const { return m_ep_tile_overlap; }
     QLabel* violations_label() const { return m_violations; }
 
 signals:
@@ -77,6 +80,8 @@ private:
     void disable_degree_row(Degree d);
     void show_violations(const std::vector<Rule>& broken, const PlanInputs& in, bool dark);
     void refresh_settings(const PlanInputs& in, const std::vector<Rule>& broken);
+    void refresh_offload_settings(const PlanInputs& in);
+    void gate_toggle(QCheckBox* box, bool Strategy::*field, const char* key, const QString& why_not);
     void refresh_tooltips();
     void refresh_icons();
     void degree_chosen(Degree d, int value, int drag);
@@ -99,6 +104,9 @@ private:
     QComboBox* m_zero = nullptr;
     QComboBox* m_schedule = nullptr;
     QCheckBox* m_offload = nullptr;
+    QCheckBox* m_offload_activations = nullptr;
+    QCheckBox* m_offload_params = nullptr;
+    QCheckBox* m_ep_tile_overlap = nullptr;
     QComboBox* m_precision = nullptr;
     QComboBox* m_framework = nullptr;
     QToolButton* m_more_button = nullptr;
