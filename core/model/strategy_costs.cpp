@@ -26,8 +26,12 @@ constexpr double kAdam8bitStepBytesPerParam = 13;
 constexpr double kOneMomentStepBytesPerParam = 22;
 // Gradient-norm for clipping reads every local gradient once (fp32).
 constexpr double kGradNormBytesPerParam = 4;
-// Megatron's default gradient bucket: max(40M, 1M * dp) parameters (--ddp-bucket-size).
+// Megatron-Core's default gradient bucket: max(40M, 1M x the data-parallel size) parameters, so that
+// each ring chunk stays bandwidth-bound (megatron/core/distributed/distributed_data_parallel.py:
+// max(40000000, 1000000 * parallel_state.get_data_parallel_world_size()), CP not counted; the
+// --ddp-bucket-size flag overrides it).
 constexpr double kBucketParams = 40e6;
+constexpr double kBucketParamsPerDpRank = 1e6;
 // Gradient accumulation outside the GEMM, bytes per parameter per micro-batch (see chunk_timing).
 constexpr double kBf16IntoFp32AccumulateBytes = 10;
 constexpr double kHalfAutogradAccumulateBytes = 6;
@@ -708,6 +712,15 @@ DenseSplit dense_split(
 
 } // namespace
 
+double ddp_bucket_params(const TrainingSpec& t, const Strategy& s) noexcept
+{
+    // Other engines keep a fixed bucket (PyTorch DDP's 25 MB, DeepSpeed's reduce_bucket_size): the 40M
+    // parameters Parallax has always used for them.
+    if (t.framework != Framework::megatron)
+        return kBucketParams;
+    return std::max(kBucketParams, kBucketParamsPerDpRank * s.dp);
+}
+
 StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
 {
     StageTail tail;
@@ -737,7 +750,7 @@ StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCo
                     ctx.network, Collective::all_gather, experts.params[k] * gather_bytes, *experts.group[k]);
         }
     }
-    tail.last_bucket_fraction = std::min(1.0, kBucketParams / tail.params);
+    tail.last_bucket_fraction = std::min(1.0, ddp_bucket_params(ctx.training, s) / tail.params);
     double local_expert = 0;
     for (int k = 0; k < experts.count; ++k)
         local_expert += experts.params[k] / experts.shard[k];

@@ -187,6 +187,9 @@ struct StageTail {
     double offload_s = 0;
 };
 StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept;
+// Parameters per data-parallel gradient bucket: the first stage's last bucket cannot overlap the backward,
+// nor its first parameter gather the forward.
+double ddp_bucket_params(const TrainingSpec& t, const Strategy& s) noexcept;
 
 // ZeRO-3 / FSDP per-micro-batch traffic of a stage: all-gathers before forward and backward,
 // reduce-scatter after, one collective per layer unit.

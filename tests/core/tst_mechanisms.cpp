@@ -770,6 +770,37 @@ private slots:
         QVERIFY(near(tb.comm_busy_s[kEpStream], ta.comm_busy_s[kEpStream], 1e-12));
     }
 
+    // Megatron-Core sizes its gradient buckets max(40M, 1M x DP) parameters
+    // (megatron/core/distributed/distributed_data_parallel.py), so at DP 192 (GPT-3 175B on 12,288 A100,
+    // TP 8 x PP 8, MegaScale's largest run) the first stage's last bucket, which cannot overlap the
+    // backward, holds 192M parameters; at DP 4 the 40M floor holds. Other engines keep a fixed bucket.
+    void gradient_bucket_grows_with_data_parallel_size()
+    {
+        const ModelSpec m = test::gpt(96, 12288, 96);
+        for (int dp : { 4, 192 }) {
+            for (Framework f : { Framework::megatron, Framework::torchtitan }) {
+                TrainingSpec t;
+                t.seq_len = 2048;
+                t.global_batch = 6144;
+                t.framework = f;
+                const PlanContext ctx(
+                    m, t, test::cluster("A100-SXM4-80GB", 8 * dp, 8, "nvlink3-nvswitch", "ib-hdr"), no_calibration());
+                Strategy s;
+                s.tp = 8;
+                s.pp = 8;
+                s.dp = dp;
+                s.zero = 1;
+                s.overlap_grad_reduce = true;
+                EvaluationCache cache(ctx);
+                StrategyCosts c;
+                compute_costs(ctx, s, cache, c);
+                const StageTail tail = stage_tail(ctx, s, c, 0);
+                const double bucket = f == Framework::megatron && dp == 192 ? 192e6 : 40e6;
+                QVERIFY(near(tail.last_bucket_fraction, bucket / tail.params, 1e-9));
+            }
+        }
+    }
+
     // ZeRO-Offload (Ren et al. 2021, abstract; DeepSpeed's ZeRO-Offload tutorial for the model): a 10B GPT-2
     // (50 layers, hidden 4096, 32 heads, batch 10 of 1,024 tokens, activation checkpointing, fp16, ZeRO 2 with
     // the optimizer on the CPU) trains at 40 TFLOP/s on one 32 GB V100. DeepSpeed counts the recomputed
