@@ -229,8 +229,11 @@ std::string fmt(double v)
     return o.str();
 }
 
-void fill_latencies(ServingPrediction& p, const SteadyState& s, const ServingWorkload& w, double queue_wait_s)
+void fill_latencies(ServingPrediction& p, const SteadyState& s, const ServingWorkload& w, double queue_wait_s,
+    const EngineTraits& engine)
 {
+    // An overlap scheduler hands every token to the client a step late, the first one included.
+    queue_wait_s += engine.output_delay_steps * s.decode_step.time_s;
     p.running_batch = s.running;
     p.prefill_steps = s.prefill_steps;
     p.decode_step = s.decode_step;
@@ -276,7 +279,7 @@ void predict_concurrency(
         wait = std::max(0.0, concurrency / s.requests_per_s - s.e2e_s);
         p.queued_requests = concurrency - running;
     }
-    fill_latencies(p, s, w, wait);
+    fill_latencies(p, s, w, wait, ctx.engine);
     fill_power(p, ctx, s);
 }
 
@@ -293,7 +296,7 @@ void predict_rate(
         p.warnings.insert(p.warnings.begin(),
             "the request rate (" + fmt(rate) + "/s per instance) exceeds the largest the instance serves ("
                 + fmt(full.requests_per_s) + "/s): the queue grows without bound");
-        fill_latencies(p, full, w, 0);
+        fill_latencies(p, full, w, 0, ctx.engine);
         fill_power(p, ctx, full);
         return;
     }
@@ -302,7 +305,7 @@ void predict_rate(
     const SteadyState s = steady_state(ctx, w, solve_fixed_point(running_for, 1.0, max_running, kRunningTolerance).x);
     const double service = s.prefill_steps * s.prefill_step.time_s;
     const double wait = utilisation / (2.0 * (1.0 - utilisation)) * service;
-    fill_latencies(p, s, w, wait);
+    fill_latencies(p, s, w, wait, ctx.engine);
     // The deployment serves what arrives, not more.
     p.requests_per_s = rate * p.replicas;
     p.output_tokens_per_s = p.requests_per_s * static_cast<double>(w.osl);
@@ -358,7 +361,7 @@ ServingPrediction predict_serving(const ServingScenario& s)
     case LoadKind::max_throughput: {
         // Offline: a stream of requests keeps every slot busy, their phases spread (steady state).
         const SteadyState st = steady_state(ctx, w, max_running);
-        fill_latencies(p, st, w, 0);
+        fill_latencies(p, st, w, 0, ctx.engine);
         fill_power(p, ctx, st);
         break;
     }
@@ -374,7 +377,7 @@ ServingPrediction predict_serving(const ServingScenario& s)
                     + std::to_string(w.batch_size) + " requests; " + std::to_string(p.memory.max_requests) + " fit");
         }
         const SteadyState st = static_batch(ctx, w, batch);
-        fill_latencies(p, st, w, 0);
+        fill_latencies(p, st, w, 0, ctx.engine);
         fill_power(p, ctx, st);
         break;
     }

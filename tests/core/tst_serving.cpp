@@ -86,6 +86,7 @@ private slots:
     void batchLimitedByMemory();
     void concurrencyQueuesBeyondMemory();
     void closedLoopStaggersGroups();
+    void overlapSchedulerDelaysTokens();
     void kvTransferHandWorked();
     void disaggregatedFirstToken();
     void disaggregatedPrefillBound();
@@ -307,6 +308,23 @@ void TestServing::closedLoopStaggersGroups()
     const std::string e = error_of(j);
     QVERIFY2(e.find("serving.workload.rounds") != std::string::npos && e.find("closed loop") != std::string::npos,
         e.c_str());
+}
+
+void TestServing::overlapSchedulerDelaysTokens()
+{
+    // TensorRT-LLM's and SGLang's overlap schedulers launch step n+1 before handling step n's outputs:
+    // "one extra decoding step" (TensorRT-LLM docs, features/overlap-scheduler) before the first token
+    // reaches the client. vLLM hands it over after its step.
+    json j = base_scenario();
+    j["serving"]["workload"] = { { "isl", 1024 }, { "osl", 128 }, { "concurrency", 4 } };
+    for (const char* engine : { "trtllm", "sglang", "vllm" }) {
+        j["serving"]["engine"] = engine;
+        const ServingPrediction p = predict_serving(parse(j));
+        const double delay = std::string(engine) == "vllm" ? 0.0 : 1.0;
+        const double expected_ms = ((1 + delay) * p.decode_step.time_s + p.prefill_step.time_s) * 1e3;
+        QVERIFY2(std::fabs(p.ttft_ms - expected_ms) < 1e-9 * expected_ms, engine);
+        QVERIFY2(std::fabs(p.e2e_latency_ms - (p.ttft_ms + 127 * p.tpot_ms)) < 1e-9 * p.e2e_latency_ms, engine);
+    }
 }
 
 void TestServing::kvTransferHandWorked()

@@ -42,8 +42,8 @@ void TestServingAccuracy::measuredRows()
     QVERIFY(r.by_source.count("aiconfigurator") == 1 && r.by_source.count("splitwise") == 1);
     // The figures of docs/serving.md, rounded up: a regression guard, not the goal.
     QVERIFY2(r.overall.tpot_mape < 0.21, qPrintable(QString::number(r.overall.tpot_mape)));
-    QVERIFY2(r.overall.ttft_mape < 0.551, qPrintable(QString::number(r.overall.ttft_mape)));
-    QVERIFY2(r.overall.ttft_median < 0.56, qPrintable(QString::number(r.overall.ttft_median)));
+    QVERIFY2(r.overall.ttft_mape < 0.54, qPrintable(QString::number(r.overall.ttft_mape)));
+    QVERIFY2(r.overall.ttft_median < 0.54, qPrintable(QString::number(r.overall.ttft_median)));
     QVERIFY2(r.overall.throughput_mape < 0.29, qPrintable(QString::number(r.overall.throughput_mape)));
     // The disaggregated rows, separately: their prefill pool, KV transfer and decode pool.
     QVERIFY(r.by_mode.count("disaggregated") == 1 && r.by_mode.at("disaggregated").rows >= 250);
@@ -96,7 +96,7 @@ void TestServingAccuracy::ttftRiseWithConcurrency()
     const double median_ms = misses_ms[misses_ms.size() / 2];
     // docs/serving.md: 36.6 ms when the prompts that fit one step stayed in lock step, 28.9 ms with the
     // replacements spread over the steps.
-    QVERIFY2(median_ms < 30, qPrintable(QString::number(median_ms)));
+    QVERIFY2(median_ms < 29.5, qPrintable(QString::number(median_ms)));
 }
 
 void TestServingAccuracy::concurrencyOverReplicas()
