@@ -73,8 +73,8 @@ void TestServingAccuracy::ttftRiseWithConcurrency()
         if (x.run->mode != "aggregated" || w.load != LoadKind::concurrency)
             continue;
         const InstanceLayout& l = s.deployment.instance;
-        const std::string key = x.run->model + "|" + x.run->engine + "|" + x.run->gpu + "|" + std::to_string(l.tp)
-            + "x" + std::to_string(l.pp) + "x" + std::to_string(l.ep) + "x" + std::to_string(l.attention_dp) + "|"
+        const std::string key = x.run->model + "|" + x.run->engine + "|" + x.run->gpu + "|" + std::to_string(l.tp) + "x"
+            + std::to_string(l.pp) + "x" + std::to_string(l.ep) + "x" + std::to_string(l.attention_dp) + "|"
             + std::to_string(s.replicas()) + "|" + std::to_string(w.isl) + "x" + std::to_string(w.osl) + "|"
             + std::to_string(static_cast<int>(s.serving.precision.weights))
             + std::to_string(static_cast<int>(s.serving.precision.kv_cache));
