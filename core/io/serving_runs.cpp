@@ -210,8 +210,8 @@ json row_workload(const json& wl, bool static_batch, ServingRun& run)
     }
     workload["concurrency"] = wl.at("concurrency");
     // NVIDIA's benchmark harnesses send a few rounds per slot (num_prompts = concurrency x
-    // multi_round, 5); the rows do not say, and 5 is also what each leave-one-engine, -model or
-    // -GPU-out choice among 2, 3, 5, 10 and unbounded picks (docs/serving.md).
+    // multi_round, 5); the rows do not say. Among 2, 3, 5, 10 and unbounded, 5 is what each
+    // leave-one-engine, -model or -GPU-out choice picked, and 3 reads the same (docs/serving.md).
     workload["rounds"] = kBenchmarkRounds;
     run.assumptions.push_back("a closed-loop benchmark of " + std::to_string(kBenchmarkRounds)
         + " requests per concurrency slot (the row states none)");

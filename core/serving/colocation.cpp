@@ -239,8 +239,10 @@ void fill_placed(const ColocationScenario& s, const ColocatedModel& m, const Can
     const ServingContext ctx(sc.model, sc.cluster, sc.serving, sc.deployment.instance);
     const double resident = weights_bytes_per_gpu(ctx) - c.offloaded.offloaded_bytes_per_gpu;
     out.preemption = preemption_cost(sc, c.offloaded.prediction, link, s.preemption, resident);
-    if (out.preemption.kv == KvRecovery::recompute) // the prefill runs through the same offload pipeline
-        out.preemption.kv_s *= c.offloaded.prefill_slowdown;
+    // The recompute runs through the same offload pipeline, in steps of the engine's whole token budget.
+    if (out.preemption.kv == KvRecovery::recompute && out.preemption.kv_steps > 0)
+        out.preemption.kv_s *= offload_slowdown(out.preemption.kv_s / out.preemption.kv_steps, sc.model.layers,
+            c.offloaded.offloaded_layers, c.offloaded.fetch_s_per_layer);
     for (const NodeGroup& other : groups) {
         if (c.placement.tp > other.gpus_per_node)
             continue;

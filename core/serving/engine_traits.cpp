@@ -59,6 +59,9 @@ EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l)
         // state: the prompt, half the output held and about a tenth of the other half reserved.
         t.admission_output_share = 0.5 + 0.5 * 0.7 * 0.14;
         t.step_host_s = 0.7e-3;
+        // The overlap ("zero-overhead") scheduler, on unless disable_overlap_schedule: the CPU prepares
+        // the next batch and handles the last one's results while the GPU runs (SGLang v0.4 release).
+        t.output_delay_steps = 1;
         break;
     case ServingEngine::trtllm:
         // TensorRT-LLM LLM API: KvCacheConfig.free_gpu_memory_fraction 0.9 of what is free after the
@@ -73,6 +76,10 @@ EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l)
         // blocks for its prompt and its maximum output are free, so a started request never pauses.
         t.admission_output_share = 1.0;
         t.step_host_s = 0.3e-3;
+        // PyExecutor's overlap scheduler, on unless disable_overlap_scheduler: step n+1 is launched
+        // before step n's stop criteria and responses are handled, "one extra decoding step"
+        // (TensorRT-LLM docs, features/overlap-scheduler).
+        t.output_delay_steps = 1;
         break;
     }
     return t;

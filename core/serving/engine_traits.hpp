@@ -28,6 +28,9 @@ struct EngineTraits {
     double admission_output_share = 1.0;
     double other_GiB = 1.5; // CUDA context, NCCL buffers, CUDA graphs: outside the model's tensors
     double step_host_s = 0; // scheduling, sampling and output handling per step, not hidden by the GPU
+    // Steps by which an overlap scheduler delays each token: it launches step n+1 before handling step
+    // n's outputs on the CPU, so a request's first token reaches the client a step later.
+    int output_delay_steps = 0;
 };
 
 EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l);

@@ -73,8 +73,11 @@ PreemptionCost preemption_cost(const ServingScenario& s, const ServingPrediction
         * kv_bytes_per_sequence_per_gpu(s.model, s.serving.precision.kv_cache, context, s.deployment.instance);
     if (settings.kv == KvRecovery::swap)
         c.kv_s = 2.0 * c.kv_bytes_per_gpu / host_link_Bps_per_gpu(link, s.deployment.instance.gpus());
-    else
+    else {
         c.kv_s = c.kv_tokens > 0 ? recompute_s(ctx, c.kv_tokens, context) : 0.0;
+        const double budget = static_cast<double>(std::max<long long>(1, ctx.engine.max_batched_tokens));
+        c.kv_steps = std::ceil(c.kv_tokens / budget);
+    }
     if (settings.mode == PreemptionMode::restart)
         c.warm_up_s = kColdStartPerLayer_s * s.model.layers;
     return c;

@@ -39,6 +39,7 @@ struct PreemptionCost {
     double kv_tokens = 0; // in flight, per instance
     double weights_reload_s = 0;
     double kv_s = 0; // recompute: their prefill; swap: out and back over the host link
+    double kv_steps = 0; // recompute: the prefill steps of the engine's token budget it takes
     double warm_up_s = 0;
     double total_s() const { return weights_reload_s + kv_s + warm_up_s; }
 };

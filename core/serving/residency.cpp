@@ -44,6 +44,17 @@ double pipeline_slowdown(const StepCost& step, int layers, int offloaded, double
     return offloaded_step_time_s(p) / step.time_s;
 }
 
+} // namespace
+
+double offload_slowdown(double step_s, int layers, int offloaded, double fetch_s_per_layer)
+{
+    StepCost step;
+    step.time_s = step_s;
+    return pipeline_slowdown(step, layers, offloaded, fetch_s_per_layer);
+}
+
+namespace {
+
 void apply_slowdowns(ServingPrediction& p, const ServingWorkload& w, double decode, double prefill)
 {
     const double e2e_before = p.e2e_latency_ms;
@@ -126,6 +137,7 @@ OffloadedPrediction predict_offloaded(const ServingScenario& s, double residency
     if (out.offloaded_layers == 0 || !out.prediction.feasible)
         return out;
     const double fetch_s = per_layer_B / host_link_Bps_per_gpu(link, s.deployment.instance.gpus());
+    out.fetch_s_per_layer = fetch_s;
     out.decode_slowdown = pipeline_slowdown(out.prediction.decode_step, layers, out.offloaded_layers, fetch_s);
     out.prefill_slowdown = pipeline_slowdown(out.prediction.prefill_step, layers, out.offloaded_layers, fetch_s);
     apply_slowdowns(out.prediction, s.serving.workload, out.decode_slowdown, out.prefill_slowdown);

@@ -60,7 +60,12 @@ struct OffloadedPrediction {
     double offloaded_bytes_per_gpu = 0;
     double decode_slowdown = 1; // step time over the fully resident one's
     double prefill_slowdown = 1;
+    double fetch_s_per_layer = 0; // one offloaded layer's weights over the host link
 };
+
+// How much slower a step of `step_s` runs with `offloaded` of `layers` layers fetched over the host
+// link every step (the pipeline of offloaded_step_time_s).
+double offload_slowdown(double step_s, int layers, int offloaded, double fetch_s_per_layer);
 
 // The serving model at `residency`: the memory the offloaded layers free (less the staging buffers) goes
 // to the engine's KV pool, then the decode and prefill steps stretch as the pipeline says.

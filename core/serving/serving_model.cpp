@@ -109,13 +109,17 @@ SteadyState steady_state(const ServingContext& ctx, const ServingWorkload& w, do
 }
 
 // The steady state of a closed loop of `running` requests of the same length. The benchmark starts
-// them together, but the engine prefills them in chunks of its token budget, so they finish their
-// prompts, and then their outputs, a step apart: the requests whose prompts fill one step (a group)
-// stay together and their replacements arrive together, a step apart from the next group's. A group
-// arrives just after the step that finished its predecessors was launched, so it waits for that step,
-// then is prefilled alongside the others' decodes; while a request decodes, the other groups'
-// prompts ride along in some of its steps. If the groups' prompts take more steps than a request
-// decodes, prefill is the bottleneck and a group also waits for the groups ahead of it.
+// them together, but they do not stay together: each replacement reaches the engine only after the
+// client has read the finished stream and sent a new request, and the server has tokenised it, one
+// request after another, so replacements arrive spread over the steps rather than as the cohort that
+// finished. The engine schedules its running requests first and admits what is waiting into the rest
+// of the step's token budget (vLLM V1 Scheduler.schedule, TensorRT-LLM's in-flight batching), so in
+// steady state a step admits the requests that arrived during the previous one: running / (steps of a
+// request's life) on average, at least one, at most what the budget left by the decodes holds (a
+// group). A group waits for the step in flight, then is prefilled alongside the others' decodes; while
+// a request decodes, the other groups' prompts ride along in some of its steps. If the groups' prompts
+// take more steps than a request decodes, prefill is the bottleneck and a group also waits for the
+// groups ahead of it.
 SteadyState closed_loop(const ServingContext& ctx, const ServingWorkload& w, double running)
 {
     SteadyState s;
@@ -124,9 +128,11 @@ SteadyState closed_loop(const ServingContext& ctx, const ServingWorkload& w, dou
     const double decode_steps = static_cast<double>(w.osl - 1);
     const double budget = static_cast<double>(ctx.engine.max_batched_tokens);
     // The decodes take their token each from the step's budget (vLLM max_num_batched_tokens,
-    // TensorRT-LLM max_num_tokens); a group is the prompts that fit the rest.
+    // TensorRT-LLM max_num_tokens); a step admits the prompts that arrived during the one before, as
+    // many as fit the rest.
     const double room = std::max(budget / 2, budget - (s.running - 1.0));
-    const double group = std::clamp(std::floor(room / isl), 1.0, std::ceil(s.running));
+    const double arrivals_per_step = s.running / (decode_steps + std::max(1.0, std::ceil(isl / room)));
+    const double group = std::clamp(arrivals_per_step, 1.0, std::max(1.0, std::floor(room / isl)));
     const double groups = std::ceil(s.running / group);
     const double others_decoding = std::max(0.0, s.running - group);
     s.prefill_steps = std::max(1.0, std::ceil(group * isl / room - 1e-9));
@@ -223,8 +229,11 @@ std::string fmt(double v)
     return o.str();
 }
 
-void fill_latencies(ServingPrediction& p, const SteadyState& s, const ServingWorkload& w, double queue_wait_s)
+void fill_latencies(ServingPrediction& p, const SteadyState& s, const ServingWorkload& w, double queue_wait_s,
+    const EngineTraits& engine)
 {
+    // An overlap scheduler hands every token to the client a step late, the first one included.
+    queue_wait_s += engine.output_delay_steps * s.decode_step.time_s;
     p.running_batch = s.running;
     p.prefill_steps = s.prefill_steps;
     p.decode_step = s.decode_step;
@@ -270,7 +279,7 @@ void predict_concurrency(
         wait = std::max(0.0, concurrency / s.requests_per_s - s.e2e_s);
         p.queued_requests = concurrency - running;
     }
-    fill_latencies(p, s, w, wait);
+    fill_latencies(p, s, w, wait, ctx.engine);
     fill_power(p, ctx, s);
 }
 
@@ -287,7 +296,7 @@ void predict_rate(
         p.warnings.insert(p.warnings.begin(),
             "the request rate (" + fmt(rate) + "/s per instance) exceeds the largest the instance serves ("
                 + fmt(full.requests_per_s) + "/s): the queue grows without bound");
-        fill_latencies(p, full, w, 0);
+        fill_latencies(p, full, w, 0, ctx.engine);
         fill_power(p, ctx, full);
         return;
     }
@@ -296,7 +305,7 @@ void predict_rate(
     const SteadyState s = steady_state(ctx, w, solve_fixed_point(running_for, 1.0, max_running, kRunningTolerance).x);
     const double service = s.prefill_steps * s.prefill_step.time_s;
     const double wait = utilisation / (2.0 * (1.0 - utilisation)) * service;
-    fill_latencies(p, s, w, wait);
+    fill_latencies(p, s, w, wait, ctx.engine);
     // The deployment serves what arrives, not more.
     p.requests_per_s = rate * p.replicas;
     p.output_tokens_per_s = p.requests_per_s * static_cast<double>(w.osl);
@@ -352,7 +361,7 @@ ServingPrediction predict_serving(const ServingScenario& s)
     case LoadKind::max_throughput: {
         // Offline: a stream of requests keeps every slot busy, their phases spread (steady state).
         const SteadyState st = steady_state(ctx, w, max_running);
-        fill_latencies(p, st, w, 0);
+        fill_latencies(p, st, w, 0, ctx.engine);
         fill_power(p, ctx, st);
         break;
     }
@@ -368,7 +377,7 @@ ServingPrediction predict_serving(const ServingScenario& s)
                     + std::to_string(w.batch_size) + " requests; " + std::to_string(p.memory.max_requests) + " fit");
         }
         const SteadyState st = static_batch(ctx, w, batch);
-        fill_latencies(p, st, w, 0);
+        fill_latencies(p, st, w, 0, ctx.engine);
         fill_power(p, ctx, st);
         break;
     }

@@ -18,6 +18,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -90,6 +92,7 @@ private slots:
     void readerErrors();
     void placementHandWorked();
     void offloadsWhereMemoryIsShort();
+    void offloadedRecomputeInBudgetSteps();
     void exampleIsFast();
     void pictureOfThePool();
 };
@@ -330,6 +333,36 @@ void TestColocation::offloadsWhereMemoryIsShort()
     QVERIFY(!predict_offloaded(sc, residency + 1.0 / kResidencySteps, link).prediction.feasible);
     QVERIFY(r.models[0].offloaded.decode_slowdown > 1.0);
     QVERIFY(r.models[0].explanation.find("offloaded to") != std::string::npos);
+}
+
+void TestColocation::offloadedRecomputeInBudgetSteps()
+{
+    // An offloaded model recomputes its running requests' cache in prefill steps of the engine's whole
+    // token budget, each through the offload pipeline: the fetch of the offloaded layers stretches each
+    // step as much as a step of that length, not as much as the shorter prefill step of one request.
+    const std::string path = PARALLAX_SOURCE_DIR "/docs/examples/colocation-three-models-8-mixed.json";
+    const ColocationScenario s = load_colocation_scenario_file(path, PresetCatalog::standard());
+    const ColocationResult r = plan_colocation(s);
+    const auto& big = r.models[1]; // the 70B, offloaded onto two A100 40GB
+    QVERIFY(big.placed && big.offloaded.offloaded_layers > 0);
+    QCOMPARE(big.preemption.kv, KvRecovery::recompute);
+    const ServingScenario sc = placed_scenario(s, s.models[1], big.placement);
+    const std::vector<NodeGroup> groups = pool_groups(s.cluster);
+    const auto g
+        = std::find_if(groups.begin(), groups.end(), [&](const NodeGroup& n) { return n.name == big.placement.group; });
+    QVERIFY(g != groups.end());
+    const HostLink link = group_host_link(s, *g);
+    const PreemptionCost resident = preemption_cost(sc, big.offloaded.prediction, link, s.preemption);
+    QVERIFY(resident.kv_steps >= 2);
+    const double step_s = resident.kv_s / resident.kv_steps;
+    const double stretched
+        = offload_slowdown(step_s, sc.model.layers, big.offloaded.offloaded_layers, big.offloaded.fetch_s_per_layer);
+    QVERIFY(std::abs(big.preemption.kv_s - resident.kv_s * stretched) < 1e-9 * big.preemption.kv_s);
+    // Each step fetches the offloaded layers once: never less than that fetch, and the longer budget
+    // step hides more of it than the prediction's own prefill step.
+    const double fetch_s = big.offloaded.offloaded_layers * big.offloaded.fetch_s_per_layer;
+    QVERIFY(big.preemption.kv_s >= (1 - 1e-9) * resident.kv_steps * fetch_s);
+    QVERIFY(stretched <= big.offloaded.prefill_slowdown);
 }
 
 void TestColocation::exampleIsFast()

@@ -86,6 +86,7 @@ private slots:
     void batchLimitedByMemory();
     void concurrencyQueuesBeyondMemory();
     void closedLoopStaggersGroups();
+    void overlapSchedulerDelaysTokens();
     void kvTransferHandWorked();
     void disaggregatedFirstToken();
     void disaggregatedPrefillBound();
@@ -263,17 +264,33 @@ void TestServing::concurrencyQueuesBeyondMemory()
 
 void TestServing::closedLoopStaggersGroups()
 {
-    // Prompts that fit one step's token budget together stay a cohort: the engine is idle when they
-    // arrive, and their first token comes after one prefill step of all their prompts.
+    // A closed loop's replacements reach the engine spread over its steps, not as the cohort that
+    // finished: at concurrency 4, 1,024/128 tokens, a step admits what arrived during the one before
+    // (4 / 128 steps of a request's life: fewer than one), so each prompt waits for the step in flight
+    // and is prefilled alone beside the others' three decodes.
     json j = base_scenario();
     j["serving"]["workload"] = { { "isl", 1024 }, { "osl", 128 }, { "concurrency", 4 } };
     const ServingPrediction small = predict_serving(parse(j));
     QCOMPARE(small.replicas, 1);
     QCOMPARE(small.prefill_steps, 1.0);
-    QVERIFY(std::fabs(small.ttft_ms - small.prefill_step.time_s * 1e3) < 1e-9);
-    // 64 prompts of 1,024 tokens: beside the others' decodes, 7 fit a step of vLLM's 8,192 tokens. In
-    // steady state the 10 groups arrive a step apart, each waits for the step in progress and is
-    // prefilled alongside the others' decodes.
+    QVERIFY(std::fabs(small.ttft_ms - (small.decode_step.time_s + small.prefill_step.time_s) * 1e3) < 1e-9);
+    // Twice the concurrency adds decodes beside the prompt, not a second prompt: a step that prefilled
+    // the whole cohort of 8 would take about twice as long.
+    j["serving"]["workload"]["concurrency"] = 8;
+    const ServingPrediction eight = predict_serving(parse(j));
+    QVERIFY(eight.prefill_step.time_s < 1.25 * small.prefill_step.time_s);
+    // Short outputs bring many replacements per step: 256 requests of 512/8 tokens, 32 arrivals in the
+    // life of 8 steps; a step holds 15 prompts beside the 255 decodes (7,937 tokens of vLLM's 8,192),
+    // so prefill is the bottleneck: 18 groups, of which 17 others take 17 steps against 7 decode steps,
+    // and a group waits for 10 steps of those ahead of it besides its own.
+    j["serving"]["workload"] = { { "isl", 512 }, { "osl", 8 }, { "concurrency", 256 } };
+    const ServingPrediction burst = predict_serving(parse(j));
+    QCOMPARE(burst.replicas, 1);
+    QCOMPARE(burst.running_batch, 256.0);
+    QVERIFY(std::fabs(burst.ttft_ms - (burst.decode_step.time_s + 11 * burst.prefill_step.time_s) * 1e3)
+        < 1e-6 * burst.ttft_ms);
+    // 64 prompts of 1,024 tokens in steady state: each waits for the step in flight and is prefilled
+    // alongside the others' decodes.
     j["serving"]["workload"] = { { "isl", 1024 }, { "osl", 128 }, { "concurrency", 64 } };
     const ServingPrediction steady = predict_serving(parse(j));
     QCOMPARE(steady.prefill_steps, 1.0);
@@ -292,6 +309,23 @@ void TestServing::closedLoopStaggersGroups()
     const std::string e = error_of(j);
     QVERIFY2(e.find("serving.workload.rounds") != std::string::npos && e.find("closed loop") != std::string::npos,
         e.c_str());
+}
+
+void TestServing::overlapSchedulerDelaysTokens()
+{
+    // TensorRT-LLM's and SGLang's overlap schedulers launch step n+1 before handling step n's outputs:
+    // "one extra decoding step" (TensorRT-LLM docs, features/overlap-scheduler) before the first token
+    // reaches the client. vLLM hands it over after its step.
+    json j = base_scenario();
+    j["serving"]["workload"] = { { "isl", 1024 }, { "osl", 128 }, { "concurrency", 4 } };
+    for (const char* engine : { "trtllm", "sglang", "vllm" }) {
+        j["serving"]["engine"] = engine;
+        const ServingPrediction p = predict_serving(parse(j));
+        const double delay = std::string(engine) == "vllm" ? 0.0 : 1.0;
+        const double expected_ms = ((1 + delay) * p.decode_step.time_s + p.prefill_step.time_s) * 1e3;
+        QVERIFY2(std::fabs(p.ttft_ms - expected_ms) < 1e-9 * expected_ms, engine);
+        QVERIFY2(std::fabs(p.e2e_latency_ms - (p.ttft_ms + 127 * p.tpot_ms)) < 1e-9 * p.e2e_latency_ms, engine);
+    }
 }
 
 void TestServing::kvTransferHandWorked()

@@ -8,6 +8,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <map>
 
 using namespace parallax;
 
@@ -18,6 +19,7 @@ private slots:
     void measuredRows();
     void concurrencyOverReplicas();
     void wideAttentionDpReadAsOneNode();
+    void ttftRiseWithConcurrency();
 };
 
 void TestServingAccuracy::measuredRows()
@@ -41,7 +43,7 @@ void TestServingAccuracy::measuredRows()
     // The figures of docs/serving.md, rounded up: a regression guard, not the goal.
     QVERIFY2(r.overall.tpot_mape < 0.21, qPrintable(QString::number(r.overall.tpot_mape)));
     QVERIFY2(r.overall.ttft_mape < 0.54, qPrintable(QString::number(r.overall.ttft_mape)));
-    QVERIFY2(r.overall.ttft_median < 0.48, qPrintable(QString::number(r.overall.ttft_median)));
+    QVERIFY2(r.overall.ttft_median < 0.54, qPrintable(QString::number(r.overall.ttft_median)));
     QVERIFY2(r.overall.throughput_mape < 0.29, qPrintable(QString::number(r.overall.throughput_mape)));
     // The disaggregated rows, separately: their prefill pool, KV transfer and decode pool.
     QVERIFY(r.by_mode.count("disaggregated") == 1 && r.by_mode.at("disaggregated").rows >= 250);
@@ -52,6 +54,49 @@ void TestServingAccuracy::measuredRows()
     // Each row's errors are what its predictions say.
     for (const auto& x : r.rows)
         QVERIFY(std::abs(x.ttft_ms / x.run->ttft_ms - 1 - x.ttft_error) < 1e-9);
+}
+
+// The rows of one deployment and workload measured at concurrency c and 2c (c up to 32, aggregated):
+// how much TTFT rises, measured and predicted. A fixed cost per request that the model lacks cancels
+// in the difference, so this checks the closed loop's scheduling alone.
+void TestServingAccuracy::ttftRiseWithConcurrency()
+{
+    const std::string path = PARALLAX_SOURCE_DIR "/validation/measured-serving.json";
+    const nlohmann::json rows = parse_json_text(read_text_file(path), path);
+    std::vector<ServingSkip> skipped;
+    const std::vector<ServingRun> runs = read_serving_runs(rows, path, PresetCatalog::standard(), skipped);
+    const ServingValidationReport r = run_serving_validation(runs, skipped);
+    std::map<std::pair<std::string, long long>, std::vector<const ServingRunResult*>> by_load;
+    for (const auto& x : r.rows) {
+        const ServingScenario& s = x.run->scenario;
+        const ServingWorkload& w = s.serving.workload;
+        if (x.run->mode != "aggregated" || w.load != LoadKind::concurrency)
+            continue;
+        const InstanceLayout& l = s.deployment.instance;
+        const std::string key = x.run->model + "|" + x.run->engine + "|" + x.run->gpu + "|" + std::to_string(l.tp) + "x"
+            + std::to_string(l.pp) + "x" + std::to_string(l.ep) + "x" + std::to_string(l.attention_dp) + "|"
+            + std::to_string(s.replicas()) + "|" + std::to_string(w.isl) + "x" + std::to_string(w.osl) + "|"
+            + std::to_string(static_cast<int>(s.serving.precision.weights))
+            + std::to_string(static_cast<int>(s.serving.precision.kv_cache));
+        by_load[{ key, w.concurrency }].push_back(&x);
+    }
+    std::vector<double> misses_ms;
+    for (const auto& [key_load, at_c] : by_load) {
+        const auto twice = by_load.find({ key_load.first, 2 * key_load.second });
+        if (key_load.second > 32 || twice == by_load.end() || at_c.size() != 1 || twice->second.size() != 1)
+            continue;
+        const ServingRunResult& a = *at_c.front();
+        const ServingRunResult& b = *twice->second.front();
+        const double measured = b.run->ttft_ms - a.run->ttft_ms;
+        const double predicted = b.ttft_ms - a.ttft_ms;
+        misses_ms.push_back(std::abs(predicted - measured));
+    }
+    QVERIFY2(misses_ms.size() > 900, qPrintable(QString::number(misses_ms.size())));
+    std::nth_element(misses_ms.begin(), misses_ms.begin() + misses_ms.size() / 2, misses_ms.end());
+    const double median_ms = misses_ms[misses_ms.size() / 2];
+    // docs/serving.md: 36.6 ms when the prompts that fit one step stayed in lock step, 28.9 ms with the
+    // replacements spread over the steps.
+    QVERIFY2(median_ms < 29.5, qPrintable(QString::number(median_ms)));
 }
 
 void TestServingAccuracy::concurrencyOverReplicas()
