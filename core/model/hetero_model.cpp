@@ -2,6 +2,7 @@
 
 #include "model/analytic_model.hpp"
 #include "model/data_path.hpp"
+#include "model/host_link.hpp"
 #include "model/memory_model.hpp"
 #include "model/plan_context.hpp"
 #include "model/stage_power.hpp"
@@ -396,6 +397,7 @@ private:
     void fill_time(Prediction& p, const ReplicaEval& c) const;
     void fill_power(Prediction& p, double gpus) const;
     void fill_memory(Prediction& p);
+    void check_host_memory(Prediction& p) const;
     void fill_reports(HeteroPrediction& out) const;
 
     const Scenario& s_;
@@ -536,6 +538,45 @@ void HeteroEvaluation::fill_memory(Prediction& p)
                     ctx.cluster.gpu.memory_bytes / units::kGiB);
                 p.infeasible_reason = buf;
             }
+        }
+    }
+    check_host_memory(p);
+}
+
+// Each group's nodes hold their own GPUs' offloads in their own host memory (host_link.hpp), counted as
+// the plain model counts a node: its fullest GPU's host bytes times the node's GPUs that hold a replica.
+// The prediction shows the group nearest its capacity; a GPU that does not fit is reported first.
+void HeteroEvaluation::check_host_memory(Prediction& p) const
+{
+    std::vector<double> host_per_gpu(groups_.size(), 0.0);
+    std::vector<long long> gpus_used(groups_.size(), 0);
+    for (const std::vector<ReplicaEval>& stage : reps_)
+        for (const ReplicaEval& e : stage) {
+            const auto g = static_cast<std::size_t>(e.group);
+            host_per_gpu[g] = std::max(host_per_gpu[g], e.memory.host);
+            gpus_used[g] += e.strategy.tp;
+        }
+    double worst_share = -1;
+    for (std::size_t g = 0; g < groups_.size(); ++g) {
+        if (gpus_used[g] == 0)
+            continue;
+        const ClusterSpec& c = groups_[g].ctx->cluster;
+        const double need = host_per_gpu[g] * static_cast<double>(std::min<long long>(c.gpus_per_node, gpus_used[g]));
+        const double capacity = host_memory_per_node_bytes(c);
+        if (need / capacity > worst_share) {
+            worst_share = need / capacity;
+            p.host_memory_bytes_per_node = need;
+            p.host_capacity_bytes_per_node = capacity;
+        }
+        if (need > capacity && p.feasible) {
+            p.feasible = false;
+            char buf[320];
+            std::snprintf(buf, sizeof buf,
+                "out of host memory: the offloaded states and activations need %.0f GiB per node of group %s, a "
+                "node of group %s (%s) has %.0f GiB (cluster.host_memory_GB)",
+                need / units::kGiB, groups_[g].name.c_str(), groups_[g].name.c_str(), c.gpu.name.c_str(),
+                capacity / units::kGiB);
+            p.infeasible_reason = buf;
         }
     }
 }

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <tuple>
 
 using namespace parallax;
 using nlohmann::json;
@@ -123,6 +124,7 @@ private slots:
     void measuredRunsBecomeStagedScenarios();
     void measuredRunsValidateWithStepTimeAndRanks();
     void sailorRowsKeepOneScoreMatrix();
+    void offloadsFitEachGroupsHostMemory();
 };
 
 void TestHetero::equivalentToPlain_data()
@@ -379,4 +381,47 @@ void TestHetero::sailorRowsKeepOneScoreMatrix()
 }
 
 QTEST_GUILESS_MAIN(TestHetero)
+// Each group's nodes hold their own GPUs' offloads. GPT-3 175B in two stages of TP 8, one on a DGX H100 and
+// one on a DGX A100, with the optimizer offloaded (ZeRO-Offload: fp32 master and Adam moments plus fp32
+// gradients, 16 bytes per parameter on the host; Ren et al. 2021 Sec. 4.1): ~11B parameters per GPU is
+// ~175 GB per GPU, ~1.4 TB per node of 8. A DGX H100's 2 TB holds that, a DGX A100's 1 TB does not, and
+// the message names the A100 group; swapping the groups' GPUs moves the failure with them.
+void TestHetero::offloadsFitEachGroupsHostMemory()
+{
+    auto scenario = [](const std::string& gpu0, const std::string& gpu1) {
+        json j = mixed_scenario();
+        j["model"] = "gpt3-175b";
+        j["training"] = { { "global_batch", 16 }, { "seq_len", 2048 }, { "precision", "bf16" } };
+        j["cluster"]["groups"] = { group("first", gpu0, 1), group("second", gpu1, 1) };
+        j["strategy"] = { { "micro_batch", 1 }, { "recompute", "full" }, { "zero", 1 },
+            { "offload_optimizer", true },
+            { "stages",
+                { { { "layers", 48 }, { "replicas", { { { "group", "first" }, { "tp", 8 } } } } },
+                    { { "layers", 48 }, { "replicas", { { { "group", "second" }, { "tp", 8 } } } } } } } };
+        return parse_scenario(j, "offload.json", catalog());
+    };
+    const HeteroPrediction both_h100 = predict_heterogeneous(scenario("H100-SXM5-80GB", "H100-SXM5-80GB"));
+    QVERIFY2(both_h100.prediction.feasible, both_h100.prediction.infeasible_reason.c_str());
+    QVERIFY(both_h100.prediction.host_memory_bytes_per_node > 1e12); // more than a DGX A100 holds
+    QCOMPARE(both_h100.prediction.host_capacity_bytes_per_node, 2e12);
+    for (const HeteroStageReport& st : both_h100.stages)
+        QVERIFY(st.replicas[0].peak_memory_bytes <= st.replicas[0].capacity_bytes); // the GPUs fit
+    for (const auto& [gpu0, gpu1, name] : { std::tuple { "A100-SXM4-80GB", "H100-SXM5-80GB", "first" },
+             std::tuple { "H100-SXM5-80GB", "A100-SXM4-80GB", "second" } }) {
+        const Prediction p = predict_heterogeneous(scenario(gpu0, gpu1)).prediction;
+        QVERIFY(p.peak_memory_bytes <= p.capacity_bytes);
+        QVERIFY(!p.feasible);
+        QCOMPARE(p.host_capacity_bytes_per_node, 1e12);
+        const std::string want = std::string("per node of group ") + name;
+        QVERIFY2(p.infeasible_reason.find("out of host memory") != std::string::npos, p.infeasible_reason.c_str());
+        QVERIFY2(p.infeasible_reason.find(want) != std::string::npos, p.infeasible_reason.c_str());
+        QVERIFY2(p.infeasible_reason.find("931 GiB") != std::string::npos, p.infeasible_reason.c_str());
+    }
+    // A larger host on every node (cluster.host_memory_GB) runs the mixed plan.
+    Scenario larger = scenario("H100-SXM5-80GB", "A100-SXM4-80GB");
+    larger.cluster.host_memory_GB = 2000;
+    const Prediction p = predict_heterogeneous(larger).prediction;
+    QVERIFY2(p.feasible, p.infeasible_reason.c_str());
+}
+
 #include "tst_hetero.moc"

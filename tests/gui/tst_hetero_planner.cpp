@@ -2,7 +2,8 @@
 // H100 and an A100 node, shows the hetero model's numbers per stage, re-predicts when a layer moves or
 // a replica's TP changes (one undo step each), keeps the plain sliders still, colours the cluster grid by
 // GPU type, simulates the stages on the timeline, searches mixed plans off the GUI thread and applies one
-// as one undo step, moves layers by dragging a stage boundary, and adds and removes stages and replicas.
+// as one undo step, moves layers by dragging a stage boundary, and adds and removes stages and replicas
+// with buttons that are in view without scrolling at the Stages dock's default width.
 #include "gui/launch_export.hpp"
 #include "gui/main_window.hpp"
 #include "gui/settings.hpp"
@@ -26,11 +27,13 @@
 
 #include <QDockWidget>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolButton>
 #include <QUndoStack>
 
 #include <memory>
@@ -100,6 +103,7 @@ private slots:
     void searchFindsMixedPlansAndApplies();
     void draggingABoundaryMovesLayers();
     void addingAndRemovingStagesAndReplicas();
+    void editButtonsNeedNoScroll();
     void exportWritesTheMixedPlansFiles();
     void clusterEditorEditsGroups();
     void simulatedFidelity();
@@ -348,6 +352,44 @@ void TestHeteroPlanner::addingAndRemovingStagesAndReplicas()
         f.w().undo_stack()->undo();
     QVERIFY(f.w().wait_for_evaluation());
     QCOMPARE(f.w().scenario()->stages, original);
+}
+
+// The default layout splits the bottom docks three ways, so the Stages dock is narrow: each row's edit
+// buttons sit in its second column, inside the table's viewport without scrolling, and act on their row.
+void TestHeteroPlanner::editButtonsNeedNoScroll()
+{
+    Fixture f;
+    QVERIFY(f.w().open_scenario_file(kExample));
+    QVERIFY(f.w().show_panel(QStringLiteral("stages")));
+    QVERIFY(f.w().wait_for_evaluation());
+    QTableWidget* table = f.w().stage_table()->table();
+    QVERIFY(table->isVisible());
+    QVERIFY(table->horizontalScrollBar()->maximum() > 0); // the whole table is wider than the dock
+    QCOMPARE(table->horizontalScrollBar()->value(), 0);
+    const int right = table->columnViewportPosition(views::StageTable::edit)
+        + table->columnWidth(views::StageTable::edit);
+    QVERIFY2(right <= table->viewport()->width(),
+        qPrintable(QStringLiteral("edit column ends at %1, viewport %2").arg(right).arg(table->viewport()->width())));
+    for (int r = 0; r < table->rowCount(); ++r) {
+        const QWidget* cell = table->cellWidget(r, views::StageTable::edit);
+        QVERIFY(cell);
+        for (const char* name : { "add_replica_%1", "remove_last_replica_%1", "remove_stage_%1" })
+            QVERIFY2(cell->findChild<QToolButton*>(QString::fromLatin1(name).arg(r)), name);
+    }
+    // Stage 1 holds an H100 and an A100 replica: its "− replica" removes the A100 one, one undo step.
+    const int steps = f.w().undo_stack()->count();
+    QCOMPARE(f.w().scenario()->stages[1].replicas.size(), std::size_t { 2 });
+    table->cellWidget(1, views::StageTable::edit)
+        ->findChild<QToolButton*>(QStringLiteral("remove_last_replica_1"))
+        ->click();
+    QVERIFY(f.w().wait_for_evaluation());
+    QCOMPARE(f.w().scenario()->stages[1].replicas.size(), std::size_t { 1 });
+    QCOMPARE(f.w().scenario()->stages[1].replicas[0].group, std::string("h100"));
+    QCOMPARE(f.w().undo_stack()->count(), steps + 1);
+    // A stage's last replica stays: the button is off until the stage has two again.
+    QVERIFY(!table->cellWidget(1, views::StageTable::edit)
+                 ->findChild<QToolButton*>(QStringLiteral("remove_last_replica_1"))
+                 ->isEnabled());
 }
 
 void TestHeteroPlanner::exportWritesTheMixedPlansFiles()

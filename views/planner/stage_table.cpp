@@ -51,9 +51,9 @@ StageTable::StageTable(QWidget* parent)
     connect(m_bar, &StageBar::boundary_moved, this, &StageTable::move_boundary);
     m_table = new QTableWidget(0, column_count, this);
     m_table->setObjectName(QStringLiteral("stage_table"));
-    m_table->setHorizontalHeaderLabels({ QStringLiteral("Stage"), QStringLiteral("Layers"),
+    m_table->setHorizontalHeaderLabels({ QStringLiteral("Stage"), QStringLiteral("Edit"), QStringLiteral("Layers"),
         QStringLiteral("Micro-batch"), QStringLiteral("Busy"), QStringLiteral("Memory per GPU"),
-        QStringLiteral("Move a layer"), QStringLiteral("Replicas: group (GPU) TP"), QStringLiteral("Edit") });
+        QStringLiteral("Move a layer"), QStringLiteral("Replicas: group (GPU) TP") });
     m_table->verticalHeader()->hide();
     m_table->setSelectionMode(QAbstractItemView::NoSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -293,12 +293,22 @@ QWidget* StageTable::stage_editors(const StageRow& row)
     add->setToolTip(QStringLiteral("Add a replica on the group and TP chosen below the table"));
     connect(add, &QToolButton::clicked, this,
         [this, stage = row.stage] { add_replica(stage, m_add_group->currentText(), m_add_tp->currentData().toInt()); });
+    // The row's last replica, so that removing one needs no scroll to the replica editors (their × removes any).
+    auto* remove_last = new QToolButton(w);
+    remove_last->setText(QStringLiteral("− replica"));
+    remove_last->setObjectName(QStringLiteral("remove_last_replica_%1").arg(row.stage));
+    const int last = static_cast<int>(row.replicas.size()) - 1;
+    remove_last->setToolTip(last > 0 ? QStringLiteral("Remove this stage's last replica")
+                                     : QStringLiteral("A stage keeps at least one replica: remove the stage instead"));
+    remove_last->setEnabled(last > 0);
+    connect(remove_last, &QToolButton::clicked, this, [this, stage = row.stage, last] { remove_replica(stage, last); });
     auto* remove = new QToolButton(w);
     remove->setText(QStringLiteral("Remove stage"));
     remove->setObjectName(QStringLiteral("remove_stage_%1").arg(row.stage));
     remove->setToolTip(QStringLiteral("Remove this stage; its layers go to its neighbours"));
     connect(remove, &QToolButton::clicked, this, [this, stage = row.stage] { remove_stage(stage); });
     h->addWidget(add);
+    h->addWidget(remove_last);
     h->addWidget(remove);
     return w;
 }

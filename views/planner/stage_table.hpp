@@ -2,7 +2,8 @@
 // The Stages panel: a heterogeneous plan's pipeline, one row per stage (core/viewdata/stage_rows.hpp):
 // its layers with buttons that move one layer to the neighbouring stage, its replicas with an editable
 // TP each, its micro-batch and busy times, and memory per GPU of its fullest replica against the
-// capacity. The stage that paces the pipeline is highlighted. Above the table a bar of the stages whose
+// capacity. The stage that paces the pipeline is highlighted. Each row's second column adds or removes a
+// replica or removes the stage. Above the table a bar of the stages whose
 // boundaries drag layers between neighbours (stage_bar.hpp); below it a group and TP to add a stage or a
 // replica with, and a row's buttons remove them; a refused edit says its rule beside those controls.
 // Edits are emitted as whole scenarios, so the window applies them through its document (undo, one step
@@ -53,8 +54,9 @@ public:
     QComboBox* add_group_box() const { return m_add_group; }
     QComboBox* add_tp_box() const { return m_add_tp; }
 
-    // Columns, in order.
-    enum Column { stage, layers, microbatch, busy, memory, move, replicas, edit, column_count };
+    // Columns, in order. The stage's edit buttons come right after its number so that they stay in view
+    // when the dock is narrow; the wide replica editors come last.
+    enum Column { stage, edit, layers, microbatch, busy, memory, move, replicas, column_count };
 
 signals:
     void edit_requested(const parallax::Scenario& s, const QString& what, int drag);
