@@ -393,8 +393,7 @@ void TestHetero::offloadsFitEachGroupsHostMemory()
         j["model"] = "gpt3-175b";
         j["training"] = { { "global_batch", 16 }, { "seq_len", 2048 }, { "precision", "bf16" } };
         j["cluster"]["groups"] = { group("first", gpu0, 1), group("second", gpu1, 1) };
-        j["strategy"] = { { "micro_batch", 1 }, { "recompute", "full" }, { "zero", 1 },
-            { "offload_optimizer", true },
+        j["strategy"] = { { "micro_batch", 1 }, { "recompute", "full" }, { "zero", 1 }, { "offload_optimizer", true },
             { "stages",
                 { { { "layers", 48 }, { "replicas", { { { "group", "first" }, { "tp", 8 } } } } },
                     { { "layers", 48 }, { "replicas", { { { "group", "second" }, { "tp", 8 } } } } } } } };

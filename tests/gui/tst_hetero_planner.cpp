@@ -366,8 +366,8 @@ void TestHeteroPlanner::editButtonsNeedNoScroll()
     QVERIFY(table->isVisible());
     QVERIFY(table->horizontalScrollBar()->maximum() > 0); // the whole table is wider than the dock
     QCOMPARE(table->horizontalScrollBar()->value(), 0);
-    const int right = table->columnViewportPosition(views::StageTable::edit)
-        + table->columnWidth(views::StageTable::edit);
+    const int right
+        = table->columnViewportPosition(views::StageTable::edit) + table->columnWidth(views::StageTable::edit);
     QVERIFY2(right <= table->viewport()->width(),
         qPrintable(QStringLiteral("edit column ends at %1, viewport %2").arg(right).arg(table->viewport()->width())));
     for (int r = 0; r < table->rowCount(); ++r) {
