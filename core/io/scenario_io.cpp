@@ -1114,10 +1114,10 @@ json scenario_to_json(const Scenario& s)
             sj["limits"] = limits;
         sj["objective"] = s.search->objective;
         if (const auto& c = s.search->composite)
-            sj["composite"] = { { "recompute_ranges", c->recompute_ranges },
-                { "edge_stage_layers", c->edge_stage_layers }, { "range_tp", c->range_tp },
-                { "expert_tp", c->expert_tp },
-                { "max_candidates", c->max_candidates }, { "base_plans", c->base_plans } };
+            sj["composite"]
+                = { { "recompute_ranges", c->recompute_ranges }, { "edge_stage_layers", c->edge_stage_layers },
+                      { "range_tp", c->range_tp }, { "expert_tp", c->expert_tp },
+                      { "max_candidates", c->max_candidates }, { "base_plans", c->base_plans } };
         j["search"] = sj;
     }
     if (s.reliability)

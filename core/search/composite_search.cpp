@@ -215,7 +215,7 @@ std::string describe_composite(const Strategy& s, const Strategy& base)
             if (r.tp && *r.tp != s.tp)
                 parts.push_back("TP " + std::to_string(*r.tp) + " on " + where + " with DP "
                     + (s.tp % *r.tp == 0 && s.tp / *r.tp == 2 ? std::string("doubled")
-                                                             : "x" + std::to_string(s.tp / std::max(1, *r.tp))));
+                                                              : "x" + std::to_string(s.tp / std::max(1, *r.tp))));
             if (r.expert_tp)
                 parts.push_back("experts at TP " + std::to_string(*r.expert_tp) + " on " + where);
             if (r.precision)

@@ -53,8 +53,8 @@ bool fits(const AnalyticModel& model, EvaluationCache& cache, const Strategy& s,
 
 // The longest span (1..layers-1 layers) at TP `tp` that fits, or 0. Memory grows with the span: each
 // layer it takes holds tp/tp' times the weights per GPU at the same activation share, so bisection holds.
-int longest_fitting_span(const AnalyticModel& model, EvaluationCache& cache, const Strategy& base, Span span,
-    int tp, int layers, const RangeTpLimits& limits, long long& checks)
+int longest_fitting_span(const AnalyticModel& model, EvaluationCache& cache, const Strategy& base, Span span, int tp,
+    int layers, const RangeTpLimits& limits, long long& checks)
 {
     Strategy s = base;
     int lo = 0, hi = layers; // lo fits (no range is the base itself), hi does not or is the whole model
@@ -69,8 +69,8 @@ int longest_fitting_span(const AnalyticModel& model, EvaluationCache& cache, con
 
 } // namespace
 
-std::vector<Strategy> range_tp_composites(const Scenario& scenario, const AnalyticModel& model,
-    EvaluationCache& cache, const Strategy& base, const RangeTpLimits& limits, long long& memory_checks)
+std::vector<Strategy> range_tp_composites(const Scenario& scenario, const AnalyticModel& model, EvaluationCache& cache,
+    const Strategy& base, const RangeTpLimits& limits, long long& memory_checks)
 {
     std::vector<Strategy> out;
     const int layers = scenario.model.layers;

@@ -17,7 +17,7 @@ struct RangeTpLimits {
 // The composites of `base` with one range [first, last] at a lower TP: for each lower TP the reader
 // accepts (scenario's model and cluster, base as the plan), the longest suffix and prefix that fit.
 // Every one passes the reader's rules for strategy.layers; `memory_checks` counts the evaluations made.
-std::vector<Strategy> range_tp_composites(const Scenario& scenario, const AnalyticModel& model,
-    EvaluationCache& cache, const Strategy& base, const RangeTpLimits& limits, long long& memory_checks);
+std::vector<Strategy> range_tp_composites(const Scenario& scenario, const AnalyticModel& model, EvaluationCache& cache,
+    const Strategy& base, const RangeTpLimits& limits, long long& memory_checks);
 
 } // namespace parallax

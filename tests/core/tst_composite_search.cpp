@@ -129,9 +129,10 @@ class TestCompositeSearch : public QObject {
 private slots:
     void reads_the_composite_section()
     {
-        const Scenario s = read(scenario_json({ { "recompute_ranges", true }, { "edge_stage_layers", false },
-                                    { "range_tp", false }, { "expert_tp", { 1, 2 } }, { "max_candidates", 50 }, { "base_plans", 3 } }),
-            ScenarioUse::search);
+        const Scenario s
+            = read(scenario_json({ { "recompute_ranges", true }, { "edge_stage_layers", false }, { "range_tp", false },
+                       { "expert_tp", { 1, 2 } }, { "max_candidates", 50 }, { "base_plans", 3 } }),
+                ScenarioUse::search);
         QVERIFY(s.search && s.search->composite);
         const CompositeSearchSpec& c = *s.search->composite;
         QVERIFY(c.recompute_ranges && !c.edge_stage_layers && !c.range_tp);
@@ -251,12 +252,11 @@ private slots:
         const std::string named = "TP 4 on layers " + std::to_string(range.first) + "-79 with DP doubled";
         QVERIFY2(contains(text, named) && contains(text, "faster than the best plain plan"), text.c_str());
         // Switched off, or with TP pinned, no range regroups.
-        for (const Searched& off : { search_json(range_tp_scenario_json({ { "range_tp", false } })),
-                 search_json([&] {
-                     nlohmann::json pinned = j;
-                     pinned["search"]["fix"]["tp"] = 8;
-                     return pinned;
-                 }()) }) {
+        for (const Searched& off : { search_json(range_tp_scenario_json({ { "range_tp", false } })), search_json([&] {
+                                        nlohmann::json pinned = j;
+                                        pinned["search"]["fix"]["tp"] = 8;
+                                        return pinned;
+                                    }()) }) {
             QCOMPARE(off.composite.memory_checks, 0LL);
             for (const CompositeResult& c : off.composite.results)
                 QVERIFY(!c.strategy.layers || !c.strategy.layers->ranges.front().tp);
