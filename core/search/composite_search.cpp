@@ -181,6 +181,19 @@ std::string gib(double bytes)
     return format_number("%.1f", bytes / units::kGiB) + " GiB";
 }
 
+// How a range of its own TP/CP regroups the stage's data parallelism: "DP doubled", "DP x4", "DP halved".
+std::string regrouped_dp(const Strategy& s, const LayerRange& r)
+{
+    const int block = s.tp * s.cp, range_block = r.tp.value_or(s.tp) * r.cp.value_or(s.cp);
+    if (block == 2 * range_block)
+        return "DP doubled";
+    if (range_block == 2 * block)
+        return "DP halved";
+    if (block > range_block && block % range_block == 0)
+        return "DP x" + std::to_string(block / range_block);
+    return "DP " + std::to_string(s.dp * block / range_block);
+}
+
 std::string explain(const CompositeOutcome& out)
 {
     const Prediction& plain = out.best_plain_prediction;
@@ -213,9 +226,7 @@ std::string describe_composite(const Strategy& s, const Strategy& base)
                 parts.push_back(std::string(to_string(*r.recompute)) + " recompute on " + where + " only ("
                     + std::string(to_string(s.recompute)) + " elsewhere)");
             if (r.tp && *r.tp != s.tp)
-                parts.push_back("TP " + std::to_string(*r.tp) + " on " + where + " with DP "
-                    + (s.tp % *r.tp == 0 && s.tp / *r.tp == 2 ? std::string("doubled")
-                                                              : "x" + std::to_string(s.tp / std::max(1, *r.tp))));
+                parts.push_back("TP " + std::to_string(*r.tp) + " on " + where + " with " + regrouped_dp(s, r));
             if (r.expert_tp)
                 parts.push_back("experts at TP " + std::to_string(*r.expert_tp) + " on " + where);
             if (r.precision)
