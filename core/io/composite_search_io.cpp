@@ -13,6 +13,7 @@ nlohmann::json composite_outcome_to_json(const CompositeOutcome& o)
     nlohmann::json j;
     j["candidates"] = o.candidates;
     j["evaluated"] = o.evaluated;
+    j["memory_checks"] = o.memory_checks;
     j["feasible"] = o.feasible;
     j["truncated"] = o.truncated;
     j["cancelled"] = o.cancelled;

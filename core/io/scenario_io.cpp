@@ -741,6 +741,7 @@ CompositeSearchSpec parse_composite_search(const json& composite, const std::str
     CompositeSearchSpec c;
     c.recompute_ranges = cr.get_bool("recompute_ranges", true);
     c.edge_stage_layers = cr.get_bool("edge_stage_layers", true);
+    c.range_tp = cr.get_bool("range_tp", true);
     if (const json* etp = cr.raw("expert_tp"); etp && !etp->is_null()) {
         if (!etp->is_array())
             cr.fail("expert_tp", "must be a list of expert TP degrees, e.g. [1, 2, 4, 8]");
@@ -1113,9 +1114,10 @@ json scenario_to_json(const Scenario& s)
             sj["limits"] = limits;
         sj["objective"] = s.search->objective;
         if (const auto& c = s.search->composite)
-            sj["composite"] = { { "recompute_ranges", c->recompute_ranges },
-                { "edge_stage_layers", c->edge_stage_layers }, { "expert_tp", c->expert_tp },
-                { "max_candidates", c->max_candidates }, { "base_plans", c->base_plans } };
+            sj["composite"]
+                = { { "recompute_ranges", c->recompute_ranges }, { "edge_stage_layers", c->edge_stage_layers },
+                      { "range_tp", c->range_tp }, { "expert_tp", c->expert_tp },
+                      { "max_candidates", c->max_candidates }, { "base_plans", c->base_plans } };
         j["search"] = sj;
     }
     if (s.reliability)

@@ -3,6 +3,7 @@
 #include "io/number_format.hpp"
 #include "model/analytic_model.hpp"
 #include "model/strategy_costs.hpp"
+#include "search/range_tp.hpp"
 #include "spec/layer_ranges.hpp"
 #include "spec/strategy_label.hpp"
 #include "spec/strategy_rules.hpp"
@@ -84,11 +85,10 @@ struct Candidate {
     int base = 0;
 };
 
-// Every valid composite around the bases, up to the spec's cap.
-std::vector<Candidate> build_candidates(const PlanInputs& in, const std::vector<Strategy>& bases,
-    const CompositeSearchSpec& spec, const SearchFix& fix, bool& truncated)
+// Every valid composite around the bases, appended to `out` up to the spec's cap.
+void build_candidates(const PlanInputs& in, const std::vector<Strategy>& bases, const CompositeSearchSpec& spec,
+    const SearchFix& fix, std::vector<Candidate>& out, bool& truncated)
 {
-    std::vector<Candidate> out;
     const int layers = in.model.layers;
     // What search.fix pins stays as the plain plans have it.
     const bool with_ranges = spec.recompute_ranges && !fix.recompute;
@@ -112,12 +112,29 @@ std::vector<Candidate> build_candidates(const PlanInputs& in, const std::vector<
                             continue;
                         if (static_cast<int>(out.size()) >= spec.max_candidates) {
                             truncated = true;
-                            return out;
+                            return;
                         }
                         out.push_back({ s, static_cast<int>(b) });
                     }
     }
-    return out;
+}
+
+// Per-range TP around each base (search/range_tp.hpp), up to the spec's cap. A few per base, they go
+// before the grid so that a grid cut at the cap keeps them.
+void add_range_tp_candidates(const Scenario& scenario, const AnalyticModel& model, const PlanContext& ctx,
+    const std::vector<Strategy>& bases, const CompositeSearchSpec& spec, double usable_bytes,
+    std::vector<Candidate>& cands, CompositeOutcome& out)
+{
+    EvaluationCache cache(ctx);
+    const RangeTpLimits limits { usable_bytes };
+    for (std::size_t b = 0; b < bases.size() && !out.truncated; ++b)
+        for (const Strategy& s : range_tp_composites(scenario, model, cache, bases[b], limits, out.memory_checks)) {
+            if (static_cast<int>(cands.size()) >= spec.max_candidates) {
+                out.truncated = true;
+                break;
+            }
+            cands.push_back({ s, static_cast<int>(b) });
+        }
 }
 
 struct Costed {
@@ -164,6 +181,19 @@ std::string gib(double bytes)
     return format_number("%.1f", bytes / units::kGiB) + " GiB";
 }
 
+// How a range of its own TP/CP regroups the stage's data parallelism: "DP doubled", "DP x4", "DP halved".
+std::string regrouped_dp(const Strategy& s, const LayerRange& r)
+{
+    const int block = s.tp * s.cp, range_block = r.tp.value_or(s.tp) * r.cp.value_or(s.cp);
+    if (block == 2 * range_block)
+        return "DP doubled";
+    if (range_block == 2 * block)
+        return "DP halved";
+    if (block > range_block && block % range_block == 0)
+        return "DP x" + std::to_string(block / range_block);
+    return "DP " + std::to_string(s.dp * block / range_block);
+}
+
 std::string explain(const CompositeOutcome& out)
 {
     const Prediction& plain = out.best_plain_prediction;
@@ -195,6 +225,8 @@ std::string describe_composite(const Strategy& s, const Strategy& base)
             if (r.recompute)
                 parts.push_back(std::string(to_string(*r.recompute)) + " recompute on " + where + " only ("
                     + std::string(to_string(s.recompute)) + " elsewhere)");
+            if (r.tp && *r.tp != s.tp)
+                parts.push_back("TP " + std::to_string(*r.tp) + " on " + where + " with " + regrouped_dp(s, r));
             if (r.expert_tp)
                 parts.push_back("experts at TP " + std::to_string(*r.expert_tp) + " on " + where);
             if (r.precision)
@@ -239,9 +271,14 @@ CompositeOutcome search_composites(
         out.explanation = "no plain plan to build composites around";
         return out;
     }
-    const std::vector<Candidate> cands = build_candidates(in, bases, o.spec, o.fix, out.truncated);
-    out.candidates = static_cast<long long>(cands.size());
     const double usable = ctx.cluster.gpu.memory_bytes * (1 - o.min_memory_headroom_fraction.value_or(0.0));
+    std::vector<Candidate> cands;
+    // A TP pinned by search.fix stays on every layer.
+    if (o.spec.range_tp && !o.fix.tp && !o.cancel.cancelled())
+        add_range_tp_candidates(scenario, model, ctx, bases, o.spec, usable, cands, out);
+    if (!out.truncated)
+        build_candidates(in, bases, o.spec, o.fix, cands, out.truncated);
+    out.candidates = static_cast<long long>(cands.size());
     const std::vector<Costed> costed = cost_all(model, ctx, cands, o, usable, out.evaluated);
     out.cancelled = o.cancel.cancelled();
     std::vector<std::size_t> order;

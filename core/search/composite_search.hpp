@@ -2,7 +2,8 @@
 // The composite search (search.composite, docs/composite-strategies.md): around the best plain plans
 // a plain search found, tries what the plain menu cannot say — a heavier recompute on the first layers
 // only (the stage that holds the most micro-batches in flight needs it), lighter first and last
-// pipeline stages, expert TP apart from the attention's — ranks them with the analytic model on all
+// pipeline stages, expert TP apart from the attention's, a lower TP on the longest span of layers that
+// still fits (its DP regrouped) — ranks them with the analytic model on all
 // cores, and explains the winner against the plain plans it was built from.
 #include "jobs/cancel_token.hpp"
 #include "search/search.hpp"
@@ -35,6 +36,7 @@ struct CompositeOutcome {
     long long candidates = 0; // built (valid)
     long long evaluated = 0; // costed
     long long feasible = 0;
+    long long memory_checks = 0; // memory-only evaluations the per-range TP bisections made
     bool truncated = false; // the grid held more than max_candidates
     bool cancelled = false;
     double seconds = 0;

@@ -18,6 +18,7 @@ namespace parallax {
 struct CompositeSearchSpec {
     bool recompute_ranges = true; // a heavier recompute on the first layers only, a lighter one elsewhere
     bool edge_stage_layers = true; // lighter first and last pipeline stages (first/last_stage_layers)
+    bool range_tp = true; // TP/2 and TP/4 on the longest suffix or prefix of layers that fits (DP regrouped)
     std::vector<int> expert_tp; // expert TP values to try apart from the attention's TP (MoE models)
     int max_candidates = 2000; // composites costed at most (the grid is cut past it, and says so)
     int base_plans = 5; // the best plain plans the composites are built around

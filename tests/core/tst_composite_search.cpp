@@ -1,5 +1,6 @@
 // The composite search (search.composite): reading its section, the composites it finds around the best
-// plain plans (recompute on the first layers only, lighter edge stages), the winner's explanation, its
+// plain plans (recompute on the first layers only, lighter edge stages, a lower TP on the layers that
+// fit it), the winner's explanation, its
 // strategy pasted back into a scenario predicting the same step, cancellation and the candidate cap.
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
@@ -74,6 +75,52 @@ bool contains(const std::string& s, const std::string& part)
     return s.find(part) != std::string::npos;
 }
 
+// The TP 4 example's cluster and batch (Llama 3 70B, 64 H100, micro-batch 2, selective recompute)
+// without its ranges, TP free: TP 4 everywhere does not fit, so the best plain plan is TP 8 x PP 4 x DP 2.
+nlohmann::json range_tp_scenario_json(const nlohmann::json& composite)
+{
+    Scenario ex = load_scenario_file(
+        PARALLAX_SOURCE_DIR "/docs/examples/composite-tp4-where-memory-allows.json", PresetCatalog::standard());
+    nlohmann::json j = scenario_to_json(ex);
+    j["strategy"].erase("layers");
+    j["search"] = { { "fix",
+                        { { "pp", 4 }, { "cp", 1 }, { "micro_batch", 2 }, { "schedule", "1f1b" }, { "zero", 1 },
+                            { "sequence_parallel", true }, { "recompute", "selective" } } },
+        { "composite", composite } };
+    return j;
+}
+
+Searched search_json(const nlohmann::json& j)
+{
+    const Scenario s = read(j, ScenarioUse::search);
+    SearchOptions o;
+    o.threads = 2;
+    o.refine_top = 0;
+    o.fix = search_fix_from(s);
+    Searched out;
+    out.plain = search_strategies(s, o);
+    CompositeSearchOptions co;
+    co.spec = *s.search->composite;
+    co.threads = 2;
+    co.fix = o.fix;
+    out.composite = search_composites(s, out.plain.results, co);
+    return out;
+}
+
+// A composite's strategy pasted into the scenario (without its search) reads back: the reader's rules hold.
+bool reader_accepts(const nlohmann::json& scenario, const Strategy& s)
+{
+    nlohmann::json j = scenario;
+    j.erase("search");
+    j["strategy"] = strategy_to_json(s);
+    try {
+        read(j, ScenarioUse::plan);
+    } catch (const InputError&) {
+        return false;
+    }
+    return true;
+}
+
 } // namespace
 
 class TestCompositeSearch : public QObject {
@@ -82,12 +129,13 @@ class TestCompositeSearch : public QObject {
 private slots:
     void reads_the_composite_section()
     {
-        const Scenario s = read(scenario_json({ { "recompute_ranges", true }, { "edge_stage_layers", false },
-                                    { "expert_tp", { 1, 2 } }, { "max_candidates", 50 }, { "base_plans", 3 } }),
-            ScenarioUse::search);
+        const Scenario s
+            = read(scenario_json({ { "recompute_ranges", true }, { "edge_stage_layers", false }, { "range_tp", false },
+                       { "expert_tp", { 1, 2 } }, { "max_candidates", 50 }, { "base_plans", 3 } }),
+                ScenarioUse::search);
         QVERIFY(s.search && s.search->composite);
         const CompositeSearchSpec& c = *s.search->composite;
-        QVERIFY(c.recompute_ranges && !c.edge_stage_layers);
+        QVERIFY(c.recompute_ranges && !c.edge_stage_layers && !c.range_tp);
         QCOMPARE(c.expert_tp, std::vector<int>({ 1, 2 }));
         QCOMPARE(c.max_candidates, 50);
         QCOMPARE(c.base_plans, 3);
@@ -103,6 +151,7 @@ private slots:
             return {};
         };
         QVERIFY(contains(error({ { "expert_tp", { 0 } } }), "test.json: search.composite.expert_tp"));
+        QVERIFY(contains(error({ { "range_tp", 4 } }), "test.json: search.composite.range_tp"));
         QVERIFY(contains(error({ { "max_candidates", 0 } }), "test.json: search.composite.max_candidates"));
         QVERIFY(contains(error({ { "recompute_range", true } }), "test.json: search.composite.recompute_range"));
     }
@@ -172,6 +221,46 @@ private slots:
         const nlohmann::json predicted = nlohmann::json::parse(p.readAllStandardOutput().toStdString());
         const double a = predicted["step_time_s"].get<double>(), b = winner["prediction"]["step_time_s"].get<double>();
         QVERIFY2(std::fabs(a - b) <= 1e-9 * b, qPrintable(QStringLiteral("%1 vs %2").arg(a).arg(b)));
+    }
+
+    // On the TP 4 example's cluster the best plain plan is TP 8 (TP 4 everywhere does not fit stage 0);
+    // the search finds TP 4 on the last layers, DP doubled, by bisection, beats the plain plan, and names
+    // the range. The documented hand-made composite (TP 4 on layers 15-79, 9.40 s against 10.11 s)
+    // bounds it: the bisection finds the longest suffix that fits, at least as long.
+    void finds_a_lower_tp_where_the_memory_allows()
+    {
+        const nlohmann::json j = range_tp_scenario_json(nlohmann::json::object());
+        const Searched r = search_json(j);
+        QCOMPARE(r.composite.best_plain.tp, 8);
+        QVERIFY(r.composite.memory_checks > 0);
+        const CompositeResult* found = nullptr;
+        for (const CompositeResult& c : r.composite.results) {
+            QVERIFY(reader_accepts(j, c.strategy));
+            if (!found && c.strategy.layers && c.strategy.layers->ranges.front().tp)
+                found = &c;
+        }
+        QVERIFY(found);
+        const LayerRange& range = found->strategy.layers->ranges.front();
+        QCOMPARE(*range.tp, 4);
+        QCOMPARE(range.last, 79);
+        QVERIFY(range.first <= 15);
+        QVERIFY(found->prediction.feasible);
+        QVERIFY(found->prediction.step_time_s < r.composite.best_plain_prediction.step_time_s);
+        const CompositeResult& w = r.composite.results.front();
+        QVERIFY(w.strategy.layers && w.strategy.layers->ranges.front().tp);
+        const std::string& text = r.composite.explanation;
+        const std::string named = "TP 4 on layers " + std::to_string(range.first) + "-79 with DP doubled";
+        QVERIFY2(contains(text, named) && contains(text, "faster than the best plain plan"), text.c_str());
+        // Switched off, or with TP pinned, no range regroups.
+        for (const Searched& off : { search_json(range_tp_scenario_json({ { "range_tp", false } })), search_json([&] {
+                                        nlohmann::json pinned = j;
+                                        pinned["search"]["fix"]["tp"] = 8;
+                                        return pinned;
+                                    }()) }) {
+            QCOMPARE(off.composite.memory_checks, 0LL);
+            for (const CompositeResult& c : off.composite.results)
+                QVERIFY(!c.strategy.layers || !c.strategy.layers->ranges.front().tp);
+        }
     }
 
     void cancelled_search_returns_what_it_has()
