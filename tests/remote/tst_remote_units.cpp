@@ -238,7 +238,11 @@ private Q_SLOTS:
         RunRequest req;
         req.scenario = tiny_scenario();
         req.profile = test_profile();
-        req.profile.partition = "gpu'; touch /tmp/x; '";
+        // A file the injected command would create: one of this test's own, so nothing else can make it exist.
+        QTemporaryDir marker_dir;
+        const std::string marker = marker_dir.filePath(QStringLiteral("injected")).toStdString();
+        const std::string partition = "gpu'; touch " + marker + "; '";
+        req.profile.partition = partition;
         req.profile.env["SLURM_CONF"] = "/etc/slurm/$(id).conf";
         req.run_id = "20250101-000000-abcdef";
         const JobBundle b = make_job_bundle(req);
@@ -251,7 +255,7 @@ private Q_SLOTS:
         QVERIFY(has("--chdir=/abs/run"));
         QVERIFY(has("--nodes=1"));
         QVERIFY(has("--ntasks-per-node=2"));
-        QVERIFY(has("--partition=gpu'; touch /tmp/x; '"));
+        QVERIFY(has("--partition=" + partition));
         QVERIFY(has("--account=proj42"));
         QCOMPARE(argv.back(), std::string("/abs/run/job.sh"));
         // The whole remote command: one bash -lc word whose inner words are each quoted; a real bash
@@ -277,8 +281,8 @@ private Q_SLOTS:
         const Shell r = run(QStringLiteral("/bin/sh"), { QStringLiteral("-c"), QString::fromStdString(local) }, env);
         QCOMPARE(r.code, 0);
         QVERIFY2(r.out.contains("SLURM_CONF=/etc/slurm/$(id).conf\n"), r.out.constData());
-        QVERIFY(r.out.contains("--partition=gpu'; touch /tmp/x; '\n"));
-        QVERIFY(!QFileInfo::exists(QStringLiteral("/tmp/x")));
+        QVERIFY(r.out.contains(QByteArray::fromStdString("--partition=" + partition + "\n")));
+        QVERIFY(!QFileInfo::exists(QString::fromStdString(marker)));
     }
 
     void profileEnvValuesReachOnlyTheOwnerOnlyEnvFile()

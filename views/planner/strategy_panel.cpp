@@ -307,21 +307,10 @@ void StrategyPanel::connect_common_settings()
         const ToggleOption o = with_schedule(plan_inputs(*m_scenario), strategy(), sched);
         request(o.strategy, QStringLiteral("Schedule ") + m_schedule->itemText(i));
     });
-    connect(m_offload, &QCheckBox::toggled, this, [this](bool on) {
-        Strategy s = strategy();
-        s.offload_optimizer = on;
-        request(s, on ? QStringLiteral("Optimizer offload on") : QStringLiteral("Optimizer offload off"));
-    });
-    auto toggle = [this](QCheckBox* box, bool Strategy::*field, const QString& name) {
-        connect(box, &QCheckBox::toggled, this, [this, field, name](bool on) {
-            Strategy s = strategy();
-            s.*field = on;
-            request(s, name + (on ? QStringLiteral(" on") : QStringLiteral(" off")));
-        });
-    };
-    toggle(m_offload_activations, &Strategy::offload_activations, QStringLiteral("Activation offload"));
-    toggle(m_offload_params, &Strategy::offload_params, QStringLiteral("Parameter offload"));
-    toggle(m_ep_tile_overlap, &Strategy::ep_tile_overlap, QStringLiteral("EP tile overlap"));
+    connect_toggle(m_offload, &Strategy::offload_optimizer, QStringLiteral("Optimizer offload"));
+    connect_toggle(m_offload_activations, &Strategy::offload_activations, QStringLiteral("Activation offload"));
+    connect_toggle(m_offload_params, &Strategy::offload_params, QStringLiteral("Parameter offload"));
+    connect_toggle(m_ep_tile_overlap, &Strategy::ep_tile_overlap, QStringLiteral("EP tile overlap"));
     connect(m_precision, &QComboBox::activated, this, [this](int i) {
         TrainingSpec t = training();
         t.precision = static_cast<Precision>(m_precision->itemData(i).toInt());
@@ -331,6 +320,16 @@ void StrategyPanel::connect_common_settings()
         TrainingSpec t = training();
         t.framework = static_cast<Framework>(m_framework->itemData(i).toInt());
         request_training(t, QStringLiteral("Framework ") + m_framework->itemText(i));
+    });
+}
+
+// A check box that flips one switch of the strategy, as one undo step named "<name> on" / "<name> off".
+void StrategyPanel::connect_toggle(QCheckBox* box, bool Strategy::*field, const QString& name)
+{
+    connect(box, &QCheckBox::toggled, this, [this, field, name](bool on) {
+        Strategy s = strategy();
+        s.*field = on;
+        request(s, name + (on ? QStringLiteral(" on") : QStringLiteral(" off")));
     });
 }
 
@@ -346,18 +345,11 @@ void StrategyPanel::connect_more_settings()
         s.cp_kind = static_cast<CpKind>(m_cp_kind->itemData(i).toInt());
         request(s, QStringLiteral("CP exchange ") + m_cp_kind->itemText(i));
     });
-    auto bool_toggle = [this](QCheckBox* box, bool Strategy::*field, const QString& name) {
-        connect(box, &QCheckBox::toggled, this, [this, field, name](bool on) {
-            Strategy s = strategy();
-            s.*field = on;
-            request(s, name + (on ? QStringLiteral(" on") : QStringLiteral(" off")));
-        });
-    };
-    bool_toggle(m_tp_overlap, &Strategy::tp_comm_overlap, QStringLiteral("TP comm overlap"));
-    bool_toggle(m_grad_overlap, &Strategy::overlap_grad_reduce, QStringLiteral("Overlap grad reduce"));
-    bool_toggle(m_param_overlap, &Strategy::overlap_param_gather, QStringLiteral("Overlap param gather"));
-    bool_toggle(m_ep_overlap, &Strategy::ep_overlap, QStringLiteral("EP overlap"));
-    bool_toggle(m_grad_release, &Strategy::gradient_release, QStringLiteral("Gradient release"));
+    connect_toggle(m_tp_overlap, &Strategy::tp_comm_overlap, QStringLiteral("TP comm overlap"));
+    connect_toggle(m_grad_overlap, &Strategy::overlap_grad_reduce, QStringLiteral("Overlap grad reduce"));
+    connect_toggle(m_param_overlap, &Strategy::overlap_param_gather, QStringLiteral("Overlap param gather"));
+    connect_toggle(m_ep_overlap, &Strategy::ep_overlap, QStringLiteral("EP overlap"));
+    connect_toggle(m_grad_release, &Strategy::gradient_release, QStringLiteral("Gradient release"));
     connect(m_rank_order, &QComboBox::textActivated, this, [this](const QString& text) {
         RankOrder order;
         if (auto error = rank_order_from_string(text.toStdString(), order)) {

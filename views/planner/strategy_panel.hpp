@@ -74,6 +74,7 @@ private:
     void build_common_settings(QVBoxLayout* outer);
     void build_more_settings(QVBoxLayout* outer);
     void connect_common_settings();
+    void connect_toggle(QCheckBox* box, bool Strategy::*field, const QString& name);
     void connect_more_settings();
     void refresh();
     void refresh_degree_row(Degree d, const PlanInputs& in, const QStringList& broken_keys, bool dark);
