@@ -367,6 +367,16 @@ private:
         return std::max(0.0, queued - b);
     }
 
+    // Offloaded gradients under accumulation: every micro-batch but the last moves its partition down and the
+    // running sum up (host_link.hpp), hidden behind that micro-batch's backward as far as it lasts.
+    double accumulate_copies_exposed_s(const PipelineTime& pt, int st, const StageTail& tail)
+    {
+        if (tail.accumulate_copy_s <= 0 || m_ <= 1)
+            return 0;
+        const StageTiming t = st == pt.crit ? pt.crit_t : memo_.power(st, clock_of(st)).timing;
+        return (m_ - 1) * std::max(0.0, tail.accumulate_copy_s - t.backward_s);
+    }
+
     // Data-parallel gradient reduction and the optimizer step, per stage; the slowest sets the tail.
     StepTailTime step_tail_time(const PipelineTime& pt)
     {
@@ -393,7 +403,7 @@ private:
                 = s_.overlap_param_gather ? tail.param_gather_s * tail.last_bucket_fraction : tail.param_gather_s;
             exposed_gather = std::max(exposed_gather, gather_exposed);
             out.optimizer_s = std::max(out.optimizer_s, tail.optimizer_s);
-            out.offload_s = std::max(out.offload_s, tail.offload_s);
+            out.offload_s = std::max(out.offload_s, tail.offload_s + accumulate_copies_exposed_s(pt, st, tail));
         }
         out.exposed_dp += exposed_gather;
         return out;

@@ -19,6 +19,12 @@ double gpus_per_socket(const ClusterSpec& c) noexcept;
 // node of the GPU's generation, per GPU times gpus_per_node but never less than the whole reference node.
 double host_memory_per_node_bytes(const ClusterSpec& c) noexcept;
 
+// DeepSpeed's optimizer offload copies each gradient partition to host memory as fp32 at the step's last
+// micro-batch (runtime/zero/stage_1_and_2.py, async_inplace_copy_grad_to_fp32_buffer_from_gpu: .float()
+// before the copy), and, under gradient accumulation, moves the 16-bit partition down and the host's running
+// sum back at every other micro-batch (async_accumulate_grad_in_cpu_via_gpu).
+inline constexpr double kOffloadedGradientBytesPerParam = 4.0;
+
 // DeepSpeed CPU-Adam: ~1 s per billion parameters per socket of ~32 cores (Ren et al. 2021 ZeRO-Offload,
 // Table 2).
 inline constexpr double kCpuAdamSecondsPerParamPerSocket = 1.0e-9;

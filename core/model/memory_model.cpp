@@ -291,6 +291,25 @@ double flat_gradient_buffer_bytes(const PlanContext& ctx, const Strategy& s, con
     return buffer > std::max(scores, mlp) ? buffer : 0;
 }
 
+// DeepSpeed's fp16 optimizer step, run after the backward has freed the activations, casts every gradient to
+// fp32 and flattens the copies into one buffer (runtime/fp16/fused_optimizer.py, FP16_Optimizer.step:
+// p.grad.to(fp32) per parameter, then _flatten_dense_tensors), so 8 bytes per parameter live at once; ZeRO 1
+// and 2 flatten the rank's fp16 partition and cast that to fp32 (runtime/zero/stage_1_and_2.py, step:
+// flatten_dense_tensors_aligned(...).to(fp32)), 6 bytes per parameter of the partition. Offloaded states are
+// updated on the host and ZeRO 3 steps per sub-group, so neither has this peak.
+constexpr double kDeepSpeedFp16StepBytesPerParam = 4.0 + 4.0;
+constexpr double kDeepSpeedZeroFp16StepBytesPerParam = 2.0 + 4.0;
+
+double deepspeed_fp16_step_bytes(const PlanContext& ctx, const Strategy& s, double params, double partition_params)
+{
+    if (ctx.training.framework != Framework::megatron_deepspeed || ctx.training.precision != Precision::fp16)
+        return 0;
+    if (s.offload_optimizer || s.offload_params || s.zero >= 3)
+        return 0;
+    return s.zero == 0 ? kDeepSpeedFp16StepBytesPerParam * params
+                       : kDeepSpeedZeroFp16StepBytesPerParam * partition_params;
+}
+
 } // namespace
 
 MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
@@ -378,6 +397,12 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
         transient += 2 * kBucketParams * b.gradients / std::max(1.0, shard) * std::min(1.0, shard);
     }
     transient += flat_gradient_buffer_bytes(ctx, s, b, mem.gradients);
+    // The optimizer step's own transient comes after the activations are freed: the larger of the two sets
+    // the peak.
+    const double step_transient
+        = deepspeed_fp16_step_bytes(ctx, s, p.dense + p.expert, p.dense / dense_shard + p.expert / expert_shard);
+    const double backward_transient = transient + (1 + kFragmentationFraction) * mem.activations;
+    transient += std::max(0.0, step_transient - backward_transient);
     mem.other = kRuntimeReserveBytes + kNcclBuffersBytes + transient + kFragmentationFraction * mem.activations;
     return mem;
 }

@@ -764,15 +764,17 @@ StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCo
         // where they live.
         tail.offload_s = local * gpus_per_socket(ctx.cluster) * kCpuAdamSecondsPerParamPerSocket;
     } else if (s.offload_optimizer) {
-        // ZeRO-Offload: gradients go down, updated bf16 weights come back over PCIe; the host updates every
-        // local shard of the GPUs that share its socket (a lone GPU has both sockets to itself).
-        const double copy = local * (state.gradients + state.weights) / pcie_copy_Bps(ctx.cluster);
+        // ZeRO-Offload: gradients go down in fp32, updated 16-bit weights come back over PCIe; the host updates
+        // every local shard of the GPUs that share its socket (a lone GPU has both sockets to itself).
+        const double copy = local * (kOffloadedGradientBytesPerParam + state.weights) / pcie_copy_Bps(ctx.cluster);
         tail.offload_s = copy + local * gpus_per_socket(ctx.cluster) * kCpuAdamSecondsPerParamPerSocket;
     } else {
         const double bytes = local * optimizer_bytes_per_param(s.optimizer, ctx.training.precision)
             + grads_local * kGradNormBytesPerParam;
         tail.optimizer_s = memory_bound_time_s(ctx.device, bytes);
     }
+    if (s.offload_optimizer || s.offload_params)
+        tail.accumulate_copy_s = local * state.gradients / pcie_copy_Bps(ctx.cluster);
     return tail;
 }
 

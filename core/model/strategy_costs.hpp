@@ -185,6 +185,9 @@ struct StageTail {
     double last_bucket_fraction = 1; // of grad_reduce_s that cannot overlap (the last bucket)
     double optimizer_s = 0;
     double offload_s = 0;
+    // Optimizer offload under gradient accumulation: each micro-batch's 16-bit gradient partition goes down
+    // and the host's running sum comes back (both directions at once), overlapping that micro-batch's backward.
+    double accumulate_copy_s = 0;
 };
 StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept;
 // Parameters per data-parallel gradient bucket: the first stage's last bucket cannot overlap the backward,

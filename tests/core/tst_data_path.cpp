@@ -215,7 +215,11 @@ private slots:
         QCOMPARE(w.steps.front().name, std::string("optimizer offload"));
         QVERIFY(w.improved.strategy.offload_optimizer);
         QVERIFY(w.steps.front().step_time_s_saved < 0); // its price
-        QVERIFY(near(-w.steps.front().step_time_s_saved, predict(w.improved).time.offload_s, 1e-9));
+        // The price is the offload's share of the step of the plan as the offload leaves it (later steps, say a
+        // shorter backward under fused TP overlap, expose more of the per-micro-batch gradient copies).
+        Scenario fitted = s;
+        fitted.strategy.offload_optimizer = true;
+        QVERIFY(near(-w.steps.front().step_time_s_saved, predict(fitted).time.offload_s, 1e-9));
     }
 };
 

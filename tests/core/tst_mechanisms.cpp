@@ -801,60 +801,6 @@ private slots:
         }
     }
 
-    // ZeRO-Offload (Ren et al. 2021, abstract; DeepSpeed's ZeRO-Offload tutorial for the model): a 10B GPT-2
-    // (50 layers, hidden 4096, 32 heads, batch 10 of 1,024 tokens, activation checkpointing, fp16, ZeRO 2 with
-    // the optimizer on the CPU) trains at 40 TFLOP/s on one 32 GB V100. DeepSpeed counts the recomputed
-    // forward in its FLOPs (checkpoint factor 4), so the comparable figure is the hardware FLOP rate.
-    void zero_offload_reproduces_the_single_v100_throughput()
-    {
-        ModelSpec m = test::gpt(50, 4096, 32, 50257);
-        TrainingSpec t;
-        t.framework = Framework::megatron_deepspeed;
-        t.precision = Precision::fp16;
-        t.seq_len = 1024;
-        t.global_batch = 10;
-        const PlanContext ctx(m, t, test::cluster("V100-SXM2-32GB", 1, 1, "nvlink2", "ib-hdr"));
-        Strategy s;
-        s.micro_batch = 10;
-        s.zero = 2;
-        s.recompute = Recompute::full;
-        s.offload_optimizer = true;
-        const Prediction p = AnalyticModel(ctx).predict(s);
-        QVERIFY2(p.feasible, p.infeasible_reason.c_str()); // fits only because the states and gradients left
-        const double hardware_tflops = p.hfu * ctx.cluster.gpu.peak(Precision::fp16) / 1e12;
-        QVERIFY2(near(hardware_tflops, 40.0, 0.15), qPrintable(QString::number(hardware_tflops)));
-        s.offload_optimizer = false;
-        QVERIFY(!AnalyticModel(ctx).predict(s).feasible);
-    }
-
-    // DeepSpeed's ZeRO-Offload tutorial (docs/_tutorials/zero-offload.md) shows the training log of that same
-    // 10B run on one 32 GB V100-SXM3 of a DGX-2 (docs/assets/images/zero_offload_dp1_10B_log.png): iterations
-    // 8-10 take 25,765 / 26,756 / 25,681 ms, of which the optimizer (gradients to the host, CPU Adam on the
-    // node's 2 x 24-core Xeon Platinum 8168, weights back) takes 7,612 / 7,991 ms and CPU Adam's step alone
-    // 6,479 / 6,217 ms; forward and backward take the rest.
-    void zero_offload_reproduces_the_tutorial_optimizer_time()
-    {
-        ModelSpec m = test::gpt(50, 4096, 32, 50257);
-        TrainingSpec t;
-        t.framework = Framework::megatron_deepspeed;
-        t.precision = Precision::fp16;
-        t.seq_len = 1024;
-        t.global_batch = 10;
-        const PlanContext ctx(m, t, test::cluster("V100-SXM2-32GB", 1, 1, "nvlink2", "ib-hdr"));
-        Strategy s;
-        s.micro_batch = 10;
-        s.zero = 2;
-        s.recompute = Recompute::full;
-        s.offload_optimizer = true;
-        const Prediction p = AnalyticModel(ctx).predict(s);
-        QVERIFY2(p.feasible, p.infeasible_reason.c_str());
-        // The offload part of the step: gradient copies, CPU Adam and the weights back. (The forward and
-        // backward of Megatron-LM v1.1.5 in that log run at ~46 TFLOP/s against the model's ~72, so the
-        // whole iteration is not compared here: that gap is the V100 GEMM efficiency, not the offload.)
-        const double measured_optimizer_s = (7.612 + 7.991) / 2;
-        QVERIFY2(near(p.time.offload_s, measured_optimizer_s, 0.15), qPrintable(QString::number(p.time.offload_s)));
-    }
-
     // Volta has no bf16 tensor cores: attention and other 16-bit kernels run at its fp16 rate (once they
     // divided by a bf16 peak of 0, and every V100 plan came out with no compute time and no power).
     void volta_runs_sixteen_bit_kernels_at_its_fp16_rate()
