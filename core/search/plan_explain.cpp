@@ -101,7 +101,8 @@ const std::vector<NamedExplanation>& toggles()
                 "Keeps the fp32 optimizer states in CPU memory and runs the optimizer step there; frees GPU memory at "
                 "the cost of PCIe transfers of gradients and updated weights every step, and of the CPU Adam step on "
                 "sockets the node's GPUs share.",
-                "offload time = (grad + param bytes) / PCIe x16 rate + params x GPUs per socket x CPU-Adam s/param",
+                "offload time = (4 B fp32 grad + param bytes) / PCIe x16 rate + params x GPUs per socket x CPU-Adam "
+                "s/param (+ per-micro-batch gradient round trips under accumulation)",
                 "Ren et al. 2021 \"ZeRO-Offload\"" } },
         { "gradient_release",
             { "Gradient release",
@@ -248,8 +249,11 @@ const std::array<Explanation, kMetricCount> kMetrics = { {
         "2 all-to-alls of tokens*top_k*h per MoE layer, forward and backward", "Lepikhin et al. 2021 GShard" },
     { "Optimizer step", "The optimizer update after the gradients are reduced.",
         "optimizer-state bytes read and written / HBM bandwidth", "roofline of the Adam update" },
-    { "Offload", "PCIe transfers of gradients and parameters for a CPU-offloaded optimizer.",
-        "(grad + param bytes) / PCIe bw", "Ren et al. 2021 ZeRO-Offload" },
+    { "Offload",
+        "PCIe transfers of gradients and parameters for a CPU-offloaded optimizer, and CPU Adam; under gradient "
+        "accumulation also the per-micro-batch gradient round trips the backward does not hide.",
+        "(4 B fp32 grad + param bytes) / PCIe bw + CPU Adam + (m-1) x max(0, 2 B grad / PCIe bw - backward)",
+        "Ren et al. 2021 ZeRO-Offload; DeepSpeed stage_1_and_2.py" },
     { "Data stall",
         "Time the GPUs wait for the next batch: the loader (storage reads, tokenisation on its CPU workers, "
         "the copy to the GPU) could not prepare it while the previous step ran.",

@@ -108,7 +108,8 @@ private slots:
         const Prediction p = AnalyticModel(ctx).predict(zero_offload(1));
         QVERIFY2(p.feasible, p.infeasible_reason.c_str());
         qInfo() << "iteration" << p.step_time_s << "s, optimizer timer"
-                << p.time.offload_s - total_params(ctx.model) * kOffloadedGradientBytesPerParam / pcie_copy_Bps(ctx.cluster)
+                << p.time.offload_s
+                - total_params(ctx.model) * kOffloadedGradientBytesPerParam / pcie_copy_Bps(ctx.cluster)
                 << "s";
         const double measured_iteration_s = (25.765 + 26.756 + 25.681) / 3;
         QVERIFY2(near(p.step_time_s, measured_iteration_s, 0.15), qPrintable(QString::number(p.step_time_s)));
@@ -197,7 +198,8 @@ private slots:
             if (gpus == 1)
                 one_gpu_tokens_per_s = p.tokens_per_s;
             const double efficiency = p.tokens_per_s / (gpus * one_gpu_tokens_per_s);
-            qInfo() << gpus << "GPUs: hardware TFLOP/s per GPU" << hardware_tflops << "scaling efficiency" << efficiency;
+            qInfo() << gpus << "GPUs: hardware TFLOP/s per GPU" << hardware_tflops << "scaling efficiency"
+                    << efficiency;
             QVERIFY2(efficiency > 0.85 && efficiency <= 1.0 + 1e-9,
                 qPrintable(QStringLiteral("%1 GPUs: %2").arg(gpus).arg(efficiency)));
         }
