@@ -474,10 +474,12 @@ void emit_attention_core(Builder& b, OpPhase ph)
         if (c.traits.cp_kv_all_gather) {
             // PyTorch's ring attention (torch.distributed.tensor.experimental._attention, rotate method
             // ALL_GATHER by default): one all-gather of every rank's K/V, waited for after the first
-            // (diagonal) step, which is all it can hide behind.
+            // (diagonal) step, which is all it can hide behind; traced into a compiled graph, waited for
+            // before it (SoftwareTraits::cp_comm_waited_at_issue).
             const int ag
                 = b.comm(OpKind::cp_comm, ph, OpStream::cp, Collective::all_gather, chunk * x.cp, CommGroup::cp, -1);
-            overlap_with(b, ag, att, 1.0 / x.cp);
+            if (!c.traits.cp_comm_waited_at_issue)
+                overlap_with(b, ag, att, 1.0 / x.cp);
         } else {
             // Ring attention: cp-1 steps, each passing this rank's K and V chunk on while the current
             // chunk's attention runs (Megatron / Transformer Engine context parallelism).
@@ -725,19 +727,34 @@ private:
                                                 Collective::send_recv, 2 * f.bytes / steps, CommGroup::cp, -1, steps),
                 1.0 };
         } else if (f.collective == Collective::all_gather) {
-            // PyTorch: K/V all-gathered again (hidden by the first step only), the K/V gradients passed
-            // around the ring in fp32 (convert_to_f32), each step's under the next step's backward.
-            pending_cp_[pending_cps_++] = { b_.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp,
-                                                Collective::all_gather, f.bytes, CommGroup::cp, -1),
-                1.0 / x_.cp };
-            pending_cp_[pending_cps_++]
-                = { b_.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::send_recv,
-                        f.bytes / x_.cp * kFp32Bytes / x_.act, CommGroup::cp, -1, x_.cp - 1),
-                      (x_.cp - 1) / x_.cp };
+            pytorch_ring_backward_comm(f);
         } else {
             b_.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::all_to_all, f.bytes,
                 CommGroup::cp, -1);
         }
+    }
+
+    // PyTorch's ring attention backward (_templated_ring_attention_backward): K/V all-gathered again
+    // (hidden by the first step only), and the fp32 K/V gradients (convert_to_f32) passed on after every
+    // one of the cp steps (dkv_rotater, ALL_TO_ALL): each pass under the next step's backward but the
+    // last, which the function waits for before it returns. Waited at issue, nothing hides any of them.
+    void pytorch_ring_backward_comm(const LayerOp& f)
+    {
+        const double steps = x_.cp;
+        const double grad_bytes = f.bytes / steps * kFp32Bytes / x_.act;
+        const int gather = b_.comm(
+            OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::all_gather, f.bytes, CommGroup::cp, -1);
+        if (c_.traits.cp_comm_waited_at_issue) {
+            b_.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::send_recv, grad_bytes,
+                CommGroup::cp, -1, steps);
+            return;
+        }
+        pending_cp_[pending_cps_++] = { gather, 1.0 / steps };
+        pending_cp_[pending_cps_++] = { b_.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp,
+                                            Collective::send_recv, grad_bytes, CommGroup::cp, -1, steps - 1),
+            (steps - 1) / steps };
+        b_.comm(OpKind::cp_comm, OpPhase::backward_input, OpStream::cp, Collective::send_recv, grad_bytes,
+            CommGroup::cp, -1);
     }
 
     void attention()

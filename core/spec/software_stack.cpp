@@ -35,6 +35,13 @@ constexpr double kEagerLossBwdBytesPerLogit = 26;
 constexpr double kPyTorchCpMergeFwdBytesPerQuery = 46 + 4;
 constexpr double kPyTorchCpMergeBwdBytesPerQuery = 12;
 constexpr double kPyTorchCpMergeBwdBytesPerKv = 30;
+// The same ring attention traced into a compiled block (DTensor's SDPA handler runs while AOTAutograd
+// traces): Inductor fuses each step's merge into one kernel, read the fp32 running output r4 and the
+// step's bf16 output r2, write fp32 w4 = 10 B per query element (the half-updates' chunk + cat fused into
+// that write); the forward's K/V cat feeds no collective after the one all-gather and is dropped as dead
+// code; backward grad_query += r4+r2+w4 = 10, and per K/V element the received fp32 gradient r4, the
+// step's bf16 gradient r2 and the concatenated send buffer w4 = 10 (_templated_ring_attention_backward).
+constexpr double kCompiledCpMergeBytesPerElement = 10;
 
 } // namespace
 
@@ -103,6 +110,11 @@ SoftwareTraits software_traits(Framework f)
     case Framework::torchtitan_compile:
         set_torchtitan_traits(t);
         t.elementwise_traffic_factor = kCompiledElementwiseTraffic;
+        // torchtitan compiles each transformer block whole (fullgraph), the ring attention with it.
+        t.cp_comm_waited_at_issue = true;
+        t.cp_merge_fwd_bytes_per_query = kCompiledCpMergeBytesPerElement;
+        t.cp_merge_bwd_bytes_per_query = kCompiledCpMergeBytesPerElement;
+        t.cp_merge_bwd_bytes_per_kv = kCompiledCpMergeBytesPerElement;
         break;
     case Framework::megatron_deepspeed:
         // DeepSpeed PipelineEngine: SendActivation / RecvActivation / SendGrad / RecvGrad are separate

@@ -89,6 +89,12 @@ struct SoftwareTraits {
     // of passed on step by step; K/V exchanged at the query head count (repeated before the kernel).
     bool cp_kv_all_gather = false;
     bool cp_kv_at_query_heads = false;
+    // Ring CP traced into a torch.compile graph: a functional collective traced there is waited on where
+    // it is issued (torch/distributed/_functional_collectives.py, _maybe_wrap_tensor returns
+    // wait_tensor(...) while tracing) and Inductor leaves the wait there unless
+    // reorder_for_compute_comm_overlap is set (torch/_inductor/config.py, off by default), so the K/V
+    // all-gathers and the K/V-gradient passes hide behind no attention step.
+    bool cp_comm_waited_at_issue = false;
     // HBM bytes of the per-step merge, for each of the cp-1 steps after the first: per query element in
     // the forward (rescale the running output by the new log-sum-exp), per query and per K/V element in
     // the backward (accumulate the gradients). Transformer Engine fuses it on an fp32 accumulator: read

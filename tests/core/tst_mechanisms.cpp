@@ -116,6 +116,20 @@ struct GptOssLayer {
     }
 };
 
+// One layer of Llama 3 8B at CP 4 and 131072 tokens on one H100 node, built for framework f.
+LayerOps ring_layer(Framework f)
+{
+    Layer l(f, false, Recompute::none, 1);
+    l.training.seq_len = 131072;
+    l.strategy.micro_batch = 1;
+    l.strategy.cp = 4;
+    l.strategy.dp = 2;
+    LayerContext lc = l.context();
+    lc.cp_group = place_group(l.strategy.rank_order, LayoutSizes::dense(l.strategy), { ParallelDim::cp }, 8);
+    build_layer_ops(lc, false, l.ops);
+    return l.ops;
+}
+
 } // namespace
 
 class TestMechanisms : public QObject {
@@ -225,48 +239,73 @@ private slots:
     }
 
     // PyTorch's ring attention (torchtitan CP 4, 131072 tokens): K/V, repeated to the 32 query heads,
-    // all-gathered once (4 x 32768 x 2 x 4096 x 2 B = 2.1 GB) and hidden only by the first of the 4 steps;
-    // the backward gathers again and passes the fp32 K/V gradients round the ring; each of the 3 later
-    // steps merges the output in fp32 (50 B per query element) and the gradients (12 B per query, 30 B
-    // per K/V element). Transformer Engine passes GQA-width K/V chunks step by step, fused merges.
+    // all-gathered once (4 x 32768 x 2 x 4096 x 2 B = 2.1 GB); the backward gathers again and passes the
+    // fp32 K/V gradients on after each of the 4 steps (4 x 1.07 GB). Eager, the gathers hide behind the
+    // first of the 4 steps, 3 gradient passes behind the next step's backward and the 4th is waited for
+    // at the end; each of the 3 later steps merges in eager fp32 (50 B per query element; backward 12 B
+    // per query, 30 B per K/V element). Compiled (torchtitan's default), every collective is waited for
+    // where it is issued: 2.1 GB x 3/4 over 360 GB/s of NVLink = 4.5 ms per gather and 4 x 1.07 GB /
+    // 360 GB/s = 11.9 ms of gradient passes exposed per layer, while Inductor fuses the merges (10 B per
+    // element). Transformer Engine passes GQA-width K/V chunks step by step, fused merges.
     void ring_attention_exchanges_and_merges()
     {
-        Layer l(Framework::torchtitan_compile, false, Recompute::none, 1);
+        const double local = 131072.0 / 4, query = local * 4096, kv = local * 2 * 4096;
+        for (Framework f : { Framework::torchtitan, Framework::torchtitan_compile }) {
+            const bool compiled = f == Framework::torchtitan_compile;
+            const LayerOps ops = ring_layer(f);
+            const double merge = compiled ? 10.0 : 50.0, merge_q = compiled ? 10.0 : 12.0;
+            const double merge_kv = compiled ? 10.0 : 30.0;
+            int gathers = 0, hidden_passes = 0, exposed_passes = 0, merges = 0;
+            double exposed_s = 0;
+            for (int i = 0; i < ops.count; ++i) {
+                const LayerOp& o = ops.op[i];
+                if (o.kind == OpKind::cp_comm && o.collective == Collective::all_gather) {
+                    ++gathers;
+                    QVERIFY(near(o.bytes, 4 * kv * 2, 1e-9));
+                    if (compiled) {
+                        QCOMPARE(o.overlaps, static_cast<short>(-1));
+                        QVERIFY2(
+                            near(o.time_s, 0.75 * 4 * kv * 2 / 360e9, 0.01), qPrintable(QString::number(o.time_s)));
+                        exposed_s += o.time_s;
+                    } else {
+                        QVERIFY(near(o.overlap_fraction, 0.25, 1e-6));
+                        QCOMPARE(ops.op[o.overlaps].kind, OpKind::attention);
+                        QCOMPARE(ops.op[o.overlaps].phase, o.phase);
+                    }
+                }
+                if (o.kind == OpKind::cp_comm && o.collective == Collective::send_recv) {
+                    QVERIFY(o.phase == OpPhase::backward_input);
+                    if (o.overlaps >= 0) {
+                        ++hidden_passes;
+                        QVERIFY(near(o.bytes, 3 * kv * 4, 1e-9)); // 3 steps of fp32 gradients
+                        QVERIFY(near(o.overlap_fraction, 0.75, 1e-6));
+                    } else {
+                        ++exposed_passes;
+                        QVERIFY(near(o.bytes, (compiled ? 4 : 1) * kv * 4, 1e-9));
+                        exposed_s += o.time_s;
+                    }
+                }
+                if (o.kind == OpKind::cp_merge) {
+                    ++merges;
+                    const double want
+                        = o.phase == OpPhase::forward ? 3 * query * merge : 3 * (query * merge_q + kv * merge_kv);
+                    QVERIFY2(near(o.bytes, want, 1e-9), qPrintable(QString::number(o.bytes / want)));
+                }
+            }
+            QCOMPARE(gathers, 2); // forward and backward
+            QCOMPARE(hidden_passes, compiled ? 0 : 1);
+            QCOMPARE(exposed_passes, 1);
+            QCOMPARE(merges, 2);
+            if (compiled) // 2 x 4.5 ms of gathers + 11.9 ms of gradient passes, latencies aside
+                QVERIFY2(near(exposed_s, 2 * 0.75 * 4 * kv * 2 / 360e9 + 4 * kv * 4 / 360e9, 0.01),
+                    qPrintable(QString::number(exposed_s)));
+        }
+        Layer l(Framework::megatron, false, Recompute::none, 1);
         l.training.seq_len = 131072;
         l.strategy.micro_batch = 1;
         l.strategy.cp = 4;
         l.strategy.dp = 2;
         LayerContext lc = l.context();
-        lc.cp_group = place_group(l.strategy.rank_order, LayoutSizes::dense(l.strategy), { ParallelDim::cp }, 8);
-        build_layer_ops(lc, false, l.ops);
-        const double local = 131072.0 / 4, query = local * 4096, kv = local * 2 * 4096;
-        int gathers = 0, rings = 0, merges = 0;
-        for (int i = 0; i < l.ops.count; ++i) {
-            const LayerOp& o = l.ops.op[i];
-            if (o.kind == OpKind::cp_comm && o.collective == Collective::all_gather) {
-                ++gathers;
-                QVERIFY(near(o.bytes, 4 * kv * 2, 1e-9));
-                QVERIFY(near(o.overlap_fraction, 0.25, 1e-6));
-                QCOMPARE(l.ops.op[o.overlaps].kind, OpKind::attention);
-                QCOMPARE(l.ops.op[o.overlaps].phase, o.phase);
-            }
-            if (o.kind == OpKind::cp_comm && o.collective == Collective::send_recv) {
-                ++rings;
-                QVERIFY(o.phase == OpPhase::backward_input);
-                QVERIFY(near(o.bytes, 3 * kv * 4, 1e-9)); // 3 steps of fp32 gradients
-                QVERIFY(near(o.overlap_fraction, 0.75, 1e-6));
-            }
-            if (o.kind == OpKind::cp_merge) {
-                ++merges;
-                const double want = o.phase == OpPhase::forward ? 3 * query * 50.0 : 3 * (query * 12.0 + kv * 30.0);
-                QVERIFY2(near(o.bytes, want, 1e-9), qPrintable(QString::number(o.bytes / want)));
-            }
-        }
-        QCOMPARE(gathers, 2); // forward and backward
-        QCOMPARE(rings, 1);
-        QCOMPARE(merges, 2);
-        l.training.framework = Framework::megatron;
-        lc = l.context();
         lc.cp_group = place_group(l.strategy.rank_order, LayoutSizes::dense(l.strategy), { ParallelDim::cp }, 8);
         build_layer_ops(lc, false, l.ops);
         for (int i = 0; i < l.ops.count; ++i) {
