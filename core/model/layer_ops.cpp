@@ -56,6 +56,8 @@ const char* to_string(OpKind k)
         return "cp_merge";
     case OpKind::rope:
         return "rope";
+    case OpKind::host_wait:
+        return "host_wait";
     }
     return "?";
 }
@@ -172,6 +174,46 @@ double node_dedup_ratio(double nodes, double top_k)
 // The transposed fp8 copy Transformer Engine's cast_transpose (and torchao's float8 casts) write next
 // to the row-major one: one more byte per element (TE transformer_engine/common/transpose).
 constexpr double kFp8TransposedCopyBytes = 1.0;
+
+// Passes over the s x s score matrix (reads plus writes, in elements) of the unfused attention's
+// elementwise kernels, the two batched GEMMs aside. Megatron's fused scale-mask-softmax kernel takes
+// 16-bit scores only (FusedScaleMaskSoftmax.is_kernel_available: input_in_float16): forward read and
+// write once, backward about twice the forward's time (kBackwardTrafficFactor; backward 0 below). With fp32 scores it
+// falls back to PyTorch ops (forward_torch_softmax): masked_fill_ in place (read, write), then softmax (read, write:
+// rows of 2,048 fp32 fit the shared-memory kernel, cunn_SoftMaxForwardSmem). Backward: softmax's reads
+// the output and its gradient twice, once for the row sum and once to write the input gradient
+// (cunn_SoftMaxBackward, aten/src/ATen/native/cuda/SoftMax.cu): 5 passes; the masked_fill_'s autograd
+// reaches through CopySlices, because the fill is in place on a view of the baddbmm output
+// (attention_scores = matmul_result.view(...)): copy the gradient into a fresh base, clone the view's
+// slice, zero its masked entries, copy the result back: 8 passes (torch/csrc/autograd/functions/
+// tensor.cpp, CopySlices::apply; megatron/model/fused_softmax.py and utils.py attention_mask_func).
+struct ScorePasses {
+    double forward, backward; // backward 0: kBackwardTrafficFactor times the forward's time
+    double hbm_efficiency; // of the datasheet bandwidth; 0: the generation's streaming efficiency
+};
+
+// PyTorch's masked_fill_ (a broadcast [1, 1, s, s] mask: TensorIterator's non-vectorised path) and its
+// row softmax kernels stream at 0.54-0.71 of the datasheet bandwidth forward and 0.59-0.65 backward where
+// Sailor's artifact profiles them op by op in fp32 at micro-batch 4 and sequence 2,048 on GH200, A100-40GB,
+// RTX 3090 and Titan RTX (Aceso profiler, eth-easl/sailor@cf2c8e3 sailor/Planner/baselines/Aceso/profiler/
+// <gpu>/profiled-data-fp32/OPT-350_mbs4_tp1_algo0.csv, enc-attention-softmax: Megatron's scale multiply,
+// masked_fill_ and softmax, 6 passes forward and 9 backward), against 0.7-0.9 for the batched GEMMs and
+// the dropout kernel on the same tensor in the same files.
+constexpr double kTorchScoreKernelHbmEfficiency = 0.6;
+
+ScorePasses score_passes(bool full_precision)
+{
+    constexpr ScorePasses kFused { 2, 0, 0 };
+    constexpr ScorePasses kTorchFp32 { 2 + 2, 5 + 8, kTorchScoreKernelHbmEfficiency };
+    return full_precision ? kTorchFp32 : kFused;
+}
+
+double score_pass_time_s(const ComputeDevice& dev, const ScorePasses& passes, double bytes)
+{
+    if (passes.hbm_efficiency <= 0)
+        return memory_bound_time_s(dev, bytes);
+    return bytes / (dev.gpu->memory_bw_Bps * passes.hbm_efficiency * dev.kernel_scale) + dev.gen->kernel_overhead_s;
+}
 
 struct Shapes {
     double b, seq, cp, t, tokens, tokens_ew, h, q, kv, vdim, heads_local;
@@ -351,25 +393,28 @@ public:
             return a;
         }
         // Unfused attention (Megatron before flash attention): QK^T and PV as batched GEMMs over the
-        // full score matrix, plus fused scale-mask-softmax and dropout on it.
+        // full score matrix, plus scale-mask-softmax and dropout on it.
         const Precision p = is_full_precision(m_x.p) ? m_x.p : dev.half_precision();
         const double scores = batch_heads * q_len * kv_len;
         const double qk = gemm_time_s(dev, q_len, kv_len, qk_hd, p, batch_heads);
         const double pv = gemm_time_s(dev, q_len, v_hd, kv_len, p, batch_heads);
-        const double softmax_bytes = scores * 2 * m_x.act;
+        const ScorePasses passes = score_passes(is_full_precision(m_x.p));
+        const double softmax_bytes = scores * passes.forward * m_x.act;
         const double dropout_bytes = m_x.dropout ? scores * (2 * m_x.act + kMaskBytes) : 0;
-        const double ew
-            = memory_bound_time_s(dev, softmax_bytes) + (m_x.dropout ? memory_bound_time_s(dev, dropout_bytes) : 0);
+        const double dropout_s = m_x.dropout ? memory_bound_time_s(dev, dropout_bytes) : 0;
         a.fwd_flops = 2 * scores * (qk_hd + v_hd);
+        const double ew = score_pass_time_s(dev, passes, softmax_bytes) + dropout_s;
         a.fwd_s = qk + pv + ew;
         a.bytes = softmax_bytes + dropout_bytes;
-        // dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q, and the softmax/dropout backward.
+        // dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q, and the softmax/mask/dropout backward.
         const double bwd_gemm = gemm_time_s(dev, q_len, kv_len, v_hd, p, batch_heads)
             + gemm_time_s(dev, kv_len, v_hd, q_len, p, batch_heads)
             + gemm_time_s(dev, q_len, qk_hd, kv_len, p, batch_heads)
             + gemm_time_s(dev, kv_len, qk_hd, q_len, p, batch_heads);
         a.bwd_flops = 2 * a.fwd_flops;
-        a.bwd_s = bwd_gemm + kBackwardTrafficFactor * ew;
+        a.bwd_s = passes.backward > 0 ? bwd_gemm + score_pass_time_s(dev, passes, scores * passes.backward * m_x.act)
+                + kBackwardTrafficFactor * dropout_s
+                                      : bwd_gemm + kBackwardTrafficFactor * ew;
         return a;
     }
 
@@ -978,6 +1023,37 @@ void apply_host_issue_floor(const LayerContext& ctx, LayerOps& ops) noexcept
             ops.op[i].time_s = std::max(ops.op[i].time_s, host_s);
 }
 
+// An eager layer's host issues its ops one by one (SoftwareTraits::layer_host_ops_*): a pass whose GPU work,
+// exposed communication included, is shorter than the host's time to issue it waits for the host. The
+// wait is one op at the end of the pass; full recomputation repeats the forward's host ops.
+void apply_layer_host_budget(const LayerContext& ctx, bool moe_layer, LayerOps& ops) noexcept
+{
+    const SoftwareTraits& t = ctx.traits;
+    if (t.layer_host_op_s <= 0 || moe_layer)
+        return;
+    const LayerTotals gpu = summarize(ops);
+    const double recompute_ops = ctx.strategy->recompute == Recompute::full ? t.layer_host_ops_fwd : 0;
+    const struct {
+        OpPhase phase;
+        double host_s, gpu_s;
+    } passes[] = {
+        { OpPhase::forward, t.layer_host_ops_fwd * t.layer_host_op_s, gpu.forward_s + gpu.exposed_fwd() },
+        { OpPhase::recompute, recompute_ops * t.layer_host_op_s, gpu.recompute_s },
+        { OpPhase::backward_input, t.layer_host_ops_bwd * t.layer_host_op_s,
+            gpu.backward_input_s + gpu.backward_weight_s + gpu.exposed_bwd() },
+    };
+    for (const auto& p : passes) {
+        if (p.host_s <= p.gpu_s)
+            continue;
+        LayerOp o;
+        o.kind = OpKind::host_wait;
+        o.phase = p.phase;
+        o.stream = OpStream::compute;
+        o.time_s = p.host_s - p.gpu_s;
+        ops.add(o);
+    }
+}
+
 } // namespace
 
 void build_layer_ops(const LayerContext& ctx, bool moe_layer, LayerOps& out) noexcept
@@ -1004,6 +1080,7 @@ void build_layer_ops(const LayerContext& ctx, bool moe_layer, LayerOps& out) noe
     }
     emit_backward(b, 0, fwd_end);
     apply_host_issue_floor(ctx, out);
+    apply_layer_host_budget(ctx, moe_layer, out);
 }
 
 void build_embedding_ops(const LayerContext& ctx, LayerOps& out) noexcept

@@ -18,6 +18,27 @@ constexpr double kCompiledElementwiseTraffic = 1.3;
 // arXiv 2603.07685, "host-boundedness" of small expert GEMMs; the Megatron-Bridge perf tables imply
 // 0.25-0.4 ms per local expert per layer and micro-batch at EP 8 with 16-32 local experts).
 constexpr double kTeExpertGemmHostSeconds = 20e-6;
+// Megatron-DeepSpeed's dense layer (Sailor's OPTParallelTransformerLayer, megatron/model/opt_model.py, and
+// megatron/core/tensor_parallel/layers.py), counted op by op. Forward: two MixedFusedLayerNorm (each
+// inspect.getfullargspec, the autograd Function, the kernel: 3), QKV ColumnParallelLinear (copy-to-TP
+// Function, linear Function, matmul, bias add: 4), split, empty, baddbmm, masked_fill_, softmax, bmm,
+// contiguous (7), dense and fc2 RowParallelLinear (linear Function, matmul, reduce-from-TP Function,
+// all-reduce: 4 each), fc1 (3), relu, two residual adds: 31. Backward: the four linears' Python backward
+// (entry, data- and weight-gradient GEMMs: 3 each, QKV's bias sum 1), the TP regions' backward (2
+// identities, 2 entries plus all-reduces), the norms' (entry and 3 kernels each), relu, the contiguous'
+// copy, 4 batched GEMMs, softmax, the masked_fill_'s CopySlices (4), the split's cat, 2 residual-gradient
+// adds and the gradient accumulation of the 9 parameters that get one: 50.
+constexpr double kMegatronDeepSpeedLayerHostOpsFwd = 31;
+constexpr double kMegatronDeepSpeedLayerHostOpsBwd = 50;
+// Host time per such op: Sailor's per-layer profile of this stack (CUDA events around each layer's
+// forward and backward, eth-easl/sailor@cf2c8e3 sailor/Planner/simulations/profiles_tmp.json, OPT-350 at
+// TP 4 on a GH200 with its Grace host) has one layer's forward flat at 1.50-1.70 ms from micro-batch 1 to
+// 4 and its backward at 1.72-1.85 ms at micro-batch 1-2, while the GPU work grows fourfold: the host's
+// floor, 3.22 ms for the 81 ops counted above, ~0.2 ms of it the profiler's own hooks (event records and
+// memory queries around each pass): ~37 us per op, against the ~20 us NVIDIA measures to issue one
+// Transformer Engine GEMM (kTeExpertGemmHostSeconds): these ops add Python module calls and autograd
+// Functions. The same profile on A100 nodes (x86 hosts) gives 37-54 us.
+constexpr double kMegatronDeepSpeedHostOpSeconds = 37e-6;
 // torchtitan's loss is eager F.cross_entropy on pred.float() (outside the compiled blocks): cast r2+w4,
 // log_softmax (max and sum passes, write) r8+w4, nll gather ~0 = 18, plus the nll and the reduction
 // ~4 -> 22; backward: scatter the nll gradient w4, log_softmax backward r8+w4 plus its sum pass r4,
@@ -126,6 +147,9 @@ SoftwareTraits software_traits(Framework f)
         // Megatron-DeepSpeed's unfused eager layers issue one kernel per PyTorch op from Python; at small
         // micro-batches each op's kernel is shorter than the host's ~20 us to issue it.
         t.kernel_host_s = kTeExpertGemmHostSeconds;
+        t.layer_host_ops_fwd = kMegatronDeepSpeedLayerHostOpsFwd;
+        t.layer_host_ops_bwd = kMegatronDeepSpeedLayerHostOpsBwd;
+        t.layer_host_op_s = kMegatronDeepSpeedHostOpSeconds;
         t.separate_grad_accumulation = true;
         break;
     }

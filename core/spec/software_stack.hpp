@@ -59,6 +59,12 @@ struct SoftwareTraits {
     // dispatcher): a kernel that runs shorter leaves the GPU waiting on the host. 0 where the stack's
     // kernels are long enough or fused enough that the host always runs ahead (not modelled there).
     double kernel_host_s = 0;
+    // Host operations an eager layer issues per micro-batch (each a PyTorch op, autograd Function or
+    // collective called from Python, or an autograd node), forward and backward, and the host time of
+    // each: the GPU cannot run a layer faster than the host issues it. 0 where the host runs ahead.
+    double layer_host_ops_fwd = 0;
+    double layer_host_ops_bwd = 0;
+    double layer_host_op_s = 0;
     // Weight gradients accumulated across micro-batches by a separate pass (DeepSpeed) rather than
     // inside the weight-gradient GEMM (Megatron's gradient_accumulation_fusion).
     bool separate_grad_accumulation = false;

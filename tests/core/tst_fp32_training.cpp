@@ -229,6 +229,48 @@ private slots:
         QCOMPARE(tp32, static_cast<double>(kSeq) * kHidden * 4);
     }
 
+    // fp32 scores leave Megatron's fused scale-mask-softmax (16-bit only): masked_fill_ and softmax run as
+    // PyTorch kernels, 4 passes over the score matrix forward; backward softmax's 5 and the CopySlices of the
+    // in-place fill on a view, 8: 13. They stream at 0.6 of the datasheet bandwidth (Sailor's op profiles).
+    // OPT-350M at TP 4 on a GH200, one sequence of 2,048: 4 x 2048^2 = 16.8M scores of 4 B.
+    void fp32_scores_take_pytorch_kernels()
+    {
+        ModelSpec m = test::gpt(24, 1024, 16, 50272);
+        m.dropout = false;
+        TrainingSpec t;
+        t.seq_len = 2048;
+        t.global_batch = 8;
+        t.precision = Precision::tf32;
+        t.framework = Framework::megatron_deepspeed;
+        t.flash_attention = false;
+        const ClusterSpec c = test::cluster("GH200-96GB", 1, 4, "nvlink4-nvswitch", "ib-ndr");
+        Strategy s;
+        s.tp = 4;
+        s.dp = 1;
+        s.micro_batch = 1;
+        LayerOps ops;
+        build_layer_ops(layer_context(m, t, s, c), false, ops);
+        const ComputeDevice dev = ComputeDevice::of(c.gpu);
+        const double overhead = dev.gen->kernel_overhead_s;
+        const double scores = 4.0 * 2048 * 2048;
+        const double qk = gemm_time_s(dev, 2048, 2048, 64, Precision::tf32, 4);
+        const double pv = gemm_time_s(dev, 2048, 64, 2048, Precision::tf32, 4);
+        const double bwd_gemms = gemm_time_s(dev, 2048, 2048, 64, Precision::tf32, 4)
+            + gemm_time_s(dev, 2048, 64, 2048, Precision::tf32, 4)
+            + gemm_time_s(dev, 2048, 64, 2048, Precision::tf32, 4)
+            + gemm_time_s(dev, 2048, 64, 2048, Precision::tf32, 4);
+        const double stream = 4000e9 * 0.6;
+        double fwd = -1, bwd = -1;
+        for (int i = 0; i < ops.count; ++i) {
+            if (ops.op[i].kind != OpKind::attention)
+                continue;
+            (ops.op[i].phase == OpPhase::forward ? fwd : bwd) = ops.op[i].time_s;
+        }
+        QCOMPARE(first_op_bytes(ops, OpKind::attention, OpPhase::forward), scores * 4 * 4);
+        QVERIFY2(near(fwd, qk + pv + scores * 4 * 4 / stream + overhead, 1e-9), qPrintable(QString::number(fwd)));
+        QVERIFY2(near(bwd, bwd_gemms + scores * 13 * 4 / stream + overhead, 1e-9), qPrintable(QString::number(bwd)));
+    }
+
     // A whole fp32 plan: the MFU is against the fp32 peak (SCENARIO.md: the dense peak of the training
     // precision), power is finite and between idle and TDP, and the checkpoint saves 4 + 8 B/param.
     void plan_mfu_power_checkpoint()

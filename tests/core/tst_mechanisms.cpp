@@ -869,6 +869,7 @@ private slots:
         l.training.seq_len = 128;
         l.strategy.micro_batch = 1;
         LayerContext floored = l.context();
+        floored.traits.layer_host_op_s = 0; // the per-op floor alone (the layer's host budget: next test)
         LayerContext free_running = floored;
         free_running.traits.kernel_host_s = 0;
         LayerOps with_host, without_host;
@@ -892,6 +893,59 @@ private slots:
         QVERIFY(below > 0);
         QVERIFY(near(summarize(with_host).forward_s, want_fwd, 1e-12));
         QVERIFY(summarize(with_host).forward_s > summarize(without_host).forward_s);
+    }
+
+    // A Megatron-DeepSpeed layer issues 31 host ops forward and 50 backward (software_stack.cpp counts them
+    // in Sailor's OPT layer), ~37 us each: OPT-350M's layer at TP 4 on a GH200 (tf32, no flash, one
+    // sequence of 2,048) runs ~0.45 ms of GPU work forward and ~0.8 ms backward, so both passes take the
+    // host's 31 x 37 = 1.147 ms and 50 x 37 = 1.85 ms; at micro-batch 8 the GPU work is longer and no pass waits.
+    void eager_layer_waits_for_its_host_ops()
+    {
+        const SoftwareTraits t = software_traits(Framework::megatron_deepspeed);
+        QCOMPARE(t.layer_host_ops_fwd, 31.0);
+        QCOMPARE(t.layer_host_ops_bwd, 50.0);
+        QCOMPARE(t.layer_host_op_s, 37e-6);
+        QCOMPARE(software_traits(Framework::megatron).layer_host_op_s, 0.0);
+        ModelSpec m = test::gpt(24, 1024, 16, 50272);
+        m.dropout = false;
+        TrainingSpec tr;
+        tr.seq_len = 2048;
+        tr.global_batch = 8;
+        tr.precision = Precision::tf32;
+        tr.framework = Framework::megatron_deepspeed;
+        tr.flash_attention = false;
+        const ClusterSpec c = test::cluster("GH200-96GB", 1, 4, "nvlink4-nvswitch", "ib-ndr");
+        Strategy s;
+        s.tp = 4;
+        s.dp = 1;
+        auto ops_at = [&](int micro_batch) {
+            s.micro_batch = micro_batch;
+            LayerContext lc;
+            lc.model = &m;
+            lc.training = &tr;
+            lc.strategy = &s;
+            lc.device = ComputeDevice::of(c.gpu);
+            lc.network = NetworkModel::of(c);
+            lc.tp_group = place_group(s.rank_order, LayoutSizes::dense(s), { ParallelDim::tp }, 4);
+            lc.traits = t;
+            LayerOps ops;
+            build_layer_ops(lc, false, ops);
+            return ops;
+        };
+        auto waits = [](const LayerOps& ops) {
+            int n = 0;
+            for (int i = 0; i < ops.count; ++i)
+                n += ops.op[i].kind == OpKind::host_wait ? 1 : 0;
+            return n;
+        };
+        const LayerOps one = ops_at(1);
+        QCOMPARE(waits(one), 2);
+        const LayerTotals t1 = summarize(one);
+        QVERIFY(near(t1.fwd_time(), 31 * 37e-6, 1e-9));
+        QVERIFY(near(t1.bwd_time(), 50 * 37e-6, 1e-9));
+        const LayerOps eight = ops_at(8);
+        QCOMPARE(waits(eight), 0);
+        QVERIFY(summarize(eight).fwd_time() > 31 * 37e-6);
     }
 };
 
