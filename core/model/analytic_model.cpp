@@ -367,14 +367,20 @@ private:
         return std::max(0.0, queued - b);
     }
 
+    // A stage's timing at its clock; the critical stage's is the pipeline's own. A copy: the memo may reuse
+    // its spill slot on the next call.
+    StageTiming stage_timing(const PipelineTime& pt, int st)
+    {
+        return st == pt.crit ? pt.crit_t : memo_.power(st, clock_of(st)).timing;
+    }
+
     // Offloaded gradients under accumulation: every micro-batch but the last moves its partition down and the
     // running sum up (host_link.hpp), hidden behind that micro-batch's backward as far as it lasts.
     double accumulate_copies_exposed_s(const PipelineTime& pt, int st, const StageTail& tail)
     {
         if (tail.accumulate_copy_s <= 0 || m_ <= 1)
             return 0;
-        const StageTiming t = st == pt.crit ? pt.crit_t : memo_.power(st, clock_of(st)).timing;
-        return (m_ - 1) * std::max(0.0, tail.accumulate_copy_s - t.backward_s);
+        return (m_ - 1) * std::max(0.0, tail.accumulate_copy_s - stage_timing(pt, st).backward_s);
     }
 
     // Data-parallel gradient reduction and the optimizer step, per stage; the slowest sets the tail.
@@ -391,7 +397,7 @@ private:
             const double slack = st * pt.backward_avg;
             double exposed;
             if (s_.overlap_grad_reduce) {
-                const StageTiming t = st == pt.crit ? pt.crit_t : memo_.power(st, clock_of(st)).timing;
+                const StageTiming t = stage_timing(pt, st);
                 exposed
                     = std::max(std::max(0.0, chunked_grad_reduce_exposed_s(tail.grad_reduce_s, t.backward_s) - slack),
                         st == 0 ? tail.grad_reduce_s * tail.last_bucket_fraction : 0.0);

@@ -16,6 +16,7 @@
 #include "spec/strategy_rules.hpp"
 #include "spec/units.hpp"
 
+#include "../support/test_layers.hpp"
 #include "../support/test_plans.hpp"
 
 #include <QTest>
@@ -53,19 +54,6 @@ TrainingSpec training(Precision p, Framework f = Framework::megatron_deepspeed)
 ClusterSpec a100()
 {
     return test::cluster("A100-SXM4-80GB", 1, 8, "nvlink3-nvswitch", "ib-hdr");
-}
-
-LayerContext layer_context(const ModelSpec& m, const TrainingSpec& t, const Strategy& s, const ClusterSpec& c)
-{
-    LayerContext lc;
-    lc.model = &m;
-    lc.training = &t;
-    lc.strategy = &s;
-    lc.device = ComputeDevice::of(c.gpu);
-    lc.network = NetworkModel::of(c);
-    lc.tp_group = place_group(s.rank_order, LayoutSizes::dense(s), { ParallelDim::tp }, c.gpus_per_node);
-    lc.traits = software_traits(t.framework);
-    return lc;
 }
 
 MemoryBreakdown stage0_memory(const PlanContext& ctx, const Strategy& s)
@@ -179,11 +167,11 @@ private slots:
         const double sbh = static_cast<double>(kSeq) * kHidden;
         const double as_h = static_cast<double>(kHeads) * kSeq / kHidden;
         TrainingSpec t32 = training(Precision::fp32);
-        QVERIFY(near(layer_activation_bytes(layer_context(m, t32, s, c), false), sbh * (66 + 9 * as_h), 1e-12));
+        QVERIFY(near(layer_activation_bytes(test::layer_context(m, t32, s, c), false), sbh * (66 + 9 * as_h), 1e-12));
         t32.flash_attention = true;
-        QVERIFY(near(layer_activation_bytes(layer_context(m, t32, s, c), false), sbh * (66 + 9 * as_h), 1e-12));
+        QVERIFY(near(layer_activation_bytes(test::layer_context(m, t32, s, c), false), sbh * (66 + 9 * as_h), 1e-12));
         const TrainingSpec t16 = training(Precision::bf16);
-        QVERIFY(near(layer_activation_bytes(layer_context(m, t16, s, c), false), sbh * (34 + 5 * as_h), 1e-12));
+        QVERIFY(near(layer_activation_bytes(test::layer_context(m, t16, s, c), false), sbh * (34 + 5 * as_h), 1e-12));
     }
 
     // A compute-bound GEMM (8192^3 on an A100) runs at peak x efficiency: the fp32 to bf16 time ratio is
@@ -217,8 +205,8 @@ private slots:
         const TrainingSpec t32 = training(Precision::fp32);
         const TrainingSpec t16 = training(Precision::bf16);
         LayerOps a, b;
-        build_layer_ops(layer_context(m, t32, s, c), false, a);
-        build_layer_ops(layer_context(m, t16, s, c), false, b);
+        build_layer_ops(test::layer_context(m, t32, s, c), false, a);
+        build_layer_ops(test::layer_context(m, t16, s, c), false, b);
         const double norm32 = first_op_bytes(a, OpKind::norm, OpPhase::forward);
         const double norm16 = first_op_bytes(b, OpKind::norm, OpPhase::forward);
         QVERIFY(norm16 > 0);
@@ -235,22 +223,9 @@ private slots:
     // OPT-350M at TP 4 on a GH200, one sequence of 2,048: 4 x 2048^2 = 16.8M scores of 4 B.
     void fp32_scores_take_pytorch_kernels()
     {
-        ModelSpec m = test::gpt(24, 1024, 16, 50272);
-        m.dropout = false;
-        TrainingSpec t;
-        t.seq_len = 2048;
-        t.global_batch = 8;
-        t.precision = Precision::tf32;
-        t.framework = Framework::megatron_deepspeed;
-        t.flash_attention = false;
-        const ClusterSpec c = test::cluster("GH200-96GB", 1, 4, "nvlink4-nvswitch", "ib-ndr");
-        Strategy s;
-        s.tp = 4;
-        s.dp = 1;
-        s.micro_batch = 1;
-        LayerOps ops;
-        build_layer_ops(layer_context(m, t, s, c), false, ops);
-        const ComputeDevice dev = ComputeDevice::of(c.gpu);
+        const test::SailorOptLayer layer;
+        const LayerOps ops = layer.ops();
+        const ComputeDevice dev = ComputeDevice::of(layer.cluster.gpu);
         const double overhead = dev.gen->kernel_overhead_s;
         const double scores = 4.0 * 2048 * 2048;
         const double qk = gemm_time_s(dev, 2048, 2048, 64, Precision::tf32, 4);

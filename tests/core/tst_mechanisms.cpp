@@ -12,6 +12,7 @@
 #include "model/strategy_costs.hpp"
 #include "spec/software_release.hpp"
 
+#include "../support/test_layers.hpp"
 #include "../support/test_plans.hpp"
 
 #include <QTest>
@@ -52,18 +53,7 @@ struct Layer {
         build_layer_ops(context(), false, ops);
     }
 
-    LayerContext context() const
-    {
-        LayerContext lc;
-        lc.model = &model;
-        lc.training = &training;
-        lc.strategy = &strategy;
-        lc.device = ComputeDevice::of(cluster.gpu);
-        lc.network = NetworkModel::of(cluster);
-        lc.tp_group = place_group(strategy.rank_order, LayoutSizes::dense(strategy), { ParallelDim::tp }, 8);
-        lc.traits = software_traits(training.framework);
-        return lc;
-    }
+    LayerContext context() const { return test::layer_context(model, training, strategy, cluster); }
 
     double activation_bytes() const { return 12.0 * 8192 * 4096 * 2; } // [tokens, hidden] in bf16
 
@@ -906,31 +896,10 @@ private slots:
         QCOMPARE(t.layer_host_ops_bwd, 50.0);
         QCOMPARE(t.layer_host_op_s, 37e-6);
         QCOMPARE(software_traits(Framework::megatron).layer_host_op_s, 0.0);
-        ModelSpec m = test::gpt(24, 1024, 16, 50272);
-        m.dropout = false;
-        TrainingSpec tr;
-        tr.seq_len = 2048;
-        tr.global_batch = 8;
-        tr.precision = Precision::tf32;
-        tr.framework = Framework::megatron_deepspeed;
-        tr.flash_attention = false;
-        const ClusterSpec c = test::cluster("GH200-96GB", 1, 4, "nvlink4-nvswitch", "ib-ndr");
-        Strategy s;
-        s.tp = 4;
-        s.dp = 1;
+        test::SailorOptLayer layer;
         auto ops_at = [&](int micro_batch) {
-            s.micro_batch = micro_batch;
-            LayerContext lc;
-            lc.model = &m;
-            lc.training = &tr;
-            lc.strategy = &s;
-            lc.device = ComputeDevice::of(c.gpu);
-            lc.network = NetworkModel::of(c);
-            lc.tp_group = place_group(s.rank_order, LayoutSizes::dense(s), { ParallelDim::tp }, 4);
-            lc.traits = t;
-            LayerOps ops;
-            build_layer_ops(lc, false, ops);
-            return ops;
+            layer.strategy.micro_batch = micro_batch;
+            return layer.ops();
         };
         auto waits = [](const LayerOps& ops) {
             int n = 0;
