@@ -128,6 +128,12 @@ GpuSpec parse_gpu(const json& j, const std::string& file, const std::string& pat
     g.max_clock_MHz = r.get_number("max_clock_MHz", 1, 1e5, 0.0);
     if (g.max_clock_MHz > 0 && g.max_clock_MHz < g.clock_MHz)
         r.fail("max_clock_MHz", "must not be below clock_MHz (" + std::to_string(g.clock_MHz) + ")");
+    g.tdp_gemm_TFLOPs = r.get_number("tdp_gemm_TFLOPs", 1e-3, 1e7, 0.0);
+    const double peak16 = std::max(g.peak(Precision::bf16), g.peak(Precision::fp16)) / units::kTFLOP;
+    if (g.tdp_gemm_TFLOPs > 0 && peak16 <= 0)
+        r.fail("tdp_gemm_TFLOPs", "needs a bf16 or fp16 entry in peak_TFLOPs (it is a 16-bit GEMM rate)");
+    if (g.tdp_gemm_TFLOPs > 0 && g.tdp_gemm_TFLOPs >= peak16)
+        r.fail("tdp_gemm_TFLOPs", "must be below the 16-bit dense peak (" + std::to_string(peak16) + " TFLOP/s)");
     g.source = read_source(r);
     r.raw("notes");
     r.finish();
@@ -908,6 +914,8 @@ json gpu_to_json(const GpuSpec& g)
         j["clock_MHz"] = g.clock_MHz;
     if (g.max_clock_MHz > 0)
         j["max_clock_MHz"] = g.max_clock_MHz;
+    if (g.tdp_gemm_TFLOPs > 0)
+        j["tdp_gemm_TFLOPs"] = g.tdp_gemm_TFLOPs;
     write_source(j, g.source);
     return j;
 }

@@ -335,9 +335,47 @@ private:
         return false;
     }
 
-    // Replicas whose shards differ (another TP or GPU type) cannot reduce with one NCCL ring over a
-    // node's rails: every shard is exchanged over inter_node, and the replica with the fewest GPUs
-    // moves the most bytes per GPU (its shard of the stage's gradients).
+    bool one_tp(int k) const
+    {
+        for (const ReplicaEval& e : reps_[k])
+            if (e.strategy.tp != reps_[k].front().strategy.tp)
+                return false;
+        return true;
+    }
+
+    // Replicas of one TP hold the same shards whatever their GPU: NCCL reduces them with its usual
+    // rings, through each node's GPUs and across the nodes' NICs, paced by the slowest node's links.
+    // A group's replicas are packed onto its own nodes (gpus_per_node / tp of them per node); the
+    // fewest ranks per node of any group paces the ring.
+    double same_shard_reduce_s(int k, Collective coll, double bytes) const
+    {
+        const long long size = static_cast<long long>(reps_[k].size());
+        long long per_node = size;
+        for (const ReplicaEval& e : reps_[k]) {
+            const auto in_group = std::count_if(
+                reps_[k].begin(), reps_[k].end(), [&](const ReplicaEval& o) { return o.group == e.group; });
+            const long long fit = std::max<long long>(1, ctx_of(e).cluster.gpus_per_node / e.strategy.tp);
+            per_node = std::min(per_node, std::min<long long>(in_group, fit));
+        }
+        const GroupPlacement group { size, per_node, (size + per_node - 1) / per_node, false };
+        double seconds = 0;
+        for (const ReplicaEval& e : reps_[k])
+            seconds = std::max(seconds, collective_time_s(ctx_of(e).network, coll, bytes, group));
+        return seconds;
+    }
+
+    // Replicas whose shards differ (another TP) cannot reduce with one NCCL ring over a node's rails:
+    // every shard is exchanged over inter_node, and the replica with the fewest GPUs moves the most
+    // bytes per GPU (its shard of the stage's gradients).
+    double cross_shard_reduce_s(int k, Collective coll, double bytes) const
+    {
+        const ReplicaEval& narrow = *std::min_element(reps_[k].begin(), reps_[k].end(),
+            [](const ReplicaEval& a, const ReplicaEval& b) { return a.strategy.tp < b.strategy.tp; });
+        return collective_time_s(
+            ctx_of(narrow).network, coll, bytes, across_nodes(static_cast<long long>(reps_[k].size())));
+    }
+
+    // The stage's reduction over replicas on different kinds of node.
     StageTail mixed_tail(int k, const ReplicaEval& e) const
     {
         StageTail tail = stage_tail(ctx_of(e), e.strategy, e.costs, k);
@@ -346,15 +384,18 @@ private:
         const PlanContext& ctx = ctx_of(narrow);
         const double params = stage_params(ctx, narrow.strategy, narrow.costs, k).total();
         const StateBytes state = state_bytes(ctx.training, narrow.strategy);
-        const GroupPlacement group = across_nodes(static_cast<long long>(reps_[k].size()));
+        const bool same = one_tp(k);
+        const auto reduce = [&](Collective coll, double bytes) {
+            return same ? same_shard_reduce_s(k, coll, bytes) : cross_shard_reduce_s(k, coll, bytes);
+        };
         tail.grad_reduce_s = 0;
         tail.param_gather_s = 0;
         if (e.strategy.zero <= 2) {
             const Collective coll = e.strategy.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
-            tail.grad_reduce_s = collective_time_s(ctx.network, coll, params * state.gradients, group);
+            tail.grad_reduce_s = reduce(coll, params * state.gradients);
             if (e.strategy.zero >= 1)
-                tail.param_gather_s = collective_time_s(ctx.network, Collective::all_gather,
-                    params * gather_bytes_per_param(ctx.training.precision), group);
+                tail.param_gather_s
+                    = reduce(Collective::all_gather, params * gather_bytes_per_param(ctx.training.precision));
         }
         return tail;
     }

@@ -1,5 +1,7 @@
 #include "model/power_model.hpp"
 
+#include "spec/units.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -95,6 +97,10 @@ constexpr double kAnchorWaves = 64;
 constexpr double kAnchorEndlessK = 1e9;
 constexpr double kMinAnchorEfficiency = 0.05;
 
+// The GEMM shape of the public measurements behind a preset's tdp_gemm_TFLOPs (cuBLAS HGEMM with
+// M = N = K = 4096, as in NVIDIA's developer forum thread on the T4's sustained rate).
+constexpr double kTdpGemmSize = 4096;
+
 // Bisection steps for the capped clock: 2^-24 of the clock range, far below NVIDIA's ~15 MHz clock steps.
 constexpr int kBisectionSteps = 24;
 
@@ -120,6 +126,33 @@ const PowerGeneration& power_generation(GpuArchitecture a)
     }
     return kGenericPower;
 }
+
+namespace {
+
+// Low-power boards (T4: 70 W) cannot hold their nominal clock under a GEMM: the anchor then is the
+// measured sustained rate instead. The GEMM of that measurement runs at clock x_s = rate / (peak x
+// its efficiency) and draws exactly TDP there; at the nominal clock it asks for more and the power
+// limiter (capped_clock) brings it back to x_s, as it does every kernel of similar activity.
+void anchor_at_tdp_gemm_rate(PowerModel& pm, const ComputeDevice& dev, Precision p)
+{
+    const GpuSpec& gpu = *dev.gpu;
+    const double n = kTdpGemmSize;
+    const double eff = gemm_efficiency(dev, n, n, n, p);
+    if (eff <= 0 || gpu.peak(p) <= 0 || pm.dynamic_W <= 0)
+        return;
+    const double x_s = std::clamp(gpu.tdp_gemm_TFLOPs * units::kTFLOP / (gpu.peak(p) * eff), pm.min_clock, 1.0);
+    if (x_s >= 1.0)
+        return;
+    // Power of that GEMM at x_s: awake chip + f V^2 x (SMs, pipelines, tensor cores) + HBM bytes at
+    // the rate x_s: solve for the tensor cores' share that makes it TDP.
+    const double seconds_nominal = 2 * n * n * n / (gpu.peak(p) * eff);
+    const double hbm_W = pm.hbm_J_per_byte * 3 * n * n * element_bytes(p) / seconds_nominal * x_s;
+    const double per_activity = pm.dynamic_W * pm.clock_scale(x_s);
+    const double activity = (pm.tdp_W - pm.wait_power(x_s) - hbm_W) / per_activity;
+    pm.tensor_activity = std::max(0.0, activity - pm.sm_activity - pm.pipeline_activity) / eff;
+}
+
+} // namespace
 
 PowerModel PowerModel::of(const ComputeDevice& dev, const TrainingSpec& training)
 {
@@ -165,6 +198,8 @@ PowerModel PowerModel::of(const ComputeDevice& dev, const TrainingSpec& training
     pm.min_clock = pg.min_clock;
     pm.nominal_MHz = gpu.clock_MHz;
     pm.max_clock = (gpu.clock_MHz > 0 && gpu.max_clock_MHz > gpu.clock_MHz) ? gpu.max_clock_MHz / gpu.clock_MHz : 1.0;
+    if (gpu.tdp_gemm_TFLOPs > 0)
+        anchor_at_tdp_gemm_rate(pm, dev, anchor_p);
     pm.max_operating_C = pg.max_operating_C;
     pm.inlet_C = training.inlet_temp_C.value_or(kDefaultInletC);
     // Thermal resistance junction-to-inlet such that TDP is sustained at the rated inlet temperature.

@@ -27,6 +27,9 @@ struct GpuSpec {
     int sm_count = 0; // 0 = unknown; the generation's default is used
     double clock_MHz = 0; // 0 = unknown; the clock the tensor peaks are quoted at ("nominal")
     double max_clock_MHz = 0; // highest application (boost) clock; 0 = clock_MHz
+    // Dense 16-bit TFLOP/s a large GEMM sustains at TDP, for GPUs whose power limit cannot hold the
+    // nominal clock under a GEMM (low-power boards: T4). 0 = the GEMM holds the nominal clock at TDP.
+    double tdp_gemm_TFLOPs = 0;
     std::string source;
 
     double peak(Precision p) const { return peak_flops[static_cast<int>(p)]; }

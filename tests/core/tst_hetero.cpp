@@ -124,6 +124,7 @@ private slots:
     void evenSplitGivesEveryReplicaTheSameShare();
     void measuredRunsBecomeStagedScenarios();
     void measuredRunsValidateWithStepTimeAndRanks();
+    void sameTpReplicasReduceAlongTheNodesRings();
     void sailorRowsKeepOneScoreMatrix();
     void sailorGh200StepTimesWithinBound();
     void offloadsFitEachGroupsHostMemory();
@@ -346,6 +347,29 @@ void TestHetero::measuredRunsValidateWithStepTimeAndRanks()
     QVERIFY(r.by_source.at("amp-hetero").spearman.has_value());
     QVERIFY(std::fabs(r.by_source.at("amp-hetero").step_time_mape - step_err / 3) < 1e-9);
     QVERIFY(validation_report_to_markdown(r).find("step-time MAPE") != std::string::npos);
+}
+
+void TestHetero::sameTpReplicasReduceAlongTheNodesRings()
+{
+    // AMP's DP 16 trial: 12 V100 replicas on three p3 nodes and 4 T4 replicas on a g4dn node, TP 1. Their
+    // gradient shards are the same whatever the GPU, so NCCL reduces them with its rings through each
+    // node's GPUs and across the NICs: the same time as the plan on four nodes of the slowest kind
+    // (the T4 node's PCIe and the shared 10 Gb/s NICs), not a one-rank-per-node exchange of each shard.
+    json doc = { { "rows", json::array({ amp_row(1, 1, 16, { 0, 30 }, 2.90) }) } };
+    std::vector<SkippedRow> skipped;
+    const Scenario mixed = read_hetero_runs(doc, "runs.json", catalog(), skipped).at(0).scenario;
+    json j = scenario_to_json(mixed);
+    j["cluster"]["groups"][0]["gpu"] = "T4";
+    j["cluster"]["groups"][0]["intra_node"] = j["cluster"]["groups"][1]["intra_node"];
+    const Scenario uniform = parse_scenario(j, "uniform.json", catalog());
+    const HeteroPrediction m = predict_heterogeneous(mixed, no_calibration());
+    const HeteroPrediction u = predict_heterogeneous(uniform, no_calibration());
+    QVERIFY(m.stages.at(0).mixed);
+    QVERIFY(!u.stages.at(0).mixed);
+    const double ratio = m.stages[0].grad_sync_s / u.stages[0].grad_sync_s;
+    QVERIFY2(std::fabs(ratio - 1) < 0.05,
+        qPrintable(
+            QStringLiteral("%1 s mixed vs %2 s uniform").arg(m.stages[0].grad_sync_s).arg(u.stages[0].grad_sync_s)));
 }
 
 // Sailor's artifact (eth-easl/sailor@cf2c8e3, validation/clariden/OPT-350/N2/plan_config_N2_D1.json): OPT-350M

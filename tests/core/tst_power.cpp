@@ -314,6 +314,43 @@ private slots:
         QVERIFY(pm.demand_W(gw, 1) > 0.9 * g.tdp_W);
     }
 
+    void lowPowerBoardThrottlesGemmsToItsMeasuredRate()
+    {
+        // A T4 cannot hold its 1590 MHz boost under a GEMM at 70 W: cuBLAS sustains ~24 TFLOP/s on a
+        // 4096^3 fp16 GEMM (NVIDIA developer forum, thread 264462: power capping). The limiter brings
+        // the GEMM there; an HBM-bound kernel of the same board keeps its clock.
+        const GpuSpec g = test::gpu("T4");
+        QCOMPARE(g.tdp_gemm_TFLOPs, 24.0);
+        ComputeDevice nominal = ComputeDevice::of(g);
+        ComputeDevice at_ref = nominal;
+        const double ref = 0.3;
+        at_ref.clock_scale = ref;
+        const PowerModel pm = PowerModel::of(nominal, TrainingSpec {});
+        const double n = 4096;
+        LayerOp gemm_n, gemm_r, mem_n, mem_r;
+        gemm_n.kind = gemm_r.kind = OpKind::mlp_up;
+        gemm_n.m = gemm_r.m = gemm_n.n = gemm_r.n = gemm_n.k = gemm_r.k = static_cast<long long>(n);
+        gemm_n.flops = gemm_r.flops = 2 * n * n * n;
+        gemm_n.bytes = gemm_r.bytes = 2.0 * 3 * n * n;
+        gemm_n.time_s = gemm_time_s(nominal, n, n, n, Precision::fp16);
+        gemm_r.time_s = gemm_time_s(at_ref, n, n, n, Precision::fp16);
+        mem_n.kind = mem_r.kind = OpKind::norm;
+        mem_n.bytes = mem_r.bytes = 1e9;
+        mem_n.time_s = memory_bound_time_s(nominal, 1e9);
+        mem_r.time_s = memory_bound_time_s(at_ref, 1e9);
+        const KernelWork gw = kernel_work(nominal, Precision::fp16, gemm_n, gemm_r, ref, occupancy_ceiling(nominal));
+        const KernelWork mw = kernel_work(nominal, Precision::fp16, mem_n, mem_r, ref, occupancy_ceiling(nominal));
+        const double x = pm.capped_clock(gw, 1.0, pm.cap_W);
+        const double tflops = gemm_n.flops / gw.time_s(x) / 1e12;
+        QVERIFY2(std::abs(tflops - 24) < 0.05 * 24, qPrintable(QString::number(tflops)));
+        QVERIFY2(rel(pm.demand_W(gw, x), g.tdp_W) < 0.01, qPrintable(QString::number(pm.demand_W(gw, x))));
+        QVERIFY(pm.demand_W(gw, 1.0) > 1.2 * g.tdp_W);
+        QCOMPARE(pm.capped_clock(mw, 1.0, pm.cap_W), 1.0);
+        // Boards that hold their clock keep the anchor at the nominal clock.
+        const GpuSpec v = test::gpu("V100-SXM2-16GB");
+        QCOMPARE(v.tdp_gemm_TFLOPs, 0.0);
+    }
+
     void planWideClockTradesTimeForPower()
     {
         // A plan-wide lower clock: the step slows by less than the clock ratio (HBM-bound kernels and
