@@ -1156,11 +1156,34 @@ LayerTotals summarize(const LayerOps& ops) noexcept
 
 namespace {
 
+// What one layer's saved tensors take: as the tensors themselves, or as the pinned host blocks an
+// offload copies them into. PyTorch's caching host allocator hands out each pinned block at the next
+// power of two of the request ("to improve reuse", aten/src/ATen/core/CachingHostAllocator.h,
+// allocate: c10::llvm::PowerOf2Ceil), and Transformer Engine's offload allocates one pinned CPU
+// tensor per saved tensor (cpu_offload.py, torch.empty(..., pin_memory=True)).
+class SavedTensors {
+public:
+    explicit SavedTensors(bool pinned_blocks)
+        : pinned_(pinned_blocks)
+    {
+    }
+    void add(double bytes, int count = 1) noexcept
+    {
+        if (bytes > 0)
+            total_ += count * (pinned_ ? std::exp2(std::ceil(std::log2(bytes))) : bytes);
+    }
+    double total() const noexcept { return total_; }
+
+private:
+    bool pinned_;
+    double total_ = 0;
+};
+
 // torchtitan's op-level selective checkpointing keeps the block input, the outputs of every second
 // matmul (q, v, w1, w2 of q, k, v, o, w1, w3, w2 for SwiGLU), the fused attention's output and
 // log-sum-exp, and recomputes the rest (torchtitan/models/llama3/parallelize.py, _save_list and the
 // "mm" counter): the same matmuls emit_every_other_matmul_recompute re-runs are the ones not kept.
-double every_other_matmul_saved_bytes(const LayerContext& ctx, const Shapes& x, bool moe_layer)
+void every_other_matmul_saved(const LayerContext& ctx, const Shapes& x, bool moe_layer, SavedTensors& saved)
 {
     const ModelSpec& m = *ctx.model;
     const Strategy& s = *ctx.strategy;
@@ -1171,8 +1194,6 @@ double every_other_matmul_saved_bytes(const LayerContext& ctx, const Shapes& x, 
     outputs[n++] = t * x.kv / x.t;
     outputs[n++] = t * x.kv / x.t;
     outputs[n++] = t * x.h; // o
-    double attention_stats = x.b * x.heads_local * (x.seq / x.cp) * kFp32Bytes;
-    double attention_out = t * x.vdim / x.t * x.act;
     auto mlp = [&](double rows, double ffn_local) {
         if (x.gated) {
             outputs[n++] = rows * ffn_local; // w1
@@ -1193,55 +1214,85 @@ double every_other_matmul_saved_bytes(const LayerContext& ctx, const Shapes& x, 
         if (e.shared_experts > 0)
             mlp(t, static_cast<double>(e.shared_experts) * e.expert_ffn_hidden / x.t);
     }
-    double bytes = x.act * x.tokens_ew * x.h + attention_out + attention_stats;
+    saved.add(x.act * x.tokens_ew * x.h); // block input
+    saved.add(t * x.vdim / x.t * x.act); // attention output
+    saved.add(x.b * x.heads_local * (x.seq / x.cp) * kFp32Bytes); // log-sum-exp
     for (int i = 0; i < n; i += 2) // the 1st, 3rd, ... matmul outputs are kept
-        bytes += x.act * outputs[i];
-    return bytes;
+        saved.add(x.act * outputs[i]);
 }
 
-} // namespace
-
-double layer_activation_bytes(const LayerContext& ctx, bool moe_layer) noexcept
+// Korthikanti et al. 2022 Table 2 generalised to GQA, SwiGLU, flash attention, CP and MoE, tensor by tensor.
+void layer_saved_tensors(const LayerContext& ctx, bool moe_layer, SavedTensors& saved) noexcept
 {
     const Shapes x = shapes_of(ctx);
     const ModelSpec& m = *ctx.model;
     const Strategy& s = *ctx.strategy;
     const double rep = x.tokens_ew * x.h; // elements of a [tokens, h] tensor after SP
-    if (s.recompute == Recompute::full)
-        return x.act * rep; // only the layer input is checkpointed
-    if (s.recompute == Recompute::selective && ctx.traits.selective == SelectivePolicy::every_other_matmul)
-        return every_other_matmul_saved_bytes(ctx, x, moe_layer);
+    if (s.recompute == Recompute::full) {
+        saved.add(x.act * rep); // only the layer input is checkpointed
+        return;
+    }
+    if (s.recompute == Recompute::selective && ctx.traits.selective == SelectivePolicy::every_other_matmul) {
+        every_other_matmul_saved(ctx, x, moe_layer, saved);
+        return;
+    }
     const double mask = x.dropout ? kMaskBytes : 0;
     // Inputs saved for the weight-gradient GEMMs: Transformer Engine / torchao keep the fp8-cast copy
     // (1 byte) when the GEMMs run in fp8 (TE fp8 autocast saves the quantised inputs for backward).
     const double gin = x.fp8 ? element_bytes(Precision::fp8) : x.act;
     // Attention block (Korthikanti et al. 2022, Sec. 4.1): norm input, QKV input, Q/K/V, the attention
     // output (= out-projection input), the dropout mask.
-    double bytes = x.act * rep + gin * rep + x.act * x.tokens * (x.q + 2 * x.kv) / x.t + gin * x.tokens * x.vdim / x.t
-        + mask * rep;
-    const double heads_local = x.heads_local;
-    const double scores = x.b * heads_local * (x.seq / x.cp) * x.seq;
-    if (!x.flash && s.recompute == Recompute::none)
-        bytes += scores * (x.act + (x.dropout ? kMaskBytes + x.act : 0)); // 5as/h term
-    else if (x.flash)
-        bytes += x.b * heads_local * (x.seq / x.cp) * kFp32Bytes; // softmax statistics (log-sum-exp)
+    saved.add(x.act * rep);
+    saved.add(gin * rep);
+    saved.add(x.act * x.tokens * x.q / x.t);
+    saved.add(x.act * x.tokens * x.kv / x.t, 2);
+    saved.add(gin * x.tokens * x.vdim / x.t);
+    saved.add(mask * rep);
+    const double scores = x.b * x.heads_local * (x.seq / x.cp) * x.seq;
+    if (!x.flash && s.recompute == Recompute::none) {
+        saved.add(scores * x.act); // 5as/h term: softmax output, dropout mask and output
+        if (x.dropout) {
+            saved.add(scores * kMaskBytes);
+            saved.add(scores * x.act);
+        }
+    } else if (x.flash)
+        saved.add(x.b * x.heads_local * (x.seq / x.cp) * kFp32Bytes); // softmax statistics (log-sum-exp)
     // MLP block: norm input, FC1 input, activation input(s), FC2 input, dropout mask.
-    bytes += x.act * rep + gin * rep + mask * rep;
-    auto mlp_acts
-        = [&](double tokens, double ffn_local) { return tokens * ffn_local * (x.act * (x.gated ? 2.0 : 1.0) + gin); };
+    saved.add(x.act * rep);
+    saved.add(gin * rep);
+    saved.add(mask * rep);
+    auto mlp_acts = [&](double tokens, double ffn_local) {
+        saved.add(tokens * ffn_local * x.act, x.gated ? 2 : 1);
+        saved.add(tokens * ffn_local * gin);
+    };
     if (!moe_layer) {
-        bytes += mlp_acts(x.tokens, static_cast<double>(m.ffn_hidden) / x.t);
+        mlp_acts(x.tokens, static_cast<double>(m.ffn_hidden) / x.t);
     } else {
         const MoeSpec& e = *m.moe;
         const double etp = s.effective_expert_tp();
         const double routed_rows = x.tokens_ew * e.top_k * etp * ctx.moe_straggler;
-        bytes += gin * routed_rows * x.h; // dispatched expert inputs
-        bytes += mlp_acts(routed_rows, static_cast<double>(e.expert_ffn_hidden) / etp);
-        bytes += x.tokens_ew * e.experts * kFp32Bytes; // router probabilities
+        saved.add(gin * routed_rows * x.h); // dispatched expert inputs
+        mlp_acts(routed_rows, static_cast<double>(e.expert_ffn_hidden) / etp);
+        saved.add(x.tokens_ew * e.experts * kFp32Bytes); // router probabilities
         if (e.shared_experts > 0)
-            bytes += mlp_acts(x.tokens, static_cast<double>(e.shared_experts) * e.expert_ffn_hidden / x.t);
+            mlp_acts(x.tokens, static_cast<double>(e.shared_experts) * e.expert_ffn_hidden / x.t);
     }
-    return bytes;
+}
+
+} // namespace
+
+double layer_activation_bytes(const LayerContext& ctx, bool moe_layer) noexcept
+{
+    SavedTensors saved(false);
+    layer_saved_tensors(ctx, moe_layer, saved);
+    return saved.total();
+}
+
+double layer_offloaded_host_bytes(const LayerContext& ctx, bool moe_layer) noexcept
+{
+    SavedTensors saved(true);
+    layer_saved_tensors(ctx, moe_layer, saved);
+    return saved.total();
 }
 
 } // namespace parallax

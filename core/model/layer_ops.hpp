@@ -136,5 +136,8 @@ LayerTotals summarize(const LayerOps& ops) noexcept;
 // Bytes of activations one layer keeps for its backward, per micro-batch (Korthikanti et al. 2022
 // Table 2 generalised to GQA, SwiGLU, flash attention, CP and MoE).
 double layer_activation_bytes(const LayerContext& ctx, bool moe_layer) noexcept;
+// Host memory the same tensors take when offloaded: each in its own pinned block, PyTorch's caching host
+// allocator rounding every block up to a power of two.
+double layer_offloaded_host_bytes(const LayerContext& ctx, bool moe_layer) noexcept;
 
 } // namespace parallax

@@ -172,7 +172,7 @@ double composite_stage_activations(const ModelSpec& m, const Strategy& s, const 
             const double layer = m.is_moe_layer(l) ? a.moe : a.dense;
             if (s.layers->offloads_activations(l, s.offload_activations)) {
                 offload_buffer = std::max(offload_buffer, layer);
-                offloaded += layer;
+                offloaded += m.is_moe_layer(l) ? a.moe_host : a.dense_host;
             } else
                 bytes += layer;
             if (c.variants->setting[k].recompute == Recompute::full)
@@ -359,13 +359,13 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     double working = s.recompute == Recompute::full ? act.working : 0.0;
     double offload_buffer = 0; // the largest offloaded layer: its copy buffers stay (model/activation_offload.hpp)
     double per_microbatch = 0;
-    double offloaded = 0; // activation bytes per micro-batch that go to host memory
+    double offloaded = 0; // host bytes per micro-batch of the activations that go there (pinned blocks)
     if (mixed) {
         per_microbatch
             = composite_stage_activations(m, s, layout, stage, *composite, working, offload_buffer, offloaded);
     } else if (s.offload_activations) {
         offload_buffer = std::max(dense_layers > 0 ? act.dense : 0.0, moe_layers > 0 ? act.moe : 0.0);
-        offloaded = dense_layers * act.dense + moe_layers * act.moe;
+        offloaded = dense_layers * act.dense_host + moe_layers * act.moe_host;
     } else
         per_microbatch = dense_layers * act.dense + moe_layers * act.moe;
     const double tokens = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp;

@@ -164,8 +164,11 @@ LayerActivationBytes compute_layer_activations(const PlanContext& ctx, const Str
     layer_context_of(ctx, s, Groups {}, lc); // activation sizes do not depend on where groups sit
     lc.training = &training_at(ctx, p, copy);
     a.dense = layer_activation_bytes(lc, false);
-    if (ctx.model.is_moe())
+    a.dense_host = layer_offloaded_host_bytes(lc, false);
+    if (ctx.model.is_moe()) {
         a.moe = layer_activation_bytes(lc, true);
+        a.moe_host = layer_offloaded_host_bytes(lc, true);
+    }
     if (s.recompute == Recompute::full) {
         Strategy keep = s;
         keep.recompute = Recompute::selective;
