@@ -198,7 +198,9 @@ constexpr int kAmpLastLayerEntry = 25;
 
 constexpr const char* kAmpNetworkSource
     = "DachengLi1/AMP@72eeea4 het_cluster.py / homogeneous.py cluster_info: p3.8xlarge 10 Gb/s between nodes and "
-      "170 Gb/s NVLink inside, g4dn.12xlarge 50 Gb/s both (AWS instance specifications)";
+      "170 Gb/s NVLink inside, g4dn.12xlarge 50 Gb/s both (AWS instance specifications); Ethernet without EFA "
+      "(p3.8xlarge has none, the artifact sets up no OFI plugin: .deepspeed_env sets only NCCL_ALGO): NCCL's socket "
+      "transport";
 constexpr double kP3NicGBps = 10.0 / 8;
 constexpr double kP3NvlinkGBps = 170.0 / 8;
 constexpr double kG4NicGBps = 50.0 / 8;
@@ -228,8 +230,8 @@ std::optional<RowScenario> amp_scenario(const json& row, std::string& reason)
             { "intra_node", fabric("p3-nvlink", "nvlink", kP3NvlinkGBps, 1, kNvlinkLatencyUs, kAmpNetworkSource) } });
     groups.push_back(t4_group);
     const json inter = het
-        ? fabric("p3-nic", "roce", kP3NicGBps, kAwsGpusPerNode, kNetworkLatencyUs, kAmpNetworkSource)
-        : fabric("g4dn-nic", "roce", kG4NicGBps, kAwsGpusPerNode, kNetworkLatencyUs, kAmpNetworkSource);
+        ? fabric("p3-nic", "tcp", kP3NicGBps, kAwsGpusPerNode, kNetworkLatencyUs, kAmpNetworkSource)
+        : fabric("g4dn-nic", "tcp", kG4NicGBps, kAwsGpusPerNode, kNetworkLatencyUs, kAmpNetworkSource);
     json stages = json::array();
     for (int k = 0; k < pp; ++k) {
         const int first = std::max(bounds[k], kAmpFirstLayerEntry);

@@ -148,7 +148,7 @@ FabricSpec parse_fabric(const json& j, const std::string& file, const std::strin
     if (r.has("kind")) {
         const std::string kind = r.get_string("kind");
         if (!fabric_kind_from_string(kind, f.kind))
-            r.fail("kind", "must be one of nvlink, nvswitch, pcie, xgmi, ib, roce; got \"" + kind + "\"");
+            r.fail("kind", "must be one of nvlink, nvswitch, pcie, xgmi, ib, roce, tcp; got \"" + kind + "\"");
     }
     f.bw_Bps = r.get_number("bw_GBps", 1e-3, 1e6) * units::kGB;
     f.latency_s = r.get_number("latency_us", 0, 1e6) * units::kMicrosecond;

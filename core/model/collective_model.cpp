@@ -19,6 +19,12 @@ constexpr double kXgmiBusEfficiency = 0.7;
 constexpr double kIbBusEfficiency = 0.92;
 // RoCE: slightly lower than IB under ECMP collisions (Llama 3 paper Sec. 3.3.1; estimate).
 constexpr double kRoceBusEfficiency = 0.85;
+// TCP: iperf3 moved 92 Gb/s over a 100 Gb/s AWS p3dn NIC (NVIDIA/nccl#209) -> 0.92 of the line rate.
+constexpr double kTcpBusEfficiency = 0.92;
+// NCCL's socket transport moves far less than the NIC can: 18.4 Gb/s per node with NCCL 2.4.7's AWS
+// defaults on two p3dn.24xlarge (100 Gb/s, iperf3 92), 10.7 with 2.4.6 (NVIDIA/nccl#209, NCCL's
+// maintainers in the thread); 4.7 GB/s bus bandwidth on the same instances in NVIDIA/nccl#398.
+constexpr double kTcpSocketNodeBps = 18.4e9 / 8;
 // All-to-all over the network reaches a lower fraction than rings (incast, many small flows):
 // DeepSpeed-MoE / Tutel measurements report ~60-70% of NIC bandwidth (estimate).
 constexpr double kAllToAllNetworkEfficiency = 0.65;
@@ -40,6 +46,8 @@ double bus_efficiency(FabricKind k)
         return kIbBusEfficiency;
     case FabricKind::roce:
         return kRoceBusEfficiency;
+    case FabricKind::tcp:
+        return kTcpBusEfficiency;
     case FabricKind::unspecified:
         break;
     }
@@ -56,6 +64,9 @@ NetworkModel NetworkModel::of(const ClusterSpec& c)
     n.intra_latency_s = c.intra_node.latency_s;
     n.inter_bw_Bps = c.inter_node.bw_Bps
         * bus_efficiency(c.inter_node.kind == FabricKind::unspecified ? FabricKind::ib : c.inter_node.kind);
+    // Over sockets the node's GPUs share what the transport moves, whatever the NIC's line rate.
+    if (c.inter_node.kind == FabricKind::tcp && c.gpus_per_node > 0)
+        n.inter_bw_Bps = std::min(n.inter_bw_Bps, kTcpSocketNodeBps / c.gpus_per_node);
     n.inter_latency_s = c.inter_node.latency_s;
     n.oversubscription = c.inter_node.oversubscription;
     n.rail_optimized = c.inter_node.rail_optimized;

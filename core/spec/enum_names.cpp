@@ -69,7 +69,7 @@ constexpr std::array<std::pair<GpuArchitecture, std::string_view>, 7> kArch { {
     { GpuArchitecture::cdna2, "cdna2" },
     { GpuArchitecture::cdna3, "cdna3" },
 } };
-constexpr std::array<std::pair<FabricKind, std::string_view>, 7> kFabric { {
+constexpr std::array<std::pair<FabricKind, std::string_view>, 8> kFabric { {
     { FabricKind::unspecified, "unspecified" },
     { FabricKind::nvlink, "nvlink" },
     { FabricKind::nvswitch, "nvswitch" },
@@ -77,6 +77,7 @@ constexpr std::array<std::pair<FabricKind, std::string_view>, 7> kFabric { {
     { FabricKind::xgmi, "xgmi" },
     { FabricKind::ib, "ib" },
     { FabricKind::roce, "roce" },
+    { FabricKind::tcp, "tcp" },
 } };
 
 } // namespace

@@ -4,7 +4,8 @@
 
 namespace parallax {
 
-enum class FabricKind : unsigned char { unspecified, nvlink, nvswitch, pcie, xgmi, ib, roce };
+// tcp: Ethernet without RDMA, where NCCL falls back to its socket transport (cloud instances without EFA).
+enum class FabricKind : unsigned char { unspecified, nvlink, nvswitch, pcie, xgmi, ib, roce, tcp };
 
 std::string_view to_string(FabricKind k);
 bool fabric_kind_from_string(std::string_view s, FabricKind& out);

@@ -425,6 +425,21 @@ private slots:
         QVERIFY(small < 2 * 1023 * net.inter_latency_s / 10);
     }
 
+    // Ethernet without RDMA: NCCL's socket transport moves ~18.4 Gb/s per node (NVIDIA/nccl#209, AWS
+    // p3dn), shared by the node's GPUs, whatever the NIC; below that the line rate (x 0.92) binds.
+    void tcp_sockets_cap_what_a_node_moves()
+    {
+        ClusterSpec c = test::cluster("T4", 4, 4, "pcie4", "ib-hdr");
+        c.inter_node.kind = FabricKind::tcp;
+        c.inter_node.bw_Bps = 50e9 / 8 / 4; // g4dn.12xlarge: 50 Gb/s shared by 4 GPUs
+        QVERIFY(near(NetworkModel::of(c).inter_bw_Bps, 18.4e9 / 8 / 4, 1e-12));
+        c.inter_node.bw_Bps = 10e9 / 8 / 4; // p3.8xlarge: 10 Gb/s
+        QVERIFY(near(NetworkModel::of(c).inter_bw_Bps, 0.92 * 10e9 / 8 / 4, 1e-12));
+        FabricKind k = FabricKind::unspecified;
+        QVERIFY(fabric_kind_from_string("tcp", k) && k == FabricKind::tcp);
+        QCOMPARE(to_string(FabricKind::tcp), std::string_view("tcp"));
+    }
+
     void group_placement()
     {
         Strategy s;

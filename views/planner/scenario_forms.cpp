@@ -325,7 +325,7 @@ std::vector<FormField> fabric_fields(bool intra)
     f.push_back(choice(
         key + QStringLiteral(".kind"), QStringLiteral("Kind"),
         [](const Scenario&) {
-            return fixed({ "unspecified", "nvlink", "nvswitch", "pcie", "xgmi", "ib", "roce" });
+            return fixed({ "unspecified", "nvlink", "nvswitch", "pcie", "xgmi", "ib", "roce", "tcp" });
         },
         [cfabric](const Scenario& s) { return qs(to_string(cfabric(s).kind)); },
         [fabric, touch](Scenario& s, const QString& v) {
