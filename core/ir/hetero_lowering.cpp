@@ -31,7 +31,8 @@ LoweredPlan lower_heterogeneous(const HeteroModel& h, long long microbatches)
         st.dp_link_across_nodes = src.reduces_across_groups || src.costs->groups.dp_dense.nodes > 1;
         // The sends keep their own time (one each way per micro-batch, as stage_timing_of counts them);
         // the passes make up the rest of the pace.
-        const double sends_s = 2 * p2p_per_direction_s(*src.strategy, *src.costs);
+        const int stage = static_cast<int>(stages.size());
+        const double sends_s = 2 * p2p_per_direction_s(*src.strategy, *src.costs, stage);
         const double pace_s = &src == &sources[crit] ? pace_crit_s : std::min(src.microbatch_s, pace_crit_s);
         const double passes_s = src.microbatch_s - sends_s;
         st.time_scale = passes_s > 0 ? std::max(0.0, pace_s - sends_s) / passes_s : 1.0;

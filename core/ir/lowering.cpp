@@ -185,7 +185,7 @@ private:
         g.microbatches = m_;
         place_chunks();
         for (const LoweringStage& st : stages_) {
-            p2p_.push_back(p2p_per_direction_s(*st.strategy, *st.costs));
+            p2p_.push_back(p2p_per_direction_s(*st.strategy, *st.costs, static_cast<int>(p2p_.size())));
             pp_link_.push_back(st.pp_link_across_nodes ? IrLink::network : IrLink::nvlink);
             dp_link_.push_back(st.dp_link_across_nodes ? IrLink::network : IrLink::nvlink);
         }

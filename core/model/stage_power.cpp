@@ -167,7 +167,7 @@ StagePower stage_power_nominal(const PlanContext& ctx, const Strategy& s, const 
             const double w = pass_J[k] / pass_s[k];
             sp.peak_W = std::max(sp.peak_W, std::min(std::max(pm.cap_W, w), w + comm_W));
         }
-    sp.comm_busy_s += 2 * p2p_per_direction_s(s, c) * s.vpp;
+    sp.comm_busy_s += 2 * p2p_per_direction_s(s, c, stage) * s.vpp;
     return sp;
 }
 
@@ -226,7 +226,7 @@ StagePower stage_power(const PlanContext& ctx, const Strategy& s, const Strategy
                 sp.peak_W = std::max(
                     sp.peak_W, std::min(std::max(pm.cap_W, e.energy_J / e.time_s), e.energy_J / e.time_s + comm_W));
     }
-    const double p2p = p2p_per_direction_s(s, c) * s.vpp;
+    const double p2p = p2p_per_direction_s(s, c, stage) * s.vpp;
     st.forward_s += p2p;
     st.backward_s += p2p;
     st.exposed_s[kPpStream] += 2 * p2p;

@@ -610,15 +610,20 @@ ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const Strate
     return ct;
 }
 
-double p2p_per_direction_s(const Strategy& s, const StrategyCosts& c) noexcept
+double p2p_per_direction_s(const Strategy& s, const StrategyCosts& c, int stage) noexcept
 {
     // Each chunk exchanges activations with its neighbours once per micro-batch in each direction:
     // Megatron pairs the send and the receive in one batched exchange (2 blocking transfers per
-    // micro-batch), DeepSpeed's engine issues them separately (4). DualPipe overlaps its sends with the
+    // micro-batch), DeepSpeed's engine issues them separately (4), except on the first and last
+    // stage, which have one neighbour: its TrainSchedule gives the first stage no RecvActivation or
+    // SendGrad and the last no SendActivation or RecvGrad (deepspeed/runtime/pipe/schedule.py,
+    // _valid_stage), so they block on one transfer each way. DualPipe overlaps its sends with the
     // paired chunk's compute.
     if (s.pp <= 1 || runs_dualpipe(s))
         return 0;
-    return c.layer.p2p_s * c.layer.p2p_transfers / 2.0;
+    const bool one_neighbour = s.vpp == 1 && (stage == 0 || stage == s.pp - 1);
+    const int transfers = one_neighbour ? std::min(c.layer.p2p_transfers, 2) : c.layer.p2p_transfers;
+    return c.layer.p2p_s * transfers / 2.0;
 }
 
 StageTiming stage_timing_of(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept
@@ -635,7 +640,7 @@ StageTiming stage_timing_of(const PlanContext& ctx, const Strategy& s, const Str
         for (int i = 0; i < kOpStreamCount; ++i)
             st.exposed_s[i] += ct.exposed_s[i];
     }
-    const double p2p = p2p_per_direction_s(s, c) * s.vpp;
+    const double p2p = p2p_per_direction_s(s, c, stage) * s.vpp;
     st.forward_s += p2p;
     st.backward_s += p2p;
     st.exposed_s[kPpStream] += 2 * p2p;

@@ -174,7 +174,7 @@ ChunkTiming chunk_timing(const PlanContext& ctx, const Strategy& s, const Strate
 // Sum of the stage's chunks plus its pipeline sends, per micro-batch.
 StageTiming stage_timing_of(const PlanContext& ctx, const Strategy& s, const StrategyCosts& c, int stage) noexcept;
 // Pipeline exchange time added per micro-batch per direction for one chunk of a stage.
-double p2p_per_direction_s(const Strategy& s, const StrategyCosts& c) noexcept;
+double p2p_per_direction_s(const Strategy& s, const StrategyCosts& c, int stage) noexcept;
 
 // What a stage does after its last backward: gradient reduction (and parameter gather of the
 // distributed optimizer), the optimizer step, ZeRO-Offload transfers.
