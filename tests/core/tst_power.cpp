@@ -71,6 +71,36 @@ double rel(double a, double b)
     return std::fabs(a - b) / std::max(std::fabs(b), 1e-30);
 }
 
+// A GEMM's and a streaming kernel's work split into clock-bound and fixed parts, from the compute model at
+// the nominal clock and at `ref` (kernel_work's two points).
+KernelWork gemm_work(const ComputeDevice& nominal, double m, double n, double k, Precision p, double ref)
+{
+    ComputeDevice at_ref = nominal;
+    at_ref.clock_scale = ref;
+    LayerOp at_n, at_r;
+    at_n.kind = at_r.kind = OpKind::mlp_up;
+    at_n.m = at_r.m = static_cast<long long>(m);
+    at_n.n = at_r.n = static_cast<long long>(n);
+    at_n.k = at_r.k = static_cast<long long>(k);
+    at_n.flops = at_r.flops = 2 * m * n * k;
+    at_n.bytes = at_r.bytes = element_bytes(p) * (m * k + k * n + m * n);
+    at_n.time_s = gemm_time_s(nominal, m, n, k, p);
+    at_r.time_s = gemm_time_s(at_ref, m, n, k, p);
+    return kernel_work(nominal, p, at_n, at_r, ref, occupancy_ceiling(nominal));
+}
+
+KernelWork stream_work(const ComputeDevice& nominal, double bytes, Precision p, double ref)
+{
+    ComputeDevice at_ref = nominal;
+    at_ref.clock_scale = ref;
+    LayerOp at_n, at_r;
+    at_n.kind = at_r.kind = OpKind::norm;
+    at_n.bytes = at_r.bytes = bytes;
+    at_n.time_s = memory_bound_time_s(nominal, bytes);
+    at_r.time_s = memory_bound_time_s(at_ref, bytes);
+    return kernel_work(nominal, p, at_n, at_r, ref, occupancy_ceiling(nominal));
+}
+
 } // namespace
 
 class TestPower : public QObject {
@@ -278,24 +308,10 @@ private slots:
         TrainingSpec t;
         const PowerModel pm = PowerModel::of(nominal, t);
         const double ref = 0.3, x = 0.7;
-        ComputeDevice at_ref = nominal, at_x = nominal;
-        at_ref.clock_scale = ref;
+        ComputeDevice at_x = nominal;
         at_x.clock_scale = x;
-        LayerOp gemm_n, gemm_r, mem_n, mem_r;
-        gemm_n.kind = gemm_r.kind = OpKind::mlp_up;
-        gemm_n.m = gemm_r.m = 8192;
-        gemm_n.n = gemm_r.n = 28672;
-        gemm_n.k = gemm_r.k = 4096;
-        gemm_n.flops = gemm_r.flops = 2.0 * 8192 * 28672 * 4096;
-        gemm_n.bytes = gemm_r.bytes = 2.0 * (8192.0 * 4096 + 4096.0 * 28672 + 8192.0 * 28672);
-        gemm_n.time_s = gemm_time_s(nominal, 8192, 28672, 4096, Precision::bf16);
-        gemm_r.time_s = gemm_time_s(at_ref, 8192, 28672, 4096, Precision::bf16);
-        mem_n.kind = mem_r.kind = OpKind::norm;
-        mem_n.bytes = mem_r.bytes = 1e9;
-        mem_n.time_s = memory_bound_time_s(nominal, 1e9);
-        mem_r.time_s = memory_bound_time_s(at_ref, 1e9);
-        const KernelWork gw = kernel_work(nominal, Precision::bf16, gemm_n, gemm_r, ref, occupancy_ceiling(nominal));
-        const KernelWork mw = kernel_work(nominal, Precision::bf16, mem_n, mem_r, ref, occupancy_ceiling(nominal));
+        const KernelWork gw = gemm_work(nominal, 8192, 28672, 4096, Precision::bf16, ref);
+        const KernelWork mw = stream_work(nominal, 1e9, Precision::bf16, ref);
         // The two-point split reproduces the compute model at a third clock.
         QVERIFY(rel(gw.time_s(x), gemm_time_s(at_x, 8192, 28672, 4096, Precision::bf16)) < 0.01);
         QVERIFY(gw.time_s(x) / gw.time_s(1) > 0.95 / x);
@@ -322,26 +338,12 @@ private slots:
         const GpuSpec g = test::gpu("T4");
         QCOMPARE(g.tdp_gemm_TFLOPs, 24.0);
         ComputeDevice nominal = ComputeDevice::of(g);
-        ComputeDevice at_ref = nominal;
-        const double ref = 0.3;
-        at_ref.clock_scale = ref;
         const PowerModel pm = PowerModel::of(nominal, TrainingSpec {});
         const double n = 4096;
-        LayerOp gemm_n, gemm_r, mem_n, mem_r;
-        gemm_n.kind = gemm_r.kind = OpKind::mlp_up;
-        gemm_n.m = gemm_r.m = gemm_n.n = gemm_r.n = gemm_n.k = gemm_r.k = static_cast<long long>(n);
-        gemm_n.flops = gemm_r.flops = 2 * n * n * n;
-        gemm_n.bytes = gemm_r.bytes = 2.0 * 3 * n * n;
-        gemm_n.time_s = gemm_time_s(nominal, n, n, n, Precision::fp16);
-        gemm_r.time_s = gemm_time_s(at_ref, n, n, n, Precision::fp16);
-        mem_n.kind = mem_r.kind = OpKind::norm;
-        mem_n.bytes = mem_r.bytes = 1e9;
-        mem_n.time_s = memory_bound_time_s(nominal, 1e9);
-        mem_r.time_s = memory_bound_time_s(at_ref, 1e9);
-        const KernelWork gw = kernel_work(nominal, Precision::fp16, gemm_n, gemm_r, ref, occupancy_ceiling(nominal));
-        const KernelWork mw = kernel_work(nominal, Precision::fp16, mem_n, mem_r, ref, occupancy_ceiling(nominal));
+        const KernelWork gw = gemm_work(nominal, n, n, n, Precision::fp16, 0.3);
+        const KernelWork mw = stream_work(nominal, 1e9, Precision::fp16, 0.3);
         const double x = pm.capped_clock(gw, 1.0, pm.cap_W);
-        const double tflops = gemm_n.flops / gw.time_s(x) / 1e12;
+        const double tflops = 2 * n * n * n / gw.time_s(x) / 1e12;
         QVERIFY2(std::abs(tflops - 24) < 0.05 * 24, qPrintable(QString::number(tflops)));
         QVERIFY2(rel(pm.demand_W(gw, x), g.tdp_W) < 0.01, qPrintable(QString::number(pm.demand_W(gw, x))));
         QVERIFY(pm.demand_W(gw, 1.0) > 1.2 * g.tdp_W);
