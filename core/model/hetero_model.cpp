@@ -347,32 +347,18 @@ private:
     // rings, through each node's GPUs and across the nodes' NICs, paced by the slowest node's links.
     // A group's replicas are packed onto its own nodes (gpus_per_node / tp of them per node); the
     // fewest ranks per node of any group paces the ring.
-    double same_shard_reduce_s(int k, Collective coll, double bytes) const
+    GroupPlacement same_shard_placement(int k) const
     {
+        std::vector<long long> in_group(groups_.size(), 0);
+        for (const ReplicaEval& e : reps_[k])
+            ++in_group[static_cast<std::size_t>(e.group)];
         const long long size = static_cast<long long>(reps_[k].size());
         long long per_node = size;
         for (const ReplicaEval& e : reps_[k]) {
-            const auto in_group = std::count_if(
-                reps_[k].begin(), reps_[k].end(), [&](const ReplicaEval& o) { return o.group == e.group; });
             const long long fit = std::max<long long>(1, ctx_of(e).cluster.gpus_per_node / e.strategy.tp);
-            per_node = std::min(per_node, std::min<long long>(in_group, fit));
+            per_node = std::min({ per_node, in_group[static_cast<std::size_t>(e.group)], fit });
         }
-        const GroupPlacement group { size, per_node, (size + per_node - 1) / per_node, false };
-        double seconds = 0;
-        for (const ReplicaEval& e : reps_[k])
-            seconds = std::max(seconds, collective_time_s(ctx_of(e).network, coll, bytes, group));
-        return seconds;
-    }
-
-    // Replicas whose shards differ (another TP) cannot reduce with one NCCL ring over a node's rails:
-    // every shard is exchanged over inter_node, and the replica with the fewest GPUs moves the most
-    // bytes per GPU (its shard of the stage's gradients).
-    double cross_shard_reduce_s(int k, Collective coll, double bytes) const
-    {
-        const ReplicaEval& narrow = *std::min_element(reps_[k].begin(), reps_[k].end(),
-            [](const ReplicaEval& a, const ReplicaEval& b) { return a.strategy.tp < b.strategy.tp; });
-        return collective_time_s(
-            ctx_of(narrow).network, coll, bytes, across_nodes(static_cast<long long>(reps_[k].size())));
+        return GroupPlacement { size, per_node, (size + per_node - 1) / per_node, false };
     }
 
     // The stage's reduction over replicas on different kinds of node.
@@ -384,9 +370,19 @@ private:
         const PlanContext& ctx = ctx_of(narrow);
         const double params = stage_params(ctx, narrow.strategy, narrow.costs, k).total();
         const StateBytes state = state_bytes(ctx.training, narrow.strategy);
+        // Replicas whose shards differ (another TP) cannot reduce with one NCCL ring over a node's rails:
+        // every shard is exchanged over inter_node, and the replica with the fewest GPUs moves the most
+        // bytes per GPU (its shard of the stage's gradients).
         const bool same = one_tp(k);
+        const GroupPlacement group
+            = same ? same_shard_placement(k) : across_nodes(static_cast<long long>(reps_[k].size()));
         const auto reduce = [&](Collective coll, double bytes) {
-            return same ? same_shard_reduce_s(k, coll, bytes) : cross_shard_reduce_s(k, coll, bytes);
+            if (!same)
+                return collective_time_s(ctx.network, coll, bytes, group);
+            double seconds = 0;
+            for (const ReplicaEval& r : reps_[k])
+                seconds = std::max(seconds, collective_time_s(ctx_of(r).network, coll, bytes, group));
+            return seconds;
         };
         tail.grad_reduce_s = 0;
         tail.param_gather_s = 0;

@@ -1156,27 +1156,24 @@ LayerTotals summarize(const LayerOps& ops) noexcept
 
 namespace {
 
-// What one layer's saved tensors take: as the tensors themselves, or as the pinned host blocks an
-// offload copies them into. PyTorch's caching host allocator hands out each pinned block at the next
+// What one layer's saved tensors take, both as the tensors themselves and as the pinned host blocks
+// an offload copies them into. PyTorch's caching host allocator hands out each pinned block at the next
 // power of two of the request ("to improve reuse", aten/src/ATen/core/CachingHostAllocator.h,
 // allocate: c10::llvm::PowerOf2Ceil), and Transformer Engine's offload allocates one pinned CPU
 // tensor per saved tensor (cpu_offload.py, torch.empty(..., pin_memory=True)).
 class SavedTensors {
 public:
-    explicit SavedTensors(bool pinned_blocks)
-        : pinned_(pinned_blocks)
-    {
-    }
     void add(double bytes, int count = 1) noexcept
     {
-        if (bytes > 0)
-            total_ += count * (pinned_ ? std::exp2(std::ceil(std::log2(bytes))) : bytes);
+        if (bytes <= 0)
+            return;
+        bytes_.device += count * bytes;
+        bytes_.pinned_host += count * std::exp2(std::ceil(std::log2(bytes)));
     }
-    double total() const noexcept { return total_; }
+    LayerSavedBytes bytes() const noexcept { return bytes_; }
 
 private:
-    bool pinned_;
-    double total_ = 0;
+    LayerSavedBytes bytes_;
 };
 
 // torchtitan's op-level selective checkpointing keeps the block input, the outputs of every second
@@ -1281,18 +1278,16 @@ void layer_saved_tensors(const LayerContext& ctx, bool moe_layer, SavedTensors& 
 
 } // namespace
 
-double layer_activation_bytes(const LayerContext& ctx, bool moe_layer) noexcept
+LayerSavedBytes layer_saved_bytes(const LayerContext& ctx, bool moe_layer) noexcept
 {
-    SavedTensors saved(false);
+    SavedTensors saved;
     layer_saved_tensors(ctx, moe_layer, saved);
-    return saved.total();
+    return saved.bytes();
 }
 
-double layer_offloaded_host_bytes(const LayerContext& ctx, bool moe_layer) noexcept
+double layer_activation_bytes(const LayerContext& ctx, bool moe_layer) noexcept
 {
-    SavedTensors saved(true);
-    layer_saved_tensors(ctx, moe_layer, saved);
-    return saved.total();
+    return layer_saved_bytes(ctx, moe_layer).device;
 }
 
 } // namespace parallax

@@ -133,11 +133,16 @@ void build_embedding_ops(const LayerContext& ctx, LayerOps& out) noexcept;
 void build_output_ops(const LayerContext& ctx, LayerOps& out) noexcept;
 LayerTotals summarize(const LayerOps& ops) noexcept;
 
-// Bytes of activations one layer keeps for its backward, per micro-batch (Korthikanti et al. 2022
-// Table 2 generalised to GQA, SwiGLU, flash attention, CP and MoE).
+// What one layer keeps for its backward, per micro-batch (Korthikanti et al. 2022 Table 2 generalised to
+// GQA, SwiGLU, flash attention, CP and MoE): the tensors' bytes on the GPU, and the host memory they
+// take when offloaded, each in its own pinned block, which PyTorch's caching host allocator rounds up
+// to a power of two.
+struct LayerSavedBytes {
+    double device = 0;
+    double pinned_host = 0;
+};
+LayerSavedBytes layer_saved_bytes(const LayerContext& ctx, bool moe_layer) noexcept;
+// layer_saved_bytes(...).device
 double layer_activation_bytes(const LayerContext& ctx, bool moe_layer) noexcept;
-// Host memory the same tensors take when offloaded: each in its own pinned block, PyTorch's caching host
-// allocator rounding every block up to a power of two.
-double layer_offloaded_host_bytes(const LayerContext& ctx, bool moe_layer) noexcept;
 
 } // namespace parallax

@@ -41,7 +41,7 @@ struct LayerActivationBytes {
     double dense = 0; // stored for the backward under the strategy's recompute setting
     double moe = 0;
     double working = 0; // full activations of the largest layer: alive while it is recomputed
-    double dense_host = 0; // `dense` offloaded: host memory of its pinned blocks (layer_offloaded_host_bytes)
+    double dense_host = 0; // `dense` offloaded: host memory of its pinned blocks (layer_saved_bytes)
     double moe_host = 0;
 };
 

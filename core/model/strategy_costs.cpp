@@ -163,11 +163,13 @@ LayerActivationBytes compute_layer_activations(const PlanContext& ctx, const Str
     std::optional<TrainingSpec> copy;
     layer_context_of(ctx, s, Groups {}, lc); // activation sizes do not depend on where groups sit
     lc.training = &training_at(ctx, p, copy);
-    a.dense = layer_activation_bytes(lc, false);
-    a.dense_host = layer_offloaded_host_bytes(lc, false);
+    const LayerSavedBytes dense = layer_saved_bytes(lc, false);
+    a.dense = dense.device;
+    a.dense_host = dense.pinned_host;
     if (ctx.model.is_moe()) {
-        a.moe = layer_activation_bytes(lc, true);
-        a.moe_host = layer_offloaded_host_bytes(lc, true);
+        const LayerSavedBytes moe = layer_saved_bytes(lc, true);
+        a.moe = moe.device;
+        a.moe_host = moe.pinned_host;
     }
     if (s.recompute == Recompute::full) {
         Strategy keep = s;

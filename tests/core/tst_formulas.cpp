@@ -10,6 +10,7 @@
 #include "model/topology.hpp"
 #include "spec/units.hpp"
 
+#include "../support/test_layers.hpp"
 #include "../support/test_plans.hpp"
 
 #include <QTest>
@@ -287,15 +288,9 @@ private slots:
         s.expert_tp = 1;
         s.sequence_parallel = true;
         s.recompute = Recompute::full;
-        LayerContext lc;
-        lc.model = &m;
-        lc.training = &t;
-        lc.strategy = &s;
-        lc.device = ComputeDevice::of(c.gpu);
-        lc.network = NetworkModel::of(c);
+        LayerContext lc = test::layer_context(m, t, s, c);
         lc.tp_group = { 2, 2, 1, true };
         lc.ep_group = { 64, 8, 8, false };
-        lc.traits = software_traits(Framework::megatron);
         auto find = [](const LayerOps& ops, OpKind k, OpPhase ph, OpStream st = OpStream::compute) -> const LayerOp* {
             for (int i = 0; i < ops.count; ++i)
                 if (ops.op[i].kind == k && ops.op[i].phase == ph && ops.op[i].stream == st)

@@ -86,12 +86,7 @@ struct GptOssLayer {
 
     LayerContext context() const
     {
-        LayerContext lc;
-        lc.model = &model;
-        lc.training = &training;
-        lc.strategy = &strategy;
-        lc.device = ComputeDevice::of(cluster.gpu);
-        lc.network = NetworkModel::of(cluster);
+        LayerContext lc = test::layer_context(model, training, strategy, cluster);
         lc.ep_group = place_group(strategy.rank_order, LayoutSizes::dense(strategy), { ParallelDim::dp }, 8);
         lc.traits = traits;
         return lc;
