@@ -129,6 +129,13 @@ const PowerGeneration& power_generation(GpuArchitecture a)
 
 namespace {
 
+// HBM power of a square n^3 GEMM at efficiency `eff` at the nominal clock: A, B and C moved once each.
+double square_gemm_hbm_W(const PowerModel& pm, const GpuSpec& gpu, double n, double eff, Precision p)
+{
+    const double seconds = 2 * n * n * n / (gpu.peak(p) * eff);
+    return pm.hbm_J_per_byte * 3 * n * n * element_bytes(p) / seconds;
+}
+
 // Low-power boards (T4: 70 W) cannot hold their nominal clock under a GEMM: the anchor then is the
 // measured sustained rate instead. The GEMM of that measurement runs at clock x_s = rate / (peak x
 // its efficiency) and draws exactly TDP there; at the nominal clock it asks for more and the power
@@ -145,8 +152,7 @@ void anchor_at_tdp_gemm_rate(PowerModel& pm, const ComputeDevice& dev, Precision
         return;
     // Power of that GEMM at x_s: awake chip + f V^2 x (SMs, pipelines, tensor cores) + HBM bytes at
     // the rate x_s: solve for the tensor cores' share that makes it TDP.
-    const double seconds_nominal = 2 * n * n * n / (gpu.peak(p) * eff);
-    const double hbm_W = pm.hbm_J_per_byte * 3 * n * n * element_bytes(p) / seconds_nominal * x_s;
+    const double hbm_W = square_gemm_hbm_W(pm, gpu, n, eff, p) * x_s;
     const double per_activity = pm.dynamic_W * pm.clock_scale(x_s);
     const double activity = (pm.tdp_W - pm.wait_power(x_s) - hbm_W) / per_activity;
     pm.tensor_activity = std::max(0.0, activity - pm.sm_activity - pm.pipeline_activity) / eff;
@@ -185,11 +191,8 @@ PowerModel PowerModel::of(const ComputeDevice& dev, const TrainingSpec& training
     best_gemm = std::max(kMinAnchorEfficiency, best_gemm);
     pm.hbm_J_per_byte = pg.hbm_pJ_per_bit * 8e-12;
     double anchor_hbm = 0;
-    if (gpu.peak(anchor_p) > 0 && pm.dynamic_W > 0) {
-        const double n = kAnchorGemmSize;
-        const double seconds = 2 * n * n * n / (gpu.peak(anchor_p) * best_gemm);
-        anchor_hbm = pm.hbm_J_per_byte * 3 * n * n * element_bytes(anchor_p) / seconds / pm.dynamic_W;
-    }
+    if (gpu.peak(anchor_p) > 0 && pm.dynamic_W > 0)
+        anchor_hbm = square_gemm_hbm_W(pm, gpu, kAnchorGemmSize, best_gemm, anchor_p) / pm.dynamic_W;
     pm.tensor_activity = std::max(0.0, 1.0 - pm.sm_activity - pm.pipeline_activity - anchor_hbm) / best_gemm;
     pm.comm_W = pg.comm_activity * pm.dynamic_W;
     pm.hbm_bytes_per_s = gpu.memory_bw_Bps * gen.hbm_efficiency;
