@@ -52,6 +52,8 @@ NodeGroup read_group(const json& j, const std::string& file, const std::string& 
     if (!intra)
         r.fail("intra_node", "missing (required): a fabric preset name or {\"bw_GBps\", \"latency_us\"}");
     g.intra_node = resolve_fabric(*intra, file, r.path_of("intra_node"), catalog, &g.intra_node_ref);
+    if (const json* nic = r.raw("inter_node"))
+        g.inter_node = resolve_fabric(*nic, file, r.path_of("inter_node"), catalog, &g.inter_node_ref);
     g.preemption_rate_per_hour = r.get_number("preemption_rate_per_hour", 0, kMaxPreemptionsPerHour, 0.0);
     g.replacement_delay_s = r.get_optional_number("replacement_delay_s", 0, kMaxDelay_s);
     r.finish();
@@ -142,6 +144,8 @@ json node_groups_to_json(const ClusterSpec& c)
         j["nodes"] = g.nodes;
         j["gpus_per_node"] = g.gpus_per_node;
         j["intra_node"] = g.intra_node_ref.empty() ? fabric_to_json(g.intra_node) : json(g.intra_node_ref);
+        if (g.inter_node)
+            j["inter_node"] = g.inter_node_ref.empty() ? fabric_to_json(*g.inter_node) : json(g.inter_node_ref);
         if (g.preemption_rate_per_hour > 0)
             j["preemption_rate_per_hour"] = g.preemption_rate_per_hour;
         if (g.replacement_delay_s)

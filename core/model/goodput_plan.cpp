@@ -91,19 +91,20 @@ GoodputPlan goodput_plan(const Scenario& s, const HeteroPrediction& h)
         auto it = gpus_of.find(g.name);
         return it == gpus_of.end() ? 0.0 : nodes_for(it->second, g.gpus_per_node);
     };
-    int narrowest_node = 0;
+    // A replacement node receives over its NICs: the slowest node of any group in use sets the rate.
+    double slowest_node_Bps = 0;
     for (const NodeGroup& g : s.cluster.groups) {
         plan.nodes += nodes_of(g);
+        const double node_Bps = s.cluster.nic_of(g).bw_Bps * g.gpus_per_node;
         if (nodes_of(g) > 0)
-            narrowest_node = narrowest_node == 0 ? g.gpus_per_node : std::min(narrowest_node, g.gpus_per_node);
+            slowest_node_Bps = slowest_node_Bps == 0 ? node_Bps : std::min(slowest_node_Bps, node_Bps);
     }
     for (const auto& [name, gpus] : gpus_of)
         plan.gpus += gpus;
     plan.data_parallel_copies = data_parallel_copies(s);
     plan.checkpoint_bytes = checkpoint_bytes(s, s.strategy);
     plan.parameters = total_params(s.model);
-    // The replacement of a node of the narrowest group receives over that many NICs.
-    plan.inter_node_Bps_per_node = s.cluster.inter_node.bw_Bps * narrowest_node;
+    plan.inter_node_Bps_per_node = slowest_node_Bps;
     add_preemptions(s, nodes_of, plan);
     return plan;
 }

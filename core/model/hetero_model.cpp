@@ -30,6 +30,7 @@ ClusterSpec group_cluster(const ClusterSpec& c, const NodeGroup& g)
     out.gpu = g.gpu;
     out.gpus_per_node = g.gpus_per_node;
     out.intra_node = g.intra_node;
+    out.inter_node = c.nic_of(g);
     return out;
 }
 
@@ -76,9 +77,13 @@ bool alike(const Scenario& s, const StageReplica& a, const StageReplica& b)
         return false;
     const NodeGroup* ga = s.cluster.group(a.group);
     const NodeGroup* gb = s.cluster.group(b.group);
-    return ga == gb
-        || (ga->gpu.name == gb->gpu.name && ga->gpus_per_node == gb->gpus_per_node
-            && ga->intra_node.bw_Bps == gb->intra_node.bw_Bps && ga->intra_node.latency_s == gb->intra_node.latency_s);
+    if (ga == gb)
+        return true;
+    const FabricSpec na = s.cluster.nic_of(*ga);
+    const FabricSpec nb = s.cluster.nic_of(*gb);
+    return ga->gpu.name == gb->gpu.name && ga->gpus_per_node == gb->gpus_per_node
+        && ga->intra_node.bw_Bps == gb->intra_node.bw_Bps && ga->intra_node.latency_s == gb->intra_node.latency_s
+        && na.bw_Bps == nb.bw_Bps && na.latency_s == nb.latency_s;
 }
 
 // Ranks on different nodes, one per node, on no common rail: groups joined by inter_node only.
@@ -178,14 +183,32 @@ private:
         const bool split = traits.p2p_scatter_gather || sp;
         const double activation = static_cast<double>(s_.strategy.micro_batch) * ctx.training.seq_len * ctx.model.hidden
             * activation_element_bytes(ctx.training.precision); // the stage output at the training dtype
-        double t
-            = collective_time_s(ctx.network, Collective::send_recv, activation / (split ? tp : 1), across_nodes(2));
+        // The shards leave one node's NICs and enter the other's: the slower side paces them.
+        const double shard = activation / (split ? tp : 1);
+        double t = std::max(collective_time_s(ctx_of(a).network, Collective::send_recv, shard, across_nodes(2)),
+            collective_time_s(ctx.network, Collective::send_recv, shard, across_nodes(2)));
         if (split && !sp)
             t += collective_time_s(ctx.network, Collective::all_gather, activation, b.costs.groups.tp);
         return t;
     }
 
-    // A replica whose neighbouring stage holds a replica of another kind waits for the slowest such send.
+    // One activation transfer between replica r of stage k and neighbouring stage nb: the slowest of nb's
+    // replicas, each of another kind priced across the two nodes' NICs, alike ones as the plain model has it.
+    double side_send_s(int k, int r, int nb, double own_s) const
+    {
+        const ReplicaEval& e = reps_[k][r];
+        double t = 0;
+        for (int q = 0; q < static_cast<int>(reps_[nb].size()); ++q)
+            if (twin_[nb][q] == q)
+                t = std::max(t,
+                    alike(s_, s_.stages[k].replicas[r], s_.stages[nb].replicas[q]) ? own_s
+                                                                                   : cross_send_s(e, reps_[nb][q]));
+        return t;
+    }
+
+    // A replica's transfer cost from its neighbours on each side. An engine that blocks on each transfer in
+    // turn (DeepSpeed: 4 per micro-batch in a middle stage) pays each side's; a batched exchange
+    // (Megatron: the send and the receive of a step together) waits for the slower side.
     void add_cross_group_sends()
     {
         for (int k = 0; k < p_; ++k) {
@@ -195,15 +218,19 @@ private:
                     e.costs.layer.p2p_s = reps_[k][twin_[k][r]].costs.layer.p2p_s;
                     continue;
                 }
-                double p2p = e.costs.layer.p2p_s;
+                const double own_s = e.costs.layer.p2p_s;
+                double sum = 0, slowest = 0;
+                int sides = 0;
                 for (int nb : { k - 1, k + 1 }) {
                     if (nb < 0 || nb >= p_)
                         continue;
-                    for (int q = 0; q < static_cast<int>(reps_[nb].size()); ++q)
-                        if (twin_[nb][q] == q && !alike(s_, s_.stages[k].replicas[r], s_.stages[nb].replicas[q]))
-                            p2p = std::max(p2p, cross_send_s(e, reps_[nb][q]));
+                    const double t = side_send_s(k, r, nb, own_s);
+                    sum += t;
+                    slowest = std::max(slowest, t);
+                    ++sides;
                 }
-                e.costs.layer.p2p_s = p2p;
+                if (sides > 0)
+                    e.costs.layer.p2p_s = e.costs.layer.p2p_transfers > 2 ? sum / sides : slowest;
             }
         }
     }
@@ -376,9 +403,8 @@ private:
         const bool same = one_tp(k);
         const GroupPlacement group
             = same ? same_shard_placement(k) : across_nodes(static_cast<long long>(reps_[k].size()));
+        // Paced by the slowest node's links, whichever replica it holds.
         const auto reduce = [&](Collective coll, double bytes) {
-            if (!same)
-                return collective_time_s(ctx.network, coll, bytes, group);
             double seconds = 0;
             for (const ReplicaEval& r : reps_[k])
                 seconds = std::max(seconds, collective_time_s(ctx_of(r).network, coll, bytes, group));

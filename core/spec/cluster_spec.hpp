@@ -8,8 +8,10 @@
 
 namespace parallax {
 
-// One kind of node in a heterogeneous cluster: its GPU, how many nodes and GPUs per node, and the
-// fabric inside a node. The fabric between nodes is the cluster's inter_node, shared by all groups.
+// One kind of node in a heterogeneous cluster: its GPU, how many nodes and GPUs per node, the fabric
+// inside a node and, optionally, its nodes' own NICs. The fabric between nodes is the cluster's
+// inter_node, shared by all groups; a group's inter_node, where given, is what its nodes' NICs carry
+// (per GPU), and a transfer between two nodes moves at the slowest of the two NICs and that fabric.
 struct NodeGroup {
     std::string name;
     GpuSpec gpu;
@@ -18,6 +20,8 @@ struct NodeGroup {
     FabricSpec intra_node;
     std::string gpu_ref; // preset names as written, so saving writes names back
     std::string intra_node_ref;
+    std::optional<FabricSpec> inter_node; // unset: the cluster's inter_node alone
+    std::string inter_node_ref;
     // Spot capacity: preemptions per node and hour (0 = on-demand), and the wait for a replacement
     // node (unset = reliability.replacement_delay_s). Read only when the scenario has "reliability".
     double preemption_rate_per_hour = 0;
@@ -25,6 +29,14 @@ struct NodeGroup {
 
     long long total_gpus() const { return static_cast<long long>(nodes) * gpus_per_node; }
 };
+
+// The slower of two fabrics for a transfer that crosses both (by bandwidth per GPU; the longer latency).
+inline FabricSpec slower_fabric(const FabricSpec& a, const FabricSpec& b)
+{
+    FabricSpec out = b.bw_Bps < a.bw_Bps ? b : a;
+    out.latency_s = a.latency_s > b.latency_s ? a.latency_s : b.latency_s;
+    return out;
+}
 
 // A cluster. Without groups it is homogeneous. A "node" is one fast-interconnect domain (8 GPUs in a DGX, 72 in an
 // NVL72 rack): groups inside it use intra_node, groups that span nodes use inter_node.
@@ -55,6 +67,11 @@ struct ClusterSpec {
             if (g.name == name)
                 return &g;
         return nullptr;
+    }
+    // What a node of group g reaches other nodes with: its own NICs, capped by the fabric between nodes.
+    FabricSpec nic_of(const NodeGroup& g) const
+    {
+        return g.inter_node ? slower_fabric(*g.inter_node, inter_node) : inter_node;
     }
     long long total_gpus() const
     {

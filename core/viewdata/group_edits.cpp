@@ -98,6 +98,17 @@ Scenario with_group_fabric(const Scenario& s, int g, const std::string& preset)
     });
 }
 
+Scenario with_group_nic(const Scenario& s, int g, const std::string& preset)
+{
+    return edited(s, g, [&](NodeGroup& group) {
+        group.inter_node_ref.clear();
+        group.inter_node.reset();
+        if (!preset.empty())
+            group.inter_node = resolve_fabric(nlohmann::json(preset), "", group_key(g) + ".inter_node",
+                PresetCatalog::standard(), &group.inter_node_ref);
+    });
+}
+
 Scenario with_group_nodes(const Scenario& s, int g, int nodes)
 {
     return edited(s, g, [&](NodeGroup& group) { group.nodes = nodes; });

@@ -24,6 +24,8 @@ Scenario with_group_name(const Scenario& s, int g, const std::string& name);
 // A GPU or fabric preset by name; throws InputError for an unknown one.
 Scenario with_group_gpu(const Scenario& s, int g, const std::string& preset);
 Scenario with_group_fabric(const Scenario& s, int g, const std::string& preset);
+// The group's own NICs by preset name; an empty name leaves its nodes on the cluster's inter_node alone.
+Scenario with_group_nic(const Scenario& s, int g, const std::string& preset);
 Scenario with_group_nodes(const Scenario& s, int g, int nodes);
 Scenario with_group_gpus_per_node(const Scenario& s, int g, int gpus_per_node);
 // A copy of the last group under a new name ("group3"); no replica uses it yet.

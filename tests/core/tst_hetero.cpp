@@ -110,6 +110,32 @@ json mixed_scenario()
     return j;
 }
 
+// Three one-stage groups of one H100 node each, joined by a 400 Gb/s fabric; the middle stage has two
+// neighbours, so an engine that blocks on each transfer (DeepSpeed) pays each side's separately.
+json three_stage_scenario(const char* framework)
+{
+    json j = plain_scenario(json::object(), 1);
+    j["cluster"]
+        = { { "groups",
+                { group("a", "H100-SXM5-80GB", 1), group("b", "H100-SXM5-80GB", 1), group("c", "H100-SXM5-80GB", 1) } },
+              { "inter_node", "ib-ndr" } };
+    j["training"]["framework"] = framework;
+    json stages = json::array();
+    for (const char* g : { "a", "b", "c" })
+        stages.push_back({ { "layers", g[0] == 'a' ? 10 : 11 }, { "replicas", { { { "group", g }, { "tp", 8 } } } } });
+    j["strategy"] = { { "micro_batch", 1 }, { "recompute", "selective" }, { "stages", stages } };
+    return j;
+}
+
+std::vector<double> stage_microbatch_s(const json& j)
+{
+    const HeteroPrediction h = predict_heterogeneous(parse_scenario(j, "three.json", catalog()));
+    std::vector<double> out;
+    for (const HeteroStageReport& st : h.stages)
+        out.push_back(st.microbatch_s);
+    return out;
+}
+
 } // namespace
 
 class TestHetero : public QObject {
@@ -128,6 +154,9 @@ private slots:
     void sailorRowsKeepOneScoreMatrix();
     void sailorGh200StepTimesWithinBound();
     void offloadsFitEachGroupsHostMemory();
+    void groupNicsReadAndWriteBack();
+    void groupNicAsFastAsTheFabricChangesNothing();
+    void slowNicPacesOnlyTheTransfersThatCrossIt();
 };
 
 void TestHetero::equivalentToPlain_data()
@@ -421,6 +450,64 @@ void TestHetero::sailorGh200StepTimesWithinBound()
     QVERIFY2(gh200.step_time_mape < 0.10, qPrintable(QString::number(gh200.step_time_mape)));
     QVERIFY2(r.by_source.at("sailor-mit").step_time_mape < 0.275,
         qPrintable(QString::number(r.by_source.at("sailor-mit").step_time_mape)));
+}
+
+void TestHetero::groupNicsReadAndWriteBack()
+{
+    json j = mixed_scenario();
+    j["cluster"]["groups"][1]["inter_node"] = "roce-400g";
+    j["cluster"]["groups"][0]["inter_node"] = { { "bw_GBps", 12.5 }, { "latency_us", 10 }, { "kind", "ib" } };
+    const Scenario s = parse_scenario(j, "nics.json", catalog());
+    QVERIFY(s.cluster.groups[0].inter_node && s.cluster.groups[1].inter_node);
+    QCOMPARE(s.cluster.groups[0].inter_node->bw_Bps, 12.5e9);
+    QCOMPARE(s.cluster.groups[1].inter_node_ref, std::string("roce-400g"));
+    // A node of group "fast" reaches the others at its own 12.5 GB/s, below the fabric's.
+    QCOMPARE(s.cluster.nic_of(s.cluster.groups[0]).bw_Bps, 12.5e9);
+    QVERIFY(s.cluster.nic_of(s.cluster.groups[0]).latency_s >= 9.99e-6); // the longer of the two
+    const json written = scenario_to_json(s);
+    QVERIFY(written["cluster"]["groups"][1]["inter_node"] == json("roce-400g"));
+    QVERIFY(!scenario_to_json(parse_scenario(mixed_scenario(), "m.json", catalog()))["cluster"]["groups"][0].contains(
+        "inter_node"));
+    QCOMPARE(scenario_to_json(parse_scenario(written, "again.json", catalog())).dump(), written.dump());
+    j["cluster"]["groups"][1]["inter_node"] = "infiniband-maybe";
+    QVERIFY2(error_of(j).starts_with("cluster.groups[1].inter_node |"), error_of(j).c_str());
+    j["cluster"]["groups"][1]["inter_node"] = { { "bw_GBps", -1 }, { "latency_us", 5 } };
+    QVERIFY2(error_of(j).starts_with("cluster.groups[1].inter_node.bw_GBps |"), error_of(j).c_str());
+}
+
+void TestHetero::groupNicAsFastAsTheFabricChangesNothing()
+{
+    json j = three_stage_scenario("megatron-deepspeed");
+    const std::vector<double> base = stage_microbatch_s(j);
+    for (json& g : j["cluster"]["groups"])
+        g["inter_node"] = "ib-ndr";
+    const std::vector<double> same = stage_microbatch_s(j);
+    for (std::size_t k = 0; k < base.size(); ++k)
+        expect_close(same[k], base[k], "stage time with every group's NIC the fabric's");
+}
+
+void TestHetero::slowNicPacesOnlyTheTransfersThatCrossIt()
+{
+    // Group c's node has a 100x slower NIC: the first stage (a, talking to b only) keeps its time, the
+    // middle one (b) pays c's side, and the last (c) pays it on all its transfers.
+    for (const char* framework : { "megatron-deepspeed", "megatron" }) {
+        json j = three_stage_scenario(framework);
+        const std::vector<double> fast = stage_microbatch_s(j);
+        j["cluster"]["groups"][2]["inter_node"] = { { "bw_GBps", 0.5 }, { "latency_us", 8 }, { "kind", "ib" } };
+        const std::vector<double> slow = stage_microbatch_s(j);
+        expect_close(slow[0], fast[0], "the stage whose transfers do not cross the slow NIC");
+        QVERIFY2(slow[1] > fast[1] * 1.05, qPrintable(QStringLiteral("%1 -> %2").arg(fast[1]).arg(slow[1])));
+        QVERIFY(slow[2] > fast[2] * 1.05);
+        // DeepSpeed blocks on the middle stage's fast side too: half its transfers cross the slow NIC;
+        // Megatron's batched exchange waits for the slower side on each of its two.
+        const double middle_extra = slow[1] - fast[1];
+        const double last_extra = slow[2] - fast[2];
+        if (std::string(framework) == "megatron-deepspeed")
+            QVERIFY2(std::abs(middle_extra - last_extra) < 0.05 * last_extra,
+                qPrintable(QStringLiteral("%1 vs %2").arg(middle_extra).arg(last_extra)));
+        else
+            QVERIFY(middle_extra >= 0.95 * last_extra);
+    }
 }
 
 QTEST_GUILESS_MAIN(TestHetero)

@@ -25,6 +25,7 @@
 
 #include "../support/planner_test_main.hpp"
 
+#include <QComboBox>
 #include <QDockWidget>
 #include <QPushButton>
 #include <QScrollBar>
@@ -106,6 +107,7 @@ private slots:
     void editButtonsNeedNoScroll();
     void exportWritesTheMixedPlansFiles();
     void clusterEditorEditsGroups();
+    void clusterEditorSetsAGroupsNics();
     void simulatedFidelity();
 };
 
@@ -455,6 +457,34 @@ void TestHeteroPlanner::clusterEditorEditsGroups()
     QVERIFY(f.w().evaluation()->valid);
     QVERIFY(editor->error_text().isEmpty());
     QCOMPARE(f.w().scenario()->cluster.groups[1].gpus_per_node, scenario.cluster.groups[1].gpus_per_node);
+}
+
+void TestHeteroPlanner::clusterEditorSetsAGroupsNics()
+{
+    Fixture f;
+    QVERIFY(f.w().open_scenario_file(kExample));
+    QVERIFY(f.w().wait_for_evaluation());
+    views::GroupEditor* editor = f.w().group_editor();
+    auto* nic = qobject_cast<QComboBox*>(editor->table()->cellWidget(1, views::GroupEditor::nic));
+    QVERIFY(nic);
+    QCOMPARE(nic->currentText(), views::GroupEditor::kClusterNic);
+    const double before_s = f.w().evaluation()->prediction.step_time_s;
+    // The A100 nodes on HDR NICs: the pipeline's sends between the groups slow down, nothing speeds up.
+    editor->set_nic(1, QStringLiteral("ib-hdr"));
+    QVERIFY(f.w().wait_for_evaluation());
+    QVERIFY(f.w().scenario()->cluster.groups[1].inter_node.has_value());
+    QCOMPARE(QString::fromStdString(f.w().scenario()->cluster.groups[1].inter_node_ref), QStringLiteral("ib-hdr"));
+    nic = qobject_cast<QComboBox*>(editor->table()->cellWidget(1, views::GroupEditor::nic));
+    QCOMPARE(nic->currentText(), QStringLiteral("ib-hdr"));
+    QVERIFY2(f.w().evaluation()->prediction.step_time_s > before_s,
+        qPrintable(QStringLiteral("%1 -> %2").arg(before_s).arg(f.w().evaluation()->prediction.step_time_s)));
+    editor->set_nic(1, views::GroupEditor::kClusterNic);
+    QVERIFY(f.w().wait_for_evaluation());
+    QVERIFY(!f.w().scenario()->cluster.groups[1].inter_node.has_value());
+    QCOMPARE(f.w().evaluation()->prediction.step_time_s, before_s);
+    f.w().undo_stack()->undo();
+    QVERIFY(f.w().wait_for_evaluation());
+    QCOMPARE(QString::fromStdString(f.w().scenario()->cluster.groups[1].inter_node_ref), QStringLiteral("ib-hdr"));
 }
 
 void TestHeteroPlanner::simulatedFidelity()

@@ -43,7 +43,24 @@ QComboBox* preset_combo(PresetKind kind, const std::string& current, QWidget* pa
     return c;
 }
 
+// The NIC column: a fabric preset, or the cluster's inter_node (no NIC of the group's own).
+QComboBox* nic_combo(const NodeGroup& group, QWidget* parent)
+{
+    auto* c = preset_combo(PresetKind::fabrics, group.inter_node ? group.inter_node_ref : std::string(), parent);
+    c->insertItem(0, GroupEditor::kClusterNic);
+    if (!group.inter_node)
+        c->setCurrentIndex(0);
+    // preset_combo added "(inline)" for the empty reference: not a choice when the group has no NIC.
+    if (const int inline_row = c->findText(QStringLiteral("(inline)")); !group.inter_node && inline_row > 0)
+        c->removeItem(inline_row);
+    c->setToolTip(QStringLiteral("What this group's nodes reach other nodes with. A transfer between two nodes "
+                                 "moves at the slower of their NICs and the cluster's fabric between nodes."));
+    return c;
+}
+
 } // namespace
+
+const QString GroupEditor::kClusterNic = QStringLiteral("(cluster's)");
 
 GroupEditor::GroupEditor(QWidget* parent)
     : QWidget(parent)
@@ -52,14 +69,15 @@ GroupEditor::GroupEditor(QWidget* parent)
     auto* v = new QVBoxLayout(this);
     v->setContentsMargins(4, 4, 4, 4);
     auto* note = new QLabel(QStringLiteral("Node groups of this mixed cluster. The fabric between nodes is the "
-                                           "cluster's; replicas name their group in the Stages panel."),
+                                           "cluster's; a group may name its nodes' own NICs. Replicas name "
+                                           "their group in the Stages panel."),
         this);
     note->setWordWrap(true);
     v->addWidget(note);
     m_table = new QTableWidget(0, column_count, this);
     m_table->setObjectName(QStringLiteral("group_table"));
     m_table->setHorizontalHeaderLabels({ QStringLiteral("Name"), QStringLiteral("GPU"), QStringLiteral("Nodes"),
-        QStringLiteral("GPUs/node"), QStringLiteral("Inside a node"), QString() });
+        QStringLiteral("GPUs/node"), QStringLiteral("Inside a node"), QStringLiteral("Node NICs"), QString() });
     m_table->verticalHeader()->hide();
     m_table->setSelectionMode(QAbstractItemView::NoSelection);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -126,6 +144,9 @@ void GroupEditor::rebuild()
             }
         });
         m_table->setCellWidget(g, intra_node, fabric_box);
+        auto* nic_box = nic_combo(group, m_table);
+        connect(nic_box, &QComboBox::activated, this, [this, g, nic_box](int) { set_nic(g, nic_box->currentText()); });
+        m_table->setCellWidget(g, nic, nic_box);
         auto* drop = new QToolButton(m_table);
         drop->setText(QStringLiteral("Remove"));
         drop->setObjectName(QStringLiteral("remove_group_%1").arg(g));
@@ -156,6 +177,14 @@ void GroupEditor::refresh_values()
             c->setCurrentText(qs(group.gpu_ref));
         if (auto* c = qobject_cast<QComboBox*>(m_table->cellWidget(g, intra_node)); c && !group.intra_node_ref.empty())
             c->setCurrentText(qs(group.intra_node_ref));
+        if (auto* c = qobject_cast<QComboBox*>(m_table->cellWidget(g, nic))) {
+            const QString shown = group.inter_node
+                ? qs(group.inter_node_ref.empty() ? std::string("(inline)") : group.inter_node_ref)
+                : kClusterNic;
+            if (c->findText(shown) < 0) // an inline fabric read from a file: shown, kept until another is chosen
+                c->addItem(shown);
+            c->setCurrentText(shown);
+        }
         if (auto* b = m_table->cellWidget(g, remove))
             b->setEnabled(without_group(*m_scenario, g).has_value());
     }
@@ -210,6 +239,18 @@ void GroupEditor::set_nodes(int g, int n)
 {
     if (m_scenario)
         edit(with_group_nodes(*m_scenario, g, n), QStringLiteral("group nodes %1").arg(n));
+}
+
+void GroupEditor::set_nic(int g, const QString& preset)
+{
+    if (!m_scenario || g >= static_cast<int>(m_scenario->cluster.groups.size()) || preset == QStringLiteral("(inline)"))
+        return;
+    try {
+        const bool cluster = preset == kClusterNic;
+        edit(with_group_nic(*m_scenario, g, cluster ? std::string() : preset.toStdString()),
+            cluster ? QStringLiteral("group NICs: the cluster's") : QStringLiteral("group NICs ") + preset);
+    } catch (const InputError&) {
+    }
 }
 
 void GroupEditor::set_name(int g, const QString& text)

@@ -1,7 +1,7 @@
 #pragma once
 // The cluster editor of a mixed cluster: one row per node group (name, GPU preset, nodes, GPUs per node,
-// the fabric inside a node) with buttons to add and remove groups, and the first rule the plan breaks
-// shown in place (the group's row tinted, the sentence under the table). Edits are whole scenarios
+// the fabric inside a node, the nodes' own NICs) with buttons to add and remove groups, and the first rule the plan
+// breaks shown in place (the group's row tinted, the sentence under the table). Edits are whole scenarios
 // (core/viewdata/group_edits.hpp), applied through the window's document and its undo stack.
 #include "spec/scenario.hpp"
 
@@ -29,8 +29,10 @@ public:
     void remove_group(int g);
     void set_nodes(int g, int nodes);
     void set_name(int g, const QString& name);
+    void set_nic(int g, const QString& preset); // kClusterNic: the cluster's inter_node alone
+    static const QString kClusterNic;
 
-    enum Column { name, gpu, nodes, gpus_per_node, intra_node, remove, column_count };
+    enum Column { name, gpu, nodes, gpus_per_node, intra_node, nic, remove, column_count };
 
 signals:
     void edit_requested(const parallax::Scenario& s, const QString& what, int drag);
