@@ -403,11 +403,12 @@ private:
         const bool same = one_tp(k);
         const GroupPlacement group
             = same ? same_shard_placement(k) : across_nodes(static_cast<long long>(reps_[k].size()));
-        // Paced by the slowest node's links, whichever replica it holds.
+        // Paced by the slowest node's links, whichever replica it holds (twins share their group's links).
         const auto reduce = [&](Collective coll, double bytes) {
             double seconds = 0;
-            for (const ReplicaEval& r : reps_[k])
-                seconds = std::max(seconds, collective_time_s(ctx_of(r).network, coll, bytes, group));
+            for (std::size_t r = 0; r < reps_[k].size(); ++r)
+                if (twin_[k][r] == static_cast<int>(r))
+                    seconds = std::max(seconds, collective_time_s(ctx_of(reps_[k][r]).network, coll, bytes, group));
             return seconds;
         };
         tail.grad_reduce_s = 0;
