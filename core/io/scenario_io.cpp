@@ -504,6 +504,7 @@ void read_training_software(JsonObjectReader& t, TrainingSpec& training)
         = t.get_choice("precision", { "fp32", "tf32", "bf16", "fp16", "fp8", "fp4" }, std::string("bf16"));
     training.precision = *precision_from_string(p);
     training.flash_attention = t.get_bool("flash_attention", true);
+    training.grad_reduce_in_fp32 = t.get_bool("grad_reduce_in_fp32", false);
     {
         const std::string fw = t.get_choice("framework",
             { "megatron", "torchtitan", "torchtitan-compile", "megatron-deepspeed" }, std::string("megatron"));
@@ -846,6 +847,12 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
             "needs one load per expert (" + std::to_string(s.model.is_moe() ? s.model.moe->experts : 0) + "), got "
                 + std::to_string(s.training.moe_expert_load.size()));
     read_scenario_strategy(r, file, s, use);
+    // DeepSpeed's engine asserts "ZeRO does not support 'fp32_allreduce': true" (runtime/engine.py).
+    if (s.training.grad_reduce_in_fp32 && s.training.framework == Framework::megatron_deepspeed && s.strategy.zero >= 1
+        && use == ScenarioUse::plan)
+        throw InputError(file, "training.grad_reduce_in_fp32",
+            "DeepSpeed reduces in fp32 (fp32_allreduce) only without ZeRO; strategy.zero is "
+                + std::to_string(s.strategy.zero));
     if (const json* search = r.raw("search"); search && !search->is_null())
         s.search = parse_search_spec(*search, file);
     if (const json* reliability = r.raw("reliability"); reliability && !reliability->is_null())
@@ -1060,6 +1067,8 @@ json scenario_to_json(const Scenario& s)
     t["seq_len"] = s.training.seq_len;
     t["precision"] = std::string(to_string(s.training.precision));
     t["flash_attention"] = s.training.flash_attention;
+    if (s.training.grad_reduce_in_fp32)
+        t["grad_reduce_in_fp32"] = true;
     t["framework"] = std::string(to_string(s.training.framework));
     if (s.training.software)
         t["software"] = std::string(s.training.software->id);

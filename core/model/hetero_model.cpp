@@ -415,7 +415,7 @@ private:
         tail.param_gather_s = 0;
         if (e.strategy.zero <= 2) {
             const Collective coll = e.strategy.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
-            tail.grad_reduce_s = reduce(coll, params * state.gradients);
+            tail.grad_reduce_s = reduce(coll, params * grad_reduce_bytes_per_param(ctx.training, state));
             if (e.strategy.zero >= 1)
                 tail.param_gather_s
                     = reduce(Collective::all_gather, params * gather_bytes_per_param(ctx.training.precision));

@@ -86,6 +86,11 @@ StateBytes state_bytes(const TrainingSpec& t, const Strategy& s) noexcept
     return b;
 }
 
+double grad_reduce_bytes_per_param(const TrainingSpec& t, const StateBytes& state) noexcept
+{
+    return t.grad_reduce_in_fp32 ? std::max(state.gradients, element_bytes(Precision::fp32)) : state.gradients;
+}
+
 double checkpoint_weight_bytes(const TrainingSpec& t) noexcept
 {
     return is_full_precision(t.precision) ? element_bytes(t.precision) : kHalfWeightBytes;
@@ -279,7 +284,11 @@ double flat_gradient_buffer_bytes(const PlanContext& ctx, const Strategy& s, con
 {
     if (ctx.training.framework != Framework::megatron_deepspeed || s.zero > 0 || b.gradients <= 0)
         return 0;
-    const double buffer = std::min(gradients, kDeepSpeedAllreduceBucketParams * b.gradients);
+    const double bucket_params = std::min(gradients / b.gradients, kDeepSpeedAllreduceBucketParams);
+    const double buffer = bucket_params * b.gradients;
+    // With fp32_allreduce the bucket is reduced from an fp32 copy of that buffer (engine.py allreduce_bucket:
+    // tensor.float()), alive together with it.
+    const double fp32_copy = ctx.training.grad_reduce_in_fp32 ? bucket_params * element_bytes(Precision::fp32) : 0;
     const ModelSpec& m = ctx.model;
     const double act = activation_element_bytes(ctx.training.precision);
     const double seq = static_cast<double>(ctx.training.seq_len);
@@ -288,7 +297,8 @@ double flat_gradient_buffer_bytes(const PlanContext& ctx, const Strategy& s, con
     const double scores
         = unfused ? s.micro_batch * (static_cast<double>(m.heads) / s.tp) * (seq / s.cp) * seq * act : 0;
     const double mlp = s.micro_batch * (seq / s.cp) * (static_cast<double>(m.ffn_hidden) / s.tp) * act;
-    return buffer > std::max(scores, mlp) ? buffer : 0;
+    const double largest_freed_block = std::max(scores, mlp);
+    return (buffer > largest_freed_block ? buffer : 0) + (fp32_copy > largest_freed_block ? fp32_copy : 0);
 }
 
 // DeepSpeed's fp16 optimizer step, run after the backward has freed the activations, casts every gradient to

@@ -28,6 +28,9 @@ struct StateBytes {
     double optimizer = 12; // fp32 master weights + Adam's two moments
 };
 StateBytes state_bytes(const TrainingSpec& t, const Strategy& s) noexcept;
+// Bytes per parameter the data-parallel gradient reduction moves: the gradients' own element, or fp32
+// when the training reduces in fp32.
+double grad_reduce_bytes_per_param(const TrainingSpec& t, const StateBytes& state) noexcept;
 // Weight bytes per parameter a checkpoint saves: the 16-bit copy (the fp32 master travels with the
 // optimizer states), or the fp32 weights of fp32 training.
 double checkpoint_weight_bytes(const TrainingSpec& t) noexcept;

@@ -736,6 +736,7 @@ StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCo
     StageTail tail;
     const StageParams sp = stage_params(ctx, s, c, stage);
     const StateBytes state = state_bytes(ctx.training, s);
+    const double reduce_bytes = grad_reduce_bytes_per_param(ctx.training, state);
     tail.params = std::max(1.0, sp.total());
     // A composite plan's ranges of their own expert TP reduce their experts over their own expert-data-
     // parallel groups, ranges of their own TP or CP their dense weights over their own data-parallel
@@ -746,15 +747,14 @@ StageTail stage_tail(const PlanContext& ctx, const Strategy& s, const StrategyCo
         const Collective coll = s.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
         const double gather_bytes = gather_bytes_per_param(ctx.training.precision);
         for (int k = 0; k < dense.count; ++k) {
-            tail.grad_reduce_s
-                += collective_time_s(ctx.network, coll, dense.params[k] * state.gradients, dense.group[k]);
+            tail.grad_reduce_s += collective_time_s(ctx.network, coll, dense.params[k] * reduce_bytes, dense.group[k]);
             if (s.zero >= 1)
                 tail.param_gather_s += collective_time_s(
                     ctx.network, Collective::all_gather, dense.params[k] * gather_bytes, dense.group[k]);
         }
         for (int k = 0; k < experts.count; ++k) {
             tail.grad_reduce_s
-                += collective_time_s(ctx.network, coll, experts.params[k] * state.gradients, *experts.group[k]);
+                += collective_time_s(ctx.network, coll, experts.params[k] * reduce_bytes, *experts.group[k]);
             if (s.zero >= 1)
                 tail.param_gather_s += collective_time_s(
                     ctx.network, Collective::all_gather, experts.params[k] * gather_bytes, *experts.group[k]);
@@ -800,7 +800,7 @@ Zero3Traffic zero3_traffic(const PlanContext& ctx, const Strategy& s, const Stra
                 + collective_time_s(ctx.network, coll, sp.expert / z.units * bytes_per_param, c.groups.dp_expert));
     };
     z.gather_s = per_unit(Collective::all_gather, gather_bytes_per_param(ctx.training.precision));
-    z.reduce_scatter_s = per_unit(Collective::reduce_scatter, state.gradients);
+    z.reduce_scatter_s = per_unit(Collective::reduce_scatter, grad_reduce_bytes_per_param(ctx.training, state));
     return z;
 }
 

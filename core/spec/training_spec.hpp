@@ -23,6 +23,9 @@ struct TrainingSpec {
     Precision precision = Precision::bf16; // of the matmuls
     // Keys beyond the public scenario contract (docs/scenario-format.md lists every key):
     bool flash_attention = true; // fused attention: no s^2 score matrices stored, recomputed in backward
+    // The data-parallel gradient reduction moves fp32 values whatever the gradients are kept in
+    // (DeepSpeed's "fp32_allreduce", Megatron's --accumulate-allreduce-grads-in-fp32).
+    bool grad_reduce_in_fp32 = false;
     Framework framework = Framework::megatron;
     // The framework's release (software_release.hpp); nullptr: its newest catalogued release.
     const SoftwareRelease* software = nullptr;

@@ -131,6 +131,7 @@ private slots:
     void yaml_reports_every_key();
     void deepspeed_needs_a_model();
     void deepspeed_zero2_with_model();
+    void deepspeed_fp32_allreduce();
     void deepspeed_zero3_offload();
     void report_json_shape();
     void format_detection();
@@ -629,6 +630,22 @@ void TestImport::deepspeed_zero2_with_model()
     QCOMPARE(outcome(r, "activation_checkpointing.partition_activations"), ImportOutcome::not_modelled);
     QCOMPARE(outcome(r, "optimizer.params.lr"), ImportOutcome::no_effect);
     QCOMPARE(outcome(r, "fp16.loss_scale_window"), ImportOutcome::no_effect);
+}
+
+// AMP's ds_config.json: fp16 training whose gradients DeepSpeed reduces in fp32, no ZeRO.
+void TestImport::deepspeed_fp32_allreduce()
+{
+    ImportOptions o;
+    o.model = "llama3-8b";
+    o.gpus = 16;
+    o.seq_len = 1024;
+    const ImportResult r = import_data("deepspeed/amp_ds_config.json", o);
+    QVERIFY(r.parsed.training.precision == Precision::fp16);
+    QVERIFY(r.parsed.training.grad_reduce_in_fp32);
+    QCOMPARE(entry(r, "fp32_allreduce")->target, std::string("training.grad_reduce_in_fp32"));
+    QCOMPARE(r.scenario["training"]["grad_reduce_in_fp32"].get<bool>(), true);
+    QCOMPARE(r.parsed.strategy.micro_batch, 2);
+    QCOMPARE(r.parsed.strategy.zero, 0);
 }
 
 // transformers' tests/deepspeed/ds_config_zero3.json with the model from a Hugging Face config.

@@ -825,6 +825,50 @@ private slots:
         }
     }
 
+    // DeepSpeed's "fp32_allreduce" casts each 16-bit gradient bucket to fp32 before the all-reduce
+    // (runtime/engine.py allreduce_bucket): twice the bytes on the wire, and an fp32 copy of the flat bucket
+    // beside it. Megatron already reduces its fp32 main gradients: the switch changes nothing there.
+    void fp32_gradient_reduction_moves_four_bytes_per_parameter()
+    {
+        const ModelSpec m = test::gpt(24, 1024, 16);
+        const ClusterSpec cluster = test::cluster("V100-SXM2-16GB", 16, 4, "nvlink2", "ib-hdr");
+        Strategy s;
+        s.dp = 16;
+        s.micro_batch = 8; // enough activations that the backward, not the optimizer step, sets the peak
+        struct Outcome {
+            double reduce_s, expected_s, params, peak_bytes;
+        };
+        const auto run = [&](Framework f, bool fp32_reduce) {
+            TrainingSpec t;
+            t.precision = Precision::fp16;
+            t.seq_len = 1024;
+            t.global_batch = 128;
+            t.framework = f;
+            t.grad_reduce_in_fp32 = fp32_reduce;
+            const PlanContext ctx(m, t, cluster, no_calibration());
+            EvaluationCache cache(ctx);
+            StrategyCosts c;
+            compute_costs(ctx, s, cache, c);
+            const StageTail tail = stage_tail(ctx, s, c, 0);
+            const double bytes_per_param = f == Framework::megatron || fp32_reduce ? 4.0 : 2.0;
+            const double expected = collective_time_s(
+                ctx.network, Collective::all_reduce, tail.params * bytes_per_param, c.groups.dp_dense);
+            return Outcome { tail.grad_reduce_s, expected, tail.params, AnalyticModel(ctx).predict(s).memory.total() };
+        };
+        const Outcome half = run(Framework::megatron_deepspeed, false);
+        const Outcome full = run(Framework::megatron_deepspeed, true);
+        QVERIFY(near(half.reduce_s, half.expected_s, 1e-9));
+        QVERIFY(near(full.reduce_s, full.expected_s, 1e-9));
+        QVERIFY(full.reduce_s > 1.8 * half.reduce_s);
+        // The whole model fits one 5e8-element bucket: its fp32 copy adds 4 bytes per parameter.
+        QVERIFY(near(full.peak_bytes - half.peak_bytes, 4.0 * full.params, 1e-6));
+        const Outcome megatron = run(Framework::megatron, false);
+        const Outcome megatron_fp32 = run(Framework::megatron, true);
+        QVERIFY(near(megatron.reduce_s, megatron.expected_s, 1e-9));
+        QVERIFY(near(megatron.reduce_s, megatron_fp32.reduce_s, 1e-12));
+        QVERIFY(near(megatron.peak_bytes, megatron_fp32.peak_bytes, 1e-12));
+    }
+
     // Volta has no bf16 tensor cores: attention and other 16-bit kernels run at its fp16 rate (once they
     // divided by a bf16 peak of 0, and every V100 plan came out with no compute time and no power).
     void volta_runs_sixteen_bit_kernels_at_its_fp16_rate()

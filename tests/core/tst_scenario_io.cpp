@@ -176,6 +176,7 @@ public:
         integer(p + QStringLiteral(".seq_len"), a.seq_len, b.seq_len);
         integer(p + QStringLiteral(".precision"), static_cast<int>(a.precision), static_cast<int>(b.precision));
         boolean(p + QStringLiteral(".flash_attention"), a.flash_attention, b.flash_attention);
+        boolean(p + QStringLiteral(".grad_reduce_in_fp32"), a.grad_reduce_in_fp32, b.grad_reduce_in_fp32);
         integer(p + QStringLiteral(".framework"), static_cast<int>(a.framework), static_cast<int>(b.framework));
         str(p + QStringLiteral(".software"), a.software ? std::string(a.software->id) : std::string(),
             b.software ? std::string(b.software->id) : std::string());
@@ -498,6 +499,7 @@ void TestScenarioIo::roundTripInline_data()
     QTest::newRow("inline dense GQA with head_dim, cluster preset, dp derived") << qs(kInlineDense);
     QTest::newRow("no strategy at all") << patched(R"({"strategy": null})");
     QTest::newRow("framework release") << patched(R"({"training": {"software": "nemo-24.03"}})");
+    QTest::newRow("fp32 gradient reduction") << patched(R"({"training": {"grad_reduce_in_fp32": true}})");
     QTest::newRow("inline cluster, preset GPU, inline fabrics")
         << patched(R"({"cluster": {"intra_node": {"bw_GBps": 300, "latency_us": 3},
                                    "inter_node": {"bw_GBps": 25, "latency_us": 10, "kind": "roce",
@@ -944,6 +946,13 @@ void TestScenarioIo::badInput_data()
                                  << QStringLiteral("training.precision") << QStringLiteral("A100-SXM4-80GB has no fp8");
     QTest::newRow("fp4 on H100") << patched(R"({"training": {"precision": "fp4"}})")
                                  << QStringLiteral("training.precision") << QStringLiteral("has no fp4");
+    QTest::newRow("fp32 reduce with DeepSpeed ZeRO")
+        << patched(R"({"training": {"framework": "megatron-deepspeed", "grad_reduce_in_fp32": true},
+                        "strategy": {"pp": 1, "dp": 8, "zero": 1}})")
+        << QStringLiteral("training.grad_reduce_in_fp32") << QStringLiteral("only without ZeRO; strategy.zero is 1");
+    QTest::newRow("fp32 reduce not a boolean")
+        << patched(R"({"training": {"grad_reduce_in_fp32": "yes"}})") << QStringLiteral("training.grad_reduce_in_fp32")
+        << QStringLiteral("must be true or false");
     QTest::newRow("offload with zero 0") << patched(R"({"strategy": {"offload_optimizer": true, "zero": 0}})")
                                          << QStringLiteral("strategy.offload_optimizer")
                                          << QStringLiteral("ZeRO stage >= 1");

@@ -186,9 +186,12 @@ void DeepSpeedReader::precision()
         m_d.report.mapped("fp16.enabled", fp16->dump(), "training.precision");
     if (bf16_on || fp16_on)
         m_d.put("training.precision", bf16_on ? "bf16" : "fp16");
-    else
-        m_d.report.assumed("training.precision", "bf16",
-            "neither bf16 nor fp16 is enabled: DeepSpeed would train in fp32, which Parallax does not model");
+    else {
+        m_d.report.assumed("training.precision", "fp32", "neither bf16 nor fp16 is enabled: DeepSpeed trains in fp32");
+        m_d.put("training.precision", "fp32");
+    }
+    if (const json* fp32_reduce = take("fp32_allreduce"); fp32_reduce && fp32_reduce->is_boolean())
+        m_d.set("training.grad_reduce_in_fp32", fp32_reduce->get<bool>(), "fp32_allreduce", fp32_reduce->dump());
     if (const json* type = take("optimizer.type")) {
         const std::string v = text_of(*type);
         if (v == "Adam" || v == "AdamW" || v == "FusedAdam" || v == "CPUAdam")

@@ -631,9 +631,8 @@ void MegatronReader::finish_precision()
                      : "the matmuls run in " + precision + "; this sets the master and activation types");
     }
     if (precision.empty()) {
-        d.report.assumed("training.precision", "bf16",
-            "neither --bf16 nor --fp16: Megatron-LM would train in fp32, which Parallax does not model");
-        precision = "bf16";
+        d.report.assumed("training.precision", "fp32", "neither --bf16 nor --fp16: Megatron-LM trains in fp32");
+        precision = "fp32";
     }
     d.put("training.precision", precision);
 }
