@@ -495,6 +495,16 @@ private slots:
         QCOMPARE(value(f, "--tokenizer-type"), std::string("GPT2BPETokenizer")); // Megatron-DeepSpeed needs one named
         QVERIFY(std::any_of(c.notes.begin(), c.notes.end(),
             [](const std::string& n) { return n.find("GPT-2 BPE has 50,257 tokens") != std::string::npos; }));
+        QVERIFY(!ds.contains("fp32_allreduce"));
+        // The fp32 gradient all-reduce, which DeepSpeed runs only without ZeRO.
+        Scenario fp32_reduce = with_strategy(preset("default"),
+            R"({"tp": 4, "pp": 4, "vpp": 1, "schedule": "1f1b", "cp": 1, "sequence_parallel": false, "dp": 4,
+                "zero": 0})");
+        fp32_reduce.training.grad_reduce_in_fp32 = true;
+        const LaunchConfig r = export_launch_config(LaunchFormat::deepspeed, fp32_reduce, LaunchSettings {}, "ds32");
+        QVERIFY(nlohmann::json::parse(r.find("ds_config.json")->content)["fp32_allreduce"].get<bool>());
+        const LaunchConfig mr = export_launch_config(LaunchFormat::megatron, fp32_reduce, LaunchSettings {}, "mr");
+        QVERIFY(mr.files[0].content.find("--accumulate-allreduce-grads-in-fp32") != std::string::npos);
     }
 
     // Refused, naming the feature and the framework (exit 2 in the CLI).

@@ -158,6 +158,8 @@ void add_megatron_precision(Words& w, const TrainingSpec& t)
         add(w, { "--bf16" });
         break;
     }
+    if (t.grad_reduce_in_fp32 && !is_full_precision(t.precision))
+        add(w, { "--accumulate-allreduce-grads-in-fp32" });
 }
 
 Words megatron_training_words(const Scenario& sc, const LaunchSettings& o)
@@ -361,6 +363,8 @@ nlohmann::ordered_json deepspeed_config(const Scenario& sc, std::vector<std::str
     ds["bf16"]
         = { { "enabled", sc.training.precision != Precision::fp16 && !is_full_precision(sc.training.precision) } };
     ds["fp16"] = { { "enabled", sc.training.precision == Precision::fp16 } };
+    if (sc.training.grad_reduce_in_fp32 && zero == 0)
+        ds["fp32_allreduce"] = true;
     ds["wall_clock_breakdown"] = false;
     ds["flops_profiler"] = { { "enabled", false } };
     (void)notes;

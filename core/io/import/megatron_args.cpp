@@ -170,6 +170,7 @@ constexpr SwitchFlag kSwitchFlags[] = {
     { "--overlap-moe-expert-parallel-comm", "strategy.ep_overlap", "true" },
     { "--optimizer-cpu-offload", "strategy.offload_optimizer", "true" },
     { "--use-flash-attn", "training.flash_attention", "true" },
+    { "--accumulate-allreduce-grads-in-fp32", "training.grad_reduce_in_fp32", "true" },
     { "--moe-enable-deepep", "training.moe_dispatcher", "\"deepep\"" },
     { "--multi-latent-attention", "model.attention.kind", "\"mla\"" },
     { "--recompute-activations", "strategy.recompute", "\"selective\"" },

@@ -29,8 +29,8 @@ constexpr std::string_view kNoEffectFlags[] = { "--seed", "--split", "--mock-dat
     "--attention-softmax-in-fp32", "--hysteresis", "--no-initialization", "--use-cpu-initialization",
     "--reset-position-ids", "--reset-attention-mask", "--eod-mask-loss", "--skip-train", "--finetune",
     "--pretrained-checkpoint", "--apply-layernorm-1p", "--auto-detect-ckpt-format", "--fp8-wgrad", "--no-fp8-wgrad",
-    "--moe-token-drop-policy", "--moe-pad-expert-input-to-capacity", "--accumulate-allreduce-grads-in-fp32",
-    "--bert-no-binary-head", "--vocab-file", "--merge-file" };
+    "--moe-token-drop-policy", "--moe-pad-expert-input-to-capacity", "--bert-no-binary-head", "--vocab-file",
+    "--merge-file" };
 
 using Reason = std::pair<std::string_view, std::string_view>;
 
