@@ -18,6 +18,15 @@ constexpr int kElementwiseKernelsPerLayer = 5;
 // the absorbed key and value up projections (batched GEMMs) and the output projection.
 constexpr int kMlaProjectionKernels = 6;
 constexpr int kMoeRoutingKernels = 3;
+// The engines' fused MoE modules (routing, both grouped GEMMs, the combine) reach far less of the tensor
+// peak at prefill sizes than a dense GEMM of the same FLOPs (60-70%): under AIConfigurator's default skewed
+// expert load (power law 1.2) its collector times vLLM 0.20.1 on B300 at 22% of the bf16 peak (4,096 tokens,
+// 2,048 -> 512, top 8 of 256) and 25-29% of the fp8 peak (mxfp4 weights, fp8 activations, 8,192-16,384
+// tokens); SGLang 0.5.6 with DeepEP/DeepGEMM on H200 at 27% (DeepSeek's experts, fp8 blocks, 131,072 tokens
+// over EP 8); TensorRT-LLM 1.3 wide-EP on GB200 at 13% of the nvfp4 peak (16,384 tokens, EP 8).
+// ai-dynamo/aiconfigurator@fd9489d collector/layerwise/wip/moe_perf.txt and @095f58a
+// aic-core/rust/aiconfigurator-core/src/perf_database/testdata/moe_expert_compute_oracle.json.
+constexpr double kFusedMoeMaxEfficiency = 0.25;
 
 // What each kernel of a step costs beyond its roofline: a CUDA graph removes the CPU's launch, but each
 // kernel still waits for its predecessor, ramps up and drains its last wave; the training model's
@@ -153,9 +162,7 @@ void add_routed_experts(const ServingContext& ctx, StepCost& c, int layer, doubl
     const double flops = 2.0 * rows_per_expert * per_expert * local_touched;
     const double weights = local_touched * per_expert * ctx.weight_bytes_per_param;
     const double bytes = weights + kActivationBytes * rows_per_expert * local_touched * 2.0 * hidden;
-    // Grouped GEMMs: up (gate+up) and down, one kernel each whose tiles cover every local expert, so the
-    // waves fill the GPU across experts even when each expert sees a few rows.
-    const double eff = skinny_gemm_efficiency(
+    const double eff = routed_expert_gemm_efficiency(
         ctx, rows_per_expert, per_expert / hidden * std::max(1.0, local_touched), hidden, prec);
     add_kernel(ctx, c, flops, ctx.device.peak(prec), eff, bytes, weights);
     // The down GEMM, and the routing kernels around the pair (top-k of the router's scores, sorting
@@ -249,6 +256,14 @@ void add_times(StepCost& c, const StepCost& one, double times)
 }
 
 } // namespace
+
+// Grouped GEMMs: up (gate+up) and down, one kernel each whose tiles cover every local expert, so the
+// waves fill the GPU across experts even when each expert sees a few rows; at prefill sizes the fused
+// MoE kernels' own ceiling binds.
+double routed_expert_gemm_efficiency(const ServingContext& ctx, double rows_per_expert, double n, double k, Precision p)
+{
+    return std::min(kFusedMoeMaxEfficiency, skinny_gemm_efficiency(ctx, rows_per_expert, n, k, p));
+}
 
 double expected_distinct_experts(double experts, double top_k, double tokens)
 {

@@ -35,6 +35,11 @@ StepCost step_cost(const ServingContext& ctx, const StepLoad& load);
 // the collectives and the host's share do not.
 double step_energy_J(const ServingContext& ctx, const StepCost& c);
 
+// Efficiency of the routed experts' grouped GEMMs of `rows_per_expert` rows, n columns over the local
+// experts and depth k: the dense GEMM's at those shapes, capped by what the engines' fused MoE kernels reach.
+double routed_expert_gemm_efficiency(
+    const ServingContext& ctx, double rows_per_expert, double n, double k, Precision p);
+
 // Expected number of distinct experts `draws` routing picks touch among `experts` when each token
 // picks `top_k` of them uniformly: E (1 - (1 - k/E)^tokens).
 double expected_distinct_experts(double experts, double top_k, double tokens);

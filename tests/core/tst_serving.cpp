@@ -7,6 +7,7 @@
 #include "io/serving_io.hpp"
 #include "io/serving_prediction_io.hpp"
 #include "io/serving_runs.hpp"
+#include "model/compute_model.hpp"
 #include "model/model_math.hpp"
 #include "serving/disaggregated_model.hpp"
 #include "serving/fixed_point.hpp"
@@ -83,6 +84,7 @@ private slots:
     void decodeBoundedByHbm();
     void ttftGrowsWithPrompt();
     void moeExpertsTouched();
+    void moePrefillAtTheFusedKernelsRate();
     void batchLimitedByMemory();
     void concurrencyQueuesBeyondMemory();
     void closedLoopStaggersGroups();
@@ -197,6 +199,33 @@ void TestServing::moeExpertsTouched()
     QVERIFY(std::fabs(expected_distinct_experts(256, 8, 2) - (256 * (1 - std::pow(1 - 8.0 / 256, 2)))) < 1e-9);
     QVERIFY(expected_distinct_experts(256, 8, 2) < 16.0);
     QVERIFY(expected_distinct_experts(256, 8, 4096) > 255.9);
+}
+
+// The fused MoE kernels reach about a quarter of the tensor peak at prefill sizes (AIConfigurator's kernel
+// timings, serving_step.cpp): a long prompt's experts run at that rate, while a decode step's few rows per
+// expert keep the dense GEMM's (lower) efficiency and stay bound by the weight reads.
+void TestServing::moePrefillAtTheFusedKernelsRate()
+{
+    json j = base_scenario();
+    j["model"] = "deepseek-v3";
+    j["cluster"]["gpu"] = "H200-SXM-141GB";
+    j["deployment"] = { { "tp", 8 }, { "ep", 8 } };
+    const ServingScenario s = parse(j);
+    const ServingContext ctx(s.model, s.cluster, s.serving, s.deployment.instance);
+    const double hidden = static_cast<double>(s.model.hidden);
+    const double columns = 3.0 * s.model.moe->expert_ffn_hidden * 32; // 32 local experts
+    const ComputeDevice& dev = ctx.device;
+    QVERIFY(gemm_efficiency(dev, 512, columns, hidden, Precision::fp8) > 0.5); // a dense GEMM of that size
+    QCOMPARE(routed_expert_gemm_efficiency(ctx, 512, columns, hidden, Precision::fp8), 0.25);
+    const double decode = routed_expert_gemm_efficiency(ctx, 2, columns, hidden, Precision::fp8);
+    QVERIFY(decode < 0.25);
+    // A prompt of 8,192 tokens alone: its routed experts' FLOPs at a quarter of the fp8 peak bound the TTFT.
+    j["serving"]["workload"] = { { "isl", 8192 }, { "osl", 16 }, { "concurrency", 1 } };
+    const double ttft_s = predict_serving(parse(j)).ttft_ms / 1e3;
+    const MoeSpec& moe = *s.model.moe;
+    const double expert_flops
+        = 2.0 * 8192 * moe.top_k * 3.0 * hidden * moe.expert_ffn_hidden * (s.model.layers - moe.first_dense_layers) / 8;
+    QVERIFY2(ttft_s > expert_flops / (0.25 * s.cluster.gpu.peak(Precision::fp8)), qPrintable(QString::number(ttft_s)));
 }
 
 void TestServing::batchLimitedByMemory()
