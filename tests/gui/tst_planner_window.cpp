@@ -193,6 +193,7 @@ private slots:
     void core_search_engine_ranks_plans();
     void timeline_follows_the_plan();
     void power_panel_shows_the_budget_and_follows_the_cap();
+    void training_editor_offers_fp32_training_and_reduction();
     void improvements_panel_draws_the_waterfall();
     void goodput_panel_follows_the_reliability_section();
     void schedule_program_editor_checks_and_applies();
@@ -1286,6 +1287,37 @@ void TestPlannerWindow::power_panel_shows_the_budget_and_follows_the_cap()
     w.undo_stack()->undo();
     QVERIFY(w.wait_for_evaluation());
     QCOMPARE(w.scenario()->training.power_cap_W, 0.0);
+}
+
+void TestPlannerWindow::training_editor_offers_fp32_training_and_reduction()
+{
+    // fp32 and tf32 training are in the precision list (a scenario read with them shows them), and the
+    // fp32 gradient reduction is a switch; each edit is one undo step.
+    Fixture f;
+    MainWindow& w = f.w();
+    const double step = w.evaluation()->prediction.step_time_s;
+    const Precision original = w.scenario()->training.precision;
+    auto* precision = qobject_cast<QComboBox*>(w.training_editor()->field_widget(QStringLiteral("training.precision")));
+    QVERIFY(precision);
+    QVERIFY(precision->findText(QStringLiteral("tf32")) >= 0);
+    const int fp32 = precision->findText(QStringLiteral("fp32"));
+    QVERIFY(fp32 >= 0);
+    precision->setCurrentIndex(fp32);
+    emit precision->activated(fp32);
+    QVERIFY(w.scenario()->training.precision == Precision::fp32);
+    QVERIFY(w.wait_for_evaluation());
+    QCOMPARE(precision->currentText(), QStringLiteral("fp32"));
+    QVERIFY(w.evaluation()->prediction.step_time_s > step); // the fp32 peak is a sixteenth of bf16's
+    auto* reduce
+        = qobject_cast<QCheckBox*>(w.training_editor()->field_widget(QStringLiteral("training.grad_reduce_in_fp32")));
+    QVERIFY(reduce);
+    QVERIFY(!reduce->isChecked());
+    reduce->click();
+    QVERIFY(w.scenario()->training.grad_reduce_in_fp32);
+    w.undo_stack()->undo();
+    QVERIFY(!w.scenario()->training.grad_reduce_in_fp32);
+    w.undo_stack()->undo();
+    QVERIFY(w.scenario()->training.precision == original);
 }
 
 void TestPlannerWindow::improvements_panel_draws_the_waterfall()

@@ -559,7 +559,7 @@ std::vector<FormField> training_run_fields()
     f.push_back(choice(
         QStringLiteral("training.precision"), QStringLiteral("Precision"),
         [](const Scenario&) {
-            return fixed({ "bf16", "fp16", "fp8", "fp4" });
+            return fixed({ "fp32", "tf32", "bf16", "fp16", "fp8", "fp4" });
         },
         [](const Scenario& s) { return qs(to_string(s.training.precision)); },
         [](Scenario& s, const QString& v) {
