@@ -7,6 +7,7 @@
 #include "io/csv_writer.hpp"
 #include "io/json_reader.hpp"
 #include "io/scenario_io.hpp"
+#include "io/serving_io.hpp"
 #include "io/serving_runs.hpp"
 #include "spec/input_error.hpp"
 #include "spec/strategy_label.hpp"
@@ -14,6 +15,7 @@
 #include <QDir>
 
 #include <cstdio>
+#include <optional>
 
 namespace parallax::cli {
 
@@ -41,8 +43,53 @@ std::string validation_csv(const ValidationReport& report)
     return csv.text();
 }
 
+// One row per predicted serving run (measured and predicted TTFT, TPOT, tokens/s per GPU), then one per
+// skipped run with its reason.
+std::string serving_validation_csv(const ServingValidationReport& report)
+{
+    CsvWriter csv { "id", "source", "engine", "gpu", "model", "mode", "measured_ttft_ms", "predicted_ttft_ms",
+        "ttft_error", "measured_tpot_ms", "predicted_tpot_ms", "tpot_error", "measured_tokens_per_s_per_gpu",
+        "predicted_tokens_per_s_per_gpu", "throughput_error", "skipped_reason" };
+    for (const ServingRunResult& x : report.rows) {
+        const ServingRun& r = *x.run;
+        csv.field(r.id).field(r.source).field(r.engine).field(r.gpu).field(r.model).field(r.mode);
+        csv.number(r.ttft_ms, 6).number(x.ttft_ms, 6).number(x.ttft_error, 6);
+        csv.number(r.tpot_ms, 6).number(x.tpot_ms, 6).number(x.tpot_error, 6);
+        csv.number(r.tokens_per_s_per_gpu, 6).number(x.tokens_per_s_per_gpu, 6).number(x.throughput_error, 6);
+        csv.field("").end_row();
+    }
+    for (const ServingSkip& s : report.skipped) {
+        csv.field(s.id);
+        for (int i = 0; i < 14; ++i)
+            csv.field("");
+        csv.field(s.reason).end_row();
+    }
+    return csv.text();
+}
+
+// Writes each run's serving scenario to dir/<id>.json, as `predict` reads it.
+bool write_serving_scenarios(const std::vector<ServingRun>& runs, const QString& dir)
+{
+    if (!QDir().mkpath(dir)) {
+        print_err("cannot create the folder " + dir.toStdString());
+        return false;
+    }
+    try {
+        for (const ServingRun& r : runs)
+            write_text_file_atomically(QDir(dir).filePath(QString::fromStdString(r.id + ".json")).toStdString(),
+                serving_scenario_to_json(r.scenario).dump(2) + "\n");
+    } catch (const InputError& e) {
+        print_err(e.what());
+        return false;
+    }
+    return true;
+}
+
+enum class ServingOutput { text, json, markdown, csv };
+
 // Measured serving rows (validation/measured-serving.json): TTFT, TPOT and tokens/s per GPU.
-int validate_serving(const nlohmann::json& rows, const std::string& path, bool as_json, bool as_markdown)
+int validate_serving(const nlohmann::json& rows, const std::string& path, ServingOutput output,
+    const std::optional<QString>& scenarios_dir)
 {
     std::vector<ServingSkip> skipped;
     std::vector<ServingRun> runs;
@@ -52,11 +99,15 @@ int validate_serving(const nlohmann::json& rows, const std::string& path, bool a
         print_err(e.what());
         return kBadInput;
     }
+    if (scenarios_dir && !write_serving_scenarios(runs, *scenarios_dir))
+        return kBadInput;
     const ServingValidationReport report = run_serving_validation(runs, skipped);
-    if (as_json) {
+    if (output == ServingOutput::json) {
         print_out(serving_validation_to_json(report).dump(2) + "\n");
-    } else if (as_markdown) {
+    } else if (output == ServingOutput::markdown) {
         print_out(serving_validation_to_markdown(report));
+    } else if (output == ServingOutput::csv) {
+        print_out(serving_validation_csv(report));
     } else {
         for (const auto& x : report.rows) {
             char line[320];
@@ -107,9 +158,16 @@ int run_validate(const QStringList& args)
     try {
         calibration = calibration_argument(cmd.parser().value(QStringLiteral("calibration")));
         const auto j = parse_json_text(read_text_file(path), path);
-        if (is_serving_runs_file(j))
-            return validate_serving(
-                j, path, cmd.parser().isSet(QStringLiteral("json")), cmd.parser().isSet(QStringLiteral("markdown")));
+        if (is_serving_runs_file(j)) {
+            const ServingOutput output = cmd.parser().isSet(QStringLiteral("json")) ? ServingOutput::json
+                : cmd.parser().isSet(QStringLiteral("markdown"))                    ? ServingOutput::markdown
+                : cmd.csv()                                                         ? ServingOutput::csv
+                                                                                    : ServingOutput::text;
+            std::optional<QString> dir;
+            if (cmd.parser().isSet(QStringLiteral("scenarios")))
+                dir = cmd.parser().value(QStringLiteral("scenarios"));
+            return validate_serving(j, path, output, dir);
+        }
         cases = is_hetero_runs_file(j) ? read_hetero_runs(j, path, PresetCatalog::standard(), skipped)
                                        : read_published_runs(j, path, PresetCatalog::standard(), skipped);
     } catch (const InputError& e) {

@@ -111,6 +111,7 @@ private slots:
     void validateJson();
     void validateText();
     void validatePredictsAsPredictDoes();
+    void validateServingCsvAndScenarios();
     void validateBadInput_data();
     void validateBadInput();
     void predictPowerKeys();
@@ -732,6 +733,45 @@ void TestCli::validatePredictsAsPredictDoes()
     const double mape_none = n.value(QStringLiteral("summary")).toObject().value(QStringLiteral("mape")).toDouble();
     QVERIFY(mape_builtin > 0 && mape_none > 0);
     QVERIFY(mape_builtin != mape_none);
+}
+
+// The serving rows: --csv gives one line per row with the measured and predicted latencies, and
+// --scenarios writes each row's serving scenario, which predict reads back to the same TTFT and TPOT.
+void TestCli::validateServingCsvAndScenarios()
+{
+    QFile all(QStringLiteral(PARALLAX_SOURCE_DIR "/validation/measured-serving.json"));
+    QVERIFY(all.open(QIODevice::ReadOnly));
+    const QJsonArray rows = QJsonDocument::fromJson(all.readAll()).array();
+    QJsonArray some;
+    for (int i = 0; i < rows.size() && some.size() < 8; i += 97)
+        some.append(rows[i]);
+    const QString file = writeFile(QStringLiteral("serving-rows.json"), QJsonDocument(some).toJson());
+    const QString dir = m_dir.filePath(QStringLiteral("serving-scenarios"));
+    const Run r
+        = run({ QStringLiteral("validate"), file, QStringLiteral("--csv"), QStringLiteral("--scenarios"), dir });
+    QCOMPARE(r.code, 0);
+    const QStringList lines = QString::fromUtf8(r.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), some.size() + 1); // the header, then every row (predicted or skipped)
+    const QStringList header = lines[0].split(QLatin1Char(','));
+    const int ttft = static_cast<int>(header.indexOf(QStringLiteral("predicted_ttft_ms")));
+    const int tpot = static_cast<int>(header.indexOf(QStringLiteral("predicted_tpot_ms")));
+    QVERIFY(ttft > 0 && tpot > 0 && header.contains(QStringLiteral("measured_ttft_ms")));
+    int checked = 0;
+    for (int i = 1; i < lines.size(); ++i) {
+        const QStringList f = lines[i].split(QLatin1Char(','));
+        if (f.size() != header.size() || f[ttft].isEmpty())
+            continue; // a skipped row (its reason may hold commas)
+        const Run p = run({ QStringLiteral("predict"), dir + QLatin1Char('/') + f[0] + QStringLiteral(".json"),
+            QStringLiteral("--json") });
+        QCOMPARE(p.code, 0);
+        const QJsonObject o = QJsonDocument::fromJson(p.out).object();
+        QVERIFY2(
+            std::fabs(o.value(QStringLiteral("ttft_ms")).toDouble() / f[ttft].toDouble() - 1) < 1e-5, qPrintable(f[0]));
+        QVERIFY2(
+            std::fabs(o.value(QStringLiteral("tpot_ms")).toDouble() / f[tpot].toDouble() - 1) < 1e-5, qPrintable(f[0]));
+        ++checked;
+    }
+    QVERIFY(checked >= 4);
 }
 
 void TestCli::validateBadInput_data()
