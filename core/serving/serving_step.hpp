@@ -40,6 +40,10 @@ double step_energy_J(const ServingContext& ctx, const StepCost& c);
 double routed_expert_gemm_efficiency(
     const ServingContext& ctx, double rows_per_expert, double n, double k, Precision p);
 
+// What the fused MoE kernels do not overlap, on top of the roofline of their weight reads (`bytes`) and their
+// `flops`: the smaller of the two in small-tile terms, in full up to one 64-row tile per expert.
+double fused_moe_serial_s(const ServingContext& ctx, double rows_per_expert, double flops, double bytes, Precision p);
+
 // Expected number of distinct experts `draws` routing picks touch among `experts` when each token
 // picks `top_k` of them uniformly: E (1 - (1 - k/E)^tokens).
 double expected_distinct_experts(double experts, double top_k, double tokens);

@@ -226,6 +226,24 @@ void TestServing::moePrefillAtTheFusedKernelsRate()
     const double expert_flops
         = 2.0 * 8192 * moe.top_k * 3.0 * hidden * moe.expert_ffn_hidden * (s.model.layers - moe.first_dense_layers) / 8;
     QVERIFY2(ttft_s > expert_flops / (0.25 * s.cluster.gpu.peak(Precision::fp8)), qPrintable(QString::number(ttft_s)));
+
+    // Up to one 64-row tile per expert, the kernel's weight reads and its small-tile math add up: the
+    // smaller of the two comes on top of the roofline, in full at 32 rows, a quarter of it at 256 rows.
+    const double weights_bytes = 32 * 3.0 * hidden * moe.expert_ffn_hidden; // fp8: a byte per weight
+    const double hbm_Bps = s.cluster.gpu.memory_bw_Bps * dev.gen->hbm_efficiency;
+    const double base = dev.gen->gemm_efficiency[static_cast<int>(Precision::fp8)];
+    for (const double rows : { 2.0, 32.0, 256.0 }) {
+        const double flops = 2.0 * rows * weights_bytes;
+        const double padded = 16 * std::ceil(rows / 16);
+        const double math_s = flops / (s.cluster.gpu.peak(Precision::fp8) * std::min(0.25, base * rows / padded));
+        const double expected = std::min(1.0, 64 / rows) * std::min(math_s, weights_bytes / hbm_Bps);
+        const double got = fused_moe_serial_s(ctx, rows, flops, weights_bytes, Precision::fp8);
+        QVERIFY2(std::fabs(got / expected - 1) < 1e-9, qPrintable(QString::number(rows)));
+    }
+    QCOMPARE(fused_moe_serial_s(ctx, 0, 0, weights_bytes, Precision::fp8), 0.0);
+    // At 2 rows per expert the math is a sliver of the weight reads.
+    QVERIFY(
+        fused_moe_serial_s(ctx, 2, 4.0 * weights_bytes, weights_bytes, Precision::fp8) < 0.2 * weights_bytes / hbm_Bps);
 }
 
 void TestServing::batchLimitedByMemory()
