@@ -344,6 +344,7 @@ void TestHetero::measuredRunsBecomeStagedScenarios()
     QCOMPARE(s.stages[1].replicas[4].group, std::string("t4"));
     QVERIFY(s.batch_split == BatchSplit::even);
     QCOMPARE(s.training.precision, Precision::fp16);
+    QVERIFY(s.training.grad_reduce_in_fp32); // the artifact's ds_config.json: "fp32_allreduce": true
     QVERIFY(!s.strategy.overlap_grad_reduce);
     // A p3.8xlarge's 10 Gb/s NIC shared by its 4 GPUs.
     QVERIFY(std::fabs(s.cluster.inter_node.bw_Bps - 10e9 / 8 / 4) < 1);
