@@ -15,6 +15,7 @@
 #include <QDir>
 
 #include <cstdio>
+#include <initializer_list>
 #include <optional>
 
 namespace parallax::cli {
@@ -47,9 +48,10 @@ std::string validation_csv(const ValidationReport& report)
 // skipped run with its reason.
 std::string serving_validation_csv(const ServingValidationReport& report)
 {
-    CsvWriter csv { "id", "source", "engine", "gpu", "model", "mode", "measured_ttft_ms", "predicted_ttft_ms",
-        "ttft_error", "measured_tpot_ms", "predicted_tpot_ms", "tpot_error", "measured_tokens_per_s_per_gpu",
-        "predicted_tokens_per_s_per_gpu", "throughput_error", "skipped_reason" };
+    const std::initializer_list<std::string_view> kColumns = { "id", "source", "engine", "gpu", "model", "mode",
+        "measured_ttft_ms", "predicted_ttft_ms", "ttft_error", "measured_tpot_ms", "predicted_tpot_ms", "tpot_error",
+        "measured_tokens_per_s_per_gpu", "predicted_tokens_per_s_per_gpu", "throughput_error", "skipped_reason" };
+    CsvWriter csv(kColumns);
     for (const ServingRunResult& x : report.rows) {
         const ServingRun& r = *x.run;
         csv.field(r.id).field(r.source).field(r.engine).field(r.gpu).field(r.model).field(r.mode);
@@ -60,24 +62,24 @@ std::string serving_validation_csv(const ServingValidationReport& report)
     }
     for (const ServingSkip& s : report.skipped) {
         csv.field(s.id);
-        for (int i = 0; i < 14; ++i)
+        for (std::size_t i = 2; i < kColumns.size(); ++i) // every column between the id and the reason
             csv.field("");
         csv.field(s.reason).end_row();
     }
     return csv.text();
 }
 
-// Writes each run's serving scenario to dir/<id>.json, as `predict` reads it.
-bool write_serving_scenarios(const std::vector<ServingRun>& runs, const QString& dir)
+// --scenarios DIR: writes each row's scenario to DIR/<id>.json with `save(path, row)`, as `predict` reads
+// it; false (the reason on stderr) when the folder or a file cannot be written.
+template <class Rows, class Save> bool write_row_scenarios(const QString& dir, const Rows& rows, Save save)
 {
     if (!QDir().mkpath(dir)) {
         print_err("cannot create the folder " + dir.toStdString());
         return false;
     }
     try {
-        for (const ServingRun& r : runs)
-            write_text_file_atomically(QDir(dir).filePath(QString::fromStdString(r.id + ".json")).toStdString(),
-                serving_scenario_to_json(r.scenario).dump(2) + "\n");
+        for (const auto& row : rows)
+            save(QDir(dir).filePath(QString::fromStdString(row.id + ".json")).toStdString(), row);
     } catch (const InputError& e) {
         print_err(e.what());
         return false;
@@ -99,7 +101,10 @@ int validate_serving(const nlohmann::json& rows, const std::string& path, Servin
         print_err(e.what());
         return kBadInput;
     }
-    if (scenarios_dir && !write_serving_scenarios(runs, *scenarios_dir))
+    const auto save = [](const std::string& file, const ServingRun& r) {
+        write_text_file_atomically(file, serving_scenario_to_json(r.scenario).dump(2) + "\n");
+    };
+    if (scenarios_dir && !write_row_scenarios(*scenarios_dir, runs, save))
         return kBadInput;
     const ServingValidationReport report = run_serving_validation(runs, skipped);
     if (output == ServingOutput::json) {
@@ -174,21 +179,10 @@ int run_validate(const QStringList& args)
         print_err(e.what());
         return kBadInput;
     }
-    if (cmd.parser().isSet(QStringLiteral("scenarios"))) {
-        const QString dir = cmd.parser().value(QStringLiteral("scenarios"));
-        if (!QDir().mkpath(dir)) {
-            print_err("cannot create the folder " + dir.toStdString());
-            return kBadInput;
-        }
-        try {
-            for (const ValidationCase& c : cases)
-                save_scenario_file(
-                    QDir(dir).filePath(QString::fromStdString(c.id + ".json")).toStdString(), c.scenario);
-        } catch (const InputError& e) {
-            print_err(e.what());
-            return kBadInput;
-        }
-    }
+    const auto save = [](const std::string& file, const ValidationCase& c) { save_scenario_file(file, c.scenario); };
+    if (cmd.parser().isSet(QStringLiteral("scenarios"))
+        && !write_row_scenarios(cmd.parser().value(QStringLiteral("scenarios")), cases, save))
+        return kBadInput;
     const ValidationReport report = run_validation(cases, skipped, calibration);
     const std::string calibration_name = calibration.is_identity() ? std::string("none") : calibration.name;
     if (cmd.parser().isSet(QStringLiteral("json"))) {

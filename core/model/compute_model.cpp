@@ -48,15 +48,20 @@ double gemm_efficiency(const ComputeDevice& dev, double m, double n, double k, P
     if (m <= 0 || n <= 0 || k <= 0)
         return 1.0;
     const GenerationConstants& gen = *dev.gen;
-    double base = gen.gemm_efficiency[static_cast<int>(p)];
-    if (base <= 0)
-        base = 0.5; // precision without a tuned constant: conservative
+    const double base = tuned_gemm_efficiency(gen, p);
     const double k_eff = k / (k + gen.gemm_k_overhead);
     // A calibrated efficiency can never exceed the hardware's peak.
     const double scaling
         = (p == Precision::fp8 && dev.fp8_scaling == Fp8Scaling::rowwise) ? kRowwiseFp8GemmFactor : 1.0;
     return std::min(kMaxEfficiency, base * scaling * dev.gemm_scale * dev.kernel_scale)
         * gemm_wave_efficiency(dev, m, n) * k_eff;
+}
+
+double tuned_gemm_efficiency(const GenerationConstants& gen, Precision p) noexcept
+{
+    constexpr double kUntunedEfficiency = 0.5; // precision without a tuned constant: conservative
+    const double tuned = gen.gemm_efficiency[static_cast<int>(p)];
+    return tuned > 0 ? tuned : kUntunedEfficiency;
 }
 
 double gemm_wave_efficiency(const ComputeDevice& dev, double m, double n) noexcept

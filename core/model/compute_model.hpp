@@ -35,6 +35,9 @@ struct ComputeDevice {
 // best tile for the shape (partial tiles and the last partial wave are wasted), times the K-loop
 // efficiency k/(k + k0), times the generation's large-GEMM efficiency.
 double gemm_efficiency(const ComputeDevice& dev, double m, double n, double k, Precision p) noexcept;
+// The generation's large-GEMM efficiency for the precision (its tuned constant, or a conservative 0.5 where
+// it has none), before tiles, waves, the K loop and any calibration.
+double tuned_gemm_efficiency(const GenerationConstants& gen, Precision p) noexcept;
 // The tile and wave part of gemm_efficiency alone: the useful share of the work the best tile
 // schedules for C[m x n] (partial tiles and the last partial wave wasted), weighted by the tile's speed.
 double gemm_wave_efficiency(const ComputeDevice& dev, double m, double n) noexcept;

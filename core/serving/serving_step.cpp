@@ -1,5 +1,6 @@
 #include "serving/serving_step.hpp"
 
+#include "model/compute_model.hpp"
 #include "model/model_math.hpp"
 #include "serving/kv_cache.hpp"
 
@@ -280,10 +281,8 @@ double fused_moe_serial_s(const ServingContext& ctx, double rows_per_expert, dou
     if (rows_per_expert <= 0 || flops <= 0)
         return 0;
     const double padded = kFusedMoeSmallTileRows * std::ceil(rows_per_expert / kFusedMoeSmallTileRows);
-    double base = ctx.device.gen->gemm_efficiency[static_cast<int>(p)];
-    if (base <= 0)
-        base = 0.5; // as gemm_efficiency does for a precision without a tuned constant
-    const double eff = std::min(kFusedMoeMaxEfficiency, base * rows_per_expert / padded);
+    const double eff
+        = std::min(kFusedMoeMaxEfficiency, tuned_gemm_efficiency(*ctx.device.gen, p) * rows_per_expert / padded);
     const double math_s = flops / (ctx.device.peak(p) * eff);
     const double weights_s = bytes / hbm_Bps(ctx);
     const double unshared = std::min(1.0, kFusedMoeTileRows / rows_per_expert);
