@@ -847,12 +847,6 @@ Scenario parse_scenario(const json& j, const std::string& file, const PresetCata
             "needs one load per expert (" + std::to_string(s.model.is_moe() ? s.model.moe->experts : 0) + "), got "
                 + std::to_string(s.training.moe_expert_load.size()));
     read_scenario_strategy(r, file, s, use);
-    // DeepSpeed's engine asserts "ZeRO does not support 'fp32_allreduce': true" (runtime/engine.py).
-    if (s.training.grad_reduce_in_fp32 && s.training.framework == Framework::megatron_deepspeed && s.strategy.zero >= 1
-        && use == ScenarioUse::plan)
-        throw InputError(file, "training.grad_reduce_in_fp32",
-            "DeepSpeed reduces in fp32 (fp32_allreduce) only without ZeRO; strategy.zero is "
-                + std::to_string(s.strategy.zero));
     if (const json* search = r.raw("search"); search && !search->is_null())
         s.search = parse_search_spec(*search, file);
     if (const json* reliability = r.raw("reliability"); reliability && !reliability->is_null())

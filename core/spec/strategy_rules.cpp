@@ -109,6 +109,10 @@ StageLayout layout_of(const ModelSpec& m, const Strategy& s)
         return !s.ep_overlap || (m.is_moe() && s.ep > 1 && mb() >= 2);
     case Rule::offload_params_needs_zero3:
         return !s.offload_params || s.zero >= 3;
+    case Rule::fp32_reduce_without_zero:
+        // DeepSpeed's engine asserts "ZeRO does not support 'fp32_allreduce': true" (runtime/engine.py).
+        return !in.training.grad_reduce_in_fp32 || in.training.framework != Framework::megatron_deepspeed
+            || s.zero == 0;
     }
     return true;
 }
@@ -141,6 +145,7 @@ constexpr Rule kRules[] = {
     Rule::gradient_release_accumulation,
     Rule::ep_overlap_needs_moe,
     Rule::offload_params_needs_zero3,
+    Rule::fp32_reduce_without_zero,
 };
 
 std::string n(long long v)
@@ -237,6 +242,8 @@ const char* rule_key(Rule r)
         return "strategy.ep_overlap";
     case Rule::offload_params_needs_zero3:
         return "strategy.offload_params";
+    case Rule::fp32_reduce_without_zero:
+        return "training.grad_reduce_in_fp32";
     }
     return "";
 }
@@ -327,6 +334,8 @@ std::string explain(Rule r, const PlanInputs& in, const Strategy& s)
         return "parameter offload (ZeRO-Infinity) needs ZeRO 3: the parameters are fetched layer by layer from "
                "host memory and gathered over the data-parallel group (got zero "
             + n(s.zero) + ")";
+    case Rule::fp32_reduce_without_zero:
+        return "DeepSpeed reduces gradients in fp32 (fp32_allreduce) only without ZeRO; strategy.zero is " + n(s.zero);
     case Rule::gradient_release_accumulation:
         return "gradient release applies the optimizer inside the backward, so it needs exactly one micro-batch per "
                "step and no pipeline (got "

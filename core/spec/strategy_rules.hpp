@@ -41,6 +41,7 @@ enum class Rule : unsigned char {
     gradient_release_accumulation, // gradient release cannot accumulate over micro-batches
     ep_overlap_needs_moe, // batch-level EP overlap hides one micro-batch's all-to-all under another's compute
     offload_params_needs_zero3, // parameter offload (ZeRO-Infinity) fetches sharded parameters layer by layer
+    fp32_reduce_without_zero, // DeepSpeed reduces gradients in fp32 (fp32_allreduce) only without ZeRO
 };
 
 struct PlanInputs {

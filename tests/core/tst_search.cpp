@@ -403,10 +403,19 @@ private slots:
         ds.training.framework = Framework::megatron_deepspeed;
         SearchOptions dso = quick(2, 4000);
         dso.fix = search_fix_from(ds);
-        for (const auto& r : search_strategies(ds, dso).results) {
+        const SearchOutcome d = search_strategies(ds, dso);
+        for (const auto& r : d.results) {
             QCOMPARE(r.strategy.vpp, 1);
             QVERIFY(r.strategy.schedule == Schedule::one_f_one_b || r.strategy.schedule == Schedule::zb_h1);
         }
+        QVERIFY(std::any_of(
+            d.results.begin(), d.results.end(), [](const SearchResult& r) { return r.strategy.zero >= 1; }));
+        // DeepSpeed's fp32 gradient all-reduce refuses ZeRO: only plain data parallelism is offered.
+        ds.training.grad_reduce_in_fp32 = true;
+        const SearchOutcome fp32 = search_strategies(ds, dso);
+        QVERIFY(!fp32.results.empty());
+        for (const auto& r : fp32.results)
+            QCOMPARE(r.strategy.zero, 0);
     }
 
     void refinement_uses_the_simulator()

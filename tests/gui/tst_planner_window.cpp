@@ -1318,6 +1318,37 @@ void TestPlannerWindow::training_editor_offers_fp32_training_and_reduction()
     QVERIFY(!w.scenario()->training.grad_reduce_in_fp32);
     w.undo_stack()->undo();
     QVERIFY(w.scenario()->training.precision == original);
+
+    // DeepSpeed reduces in fp32 only without ZeRO: with ZeRO 1 the switch breaks a plan rule (shown where
+    // the plan is edited); with ZeRO 0 the stages above 0 are offered disabled, saying why.
+    auto* framework = qobject_cast<QComboBox*>(w.training_editor()->field_widget(QStringLiteral("training.framework")));
+    QVERIFY(framework);
+    const int ds = framework->findText(QStringLiteral("megatron-deepspeed"));
+    framework->setCurrentIndex(ds);
+    emit framework->activated(ds);
+    QVERIFY(w.scenario()->training.framework == Framework::megatron_deepspeed);
+    QComboBox* zero = w.strategy_panel()->zero_box();
+    auto choose_zero = [&](int stage) {
+        const int i = zero->findData(stage);
+        zero->setCurrentIndex(i);
+        emit zero->activated(i);
+        QCOMPARE(w.scenario()->strategy.zero, stage);
+    };
+    choose_zero(1);
+    reduce->click();
+    QVERIFY(w.scenario()->training.grad_reduce_in_fp32);
+    QVERIFY(!w.strategy_panel()->violations_label()->isHidden());
+    QVERIFY(w.strategy_panel()->violations_label()->text().contains(QStringLiteral("training.grad_reduce_in_fp32")));
+    choose_zero(0);
+    QVERIFY(w.strategy_panel()->violations_label()->isHidden());
+    auto* stages = qobject_cast<QStandardItemModel*>(zero->model());
+    QVERIFY(stages);
+    QVERIFY(stages->item(zero->findData(0))->isEnabled());
+    for (int stage : { 1, 2, 3 }) {
+        const QStandardItem* item = stages->item(zero->findData(stage));
+        QVERIFY(!item->isEnabled());
+        QVERIFY2(item->toolTip().contains(QStringLiteral("fp32_allreduce")), qPrintable(item->toolTip()));
+    }
 }
 
 void TestPlannerWindow::improvements_panel_draws_the_waterfall()
