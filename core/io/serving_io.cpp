@@ -4,6 +4,7 @@
 #include "io/scenario_io.hpp"
 #include "io/serving_prediction_io.hpp"
 #include "serving/serving_rules.hpp"
+#include "serving/speculative_decoding.hpp"
 #include "spec/input_error.hpp"
 
 namespace parallax {
@@ -17,6 +18,7 @@ const std::vector<std::string> kLoadKeys = { "concurrency", "request_rate_qps", 
 constexpr long long kMaxTokens = 10'000'000; // beyond any context window shipped today
 constexpr long long kMaxRequests = 10'000'000;
 constexpr int kMaxDegree = 1 << 20;
+constexpr long long kMaxDraftTokens = 16; // the engines draft a handful (vLLM, SGLang, TensorRT-LLM: 1-8)
 
 // "precision": "fp8" (the weights) or {"weights": .., "kv_cache": ..}. KV defaults to bf16, or fp16
 // when the weights are fp16 (an fp16 checkpoint keeps its cache in fp16).
@@ -92,6 +94,30 @@ ServingSlo read_slo(const json* v, const std::string& file)
     return s;
 }
 
+// "speculative": {"draft": "mtp" | "eagle", "draft_tokens": k, and one of "acceptance_rate" (0-1, per draft
+// token) or "acceptance_length" (mean tokens a request gains per step, 1 to k + 1)}.
+std::optional<SpeculativeDecoding> read_speculative(const json* v, const std::string& file)
+{
+    if (!v || v->is_null())
+        return std::nullopt;
+    JsonObjectReader r(*v, file, "serving.speculative");
+    SpeculativeDecoding d;
+    d.draft = *draft_kind_from_string(r.get_choice("draft", { "mtp", "eagle" }, std::string("mtp")));
+    d.draft_tokens = static_cast<int>(r.get_int("draft_tokens", 1, kMaxDraftTokens));
+    const bool rate = r.has("acceptance_rate");
+    const bool length = r.has("acceptance_length");
+    if (rate == length)
+        throw InputError(file, "serving.speculative",
+            rate ? "give one of acceptance_rate and acceptance_length, not both"
+                 : "needs acceptance_rate (0-1, each draft token) or acceptance_length (mean tokens per step)");
+    if (rate)
+        d.acceptance_rate = r.get_number("acceptance_rate", 0.0, 1.0);
+    else
+        d.acceptance_length = r.get_number("acceptance_length", 1.0, 1.0 + d.draft_tokens);
+    r.finish();
+    return d;
+}
+
 ServingSpec read_serving(const json& v, const std::string& file)
 {
     JsonObjectReader r(v, file, "serving");
@@ -105,6 +131,7 @@ ServingSpec read_serving(const json& v, const std::string& file)
                 + std::string("concurrency, request_rate_qps, batch_size, max_throughput}"));
     s.workload = read_workload(*workload, file);
     s.slo = read_slo(r.raw("slo"), file);
+    s.speculative = read_speculative(r.raw("speculative"), file);
     r.finish();
     return s;
 }
@@ -193,6 +220,14 @@ json serving_to_json(const ServingSpec& s)
         slo["tpot_ms"] = *s.slo.tpot_ms;
     if (!slo.empty())
         j["slo"] = slo;
+    if (const auto& d = s.speculative) {
+        json spec { { "draft", std::string(to_string(d->draft)) }, { "draft_tokens", d->draft_tokens } };
+        if (d->acceptance_rate)
+            spec["acceptance_rate"] = *d->acceptance_rate;
+        if (d->acceptance_length)
+            spec["acceptance_length"] = *d->acceptance_length;
+        j["speculative"] = spec;
+    }
     return j;
 }
 

@@ -106,6 +106,10 @@ std::string serving_prediction_to_text(const ServingScenario& s, const ServingPr
     o += "serving    " + std::string(to_string(s.serving.engine)) + ", weights "
         + std::string(to_string(s.serving.precision.weights)) + ", KV cache "
         + std::string(to_string(s.serving.precision.kv_cache)) + "; " + load_label(s.serving.workload) + "\n";
+    if (const auto& d = s.serving.speculative)
+        o += "speculative " + std::string(d->draft == DraftKind::mtp ? "MTP" : "EAGLE") + " draft of "
+            + std::to_string(d->draft_tokens) + (d->draft_tokens == 1 ? " token" : " tokens")
+            + format_number(", %.2f tokens per request per step\n", d->tokens_per_step());
     o += "deployment " + deployment_label(s) + "  (" + std::to_string(p.gpus) + " GPUs)\n";
     o += std::string("feasible   ") + (p.feasible ? "yes" : "no") + "\n";
     o += format_number("TTFT            %10.1f ms\n", p.ttft_ms);

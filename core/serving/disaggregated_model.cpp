@@ -72,7 +72,7 @@ struct DisaggregatedLoop {
 DisaggregatedLoop closed_loop(const ServingContext& dec, const ServingWorkload& w, double in_flight,
     double decode_workers, double max_running, double prefill_capacity, double ttft_alone_s)
 {
-    const double decode_steps = static_cast<double>(w.osl - 1);
+    const double decode_steps = decode_steps_of(dec, w);
     DisaggregatedLoop l;
     const auto settle = [&](double running) {
         l.running = running;
@@ -177,8 +177,8 @@ DisaggregatedLoop rate_loop(ServingPrediction& p, const ServingContext& dec, con
     DisaggregatedLoop l;
     l.running = max_running;
     l.step = decode_only(dec, w, l.running);
-    const double decode_capacity
-        = l.running * decode_workers / std::max(1e-9, static_cast<double>(w.osl) * l.step.time_s);
+    const double decode_capacity = l.running * decode_workers
+        / std::max(1e-9, static_cast<double>(w.osl) / dec.tokens_per_decode_step * l.step.time_s);
     l.rate = std::min(prefill_capacity, decode_capacity);
     if (w.request_rate_qps >= l.rate) {
         p.feasible = false;
@@ -219,7 +219,7 @@ ServingPrediction predict_disaggregated(const ServingScenario& s, const PrefillP
     const double decode_workers = d.decode.workers;
     const double max_running = std::min(static_cast<double>(p.max_batch_by_memory),
         static_cast<double>(dec.engine.max_running_requests) * d.decode.layout.attention_dp);
-    const double decode_steps = static_cast<double>(w.osl - 1);
+    const double decode_steps = decode_steps_of(dec, w);
     const double transfer_s = kv_transfer_s(s, static_cast<double>(w.isl));
     const bool from_prefill = disaggregated_first_token_from_prefill(s.serving.engine);
     // Where the first token comes from the decode worker, it follows the transfer and one decode step.
@@ -247,8 +247,8 @@ ServingPrediction predict_disaggregated(const ServingScenario& s, const PrefillP
     p.ttft_ms = ttft_s * 1e3;
     // A transfer after the first token lands in the first gap between tokens.
     const double handoff_s = from_prefill && decode_steps > 0 ? transfer_s / decode_steps : 0.0;
-    p.tpot_ms = decode_steps > 0 ? (loop.step.time_s + handoff_s) * 1e3 : 0;
-    p.e2e_latency_ms = p.ttft_ms + decode_steps * p.tpot_ms;
+    p.tpot_ms = decode_steps > 0 ? (loop.step.time_s + handoff_s) / dec.tokens_per_decode_step * 1e3 : 0;
+    p.e2e_latency_ms = p.ttft_ms + static_cast<double>(w.osl - 1) * p.tpot_ms;
     p.requests_per_s = loop.rate;
     p.output_tokens_per_s = loop.rate * static_cast<double>(w.osl);
     p.output_tokens_per_s_per_gpu = p.output_tokens_per_s / static_cast<double>(p.gpus);

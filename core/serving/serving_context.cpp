@@ -1,5 +1,6 @@
 #include "serving/serving_context.hpp"
 
+#include "serving/speculative_decoding.hpp"
 #include "spec/training_spec.hpp"
 
 #include <algorithm>
@@ -82,6 +83,21 @@ ServingContext::ServingContext(const ModelSpec& m, const ClusterSpec& c, const S
     ep_group = contiguous_group(l.ep, l.expert_tp(), gpn);
     pp_hop = contiguous_group(2, static_cast<long long>(l.tp) * l.attention_dp, gpn);
     layer_kinds = serving_layer_kinds(m);
+    if (s.speculative) {
+        speculative = s.speculative;
+        tokens_per_decode_step = s.speculative->tokens_per_step();
+        draft_model = std::make_unique<const ModelSpec>(draft_model_of(m, s.speculative->draft));
+        ServingSpec plain = s;
+        plain.speculative.reset();
+        draft = std::make_unique<const ServingContext>(*draft_model, c, plain, l);
+    }
+}
+
+ServingContext::~ServingContext() = default;
+
+double decode_steps_of(const ServingContext& ctx, const ServingWorkload& w)
+{
+    return static_cast<double>(w.osl - 1) / ctx.tokens_per_decode_step;
 }
 
 } // namespace parallax

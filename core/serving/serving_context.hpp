@@ -8,6 +8,7 @@
 #include "serving/engine_traits.hpp"
 #include "serving/serving_spec.hpp"
 
+#include <memory>
 #include <vector>
 
 namespace parallax {
@@ -35,11 +36,22 @@ struct ServingContext {
         int count = 0;
     };
     std::vector<LayerKind> layer_kinds;
+    // Speculative decoding (serving.speculative): the draft, one layer of its own kind on the same layout,
+    // and what a request gains per step; without it a step gains one token and there is no draft.
+    std::optional<SpeculativeDecoding> speculative;
+    double tokens_per_decode_step = 1;
+    std::unique_ptr<const ModelSpec> draft_model;
+    std::unique_ptr<const ServingContext> draft;
 
     ServingContext(const ModelSpec& m, const ClusterSpec& c, const ServingSpec& s, const InstanceLayout& l);
+    ~ServingContext();
     ServingContext(const ServingContext&) = delete;
     ServingContext& operator=(const ServingContext&) = delete;
 };
+
+// Steps a request decodes for: its osl - 1 tokens after the first, one per step, or the mean a step gains
+// with speculative decoding.
+double decode_steps_of(const ServingContext& ctx, const ServingWorkload& w);
 
 // The model's layers grouped by kind (MoE or dense, windowed or full attention), in order of kind.
 std::vector<ServingContext::LayerKind> serving_layer_kinds(const ModelSpec& m);

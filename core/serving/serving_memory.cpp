@@ -2,6 +2,7 @@
 
 #include "model/model_math.hpp"
 #include "serving/kv_cache.hpp"
+#include "serving/speculative_decoding.hpp"
 #include "spec/units.hpp"
 
 #include <algorithm>
@@ -36,8 +37,27 @@ double activation_bytes(const ServingContext& ctx)
     if (m.is_moe())
         mlp = std::max(mlp, 2.0 * m.moe->top_k * static_cast<double>(m.moe->expert_ffn_hidden) / l.expert_tp());
     const double per_token = 2.0 * (2.0 * static_cast<double>(m.hidden) + std::max(qkv, mlp));
-    const double logits = ctx.engine.max_running_requests * static_cast<double>(m.vocab) / l.tp * 4.0;
+    const double queries = ctx.speculative ? 1.0 + ctx.speculative->draft_tokens : 1.0;
+    const double logits = ctx.engine.max_running_requests * queries * static_cast<double>(m.vocab) / l.tp * 4.0;
     return tokens * per_token + logits;
+}
+
+// The draft's layer and fusion projection live with the output head they share, on the last stage.
+double draft_weight_bytes(const ServingContext& ctx)
+{
+    if (!ctx.draft)
+        return 0;
+    return layer_bytes(*ctx.draft, 0) + draft_fusion_params(*ctx.model) / ctx.layout.tp * ctx.weight_bytes_per_param;
+}
+
+// KV cache of one request of `tokens` tokens on one GPU: the model's layers and the draft's.
+double kv_bytes_of(const ServingContext& ctx, double tokens)
+{
+    double b = kv_bytes_per_sequence_per_gpu(*ctx.model, ctx.precision.kv_cache, tokens, ctx.layout);
+    if (ctx.draft)
+        b += kv_bytes_per_sequence(*ctx.draft->model, ctx.precision.kv_cache, tokens)
+            * kv_tp_share(*ctx.draft->model, ctx.layout.tp); // on the last stage only
+    return b;
 }
 
 } // namespace
@@ -59,7 +79,7 @@ double weights_bytes_per_gpu(const ServingContext& ctx)
         if (s == 0)
             b += embed;
         if (s == pp - 1)
-            b += out;
+            b += out + draft_weight_bytes(ctx);
         peak = std::max(peak, b);
         first += n;
     }
@@ -87,14 +107,14 @@ ServingMemory serving_memory(const ServingContext& ctx, const ServingWorkload& w
         break;
     }
     const double tokens = paged_tokens(static_cast<double>(w.isl + w.osl), e.kv_block_tokens);
-    mem.kv_bytes_per_request = kv_bytes_per_sequence_per_gpu(*ctx.model, ctx.precision.kv_cache, tokens, ctx.layout);
+    mem.kv_bytes_per_request = kv_bytes_of(ctx, tokens);
     if (mem.kv_pool_B > 0 && mem.kv_bytes_per_request > 0) {
         // Each attention-DP rank holds the cache of its own requests.
         const double per_rank = std::floor(mem.kv_pool_B / mem.kv_bytes_per_request);
         mem.max_requests = static_cast<long long>(std::min(per_rank, 1e12)) * ctx.layout.attention_dp;
         const double held = paged_tokens(
             static_cast<double>(w.isl) + e.admission_output_share * static_cast<double>(w.osl), e.kv_block_tokens);
-        const double held_B = kv_bytes_per_sequence_per_gpu(*ctx.model, ctx.precision.kv_cache, held, ctx.layout);
+        const double held_B = kv_bytes_of(ctx, held);
         const double running_per_rank = std::max(per_rank, std::floor(mem.kv_pool_B / held_B));
         mem.max_running = static_cast<long long>(std::min(running_per_rank, 1e12)) * ctx.layout.attention_dp;
     }

@@ -77,7 +77,7 @@ SteadyState steady_state(const ServingContext& ctx, const ServingWorkload& w, do
     SteadyState s;
     s.running = std::max(1.0, running);
     const double others = s.running - 1.0;
-    const double decode_steps = static_cast<double>(w.osl - 1);
+    const double decode_steps = decode_steps_of(ctx, w);
     const double budget = static_cast<double>(ctx.engine.max_batched_tokens);
     const double isl = static_cast<double>(w.isl);
     // Steps to prefill one prompt: the prompt tokens of every request in its prefill share the step's
@@ -102,9 +102,9 @@ SteadyState steady_state(const ServingContext& ctx, const ServingWorkload& w, do
     // A new request waits for the step in progress to end (half a step) unless the engine is idle.
     const double boundary_wait = 0.5 * s.decode_step.time_s * others / s.running;
     s.ttft_s = boundary_wait + s.prefill_steps * s.prefill_step.time_s;
-    s.tpot_s = decode_steps > 0 ? s.decode_step.time_s : 0;
-    s.e2e_s = s.ttft_s + decode_steps * s.tpot_s;
-    s.requests_per_s = s.running / (s.prefill_steps * s.prefill_step.time_s + decode_steps * s.tpot_s);
+    s.tpot_s = decode_steps > 0 ? s.decode_step.time_s / ctx.tokens_per_decode_step : 0;
+    s.e2e_s = s.ttft_s + decode_steps * s.decode_step.time_s;
+    s.requests_per_s = s.running / (s.prefill_steps * s.prefill_step.time_s + decode_steps * s.decode_step.time_s);
     return s;
 }
 
@@ -125,7 +125,7 @@ SteadyState closed_loop(const ServingContext& ctx, const ServingWorkload& w, dou
     SteadyState s;
     s.running = std::max(1.0, running);
     const double isl = static_cast<double>(w.isl);
-    const double decode_steps = static_cast<double>(w.osl - 1);
+    const double decode_steps = decode_steps_of(ctx, w);
     const double budget = static_cast<double>(ctx.engine.max_batched_tokens);
     // The decodes take their token each from the step's budget (vLLM max_num_batched_tokens,
     // TensorRT-LLM max_num_tokens); a step admits the prompts that arrived during the one before, as
@@ -147,8 +147,8 @@ SteadyState closed_loop(const ServingContext& ctx, const ServingWorkload& w, dou
     const double backlog_steps = std::max(0.0, other_prefill_steps - decode_steps);
     const double wait = groups > 1 ? s.decode_step.time_s : 0.0;
     s.ttft_s = wait + (backlog_steps + s.prefill_steps) * s.prefill_step.time_s;
-    s.tpot_s = decode_steps > 0 ? s.decode_step.time_s : 0;
-    s.e2e_s = s.ttft_s + decode_steps * s.tpot_s;
+    s.tpot_s = decode_steps > 0 ? s.decode_step.time_s / ctx.tokens_per_decode_step : 0;
+    s.e2e_s = s.ttft_s + decode_steps * s.decode_step.time_s;
     s.requests_per_s = s.running / s.e2e_s;
     s.decode_share = decode_steps / (decode_steps + s.prefill_steps);
     return s;
@@ -171,7 +171,7 @@ SteadyState cohort(const ServingContext& ctx, const ServingWorkload& w, double r
     s.prefill_steps = full_steps + (rest > 0 ? 1 : 0);
     s.prefill_step = blend(full, last, rest > 0 ? 1.0 / s.prefill_steps : 0.0);
     s.decode_step = step_cost(ctx, step_of(w, s.running, 0, 1.0));
-    const double decode_steps = static_cast<double>(w.osl - 1);
+    const double decode_steps = decode_steps_of(ctx, w);
     // Request k finishes its prompt in step ceil(k isl / budget); its first decode steps then wait for
     // the rest of the cohort's prompt steps, which it rides along with one token each.
     const auto finished_by
@@ -190,8 +190,8 @@ SteadyState cohort(const ServingContext& ctx, const ServingWorkload& w, double r
                 / decode_steps;
     }
     s.ttft_s = ttft_sum / n;
-    s.tpot_s = tpot_sum / n;
-    s.e2e_s = s.ttft_s + decode_steps * s.tpot_s;
+    s.tpot_s = tpot_sum / n / ctx.tokens_per_decode_step;
+    s.e2e_s = s.ttft_s + static_cast<double>(w.osl - 1) * s.tpot_s;
     s.requests_per_s = s.running / (prefill_all + decode_steps * s.decode_step.time_s);
     s.decode_share = decode_steps / (decode_steps + s.prefill_steps);
     return s;
@@ -212,10 +212,10 @@ SteadyState static_batch(const ServingContext& ctx, const ServingWorkload& w, do
     dec.decode_context = static_cast<double>(w.isl) + 0.5 * static_cast<double>(w.osl);
     dec.sampled_requests = batch;
     s.decode_step = step_cost(ctx, dec);
-    const double decode_steps = static_cast<double>(w.osl - 1);
+    const double decode_steps = decode_steps_of(ctx, w);
     s.ttft_s = s.prefill_step.time_s;
-    s.tpot_s = decode_steps > 0 ? s.decode_step.time_s : 0;
-    s.e2e_s = s.ttft_s + decode_steps * s.tpot_s;
+    s.tpot_s = decode_steps > 0 ? s.decode_step.time_s / ctx.tokens_per_decode_step : 0;
+    s.e2e_s = s.ttft_s + decode_steps * s.decode_step.time_s;
     s.requests_per_s = batch / s.e2e_s;
     s.decode_share = decode_steps / (decode_steps + 1.0);
     return s;

@@ -42,11 +42,34 @@ struct ServingSlo {
     std::optional<double> tpot_ms;
 };
 
+// Speculative decoding: each step a small draft proposes `draft_tokens` tokens per decoding request, the
+// model verifies them all in one pass and keeps the accepted prefix plus one token of its own.
+enum class DraftKind : unsigned char {
+    mtp, // the model's own multi-token-prediction layer (DeepSeek-V3 Sec. 2.2), reused for each draft token
+    eagle, // a one-layer dense draft head on the model's features (EAGLE, Li et al. 2024)
+};
+std::string_view to_string(DraftKind k);
+std::optional<DraftKind> draft_kind_from_string(std::string_view s);
+
+struct SpeculativeDecoding {
+    DraftKind draft = DraftKind::mtp;
+    int draft_tokens = 1;
+    // Exactly one is set: the chance that each draft token is accepted given the ones before it were, or
+    // the mean tokens a request gains per step (vLLM's and TensorRT-LLM's "acceptance length", 1 to
+    // draft_tokens + 1).
+    std::optional<double> acceptance_rate;
+    std::optional<double> acceptance_length;
+    // Mean tokens per request per step: the acceptance length, or from the rate (Leviathan et al. 2023,
+    // Eq. 1: (1 - a^(k+1)) / (1 - a) for i.i.d. acceptance a and k draft tokens).
+    double tokens_per_step() const;
+};
+
 struct ServingSpec {
     ServingPrecision precision;
     ServingEngine engine = ServingEngine::vllm;
     ServingWorkload workload;
     ServingSlo slo;
+    std::optional<SpeculativeDecoding> speculative;
 };
 
 // One model instance: `tp` x `pp` GPUs per attention data-parallel rank, `attention_dp` such ranks

@@ -3,6 +3,7 @@
 #include "model/compute_model.hpp"
 #include "model/model_math.hpp"
 #include "serving/kv_cache.hpp"
+#include "serving/speculative_decoding.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -111,7 +112,8 @@ double layer_head_dims(const ModelSpec& m, double* v_dim)
 // Decode attention of `requests` on one GPU against `context` cached tokens: reads the whole cache
 // share (memory-bound), with the FLOPs of one query per head. MLA decodes in the absorbed form
 // (DeepSeek-V2 Sec. 2.1.2): every head scores the latent of width kv_lora + rope and reads it back.
-void add_decode_attention(const ServingContext& ctx, StepCost& c, int layer, double requests, double context)
+void add_decode_attention(
+    const ServingContext& ctx, StepCost& c, int layer, double requests, double context, double queries)
 {
     if (requests <= 0)
         return;
@@ -120,11 +122,12 @@ void add_decode_attention(const ServingContext& ctx, StepCost& c, int layer, dou
     const double heads = static_cast<double>(m.heads) / ctx.layout.tp;
     double v_dim = 0;
     const double qk_dim = layer_head_dims(m, &v_dim);
+    // Each of a request's `queries` tokens (one, or the draft tokens being verified) scores the same cache.
     double flops = 0;
     if (m.mla)
-        flops = 2.0 * requests * heads * span * (2.0 * m.mla->kv_lora_rank + m.mla->qk_rope_head_dim);
+        flops = 2.0 * requests * queries * heads * span * (2.0 * m.mla->kv_lora_rank + m.mla->qk_rope_head_dim);
     else
-        flops = 2.0 * requests * heads * span * (qk_dim + v_dim);
+        flops = 2.0 * requests * queries * heads * span * (qk_dim + v_dim);
     const double kv
         = requests * span * kv_bytes_per_token_layer(m, ctx.precision.kv_cache) * kv_tp_share(m, ctx.layout.tp);
     const double eff = ctx.device.gen->attention_fwd_efficiency;
@@ -229,12 +232,12 @@ void add_layer(const ServingContext& ctx, StepCost& c, int layer, const StepLoad
     const ModelSpec& m = *ctx.model;
     const InstanceLayout& l = ctx.layout;
     const double hidden = static_cast<double>(m.hidden);
-    const double rank_tokens = (mb.decode_requests + mb.prefill_tokens) / l.attention_dp;
-    const double instance_tokens = mb.decode_requests + mb.prefill_tokens;
+    const double instance_tokens = mb.decode_requests * mb.decode_queries + mb.prefill_tokens;
+    const double rank_tokens = instance_tokens / l.attention_dp;
     const LayerParams p = layer_params(m, layer);
     const double wb = ctx.weight_bytes_per_param;
     add_linear(ctx, c, rank_tokens, p.attention / l.tp, hidden, wb, m.mla ? kMlaProjectionKernels : 2);
-    add_decode_attention(ctx, c, layer, mb.decode_requests / l.attention_dp, mb.decode_context);
+    add_decode_attention(ctx, c, layer, mb.decode_requests / l.attention_dp, mb.decode_context, mb.decode_queries);
     add_prefill_attention(ctx, c, layer, mb.prefill_tokens / mb.prompt_tokens / l.attention_dp, mb.prompt_tokens);
     add_comm(ctx, c, Collective::all_reduce, rank_tokens * hidden * kActivationBytes, ctx.tp_group);
     if (m.is_moe_layer(layer)) {
@@ -264,6 +267,44 @@ void add_times(StepCost& c, const StepCost& one, double times)
     c.hbm_bytes += times * one.hbm_bytes;
     c.weight_bytes += times * one.weight_bytes;
     c.kv_bytes += times * one.kv_bytes;
+}
+
+// The output projection for `rows` tokens on one GPU (split over the vocabulary by TP).
+void add_logits(const ServingContext& ctx, StepCost& c, double rows)
+{
+    const ModelSpec& m = *ctx.model;
+    add_linear(ctx, c, rows / ctx.layout.attention_dp,
+        output_params(m) > 0 ? output_params(m) / ctx.layout.tp : embedding_params(m) / ctx.layout.tp,
+        static_cast<double>(m.hidden), 2.0);
+}
+
+// The draft's share of a step: its layer over the prompt tokens being prefilled (it keeps a KV cache of its
+// own), then one pass per draft token over the decoding requests, each through the fusion projection, the
+// draft layer and the shared output head. Its first pass also reads the tokens accepted in the step before
+// (one to draft_tokens + 1 per request); it is costed at one, like the rest.
+void add_draft(const ServingContext& ctx, StepCost& c, const StepLoad& mb)
+{
+    const ServingContext& d = *ctx.draft;
+    const double hidden = static_cast<double>(ctx.model->hidden);
+    const double fusion = draft_fusion_params(*ctx.model) / ctx.layout.tp;
+    if (mb.prefill_tokens > 0) {
+        StepLoad prompts = mb;
+        prompts.decode_requests = 0;
+        add_layer(d, c, 0, prompts);
+        add_linear(
+            ctx, c, mb.prefill_tokens / ctx.layout.attention_dp, fusion, 2.0 * hidden, ctx.weight_bytes_per_param);
+    }
+    if (mb.decode_requests <= 0)
+        return;
+    StepLoad pass = mb;
+    pass.prefill_tokens = 0;
+    pass.decode_queries = 1;
+    StepCost one;
+    add_linear(
+        ctx, one, mb.decode_requests / ctx.layout.attention_dp, fusion, 2.0 * hidden, ctx.weight_bytes_per_param);
+    add_layer(d, one, 0, pass);
+    add_logits(ctx, one, mb.decode_requests);
+    add_times(c, one, static_cast<double>(ctx.speculative->draft_tokens));
 }
 
 } // namespace
@@ -306,6 +347,9 @@ StepCost step_cost(const ServingContext& ctx, const StepLoad& load)
     mb.prefill_tokens /= pp;
     mb.sampled_requests /= pp;
     mb.prompt_tokens = std::max(1.0, load.prompt_tokens);
+    // Verifying k draft tokens runs k + 1 tokens of each decoding request through the model, all sampled.
+    mb.decode_queries = ctx.speculative ? 1.0 + ctx.speculative->draft_tokens : 1.0;
+    mb.sampled_requests += mb.decode_requests * (mb.decode_queries - 1.0);
     StepCost c;
     for (const ServingContext::LayerKind& kind : ctx.layer_kinds) {
         StepCost one;
@@ -313,10 +357,10 @@ StepCost step_cost(const ServingContext& ctx, const StepLoad& load)
         add_times(c, one, static_cast<double>(kind.count));
     }
     // Logits of the sampled requests on the last stage (the output projection, split over the vocabulary).
-    add_linear(ctx, c, mb.sampled_requests / ctx.layout.attention_dp,
-        output_params(m) > 0 ? output_params(m) / ctx.layout.tp : embedding_params(m) / ctx.layout.tp,
-        static_cast<double>(m.hidden), 2.0);
-    const double hop_bytes = (mb.decode_requests + mb.prefill_tokens) / ctx.layout.attention_dp
+    add_logits(ctx, c, mb.sampled_requests);
+    if (ctx.draft)
+        add_draft(ctx, c, mb);
+    const double hop_bytes = (mb.decode_requests * mb.decode_queries + mb.prefill_tokens) / ctx.layout.attention_dp
         * static_cast<double>(m.hidden) * kActivationBytes;
     for (int s = 1; s < pp; ++s)
         add_comm(ctx, c, Collective::send_recv, hop_bytes, ctx.pp_hop);

@@ -10,6 +10,7 @@ namespace parallax {
 struct StepLoad {
     double decode_requests = 0; // requests that generate one token this step
     double decode_context = 0; // tokens already in their KV cache (mean)
+    double decode_queries = 1; // tokens each decoding request runs through the model (set by step_cost)
     double prefill_tokens = 0; // prompt tokens processed this step
     double prompt_tokens = 1; // length of the prompts being prefilled (isl): their attention span
     double sampled_requests = 0; // requests whose logits are computed (decode + prompts that finish)

@@ -14,9 +14,11 @@
 #include "serving_mode/serving_metrics_panel.hpp"
 #include "serving_mode/serving_search_table.hpp"
 
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -62,6 +64,7 @@ private slots:
     void cardsShowThePrediction();
     void slidersRestOnValidDeploymentsAndUndo();
     void workloadEditRepredicts();
+    void speculativeDecodingEditsAndUndoes();
     void curveRunsThroughTheScenariosPoint();
     void searchResultApplies();
     void searchCancels();
@@ -122,6 +125,42 @@ void TestServingWindow::workloadEditRepredicts()
     ServingScenario s = example();
     s.serving.workload.concurrency = 16;
     QCOMPARE(w.metrics()->value_text(Card::ttft), ms_text(predict_serving(s).ttft_ms));
+}
+
+void TestServingWindow::speculativeDecodingEditsAndUndoes()
+{
+    // Turning a draft on starts from DeepSeek-V3's MTP acceptance (one token, 85%), shortens TPOT as the model
+    // says, keeps a rate while the draft grows, takes a typed acceptance length, and each edit is one undo step.
+    ServingWindow w(false);
+    QVERIFY(w.open_file(kExample));
+    QVERIFY(w.wait_for_evaluation(20000));
+    views::ServingControls* c = w.controls();
+    QVERIFY(!c->acceptance_box()->isEnabled());
+    c->draft_box()->setCurrentIndex(2); // EAGLE-3
+    const auto& d = w.scenario().serving.speculative;
+    QVERIFY(d.has_value());
+    QVERIFY(d->draft == DraftKind::eagle);
+    QCOMPARE(d->draft_tokens, 1);
+    QCOMPARE(*d->acceptance_rate, 0.85);
+    QCOMPARE(c->acceptance_box()->value(), 1.85);
+    QVERIFY(w.wait_for_evaluation(20000));
+    QCOMPARE(w.metrics()->value_text(Card::tpot), ms_text(predict_serving(w.scenario()).tpot_ms));
+    QVERIFY(predict_serving(w.scenario()).tpot_ms < predict_serving(example()).tpot_ms);
+    c->draft_tokens_box()->setValue(3);
+    QCOMPARE(w.scenario().serving.speculative->draft_tokens, 3);
+    QCOMPARE(*w.scenario().serving.speculative->acceptance_rate, 0.85);
+    QCOMPARE(c->acceptance_box()->maximum(), 4.0);
+    c->acceptance_box()->setValue(2.5);
+    QVERIFY(!w.scenario().serving.speculative->acceptance_rate);
+    QCOMPARE(*w.scenario().serving.speculative->acceptance_length, 2.5);
+    QCOMPARE(w.undo_stack()->count(), 3);
+    c->draft_box()->setCurrentIndex(0);
+    QVERIFY(!w.scenario().serving.speculative);
+    for (int i = 0; i < 4; ++i)
+        w.undo_stack()->undo();
+    QVERIFY(!w.scenario().serving.speculative);
+    QCOMPARE(c->draft_box()->currentIndex(), 0);
+    QVERIFY(!w.is_modified());
 }
 
 void TestServingWindow::curveRunsThroughTheScenariosPoint()

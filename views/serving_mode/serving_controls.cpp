@@ -11,6 +11,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <array>
 
 namespace parallax::views {
@@ -26,6 +27,10 @@ constexpr std::array<ServingDegree, 5> kDegrees
 constexpr std::array<LoadKind, 4> kLoads
     = { LoadKind::concurrency, LoadKind::request_rate, LoadKind::batch_size, LoadKind::max_throughput };
 constexpr std::array<Precision, 4> kPrecisions = { Precision::bf16, Precision::fp16, Precision::fp8, Precision::fp4 };
+constexpr int kMaxDraftTokens = 16; // the scenario reader's limit
+// Turning speculative decoding on starts from DeepSeek-V3's own MTP figures: one draft token accepted 85-90%
+// of the time (DeepSeek-V3 technical report, Sec. 5.4.3).
+constexpr double kDefaultAcceptanceRate = 0.85;
 constexpr std::array<ServingEngine, 3> kEngines = { ServingEngine::vllm, ServingEngine::sglang, ServingEngine::trtllm };
 
 QString degree_name(ServingDegree d)
@@ -112,6 +117,7 @@ ServingControls::ServingControls(QWidget* parent)
     layout->addWidget(build_deployment());
     layout->addWidget(build_workload());
     layout->addWidget(build_engine());
+    layout->addWidget(build_speculative());
     layout->addStretch(1);
 }
 
@@ -194,6 +200,74 @@ QWidget* ServingControls::build_engine()
     return box;
 }
 
+QWidget* ServingControls::build_speculative()
+{
+    auto* box = new QGroupBox(QStringLiteral("Speculative decoding"), this);
+    auto* form = new QFormLayout(box);
+    m_draft = new QComboBox(box);
+    m_draft->setObjectName(QStringLiteral("serving_draft"));
+    m_draft->addItem(QStringLiteral("off"));
+    m_draft->addItem(QStringLiteral("MTP (the model's own layers)"));
+    m_draft->addItem(QStringLiteral("EAGLE-3 draft head"));
+    m_draft_tokens = new QSpinBox(box);
+    m_draft_tokens->setRange(1, kMaxDraftTokens);
+    m_draft_tokens->setKeyboardTracking(false);
+    m_acceptance = new QDoubleSpinBox(box);
+    m_acceptance->setDecimals(2);
+    m_acceptance->setSingleStep(0.1);
+    m_acceptance->setKeyboardTracking(false);
+    m_acceptance->setSuffix(QStringLiteral(" tokens/step"));
+    m_acceptance->setToolTip(QStringLiteral("Mean tokens a request gains per step (the engines' acceptance "
+                                            "length): 1 when no draft token is kept, draft tokens + 1 when all are"));
+    form->addRow(QStringLiteral("Draft"), m_draft);
+    form->addRow(QStringLiteral("Draft tokens"), m_draft_tokens);
+    form->addRow(QStringLiteral("Acceptance length"), m_acceptance);
+    connect(m_draft, &QComboBox::currentIndexChanged, this, [this] { read_speculative(false); });
+    connect(m_draft_tokens, &QSpinBox::valueChanged, this, [this] { read_speculative(false); });
+    connect(m_acceptance, &QDoubleSpinBox::valueChanged, this, [this] { read_speculative(true); });
+    return box;
+}
+
+void ServingControls::show_speculative()
+{
+    const auto& d = m_scenario.serving.speculative;
+    m_draft->setCurrentIndex(!d ? 0 : d->draft == DraftKind::mtp ? 1 : 2);
+    m_draft_tokens->setEnabled(d.has_value());
+    m_acceptance->setEnabled(d.has_value());
+    const int k = d ? d->draft_tokens : 1;
+    m_draft_tokens->setValue(k);
+    m_acceptance->setRange(1.0, 1.0 + k);
+    m_acceptance->setValue(d ? d->tokens_per_step() : 1.0);
+}
+
+void ServingControls::read_speculative(bool acceptance_edited)
+{
+    if (m_updating)
+        return;
+    ServingScenario s = m_scenario;
+    auto& d = s.serving.speculative;
+    if (m_draft->currentIndex() == 0) {
+        d.reset();
+        emit_edit(s, QStringLiteral("speculative decoding off"));
+        return;
+    }
+    if (!d) {
+        d = SpeculativeDecoding {};
+        d->acceptance_rate = kDefaultAcceptanceRate;
+    }
+    d->draft = m_draft->currentIndex() == 1 ? DraftKind::mtp : DraftKind::eagle;
+    d->draft_tokens = m_draft_tokens->value();
+    // A typed acceptance length replaces a rate; otherwise a rate stays a rate (it carries over to more
+    // draft tokens) and a length is kept within what the draft can reach.
+    if (acceptance_edited) {
+        d->acceptance_rate.reset();
+        d->acceptance_length = m_acceptance->value();
+    } else if (d->acceptance_length) {
+        d->acceptance_length = std::min(*d->acceptance_length, 1.0 + d->draft_tokens);
+    }
+    emit_edit(s, QStringLiteral("speculative decoding"));
+}
+
 void ServingControls::set_scenario(const ServingScenario& s)
 {
     m_scenario = s;
@@ -208,6 +282,7 @@ void ServingControls::set_scenario(const ServingScenario& s)
     };
     m_weights->setCurrentIndex(precision_index(sv.precision.weights));
     m_kv->setCurrentIndex(precision_index(sv.precision.kv_cache));
+    show_speculative();
     m_updating = false;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The serving mode's controls: sliders for one instance's TP, PP, EP, attention DP and the replicas
 // (each resting only on values the serving rules allow, blocked stops saying why), the workload (prompt
-// and output lengths, the load), the engine, the precision of weights and KV cache, and the SLO. Every
+// and output lengths, the load), the engine, the precision of weights and KV cache, speculative decoding
+// and the SLO. Every
 // change emits the edited scenario; the controls never compute a prediction.
 #include "serving/serving_spec.hpp"
 #include "viewdata/serving_stops.hpp"
@@ -30,6 +31,9 @@ public:
     DegreeSlider* slider(ServingDegree d) const { return m_sliders.at(d); }
     QComboBox* engine_box() const { return m_engine; }
     QDoubleSpinBox* load_box() const { return m_load_value; }
+    QComboBox* draft_box() const { return m_draft; }
+    QSpinBox* draft_tokens_box() const { return m_draft_tokens; }
+    QDoubleSpinBox* acceptance_box() const { return m_acceptance; }
 
 signals:
     // `what` names the change for the undo history ("tp 8", "concurrency 64").
@@ -39,6 +43,9 @@ private:
     QWidget* build_deployment();
     QWidget* build_workload();
     QWidget* build_engine();
+    QWidget* build_speculative();
+    void show_speculative();
+    void read_speculative(bool acceptance_edited);
     void show_degrees();
     void show_workload();
     void emit_edit(const ServingScenario& s, const QString& what);
@@ -59,6 +66,9 @@ private:
     QComboBox* m_kv = nullptr;
     QDoubleSpinBox* m_ttft = nullptr;
     QDoubleSpinBox* m_tpot = nullptr;
+    QComboBox* m_draft = nullptr;
+    QSpinBox* m_draft_tokens = nullptr;
+    QDoubleSpinBox* m_acceptance = nullptr;
 };
 
 } // namespace parallax::views

@@ -113,6 +113,16 @@ std::vector<std::string> vllm_words(const ServingScenario& s, const Worker& wk, 
             num(s.serving.workload.isl + s.serving.workload.osl), "--port", num(wk.port) });
     if (wk.role != "replica")
         add(w, { "--kv-transfer-config", "'{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'" });
+    if (const auto& d = s.serving.speculative) {
+        // vllm/config/speculative.py: "mtp" runs the checkpoint's own MTP layers, "eagle3" a separate draft.
+        const std::string k = num(d->draft_tokens);
+        add(w,
+            { "--speculative-config",
+                d->draft == DraftKind::mtp ? "'{\"method\":\"mtp\",\"num_speculative_tokens\":" + k + "}'"
+                                           : "\"{\\\"method\\\":\\\"eagle3\\\",\\\"model\\\":\\\"$DRAFT_MODEL\\\","
+                                             "\\\"num_speculative_tokens\\\":"
+                        + k + "}\"" });
+    }
     return w;
 }
 
@@ -137,6 +147,15 @@ std::vector<std::string> sglang_words(const ServingScenario& s, const Worker& wk
             num(s.serving.workload.isl + s.serving.workload.osl), "--port", num(wk.port) });
     if (wk.role != "replica")
         add(w, { "--disaggregation-mode", wk.role, "--disaggregation-transfer-backend", "nixl" });
+    if (const auto& d = s.serving.speculative) {
+        // SGLang runs a checkpoint's MTP (NextN) layers through its EAGLE worker with a chain of draft tokens.
+        add(w, { "--speculative-algorithm", d->draft == DraftKind::mtp ? "EAGLE" : "EAGLE3" });
+        if (d->draft == DraftKind::eagle)
+            add(w, { "--speculative-draft-model-path", "\"$DRAFT_MODEL\"" });
+        add(w,
+            { "--speculative-num-steps", num(d->draft_tokens), "--speculative-eagle-topk", "1",
+                "--speculative-num-draft-tokens", num(d->draft_tokens + 1) });
+    }
     return w;
 }
 
@@ -169,6 +188,13 @@ std::string trtllm_options(const ServingScenario& s, const Worker& wk)
     y << "kv_cache_config:\n  dtype: " << (s.serving.precision.kv_cache == Precision::fp8 ? "fp8" : "auto") << "\n";
     if (wk.role != "replica")
         y << "cache_transceiver_config:\n  backend: DEFAULT\n";
+    if (const auto& d = s.serving.speculative) {
+        if (d->draft == DraftKind::mtp)
+            y << "speculative_config:\n  decoding_type: MTP\n  num_nextn_predict_layers: " << d->draft_tokens << "\n";
+        else
+            y << "speculative_config:\n  decoding_type: Eagle\n  max_draft_len: " << d->draft_tokens
+              << "\n  speculative_model_dir: DRAFT_MODEL # the EAGLE-3 draft checkpoint's directory\n";
+    }
     return y.str();
 }
 
@@ -217,7 +243,10 @@ LaunchConfig export_serving_launch(const ServingScenario& s, ServingEngine engin
        << "# Run on every node with NODE_RANK set (0 .. " << s.cluster.nodes - 1
        << "); each worker gets its own GPUs and port.\nset -euo pipefail\n"
        << "MODEL=\"${MODEL:-" << (repo.empty() ? std::string() : repo) << "}\"\n"
-       << ": \"${MODEL:?set MODEL to the checkpoint of " << s.model.name << "}\"\nNODE_RANK=\"${NODE_RANK:-0}\"\n\n";
+       << ": \"${MODEL:?set MODEL to the checkpoint of " << s.model.name << "}\"\nNODE_RANK=\"${NODE_RANK:-0}\"\n";
+    if (s.serving.speculative && s.serving.speculative->draft == DraftKind::eagle && engine != ServingEngine::trtllm)
+        sh << ": \"${DRAFT_MODEL:?set DRAFT_MODEL to the EAGLE-3 draft checkpoint of " << s.model.name << "}\"\n";
+    sh << "\n";
     sh << "start() { # role, first GPU, GPUs, command...\n    local role=$1 first=$2 count=$3\n"
        << "    shift 3\n    echo \"starting $role on GPUs $first..$((first + count - 1))\"\n"
        << "    CUDA_VISIBLE_DEVICES=$(seq -s, \"$first\" $((first + count - 1))) \"$@\" &\n}\n\n";
@@ -246,6 +275,15 @@ LaunchConfig export_serving_launch(const ServingScenario& s, ServingEngine engin
         out.notes.push_back("the scenario predicts " + std::string(to_string(s.serving.engine)) + "; this script runs "
             + std::string(to_string(engine)) + ", whose limits and kernels differ");
     precision_notes(s, engine, out.notes);
+    if (const auto& d = s.serving.speculative) {
+        if (d->draft == DraftKind::mtp)
+            out.notes.push_back("speculative decoding with the checkpoint's MTP layers: MODEL must carry them "
+                                "(DeepSeek-V3/R1, GLM-4.5, Qwen3-Next, MiMo publish them)");
+        else
+            out.notes.push_back(engine == ServingEngine::trtllm
+                    ? "EAGLE-3 draft: replace DRAFT_MODEL in the options file by the draft checkpoint's directory"
+                    : "EAGLE-3 draft: set DRAFT_MODEL to the draft checkpoint trained for MODEL");
+    }
     if (s.deployment.disaggregated)
         out.notes.push_back("disaggregated: put a prefill/decode router in front of the workers (NVIDIA Dynamo, "
                             "SGLang's sglang_router --pd-disaggregation, vLLM's P/D proxy or trtllm-serve "
