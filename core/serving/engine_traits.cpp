@@ -1,12 +1,60 @@
 #include "serving/engine_traits.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace parallax {
 
 namespace {
+
 constexpr std::array<std::string_view, 3> kEngineNames = { "vllm", "sglang", "trtllm" };
+
+// SGLang 0.5 server_args.py (_handle_gpu_memory_settings): the prefill chunk and the largest CUDA-graph
+// batch by the GPU's memory (MiB) and TP size, and what mem_fraction_static leaves outside the weights and
+// the KV pool: 512 MiB of metadata, 1.5 MiB per token of the prefill chunk (at least 2,048), 2 MiB per
+// captured batch slot, 1 GiB per 8 ranks of the instance, more with DP attention, 2 GiB for a draft's
+// graphs, and at least 10 GiB on GPUs of more than 60 GiB.
+struct SglangMemory {
+    long long chunked_prefill_tokens = 8192;
+    double cuda_graph_max_bs = 512;
+    double mem_fraction_static = 0.88;
+};
+
+SglangMemory sglang_memory(const InstanceLayout& l, const GpuSpec& gpu, bool speculative)
+{
+    constexpr double kMiB = 1024.0 * 1024.0;
+    const double gpu_mib = gpu.memory_bytes / kMiB;
+    const int tp = l.tp * l.attention_dp; // SGLang's --tp-size counts every GPU of the instance
+    SglangMemory m;
+    if (gpu_mib < 35 * 1024.0) {
+        m.chunked_prefill_tokens = 2048;
+        m.cuda_graph_max_bs = tp < 4 ? 24 : 80;
+    } else if (gpu_mib < 60 * 1024.0) {
+        m.chunked_prefill_tokens = 4096;
+        m.cuda_graph_max_bs = tp < 4 ? 32 : 160;
+    } else if (gpu_mib < 160 * 1024.0) {
+        m.chunked_prefill_tokens = 8192;
+        m.cuda_graph_max_bs = tp < 4 ? 256 : 512;
+    } else {
+        m.chunked_prefill_tokens = 16384;
+        m.cuda_graph_max_bs = 512;
+    }
+    double reserved_mib = 512.0 + 1.5 * static_cast<double>(std::max(2048LL, m.chunked_prefill_tokens))
+        + 2.0 * m.cuda_graph_max_bs + tp * l.pp / 8.0 * 1024.0;
+    if (l.attention_dp > 1) {
+        reserved_mib += 3.0 * m.cuda_graph_max_bs * l.attention_dp;
+        if (m.cuda_graph_max_bs > 300)
+            reserved_mib += 1.5 * m.cuda_graph_max_bs * l.attention_dp;
+    }
+    if (gpu_mib > 60 * 1024.0)
+        reserved_mib = std::max(reserved_mib, 10 * 1024.0);
+    if (speculative)
+        reserved_mib += 2 * 1024.0;
+    m.mem_fraction_static = std::clamp((gpu_mib - reserved_mib) / gpu_mib, 0.0, 1.0);
+    return m;
 }
+
+} // namespace
 
 std::string_view to_string(ServingEngine e)
 {
@@ -21,7 +69,7 @@ std::optional<ServingEngine> serving_engine_from_string(std::string_view s)
     return std::nullopt;
 }
 
-EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l)
+EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l, const GpuSpec& gpu, bool speculative)
 {
     EngineTraits t;
     switch (e) {
@@ -41,17 +89,14 @@ EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l)
         t.admission_output_share = 0.5;
         t.step_host_s = 1.0e-3;
         break;
-    case ServingEngine::sglang:
-        // SGLang server_args.py: mem_fraction_static (weights + KV pool) falls with the TP size to leave
-        // room for activations and CUDA graphs: 0.88 at tp 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79
-        // beyond; chunked_prefill_size 8192; page_size 1; running requests limited by the pool.
+    case ServingEngine::sglang: {
+        // SGLang: mem_fraction_static (weights + KV pool) and chunked_prefill_size from the GPU's memory
+        // (sglang_memory above); page_size 1; running requests limited by the pool.
+        const SglangMemory m = sglang_memory(l, gpu, speculative);
         t.memory_rule = MemoryRule::static_fraction;
-        {
-            const int tp = l.tp * l.attention_dp;
-            t.memory_fraction = tp >= 16 ? 0.79 : tp >= 8 ? 0.81 : tp >= 4 ? 0.85 : tp >= 2 ? 0.87 : 0.88;
-        }
+        t.memory_fraction = m.mem_fraction_static;
         t.max_running_requests = 4096;
-        t.max_batched_tokens = 8192;
+        t.max_batched_tokens = m.chunked_prefill_tokens;
         t.kv_block_tokens = 1;
         // Admission keeps new_token_ratio x the remaining output of every running request free; the
         // ratio starts at 0.7 and decays to 0.7 x 0.14 (global_config default_init_new_token_ratio,
@@ -63,6 +108,7 @@ EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l)
         // the next batch and handles the last one's results while the GPU runs (SGLang v0.4 release).
         t.output_delay_steps = 1;
         break;
+    }
     case ServingEngine::trtllm:
         // TensorRT-LLM LLM API: KvCacheConfig.free_gpu_memory_fraction 0.9 of what is free after the
         // weights and the activation buffers; max_batch_size 2048, max_num_tokens 8192; tokens_per_block 32;

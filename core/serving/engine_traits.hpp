@@ -3,6 +3,7 @@
 // and the KV cache, their batching limits, their paged-cache block size and their per-step host
 // overhead. The defaults of the versions named in engine_traits.cpp; docs/serving.md lists them.
 #include "serving/serving_spec.hpp"
+#include "spec/gpu_spec.hpp"
 
 namespace parallax {
 
@@ -33,6 +34,8 @@ struct EngineTraits {
     int output_delay_steps = 0;
 };
 
-EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l);
+// The engine's defaults for one instance of layout `l` on `gpu` (SGLang sizes its prefill chunks and its
+// memory reservation by the GPU's memory), with or without a speculative draft.
+EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l, const GpuSpec& gpu, bool speculative = false);
 
 } // namespace parallax

@@ -69,7 +69,7 @@ ServingContext::ServingContext(const ModelSpec& m, const ClusterSpec& c, const S
     , cluster(&c)
     , precision(s.precision)
     , layout(l)
-    , engine(engine_traits(s.engine, l))
+    , engine(engine_traits(s.engine, l, c.gpu, s.speculative.has_value()))
     , device(ComputeDevice::of(c.gpu))
     , network(NetworkModel::of(c))
     , power(PowerModel::of(device, TrainingSpec {}))

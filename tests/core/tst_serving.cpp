@@ -10,6 +10,7 @@
 #include "model/compute_model.hpp"
 #include "model/model_math.hpp"
 #include "serving/disaggregated_model.hpp"
+#include "serving/engine_traits.hpp"
 #include "serving/fixed_point.hpp"
 #include "serving/kv_cache.hpp"
 #include "serving/serving_context.hpp"
@@ -89,6 +90,7 @@ private slots:
     void concurrencyQueuesBeyondMemory();
     void closedLoopStaggersGroups();
     void overlapSchedulerDelaysTokens();
+    void sglangSizesItsReservationByTheGpu();
     void kvTransferHandWorked();
     void disaggregatedFirstToken();
     void disaggregatedPrefillBound();
@@ -373,6 +375,48 @@ void TestServing::overlapSchedulerDelaysTokens()
         QVERIFY2(std::fabs(p.ttft_ms - expected_ms) < 1e-9 * expected_ms, engine);
         QVERIFY2(std::fabs(p.e2e_latency_ms - (p.ttft_ms + 127 * p.tpot_ms)) < 1e-9 * p.e2e_latency_ms, engine);
     }
+}
+
+void TestServing::sglangSizesItsReservationByTheGpu()
+{
+    // SGLang 0.5 server_args.py: what mem_fraction_static leaves out is 512 MiB + 1.5 MiB per token of the
+    // prefill chunk + 2 MiB per CUDA-graph batch slot + 1 GiB per 8 ranks (at least 10 GiB on large GPUs),
+    // the chunk and the graph batch set by the GPU's memory.
+    const auto gpu_of = [](const char* name) {
+        json j = base_scenario();
+        j["cluster"]["gpu"] = name;
+        return parse(j).cluster.gpu;
+    };
+    const auto fraction = [](const GpuSpec& g, double reserved_mib) {
+        const double mib = g.memory_bytes / (1024.0 * 1024.0);
+        return (mib - reserved_mib) / mib;
+    };
+    InstanceLayout tp8;
+    tp8.tp = 8;
+    const GpuSpec h100 = gpu_of("H100-SXM5-80GB");
+    EngineTraits t = engine_traits(ServingEngine::sglang, tp8, h100);
+    QCOMPARE(t.max_batched_tokens, 8192LL);
+    QVERIFY(std::fabs(t.memory_fraction - fraction(h100, 512 + 1.5 * 8192 + 2 * 512 + 1024)) < 1e-12);
+    QVERIFY(std::fabs(t.memory_fraction - 0.818) < 0.005); // the figure SGLang logs on an 80 GB H100 at TP 8
+    // One H200 at TP 1: 256 graph slots, and the 10 GiB floor does not bind (13,440 MiB).
+    const GpuSpec h200 = gpu_of("H200-SXM-141GB");
+    t = engine_traits(ServingEngine::sglang, InstanceLayout {}, h200);
+    QVERIFY(std::fabs(t.memory_fraction - fraction(h200, 512 + 1.5 * 8192 + 2 * 256 + 128)) < 1e-12);
+    // B200: 16K-token prefill chunks; a draft's graphs take 2 GiB more.
+    const GpuSpec b200 = gpu_of("B200");
+    t = engine_traits(ServingEngine::sglang, tp8, b200);
+    QCOMPARE(t.max_batched_tokens, 16384LL);
+    const double b200_reserved = 512 + 1.5 * 16384 + 2 * 512 + 1024;
+    QVERIFY(std::fabs(t.memory_fraction - fraction(b200, b200_reserved)) < 1e-12);
+    QVERIFY(std::fabs(engine_traits(ServingEngine::sglang, tp8, b200, true).memory_fraction
+                - fraction(b200, b200_reserved + 2048))
+        < 1e-12);
+    // DP attention over 8 ranks of TP 1: 3 + 1.5 MiB per graph slot and rank more.
+    InstanceLayout dp8;
+    dp8.attention_dp = 8;
+    dp8.ep = 8;
+    t = engine_traits(ServingEngine::sglang, dp8, b200);
+    QVERIFY(std::fabs(t.memory_fraction - fraction(b200, b200_reserved + 4.5 * 512 * 8)) < 1e-12);
 }
 
 void TestServing::kvTransferHandWorked()

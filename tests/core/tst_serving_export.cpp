@@ -68,7 +68,7 @@ private slots:
 void TestServingExport::vllmCarriesTheModelledLimits()
 {
     const std::string sh = script(base(), ServingEngine::vllm);
-    const EngineTraits t = engine_traits(ServingEngine::vllm, InstanceLayout { 4, 1, 1, 1 });
+    const EngineTraits t = engine_traits(ServingEngine::vllm, InstanceLayout { 4, 1, 1, 1 }, parse(base()).cluster.gpu);
     QVERIFY(has(sh, "--tensor-parallel-size 4"));
     QVERIFY(has(sh, "--max-num-seqs " + std::to_string(t.max_running_requests)));
     QVERIFY(has(sh, "--max-num-batched-tokens " + std::to_string(t.max_batched_tokens)));

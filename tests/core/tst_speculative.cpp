@@ -182,8 +182,7 @@ void TestSpeculative::tpotIsTheStepOverTheTokensItGains()
     const ServingPrediction loop_spec = predict_serving(parse(with_draft(loop, "mtp", 2, 2.0)));
     QVERIFY(near(loop_spec.tpot_ms, loop_spec.decode_step.time_s * 1e3 / 2.0, 1e-12));
     json dis = with_draft(loop, "mtp", 2, 2.0);
-    dis["deployment"]
-        = { { "disaggregated", { { "prefill", { { "tp", 4 } } }, { "decode", { { "tp", 4 } } } } } };
+    dis["deployment"] = { { "disaggregated", { { "prefill", { { "tp", 4 } } }, { "decode", { { "tp", 4 } } } } } };
     const ServingPrediction d = predict_serving(parse(dis));
     // The KV transfer's share of the first gap between tokens comes on top of the step, spread over the request.
     QVERIFY(d.tpot_ms >= d.decode_step.time_s * 1e3 / 2.0);
@@ -242,8 +241,8 @@ void TestSpeculative::scenarioKeysReadBackAndRefuseBadInput()
     e = error_with({ { "draft_tokens", 2 }, { "acceptance_rate", 1.2 } });
     QVERIFY2(e.find("serving.speculative.acceptance_rate") != std::string::npos, e.c_str());
     e = error_with({ { "draft", "medusa" }, { "draft_tokens", 2 }, { "acceptance_rate", 0.5 } });
-    QVERIFY2(e.find("serving.speculative.draft") != std::string::npos && e.find("eagle") != std::string::npos,
-        e.c_str());
+    QVERIFY2(
+        e.find("serving.speculative.draft") != std::string::npos && e.find("eagle") != std::string::npos, e.c_str());
     e = error_with({ { "draft_tokens", 0 }, { "acceptance_rate", 0.5 } });
     QVERIFY2(e.find("serving.speculative.draft_tokens") != std::string::npos, e.c_str());
     e = error_with({ { "draft_tokens", 2 }, { "acceptance", 0.5 } });
@@ -270,11 +269,11 @@ void TestSpeculative::launchFlagsForEachEngine()
     const std::string script = export_serving_launch(eagle, ServingEngine::vllm).files.front().content;
     QVERIFY(script.find(R"(: "${DRAFT_MODEL:?)") != std::string::npos);
     QVERIFY(script.find(R"(\"method\":\"eagle3\",\"model\":\"$DRAFT_MODEL\")") != std::string::npos);
-    QVERIFY(export_serving_launch(eagle, ServingEngine::sglang).files.front().content.find("EAGLE3")
-        != std::string::npos);
+    QVERIFY(
+        export_serving_launch(eagle, ServingEngine::sglang).files.front().content.find("EAGLE3") != std::string::npos);
     const LaunchConfig te = export_serving_launch(eagle, ServingEngine::trtllm);
-    QVERIFY(te.find("llm-api-options.yaml")->content.find("decoding_type: Eagle\n  max_draft_len: 2")
-        != std::string::npos);
+    QVERIFY(
+        te.find("llm-api-options.yaml")->content.find("decoding_type: Eagle\n  max_draft_len: 2") != std::string::npos);
     QVERIFY(!te.notes.empty());
 }
 

@@ -93,7 +93,7 @@ void add(std::vector<std::string>& w, std::initializer_list<std::string> words)
 std::vector<std::string> vllm_words(const ServingScenario& s, const Worker& wk, std::vector<std::string>& notes)
 {
     const InstanceLayout& l = wk.layout;
-    const EngineTraits t = engine_traits(ServingEngine::vllm, l);
+    const EngineTraits t = engine_traits(ServingEngine::vllm, l, s.cluster.gpu, s.serving.speculative.has_value());
     std::vector<std::string> w
         = { "vllm", "serve", "\"$MODEL\"", "--tensor-parallel-size", num(l.tp), "--pipeline-parallel-size", num(l.pp) };
     if (l.attention_dp > 1)
@@ -129,7 +129,7 @@ std::vector<std::string> vllm_words(const ServingScenario& s, const Worker& wk, 
 std::vector<std::string> sglang_words(const ServingScenario& s, const Worker& wk)
 {
     const InstanceLayout& l = wk.layout;
-    const EngineTraits t = engine_traits(ServingEngine::sglang, l);
+    const EngineTraits t = engine_traits(ServingEngine::sglang, l, s.cluster.gpu, s.serving.speculative.has_value());
     // SGLang's --tp-size counts every GPU of the instance; --dp-size splits attention among them.
     std::vector<std::string> w = { "python3", "-m", "sglang.launch_server", "--model-path", "\"$MODEL\"", "--tp-size",
         num(l.tp * l.attention_dp) };
@@ -167,7 +167,7 @@ std::string trtllm_options_name(const Worker& wk)
 std::vector<std::string> trtllm_words(const ServingScenario& s, const Worker& wk)
 {
     const InstanceLayout& l = wk.layout;
-    const EngineTraits t = engine_traits(ServingEngine::trtllm, l);
+    const EngineTraits t = engine_traits(ServingEngine::trtllm, l, s.cluster.gpu, s.serving.speculative.has_value());
     std::vector<std::string> w
         = { "trtllm-serve", "\"$MODEL\"", "--tp_size", num(l.tp * l.attention_dp), "--pp_size", num(l.pp) };
     if (s.model.is_moe())
