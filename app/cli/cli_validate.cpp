@@ -55,8 +55,12 @@ std::string serving_validation_csv(const ServingValidationReport& report)
     for (const ServingRunResult& x : report.rows) {
         const ServingRun& r = *x.run;
         csv.field(r.id).field(r.source).field(r.engine).field(r.gpu).field(r.model).field(r.mode);
-        csv.number(r.ttft_ms, 6).number(x.ttft_ms, 6).number(x.ttft_error, 6);
-        csv.number(r.tpot_ms, 6).number(x.tpot_ms, 6).number(x.tpot_error, 6);
+        if (r.latencies_measured) {
+            csv.number(r.ttft_ms, 6).number(x.ttft_ms, 6).number(x.ttft_error, 6);
+            csv.number(r.tpot_ms, 6).number(x.tpot_ms, 6).number(x.tpot_error, 6);
+        } else { // an offline run states its throughput only
+            csv.field("").number(x.ttft_ms, 6).field("").field("").number(x.tpot_ms, 6).field("");
+        }
         csv.number(r.tokens_per_s_per_gpu, 6).number(x.tokens_per_s_per_gpu, 6).number(x.throughput_error, 6);
         csv.field("").end_row();
     }
@@ -116,9 +120,13 @@ int validate_serving(const nlohmann::json& rows, const std::string& path, Servin
     } else {
         for (const auto& x : report.rows) {
             char line[320];
-            std::snprintf(line, sizeof line, "%-64s TTFT %9.1f / %9.1f ms %+7.1f%%   TPOT %7.2f / %7.2f ms %+7.1f%%\n",
-                x.run->id.c_str(), x.run->ttft_ms, x.ttft_ms, 100 * x.ttft_error, x.run->tpot_ms, x.tpot_ms,
-                100 * x.tpot_error);
+            if (x.run->latencies_measured)
+                std::snprintf(line, sizeof line,
+                    "%-64s TTFT %9.1f / %9.1f ms %+7.1f%%   TPOT %7.2f / %7.2f ms %+7.1f%%\n", x.run->id.c_str(),
+                    x.run->ttft_ms, x.ttft_ms, 100 * x.ttft_error, x.run->tpot_ms, x.tpot_ms, 100 * x.tpot_error);
+            else
+                std::snprintf(line, sizeof line, "%-64s tokens/s per GPU %9.0f / %9.0f %+7.1f%%\n", x.run->id.c_str(),
+                    x.run->tokens_per_s_per_gpu, x.tokens_per_s_per_gpu, 100 * x.throughput_error);
             print_out(line);
         }
         print_out("\n(measured / predicted)\n" + serving_validation_to_markdown(report));

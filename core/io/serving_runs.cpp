@@ -43,6 +43,9 @@ constexpr GpuMapping kGpus[] = {
 // Kimi-K2.5 serves its language model (the vision encoder is not modelled).
 const std::map<std::string, std::string> kModelPresets = {
     { "Llama 3.1 70B", "llama3.1-70b" },
+    { "Llama 3.3 70B", "llama3.1-70b" }, // Llama 3.1 70B's architecture, other weights (its config.json)
+    { "Llama 3.1 405B", "llama3.1-405b" },
+    { "Qwen3-30B-A3B", "qwen3-30b-a3b" },
     { "Llama 3.1 8B", "llama3.1-8b" },
     { "Llama 2 70B", "llama2-70b" },
     { "Qwen3-235B-A22B", "qwen3-235b-a22b" },
@@ -104,6 +107,8 @@ std::string short_source(const std::string& s)
         return "aiconfigurator";
     if (s.rfind("SplitwiseSim", 0) == 0)
         return "splitwise";
+    if (s.rfind("TensorRT-LLM performance overview", 0) == 0)
+        return "trtllm-perf-overview";
     return s.substr(0, 24);
 }
 
@@ -201,9 +206,18 @@ json row_precision(const json& prec, ServingRun& run)
     return precision;
 }
 
+bool offline_row(const json& wl)
+{
+    return wl.contains("max_throughput") && wl.at("max_throughput").is_boolean() && wl.at("max_throughput").get<bool>();
+}
+
 json row_workload(const json& wl, bool static_batch, ServingRun& run)
 {
     json workload = { { "isl", wl.at("isl") }, { "osl", wl.at("osl") } };
+    if (offline_row(wl)) {
+        workload["max_throughput"] = true;
+        return workload;
+    }
     if (static_batch) {
         workload["batch_size"] = wl.at("batch_size");
         return workload;
@@ -248,6 +262,8 @@ json row_scenario(const json& row, ServingRun& run)
     run.mode = mode.rfind("disaggregated", 0) == 0 ? "disaggregated" : mode;
     if (run.mode != "aggregated" && run.mode != "static batch" && run.mode != "disaggregated")
         throw std::runtime_error("mode \"" + mode + "\": not a deployment Parallax models");
+    if (offline_row(row.at("workload")) && run.mode == "aggregated")
+        run.mode = "offline";
     int gpus = 0;
     json deployment;
     if (run.mode == "disaggregated") {
@@ -288,18 +304,22 @@ ServingErrorSummary summarise(const std::vector<const ServingRunResult*>& rows)
     std::vector<double> ttft, tpot;
     double tp_sum = 0;
     for (const auto* r : rows) {
+        tp_sum += std::fabs(r->throughput_error);
+        if (!r->run->latencies_measured)
+            continue;
         ttft.push_back(std::fabs(r->ttft_error));
         tpot.push_back(std::fabs(r->tpot_error));
         s.ttft_mape += std::fabs(r->ttft_error);
         s.tpot_mape += std::fabs(r->tpot_error);
-        tp_sum += std::fabs(r->throughput_error);
     }
     s.rows = static_cast<int>(rows.size());
-    if (s.rows > 0) {
-        s.ttft_mape /= s.rows;
-        s.tpot_mape /= s.rows;
-        s.throughput_mape = tp_sum / s.rows;
+    s.latency_rows = static_cast<int>(ttft.size());
+    if (s.latency_rows > 0) {
+        s.ttft_mape /= s.latency_rows;
+        s.tpot_mape /= s.latency_rows;
     }
+    if (s.rows > 0)
+        s.throughput_mape = tp_sum / s.rows;
     s.ttft_median = median(ttft);
     s.tpot_median = median(tpot);
     return s;
@@ -315,8 +335,9 @@ int deployment_gpus(const Deployment& d)
 
 json summary_json(const ServingErrorSummary& s)
 {
-    return { { "rows", s.rows }, { "ttft_mape", s.ttft_mape }, { "tpot_mape", s.tpot_mape },
-        { "throughput_mape", s.throughput_mape }, { "ttft_median", s.ttft_median }, { "tpot_median", s.tpot_median } };
+    return { { "rows", s.rows }, { "latency_rows", s.latency_rows }, { "ttft_mape", s.ttft_mape },
+        { "tpot_mape", s.tpot_mape }, { "throughput_mape", s.throughput_mape }, { "ttft_median", s.ttft_median },
+        { "tpot_median", s.tpot_median } };
 }
 
 } // namespace
@@ -345,10 +366,12 @@ std::vector<ServingRun> read_serving_runs(
             const auto ttft
                 = number_at(res, "ttft_ms") ? number_at(res, "ttft_ms") : number_at(res, "prefill_latency_ms");
             const auto tpot = number_at(res, "tpot_ms") ? number_at(res, "tpot_ms") : number_at(res, "decode_step_ms");
-            if (!ttft || !tpot || *ttft <= 0 || *tpot <= 0)
+            const auto offline_tokens = number_at(res, "output_tokens_per_s_per_gpu");
+            run.latencies_measured = ttft && tpot && *ttft > 0 && *tpot > 0;
+            if (!run.latencies_measured && !(offline_row(row.at("workload")) && offline_tokens && *offline_tokens > 0))
                 throw std::runtime_error("no measured TTFT and TPOT");
-            run.ttft_ms = *ttft;
-            run.tpot_ms = *tpot;
+            run.ttft_ms = run.latencies_measured ? *ttft : 0;
+            run.tpot_ms = run.latencies_measured ? *tpot : 0;
             const json scenario = row_scenario(row, run);
             run.scenario = parse_serving_scenario(scenario, file + " [" + id + "]", catalog);
             run.engine = std::string(to_string(run.scenario.serving.engine));
@@ -359,7 +382,8 @@ std::vector<ServingRun> read_serving_runs(
                                                                     : static_cast<double>(w.concurrency);
             const double e2e_s = (run.ttft_ms + static_cast<double>(w.osl - 1) * run.tpot_ms) * 1e-3;
             run.gpus = deployment_gpus(run.scenario.deployment);
-            run.tokens_per_s_per_gpu = in_flight * static_cast<double>(w.osl) / e2e_s / run.gpus;
+            run.tokens_per_s_per_gpu
+                = run.latencies_measured ? in_flight * static_cast<double>(w.osl) / e2e_s / run.gpus : *offline_tokens;
             runs.push_back(std::move(run));
         } catch (const InputError& e) {
             skipped.push_back({ id, e.rule() + " (" + e.key() + ")" });
@@ -387,8 +411,8 @@ ServingValidationReport run_serving_validation(const std::vector<ServingRun>& ru
         x.ttft_ms = p.ttft_ms;
         x.tpot_ms = p.tpot_ms;
         x.tokens_per_s_per_gpu = p.output_tokens_per_s_per_gpu;
-        x.ttft_error = p.ttft_ms / run.ttft_ms - 1.0;
-        x.tpot_error = p.tpot_ms / run.tpot_ms - 1.0;
+        x.ttft_error = run.latencies_measured ? p.ttft_ms / run.ttft_ms - 1.0 : 0.0;
+        x.tpot_error = run.latencies_measured ? p.tpot_ms / run.tpot_ms - 1.0 : 0.0;
         x.throughput_error = p.output_tokens_per_s_per_gpu / run.tokens_per_s_per_gpu - 1.0;
         x.running_batch = p.running_batch;
         x.max_batch_by_memory = p.max_batch_by_memory;
@@ -422,15 +446,18 @@ ServingValidationReport run_serving_validation(const std::vector<ServingRun>& ru
 json serving_validation_to_json(const ServingValidationReport& r)
 {
     json rows = json::array();
-    for (const auto& x : r.rows)
-        rows.push_back({ { "id", x.run->id }, { "measured_ttft_ms", x.run->ttft_ms },
-            { "predicted_ttft_ms", x.ttft_ms }, { "measured_tpot_ms", x.run->tpot_ms },
+    for (const auto& x : r.rows) {
+        const bool lat = x.run->latencies_measured;
+        const auto measured = [lat](double v) { return lat ? json(v) : json(nullptr); };
+        rows.push_back({ { "id", x.run->id }, { "measured_ttft_ms", measured(x.run->ttft_ms) },
+            { "predicted_ttft_ms", x.ttft_ms }, { "measured_tpot_ms", measured(x.run->tpot_ms) },
             { "predicted_tpot_ms", x.tpot_ms }, { "measured_tokens_per_s_per_gpu", x.run->tokens_per_s_per_gpu },
-            { "predicted_tokens_per_s_per_gpu", x.tokens_per_s_per_gpu }, { "ttft_error", x.ttft_error },
-            { "tpot_error", x.tpot_error }, { "throughput_error", x.throughput_error },
+            { "predicted_tokens_per_s_per_gpu", x.tokens_per_s_per_gpu }, { "ttft_error", measured(x.ttft_error) },
+            { "tpot_error", measured(x.tpot_error) }, { "throughput_error", x.throughput_error },
             { "predicted_running_batch", x.running_batch }, { "max_batch_by_memory", x.max_batch_by_memory },
             { "predicted_queued_requests", x.queued_requests }, { "mode", x.run->mode }, { "gpus", x.run->gpus },
             { "assumptions", x.run->assumptions } });
+    }
     json skipped = json::array();
     for (const auto& s : r.skipped)
         skipped.push_back({ { "id", s.id }, { "reason", s.reason } });
@@ -456,15 +483,23 @@ std::string serving_validation_to_markdown(const ServingValidationReport& r)
     auto table = [&](const char* title, const std::map<std::string, ServingErrorSummary>& m) {
         std::string s = std::string("| ") + title
             + " | rows | TTFT MAPE | TPOT MAPE | tokens/s/GPU MAPE |\n|---|---:|---:|---:|---:|\n";
-        for (const auto& [k, v] : m)
-            s += "| " + k + " | " + std::to_string(v.rows) + " | " + pct(v.ttft_mape) + " | " + pct(v.tpot_mape) + " | "
-                + pct(v.throughput_mape) + " |\n";
+        for (const auto& [k, v] : m) {
+            const bool lat = v.latency_rows > 0;
+            s += "| " + k + " | " + std::to_string(v.rows) + " | " + (lat ? pct(v.ttft_mape) : "–") + " | "
+                + (lat ? pct(v.tpot_mape) : "–") + " | " + pct(v.throughput_mape) + " |\n";
+        }
         return s + "\n";
     };
-    std::string s = "All " + std::to_string(r.overall.rows) + " rows: TTFT MAPE " + pct(r.overall.ttft_mape)
-        + " (median " + pct(r.overall.ttft_median) + "), TPOT MAPE " + pct(r.overall.tpot_mape) + " (median "
-        + pct(r.overall.tpot_median) + "), output tokens/s per GPU MAPE " + pct(r.overall.throughput_mape) + "; "
-        + std::to_string(r.skipped.size()) + " rows skipped.\n\n";
+    const ServingErrorSummary& o = r.overall;
+    std::string latencies = "no measured latencies";
+    if (o.latency_rows > 0)
+        latencies = "TTFT MAPE"
+            + (o.latency_rows < o.rows ? " over the " + std::to_string(o.latency_rows) + " rows that measure it"
+                                       : std::string())
+            + " " + pct(o.ttft_mape) + " (median " + pct(o.ttft_median) + "), TPOT MAPE " + pct(o.tpot_mape)
+            + " (median " + pct(o.tpot_median) + ")";
+    std::string s = "All " + std::to_string(o.rows) + " rows: " + latencies + ", output tokens/s per GPU MAPE "
+        + pct(o.throughput_mape) + "; " + std::to_string(r.skipped.size()) + " rows skipped.\n\n";
     s += table("source", r.by_source);
     s += table("engine", r.by_engine);
     s += table("GPU", r.by_gpu);

@@ -1,6 +1,7 @@
 #pragma once
 // Measured serving runs (validation/measured-serving.json, one object per row with the engine, model,
-// GPU, parallel layout, precision, workload and the measured TTFT/TPOT): each row becomes a serving
+// GPU, parallel layout, precision, workload and the measured TTFT/TPOT, or an offline run's output
+// tokens/s as validation/published-serving-throughput.json gives them): each row becomes a serving
 // scenario through the same reader as a scenario file, is predicted, and the errors are summarised per
 // source, engine, GPU and model. Rows that cannot be modelled are skipped with the reason.
 #include "io/preset_catalog.hpp"
@@ -24,10 +25,12 @@ struct ServingRun {
     std::string mode; // "aggregated", "static batch", "disaggregated"
     int gpus = 0; // every GPU of the deployment (both pools when disaggregated)
     ServingScenario scenario;
+    // Offline maximum-throughput rows (trtllm-bench throughput) state the output tokens/s only.
+    bool latencies_measured = true;
     double ttft_ms = 0;
     double tpot_ms = 0;
-    // Output tokens/s per GPU implied by the measured latencies at the row's concurrency (Little's law:
-    // concurrency x osl / (TTFT + (osl - 1) TPOT)); none of the rows states a throughput.
+    // Output tokens/s per GPU: as the row states it, or implied by the measured latencies at the row's
+    // concurrency (Little's law: concurrency x osl / (TTFT + (osl - 1) TPOT)).
     double tokens_per_s_per_gpu = 0;
     std::vector<std::string> assumptions;
 };
@@ -53,6 +56,7 @@ struct ServingRunResult {
 
 struct ServingErrorSummary {
     int rows = 0;
+    int latency_rows = 0; // of which measured TTFT and TPOT (the latency MAPEs are over these)
     double ttft_mape = 0;
     double tpot_mape = 0;
     double throughput_mape = 0;

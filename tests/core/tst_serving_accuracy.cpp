@@ -17,6 +17,7 @@ class TestServingAccuracy : public QObject {
 
 private slots:
     void measuredRows();
+    void publishedOfflineThroughput();
     void concurrencyOverReplicas();
     void wideAttentionDpReadAsOneNode();
     void ttftRiseWithConcurrency();
@@ -54,6 +55,52 @@ void TestServingAccuracy::measuredRows()
     // Each row's errors are what its predictions say.
     for (const auto& x : r.rows)
         QVERIFY(std::abs(x.ttft_ms / x.run->ttft_ms - 1 - x.ttft_error) < 1e-9);
+}
+
+// TensorRT-LLM's own offline maximum-throughput table (trtllm-bench, validation/published-serving-throughput.json):
+// rows that state tokens/s only are predicted as offline loads, their latencies left out of the latency errors,
+// and each row's throughput error is its prediction against the table.
+void TestServingAccuracy::publishedOfflineThroughput()
+{
+    const std::string path = PARALLAX_SOURCE_DIR "/validation/published-serving-throughput.json";
+    const nlohmann::json rows = parse_json_text(read_text_file(path), path);
+    QVERIFY(is_serving_runs_file(rows));
+    std::vector<ServingSkip> skipped;
+    const std::vector<ServingRun> runs = read_serving_runs(rows, path, PresetCatalog::standard(), skipped);
+    QVERIFY2(skipped.empty(), skipped.empty() ? "" : (skipped.front().id + ": " + skipped.front().reason).c_str());
+    QCOMPARE(runs.size(), rows.size());
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const ServingRun& run = runs[i];
+        QVERIFY(!run.latencies_measured);
+        QCOMPARE(run.mode, std::string("offline"));
+        QVERIFY(run.scenario.serving.workload.load == LoadKind::max_throughput);
+        const nlohmann::json& result = rows[i].at("result");
+        QCOMPARE(run.tokens_per_s_per_gpu, result.at("output_tokens_per_s_per_gpu").get<double>());
+        QCOMPARE(run.gpus, rows[i].at("hardware").at("n_gpus").get<int>());
+    }
+    const ServingValidationReport r = run_serving_validation(runs, {});
+    QCOMPARE(r.rows.size(), runs.size());
+    QCOMPARE(r.overall.latency_rows, 0);
+    QCOMPARE(r.overall.ttft_mape, 0.0);
+    for (const auto& x : r.rows)
+        QVERIFY(std::abs(x.tokens_per_s_per_gpu / x.run->tokens_per_s_per_gpu - 1 - x.throughput_error) < 1e-9);
+    // The figures of docs/serving.md, rounded up: a regression guard, not the goal (20%).
+    QVERIFY2(r.overall.throughput_mape < 0.37, qPrintable(QString::number(r.overall.throughput_mape)));
+    QVERIFY(r.by_model.count("Llama 3.1 8B") == 1);
+    QVERIFY2(r.by_model.at("Llama 3.1 8B").throughput_mape < 0.07,
+        qPrintable(QString::number(r.by_model.at("Llama 3.1 8B").throughput_mape)));
+    // Mixed with latency rows, the latency errors are over the rows that measure them.
+    std::vector<ServingRun> mixed = runs;
+    const std::string measured_path = PARALLAX_SOURCE_DIR "/validation/measured-serving.json";
+    const nlohmann::json measured_rows = parse_json_text(read_text_file(measured_path), measured_path);
+    std::vector<ServingSkip> measured_skipped;
+    const std::vector<ServingRun> measured
+        = read_serving_runs(measured_rows, measured_path, PresetCatalog::standard(), measured_skipped);
+    mixed.insert(mixed.end(), measured.begin(), measured.end());
+    const ServingValidationReport both = run_serving_validation(mixed, {});
+    const ServingValidationReport latency_only = run_serving_validation(measured, {});
+    QCOMPARE(both.overall.latency_rows, latency_only.overall.rows);
+    QVERIFY(std::abs(both.overall.ttft_mape - latency_only.overall.ttft_mape) < 1e-12);
 }
 
 // The rows of one deployment and workload measured at concurrency c and 2c (c up to 32, aggregated):
