@@ -2,6 +2,7 @@
 
 #include "model/compute_model.hpp"
 #include "model/model_math.hpp"
+#include "serving/engine_kernels.hpp"
 #include "serving/kv_cache.hpp"
 #include "serving/speculative_decoding.hpp"
 
@@ -55,10 +56,11 @@ double hbm_Bps(const ServingContext& ctx)
 // Adds one kernel's roofline: the slower of its FLOPs at the achievable rate and its bytes at the
 // achievable bandwidth, plus the gap to the next kernel.
 void add_kernel(const ServingContext& ctx, StepCost& c, double flops, double peak_Fps, double efficiency, double bytes,
-    double weight_bytes)
+    double weight_bytes, double stream_efficiency = 0)
 {
     const double compute = flops > 0 ? flops / (peak_Fps * std::max(1e-3, efficiency)) : 0;
-    const double memory = bytes / hbm_Bps(ctx);
+    const double memory
+        = stream_efficiency > 0 ? bytes / (ctx.cluster->gpu.memory_bw_Bps * stream_efficiency) : bytes / hbm_Bps(ctx);
     if (compute >= memory)
         c.compute_bound_s += compute;
     else
@@ -95,7 +97,17 @@ void add_linear(const ServingContext& ctx, StepCost& c, double rows, double para
     const double flops = 2.0 * rows * params;
     const double weights = params * bytes_per_param;
     const double bytes = weights + kActivationBytes * rows * (k + n);
-    add_kernel(ctx, c, flops, ctx.device.peak(p), skinny_gemm_efficiency(ctx, rows, n, k, p), bytes, weights);
+    // The engines' Linear layers run at their own measured rates where known (engine_kernels.hpp): the
+    // shape's wave and split-K efficiency relative to the generation's large-GEMM constant, rescaled.
+    double eff = skinny_gemm_efficiency(ctx, rows, n, k, p);
+    double stream = 0;
+    const Precision stored = bytes_per_param >= 2.0 ? Precision::bf16 : p; // logits and router stay bf16
+    if (const auto r = serving_linear_rates(ctx.cluster->gpu.architecture, stored)) {
+        if (r->gemm > 0)
+            eff *= r->gemm / tuned_gemm_efficiency(*ctx.device.gen, p);
+        stream = r->weight_stream;
+    }
+    add_kernel(ctx, c, flops, ctx.device.peak(p), eff, bytes, weights, stream);
     c.tensor_s += flops / ctx.device.peak(p);
 }
 
@@ -203,8 +215,11 @@ void add_comm(const ServingContext& ctx, StepCost& c, Collective k, double bytes
     if (g.size <= 1 || bytes <= 0)
         return;
     double t = collective_time_s(ctx.network, k, bytes, g);
-    if (k == Collective::all_reduce && g.nodes <= 1)
-        t = std::min(t, nvlink_all_reduce_s(ctx, bytes, g));
+    if (k == Collective::all_reduce && g.nodes <= 1) {
+        const auto measured
+            = measured_nvlink_all_reduce_s(ctx.cluster->gpu.architecture, static_cast<int>(g.size), bytes);
+        t = measured ? *measured : std::min(t, nvlink_all_reduce_s(ctx, bytes, g));
+    }
     c.comm_s += t;
 }
 

@@ -3,6 +3,7 @@
 // 2026, arXiv:2605.19593), the preemption cost split against vLLM's sleep-mode measurements, the
 // reader's errors, and the placement of a small hand-worked case.
 #include "io/colocation_io.hpp"
+#include "io/json_reader.hpp"
 #include "io/preset_catalog.hpp"
 #include "io/serving_io.hpp"
 #include "serving/colocation.hpp"
@@ -341,9 +342,12 @@ void TestColocation::offloadedRecomputeInBudgetSteps()
     // token budget, each through the offload pipeline: the fetch of the offloaded layers stretches each
     // step as much as a step of that length, not as much as the shorter prefill step of one request.
     const std::string path = PARALLAX_SOURCE_DIR "/docs/examples/colocation-three-models-8-mixed.json";
-    const ColocationScenario s = load_colocation_scenario_file(path, PresetCatalog::standard());
+    json example = parse_json_text(read_text_file(path), path);
+    // The 70B held on two A100 40GB (the planner would give it two H100s), where it must offload.
+    example["colocation"]["models"][1]["deployment"] = { { "group", "a100" }, { "tp", 2 }, { "replicas", 1 } };
+    const ColocationScenario s = parse_coloc(example);
     const ColocationResult r = plan_colocation(s);
-    const auto& big = r.models[1]; // the 70B, offloaded onto two A100 40GB
+    const auto& big = r.models[1];
     QVERIFY(big.placed && big.offloaded.offloaded_layers > 0);
     QCOMPARE(big.preemption.kv, KvRecovery::recompute);
     const ServingScenario sc = placed_scenario(s, s.models[1], big.placement);

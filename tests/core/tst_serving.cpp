@@ -10,6 +10,7 @@
 #include "model/compute_model.hpp"
 #include "model/model_math.hpp"
 #include "serving/disaggregated_model.hpp"
+#include "serving/engine_kernels.hpp"
 #include "serving/engine_traits.hpp"
 #include "serving/fixed_point.hpp"
 #include "serving/kv_cache.hpp"
@@ -91,6 +92,7 @@ private slots:
     void closedLoopStaggersGroups();
     void overlapSchedulerDelaysTokens();
     void sglangSizesItsReservationByTheGpu();
+    void engineKernelsAsMeasured();
     void kvTransferHandWorked();
     void disaggregatedFirstToken();
     void disaggregatedPrefillBound();
@@ -177,8 +179,10 @@ void TestServing::decodeBoundedByHbm()
 
 void TestServing::ttftGrowsWithPrompt()
 {
-    // One request at a time: TTFT is the prompt's prefill, compute-bound, so it grows at least linearly
-    // with the prompt (attention adds a quadratic part) once the prompt is long enough to fill the GPU.
+    // One request at a time: TTFT is the prompt's prefill, compute-bound, so it grows about linearly
+    // with the prompt (attention adds a quadratic part) once the prompt is long enough to fill the GPU;
+    // a little less, as the TP all-reduces of 17-134 MB still grow more slowly than their size (the
+    // measured NVLink curve, engine_kernels.cpp).
     json j = base_scenario();
     j["serving"]["workload"] = { { "isl", 1024 }, { "osl", 64 }, { "concurrency", 1 } };
     const double t1k = predict_serving(parse(j)).ttft_ms;
@@ -187,8 +191,8 @@ void TestServing::ttftGrowsWithPrompt()
     j["serving"]["workload"]["isl"] = 8192;
     const double t8k = predict_serving(parse(j)).ttft_ms;
     QVERIFY(t1k > 0);
-    QVERIFY2(t2k > 1.8 * t1k, qPrintable(QString::number(t2k / t1k)));
-    QVERIFY2(t8k > 3.5 * t2k, qPrintable(QString::number(t8k / t2k)));
+    QVERIFY2(t2k > 1.7 * t1k, qPrintable(QString::number(t2k / t1k)));
+    QVERIFY2(t8k > 3.2 * t2k, qPrintable(QString::number(t8k / t2k)));
     // 2 x 70B x 8192 FLOPs at the fp8 peak of 8 GPUs is the floor.
     const double floor_ms = 2 * 70e9 * 8192 / (8 * 1978.9e12) * 1e3;
     QVERIFY2(t8k > floor_ms, qPrintable(QString::number(t8k)));
@@ -417,6 +421,42 @@ void TestServing::sglangSizesItsReservationByTheGpu()
     dp8.ep = 8;
     t = engine_traits(ServingEngine::sglang, dp8, b200);
     QVERIFY(std::fabs(t.memory_fraction - fraction(b200, b200_reserved + 4.5 * 512 * 8)) < 1e-12);
+}
+
+void TestServing::engineKernelsAsMeasured()
+{
+    // TensorRT-LLM's NVLink all-reduce as AIConfigurator measured it (engine_kernels.cpp): a table point
+    // is returned as measured, a size between two points lies between them, a slow sample is lowered to
+    // the fastest at a larger size, and beyond the table the largest message's bandwidth holds.
+    const double mib2 = 2.0 * 1048576; // 2^20 bf16 elements
+    QVERIFY(std::abs(*measured_nvlink_all_reduce_s(GpuArchitecture::blackwell, 8, mib2) - 24.7e-6) < 1e-12);
+    QVERIFY(std::abs(*measured_nvlink_all_reduce_s(GpuArchitecture::hopper, 8, mib2) - 28.3e-6) < 1e-12);
+    const double between = *measured_nvlink_all_reduce_s(GpuArchitecture::blackwell, 8, 1.5 * mib2);
+    QVERIFY(between > 24.7e-6 && between < 31.5e-6);
+    QVERIFY(std::abs(*measured_nvlink_all_reduce_s(GpuArchitecture::hopper, 2, 128 * 64 * 2.0) - 3.4e-6) < 1e-12);
+    const double last = 536870912 * 2.0;
+    QVERIFY(std::abs(*measured_nvlink_all_reduce_s(GpuArchitecture::hopper, 8, 2 * last) - 2 * 4011.7e-6) < 1e-9);
+    QVERIFY(!measured_nvlink_all_reduce_s(GpuArchitecture::ampere, 8, mib2));
+    QVERIFY(!measured_nvlink_all_reduce_s(GpuArchitecture::hopper, 16, mib2));
+    QCOMPARE(serving_linear_rates(GpuArchitecture::blackwell, Precision::fp4)->weight_stream, 0.66);
+    QCOMPARE(serving_linear_rates(GpuArchitecture::blackwell, Precision::fp4)->gemm, 0.41);
+    QVERIFY(!serving_linear_rates(GpuArchitecture::ampere, Precision::bf16));
+
+    // A dense decode step at TP 8 on H100 reduces twice per layer, each at the measured time for its size.
+    const ServingScenario s = parse(base_scenario());
+    const ServingContext ctx(s.model, s.cluster, s.serving, s.deployment.instance);
+    StepLoad load;
+    load.decode_requests = 128;
+    load.decode_context = 2048;
+    load.sampled_requests = 128;
+    const double bytes = 128.0 * static_cast<double>(s.model.hidden) * 2.0;
+    const double per_all_reduce = *measured_nvlink_all_reduce_s(GpuArchitecture::hopper, 8, bytes);
+    QVERIFY(std::abs(step_cost(ctx, load).comm_s - 2.0 * s.model.layers * per_all_reduce) < 1e-12);
+    // Its weights stream at the measured fraction of the HBM bandwidth (fp8 on Hopper: 0.85).
+    load.decode_requests = 1;
+    load.sampled_requests = 1;
+    const StepCost one = step_cost(ctx, load);
+    QVERIFY(one.memory_bound_s >= one.weight_bytes / (s.cluster.gpu.memory_bw_Bps * 0.85) * 0.999);
 }
 
 void TestServing::kvTransferHandWorked()
