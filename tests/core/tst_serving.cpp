@@ -20,6 +20,8 @@
 #include "serving/serving_step.hpp"
 #include "spec/input_error.hpp"
 
+#include "../support/serving_fixtures.hpp"
+
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -36,18 +38,12 @@ namespace {
 
 json base_scenario()
 {
-    return json::parse(R"({
-      "schema": 1, "model": "llama3-70b",
-      "cluster": { "gpu": "H100-SXM5-80GB", "nodes": 1, "gpus_per_node": 8,
-                   "intra_node": "nvlink4-nvswitch", "inter_node": "ib-ndr" },
-      "serving": { "precision": { "weights": "fp8", "kv_cache": "fp8" },
-                   "workload": { "isl": 1024, "osl": 128, "concurrency": 64 } },
-      "deployment": { "tp": 8 } })");
+    return test::llama70b_fp8_on_h100_node({ { "isl", 1024 }, { "osl", 128 }, { "concurrency", 64 } });
 }
 
 ServingScenario parse(const json& j)
 {
-    return parse_serving_scenario(j, "test.json", PresetCatalog::standard());
+    return test::parse_serving(j);
 }
 
 ModelSpec preset_model(const char* name)
@@ -62,15 +58,9 @@ ModelSpec preset_model(const char* name)
     return parse(j).model;
 }
 
-// The reader's error for `j`, empty when it loads.
 std::string error_of(const json& j)
 {
-    try {
-        parse(j);
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return {};
+    return test::serving_error_of(j);
 }
 
 } // namespace

@@ -15,6 +15,8 @@
 #include "serving/speculative_decoding.hpp"
 #include "spec/input_error.hpp"
 
+#include "../support/serving_fixtures.hpp"
+
 #include <QTest>
 
 #include <nlohmann/json.hpp>
@@ -28,13 +30,7 @@ namespace {
 
 json base_scenario()
 {
-    return json::parse(R"({
-      "schema": 1, "model": "llama3-70b",
-      "cluster": { "gpu": "H100-SXM5-80GB", "nodes": 1, "gpus_per_node": 8,
-                   "intra_node": "nvlink4-nvswitch", "inter_node": "ib-ndr" },
-      "serving": { "precision": { "weights": "fp8", "kv_cache": "fp8" },
-                   "workload": { "isl": 1024, "osl": 256, "batch_size": 1 } },
-      "deployment": { "tp": 8 } })");
+    return test::llama70b_fp8_on_h100_node({ { "isl", 1024 }, { "osl", 256 }, { "batch_size", 1 } });
 }
 
 json with_draft(json j, const char* draft, int tokens, double acceptance_length)
@@ -46,17 +42,12 @@ json with_draft(json j, const char* draft, int tokens, double acceptance_length)
 
 ServingScenario parse(const json& j)
 {
-    return parse_serving_scenario(j, "test.json", PresetCatalog::standard());
+    return test::parse_serving(j);
 }
 
 std::string error_of(const json& j)
 {
-    try {
-        parse(j);
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return {};
+    return test::serving_error_of(j);
 }
 
 StepLoad decode_of(double requests, double context)
