@@ -38,6 +38,8 @@ constexpr double kFusedMoeMaxEfficiency = 0.25;
 // expert: 317 us against 327 summed (235 for the slower alone); mxfp4/fp8 at 24-48 rows: 222-288 us against
 // 231-290 summed (163-164); at 192 rows and more the roofline's 549 us against 555.
 constexpr double kFusedMoeSmallTileRows = 16;
+// NVFP4 carries one fp8 scale per 16 elements (NVIDIA "Introducing NVFP4", 2025).
+constexpr double kNvfp4ScaleBytesPerElement = 1.0 / 16.0;
 constexpr double kFusedMoeTileRows = 64;
 
 // What each kernel of a step costs beyond its roofline: a CUDA graph removes the CPU's launch, but each
@@ -191,6 +193,12 @@ void add_routed_experts(const ServingContext& ctx, StepCost& c, int layer, doubl
         ctx, rows_per_expert, per_expert / hidden * std::max(1.0, local_touched), hidden, prec);
     add_kernel(ctx, c, flops, ctx.device.peak(prec), eff, bytes, weights);
     c.memory_bound_s += fused_moe_serial_s(ctx, rows_per_expert, flops, bytes, prec);
+    // The layer's kernels run one after another, so its routed rows' activation traffic adds to the GEMMs.
+    const double inter = per_expert / (3.0 * hidden);
+    const double act_bytes = element_bytes(prec) + (prec == Precision::fp4 ? kNvfp4ScaleBytesPerElement : 0.0);
+    const double traffic = rows_per_expert * local_touched * fused_moe_row_traffic_bytes(hidden, inter, act_bytes);
+    c.memory_bound_s += traffic / hbm_Bps(ctx);
+    c.hbm_bytes += traffic;
     // The down GEMM, and the routing kernels around the pair (top-k of the router's scores, sorting
     // the tokens by expert, the weighted combine: vLLM fused_moe, TensorRT-LLM's MoE plugin).
     c.overhead_s += (1 + kMoeRoutingKernels) * kernel_s(ctx);
@@ -343,6 +351,19 @@ double fused_moe_serial_s(const ServingContext& ctx, double rows_per_expert, dou
     const double weights_s = bytes / hbm_Bps(ctx);
     const double unshared = std::min(1.0, kFusedMoeTileRows / rows_per_expert);
     return unshared * std::min(math_s, weights_s);
+}
+
+double fused_moe_row_traffic_bytes(double hidden, double inter, double act_bytes)
+{
+    // vLLM's and SGLang's fused_moe keep these as intermediate caches (gate/up output, activated output,
+    // down output before the combine); TensorRT-LLM's CUTLASS MoE expands the input rows per expert and
+    // finalises the routing from fp32 partials (expandInputRowsKernel, finalizeMoeRoutingKernel).
+    constexpr double kFp32Bytes = 4.0;
+    const double gather = hidden * (kActivationBytes + act_bytes);
+    const double gate_up = 2.0 * inter * kActivationBytes * 2.0; // written by the first GEMM, read by the activation
+    const double activated = inter * act_bytes;
+    const double combine = 2.0 * hidden * kFp32Bytes; // written by the down GEMM, read by the combine
+    return gather + gate_up + activated + combine;
 }
 
 double expected_distinct_experts(double experts, double top_k, double tokens)

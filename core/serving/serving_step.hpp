@@ -45,6 +45,12 @@ double routed_expert_gemm_efficiency(
 // `flops`: the smaller of the two in small-tile terms, in full up to one 64-row tile per expert.
 double fused_moe_serial_s(const ServingContext& ctx, double rows_per_expert, double flops, double bytes, Precision p);
 
+// HBM bytes one routed (token, expert) row moves in a fused MoE layer besides the GEMMs' weights: the token
+// gathered and quantised for its expert, the gate and up outputs written and read back by the activation,
+// the activated row quantised for the down GEMM, and the down GEMM's fp32 partial written and read back by
+// the weighted combine. `inter` is the expert's width on this GPU, `act_bytes` the GEMM inputs' element size.
+double fused_moe_row_traffic_bytes(double hidden, double inter, double act_bytes);
+
 // Expected number of distinct experts `draws` routing picks touch among `experts` when each token
 // picks `top_k` of them uniformly: E (1 - (1 - k/E)^tokens).
 double expected_distinct_experts(double experts, double top_k, double tokens);

@@ -83,6 +83,7 @@ private slots:
     void overlapSchedulerDelaysTokens();
     void sglangSizesItsReservationByTheGpu();
     void engineKernelsAsMeasured();
+    void fusedMoeMovesEachRoutedRow();
     void kvTransferHandWorked();
     void disaggregatedFirstToken();
     void disaggregatedPrefillBound();
@@ -447,6 +448,32 @@ void TestServing::engineKernelsAsMeasured()
     load.sampled_requests = 1;
     const StepCost one = step_cost(ctx, load);
     QVERIFY(one.memory_bound_s >= one.weight_bytes / (s.cluster.gpu.memory_bw_Bps * 0.85) * 0.999);
+}
+
+void TestServing::fusedMoeMovesEachRoutedRow()
+{
+    // Per routed row a fused MoE layer gathers the token (bf16 in, quantised out), writes and reads back the
+    // gate and up outputs (bf16), quantises the activated row and writes and reads back the down GEMM's fp32
+    // partials: DeepSeek-V3's expert (hidden 7,168) at width 2,048 / 8 and fp8 inputs.
+    QCOMPARE(fused_moe_row_traffic_bytes(7168, 256, 1.0), 7168 * 3.0 + 2 * 256 * 2 * 2.0 + 256 * 1.0 + 2 * 7168 * 4.0);
+    // In a step, that traffic grows with the routed rows: 64 more decode tokens at top 8 add 512 rows.
+    json j = base_scenario();
+    j["model"] = "deepseek-v3";
+    j["cluster"]["gpu"] = "H200-SXM-141GB";
+    j["deployment"] = { { "tp", 8 } };
+    const ServingScenario s = parse(j);
+    const ServingContext ctx(s.model, s.cluster, s.serving, s.deployment.instance);
+    StepLoad a;
+    a.decode_requests = 256;
+    a.decode_context = 2048;
+    a.sampled_requests = 256;
+    StepLoad b = a;
+    b.decode_requests = b.sampled_requests = 320;
+    const double moe_layers = s.model.moe_layer_count();
+    const double rows = 64.0 * s.model.moe->top_k;
+    const double per_row = fused_moe_row_traffic_bytes(
+        static_cast<double>(s.model.hidden), static_cast<double>(s.model.moe->expert_ffn_hidden) / 8, 1.0);
+    QVERIFY(step_cost(ctx, b).hbm_bytes - step_cost(ctx, a).hbm_bytes > moe_layers * rows * per_row);
 }
 
 void TestServing::kvTransferHandWorked()

@@ -43,14 +43,14 @@ void TestServingAccuracy::measuredRows()
     QVERIFY(r.by_source.count("aiconfigurator") == 1 && r.by_source.count("splitwise") == 1);
     // The figures of docs/serving.md, rounded up: a regression guard, not the goal.
     QVERIFY2(r.overall.tpot_mape < 0.20, qPrintable(QString::number(r.overall.tpot_mape)));
-    QVERIFY2(r.overall.ttft_mape < 0.49, qPrintable(QString::number(r.overall.ttft_mape)));
-    QVERIFY2(r.overall.ttft_median < 0.44, qPrintable(QString::number(r.overall.ttft_median)));
-    QVERIFY2(r.overall.throughput_mape < 0.24, qPrintable(QString::number(r.overall.throughput_mape)));
+    QVERIFY2(r.overall.ttft_mape < 0.46, qPrintable(QString::number(r.overall.ttft_mape)));
+    QVERIFY2(r.overall.ttft_median < 0.40, qPrintable(QString::number(r.overall.ttft_median)));
+    QVERIFY2(r.overall.throughput_mape < 0.23, qPrintable(QString::number(r.overall.throughput_mape)));
     // The disaggregated rows, separately: their prefill pool, KV transfer and decode pool.
     QVERIFY(r.by_mode.count("disaggregated") == 1 && r.by_mode.at("disaggregated").rows >= 250);
     const ServingErrorSummary& dis = r.by_mode.at("disaggregated");
     QVERIFY2(dis.ttft_mape < 0.73, qPrintable(QString::number(dis.ttft_mape)));
-    QVERIFY2(dis.tpot_mape < 0.22, qPrintable(QString::number(dis.tpot_mape)));
+    QVERIFY2(dis.tpot_mape < 0.25, qPrintable(QString::number(dis.tpot_mape)));
     QVERIFY2(dis.throughput_mape < 0.19, qPrintable(QString::number(dis.throughput_mape)));
     // Each row's errors are what its predictions say.
     for (const auto& x : r.rows)
@@ -85,7 +85,7 @@ void TestServingAccuracy::publishedOfflineThroughput()
     for (const auto& x : r.rows)
         QVERIFY(std::abs(x.tokens_per_s_per_gpu / x.run->tokens_per_s_per_gpu - 1 - x.throughput_error) < 1e-9);
     // The figures of docs/serving.md, rounded up: a regression guard, not the goal (20%).
-    QVERIFY2(r.overall.throughput_mape < 0.30, qPrintable(QString::number(r.overall.throughput_mape)));
+    QVERIFY2(r.overall.throughput_mape < 0.23, qPrintable(QString::number(r.overall.throughput_mape)));
     QVERIFY(r.by_model.count("Llama 3.1 8B") == 1);
     QVERIFY2(r.by_model.at("Llama 3.1 8B").throughput_mape < 0.07,
         qPrintable(QString::number(r.by_model.at("Llama 3.1 8B").throughput_mape)));
@@ -142,8 +142,9 @@ void TestServingAccuracy::ttftRiseWithConcurrency()
     std::nth_element(misses_ms.begin(), misses_ms.begin() + misses_ms.size() / 2, misses_ms.end());
     const double median_ms = misses_ms[misses_ms.size() / 2];
     // docs/serving.md: 36.6 ms when the prompts that fit one step stayed in lock step, 28.9 ms with the
-    // replacements spread over the steps, 31.1 ms with the engines' measured Linear and all-reduce rates.
-    QVERIFY2(median_ms < 31.5, qPrintable(QString::number(median_ms)));
+    // replacements spread over the steps, 31.1 ms with the engines' measured Linear and all-reduce rates,
+    // 34.0 ms with the fused MoE layers' row traffic.
+    QVERIFY2(median_ms < 34.5, qPrintable(QString::number(median_ms)));
 }
 
 void TestServingAccuracy::concurrencyOverReplicas()
