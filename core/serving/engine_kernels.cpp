@@ -29,31 +29,39 @@ constexpr LinearRates kBlackwellNvfp4 { 0.41, 0.66 };
 constexpr int kAllReducePoints = 23;
 constexpr double kFirstMessageBytes = 128 * 2.0;
 using AllReduceCurve = std::array<double, kAllReducePoints>;
-constexpr std::array<AllReduceCurve, 3> kHopperAllReduceUs { {
+using AllReduceCurves = std::array<AllReduceCurve, 3>;
+
+// Each point lowered to the fastest time measured at its size or above: a single slow sample is noise,
+// not the kernel.
+constexpr AllReduceCurves lower_envelopes(AllReduceCurves curves)
+{
+    for (AllReduceCurve& c : curves)
+        for (std::size_t i = kAllReducePoints - 1; i-- > 0;)
+            c[i] = std::min(c[i], c[i + 1]);
+    return curves;
+}
+
+constexpr AllReduceCurves kHopperAllReduceUs = lower_envelopes({ {
     { 3.1, 3.1, 3.1, 3.3, 3.3, 3.5, 9.9, 3.4, 8.4, 3.8, 4.2, 5.1, 6.7, 9.6, 17.1, 37.8, 83.1, 145.6, 255.8, 467.8,
         885.5, 1682.9, 3236.5 },
     { 3.2, 3.2, 3.2, 3.4, 3.5, 3.6, 3.6, 3.7, 11.5, 10.9, 11.1, 11.9, 13.2, 22.1, 35.7, 62.9, 101.1, 174.9, 326.3,
         615.4, 1183.4, 2309.2, 4544.7 },
     { 3.5, 3.5, 3.6, 3.8, 3.9, 3.9, 4.0, 4.2, 4.9, 6.6, 10.3, 16.3, 19.6, 28.3, 46.4, 79.4, 122.8, 198.5, 322.7, 576.8,
         1090.5, 2111.8, 4011.7 },
-} };
-constexpr std::array<AllReduceCurve, 3> kBlackwellAllReduceUs { {
+} });
+constexpr AllReduceCurves kBlackwellAllReduceUs = lower_envelopes({ {
     { 4.5, 4.5, 4.6, 5.0, 4.8, 4.9, 5.2, 5.1, 5.1, 5.3, 5.3, 5.7, 6.4, 8.2, 11.5, 20.5, 56.3, 86.3, 155.0, 281.6, 531.8,
         986.0, 1896.5 },
     { 4.6, 4.7, 4.7, 5.2, 5.1, 5.3, 5.4, 5.4, 5.4, 5.8, 6.3, 7.6, 9.8, 14.5, 23.8, 49.5, 78.3, 122.6, 186.6, 355.6,
         681.6, 1306.1, 2580.0 },
     { 4.8, 5.0, 5.4, 5.6, 5.6, 5.7, 6.0, 5.8, 5.9, 6.6, 8.1, 11.2, 17.2, 24.7, 31.5, 73.8, 103.1, 170.4, 279.6, 399.5,
         722.7, 1342.2, 2600.1 },
-} };
+} });
 
-// The curve's time for `bytes`: log-log interpolation between points, each point first lowered to the
-// fastest time measured at its size or above (a single slow sample is noise, not the kernel), and the
-// largest message's bandwidth beyond the table.
-double interpolate_us(const AllReduceCurve& raw, double bytes)
+// The curve's time for `bytes`: log-log interpolation between points, and the largest message's
+// bandwidth beyond the table.
+double interpolate_us(const AllReduceCurve& c, double bytes)
 {
-    AllReduceCurve c = raw;
-    for (int i = kAllReducePoints - 2; i >= 0; --i)
-        c[i] = std::min(c[i], c[i + 1]);
     const double x = std::log2(std::max(bytes, kFirstMessageBytes) / kFirstMessageBytes);
     if (x >= kAllReducePoints - 1)
         return c.back() * bytes / (kFirstMessageBytes * std::exp2(kAllReducePoints - 1));

@@ -10,13 +10,6 @@ namespace parallax {
 
 namespace {
 
-// Weights stored at `p` with their block scales: NVFP4 keeps one fp8 scale per 16 elements (NVIDIA
-// "Introducing NVFP4", 2025); fp8 checkpoints scale per tensor or per channel (negligible).
-double stored_bytes_per_param(Precision p)
-{
-    return p == Precision::fp4 ? element_bytes(p) + 1.0 / 16.0 : element_bytes(p);
-}
-
 // The tensor cores run `p` where the GPU has it; otherwise the weights are dequantised on the fly
 // (weight-only kernels such as Marlin) and the matmul runs at the best precision the GPU offers above it.
 Precision matmul_precision_on(const GpuSpec& g, Precision p)
@@ -74,7 +67,7 @@ ServingContext::ServingContext(const ModelSpec& m, const ClusterSpec& c, const S
     , network(NetworkModel::of(c))
     , power(PowerModel::of(device, TrainingSpec {}))
     , matmul_precision(matmul_precision_on(c.gpu, s.precision.weights))
-    , weight_bytes_per_param(stored_bytes_per_param(s.precision.weights))
+    , weight_bytes_per_param(stored_bytes_per_element(s.precision.weights))
 {
     // Ranks in order tp (innermost), attention_dp, pp: an instance's TP group shares a node.
     const long long gpn = c.gpus_per_node;
@@ -86,6 +79,7 @@ ServingContext::ServingContext(const ModelSpec& m, const ClusterSpec& c, const S
     if (s.speculative) {
         speculative = s.speculative;
         tokens_per_decode_step = s.speculative->tokens_per_step();
+        decode_queries = 1.0 + s.speculative->draft_tokens;
         draft_model = std::make_unique<const ModelSpec>(draft_model_of(m, s.speculative->draft));
         ServingSpec plain = s;
         plain.speculative.reset();
@@ -94,6 +88,13 @@ ServingContext::ServingContext(const ModelSpec& m, const ClusterSpec& c, const S
 }
 
 ServingContext::~ServingContext() = default;
+
+// NVFP4 keeps one fp8 scale per 16 elements (NVIDIA "Introducing NVFP4", 2025); fp8 checkpoints scale per
+// tensor or per channel (negligible).
+double stored_bytes_per_element(Precision p)
+{
+    return p == Precision::fp4 ? element_bytes(p) + 1.0 / 16.0 : element_bytes(p);
+}
 
 double decode_steps_of(const ServingContext& ctx, const ServingWorkload& w)
 {

@@ -40,6 +40,7 @@ struct ServingContext {
     // and what a request gains per step; without it a step gains one token and there is no draft.
     std::optional<SpeculativeDecoding> speculative;
     double tokens_per_decode_step = 1;
+    double decode_queries = 1; // tokens each decoding request runs through the model: 1, or k + 1 to verify
     std::unique_ptr<const ModelSpec> draft_model;
     std::unique_ptr<const ServingContext> draft;
 
@@ -48,6 +49,9 @@ struct ServingContext {
     ServingContext(const ServingContext&) = delete;
     ServingContext& operator=(const ServingContext&) = delete;
 };
+
+// Bytes per element of a tensor stored at `p`, with its block scales (NVFP4: one fp8 scale per 16).
+double stored_bytes_per_element(Precision p);
 
 // Steps a request decodes for: its osl - 1 tokens after the first, one per step, or the mean a step gains
 // with speculative decoding.

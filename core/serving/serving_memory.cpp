@@ -37,8 +37,8 @@ double activation_bytes(const ServingContext& ctx)
     if (m.is_moe())
         mlp = std::max(mlp, 2.0 * m.moe->top_k * static_cast<double>(m.moe->expert_ffn_hidden) / l.expert_tp());
     const double per_token = 2.0 * (2.0 * static_cast<double>(m.hidden) + std::max(qkv, mlp));
-    const double queries = ctx.speculative ? 1.0 + ctx.speculative->draft_tokens : 1.0;
-    const double logits = ctx.engine.max_running_requests * queries * static_cast<double>(m.vocab) / l.tp * 4.0;
+    const double logits
+        = ctx.engine.max_running_requests * ctx.decode_queries * static_cast<double>(m.vocab) / l.tp * 4.0;
     return tokens * per_token + logits;
 }
 

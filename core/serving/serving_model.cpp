@@ -31,6 +31,14 @@ struct SteadyState {
     double decode_share = 1;
 };
 
+// A request's TPOT (the decode step over the tokens it gains) and its time end to end, from its TTFT and
+// its decode steps.
+void set_decode_times(SteadyState& s, const ServingContext& ctx, double decode_steps)
+{
+    s.tpot_s = decode_steps > 0 ? s.decode_step.time_s / ctx.tokens_per_decode_step : 0;
+    s.e2e_s = s.ttft_s + decode_steps * s.decode_step.time_s;
+}
+
 StepLoad step_of(const ServingWorkload& w, double decodes, double prefill_tokens, double prefill_steps)
 {
     StepLoad l;
@@ -102,8 +110,7 @@ SteadyState steady_state(const ServingContext& ctx, const ServingWorkload& w, do
     // A new request waits for the step in progress to end (half a step) unless the engine is idle.
     const double boundary_wait = 0.5 * s.decode_step.time_s * others / s.running;
     s.ttft_s = boundary_wait + s.prefill_steps * s.prefill_step.time_s;
-    s.tpot_s = decode_steps > 0 ? s.decode_step.time_s / ctx.tokens_per_decode_step : 0;
-    s.e2e_s = s.ttft_s + decode_steps * s.decode_step.time_s;
+    set_decode_times(s, ctx, decode_steps);
     s.requests_per_s = s.running / (s.prefill_steps * s.prefill_step.time_s + decode_steps * s.decode_step.time_s);
     return s;
 }
@@ -147,8 +154,7 @@ SteadyState closed_loop(const ServingContext& ctx, const ServingWorkload& w, dou
     const double backlog_steps = std::max(0.0, other_prefill_steps - decode_steps);
     const double wait = groups > 1 ? s.decode_step.time_s : 0.0;
     s.ttft_s = wait + (backlog_steps + s.prefill_steps) * s.prefill_step.time_s;
-    s.tpot_s = decode_steps > 0 ? s.decode_step.time_s / ctx.tokens_per_decode_step : 0;
-    s.e2e_s = s.ttft_s + decode_steps * s.decode_step.time_s;
+    set_decode_times(s, ctx, decode_steps);
     s.requests_per_s = s.running / s.e2e_s;
     s.decode_share = decode_steps / (decode_steps + s.prefill_steps);
     return s;
@@ -214,8 +220,7 @@ SteadyState static_batch(const ServingContext& ctx, const ServingWorkload& w, do
     s.decode_step = step_cost(ctx, dec);
     const double decode_steps = decode_steps_of(ctx, w);
     s.ttft_s = s.prefill_step.time_s;
-    s.tpot_s = decode_steps > 0 ? s.decode_step.time_s / ctx.tokens_per_decode_step : 0;
-    s.e2e_s = s.ttft_s + decode_steps * s.decode_step.time_s;
+    set_decode_times(s, ctx, decode_steps);
     s.requests_per_s = batch / s.e2e_s;
     s.decode_share = decode_steps / (decode_steps + 1.0);
     return s;

@@ -38,8 +38,6 @@ constexpr double kFusedMoeMaxEfficiency = 0.25;
 // expert: 317 us against 327 summed (235 for the slower alone); mxfp4/fp8 at 24-48 rows: 222-288 us against
 // 231-290 summed (163-164); at 192 rows and more the roofline's 549 us against 555.
 constexpr double kFusedMoeSmallTileRows = 16;
-// NVFP4 carries one fp8 scale per 16 elements (NVIDIA "Introducing NVFP4", 2025).
-constexpr double kNvfp4ScaleBytesPerElement = 1.0 / 16.0;
 constexpr double kFusedMoeTileRows = 64;
 
 // What each kernel of a step costs beyond its roofline: a CUDA graph removes the CPU's launch, but each
@@ -194,9 +192,9 @@ void add_routed_experts(const ServingContext& ctx, StepCost& c, int layer, doubl
     add_kernel(ctx, c, flops, ctx.device.peak(prec), eff, bytes, weights);
     c.memory_bound_s += fused_moe_serial_s(ctx, rows_per_expert, flops, bytes, prec);
     // The layer's kernels run one after another, so its routed rows' activation traffic adds to the GEMMs.
-    const double inter = per_expert / (3.0 * hidden);
-    const double act_bytes = element_bytes(prec) + (prec == Precision::fp4 ? kNvfp4ScaleBytesPerElement : 0.0);
-    const double traffic = rows_per_expert * local_touched * fused_moe_row_traffic_bytes(hidden, inter, act_bytes);
+    const double inter = static_cast<double>(moe.expert_ffn_hidden) / ctx.layout.expert_tp();
+    const double traffic
+        = rows_per_expert * local_touched * fused_moe_row_traffic_bytes(hidden, inter, stored_bytes_per_element(prec));
     c.memory_bound_s += traffic / hbm_Bps(ctx);
     c.hbm_bytes += traffic;
     // The down GEMM, and the routing kernels around the pair (top-k of the router's scores, sorting
@@ -384,7 +382,7 @@ StepCost step_cost(const ServingContext& ctx, const StepLoad& load)
     mb.sampled_requests /= pp;
     mb.prompt_tokens = std::max(1.0, load.prompt_tokens);
     // Verifying k draft tokens runs k + 1 tokens of each decoding request through the model, all sampled.
-    mb.decode_queries = ctx.speculative ? 1.0 + ctx.speculative->draft_tokens : 1.0;
+    mb.decode_queries = ctx.decode_queries;
     mb.sampled_requests += mb.decode_requests * (mb.decode_queries - 1.0);
     StepCost c;
     for (const ServingContext::LayerKind& kind : ctx.layer_kinds) {

@@ -12,6 +12,27 @@
 
 using namespace parallax;
 
+namespace {
+
+// A validation file's rows and what the reader makes of them.
+struct ServingRows {
+    std::string path;
+    nlohmann::json rows;
+    std::vector<ServingRun> runs;
+    std::vector<ServingSkip> skipped;
+};
+
+ServingRows read_rows(const std::string& file)
+{
+    ServingRows r;
+    r.path = PARALLAX_SOURCE_DIR "/validation/" + file;
+    r.rows = parse_json_text(read_text_file(r.path), r.path);
+    r.runs = read_serving_runs(r.rows, r.path, PresetCatalog::standard(), r.skipped);
+    return r;
+}
+
+} // namespace
+
 class TestServingAccuracy : public QObject {
     Q_OBJECT
 
@@ -25,12 +46,10 @@ private slots:
 
 void TestServingAccuracy::measuredRows()
 {
-    const std::string path = PARALLAX_SOURCE_DIR "/validation/measured-serving.json";
-    const nlohmann::json rows = parse_json_text(read_text_file(path), path);
+    const ServingRows measured = read_rows("measured-serving.json");
+    const nlohmann::json& rows = measured.rows;
     QVERIFY(is_serving_runs_file(rows));
-    std::vector<ServingSkip> skipped;
-    const std::vector<ServingRun> runs = read_serving_runs(rows, path, PresetCatalog::standard(), skipped);
-    const ServingValidationReport r = run_serving_validation(runs, skipped);
+    const ServingValidationReport r = run_serving_validation(measured.runs, measured.skipped);
     // Nothing silently dropped: predicted + skipped = every row, and each skip says why.
     QCOMPARE(r.rows.size() + r.skipped.size(), rows.size());
     for (const auto& s : r.skipped)
@@ -62,11 +81,11 @@ void TestServingAccuracy::measuredRows()
 // and each row's throughput error is its prediction against the table.
 void TestServingAccuracy::publishedOfflineThroughput()
 {
-    const std::string path = PARALLAX_SOURCE_DIR "/validation/published-serving-throughput.json";
-    const nlohmann::json rows = parse_json_text(read_text_file(path), path);
+    const ServingRows published = read_rows("published-serving-throughput.json");
+    const nlohmann::json& rows = published.rows;
+    const std::vector<ServingRun>& runs = published.runs;
+    const std::vector<ServingSkip>& skipped = published.skipped;
     QVERIFY(is_serving_runs_file(rows));
-    std::vector<ServingSkip> skipped;
-    const std::vector<ServingRun> runs = read_serving_runs(rows, path, PresetCatalog::standard(), skipped);
     QVERIFY2(skipped.empty(), skipped.empty() ? "" : (skipped.front().id + ": " + skipped.front().reason).c_str());
     QCOMPARE(runs.size(), rows.size());
     for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -91,11 +110,7 @@ void TestServingAccuracy::publishedOfflineThroughput()
         qPrintable(QString::number(r.by_model.at("Llama 3.1 8B").throughput_mape)));
     // Mixed with latency rows, the latency errors are over the rows that measure them.
     std::vector<ServingRun> mixed = runs;
-    const std::string measured_path = PARALLAX_SOURCE_DIR "/validation/measured-serving.json";
-    const nlohmann::json measured_rows = parse_json_text(read_text_file(measured_path), measured_path);
-    std::vector<ServingSkip> measured_skipped;
-    const std::vector<ServingRun> measured
-        = read_serving_runs(measured_rows, measured_path, PresetCatalog::standard(), measured_skipped);
+    const std::vector<ServingRun> measured = read_rows("measured-serving.json").runs;
     mixed.insert(mixed.end(), measured.begin(), measured.end());
     const ServingValidationReport both = run_serving_validation(mixed, {});
     const ServingValidationReport latency_only = run_serving_validation(measured, {});
@@ -108,11 +123,8 @@ void TestServingAccuracy::publishedOfflineThroughput()
 // in the difference, so this checks the closed loop's scheduling alone.
 void TestServingAccuracy::ttftRiseWithConcurrency()
 {
-    const std::string path = PARALLAX_SOURCE_DIR "/validation/measured-serving.json";
-    const nlohmann::json rows = parse_json_text(read_text_file(path), path);
-    std::vector<ServingSkip> skipped;
-    const std::vector<ServingRun> runs = read_serving_runs(rows, path, PresetCatalog::standard(), skipped);
-    const ServingValidationReport r = run_serving_validation(runs, skipped);
+    const ServingRows measured = read_rows("measured-serving.json");
+    const ServingValidationReport r = run_serving_validation(measured.runs, measured.skipped);
     std::map<std::pair<std::string, long long>, std::vector<const ServingRunResult*>> by_load;
     for (const auto& x : r.rows) {
         const ServingScenario& s = x.run->scenario;
