@@ -32,7 +32,7 @@ StepLoad full_prefill_load(const ServingContext& ctx, const ServingWorkload& w, 
     const double adp = ctx.layout.attention_dp;
     StepLoad full;
     full.prompt_tokens = isl;
-    full.prefill_tokens = serial ? isl * adp : std::max(isl, static_cast<double>(ctx.engine.max_batched_tokens));
+    full.prefill_tokens = serial ? isl * adp : std::max(isl, instance_token_budget(ctx));
     full.sampled_requests = full.prefill_tokens / isl;
     return full;
 }

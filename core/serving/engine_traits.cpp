@@ -96,7 +96,9 @@ EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l, const GpuSp
         t.memory_rule = MemoryRule::static_fraction;
         t.memory_fraction = m.mem_fraction_static;
         t.max_running_requests = 4096;
-        t.max_batched_tokens = m.chunked_prefill_tokens;
+        // With DP attention the chunk is the instance's and each rank takes its share (server_args.py
+        // _handle_data_parallelism: chunked_prefill_size // dp_size).
+        t.max_batched_tokens = std::max(1LL, m.chunked_prefill_tokens / l.attention_dp);
         t.kv_block_tokens = 1;
         // Admission keeps new_token_ratio x the remaining output of every running request free; the
         // ratio starts at 0.7 and decays to 0.7 x 0.14 (global_config default_init_new_token_ratio,

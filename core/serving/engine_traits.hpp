@@ -21,7 +21,9 @@ struct EngineTraits {
     MemoryRule memory_rule = MemoryRule::total_fraction;
     double memory_fraction = 0.9;
     int max_running_requests = 1024; // per instance (per attention-DP rank with attention_dp > 1)
-    long long max_batched_tokens = 8192; // tokens one step processes: the chunked-prefill budget
+    // Tokens one step of one attention-DP rank processes (the chunked-prefill budget); each rank schedules
+    // its own batch (instance_token_budget).
+    long long max_batched_tokens = 8192;
     int kv_block_tokens = 16;
     // The share of a request's output tokens whose cache a running request holds or the engine keeps
     // reserved for it, averaged over the requests in flight: 1 when the whole cache is reserved at

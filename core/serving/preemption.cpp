@@ -22,7 +22,7 @@ double mean_context_tokens(const ServingWorkload& w)
 // token budget.
 double recompute_s(const ServingContext& ctx, double tokens, double context)
 {
-    const double budget = static_cast<double>(std::max<long long>(1, ctx.engine.max_batched_tokens));
+    const double budget = std::max(1.0, instance_token_budget(ctx));
     const double full_chunks = std::floor(tokens / budget);
     const double rest = tokens - full_chunks * budget;
     auto chunk_s = [&](double n) {
@@ -75,7 +75,7 @@ PreemptionCost preemption_cost(const ServingScenario& s, const ServingPrediction
         c.kv_s = 2.0 * c.kv_bytes_per_gpu / host_link_Bps_per_gpu(link, s.deployment.instance.gpus());
     else {
         c.kv_s = c.kv_tokens > 0 ? recompute_s(ctx, c.kv_tokens, context) : 0.0;
-        const double budget = static_cast<double>(std::max<long long>(1, ctx.engine.max_batched_tokens));
+        const double budget = std::max(1.0, instance_token_budget(ctx));
         c.kv_steps = std::ceil(c.kv_tokens / budget);
     }
     if (settings.mode == PreemptionMode::restart)

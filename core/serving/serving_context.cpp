@@ -96,6 +96,11 @@ double stored_bytes_per_element(Precision p)
     return p == Precision::fp4 ? element_bytes(p) + 1.0 / 16.0 : element_bytes(p);
 }
 
+double instance_token_budget(const ServingContext& ctx)
+{
+    return static_cast<double>(ctx.engine.max_batched_tokens) * ctx.layout.attention_dp;
+}
+
 double decode_steps_of(const ServingContext& ctx, const ServingWorkload& w)
 {
     return static_cast<double>(w.osl - 1) / ctx.tokens_per_decode_step;

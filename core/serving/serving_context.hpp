@@ -53,6 +53,9 @@ struct ServingContext {
 // Bytes per element of a tensor stored at `p`, with its block scales (NVFP4: one fp8 scale per 16).
 double stored_bytes_per_element(Precision p);
 
+// Tokens one step of the whole instance processes: every attention-DP rank's budget.
+double instance_token_budget(const ServingContext& ctx);
+
 // Steps a request decodes for: its osl - 1 tokens after the first, one per step, or the mean a step gains
 // with speculative decoding.
 double decode_steps_of(const ServingContext& ctx, const ServingWorkload& w);

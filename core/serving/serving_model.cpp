@@ -86,7 +86,7 @@ SteadyState steady_state(const ServingContext& ctx, const ServingWorkload& w, do
     s.running = std::max(1.0, running);
     const double others = s.running - 1.0;
     const double decode_steps = decode_steps_of(ctx, w);
-    const double budget = static_cast<double>(ctx.engine.max_batched_tokens);
+    const double budget = instance_token_budget(ctx);
     const double isl = static_cast<double>(w.isl);
     // Steps to prefill one prompt: the prompt tokens of every request in its prefill share the step's
     // token budget with the decodes (fixed point; the share of prefilling requests grows with it).
@@ -133,7 +133,7 @@ SteadyState closed_loop(const ServingContext& ctx, const ServingWorkload& w, dou
     s.running = std::max(1.0, running);
     const double isl = static_cast<double>(w.isl);
     const double decode_steps = decode_steps_of(ctx, w);
-    const double budget = static_cast<double>(ctx.engine.max_batched_tokens);
+    const double budget = instance_token_budget(ctx);
     // The decodes take their token each from the step's budget (vLLM max_num_batched_tokens,
     // TensorRT-LLM max_num_tokens); a step admits the prompts that arrived during the one before, as
     // many as fit the rest.
@@ -168,7 +168,7 @@ SteadyState cohort(const ServingContext& ctx, const ServingWorkload& w, double r
     SteadyState s;
     s.running = std::max(1.0, running);
     const double isl = static_cast<double>(w.isl);
-    const double budget = std::max(isl, static_cast<double>(ctx.engine.max_batched_tokens));
+    const double budget = std::max(isl, instance_token_budget(ctx));
     const double total = s.running * isl;
     const double full_steps = std::floor(total / budget);
     const double rest = total - full_steps * budget;

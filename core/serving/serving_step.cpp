@@ -254,12 +254,14 @@ void add_layer(const ServingContext& ctx, StepCost& c, int layer, const StepLoad
     const InstanceLayout& l = ctx.layout;
     const double hidden = static_cast<double>(m.hidden);
     const double instance_tokens = mb.decode_requests * mb.decode_queries + mb.prefill_tokens;
-    const double rank_tokens = instance_tokens / l.attention_dp;
+    // The MoE layers hold the attention-DP ranks in step, so the step lasts as long as its busiest rank.
+    const double rank_prefill = busiest_rank_prefill_tokens(ctx, mb.prefill_tokens, mb.prompt_tokens);
+    const double rank_tokens = mb.decode_requests * mb.decode_queries / l.attention_dp + rank_prefill;
     const LayerParams p = layer_params(m, layer);
     const double wb = ctx.weight_bytes_per_param;
     add_linear(ctx, c, rank_tokens, p.attention / l.tp, hidden, wb, m.mla ? kMlaProjectionKernels : 2);
     add_decode_attention(ctx, c, layer, mb.decode_requests / l.attention_dp, mb.decode_context, mb.decode_queries);
-    add_prefill_attention(ctx, c, layer, mb.prefill_tokens / mb.prompt_tokens / l.attention_dp, mb.prompt_tokens);
+    add_prefill_attention(ctx, c, layer, rank_prefill / mb.prompt_tokens, mb.prompt_tokens);
     add_comm(ctx, c, Collective::all_reduce, rank_tokens * hidden * kActivationBytes, ctx.tp_group);
     if (m.is_moe_layer(layer)) {
         add_linear(ctx, c, rank_tokens, p.shared_experts / l.tp, hidden, wb, 2);
@@ -312,8 +314,8 @@ void add_draft(const ServingContext& ctx, StepCost& c, const StepLoad& mb)
         StepLoad prompts = mb;
         prompts.decode_requests = 0;
         add_layer(d, c, 0, prompts);
-        add_linear(
-            ctx, c, mb.prefill_tokens / ctx.layout.attention_dp, fusion, 2.0 * hidden, ctx.weight_bytes_per_param);
+        add_linear(ctx, c, busiest_rank_prefill_tokens(ctx, mb.prefill_tokens, mb.prompt_tokens), fusion, 2.0 * hidden,
+            ctx.weight_bytes_per_param);
     }
     if (mb.decode_requests <= 0)
         return;
@@ -329,6 +331,18 @@ void add_draft(const ServingContext& ctx, StepCost& c, const StepLoad& mb)
 }
 
 } // namespace
+
+// An attention-DP rank prefills the prompts it was given, whole: a step's prompt chunks spread over the
+// ranks one prompt to a rank, so the busiest rank holds the step's share of them, but never less than one
+// prompt's chunk (the prompt, or as much of it as a rank's token budget takes) while there is one.
+double busiest_rank_prefill_tokens(const ServingContext& ctx, double prefill_tokens, double prompt_tokens)
+{
+    const double ranks = ctx.layout.attention_dp;
+    if (ranks <= 1 || prefill_tokens <= 0)
+        return prefill_tokens;
+    const double chunk = std::min(prompt_tokens, static_cast<double>(ctx.engine.max_batched_tokens));
+    return std::max(prefill_tokens / ranks, std::min(prefill_tokens, chunk));
+}
 
 // Grouped GEMMs: up (gate+up) and down, one kernel each whose tiles cover every local expert, so the
 // waves fill the GPU across experts even when each expert sees a few rows; at prefill sizes the fused

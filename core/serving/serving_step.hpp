@@ -36,6 +36,11 @@ StepCost step_cost(const ServingContext& ctx, const StepLoad& load);
 // the collectives and the host's share do not.
 double step_energy_J(const ServingContext& ctx, const StepCost& c);
 
+// Prompt tokens the busiest attention-DP rank prefills in a step of `prefill_tokens` over the instance, whose
+// prompts are `prompt_tokens` long: a prompt is prefilled whole by the rank it was given, so one rank holds
+// at least one prompt's chunk, at most its token budget of it (the instance's tokens without attention DP).
+double busiest_rank_prefill_tokens(const ServingContext& ctx, double prefill_tokens, double prompt_tokens);
+
 // Efficiency of the routed experts' grouped GEMMs of `rows_per_expert` rows, n columns over the local
 // experts and depth k: the dense GEMM's at those shapes, capped by what the engines' fused MoE kernels reach.
 double routed_expert_gemm_efficiency(

@@ -82,6 +82,7 @@ private slots:
     void closedLoopStaggersGroups();
     void overlapSchedulerDelaysTokens();
     void sglangSizesItsReservationByTheGpu();
+    void attentionDpRankPrefillsWholePrompts();
     void engineKernelsAsMeasured();
     void fusedMoeMovesEachRoutedRow();
     void kvTransferHandWorked();
@@ -412,6 +413,56 @@ void TestServing::sglangSizesItsReservationByTheGpu()
     dp8.ep = 8;
     t = engine_traits(ServingEngine::sglang, dp8, b200);
     QVERIFY(std::fabs(t.memory_fraction - fraction(b200, b200_reserved + 4.5 * 512 * 8)) < 1e-12);
+}
+
+void TestServing::attentionDpRankPrefillsWholePrompts()
+{
+    // DeepSeek-V3 on eight H200 with attention DP 8 and EP 8 (TensorRT-LLM): each rank schedules its own
+    // batch of up to 8,192 tokens, and a prompt is prefilled whole by the rank it went to.
+    json j = base_scenario();
+    j["model"] = "deepseek-v3";
+    j["cluster"]["gpu"] = "H200-SXM-141GB";
+    j["serving"]["engine"] = "trtllm";
+    j["deployment"] = { { "tp", 1 }, { "attention_dp", 8 }, { "ep", 8 } };
+    const ServingScenario s = parse(j);
+    const ServingContext ctx(s.model, s.cluster, s.serving, s.deployment.instance);
+    QCOMPARE(ctx.engine.max_batched_tokens, 8192LL);
+    QCOMPARE(instance_token_budget(ctx), 8.0 * 8192);
+    QCOMPARE(busiest_rank_prefill_tokens(ctx, 1024, 1024), 1024.0); // one prompt: all on one rank
+    QCOMPARE(busiest_rank_prefill_tokens(ctx, 8 * 1024, 1024), 1024.0); // one prompt a rank
+    QCOMPARE(busiest_rank_prefill_tokens(ctx, 16 * 1024, 1024), 2048.0); // two a rank
+    QCOMPARE(busiest_rank_prefill_tokens(ctx, 20000, 20000), 8192.0); // a rank's budget of a long prompt
+    QCOMPARE(busiest_rank_prefill_tokens(ctx, 0, 1024), 0.0);
+    // The step of one prompt costs the rank that holds it what the whole prompt costs without attention DP
+    // at TP 1, apart from the routed experts, which all ranks share: more than the same tokens spread over
+    // the eight ranks would, and as much as eight prompts, one on each rank, cost the busiest rank.
+    StepLoad one;
+    one.prefill_tokens = 1024;
+    one.prompt_tokens = 1024;
+    one.sampled_requests = 1;
+    StepLoad eight = one;
+    eight.prefill_tokens = 8 * 1024;
+    eight.sampled_requests = 8;
+    const StepCost c1 = step_cost(ctx, one);
+    const StepCost c8 = step_cost(ctx, eight);
+    QVERIFY(c1.time_s < c8.time_s); // the experts see eight times the rows
+    // Without attention DP the same prompt is split over TP 8 and costs less.
+    json tp8 = j;
+    tp8["deployment"] = { { "tp", 8 }, { "ep", 8 } };
+    const ServingScenario st = parse(tp8);
+    const ServingContext ctx_tp(st.model, st.cluster, st.serving, st.deployment.instance);
+    QCOMPARE(busiest_rank_prefill_tokens(ctx_tp, 1024, 1024), 1024.0);
+    QVERIFY(step_cost(ctx_tp, one).compute_bound_s < c1.compute_bound_s);
+    // SGLang divides its prefill chunk among the DP-attention ranks (server_args.py _handle_data_parallelism):
+    // on B200 16,384 tokens for the instance, 2,048 a rank.
+    json sg = j;
+    sg["serving"]["engine"] = "sglang";
+    sg["cluster"]["gpu"] = "B200";
+    const ServingScenario ss = parse(sg);
+    const ServingContext ctx_sg(ss.model, ss.cluster, ss.serving, ss.deployment.instance);
+    QCOMPARE(ctx_sg.engine.max_batched_tokens, 2048LL);
+    QCOMPARE(instance_token_budget(ctx_sg), 16384.0);
+    QCOMPARE(busiest_rank_prefill_tokens(ctx_sg, 4096, 4096), 2048.0);
 }
 
 void TestServing::engineKernelsAsMeasured()

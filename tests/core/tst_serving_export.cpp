@@ -109,10 +109,15 @@ void TestServingExport::moeDegreesPerEngine()
     QVERIFY(has(sglang, "--enable-dp-attention"));
     QVERIFY(has(sglang, "--ep-size 8"));
     QVERIFY(has(sglang, "--kv-cache-dtype fp8_e4m3"));
+    // SGLang divides its chunk and its running limit among the DP-attention ranks, so it gets the instance's:
+    // the 8,192-token chunk it picks on an H200 (1,024 a rank) and 4,096 requests a rank.
+    QVERIFY(has(sglang, "--chunked-prefill-size 8192 "));
+    QVERIFY(has(sglang, "--max-running-requests 32768 "));
     const std::string vllm = script(j, ServingEngine::vllm);
     QVERIFY(has(vllm, "--data-parallel-size 8") && has(vllm, "--enable-expert-parallel"));
     const LaunchConfig trt = export_serving_launch(parse(j), ServingEngine::trtllm);
     QVERIFY(has(trt.files.front().content, "--tp_size 8") && has(trt.files.front().content, "--ep_size 8"));
+    QVERIFY(has(trt.files.front().content, "--max_num_tokens 8192 ")); // each rank's own budget
     QCOMPARE(trt.files.size(), std::size_t(2));
     QVERIFY(has(trt.files[1].content, "enable_attention_dp: true"));
     QVERIFY(has(trt.files[1].content, "dtype: fp8"));

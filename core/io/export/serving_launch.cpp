@@ -141,9 +141,12 @@ std::vector<std::string> sglang_words(const ServingScenario& s, const Worker& wk
         add(w, { "--ep-size", num(l.ep) });
     if (s.serving.precision.kv_cache == Precision::fp8)
         add(w, { "--kv-cache-dtype", "fp8_e4m3" });
+    // With DP attention SGLang divides both limits among the ranks (server_args.py
+    // _handle_data_parallelism), so it is given the instance's.
     add(w,
         { "--mem-fraction-static", two_decimals(t.memory_fraction), "--max-running-requests",
-            num(t.max_running_requests), "--chunked-prefill-size", num(t.max_batched_tokens), "--context-length",
+            num(static_cast<long long>(t.max_running_requests) * l.attention_dp), "--chunked-prefill-size",
+            num(t.max_batched_tokens * l.attention_dp), "--context-length",
             num(s.serving.workload.isl + s.serving.workload.osl), "--port", num(wk.port) });
     if (wk.role != "replica")
         add(w, { "--disaggregation-mode", wk.role, "--disaggregation-transfer-backend", "nixl" });
