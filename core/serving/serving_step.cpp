@@ -229,14 +229,17 @@ void add_comm(const ServingContext& ctx, StepCost& c, Collective k, double bytes
     c.comm_s += t;
 }
 
-// The MoE layer's token exchange: all-to-all dispatch and combine when experts are split (EP), else
-// the expert-TP reduction (an all-reduce over TP, or gather + reduce-scatter across attention-DP ranks).
+// The MoE layer's token exchange. Without attention DP every rank already holds the step's tokens (the
+// attention's TP all-reduce left them there), so each picks its experts' rows locally and the outputs are
+// summed by an all-reduce over TP, experts split or not (TensorRT-LLM's MoE without attention DP, vLLM's and
+// SGLang's EP MoE at one data-parallel rank). Across attention-DP ranks the tokens differ: all-to-all dispatch
+// and combine when the experts are split (EP), else gather and reduce-scatter.
 void add_moe_comm(const ServingContext& ctx, StepCost& c, double instance_tokens)
 {
     const InstanceLayout& l = ctx.layout;
     const ModelSpec& m = *ctx.model;
     const double hidden_bytes = static_cast<double>(m.hidden) * kActivationBytes;
-    if (l.ep > 1) {
+    if (l.ep > 1 && l.attention_dp > 1) {
         const double per_gpu = instance_tokens / (l.tp * l.attention_dp) * m.moe->top_k * hidden_bytes;
         add_comm(ctx, c, Collective::all_to_all, per_gpu, ctx.moe_group);
         add_comm(ctx, c, Collective::all_to_all, per_gpu, ctx.moe_group);

@@ -83,6 +83,7 @@ private slots:
     void overlapSchedulerDelaysTokens();
     void sglangSizesItsReservationByTheGpu();
     void attentionDpRankPrefillsWholePrompts();
+    void expertParallelWithoutAttentionDpAllReduces();
     void engineKernelsAsMeasured();
     void fusedMoeMovesEachRoutedRow();
     void kvTransferHandWorked();
@@ -463,6 +464,36 @@ void TestServing::attentionDpRankPrefillsWholePrompts()
     QCOMPARE(ctx_sg.engine.max_batched_tokens, 2048LL);
     QCOMPARE(instance_token_budget(ctx_sg), 16384.0);
     QCOMPARE(busiest_rank_prefill_tokens(ctx_sg, 4096, 4096), 2048.0);
+}
+
+void TestServing::expertParallelWithoutAttentionDpAllReduces()
+{
+    // Without attention DP every rank holds the step's tokens after the attention's all-reduce: each picks
+    // its experts' rows, and one all-reduce over TP sums the outputs, whether the experts are split whole
+    // (EP 8) or each across the eight GPUs (EP 1).
+    json j = base_scenario();
+    j["model"] = "deepseek-v3";
+    j["cluster"]["gpu"] = "H200-SXM-141GB";
+    j["serving"]["engine"] = "trtllm";
+    StepLoad load;
+    load.decode_requests = 64;
+    load.decode_context = 2048;
+    load.sampled_requests = 64;
+    const auto comm_s = [&](int tp, int adp, int ep) {
+        json v = j;
+        v["deployment"] = { { "tp", tp }, { "attention_dp", adp }, { "ep", ep } };
+        const ServingScenario s = parse(v);
+        const ServingContext ctx(s.model, s.cluster, s.serving, s.deployment.instance);
+        return step_cost(ctx, load).comm_s;
+    };
+    const double ep8 = comm_s(8, 1, 8);
+    QVERIFY(ep8 > 0);
+    QVERIFY(std::fabs(ep8 - comm_s(8, 1, 1)) < 1e-12 * ep8);
+    // 61 layers, each two all-reduces of the 64 tokens' hidden states (attention, then MoE or dense MLP), as
+    // TensorRT-LLM's all-reduce on eight GPUs takes them.
+    const auto measured = measured_nvlink_all_reduce_s(GpuArchitecture::hopper, 8, 64 * 7168 * 2.0);
+    QVERIFY(measured.has_value());
+    QVERIFY(std::fabs(ep8 - 61 * 2 * *measured) < 1e-9);
 }
 
 void TestServing::engineKernelsAsMeasured()
