@@ -143,6 +143,8 @@ InstanceLayout read_layout(JsonObjectReader& r)
     l.pp = static_cast<int>(r.get_int("pp", 1, kMaxDegree, 1));
     l.ep = static_cast<int>(r.get_int("ep", 1, kMaxDegree, 1));
     l.attention_dp = static_cast<int>(r.get_int("attention_dp", 1, kMaxDegree, 1));
+    l.moe_exchange = *moe_exchange_from_string(
+        r.get_choice("moe_exchange", { "all_to_all", "gather" }, std::string(to_string(MoeExchange::all_to_all))));
     return l;
 }
 
@@ -165,7 +167,7 @@ Deployment read_deployment(const json* v, const std::string& file)
         return d;
     JsonObjectReader r(*v, file, "deployment");
     if (const json* dis = r.raw("disaggregated"); dis && !dis->is_null()) {
-        for (const char* k : { "tp", "pp", "ep", "attention_dp", "replicas" })
+        for (const char* k : { "tp", "pp", "ep", "attention_dp", "moe_exchange", "replicas" })
             if (r.has(k))
                 r.fail(k, "not with \"disaggregated\": the prefill and decode pools carry their own degrees");
         JsonObjectReader dr(*dis, file, "deployment.disaggregated");

@@ -14,7 +14,8 @@ namespace {
 std::string layout_label(const InstanceLayout& l)
 {
     return "TP " + std::to_string(l.tp) + " × PP " + std::to_string(l.pp) + " × EP " + std::to_string(l.ep)
-        + " × attention-DP " + std::to_string(l.attention_dp);
+        + " × attention-DP " + std::to_string(l.attention_dp)
+        + (l.moe_exchange == MoeExchange::gather ? " (MoE gather)" : "");
 }
 
 std::string load_label(const ServingWorkload& w)
@@ -53,7 +54,10 @@ std::string deployment_label(const ServingScenario& s)
 json deployment_to_json(const Deployment& d)
 {
     auto layout = [](const InstanceLayout& l) {
-        return json { { "tp", l.tp }, { "pp", l.pp }, { "ep", l.ep }, { "attention_dp", l.attention_dp } };
+        json j { { "tp", l.tp }, { "pp", l.pp }, { "ep", l.ep }, { "attention_dp", l.attention_dp } };
+        if (l.moe_exchange != MoeExchange::all_to_all)
+            j["moe_exchange"] = std::string(to_string(l.moe_exchange));
+        return j;
     };
     if (d.disaggregated) {
         json pre = layout(d.disaggregated->prefill.layout);

@@ -61,6 +61,20 @@ std::string_view to_string(ServingEngine e)
     return kEngineNames[static_cast<int>(e)];
 }
 
+std::string_view to_string(MoeExchange e)
+{
+    return e == MoeExchange::gather ? "gather" : "all_to_all";
+}
+
+std::optional<MoeExchange> moe_exchange_from_string(std::string_view s)
+{
+    if (s == "all_to_all")
+        return MoeExchange::all_to_all;
+    if (s == "gather")
+        return MoeExchange::gather;
+    return std::nullopt;
+}
+
 std::optional<ServingEngine> serving_engine_from_string(std::string_view s)
 {
     for (std::size_t i = 0; i < kEngineNames.size(); ++i)
@@ -128,6 +142,11 @@ EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l, const GpuSp
         // before step n's stop criteria and responses are handled, "one extra decoding step"
         // (TensorRT-LLM docs, features/overlap-scheduler).
         t.output_delay_steps = 1;
+        // CutlassFusedMoE quantises an NVFP4 layer's input before the attention-DP all-gather (quantize_input with
+        // post_quant_comm).
+        t.gathers_nvfp4_inputs = true;
+        // CutlassFusedMoE.select_alltoall_method_type: no all-to-all while moe_ep_size <= top_k.
+        t.all_to_all_needs_ep_above_top_k = true;
         break;
     }
     return t;

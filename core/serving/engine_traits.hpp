@@ -34,6 +34,13 @@ struct EngineTraits {
     // Steps by which an overlap scheduler delays each token: it launches step n+1 before handling step
     // n's outputs on the CPU, so a request's first token reaches the client a step later.
     int output_delay_steps = 0;
+    // Whether the MoE layer's all-gather under attention DP moves NVFP4 GEMMs' quantised inputs (TensorRT-LLM
+    // quantises before it communicates) rather than bf16 activations (vLLM, SGLang, and fp8 block-scaled
+    // experts, which quantise inside the kernel).
+    bool gathers_nvfp4_inputs = false;
+    // Whether the engine runs its all-to-all only when the experts are split more ways than a token picks,
+    // and gathers otherwise (TensorRT-LLM: moe_ep_size <= top_k leaves the all-to-all off).
+    bool all_to_all_needs_ep_above_top_k = false;
 };
 
 // The engine's defaults for one instance of layout `l` on `gpu` (SGLang sizes its prefill chunks and its

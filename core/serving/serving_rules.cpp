@@ -31,8 +31,14 @@ void check_experts(const InstanceLayout& l, const ModelSpec& m, const std::strin
         if (l.attention_dp != 1)
             throw InputError(file, key + ".attention_dp",
                 "must be 1 for a dense model (attention data parallelism shares MoE layers; use replicas)");
+        if (l.moe_exchange != MoeExchange::all_to_all)
+            throw InputError(file, key + ".moe_exchange", "applies to MoE layers: " + m.name + " has no experts");
         return;
     }
+    if (l.moe_exchange == MoeExchange::gather && l.attention_dp == 1)
+        throw InputError(file, key + ".moe_exchange",
+            "\"gather\" needs attention_dp > 1: without attention DP every rank already holds the step's tokens and "
+            "the MoE layer all-reduces over TP");
     const int shards = l.tp * l.attention_dp;
     if (shards % l.ep != 0)
         throw InputError(file, key + ".ep",

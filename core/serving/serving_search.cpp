@@ -77,6 +77,11 @@ std::vector<InstanceLayout> serving_layouts(const ModelSpec& m, const ClusterSpe
                     try {
                         check_instance_layout(l, m, c, "", "deployment");
                         out.push_back(l);
+                        // Under attention DP with EP the engines' stock gather is the other way to move tokens.
+                        if (adp > 1 && ep > 1) {
+                            l.moe_exchange = MoeExchange::gather;
+                            out.push_back(l);
+                        }
                     } catch (const InputError&) {
                     }
                 }

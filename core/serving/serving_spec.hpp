@@ -72,6 +72,14 @@ struct ServingSpec {
     std::optional<SpeculativeDecoding> speculative;
 };
 
+// How an MoE layer moves tokens between attention-DP ranks whose experts are split by EP: all-to-all
+// dispatch and combine of each token's routed rows (DeepEP, pplx, TensorRT-LLM's MNNVL kernels), or every
+// rank gathering all ranks' tokens and reduce-scattering the outputs (the engines' stock path: vLLM's
+// allgather_reducescatter backend, SGLang's DP gather, TensorRT-LLM's all-gather/reduce-scatter).
+enum class MoeExchange : unsigned char { all_to_all, gather };
+std::string_view to_string(MoeExchange e);
+std::optional<MoeExchange> moe_exchange_from_string(std::string_view s);
+
 // One model instance: `tp` x `pp` GPUs per attention data-parallel rank, `attention_dp` such ranks
 // sharing the MoE layers, whose experts are split `ep` ways (and tp*attention_dp/ep ways inside an expert).
 struct InstanceLayout {
@@ -79,6 +87,7 @@ struct InstanceLayout {
     int pp = 1;
     int ep = 1;
     int attention_dp = 1;
+    MoeExchange moe_exchange = MoeExchange::all_to_all; // matters with attention_dp > 1 and ep > 1
     int gpus() const { return tp * pp * attention_dp; }
     int expert_tp() const { return ep > 0 ? tp * attention_dp / ep : 1; }
 };

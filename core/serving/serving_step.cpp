@@ -232,23 +232,29 @@ void add_comm(const ServingContext& ctx, StepCost& c, Collective k, double bytes
 // The MoE layer's token exchange. Without attention DP every rank already holds the step's tokens (the
 // attention's TP all-reduce left them there), so each picks its experts' rows locally and the outputs are
 // summed by an all-reduce over TP, experts split or not (TensorRT-LLM's MoE without attention DP, vLLM's and
-// SGLang's EP MoE at one data-parallel rank). Across attention-DP ranks the tokens differ: all-to-all dispatch
-// and combine when the experts are split (EP), else gather and reduce-scatter.
+// SGLang's EP MoE at one data-parallel rank). Across attention-DP ranks the tokens differ: with EP and an
+// all-to-all backend each token's routed rows go to their experts' ranks and come back; otherwise every rank
+// gathers all the ranks' tokens and the outputs are reduce-scattered.
 void add_moe_comm(const ServingContext& ctx, StepCost& c, double instance_tokens)
 {
     const InstanceLayout& l = ctx.layout;
     const ModelSpec& m = *ctx.model;
-    const double hidden_bytes = static_cast<double>(m.hidden) * kActivationBytes;
-    if (l.ep > 1 && l.attention_dp > 1) {
-        const double per_gpu = instance_tokens / (l.tp * l.attention_dp) * m.moe->top_k * hidden_bytes;
-        add_comm(ctx, c, Collective::all_to_all, per_gpu, ctx.moe_group);
-        add_comm(ctx, c, Collective::all_to_all, per_gpu, ctx.moe_group);
-    } else if (l.attention_dp > 1) {
-        add_comm(ctx, c, Collective::all_gather, instance_tokens * hidden_bytes, ctx.moe_group);
-        add_comm(ctx, c, Collective::reduce_scatter, instance_tokens * hidden_bytes, ctx.moe_group);
-    } else {
-        add_comm(ctx, c, Collective::all_reduce, instance_tokens * hidden_bytes, ctx.tp_group);
+    const double hidden = static_cast<double>(m.hidden);
+    if (l.attention_dp <= 1) {
+        add_comm(ctx, c, Collective::all_reduce, instance_tokens * hidden * kActivationBytes, ctx.tp_group);
+        return;
     }
+    if (moe_all_to_all(ctx.engine, l, *m.moe)) {
+        const double per_gpu = instance_tokens / (l.tp * l.attention_dp) * m.moe->top_k * hidden * kActivationBytes;
+        add_comm(ctx, c, Collective::all_to_all, per_gpu, ctx.moe_group);
+        add_comm(ctx, c, Collective::all_to_all, per_gpu, ctx.moe_group);
+        return;
+    }
+    const double gathered_bytes = ctx.engine.gathers_nvfp4_inputs && ctx.matmul_precision == Precision::fp4
+        ? stored_bytes_per_element(Precision::fp4)
+        : kActivationBytes;
+    add_comm(ctx, c, Collective::all_gather, instance_tokens * hidden * gathered_bytes, ctx.moe_group);
+    add_comm(ctx, c, Collective::reduce_scatter, instance_tokens * hidden * kActivationBytes, ctx.moe_group);
 }
 
 void add_layer(const ServingContext& ctx, StepCost& c, int layer, const StepLoad& mb)
@@ -334,6 +340,12 @@ void add_draft(const ServingContext& ctx, StepCost& c, const StepLoad& mb)
 }
 
 } // namespace
+
+bool moe_all_to_all(const EngineTraits& engine, const InstanceLayout& l, const MoeSpec& moe)
+{
+    return l.attention_dp > 1 && l.ep > 1 && l.moe_exchange == MoeExchange::all_to_all
+        && (!engine.all_to_all_needs_ep_above_top_k || l.ep > moe.top_k);
+}
 
 // An attention-DP rank prefills the prompts it was given, whole: a step's prompt chunks spread over the
 // ranks one prompt to a rank, so the busiest rank holds the step's share of them, but never less than one

@@ -41,6 +41,11 @@ double step_energy_J(const ServingContext& ctx, const StepCost& c);
 // at least one prompt's chunk, at most its token budget of it (the instance's tokens without attention DP).
 double busiest_rank_prefill_tokens(const ServingContext& ctx, double prefill_tokens, double prompt_tokens);
 
+// Whether an instance's MoE layers move tokens between attention-DP ranks by all-to-all (else they gather
+// every rank's tokens and reduce-scatter the outputs): EP under attention DP with the all-to-all exchange,
+// where the engine runs it.
+bool moe_all_to_all(const EngineTraits& engine, const InstanceLayout& l, const MoeSpec& moe);
+
 // Efficiency of the routed experts' grouped GEMMs of `rows_per_expert` rows, n columns over the local
 // experts and depth k: the dense GEMM's at those shapes, capped by what the engines' fused MoE kernels reach.
 double routed_expert_gemm_efficiency(

@@ -79,6 +79,9 @@ ServingScenario with_degree(const ServingScenario& s, ServingDegree d, int value
         out.deployment.replicas = value > 0 ? std::optional<int>(value) : std::nullopt;
         return out;
     }
+    // Without attention DP there is no exchange between ranks to choose: the MoE layer all-reduces.
+    if (l.attention_dp == 1)
+        l.moe_exchange = MoeExchange::all_to_all;
     // A larger instance keeps as many of the chosen replicas as still fit, rather than being refused.
     if (out.deployment.replicas && l.gpus() > 0) {
         const long long fit = out.cluster.total_gpus() / l.gpus();

@@ -7,6 +7,7 @@
 #include "io/serving_io.hpp"
 #include "io/serving_prediction_io.hpp"
 #include "io/serving_runs.hpp"
+#include "model/collective_model.hpp"
 #include "model/compute_model.hpp"
 #include "model/model_math.hpp"
 #include "serving/disaggregated_model.hpp"
@@ -30,6 +31,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 using namespace parallax;
 using nlohmann::json;
@@ -84,6 +86,7 @@ private slots:
     void sglangSizesItsReservationByTheGpu();
     void attentionDpRankPrefillsWholePrompts();
     void expertParallelWithoutAttentionDpAllReduces();
+    void moeExchangeUnderAttentionDp();
     void engineKernelsAsMeasured();
     void fusedMoeMovesEachRoutedRow();
     void kvTransferHandWorked();
@@ -494,6 +497,102 @@ void TestServing::expertParallelWithoutAttentionDpAllReduces()
     const auto measured = measured_nvlink_all_reduce_s(GpuArchitecture::hopper, 8, 64 * 7168 * 2.0);
     QVERIFY(measured.has_value());
     QVERIFY(std::fabs(ep8 - 61 * 2 * *measured) < 1e-9);
+}
+
+void TestServing::moeExchangeUnderAttentionDp()
+{
+    // DeepSeek-V3 on four nodes of eight H200 with vLLM, attention DP 32 and EP 32, 256 tokens decoding.
+    json j = base_scenario();
+    j["model"] = "deepseek-v3";
+    j["cluster"]["gpu"] = "H200-SXM-141GB";
+    j["cluster"]["nodes"] = 4;
+    j["deployment"] = { { "tp", 1 }, { "attention_dp", 32 }, { "ep", 32 } };
+    StepLoad load;
+    load.decode_requests = 256;
+    load.decode_context = 2048;
+    load.sampled_requests = 256;
+    // A context points into its scenario, so the two live together.
+    struct Instance {
+        ServingScenario scenario;
+        std::unique_ptr<ServingContext> context;
+    };
+    const auto context_of = [](const json& v) {
+        auto i = std::make_unique<Instance>();
+        i->scenario = parse(v);
+        const ServingScenario& s = i->scenario;
+        i->context = std::make_unique<ServingContext>(s.model, s.cluster, s.serving, s.deployment.instance);
+        return i;
+    };
+    const auto all_to_all_instance = context_of(j);
+    const ServingContext& all_to_all = *all_to_all_instance->context;
+    json g = j;
+    g["deployment"]["moe_exchange"] = "gather";
+    const auto gather_instance = context_of(g);
+    const ServingContext& gather = *gather_instance->context;
+    QVERIFY(moe_all_to_all(all_to_all.engine, all_to_all.layout, *all_to_all.model->moe));
+    QVERIFY(!moe_all_to_all(gather.engine, gather.layout, *gather.model->moe));
+    // Gathering every rank's 8 tokens (bf16 with vLLM) and reduce-scattering the outputs, in each of the 58 MoE
+    // layers (no TP, so nothing else communicates), against each token's 8 routed rows there and back.
+    const double tokens_bytes = 256 * 7168 * 2.0;
+    const double ag = collective_time_s(gather.network, Collective::all_gather, tokens_bytes, gather.moe_group);
+    const double rs = collective_time_s(gather.network, Collective::reduce_scatter, tokens_bytes, gather.moe_group);
+    const double gather_comm = step_cost(gather, load).comm_s;
+    QVERIFY2(std::fabs(gather_comm - 58 * (ag + rs)) < 1e-9, std::to_string(gather_comm).c_str());
+    const double a2a = collective_time_s(
+        all_to_all.network, Collective::all_to_all, 256.0 / 32 * 8 * 7168 * 2.0, all_to_all.moe_group);
+    QVERIFY(std::fabs(step_cost(all_to_all, load).comm_s - 58 * 2 * a2a) < 1e-9);
+    // TensorRT-LLM gathers bf16 for fp8 experts (they quantise inside the kernel) and NVFP4 inputs already
+    // quantised (half a byte and a scale per 16), and runs no all-to-all at EP 8 = top 8.
+    json trt = g;
+    trt["serving"]["engine"] = "trtllm";
+    const auto trt_gather_instance = context_of(trt);
+    const ServingContext& trt_gather = *trt_gather_instance->context;
+    QVERIFY(std::fabs(step_cost(trt_gather, load).comm_s - gather_comm) < 1e-12);
+    trt["cluster"]["gpu"] = "B200";
+    trt["serving"]["precision"] = { { "weights", "fp4" }, { "kv_cache", "fp8" } };
+    const auto trt_fp4_instance = context_of(trt);
+    const ServingContext& trt_fp4 = *trt_fp4_instance->context;
+    const double fp4_ag
+        = collective_time_s(trt_fp4.network, Collective::all_gather, 256 * 7168 * (0.5 + 1.0 / 16), trt_fp4.moe_group);
+    const double fp4_rs
+        = collective_time_s(trt_fp4.network, Collective::reduce_scatter, tokens_bytes, trt_fp4.moe_group);
+    QVERIFY(std::fabs(step_cost(trt_fp4, load).comm_s - 58 * (fp4_ag + fp4_rs)) < 1e-9);
+    json trt8 = j;
+    trt8["serving"]["engine"] = "trtllm";
+    trt8["cluster"]["nodes"] = 1;
+    trt8["deployment"] = { { "tp", 1 }, { "attention_dp", 8 }, { "ep", 8 } };
+    const auto trt_ep8_instance = context_of(trt8);
+    const ServingContext& trt_ep8 = *trt_ep8_instance->context;
+    QVERIFY(!moe_all_to_all(trt_ep8.engine, trt_ep8.layout, *trt_ep8.model->moe));
+    // The key reads and writes back only when it is not the default; it needs attention DP and an MoE model.
+    QCOMPARE(
+        serving_scenario_to_json(parse(g))["deployment"]["moe_exchange"].get<std::string>(), std::string("gather"));
+    QVERIFY(!serving_scenario_to_json(parse(j))["deployment"].contains("moe_exchange"));
+    json bad = g;
+    bad["deployment"] = { { "tp", 8 }, { "ep", 8 }, { "moe_exchange", "gather" } };
+    std::string e = error_of(bad);
+    QVERIFY2(e.find("deployment.moe_exchange") != std::string::npos && e.find("attention_dp > 1") != std::string::npos,
+        e.c_str());
+    bad = base_scenario();
+    bad["deployment"]["moe_exchange"] = "gather";
+    e = error_of(bad);
+    QVERIFY2(
+        e.find("deployment.moe_exchange") != std::string::npos && e.find("no experts") != std::string::npos, e.c_str());
+    bad = g;
+    bad["deployment"]["moe_exchange"] = "alltoall";
+    e = error_of(bad);
+    QVERIFY2(
+        e.find("deployment.moe_exchange") != std::string::npos && e.find("all_to_all") != std::string::npos, e.c_str());
+    // The search weighs both exchanges where there is a choice.
+    const auto layouts = serving_layouts(parse(j).model, parse(j).cluster);
+    const auto count = [&](MoeExchange x) {
+        return std::count_if(layouts.begin(), layouts.end(),
+            [&](const InstanceLayout& l) { return l.attention_dp == 32 && l.ep == 32 && l.moe_exchange == x; });
+    };
+    QCOMPARE(count(MoeExchange::all_to_all), 1L);
+    QCOMPARE(count(MoeExchange::gather), 1L);
+    QVERIFY(std::none_of(layouts.begin(), layouts.end(),
+        [](const InstanceLayout& l) { return l.attention_dp == 1 && l.moe_exchange == MoeExchange::gather; }));
 }
 
 void TestServing::engineKernelsAsMeasured()

@@ -121,6 +121,25 @@ void TestServingExport::moeDegreesPerEngine()
     QCOMPARE(trt.files.size(), std::size_t(2));
     QVERIFY(has(trt.files[1].content, "enable_attention_dp: true"));
     QVERIFY(has(trt.files[1].content, "dtype: fp8"));
+    // The all-to-all exchange (the default) runs on DeepEP: vLLM's and SGLang's flags, and a note to install it;
+    // TensorRT-LLM keeps gathering at EP 8 = DeepSeek's top 8 and says so.
+    QVERIFY(has(vllm, "--all2all-backend deepep_low_latency"));
+    QVERIFY(has(sglang, "--moe-a2a-backend deepep") && has(sglang, "--deepep-mode auto"));
+    const LaunchConfig v8 = export_serving_launch(parse(j), ServingEngine::vllm);
+    QVERIFY(std::any_of(v8.notes.begin(), v8.notes.end(), [](const auto& n) { return has(n, "DeepEP"); }));
+    QVERIFY(!has(trt.files.front().content, "TRTLLM_CAN_USE_DEEP_EP"));
+    QVERIFY(std::any_of(trt.notes.begin(), trt.notes.end(), [](const auto& n) { return has(n, "it gathers"); }));
+    // At EP 16 over two nodes TensorRT-LLM needs DeepEP switched on; the stock gather needs no flag anywhere.
+    json wide = j;
+    wide["cluster"]["nodes"] = 2;
+    wide["deployment"] = { { "tp", 1 }, { "attention_dp", 16 }, { "ep", 16 } };
+    QVERIFY(has(export_serving_launch(parse(wide), ServingEngine::trtllm).files.front().content,
+        "env TRTLLM_CAN_USE_DEEP_EP=1 trtllm-serve"));
+    wide["deployment"]["moe_exchange"] = "gather";
+    for (ServingEngine e : { ServingEngine::vllm, ServingEngine::sglang, ServingEngine::trtllm }) {
+        const std::string text = export_serving_launch(parse(wide), e).files.front().content;
+        QVERIFY(!has(text, "deepep") && !has(text, "DEEP_EP"));
+    }
     // vLLM's EP always spans tp x dp: a smaller ep is said, not silently changed.
     j["deployment"]["ep"] = 4;
     const LaunchConfig v = export_serving_launch(parse(j), ServingEngine::vllm);

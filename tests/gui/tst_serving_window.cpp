@@ -9,6 +9,7 @@
 #include "io/preset_catalog.hpp"
 #include "io/serving_io.hpp"
 #include "planner/degree_slider.hpp"
+#include "serving/serving_rules.hpp"
 #include "serving_mode/serving_controls.hpp"
 #include "serving_mode/serving_curve_view.hpp"
 #include "serving_mode/serving_metrics_panel.hpp"
@@ -65,6 +66,7 @@ private slots:
     void slidersRestOnValidDeploymentsAndUndo();
     void workloadEditRepredicts();
     void speculativeDecodingEditsAndUndoes();
+    void moeExchangeChoiceFollowsTheDegrees();
     void curveRunsThroughTheScenariosPoint();
     void searchResultApplies();
     void searchCancels();
@@ -160,6 +162,41 @@ void TestServingWindow::speculativeDecodingEditsAndUndoes()
         w.undo_stack()->undo();
     QVERIFY(!w.scenario().serving.speculative);
     QCOMPARE(c->draft_box()->currentIndex(), 0);
+    QVERIFY(!w.is_modified());
+}
+
+void TestServingWindow::moeExchangeChoiceFollowsTheDegrees()
+{
+    // The exchange is a choice only under attention DP with EP on an MoE model: the dense example has none;
+    // DeepSeek-V3 at attention DP 8 x EP 8 offers it, the edit is one undo step, and dragging attention DP
+    // back to 1 returns to the all-reduce (and to the default exchange).
+    ServingWindow w(false);
+    QVERIFY(w.open_file(kExample));
+    QVERIFY(w.wait_for_evaluation(20000));
+    views::ServingControls* c = w.controls();
+    QVERIFY(!c->exchange_box()->isEnabled());
+    QVERIFY(w.open_file(QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/serving-deepseek-v3-h200.json")));
+    QVERIFY(w.wait_for_evaluation(20000));
+    QCOMPARE(w.scenario().deployment.instance.attention_dp, 8);
+    QVERIFY(c->exchange_box()->isEnabled());
+    QCOMPARE(c->exchange_box()->currentIndex(), 0);
+    c->exchange_box()->setCurrentIndex(1);
+    QVERIFY(w.scenario().deployment.instance.moe_exchange == MoeExchange::gather);
+    QCOMPARE(w.undo_stack()->count(), 1);
+    QVERIFY(w.wait_for_evaluation(20000));
+    QCOMPARE(w.metrics()->value_text(Card::tpot), ms_text(predict_serving(w.scenario()).tpot_ms));
+    emit c->slider(ServingDegree::ep)->value_chosen(1, 0);
+    QVERIFY(!c->exchange_box()->isEnabled()); // one expert group: every rank gathers
+    emit c->slider(ServingDegree::attention_dp)->value_chosen(1, 0);
+    QCOMPARE(w.scenario().deployment.instance.attention_dp, 1);
+    QVERIFY(w.scenario().deployment.instance.moe_exchange == MoeExchange::all_to_all);
+    check_serving_scenario(w.scenario(), "test"); // a valid deployment: throws otherwise
+    for (int i = 0; i < 2; ++i)
+        w.undo_stack()->undo();
+    QVERIFY(w.scenario().deployment.instance.moe_exchange == MoeExchange::gather);
+    QVERIFY(c->exchange_box()->isEnabled());
+    w.undo_stack()->undo();
+    QCOMPARE(c->exchange_box()->currentIndex(), 0);
     QVERIFY(!w.is_modified());
 }
 

@@ -146,6 +146,12 @@ QWidget* ServingControls::build_deployment()
             emit_edit(with_degree(m_scenario, d, v), degree_name(d) + QStringLiteral(" ") + QString::number(v));
         });
     }
+    m_exchange = new QComboBox(box);
+    m_exchange->setObjectName(QStringLiteral("serving_moe_exchange"));
+    m_exchange->addItem(QStringLiteral("all-to-all (DeepEP)"));
+    m_exchange->addItem(QStringLiteral("gather (engine default)"));
+    form->addRow(QStringLiteral("MoE exchange"), m_exchange);
+    connect(m_exchange, &QComboBox::currentIndexChanged, this, [this] { read_exchange(); });
     return box;
 }
 
@@ -273,6 +279,7 @@ void ServingControls::set_scenario(const ServingScenario& s)
     m_scenario = s;
     m_updating = true;
     show_degrees();
+    show_exchange();
     show_workload();
     const ServingSpec& sv = s.serving;
     m_engine->setCurrentIndex(
@@ -304,6 +311,33 @@ void ServingControls::show_degrees()
         m_sliders[d]->set_stops(slider_stops(stops), degree_of(m_scenario, d));
         m_degree_values[d]->setText(dis ? QStringLiteral("–") : QString::number(degree_of(m_scenario, d)));
     }
+}
+
+void ServingControls::show_exchange()
+{
+    const InstanceLayout& l = m_scenario.deployment.instance;
+    const bool choice
+        = !m_scenario.deployment.disaggregated && m_scenario.model.is_moe() && l.attention_dp > 1 && l.ep > 1;
+    m_exchange->setEnabled(choice);
+    m_exchange->setCurrentIndex(l.moe_exchange == MoeExchange::gather ? 1 : 0);
+    m_exchange->setToolTip(choice
+            ? QStringLiteral("How the MoE layers move tokens between attention-DP ranks: each token's routed rows "
+                             "to their experts' ranks and back (DeepEP's kernels), or every rank gathering all "
+                             "ranks' tokens and reduce-scattering the outputs (the engines' stock path)")
+            : QStringLiteral("Only with attention DP and EP above 1 on an MoE model: otherwise every rank holds "
+                             "the step's tokens and the MoE layer all-reduces"));
+}
+
+void ServingControls::read_exchange()
+{
+    if (m_updating)
+        return;
+    ServingScenario s = m_scenario;
+    s.deployment.instance.moe_exchange
+        = m_exchange->currentIndex() == 1 ? MoeExchange::gather : MoeExchange::all_to_all;
+    emit_edit(s,
+        QStringLiteral("MoE exchange ")
+            + (m_exchange->currentIndex() == 1 ? QStringLiteral("gather") : QStringLiteral("all-to-all")));
 }
 
 void ServingControls::show_workload()

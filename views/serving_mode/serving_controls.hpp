@@ -30,6 +30,7 @@ public:
     const ServingScenario& scenario() const { return m_scenario; }
     DegreeSlider* slider(ServingDegree d) const { return m_sliders.at(d); }
     QComboBox* engine_box() const { return m_engine; }
+    QComboBox* exchange_box() const { return m_exchange; }
     QDoubleSpinBox* load_box() const { return m_load_value; }
     QComboBox* draft_box() const { return m_draft; }
     QSpinBox* draft_tokens_box() const { return m_draft_tokens; }
@@ -51,6 +52,8 @@ private:
     void emit_edit(const ServingScenario& s, const QString& what);
     void read_workload();
     void read_engine();
+    void show_exchange();
+    void read_exchange();
 
     ServingScenario m_scenario;
     bool m_updating = false;
@@ -62,6 +65,7 @@ private:
     QComboBox* m_load_kind = nullptr;
     QDoubleSpinBox* m_load_value = nullptr;
     QComboBox* m_engine = nullptr;
+    QComboBox* m_exchange = nullptr;
     QComboBox* m_weights = nullptr;
     QComboBox* m_kv = nullptr;
     QDoubleSpinBox* m_ttft = nullptr;

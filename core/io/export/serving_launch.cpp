@@ -2,6 +2,7 @@
 
 #include "io/export/launch_text.hpp"
 #include "serving/engine_traits.hpp"
+#include "serving/serving_step.hpp"
 
 #include <algorithm>
 #include <array>
@@ -90,6 +91,19 @@ void add(std::vector<std::string>& w, std::initializer_list<std::string> words)
     w.insert(w.end(), words.begin(), words.end());
 }
 
+// Attention DP with EP, where the scenario's exchange choice reaches the engine.
+bool chooses_exchange(const ServingScenario& s, const InstanceLayout& l)
+{
+    return s.model.is_moe() && l.attention_dp > 1 && l.ep > 1;
+}
+
+// GB200/GB300 NVL72: an NVLink domain larger than one baseboard of 8, where TensorRT-LLM's MNNVL all-to-all runs.
+bool multi_node_nvlink(const ClusterSpec& c)
+{
+    constexpr int kBaseboardGpus = 8;
+    return c.gpus_per_node > kBaseboardGpus;
+}
+
 std::vector<std::string> vllm_words(const ServingScenario& s, const Worker& wk, std::vector<std::string>& notes)
 {
     const InstanceLayout& l = wk.layout;
@@ -107,6 +121,10 @@ std::vector<std::string> vllm_words(const ServingScenario& s, const Worker& wk, 
     }
     if (s.serving.precision.kv_cache == Precision::fp8)
         add(w, { "--kv-cache-dtype", "fp8" });
+    // vllm/config/parallel.py all2all_backend: DeepEP's high-throughput kernels for prefill, its CUDA-graph-able
+    // low-latency ones for decoding; allgather_reducescatter (the default) gathers.
+    if (chooses_exchange(s, l) && l.moe_exchange == MoeExchange::all_to_all)
+        add(w, { "--all2all-backend", wk.role == "prefill" ? "deepep_high_throughput" : "deepep_low_latency" });
     add(w,
         { "--gpu-memory-utilization", two_decimals(t.memory_fraction), "--max-num-seqs", num(t.max_running_requests),
             "--max-num-batched-tokens", num(t.max_batched_tokens), "--max-model-len",
@@ -139,6 +157,8 @@ std::vector<std::string> sglang_words(const ServingScenario& s, const Worker& wk
         add(w, { "--dp-size", num(l.attention_dp), "--enable-dp-attention" });
     if (s.model.is_moe() && l.ep > 1)
         add(w, { "--ep-size", num(l.ep) });
+    if (chooses_exchange(s, l) && l.moe_exchange == MoeExchange::all_to_all)
+        add(w, { "--moe-a2a-backend", "deepep", "--deepep-mode", "auto" });
     if (s.serving.precision.kv_cache == Precision::fp8)
         add(w, { "--kv-cache-dtype", "fp8_e4m3" });
     // With DP attention SGLang divides both limits among the ranks (server_args.py
@@ -171,8 +191,16 @@ std::vector<std::string> trtllm_words(const ServingScenario& s, const Worker& wk
 {
     const InstanceLayout& l = wk.layout;
     const EngineTraits t = engine_traits(ServingEngine::trtllm, l, s.cluster.gpu, s.serving.speculative.has_value());
-    std::vector<std::string> w
-        = { "trtllm-serve", "\"$MODEL\"", "--tp_size", num(l.tp * l.attention_dp), "--pp_size", num(l.pp) };
+    std::vector<std::string> w;
+    // CutlassFusedMoE.select_alltoall_method_type: MNNVL all-to-all by itself on multi-node NVLink, DeepEP when
+    // TRTLLM_CAN_USE_DEEP_EP is set, neither unless ep > top_k; TRTLLM_MOE_DISABLE_ALLTOALLV turns it off.
+    if (chooses_exchange(s, l) && l.ep > s.model.moe->top_k) {
+        if (l.moe_exchange == MoeExchange::all_to_all && !multi_node_nvlink(s.cluster))
+            add(w, { "env", "TRTLLM_CAN_USE_DEEP_EP=1" });
+        else if (l.moe_exchange == MoeExchange::gather && multi_node_nvlink(s.cluster))
+            add(w, { "env", "TRTLLM_MOE_DISABLE_ALLTOALLV=1" });
+    }
+    add(w, { "trtllm-serve", "\"$MODEL\"", "--tp_size", num(l.tp * l.attention_dp), "--pp_size", num(l.pp) });
     if (s.model.is_moe())
         add(w, { "--ep_size", num(l.ep) });
     add(w,
@@ -218,6 +246,28 @@ void precision_notes(const ServingScenario& s, ServingEngine e, std::vector<std:
         notes.push_back(std::string(to_string(wgt)) + " weights: point MODEL at a checkpoint quantised to "
             + std::string(to_string(wgt)) + " (e.g. NVIDIA ModelOpt's " + (wgt == Precision::fp8 ? "FP8" : "NVFP4")
             + " release of the model); " + std::string(to_string(e)) + " reads the quantisation from it");
+}
+
+// What the MoE exchange needs from the engine's environment, or what the engine will do instead.
+void exchange_notes(
+    const ServingScenario& s, ServingEngine e, const std::vector<Worker>& workers, std::vector<std::string>& notes)
+{
+    for (const Worker& wk : workers) {
+        const InstanceLayout& l = wk.layout;
+        if (!chooses_exchange(s, l) || l.moe_exchange != MoeExchange::all_to_all)
+            continue;
+        if (e == ServingEngine::trtllm && l.ep <= s.model.moe->top_k) {
+            notes.push_back("TensorRT-LLM runs its MoE all-to-all only when ep exceeds the experts a token picks ("
+                + num(s.model.moe->top_k) + "); at ep " + num(l.ep)
+                + " it gathers every rank's tokens, and Parallax predicts it so");
+            return;
+        }
+        if (e == ServingEngine::trtllm && multi_node_nvlink(s.cluster))
+            return;
+        notes.push_back("the MoE all-to-all runs on DeepEP: install it in the engine's environment (deep_ep), or set "
+                        "the deployment's moe_exchange to \"gather\" for the engine's stock path");
+        return;
+    }
 }
 
 } // namespace
@@ -287,6 +337,7 @@ LaunchConfig export_serving_launch(const ServingScenario& s, ServingEngine engin
                     ? "EAGLE-3 draft: replace DRAFT_MODEL in the options file by the draft checkpoint's directory"
                     : "EAGLE-3 draft: set DRAFT_MODEL to the draft checkpoint trained for MODEL");
     }
+    exchange_notes(s, engine, workers, out.notes);
     if (s.deployment.disaggregated)
         out.notes.push_back("disaggregated: put a prefill/decode router in front of the workers (NVIDIA Dynamo, "
                             "SGLang's sglang_router --pd-disaggregation, vLLM's P/D proxy or trtllm-serve "
