@@ -145,6 +145,9 @@ json row_layout(const json& par, const GpuMapping& g, ServingRun& run)
             + std::to_string(moe_tp) + ", ep " + std::to_string(ep) + " on one node");
         adp = moe_tp;
     }
+    if (adp > 1 && ep > 1)
+        run.assumptions.push_back("attention DP " + std::to_string(adp) + " with EP " + std::to_string(ep)
+            + ": an all-to-all MoE exchange, as wide-EP deployments run it (the row names no backend)");
     return { { "tp", tp }, { "pp", pp }, { "ep", ep }, { "attention_dp", adp } };
 }
 

@@ -857,6 +857,10 @@ void TestServing::measuredDisaggregatedRow()
     QCOMPARE(d.decode.layout.tp, 8);
     QCOMPARE(d.decode.layout.ep, 8);
     QCOMPARE(d.decode.workers, 4);
+    // The prefill pool's attention DP 4 with EP 4 exchanges by all-to-all, which the row does not name: said.
+    QVERIFY(d.prefill.layout.moe_exchange == MoeExchange::all_to_all);
+    QVERIFY(std::any_of(r.assumptions.begin(), r.assumptions.end(),
+        [](const std::string& a) { return a.find("attention DP 4 with EP 4: an all-to-all") != std::string::npos; }));
     QCOMPARE(r.scenario.serving.precision.kv_cache, Precision::fp8);
     // Tokens/s per GPU from the measured latencies over all 36 GPUs (Little's law).
     QVERIFY(std::fabs(r.tokens_per_s_per_gpu - 64.0 * 1024 / (0.25 + 1023 * 0.009) / 36) < 1e-9);
