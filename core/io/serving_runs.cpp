@@ -378,6 +378,11 @@ std::vector<ServingRun> read_serving_runs(
             const json scenario = row_scenario(row, run);
             run.scenario = parse_serving_scenario(scenario, file + " [" + id + "]", catalog);
             run.engine = std::string(to_string(run.scenario.serving.engine));
+            const ServingSpec& sv = run.scenario.serving;
+            if (sv.engine == ServingEngine::trtllm && sv.precision.weights == Precision::fp4
+                && run.scenario.model.is_moe())
+                run.assumptions.push_back("TensorRT-LLM's default MoE backend (CUTLASS), whose NVFP4 experts run at "
+                                          "its FP8 rate (the row names none)");
             run.gpu = run.scenario.cluster.gpu.name;
             run.model = row.at("model").value("name", std::string());
             const ServingWorkload& w = run.scenario.serving.workload;

@@ -41,6 +41,9 @@ struct EngineTraits {
     // Whether the engine runs its all-to-all only when the experts are split more ways than a token picks,
     // and gathers otherwise (TensorRT-LLM: moe_ep_size <= top_k leaves the all-to-all off).
     bool all_to_all_needs_ep_above_top_k = false;
+    // Whether the fused MoE layer's NVFP4 experts run no faster than FP8 ones (TensorRT-LLM's default CUTLASS
+    // MoE backend on Blackwell, as measured): its GEMM ceiling is then a share of the FP8 peak.
+    bool nvfp4_moe_at_fp8_rate = false;
 };
 
 // The engine's defaults for one instance of layout `l` on `gpu` (SGLang sizes its prefill chunks and its

@@ -48,6 +48,15 @@ double kernel_s(const ServingContext& ctx)
     return ctx.device.gen->kernel_overhead_s;
 }
 
+// The fused MoE kernels' ceiling as a share of the precision's peak; an engine whose NVFP4 experts run at the
+// FP8 rate reaches that share of the FP8 peak.
+double fused_moe_max_efficiency(const ServingContext& ctx, Precision p)
+{
+    if (p == Precision::fp4 && ctx.engine.nvfp4_moe_at_fp8_rate)
+        return kFusedMoeMaxEfficiency * ctx.device.peak(Precision::fp8) / ctx.device.peak(Precision::fp4);
+    return kFusedMoeMaxEfficiency;
+}
+
 double hbm_Bps(const ServingContext& ctx)
 {
     return ctx.cluster->gpu.memory_bw_Bps * ctx.device.gen->hbm_efficiency;
@@ -364,7 +373,7 @@ double busiest_rank_prefill_tokens(const ServingContext& ctx, double prefill_tok
 // MoE kernels' own ceiling binds.
 double routed_expert_gemm_efficiency(const ServingContext& ctx, double rows_per_expert, double n, double k, Precision p)
 {
-    return std::min(kFusedMoeMaxEfficiency, skinny_gemm_efficiency(ctx, rows_per_expert, n, k, p));
+    return std::min(fused_moe_max_efficiency(ctx, p), skinny_gemm_efficiency(ctx, rows_per_expert, n, k, p));
 }
 
 double fused_moe_serial_s(const ServingContext& ctx, double rows_per_expert, double flops, double bytes, Precision p)
@@ -372,8 +381,8 @@ double fused_moe_serial_s(const ServingContext& ctx, double rows_per_expert, dou
     if (rows_per_expert <= 0 || flops <= 0)
         return 0;
     const double padded = kFusedMoeSmallTileRows * std::ceil(rows_per_expert / kFusedMoeSmallTileRows);
-    const double eff
-        = std::min(kFusedMoeMaxEfficiency, tuned_gemm_efficiency(*ctx.device.gen, p) * rows_per_expert / padded);
+    const double eff = std::min(
+        fused_moe_max_efficiency(ctx, p), tuned_gemm_efficiency(*ctx.device.gen, p) * rows_per_expert / padded);
     const double math_s = flops / (ctx.device.peak(p) * eff);
     const double weights_s = bytes / hbm_Bps(ctx);
     const double unshared = std::min(1.0, kFusedMoeTileRows / rows_per_expert);

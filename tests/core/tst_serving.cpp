@@ -246,6 +246,21 @@ void TestServing::moePrefillAtTheFusedKernelsRate()
     // At 2 rows per expert the math is a sliver of the weight reads.
     QVERIFY(
         fused_moe_serial_s(ctx, 2, 4.0 * weights_bytes, weights_bytes, Precision::fp8) < 0.2 * weights_bytes / hbm_Bps);
+
+    // NVFP4 experts on B200: vLLM's ceiling is a quarter of the fp4 peak; TensorRT-LLM's default CUTLASS MoE runs
+    // them at its FP8 rate, a quarter of the fp8 peak (an eighth of fp4's).
+    j["cluster"]["gpu"] = "B200";
+    j["serving"]["precision"] = { { "weights", "fp4" }, { "kv_cache", "fp8" } };
+    const ServingScenario v = parse(j);
+    const ServingContext vllm(v.model, v.cluster, v.serving, v.deployment.instance);
+    QCOMPARE(routed_expert_gemm_efficiency(vllm, 512, columns, hidden, Precision::fp4), 0.25);
+    j["serving"]["engine"] = "trtllm";
+    const ServingScenario t = parse(j);
+    const ServingContext trt(t.model, t.cluster, t.serving, t.deployment.instance);
+    const double fp8_share = t.cluster.gpu.peak(Precision::fp8) / t.cluster.gpu.peak(Precision::fp4);
+    QVERIFY(
+        std::fabs(routed_expert_gemm_efficiency(trt, 512, columns, hidden, Precision::fp4) - 0.25 * fp8_share) < 1e-12);
+    QCOMPARE(routed_expert_gemm_efficiency(trt, 512, columns, hidden, Precision::fp8), 0.25);
 }
 
 void TestServing::batchLimitedByMemory()
