@@ -2,6 +2,7 @@
 
 #include "io/number_format.hpp"
 #include "io/serving_io.hpp"
+#include "serving/engine_traits.hpp"
 #include "serving/serving_model.hpp"
 #include "spec/input_error.hpp"
 
@@ -379,8 +380,9 @@ std::vector<ServingRun> read_serving_runs(
             run.scenario = parse_serving_scenario(scenario, file + " [" + id + "]", catalog);
             run.engine = std::string(to_string(run.scenario.serving.engine));
             const ServingSpec& sv = run.scenario.serving;
-            if (sv.engine == ServingEngine::trtllm && sv.precision.weights == Precision::fp4
-                && run.scenario.model.is_moe())
+            if (sv.precision.weights == Precision::fp4 && run.scenario.model.is_moe()
+                && engine_traits(sv.engine, run.scenario.deployment.instance, run.scenario.cluster.gpu)
+                       .nvfp4_moe_at_fp8_rate)
                 run.assumptions.push_back("TensorRT-LLM's default MoE backend (CUTLASS), whose NVFP4 experts run at "
                                           "its FP8 rate (the row names none)");
             run.gpu = run.scenario.cluster.gpu.name;

@@ -78,7 +78,7 @@ std::vector<InstanceLayout> serving_layouts(const ModelSpec& m, const ClusterSpe
                         check_instance_layout(l, m, c, "", "deployment");
                         out.push_back(l);
                         // Under attention DP with EP the engines' stock gather is the other way to move tokens.
-                        if (adp > 1 && ep > 1) {
+                        if (l.exchanges_moe_tokens()) {
                             l.moe_exchange = MoeExchange::gather;
                             out.push_back(l);
                         }

@@ -87,8 +87,11 @@ struct InstanceLayout {
     int pp = 1;
     int ep = 1;
     int attention_dp = 1;
-    MoeExchange moe_exchange = MoeExchange::all_to_all; // matters with attention_dp > 1 and ep > 1
+    MoeExchange moe_exchange = MoeExchange::all_to_all; // matters where exchanges_moe_tokens()
     int gpus() const { return tp * pp * attention_dp; }
+    // Whether an MoE layer moves tokens between attention-DP ranks whose experts are split by EP, the case
+    // `moe_exchange` decides (without attention DP every rank holds the step's tokens and all-reduces).
+    bool exchanges_moe_tokens() const { return attention_dp > 1 && ep > 1; }
     int expert_tp() const { return ep > 0 ? tp * attention_dp / ep : 1; }
 };
 

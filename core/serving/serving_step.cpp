@@ -352,7 +352,7 @@ void add_draft(const ServingContext& ctx, StepCost& c, const StepLoad& mb)
 
 bool moe_all_to_all(const EngineTraits& engine, const InstanceLayout& l, const MoeSpec& moe)
 {
-    return l.attention_dp > 1 && l.ep > 1 && l.moe_exchange == MoeExchange::all_to_all
+    return l.exchanges_moe_tokens() && l.moe_exchange == MoeExchange::all_to_all
         && (!engine.all_to_all_needs_ep_above_top_k || l.ep > moe.top_k);
 }
 

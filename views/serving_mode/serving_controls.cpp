@@ -316,8 +316,7 @@ void ServingControls::show_degrees()
 void ServingControls::show_exchange()
 {
     const InstanceLayout& l = m_scenario.deployment.instance;
-    const bool choice
-        = !m_scenario.deployment.disaggregated && m_scenario.model.is_moe() && l.attention_dp > 1 && l.ep > 1;
+    const bool choice = !m_scenario.deployment.disaggregated && m_scenario.model.is_moe() && l.exchanges_moe_tokens();
     m_exchange->setEnabled(choice);
     m_exchange->setCurrentIndex(l.moe_exchange == MoeExchange::gather ? 1 : 0);
     m_exchange->setToolTip(choice

@@ -91,10 +91,10 @@ void add(std::vector<std::string>& w, std::initializer_list<std::string> words)
     w.insert(w.end(), words.begin(), words.end());
 }
 
-// Attention DP with EP, where the scenario's exchange choice reaches the engine.
-bool chooses_exchange(const ServingScenario& s, const InstanceLayout& l)
+// Whether the engine runs its MoE all-to-all for this layout, by the rule the step model charges.
+bool runs_all_to_all(const ServingScenario& s, const EngineTraits& t, const InstanceLayout& l)
 {
-    return s.model.is_moe() && l.attention_dp > 1 && l.ep > 1;
+    return s.model.is_moe() && moe_all_to_all(t, l, *s.model.moe);
 }
 
 // GB200/GB300 NVL72: an NVLink domain larger than one baseboard of 8, where TensorRT-LLM's MNNVL all-to-all runs.
@@ -123,7 +123,7 @@ std::vector<std::string> vllm_words(const ServingScenario& s, const Worker& wk, 
         add(w, { "--kv-cache-dtype", "fp8" });
     // vllm/config/parallel.py all2all_backend: DeepEP's high-throughput kernels for prefill, its CUDA-graph-able
     // low-latency ones for decoding; allgather_reducescatter (the default) gathers.
-    if (chooses_exchange(s, l) && l.moe_exchange == MoeExchange::all_to_all)
+    if (runs_all_to_all(s, t, l))
         add(w, { "--all2all-backend", wk.role == "prefill" ? "deepep_high_throughput" : "deepep_low_latency" });
     add(w,
         { "--gpu-memory-utilization", two_decimals(t.memory_fraction), "--max-num-seqs", num(t.max_running_requests),
@@ -157,7 +157,7 @@ std::vector<std::string> sglang_words(const ServingScenario& s, const Worker& wk
         add(w, { "--dp-size", num(l.attention_dp), "--enable-dp-attention" });
     if (s.model.is_moe() && l.ep > 1)
         add(w, { "--ep-size", num(l.ep) });
-    if (chooses_exchange(s, l) && l.moe_exchange == MoeExchange::all_to_all)
+    if (runs_all_to_all(s, t, l))
         add(w, { "--moe-a2a-backend", "deepep", "--deepep-mode", "auto" });
     if (s.serving.precision.kv_cache == Precision::fp8)
         add(w, { "--kv-cache-dtype", "fp8_e4m3" });
@@ -194,12 +194,11 @@ std::vector<std::string> trtllm_words(const ServingScenario& s, const Worker& wk
     std::vector<std::string> w;
     // CutlassFusedMoE.select_alltoall_method_type: MNNVL all-to-all by itself on multi-node NVLink, DeepEP when
     // TRTLLM_CAN_USE_DEEP_EP is set, neither unless ep > top_k; TRTLLM_MOE_DISABLE_ALLTOALLV turns it off.
-    if (chooses_exchange(s, l) && l.ep > s.model.moe->top_k) {
-        if (l.moe_exchange == MoeExchange::all_to_all && !multi_node_nvlink(s.cluster))
-            add(w, { "env", "TRTLLM_CAN_USE_DEEP_EP=1" });
-        else if (l.moe_exchange == MoeExchange::gather && multi_node_nvlink(s.cluster))
-            add(w, { "env", "TRTLLM_MOE_DISABLE_ALLTOALLV=1" });
-    }
+    if (runs_all_to_all(s, t, l) && !multi_node_nvlink(s.cluster))
+        add(w, { "env", "TRTLLM_CAN_USE_DEEP_EP=1" });
+    else if (s.model.is_moe() && l.exchanges_moe_tokens() && l.ep > s.model.moe->top_k
+        && l.moe_exchange == MoeExchange::gather && multi_node_nvlink(s.cluster))
+        add(w, { "env", "TRTLLM_MOE_DISABLE_ALLTOALLV=1" });
     add(w, { "trtllm-serve", "\"$MODEL\"", "--tp_size", num(l.tp * l.attention_dp), "--pp_size", num(l.pp) });
     if (s.model.is_moe())
         add(w, { "--ep_size", num(l.ep) });
@@ -254,9 +253,9 @@ void exchange_notes(
 {
     for (const Worker& wk : workers) {
         const InstanceLayout& l = wk.layout;
-        if (!chooses_exchange(s, l) || l.moe_exchange != MoeExchange::all_to_all)
+        if (!s.model.is_moe() || !l.exchanges_moe_tokens() || l.moe_exchange != MoeExchange::all_to_all)
             continue;
-        if (e == ServingEngine::trtllm && l.ep <= s.model.moe->top_k) {
+        if (!runs_all_to_all(s, engine_traits(e, l, s.cluster.gpu), l)) {
             notes.push_back("TensorRT-LLM runs its MoE all-to-all only when ep exceeds the experts a token picks ("
                 + num(s.model.moe->top_k) + "); at ep " + num(l.ep)
                 + " it gathers every rank's tokens, and Parallax predicts it so");
