@@ -262,15 +262,17 @@ std::optional<RowScenario> amp_scenario(const json& row, std::string& reason)
         { "training",
             { { "global_batch", st.at("global_batch_size") }, { "seq_len", m.value("seq_len", 1024) },
                 { "precision", "fp16" }, { "flash_attention", false }, { "framework", "megatron-deepspeed" },
-                { "grad_reduce_in_fp32", true } } },
+                { "software", "deepspeed-0.3" }, { "grad_reduce_in_fp32", true } } },
         { "strategy",
             { { "micro_batch", st.at("micro_batch_size") }, { "recompute", "none" }, { "zero", 0 },
                 { "schedule", "1f1b" }, { "overlap_grad_reduce", false }, { "batch_split", "even" },
                 { "stages", stages } } } };
     out.assumptions = { "fp16 with the gradients reduced in fp32 (examples/ds_config.json: \"fp32_allreduce\": true), "
                         "16 heads (examples/ds_pretrain_gpt2_pipe.sh)",
-        "Megatron-LM 1.1.5 without fused attention; DeepSpeed's pipeline engine, which reduces gradients after "
-        "the pipeline flush; no recomputation; every data-parallel replica gets the same micro-batches",
+        "Megatron-LM 1.1.5 without fused attention; DeepSpeed 0.3.13's pipeline engine (the artifact's fork), which "
+        "reduces gradients after the pipeline flush, sends every TP rank the whole activation gradient and the "
+        "fp16 attention mask with every stage output; no recomputation; every data-parallel replica gets the "
+        "same micro-batches",
         "fabrics: the bandwidths AMP's planner uses, a node's NIC shared by its 4 GPUs" };
     return out;
 }

@@ -184,7 +184,7 @@ private:
         const double activation = static_cast<double>(s_.strategy.micro_batch) * ctx.training.seq_len * ctx.model.hidden
             * activation_element_bytes(ctx.training.precision); // the stage output at the training dtype
         // The shards leave one node's NICs and enter the other's: the slower side paces them.
-        const double shard = activation / (split ? tp : 1);
+        const double shard = p2p_transfer_bytes(traits, activation, ctx.training.seq_len, tp, split, sp);
         double t = std::max(collective_time_s(ctx_of(a).network, Collective::send_recv, shard, across_nodes(2)),
             collective_time_s(ctx.network, Collective::send_recv, shard, across_nodes(2)));
         if (split && !sp)

@@ -191,11 +191,22 @@ void add_pipeline_p2p(const PlanContext& ctx, const Strategy& s, const Groups& g
     const double activation = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp * ctx.model.hidden
         * activation_element_bytes(ctx.training.precision);
     c.p2p_transfers = traits.p2p_blocking_transfers_per_microbatch;
-    c.p2p_s = collective_time_s(ctx.network, Collective::send_recv, activation / (split ? s.tp : 1), g.pp_pair);
+    c.p2p_s = collective_time_s(ctx.network, Collective::send_recv,
+        p2p_transfer_bytes(traits, activation, ctx.training.seq_len, s.tp, split, sp), g.pp_pair);
     // Without sequence parallelism the receiver all-gathers the split activation over the TP group
     // (Narayanan et al. 2021 Sec. 4.1); with it the shard is what the next stage consumes.
     if (split && !sp)
         c.p2p_s += collective_time_s(ctx.network, Collective::all_gather, activation, g.tp);
+}
+
+double p2p_transfer_bytes(const SoftwareTraits& traits, double activation_bytes, double seq_len, int tp, bool split,
+    bool sequence_parallel) noexcept
+{
+    const double forward
+        = activation_bytes / (split ? tp : 1) + traits.p2p_mask_bytes_per_position_pair * seq_len * seq_len;
+    const bool split_grad = sequence_parallel || (split && traits.p2p_grad_scatter_gather);
+    const double backward = activation_bytes / (split_grad ? tp : 1);
+    return (forward + backward) / 2;
 }
 
 LayerCosts compute_layer_costs(const PlanContext& ctx, const Strategy& s, const Groups& g) noexcept

@@ -9,6 +9,7 @@
 #include "model/power_curves.hpp"
 #include "model/topology.hpp"
 #include "spec/layer_ranges.hpp"
+#include "spec/software_stack.hpp"
 
 #include <array>
 #include <memory>
@@ -144,6 +145,11 @@ LayerActivationBytes compute_layer_activations(const PlanContext& ctx, const Str
 LayerActivationBytes compute_layer_activations(const PlanContext& ctx, const Strategy& s, Precision p) noexcept;
 // The pipeline's activation exchange between neighbouring stages (fills p2p_s and p2p_transfers).
 void add_pipeline_p2p(const PlanContext& ctx, const Strategy& s, const Groups& g, LayerCosts& c) noexcept;
+// Bytes one of `tp` ranks moves in an average blocking pipeline transfer: the stage output forward
+// (1/tp of it when split, plus any mask the engine sends with it) and its gradient backward (split
+// likewise where the engine splits gradients); stages exchange as many of each per micro-batch.
+double p2p_transfer_bytes(const SoftwareTraits& traits, double activation_bytes, double seq_len, int tp, bool split,
+    bool sequence_parallel) noexcept;
 // Per-pass time and energy of the layer kinds over the context's clock ladder, at its power cap.
 LayerCurves compute_layer_curves(
     const PlanContext& ctx, const Strategy& s, const Groups& g, ClockLevels levels = ClockLevels::ladder) noexcept;

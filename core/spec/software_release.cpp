@@ -6,8 +6,10 @@ namespace parallax {
 
 namespace {
 
+constexpr double kFp16MaskBytes = 2; // one fp16 element per (query, key) position pair
+
 // NeMo containers (Megatron-core + Transformer Engine), the releases NVIDIA's performance tables
-// were measured on. Oldest first.
+// were measured on, then DeepSpeed's releases. Oldest first within a framework.
 constexpr std::array kReleases = {
     SoftwareRelease { "nemo-24.03", Framework::megatron, 2024, 3, AttentionKernel::flash2, false,
         "Transformer Engine runs fused attention through Tri Dao's FlashAttention-2 by default (NeMo docs, "
@@ -26,6 +28,16 @@ constexpr std::array kReleases = {
         "NVIDIA/TransformerEngine PR #2148); before, Megatron-core's unfused attention" },
     SoftwareRelease { "nemo-26.02", Framework::megatron, 2026, 2, AttentionKernel::best, true,
         "no change to a kernel the model costs" },
+    // DeepSpeed's pipeline engine under Megatron-DeepSpeed. Before 0.5.4 it partitioned the stage output
+    // across the TP ranks but sent every rank the whole activation gradient (is_grad_partitioned =
+    // False), and GPT2ModelPipe passed its [1, 1, s, s] attention mask down the pipeline with every
+    // output, cast to fp16 because NCCL would not send bool tensors (deepspeed/runtime/pipe/engine.py,
+    // _exec_send_activations, v0.3.x).
+    SoftwareRelease { "deepspeed-0.3", Framework::megatron_deepspeed, 2020, 9, AttentionKernel::best, true,
+        "the first release with the pipeline engine", false, kFp16MaskBytes },
+    SoftwareRelease { "deepspeed-0.5.4", Framework::megatron_deepspeed, 2021, 10, AttentionKernel::best, true,
+        "activation gradients partitioned across TP ranks like the activations, and no mask sent between "
+        "stages (microsoft/DeepSpeed PR #1407, the BigScience changes)" },
 };
 
 int months(int year, int month)
@@ -87,6 +99,8 @@ SoftwareTraits software_traits(Framework f, const SoftwareRelease* release)
     if (release && release->framework == f) {
         t.attention = release->attention;
         t.fused_attention_sinks = release->fused_attention_sinks;
+        t.p2p_grad_scatter_gather = release->p2p_grad_scatter_gather;
+        t.p2p_mask_bytes_per_position_pair = release->p2p_mask_bytes_per_position_pair;
     }
     return t;
 }

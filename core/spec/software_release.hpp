@@ -23,6 +23,10 @@ struct SoftwareRelease {
     bool fused_attention_sinks = true;
     // What changed against the previous release of the catalogue, and where that is documented.
     std::string_view changes;
+    // Pipeline transfers (software_stack.hpp): the activation gradient split across TP ranks like the
+    // activation, and the attention mask's bytes per position pair sent with each stage output.
+    bool p2p_grad_scatter_gather = true;
+    double p2p_mask_bytes_per_position_pair = 0;
 };
 
 std::span<const SoftwareRelease> software_releases();

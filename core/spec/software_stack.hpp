@@ -47,6 +47,13 @@ struct SoftwareTraits {
     // exchange; DeepSpeed's engine partitions the same way but sends and receives in separate blocking
     // steps.
     bool p2p_scatter_gather = true;
+    // The backward's activation gradient split the same way (DeepSpeed >= 0.5.4, is_grad_partitioned);
+    // DeepSpeed before it sends every TP rank the whole gradient.
+    bool p2p_grad_scatter_gather = true;
+    // Bytes of the attention mask sent with each stage output by every TP rank, per sequence position
+    // squared (DeepSpeed before 0.5.4 passes GPT2ModelPipe's [1, 1, s, s] mask down the pipeline as
+    // fp16: 2); 0 where the stages build their own mask.
+    double p2p_mask_bytes_per_position_pair = 0;
     // Megatron runs the input-gradient all-reduce / reduce-scatter of a column-parallel GEMM
     // asynchronously under its weight-gradient GEMM; PyTorch DTensor TP (torchtitan without async TP)
     // issues every collective in line.

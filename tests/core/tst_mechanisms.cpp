@@ -329,6 +329,45 @@ private slots:
         }
     }
 
+    // DeepSpeed before 0.5.4 sends every TP rank the whole activation gradient and, with each stage
+    // output, GPT2ModelPipe's fp16 [1, 1, s, s] mask: the average transfer is half a split activation
+    // plus the mask, and half a whole gradient. Newer releases split both and send no mask.
+    void old_deepspeed_sends_whole_gradients_and_the_mask()
+    {
+        const ModelSpec m = test::gpt(24, 1024, 16);
+        const ClusterSpec c = test::cluster("V100-SXM2-16GB", 4, 4, "nvlink2", "ib-hdr");
+        TrainingSpec t;
+        t.seq_len = 1024;
+        t.global_batch = 32;
+        t.precision = Precision::fp16;
+        t.framework = Framework::megatron_deepspeed;
+        Strategy s;
+        s.tp = 4;
+        s.pp = 4;
+        s.micro_batch = 2;
+        const double activation = 2.0 * 1024 * 1024 * 2;
+        const double mask = 1024.0 * 1024 * 2;
+        for (const char* id : { "deepspeed-0.3", "deepspeed-0.5.4" }) {
+            t.software = find_software_release(id);
+            QVERIFY(t.software);
+            const PlanContext ctx(m, t, c, no_calibration());
+            const Groups g = place_groups(ctx, s);
+            const LayerCosts costs = compute_layer_costs(ctx, s, g);
+            const bool old = std::string_view(id) == "deepspeed-0.3";
+            const double bytes = old ? (activation / 4 + mask + activation) / 2 : activation / 4;
+            const double want = collective_time_s(ctx.network, Collective::send_recv, bytes, g.pp_pair)
+                + collective_time_s(ctx.network, Collective::all_gather, activation, g.tp);
+            QVERIFY2(near(costs.p2p_s, want, 1e-9), id);
+            QCOMPARE(costs.p2p_transfers, 4);
+        }
+        // Without a release the newest catalogued one applies: split gradients, no mask.
+        QCOMPARE(newest_software_release(Framework::megatron_deepspeed)->id, std::string_view("deepspeed-0.5.4"));
+        QCOMPARE(software_release_at(Framework::megatron_deepspeed, 2021, 3)->id, std::string_view("deepspeed-0.3"));
+        const SoftwareTraits newest = software_traits(Framework::megatron_deepspeed, nullptr);
+        QVERIFY(newest.p2p_grad_scatter_gather);
+        QCOMPARE(newest.p2p_mask_bytes_per_position_pair, 0.0);
+    }
+
     // DeepSpeed accumulates each micro-batch's weight gradients in a pass of its own (fp16 autograd:
     // 6 B per parameter; bf16 into fp32 copies: 10 B); Megatron inside the weight-gradient GEMM.
     void deepspeed_accumulates_gradients_in_a_separate_pass()
