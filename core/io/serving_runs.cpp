@@ -344,6 +344,65 @@ json summary_json(const ServingErrorSummary& s)
         { "tpot_median", s.tpot_median } };
 }
 
+// The rows one source file measured of one model on one GPU with one engine: they share how the file's
+// columns are to be read.
+std::string row_batch_key(const json& row)
+{
+    if (!row.is_object())
+        return {};
+    const std::string notes = row.value("notes", std::string());
+    const auto at = notes.find("source_file=");
+    if (at == std::string::npos)
+        return {};
+    const std::string file = notes.substr(at, notes.find(';', at) - at);
+    const auto text = [&](const char* section, const char* key) {
+        const auto s = row.find(section);
+        return s != row.end() && s->is_object() ? s->value(key, std::string()) : std::string();
+    };
+    return file + "|" + text("model", "name") + "|" + text("hardware", "gpu_type") + "|" + text("engine", "name");
+}
+
+// Where a file's tp column gives, for one model and engine, degrees that no tensor-parallel layout of that
+// model can take (28 or 36 GPUs for 128 heads), the column counts the GPUs of a worker laid out some other
+// way, and its other rows' tp is no TP degree either: those rows are skipped too, not read as pure TP.
+void skip_batches_without_tp(const json& rows, std::vector<ServingRun>& runs, std::vector<ServingSkip>& skipped)
+{
+    std::map<std::string, std::vector<int>> impossible;
+    std::map<std::string, std::string> key_of;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const json& row = rows[i];
+        const std::string key = row_batch_key(row);
+        if (key.empty())
+            continue;
+        const std::string id = row.value("id", std::string());
+        key_of[id] = key;
+        const bool tp_rule = std::any_of(skipped.begin(), skipped.end(),
+            [&](const ServingSkip& k) { return k.id == id && k.reason.find("(deployment.tp)") != std::string::npos; });
+        if (tp_rule)
+            impossible[key].push_back(int_or(row.value("parallelism", json::object()), "tp", 0));
+    }
+    std::vector<ServingRun> kept;
+    for (ServingRun& run : runs) {
+        const auto key = key_of.find(run.id);
+        const auto bad = key == key_of.end() ? impossible.end() : impossible.find(key->second);
+        if (bad == impossible.end()) {
+            kept.push_back(std::move(run));
+            continue;
+        }
+        std::vector<int> tps = bad->second;
+        std::sort(tps.begin(), tps.end());
+        tps.erase(std::unique(tps.begin(), tps.end()), tps.end());
+        std::string list;
+        for (int tp : tps)
+            list += (list.empty() ? "" : ", ") + std::to_string(tp);
+        skipped.push_back({ run.id,
+            "the layout is not stated: the same source file gives this model and engine tp " + list
+                + ", which no tensor-parallel layout of the model can take, so its tp column counts a worker's GPUs "
+                  "(deployment.tp)" });
+    }
+    runs = std::move(kept);
+}
+
 } // namespace
 
 bool is_serving_runs_file(const json& j)
@@ -401,6 +460,7 @@ std::vector<ServingRun> read_serving_runs(
             skipped.push_back({ id, e.what() });
         }
     }
+    skip_batches_without_tp(rows, runs, skipped);
     return runs;
 }
 

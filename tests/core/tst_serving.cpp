@@ -96,6 +96,7 @@ private slots:
     void closedLoopMatchesDampedIteration();
     void layerKinds();
     void measuredDisaggregatedRow();
+    void sourceFileWithoutTpDegrees();
     void jsonKeys();
     void readerErrors();
     void savedScenarioReadsBack();
@@ -831,6 +832,47 @@ void TestServing::layerKinds()
     }
     QCOMPARE(total, oss.layers);
     QCOMPARE(serving_layer_kinds(oss).size(), std::size_t(oss.sliding_window > 0 ? 2 : 1));
+}
+
+void TestServing::sourceFileWithoutTpDegrees()
+{
+    // Three rows of one source file, DeepSeek-R1 on GB200 under TensorRT-LLM: tp 64 alone would read as a
+    // TP layout, but the file also gives tp 36, which 128 heads cannot split into, so its tp column counts
+    // the GPUs of some other layout and the tp-64 row is skipped with that reason. A row of another file
+    // with the same tp keeps its reading.
+    const auto row = [](const std::string& id, int tp, const std::string& file) {
+        json r = json::parse(R"json({
+          "source": "AIConfigurator silicon_sample.csv",
+          "engine": { "name": "trtllm" },
+          "model": { "name": "DeepSeek-R1" },
+          "hardware": { "gpu_type": "GB200", "n_gpus": null },
+          "parallelism": { "mode": "aggregated", "pp": 1, "ep": 1, "attention_dp": 1 },
+          "precision": { "weights": "fp4", "kv_cache": null },
+          "workload": { "isl": 1024, "osl": 1024, "concurrency": 64 },
+          "result": { "ttft_ms": { "unspecified_stat": 250.0 }, "tpot_ms": { "unspecified_stat": 9.0 } } })json");
+        r["id"] = id;
+        r["parallelism"]["tp"] = tp;
+        r["parallelism"]["moe_tp"] = tp;
+        r["notes"] = "source_file=" + file + "; model=DeepSeek-R1";
+        return r;
+    };
+    std::vector<ServingSkip> skipped;
+    const std::vector<ServingRun> runs = read_serving_runs(
+        json::array({ row("tp64", 64, "a.csv"), row("tp36", 36, "a.csv"), row("other-file", 64, "b.csv") }),
+        "rows.json", PresetCatalog::standard(), skipped);
+    QCOMPARE(runs.size(), std::size_t(1));
+    QCOMPARE(runs[0].id, std::string("other-file"));
+    QCOMPARE(runs[0].scenario.deployment.instance.tp, 64);
+    QCOMPARE(skipped.size(), std::size_t(2));
+    const auto reason = [&](const std::string& id) {
+        for (const ServingSkip& k : skipped)
+            if (k.id == id)
+                return k.reason;
+        return std::string();
+    };
+    QVERIFY2(reason("tp36").find("(deployment.tp)") != std::string::npos, reason("tp36").c_str());
+    QVERIFY2(reason("tp64").find("layout is not stated") != std::string::npos, reason("tp64").c_str());
+    QVERIFY(reason("tp64").find("tp 36") != std::string::npos);
 }
 
 void TestServing::measuredDisaggregatedRow()
