@@ -1,4 +1,5 @@
 // parallax-cli predict SCENARIO.json [--json] [--fidelity analytic|simulated]
+#include "calibration/nearest_run.hpp"
 #include "cli/cli_colocation.hpp"
 #include "cli/cli_commands.hpp"
 #include "cli/cli_common.hpp"
@@ -103,6 +104,9 @@ int run_predict(const QStringList& args)
     if (cmd.parser().isSet(QStringLiteral("json"))) {
         nlohmann::json j = prediction_to_json(p);
         j["label"] = strategy_label(scenario.strategy);
+        if (const auto near = nearest_measured_run(
+                builtin_error_bands(), scenario.model, scenario.training, scenario.cluster, scenario.strategy))
+            j["nearest_measured_run"] = measured_run_match_json(*near);
         j["improvements"] = improvements_to_json(improvements);
         if (scenario.reliability)
             j["goodput"] = goodput_to_json(scenario_goodput(scenario, p, calibration));

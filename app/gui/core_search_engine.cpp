@@ -87,6 +87,8 @@ views::SearchReport CoreSearchEngine::run(const Scenario& s, int top, bool any_f
                 why = QStringLiteral("not distinguishable from #1 (their %1% error bands overlap); ")
                           .arg(std::lround(100 * r.prediction.interval.level))
                     + why;
+            if (r.nearest_run)
+                why += QStringLiteral("; nearest measured run: ") + qs(measured_run_match_text(*r.nearest_run));
             row.explanation = why;
             report.rows.push_back(std::move(row));
         }

@@ -362,10 +362,39 @@ nlohmann::json residuals_json(const std::vector<BandResidual>& residuals)
             { "long_context", r.workload.long_context },
             { "architecture", std::string(to_string(r.workload.architecture)) }, { "gpus", r.gpus },
             { "log_error", r.log_error } });
-    for (std::size_t k = 0; k < residuals.size(); ++k)
+    for (std::size_t k = 0; k < residuals.size(); ++k) {
         if (residuals[k].measured_mfu > 0)
             rows[k]["measured_mfu"] = residuals[k].measured_mfu;
+        if (const RunPlan& pl = residuals[k].plan; pl.known())
+            rows[k]["plan"] = { { "model", pl.model }, { "gpu", pl.gpu }, { "params", pl.params },
+                { "seq_len", pl.seq_len }, { "tp", pl.tp }, { "pp", pl.pp }, { "cp", pl.cp }, { "ep", pl.ep },
+                { "vpp", pl.vpp }, { "dp", pl.dp }, { "label", pl.label } };
+    }
     return rows;
+}
+
+// A residual's plan: optional (tables written before plans were kept have none).
+RunPlan plan_from_json(const nlohmann::json& r, const std::string& file, const std::string& at)
+{
+    RunPlan pl;
+    if (!r.contains("plan"))
+        return pl;
+    const nlohmann::json& j = r.at("plan");
+    pl.model = j.at("model").get<std::string>();
+    pl.gpu = j.at("gpu").get<std::string>();
+    pl.params = j.at("params").get<double>();
+    pl.seq_len = j.at("seq_len").get<long long>();
+    pl.tp = j.at("tp").get<int>();
+    pl.pp = j.at("pp").get<int>();
+    pl.cp = j.at("cp").get<int>();
+    pl.ep = j.at("ep").get<int>();
+    pl.vpp = j.at("vpp").get<int>();
+    pl.dp = j.at("dp").get<long long>();
+    pl.label = j.value("label", std::string());
+    if (!(pl.params > 0) || pl.seq_len < 1 || pl.tp < 1 || pl.pp < 1 || pl.cp < 1 || pl.ep < 1 || pl.vpp < 1
+        || pl.dp < 1)
+        throw InputError(file, at + ".plan", "parameters, sequence length and every degree must be positive");
+    return pl;
 }
 
 std::vector<BandResidual> residuals_from_json(
@@ -391,6 +420,7 @@ std::vector<BandResidual> residuals_from_json(
             b.measured_mfu = r.value("measured_mfu", 0.0);
             if (!std::isfinite(b.measured_mfu) || b.measured_mfu < 0 || b.measured_mfu > 1)
                 throw InputError(file, at + ".measured_mfu", "must be a fraction between 0 and 1");
+            b.plan = plan_from_json(r, file, at);
             out.push_back(std::move(b));
         } catch (const nlohmann::json::exception& e) {
             throw InputError(file, at,

@@ -35,6 +35,22 @@ WorkloadClass workload_class(const ModelSpec& m, const TrainingSpec& t, const Cl
 // e.g. "MoE fp8 Hopper", "dense 16-bit long-context Ampere".
 std::string workload_class_name(const WorkloadClass& k);
 
+// The plan of a validation run, to find the measured run nearest to a predicted plan (nearest_run.hpp).
+struct RunPlan {
+    std::string model; // the model's name
+    std::string gpu; // the GPU preset
+    double params = 0; // total parameters; 0: the plan is not known
+    long long seq_len = 0;
+    int tp = 1;
+    int pp = 1;
+    int cp = 1;
+    int ep = 1;
+    int vpp = 1;
+    long long dp = 1;
+    std::string label; // strategy_label of the plan
+    bool known() const { return params > 0; }
+};
+
 // One validation row's out-of-sample error.
 struct BandResidual {
     std::string id;
@@ -45,6 +61,7 @@ struct BandResidual {
     // The run's measured model-FLOPs utilisation (Megatron's FLOP count over the GPU's peak at the run's
     // precision); 0 when unknown (memory residuals).
     double measured_mfu = 0;
+    RunPlan plan;
 };
 
 struct ErrorBandTable {

@@ -1,6 +1,8 @@
 #include "calibration/error_band_residuals.hpp"
 
+#include "model/model_math.hpp"
 #include "model/plan_context.hpp"
+#include "spec/strategy_label.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +19,23 @@ double measured_mfu(const Scenario& s, double tokens_per_s_per_gpu)
     return peak > 0 ? std::min(1.0, ctx.model_flops_per_token * tokens_per_s_per_gpu / peak) : 0.0;
 }
 
+RunPlan run_plan(const Scenario& s)
+{
+    RunPlan pl;
+    pl.model = s.model.name;
+    pl.gpu = s.cluster.gpu.name;
+    pl.params = total_params(s.model);
+    pl.seq_len = s.training.seq_len;
+    pl.tp = s.strategy.tp;
+    pl.pp = s.strategy.pp;
+    pl.cp = s.strategy.cp;
+    pl.ep = s.strategy.ep;
+    pl.vpp = s.strategy.vpp;
+    pl.dp = s.strategy.dp;
+    pl.label = strategy_label(s.strategy);
+    return pl;
+}
+
 void add_rows(ErrorBandTable& t, const std::vector<ValidationRow>& rows)
 {
     for (const ValidationRow& r : rows) {
@@ -31,6 +50,7 @@ void add_rows(ErrorBandTable& t, const std::vector<ValidationRow>& rows)
         b.gpus = s.cluster.total_gpus();
         b.log_error = std::log(r.c.measured_tokens_per_s_per_gpu / r.predicted_tokens_per_s_per_gpu);
         b.measured_mfu = measured_mfu(s, r.c.measured_tokens_per_s_per_gpu);
+        b.plan = run_plan(s);
         if (r.c.measured_peak_memory_bytes && *r.c.measured_peak_memory_bytes > 0
             && r.predicted_peak_memory_bytes > 0) {
             BandResidual m = b;

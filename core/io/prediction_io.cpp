@@ -1,5 +1,7 @@
 #include "io/prediction_io.hpp"
 
+#include "calibration/nearest_run.hpp"
+
 #include "io/number_format.hpp"
 #include "spec/strategy_label.hpp"
 #include "spec/units.hpp"
@@ -174,6 +176,8 @@ std::string prediction_to_text(const Scenario& sc, const Prediction& p)
         + format_number("%.1f", p.tokens_per_s / sc.cluster.total_gpus()) + " per GPU)\n";
     if (p.interval.level > 0)
         out += interval_text(p.interval);
+    if (const auto near = nearest_measured_run(builtin_error_bands(), sc.model, sc.training, sc.cluster, s))
+        out += "  nearest measured run: " + measured_run_match_text(*near) + "\n";
     out += "TFLOP/s per GPU " + format_number("%10.1f", p.tflops_per_gpu) + "   MFU "
         + format_number("%.1f%%", 100 * p.mfu) + "   HFU " + format_number("%.1f%%", 100 * p.hfu) + "\n";
     out += "bubble          " + format_number("%9.1f%%", 100 * p.bubble_fraction) + "\n";

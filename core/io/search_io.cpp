@@ -63,6 +63,8 @@ json search_result_to_json(const SearchResult& r, const std::string& label)
     j["frameworks"] = frameworks_json(r.frameworks);
     if (r.goodput_tokens_per_s > 0)
         j["goodput_tokens_per_s"] = r.goodput_tokens_per_s;
+    if (r.nearest_run)
+        j["nearest_measured_run"] = measured_run_match_json(*r.nearest_run);
     return j;
 }
 
@@ -191,6 +193,8 @@ std::string search_outcome_to_text(const SearchOutcome& o)
             out += "    beyond every measured run: " + format_number("%.1f%%", 100 * p.mfu)
                 + " MFU predicted, the best of its class measured "
                 + format_number("%.1f%%", 100 * p.interval.best_measured_mfu_exceeded) + " (band widened to it)\n";
+        if (r.nearest_run)
+            out += "    nearest measured run: " + measured_run_match_text(*r.nearest_run) + "\n";
         if (r.runner_up)
             out += "    runner-up: " + r.runner_up->dimension + " would be "
                 + format_number("%.1f%%", 100 * r.runner_up->slower_fraction) + " slower (" + r.runner_up->because

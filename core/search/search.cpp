@@ -1,6 +1,7 @@
 #include "search/search.hpp"
 
 #include "calibration/error_band.hpp"
+#include "calibration/nearest_run.hpp"
 #include "io/scenario_io.hpp"
 #include "model/goodput_plan.hpp"
 #include "model/plan_context.hpp"
@@ -932,6 +933,8 @@ std::vector<SearchResult> refined_results(
             r.goodput_tokens_per_s = r.objective;
         r.limiter = limiter_of(r.analytic, search.capacity);
         r.frameworks = frameworks_running(r.strategy, search.ctx.model);
+        r.nearest_run = nearest_measured_run(
+            builtin_error_bands(), search.ctx.model, search.ctx.training, search.cluster, r.strategy);
         results.push_back(std::move(r));
     }
     if (opt.objective != SearchObjective::energy)

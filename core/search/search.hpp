@@ -3,6 +3,7 @@
 // cluster and training settings (validity = strategy_rules.hpp, the same code as the scenario
 // validator), evaluates them with the allocation-free analytic model on all cores, prunes only what
 // provably cannot win, refines the best with the simulator, and explains the winners.
+#include "calibration/nearest_run.hpp"
 #include "jobs/cancel_token.hpp"
 #include "model/analytic_model.hpp"
 #include "spec/prediction.hpp"
@@ -79,6 +80,8 @@ struct SearchResult {
     bool indistinguishable_from_best = false;
     std::vector<Framework> frameworks; // the frameworks whose capability table accepts the plan
     double goodput_tokens_per_s = 0; // when the scenario has a reliability section (goodput.hpp)
+    // The published run whose plan is nearest this one, and how far the model was from its measurement.
+    std::optional<MeasuredRunMatch> nearest_run;
 };
 
 // Candidates a search removed for one reason: a validity rule, the framework, memory or a limit. An empty

@@ -3,6 +3,7 @@
 // intervals every prediction carries.
 #include "calibration/error_band.hpp"
 #include "calibration/error_band_residuals.hpp"
+#include "calibration/nearest_run.hpp"
 #include "io/json_reader.hpp"
 #include "io/number_format.hpp"
 #include "io/prediction_io.hpp"
@@ -33,7 +34,13 @@ std::vector<ValidationCase> read_cases(const std::string& name)
 BandResidual residual(const std::string& source, WorkloadClass k, double log_error, long long gpus = 64)
 {
     static int n = 0;
-    return BandResidual { "r" + std::to_string(n++), source, k, gpus, log_error };
+    BandResidual r;
+    r.id = "r" + std::to_string(n++);
+    r.source = source;
+    r.workload = k;
+    r.gpus = gpus;
+    r.log_error = log_error;
+    return r;
 }
 
 WorkloadClass dense_hopper()
@@ -285,6 +292,79 @@ private slots:
             marked += r.indistinguishable_from_best;
         }
         QVERIFY(marked > 0); // the top plans of a search lie within each other's bands
+    }
+
+    // The measured run nearest a plan: the closest model size, sequence, degrees and class wins, and the
+    // match says how far the model was from that run's measurement (predicted / measured - 1).
+    void nearest_measured_run_is_the_closest_plan()
+    {
+        const auto plan = [](double params, int tp, int pp, int cp) {
+            RunPlan pl;
+            pl.model = "m" + std::to_string(static_cast<long long>(params / 1e9));
+            pl.gpu = "H100-SXM5-80GB";
+            pl.params = params;
+            pl.seq_len = 8192;
+            pl.tp = tp;
+            pl.pp = pp;
+            pl.cp = cp;
+            pl.label = "TP " + std::to_string(tp) + " x PP " + std::to_string(pp);
+            return pl;
+        };
+        ErrorBandTable t;
+        t.residuals.push_back(residual("a", dense_hopper(), std::log(1 / 1.10), 1024)); // predicted 10% high
+        t.residuals.back().plan = plan(405e9, 8, 8, 2);
+        t.residuals.push_back(residual("b", dense_hopper(), std::log(1 / 0.95), 64)); // 5% low
+        t.residuals.back().plan = plan(70e9, 4, 4, 2);
+        t.residuals.push_back(residual("c", dense_hopper(), 0.0, 64)); // no plan kept: never the answer
+        const Scenario sc = load_scenario_preset("llama3.1-405b-16k-h100", PresetCatalog::standard());
+        const auto near = nearest_measured_run(t, sc.model, sc.training, sc.cluster, sc.strategy);
+        QVERIFY(near);
+        QCOMPARE(near->id, t.residuals[0].id);
+        QVERIFY(std::fabs(near->predicted_vs_measured - 0.10) < 1e-12);
+        QCOMPARE(near->gpus, 1024LL);
+        const std::string text = measured_run_match_text(*near);
+        QVERIFY2(text.find("predicted 10.0% above its measurement") != std::string::npos, text.c_str());
+        QVERIFY(text.find("on 1024 x H100-SXM5-80GB") != std::string::npos);
+        // The 70B plan is the nearer one for Llama 3 70B on 64 GPUs (the default scenario).
+        const Scenario small = load_scenario_preset("default", PresetCatalog::standard());
+        QCOMPARE(
+            nearest_measured_run(t, small.model, small.training, small.cluster, small.strategy)->id, t.residuals[1].id);
+        // Without any kept plan there is nothing to point at.
+        ErrorBandTable bare = small_table();
+        QVERIFY(!nearest_measured_run(bare, sc.model, sc.training, sc.cluster, sc.strategy));
+        // Plans travel with the table, and a bad one is an error naming its key.
+        const ErrorBandTable back = error_band_table_from_json(error_band_table_to_json(t), "t.json");
+        QCOMPARE(back.residuals[1].plan.tp, 4);
+        QCOMPARE(back.residuals[1].plan.label, t.residuals[1].plan.label);
+        QVERIFY(!back.residuals[2].plan.known());
+        nlohmann::json bad = error_band_table_to_json(t);
+        bad["residuals"][0]["plan"]["pp"] = 0;
+        try {
+            error_band_table_from_json(bad, "bands.json");
+            QFAIL("accepted a pipeline of 0 stages");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("residuals[0].plan") != std::string::npos, e.what());
+        }
+    }
+
+    // The shipped table keeps every run's plan, and the search points each of its plans at one.
+    void search_results_name_their_nearest_measured_run()
+    {
+        for (const BandResidual& r : builtin_error_bands().residuals)
+            QVERIFY2(r.plan.known(), r.id.c_str());
+        const Scenario sc = load_scenario_preset("llama3.1-405b-16k-h100", PresetCatalog::standard());
+        SearchOptions o;
+        o.top = 3;
+        o.threads = 2;
+        const SearchOutcome out = search_strategies(sc, o);
+        QVERIFY(!out.results.empty());
+        for (const SearchResult& r : out.results) {
+            QVERIFY(r.nearest_run);
+            const auto direct
+                = nearest_measured_run(builtin_error_bands(), sc.model, sc.training, sc.cluster, r.strategy);
+            QCOMPARE(r.nearest_run->id, direct->id);
+            QCOMPARE(r.nearest_run->plan.model.substr(0, 8), std::string("Llama 3 "));
+        }
     }
 
     // The search's favourite for GPT-3 175B on 1,024 A100 is predicted at an MFU no published A100 run
