@@ -43,7 +43,8 @@ std::optional<MeasuredRunMatch> nearest_measured_run(const ErrorBandTable& table
         double d = kParamsWeight * log_gap(params, pl.params)
             + kSeqWeight * log_gap(static_cast<double>(training.seq_len), static_cast<double>(pl.seq_len))
             + kScaleWeight * log_gap(gpus, static_cast<double>(r.gpus)) + kVppWeight * log_gap(s.vpp, pl.vpp);
-        for (const auto& [mine, theirs] : { std::pair { s.tp, pl.tp }, { s.pp, pl.pp }, { s.cp, pl.cp }, { s.ep, pl.ep } })
+        for (const auto& [mine, theirs] :
+            { std::pair { s.tp, pl.tp }, { s.pp, pl.pp }, { s.cp, pl.cp }, { s.ep, pl.ep } })
             d += kDegreeWeight * log_gap(mine, theirs);
         if (r.workload.architecture != workload.architecture)
             d += kArchitectureMismatch;

@@ -788,6 +788,8 @@ void TestPlannerWindow::core_search_marks_indistinguishable_plans()
 {
     Fixture f;
     views::SearchPanel* panel = f.w().search_panel();
+    // The window wires its engine after the panel has its scenario: the panel does not claim it has none.
+    QVERIFY2(!panel->status_text().contains(QStringLiteral("No search engine")), qPrintable(panel->status_text()));
     QSignalSpy done(panel, &views::SearchPanel::finished);
     panel->start();
     QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
@@ -800,6 +802,12 @@ void TestPlannerWindow::core_search_marks_indistinguishable_plans()
         marked += same;
         // The tooltip: the plan's label, then the explanation, which opens with the verdict.
         QCOMPARE(rank.data(Qt::ToolTipRole).toString().contains(QStringLiteral("\nnot distinguishable from #1")), same);
+        // Every plan names the published run nearest it and how the model did there.
+        QVERIFY(panel->model()
+                    ->index(i, views::SearchResultsModel::explanation)
+                    .data()
+                    .toString()
+                    .contains(QStringLiteral("nearest measured run: ")));
     }
     QVERIFY(!panel->model()->index(0, views::SearchResultsModel::rank).data().toString().endsWith(QStringLiteral("≈")));
     QVERIFY(marked > 0);

@@ -162,9 +162,12 @@ void SearchPanel::refresh_enabled()
         m_status->setText(mixed_text);
     else if (!mixed() && m_status->text() == mixed_text)
         m_status->clear();
+    const QString no_engine_text = QStringLiteral(
+        "No search engine in this build: the strategy search (core/search) is not wired into the window yet.");
     if (!m_engine)
-        m_status->setText(QStringLiteral("No search engine in this build: the strategy search (core/search) is not "
-                                         "wired into the window yet."));
+        m_status->setText(no_engine_text);
+    else if (m_status->text() == no_engine_text) // the scenario came before the engine
+        m_status->clear();
 }
 
 void SearchPanel::start()
