@@ -175,6 +175,7 @@ private slots:
     void autosave_recovery();
     void pinned_plan_shows_deltas();
     void sensitivity_click_applies();
+    void sensitivity_names_refused_values();
     void error_band_on_cards_and_plots();
     void core_search_marks_indistinguishable_plans();
     void heatmap_click_applies_and_marks_oom();
@@ -739,6 +740,27 @@ void TestPlannerWindow::sensitivity_click_applies()
     QTest::mouseClick(plot->plot(), Qt::LeftButton, {}, p);
     QCOMPARE(f.strategy().tp, 8);
     QCOMPARE(f.strategy().dp, 1);
+}
+
+// Values a rule refuses have no point on the curve; the note names them instead of leaving silent gaps
+// (Llama 3.1 405B on 16,384 GPUs, interleaved: with DP absorbing, TP 4 leaves 8 micro-batches for 16 stages).
+void TestPlannerWindow::sensitivity_names_refused_values()
+{
+    Fixture f(QStringLiteral("llama3.1-405b-16k-h100"));
+    MainWindow& w = f.w();
+    w.show_panel(QStringLiteral("sensitivity"));
+    views::SensitivityPlot* plot = w.sensitivity_plot();
+    plot->set_degree(Degree::tp);
+    QStringList refused;
+    for (const PlanPoint& pt : w.evaluation()->curve(Degree::tp).points)
+        if (!pt.valid())
+            refused << QString::number(pt.option.value);
+    QVERIFY(refused.contains(QStringLiteral("4")));
+    QVERIFY2(plot->note_text().contains(
+                 QStringLiteral("TP ") + refused.join(QStringLiteral(", ")) + QStringLiteral(": not allowed")),
+        qPrintable(plot->note_text()));
+    plot->set_degree(Degree::vpp);
+    QVERIFY2(!plot->note_text().contains(QStringLiteral("TP ")), qPrintable(plot->note_text()));
 }
 
 namespace {

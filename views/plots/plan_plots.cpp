@@ -214,11 +214,14 @@ void SensitivityPlot::rebuild()
     double cx = std::numeric_limits<double>::quiet_NaN(), cy = cx;
     if (m_eval && !m_eval->curve(m_degree).points.empty()) {
         const SensitivityCurve& c = m_eval->curve(m_degree);
+        QStringList not_allowed; // values a rule refuses: no point, so the note says why the curve has gaps
         for (int i = 0; i < static_cast<int>(c.points.size()); ++i) {
             const PlanPoint& p = c.points[i];
             ticker->addTick(i, QString::number(p.option.value));
-            if (!p.valid())
+            if (!p.valid()) {
+                not_allowed << QString::number(p.option.value);
                 continue;
+            }
             x << i;
             tokens << p.tokens_per_s;
             // The band is the workload's (the same factors for every point of the curve).
@@ -237,9 +240,13 @@ void SensitivityPlot::rebuild()
             }
         }
         m_plot->xAxis->setRange(-0.5, c.points.size() - 0.5);
-        m_note->setText(c.absorber ? QStringLiteral("%1 absorbs the change; click a point to apply it")
-                                         .arg(qs(to_string(*c.absorber)).toUpper())
-                                   : QStringLiteral("click a point to apply it"));
+        QString note = c.absorber ? QStringLiteral("%1 absorbs the change; click a point to apply it")
+                                        .arg(qs(to_string(*c.absorber)).toUpper())
+                                  : QStringLiteral("click a point to apply it");
+        if (!not_allowed.isEmpty())
+            note += QStringLiteral("; %1 %2: not allowed (hover for the rule)")
+                        .arg(degree_title(m_degree), not_allowed.join(QStringLiteral(", ")));
+        m_note->setText(note);
         const double cap = m_eval->prediction.capacity_bytes > 0 ? m_eval->prediction.capacity_bytes
                                                                  : m_eval->scenario.cluster.gpu.memory_bytes;
         m_capacity->point1->setCoords(0, cap / units::kGiB);
@@ -282,6 +289,11 @@ void SensitivityPlot::rebuild()
     }
     m_current->setData(curx, cury, true);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString SensitivityPlot::note_text() const
+{
+    return m_note->text();
 }
 
 const PlanPoint* SensitivityPlot::point_near(QPointF pos) const

@@ -37,6 +37,8 @@ public:
     QString csv() const;
     // Pixel position of the point with this value on the throughput curve (tests click it).
     QPoint point_position(int value) const;
+    // The line above the plot: who absorbs the change, and which values a rule refuses.
+    QString note_text() const;
     void refresh_colours();
 
 signals:
