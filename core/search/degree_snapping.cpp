@@ -86,6 +86,15 @@ void pull_back(
 
 Strategy companions(const PlanInputs& in, Strategy s, std::vector<CompanionChange>* notes, std::optional<Degree> keep)
 {
+    // First/last stage layer counts set for another pipeline depth: back to an even split where they no
+    // longer fit (Llama 3 405B's 7 + 7 layers of PP 16 would leave 112 of its 126 layers nowhere at PP 2).
+    if ((s.first_stage_layers > 0 || s.last_stage_layers > 0) && first_broken(in, s, { Rule::stage_overrides })) {
+        const std::string reason = explain(Rule::stage_overrides, in, s);
+        const std::string before = std::to_string(s.first_stage_layers) + " / " + std::to_string(s.last_stage_layers);
+        s.first_stage_layers = 0;
+        s.last_stage_layers = 0;
+        note(notes, "first / last stage layers", before, "an even split", reason);
+    }
     // Virtual stages need a pipeline and at least one layer per chunk (Narayanan et al. 2021, Sec. 2.2).
     if (keep != Degree::vpp)
         pull_back(in, s, Degree::vpp, { Rule::vpp_needs_pp, Rule::too_few_layers }, notes);

@@ -63,6 +63,10 @@ StageLayout layout_of(const ModelSpec& m, const Strategy& s)
         const long long fixed = static_cast<long long>(s.first_stage_layers) + s.last_stage_layers;
         if (fixed > m.layers)
             return false;
+        // With every stage fixed (two stages, both given) nothing takes the rest: they must add up.
+        const int free_stages = s.pp - (s.first_stage_layers > 0 ? 1 : 0) - (s.last_stage_layers > 0 ? 1 : 0);
+        if (free_stages == 0 && fixed != m.layers)
+            return false;
         return !layout_of(m, s).has_empty_chunk();
     }
     case Rule::vpp_needs_pp:
@@ -283,6 +287,11 @@ std::string explain(Rule r, const PlanInputs& in, const Strategy& s)
         if (static_cast<long long>(s.pp) * s.vpp > m.layers)
             return "pp*vpp = " + n(static_cast<long long>(s.pp) * s.vpp) + " pipeline chunks, but " + m.name
                 + " has only " + n(m.layers) + " layers";
+        if (s.pp == 2 && s.first_stage_layers > 0 && s.last_stage_layers > 0
+            && static_cast<long long>(s.first_stage_layers) + s.last_stage_layers < m.layers)
+            return "first_stage_layers (" + n(s.first_stage_layers) + ") + last_stage_layers (" + n(s.last_stage_layers)
+                + ") must add up to the " + n(m.layers) + " layers of " + m.name
+                + " when they are the only two stages (pp 2)";
         return "first_stage_layers (" + n(s.first_stage_layers) + ") + last_stage_layers (" + n(s.last_stage_layers)
             + ") leave too few of the " + n(m.layers) + " layers for the other " + n(s.pp) + " stages x " + n(s.vpp)
             + " chunks";

@@ -51,6 +51,7 @@ private slots:
     void onlyRuleAbidingValuesAreValid();
     void blockedValuesSayWhy();
     void pipelineOfOneDropsVirtualStages();
+    void stageOverridesOfAnotherDepthGoEven();
     void microBatchFollowsDp();
     void nearestValidSnapsOnLogScale();
     void scheduleToggleBringsVirtualStages();
@@ -174,6 +175,36 @@ void TestDegreeSnapping::blockedValuesSayWhy()
     for (const DegreeOption& o : tp)
         if (o.value != 4)
             QVERIFY2(o.why.find("locked") != std::string::npos, o.why.c_str());
+}
+
+// Llama 3.1 405B's first and last stages of 7 layers suit its PP 16; at PP 2 they would leave 112 of its
+// 126 layers on no stage. Changing PP there sets the layers back to an even split and says why; at PP 8 the
+// overrides still fit and stay.
+void TestDegreeSnapping::stageOverridesOfAnotherDepthGoEven()
+{
+    const Scenario s = preset("llama3.1-405b-16k-h100"); // tp 8, pp 16, first/last 7 layers
+    QCOMPARE(s.strategy.first_stage_layers, 7);
+    const PlanInputs in = plan_inputs(s);
+    Strategy two = s.strategy;
+    two.pp = 2;
+    two.dp = 1024;
+    QCOMPARE(check_strategy(in, two), Rule::stage_overrides);
+    QVERIFY2(explain(Rule::stage_overrides, in, two).find("must add up to the 126 layers") != std::string::npos,
+        explain(Rule::stage_overrides, in, two).c_str());
+    const std::optional<DegreeOption> o = change_degree(in, s.strategy, Degree::pp, 2, Degree::dp);
+    QVERIFY(o.has_value());
+    QCOMPARE(o->strategy.pp, 2);
+    QCOMPARE(o->strategy.first_stage_layers, 0);
+    QCOMPARE(o->strategy.last_stage_layers, 0);
+    QVERIFY(o->rule != Rule::stage_overrides);
+    bool said = false;
+    for (const CompanionChange& c : o->companions)
+        said = said || (c.setting == "first / last stage layers" && c.from == "7 / 7" && c.to == "an even split");
+    QVERIFY(said);
+    const std::optional<DegreeOption> eight = change_degree(in, s.strategy, Degree::pp, 8, Degree::dp);
+    QVERIFY(eight.has_value());
+    QCOMPARE(eight->strategy.first_stage_layers, 7);
+    QCOMPARE(eight->strategy.last_stage_layers, 7);
 }
 
 void TestDegreeSnapping::pipelineOfOneDropsVirtualStages()

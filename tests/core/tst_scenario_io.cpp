@@ -964,6 +964,9 @@ void TestScenarioIo::badInput_data()
     QTest::newRow("first+last stage layers too large")
         << patched(R"({"strategy": {"pp": 2, "first_stage_layers": 20, "last_stage_layers": 20}})")
         << QStringLiteral("strategy.first_stage_layers") << QStringLiteral("leave too few of the 32 layers");
+    QTest::newRow("first+last short of the layers at pp 2")
+        << patched(R"({"strategy": {"pp": 2, "first_stage_layers": 7, "last_stage_layers": 7}})")
+        << QStringLiteral("strategy.first_stage_layers") << QStringLiteral("must add up to the 32 layers");
     QTest::newRow("first+last leave middle stages empty")
         << patched(R"({"strategy": {"tp": 1, "pp": 4, "first_stage_layers": 16, "last_stage_layers": 16}})")
         << QStringLiteral("strategy.first_stage_layers") << QStringLiteral("too few");

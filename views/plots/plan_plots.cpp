@@ -92,6 +92,9 @@ SensitivityPlot::SensitivityPlot(QWidget* parent)
         m_choice->addItem(degree_title(d), static_cast<int>(d));
     bar->addWidget(m_choice);
     m_note = new QLabel(this);
+    // The note can list many refused values: it wraps rather than widening the dock and the window.
+    m_note->setWordWrap(true);
+    m_note->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     bar->addWidget(m_note, 1);
     layout->addLayout(bar);
     m_plot = new QCustomPlot(this);
