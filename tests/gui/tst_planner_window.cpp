@@ -1485,6 +1485,11 @@ void TestPlannerWindow::scaling_sweep()
     Fixture f;
     MainWindow& w = f.w();
     w.show_panel(QStringLiteral("scaling"));
+    // Before a sweep: whole GPU counts on the axis and no current-count line drawn from nowhere.
+    QCustomPlot* scaling = w.scaling_plot()->plot();
+    QVERIFY(scaling->xAxis->range().lower >= 1);
+    for (int i = 0; i < scaling->itemCount(); ++i)
+        QVERIFY(!scaling->item(i)->visible());
     QSignalSpy done(&w, &MainWindow::scaling_finished);
     w.run_scaling();
     QVERIFY(w.scaling_running());

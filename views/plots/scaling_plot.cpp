@@ -53,6 +53,8 @@ ScalingPlot::ScalingPlot(QWidget* parent)
     m_plot->xAxis->setTicker(ticker);
     m_plot->xAxis->setNumberFormat(QStringLiteral("f"));
     m_plot->xAxis->setNumberPrecision(0);
+    // Before the first sweep: a range of whole GPU counts, not the log axis's default (0..5, labelled 0 0 0 1 4).
+    m_plot->xAxis->setRange(1, 1024);
     m_plot->yAxis->setLabel(QStringLiteral("tokens/s (best plan)"));
     m_plot->yAxis2->setVisible(true);
     m_plot->yAxis2->setLabel(QStringLiteral("per-GPU efficiency (%)"));
@@ -71,6 +73,7 @@ ScalingPlot::ScalingPlot(QWidget* parent)
     m_notes->setName(QStringLiteral("stops paying / new family"));
     m_notes->setLineStyle(QCPGraph::lsNone);
     m_current = new QCPItemStraightLine(m_plot);
+    m_current->setVisible(false); // the current GPU count's line comes with the first sweep
     legend_above_axes(m_plot, font());
     m_plot->installEventFilter(this);
     connect(m_run, &QPushButton::clicked, this, &ScalingPlot::run_requested);
