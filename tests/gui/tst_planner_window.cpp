@@ -1420,6 +1420,9 @@ void TestPlannerWindow::goodput_panel_follows_the_reliability_section()
     views::GoodputView* view = w.goodput_view();
     QVERIFY(!view->curves().present);
     QVERIFY(view->summary().contains(QStringLiteral("reliability")));
+    // The empty plot keeps its units: goodput up to 100%, intervals of whole minutes.
+    QCOMPARE(view->plot()->yAxis->range().upper, 100.0);
+    QVERIFY(view->plot()->xAxis->range().lower >= 1);
     Scenario s = *w.scenario();
     ReliabilitySpec r;
     r.failure_rate_per_gpu_hour = 1e-3;

@@ -96,6 +96,9 @@ void GoodputView::clear()
         g->data()->clear();
     m_used->setVisible(false);
     m_best->setVisible(false);
+    // An empty plot still reads in its units: minutes to days of checkpoint interval, 0-100% goodput.
+    m_plot->xAxis->setRange(1, 10000);
+    m_plot->yAxis->setRange(0, 100);
     m_summary->setText(QStringLiteral("No goodput: the scenario has no \"reliability\" section (failure rate, "
                                       "checkpoint interval and storage; docs/goodput.md)."));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
