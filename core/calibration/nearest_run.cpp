@@ -21,6 +21,9 @@ constexpr double kVppWeight = 0.5;
 constexpr double kArchitectureMismatch = 1.5;
 constexpr double kMoeMismatch = 3.0;
 constexpr double kPrecisionMismatch = 1.0;
+// Beyond this the nearest run differs in about three doublings of size or degrees, or in hardware and kind:
+// it is named, but as a loose match.
+constexpr double kLooseMatchDistance = 3.0;
 
 double log_gap(double a, double b)
 {
@@ -65,13 +68,15 @@ std::string measured_run_match_text(const MeasuredRunMatch& m)
     char pct[32];
     std::snprintf(pct, sizeof pct, "%.1f%%", 100 * std::abs(m.predicted_vs_measured));
     return m.id + " (" + m.plan.model + ", " + m.plan.label + " on " + std::to_string(m.gpus) + " x " + m.plan.gpu
-        + "): predicted " + pct + (m.predicted_vs_measured >= 0 ? " above" : " below") + " its measurement";
+        + "): predicted " + pct + (m.predicted_vs_measured >= 0 ? " above" : " below") + " its measurement"
+        + (m.distance > kLooseMatchDistance ? "; a loose match (it differs in size, degrees or hardware)" : "");
 }
 
 nlohmann::json measured_run_match_json(const MeasuredRunMatch& m)
 {
     return { { "id", m.id }, { "model", m.plan.model }, { "plan", m.plan.label }, { "gpus", m.gpus },
-        { "gpu", m.plan.gpu }, { "predicted_vs_measured", m.predicted_vs_measured } };
+        { "gpu", m.plan.gpu }, { "predicted_vs_measured", m.predicted_vs_measured }, { "distance", m.distance },
+        { "loose", m.distance > kLooseMatchDistance } };
 }
 
 } // namespace parallax

@@ -325,6 +325,12 @@ private slots:
         const std::string text = measured_run_match_text(*near);
         QVERIFY2(text.find("predicted 10.0% above its measurement") != std::string::npos, text.c_str());
         QVERIFY(text.find("on 1024 x H100-SXM5-80GB") != std::string::npos);
+        // A plan far from every kept run is still answered, but called a loose match.
+        QVERIFY(text.find("loose") == std::string::npos || near->distance > 3.0);
+        MeasuredRunMatch far = *near;
+        far.distance = 5.0;
+        QVERIFY(measured_run_match_text(far).find("a loose match") != std::string::npos);
+        QCOMPARE(measured_run_match_json(far).at("loose").get<bool>(), true);
         // The 70B plan is the nearer one for Llama 3 70B on 64 GPUs (the default scenario).
         const Scenario small = load_scenario_preset("default", PresetCatalog::standard());
         QCOMPARE(
