@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace parallax {
 
@@ -367,18 +368,20 @@ std::string row_batch_key(const json& row)
 // way, and its other rows' tp is no TP degree either: those rows are skipped too, not read as pure TP.
 void skip_batches_without_tp(const json& rows, std::vector<ServingRun>& runs, std::vector<ServingSkip>& skipped)
 {
+    // The rows the reader refused for their TP degree, looked up once rather than per row.
+    std::set<std::string> tp_refused;
+    for (const ServingSkip& k : skipped)
+        if (k.reason.find("(deployment.tp)") != std::string::npos)
+            tp_refused.insert(k.id);
     std::map<std::string, std::vector<int>> impossible;
     std::map<std::string, std::string> key_of;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        const json& row = rows[i];
+    for (const json& row : rows) {
         const std::string key = row_batch_key(row);
         if (key.empty())
             continue;
         const std::string id = row.value("id", std::string());
         key_of[id] = key;
-        const bool tp_rule = std::any_of(skipped.begin(), skipped.end(),
-            [&](const ServingSkip& k) { return k.id == id && k.reason.find("(deployment.tp)") != std::string::npos; });
-        if (tp_rule)
+        if (tp_refused.count(id))
             impossible[key].push_back(int_or(row.value("parallelism", json::object()), "tp", 0));
     }
     std::vector<ServingRun> kept;
