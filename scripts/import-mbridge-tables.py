@@ -6,8 +6,9 @@ usage: scripts/import-mbridge-tables.py PAGE.md [PAGE.md ...] [--into FILE] [--c
 
 PAGE.md: NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md or docs/performance-summary-archive.md.
 Reads the containers laid out one table per model ("#### Model: NAME", 26.02 and later) and appends a row
-per table line whose model has a preset and whose id the file does not hold yet; rows already in the file
-(some carry recipe settings entered by hand) are never changed. Prints what it skipped and why.
+per table line whose model has a preset and whose id the file does not hold yet. Rows already in the file keep
+what they say; with --recipes, one that states none of the recipe settings below gains them. Prints what it
+skipped and why.
 
 With --recipes (a clone of NVIDIA-NeMo/Megatron-Bridge), a row also gets the MoE runtime settings of the
 recipe that ran it: scripts/performance/configs/<family>/*_workload_base_configs.py at the release the
@@ -64,6 +65,7 @@ RECIPE_FILES = {
     "Qwen3_30B_a3B": ("qwen/qwen3", "QWEN3_30B_A3B"),
     "Qwen3_235B_a22B": ("qwen/qwen3", "QWEN3_235B_A22B"),
 }
+RECIPE_KEYS = ("moe_dispatcher", "cuda_graphs", "ep_overlap")
 RECIPE_PRECISION = {"BF16": "BF16", "FP8": "FP8_CS", "MXFP8": "FP8_MX", "NVFP4": "NVFP4"}
 
 CONTAINER = re.compile(r"^## (\d\d)\.(\d\d)(\.\d+)? NeMo Container")
@@ -243,7 +245,7 @@ def main():
     models, hardware = template_blocks(rows)
     known = {r["id"] for r in rows}
     this_run = set()
-    added = 0
+    added = filled = 0
     for path in args.pages:
         page = path.rsplit("/", 1)[-1]
         for container, section, table, cells in page_tables(path):
@@ -259,6 +261,12 @@ def main():
             if row["id"] in known and row["id"] in this_run:
                 row["id"] += f"_gbs{row['strategy']['global_batch_size']}"  # two batches in one table
             if row["id"] in known:
+                existing = next(r for r in rows if r["id"] == row["id"])
+                if args.recipes and not set(RECIPE_KEYS) & set(existing["strategy"]):
+                    recipe = matching_recipe(args.recipes, container, table, cells, existing)
+                    if recipe:
+                        apply_recipe(existing, recipe)
+                        filled += 1
                 continue
             if args.recipes:
                 recipe = matching_recipe(args.recipes, container, table, cells, row)
@@ -273,7 +281,8 @@ def main():
     with open(args.into, "w", encoding="utf-8") as f:
         json.dump(rows, f, indent=1, ensure_ascii=False)
         f.write("\n")
-    print(f"added {added} rows; {args.into} holds {len(rows)}", file=sys.stderr)
+    print(f"added {added} rows, gave {filled} rows their recipe settings; {args.into} holds {len(rows)}",
+          file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -656,6 +656,47 @@ void read_release(PublishedRow& r)
                     + (month < 10 ? "0" : "") + std::to_string(month) + " container)"));
 }
 
+// A GB200/GB300 NVL72 rack: 72 GPUs in one NVLink domain (what the rows' gpus_per_node says of it).
+constexpr int kNvl72RackGpus = 72;
+
+int months(int year, int month)
+{
+    return year * 12 + month;
+}
+
+// An MoE row of NVIDIA's Megatron-Bridge tables that does not say how its recipe ran the experts gets what
+// most of that container's recipes for its GPU do (scripts/performance/configs/*_workload_base_configs.py
+// at the release the container shipped, v0.3.0 to v0.5.1; validation/README.md): from 25.11 the Blackwell
+// recipes dispatch through HybridEP and the NVL72 racks capture the attention and router in CUDA graphs;
+// from 26.06 their MXFP8 recipes capture the whole iteration (sync-free MoE with paged stashing) and
+// overlap the expert all-to-all with the other micro-batch's compute (moe_a2a_overlap).
+void read_moe_recipe_defaults(PublishedRow& r)
+{
+    const auto container = nemo_container_of(r.source);
+    if (!r.m.is_moe() || !contains(r.source, "Megatron-Bridge") || !container
+        || r.cl.gpu.architecture != GpuArchitecture::blackwell)
+        return;
+    const int when = months(container->first, container->second);
+    if (when < months(2025, 11))
+        return;
+    TrainingSpec& t = r.t;
+    if (str(r.st, "moe_dispatcher").empty()) {
+        t.moe_dispatcher = MoeDispatcher::deepep;
+        r.as.push_back("MoE dispatcher unstated: HybridEP (the container's Blackwell recipes)");
+    }
+    const bool rack = num(r.hw, "gpus_per_node").value_or(0) >= kNvl72RackGpus;
+    if (!rack || !str(r.st, "cuda_graphs").empty())
+        return;
+    const bool full = when >= months(2026, 6) && t.precision == Precision::fp8 && t.fp8_scaling == Fp8Scaling::mxfp8;
+    t.cuda_graphs = full ? CudaGraphs::full_iteration : CudaGraphs::layers;
+    r.as.push_back(full ? "CUDA graphs unstated: whole iteration (the container's MXFP8 recipes for NVL72 racks)"
+                        : "CUDA graphs unstated: attention and router per layer (the container's NVL72 recipes)");
+    if (full && !boolean(r.st, "ep_overlap")) {
+        r.s.ep_overlap = true;
+        r.as.push_back("expert all-to-all overlap unstated: on (moe_a2a_overlap in the same recipes)");
+    }
+}
+
 // The software stack: MoE dispatcher, CUDA graphs, fused attention, overlaps.
 void read_software(PublishedRow& r, const std::string& prec)
 {
@@ -672,6 +713,7 @@ void read_software(PublishedRow& r, const std::string& prec)
                                             : CudaGraphs::none;
         r.as.push_back("CUDA graphs: " + g);
     }
+    read_moe_recipe_defaults(r);
     // Software generation: fused attention and overlapped gradient reduction arrived in 2022-23.
     t.flash_attention = r.year >= 2023;
     s.overlap_grad_reduce = r.year >= 2023;

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 using namespace parallax;
 
@@ -746,6 +747,59 @@ private slots:
         }
         QVERIFY(nemo >= 10);
         QCOMPARE(llama3, 3);
+    }
+
+    // A Megatron-Bridge MoE row that does not say how its recipe ran the experts gets what that container's
+    // Blackwell recipes do; whatever a row states wins, and other GPUs and containers keep the defaults.
+    void megatron_bridge_moe_rows_take_their_containers_recipe()
+    {
+        const auto row = [](const char* container, const char* system, int gpus_per_node, const char* gpu,
+                             const char* precision, const char* extra) {
+            return nlohmann::json::parse(std::string(R"({"id": "t", "year": 2026,
+                "source": "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md, )")
+                + container + " NeMo container, " + system + R"( row",
+                "model": {"name": "Qwen3-30B-A3B", "n_layers": 48, "hidden_size": 2048, "n_heads": 32,
+                    "n_kv_heads": 4, "vocab_size": 151936, "n_experts": 128, "top_k": 8, "expert_ffn_size": 768,
+                    "seq_len": 4096},
+                "hardware": {"gpu_type": ")" + gpu + R"(", "gpus_per_node": )" + std::to_string(gpus_per_node)
+                + R"(, "n_gpus": 8},
+                "strategy": {"tp": 1, "pp": 1, "cp": 1, "ep": 8, "micro_batch_size": 4, "global_batch_size": 512,
+                    "distributed_optimizer": true, "precision": ")" + precision + "\"" + extra + R"(},
+                "result": {"tokens_per_sec_per_gpu": 40000}})");
+        };
+        const auto read = [](const nlohmann::json& r) {
+            std::vector<SkippedRow> skipped;
+            const std::vector<ValidationCase> cases
+                = read_published_runs(nlohmann::json::array({ r }), "t.json", PresetCatalog::standard(), skipped);
+            if (cases.size() != 1)
+                throw std::runtime_error(skipped.empty() ? "no case" : skipped[0].reason);
+            return cases[0].scenario;
+        };
+        const char* rack = "GB200 NVL72 (B200-class GPU)";
+        const Scenario full = read(row("26.06", "DGX-GB200", 72, rack, "mxfp8", ""));
+        QCOMPARE(full.training.moe_dispatcher, MoeDispatcher::deepep);
+        QCOMPARE(full.training.cuda_graphs, CudaGraphs::full_iteration);
+        QVERIFY(full.strategy.ep_overlap);
+        const Scenario layers = read(row("26.04", "DGX-GB200", 72, rack, "mxfp8", ""));
+        QCOMPARE(layers.training.cuda_graphs, CudaGraphs::layers);
+        QVERIFY(!layers.strategy.ep_overlap);
+        const Scenario bf16 = read(row("26.06", "DGX-GB200", 72, rack, "bf16", ""));
+        QCOMPARE(bf16.training.cuda_graphs, CudaGraphs::layers);
+        // An 8-GPU DGX B200 dispatches through HybridEP too, without graphs.
+        const Scenario dgx = read(row("26.06", "DGX-B200", 8, "B200 (DGX B200)", "mxfp8", ""));
+        QCOMPARE(dgx.training.moe_dispatcher, MoeDispatcher::deepep);
+        QCOMPARE(dgx.training.cuda_graphs, CudaGraphs::none);
+        // Stated settings win; Hopper rows and containers before 25.11 keep the defaults.
+        const Scenario stated = read(row("26.06", "DGX-GB200", 72, rack, "mxfp8",
+            R"(, "moe_dispatcher": "alltoall", "cuda_graphs": "none", "ep_overlap": false)"));
+        QCOMPARE(stated.training.moe_dispatcher, MoeDispatcher::all_to_all);
+        QCOMPARE(stated.training.cuda_graphs, CudaGraphs::none);
+        QVERIFY(!stated.strategy.ep_overlap);
+        const Scenario hopper = read(row("26.06", "DGX-H100", 8, "H100-SXM5-80GB", "fp8", ""));
+        QCOMPARE(hopper.training.moe_dispatcher, MoeDispatcher::all_to_all);
+        const Scenario old = read(row("25.09", "DGX-GB200", 72, rack, "mxfp8", ""));
+        QCOMPARE(old.training.moe_dispatcher, MoeDispatcher::all_to_all);
+        QCOMPARE(old.training.cuda_graphs, CudaGraphs::none);
     }
 
     // torchtitan's async-TP benchmarks (docs/async_tp.md of pytorch/torchtitan, June 2025; Grand Teton H100s
