@@ -761,10 +761,11 @@ private slots:
                 "model": {"name": "Qwen3-30B-A3B", "n_layers": 48, "hidden_size": 2048, "n_heads": 32,
                     "n_kv_heads": 4, "vocab_size": 151936, "n_experts": 128, "top_k": 8, "expert_ffn_size": 768,
                     "seq_len": 4096},
-                "hardware": {"gpu_type": ")" + gpu + R"(", "gpus_per_node": )" + std::to_string(gpus_per_node)
-                + R"(, "n_gpus": 8},
+                "hardware": {"gpu_type": ")"
+                + gpu + R"(", "gpus_per_node": )" + std::to_string(gpus_per_node) + R"(, "n_gpus": 8},
                 "strategy": {"tp": 1, "pp": 1, "cp": 1, "ep": 8, "micro_batch_size": 4, "global_batch_size": 512,
-                    "distributed_optimizer": true, "precision": ")" + precision + "\"" + extra + R"(},
+                    "distributed_optimizer": true, "precision": ")"
+                + precision + "\"" + extra + R"(},
                 "result": {"tokens_per_sec_per_gpu": 40000}})");
         };
         const auto read = [](const nlohmann::json& r) {
