@@ -433,6 +433,19 @@ void read_virtual_stages(PublishedRow& r)
             + " chunks of 2 layers per rank, first and last stage one layer short ("
             + std::to_string(s.first_stage_layers) + " layers)");
     }
+    if (vp > 1 && s.pp > 1 && r.nvidia_recipe && static_cast<long long>(s.pp) * vp == r.m.layers + 2 && vp % 2 == 0) {
+        // Megatron's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split (set by
+        // Megatron-Bridge's Llama 3.1 405B recipes): the embedding and the loss count as a layer each, so
+        // the first chunk holds only the embedding and the last only the loss. As for the Llama 3 paper's
+        // layout, the nearest Parallax can express has two layers per chunk and the end stages one short.
+        vp /= 2;
+        s.first_stage_layers = 2 * vp - 1;
+        s.last_stage_layers = 2 * vp - 1;
+        r.as.push_back("pp*vp = layers + 2: the embedding and the loss take a pipeline slot each "
+                       "(account_for_embedding/loss_in_pipeline_split); modelled as "
+            + std::to_string(vp) + " chunks of 2 layers per rank, first and last stage one layer short ("
+            + std::to_string(s.first_stage_layers) + " layers)");
+    }
     s.vpp = vp > 1 ? vp : 1;
     s.schedule = s.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
     if (contains(str(r.st, "schedule"), "dualpipe"))

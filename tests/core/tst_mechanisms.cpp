@@ -749,6 +749,32 @@ private slots:
         QCOMPARE(llama3, 3);
     }
 
+    // Megatron-Bridge's Llama 3.1 405B on GB200 runs PP 16 x VP 8 = 128 chunks over 126 layers: the recipe
+    // counts the embedding and the loss as a layer each. Read as the nearest layout Parallax expresses.
+    void embedding_and_loss_take_a_pipeline_slot()
+    {
+        std::ifstream in(std::string(PARALLAX_SOURCE_DIR) + "/validation/published-moe-and-long-context-runs.json");
+        std::stringstream ss;
+        ss << in.rdbuf();
+        std::vector<SkippedRow> skipped;
+        const std::vector<ValidationCase> cases = read_published_runs(nlohmann::json::parse(ss.str()),
+            "published-moe-and-long-context-runs.json", PresetCatalog::standard(), skipped);
+        for (const SkippedRow& row : skipped)
+            QVERIFY2(row.reason.find("pipeline chunks") == std::string::npos, row.id.c_str());
+        int shifted = 0;
+        for (const ValidationCase& c : cases) {
+            const Strategy& s = c.scenario.strategy;
+            if (c.id.find("gb200_llama3.1-405b") == std::string::npos || s.pp != 16 || s.first_stage_layers == 0)
+                continue;
+            QCOMPARE(s.vpp, 4);
+            QCOMPARE(s.first_stage_layers, 7);
+            QCOMPARE(s.last_stage_layers, 7);
+            QCOMPARE(s.first_stage_layers + s.last_stage_layers + (s.pp - 2) * 2 * s.vpp, c.scenario.model.layers);
+            ++shifted;
+        }
+        QVERIFY(shifted >= 9);
+    }
+
     // A Megatron-Bridge MoE row that does not say how its recipe ran the experts gets what that container's
     // Blackwell recipes do; whatever a row states wins, and other GPUs and containers keep the defaults.
     void megatron_bridge_moe_rows_take_their_containers_recipe()
