@@ -7,6 +7,11 @@ namespace parallax {
 namespace {
 
 constexpr double kFp16MaskBytes = 2; // one fp16 element per (query, key) position pair
+// Host time per eager op of DeepSpeed 0.3's stack (PyTorch 1.x): AMP's own per-layer profile of GPT-2 under
+// it (DachengLi1/AMP known_cost/gpt2_{P3,G4}_{1,2,4}.npy, forward + backward at micro-batch 1) takes 4.5 ms
+// per layer at TP 4 on p3.8xlarge and 5.6 ms on g4dn.12xlarge, where the GPU work is ~1 ms and TP 2 is no
+// faster than TP 4: the host's floor over the layer's ~85 ops, 53-66 us each.
+constexpr double kDeepSpeed03HostOpSeconds = 60e-6;
 
 // NeMo containers (Megatron-core + Transformer Engine), the releases NVIDIA's performance tables
 // were measured on, then DeepSpeed's releases. Oldest first within a framework.
@@ -34,7 +39,7 @@ constexpr std::array kReleases = {
     // output, cast to fp16 because NCCL would not send bool tensors (deepspeed/runtime/pipe/engine.py,
     // _exec_send_activations, v0.3.x).
     SoftwareRelease { "deepspeed-0.3", Framework::megatron_deepspeed, 2020, 9, AttentionKernel::best, true,
-        "the first release with the pipeline engine", false, kFp16MaskBytes },
+        "the first release with the pipeline engine", false, kFp16MaskBytes, kDeepSpeed03HostOpSeconds },
     SoftwareRelease { "deepspeed-0.5.4", Framework::megatron_deepspeed, 2021, 10, AttentionKernel::best, true,
         "activation gradients partitioned across TP ranks like the activations, and no mask sent between "
         "stages (microsoft/DeepSpeed PR #1407, the BigScience changes)" },
@@ -101,6 +106,8 @@ SoftwareTraits software_traits(Framework f, const SoftwareRelease* release)
         t.fused_attention_sinks = release->fused_attention_sinks;
         t.p2p_grad_scatter_gather = release->p2p_grad_scatter_gather;
         t.p2p_mask_bytes_per_position_pair = release->p2p_mask_bytes_per_position_pair;
+        if (release->layer_host_op_s > 0 && t.layer_host_op_s > 0)
+            t.layer_host_op_s = release->layer_host_op_s;
     }
     return t;
 }

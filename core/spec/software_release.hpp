@@ -27,6 +27,9 @@ struct SoftwareRelease {
     // activation, and the attention mask's bytes per position pair sent with each stage output.
     bool p2p_grad_scatter_gather = true;
     double p2p_mask_bytes_per_position_pair = 0;
+    // Host time per eager op of a layer (SoftwareTraits::layer_host_op_s) where the release's stack differs
+    // from the framework's; 0 keeps the framework's.
+    double layer_host_op_s = 0;
 };
 
 std::span<const SoftwareRelease> software_releases();

@@ -367,6 +367,14 @@ private slots:
         const SoftwareTraits newest = software_traits(Framework::megatron_deepspeed, nullptr);
         QVERIFY(newest.p2p_grad_scatter_gather);
         QCOMPARE(newest.p2p_mask_bytes_per_position_pair, 0.0);
+        // The 0.3-era stack issues each eager op slower (AMP's GPT-2 layer profile: ~60 us per op) than
+        // the newer one Sailor profiled (~37 us); frameworks without a host floor keep none.
+        const SoftwareTraits old
+            = software_traits(Framework::megatron_deepspeed, find_software_release("deepspeed-0.3"));
+        QCOMPARE(old.layer_host_op_s, 60e-6);
+        QCOMPARE(newest.layer_host_op_s, 37e-6);
+        QCOMPARE(old.layer_host_ops_fwd, newest.layer_host_ops_fwd);
+        QCOMPARE(software_traits(Framework::megatron, nullptr).layer_host_op_s, 0.0);
     }
 
     // DeepSpeed accumulates each micro-batch's weight gradients in a pass of its own (fp16 autograd:
