@@ -639,15 +639,22 @@ void read_precision(PublishedRow& r, const std::string& prec)
 }
 
 // The NeMo container a source names ("26.02 NeMo container", "NeMo 24.03.01 container",
-// "NeMo25.04.rc2"), as {year, month}; nullopt when it names none.
+// "NeMo25.04.rc2"), as {year, month}; nullopt when it names none. A patch container (26.02.01) ships
+// after its base: it counts as the month after.
 std::optional<std::pair<int, int>> nemo_container_of(const std::string& source)
 {
-    static const std::regex after(R"((\d\d)\.(\d\d)(?:\.\d+)? NeMo container)");
-    static const std::regex before(R"(NeMo ?(\d\d)\.(\d\d))");
+    static const std::regex after(R"((\d\d)\.(\d\d)(\.\d+)? NeMo container)");
+    static const std::regex before(R"(NeMo ?(\d\d)\.(\d\d)(\.\d\d)?)");
     std::smatch m;
     if (!std::regex_search(source, m, after) && !std::regex_search(source, m, before))
         return std::nullopt;
-    return std::pair { 2000 + std::stoi(m[1].str()), std::stoi(m[2].str()) };
+    int year = 2000 + std::stoi(m[1].str());
+    int month = std::stoi(m[2].str());
+    if (m[3].matched && ++month > 12) {
+        month = 1;
+        ++year;
+    }
+    return std::pair { year, month };
 }
 
 // The framework release of a row whose source names its NeMo container: the catalogued release, or
@@ -664,9 +671,7 @@ void read_release(PublishedRow& r)
         return;
     const bool exact = t.software->year == year && t.software->month == month;
     r.as.push_back("software: " + std::string(t.software->id)
-        + (exact ? std::string()
-                 : " (the catalogued release before the source's " + std::to_string(year % 100) + "."
-                    + (month < 10 ? "0" : "") + std::to_string(month) + " container)"));
+        + (exact ? std::string() : " (the newest catalogued release not newer than the source's container)"));
 }
 
 // A GB200/GB300 NVL72 rack: 72 GPUs in one NVLink domain (what the rows' gpus_per_node says of it).

@@ -142,6 +142,23 @@ double launches_per_expert_gemm(bool fp8, Fp8Scaling scaling)
     }
     return 1;
 }
+
+// Host time of each quantisation kernel a grouped GEMM issues from C++ beside it: a bare back-to-back
+// kernel launch, ~3.8 us (NVIDIA developer blog "Getting Started with CUDA Graphs", 2019), not the
+// ~20 us of a module call.
+constexpr double kQuantiseLaunchHostSeconds = 3.8e-6;
+
+// Host time to issue one micro-batch's forward expert GEMMs of a rank: per local expert, each GEMM and its
+// quantisation kernels, these at a module call's cost each or, issued from C++, a bare launch's.
+double expert_host_s(const LayerContext& c, bool fp8)
+{
+    const double launches = launches_per_expert_gemm(fp8, c.training->fp8_scaling);
+    const double local_experts = static_cast<double>(c.model->moe->experts) / c.strategy->ep;
+    if (c.traits.expert_quantise_in_cpp)
+        return local_experts * kExpertGemmsForward
+            * (c.traits.expert_gemm_host_s + (launches - 1) * kQuantiseLaunchHostSeconds);
+    return local_experts * kExpertGemmsForward * c.traits.expert_gemm_host_s * launches;
+}
 // HBM bytes per element a quantisation moves besides the cast itself (read 2, write 1) and its
 // transposed or column-wise copy: current scaling's separate amax pass reads the input once more
 // (torchao rowwise likewise per row); MX and blockwise recipes write one scale per 32 or 128 elements
@@ -661,9 +678,7 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         // the host issues the per-expert kernels while the GPU waits; with a capacity factor the shapes
         // are static and the host runs ahead, exposing only what the layer's GPU work so far does not
         // cover. Captured whole-iteration CUDA graphs (sync-free MoE) issue nothing at run time.
-        const double host = c.training->cuda_graphs == CudaGraphs::full_iteration ? 0.0
-                                                                                  : local_experts * kExpertGemmsForward
-                * c.traits.expert_gemm_host_s * launches_per_expert_gemm(x.fp8, c.training->fp8_scaling);
+        const double host = c.training->cuda_graphs == CudaGraphs::full_iteration ? 0.0 : expert_host_s(c, x.fp8);
         if (host > 0) {
             const double waited = e.capacity_factor ? std::max(0.0, host - phase_time_s(b.out(), ph)) : host;
             if (waited > 0)

@@ -33,6 +33,13 @@ constexpr std::array kReleases = {
         "NVIDIA/TransformerEngine PR #2148); before, Megatron-core's unfused attention" },
     SoftwareRelease { "nemo-26.02", Framework::megatron, 2026, 2, AttentionKernel::best, true,
         "no change to a kernel the model costs" },
+    // A patch container counts as the month after its base (read_release): 26.02.01 shipped with
+    // Megatron-Bridge v0.3.1 (2026-03-20).
+    SoftwareRelease { "nemo-26.02.01", Framework::megatron, 2026, 3, AttentionKernel::best, true,
+        "the fp8 quantisation kernels of the grouped expert GEMMs issued from Transformer Engine's C++ "
+        "rather than per expert from Python (NVIDIA/TransformerEngine PR #2360, issues #2453 and #2456); "
+        "dated by the published MoE rows: from this container on they run at that host cost",
+        true, 0, 0, true },
     // DeepSpeed's pipeline engine under Megatron-DeepSpeed. Before 0.5.4 it partitioned the stage output
     // across the TP ranks but sent every rank the whole activation gradient (is_grad_partitioned =
     // False), and GPT2ModelPipe passed its [1, 1, s, s] attention mask down the pipeline with every
@@ -108,6 +115,7 @@ SoftwareTraits software_traits(Framework f, const SoftwareRelease* release)
         t.p2p_mask_bytes_per_position_pair = release->p2p_mask_bytes_per_position_pair;
         if (release->layer_host_op_s > 0 && t.layer_host_op_s > 0)
             t.layer_host_op_s = release->layer_host_op_s;
+        t.expert_quantise_in_cpp = release->expert_quantise_in_cpp;
     }
     return t;
 }

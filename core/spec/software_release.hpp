@@ -30,6 +30,8 @@ struct SoftwareRelease {
     // Host time per eager op of a layer (SoftwareTraits::layer_host_op_s) where the release's stack differs
     // from the framework's; 0 keeps the framework's.
     double layer_host_op_s = 0;
+    // SoftwareTraits::expert_quantise_in_cpp.
+    bool expert_quantise_in_cpp = false;
 };
 
 std::span<const SoftwareRelease> software_releases();

@@ -37,6 +37,11 @@ struct SoftwareTraits {
     // Megatron-Bridge's GPTOSSProvider falls back to Megatron-core's local (unfused) attention, which
     // materialises the score matrix. All stacks modelled here are assumed to have the fused kernel.
     bool fused_attention_sinks = true;
+    // The fp8 quantisation kernels around the grouped expert GEMMs are issued from Transformer Engine's C++
+    // (one split-quantise call over the experts; NVIDIA/TransformerEngine PR #2360, issues #2453/#2456 on
+    // grouped GEMMs without per-expert host work): each costs a bare kernel launch, not a module call.
+    // The per-expert GEMM launches and the host sync before them stay.
+    bool expert_quantise_in_cpp = false;
     // YaRN rotary embeddings run as eager PyTorch ops instead of the fused RoPE kernel: Megatron-Bridge
     // turns apply_rope_fusion off unless position_embedding_type is "rope"
     // (megatron/bridge/utils/fusions.py, validate_rope_fusion_compatibility; GPTOSSProvider uses "yarn"),

@@ -680,12 +680,13 @@ private slots:
     // A run on a container the catalogue lacks is costed with the release before it.
     void uncatalogued_release_maps_to_the_one_before()
     {
-        QCOMPARE(software_release_at(Framework::megatron, 2026, 4)->id, std::string_view("nemo-26.02"));
+        QCOMPARE(software_release_at(Framework::megatron, 2026, 4)->id, std::string_view("nemo-26.02.01"));
+        QCOMPARE(software_release_at(Framework::megatron, 2026, 2)->id, std::string_view("nemo-26.02"));
         QCOMPARE(software_release_at(Framework::megatron, 2024, 5)->id, std::string_view("nemo-24.03"));
         QCOMPARE(software_release_at(Framework::megatron, 2025, 11)->id, std::string_view("nemo-25.11"));
         QCOMPARE(software_release_at(Framework::megatron, 2023, 1)->id, std::string_view("nemo-24.03"));
         QVERIFY(!software_release_at(Framework::torchtitan, 2025, 1));
-        QCOMPARE(newest_software_release(Framework::megatron)->id, std::string_view("nemo-26.02"));
+        QCOMPARE(newest_software_release(Framework::megatron)->id, std::string_view("nemo-26.02.01"));
     }
 
     // NeMo's long-sequence table names its container; its batch comes from the same page's B200 table.
@@ -755,6 +756,40 @@ private slots:
         }
         QVERIFY(nemo >= 10);
         QCOMPARE(llama3, 3);
+    }
+
+    // Dropless experts wait for the host to issue their GEMMs. Up to NeMo 26.02 each fp8 quantisation kernel
+    // around an expert GEMM costs a module call (per-tensor current scaling: 1 GEMM + 2 x 3 kernels at 20 us);
+    // from 26.02.01 Transformer Engine issues them from C++ at a bare launch (3.8 us) each.
+    void expert_quantisation_host_cost_follows_the_release()
+    {
+        const ModelSpec m = test::model("qwen3-30b-a3b");
+        TrainingSpec t;
+        t.seq_len = 4096;
+        t.global_batch = 16;
+        t.precision = Precision::fp8;
+        t.fp8_scaling = Fp8Scaling::tensorwise;
+        const ClusterSpec c = test::cluster("H100-SXM5-80GB", 2, 8, "nvlink4-nvswitch", "ib-ndr");
+        Strategy s;
+        s.dp = 16;
+        s.ep = 16;
+        const auto host_fwd = [&](const char* release) {
+            LayerContext lc = test::layer_context(m, t, s, c);
+            lc.traits = software_traits(Framework::megatron, find_software_release(release));
+            LayerOps ops;
+            build_layer_ops(lc, true, ops);
+            double sum = 0;
+            for (int i = 0; i < ops.count; ++i)
+                if (ops.op[i].kind == OpKind::expert_host && ops.op[i].phase == OpPhase::forward)
+                    sum += ops.op[i].time_s;
+            return sum;
+        };
+        const double local_experts = 128.0 / 16;
+        QVERIFY(near(host_fwd("nemo-26.02"), local_experts * 2 * 20e-6 * 7, 1e-9));
+        QVERIFY(near(host_fwd("nemo-26.02.01"), local_experts * 2 * (20e-6 + 6 * 3.8e-6), 1e-9));
+        // Captured whole iterations issue nothing at run time.
+        t.cuda_graphs = CudaGraphs::full_iteration;
+        QCOMPARE(host_fwd("nemo-26.02"), 0.0);
     }
 
     // Megatron-Bridge's Llama 3.1 405B on GB200 runs PP 16 x VP 8 = 128 chunks over 126 layers: the recipe
