@@ -31,6 +31,15 @@ bool near(double got, double want, double rel)
     return std::fabs(got - want) <= rel * std::fabs(want);
 }
 
+// The cases of one of the repository's validation files (validation/NAME), with the rows it skipped.
+std::vector<ValidationCase> read_validation_file(const std::string& name, std::vector<SkippedRow>& skipped)
+{
+    std::ifstream in(std::string(PARALLAX_SOURCE_DIR) + "/validation/" + name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return read_published_runs(nlohmann::json::parse(ss.str()), name, PresetCatalog::standard(), skipped);
+}
+
 // Llama 3 8B with TP 8 and sequence parallelism on one H100 node, 12 sequences of 8192 tokens per
 // micro-batch (torchtitan's async-TP benchmark shape).
 struct Layer {
@@ -692,12 +701,9 @@ private slots:
     // NeMo's long-sequence table names its container; its batch comes from the same page's B200 table.
     void long_sequence_rows_take_their_container()
     {
-        std::ifstream in(std::string(PARALLAX_SOURCE_DIR) + "/validation/published-moe-and-long-context-runs.json");
-        std::stringstream ss;
-        ss << in.rdbuf();
         std::vector<SkippedRow> skipped;
-        const std::vector<ValidationCase> cases = read_published_runs(nlohmann::json::parse(ss.str()),
-            "published-moe-and-long-context-runs.json", PresetCatalog::standard(), skipped);
+        const std::vector<ValidationCase> cases
+            = read_validation_file("published-moe-and-long-context-runs.json", skipped);
         int longseq = 0, bridge = 0;
         for (const ValidationCase& c : cases) {
             const TrainingSpec& t = c.scenario.training;
@@ -726,12 +732,8 @@ private slots:
 
     void published_rows_follow_the_recipes()
     {
-        std::ifstream in(std::string(PARALLAX_SOURCE_DIR) + "/validation/published-runs.json");
-        std::stringstream ss;
-        ss << in.rdbuf();
         std::vector<SkippedRow> skipped;
-        const std::vector<ValidationCase> cases = read_published_runs(
-            nlohmann::json::parse(ss.str()), "published-runs.json", PresetCatalog::standard(), skipped);
+        const std::vector<ValidationCase> cases = read_validation_file("published-runs.json", skipped);
         int nemo = 0, llama3 = 0;
         for (const ValidationCase& c : cases) {
             const Strategy& s = c.scenario.strategy;
@@ -796,12 +798,9 @@ private slots:
     // counts the embedding and the loss as a layer each. Read as the nearest layout Parallax expresses.
     void embedding_and_loss_take_a_pipeline_slot()
     {
-        std::ifstream in(std::string(PARALLAX_SOURCE_DIR) + "/validation/published-moe-and-long-context-runs.json");
-        std::stringstream ss;
-        ss << in.rdbuf();
         std::vector<SkippedRow> skipped;
-        const std::vector<ValidationCase> cases = read_published_runs(nlohmann::json::parse(ss.str()),
-            "published-moe-and-long-context-runs.json", PresetCatalog::standard(), skipped);
+        const std::vector<ValidationCase> cases
+            = read_validation_file("published-moe-and-long-context-runs.json", skipped);
         for (const SkippedRow& row : skipped)
             QVERIFY2(row.reason.find("pipeline chunks") == std::string::npos, row.id.c_str());
         int shifted = 0;
