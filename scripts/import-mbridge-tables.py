@@ -243,7 +243,7 @@ def main():
     with open(args.into, encoding="utf-8") as f:
         rows = json.load(f)
     models, hardware = template_blocks(rows)
-    known = {r["id"] for r in rows}
+    by_id = {r["id"]: r for r in rows}
     this_run = set()
     added = filled = 0
     for path in args.pages:
@@ -258,10 +258,10 @@ def main():
                 print(f"skipped {where}: no model preset for '{table}'", file=sys.stderr)
                 continue
             row = make_row(container, page, table, cells, models, hardware)
-            if row["id"] in known and row["id"] in this_run:
+            if row["id"] in this_run:
                 row["id"] += f"_gbs{row['strategy']['global_batch_size']}"  # two batches in one table
-            if row["id"] in known:
-                existing = next(r for r in rows if r["id"] == row["id"])
+            if row["id"] in by_id:
+                existing = by_id[row["id"]]
                 if args.recipes and not set(RECIPE_KEYS) & set(existing["strategy"]):
                     recipe = matching_recipe(args.recipes, container, table, cells, existing)
                     if recipe:
@@ -275,7 +275,7 @@ def main():
                 else:
                     print(f"no recipe config matches {where} ({row['id']})", file=sys.stderr)
             rows.append(row)
-            known.add(row["id"])
+            by_id[row["id"]] = row
             this_run.add(row["id"])
             added += 1
     with open(args.into, "w", encoding="utf-8") as f:

@@ -163,6 +163,8 @@ using SkipReason = std::optional<std::string>;
 
 // One published row while it becomes a scenario: its JSON sections, what its source says about it,
 // and the specs filled so far. Every unstated setting filled by a rule goes into `as`, in order.
+std::optional<std::pair<int, int>> nemo_container_of(const std::string& source);
+
 struct PublishedRow {
     PublishedRow(const json& row_json, ValidationCase& validation_case)
         : row(row_json)
@@ -181,6 +183,7 @@ struct PublishedRow {
         , nvidia_recipe(contains(source, "NVIDIA/NeMo") || contains(source, "NVIDIA-NeMo/Megatron-Bridge")
               || (contains(source, "NVIDIA/Megatron-LM") && contains(source, "examples/") && year >= 2024))
         , llama3_paper(contains(source, "Llama 3 Herd"))
+        , container(nemo_container_of(source))
     {
     }
 
@@ -197,6 +200,7 @@ struct PublishedRow {
     const bool torchtitan;
     const bool nvidia_recipe;
     const bool llama3_paper;
+    const std::optional<std::pair<int, int>> container; // the NeMo container the source names, {year, month}
 
     double n_gpus = 0;
     std::optional<long long> local_batch; // from the notes' "local batch size N"
@@ -411,6 +415,19 @@ SkipReason read_cluster(PublishedRow& r, const PresetCatalog& catalog)
     return std::nullopt;
 }
 
+// A pipeline of `one_layer_chunks` chunks per rank whose first chunk holds only the embedding and whose last
+// holds only the loss. Parallax's chunks hold at least one layer, so the nearest layout it expresses has
+// half as many chunks of two layers, the first and the last stage one layer short. Returns those chunks.
+int two_layer_chunks_with_short_end_stages(PublishedRow& r, int one_layer_chunks, const std::string& why)
+{
+    const int vp = one_layer_chunks / 2;
+    r.s.first_stage_layers = 2 * vp - 1;
+    r.s.last_stage_layers = 2 * vp - 1;
+    r.as.push_back(why + std::to_string(vp) + " chunks of 2 layers per rank, first and last stage one layer short ("
+        + std::to_string(r.s.first_stage_layers) + " layers)");
+    return vp;
+}
+
 // Pipeline chunks per rank: stated, implied by the row's id, or the Llama 3 paper's layout.
 void read_virtual_stages(PublishedRow& r)
 {
@@ -426,25 +443,17 @@ void read_virtual_stages(PublishedRow& r)
         // the first and the last stage, so that the first chunk holds only the embedding and the last
         // only the output and loss: one layer per chunk, V = (layers + 2) / PP. Parallax's chunks hold
         // at least one layer, so the nearest layout it can express has two layers per chunk.
-        vp = (r.m.layers + 2) / (2 * s.pp);
-        s.first_stage_layers = 2 * vp - 1;
-        s.last_stage_layers = 2 * vp - 1;
-        r.as.push_back("interleaved schedule (Llama 3 paper Sec. 3.3.2): " + std::to_string(vp)
-            + " chunks of 2 layers per rank, first and last stage one layer short ("
-            + std::to_string(s.first_stage_layers) + " layers)");
+        vp = two_layer_chunks_with_short_end_stages(
+            r, (r.m.layers + 2) / s.pp, "interleaved schedule (Llama 3 paper Sec. 3.3.2): ");
     }
     if (vp > 1 && s.pp > 1 && r.nvidia_recipe && static_cast<long long>(s.pp) * vp == r.m.layers + 2 && vp % 2 == 0) {
         // Megatron's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split (set by
         // Megatron-Bridge's Llama 3.1 405B recipes): the embedding and the loss count as a layer each, so
         // the first chunk holds only the embedding and the last only the loss. As for the Llama 3 paper's
         // layout, the nearest Parallax can express has two layers per chunk and the end stages one short.
-        vp /= 2;
-        s.first_stage_layers = 2 * vp - 1;
-        s.last_stage_layers = 2 * vp - 1;
-        r.as.push_back("pp*vp = layers + 2: the embedding and the loss take a pipeline slot each "
-                       "(account_for_embedding/loss_in_pipeline_split); modelled as "
-            + std::to_string(vp) + " chunks of 2 layers per rank, first and last stage one layer short ("
-            + std::to_string(s.first_stage_layers) + " layers)");
+        vp = two_layer_chunks_with_short_end_stages(r, vp,
+            "pp*vp = layers + 2: the embedding and the loss take a pipeline slot each "
+            "(account_for_embedding/loss_in_pipeline_split); modelled as ");
     }
     s.vpp = vp > 1 ? vp : 1;
     s.schedule = s.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
@@ -662,10 +671,9 @@ std::optional<std::pair<int, int>> nemo_container_of(const std::string& source)
 void read_release(PublishedRow& r)
 {
     TrainingSpec& t = r.t;
-    const auto container = nemo_container_of(r.source);
-    if (!container || t.framework != Framework::megatron)
+    if (!r.container || t.framework != Framework::megatron)
         return;
-    const auto [year, month] = *container;
+    const auto [year, month] = *r.container;
     t.software = software_release_at(t.framework, year, month);
     if (!t.software)
         return;
@@ -677,11 +685,6 @@ void read_release(PublishedRow& r)
 // A GB200/GB300 NVL72 rack: 72 GPUs in one NVLink domain (what the rows' gpus_per_node says of it).
 constexpr int kNvl72RackGpus = 72;
 
-int months(int year, int month)
-{
-    return year * 12 + month;
-}
-
 // An MoE row of NVIDIA's Megatron-Bridge tables that does not say how its recipe ran the experts gets what
 // most of that container's recipes for its GPU do (scripts/performance/configs/*_workload_base_configs.py
 // at the release the container shipped, v0.3.0 to v0.5.1; validation/README.md): from 25.11 the Blackwell
@@ -690,12 +693,8 @@ int months(int year, int month)
 // overlap the expert all-to-all with the other micro-batch's compute (moe_a2a_overlap).
 void read_moe_recipe_defaults(PublishedRow& r)
 {
-    const auto container = nemo_container_of(r.source);
-    if (!r.m.is_moe() || !contains(r.source, "Megatron-Bridge") || !container
-        || r.cl.gpu.architecture != GpuArchitecture::blackwell)
-        return;
-    const int when = months(container->first, container->second);
-    if (when < months(2025, 11))
+    if (!r.m.is_moe() || !contains(r.source, "Megatron-Bridge") || !r.container
+        || r.cl.gpu.architecture != GpuArchitecture::blackwell || *r.container < std::pair { 2025, 11 })
         return;
     TrainingSpec& t = r.t;
     if (str(r.st, "moe_dispatcher").empty()) {
@@ -705,7 +704,8 @@ void read_moe_recipe_defaults(PublishedRow& r)
     const bool rack = num(r.hw, "gpus_per_node").value_or(0) >= kNvl72RackGpus;
     if (!rack || !str(r.st, "cuda_graphs").empty())
         return;
-    const bool full = when >= months(2026, 6) && t.precision == Precision::fp8 && t.fp8_scaling == Fp8Scaling::mxfp8;
+    const bool full
+        = *r.container >= std::pair { 2026, 6 } && t.precision == Precision::fp8 && t.fp8_scaling == Fp8Scaling::mxfp8;
     t.cuda_graphs = full ? CudaGraphs::full_iteration : CudaGraphs::layers;
     r.as.push_back(full ? "CUDA graphs unstated: whole iteration (the container's MXFP8 recipes for NVL72 racks)"
                         : "CUDA graphs unstated: attention and router per layer (the container's NVL72 recipes)");

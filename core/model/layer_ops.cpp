@@ -152,12 +152,11 @@ constexpr double kQuantiseLaunchHostSeconds = 3.8e-6;
 // quantisation kernels, these at a module call's cost each or, issued from C++, a bare launch's.
 double expert_host_s(const LayerContext& c, bool fp8)
 {
-    const double launches = launches_per_expert_gemm(fp8, c.training->fp8_scaling);
+    const double quantisations = launches_per_expert_gemm(fp8, c.training->fp8_scaling) - 1;
+    const double quantise_s
+        = c.traits.expert_quantise_in_cpp ? kQuantiseLaunchHostSeconds : c.traits.expert_gemm_host_s;
     const double local_experts = static_cast<double>(c.model->moe->experts) / c.strategy->ep;
-    if (c.traits.expert_quantise_in_cpp)
-        return local_experts * kExpertGemmsForward
-            * (c.traits.expert_gemm_host_s + (launches - 1) * kQuantiseLaunchHostSeconds);
-    return local_experts * kExpertGemmsForward * c.traits.expert_gemm_host_s * launches;
+    return local_experts * kExpertGemmsForward * (c.traits.expert_gemm_host_s + quantisations * quantise_s);
 }
 // HBM bytes per element a quantisation moves besides the cast itself (read 2, write 1) and its
 // transposed or column-wise copy: current scaling's separate amax pass reads the input once more
