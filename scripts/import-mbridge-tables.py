@@ -13,8 +13,9 @@ skipped and why.
 With --recipes (a clone of NVIDIA-NeMo/Megatron-Bridge), a row also gets the MoE runtime settings of the
 recipe that ran it: scripts/performance/configs/<family>/*_workload_base_configs.py at the release the
 container shipped (RELEASE_OF_CONTAINER), the config of the row's GPU and precision whose parallel layout
-matches the row. Its token dispatcher, CUDA graphs and expert-communication overlap become the row's
-moe_dispatcher, cuda_graphs and ep_overlap; the row's notes name the config and the tag.
+matches the row. Its token dispatcher, CUDA graphs, expert-communication overlap and recomputed modules
+become the row's moe_dispatcher, cuda_graphs, ep_overlap and recompute_modules; the row's notes name the
+config and the tag.
 """
 
 import argparse
@@ -220,6 +221,8 @@ def apply_recipe(row, recipe):
     graphs = cfg.get("cuda_graph_impl")
     st["cuda_graphs"] = ("full-iteration" if graphs == "full_iteration"
                          else "layers" if graphs in ("local", "transformer_engine") else "none")
+    if cfg.get("recompute_modules"):
+        st["recompute_modules"] = list(cfg["recompute_modules"])
     said = [f"moe_dispatcher={st['moe_dispatcher']}", f"ep_overlap={st['ep_overlap']}"] if "moe_dispatcher" in st else []
     said.append(f"cuda_graphs={st['cuda_graphs']} ({graphs or 'unset'}, scope {cfg.get('cuda_graph_scope')})")
     for extra in ("recompute_modules", "cutedsl_fused_grouped_mlp", "fp8_dot_product_attention", "use_megatron_fsdp",

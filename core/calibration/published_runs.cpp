@@ -554,6 +554,30 @@ SkipReason read_batch_and_framework(PublishedRow& r)
     return std::nullopt;
 }
 
+// The submodules a Megatron recipe recomputes (recompute_modules): selective recomputation of those.
+void read_recompute_modules(PublishedRow& r)
+{
+    if (!r.st.is_object() || !r.st.contains("recompute_modules") || !r.st["recompute_modules"].is_array())
+        return;
+    unsigned char bits = 0;
+    std::string listed;
+    for (const json& v : r.st["recompute_modules"]) {
+        RecomputeModule m {};
+        if (v.is_string() && recompute_module_from_string(v.get<std::string>(), m)) {
+            bits = static_cast<unsigned char>(bits | 1u << static_cast<int>(m));
+            listed += (listed.empty() ? "" : ", ") + v.get<std::string>();
+        } else {
+            r.as.push_back("recompute module " + v.dump() + " not modelled: ignored");
+        }
+    }
+    if (bits == 0)
+        return;
+    r.s.recompute = Recompute::selective;
+    r.s.recompute_modules = bits;
+    r.c.recompute_unstated = false;
+    r.as.push_back("recompute: selective, modules " + listed + " (the recipe's recompute_modules)");
+}
+
 void read_recompute_and_sequence_parallel(PublishedRow& r)
 {
     Strategy& s = r.s;
@@ -563,6 +587,7 @@ void read_recompute_and_sequence_parallel(PublishedRow& r)
     } else {
         r.c.recompute_unstated = true;
     }
+    read_recompute_modules(r);
     const auto sp = boolean(r.st, "sequence_parallel");
     if (sp) {
         s.sequence_parallel = *sp && s.tp > 1;
@@ -810,11 +835,22 @@ const RecipeRule kRecipeRules[] = {
     // recompute whole layers, whatever a memory estimate says.
     { [](const PublishedRow& r) { return r.c.recompute_unstated && r.nvidia_recipe; },
         [](PublishedRow& r) {
-            r.s.recompute = contains(r.m.name, "gpt") ? Recompute::selective : Recompute::none;
+            // GPT-3 is dense: GPT-OSS's recipes name their own recompute modules.
+            r.s.recompute = contains(r.m.name, "gpt") && !r.m.is_moe() ? Recompute::selective : Recompute::none;
             r.c.recompute_unstated = false;
             r.as.push_back(std::string("recompute unstated: ")
                 + (r.s.recompute == Recompute::selective ? "selective (NeMo's GPT-3 recipes)"
                                                          : "none (NeMo / Megatron-LM performance recipes)"));
+        } },
+    // Every Megatron-Bridge performance recipe keeps Megatron's gradient buffers in bf16 and reduces them
+    // so (scripts/performance/configs/*/*_llm_pretrain.py: ddp.grad_reduce_in_fp32 = False, v0.2.0-v0.5.1).
+    { [](const PublishedRow& r) {
+         return contains(r.source, "Megatron-Bridge") && r.t.framework == Framework::megatron
+             && !is_full_precision(r.t.precision) && !r.t.grad_reduce_in_fp32;
+     },
+        [](PublishedRow& r) {
+            r.t.grad_reduce_in_bf16 = true;
+            r.as.push_back("gradients: bf16 buffers and reduction (the recipes' ddp.grad_reduce_in_fp32 = False)");
         } },
 };
 

@@ -248,6 +248,34 @@ void read_strategy_program(JsonObjectReader& r, Strategy& s)
     s.vpp = chunks;
 }
 
+// strategy.recompute_modules: Megatron's selective recomputation by submodule, a list of names without
+// repeats; only with recompute "selective" (the key is meaningless otherwise).
+void read_recompute_modules(JsonObjectReader& r, Strategy& s)
+{
+    const json* list = r.raw("recompute_modules");
+    if (!list || list->is_null())
+        return;
+    if (!list->is_array() || list->empty())
+        r.fail("recompute_modules", "must be a non-empty array of module names, found " + json_type_name(*list));
+    std::string names;
+    for (int i = 0; i < kRecomputeModuleCount; ++i)
+        names += std::string(i ? ", " : "") + std::string(to_string(static_cast<RecomputeModule>(i)));
+    unsigned char bits = 0;
+    for (const json& v : *list) {
+        RecomputeModule m {};
+        if (!v.is_string() || !recompute_module_from_string(v.get<std::string>(), m))
+            r.fail("recompute_modules", "entries are module names (" + names + "), found " + v.dump());
+        const unsigned char bit = static_cast<unsigned char>(1u << static_cast<int>(m));
+        if (bits & bit)
+            r.fail("recompute_modules", "names " + v.get<std::string>() + " twice");
+        bits |= bit;
+    }
+    if (s.recompute != Recompute::selective)
+        r.fail("recompute_modules",
+            "applies to recompute \"selective\" only; strategy.recompute is " + std::string(to_string(s.recompute)));
+    s.recompute_modules = bits;
+}
+
 Strategy parse_strategy(
     const json& j, const std::string& file, const std::string& path, Strategy s, bool* dp_given, bool* schedule_given)
 {
@@ -270,6 +298,7 @@ Strategy parse_strategy(
             = r.get_choice("recompute", { "none", "selective", "full" }, std::string(to_string(s.recompute)));
         recompute_from_string(v, s.recompute);
     }
+    read_recompute_modules(r, s);
     s.zero = static_cast<int>(r.get_int("zero", 0, 3, static_cast<long long>(s.zero)));
     if (schedule_given)
         *schedule_given = r.has("schedule");
@@ -510,6 +539,7 @@ void read_training_software(JsonObjectReader& t, TrainingSpec& training)
             { "megatron", "torchtitan", "torchtitan-compile", "megatron-deepspeed" }, std::string("megatron"));
         framework_from_string(fw, training.framework);
     }
+    training.grad_reduce_in_bf16 = t.get_bool("grad_reduce_in_bf16", false);
     if (t.has("software"))
         training.software = read_software_release(t, training.framework);
     {
@@ -1016,6 +1046,13 @@ json strategy_to_json(const Strategy& s, bool include_dp)
     j["micro_batch"] = s.micro_batch;
     j["sequence_parallel"] = s.sequence_parallel;
     j["recompute"] = std::string(to_string(s.recompute));
+    if (s.recompute == Recompute::selective && s.recompute_modules != kDefaultRecomputeModules) {
+        json modules = json::array();
+        for (int i = 0; i < kRecomputeModuleCount; ++i)
+            if (s.recompute_modules >> i & 1u)
+                modules.push_back(std::string(to_string(static_cast<RecomputeModule>(i))));
+        j["recompute_modules"] = modules;
+    }
     j["zero"] = s.zero;
     j["schedule"] = std::string(to_string(s.schedule));
     if (s.schedule == Schedule::custom && s.program)
@@ -1063,6 +1100,8 @@ json scenario_to_json(const Scenario& s)
     t["flash_attention"] = s.training.flash_attention;
     if (s.training.grad_reduce_in_fp32)
         t["grad_reduce_in_fp32"] = true;
+    if (s.training.grad_reduce_in_bf16)
+        t["grad_reduce_in_bf16"] = true;
     t["framework"] = std::string(to_string(s.training.framework));
     if (s.training.software)
         t["software"] = std::string(s.training.software->id);

@@ -335,6 +335,23 @@ public:
         return m_out.add(o);
     }
 
+    // The forward ops [begin, count) just emitted are submodule `m` (at most two pieces per module, the
+    // layer's two norms): what Megatron's selective recomputation by module copies into the recompute phase.
+    struct Span {
+        int begin = 0, end = 0;
+    };
+    struct Spans {
+        std::array<Span, 2> piece {};
+        int count = 0;
+    };
+    void span(RecomputeModule m, OpPhase ph, int begin)
+    {
+        Spans& s = m_spans[static_cast<int>(m)];
+        if (ph == OpPhase::forward && s.count < static_cast<int>(s.piece.size()))
+            s.piece[s.count++] = { begin, m_out.count };
+    }
+    const Spans& spans(RecomputeModule m) const { return m_spans[static_cast<int>(m)]; }
+
     int compute(OpKind k, OpPhase ph, double seconds, double flops, double bytes)
     {
         LayerOp o;
@@ -438,6 +455,7 @@ private:
     const LayerContext& m_c;
     LayerOps& m_out;
     Shapes m_x;
+    std::array<Spans, kRecomputeModuleCount> m_spans {};
 };
 
 // Fraction of a GEMM that hides the TP collective it is decomposed with: the GEMM runs in tp pieces
@@ -559,7 +577,9 @@ void emit_attention_block(Builder& b, OpPhase ph)
     const Shapes& x = b.x();
     const LayerContext& c = b.ctx();
     const ModelSpec& m = *c.model;
+    const int norm = b.out().count;
     b.mem(OpKind::norm, ph, x.tokens_ew * x.h * kNormBytesPerElement * x.ew);
+    b.span(RecomputeModule::layernorm, ph, norm);
     const int gather = tp_entry(b, ph, CommGroup::tp);
     const int first_gemm = b.out().count + (x.fp8 ? 1 : 0); // the next GEMM (after its fp8 cast)
     if (m.mla) {
@@ -569,13 +589,17 @@ void emit_attention_block(Builder& b, OpPhase ph)
         const double heads = m.heads;
         if (a.q_lora_rank > 0) {
             b.gemm(OpKind::qkv_proj, ph, x.tokens, a.q_lora_rank, x.h, 1, true);
+            const int q_up = b.out().count;
             b.gemm(
                 OpKind::qkv_proj, ph, x.tokens, heads * (a.qk_nope_head_dim + a.qk_rope_head_dim) / x.t, a.q_lora_rank);
+            b.span(RecomputeModule::mla_up_proj, ph, q_up);
         } else {
             b.gemm(OpKind::qkv_proj, ph, x.tokens, x.q / x.t, x.h, 1, true);
         }
         b.gemm(OpKind::qkv_proj, ph, x.tokens, a.kv_lora_rank + a.qk_rope_head_dim, x.h);
+        const int kv_up = b.out().count;
         b.gemm(OpKind::qkv_proj, ph, x.tokens, heads * (a.qk_nope_head_dim + a.v_head_dim) / x.t, a.kv_lora_rank);
+        b.span(RecomputeModule::mla_up_proj, ph, kv_up);
     } else {
         b.gemm(OpKind::qkv_proj, ph, x.tokens, (x.q + 2 * x.kv) / x.t, x.h, 1, true);
     }
@@ -638,9 +662,13 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
     const LayerContext& c = b.ctx();
     const ModelSpec& m = *c.model;
     const Strategy& s = *c.strategy;
+    const int norm = b.out().count;
     b.mem(OpKind::norm, ph, x.tokens_ew * x.h * kNormBytesPerElement * x.ew);
+    b.span(RecomputeModule::layernorm, ph, norm);
+    const int block = b.out().count;
     if (!moe) {
         emit_dense_mlp(b, ph, static_cast<double>(m.ffn_hidden));
+        b.span(RecomputeModule::mlp, ph, block);
     } else {
         const MoeSpec& e = *m.moe;
         // With SP the MoE input is already split over the TP ranks (Megatron-core token dispatcher).
@@ -670,8 +698,10 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
         const double fe = static_cast<double>(e.expert_ffn_hidden) / etp;
         const int up = b.gemm(OpKind::expert_up, ph, rows, fe * (x.gated ? 2 : 1), x.h, local_experts);
         ep_tile_overlap(b, dispatch, up);
+        const int act = b.out().count;
         b.mem(OpKind::activation, ph,
             rows * local_experts * fe * (x.gated ? 2 * kSwigluBytesPerElement : kGeluBytesPerElement) * x.ew);
+        b.span(RecomputeModule::moe_act, ph, act);
         const int down = b.gemm(OpKind::expert_down, ph, rows, x.h, fe, local_experts);
         // Dropless routing copies the token counts to the host before the expert GEMMs can be sized, so
         // the host issues the per-expert kernels while the GPU waits; with a capacity factor the shapes
@@ -692,8 +722,12 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
             = b.comm(OpKind::ep_combine, ph, OpStream::ep, a2a, routed * a2a_scale * x.h * x.act, CommGroup::ep, -1);
         ep_tile_overlap(b, combine, down);
         b.mem(OpKind::ep_combine, ph, routed * x.h * kPermuteBytesPerElement * x.ew);
-        if (e.shared_experts > 0)
+        if (e.shared_experts > 0) {
+            const int shared = b.out().count;
             emit_dense_mlp(b, ph, static_cast<double>(e.shared_experts) * static_cast<double>(e.expert_ffn_hidden));
+            b.span(RecomputeModule::shared_experts, ph, shared);
+        }
+        b.span(RecomputeModule::moe, ph, block);
     }
     b.mem(OpKind::residual, ph,
         x.tokens_ew * x.h * (kResidualBytesPerElement * x.ew + (x.dropout ? kDropoutExtraBytesPerElement : 0)));
@@ -1011,13 +1045,38 @@ void emit_recompute(Builder& b, int begin, int end)
         if (r.kind == OpKind::tp_comm && r.overlaps >= 0 && !keep_tp_overlap) {
             r.overlaps = -1;
             relayout_bytes += r.bytes;
-        } else if (r.overlaps >= 0) {
+        } else if (r.overlaps >= begin && r.overlaps < end) {
             r.overlaps = static_cast<short>(start + (r.overlaps - begin)); // same relative position
+        } else if (r.overlaps >= 0) {
+            r.overlaps = -1; // what it hid under is not re-run
         }
         ops.add(r);
     }
     if (relayout_bytes > 0)
         tp_relayout(b, OpPhase::recompute, relayout_bytes);
+}
+
+// Megatron's selective recomputation re-runs the forward of the submodules strategy.recompute_modules names
+// before the backward (TransformerConfig.recompute_modules; by default the core attention, Korthikanti et
+// al. 2022): copies of their forward ops. A recomputed MoE block carries its activation and shared experts.
+void emit_module_recompute(Builder& b)
+{
+    const Strategy& s = *b.ctx().strategy;
+    for (int i = 0; i < kRecomputeModuleCount; ++i) {
+        const auto m = static_cast<RecomputeModule>(i);
+        if (!s.recomputes(m))
+            continue;
+        if (m == RecomputeModule::core_attn) {
+            emit_attention_core(b, OpPhase::recompute);
+            continue;
+        }
+        if ((m == RecomputeModule::moe_act || m == RecomputeModule::shared_experts)
+            && s.recomputes(RecomputeModule::moe) && b.spans(RecomputeModule::moe).count > 0)
+            continue;
+        const Builder::Spans& spans = b.spans(m);
+        for (int k = 0; k < spans.count; ++k)
+            emit_recompute(b, spans.piece[k].begin, spans.piece[k].end);
+    }
 }
 
 } // namespace
@@ -1085,8 +1144,7 @@ void build_layer_ops(const LayerContext& ctx, bool moe_layer, LayerOps& out) noe
         if (ctx.traits.selective == SelectivePolicy::every_other_matmul) {
             emit_every_other_matmul_recompute(b, 0, fwd_end);
         } else {
-            // Megatron's selective recompute checkpoints the core attention: it runs again before the backward.
-            emit_attention_core(b, OpPhase::recompute);
+            emit_module_recompute(b);
         }
         break;
     case Recompute::none:
@@ -1251,12 +1309,23 @@ void layer_saved_tensors(const LayerContext& ctx, bool moe_layer, SavedTensors& 
     // Inputs saved for the weight-gradient GEMMs: Transformer Engine / torchao keep the fp8-cast copy
     // (1 byte) when the GEMMs run in fp8 (TE fp8 autocast saves the quantised inputs for backward).
     const double gin = x.fp8 ? element_bytes(Precision::fp8) : x.act;
+    // A recomputed submodule's output is freed after its consumer read it (Megatron's
+    // CheckpointWithoutOutput): in 16-bit that is the tensor the next GEMM saved; in fp8 the GEMM keeps
+    // its own quantised copy, which stays.
+    const double freed_gin = x.fp8 ? gin : 0.0;
+    const double norm_out = s.recomputes(RecomputeModule::layernorm) ? freed_gin : gin;
     // Attention block (Korthikanti et al. 2022, Sec. 4.1): norm input, QKV input, Q/K/V, the attention
     // output (= out-projection input), the dropout mask.
     saved.add(x.act * rep);
-    saved.add(gin * rep);
-    saved.add(x.act * x.tokens * x.q / x.t);
-    saved.add(x.act * x.tokens * x.kv / x.t, 2);
+    saved.add(norm_out * rep);
+    if (m.mla && s.recomputes(RecomputeModule::mla_up_proj)) {
+        // Q, K and V are re-projected from the kept latents (and the RoPE part of K).
+        const MlaSpec& a = *m.mla;
+        saved.add(x.act * x.tokens * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim));
+    } else {
+        saved.add(x.act * x.tokens * x.q / x.t);
+        saved.add(x.act * x.tokens * x.kv / x.t, 2);
+    }
     saved.add(gin * x.tokens * x.vdim / x.t);
     saved.add(mask * rep);
     const double scores = x.b * x.heads_local * (x.seq / x.cp) * x.seq;
@@ -1268,25 +1337,27 @@ void layer_saved_tensors(const LayerContext& ctx, bool moe_layer, SavedTensors& 
         }
     } else if (x.flash)
         saved.add(x.b * x.heads_local * (x.seq / x.cp) * kFp32Bytes); // softmax statistics (log-sum-exp)
-    // MLP block: norm input, FC1 input, activation input(s), FC2 input, dropout mask.
+    // MLP block: norm input, FC1 input, activation input(s), FC2 input, dropout mask. A recomputed MLP,
+    // MoE block or shared expert keeps only its input (the norm's output, counted as the FC1 input).
     saved.add(x.act * rep);
-    saved.add(gin * rep);
+    saved.add(norm_out * rep);
     saved.add(mask * rep);
-    auto mlp_acts = [&](double tokens, double ffn_local) {
+    auto mlp_acts = [&](double tokens, double ffn_local, bool act_recomputed) {
         saved.add(tokens * ffn_local * x.act, x.gated ? 2 : 1);
-        saved.add(tokens * ffn_local * gin);
+        saved.add(tokens * ffn_local * (act_recomputed ? freed_gin : gin));
     };
     if (!moe_layer) {
-        mlp_acts(x.tokens, static_cast<double>(m.ffn_hidden) / x.t);
-    } else {
+        if (!s.recomputes(RecomputeModule::mlp))
+            mlp_acts(x.tokens, static_cast<double>(m.ffn_hidden) / x.t, false);
+    } else if (!s.recomputes(RecomputeModule::moe)) {
         const MoeSpec& e = *m.moe;
         const double etp = s.effective_expert_tp();
         const double routed_rows = x.tokens_ew * e.top_k * etp * ctx.moe_straggler;
         saved.add(gin * routed_rows * x.h); // dispatched expert inputs
-        mlp_acts(routed_rows, static_cast<double>(e.expert_ffn_hidden) / etp);
+        mlp_acts(routed_rows, static_cast<double>(e.expert_ffn_hidden) / etp, s.recomputes(RecomputeModule::moe_act));
         saved.add(x.tokens_ew * e.experts * kFp32Bytes); // router probabilities
-        if (e.shared_experts > 0)
-            mlp_acts(x.tokens, static_cast<double>(e.shared_experts) * e.expert_ffn_hidden / x.t);
+        if (e.shared_experts > 0 && !s.recomputes(RecomputeModule::shared_experts))
+            mlp_acts(x.tokens, static_cast<double>(e.shared_experts) * e.expert_ffn_hidden / x.t, false);
     }
 }
 

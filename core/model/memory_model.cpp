@@ -47,6 +47,11 @@ StateBytes state_bytes(const TrainingSpec& t, const Strategy& s) noexcept
     // Megatron and torchtitan keep fp32 main gradients (theoretical_memory_usage.py: 18 B/param with
     // Adam); DeepSpeed's fp16/bf16 engines keep 16-bit gradients (ZeRO paper Sec. 3.1: 16 B/param).
     b.gradients = t.framework == Framework::megatron_deepspeed ? 2.0 : 4.0;
+    // Megatron's buffers in the parameter dtype (param_and_grad_buffer.py: grad_dtype = torch.float if
+    // grad_reduce_in_fp32 else param.dtype). The distributed optimizer's fp32 copy of its shard exists
+    // only during the step, when the activations are gone, so it sets no peak.
+    if (t.grad_reduce_in_bf16 && t.framework == Framework::megatron)
+        b.gradients = kHalfWeightBytes;
     switch (s.optimizer) {
     case Optimizer::adam:
         b.optimizer = 12; // fp32 master + exp_avg + exp_avg_sq (ZeRO paper Sec. 3.1, k = 12)

@@ -30,6 +30,15 @@ bool value_of(const std::array<std::pair<E, std::string_view>, N>& table, std::s
     return false;
 }
 
+constexpr std::array<std::pair<RecomputeModule, std::string_view>, kRecomputeModuleCount> kRecomputeModule { {
+    { RecomputeModule::core_attn, "core_attn" },
+    { RecomputeModule::layernorm, "layernorm" },
+    { RecomputeModule::moe_act, "moe_act" },
+    { RecomputeModule::mlp, "mlp" },
+    { RecomputeModule::moe, "moe" },
+    { RecomputeModule::shared_experts, "shared_experts" },
+    { RecomputeModule::mla_up_proj, "mla_up_proj" },
+} };
 constexpr std::array<std::pair<Recompute, std::string_view>, 3> kRecompute { {
     { Recompute::none, "none" },
     { Recompute::selective, "selective" },
@@ -113,6 +122,14 @@ std::string_view to_string(FabricKind k)
 bool recompute_from_string(std::string_view s, Recompute& out)
 {
     return value_of(kRecompute, s, out);
+}
+std::string_view to_string(RecomputeModule m)
+{
+    return name_of(kRecomputeModule, m);
+}
+bool recompute_module_from_string(std::string_view s, RecomputeModule& out)
+{
+    return value_of(kRecomputeModule, s, out);
 }
 bool schedule_from_string(std::string_view s, Schedule& out)
 {

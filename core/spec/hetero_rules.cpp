@@ -68,9 +68,9 @@ std::optional<HeteroViolation> check_replica(const Scenario& s, int k, int r)
     Strategy plain = replica_strategy(s, k, r);
     plain.dp = 1;
     const PlanInputs in { s.model, s.training, g->gpu, plain.total_gpus() };
-    for (Rule rule :
-        { Rule::tp_heads, Rule::tp_kv_heads, Rule::tp_ffn, Rule::precision_unsupported, Rule::offload_needs_zero,
-            Rule::offload_params_needs_zero3, Rule::gradient_release_accumulation, Rule::fp32_reduce_without_zero }) {
+    for (Rule rule : { Rule::tp_heads, Rule::tp_kv_heads, Rule::tp_ffn, Rule::precision_unsupported,
+             Rule::offload_needs_zero, Rule::offload_params_needs_zero3, Rule::gradient_release_accumulation,
+             Rule::fp32_reduce_without_zero, Rule::bf16_gradients_megatron }) {
         if (!rule_holds(rule, in, plain)) {
             const std::string key = rule == Rule::tp_heads || rule == Rule::tp_kv_heads || rule == Rule::tp_ffn
                 ? replica_key(k, r) + ".tp"

@@ -12,6 +12,13 @@ struct ScheduleProgram;
 struct LayerRanges;
 
 enum class Recompute : unsigned char { none, selective, full };
+// The submodules Megatron's selective recomputation re-runs (TransformerConfig.recompute_modules): the core
+// attention, the two norms, the MoE experts' activation, a dense layer's MLP, the whole MoE block, the shared
+// experts, MLA's up-projections.
+enum class RecomputeModule : unsigned char { core_attn, layernorm, moe_act, mlp, moe, shared_experts, mla_up_proj };
+inline constexpr int kRecomputeModuleCount = 7;
+// Megatron's default module list: the core attention only (Korthikanti et al. 2022).
+inline constexpr unsigned char kDefaultRecomputeModules = 1u << static_cast<int>(RecomputeModule::core_attn);
 // custom: the pass order comes from a schedule program (ir/schedule_program.hpp, Strategy::program).
 enum class Schedule : unsigned char { gpipe, one_f_one_b, interleaved, zb_h1, dualpipe, custom };
 enum class Optimizer : unsigned char { adam, adam8bit, sgd, lion };
@@ -26,6 +33,8 @@ std::string_view to_string(Optimizer o);
 std::string_view to_string(CpKind k);
 std::string_view to_string(ParallelDim d);
 bool recompute_from_string(std::string_view s, Recompute& out);
+std::string_view to_string(RecomputeModule m);
+bool recompute_module_from_string(std::string_view s, RecomputeModule& out);
 bool schedule_from_string(std::string_view s, Schedule& out);
 bool optimizer_from_string(std::string_view s, Optimizer& out);
 bool cp_kind_from_string(std::string_view s, CpKind& out);
@@ -51,6 +60,12 @@ struct Strategy {
     int micro_batch = 1;
     bool sequence_parallel = false;
     Recompute recompute = Recompute::none;
+    // With selective recomputation under Megatron's policy: which submodules (bits of RecomputeModule).
+    unsigned char recompute_modules = kDefaultRecomputeModules;
+    bool recomputes(RecomputeModule m) const
+    {
+        return recompute == Recompute::selective && (recompute_modules >> static_cast<int>(m) & 1u) != 0;
+    }
     int zero = 0; // 0 plain DP, 1 distributed optimizer, 2 + gradients, 3 + parameters (FSDP)
     Schedule schedule = Schedule::one_f_one_b;
     // The checked program of a custom schedule (interned, lives for the process); null otherwise.

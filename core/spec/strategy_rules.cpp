@@ -117,6 +117,13 @@ StageLayout layout_of(const ModelSpec& m, const Strategy& s)
         // DeepSpeed's engine asserts "ZeRO does not support 'fp32_allreduce': true" (runtime/engine.py).
         return !in.training.grad_reduce_in_fp32 || in.training.framework != Framework::megatron_deepspeed
             || s.zero == 0;
+    case Rule::recompute_modules_megatron:
+        return s.recompute != Recompute::selective || s.recompute_modules == kDefaultRecomputeModules
+            || in.training.framework == Framework::megatron;
+    case Rule::bf16_gradients_megatron:
+        return !in.training.grad_reduce_in_bf16
+            || (in.training.framework == Framework::megatron && !is_full_precision(in.training.precision)
+                && !in.training.grad_reduce_in_fp32);
     }
     return true;
 }
@@ -150,6 +157,8 @@ constexpr Rule kRules[] = {
     Rule::ep_overlap_needs_moe,
     Rule::offload_params_needs_zero3,
     Rule::fp32_reduce_without_zero,
+    Rule::recompute_modules_megatron,
+    Rule::bf16_gradients_megatron,
 };
 
 std::string n(long long v)
@@ -248,6 +257,10 @@ const char* rule_key(Rule r)
         return "strategy.offload_params";
     case Rule::fp32_reduce_without_zero:
         return "training.grad_reduce_in_fp32";
+    case Rule::recompute_modules_megatron:
+        return "strategy.recompute_modules";
+    case Rule::bf16_gradients_megatron:
+        return "training.grad_reduce_in_bf16";
     }
     return "";
 }
@@ -345,6 +358,17 @@ std::string explain(Rule r, const PlanInputs& in, const Strategy& s)
             + n(s.zero) + ")";
     case Rule::fp32_reduce_without_zero:
         return "DeepSpeed reduces gradients in fp32 (fp32_allreduce) only without ZeRO; strategy.zero is " + n(s.zero);
+    case Rule::recompute_modules_megatron:
+        return "recomputation by submodule is Megatron's (recompute_modules); "
+            + std::string(to_string(in.training.framework)) + " picks what it recomputes itself";
+    case Rule::bf16_gradients_megatron:
+        if (in.training.framework != Framework::megatron)
+            return "16-bit gradient buffers are Megatron's switch (--grad-reduce-in-bf16); training.framework is "
+                + std::string(to_string(in.training.framework));
+        if (in.training.grad_reduce_in_fp32)
+            return "grad_reduce_in_bf16 contradicts grad_reduce_in_fp32; set one of them";
+        return "16-bit gradient buffers need 16-bit parameters; training.precision is "
+            + std::string(to_string(in.training.precision));
     case Rule::gradient_release_accumulation:
         return "gradient release applies the optimizer inside the backward, so it needs exactly one micro-batch per "
                "step and no pipeline (got "

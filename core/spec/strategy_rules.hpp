@@ -42,6 +42,9 @@ enum class Rule : unsigned char {
     ep_overlap_needs_moe, // batch-level EP overlap hides one micro-batch's all-to-all under another's compute
     offload_params_needs_zero3, // parameter offload (ZeRO-Infinity) fetches sharded parameters layer by layer
     fp32_reduce_without_zero, // DeepSpeed reduces gradients in fp32 (fp32_allreduce) only without ZeRO
+    recompute_modules_megatron, // recomputation by submodule is Megatron's selective policy
+    bf16_gradients_megatron, // 16-bit gradient buffers: Megatron's switch, with 16-bit parameters, not with fp32
+                             // reduction
 };
 
 struct PlanInputs {

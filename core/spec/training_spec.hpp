@@ -26,6 +26,10 @@ struct TrainingSpec {
     // The data-parallel gradient reduction moves fp32 values whatever the gradients are kept in
     // (DeepSpeed's "fp32_allreduce", Megatron's --accumulate-allreduce-grads-in-fp32).
     bool grad_reduce_in_fp32 = false;
+    // Megatron keeps its gradient buffers, and reduces them, in the 16-bit parameter dtype instead of fp32
+    // main gradients (Megatron-LM --grad-reduce-in-bf16; Megatron-Bridge ddp.grad_reduce_in_fp32 = False,
+    // which its performance recipes set): 2 bytes per gradient in memory and on the wire.
+    bool grad_reduce_in_bf16 = false;
     Framework framework = Framework::megatron;
     // The framework's release (software_release.hpp); nullptr: its newest catalogued release.
     const SoftwareRelease* software = nullptr;

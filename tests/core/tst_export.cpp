@@ -505,6 +505,21 @@ private slots:
         QVERIFY(nlohmann::json::parse(r.find("ds_config.json")->content)["fp32_allreduce"].get<bool>());
         const LaunchConfig mr = export_launch_config(LaunchFormat::megatron, fp32_reduce, LaunchSettings {}, "mr");
         QVERIFY(mr.files[0].content.find("--accumulate-allreduce-grads-in-fp32") != std::string::npos);
+        QVERIFY(mr.files[0].content.find("--grad-reduce-in-bf16") == std::string::npos);
+        // Megatron-LM keeps fp32 main gradients under --bf16 unless told otherwise.
+        Scenario bf16_grads = preset("default");
+        bf16_grads.training.grad_reduce_in_bf16 = true;
+        const LaunchConfig br = export_launch_config(LaunchFormat::megatron, bf16_grads, LaunchSettings {}, "br");
+        QVERIFY(br.files[0].content.find("--grad-reduce-in-bf16") != std::string::npos);
+        // Selective recomputation by module, as Megatron-LM names it.
+        Scenario modules = preset("default");
+        modules.strategy.recompute = Recompute::selective;
+        modules.strategy.recompute_modules = static_cast<unsigned char>(
+            1u << static_cast<int>(RecomputeModule::layernorm) | 1u << static_cast<int>(RecomputeModule::mlp));
+        const LaunchConfig rm = export_launch_config(LaunchFormat::megatron, modules, LaunchSettings {}, "rm");
+        QVERIFY(rm.files[0].content.find("--recompute-granularity selective") != std::string::npos);
+        QVERIFY(rm.files[0].content.find("--recompute-modules layernorm mlp") != std::string::npos);
+        QVERIFY(rm.files[0].content.find("--recompute-activations") == std::string::npos);
     }
 
     // Refused, naming the feature and the framework (exit 2 in the CLI).

@@ -463,6 +463,18 @@ void TestImport::megatron_command_line_on_stdin()
     QVERIFY(assumed(r, "training.global_batch"));
     QCOMPARE(outcome(r, "--frobnicate"), ImportOutcome::not_modelled);
     QCOMPARE(entry(r, "--frobnicate")->note, std::string("not known to the importer"));
+    // Selective recomputation by module and 16-bit gradient buffers.
+    const ImportResult m = import_launch_config(line
+            + " --recompute-granularity selective --recompute-modules "
+              "layernorm mlp --grad-reduce-in-bf16",
+        "<stdin>", std::nullopt, {}, PresetCatalog::standard());
+    QVERIFY(m.parsed.strategy.recomputes(RecomputeModule::layernorm));
+    QVERIFY(m.parsed.strategy.recomputes(RecomputeModule::mlp));
+    QVERIFY(!m.parsed.strategy.recomputes(RecomputeModule::core_attn));
+    QVERIFY(m.parsed.training.grad_reduce_in_bf16);
+    QVERIFY(import_error(line + " --recompute-granularity selective --recompute-modules attention", "x.sh")
+                .find("unknown module")
+        != std::string::npos);
 }
 
 void TestImport::torchtitan_llama3_8b()
@@ -575,6 +587,10 @@ void TestImport::megatron_bridge_deepseek_v3()
     QCOMPARE(r.parsed.training.fp8_scaling, Fp8Scaling::blockwise);
     QCOMPARE(outcome(r, "model.kv_channels"), ImportOutcome::no_effect); // MLA's widths are its own
     QCOMPARE(outcome(r, "checkpoint.save_interval"), ImportOutcome::no_effect);
+    // ddp.grad_reduce_in_fp32: false keeps Megatron's gradient buffers in bf16.
+    QVERIFY(r.parsed.training.grad_reduce_in_bf16);
+    QCOMPARE(outcome(r, "ddp.grad_reduce_in_fp32"), ImportOutcome::mapped);
+    QCOMPARE(outcome(r, "mixed_precision.grad_reduce_in_fp32"), ImportOutcome::no_effect);
 }
 
 void TestImport::yaml_reports_every_key()

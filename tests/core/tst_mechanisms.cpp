@@ -1031,6 +1031,155 @@ private slots:
         QVERIFY(near(megatron.peak_bytes, megatron_fp32.peak_bytes, 1e-12));
     }
 
+    // Megatron's selective recomputation by module (TransformerConfig.recompute_modules): the named
+    // submodules' forward ops run again before the backward, and their outputs are not kept. In 16-bit the
+    // norms' outputs (the QKV and router inputs) and the experts' activation output (the FC2 input) go;
+    // MLA's up-projections keep the latents instead of Q, K and V. The published rows of GPT-OSS and
+    // DeepSeek-V3 carry their recipes' modules.
+    void recompute_modules_rerun_and_free_their_submodules()
+    {
+        static const ClusterSpec c = test::cluster("H100-SXM5-80GB", 8, 8, "nvlink4-nvswitch", "ib-ndr");
+        const ModelSpec m = test::model("gpt-oss-120b");
+        TrainingSpec t;
+        t.seq_len = 4096;
+        Strategy s;
+        s.ep = 8;
+        s.dp = 8;
+        s.micro_batch = 1;
+        const auto phase_s = [](const LayerOps& ops, OpPhase ph, OpKind k) {
+            double sum = 0;
+            for (int i = 0; i < ops.count; ++i)
+                if (ops.op[i].phase == ph && ops.op[i].kind == k && ops.op[i].stream == OpStream::compute)
+                    sum += ops.op[i].time_s;
+            return sum;
+        };
+        const auto run = [&](Recompute r, unsigned char modules, LayerOps& ops) {
+            s.recompute = r;
+            s.recompute_modules = modules;
+            const LayerContext lc = test::layer_context(m, t, s, c);
+            build_layer_ops(lc, true, ops);
+            return layer_activation_bytes(lc, true);
+        };
+        const auto bit = [](RecomputeModule x) { return static_cast<unsigned char>(1u << static_cast<int>(x)); };
+        LayerOps none, attn, norm_act;
+        const double kept_none = run(Recompute::none, kDefaultRecomputeModules, none);
+        const double kept_attn = run(Recompute::selective, kDefaultRecomputeModules, attn);
+        const double kept_norm_act
+            = run(Recompute::selective, bit(RecomputeModule::layernorm) | bit(RecomputeModule::moe_act), norm_act);
+        QVERIFY(!norm_act.overflowed);
+        // The default module list is the core attention, as before modules existed.
+        QVERIFY(phase_s(attn, OpPhase::recompute, OpKind::attention) > 0);
+        QVERIFY(near(phase_s(attn, OpPhase::recompute, OpKind::attention),
+            phase_s(attn, OpPhase::forward, OpKind::attention), 1e-12));
+        // layernorm + moe_act: exactly the two norms and the experts' activation again, nothing else.
+        QCOMPARE(phase_s(norm_act, OpPhase::recompute, OpKind::attention), 0.0);
+        QVERIFY(near(phase_s(norm_act, OpPhase::recompute, OpKind::norm),
+            phase_s(norm_act, OpPhase::forward, OpKind::norm), 1e-12));
+        QVERIFY(near(phase_s(norm_act, OpPhase::recompute, OpKind::activation),
+            phase_s(norm_act, OpPhase::forward, OpKind::activation), 1e-12));
+        QVERIFY(phase_s(norm_act, OpPhase::recompute, OpKind::expert_up) == 0);
+        // Freed: two [tokens, h] norm outputs and the routed rows' activation output, in bf16.
+        const double tokens = 4096, h = m.hidden, rows = tokens * m.moe->top_k;
+        const double freed = 2 * (2 * tokens * h) + 2 * rows * static_cast<double>(m.moe->expert_ffn_hidden);
+        QVERIFY2(near(kept_none - kept_norm_act, freed, 1e-9), qPrintable(QString::number(kept_none - kept_norm_act)));
+        QVERIFY(near(kept_attn, kept_none, 1e-12)); // flash attention keeps no scores to free
+        // The whole MoE block: everything inside it again, its activation not twice.
+        LayerOps moe;
+        const double kept_moe
+            = run(Recompute::selective, bit(RecomputeModule::moe) | bit(RecomputeModule::moe_act), moe);
+        QVERIFY(near(phase_s(moe, OpPhase::recompute, OpKind::expert_up),
+            phase_s(moe, OpPhase::forward, OpKind::expert_up), 1e-12));
+        QVERIFY(near(phase_s(moe, OpPhase::recompute, OpKind::activation),
+            phase_s(moe, OpPhase::forward, OpKind::activation), 1e-12));
+        QVERIFY(kept_moe < kept_norm_act);
+
+        // MLA's up-projections: two more GEMMs before the backward, the latents kept instead of Q, K, V.
+        const ModelSpec ds = test::model("deepseek-v3");
+        Strategy d;
+        d.ep = 8;
+        d.dp = 8;
+        d.recompute = Recompute::selective;
+        d.recompute_modules = bit(RecomputeModule::mla_up_proj);
+        const LayerContext dl = test::layer_context(ds, t, d, c);
+        LayerOps up;
+        build_layer_ops(dl, true, up);
+        int regemms = 0;
+        for (int i = 0; i < up.count; ++i)
+            regemms += up.op[i].phase == OpPhase::recompute && up.op[i].kind == OpKind::qkv_proj;
+        QCOMPARE(regemms, 2);
+        const double with_up = layer_activation_bytes(dl, true);
+        d.recompute = Recompute::none;
+        const double without = layer_activation_bytes(test::layer_context(ds, t, d, c), true);
+        const MlaSpec& a = *ds.mla;
+        // Q, K and V as the model keeps them: each heads x (nope + rope) wide, in bf16.
+        const double qkv = 2 * tokens * 3.0 * ds.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim);
+        const double latents = 2 * tokens * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim);
+        QVERIFY2(near(without - with_up, qkv - latents, 1e-9),
+            qPrintable(QString::number((without - with_up) / (qkv - latents))));
+
+        std::vector<SkippedRow> skipped;
+        int gpt_oss = 0;
+        for (const ValidationCase& v : read_validation_file("published-moe-and-long-context-runs.json", skipped)) {
+            if (v.model_name != "GPT-OSS-120B" || v.id.find("_bf16") == std::string::npos
+                || v.id.find("mbridge2511") == 0)
+                continue;
+            const Strategy& vs = v.scenario.strategy;
+            if (vs.recompute != Recompute::selective)
+                continue; // the GB300 and B300 recipes capture CUDA graphs instead
+            ++gpt_oss;
+            QVERIFY2(vs.recomputes(RecomputeModule::layernorm) && vs.recomputes(RecomputeModule::moe_act)
+                    && !vs.recomputes(RecomputeModule::core_attn),
+                v.id.c_str());
+        }
+        QVERIFY(gpt_oss >= 8);
+    }
+
+    // Megatron's gradient buffers take the parameters' dtype when fp32 reduction is off
+    // (param_and_grad_buffer.py), as every Megatron-Bridge performance recipe runs: 2 bytes per local
+    // parameter less memory and half the reduce-scatter's bytes. The published rows from those tables
+    // say so.
+    void megatron_bf16_gradient_buffers_halve_memory_and_reduction()
+    {
+        const ModelSpec m = test::gpt(24, 2048, 16);
+        const ClusterSpec cluster = test::cluster("H100-SXM5-80GB", 16, 8, "nvlink4-nvswitch", "ib-ndr");
+        Strategy s;
+        s.dp = 16;
+        s.zero = 1;
+        s.micro_batch = 2;
+        struct Outcome {
+            double reduce_s, params, gradient_bytes;
+        };
+        const auto run = [&](bool bf16) {
+            TrainingSpec t;
+            t.seq_len = 2048;
+            t.global_batch = 64;
+            t.grad_reduce_in_bf16 = bf16;
+            const PlanContext ctx(m, t, cluster, no_calibration());
+            EvaluationCache cache(ctx);
+            StrategyCosts c;
+            compute_costs(ctx, s, cache, c);
+            const StageTail tail = stage_tail(ctx, s, c, 0);
+            return Outcome { tail.grad_reduce_s, tail.params, AnalyticModel(ctx).predict(s).memory.gradients };
+        };
+        const Outcome fp32 = run(false);
+        const Outcome bf16 = run(true);
+        QVERIFY(near(fp32.gradient_bytes, 4.0 * fp32.params, 1e-9));
+        QVERIFY(near(bf16.gradient_bytes, 2.0 * bf16.params, 1e-9));
+        QVERIFY(bf16.reduce_s < 0.6 * fp32.reduce_s);
+        QVERIFY(bf16.reduce_s > 0.4 * fp32.reduce_s);
+        std::vector<SkippedRow> skipped;
+        const std::vector<ValidationCase> rows
+            = read_validation_file("published-moe-and-long-context-runs.json", skipped);
+        int bridge = 0;
+        for (const ValidationCase& c : rows) {
+            if (c.source_group.rfind("mbridge", 0) != 0)
+                continue;
+            ++bridge;
+            QVERIFY2(c.scenario.training.grad_reduce_in_bf16, c.id.c_str());
+        }
+        QVERIFY(bridge > 100);
+    }
+
     // Volta has no bf16 tensor cores: attention and other 16-bit kernels run at its fp16 rate (once they
     // divided by a bf16 peak of 0, and every V100 plan came out with no compute time and no power).
     void volta_runs_sixteen_bit_kernels_at_its_fp16_rate()

@@ -177,6 +177,7 @@ public:
         integer(p + QStringLiteral(".precision"), static_cast<int>(a.precision), static_cast<int>(b.precision));
         boolean(p + QStringLiteral(".flash_attention"), a.flash_attention, b.flash_attention);
         boolean(p + QStringLiteral(".grad_reduce_in_fp32"), a.grad_reduce_in_fp32, b.grad_reduce_in_fp32);
+        boolean(p + QStringLiteral(".grad_reduce_in_bf16"), a.grad_reduce_in_bf16, b.grad_reduce_in_bf16);
         integer(p + QStringLiteral(".framework"), static_cast<int>(a.framework), static_cast<int>(b.framework));
         str(p + QStringLiteral(".software"), a.software ? std::string(a.software->id) : std::string(),
             b.software ? std::string(b.software->id) : std::string());
@@ -214,6 +215,7 @@ public:
         integer(p + QStringLiteral(".micro_batch"), a.micro_batch, b.micro_batch);
         boolean(p + QStringLiteral(".sequence_parallel"), a.sequence_parallel, b.sequence_parallel);
         integer(p + QStringLiteral(".recompute"), static_cast<int>(a.recompute), static_cast<int>(b.recompute));
+        integer(p + QStringLiteral(".recompute_modules"), a.recompute_modules, b.recompute_modules);
         integer(p + QStringLiteral(".zero"), a.zero, b.zero);
         integer(p + QStringLiteral(".schedule"), static_cast<int>(a.schedule), static_cast<int>(b.schedule));
         integer(p + QStringLiteral(".optimizer"), static_cast<int>(a.optimizer), static_cast<int>(b.optimizer));
@@ -500,6 +502,9 @@ void TestScenarioIo::roundTripInline_data()
     QTest::newRow("no strategy at all") << patched(R"({"strategy": null})");
     QTest::newRow("framework release") << patched(R"({"training": {"software": "nemo-24.03"}})");
     QTest::newRow("fp32 gradient reduction") << patched(R"({"training": {"grad_reduce_in_fp32": true}})");
+    QTest::newRow("bf16 gradient buffers") << patched(R"({"training": {"grad_reduce_in_bf16": true}})");
+    QTest::newRow("recompute modules") << patched(
+        R"({"strategy": {"recompute": "selective", "recompute_modules": ["layernorm", "moe_act"]}})");
     QTest::newRow("inline cluster, preset GPU, inline fabrics")
         << patched(R"({"cluster": {"intra_node": {"bw_GBps": 300, "latency_us": 3},
                                    "inter_node": {"bw_GBps": 25, "latency_us": 10, "kind": "roce",
@@ -802,6 +807,19 @@ void TestScenarioIo::badInput_data()
                                         << QStringLiteral("parallax-cli presets models");
 
     // Enumerations.
+    QTest::newRow("recompute module unknown")
+        << patched(R"({"strategy": {"recompute": "selective", "recompute_modules": ["attention"]}})")
+        << QStringLiteral("strategy.recompute_modules") << QStringLiteral("entries are module names (core_attn, ");
+    QTest::newRow("recompute module twice")
+        << patched(R"({"strategy": {"recompute": "selective", "recompute_modules": ["mlp", "mlp"]}})")
+        << QStringLiteral("strategy.recompute_modules") << QStringLiteral("names mlp twice");
+    QTest::newRow("recompute modules without selective")
+        << patched(R"({"strategy": {"recompute": "full", "recompute_modules": ["mlp"]}})")
+        << QStringLiteral("strategy.recompute_modules") << QStringLiteral("strategy.recompute is full");
+    QTest::newRow("recompute modules outside Megatron")
+        << patched(R"({"training": {"framework": "torchtitan"},
+                        "strategy": {"recompute": "selective", "recompute_modules": ["mlp"]}})")
+        << QStringLiteral("strategy.recompute_modules") << QStringLiteral("recomputation by submodule is Megatron's");
     QTest::newRow("recompute partial") << patched(R"({"strategy": {"recompute": "partial"}})")
                                        << QStringLiteral("strategy.recompute")
                                        << QStringLiteral(
@@ -950,6 +968,15 @@ void TestScenarioIo::badInput_data()
         << patched(R"({"training": {"framework": "megatron-deepspeed", "grad_reduce_in_fp32": true},
                         "strategy": {"pp": 1, "dp": 8, "zero": 1}})")
         << QStringLiteral("training.grad_reduce_in_fp32") << QStringLiteral("only without ZeRO; strategy.zero is 1");
+    QTest::newRow("bf16 gradients outside Megatron")
+        << patched(R"({"training": {"framework": "torchtitan", "grad_reduce_in_bf16": true}})")
+        << QStringLiteral("training.grad_reduce_in_bf16") << QStringLiteral("Megatron's switch");
+    QTest::newRow("bf16 gradients with fp32 parameters")
+        << patched(R"({"training": {"precision": "fp32", "grad_reduce_in_bf16": true}})")
+        << QStringLiteral("training.grad_reduce_in_bf16") << QStringLiteral("training.precision is fp32");
+    QTest::newRow("bf16 and fp32 gradient reduction")
+        << patched(R"({"training": {"grad_reduce_in_fp32": true, "grad_reduce_in_bf16": true}})")
+        << QStringLiteral("training.grad_reduce_in_bf16") << QStringLiteral("contradicts grad_reduce_in_fp32");
     QTest::newRow("fp32 reduce not a boolean")
         << patched(R"({"training": {"grad_reduce_in_fp32": "yes"}})") << QStringLiteral("training.grad_reduce_in_fp32")
         << QStringLiteral("must be true or false");

@@ -574,6 +574,10 @@ std::vector<FormField> training_run_fields()
         QStringLiteral("training.grad_reduce_in_fp32"), QStringLiteral("Reduce gradients in fp32"),
         [](const Scenario& s) { return s.training.grad_reduce_in_fp32; },
         [](Scenario& s, bool v) { s.training.grad_reduce_in_fp32 = v; }));
+    f.push_back(boolean(
+        QStringLiteral("training.grad_reduce_in_bf16"), QStringLiteral("Gradients in bf16 (Megatron)"),
+        [](const Scenario& s) { return s.training.grad_reduce_in_bf16; },
+        [](Scenario& s, bool v) { s.training.grad_reduce_in_bf16 = v; }));
     f.push_back(choice(
         QStringLiteral("training.framework"), QStringLiteral("Framework"),
         [](const Scenario&) {

@@ -160,6 +160,9 @@ void add_megatron_precision(Words& w, const TrainingSpec& t)
     }
     if (t.grad_reduce_in_fp32 && !is_full_precision(t.precision))
         add(w, { "--accumulate-allreduce-grads-in-fp32" });
+    // Megatron-LM turns fp32 main gradients on for --bf16 unless told otherwise (arguments.py).
+    if (t.grad_reduce_in_bf16)
+        add(w, { "--grad-reduce-in-bf16" });
 }
 
 Words megatron_training_words(const Scenario& sc, const LaunchSettings& o)
@@ -168,10 +171,16 @@ Words megatron_training_words(const Scenario& sc, const LaunchSettings& o)
     const TrainingSpec& t = sc.training;
     Words w;
     add(w, { "--micro-batch-size", num(st.micro_batch), "--global-batch-size", num(t.global_batch) });
-    if (st.recompute == Recompute::selective)
+    if (st.recompute == Recompute::selective && st.recompute_modules != kDefaultRecomputeModules) {
+        add(w, { "--recompute-granularity", "selective", "--recompute-modules" });
+        for (int i = 0; i < kRecomputeModuleCount; ++i)
+            if (st.recompute_modules >> i & 1u)
+                add(w, { std::string(to_string(static_cast<RecomputeModule>(i))) });
+    } else if (st.recompute == Recompute::selective) {
         add(w, { "--recompute-activations" });
-    else if (st.recompute == Recompute::full)
+    } else if (st.recompute == Recompute::full) {
         add(w, { "--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1" });
+    }
     add_megatron_precision(w, t);
     if (st.optimizer == Optimizer::sgd || st.optimizer == Optimizer::lion)
         add(w, { "--optimizer", std::string(to_string(st.optimizer)) });

@@ -3,6 +3,7 @@
 #include "io/import/megatron_flags.hpp"
 #include "io/import/shell_script.hpp"
 #include "spec/input_error.hpp"
+#include "spec/strategy.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -171,6 +172,7 @@ constexpr SwitchFlag kSwitchFlags[] = {
     { "--optimizer-cpu-offload", "strategy.offload_optimizer", "true" },
     { "--use-flash-attn", "training.flash_attention", "true" },
     { "--accumulate-allreduce-grads-in-fp32", "training.grad_reduce_in_fp32", "true" },
+    { "--grad-reduce-in-bf16", "training.grad_reduce_in_bf16", "true" },
     { "--moe-enable-deepep", "training.moe_dispatcher", "\"deepep\"" },
     { "--multi-latent-attention", "model.attention.kind", "\"mla\"" },
     { "--recompute-activations", "strategy.recompute", "\"selective\"" },
@@ -435,6 +437,16 @@ bool MegatronReader::runtime(const Arg& a)
         if (v != "full" && v != "selective")
             throw InputError(file(), a.flag, "must be full or selective, found \"" + v + "\"");
         m_d.set("strategy.recompute", v, a.flag, v);
+    } else if (a.flag == "--recompute-modules") {
+        // Megatron-LM: nargs '*', the submodules selective recomputation re-runs.
+        nlohmann::json modules = nlohmann::json::array();
+        for (const std::string& v : a.values) {
+            RecomputeModule m {};
+            if (!recompute_module_from_string(v, m))
+                throw InputError(file(), a.flag, "names an unknown module \"" + v + "\"");
+            modules.push_back(v);
+        }
+        m_d.set("strategy.recompute_modules", modules, a.flag, a.text());
     } else if (a.flag == "--recompute-method") {
         one(a);
         m_recompute_method = a;

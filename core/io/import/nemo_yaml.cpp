@@ -254,6 +254,16 @@ bool NemoReader::bridge_key(const Leaf& l)
     }
     if (section == "ddp" && (name == "overlap_grad_reduce" || name == "overlap_param_gather"))
         return table_key(l, name);
+    if (name == "grad_reduce_in_fp32" && (section == "ddp" || section == "mixed_precision")) {
+        // Megatron's gradient buffers take the parameters' dtype when this is off (param_and_grad_buffer.py).
+        if (section == "mixed_precision")
+            m_d.report.no_effect(l.key, text_of(l.node), "a copy of ddp.grad_reduce_in_fp32");
+        else if (is_off(l.node))
+            m_d.set("training.grad_reduce_in_bf16", true, l.key, text_of(l.node));
+        else
+            m_d.report.no_effect(l.key, text_of(l.node), "Megatron's main gradients are fp32 already");
+        return true;
+    }
     if ((section == "ddp"
             && (name == "use_distributed_optimizer" || name == "use_megatron_fsdp" || name == "use_custom_fsdp"
                 || name == "data_parallel_sharding_strategy"))
