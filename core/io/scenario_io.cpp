@@ -182,6 +182,7 @@ ModelSpec parse_model(const json& j, const std::string& file, const std::string&
     m.full_attention_every = static_cast<int>(r.get_int("full_attention_every", 0, kMaxLayers, 0LL));
     m.attention_sinks = r.get_bool("attention_sinks", false);
     m.yarn_rope = r.get_bool("yarn_rope", false);
+    m.expert_bias = r.get_bool("expert_bias", false);
     if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
         r.fail("kv_heads", "must divide heads (" + std::to_string(m.heads) + "), got " + std::to_string(m.kv_heads));
     if (!m.head_dim_override && m.hidden % m.heads != 0)
@@ -217,6 +218,8 @@ ModelSpec parse_model(const json& j, const std::string& file, const std::string&
         mr.finish();
         m.moe = e;
     }
+    if (m.expert_bias && !m.moe)
+        r.fail("expert_bias", "needs a moe section: a dense model has no experts");
     if (r.has("params_B"))
         m.params_B = r.get_number("params_B", 0, 1e9);
     m.source = read_source(r);
@@ -989,6 +992,8 @@ json model_to_json(const ModelSpec& m)
         j["attention_sinks"] = true;
     if (m.yarn_rope)
         j["yarn_rope"] = true;
+    if (m.expert_bias)
+        j["expert_bias"] = true;
     if (m.mla) {
         j["attention"] = { { "kind", "mla" }, { "q_lora_rank", m.mla->q_lora_rank },
             { "kv_lora_rank", m.mla->kv_lora_rank }, { "qk_nope_head_dim", m.mla->qk_nope_head_dim },

@@ -56,6 +56,8 @@ const char* to_string(OpKind k)
         return "cp_merge";
     case OpKind::rope:
         return "rope";
+    case OpKind::expert_bias:
+        return "expert_bias";
     case OpKind::host_wait:
         return "host_wait";
     }
@@ -117,6 +119,13 @@ constexpr double kBackwardTrafficFactor = 2.0;
 // each), the neg's (r1 w1), chunk's cat (r2 w2) and their sum (r4 w2).
 constexpr double kUnfusedRopeFwdBytesPerElement = 24;
 constexpr double kUnfusedRopeBwdBytesPerElement = 20;
+// Megatron-core's eager expert FC2 bias (TEGroupedMLP._apply_bias: t + b * p per expert with fp32 routing
+// probabilities, concatenated, cast back), bytes per element of the routed rows x hidden. Forward: b * p
+// writes fp32 (4), the add reads bf16 and fp32 and writes fp32 (10), the concatenation copies fp32 (8), the
+// cast reads fp32 and writes bf16 (6). Backward: the cast's gradient to fp32 (6), the add's to bf16 for t
+// (6), and the bias's and the probabilities' gradients, each a product and a reduction in fp32 (12 + 12).
+constexpr double kEagerExpertBiasFwdBytesPerElement = 28;
+constexpr double kEagerExpertBiasBwdBytesPerElement = 36;
 // MoE token permutation (gather rows into expert order and back): read + write per element.
 constexpr double kPermuteBytesPerElement = 4.0;
 // Expert GEMMs per local expert: forward FC1 and FC2; backward their dgrad and wgrad.
@@ -703,6 +712,10 @@ void emit_mlp_block(Builder& b, OpPhase ph, bool moe)
             rows * local_experts * fe * (x.gated ? 2 * kSwigluBytesPerElement : kGeluBytesPerElement) * x.ew);
         b.span(RecomputeModule::moe_act, ph, act);
         const int down = b.gemm(OpKind::expert_down, ph, rows, x.h, fe, local_experts);
+        // Whole-iteration graphs run the experts through Transformer Engine's op fuser (the recipes that
+        // capture them set use_transformer_engine_op_fuser), which fuses the bias.
+        if (m.expert_bias && c.traits.eager_expert_bias && c.training->cuda_graphs != CudaGraphs::full_iteration)
+            b.mem(OpKind::expert_bias, ph, rows * local_experts * x.h * kEagerExpertBiasFwdBytesPerElement * x.ew);
         // Dropless routing copies the token counts to the host before the expert GEMMs can be sized, so
         // the host issues the per-expert kernels while the GPU waits; with a capacity factor the shapes
         // are static and the host runs ahead, exposing only what the layer's GPU work so far does not
@@ -891,6 +904,10 @@ private:
         case OpKind::rope:
             b_.mem(OpKind::rope, OpPhase::backward_input,
                 f.bytes * kUnfusedRopeBwdBytesPerElement / kUnfusedRopeFwdBytesPerElement);
+            break;
+        case OpKind::expert_bias:
+            b_.mem(OpKind::expert_bias, OpPhase::backward_input,
+                f.bytes * kEagerExpertBiasBwdBytesPerElement / kEagerExpertBiasFwdBytesPerElement);
             break;
         case OpKind::cp_merge:
             // Each later step accumulates the query and K/V gradients of its block.

@@ -38,6 +38,7 @@ enum class OpKind : unsigned char {
     tp_relayout, // copy of an activation around a TP collective (DTensor on the sequence dim)
     cp_merge, // ring attention: per-step correction of the partial outputs (and gradients) in fp32
     rope, // rotary position embeddings applied to Q and K op by op (unfused YaRN RoPE)
+    expert_bias, // the experts' output bias added op by op outside the grouped GEMM
     host_wait, // the GPU waits for the host to issue an eager layer's ops (Python-bound layers)
 };
 const char* to_string(OpKind k);

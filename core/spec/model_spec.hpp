@@ -52,6 +52,9 @@ struct ModelSpec {
     // YaRN-scaled rotary position embeddings (GPT-OSS: HF rope_scaling type "yarn", factor 32; Megatron
     // position_embedding_type "yarn"), which the frameworks may not run through their fused RoPE kernel.
     bool yarn_rope = false;
+    // The experts' linear layers carry biases (GPT-OSS: HF gate_up_proj_bias / down_proj_bias; Megatron
+    // add_bias_linear), which the frameworks may add outside the grouped GEMM.
+    bool expert_bias = false;
     std::optional<MlaSpec> mla;
     std::optional<MoeSpec> moe;
     std::optional<double> params_B; // published count, for checks only

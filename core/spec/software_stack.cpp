@@ -123,6 +123,7 @@ SoftwareTraits software_traits(Framework f)
     case Framework::megatron:
         t.expert_gemm_host_s = kTeExpertGemmHostSeconds;
         t.unfused_yarn_rope = true;
+        t.eager_expert_bias = true;
         break;
     case Framework::torchtitan:
         set_torchtitan_traits(t);

@@ -47,6 +47,10 @@ struct SoftwareTraits {
     // (megatron/bridge/utils/fusions.py, validate_rope_fusion_compatibility; GPTOSSProvider uses "yarn"),
     // and Megatron-core then applies _apply_rotary_pos_emb_bshd op by op.
     bool unfused_yarn_rope = false;
+    // The experts' FC2 bias is added outside the grouped GEMM, expert by expert in eager PyTorch, with the
+    // fp32 routing probabilities (Megatron-core TEGroupedMLP._apply_bias, megatron/core/transformer/moe/
+    // experts.py, "Enable bias in expert mlp [gpt-oss 5/5]"; FC1's bias is the GEMM's epilogue).
+    bool eager_expert_bias = false;
     // Pipeline sends: Megatron splits the activation across TP ranks and all-gathers it over NVLink
     // on arrival (scatter-gather, Narayanan et al. 2021 Sec. 4.1) and pairs send/recv in one batched
     // exchange; DeepSpeed's engine partitions the same way but sends and receives in separate blocking

@@ -269,6 +269,7 @@ void TestImport::hf_config_reports_every_key()
     QCOMPARE(entry(oss, "head_dim")->target, std::string("model.head_dim"));
     QCOMPARE(entry(oss, "model_type")->target, std::string("model.attention_sinks"));
     QCOMPARE(outcome(oss, "attention_bias"), ImportOutcome::not_modelled);
+    QVERIFY(oss.parsed.model.expert_bias && oss.parsed.model.yarn_rope && oss.parsed.model.attention_sinks);
     QCOMPARE(outcome(oss, "experts_per_token"), ImportOutcome::no_effect);
     const ImportResult qwen = import_data("hf/Qwen3-30B-A3B.config.json");
     QCOMPARE(entry(qwen, "moe_intermediate_size")->target, std::string("model.moe.expert_ffn_hidden"));

@@ -1031,6 +1031,44 @@ private slots:
         QVERIFY(near(megatron.peak_bytes, megatron_fp32.peak_bytes, 1e-12));
     }
 
+    // GPT-OSS's experts carry biases. Megatron-core adds the FC2 bias outside the grouped GEMM, expert by
+    // expert, as eager PyTorch ops with the fp32 routing probabilities (TEGroupedMLP._apply_bias): 28 bytes
+    // per routed element forward, 36 backward. torchtitan and the op-fused whole-iteration graphs do not.
+    void expert_bias_is_added_op_by_op_in_megatron()
+    {
+        static const ClusterSpec c = test::cluster("B200", 8, 8, "nvlink5-nvswitch", "ib-ndr");
+        const ModelSpec m = test::model("gpt-oss-120b");
+        QVERIFY(m.expert_bias);
+        TrainingSpec t;
+        t.seq_len = 4096;
+        Strategy s;
+        s.ep = 8;
+        s.dp = 8;
+        s.micro_batch = 4;
+        const auto bias_bytes = [&](const ModelSpec& model, const TrainingSpec& tr, Framework f, OpPhase ph) {
+            LayerContext lc = test::layer_context(model, tr, s, c);
+            lc.traits = software_traits(f);
+            LayerOps ops;
+            build_layer_ops(lc, true, ops);
+            double bytes = 0;
+            for (int i = 0; i < ops.count; ++i)
+                if (ops.op[i].kind == OpKind::expert_bias && ops.op[i].phase == ph)
+                    bytes += ops.op[i].bytes;
+            return bytes;
+        };
+        // 4 sequences of 4,096 tokens, each sent to 4 experts: the rank's 16 experts receive as many rows.
+        const double routed = 4.0 * 4096 * m.moe->top_k * static_cast<double>(m.hidden);
+        QVERIFY(near(bias_bytes(m, t, Framework::megatron, OpPhase::forward), 28 * routed, 1e-9));
+        QVERIFY(near(bias_bytes(m, t, Framework::megatron, OpPhase::backward_input), 36 * routed, 1e-9));
+        QCOMPARE(bias_bytes(m, t, Framework::torchtitan, OpPhase::forward), 0.0);
+        TrainingSpec graphed = t;
+        graphed.cuda_graphs = CudaGraphs::full_iteration;
+        QCOMPARE(bias_bytes(m, graphed, Framework::megatron, OpPhase::forward), 0.0);
+        ModelSpec plain = m;
+        plain.expert_bias = false;
+        QCOMPARE(bias_bytes(plain, t, Framework::megatron, OpPhase::forward), 0.0);
+    }
+
     // Megatron's selective recomputation by module (TransformerConfig.recompute_modules): the named
     // submodules' forward ops run again before the backward, and their outputs are not kept. In 16-bit the
     // norms' outputs (the QKV and router inputs) and the experts' activation output (the FC2 input) go;

@@ -820,6 +820,10 @@ void TestScenarioIo::badInput_data()
         << patched(R"({"training": {"framework": "torchtitan"},
                         "strategy": {"recompute": "selective", "recompute_modules": ["mlp"]}})")
         << QStringLiteral("strategy.recompute_modules") << QStringLiteral("recomputation by submodule is Megatron's");
+    QTest::newRow("expert bias without experts")
+        << patched(R"({"model": {"name": "x", "layers": 2, "hidden": 256, "heads": 4, "kv_heads": 4,
+                        "ffn_hidden": 1024, "vocab": 1000, "expert_bias": true}})")
+        << QStringLiteral("model.expert_bias") << QStringLiteral("needs a moe section");
     QTest::newRow("recompute partial") << patched(R"({"strategy": {"recompute": "partial"}})")
                                        << QStringLiteral("strategy.recompute")
                                        << QStringLiteral(

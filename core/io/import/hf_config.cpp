@@ -313,6 +313,8 @@ void read_family(HfReader& r, const std::string& type)
             "model.attention_sinks", true, "model_type", type, "gpt-oss has learned per-head attention sinks");
         r.draft().set("model.yarn_rope", true, "model_type", type,
             "gpt-oss uses YaRN rotary embeddings (rope_scaling rope_type yarn), which Megatron runs unfused");
+        r.draft().set("model.expert_bias", true, "model_type", type,
+            "gpt-oss's experts carry biases (gate_up_proj_bias, down_proj_bias), which Megatron adds eagerly");
         r.not_modelled("attention_bias", "the attention projections' biases are not costed");
     }
 }

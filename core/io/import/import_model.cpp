@@ -43,7 +43,7 @@ bool same_shape(const ModelSpec& a, const ModelSpec& b)
         && a.ffn_hidden == b.ffn_hidden && a.ffn_act == b.ffn_act && a.tied_embeddings == b.tied_embeddings
         && a.has_dropout() == b.has_dropout() && a.head_dim() == b.head_dim() && a.sliding_window == b.sliding_window
         && a.full_attention_every == b.full_attention_every && a.attention_sinks == b.attention_sinks
-        && a.yarn_rope == b.yarn_rope && same_mla(a.mla, b.mla) && same_moe(a, b);
+        && a.yarn_rope == b.yarn_rope && a.expert_bias == b.expert_bias && same_mla(a.mla, b.mla) && same_moe(a, b);
 }
 
 // The scenario key of a model-section error ("model.moe.top_k") back to the input key that set it.
