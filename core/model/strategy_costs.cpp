@@ -308,8 +308,9 @@ namespace {
 template <std::size_t N> void put_layer_fields(const Strategy& s, Precision p, ExactKey<N>& k)
 {
     const long long fields[] = { s.tp, s.cp, s.ep, s.effective_expert_tp(), s.micro_batch, s.sequence_parallel,
-        static_cast<long long>(s.recompute), static_cast<long long>(s.cp_kind), s.tp_comm_overlap, s.ep_tile_overlap,
-        static_cast<long long>(p) };
+        // The recomputed modules ride in the recompute field's upper bits (they matter with selective only).
+        static_cast<long long>(s.recompute) | static_cast<long long>(s.recompute_modules) << 8,
+        static_cast<long long>(s.cp_kind), s.tp_comm_overlap, s.ep_tile_overlap, static_cast<long long>(p) };
     static_assert(std::size(fields) <= N);
     std::copy(std::begin(fields), std::end(fields), k.v.begin());
 }

@@ -1130,6 +1130,21 @@ private slots:
         QVERIFY(near(phase_s(moe, OpPhase::recompute, OpKind::activation),
             phase_s(moe, OpPhase::forward, OpKind::activation), 1e-12));
         QVERIFY(kept_moe < kept_norm_act);
+        // One evaluation cache tells plans apart by their modules (a search shares it across plans).
+        {
+            TrainingSpec tc = t;
+            tc.global_batch = 64;
+            const PlanContext ctx(m, tc, c, no_calibration());
+            EvaluationCache cache(ctx);
+            StrategyCosts first, second;
+            s.recompute = Recompute::selective;
+            s.recompute_modules = kDefaultRecomputeModules;
+            compute_costs(ctx, s, cache, first);
+            const std::size_t entries = cache.layer_entries();
+            s.recompute_modules = bit(RecomputeModule::layernorm);
+            compute_costs(ctx, s, cache, second);
+            QVERIFY(cache.layer_entries() > entries);
+        }
 
         // MLA's up-projections: two more GEMMs before the backward, the latents kept instead of Q, K, V.
         const ModelSpec ds = test::model("deepseek-v3");
