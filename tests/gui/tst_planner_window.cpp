@@ -51,6 +51,7 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QLabel>
+#include <QMenu>
 #include <QProcess>
 #include <QPushButton>
 #include <QSemaphore>
@@ -438,6 +439,36 @@ void TestPlannerWindow::toggle_changes_plan_and_undoes()
     QVERIFY(f.strategy().sequence_parallel);
     w.undo_stack()->undo();
     QCOMPARE(f.strategy().recompute, Recompute::selective);
+
+    // Megatron's recomputed modules: offered under selective recomputation, one undo step each, never none.
+    QToolButton* modules = w.strategy_panel()->recompute_modules_button();
+    QVERIFY(modules->isEnabled());
+    QCOMPARE(modules->text(), QStringLiteral("core_attn"));
+    auto action = [&](const char* name) {
+        for (QAction* a : modules->menu()->actions())
+            if (a->text() == QLatin1String(name))
+                return a;
+        return static_cast<QAction*>(nullptr);
+    };
+    QVERIFY(w.wait_for_evaluation());
+    const QString selective_step = w.metrics_panel()->value_text(Metric::step_time);
+    action("layernorm")->trigger();
+    QVERIFY(f.strategy().recomputes(RecomputeModule::layernorm));
+    QVERIFY(f.strategy().recomputes(RecomputeModule::core_attn));
+    QCOMPARE(modules->text(), QStringLiteral("2 modules"));
+    action("core_attn")->trigger();
+    QVERIFY(!f.strategy().recomputes(RecomputeModule::core_attn));
+    QVERIFY(w.wait_for_evaluation());
+    QVERIFY(w.metrics_panel()->value_text(Metric::step_time) != selective_step);
+    action("layernorm")->trigger(); // the last module stays
+    QVERIFY(f.strategy().recomputes(RecomputeModule::layernorm));
+    QVERIFY(action("layernorm")->isChecked());
+    w.undo_stack()->undo();
+    w.undo_stack()->undo();
+    QCOMPARE(f.strategy().recompute_modules, kDefaultRecomputeModules);
+    recompute->setCurrentIndex(recompute->findText(QStringLiteral("none")));
+    emit recompute->activated(recompute->currentIndex());
+    QVERIFY(!modules->isEnabled());
 }
 
 void TestPlannerWindow::invalid_toggle_options_are_disabled()

@@ -14,7 +14,9 @@
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QMenu>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QToolButton>
@@ -185,7 +187,19 @@ void StrategyPanel::build_common_settings(QVBoxLayout* outer)
     m_recompute = new QComboBox(this);
     for (Recompute r : { Recompute::none, Recompute::selective, Recompute::full })
         m_recompute->addItem(qs(to_string(r)), static_cast<int>(r));
-    form->addRow(QStringLiteral("Recompute"), m_recompute);
+    m_recompute_modules = new QToolButton(this);
+    m_recompute_modules->setPopupMode(QToolButton::InstantPopup);
+    auto* modules = new QMenu(m_recompute_modules);
+    for (int i = 0; i < kRecomputeModuleCount; ++i) {
+        QAction* a = modules->addAction(qs(to_string(static_cast<RecomputeModule>(i))));
+        a->setCheckable(true);
+        a->setData(i);
+    }
+    m_recompute_modules->setMenu(modules);
+    auto* recompute_row = new QHBoxLayout;
+    recompute_row->addWidget(m_recompute, 1);
+    recompute_row->addWidget(m_recompute_modules);
+    form->addRow(QStringLiteral("Recompute"), recompute_row);
     m_zero = new QComboBox(this);
     m_zero->addItem(QStringLiteral("0 — plain DP"), 0);
     m_zero->addItem(QStringLiteral("1 — distributed optimizer"), 1);
@@ -292,6 +306,17 @@ void StrategyPanel::connect_common_settings()
         Strategy s = strategy();
         s.recompute = static_cast<Recompute>(m_recompute->itemData(i).toInt());
         request(s, QStringLiteral("Recompute ") + m_recompute->itemText(i));
+    });
+    connect(m_recompute_modules->menu(), &QMenu::triggered, this, [this](QAction* a) {
+        Strategy s = strategy();
+        const auto bit = static_cast<unsigned char>(1u << a->data().toInt());
+        const auto modules = static_cast<unsigned char>(s.recompute_modules ^ bit);
+        if (modules == 0) { // selective recomputation re-runs something: the last module stays
+            a->setChecked(true);
+            return;
+        }
+        s.recompute_modules = modules;
+        request(s, (a->isChecked() ? QStringLiteral("Recompute ") : QStringLiteral("Keep ")) + a->text());
     });
     connect(m_zero, &QComboBox::activated, this, [this](int i) {
         Strategy s = strategy();
@@ -553,6 +578,7 @@ void StrategyPanel::refresh_settings(const PlanInputs& in, const std::vector<Rul
     const Strategy& st = m_scenario->strategy;
     m_sp->setChecked(st.sequence_parallel);
     m_recompute->setCurrentIndex(index_of_data(m_recompute, static_cast<int>(st.recompute)));
+    refresh_recompute_modules(in);
     m_zero->setCurrentIndex(index_of_data(m_zero, st.zero));
     for (int i = 0; i < m_zero->count(); ++i) {
         Strategy t = st;
@@ -609,6 +635,31 @@ void StrategyPanel::refresh_settings(const PlanInputs& in, const std::vector<Rul
 }
 
 // A toggle the plan cannot switch on stays reachable only to switch it off, with the rule as its tooltip.
+// The module menu: what the plan recomputes, offered where Megatron's selective recomputation runs.
+void StrategyPanel::refresh_recompute_modules(const PlanInputs& in)
+{
+    const Strategy& st = m_scenario->strategy;
+    QStringList names;
+    for (QAction* a : m_recompute_modules->menu()->actions()) {
+        const bool on = (st.recompute_modules >> a->data().toInt() & 1u) != 0;
+        a->setChecked(on);
+        if (on)
+            names << a->text();
+    }
+    const bool megatron = in.training.framework == Framework::megatron;
+    m_recompute_modules->setEnabled(st.recompute == Recompute::selective && megatron);
+    m_recompute_modules->setText(
+        names.size() == 1 ? names.front() : QString::number(names.size()) + QStringLiteral(" modules"));
+    m_recompute_modules->setMinimumWidth(m_recompute_modules->sizeHint().width()); // the combo gives way
+    m_recompute_modules->setToolTip(!megatron
+            ? QStringLiteral("Recomputation by module is Megatron's (recompute_modules); ")
+                + qs(to_string(in.training.framework)) + QStringLiteral(" picks what it recomputes itself")
+            : st.recompute != Recompute::selective
+            ? QStringLiteral("The modules apply to selective recomputation")
+            : QStringLiteral("Recomputed before the backward, their outputs not kept: ")
+                + names.join(QStringLiteral(", ")));
+}
+
 void StrategyPanel::gate_toggle(QCheckBox* box, bool Strategy::*field, const char* key, const QString& why_not)
 {
     const bool on = m_scenario->strategy.*field;

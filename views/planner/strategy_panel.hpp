@@ -46,6 +46,8 @@ public:
     QToolButton* absorber_button(Degree d) const { return m_rows[static_cast<int>(d)].absorb; }
     QComboBox* schedule_box() const { return m_schedule; }
     QComboBox* recompute_box() const { return m_recompute; }
+    // Megatron's recomputed submodules under selective recomputation: a menu of checkable modules.
+    QToolButton* recompute_modules_button() const { return m_recompute_modules; }
     QComboBox* zero_box() const { return m_zero; }
     QCheckBox* sequence_parallel_box() const { return m_sp; }
     QCheckBox* offload_activations_box() const { return m_offload_activations; }
@@ -81,6 +83,7 @@ private:
     void disable_degree_row(Degree d);
     void show_violations(const std::vector<Rule>& broken, const PlanInputs& in, bool dark);
     void refresh_settings(const PlanInputs& in, const std::vector<Rule>& broken);
+    void refresh_recompute_modules(const PlanInputs& in);
     void refresh_offload_settings(const PlanInputs& in);
     void gate_toggle(QCheckBox* box, bool Strategy::*field, const char* key, const QString& why_not);
     void refresh_tooltips();
@@ -102,6 +105,7 @@ private:
     QLabel* m_violations = nullptr;
     QCheckBox* m_sp = nullptr;
     QComboBox* m_recompute = nullptr;
+    QToolButton* m_recompute_modules = nullptr;
     QComboBox* m_zero = nullptr;
     QComboBox* m_schedule = nullptr;
     QCheckBox* m_offload = nullptr;
