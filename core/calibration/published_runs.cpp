@@ -161,10 +161,10 @@ std::string source_group_of(const std::string& id)
 // Why a row cannot be modelled; nullopt when the step that returns it succeeded.
 using SkipReason = std::optional<std::string>;
 
-// One published row while it becomes a scenario: its JSON sections, what its source says about it,
-// and the specs filled so far. Every unstated setting filled by a rule goes into `as`, in order.
 std::optional<std::pair<int, int>> nemo_container_of(const std::string& source);
 
+// One published row while it becomes a scenario: its JSON sections, what its source says about it,
+// and the specs filled so far. Every unstated setting filled by a rule goes into `as`, in order.
 struct PublishedRow {
     PublishedRow(const json& row_json, ValidationCase& validation_case)
         : row(row_json)
@@ -564,7 +564,7 @@ void read_recompute_modules(PublishedRow& r)
     for (const json& v : r.st["recompute_modules"]) {
         RecomputeModule m {};
         if (v.is_string() && recompute_module_from_string(v.get<std::string>(), m)) {
-            bits = static_cast<unsigned char>(bits | 1u << static_cast<int>(m));
+            bits |= recompute_module_bit(m);
             listed += (listed.empty() ? "" : ", ") + v.get<std::string>();
         } else {
             r.as.push_back("recompute module " + v.dump() + " not modelled: ignored");

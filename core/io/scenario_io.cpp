@@ -261,14 +261,14 @@ void read_recompute_modules(JsonObjectReader& r, Strategy& s)
     if (!list->is_array() || list->empty())
         r.fail("recompute_modules", "must be a non-empty array of module names, found " + json_type_name(*list));
     std::string names;
-    for (int i = 0; i < kRecomputeModuleCount; ++i)
-        names += std::string(i ? ", " : "") + std::string(to_string(static_cast<RecomputeModule>(i)));
+    for (std::string_view name : recompute_module_names(0xff))
+        names += (names.empty() ? "" : ", ") + std::string(name);
     unsigned char bits = 0;
     for (const json& v : *list) {
         RecomputeModule m {};
         if (!v.is_string() || !recompute_module_from_string(v.get<std::string>(), m))
             r.fail("recompute_modules", "entries are module names (" + names + "), found " + v.dump());
-        const unsigned char bit = static_cast<unsigned char>(1u << static_cast<int>(m));
+        const unsigned char bit = recompute_module_bit(m);
         if (bits & bit)
             r.fail("recompute_modules", "names " + v.get<std::string>() + " twice");
         bits |= bit;
@@ -1051,13 +1051,8 @@ json strategy_to_json(const Strategy& s, bool include_dp)
     j["micro_batch"] = s.micro_batch;
     j["sequence_parallel"] = s.sequence_parallel;
     j["recompute"] = std::string(to_string(s.recompute));
-    if (s.recompute == Recompute::selective && s.recompute_modules != kDefaultRecomputeModules) {
-        json modules = json::array();
-        for (int i = 0; i < kRecomputeModuleCount; ++i)
-            if (s.recompute_modules >> i & 1u)
-                modules.push_back(std::string(to_string(static_cast<RecomputeModule>(i))));
-        j["recompute_modules"] = modules;
-    }
+    if (s.recompute == Recompute::selective && s.recompute_modules != kDefaultRecomputeModules)
+        j["recompute_modules"] = recompute_module_names(s.recompute_modules);
     j["zero"] = s.zero;
     j["schedule"] = std::string(to_string(s.schedule));
     if (s.schedule == Schedule::custom && s.program)

@@ -1088,7 +1088,7 @@ void emit_module_recompute(Builder& b)
             continue;
         }
         if ((m == RecomputeModule::moe_act || m == RecomputeModule::shared_experts)
-            && s.recomputes(RecomputeModule::moe) && b.spans(RecomputeModule::moe).count > 0)
+            && s.recomputes(RecomputeModule::moe))
             continue;
         const Builder::Spans& spans = b.spans(m);
         for (int k = 0; k < spans.count; ++k)
@@ -1329,8 +1329,8 @@ void layer_saved_tensors(const LayerContext& ctx, bool moe_layer, SavedTensors& 
     // A recomputed submodule's output is freed after its consumer read it (Megatron's
     // CheckpointWithoutOutput): in 16-bit that is the tensor the next GEMM saved; in fp8 the GEMM keeps
     // its own quantised copy, which stays.
-    const double freed_gin = x.fp8 ? gin : 0.0;
-    const double norm_out = s.recomputes(RecomputeModule::layernorm) ? freed_gin : gin;
+    const double gin_if_recomputed = x.fp8 ? gin : 0.0;
+    const double norm_out = s.recomputes(RecomputeModule::layernorm) ? gin_if_recomputed : gin;
     // Attention block (Korthikanti et al. 2022, Sec. 4.1): norm input, QKV input, Q/K/V, the attention
     // output (= out-projection input), the dropout mask.
     saved.add(x.act * rep);
@@ -1361,7 +1361,7 @@ void layer_saved_tensors(const LayerContext& ctx, bool moe_layer, SavedTensors& 
     saved.add(mask * rep);
     auto mlp_acts = [&](double tokens, double ffn_local, bool act_recomputed) {
         saved.add(tokens * ffn_local * x.act, x.gated ? 2 : 1);
-        saved.add(tokens * ffn_local * (act_recomputed ? freed_gin : gin));
+        saved.add(tokens * ffn_local * (act_recomputed ? gin_if_recomputed : gin));
     };
     if (!moe_layer) {
         if (!s.recomputes(RecomputeModule::mlp))

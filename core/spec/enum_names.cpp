@@ -131,6 +131,14 @@ bool recompute_module_from_string(std::string_view s, RecomputeModule& out)
 {
     return value_of(kRecomputeModule, s, out);
 }
+std::vector<std::string_view> recompute_module_names(unsigned char modules)
+{
+    std::vector<std::string_view> names;
+    for (const auto& [m, name] : kRecomputeModule)
+        if (modules & recompute_module_bit(m))
+            names.push_back(name);
+    return names;
+}
 bool schedule_from_string(std::string_view s, Schedule& out)
 {
     return value_of(kSchedule, s, out);

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace parallax {
 
@@ -17,8 +18,13 @@ enum class Recompute : unsigned char { none, selective, full };
 // experts, MLA's up-projections.
 enum class RecomputeModule : unsigned char { core_attn, layernorm, moe_act, mlp, moe, shared_experts, mla_up_proj };
 inline constexpr int kRecomputeModuleCount = 7;
+// A module's bit in Strategy::recompute_modules.
+constexpr unsigned char recompute_module_bit(RecomputeModule m)
+{
+    return static_cast<unsigned char>(1u << static_cast<int>(m));
+}
 // Megatron's default module list: the core attention only (Korthikanti et al. 2022).
-inline constexpr unsigned char kDefaultRecomputeModules = 1u << static_cast<int>(RecomputeModule::core_attn);
+inline constexpr unsigned char kDefaultRecomputeModules = recompute_module_bit(RecomputeModule::core_attn);
 // custom: the pass order comes from a schedule program (ir/schedule_program.hpp, Strategy::program).
 enum class Schedule : unsigned char { gpipe, one_f_one_b, interleaved, zb_h1, dualpipe, custom };
 enum class Optimizer : unsigned char { adam, adam8bit, sgd, lion };
@@ -35,6 +41,8 @@ std::string_view to_string(ParallelDim d);
 bool recompute_from_string(std::string_view s, Recompute& out);
 std::string_view to_string(RecomputeModule m);
 bool recompute_module_from_string(std::string_view s, RecomputeModule& out);
+// The names of the modules a recompute_modules bit set holds, in RecomputeModule order.
+std::vector<std::string_view> recompute_module_names(unsigned char modules);
 bool schedule_from_string(std::string_view s, Schedule& out);
 bool optimizer_from_string(std::string_view s, Optimizer& out);
 bool cp_kind_from_string(std::string_view s, CpKind& out);
@@ -64,7 +72,7 @@ struct Strategy {
     unsigned char recompute_modules = kDefaultRecomputeModules;
     bool recomputes(RecomputeModule m) const
     {
-        return recompute == Recompute::selective && (recompute_modules >> static_cast<int>(m) & 1u) != 0;
+        return recompute == Recompute::selective && (recompute_modules & recompute_module_bit(m)) != 0;
     }
     int zero = 0; // 0 plain DP, 1 distributed optimizer, 2 + gradients, 3 + parameters (FSDP)
     Schedule schedule = Schedule::one_f_one_b;

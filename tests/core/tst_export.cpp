@@ -514,8 +514,8 @@ private slots:
         // Selective recomputation by module, as Megatron-LM names it.
         Scenario modules = preset("default");
         modules.strategy.recompute = Recompute::selective;
-        modules.strategy.recompute_modules = static_cast<unsigned char>(
-            1u << static_cast<int>(RecomputeModule::layernorm) | 1u << static_cast<int>(RecomputeModule::mlp));
+        modules.strategy.recompute_modules
+            = recompute_module_bit(RecomputeModule::layernorm) | recompute_module_bit(RecomputeModule::mlp);
         const LaunchConfig rm = export_launch_config(LaunchFormat::megatron, modules, LaunchSettings {}, "rm");
         QVERIFY(rm.files[0].content.find("--recompute-granularity selective") != std::string::npos);
         QVERIFY(rm.files[0].content.find("--recompute-modules layernorm mlp") != std::string::npos);

@@ -1098,12 +1098,12 @@ private slots:
             build_layer_ops(lc, true, ops);
             return layer_activation_bytes(lc, true);
         };
-        const auto bit = [](RecomputeModule x) { return static_cast<unsigned char>(1u << static_cast<int>(x)); };
         LayerOps none, attn, norm_act;
         const double kept_none = run(Recompute::none, kDefaultRecomputeModules, none);
         const double kept_attn = run(Recompute::selective, kDefaultRecomputeModules, attn);
-        const double kept_norm_act
-            = run(Recompute::selective, bit(RecomputeModule::layernorm) | bit(RecomputeModule::moe_act), norm_act);
+        const double kept_norm_act = run(Recompute::selective,
+            recompute_module_bit(RecomputeModule::layernorm) | recompute_module_bit(RecomputeModule::moe_act),
+            norm_act);
         QVERIFY(!norm_act.overflowed);
         // The default module list is the core attention, as before modules existed.
         QVERIFY(phase_s(attn, OpPhase::recompute, OpKind::attention) > 0);
@@ -1123,8 +1123,8 @@ private slots:
         QVERIFY(near(kept_attn, kept_none, 1e-12)); // flash attention keeps no scores to free
         // The whole MoE block: everything inside it again, its activation not twice.
         LayerOps moe;
-        const double kept_moe
-            = run(Recompute::selective, bit(RecomputeModule::moe) | bit(RecomputeModule::moe_act), moe);
+        const double kept_moe = run(Recompute::selective,
+            recompute_module_bit(RecomputeModule::moe) | recompute_module_bit(RecomputeModule::moe_act), moe);
         QVERIFY(near(phase_s(moe, OpPhase::recompute, OpKind::expert_up),
             phase_s(moe, OpPhase::forward, OpKind::expert_up), 1e-12));
         QVERIFY(near(phase_s(moe, OpPhase::recompute, OpKind::activation),
@@ -1141,7 +1141,7 @@ private slots:
             s.recompute_modules = kDefaultRecomputeModules;
             compute_costs(ctx, s, cache, first);
             const std::size_t entries = cache.layer_entries();
-            s.recompute_modules = bit(RecomputeModule::layernorm);
+            s.recompute_modules = recompute_module_bit(RecomputeModule::layernorm);
             compute_costs(ctx, s, cache, second);
             QVERIFY(cache.layer_entries() > entries);
         }
@@ -1152,7 +1152,7 @@ private slots:
         d.ep = 8;
         d.dp = 8;
         d.recompute = Recompute::selective;
-        d.recompute_modules = bit(RecomputeModule::mla_up_proj);
+        d.recompute_modules = recompute_module_bit(RecomputeModule::mla_up_proj);
         const LayerContext dl = test::layer_context(ds, t, d, c);
         LayerOps up;
         build_layer_ops(dl, true, up);

@@ -309,8 +309,8 @@ void StrategyPanel::connect_common_settings()
     });
     connect(m_recompute_modules->menu(), &QMenu::triggered, this, [this](QAction* a) {
         Strategy s = strategy();
-        const auto bit = static_cast<unsigned char>(1u << a->data().toInt());
-        const auto modules = static_cast<unsigned char>(s.recompute_modules ^ bit);
+        const auto modules = static_cast<unsigned char>(
+            s.recompute_modules ^ recompute_module_bit(static_cast<RecomputeModule>(a->data().toInt())));
         if (modules == 0) { // selective recomputation re-runs something: the last module stays
             a->setChecked(true);
             return;
@@ -641,7 +641,8 @@ void StrategyPanel::refresh_recompute_modules(const PlanInputs& in)
     const Strategy& st = m_scenario->strategy;
     QStringList names;
     for (QAction* a : m_recompute_modules->menu()->actions()) {
-        const bool on = (st.recompute_modules >> a->data().toInt() & 1u) != 0;
+        const bool on
+            = (st.recompute_modules & recompute_module_bit(static_cast<RecomputeModule>(a->data().toInt()))) != 0;
         a->setChecked(on);
         if (on)
             names << a->text();
@@ -652,8 +653,7 @@ void StrategyPanel::refresh_recompute_modules(const PlanInputs& in)
         names.size() == 1 ? names.front() : QString::number(names.size()) + QStringLiteral(" modules"));
     m_recompute_modules->setMinimumWidth(m_recompute_modules->sizeHint().width()); // the combo gives way
     m_recompute_modules->setToolTip(!megatron
-            ? QStringLiteral("Recomputation by module is Megatron's (recompute_modules); ")
-                + qs(to_string(in.training.framework)) + QStringLiteral(" picks what it recomputes itself")
+            ? QString::fromStdString(explain(Rule::recompute_modules_megatron, in, st))
             : st.recompute != Recompute::selective
             ? QStringLiteral("The modules apply to selective recomputation")
             : QStringLiteral("Recomputed before the backward, their outputs not kept: ")

@@ -173,9 +173,8 @@ Words megatron_training_words(const Scenario& sc, const LaunchSettings& o)
     add(w, { "--micro-batch-size", num(st.micro_batch), "--global-batch-size", num(t.global_batch) });
     if (st.recompute == Recompute::selective && st.recompute_modules != kDefaultRecomputeModules) {
         add(w, { "--recompute-granularity", "selective", "--recompute-modules" });
-        for (int i = 0; i < kRecomputeModuleCount; ++i)
-            if (st.recompute_modules >> i & 1u)
-                add(w, { std::string(to_string(static_cast<RecomputeModule>(i))) });
+        for (std::string_view name : recompute_module_names(st.recompute_modules))
+            add(w, { std::string(name) });
     } else if (st.recompute == Recompute::selective) {
         add(w, { "--recompute-activations" });
     } else if (st.recompute == Recompute::full) {
