@@ -54,6 +54,14 @@ SglangMemory sglang_memory(const InstanceLayout& l, const GpuSpec& gpu, bool spe
     return m;
 }
 
+// Host time per modelled kernel of a vLLM step run without a CUDA graph (Python dispatch, the custom ops'
+// wrappers and metadata, the launches; the model counts ~12 kernels per dense layer): picked on the measured
+// serving rows (validation/measured-serving.json) leaving each GPU type, and each model, out in turn; every
+// held-out choice among 0-110 us was 60 us. It gives ~0.7 ms per dense layer, near AIConfigurator's
+// independently calibrated 0.8 ms per layer of vLLM prefill dispatch
+// (ai-dynamo/aiconfigurator@095f58a vllm_backend.py _prefill_dispatch_overhead_ms).
+constexpr double kVllmEagerKernelHostS = 60e-6;
+
 } // namespace
 
 std::string_view to_string(ServingEngine e)
@@ -102,6 +110,12 @@ EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l, const GpuSp
         // over their phases, their prompt and half their output.
         t.admission_output_share = 0.5;
         t.step_host_s = 1.0e-3;
+        // CompilationConfig: CUDA graphs are captured for steps of up to max_cudagraph_capture_size tokens,
+        // min(2 x max_num_seqs, 512) (piecewise for mixed steps, full for pure decode); a larger step, which
+        // every step carrying a prompt chunk of more than a few hundred tokens is, runs the compiled model
+        // without a graph, and its kernels are launched from Python one by one.
+        t.graph_max_tokens = 512;
+        t.eager_kernel_host_s = kVllmEagerKernelHostS;
         break;
     case ServingEngine::sglang: {
         // SGLang: mem_fraction_static (weights + KV pool) and chunked_prefill_size from the GPU's memory

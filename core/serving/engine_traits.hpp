@@ -31,6 +31,10 @@ struct EngineTraits {
     double admission_output_share = 1.0;
     double other_GiB = 1.5; // CUDA context, NCCL buffers, CUDA graphs: outside the model's tensors
     double step_host_s = 0; // scheduling, sampling and output handling per step, not hidden by the GPU
+    // A step that carries prompt tokens and more tokens than the engine's largest CUDA graph runs eagerly: the
+    // CPU launches each kernel, and when that takes longer than the GPU's work the step waits for the host.
+    double graph_max_tokens = 0; // the largest step (tokens of one rank) replayed as a CUDA graph
+    double eager_kernel_host_s = 0; // host time per kernel of an eager step; 0: not priced
     // Steps by which an overlap scheduler delays each token: it launches step n+1 before handling step
     // n's outputs on the CPU, so a request's first token reaches the client a step later.
     int output_delay_steps = 0;

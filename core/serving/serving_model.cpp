@@ -59,6 +59,7 @@ StepCost blend(const StepCost& a, const StepCost& b, double share_b)
     c.memory_bound_s = mix(a.memory_bound_s, b.memory_bound_s);
     c.comm_s = mix(a.comm_s, b.comm_s);
     c.overhead_s = mix(a.overhead_s, b.overhead_s);
+    c.kernels = mix(a.kernels, b.kernels);
     c.flops = mix(a.flops, b.flops);
     c.tensor_s = mix(a.tensor_s, b.tensor_s);
     c.hbm_bytes = mix(a.hbm_bytes, b.hbm_bytes);

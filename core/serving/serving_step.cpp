@@ -75,6 +75,7 @@ void add_kernel(const ServingContext& ctx, StepCost& c, double flops, double pea
     else
         c.memory_bound_s += memory;
     c.overhead_s += kernel_s(ctx);
+    c.kernels += 1;
     c.flops += flops;
     c.hbm_bytes += bytes;
     c.weight_bytes += weight_bytes;
@@ -101,6 +102,7 @@ void add_linear(const ServingContext& ctx, StepCost& c, double rows, double para
     if (rows <= 0 || params <= 0)
         return;
     c.overhead_s += (kernels - 1) * kernel_s(ctx);
+    c.kernels += kernels - 1;
     const Precision p = ctx.matmul_precision;
     const double n = params / k;
     const double flops = 2.0 * rows * params;
@@ -176,6 +178,7 @@ void add_prefill_attention(const ServingContext& ctx, StepCost& c, int layer, do
         t = flash_attention_fwd_s(ctx.device, batch_heads, prompt_tokens, prompt_tokens, qk_dim, v_dim, true, &flops);
     c.compute_bound_s += std::max(0.0, t - ctx.device.gen->kernel_overhead_s);
     c.overhead_s += kernel_s(ctx);
+    c.kernels += 1;
     c.flops += flops;
     c.tensor_s += flops / ctx.device.half_peak();
 }
@@ -209,6 +212,7 @@ void add_routed_experts(const ServingContext& ctx, StepCost& c, int layer, doubl
     // The down GEMM, and the routing kernels around the pair (top-k of the router's scores, sorting
     // the tokens by expert, the weighted combine: vLLM fused_moe, TensorRT-LLM's MoE plugin).
     c.overhead_s += (1 + kMoeRoutingKernels) * kernel_s(ctx);
+    c.kernels += 1 + kMoeRoutingKernels;
     c.tensor_s += flops / ctx.device.peak(prec);
 }
 
@@ -236,6 +240,7 @@ void add_comm(const ServingContext& ctx, StepCost& c, Collective k, double bytes
         t = measured ? *measured : std::min(t, nvlink_all_reduce_s(ctx, bytes, g));
     }
     c.comm_s += t;
+    c.kernels += 1;
 }
 
 // The MoE layer's token exchange. Without attention DP every rank already holds the step's tokens (the
@@ -294,6 +299,7 @@ void add_layer(const ServingContext& ctx, StepCost& c, int layer, const StepLoad
     c.memory_bound_s += elementwise / hbm_Bps(ctx);
     c.hbm_bytes += elementwise;
     c.overhead_s += kElementwiseKernelsPerLayer * kernel_s(ctx);
+    c.kernels += kElementwiseKernelsPerLayer;
 }
 
 // Adds `times` copies of a layer's cost (every field is a sum over the step's kernels).
@@ -303,6 +309,7 @@ void add_times(StepCost& c, const StepCost& one, double times)
     c.memory_bound_s += times * one.memory_bound_s;
     c.comm_s += times * one.comm_s;
     c.overhead_s += times * one.overhead_s;
+    c.kernels += times * one.kernels;
     c.flops += times * one.flops;
     c.tensor_s += times * one.tensor_s;
     c.hbm_bytes += times * one.hbm_bytes;
@@ -410,6 +417,21 @@ double expected_distinct_experts(double experts, double top_k, double tokens)
     return experts * (1.0 - miss);
 }
 
+namespace {
+
+// How long an eager step waits for the CPU beyond the GPU's own time: the host launches the step's kernels
+// ahead of the GPU, so the step lasts the longer of the two.
+double eager_host_wait_s(const ServingContext& ctx, const StepCost& c, const StepLoad& mb)
+{
+    const double rank_tokens = (mb.decode_requests * mb.decode_queries + mb.prefill_tokens) / ctx.layout.attention_dp;
+    if (mb.prefill_tokens <= 0 || rank_tokens <= ctx.engine.graph_max_tokens)
+        return 0;
+    const double gpu_s = c.compute_bound_s + c.memory_bound_s + c.comm_s + c.overhead_s;
+    return std::max(0.0, c.kernels * ctx.engine.eager_kernel_host_s - gpu_s);
+}
+
+} // namespace
+
 StepCost step_cost(const ServingContext& ctx, const StepLoad& load)
 {
     const ModelSpec& m = *ctx.model;
@@ -436,7 +458,7 @@ StepCost step_cost(const ServingContext& ctx, const StepLoad& load)
         * static_cast<double>(m.hidden) * kActivationBytes;
     for (int s = 1; s < pp; ++s)
         add_comm(ctx, c, Collective::send_recv, hop_bytes, ctx.pp_hop);
-    c.overhead_s += ctx.engine.step_host_s;
+    c.overhead_s += eager_host_wait_s(ctx, c, mb) + ctx.engine.step_host_s;
     c.time_s = c.compute_bound_s + c.memory_bound_s + c.comm_s + c.overhead_s;
     return c;
 }

@@ -77,6 +77,7 @@ private slots:
     void kvTensorParallelShare();
     void decodeBoundedByHbm();
     void ttftGrowsWithPrompt();
+    void eagerPrefillWaitsForTheHost();
     void moeExpertsTouched();
     void moePrefillAtTheFusedKernelsRate();
     void batchLimitedByMemory();
@@ -179,8 +180,11 @@ void TestServing::ttftGrowsWithPrompt()
     // One request at a time: TTFT is the prompt's prefill, compute-bound, so it grows about linearly
     // with the prompt (attention adds a quadratic part) once the prompt is long enough to fill the GPU;
     // a little less, as the TP all-reduces of 17-134 MB still grow more slowly than their size (the
-    // measured NVLink curve, engine_kernels.cpp).
+    // measured NVLink curve, engine_kernels.cpp), and TensorRT-LLM's overlap scheduler hands the first
+    // token over a decode step late. TensorRT-LLM: its eager steps' host time is not priced, which would hide
+    // the GPU's growth at 1K (eagerPrefillWaitsForTheHost has vLLM's).
     json j = base_scenario();
+    j["serving"]["engine"] = "trtllm";
     j["serving"]["workload"] = { { "isl", 1024 }, { "osl", 64 }, { "concurrency", 1 } };
     const double t1k = predict_serving(parse(j)).ttft_ms;
     j["serving"]["workload"]["isl"] = 2048;
@@ -188,11 +192,61 @@ void TestServing::ttftGrowsWithPrompt()
     j["serving"]["workload"]["isl"] = 8192;
     const double t8k = predict_serving(parse(j)).ttft_ms;
     QVERIFY(t1k > 0);
-    QVERIFY2(t2k > 1.7 * t1k, qPrintable(QString::number(t2k / t1k)));
-    QVERIFY2(t8k > 3.2 * t2k, qPrintable(QString::number(t8k / t2k)));
+    QVERIFY2(t2k > 1.6 * t1k, qPrintable(QString::number(t2k / t1k)));
+    QVERIFY2(t8k > 3.1 * t2k, qPrintable(QString::number(t8k / t2k)));
     // 2 x 70B x 8192 FLOPs at the fp8 peak of 8 GPUs is the floor.
     const double floor_ms = 2 * 70e9 * 8192 / (8 * 1978.9e12) * 1e3;
     QVERIFY2(t8k > floor_ms, qPrintable(QString::number(t8k)));
+}
+
+void TestServing::eagerPrefillWaitsForTheHost()
+{
+    // vLLM replays steps of up to 512 tokens as CUDA graphs; a larger step carrying a prompt launches its
+    // kernels from the host, 60 us each, and lasts the longer of that and the GPU's work. A 1K prompt of
+    // Llama 3 8B on 2 H100s is host-bound (32 layers x ~12 kernels ~ 23 ms against ~10 ms of GPU work), so
+    // its TTFT barely moves from TP 1 to TP 2 while the GPU's work halves; an 8K prompt stays GPU-bound and
+    // gains most of the halving (not the all-reduces TP 2 adds).
+    json j = base_scenario();
+    j["model"] = "llama3-8b";
+    j["deployment"]["tp"] = 2;
+    j["serving"]["workload"] = { { "isl", 1024 }, { "osl", 64 }, { "concurrency", 1 } };
+    const ServingScenario s = parse(j);
+    const ServingContext ctx(s.model, s.cluster, s.serving, s.deployment.instance);
+    StepLoad prompt;
+    prompt.prefill_tokens = 1024;
+    prompt.prompt_tokens = 1024;
+    prompt.sampled_requests = 1;
+    const StepCost eager = step_cost(ctx, prompt);
+    QVERIFY(eager.kernels >= 12 * 32);
+    const double host_s = eager.kernels * ctx.engine.eager_kernel_host_s;
+    QVERIFY2(
+        std::fabs(eager.time_s - (host_s + ctx.engine.step_host_s)) < 1e-9, qPrintable(QString::number(eager.time_s)));
+    QVERIFY(std::fabs(eager.time_s - (eager.compute_bound_s + eager.memory_bound_s + eager.comm_s + eager.overhead_s))
+        < 1e-12);
+    // 512 tokens fit the largest graph: the kernels' gaps only, no host wait.
+    prompt.prefill_tokens = prompt.prompt_tokens = 512;
+    const StepCost graphed = step_cost(ctx, prompt);
+    QVERIFY2(graphed.time_s < 0.5 * eager.time_s, qPrintable(QString::number(graphed.time_s / eager.time_s)));
+    // The other engines' eager steps are not priced: their step is the GPU's work.
+    json t = j;
+    t["serving"]["engine"] = "trtllm";
+    const ServingScenario ts = parse(t);
+    const ServingContext tctx(ts.model, ts.cluster, ts.serving, ts.deployment.instance);
+    prompt.prefill_tokens = prompt.prompt_tokens = 1024;
+    const StepCost gpu_only = step_cost(tctx, prompt);
+    QVERIFY2(gpu_only.time_s < 0.6 * eager.time_s, qPrintable(QString::number(gpu_only.time_s / eager.time_s)));
+    // TP 1 -> 2 halves the GPU's work but not the host's.
+    j["deployment"]["tp"] = 1;
+    const double ttft1 = predict_serving(parse(j)).ttft_ms;
+    j["deployment"]["tp"] = 2;
+    const double ttft2 = predict_serving(parse(j)).ttft_ms;
+    QVERIFY2(ttft2 > 0.8 * ttft1, qPrintable(QString::number(ttft2 / ttft1)));
+    j["serving"]["workload"]["isl"] = 8192;
+    j["deployment"]["tp"] = 1;
+    const double long1 = predict_serving(parse(j)).ttft_ms;
+    j["deployment"]["tp"] = 2;
+    const double long2 = predict_serving(parse(j)).ttft_ms;
+    QVERIFY2(long2 < 0.7 * long1, qPrintable(QString::number(long2 / long1)));
 }
 
 void TestServing::moeExpertsTouched()
