@@ -72,6 +72,31 @@ json deployment_to_json(const Deployment& d)
     return j;
 }
 
+namespace {
+
+// The measured-error band: the intervals of output tokens/s (whole deployment and per GPU), TTFT and TPOT
+// and their level, as training's "tokens_per_s_interval" and "interval_level"; null where there is none.
+void add_interval_json(json& j, const ServingInterval& i)
+{
+    if (i.level <= 0) {
+        for (const char* key : { "output_tokens_per_s_interval", "output_tokens_per_s_per_gpu_interval",
+                 "ttft_ms_interval", "tpot_ms_interval", "interval_level", "interval_basis" })
+            j[key] = nullptr;
+        return;
+    }
+    const double per_gpu = j["output_tokens_per_s"].get<double>() > 0
+        ? j["output_tokens_per_s_per_gpu"].get<double>() / j["output_tokens_per_s"].get<double>()
+        : 0;
+    j["output_tokens_per_s_interval"] = { i.tokens_per_s_low, i.tokens_per_s_high };
+    j["output_tokens_per_s_per_gpu_interval"] = { i.tokens_per_s_low * per_gpu, i.tokens_per_s_high * per_gpu };
+    j["ttft_ms_interval"] = { i.ttft_ms_low, i.ttft_ms_high };
+    j["tpot_ms_interval"] = { i.tpot_ms_low, i.tpot_ms_high };
+    j["interval_level"] = i.level;
+    j["interval_basis"] = i.basis;
+}
+
+} // namespace
+
 json serving_prediction_to_json(const ServingPrediction& p)
 {
     json j;
@@ -97,6 +122,7 @@ json serving_prediction_to_json(const ServingPrediction& p)
     j["gpus"] = p.gpus;
     j["replicas"] = p.replicas;
     j["slo_met"] = p.slo_met;
+    add_interval_json(j, p.interval);
     j["warnings"] = p.warnings;
     return j;
 }
@@ -116,13 +142,26 @@ std::string serving_prediction_to_text(const ServingScenario& s, const ServingPr
             + format_number(", %.2f tokens per request per step\n", d->tokens_per_step());
     o += "deployment " + deployment_label(s) + "  (" + std::to_string(p.gpus) + " GPUs)\n";
     o += std::string("feasible   ") + (p.feasible ? "yes" : "no") + "\n";
-    o += format_number("TTFT            %10.1f ms\n", p.ttft_ms);
+    const ServingInterval& band = p.interval;
+    // "(80%: 70.2-151.0)" after a value whose band is known.
+    const auto interval = [&](const char* fmt, double lo, double hi) {
+        if (band.level <= 0)
+            return std::string();
+        return format_number("   (%.0f%%: ", 100 * band.level) + format_number(fmt, lo) + "-" + format_number(fmt, hi)
+            + ")";
+    };
+    o += format_number("TTFT            %10.1f ms", p.ttft_ms) + interval("%.1f", band.ttft_ms_low, band.ttft_ms_high)
+        + "\n";
     o += format_number("TPOT            %10.2f ms", p.tpot_ms)
-        + format_number("   (%.1f tokens/s per user)\n", p.output_tokens_per_s_per_user);
+        + format_number("   (%.1f tokens/s per user)", p.output_tokens_per_s_per_user)
+        + interval("%.2f", band.tpot_ms_low, band.tpot_ms_high) + "\n";
     o += format_number("end to end      %10.0f ms\n", p.e2e_latency_ms);
     o += "output tok/s    " + format_number("%10.0f", p.output_tokens_per_s)
         + format_number("   (%.1f per GPU)", p.output_tokens_per_s_per_gpu)
-        + format_number(", %.2f requests/s\n", p.requests_per_s);
+        + format_number(", %.2f requests/s", p.requests_per_s)
+        + interval("%.0f", band.tokens_per_s_low, band.tokens_per_s_high) + "\n";
+    if (band.level > 0)
+        o += "error band      " + band.basis + "\n";
     o += format_number("running batch   %10.1f", p.running_batch) + " per instance, "
         + std::to_string(p.max_batch_by_memory) + " fit in memory";
     o += p.queued_requests > 0 ? format_number(", %.0f queued\n", p.queued_requests) : std::string("\n");

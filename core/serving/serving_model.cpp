@@ -1,5 +1,7 @@
 #include "serving/serving_model.hpp"
 
+#include "calibration/serving_error_band.hpp"
+
 #include "serving/disaggregated_model.hpp"
 #include "serving/fixed_point.hpp"
 #include "serving/serving_context.hpp"
@@ -333,11 +335,32 @@ void check_slo(ServingPrediction& p, const ServingSlo& slo)
     }
 }
 
+void add_serving_interval(ServingPrediction& p, const ServingScenario& s)
+{
+    if (!p.feasible)
+        return;
+    const ServingBands& b = builtin_serving_bands(serving_band_class(s));
+    if (!b.throughput.valid())
+        return;
+    ServingInterval& i = p.interval;
+    i.level = b.throughput.level;
+    i.tokens_per_s_low = p.output_tokens_per_s * b.throughput.low_factor;
+    i.tokens_per_s_high = p.output_tokens_per_s * b.throughput.high_factor;
+    const ServingBand& ttft = b.ttft.valid() ? b.ttft : b.throughput;
+    const ServingBand& tpot = b.tpot.valid() ? b.tpot : b.throughput;
+    i.ttft_ms_low = p.ttft_ms * ttft.low_factor;
+    i.ttft_ms_high = p.ttft_ms * ttft.high_factor;
+    i.tpot_ms_low = p.tpot_ms * tpot.low_factor;
+    i.tpot_ms_high = p.tpot_ms * tpot.high_factor;
+    i.basis = b.throughput.basis;
+}
+
 ServingPrediction predict_serving(const ServingScenario& s)
 {
     if (s.deployment.disaggregated) {
         ServingPrediction p = predict_disaggregated(s);
         check_slo(p, s.serving.slo);
+        add_serving_interval(p, s);
         return p;
     }
     ServingPrediction p;
@@ -389,6 +412,7 @@ ServingPrediction predict_serving(const ServingScenario& s)
     }
     }
     check_slo(p, s.serving.slo);
+    add_serving_interval(p, s);
     return p;
 }
 

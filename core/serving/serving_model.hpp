@@ -11,6 +11,16 @@
 
 namespace parallax {
 
+// The band around TTFT, TPOT and output tokens/s that the serving model's errors on measured rows of the
+// same kind of deployment give (calibration/serving_error_band.hpp); level 0: none.
+struct ServingInterval {
+    double level = 0;
+    double ttft_ms_low = 0, ttft_ms_high = 0;
+    double tpot_ms_low = 0, tpot_ms_high = 0;
+    double tokens_per_s_low = 0, tokens_per_s_high = 0; // output tokens/s of the whole deployment
+    std::string basis; // the throughput band's rows, in words
+};
+
 struct ServingPrediction {
     bool feasible = false;
     std::vector<std::string> warnings; // why not feasible first, then what is worth knowing
@@ -34,9 +44,13 @@ struct ServingPrediction {
     double avg_W_per_gpu = 0;
     double energy_J_per_token = 0; // per output token, all GPUs of the deployment
     bool slo_met = true;
+    ServingInterval interval;
 };
 
 ServingPrediction predict_serving(const ServingScenario& s);
+// Sets the prediction's error band from the measured errors of its class of deployment (predict_serving
+// does; a caller predicting through another path, as the search's shared prefill pools, calls it itself).
+void add_serving_interval(ServingPrediction& p, const ServingScenario& s);
 // Marks a prediction that misses the SLO (slo_met, a warning per limit missed).
 void check_slo(ServingPrediction& p, const ServingSlo& slo);
 

@@ -115,8 +115,10 @@ ServingSearchResult search_serving(const ServingScenario& s, int top, const Canc
             ServingPrediction p = jobs[i].prefill_layout >= 0
                 ? predict_disaggregated(c, &prefill[static_cast<std::size_t>(jobs[i].prefill_layout)])
                 : predict_serving(c);
-            if (jobs[i].prefill_layout >= 0)
+            if (jobs[i].prefill_layout >= 0) {
                 check_slo(p, s.serving.slo);
+                add_serving_interval(p, c);
+            }
             all[i] = ServingCandidate { jobs[i].deployment, std::move(p), false };
         }
     };

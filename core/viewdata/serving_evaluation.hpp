@@ -19,6 +19,9 @@ struct ServingCurvePoint {
     double tpot_ms = 0;
     double tokens_per_s_per_gpu = 0;
     double tokens_per_s_per_user = 0;
+    // The prediction's error band on tokens/s per GPU (both 0 when it has none).
+    double tokens_per_s_per_gpu_low = 0;
+    double tokens_per_s_per_gpu_high = 0;
 };
 
 struct ServingEvaluation {

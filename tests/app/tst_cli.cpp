@@ -1228,6 +1228,24 @@ void TestCli::errorBands()
     r = run({ QStringLiteral("error-bands"), bad });
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("bad-runs.json"), r.err.constData());
+    // The serving bands: the shipped table's classes and coverage, rebuilt from measured serving rows on request.
+    r = run({ QStringLiteral("error-bands"), QStringLiteral("--serving"), QStringLiteral("--json") });
+    QCOMPARE(r.code, 0);
+    const QJsonObject s = QJsonDocument::fromJson(r.out).object();
+    QVERIFY(s.value(QStringLiteral("rows")).toInt() > 3000);
+    QCOMPARE(s.value(QStringLiteral("coverage")).toArray().size(), 3);
+    const QString serving_out = QDir(m_dir.path()).filePath(QStringLiteral("serving-bands.json"));
+    r = run({ QStringLiteral("error-bands"), QStringLiteral("--serving"),
+        QStringLiteral(PARALLAX_SOURCE_DIR) + QStringLiteral("/validation/published-serving-throughput.json"),
+        QStringLiteral("--out"), serving_out });
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.contains("leave-one-model-out coverage"));
+    QVERIFY(QFileInfo::exists(serving_out));
+    // Training runs are not serving rows: refused, naming the file.
+    r = run({ QStringLiteral("error-bands"), QStringLiteral("--serving"),
+        QStringLiteral(PARALLAX_SOURCE_DIR) + QStringLiteral("/validation/published-runs.json") });
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("published-runs.json"), r.err.constData());
 }
 
 QTEST_GUILESS_MAIN(TestCli)

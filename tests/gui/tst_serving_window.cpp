@@ -83,6 +83,14 @@ void TestServingWindow::cardsShowThePrediction()
     const ServingPrediction p = predict_serving(example());
     QCOMPARE(w.metrics()->value_text(Card::ttft), ms_text(p.ttft_ms));
     QCOMPARE(w.metrics()->value_text(Card::tpot), ms_text(p.tpot_ms));
+    // The latency and throughput cards carry the prediction's error band; the others none.
+    QVERIFY(p.interval.level > 0);
+    QCOMPARE(w.metrics()->band_text(Card::ttft),
+        QStringLiteral("80%: ") + ms_text(p.interval.ttft_ms_low) + QStringLiteral("–")
+            + ms_text(p.interval.ttft_ms_high));
+    QVERIFY(w.metrics()->band_text(Card::tpot).startsWith(QStringLiteral("80%: ")));
+    QVERIFY(w.metrics()->band_text(Card::tokens_per_s_per_gpu).startsWith(QStringLiteral("80%: ")));
+    QVERIFY(w.metrics()->band_text(Card::memory).isEmpty());
     QVERIFY(w.metrics()->value_text(Card::memory).endsWith(QStringLiteral("80 GiB")));
     QVERIFY2(w.metrics()->memory_text().contains(QStringLiteral("KV cache")), qPrintable(w.metrics()->memory_text()));
     QVERIFY(w.metrics()->banner_text().isEmpty()); // fits and meets its SLO
@@ -211,6 +219,11 @@ void TestServingWindow::curveRunsThroughTheScenariosPoint()
     const auto here = std::find_if(points.begin(), points.end(), [](const auto& pt) { return pt.concurrency == 64; });
     QVERIFY(here != points.end());
     QCOMPARE(here->tokens_per_s_per_gpu, p.output_tokens_per_s_per_gpu);
+    // Each point carries its error band, shaded around the curve and exported with it.
+    QVERIFY(here->tokens_per_s_per_gpu_low < here->tokens_per_s_per_gpu);
+    QVERIFY(here->tokens_per_s_per_gpu_high > here->tokens_per_s_per_gpu);
+    QVERIFY(
+        w.curve()->csv().section(QLatin1Char('\n'), 0, 0).endsWith(QStringLiteral("output_tokens_per_s_per_gpu_high")));
     // More requests in flight: each streams no faster, and the GPUs (until the plateau) produce more.
     for (std::size_t i = 1; i < points.size(); ++i) {
         QVERIFY(points[i].tokens_per_s_per_user <= points[i - 1].tokens_per_s_per_user * (1 + 1e-9));

@@ -46,6 +46,11 @@ ServingCurveView::ServingCurveView(QWidget* parent)
     layout->addWidget(m_plot, 1);
     m_plot->xAxis->setLabel(QStringLiteral("output tokens/s per user (1000 / TPOT)"));
     m_plot->yAxis->setLabel(QStringLiteral("output tokens/s per GPU"));
+    m_band_low = m_plot->addGraph();
+    m_band_low->removeFromLegend();
+    m_band_high = m_plot->addGraph();
+    m_band_high->setChannelFillGraph(m_band_low);
+    m_band_high->setName(QStringLiteral("80% band"));
     m_curve = m_plot->addGraph();
     m_curve->setName(QStringLiteral("this deployment over concurrency"));
     m_met = add_scatter(m_plot, QStringLiteral("meets the SLO"));
@@ -65,6 +70,11 @@ void ServingCurveView::refresh_colours()
     style_plot(m_plot);
     const QColor line = dimension_colour(ParallelDim::tp, dark);
     m_curve->setPen(QPen(line, 2));
+    QColor band = line;
+    band.setAlphaF(0.18f);
+    m_band_low->setPen(Qt::NoPen);
+    m_band_high->setPen(Qt::NoPen);
+    m_band_high->setBrush(band);
     m_met->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, line, line, 7));
     m_missed->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(bad_colour(dark), 1.5), Qt::NoBrush, 7));
     m_here->setScatterStyle(
@@ -86,12 +96,17 @@ void ServingCurveView::set_evaluation(const ServingEvaluation& e)
     m_points = e.curve;
     m_here_concurrency
         = e.scenario.serving.workload.load == LoadKind::concurrency ? e.scenario.serving.workload.concurrency : 0;
-    QVector<double> x, y, met_x, met_y, missed_x, missed_y, here_x, here_y;
+    QVector<double> x, y, met_x, met_y, missed_x, missed_y, here_x, here_y, band_x, band_low, band_high;
     for (const ServingCurvePoint& p : m_points) {
         if (!p.feasible)
             continue;
         x << p.tokens_per_s_per_user;
         y << p.tokens_per_s_per_gpu;
+        if (p.tokens_per_s_per_gpu_high > 0) {
+            band_x << p.tokens_per_s_per_user;
+            band_low << p.tokens_per_s_per_gpu_low;
+            band_high << p.tokens_per_s_per_gpu_high;
+        }
         (p.slo_met ? met_x : missed_x) << p.tokens_per_s_per_user;
         (p.slo_met ? met_y : missed_y) << p.tokens_per_s_per_gpu;
         if (p.concurrency == m_here_concurrency) {
@@ -102,6 +117,13 @@ void ServingCurveView::set_evaluation(const ServingEvaluation& e)
     // Parametric in concurrency: keep the points in their order rather than sorted by x.
     m_curve->setData(x, y, true);
     m_curve->setLineStyle(QCPGraph::lsLine);
+    // The band shades tokens/s per GPU at each point's tokens/s per user (sorted by it for the fill).
+    m_band_low->setData(band_x, band_low);
+    m_band_high->setData(band_x, band_high);
+    if (band_x.isEmpty())
+        m_band_high->removeFromLegend();
+    else if (!m_plot->legend->hasItemWithPlottable(m_band_high))
+        m_band_high->addToLegend();
     m_met->setData(met_x, met_y);
     m_missed->setData(missed_x, missed_y);
     m_here->setData(here_x, here_y);
@@ -174,7 +196,7 @@ QString ServingCurveView::csv() const
 {
     CsvWriter w;
     for (const char* h : { "concurrency", "feasible", "slo_met", "ttft_ms", "tpot_ms", "output_tokens_per_s_per_gpu",
-             "output_tokens_per_s_per_user" })
+             "output_tokens_per_s_per_user", "output_tokens_per_s_per_gpu_low", "output_tokens_per_s_per_gpu_high" })
         w.field(h);
     w.end_row();
     for (const ServingCurvePoint& p : m_points) {
@@ -185,6 +207,8 @@ QString ServingCurveView::csv() const
         w.number(p.tpot_ms, 6);
         w.number(p.tokens_per_s_per_gpu, 6);
         w.number(p.tokens_per_s_per_user, 6);
+        w.number(p.tokens_per_s_per_gpu_low, 6);
+        w.number(p.tokens_per_s_per_gpu_high, 6);
         w.end_row();
     }
     return QString::fromStdString(w.text());

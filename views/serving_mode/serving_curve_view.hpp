@@ -41,6 +41,8 @@ private:
     QString summary_of(const ServingEvaluation& e) const;
     void fit_axes();
     QCustomPlot* m_plot = nullptr;
+    QCPGraph* m_band_low = nullptr; // the error band of tokens/s per GPU, shaded between these two
+    QCPGraph* m_band_high = nullptr;
     QCPGraph* m_curve = nullptr; // the line through every feasible point
     QCPGraph* m_met = nullptr; // points meeting the SLO
     QCPGraph* m_missed = nullptr;

@@ -2,10 +2,15 @@
 
 #include "style/view_style.hpp"
 
+#include <QColor>
 #include <QFrame>
 #include <QGridLayout>
 #include <QLabel>
 #include <QVBoxLayout>
+
+#include <cmath>
+#include <optional>
+#include <utility>
 
 namespace parallax::views {
 
@@ -83,6 +88,34 @@ QString value_of(ServingMetricsPanel::Card c, const ServingPrediction& p)
     return {};
 }
 
+// The card's band as [low, high] in its own unit, when the prediction has one and the card shows a banded value.
+std::optional<std::pair<double, double>> band_of(ServingMetricsPanel::Card c, const ServingPrediction& p)
+{
+    using C = ServingMetricsPanel::Card;
+    const ServingInterval& i = p.interval;
+    if (i.level <= 0 || !p.feasible)
+        return std::nullopt;
+    const double per_gpu = p.output_tokens_per_s > 0 ? p.output_tokens_per_s_per_gpu / p.output_tokens_per_s : 0;
+    switch (c) {
+    case C::ttft:
+        return std::pair { i.ttft_ms_low, i.ttft_ms_high };
+    case C::tpot:
+        return std::pair { i.tpot_ms_low, i.tpot_ms_high };
+    case C::tokens_per_s:
+        return std::pair { i.tokens_per_s_low, i.tokens_per_s_high };
+    case C::tokens_per_s_per_gpu:
+        return std::pair { i.tokens_per_s_low * per_gpu, i.tokens_per_s_high * per_gpu };
+    default:
+        return std::nullopt;
+    }
+}
+
+QString band_end(ServingMetricsPanel::Card c, double v)
+{
+    using C = ServingMetricsPanel::Card;
+    return c == C::ttft || c == C::tpot ? ms(v) : format_count(v);
+}
+
 } // namespace
 
 ServingMetricsPanel::ServingMetricsPanel(QWidget* parent)
@@ -104,13 +137,16 @@ ServingMetricsPanel::ServingMetricsPanel(QWidget* parent)
         frame->setToolTip(QString::fromUtf8(info.tip));
         auto* v = new QVBoxLayout(frame);
         CardWidgets w { info.card, new QLabel(QString::fromUtf8(info.title), frame),
-            new QLabel(QStringLiteral("–"), frame) };
+            new QLabel(QStringLiteral("–"), frame), new QLabel(frame) };
+        w.band->setObjectName(QStringLiteral("metric_band"));
+        w.band->hide();
         QFont big = w.value->font();
         big.setPointSizeF(big.pointSizeF() * 1.5);
         big.setBold(true);
         w.value->setFont(big);
         v->addWidget(w.title);
         v->addWidget(w.value);
+        v->addWidget(w.band);
         grid->addWidget(frame, i / kCardsPerRow, i % kCardsPerRow);
         m_cards.push_back(w);
         ++i;
@@ -130,8 +166,10 @@ void ServingMetricsPanel::set_evaluation(const ServingEvaluation& e)
 {
     show_banner(e);
     if (!e.valid) {
-        for (CardWidgets& w : m_cards)
+        for (CardWidgets& w : m_cards) {
             w.value->setText(QStringLiteral("–"));
+            w.band->hide();
+        }
         m_memory->clear();
         m_warnings->clear();
         return;
@@ -141,8 +179,22 @@ void ServingMetricsPanel::set_evaluation(const ServingEvaluation& e)
 
 void ServingMetricsPanel::show_values(const ServingPrediction& p)
 {
-    for (CardWidgets& w : m_cards)
+    QColor muted = palette().color(QPalette::Text);
+    muted.setAlphaF(0.65f);
+    const QString level = QString::number(std::lround(100 * p.interval.level)) + QStringLiteral("%");
+    for (CardWidgets& w : m_cards) {
         w.value->setText(value_of(w.card, p));
+        const auto band = band_of(w.card, p);
+        w.band->setVisible(band.has_value());
+        if (!band)
+            continue;
+        w.band->setText(
+            QStringLiteral("%1: %2–%3").arg(level, band_end(w.card, band->first), band_end(w.card, band->second)));
+        w.band->setStyleSheet(QStringLiteral("color: %1;").arg(muted.name(QColor::HexArgb)));
+        w.band->setToolTip(QStringLiteral("The %1 error band: the measured value should fall inside it %1 of the time, "
+                                          "judged by the serving model's errors on %2")
+                               .arg(level, QString::fromStdString(p.interval.basis).toHtmlEscaped()));
+    }
     const ServingMemory& m = p.memory;
     m_memory->setText(QStringLiteral("Memory per GPU: weights %1 · KV cache %2 · activations %3 · other %4")
                           .arg(format_gib(m.weights_B), format_gib(std::max(0.0, m.kv_pool_B)),
@@ -174,6 +226,14 @@ QString ServingMetricsPanel::value_text(Card c) const
     for (const CardWidgets& w : m_cards)
         if (w.card == c)
             return w.value->text();
+    return {};
+}
+
+QString ServingMetricsPanel::band_text(Card c) const
+{
+    for (const CardWidgets& w : m_cards)
+        if (w.card == c)
+            return w.band->isHidden() ? QString() : w.band->text();
     return {};
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 // The serving mode's live numbers: time to first token, time per output token, end-to-end latency,
 // throughput (whole deployment, per GPU, per user), requests/s, the running batch against what memory
-// holds, memory per GPU and its parts, power and energy per token. A banner says when the deployment
-// breaks a rule, does not fit or misses its SLO; the prediction's warnings are listed under the cards.
+// holds, memory per GPU and its parts, power and energy per token. The latency and throughput cards carry
+// their error band (what the model's errors on measured serving rows give for this kind of deployment). A
+// banner says when the deployment breaks a rule, does not fit or misses its SLO; the prediction's warnings are
+// listed under the cards.
 #include "viewdata/serving_evaluation.hpp"
 
 #include <QString>
@@ -33,6 +35,8 @@ public:
     explicit ServingMetricsPanel(QWidget* parent = nullptr);
     void set_evaluation(const ServingEvaluation& e);
     QString value_text(Card c) const;
+    // The card's error band as shown ("80%: 57.9 ms–162 ms"); empty when the card has none.
+    QString band_text(Card c) const;
     QString banner_text() const;
     QString memory_text() const; // the memory parts line
     QString warnings_text() const;
@@ -42,6 +46,7 @@ private:
         Card card;
         QLabel* title = nullptr;
         QLabel* value = nullptr;
+        QLabel* band = nullptr; // the error band under the value (latency and throughput cards)
     };
     void show_values(const ServingPrediction& p);
     void show_banner(const ServingEvaluation& e);
