@@ -229,7 +229,8 @@ const ServingBands& builtin_serving_bands(const ServingBandClass& klass)
     if (it == cache.end()) {
         const ServingBandTable& t = builtin_serving_error_bands();
         ServingBands b { serving_error_band(t, klass, ServingMetric::ttft),
-            serving_error_band(t, klass, ServingMetric::tpot), serving_error_band(t, klass, ServingMetric::throughput) };
+            serving_error_band(t, klass, ServingMetric::tpot),
+            serving_error_band(t, klass, ServingMetric::throughput) };
         it = cache.emplace(key, std::move(b)).first;
     }
     return it->second;

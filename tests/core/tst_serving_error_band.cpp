@@ -54,8 +54,8 @@ ServingBandTable rebuilt_from_validation()
     std::vector<ServingSkip> skipped;
     for (const char* name : { "measured-serving.json", "published-serving-throughput.json" }) {
         const std::string path = std::string(PARALLAX_SOURCE_DIR) + "/validation/" + name;
-        auto more = read_serving_runs(
-            parse_json_text(read_text_file(path), path), path, PresetCatalog::standard(), skipped);
+        auto more
+            = read_serving_runs(parse_json_text(read_text_file(path), path), path, PresetCatalog::standard(), skipped);
         runs.insert(runs.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
     }
     return build_serving_band_table(run_serving_validation(runs, skipped), "test");
@@ -135,7 +135,8 @@ private slots:
         const ServingBandTable& shipped = builtin_serving_error_bands();
         QCOMPARE(shipped.residuals.size(), rebuilt.residuals.size());
         QVERIFY(rebuilt.residuals.size() > 3000);
-        const auto same = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || std::fabs(a - b) < 1e-4; };
+        const auto same
+            = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || std::fabs(a - b) < 1e-4; };
         for (std::size_t i = 0; i < rebuilt.residuals.size(); ++i) {
             const ServingBandResidual& s = shipped.residuals[i];
             const ServingBandResidual& r = rebuilt.residuals[i];
