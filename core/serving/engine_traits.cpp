@@ -57,9 +57,9 @@ SglangMemory sglang_memory(const InstanceLayout& l, const GpuSpec& gpu, bool spe
 // Host time per modelled kernel of a vLLM step run without a CUDA graph (Python dispatch, the custom ops'
 // wrappers and metadata, the launches; the model counts ~12 kernels per dense layer): picked on the measured
 // serving rows (validation/measured-serving.json) leaving each GPU type, and each model, out in turn; every
-// held-out choice among 0-110 us was 60 us. It gives ~0.7 ms per dense layer, near AIConfigurator's
-// independently calibrated 0.8 ms per layer of vLLM prefill dispatch
-// (ai-dynamo/aiconfigurator@095f58a vllm_backend.py _prefill_dispatch_overhead_ms).
+// held-out choice among 0-110 us was 60 us. It gives ~0.7 ms per dense layer, near the 0.8 ms per layer of vLLM
+// prefill dispatch that AIConfigurator calibrates on the same corpus (ai-dynamo/aiconfigurator@095f58a
+// vllm_backend.py _prefill_dispatch_overhead_ms): a corroboration, not an independent source.
 constexpr double kVllmEagerKernelHostS = 60e-6;
 
 } // namespace
