@@ -31,12 +31,14 @@ struct Pool {
 const std::array<Pool, 4>& pools()
 {
     static const std::array<Pool, 4> p { {
-        { "this engine, family and mode", [](const ServingBandClass& a, const ServingBandClass& b) { return a == b; } },
-        { "this engine and mode",
+        { "the rows of its engine, family and mode",
+            [](const ServingBandClass& a, const ServingBandClass& b) { return a == b; } },
+        { "the rows of its engine and mode",
             [](const ServingBandClass& a, const ServingBandClass& b) {
                 return a.engine == b.engine && a.mode == b.mode;
             } },
-        { "this mode", [](const ServingBandClass& a, const ServingBandClass& b) { return a.mode == b.mode; } },
+        { "the rows of its mode",
+            [](const ServingBandClass& a, const ServingBandClass& b) { return a.mode == b.mode; } },
         { "all measured rows", [](const ServingBandClass&, const ServingBandClass&) { return true; } },
     } };
     return p;
@@ -128,7 +130,7 @@ ServingBand serving_error_band(const ServingBandTable& table, const ServingBandC
         b.low_factor = std::min(1.0, std::exp(quantile(errors, tail)));
         b.high_factor = std::max(1.0, std::exp(quantile(errors, 1.0 - tail)));
         b.basis = std::to_string(b.rows) + " measured rows of " + std::to_string(models.size()) + " models ("
-            + pool.name + ": " + serving_band_class_name(klass) + ")";
+            + pool.name + "; the deployment: " + serving_band_class_name(klass) + ")";
         return b;
     }
     return {};

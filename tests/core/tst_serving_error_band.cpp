@@ -79,7 +79,7 @@ private slots:
         QCOMPARE(b.rows, 41);
         QVERIFY(std::fabs(b.low_factor - std::exp(-0.18)) < 1e-12);
         QVERIFY(std::fabs(b.high_factor - std::exp(0.18)) < 1e-12);
-        QVERIFY(b.basis.find("this engine, family and mode") != std::string::npos);
+        QVERIFY(b.basis.find("the rows of its engine, family and mode") != std::string::npos);
     }
 
     void smallClassesFallBackAndTheBandHoldsThePrediction()
@@ -91,7 +91,7 @@ private slots:
         dense_sglang.engine = ServingEngine::sglang;
         const ServingBand b = serving_error_band(t, dense_sglang, ServingMetric::throughput);
         QCOMPARE(b.rows, 51);
-        QVERIFY(b.basis.find("this mode") != std::string::npos);
+        QVERIFY(b.basis.find("the rows of its mode") != std::string::npos);
         QVERIFY(b.low_factor <= 1.0 && b.high_factor >= 1.0);
         // Leaving a model out drops its rows: 20 of "b"'s left of 41, below the 30 a class needs.
         ServingBandClass moe_vllm;
@@ -174,7 +174,7 @@ private slots:
         // The class's own band: vLLM dense aggregated.
         const ServingBands& b = builtin_serving_bands(serving_band_class(s));
         QCOMPARE(i.tokens_per_s_high, p.output_tokens_per_s * b.throughput.high_factor);
-        QVERIFY(i.basis.find("vllm dense aggregated") != std::string::npos);
+        QVERIFY(i.basis.find("the deployment: vllm dense aggregated") != std::string::npos);
         const nlohmann::json j = serving_prediction_to_json(p);
         QCOMPARE(j["interval_level"].get<double>(), 0.8);
         QCOMPARE(j["ttft_ms_interval"][0].get<double>(), i.ttft_ms_low);
