@@ -85,4 +85,25 @@ for v in d["coverage"]:
 ' > "$bands"
 replace_between_markers error-bands "$bands"
 rm -f "$bands"
+# The serving bands: per deployment class and metric, and their leave-one-model-out coverage.
+serving_bands=$(mktemp)
+"$cli" error-bands --serving --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+lv = round(100 * d["level"])
+band = lambda m: "%+.0f%% .. %+.0f%%" % (100 * (m["low_factor"] - 1), 100 * (m["high_factor"] - 1))
+print("%d%% serving bands from %d measured rows (%s)." % (lv, d["rows"], d["provenance"]))
+print()
+print("| deployment class | rows | TTFT | TPOT | output tokens/s |")
+print("|---|---:|---|---|---|")
+for c in d["classes"]:
+    print("| %s | %d | %s | %s | %s |" % (c["class"], c["rows"], band(c["ttft"]), band(c["tpot"]), band(c["throughput"])))
+print()
+print("| metric | rows | covered (leave-one-model-out) | mean band width |")
+print("|---|---:|---:|---:|")
+for v in d["coverage"]:
+    print("| %s | %d | %.1f%% | %.1f%% |" % (v["metric"], v["rows"], 100 * v["coverage"], 100 * v["mean_width"]))
+' > "$serving_bands"
+replace_between_markers serving-error-bands "$serving_bands"
+rm -f "$serving_bands"
 echo "$doc: accuracy tables updated"
