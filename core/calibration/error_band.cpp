@@ -1,7 +1,6 @@
 #include "calibration/error_band.hpp"
 
-#include "embedded_presets.hpp"
-#include "io/json_reader.hpp"
+#include "io/preset_catalog.hpp"
 #include "spec/input_error.hpp"
 
 #include <algorithm>
@@ -282,12 +281,8 @@ bool intervals_overlap(const PredictionInterval& a, const PredictionInterval& b)
 const ErrorBandTable& builtin_error_bands()
 {
     static const ErrorBandTable table = [] {
-        for (const auto& p : presets::embedded_presets())
-            if (p.path == kBuiltinPath) {
-                const std::string origin = std::string("builtin:") + kBuiltinPath;
-                return error_band_table_from_json(parse_json_text(std::string(p.json), origin), origin);
-            }
-        return ErrorBandTable {};
+        const auto file = builtin_preset_file(kBuiltinPath);
+        return file ? error_band_table_from_json(file->json, file->origin) : ErrorBandTable {};
     }();
     return table;
 }

@@ -1,7 +1,6 @@
 #include "calibration/serving_error_band.hpp"
 
-#include "embedded_presets.hpp"
-#include "io/json_reader.hpp"
+#include "io/preset_catalog.hpp"
 #include "spec/input_error.hpp"
 
 #include <algorithm>
@@ -211,12 +210,8 @@ ServingBandTable serving_band_table_from_json(const nlohmann::json& j, const std
 const ServingBandTable& builtin_serving_error_bands()
 {
     static const ServingBandTable table = [] {
-        for (const auto& p : presets::embedded_presets())
-            if (p.path == kBuiltinPath) {
-                const std::string origin = std::string("builtin:") + kBuiltinPath;
-                return serving_band_table_from_json(parse_json_text(std::string(p.json), origin), origin);
-            }
-        return ServingBandTable {};
+        const auto file = builtin_preset_file(kBuiltinPath);
+        return file ? serving_band_table_from_json(file->json, file->origin) : ServingBandTable {};
     }();
     return table;
 }

@@ -62,6 +62,16 @@ void PresetCatalog::add(PresetEntry entry)
     m_entries.push_back(std::move(entry));
 }
 
+std::optional<BuiltinFile> builtin_preset_file(std::string_view path)
+{
+    for (const auto& p : presets::embedded_presets())
+        if (p.path == path) {
+            const std::string origin = "builtin:" + std::string(path);
+            return BuiltinFile { parse_json_text(std::string(p.json), origin), origin };
+        }
+    return std::nullopt;
+}
+
 PresetCatalog PresetCatalog::load(const std::vector<std::string>& user_dirs)
 {
     PresetCatalog catalog;

@@ -18,6 +18,15 @@ inline constexpr PresetKind kAllPresetKinds[]
 std::string_view to_string(PresetKind k);
 std::optional<PresetKind> preset_kind_from_string(std::string_view s);
 
+// A built-in file of presets/ by its path there ("calibration/error-bands.json"): the tables that are data but
+// not presets of a kind. `origin` ("builtin:<path>") names it in errors.
+struct BuiltinFile {
+    nlohmann::json json;
+    std::string origin;
+};
+// Nullopt when the build embeds no such file; throws InputError naming the origin when it is not JSON.
+std::optional<BuiltinFile> builtin_preset_file(std::string_view path);
+
 struct PresetEntry {
     PresetKind kind = PresetKind::gpus;
     std::string name;
