@@ -84,11 +84,8 @@ void add_interval_json(json& j, const ServingInterval& i)
             j[key] = nullptr;
         return;
     }
-    const double per_gpu = j["output_tokens_per_s"].get<double>() > 0
-        ? j["output_tokens_per_s_per_gpu"].get<double>() / j["output_tokens_per_s"].get<double>()
-        : 0;
     j["output_tokens_per_s_interval"] = { i.tokens_per_s_low, i.tokens_per_s_high };
-    j["output_tokens_per_s_per_gpu_interval"] = { i.tokens_per_s_low * per_gpu, i.tokens_per_s_high * per_gpu };
+    j["output_tokens_per_s_per_gpu_interval"] = { i.tokens_per_s_per_gpu_low, i.tokens_per_s_per_gpu_high };
     j["ttft_ms_interval"] = { i.ttft_ms_low, i.ttft_ms_high };
     j["tpot_ms_interval"] = { i.tpot_ms_low, i.tpot_ms_high };
     j["interval_level"] = i.level;

@@ -346,6 +346,8 @@ void add_serving_interval(ServingPrediction& p, const ServingScenario& s)
     i.level = b.throughput.level;
     i.tokens_per_s_low = p.output_tokens_per_s * b.throughput.low_factor;
     i.tokens_per_s_high = p.output_tokens_per_s * b.throughput.high_factor;
+    i.tokens_per_s_per_gpu_low = p.output_tokens_per_s_per_gpu * b.throughput.low_factor;
+    i.tokens_per_s_per_gpu_high = p.output_tokens_per_s_per_gpu * b.throughput.high_factor;
     const ServingBand& ttft = b.ttft.valid() ? b.ttft : b.throughput;
     const ServingBand& tpot = b.tpot.valid() ? b.tpot : b.throughput;
     i.ttft_ms_low = p.ttft_ms * ttft.low_factor;

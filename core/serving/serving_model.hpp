@@ -18,6 +18,7 @@ struct ServingInterval {
     double ttft_ms_low = 0, ttft_ms_high = 0;
     double tpot_ms_low = 0, tpot_ms_high = 0;
     double tokens_per_s_low = 0, tokens_per_s_high = 0; // output tokens/s of the whole deployment
+    double tokens_per_s_per_gpu_low = 0, tokens_per_s_per_gpu_high = 0;
     std::string basis; // the throughput band's rows, in words
 };
 

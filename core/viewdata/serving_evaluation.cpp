@@ -30,11 +30,8 @@ ServingCurvePoint curve_point(const ServingScenario& s, long long concurrency)
     pt.tpot_ms = p.tpot_ms;
     pt.tokens_per_s_per_gpu = p.output_tokens_per_s_per_gpu;
     pt.tokens_per_s_per_user = p.output_tokens_per_s_per_user;
-    if (p.interval.level > 0 && p.output_tokens_per_s > 0) {
-        const double per_gpu = p.output_tokens_per_s_per_gpu / p.output_tokens_per_s;
-        pt.tokens_per_s_per_gpu_low = p.interval.tokens_per_s_low * per_gpu;
-        pt.tokens_per_s_per_gpu_high = p.interval.tokens_per_s_high * per_gpu;
-    }
+    pt.tokens_per_s_per_gpu_low = p.interval.tokens_per_s_per_gpu_low;
+    pt.tokens_per_s_per_gpu_high = p.interval.tokens_per_s_per_gpu_high;
     return pt;
 }
 

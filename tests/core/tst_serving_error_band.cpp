@@ -178,8 +178,8 @@ private slots:
         const nlohmann::json j = serving_prediction_to_json(p);
         QCOMPARE(j["interval_level"].get<double>(), 0.8);
         QCOMPARE(j["ttft_ms_interval"][0].get<double>(), i.ttft_ms_low);
-        QCOMPARE(j["output_tokens_per_s_per_gpu_interval"][1].get<double>(),
-            i.tokens_per_s_high * p.output_tokens_per_s_per_gpu / p.output_tokens_per_s);
+        QCOMPARE(i.tokens_per_s_per_gpu_high, p.output_tokens_per_s_per_gpu * b.throughput.high_factor);
+        QCOMPARE(j["output_tokens_per_s_per_gpu_interval"][1].get<double>(), i.tokens_per_s_per_gpu_high);
         QVERIFY(serving_prediction_to_text(s, p).find("(80%: ") != std::string::npos);
         // An infeasible deployment has no band, and says so with nulls.
         ServingPrediction none;

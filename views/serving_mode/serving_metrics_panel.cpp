@@ -95,7 +95,6 @@ std::optional<std::pair<double, double>> band_of(ServingMetricsPanel::Card c, co
     const ServingInterval& i = p.interval;
     if (i.level <= 0 || !p.feasible)
         return std::nullopt;
-    const double per_gpu = p.output_tokens_per_s > 0 ? p.output_tokens_per_s_per_gpu / p.output_tokens_per_s : 0;
     switch (c) {
     case C::ttft:
         return std::pair { i.ttft_ms_low, i.ttft_ms_high };
@@ -104,7 +103,7 @@ std::optional<std::pair<double, double>> band_of(ServingMetricsPanel::Card c, co
     case C::tokens_per_s:
         return std::pair { i.tokens_per_s_low, i.tokens_per_s_high };
     case C::tokens_per_s_per_gpu:
-        return std::pair { i.tokens_per_s_low * per_gpu, i.tokens_per_s_high * per_gpu };
+        return std::pair { i.tokens_per_s_per_gpu_low, i.tokens_per_s_per_gpu_high };
     default:
         return std::nullopt;
     }
