@@ -195,17 +195,17 @@ std::string serving_band_text(const ServingBandTable& t, nlohmann::json* out)
                 { "rows", b[m].rows }, { "basis", b[m].basis } };
         jc.push_back(k);
     }
-    const std::vector<ServingBandCoverage> cov = serving_band_coverage(t);
+    const std::vector<BandCoverage> cov = serving_band_coverage(t);
     std::snprintf(line, sizeof line,
         "\nleave-one-model-out coverage of the %.0f%% bands (each row's band built without its model):\n",
         100 * t.level);
     text += line;
     nlohmann::json jv = nlohmann::json::array();
-    for (const ServingBandCoverage& c : cov) {
-        std::snprintf(line, sizeof line, "  %-11s %5d rows  covered %5.1f%%  mean width %6.1f%%\n", c.metric.c_str(),
+    for (const BandCoverage& c : cov) {
+        std::snprintf(line, sizeof line, "  %-11s %5d rows  covered %5.1f%%  mean width %6.1f%%\n", c.group.c_str(),
             c.rows, 100 * c.coverage(), 100 * c.mean_width);
         text += line;
-        jv.push_back({ { "metric", c.metric }, { "rows", c.rows }, { "covered", c.covered },
+        jv.push_back({ { "metric", c.group }, { "rows", c.rows }, { "covered", c.covered },
             { "coverage", c.coverage() }, { "mean_width", c.mean_width } });
     }
     *out = { { "schema", 1 }, { "level", t.level }, { "provenance", t.provenance }, { "rows", t.residuals.size() },

@@ -135,12 +135,12 @@ ServingBand serving_error_band(const ServingBandTable& table, const ServingBandC
     return {};
 }
 
-std::vector<ServingBandCoverage> serving_band_coverage(const ServingBandTable& table)
+std::vector<BandCoverage> serving_band_coverage(const ServingBandTable& table)
 {
-    std::vector<ServingBandCoverage> out;
+    std::vector<BandCoverage> out;
     for (ServingMetric m : { ServingMetric::ttft, ServingMetric::tpot, ServingMetric::throughput }) {
-        ServingBandCoverage c;
-        c.metric = metric_name(m);
+        BandCoverage c;
+        c.group = metric_name(m);
         double width = 0;
         for (const ServingBandResidual& r : table.residuals) {
             const double e = r.log_error(m);

@@ -5,6 +5,7 @@
 // deployment. A band is the empirical interval of ln(measured / predicted) over the most specific class
 // of rows that holds enough of them (engine, dense or MoE, deployment mode; then broader), always
 // containing the prediction itself. Its coverage is checked leaving each model's rows out in turn.
+#include "calibration/error_band.hpp"
 #include "serving/serving_spec.hpp"
 
 #include <nlohmann/json.hpp>
@@ -62,15 +63,9 @@ struct ServingBand {
 ServingBand serving_error_band(const ServingBandTable& table, const ServingBandClass& klass, ServingMetric metric,
     const std::string& exclude_model = {});
 
-// Leave-one-model-out coverage of each metric's bands over the table's rows ("ttft", "tpot", "throughput").
-struct ServingBandCoverage {
-    std::string metric;
-    int rows = 0;
-    int covered = 0;
-    double mean_width = 0; // high_factor / low_factor - 1, averaged
-    double coverage() const { return rows > 0 ? static_cast<double>(covered) / rows : 0; }
-};
-std::vector<ServingBandCoverage> serving_band_coverage(const ServingBandTable& table);
+// Leave-one-model-out coverage of each metric's bands over the table's rows, one group per metric ("ttft",
+// "tpot", "throughput").
+std::vector<BandCoverage> serving_band_coverage(const ServingBandTable& table);
 
 nlohmann::json serving_band_table_to_json(const ServingBandTable& t);
 // Throws InputError naming `file` and the key when the JSON is not a serving band table.

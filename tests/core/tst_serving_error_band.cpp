@@ -152,12 +152,12 @@ private slots:
     // the rows (the level is 80%).
     void shippedBandsCoverTheirLevelWithEachModelLeftOut()
     {
-        const std::vector<ServingBandCoverage> cov = serving_band_coverage(builtin_serving_error_bands());
+        const std::vector<BandCoverage> cov = serving_band_coverage(builtin_serving_error_bands());
         QCOMPARE(cov.size(), std::size_t(3));
-        for (const ServingBandCoverage& c : cov) {
-            QVERIFY2(c.rows > 3000, c.metric.c_str());
+        for (const BandCoverage& c : cov) {
+            QVERIFY2(c.rows > 3000, c.group.c_str());
             QVERIFY2(c.coverage() >= 0.7 && c.coverage() <= 0.9,
-                qPrintable(QString::fromStdString(c.metric + " ") + QString::number(c.coverage())));
+                qPrintable(QString::fromStdString(c.group + " ") + QString::number(c.coverage())));
         }
     }
 
