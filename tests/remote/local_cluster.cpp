@@ -500,7 +500,21 @@ QString LocalSlurm::client_conf(int message_timeout_s) const
 
 void LocalSlurm::stop_controller()
 {
-    m_slurmctld.stop();
+    // A clean shutdown writes the job state; on two busy cores that takes longer than the usual 3 s grace,
+    // and a SIGKILL before it ends would be a crash, not the maintenance outage being modelled.
+    constexpr int kStateSaveGraceMs = 30000;
+    m_slurmctld.stop(kStateSaveGraceMs);
+}
+
+QString LocalSlurm::controller_log_tail(int bytes) const
+{
+    QString out;
+    for (const QString& name : { QStringLiteral("slurmctld.log"), QStringLiteral("slurmd.log") }) {
+        QFile f(m_dir + QLatin1Char('/') + name);
+        if (f.open(QIODevice::ReadOnly))
+            out += name + QStringLiteral(": ") + QString::fromLocal8Bit(f.readAll().right(bytes)) + QLatin1Char('\n');
+    }
+    return out;
 }
 
 bool LocalSlurm::start_controller(QString* error)

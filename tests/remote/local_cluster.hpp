@@ -93,6 +93,8 @@ public:
     // outage of the controller; running jobs go on under slurmd.
     void stop_controller();
     bool start_controller(QString* error);
+    // The last `bytes` of slurmctld's and slurmd's logs, for a failure message.
+    QString controller_log_tail(int bytes) const;
 
     QString conf() const { return m_dir + QStringLiteral("/slurm.conf"); }
     // A copy of slurm.conf for clients only, whose commands give up on an unreachable controller after about
