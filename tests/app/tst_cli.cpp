@@ -1,6 +1,8 @@
 // parallax-cli as a user runs it (docs/cli.md): exit codes, the keys and JSON types of
 // `predict --json`, `presets` and `validate --json`, and bad input reported on stderr with the file
 // and the key. No assertions on model numbers (they are being tuned), only on structure.
+#include "cli_process.hpp"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -15,12 +17,7 @@
 
 namespace {
 
-struct Run {
-    int code = -1;
-    QByteArray out;
-    QByteArray err;
-    bool crashed = false;
-};
+using Run = parallax::test::CliRun;
 
 const QStringList kGpuNames = { QStringLiteral("A100-PCIe-40GB"), QStringLiteral("A100-PCIe-80GB"),
     QStringLiteral("A100-SXM4-40GB"), QStringLiteral("A100-SXM4-80GB"), QStringLiteral("B200"), QStringLiteral("B300"),
@@ -141,35 +138,12 @@ private:
 
 Run TestCli::run(const QStringList& args, const QProcessEnvironment& env) const
 {
-    QProcess p;
-    p.setProcessEnvironment(env.isEmpty() ? m_env : env);
-    p.start(QStringLiteral(PARALLAX_CLI_PATH), args);
-    Run r;
-    if (!p.waitForStarted(10000)) {
-        r.crashed = true;
-        return r;
-    }
-    p.closeWriteChannel();
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        r.crashed = true;
-    }
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    r.crashed = r.crashed || p.exitStatus() != QProcess::NormalExit;
-    r.code = p.exitCode();
-    return r;
+    return parallax::test::run_cli(args, env.isEmpty() ? m_env : env);
 }
 
 QString TestCli::writeFile(const QString& name, const QByteArray& bytes) const
 {
-    const QString path = QDir(m_dir.path()).filePath(name);
-    QDir().mkpath(QFileInfo(path).absolutePath());
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(bytes) != bytes.size())
-        qFatal("cannot write %s", qPrintable(path));
-    return path;
+    return parallax::test::write_test_file(m_dir.path(), name, bytes);
 }
 
 void TestCli::initTestCase()

@@ -2,6 +2,8 @@
 // one plan notation (the "label") in text, JSON and CSV, search rows that say what tells two plans apart,
 // an empty search that says what removed the candidates, --csv tables that parse, and logging through
 // QLoggingCategory (--verbose, QT_LOGGING_RULES, libssh and a failed dispatch).
+#include "cli_process.hpp"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -15,12 +17,7 @@
 
 namespace {
 
-struct Run {
-    int code = -1;
-    QByteArray out;
-    QByteArray err;
-    bool crashed = false;
-};
+using Run = parallax::test::CliRun;
 
 // 16 H100 running Llama 3 8B: small enough to search in well under a second.
 const char* const kScenario = R"({
@@ -140,34 +137,12 @@ private:
 
 Run TestCliConventions::run(const QStringList& args, const QProcessEnvironment& env) const
 {
-    QProcess p;
-    p.setProcessEnvironment(env.isEmpty() ? m_env : env);
-    p.start(QStringLiteral(PARALLAX_CLI_PATH), args);
-    Run r;
-    if (!p.waitForStarted(10000)) {
-        r.crashed = true;
-        return r;
-    }
-    p.closeWriteChannel();
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        r.crashed = true;
-    }
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    r.crashed = r.crashed || p.exitStatus() != QProcess::NormalExit;
-    r.code = p.exitCode();
-    return r;
+    return parallax::test::run_cli(args, env.isEmpty() ? m_env : env);
 }
 
 QString TestCliConventions::writeFile(const QString& name, const QByteArray& bytes) const
 {
-    const QString path = QDir(m_dir.path()).filePath(name);
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(bytes) != bytes.size())
-        qFatal("cannot write %s", qPrintable(path));
-    return path;
+    return parallax::test::write_test_file(m_dir.path(), name, bytes);
 }
 
 void TestCliConventions::initTestCase()

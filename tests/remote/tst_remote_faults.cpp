@@ -1,10 +1,11 @@
 // Faults injected into a real run on the loopback cluster (OpenSSH + single-node SLURM on 127.0.0.1, see
-// local_cluster.hpp): the SLURM controller down for 30 s mid-run, sshd and the app killed mid-run and
+// local_cluster.hpp): the SLURM controller down mid-run, sshd and the app killed mid-run and
 // started again, a requeued job, a full and a read-only remote disk. Each run is the built-in probe with
 // 2 CPU ranks; what must hold is what a user relies on: the run ends in its true state, every step is
 // stored once, the stored log is the cluster's file byte for byte, no job is submitted twice, errors say
 // what failed and where.
 #include "local_cluster.hpp"
+#include "loopback_run.hpp"
 
 #include "io/preset_catalog.hpp"
 #include "io/scenario_io.hpp"
@@ -25,69 +26,6 @@ using namespace parallax;
 using namespace parallax::remote;
 using namespace parallax::test;
 
-namespace {
-
-constexpr int kRunTimeoutMs = 240000;
-
-std::string str(const QString& s)
-{
-    return s.toStdString();
-}
-
-QString state_text(const QVariant& arg)
-{
-    return QLatin1String(to_string(arg.value<RunState>()));
-}
-
-QByteArray read_file(const QString& path)
-{
-    QFile f(path);
-    f.open(QIODevice::ReadOnly);
-    return f.readAll();
-}
-
-struct Recorder {
-    explicit Recorder(RemoteRunner& r)
-        : dispatched(&r, &RemoteRunner::dispatched)
-        , dispatch_failed(&r, &RemoteRunner::dispatch_failed)
-        , states(&r, &RemoteRunner::run_state_changed)
-        , measurements(&r, &RemoteRunner::measurements_updated)
-        , finished(&r, &RemoteRunner::run_finished)
-        , errors(&r, &RemoteRunner::run_error)
-    {
-    }
-    QSignalSpy dispatched;
-    QSignalSpy dispatch_failed;
-    QSignalSpy states;
-    QSignalSpy measurements;
-    QSignalSpy finished;
-    QSignalSpy errors;
-
-    QString run_id() const { return dispatched.isEmpty() ? QString() : dispatched.first().at(0).toString(); }
-    bool ended() const { return !finished.isEmpty() || !dispatch_failed.isEmpty() || !errors.isEmpty(); }
-    bool saw_detail(const QString& part) const
-    {
-        for (const auto& a : states)
-            if (a.at(2).toString().contains(part))
-                return true;
-        return false;
-    }
-    QString problems() const
-    {
-        QString out;
-        for (const auto& a : dispatch_failed)
-            out += QStringLiteral("dispatch_failed: ") + a.at(0).toString() + QLatin1Char('\n');
-        for (const auto& a : errors)
-            out += QStringLiteral("run_error: ") + a.at(1).toString() + QLatin1Char('\n');
-        for (const auto& a : states)
-            out += QStringLiteral("state: ") + state_text(a.at(1)) + QStringLiteral(": ") + a.at(2).toString()
-                + QLatin1Char('\n');
-        return out;
-    }
-};
-
-} // namespace
-
 class TestRemoteFaults : public QObject {
     Q_OBJECT
 
@@ -97,41 +35,9 @@ private:
     std::unique_ptr<LocalSlurm> m_slurm;
     QString m_store;
 
-    ClusterProfile profile() const
-    {
-        ClusterProfile p;
-        p.name = "loopback";
-        p.host = "127.0.0.1";
-        p.port = m_ssh->port();
-        p.user = str(m_ssh->user());
-        p.key_file = str(m_ssh->client_key());
-        p.known_hosts = str(m_tmp.filePath(QStringLiteral("known_hosts")));
-        p.use_agent = false;
-        p.launcher = LauncherKind::slurm;
-        p.partition = "debug";
-        p.time_limit = "00:10:00";
-        p.work_dir = str(m_tmp.filePath(QStringLiteral("cluster-home/parallax-runs")));
-        p.env["SLURM_CONF"] = str(m_slurm->conf());
-        p.gpu_type = "cpu";
-        p.cpus_per_task = 1;
-        p.poll_min_s = 0.3;
-        p.poll_max_s = 1.0;
-        p.keepalive_s = 2;
-        return p;
-    }
+    ClusterProfile profile() const { return loopback_slurm_profile(*m_ssh, *m_slurm, m_tmp.path()); }
 
-    RunRequest request(int steps, const ClusterProfile& p) const
-    {
-        RunRequest req;
-        req.scenario = load_scenario_file(
-            PARALLAX_SOURCE_DIR "/tests/remote/data/tiny_probe_scenario.json", PresetCatalog::standard());
-        req.scenario_label = "tiny_probe_scenario.json";
-        req.profile = p;
-        req.framework = JobFramework::probe;
-        req.steps = steps;
-        req.probe_microbatches = 2;
-        return req;
-    }
+    static RunRequest request(int steps, const ClusterProfile& p) { return tiny_probe_request(steps, p); }
 
     std::unique_ptr<RemoteRunner> runner() const
     {
@@ -209,10 +115,10 @@ private Q_SLOTS:
         ClusterProfile p = profile();
         p.env["SLURM_CONF"] = str(m_slurm->client_conf(2)); // each poll hears "cannot contact" within seconds
         auto r = runner();
-        Recorder rec(*r);
+        RunRecorder rec(*r);
         r->dispatch(request(kSteps, p));
         QTRY_VERIFY2_WITH_TIMEOUT(
-            !rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+            !rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
         QVERIFY2(!rec.ended(), qPrintable(QStringLiteral("ended before the outage: ") + rec.problems()));
         const QString id = rec.run_id();
         m_slurm->stop_controller();
@@ -228,7 +134,7 @@ private Q_SLOTS:
         QVERIFY2(steps_at_restart < std::size_t(kSteps),
             qPrintable(QStringLiteral("the job ended during the outage (%1 steps stored): make it longer")
                            .arg(steps_at_restart)));
-        QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+        QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
         QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
         QVERIFY2(state_text(rec.finished.first().at(1)) == QStringLiteral("completed"),
             qPrintable(rec.problems() + m_slurm->controller_log_tail(1500)));
@@ -240,23 +146,23 @@ private Q_SLOTS:
     {
         constexpr int kSteps = 40;
         auto r = runner();
-        Recorder rec(*r);
+        RunRecorder rec(*r);
         r->dispatch(request(kSteps, profile()));
         QTRY_VERIFY2_WITH_TIMEOUT(
-            !rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+            !rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
         QVERIFY2(!rec.ended(), qPrintable(rec.problems()));
         const QString id = rec.run_id();
         // Let some steps be stored (their timings make the two logs differ where the first one ended; a
         // requeue before any step would restart an identical header, which is read on, not replaced), then
         // requeue: SLURM kills the job and starts it again, truncating job.log.
-        QTRY_VERIFY_WITH_TIMEOUT(RunStore(m_store).steps(str(id)).size() >= 3 || rec.ended(), kRunTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(RunStore(m_store).steps(str(id)).size() >= 3 || rec.ended(), kLoopbackRunTimeoutMs);
         QVERIFY2(!rec.ended(), qPrintable(rec.problems()));
         QByteArray out;
         QByteArray err;
         QVERIFY2(
             m_slurm->client(QStringLiteral("scontrol"), { QStringLiteral("requeue"), job_of(id) }, &out, &err) == 0,
             QByteArray(out + err).constData());
-        QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+        QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
         QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
         QCOMPARE(state_text(rec.finished.first().at(1)), QStringLiteral("completed"));
         verify_completed(id, kSteps);
@@ -277,10 +183,10 @@ private Q_SLOTS:
         QString id;
         {
             auto r = runner();
-            Recorder rec(*r);
+            RunRecorder rec(*r);
             r->dispatch(request(kSteps, profile()));
             QTRY_VERIFY2_WITH_TIMEOUT(
-                !rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+                !rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
             QVERIFY2(!rec.ended(), qPrintable(rec.problems()));
             id = rec.run_id();
             m_ssh->stop(); // the server and every connection gone, then the app "quits"
@@ -289,9 +195,9 @@ private Q_SLOTS:
         QString error;
         QVERIFY2(m_ssh->start(&error), qPrintable(error));
         auto r = runner();
-        Recorder rec(*r);
+        RunRecorder rec(*r);
         QCOMPARE(r->attach_active(), 1);
-        QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+        QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
         QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
         QVERIFY2(state_text(rec.finished.first().at(1)) == QStringLiteral("completed"),
             qPrintable(rec.problems() + m_slurm->controller_log_tail(1500)));
@@ -307,20 +213,20 @@ private Q_SLOTS:
         QString id;
         {
             auto r = runner();
-            Recorder rec(*r);
+            RunRecorder rec(*r);
             r->dispatch(request(kSteps, profile()));
             QTRY_VERIFY2_WITH_TIMEOUT(
-                !rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+                !rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
             QVERIFY2(!rec.ended(), qPrintable(rec.problems()));
             id = rec.run_id();
         } // the app quits
         const std::string vanished = "SLURM job " + str(job_of(id)) + " vanished from squeue and scontrol";
         RunStore(m_store).set_state(str(id), RunState::failed, vanished);
         auto r = runner();
-        Recorder rec(*r);
+        RunRecorder rec(*r);
         QCOMPARE(r->attach_active(), 0); // a failed run is not resumed by itself...
         r->attach(id); // ...but when asked
-        QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+        QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
         QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
         QVERIFY2(
             rec.saw_detail(QStringLiteral("attached again after it was marked failed")), qPrintable(rec.problems()));
@@ -362,9 +268,9 @@ private Q_SLOTS:
         ClusterProfile p = profile();
         p.work_dir = str(mount_point + QStringLiteral("/parallax-runs"));
         auto r = runner();
-        Recorder rec(*r);
+        RunRecorder rec(*r);
         r->dispatch(request(4, p));
-        QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kRunTimeoutMs);
+        QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
         // Refused at once (not stored) or stored as failed: either way the message names the folder and why.
         QString message;
         if (!rec.dispatch_failed.isEmpty()) {

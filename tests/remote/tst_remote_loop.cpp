@@ -6,6 +6,7 @@
 // (re-attach by run id), hostile profile values (no injection), the direct launcher (torchrun over SSH),
 // refusals (unknown/changed host key, wrong key) and the CLI (`run --wait`, `runs --json`, `run --out`).
 #include "local_cluster.hpp"
+#include "loopback_run.hpp"
 
 #include "cluster/cluster_profile.hpp"
 #include "cluster/profile_store.hpp"
@@ -33,83 +34,6 @@ using namespace parallax;
 using namespace parallax::remote;
 using namespace parallax::test;
 
-namespace {
-
-// A run-state argument of a runner or controller signal, as stored and printed.
-QString state_text(const QVariant& arg)
-{
-    return QLatin1String(to_string(arg.value<RunState>()));
-}
-
-constexpr int kRunTimeoutMs = 240000;
-
-QByteArray read_file(const QString& path)
-{
-    QFile f(path);
-    f.open(QIODevice::ReadOnly);
-    return f.readAll();
-}
-
-std::string str(const QString& s)
-{
-    return s.toStdString();
-}
-
-// Every signal of a runner, recorded in order, for one test.
-struct Recorder {
-    explicit Recorder(RemoteRunner& r)
-        : created(&r, &RemoteRunner::run_created)
-        , dispatched(&r, &RemoteRunner::dispatched)
-        , dispatch_failed(&r, &RemoteRunner::dispatch_failed)
-        , states(&r, &RemoteRunner::run_state_changed)
-        , logs(&r, &RemoteRunner::log_appended)
-        , measurements(&r, &RemoteRunner::measurements_updated)
-        , finished(&r, &RemoteRunner::run_finished)
-        , errors(&r, &RemoteRunner::run_error)
-        , connection(&r, &RemoteRunner::connection_state_changed)
-    {
-    }
-    QSignalSpy created;
-    QSignalSpy dispatched;
-    QSignalSpy dispatch_failed;
-    QSignalSpy states;
-    QSignalSpy logs;
-    QSignalSpy measurements;
-    QSignalSpy finished;
-    QSignalSpy errors;
-    QSignalSpy connection;
-
-    QString run_id() const { return dispatched.isEmpty() ? QString() : dispatched.first().at(0).toString(); }
-    bool saw_state(const QString& state) const
-    {
-        for (const auto& args : states)
-            if (state_text(args.at(1)) == state)
-                return true;
-        return false;
-    }
-    bool saw_connection(const QString& state) const
-    {
-        for (const auto& args : connection)
-            if (args.at(1).toString() == state)
-                return true;
-        return false;
-    }
-    QString problems() const
-    {
-        QString out;
-        for (const auto& a : dispatch_failed)
-            out += QStringLiteral("dispatch_failed: ") + a.at(0).toString() + QLatin1Char('\n');
-        for (const auto& a : errors)
-            out += QStringLiteral("run_error: ") + a.at(1).toString() + QLatin1Char('\n');
-        for (const auto& a : states)
-            out += QStringLiteral("state: ") + state_text(a.at(1)) + QStringLiteral(": ") + a.at(2).toString()
-                + QLatin1Char('\n');
-        return out;
-    }
-};
-
-} // namespace
-
 class TestRemoteLoop : public QObject {
     Q_OBJECT
 
@@ -121,39 +45,10 @@ private:
 
     ClusterProfile profile(const QString& name = QStringLiteral("loopback")) const
     {
-        ClusterProfile p;
-        p.name = str(name);
-        p.host = "127.0.0.1";
-        p.port = m_ssh->port();
-        p.user = str(m_ssh->user());
-        p.key_file = str(m_ssh->client_key());
-        p.known_hosts = str(m_tmp.filePath(QStringLiteral("known_hosts")));
-        p.use_agent = false;
-        p.launcher = LauncherKind::slurm;
-        p.partition = "debug";
-        p.time_limit = "00:10:00";
-        p.work_dir = str(m_tmp.filePath(QStringLiteral("cluster-home/parallax-runs")));
-        p.env["SLURM_CONF"] = str(m_slurm->conf());
-        p.gpu_type = "cpu";
-        p.cpus_per_task = 1;
-        p.poll_min_s = 0.3;
-        p.poll_max_s = 1.0;
-        p.keepalive_s = 2;
-        return p;
+        return loopback_slurm_profile(*m_ssh, *m_slurm, m_tmp.path(), name);
     }
 
-    RunRequest request(int steps, const ClusterProfile& p) const
-    {
-        RunRequest req;
-        req.scenario = load_scenario_file(
-            PARALLAX_SOURCE_DIR "/tests/remote/data/tiny_probe_scenario.json", PresetCatalog::standard());
-        req.scenario_label = "tiny_probe_scenario.json";
-        req.profile = p;
-        req.framework = JobFramework::probe;
-        req.steps = steps;
-        req.probe_microbatches = 2;
-        return req;
-    }
+    static RunRequest request(int steps, const ClusterProfile& p) { return tiny_probe_request(steps, p); }
 
     std::shared_ptr<SshInteraction> trusting() const
     {
@@ -242,12 +137,12 @@ private Q_SLOTS:
     void probeRunsThroughSlurmEndToEnd()
     {
         auto r = runner();
-        Recorder rec(*r);
+        RunRecorder rec(*r);
         QElapsedTimer clock;
         clock.start();
         r->dispatch(request(4, profile()));
         QTRY_VERIFY2_WITH_TIMEOUT(rec.finished.count() == 1 || !rec.dispatch_failed.isEmpty() || !rec.errors.isEmpty(),
-            qPrintable(rec.problems()), kRunTimeoutMs);
+            qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
         QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
         const double elapsed_s = clock.elapsed() / 1000.0;
         QVERIFY2(rec.dispatch_failed.isEmpty(), qPrintable(rec.problems()));
@@ -284,11 +179,11 @@ private Q_SLOTS:
     {
         constexpr int kSteps = 120; // long enough to still run when the server is back
         auto r = runner();
-        Recorder rec(*r);
+        RunRecorder rec(*r);
         r->dispatch(request(kSteps, profile()));
         // Kill sshd (listener and every connection) once the probe's first steps have been streamed.
-        QTRY_VERIFY2_WITH_TIMEOUT(
-            !rec.measurements.isEmpty() || rec.finished.count() == 1, qPrintable(rec.problems()), kRunTimeoutMs);
+        QTRY_VERIFY2_WITH_TIMEOUT(!rec.measurements.isEmpty() || rec.finished.count() == 1, qPrintable(rec.problems()),
+            kLoopbackRunTimeoutMs);
         const QString id = rec.run_id();
         QVERIFY(!id.isEmpty());
         QVERIFY2(rec.finished.isEmpty(), "the job ended before the server could be killed; make it longer");
@@ -302,7 +197,7 @@ private Q_SLOTS:
         QTest::qWait(2500); // down for a while: polls fail and back off, the job keeps running on the cluster
         QString error;
         QVERIFY2(m_ssh->start(&error), qPrintable(error));
-        QTRY_VERIFY2_WITH_TIMEOUT(rec.finished.count() == 1, qPrintable(rec.problems()), kRunTimeoutMs);
+        QTRY_VERIFY2_WITH_TIMEOUT(rec.finished.count() == 1, qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
         QCOMPARE(state_text(rec.finished.first().at(1)), QStringLiteral("completed"));
         int reconnected = 0;
         for (const auto& a : rec.connection)
@@ -320,17 +215,17 @@ private Q_SLOTS:
         {
             // The first "app" dispatches a long run and quits while it is running.
             auto r = runner();
-            Recorder rec(*r);
+            RunRecorder rec(*r);
             r->dispatch(request(100000, profile()));
             QTRY_VERIFY2_WITH_TIMEOUT(rec.saw_state(QStringLiteral("running")) || rec.finished.count() == 1,
-                qPrintable(rec.problems()), kRunTimeoutMs);
+                qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
             QVERIFY2(rec.finished.isEmpty(), qPrintable(rec.problems()));
             id = rec.run_id();
             r->shutdown();
         }
         // The next "app" finds it unfinished in the store, re-attaches by run id and cancels it.
         auto r = runner();
-        Recorder rec(*r);
+        RunRecorder rec(*r);
         QCOMPARE(r->attach_active(), 1);
         QTRY_VERIFY_WITH_TIMEOUT(!rec.states.isEmpty() || !rec.logs.isEmpty(), 60000);
         r->cancel(id);
@@ -361,7 +256,7 @@ private Q_SLOTS:
         auto r = runner();
         {
             // sbatch options: the partition reaches sbatch as one literal argument and is refused as such.
-            Recorder rec(*r);
+            RunRecorder rec(*r);
             ClusterProfile p = profile();
             p.partition = "debug'; touch " + m + "; echo '";
             p.account = "$(touch " + m + ")";
@@ -385,7 +280,7 @@ private Q_SLOTS:
         {
             // Values that are valid but hostile-looking: a run folder with quotes, $() and backticks, an
             // environment value with command substitution. The job runs normally and nothing executes.
-            Recorder rec(*r);
+            RunRecorder rec(*r);
             ClusterProfile p = profile();
             p.work_dir = str(m_tmp.filePath(QStringLiteral("cluster-home"))) + "/it's $(touch " + m + ") `touch " + m
                 + "` dir";
@@ -393,7 +288,7 @@ private Q_SLOTS:
             r->dispatch(request(3, p));
             QTRY_VERIFY2_WITH_TIMEOUT(
                 rec.finished.count() == 1 || !rec.dispatch_failed.isEmpty() || !rec.errors.isEmpty(),
-                qPrintable(rec.problems()), kRunTimeoutMs);
+                qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
             QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
             QVERIFY2(rec.dispatch_failed.isEmpty(), qPrintable(rec.problems()));
             QCOMPARE(state_text(rec.finished.first().at(1)), QStringLiteral("completed"));
@@ -423,14 +318,14 @@ private Q_SLOTS:
     void directLauncherRunsTorchrunOverSsh()
     {
         auto r = runner();
-        Recorder rec(*r);
+        RunRecorder rec(*r);
         ClusterProfile p = profile(QStringLiteral("direct"));
         p.launcher = LauncherKind::direct;
         p.hosts = { "127.0.0.1" };
         p.gpus_per_node = 2;
         r->dispatch(request(3, p));
         QTRY_VERIFY2_WITH_TIMEOUT(rec.finished.count() == 1 || !rec.dispatch_failed.isEmpty() || !rec.errors.isEmpty(),
-            qPrintable(rec.problems()), kRunTimeoutMs);
+            qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
         QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
         QVERIFY2(rec.dispatch_failed.isEmpty(), qPrintable(rec.problems()));
         QCOMPARE(state_text(rec.finished.first().at(1)), QStringLiteral("completed"));
@@ -449,7 +344,7 @@ private Q_SLOTS:
         {
             // Unknown host key and nobody to ask: refused, with the fingerprint to check.
             auto r = std::make_unique<RemoteRunner>(m_store, std::make_shared<NonInteractive>());
-            Recorder rec(*r);
+            RunRecorder rec(*r);
             ClusterProfile p = profile();
             p.known_hosts = str(m_tmp.filePath(QStringLiteral("fresh_known_hosts")));
             r->dispatch(request(3, p));
@@ -460,7 +355,7 @@ private Q_SLOTS:
         }
         {
             auto r = runner();
-            Recorder rec(*r);
+            RunRecorder rec(*r);
             ClusterProfile p = profile();
             p.key_file = str(m_ssh->make_key(QStringLiteral("not_authorized")));
             r->dispatch(request(3, p));
@@ -477,7 +372,7 @@ private Q_SLOTS:
             f.write(m_ssh->known_hosts_line(other + QStringLiteral(".pub")).toUtf8() + "\n");
             f.close();
             auto r = runner();
-            Recorder rec(*r);
+            RunRecorder rec(*r);
             ClusterProfile p = profile();
             p.known_hosts = str(kh);
             r->dispatch(request(3, p));
@@ -529,7 +424,7 @@ private Q_SLOTS:
             { QStringLiteral("run"), QStringLiteral("--cluster"), profile_file, QStringLiteral("--from"), review,
                 QStringLiteral("--wait"), QStringLiteral("--store"), store, QStringLiteral("--accept-host-key"),
                 m_ssh->host_fingerprint() },
-            &out, &err, QProcessEnvironment::systemEnvironment(), kRunTimeoutMs);
+            &out, &err, QProcessEnvironment::systemEnvironment(), kLoopbackRunTimeoutMs);
         QVERIFY2(rc == 0, QByteArray(out + err).constData());
         qInfo("parallax-cli run --wait, stderr:\n%s\nstdout:\n%s", err.constData(), out.constData());
         QVERIFY2(out.contains("completed"), out.constData());
@@ -568,7 +463,7 @@ private Q_SLOTS:
                      { QStringLiteral("run"), scenario, QStringLiteral("--cluster"), profile_file,
                          QStringLiteral("--steps"), QStringLiteral("3"), QStringLiteral("--store"), store2,
                          QStringLiteral("--accept-host-key"), m_ssh->host_fingerprint() },
-                     &out, &err, QProcessEnvironment::systemEnvironment(), kRunTimeoutMs),
+                     &out, &err, QProcessEnvironment::systemEnvironment(), kLoopbackRunTimeoutMs),
             0);
         const QString submitted_id = QString::fromUtf8(out.trimmed());
         QVERIFY2(valid_run_id(submitted_id.toStdString()), QByteArray(out + err).constData());
@@ -576,7 +471,7 @@ private Q_SLOTS:
         QCOMPARE(run_program(QStringLiteral(PARALLAX_CLI_PATH),
                      { QStringLiteral("run"), QStringLiteral("--attach"), submitted_id, QStringLiteral("--store"),
                          store2, QStringLiteral("--json") },
-                     &out, &err, QProcessEnvironment::systemEnvironment(), kRunTimeoutMs),
+                     &out, &err, QProcessEnvironment::systemEnvironment(), kLoopbackRunTimeoutMs),
             0);
         const auto attached = nlohmann::json::parse(out.toStdString());
         QCOMPARE(attached["state"].get<std::string>(), std::string("completed"));
