@@ -29,8 +29,8 @@ QByteArray read_file(const QString& path);
 
 // The SLURM profile of the loopback cluster: key login, this server's host key file below `dir`, the run
 // folders in dir/cluster-home/parallax-runs, CPU ranks, and polls fast enough for a test.
-remote::ClusterProfile loopback_slurm_profile(
-    const LocalSshServer& ssh, const LocalSlurm& slurm, const QString& dir, const QString& name = QStringLiteral("loopback"));
+remote::ClusterProfile loopback_slurm_profile(const LocalSshServer& ssh, const LocalSlurm& slurm, const QString& dir,
+    const QString& name = QStringLiteral("loopback"));
 
 // The built-in probe on tests/remote/data/tiny_probe_scenario.json for `steps` steps of 2 micro-batches.
 remote::RunRequest tiny_probe_request(int steps, const remote::ClusterProfile& p);
