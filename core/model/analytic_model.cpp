@@ -222,6 +222,7 @@ struct PipelineTime {
     double bubble = 0;
     double t_max = 0; // the slowest stage's forward + backward per micro-batch
     double backward_avg = 0; // backward per micro-batch, averaged over the stages
+    double forward_avg = 0; // forward per micro-batch, averaged over the stages
     int crit = 0; // the slowest stage
     StageTiming crit_t;
 };
@@ -338,6 +339,7 @@ private:
             sum_all += count * total;
             sum_weight += count * t.weight_grad_s;
             pt.backward_avg += count * t.backward_s / p_;
+            pt.forward_avg += count * t.forward_s / p_;
             if (total > pt.t_max) {
                 pt.t_max = total;
                 pt.crit = st;
@@ -356,6 +358,8 @@ private:
     // chunk c finishes c x pp chunk-backwards before chunk 0, and the reductions queue on the DP link:
     // what is left is max over k of ((k+1) g - k pp b) - b, g one chunk's reduction, b one chunk's
     // backward (Narayanan et al. 2021, Sec. 2.2.2, the interleaved schedule's order). One chunk: g - b.
+    // The parameter all-gather after the optimizer step mirrors it on the next step's first forward
+    // (chunk 0 is needed first, chunk c after c x pp chunk-forwards): the same formula with b a forward.
     double chunked_grad_reduce_exposed_s(double grad_reduce_s, double stage_backward_s) const
     {
         const int chunks = std::max(1, s_.vpp);
@@ -405,8 +409,15 @@ private:
                 exposed = std::max(0.0, tail.grad_reduce_s - slack);
             }
             out.exposed_dp = std::max(out.exposed_dp, exposed);
-            const double gather_exposed
-                = s_.overlap_param_gather ? tail.param_gather_s * tail.last_bucket_fraction : tail.param_gather_s;
+            // Megatron's overlapped gather (`overlap_param_gather`) starts after the optimizer step and each
+            // bucket must land before the first micro-batch's forward reaches its layers: what the stage's
+            // first forward (and, on later stages, the wait for it) cannot cover stays exposed, at least the
+            // first bucket.
+            const double gather_exposed = s_.overlap_param_gather
+                ? std::max(tail.param_gather_s * tail.last_bucket_fraction,
+                    chunked_grad_reduce_exposed_s(tail.param_gather_s, stage_timing(pt, st).forward_s)
+                        - st * pt.forward_avg)
+                : tail.param_gather_s;
             exposed_gather = std::max(exposed_gather, gather_exposed);
             out.optimizer_s = std::max(out.optimizer_s, tail.optimizer_s);
             out.offload_s = std::max(out.offload_s, tail.offload_s + accumulate_copies_exposed_s(pt, st, tail));

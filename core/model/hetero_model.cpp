@@ -342,6 +342,7 @@ private:
             sum_all += t.forward_s + t.backward_s;
             sum_weight += t.weight_grad_s;
             backward_avg_ += t.backward_s / p_;
+            forward_avg_ += t.forward_s / p_;
             if (busy_s(k) > busy_) {
                 busy_ = busy_s(k);
                 crit_ = k;
@@ -435,6 +436,17 @@ private:
         return std::max(std::max(0.0, chunk - slack), k == 0 ? tail.grad_reduce_s * tail.last_bucket_fraction : 0.0);
     }
 
+    // The overlapped parameter all-gather lands bucket by bucket under the first micro-batch's forward
+    // (as in the homogeneous model): what that forward and the wait for it cannot cover stays exposed.
+    double exposed_gather_s(int k, const ReplicaEval& e) const
+    {
+        const StageTail& tail = e.tail;
+        if (!e.strategy.overlap_param_gather)
+            return tail.param_gather_s;
+        const double uncovered = tail.param_gather_s - e.power.timing.forward_s - k * forward_avg_;
+        return std::max(tail.param_gather_s * tail.last_bucket_fraction, uncovered);
+    }
+
     void tails()
     {
         double exposed_gather = 0;
@@ -447,9 +459,7 @@ private:
                                   : (mix ? mixed_tail(k, e) : stage_tail(ctx_of(e), e.strategy, e.costs, k));
                 dp_busy_ = std::max(dp_busy_, e.tail.grad_reduce_s + e.tail.param_gather_s);
                 exposed_dp_ = std::max(exposed_dp_, exposed_reduce_s(k, e));
-                exposed_gather = std::max(exposed_gather,
-                    e.strategy.overlap_param_gather ? e.tail.param_gather_s * e.tail.last_bucket_fraction
-                                                    : e.tail.param_gather_s);
+                exposed_gather = std::max(exposed_gather, exposed_gather_s(k, e));
                 optimizer_s_ = std::max(optimizer_s_, e.tail.optimizer_s);
                 offload_s_ = std::max(offload_s_, e.tail.offload_s);
             }
@@ -472,7 +482,7 @@ private:
     std::vector<std::vector<ReplicaEval>> reps_;
     std::vector<std::vector<int>> twin_; // twin_[k][r]: the first replica of stage k alike r (same group, TP)
     int crit_ = 0;
-    double busy_ = 0, m_eff_ = 0, pipe_ = 0, bubble_ = 0, backward_avg_ = 0;
+    double busy_ = 0, m_eff_ = 0, pipe_ = 0, bubble_ = 0, backward_avg_ = 0, forward_avg_ = 0;
     double dp_busy_ = 0, exposed_dp_ = 0, optimizer_s_ = 0, offload_s_ = 0, data_stall_s_ = 0;
 };
 

@@ -956,6 +956,49 @@ private slots:
         QVERIFY(near(tb.comm_busy_s[kEpStream], ta.comm_busy_s[kEpStream], 1e-12));
     }
 
+    // Megatron's overlapped parameter gather (distributed optimizer, `overlap_param_gather`) starts the first
+    // bucket's all-gather before the next step's forward and each further one as the forward reaches the
+    // bucket before it: only the first micro-batch's forward hides it. A gather longer than that forward
+    // shows its excess (at least one bucket); a long forward leaves only the first bucket; without the
+    // overlap all of it is exposed.
+    void parameter_gather_hides_only_under_the_first_forward()
+    {
+        const ModelSpec m = test::gpt(32, 4096, 32);
+        struct Outcome {
+            double exposed_gather_s, gather_s, first_bucket_s, forward_s;
+        };
+        const auto run = [&](int micro_batch, int seq, bool overlap) {
+            TrainingSpec t;
+            t.seq_len = seq;
+            t.global_batch = 64 * micro_batch * 4;
+            const PlanContext ctx(
+                m, t, test::cluster("H100-SXM5-80GB", 64, 8, "nvlink4-nvswitch", "ib-hdr"), no_calibration());
+            Strategy s;
+            s.dp = 64;
+            s.zero = 1;
+            s.micro_batch = micro_batch;
+            s.overlap_grad_reduce = false; // the whole reduction exposed: what is left over is the gather's
+            s.overlap_param_gather = overlap;
+            EvaluationCache cache(ctx);
+            StrategyCosts c;
+            compute_costs(ctx, s, cache, c);
+            const StageTail tail = stage_tail(ctx, s, c, 0);
+            const Prediction p = AnalyticModel(ctx).predict(s);
+            return Outcome { p.time.exposed_dp_s - tail.grad_reduce_s, tail.param_gather_s,
+                tail.param_gather_s * tail.last_bucket_fraction, stage_timing_at(ctx, s, c, 0, 1.0).forward_s };
+        };
+        const Outcome short_fwd = run(1, 1024, true);
+        QVERIFY2(short_fwd.forward_s < 0.5 * short_fwd.gather_s, std::to_string(short_fwd.forward_s).c_str());
+        QVERIFY(short_fwd.exposed_gather_s > short_fwd.first_bucket_s);
+        QVERIFY2(near(short_fwd.exposed_gather_s, short_fwd.gather_s - short_fwd.forward_s, 0.05),
+            std::to_string(short_fwd.exposed_gather_s).c_str());
+        const Outcome long_fwd = run(16, 4096, true);
+        QVERIFY(long_fwd.forward_s > long_fwd.gather_s);
+        QVERIFY(near(long_fwd.exposed_gather_s, long_fwd.first_bucket_s, 1e-6));
+        const Outcome not_overlapped = run(1, 1024, false);
+        QVERIFY(near(not_overlapped.exposed_gather_s, not_overlapped.gather_s, 1e-6));
+    }
+
     // Megatron-Core sizes its gradient buckets max(40M, 1M x DP) parameters
     // (megatron/core/distributed/distributed_data_parallel.py), so at DP 192 (GPT-3 175B on 12,288 A100,
     // TP 8 x PP 8, MegaScale's largest run) the first stage's last bucket, which cannot overlap the
