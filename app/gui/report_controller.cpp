@@ -1,5 +1,6 @@
 #include "gui/report_controller.hpp"
 
+#include "async/when_alive.hpp"
 #include "jobs/task_outcome.hpp"
 #include "plots/plot_export.hpp"
 
@@ -39,10 +40,10 @@ void ReportController::write_in_background(ReportInputs in, const QString& path)
         // A throw (building the HTML of a huge plan) must still end in report_written.
         TaskOutcome<QString> outcome = run_catching([&] { return write_report(in, path); });
         return outcome.value ? *outcome.value : QString::fromStdString(outcome.error);
-    }).then(this, [this, path](const QString& error) {
+    }).then(qApp, views::when_alive(this, [this, path](const QString& error) {
         --m_writing;
         emit report_written(path, error);
-    });
+    }));
 }
 
 } // namespace parallax::app

@@ -1,5 +1,6 @@
 #include "gui/scaling_controller.hpp"
 
+#include "async/when_alive.hpp"
 #include "jobs/task_outcome.hpp"
 #include "search/sweep.hpp"
 
@@ -88,17 +89,19 @@ std::size_t ScalingController::start(const Scenario& s, std::shared_ptr<const Ca
                 Qt::QueuedConnection);
         };
         return run_catching([&] { return sweep(s, counts, o); });
-    }).then(this, [this, cluster_gpus, cancel](const TaskOutcome<std::vector<SweepPoint>>& outcome) {
-        ScalingSweepResult result;
-        if (outcome.value)
-            for (const SweepPoint& p : *outcome.value)
-                result.points.push_back(scaling_point(p));
-        result.error = QString::fromStdString(outcome.error);
-        result.cluster_gpus = cluster_gpus;
-        result.stopped = cancel.cancelled();
-        m_cancel.reset();
-        emit finished(result);
-    });
+    })
+        .then(qApp,
+            views::when_alive(this, [this, cluster_gpus, cancel](const TaskOutcome<std::vector<SweepPoint>>& outcome) {
+                ScalingSweepResult result;
+                if (outcome.value)
+                    for (const SweepPoint& p : *outcome.value)
+                        result.points.push_back(scaling_point(p));
+                result.error = QString::fromStdString(outcome.error);
+                result.cluster_gpus = cluster_gpus;
+                result.stopped = cancel.cancelled();
+                m_cancel.reset();
+                emit finished(result);
+            }));
     return counts.size();
 }
 

@@ -1,5 +1,6 @@
 #include "gui/timeline_controller.hpp"
 
+#include "async/when_alive.hpp"
 #include "jobs/task_outcome.hpp"
 #include "sim/hetero_simulation.hpp"
 #include "sim/simulated_model.hpp"
@@ -40,14 +41,14 @@ void TimelineController::request(const Scenario& s, std::shared_ptr<const Calibr
             const Prediction p = prediction_from_simulation(ctx, s.strategy, *sim);
             return build_timeline_data(sim, p, timeline_plan_info(s));
         });
-    }).then(this, [this, id](const TaskOutcome<std::shared_ptr<const TimelineData>>& outcome) {
+    }).then(qApp, views::when_alive(this, [this, id](const TaskOutcome<std::shared_ptr<const TimelineData>>& outcome) {
         if (!m_latest.is_latest(id))
             return;
         if (!outcome.error.empty())
             emit timeline_failed(QString::fromStdString(outcome.error));
         else if (outcome.value && *outcome.value)
             emit timeline_ready(*outcome.value);
-    });
+    }));
 }
 
 } // namespace parallax::app

@@ -1,5 +1,6 @@
 #include "planner/search_panel.hpp"
 
+#include "async/when_alive.hpp"
 #include "jobs/task_outcome.hpp"
 
 #include <QCheckBox>
@@ -209,7 +210,7 @@ void SearchPanel::start()
         failed.cancelled = outcome.cancelled;
         failed.error = outcome.cancelled ? QString() : QString::fromStdString(outcome.error);
         return failed;
-    }).then(this, [this](const SearchReport& r) { show_report(r); });
+    }).then(qApp, when_alive(this, [this](const SearchReport& r) { show_report(r); }));
 }
 
 void SearchPanel::cancel()

@@ -1,5 +1,6 @@
 #include "remote/remote_controller.hpp"
 
+#include "async/when_alive.hpp"
 #include "io/scenario_io.hpp"
 #include "remote/ssh_dialogs.hpp"
 #include "runs/remote_runner.hpp"
@@ -244,7 +245,7 @@ void RemoteRunsController::show_fetched_traces(
         } catch (const std::exception& e) {
             return { nullptr, QString::fromStdString(e.what()) };
         }
-    }).then(this, [this, id, path](const std::pair<std::shared_ptr<const MeasuredTrace>, QString>& r) {
+    }).then(qApp, when_alive(this, [this, id, path](const std::pair<std::shared_ptr<const MeasuredTrace>, QString>& r) {
         --m_inflight;
         if (!r.first) {
             status(r.second, true);
@@ -252,7 +253,7 @@ void RemoteRunsController::show_fetched_traces(
             return;
         }
         Q_EMIT trace_loaded(r.first, id, path);
-    });
+    }));
 }
 
 void RemoteRunsController::connect_prompts()
@@ -462,7 +463,7 @@ void RemoteRunsController::load_rows()
             out.error = QString::fromStdString(e.what());
         }
         return out;
-    }).then(this, [this, id = ticket.id](const RowsResult& r) {
+    }).then(qApp, when_alive(this, [this, id = ticket.id](const RowsResult& r) {
         --m_inflight;
         if (!m_rows_request.is_latest(id) || !m_panel)
             return; // a newer read is on its way
@@ -472,7 +473,7 @@ void RemoteRunsController::load_rows()
         }
         m_panel->model()->set_rows(r.rows);
         Q_EMIT rows_loaded();
-    });
+    }));
 }
 
 void RemoteRunsController::selection_changed(const QStringList& ids)
@@ -519,7 +520,7 @@ void RemoteRunsController::load_overlays()
             out.error = QString::fromStdString(e.what());
         }
         return out;
-    }).then(this, [this, id = ticket.id](const OverlayResult& r) {
+    }).then(qApp, when_alive(this, [this, id = ticket.id](const OverlayResult& r) {
         --m_inflight;
         if (!m_overlay_request.is_latest(id) || !m_panel)
             return;
@@ -529,7 +530,7 @@ void RemoteRunsController::load_overlays()
         m_overlays_changed = true;
         m_panel->overlay_view()->set_overlays(m_overlays);
         update_plan_overlay();
-    });
+    }));
 }
 
 void RemoteRunsController::update_plan_overlay()
@@ -593,7 +594,7 @@ void RemoteRunsController::load_log(bool from_start)
             out.error = QString::fromStdString(e.what());
         }
         return out;
-    }).then(this, [this, request_id, id, from_start](const LogResult& r) {
+    }).then(qApp, when_alive(this, [this, request_id, id, from_start](const LogResult& r) {
         --m_inflight;
         if (!m_log_request.is_latest(request_id) || !m_panel)
             return;
@@ -613,7 +614,7 @@ void RemoteRunsController::load_log(bool from_start)
             m_log_more = false;
             load_log(false);
         }
-    });
+    }));
 }
 
 bool RemoteRunsController::wait_until_idle(int timeout_ms)
