@@ -360,11 +360,11 @@ private:
     // backward (Narayanan et al. 2021, Sec. 2.2.2, the interleaved schedule's order). One chunk: g - b.
     // The parameter all-gather after the optimizer step mirrors it on the next step's first forward
     // (chunk 0 is needed first, chunk c after c x pp chunk-forwards): the same formula with b a forward.
-    double chunked_grad_reduce_exposed_s(double grad_reduce_s, double stage_backward_s) const
+    double chunked_dp_exposed_s(double dp_comm_s, double stage_pass_s) const
     {
         const int chunks = std::max(1, s_.vpp);
-        const double g = grad_reduce_s / chunks;
-        const double b = stage_backward_s / chunks;
+        const double g = dp_comm_s / chunks;
+        const double b = stage_pass_s / chunks;
         double queued = 0;
         for (int k = 0; k < chunks; ++k)
             queued = std::max(queued, (k + 1) * g - k * static_cast<double>(p_) * b);
@@ -402,9 +402,8 @@ private:
             double exposed;
             if (s_.overlap_grad_reduce) {
                 const StageTiming t = stage_timing(pt, st);
-                exposed
-                    = std::max(std::max(0.0, chunked_grad_reduce_exposed_s(tail.grad_reduce_s, t.backward_s) - slack),
-                        st == 0 ? tail.grad_reduce_s * tail.last_bucket_fraction : 0.0);
+                exposed = std::max(std::max(0.0, chunked_dp_exposed_s(tail.grad_reduce_s, t.backward_s) - slack),
+                    st == 0 ? tail.grad_reduce_s * tail.last_bucket_fraction : 0.0);
             } else {
                 exposed = std::max(0.0, tail.grad_reduce_s - slack);
             }
@@ -415,8 +414,7 @@ private:
             // first bucket.
             const double gather_exposed = s_.overlap_param_gather
                 ? std::max(tail.param_gather_s * tail.last_bucket_fraction,
-                    chunked_grad_reduce_exposed_s(tail.param_gather_s, stage_timing(pt, st).forward_s)
-                        - st * pt.forward_avg)
+                    chunked_dp_exposed_s(tail.param_gather_s, stage_timing(pt, st).forward_s) - st * pt.forward_avg)
                 : tail.param_gather_s;
             exposed_gather = std::max(exposed_gather, gather_exposed);
             out.optimizer_s = std::max(out.optimizer_s, tail.optimizer_s);
