@@ -10,8 +10,6 @@
 
 #include "cluster/cluster_profile.hpp"
 #include "cluster/profile_store.hpp"
-#include "io/preset_catalog.hpp"
-#include "io/scenario_io.hpp"
 #include "jobs/job_bundle.hpp"
 #include "jobs/shell_quote.hpp"
 #include "runs/remote_runner.hpp"
@@ -22,7 +20,6 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
-#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
