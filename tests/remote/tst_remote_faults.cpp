@@ -132,8 +132,11 @@ private Q_SLOTS:
                            .arg(steps_at_restart)));
         QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
         QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
+        // A wrong end says why: the runner's states, the daemons' logs and the end of the job's own log.
+        constexpr qsizetype kJobLogTailChars = 1500;
         QVERIFY2(state_text(rec.finished.first().at(1)) == QStringLiteral("completed"),
-            qPrintable(rec.problems() + m_slurm->controller_log_tail(1500)));
+            qPrintable(rec.problems() + m_slurm->controller_log_tail(1500) + QStringLiteral("job.log: ")
+                + QString::fromStdString(RunStore(m_store).log(str(id))).right(kJobLogTailChars)));
         verify_completed(id, kSteps);
         QCOMPARE(jobs_named_after(id), 1);
     }
@@ -195,8 +198,11 @@ private Q_SLOTS:
         QCOMPARE(r->attach_active(), 1);
         QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
         QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
+        // A wrong end says why: the runner's states, the daemons' logs and the end of the job's own log.
+        constexpr qsizetype kJobLogTailChars = 1500;
         QVERIFY2(state_text(rec.finished.first().at(1)) == QStringLiteral("completed"),
-            qPrintable(rec.problems() + m_slurm->controller_log_tail(1500)));
+            qPrintable(rec.problems() + m_slurm->controller_log_tail(1500) + QStringLiteral("job.log: ")
+                + QString::fromStdString(RunStore(m_store).log(str(id))).right(kJobLogTailChars)));
         verify_completed(id, kSteps);
         QCOMPARE(jobs_named_after(id), 1);
     }
