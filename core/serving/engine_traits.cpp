@@ -62,6 +62,15 @@ SglangMemory sglang_memory(const InstanceLayout& l, const GpuSpec& gpu, bool spe
 // vllm_backend.py _prefill_dispatch_overhead_ms): a corroboration, not an independent source.
 constexpr double kVllmEagerKernelHostS = 60e-6;
 
+// Host time per request per step of TensorRT-LLM's PyExecutor (the per-request input preparation, token
+// bookkeeping and responses in Python; TensorRT-LLM PR #16313 finds this preparation on the critical path of
+// decode at concurrency 256 for a 35B-A3B MoE). It caps a rank's output: the perf-overview tables
+// (docs/source/performance/perf-overview.md @00f3768) measure Llama 3.1 8B FP8 at 128/128 at 28.3k tokens/s
+// on H100 and 27.9k on H200, whose HBM differs by 1.4x: a ceiling of 36 us per request and step, where
+// Qwen3-30B-A3B NVFP4 on B200 reaches 39.8k (25 us) and on GB200, with a Grace host, 31.3k at most. Picked on
+// those tables leaving each model, and each GPU, out in turn: every held-out choice among 0-50 us was 35-45 us.
+constexpr double kTrtllmRequestHostS = 40e-6;
+
 } // namespace
 
 std::string_view to_string(ServingEngine e)
@@ -152,6 +161,7 @@ EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l, const GpuSp
         // blocks for its prompt and its maximum output are free, so a started request never pauses.
         t.admission_output_share = 1.0;
         t.step_host_s = 0.3e-3;
+        t.request_host_s = kTrtllmRequestHostS;
         // PyExecutor's overlap scheduler, on unless disable_overlap_scheduler: step n+1 is launched
         // before step n's stop criteria and responses are handled, "one extra decoding step"
         // (TensorRT-LLM docs, features/overlap-scheduler).

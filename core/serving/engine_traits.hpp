@@ -31,6 +31,10 @@ struct EngineTraits {
     double admission_output_share = 1.0;
     double other_GiB = 1.5; // CUDA context, NCCL buffers, CUDA graphs: outside the model's tensors
     double step_host_s = 0; // scheduling, sampling and output handling per step, not hidden by the GPU
+    // Host work per request in a step (building its inputs, appending its token, handling its response),
+    // which the overlap scheduler runs while the GPU computes the step before: a step lasts at least this
+    // times the requests of one rank, so one rank never streams more than 1 / request_host_s tokens per second.
+    double request_host_s = 0;
     // A step that carries prompt tokens and more tokens than the engine's largest CUDA graph runs eagerly: the
     // CPU launches each kernel, and when that takes longer than the GPU's work the step waits for the host.
     double graph_max_tokens = 0; // the largest step (tokens of one rank) replayed as a CUDA graph

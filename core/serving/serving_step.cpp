@@ -430,6 +430,19 @@ double eager_host_wait_s(const ServingContext& ctx, const StepCost& c, const Ste
     return std::max(0.0, c.kernels * ctx.engine.eager_kernel_host_s - gpu_s);
 }
 
+// How long a step waits for the engine's per-request host work beyond the GPU's own time: with an overlap
+// scheduler the host prepares the next step while the GPU runs this one, so the step lasts the longer of the
+// two; without one the host's work comes on top.
+double request_host_wait_s(const ServingContext& ctx, const StepCost& c, const StepLoad& mb)
+{
+    const double prompts = mb.prefill_tokens > 0 ? std::max(1.0, mb.prefill_tokens / mb.prompt_tokens) : 0.0;
+    const double host_s = ctx.engine.request_host_s * (mb.decode_requests + prompts) / ctx.layout.attention_dp;
+    if (ctx.engine.output_delay_steps == 0)
+        return host_s;
+    const double gpu_s = c.compute_bound_s + c.memory_bound_s + c.comm_s + c.overhead_s;
+    return std::max(0.0, host_s - gpu_s);
+}
+
 } // namespace
 
 StepCost step_cost(const ServingContext& ctx, const StepLoad& load)
@@ -459,6 +472,7 @@ StepCost step_cost(const ServingContext& ctx, const StepLoad& load)
     for (int s = 1; s < pp; ++s)
         add_comm(ctx, c, Collective::send_recv, hop_bytes, ctx.pp_hop);
     c.overhead_s += eager_host_wait_s(ctx, c, mb) + ctx.engine.step_host_s;
+    c.overhead_s += request_host_wait_s(ctx, c, mb);
     c.time_s = c.compute_bound_s + c.memory_bound_s + c.comm_s + c.overhead_s;
     return c;
 }

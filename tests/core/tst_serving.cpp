@@ -78,6 +78,7 @@ private slots:
     void decodeBoundedByHbm();
     void ttftGrowsWithPrompt();
     void eagerPrefillWaitsForTheHost();
+    void perRequestHostWorkCapsARank();
     void moeExpertsTouched();
     void moePrefillAtTheFusedKernelsRate();
     void batchLimitedByMemory();
@@ -247,6 +248,54 @@ void TestServing::eagerPrefillWaitsForTheHost()
     j["deployment"]["tp"] = 2;
     const double long2 = predict_serving(parse(j)).ttft_ms;
     QVERIFY2(long2 < 0.7 * long1, qPrintable(QString::number(long2 / long1)));
+}
+
+void TestServing::perRequestHostWorkCapsARank()
+{
+    // TensorRT-LLM's PyExecutor spends ~40 us per request and step on the host; the overlap scheduler runs it
+    // while the GPU computes, so a step lasts the longer of the two. Llama 3 8B FP8 offline at 128/128 runs 2,048
+    // requests a step: host-bound at 1 / 40 us = 25,000 tokens/s on H100 and H200 alike (TensorRT-LLM's perf
+    // overview: 28.3k and 27.9k, whose HBM differs by 1.4x). Llama 3 70B at TP 1 stays GPU-bound.
+    json j = base_scenario();
+    j["model"] = "llama3-8b";
+    j["deployment"] = { { "tp", 1 } };
+    j["cluster"]["gpus_per_node"] = 1;
+    j["serving"]["engine"] = "trtllm";
+    j["serving"]["workload"] = { { "isl", 128 }, { "osl", 128 }, { "max_throughput", true } };
+    const ServingScenario h100 = parse(j);
+    const ServingContext ctx(h100.model, h100.cluster, h100.serving, h100.deployment.instance);
+    QCOMPARE(ctx.engine.request_host_s, 40e-6);
+    const double ceiling = 1.0 / ctx.engine.request_host_s;
+    const ServingPrediction p100 = predict_serving(h100);
+    QVERIFY2(p100.running_batch >= 1024, qPrintable(QString::number(p100.running_batch)));
+    QVERIFY2(std::fabs(p100.output_tokens_per_s_per_gpu / ceiling - 1.0) < 0.02,
+        qPrintable(QString::number(p100.output_tokens_per_s_per_gpu)));
+    j["cluster"]["gpu"] = "H200-SXM-141GB";
+    const ServingPrediction p200 = predict_serving(parse(j));
+    QVERIFY2(std::fabs(p200.output_tokens_per_s_per_gpu / p100.output_tokens_per_s_per_gpu - 1.0) < 0.02,
+        qPrintable(QString::number(p200.output_tokens_per_s_per_gpu)));
+    // A step's time is its GPU work or the host's, whichever is longer: one request leaves the GPU's.
+    StepLoad one;
+    one.decode_requests = one.sampled_requests = 1;
+    one.decode_context = 256;
+    const StepCost small = step_cost(ctx, one);
+    QVERIFY(small.time_s > 10 * ctx.engine.request_host_s);
+    StepLoad full = one;
+    full.decode_requests = full.sampled_requests = 2048;
+    const StepCost big = step_cost(ctx, full);
+    QVERIFY2(std::fabs(big.time_s - 2048 * ctx.engine.request_host_s) < 1e-9, qPrintable(QString::number(big.time_s)));
+    // The 70B model's own work per step is longer than its host's: the ceiling does not bind.
+    j["model"] = "llama3-70b";
+    const ServingPrediction big_model = predict_serving(parse(j));
+    QVERIFY2(big_model.output_tokens_per_s_per_gpu < 0.6 * ceiling,
+        qPrintable(QString::number(big_model.output_tokens_per_s_per_gpu)));
+    QVERIFY(big_model.decode_step.time_s > big_model.running_batch * ctx.engine.request_host_s);
+    // vLLM and SGLang price no per-request host work.
+    for (const char* engine : { "vllm", "sglang" }) {
+        j["serving"]["engine"] = engine;
+        const ServingScenario e = parse(j);
+        QCOMPARE(ServingContext(e.model, e.cluster, e.serving, e.deployment.instance).engine.request_host_s, 0.0);
+    }
 }
 
 void TestServing::moeExpertsTouched()
