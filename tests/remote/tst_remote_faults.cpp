@@ -113,8 +113,12 @@ private Q_SLOTS:
         auto r = runner();
         RunRecorder rec(*r);
         r->dispatch(request(kSteps, p));
+        // The outage starts once the probe has stored a step: before that the job may still be creating its
+        // srun step, which needs the controller ("Unable to confirm allocation"), and its own first log lines
+        // (job.sh's header) come before srun.
         QTRY_VERIFY2_WITH_TIMEOUT(
-            !rec.measurements.isEmpty() || rec.ended(), qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
+            rec.ended() || (!rec.run_id().isEmpty() && !RunStore(m_store).steps(str(rec.run_id())).empty()),
+            qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
         QVERIFY2(!rec.ended(), qPrintable(QStringLiteral("ended before the outage: ") + rec.problems()));
         const QString id = rec.run_id();
         m_slurm->stop_controller();
