@@ -309,6 +309,7 @@ void add_times(StepCost& c, const StepCost& one, double times)
     c.memory_bound_s += times * one.memory_bound_s;
     c.comm_s += times * one.comm_s;
     c.overhead_s += times * one.overhead_s;
+    c.host_wait_s += times * one.host_wait_s;
     c.kernels += times * one.kernels;
     c.flops += times * one.flops;
     c.tensor_s += times * one.tensor_s;
@@ -471,8 +472,11 @@ StepCost step_cost(const ServingContext& ctx, const StepLoad& load)
         * static_cast<double>(m.hidden) * kActivationBytes;
     for (int s = 1; s < pp; ++s)
         add_comm(ctx, c, Collective::send_recv, hop_bytes, ctx.pp_hop);
-    c.overhead_s += eager_host_wait_s(ctx, c, mb) + ctx.engine.step_host_s;
-    c.overhead_s += request_host_wait_s(ctx, c, mb);
+    const double eager_wait_s = eager_host_wait_s(ctx, c, mb);
+    c.overhead_s += eager_wait_s + ctx.engine.step_host_s;
+    const double request_wait_s = request_host_wait_s(ctx, c, mb);
+    c.overhead_s += request_wait_s;
+    c.host_wait_s = eager_wait_s + request_wait_s;
     c.time_s = c.compute_bound_s + c.memory_bound_s + c.comm_s + c.overhead_s;
     return c;
 }

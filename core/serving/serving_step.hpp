@@ -22,6 +22,7 @@ struct StepCost {
     double memory_bound_s = 0; // kernels limited by HBM (weights and KV reads)
     double comm_s = 0; // TP, EP and PP collectives, not overlapped
     double overhead_s = 0; // kernel gaps and the engine's host work
+    double host_wait_s = 0; // of which the GPU idles for the host (an eager step's launches, per-request work)
     double kernels = 0; // kernels launched (per GPU), for the host's share of an eager step
     double flops = 0; // per GPU
     double tensor_s = 0; // flops at the matmul precision's dense peak (power model)

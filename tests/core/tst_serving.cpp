@@ -274,6 +274,13 @@ void TestServing::perRequestHostWorkCapsARank()
     const ServingPrediction p200 = predict_serving(parse(j));
     QVERIFY2(std::fabs(p200.output_tokens_per_s_per_gpu / p100.output_tokens_per_s_per_gpu - 1.0) < 0.02,
         qPrintable(QString::number(p200.output_tokens_per_s_per_gpu)));
+    // The prediction says so, and what it means for the batch.
+    const auto host_note = [](const ServingPrediction& p) {
+        return std::any_of(p.warnings.begin(), p.warnings.end(),
+            [](const std::string& w) { return w.find("decode steps wait for the host") != std::string::npos; });
+    };
+    QVERIFY(host_note(p100));
+    QVERIFY(p100.decode_step.host_wait_s > 0.2 * p100.decode_step.time_s);
     // A step's time is its GPU work or the host's, whichever is longer: one request leaves the GPU's.
     StepLoad one;
     one.decode_requests = one.sampled_requests = 1;
@@ -290,6 +297,8 @@ void TestServing::perRequestHostWorkCapsARank()
     QVERIFY2(big_model.output_tokens_per_s_per_gpu < 0.6 * ceiling,
         qPrintable(QString::number(big_model.output_tokens_per_s_per_gpu)));
     QVERIFY(big_model.decode_step.time_s > big_model.running_batch * ctx.engine.request_host_s);
+    QVERIFY(!host_note(big_model));
+    QCOMPARE(big_model.decode_step.host_wait_s, 0.0);
     // vLLM and SGLang price no per-request host work.
     for (const char* engine : { "vllm", "sglang" }) {
         j["serving"]["engine"] = engine;
