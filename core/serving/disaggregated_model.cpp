@@ -1,6 +1,7 @@
 #include "serving/disaggregated_model.hpp"
 
 #include "serving/fixed_point.hpp"
+#include "serving/host_bound_note.hpp"
 #include "serving/kv_cache.hpp"
 #include "serving/serving_context.hpp"
 #include "serving/serving_rules.hpp"
@@ -254,6 +255,7 @@ ServingPrediction predict_disaggregated(const ServingScenario& s, const PrefillP
     p.output_tokens_per_s_per_gpu = p.output_tokens_per_s / static_cast<double>(p.gpus);
     p.output_tokens_per_s_per_user = p.tpot_ms > 0 ? 1e3 / p.tpot_ms : 0;
     fill_disaggregated_power(p, dec, d, pre, prefill_capacity);
+    note_host_bound_decode(p, dec, s.serving.engine);
     return p;
 }
 

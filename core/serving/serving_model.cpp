@@ -4,6 +4,7 @@
 
 #include "serving/disaggregated_model.hpp"
 #include "serving/fixed_point.hpp"
+#include "serving/host_bound_note.hpp"
 #include "serving/serving_context.hpp"
 #include "serving/serving_rules.hpp"
 
@@ -267,24 +268,6 @@ void fill_power(ServingPrediction& p, const ServingContext& ctx, const SteadySta
         = p.output_tokens_per_s > 0 ? p.avg_W_per_gpu * static_cast<double>(p.gpus) / p.output_tokens_per_s : 0;
 }
 
-// Says when the decode steps wait for the engine's per-request host work: the rank's output is then capped
-// whatever the GPU, and a smaller batch would keep the throughput and shorten TPOT.
-void note_host_bound_decode(ServingPrediction& p, const ServingContext& ctx, std::string_view engine)
-{
-    constexpr double kNotedShare = 0.1; // of the decode step spent waiting for the host
-    const StepCost& d = p.decode_step;
-    if (ctx.engine.request_host_s <= 0 || d.time_s <= 0 || d.host_wait_s < kNotedShare * d.time_s)
-        return;
-    const double per_rank = p.running_batch / ctx.layout.attention_dp;
-    const auto whole = [](double v) { return std::to_string(std::lround(v)); };
-    p.warnings.push_back("decode steps wait for the host: the " + std::string(engine) + " engine spends about "
-        + whole(ctx.engine.request_host_s * 1e6) + " us of CPU per request and step (" + whole(per_rank)
-        + " requests per rank: " + fmt(per_rank * ctx.engine.request_host_s * 1e3) + " ms against the GPU's "
-        + fmt((d.time_s - d.host_wait_s) * 1e3) + " ms), so a rank streams at most "
-        + whole(1.0 / ctx.engine.request_host_s) + " tokens/s; a smaller batch per rank would keep the throughput "
-        + "and shorten TPOT");
-}
-
 // Closed loop of `concurrency` requests per instance, all of the same length (closed_loop). Beyond the
 // running batch they queue, and by Little's law the time in the system is concurrency / throughput.
 void predict_concurrency(
@@ -433,7 +416,7 @@ ServingPrediction predict_serving(const ServingScenario& s)
     }
     }
     if (p.feasible)
-        note_host_bound_decode(p, ctx, to_string(s.serving.engine));
+        note_host_bound_decode(p, ctx, s.serving.engine);
     check_slo(p, s.serving.slo);
     add_serving_interval(p, s);
     return p;

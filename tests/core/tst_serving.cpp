@@ -299,6 +299,18 @@ void TestServing::perRequestHostWorkCapsARank()
     QVERIFY(big_model.decode_step.time_s > big_model.running_batch * ctx.engine.request_host_s);
     QVERIFY(!host_note(big_model));
     QCOMPARE(big_model.decode_step.host_wait_s, 0.0);
+    // A disaggregated decode pool of the small model, with a deep queue of short requests: its workers'
+    // steps wait for the host as well, and the prediction says so.
+    json dis = j;
+    dis["model"] = "llama3-8b";
+    dis["cluster"]["gpus_per_node"] = 2;
+    dis["serving"]["workload"] = { { "isl", 128 }, { "osl", 1024 }, { "concurrency", 4000 } };
+    dis["deployment"] = { { "disaggregated",
+        { { "prefill", { { "tp", 1 }, { "workers", 1 } } }, { "decode", { { "tp", 1 }, { "workers", 1 } } } } } };
+    const ServingPrediction pool = predict_serving(parse(dis));
+    QVERIFY2(pool.running_batch > 1000, qPrintable(QString::number(pool.running_batch)));
+    QVERIFY(pool.decode_step.host_wait_s > 0);
+    QVERIFY(host_note(pool));
     // vLLM and SGLang price no per-request host work.
     for (const char* engine : { "vllm", "sglang" }) {
         j["serving"]["engine"] = engine;

@@ -1,0 +1,39 @@
+#include "serving/host_bound_note.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace parallax {
+
+namespace {
+
+std::string whole(double v)
+{
+    return std::to_string(std::lround(v));
+}
+
+std::string ms(double s)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f", s * 1e3);
+    return text;
+}
+
+} // namespace
+
+void note_host_bound_decode(ServingPrediction& p, const ServingContext& ctx, ServingEngine engine)
+{
+    constexpr double kNotedShare = 0.1; // of the decode step spent waiting for the host
+    const StepCost& d = p.decode_step;
+    if (ctx.engine.request_host_s <= 0 || d.time_s <= 0 || d.host_wait_s < kNotedShare * d.time_s)
+        return;
+    const double per_rank = p.running_batch / ctx.layout.attention_dp;
+    p.warnings.push_back("decode steps wait for the host: the " + std::string(to_string(engine))
+        + " engine spends about " + whole(ctx.engine.request_host_s * 1e6) + " us of CPU per request and step ("
+        + whole(per_rank) + " requests per rank: " + ms(per_rank * ctx.engine.request_host_s) + " ms against the GPU's "
+        + ms(d.time_s - d.host_wait_s) + " ms), so a rank streams at most " + whole(1.0 / ctx.engine.request_host_s)
+        + " tokens/s; a smaller batch per rank would keep the throughput " + "and shorten TPOT");
+}
+
+} // namespace parallax
