@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 namespace parallax {
@@ -26,6 +27,14 @@ bool better_on_both(const ServingPrediction& a, const ServingPrediction& b)
         && a.output_tokens_per_s_per_user >= b.output_tokens_per_s_per_user
         && (a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu
             || a.output_tokens_per_s_per_user > b.output_tokens_per_s_per_user);
+}
+
+bool same_point(const ServingCandidate& a, const ServingCandidate& b)
+{
+    constexpr double kRelativeTolerance = 1e-9;
+    const auto same = [&](double x, double y) { return std::fabs(x - y) <= kRelativeTolerance * std::max(x, y); };
+    return same(a.prediction.output_tokens_per_s_per_gpu, b.prediction.output_tokens_per_s_per_gpu)
+        && same(a.prediction.output_tokens_per_s_per_user, b.prediction.output_tokens_per_s_per_user);
 }
 
 void mark_pareto(std::vector<ServingCandidate>& c)
@@ -149,9 +158,12 @@ ServingSearchResult search_serving(const ServingScenario& s, int top, const Canc
     for (const auto& x : ok)
         if (x.pareto)
             r.pareto.push_back(x);
-    std::sort(r.pareto.begin(), r.pareto.end(), [](const auto& a, const auto& b) {
+    std::stable_sort(r.pareto.begin(), r.pareto.end(), [](const auto& a, const auto& b) {
         return a.prediction.output_tokens_per_s_per_user > b.prediction.output_tokens_per_s_per_user;
     });
+    // Deployments that predict the same point (the two MoE exchanges where they move the same bytes, or
+    // layouts alike but for their rank order) stand once on the front: the first enumerated.
+    r.pareto.erase(std::unique(r.pareto.begin(), r.pareto.end(), same_point), r.pareto.end());
     std::stable_sort(ok.begin(), ok.end(), [](const auto& a, const auto& b) {
         return a.prediction.output_tokens_per_s_per_gpu > b.prediction.output_tokens_per_s_per_gpu;
     });

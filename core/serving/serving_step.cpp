@@ -433,11 +433,13 @@ double eager_host_wait_s(const ServingContext& ctx, const StepCost& c, const Ste
 
 // How long a step waits for the engine's per-request host work beyond the GPU's own time: with an overlap
 // scheduler the host prepares the next step while the GPU runs this one, so the step lasts the longer of the
-// two; without one the host's work comes on top.
+// two; without one the host's work comes on top. With pipeline stages each stage's host handles every
+// micro-batch of the step (`mb` is one of pp), so its work is the whole batch's.
 double request_host_wait_s(const ServingContext& ctx, const StepCost& c, const StepLoad& mb)
 {
     const double prompts = mb.prefill_tokens > 0 ? std::max(1.0, mb.prefill_tokens / mb.prompt_tokens) : 0.0;
-    const double host_s = ctx.engine.request_host_s * (mb.decode_requests + prompts) / ctx.layout.attention_dp;
+    const double requests = (mb.decode_requests + prompts) * ctx.layout.pp / ctx.layout.attention_dp;
+    const double host_s = ctx.engine.request_host_s * requests;
     if (ctx.engine.output_delay_steps == 0)
         return host_s;
     const double gpu_s = c.compute_bound_s + c.memory_bound_s + c.comm_s + c.overhead_s;
