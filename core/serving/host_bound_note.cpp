@@ -33,7 +33,7 @@ void note_host_bound_decode(ServingPrediction& p, const ServingContext& ctx, Ser
         + " engine spends about " + whole(ctx.engine.request_host_s * 1e6) + " us of CPU per request and step ("
         + whole(per_rank) + " requests per rank: " + ms(per_rank * ctx.engine.request_host_s) + " ms against the GPU's "
         + ms(d.time_s - d.host_wait_s) + " ms), so a rank streams at most " + whole(1.0 / ctx.engine.request_host_s)
-        + " tokens/s; a smaller batch per rank would keep the throughput " + "and shorten TPOT");
+        + " tokens/s; a smaller batch per rank would keep the throughput and shorten TPOT");
 }
 
 } // namespace parallax

@@ -420,6 +420,12 @@ double expected_distinct_experts(double experts, double top_k, double tokens)
 
 namespace {
 
+// The step so far: its kernels, collectives and overheads, one after another.
+double summed_s(const StepCost& c)
+{
+    return c.compute_bound_s + c.memory_bound_s + c.comm_s + c.overhead_s;
+}
+
 // How long an eager step waits for the CPU beyond the GPU's own time: the host launches the step's kernels
 // ahead of the GPU, so the step lasts the longer of the two.
 double eager_host_wait_s(const ServingContext& ctx, const StepCost& c, const StepLoad& mb)
@@ -427,8 +433,7 @@ double eager_host_wait_s(const ServingContext& ctx, const StepCost& c, const Ste
     const double rank_tokens = (mb.decode_requests * mb.decode_queries + mb.prefill_tokens) / ctx.layout.attention_dp;
     if (mb.prefill_tokens <= 0 || rank_tokens <= ctx.engine.graph_max_tokens)
         return 0;
-    const double gpu_s = c.compute_bound_s + c.memory_bound_s + c.comm_s + c.overhead_s;
-    return std::max(0.0, c.kernels * ctx.engine.eager_kernel_host_s - gpu_s);
+    return std::max(0.0, c.kernels * ctx.engine.eager_kernel_host_s - summed_s(c));
 }
 
 // How long a step waits for the engine's per-request host work beyond the GPU's own time: with an overlap
@@ -442,8 +447,7 @@ double request_host_wait_s(const ServingContext& ctx, const StepCost& c, const S
     const double host_s = ctx.engine.request_host_s * requests;
     if (ctx.engine.output_delay_steps == 0)
         return host_s;
-    const double gpu_s = c.compute_bound_s + c.memory_bound_s + c.comm_s + c.overhead_s;
-    return std::max(0.0, host_s - gpu_s);
+    return std::max(0.0, host_s - summed_s(c));
 }
 
 } // namespace
@@ -479,7 +483,7 @@ StepCost step_cost(const ServingContext& ctx, const StepLoad& load)
     const double request_wait_s = request_host_wait_s(ctx, c, mb);
     c.overhead_s += request_wait_s;
     c.host_wait_s = eager_wait_s + request_wait_s;
-    c.time_s = c.compute_bound_s + c.memory_bound_s + c.comm_s + c.overhead_s;
+    c.time_s = summed_s(c);
     return c;
 }
 

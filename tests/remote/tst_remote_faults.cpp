@@ -63,6 +63,15 @@ private:
         }
     }
 
+    // What a wrong end is explained by: the runner's states, the daemons' logs and the end of the job's own log.
+    QString why_it_ended(const RunRecorder& rec, const QString& run_id) const
+    {
+        constexpr int kDaemonLogTailBytes = 1500;
+        constexpr qsizetype kJobLogTailChars = 1500;
+        return rec.problems() + m_slurm->controller_log_tail(kDaemonLogTailBytes) + QStringLiteral("job.log: ")
+            + QString::fromStdString(RunStore(m_store).log(str(run_id))).right(kJobLogTailChars);
+    }
+
     // The SLURM jobs that carry this run's name (squeue -t all: finished ones too).
     int jobs_named_after(const QString& run_id) const
     {
@@ -136,11 +145,8 @@ private Q_SLOTS:
                            .arg(steps_at_restart)));
         QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
         QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
-        // A wrong end says why: the runner's states, the daemons' logs and the end of the job's own log.
-        constexpr qsizetype kJobLogTailChars = 1500;
-        QVERIFY2(state_text(rec.finished.first().at(1)) == QStringLiteral("completed"),
-            qPrintable(rec.problems() + m_slurm->controller_log_tail(1500) + QStringLiteral("job.log: ")
-                + QString::fromStdString(RunStore(m_store).log(str(id))).right(kJobLogTailChars)));
+        QVERIFY2(
+            state_text(rec.finished.first().at(1)) == QStringLiteral("completed"), qPrintable(why_it_ended(rec, id)));
         verify_completed(id, kSteps);
         QCOMPARE(jobs_named_after(id), 1);
     }
@@ -202,11 +208,8 @@ private Q_SLOTS:
         QCOMPARE(r->attach_active(), 1);
         QTRY_VERIFY2_WITH_TIMEOUT(rec.ended(), qPrintable(rec.problems()), kLoopbackRunTimeoutMs);
         QVERIFY2(rec.errors.isEmpty(), qPrintable(rec.problems()));
-        // A wrong end says why: the runner's states, the daemons' logs and the end of the job's own log.
-        constexpr qsizetype kJobLogTailChars = 1500;
-        QVERIFY2(state_text(rec.finished.first().at(1)) == QStringLiteral("completed"),
-            qPrintable(rec.problems() + m_slurm->controller_log_tail(1500) + QStringLiteral("job.log: ")
-                + QString::fromStdString(RunStore(m_store).log(str(id))).right(kJobLogTailChars)));
+        QVERIFY2(
+            state_text(rec.finished.first().at(1)) == QStringLiteral("completed"), qPrintable(why_it_ended(rec, id)));
         verify_completed(id, kSteps);
         QCOMPARE(jobs_named_after(id), 1);
     }
