@@ -39,6 +39,8 @@ constexpr GpuMapping kGpus[] = {
     { "GB300", "GB300", "nvlink5-nvl72", "ib-xdr", kNvl72Gpus },
     { "A100 80GB (DGX-A100)", "A100-SXM4-80GB", "nvlink3-nvswitch", "ib-hdr", kDgxGpus },
     { "H100 80GB (DGX-H100)", "H100-SXM5-80GB", "nvlink4-nvswitch", "ib-ndr", kDgxGpus },
+    // Eight RTX PRO 6000 Blackwell Server Edition boards talk over PCIe 5.0 (GB202 has no NVLink).
+    { "RTX PRO 6000 Blackwell Server", "RTX-PRO-6000-Blackwell-Server", "pcie5", "roce-400g", kDgxGpus },
 };
 
 // Rows whose model has a preset; DeepSeek-R1 is DeepSeek-V3's architecture with other weights, and

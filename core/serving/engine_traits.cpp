@@ -166,6 +166,11 @@ EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l, const GpuSp
         // before step n's stop criteria and responses are handled, "one extra decoding step"
         // (TensorRT-LLM docs, features/overlap-scheduler).
         t.output_delay_steps = 1;
+        // With pipeline stages PyExecutor runs _executor_loop_pp instead of the overlap loop (py_executor.py:
+        // `if self.dist.pp_size > 1: self.event_loop = self._executor_loop_pp`): each rank receives a
+        // micro-batch's sampled tokens from the rank before it as a blocking host message, then updates its
+        // requests, so the per-request work waits for the pipeline and is not hidden behind it.
+        t.request_host_overlaps_gpu = l.pp == 1;
         // CutlassFusedMoE quantises an NVFP4 layer's input before the attention-DP all-gather (quantize_input with
         // post_quant_comm).
         t.gathers_nvfp4_inputs = true;

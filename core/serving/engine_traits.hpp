@@ -35,6 +35,8 @@ struct EngineTraits {
     // which the overlap scheduler runs while the GPU computes the step before: a step lasts at least this
     // times the requests of one rank, so one rank never streams more than 1 / request_host_s tokens per second.
     double request_host_s = 0;
+    // Whether that per-request work runs while the GPU computes (an overlap scheduler) or adds to the step.
+    bool request_host_overlaps_gpu = false;
     // A step that carries prompt tokens and more tokens than the engine's largest CUDA graph runs eagerly: the
     // CPU launches each kernel, and when that takes longer than the GPU's work the step waits for the host.
     double graph_max_tokens = 0; // the largest step (tokens of one rank) replayed as a CUDA graph

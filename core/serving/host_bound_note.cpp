@@ -29,10 +29,20 @@ void note_host_bound_decode(ServingPrediction& p, const ServingContext& ctx, Ser
     if (ctx.engine.request_host_s <= 0 || d.time_s <= 0 || d.host_wait_s < kNotedShare * d.time_s)
         return;
     const double per_rank = p.running_batch / ctx.layout.attention_dp;
-    p.warnings.push_back("decode steps wait for the host: the " + std::string(to_string(engine))
-        + " engine spends about " + whole(ctx.engine.request_host_s * 1e6) + " us of CPU per request and step ("
-        + whole(per_rank) + " requests per rank: " + ms(per_rank * ctx.engine.request_host_s) + " ms against the GPU's "
-        + ms(d.time_s - d.host_wait_s) + " ms), so a rank streams at most " + whole(1.0 / ctx.engine.request_host_s)
+    const std::string work = "the " + std::string(to_string(engine)) + " engine spends about "
+        + whole(ctx.engine.request_host_s * 1e6) + " us of CPU per request and step (" + whole(per_rank)
+        + " requests per rank: " + ms(per_rank * ctx.engine.request_host_s) + " ms";
+    const std::string gpu_ms = ms(d.time_s - d.host_wait_s);
+    if (!ctx.engine.request_host_overlaps_gpu) {
+        const bool piped = ctx.layout.pp > 1;
+        p.warnings.push_back("decode steps wait for the host: " + work + ", added to the GPU's " + gpu_ms
+            + " ms, since "
+            + (piped ? "its pipeline-parallel loop does not overlap the two); fewer pipeline stages would hide it"
+                     : "it does not overlap the two)"));
+        return;
+    }
+    p.warnings.push_back("decode steps wait for the host: " + work + " against the GPU's " + gpu_ms
+        + " ms), so a rank streams at most " + whole(1.0 / ctx.engine.request_host_s)
         + " tokens/s; a smaller batch per rank would keep the throughput and shorten TPOT");
 }
 

@@ -445,7 +445,7 @@ double request_host_wait_s(const ServingContext& ctx, const StepCost& c, const S
     const double prompts = mb.prefill_tokens > 0 ? std::max(1.0, mb.prefill_tokens / mb.prompt_tokens) : 0.0;
     const double requests = (mb.decode_requests + prompts) * ctx.layout.pp / ctx.layout.attention_dp;
     const double host_s = ctx.engine.request_host_s * requests;
-    if (ctx.engine.output_delay_steps == 0)
+    if (!ctx.engine.request_host_overlaps_gpu)
         return host_s;
     return std::max(0.0, host_s - summed_s(c));
 }

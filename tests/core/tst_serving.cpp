@@ -79,6 +79,7 @@ private slots:
     void ttftGrowsWithPrompt();
     void eagerPrefillWaitsForTheHost();
     void perRequestHostWorkCapsARank();
+    void pipelineStagesWaitForTheHost();
     void moeExpertsTouched();
     void moePrefillAtTheFusedKernelsRate();
     void batchLimitedByMemory();
@@ -327,6 +328,44 @@ void TestServing::perRequestHostWorkCapsARank()
         const ServingScenario e = parse(j);
         QCOMPARE(ServingContext(e.model, e.cluster, e.serving, e.deployment.instance).engine.request_host_s, 0.0);
     }
+}
+
+void TestServing::pipelineStagesWaitForTheHost()
+{
+    // With pipeline stages TensorRT-LLM runs its pipeline-parallel executor loop, not the overlap scheduler: a
+    // rank takes each micro-batch's sampled tokens from the rank before it as a blocking host message and then
+    // updates its requests, so the per-request host work adds to the GPU's step instead of hiding behind it.
+    json j = base_scenario();
+    j["cluster"]["gpus_per_node"] = 2;
+    j["serving"]["engine"] = "trtllm";
+    j["serving"]["workload"] = { { "isl", 128 }, { "osl", 2048 }, { "max_throughput", true } };
+    j["deployment"] = { { "tp", 1 }, { "pp", 2 } };
+    const ServingScenario piped = parse(j);
+    const ServingContext two_stages(piped.model, piped.cluster, piped.serving, piped.deployment.instance);
+    QVERIFY(!two_stages.engine.request_host_overlaps_gpu);
+    StepLoad load;
+    load.decode_requests = load.sampled_requests = 512;
+    load.decode_context = 1024;
+    const StepCost added = step_cost(two_stages, load);
+    // Each stage's host handles every micro-batch of the step: the whole batch's work, all of it waited for.
+    const double host_s = 512 * two_stages.engine.request_host_s;
+    QVERIFY2(std::fabs(added.host_wait_s - host_s) < 1e-12, qPrintable(QString::number(added.host_wait_s)));
+    QVERIFY(added.time_s > 2 * host_s);
+    // One stage of TP 2 keeps the overlap scheduler: the same work hides behind the GPU's longer step.
+    j["deployment"] = { { "tp", 2 } };
+    const ServingScenario wide = parse(j);
+    const ServingContext one_stage(wide.model, wide.cluster, wide.serving, wide.deployment.instance);
+    QVERIFY(one_stage.engine.request_host_overlaps_gpu);
+    const StepCost hidden = step_cost(one_stage, load);
+    QVERIFY(hidden.time_s > host_s);
+    QCOMPARE(hidden.host_wait_s, 0.0);
+    // The prediction says where the time goes and what would hide it.
+    const ServingPrediction p = predict_serving(piped);
+    QVERIFY(p.decode_step.host_wait_s > 0.1 * p.decode_step.time_s);
+    QVERIFY(std::any_of(p.warnings.begin(), p.warnings.end(), [](const std::string& w) {
+        return w.find("decode steps wait for the host") != std::string::npos
+            && w.find("fewer pipeline stages would hide it") != std::string::npos;
+    }));
 }
 
 void TestServing::moeExpertsTouched()
