@@ -57,6 +57,8 @@ const std::map<std::string, std::string> kModelPresets = {
     { "DeepSeek-V3", "deepseek-v3" },
     { "DeepSeek-R1", "deepseek-v3" },
     { "Kimi-K2.5", "kimi-k2.5" },
+    { "Llama 4 Scout", "llama4-scout" },
+    { "Llama 4 Maverick", "llama4-maverick" },
 };
 
 std::optional<double> number_at(const json& j, const char* key)

@@ -386,6 +386,13 @@ private slots:
         const ModelSpec ds = test::model("deepseek-v3");
         QVERIFY(near(total_params(ds), 671e9, 0.01));
         QVERIFY2(near(active_params(ds), 37e9, 0.05), qPrintable(QString::number(active_params(ds) / 1e9)));
+        // Llama 4 (Meta's model card): Scout 109B and Maverick 400B in total, 17B active in both; one routed
+        // expert and the shared one per token, Maverick's experts in every other layer.
+        for (const auto& [name, total_B] : { std::pair { "llama4-scout", 109.0 }, { "llama4-maverick", 400.0 } }) {
+            const ModelSpec m = test::model(name);
+            QVERIFY2(near(total_params(m), total_B * 1e9, 0.02), qPrintable(QString::number(total_params(m) / 1e9)));
+            QVERIFY2(near(active_params(m), 17e9, 0.05), qPrintable(QString::number(active_params(m) / 1e9)));
+        }
     }
 
     // nccl-tests bus bandwidth: a large all-reduce inside a DGX H100 runs at ~the NVLink bus bandwidth.

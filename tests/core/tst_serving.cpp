@@ -1005,6 +1005,18 @@ void TestServing::layerKinds()
     }
     QCOMPARE(total, oss.layers);
     QCOMPARE(serving_layer_kinds(oss).size(), std::size_t(oss.sliding_window > 0 ? 2 : 1));
+    // Llama 4 Maverick (HF config): experts in layers 1, 3, ..., 47 (interleave_moe_layer_step 2), a dense
+    // MLP in the others; every fourth layer (3, 7, ..., 47, all with experts) attends globally, the rest within
+    // 8,192-token chunks: 24 dense chunked layers, 12 chunked and 12 global ones with experts.
+    const ModelSpec maverick = preset_model("llama4-maverick");
+    QVERIFY(!maverick.is_moe_layer(0) && maverick.is_moe_layer(1) && maverick.is_moe_layer(47));
+    QCOMPARE(maverick.moe_layer_count(), 24);
+    QVERIFY(maverick.is_windowed_layer(0) && !maverick.is_windowed_layer(3) && !maverick.is_windowed_layer(47));
+    const auto mav_kinds = serving_layer_kinds(maverick);
+    QCOMPARE(mav_kinds.size(), std::size_t(3));
+    QCOMPARE(mav_kinds[0].count, 24);
+    QVERIFY(!maverick.is_moe_layer(mav_kinds[0].first_layer) && maverick.is_windowed_layer(mav_kinds[0].first_layer));
+    QCOMPARE(mav_kinds[1].count + mav_kinds[2].count, 24);
 }
 
 void TestServing::sourceFileWithoutTpDegrees()

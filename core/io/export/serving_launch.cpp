@@ -18,7 +18,7 @@ struct Checkpoint {
     std::string_view preset;
     std::string_view repo;
 };
-constexpr std::array<Checkpoint, 13> kCheckpoints = { {
+constexpr std::array<Checkpoint, 15> kCheckpoints = { {
     { "llama2-7b", "meta-llama/Llama-2-7b-chat-hf" },
     { "llama2-13b", "meta-llama/Llama-2-13b-chat-hf" },
     { "llama2-70b", "meta-llama/Llama-2-70b-chat-hf" },
@@ -32,6 +32,8 @@ constexpr std::array<Checkpoint, 13> kCheckpoints = { {
     { "qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B" },
     { "qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B" },
     { "mixtral-8x7b", "mistralai/Mixtral-8x7B-Instruct-v0.1" },
+    { "llama4-scout", "meta-llama/Llama-4-Scout-17B-16E-Instruct" },
+    { "llama4-maverick", "meta-llama/Llama-4-Maverick-17B-128E-Instruct" },
 } };
 
 constexpr int kBasePort = 8000;
