@@ -1,5 +1,6 @@
 #include "serving/disaggregated_model.hpp"
 
+#include "io/number_format.hpp"
 #include "serving/fixed_point.hpp"
 #include "serving/host_bound_note.hpp"
 #include "serving/kv_cache.hpp"
@@ -22,7 +23,7 @@ constexpr double kClosedLoopTolerance = 1e-9;
 
 std::string fmt(double v)
 {
-    return std::to_string(static_cast<long long>(std::llround(v)));
+    return format_number("%.0f", v);
 }
 
 // A prefill worker's step at full load: the whole token budget of prompts, or with serial prefill one

@@ -1,7 +1,7 @@
 #include "serving/host_bound_note.hpp"
 
-#include <cmath>
-#include <cstdio>
+#include "io/number_format.hpp"
+
 #include <string>
 
 namespace parallax {
@@ -10,14 +10,12 @@ namespace {
 
 std::string whole(double v)
 {
-    return std::to_string(std::lround(v));
+    return format_number("%.0f", v);
 }
 
 std::string ms(double s)
 {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f", s * 1e3);
-    return text;
+    return format_number("%.1f", s * 1e3);
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 #include "serving/serving_model.hpp"
 
 #include "calibration/serving_error_band.hpp"
+#include "io/number_format.hpp"
 
 #include "serving/disaggregated_model.hpp"
 #include "serving/fixed_point.hpp"
@@ -10,7 +11,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 namespace parallax {
 
@@ -231,12 +231,10 @@ SteadyState static_batch(const ServingContext& ctx, const ServingWorkload& w, do
     return s;
 }
 
+// Four significant digits, as the warnings quote rates, latencies and sizes.
 std::string fmt(double v)
 {
-    std::ostringstream o;
-    o.precision(4);
-    o << v;
-    return o.str();
+    return format_number("%.4g", v);
 }
 
 void fill_latencies(ServingPrediction& p, const SteadyState& s, const ServingWorkload& w, double queue_wait_s,
