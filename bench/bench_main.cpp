@@ -5,8 +5,8 @@
 //    (b) Llama 3.1 405B on 16,384 H100, global batch 2,048, seq 8,192 in < 3 s, on 2 cores, incl. the
 //    simulator refinement of the top 20, peak memory < 500 MiB
 //  - a DeepSeek-V3-scale search (671B, 2,048 H800) in < 5 s on 2 cores
-//  - a serving deployment search (Qwen3-235B-A22B on 64 H100, DeepSeek-V3 on 64 H200; aggregated and
-//    disaggregated) in < 1 s
+//  - a serving deployment search (Qwen3-235B-A22B on 64 H100, DeepSeek-V3 on 64 H200, Llama 4 Maverick on
+//    64 B200; aggregated and disaggregated) in < 1 s
 //  - a heterogeneous search over three GPU types on 64 nodes (Llama 3 70B on 22 DGX H100, 21 DGX A100 and
 //    21 DGX-1 V100) in a few seconds on 2 cores
 #include "io/preset_catalog.hpp"
@@ -206,6 +206,20 @@ void BM_ServingSearchDeepSeekV3_64H200(benchmark::State& state)
       "deployment": { "tp": 8 } })");
 }
 
+// Three kinds of layer (dense and MoE, chunked and global attention) and TensorRT-LLM's host work: the most
+// layer kinds a preset has.
+void BM_ServingSearchLlama4Maverick_64B200(benchmark::State& state)
+{
+    run_serving_search(state, R"({
+      "schema": 1, "model": "llama4-maverick",
+      "cluster": { "gpu": "B200", "nodes": 8, "gpus_per_node": 8,
+                   "intra_node": "nvlink5-nvswitch", "inter_node": "ib-ndr" },
+      "serving": { "engine": "trtllm", "precision": { "weights": "fp4", "kv_cache": "fp8" },
+                   "workload": { "isl": 1000, "osl": 1000, "concurrency": 512 },
+                   "slo": { "ttft_ms": 2000, "tpot_ms": 50 } },
+      "deployment": { "tp": 8 } })");
+}
+
 // Three GPU types on 64 nodes, every group usable (fp16: the V100 has no bf16): the planner's size.
 void BM_HeteroSearchLlama3_70B_64Nodes3Types(benchmark::State& state)
 {
@@ -242,6 +256,7 @@ BENCHMARK(BM_SearchGpt3_175B_1024A100)->Unit(benchmark::kMillisecond)->Iteration
 BENCHMARK(BM_SearchLlama31_405B_16kH100)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_ServingSearchQwen3_235B_64H100)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_ServingSearchDeepSeekV3_64H200)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_ServingSearchLlama4Maverick_64B200)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_SearchDeepSeekV3_2048H800)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_HeteroSearchLlama3_70B_64Nodes3Types)->Unit(benchmark::kMillisecond)->Iterations(1);
 
