@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 #include <thread>
 
 namespace parallax {
@@ -164,12 +165,16 @@ ServingSearchResult search_serving(const ServingScenario& s, int top, const Canc
     // Deployments that predict the same point (the two MoE exchanges where they move the same bytes, or
     // layouts alike but for their rank order) stand once on the front: the first enumerated.
     r.pareto.erase(std::unique(r.pareto.begin(), r.pareto.end(), same_point), r.pareto.end());
-    std::stable_sort(ok.begin(), ok.end(), [](const auto& a, const auto& b) {
-        return a.prediction.output_tokens_per_s_per_gpu > b.prediction.output_tokens_per_s_per_gpu;
+    // Rank by index and move only the best: a candidate carries its whole prediction, and tens of thousands
+    // of them meet the SLO on a large pool.
+    std::vector<std::size_t> order(ok.size());
+    std::iota(order.begin(), order.end(), std::size_t { 0 });
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return ok[a].prediction.output_tokens_per_s_per_gpu > ok[b].prediction.output_tokens_per_s_per_gpu;
     });
-    if (static_cast<int>(ok.size()) > top)
-        ok.resize(static_cast<std::size_t>(top));
-    r.results = std::move(ok);
+    order.resize(std::min(order.size(), static_cast<std::size_t>(std::max(top, 0))));
+    for (const std::size_t i : order)
+        r.results.push_back(std::move(ok[i]));
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
 }
