@@ -170,10 +170,17 @@ void BM_SearchDeepSeekV3_2048H800(benchmark::State& state)
     run_search(state, scenario("deepseek-v3-2048-h800"));
 }
 
-void run_serving_search(benchmark::State& state, const char* scenario_json)
+// A serving search over 8 nodes of 8 `gpu`s joined by `nvlink` and NDR InfiniBand, starting from TP 8;
+// `serving_json` is the scenario's serving section.
+void run_serving_search(
+    benchmark::State& state, const char* model, const char* gpu, const char* nvlink, const char* serving_json)
 {
-    const ServingScenario s
-        = parse_serving_scenario(nlohmann::json::parse(scenario_json), "bench.json", PresetCatalog::standard());
+    const nlohmann::json j = { { "schema", 1 }, { "model", model },
+        { "cluster",
+            { { "gpu", gpu }, { "nodes", 8 }, { "gpus_per_node", 8 }, { "intra_node", nvlink },
+                { "inter_node", "ib-ndr" } } },
+        { "serving", nlohmann::json::parse(serving_json) }, { "deployment", { { "tp", 8 } } } };
+    const ServingScenario s = parse_serving_scenario(j, "bench.json", PresetCatalog::standard());
     ServingSearchResult r;
     for (auto _ : state) {
         r = search_serving(s, 20);
@@ -185,39 +192,26 @@ void run_serving_search(benchmark::State& state, const char* scenario_json)
 
 void BM_ServingSearchQwen3_235B_64H100(benchmark::State& state)
 {
-    run_serving_search(state, R"({
-      "schema": 1, "model": "qwen3-235b-a22b",
-      "cluster": { "gpu": "H100-SXM5-80GB", "nodes": 8, "gpus_per_node": 8,
-                   "intra_node": "nvlink4-nvswitch", "inter_node": "ib-ndr" },
-      "serving": { "precision": { "weights": "fp8", "kv_cache": "fp8" },
-                   "workload": { "isl": 2048, "osl": 512, "concurrency": 512 }, "slo": { "tpot_ms": 60 } },
-      "deployment": { "tp": 8 } })");
+    run_serving_search(state, "qwen3-235b-a22b", "H100-SXM5-80GB", "nvlink4-nvswitch", R"({
+      "precision": { "weights": "fp8", "kv_cache": "fp8" },
+      "workload": { "isl": 2048, "osl": 512, "concurrency": 512 }, "slo": { "tpot_ms": 60 } })");
 }
 
 // MLA, dense and MoE layers, SGLang, a Poisson load: the other branches of the serving model.
 void BM_ServingSearchDeepSeekV3_64H200(benchmark::State& state)
 {
-    run_serving_search(state, R"({
-      "schema": 1, "model": "deepseek-v3",
-      "cluster": { "gpu": "H200-SXM-141GB", "nodes": 8, "gpus_per_node": 8,
-                   "intra_node": "nvlink4-nvswitch", "inter_node": "ib-ndr" },
-      "serving": { "engine": "sglang", "precision": { "weights": "fp8", "kv_cache": "bf16" },
-                   "workload": { "isl": 4096, "osl": 1024, "request_rate_qps": 20 }, "slo": { "ttft_ms": 2000 } },
-      "deployment": { "tp": 8 } })");
+    run_serving_search(state, "deepseek-v3", "H200-SXM-141GB", "nvlink4-nvswitch", R"({
+      "engine": "sglang", "precision": { "weights": "fp8", "kv_cache": "bf16" },
+      "workload": { "isl": 4096, "osl": 1024, "request_rate_qps": 20 }, "slo": { "ttft_ms": 2000 } })");
 }
 
 // Three kinds of layer (dense and MoE, chunked and global attention) and TensorRT-LLM's host work: the most
 // layer kinds a preset has.
 void BM_ServingSearchLlama4Maverick_64B200(benchmark::State& state)
 {
-    run_serving_search(state, R"({
-      "schema": 1, "model": "llama4-maverick",
-      "cluster": { "gpu": "B200", "nodes": 8, "gpus_per_node": 8,
-                   "intra_node": "nvlink5-nvswitch", "inter_node": "ib-ndr" },
-      "serving": { "engine": "trtllm", "precision": { "weights": "fp4", "kv_cache": "fp8" },
-                   "workload": { "isl": 1000, "osl": 1000, "concurrency": 512 },
-                   "slo": { "ttft_ms": 2000, "tpot_ms": 50 } },
-      "deployment": { "tp": 8 } })");
+    run_serving_search(state, "llama4-maverick", "B200", "nvlink5-nvswitch", R"({
+      "engine": "trtllm", "precision": { "weights": "fp4", "kv_cache": "fp8" },
+      "workload": { "isl": 1000, "osl": 1000, "concurrency": 512 }, "slo": { "ttft_ms": 2000, "tpot_ms": 50 } })");
 }
 
 // Three GPU types on 64 nodes, every group usable (fp16: the V100 has no bf16): the planner's size.
