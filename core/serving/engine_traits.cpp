@@ -146,6 +146,7 @@ EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l, const GpuSp
         // The overlap ("zero-overhead") scheduler, on unless disable_overlap_schedule: the CPU prepares
         // the next batch and handles the last one's results while the GPU runs (SGLang v0.4 release).
         t.output_delay_steps = 1;
+        t.request_host_overlaps_gpu = true;
         break;
     }
     case ServingEngine::trtllm:

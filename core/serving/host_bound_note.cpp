@@ -31,12 +31,11 @@ void note_host_bound_decode(ServingPrediction& p, const ServingContext& ctx, Ser
         + whole(ctx.engine.request_host_s * 1e6) + " us of CPU per request and step (" + whole(per_rank)
         + " requests per rank: " + ms(per_rank * ctx.engine.request_host_s) + " ms";
     const std::string gpu_ms = ms(d.time_s - d.host_wait_s);
+    // Every engine that prices per-request host work overlaps it with the GPU but for TensorRT-LLM's
+    // pipeline-parallel loop (engine_traits.cpp).
     if (!ctx.engine.request_host_overlaps_gpu) {
-        const bool piped = ctx.layout.pp > 1;
         p.warnings.push_back("decode steps wait for the host: " + work + ", added to the GPU's " + gpu_ms
-            + " ms, since "
-            + (piped ? "its pipeline-parallel loop does not overlap the two); fewer pipeline stages would hide it"
-                     : "it does not overlap the two)"));
+            + " ms, since its pipeline-parallel loop does not overlap the two); fewer pipeline stages would hide it");
         return;
     }
     p.warnings.push_back("decode steps wait for the host: " + work + " against the GPU's " + gpu_ms
