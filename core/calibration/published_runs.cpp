@@ -8,6 +8,7 @@
 #include "model/hetero_model.hpp"
 #include "model/model_math.hpp"
 #include "spec/input_error.hpp"
+#include "spec/layer_ranges.hpp"
 #include "spec/strategy_label.hpp"
 #include "spec/strategy_rules.hpp"
 #include "spec/units.hpp"
@@ -740,6 +741,29 @@ void read_moe_recipe_defaults(PublishedRow& r)
     }
 }
 
+// A Megatron-Bridge recipe's activation offload (cpu_offloading_num_layers in the notes): the recipe sets
+// model.cpu_offloading with weights kept on the GPU (scripts/performance/utils/overrides.py), and
+// Transformer Engine's offload context takes the model's first N layers (get_cpu_offload_context).
+void read_activation_offload(PublishedRow& r)
+{
+    static const std::regex setting(R"(cpu_offloading_num_layers\s*=\s*(\d+))");
+    std::smatch m;
+    if (!std::regex_search(r.notes, m, setting))
+        return;
+    const int layers = std::min(std::stoi(m[1].str()), r.m.layers);
+    if (layers <= 0)
+        return;
+    LayerRanges ranges;
+    LayerRange offloaded;
+    offloaded.first = 0;
+    offloaded.last = layers - 1;
+    offloaded.offload_activations = true;
+    ranges.ranges.push_back(offloaded);
+    r.s.layers = intern_layer_ranges(std::move(ranges));
+    r.as.push_back("activations of the first " + std::to_string(layers)
+        + " layers offloaded to host memory (the recipe's cpu_offloading_num_layers)");
+}
+
 // The software stack: MoE dispatcher, CUDA graphs, fused attention, overlaps.
 void read_software(PublishedRow& r, const std::string& prec)
 {
@@ -757,6 +781,7 @@ void read_software(PublishedRow& r, const std::string& prec)
         r.as.push_back("CUDA graphs: " + g);
     }
     read_moe_recipe_defaults(r);
+    read_activation_offload(r);
     // Software generation: fused attention and overlapped gradient reduction arrived in 2022-23.
     t.flash_attention = r.year >= 2023;
     s.overlap_grad_reduce = r.year >= 2023;

@@ -16,6 +16,11 @@ constexpr double kPcieCopyEfficiency = 0.8;
 // NVLink-C2C: 900 GB/s in both directions together, 450 GB/s each way (NVIDIA GH200 and GB200 NVL72
 // datasheets); the same ~80% achievable in copies (estimate, as PCIe).
 constexpr double kNvlinkC2cBps = 450e9;
+// A Grace's LPDDR5X, which both GPUs of a GB200/GB300 superchip copy into at once: 512 GB/s per Grace
+// (GB200 NVL72: up to 18.4 TB/s over its 36 Grace CPUs) and ~389 GB/s on GB300 (GB300 NVL72: up to
+// 14 TB/s over 36; NVIDIA NVL72 product specifications), read and written at the copies' ~80%.
+constexpr double kGb200GraceMemoryBps = 18.4e12 / 36;
+constexpr double kGb300GraceMemoryBps = 14e12 / 36;
 // DGX A100/H100/B200 (and most GPU servers): 2 CPU sockets per node; GB200 NVL72: one Grace per 2 GPUs
 // (NVIDIA DGX and GB200 NVL72 datasheets).
 constexpr double kSocketsPerNode = 2;
@@ -40,6 +45,14 @@ constexpr ReferenceNode kGb200Nvl72 { 480e9 / 2, 72 };
 constexpr ReferenceNode kMi300xPlatform { 1.5e12 / 8, 8 };
 constexpr double kBytesPerGB = 1e9;
 
+// An NVL72 rack's GPU shares its Grace's memory with the other GPU of its superchip: what each gets of
+// it binds before its own NVLink-C2C does.
+double nvl72_grace_memory_share_Bps(const ClusterSpec& c) noexcept
+{
+    const bool ultra = std::string_view(c.gpu.name).find("B300") != std::string_view::npos;
+    return (ultra ? kGb300GraceMemoryBps : kGb200GraceMemoryBps) / kGpusPerSocketGrace;
+}
+
 } // namespace
 
 bool grace_host(const ClusterSpec& c) noexcept
@@ -58,7 +71,11 @@ double pcie_copy_Bps(const ClusterSpec& c) noexcept
 
 double host_link_Bps(const ClusterSpec& c) noexcept
 {
-    return grace_host(c) ? kNvlinkC2cBps * kPcieCopyEfficiency : pcie_copy_Bps(c);
+    if (!grace_host(c))
+        return pcie_copy_Bps(c);
+    const bool nvl72 = c.gpus_per_node > kMaxPcieServerGpus;
+    const double link = nvl72 ? std::min(kNvlinkC2cBps, nvl72_grace_memory_share_Bps(c)) : kNvlinkC2cBps;
+    return link * kPcieCopyEfficiency;
 }
 
 double gpus_per_socket(const ClusterSpec& c) noexcept

@@ -2,6 +2,8 @@
 // Transformer Engine's CPU offload) and parameters (ZeRO-Infinity), against hand-worked copy times and
 // bytes; plans that fit only with them, at a visible price, in the prediction, the improvements and the
 // search.
+#include "calibration/published_runs.hpp"
+#include "io/preset_catalog.hpp"
 #include "model/activation_offload.hpp"
 #include "model/analytic_model.hpp"
 #include "model/host_link.hpp"
@@ -10,12 +12,15 @@
 #include "search/improvements.hpp"
 #include "search/search.hpp"
 #include "spec/framework_support.hpp"
+#include "spec/layer_ranges.hpp"
 
 #include "../support/test_plans.hpp"
 
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 using namespace parallax;
 
@@ -52,6 +57,67 @@ private slots:
         QCOMPARE(host_link_Bps(test::cluster("H100-SXM5-80GB", 1, 8, "nvlink4-nvswitch", "ib-ndr")), 51.2e9);
         QCOMPARE(host_link_Bps(test::cluster("A100-SXM4-80GB", 1, 8, "nvlink3-nvswitch", "ib-hdr")), 25.6e9);
         QCOMPARE(host_link_Bps(test::cluster("GH200-96GB", 1, 1, "nvlink4-nvswitch", "ib-ndr")), 360e9);
+        // In an NVL72 rack two GPUs copy into one Grace's LPDDR5X at once: half of its 512 GB/s (GB200,
+        // 18.4 TB/s over 36 Graces) or ~389 GB/s (GB300, 14 TB/s over 36) binds before the C2C link does.
+        QVERIFY(near(host_link_Bps(test::cluster("B200", 1, 72, "nvlink5-nvl72", "ib-ndr")), 18.4e12 / 36 / 2 * 0.8,
+            1e-12));
+        QVERIFY(near(host_link_Bps(test::cluster("B300", 1, 72, "nvlink5-nvl72", "ib-xdr")), 14e12 / 36 / 2 * 0.8,
+            1e-12));
+        // An 8-GPU DGX B200 copies over PCIe gen 5.
+        QCOMPARE(host_link_Bps(test::cluster("B200", 1, 8, "nvlink5-nvswitch", "ib-ndr")), 51.2e9);
+    }
+
+    // Megatron-Bridge's Llama 3 70B FSDP recipes for the NVL72 racks offload the activations of the first
+    // 20 (GB300) or 40 (GB200) layers (cpu_offloading_num_layers, scripts/performance/configs at v0.4.0):
+    // a published row that says so in its notes runs with those layers offloaded, the others not.
+    void published_recipe_offloads_its_first_layers()
+    {
+        const auto row = [](const char* notes) {
+            return nlohmann::json::parse(std::string(R"json({"id": "t", "year": 2026,
+                "source": "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md, 26.04 NeMo container",
+                "model": {"name": "Llama 3 70B", "n_layers": 80, "hidden_size": 8192, "n_heads": 64,
+                    "n_kv_heads": 8, "ffn_hidden_size": 28672, "vocab_size": 128256, "seq_len": 8192},
+                "hardware": {"gpu_type": "GB300 NVL72 (B300-class GPU)", "gpus_per_node": 72, "n_gpus": 64},
+                "strategy": {"tp": 1, "pp": 1, "cp": 1, "micro_batch_size": 2, "global_batch_size": 256,
+                    "zero_stage_or_fsdp": "fsdp (64 GPUs)", "precision": "fp8 (current scaling, per-tensor)"},
+                "result": {"tokens_per_sec_per_gpu": 5000}, "notes": ")json")
+                + notes + "\"}");
+        };
+        const auto read = [](const nlohmann::json& r) {
+            std::vector<SkippedRow> skipped;
+            const std::vector<ValidationCase> cases
+                = read_published_runs(nlohmann::json::array({ r }), "t.json", PresetCatalog::standard(), skipped);
+            if (cases.size() != 1)
+                throw std::runtime_error(skipped.empty() ? "no case" : skipped[0].reason);
+            return cases[0].scenario;
+        };
+        const Scenario offloaded = read(row("use_megatron_fsdp=True, cpu_offloading_num_layers=20 from the recipe"));
+        QVERIFY(offloaded.strategy.layers != nullptr);
+        QVERIFY(offloaded.strategy.layers->offloads_activations(0, false));
+        QVERIFY(offloaded.strategy.layers->offloads_activations(19, false));
+        QVERIFY(!offloaded.strategy.layers->offloads_activations(20, false));
+        const Scenario plain = read(row("use_megatron_fsdp=True"));
+        QVERIFY(plain.strategy.layers == nullptr);
+
+        // Without the offload the 80 layers' activations of a micro-batch do not fit the B300's memory;
+        // with it they do, 18 layers' worth lighter (20 offloaded, two layers' copy buffers kept), and the
+        // step pays the copies the Grace's memory cannot hide behind the next layer.
+        const PlanContext ctx(offloaded.model, offloaded.training, offloaded.cluster);
+        const AnalyticModel model(ctx);
+        const Prediction without = model.predict(plain.strategy);
+        const Prediction with = model.predict(offloaded.strategy);
+        QVERIFY(!without.feasible);
+        QVERIFY2(with.feasible, with.infeasible_reason.c_str());
+        EvaluationCache cache(ctx);
+        StrategyCosts c;
+        compute_costs(ctx, plain.strategy, cache, c);
+        QVERIFY(near(without.memory.activations - with.memory.activations, 18 * c.layer.activations.dense, 1e-6));
+        const double copy_s = c.layer.activations.dense / host_link_Bps(offloaded.cluster);
+        const double exposed_fwd = copy_s - c.layer.dense.fwd_time();
+        QVERIFY2(exposed_fwd > 0, "the Grace's memory share cannot hide a layer's copy behind the next forward");
+        const double exposed_bwd = std::max(0.0, copy_s - c.layer.dense.bwd_time());
+        const double microbatches = 256.0 / 64 / 2;
+        QVERIFY(near(with.time.host_copy_s, microbatches * 20 * (exposed_fwd + exposed_bwd), 1e-6));
     }
 
     // Each of the 24 layers' saved activations goes out and comes back once per micro-batch: what the copy
