@@ -59,10 +59,10 @@ private slots:
         QCOMPARE(host_link_Bps(test::cluster("GH200-96GB", 1, 1, "nvlink4-nvswitch", "ib-ndr")), 360e9);
         // In an NVL72 rack two GPUs copy into one Grace's LPDDR5X at once: half of its 512 GB/s (GB200,
         // 18.4 TB/s over 36 Graces) or ~389 GB/s (GB300, 14 TB/s over 36) binds before the C2C link does.
-        QVERIFY(near(host_link_Bps(test::cluster("B200", 1, 72, "nvlink5-nvl72", "ib-ndr")), 18.4e12 / 36 / 2 * 0.8,
-            1e-12));
-        QVERIFY(near(host_link_Bps(test::cluster("B300", 1, 72, "nvlink5-nvl72", "ib-xdr")), 14e12 / 36 / 2 * 0.8,
-            1e-12));
+        QVERIFY(near(
+            host_link_Bps(test::cluster("B200", 1, 72, "nvlink5-nvl72", "ib-ndr")), 18.4e12 / 36 / 2 * 0.8, 1e-12));
+        QVERIFY(
+            near(host_link_Bps(test::cluster("B300", 1, 72, "nvlink5-nvl72", "ib-xdr")), 14e12 / 36 / 2 * 0.8, 1e-12));
         // An 8-GPU DGX B200 copies over PCIe gen 5.
         QCOMPARE(host_link_Bps(test::cluster("B200", 1, 8, "nvlink5-nvswitch", "ib-ndr")), 51.2e9);
     }
