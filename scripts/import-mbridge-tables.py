@@ -13,9 +13,9 @@ skipped and why.
 With --recipes (a clone of NVIDIA-NeMo/Megatron-Bridge), a row also gets the MoE runtime settings of the
 recipe that ran it: scripts/performance/configs/<family>/*_workload_base_configs.py at the release the
 container shipped (RELEASE_OF_CONTAINER), the config of the row's GPU and precision whose parallel layout
-matches the row. Its token dispatcher, CUDA graphs, expert-communication overlap and recomputed modules
-become the row's moe_dispatcher, cuda_graphs, ep_overlap and recompute_modules; the row's notes name the
-config and the tag.
+matches the row. Its token dispatcher, CUDA graphs, expert-communication overlap, recomputed modules and
+activation offload become the row's moe_dispatcher, cuda_graphs, ep_overlap, recompute_modules and
+activation_offload_layers; the row's notes name the config and the tag.
 """
 
 import argparse
@@ -223,6 +223,8 @@ def apply_recipe(row, recipe):
                          else "layers" if graphs in ("local", "transformer_engine") else "none")
     if cfg.get("recompute_modules"):
         st["recompute_modules"] = list(cfg["recompute_modules"])
+    if cfg.get("cpu_offloading_num_layers"):
+        st["activation_offload_layers"] = int(cfg["cpu_offloading_num_layers"])
     said = [f"moe_dispatcher={st['moe_dispatcher']}", f"ep_overlap={st['ep_overlap']}"] if "moe_dispatcher" in st else []
     said.append(f"cuda_graphs={st['cuda_graphs']} ({graphs or 'unset'}, scope {cfg.get('cuda_graph_scope')})")
     for extra in ("recompute_modules", "cutedsl_fused_grouped_mlp", "fp8_dot_product_attention", "use_megatron_fsdp",

@@ -741,16 +741,27 @@ void read_moe_recipe_defaults(PublishedRow& r)
     }
 }
 
-// A Megatron-Bridge recipe's activation offload (cpu_offloading_num_layers in the notes): the recipe sets
-// model.cpu_offloading with weights kept on the GPU (scripts/performance/utils/overrides.py), and
-// Transformer Engine's offload context takes the model's first N layers (get_cpu_offload_context).
-void read_activation_offload(PublishedRow& r)
+// A Megatron recipe's activation offload (strategy.activation_offload_layers, or cpu_offloading_num_layers in
+// the notes of rows imported before the field): Megatron-Bridge sets model.cpu_offloading with the weights
+// kept on the GPU (scripts/performance/utils/overrides.py), and Transformer Engine's offload context takes
+// the model's first N layers (get_cpu_offload_context).
+std::optional<int> activation_offload_layers(const PublishedRow& r)
 {
+    if (const auto n = num(r.st, "activation_offload_layers"))
+        return static_cast<int>(*n);
     static const std::regex setting(R"(cpu_offloading_num_layers\s*=\s*(\d+))");
     std::smatch m;
-    if (!std::regex_search(r.notes, m, setting))
+    if (std::regex_search(r.notes, m, setting))
+        return std::stoi(m[1].str());
+    return std::nullopt;
+}
+
+void read_activation_offload(PublishedRow& r)
+{
+    const auto stated = activation_offload_layers(r);
+    if (!stated)
         return;
-    const int layers = std::min(std::stoi(m[1].str()), r.m.layers);
+    const int layers = std::min(*stated, r.m.layers);
     if (layers <= 0)
         return;
     LayerRanges ranges;

@@ -98,6 +98,12 @@ private slots:
         QVERIFY(!offloaded.strategy.layers->offloads_activations(20, false));
         const Scenario plain = read(row("use_megatron_fsdp=True"));
         QVERIFY(plain.strategy.layers == nullptr);
+        // The row's own field says the same and wins over its notes.
+        nlohmann::json stated = row("cpu_offloading_num_layers=40");
+        stated["strategy"]["activation_offload_layers"] = 20;
+        const Scenario field = read(stated);
+        QVERIFY(field.strategy.layers->offloads_activations(19, false));
+        QVERIFY(!field.strategy.layers->offloads_activations(20, false));
 
         // Without the offload the 80 layers' activations of a micro-batch do not fit the B300's memory;
         // with it they do, 18 layers' worth lighter (20 offloaded, two layers' copy buffers kept), and the
