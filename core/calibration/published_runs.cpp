@@ -764,13 +764,9 @@ void read_activation_offload(PublishedRow& r)
     const int layers = std::min(*stated, r.m.layers);
     if (layers <= 0)
         return;
-    LayerRanges ranges;
     LayerRange offloaded;
-    offloaded.first = 0;
-    offloaded.last = layers - 1;
     offloaded.offload_activations = true;
-    ranges.ranges.push_back(offloaded);
-    r.s.layers = intern_layer_ranges(std::move(ranges));
+    r.s.layers = first_layers_range(layers, offloaded);
     r.as.push_back("activations of the first " + std::to_string(layers)
         + " layers offloaded to host memory (the recipe's cpu_offloading_num_layers)");
 }

@@ -28,15 +28,9 @@ constexpr int kEdgeLighteningDivisor = 4;
 // One range, layers 0..k-1 at recompute `heavy` (interned); no ranges when k is 0.
 const LayerRanges* first_layers(int k, Recompute heavy)
 {
-    if (k <= 0)
-        return nullptr;
-    LayerRanges r;
     LayerRange range;
-    range.first = 0;
-    range.last = k - 1;
     range.recompute = heavy;
-    r.ranges.push_back(range);
-    return intern_layer_ranges(std::move(r));
+    return first_layers_range(k, range);
 }
 
 // The recompute settings to try on a base: its own, and each lighter one with the base's on the first

@@ -259,6 +259,13 @@ const std::array<Explanation, kMetricCount> kMetrics = { {
         "the copy to the GPU) could not prepare it while the previous step ran.",
         "stall = max(0, max(storage, tokenise, copy) - step); tokenise = tokens per loader / (rate x cores)",
         "PyTorch DataLoader (num_workers, prefetch_factor); Megatron-LM get_batch" },
+    { "Host copies",
+        "Offloaded activations (and ZeRO-Infinity's parameters) copied to host memory after a layer's forward and "
+        "back ahead of its backward: what the host link moves beyond the next layer's compute.",
+        "per offloaded layer: max(0, bytes / host link - next layer's forward) + max(0, bytes / host link - its "
+        "backward)",
+        "Megatron-Core --cpu-offloading (Transformer Engine get_cpu_offload_context); Rajbhandari et al. 2021 "
+        "ZeRO-Infinity" },
 } };
 
 std::string fixed(double v, int digits)
@@ -491,6 +498,8 @@ double metric_value(const Prediction& p, Metric m)
         return p.time.offload_s;
     case Metric::time_data_stall:
         return p.time.data_stall_s;
+    case Metric::time_host_copy:
+        return p.time.host_copy_s;
     }
     return 0;
 }

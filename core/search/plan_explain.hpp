@@ -46,8 +46,9 @@ enum class Metric : unsigned char {
     time_optimizer,
     time_offload,
     time_data_stall,
+    time_host_copy,
 };
-inline constexpr int kMetricCount = 24;
+inline constexpr int kMetricCount = 25;
 
 // Toggles by their scenario key: "sequence_parallel", "recompute", "zero", "schedule",
 // "offload_optimizer", "precision", "framework", "optimizer", "cp_kind", "tp_comm_overlap",

@@ -93,4 +93,15 @@ const LayerRanges* intern_layer_ranges(LayerRanges r)
     return &interned.back();
 }
 
+const LayerRanges* first_layers_range(int count, LayerRange settings)
+{
+    if (count <= 0)
+        return nullptr;
+    settings.first = 0;
+    settings.last = count - 1;
+    LayerRanges r;
+    r.ranges.push_back(settings);
+    return intern_layer_ranges(std::move(r));
+}
+
 } // namespace parallax

@@ -77,4 +77,8 @@ bool offloads_any_activations(const Strategy& s) noexcept;
 // A copy that lives for the process (scenarios and strategies are copied freely; the ranges are not).
 const LayerRanges* intern_layer_ranges(LayerRanges r);
 
+// One range over the first `count` layers with `settings`' overrides (its first and last are set here),
+// interned; null when count is 0 or less.
+const LayerRanges* first_layers_range(int count, LayerRange settings);
+
 } // namespace parallax

@@ -12,6 +12,7 @@
 #include "model/strategy_costs.hpp"
 #include "spec/software_release.hpp"
 
+#include "../support/published_row.hpp"
 #include "../support/test_layers.hpp"
 #include "../support/test_plans.hpp"
 
@@ -836,14 +837,7 @@ private slots:
                 + precision + "\"" + extra + R"(},
                 "result": {"tokens_per_sec_per_gpu": 40000}})");
         };
-        const auto read = [](const nlohmann::json& r) {
-            std::vector<SkippedRow> skipped;
-            const std::vector<ValidationCase> cases
-                = read_published_runs(nlohmann::json::array({ r }), "t.json", PresetCatalog::standard(), skipped);
-            if (cases.size() != 1)
-                throw std::runtime_error(skipped.empty() ? "no case" : skipped[0].reason);
-            return cases[0].scenario;
-        };
+        const auto read = [](const nlohmann::json& r) { return test::published_row_scenario(r); };
         const char* rack = "GB200 NVL72 (B200-class GPU)";
         const Scenario full = read(row("26.06", "DGX-GB200", 72, rack, "mxfp8", ""));
         QCOMPARE(full.training.moe_dispatcher, MoeDispatcher::deepep);

@@ -2,8 +2,6 @@
 // Transformer Engine's CPU offload) and parameters (ZeRO-Infinity), against hand-worked copy times and
 // bytes; plans that fit only with them, at a visible price, in the prediction, the improvements and the
 // search.
-#include "calibration/published_runs.hpp"
-#include "io/preset_catalog.hpp"
 #include "model/activation_offload.hpp"
 #include "model/analytic_model.hpp"
 #include "model/host_link.hpp"
@@ -14,13 +12,13 @@
 #include "spec/framework_support.hpp"
 #include "spec/layer_ranges.hpp"
 
+#include "../support/published_row.hpp"
 #include "../support/test_plans.hpp"
 
 #include <QTest>
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 
 using namespace parallax;
 
@@ -83,14 +81,7 @@ private slots:
                 "result": {"tokens_per_sec_per_gpu": 5000}, "notes": ")json")
                 + notes + "\"}");
         };
-        const auto read = [](const nlohmann::json& r) {
-            std::vector<SkippedRow> skipped;
-            const std::vector<ValidationCase> cases
-                = read_published_runs(nlohmann::json::array({ r }), "t.json", PresetCatalog::standard(), skipped);
-            if (cases.size() != 1)
-                throw std::runtime_error(skipped.empty() ? "no case" : skipped[0].reason);
-            return cases[0].scenario;
-        };
+        const auto read = [](const nlohmann::json& r) { return test::published_row_scenario(r); };
         const Scenario offloaded = read(row("use_megatron_fsdp=True, cpu_offloading_num_layers=20 from the recipe"));
         QVERIFY(offloaded.strategy.layers != nullptr);
         QVERIFY(offloaded.strategy.layers->offloads_activations(0, false));

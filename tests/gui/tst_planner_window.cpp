@@ -182,6 +182,7 @@ private slots:
     void heatmap_click_applies_and_marks_oom();
     void plots_export();
     void report_export();
+    void time_breakdown_lists_host_copies();
     void learn_tooltips_say_why();
     void latest_request_wins();
     void themes_and_layout();
@@ -947,6 +948,34 @@ void TestPlannerWindow::plots_export()
     QVERIFY(lines.first().startsWith("stage,layers"));
     QCOMPARE(lines.size(), 4 + 2); // header, 4 stages, trailing newline
     QVERIFY(w.time_view()->csv().startsWith(QStringLiteral("plan,compute_s")));
+}
+
+// The step-time bar shows every part of the critical path, the activation copies to host memory included, so
+// its parts add up to the step (a plan that offloads activations over a slow host link).
+void TestPlannerWindow::time_breakdown_lists_host_copies()
+{
+    Prediction p;
+    p.time.compute_s = 6.876;
+    p.time.exposed_dp_s = 0.010;
+    p.time.optimizer_s = 0.006;
+    p.time.host_copy_s = 0.398;
+    p.step_time_s = p.time.total();
+    views::TimeBreakdownView view;
+    view.set_predictions(p, nullptr);
+    const QStringList lines = view.csv().split(u'\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 2);
+    const QStringList head = lines[0].split(u',');
+    const QStringList row = lines[1].split(u',');
+    const qsizetype host = head.indexOf(QStringLiteral("host_copies_s"));
+    QVERIFY(host > 0);
+    QCOMPARE(row[host].toDouble(), 0.398);
+    double parts = 0;
+    for (qsizetype k = 1; k + 1 < row.size(); ++k)
+        parts += row[k].toDouble();
+    QVERIFY(std::fabs(parts - row.last().toDouble()) < 1e-9);
+    QCOMPARE(views::time_part_name(views::TimePart::host_copy), QStringLiteral("host copies"));
+    QCOMPARE(views::time_metric(views::TimePart::host_copy), Metric::time_host_copy);
+    QCOMPARE(metric_value(p, Metric::time_host_copy), 0.398);
 }
 
 void TestPlannerWindow::report_export()

@@ -22,7 +22,7 @@ std::array<double, kMemoryPartCount> memory_parts(const MemoryBreakdown& m)
 std::array<double, kTimePartCount> time_parts(const TimeBreakdown& t)
 {
     return { t.compute_s, t.recompute_s, std::max(0.0, t.bubble_s), t.exposed_tp_s, t.exposed_pp_s, t.exposed_dp_s,
-        t.exposed_cp_s, t.exposed_ep_s, t.optimizer_s, t.offload_s, t.data_stall_s };
+        t.exposed_cp_s, t.exposed_ep_s, t.optimizer_s, t.offload_s, t.data_stall_s, t.host_copy_s };
 }
 
 constexpr int kCsvDigits = 10;

@@ -99,7 +99,7 @@ Metric memory_metric(MemoryPart p)
 QColor time_colour(TimePart p, bool dark)
 {
     static constexpr std::array<QRgb, kTimePartCount> c = { 0x4e79a7, 0xa0cbe8, 0xbab0ac, 0xf28e2b, 0xedc948, 0x59a14f,
-        0xb07aa1, 0x76b7b2, 0x9c755f, 0xff9da7, 0x7f7f7f };
+        0xb07aa1, 0x76b7b2, 0x9c755f, 0xff9da7, 0x7f7f7f, 0xd37295 };
     return tint(c[static_cast<int>(p)], dark);
 }
 
@@ -128,6 +128,8 @@ QString time_part_name(TimePart p)
         return QStringLiteral("offload");
     case TimePart::data_stall:
         return QStringLiteral("data stall");
+    case TimePart::host_copy:
+        return QStringLiteral("host copies");
     }
     return {};
 }
@@ -157,6 +159,8 @@ Metric time_metric(TimePart p)
         return Metric::time_offload;
     case TimePart::data_stall:
         return Metric::time_data_stall;
+    case TimePart::host_copy:
+        return Metric::time_host_copy;
     }
     return Metric::step_time;
 }

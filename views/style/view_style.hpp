@@ -23,8 +23,21 @@ QColor memory_colour(MemoryPart p, bool dark);
 QString memory_part_name(MemoryPart p);
 Metric memory_metric(MemoryPart p);
 
-enum class TimePart : unsigned char { compute, recompute, bubble, tp, pp, dp, cp, ep, optimizer, offload, data_stall };
-inline constexpr int kTimePartCount = 11;
+enum class TimePart : unsigned char {
+    compute,
+    recompute,
+    bubble,
+    tp,
+    pp,
+    dp,
+    cp,
+    ep,
+    optimizer,
+    offload,
+    data_stall,
+    host_copy
+};
+inline constexpr int kTimePartCount = 12;
 QColor time_colour(TimePart p, bool dark);
 QString time_part_name(TimePart p);
 Metric time_metric(TimePart p);
