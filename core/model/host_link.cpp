@@ -53,12 +53,18 @@ double nvl72_grace_memory_share_Bps(const ClusterSpec& c) noexcept
     return (ultra ? kGb300GraceMemoryBps : kGb200GraceMemoryBps) / kGpusPerSocketGrace;
 }
 
+// A GB200/GB300 NVL72 rack: Blackwell GPUs in a domain larger than any PCIe server.
+bool nvl72_rack(const ClusterSpec& c) noexcept
+{
+    return c.gpu.architecture == GpuArchitecture::blackwell && c.gpus_per_node > kMaxPcieServerGpus;
+}
+
 } // namespace
 
 bool grace_host(const ClusterSpec& c) noexcept
 {
     const bool gh200 = std::string_view(c.gpu.name).find("GH200") != std::string_view::npos;
-    return gh200 || (c.gpu.architecture == GpuArchitecture::blackwell && c.gpus_per_node > kMaxPcieServerGpus);
+    return gh200 || nvl72_rack(c);
 }
 
 double pcie_copy_Bps(const ClusterSpec& c) noexcept
@@ -73,15 +79,13 @@ double host_link_Bps(const ClusterSpec& c) noexcept
 {
     if (!grace_host(c))
         return pcie_copy_Bps(c);
-    const bool nvl72 = c.gpus_per_node > kMaxPcieServerGpus;
-    const double link = nvl72 ? std::min(kNvlinkC2cBps, nvl72_grace_memory_share_Bps(c)) : kNvlinkC2cBps;
+    const double link = nvl72_rack(c) ? std::min(kNvlinkC2cBps, nvl72_grace_memory_share_Bps(c)) : kNvlinkC2cBps;
     return link * kPcieCopyEfficiency;
 }
 
 double gpus_per_socket(const ClusterSpec& c) noexcept
 {
-    const bool nvl72 = c.gpu.architecture == GpuArchitecture::blackwell && c.gpus_per_node > kMaxPcieServerGpus;
-    return nvl72 ? kGpusPerSocketGrace : static_cast<double>(c.gpus_per_node) / kSocketsPerNode;
+    return nvl72_rack(c) ? kGpusPerSocketGrace : static_cast<double>(c.gpus_per_node) / kSocketsPerNode;
 }
 
 double host_memory_per_node_bytes(const ClusterSpec& c) noexcept
