@@ -84,12 +84,13 @@ HostLink read_host_link(
     if (v.is_string()) {
         std::string ref;
         const FabricSpec f = resolve_fabric(v, file, path, catalog, &ref);
-        return { ref, f.bw_Bps, 1, "fabric preset " + ref };
+        return { ref, f.bw_Bps, 1, 0, "fabric preset " + ref };
     }
     JsonObjectReader r(v, file, path);
     link.kind = r.get_string("kind", std::string("custom"));
     link.bw_Bps = r.get_number("bw_GBps", 1e-3, kMaxLink_GBps) * units::kGB;
     link.shared_by = static_cast<int>(r.get_int("shared_by", 1, 64, 1));
+    link.shared_Bps = r.get_number("shared_GBps", 1e-3, kMaxLink_GBps, 0.0) * units::kGB;
     link.source = r.get_string("source", std::string("scenario"));
     r.finish();
     return link;

@@ -11,6 +11,13 @@ using nlohmann::json;
 
 namespace {
 
+// What the GPUs behind one uplink (or one Grace's memory) share: the link itself unless the scenario or
+// the default names a separate figure.
+double shared_GBps(const HostLink& link)
+{
+    return (link.shared_Bps > 0 ? link.shared_Bps : link.bw_Bps) / units::kGB;
+}
+
 json placement_to_json(const Placement& p)
 {
     return json { { "group", p.group }, { "tp", p.tp }, { "replicas", p.replicas }, { "gpus", p.gpus() },
@@ -83,7 +90,8 @@ json colocation_result_to_json(const ColocationResult& r)
         pool.push_back({ { "group", g.group }, { "gpu", g.gpu }, { "gpus", g.gpus }, { "used", g.used },
             { "host_link",
                 { { "kind", g.host_link.kind }, { "bw_GBps", g.host_link.bw_Bps / units::kGB },
-                    { "shared_by", g.host_link.shared_by }, { "source", g.host_link.source } } } });
+                    { "shared_by", g.host_link.shared_by }, { "shared_GBps", shared_GBps(g.host_link) },
+                    { "source", g.host_link.source } } } });
     return json { { "schema", 1 }, { "mode", "colocation" }, { "feasible", r.feasible },
         { "objective", { { "normalised_throughput", r.objective }, { "slo_met", r.slo_met } } },
         { "evaluated", r.evaluated }, { "seconds", r.seconds }, { "pool", pool }, { "models", models },
@@ -102,7 +110,9 @@ std::string colocation_result_to_text(const ColocationScenario& s, const Colocat
     for (const PoolGroupUse& g : r.pool)
         out += "host link of " + g.group + ": " + g.host_link.kind
             + format_number(" %.1f GB/s", g.host_link.bw_Bps / units::kGB)
-            + (g.host_link.shared_by > 1 ? " per " + std::to_string(g.host_link.shared_by) + " GPUs" : std::string())
+            + (g.host_link.shared_by > 1 ? format_number(", %.1f GB/s shared by ", shared_GBps(g.host_link))
+                        + std::to_string(g.host_link.shared_by) + " GPUs"
+                                         : std::string())
             + "\n";
     out += "preemption: " + std::string(to_string(s.preemption.mode)) + ", KV "
         + std::string(to_string(s.preemption.kv)) + "\n\n";

@@ -16,11 +16,6 @@ constexpr double kPcieCopyEfficiency = 0.8;
 // NVLink-C2C: 900 GB/s in both directions together, 450 GB/s each way (NVIDIA GH200 and GB200 NVL72
 // datasheets); the same ~80% achievable in copies (estimate, as PCIe).
 constexpr double kNvlinkC2cBps = 450e9;
-// A Grace's LPDDR5X, which both GPUs of a GB200/GB300 superchip copy into at once: 512 GB/s per Grace
-// (GB200 NVL72: up to 18.4 TB/s over its 36 Grace CPUs) and ~389 GB/s on GB300 (GB300 NVL72: up to
-// 14 TB/s over 36; NVIDIA NVL72 product specifications), read and written at the copies' ~80%.
-constexpr double kGb200GraceMemoryBps = 18.4e12 / 36;
-constexpr double kGb300GraceMemoryBps = 14e12 / 36;
 // DGX A100/H100/B200 (and most GPU servers): 2 CPU sockets per node; GB200 NVL72: one Grace per 2 GPUs
 // (NVIDIA DGX and GB200 NVL72 datasheets).
 constexpr double kSocketsPerNode = 2;
@@ -49,8 +44,7 @@ constexpr double kBytesPerGB = 1e9;
 // it binds before its own NVLink-C2C does.
 double nvl72_grace_memory_share_Bps(const ClusterSpec& c) noexcept
 {
-    const bool ultra = std::string_view(c.gpu.name).find("B300") != std::string_view::npos;
-    return (ultra ? kGb300GraceMemoryBps : kGb200GraceMemoryBps) / kGpusPerSocketGrace;
+    return nvl72_grace_memory_Bps(c.gpu) / kGpusPerSocketGrace;
 }
 
 // A GB200/GB300 NVL72 rack: Blackwell GPUs in a domain larger than any PCIe server.
@@ -60,6 +54,13 @@ bool nvl72_rack(const ClusterSpec& c) noexcept
 }
 
 } // namespace
+
+double nvl72_grace_memory_Bps(const GpuSpec& gpu) noexcept
+{
+    const bool ultra = std::string_view(gpu.name).find("B300") != std::string_view::npos
+        || std::string_view(gpu.name).find("GB300") != std::string_view::npos;
+    return ultra ? kGb300GraceMemoryBps : kGb200GraceMemoryBps;
+}
 
 bool grace_host(const ClusterSpec& c) noexcept
 {

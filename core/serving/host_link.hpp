@@ -12,15 +12,17 @@ namespace parallax {
 struct HostLink {
     std::string kind; // "pcie3", "pcie4", "pcie5", "nvlink-c2c" or "custom"
     double bw_Bps = 0; // one direction, what pinned copies reach
-    // GPUs behind one uplink to the host (DGX A100: two per PCIe switch): when they all copy at once
-    // each gets 1/shared_by of it.
+    // GPUs behind one uplink to the host (DGX A100: two per PCIe switch; a GB200 superchip's two GPUs
+    // on one Grace's memory): when they all copy at once they split shared_Bps.
     int shared_by = 1;
+    double shared_Bps = 0; // what the shared part carries for all of them together; 0: bw_Bps
     std::string source;
 };
 
 // The link a GPU preset sits on in the servers NVIDIA ships it in.
 HostLink default_host_link(const GpuSpec& gpu);
-// Per GPU, when `copying_gpus` GPUs of one node copy at the same time.
+// Per GPU, when `copying_gpus` GPUs of one node copy at the same time: its own link, or its share of the
+// part they share, whichever is less.
 double host_link_Bps_per_gpu(const HostLink& link, int copying_gpus);
 
 } // namespace parallax

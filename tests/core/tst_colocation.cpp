@@ -90,6 +90,7 @@ private slots:
     void sleepWakeMatchesVllm();
     void coldRestartSplit();
     void reloadDominatesKvTransfer();
+    void superchipGpusShareTheirGrace();
     void readerErrors();
     void placementHandWorked();
     void offloadsWhereMemoryIsShort();
@@ -226,6 +227,33 @@ void TestColocation::reloadDominatesKvTransfer()
     const PreemptionCost l = preemption_cost(longer, predict_serving(longer), link, swap);
     QVERIFY(l.kv_s > 5.0 * c.kv_s);
     QCOMPARE(l.weights_reload_s, c.weights_reload_s);
+}
+
+void TestColocation::superchipGpusShareTheirGrace()
+{
+    // A GB200 superchip's two GPUs copy into one Grace's LPDDR5X (18.4 TB/s over the rack's 36 Graces,
+    // 511 GB/s each): one GPU alone gets its NVLink-C2C (450 GB/s), both at once half the Grace each;
+    // GB300's Grace has 14 TB/s / 36. GH200 (one GPU per Grace) and PCIe hosts copy as before.
+    const ServingScenario s = serving("llama3.1-8b", "GB200", 2, decode_load(16));
+    const HostLink gb200 = default_host_link(s.cluster.gpu);
+    QCOMPARE(gb200.kind, std::string("nvlink-c2c"));
+    QCOMPARE(host_link_Bps_per_gpu(gb200, 1), 450e9);
+    QVERIFY(std::abs(host_link_Bps_per_gpu(gb200, 2) - 18.4e12 / 36 / 2) < 1.0);
+    QVERIFY(std::abs(host_link_Bps_per_gpu(gb200, 4) - 18.4e12 / 36 / 2) < 1.0); // two per Grace however many copy
+    const HostLink gb300 = default_host_link(serving("llama3.1-8b", "GB300", 2, decode_load(16)).cluster.gpu);
+    QVERIFY(std::abs(host_link_Bps_per_gpu(gb300, 2) - 14e12 / 36 / 2) < 1.0);
+    const HostLink gh200 = default_host_link(serving("llama3.1-8b", "GH200-96GB", 1, decode_load(16)).cluster.gpu);
+    QCOMPARE(host_link_Bps_per_gpu(gh200, 2), 450e9);
+    const HostLink a100 = default_host_link(serving("llama3.1-8b", "A100-SXM4-80GB", 1, decode_load(16)).cluster.gpu);
+    QCOMPARE(host_link_Bps_per_gpu(a100, 1), 25e9);
+    QCOMPARE(host_link_Bps_per_gpu(a100, 2), 12.5e9);
+    // A weights reload of a TP 2 instance crosses at the share: slower than on one GPU's full link.
+    const PreemptionCost shared = preemption_cost(s, predict_serving(s), gb200, PreemptionSettings {});
+    HostLink unshared = gb200;
+    unshared.shared_by = 1;
+    const PreemptionCost alone = preemption_cost(s, predict_serving(s), unshared, PreemptionSettings {});
+    QVERIFY2(std::abs(shared.weights_reload_s / alone.weights_reload_s - 450e9 / (18.4e12 / 72)) < 0.05,
+        qPrintable(QString::number(shared.weights_reload_s / alone.weights_reload_s)));
 }
 
 void TestColocation::readerErrors()
