@@ -366,20 +366,11 @@ std::string top_parts(std::vector<Part> parts, Unit u, double floor)
 
 std::vector<Part> time_parts(const Prediction& a, const Prediction& b)
 {
-    return {
-        { "compute", a.time.compute_s, b.time.compute_s },
-        { "recompute", a.time.recompute_s, b.time.recompute_s },
-        { "pipeline bubble", a.time.bubble_s, b.time.bubble_s },
-        { "exposed TP communication", a.time.exposed_tp_s, b.time.exposed_tp_s },
-        { "exposed PP communication", a.time.exposed_pp_s, b.time.exposed_pp_s },
-        { "exposed DP communication", a.time.exposed_dp_s, b.time.exposed_dp_s },
-        { "exposed CP communication", a.time.exposed_cp_s, b.time.exposed_cp_s },
-        { "exposed EP communication", a.time.exposed_ep_s, b.time.exposed_ep_s },
-        { "optimizer step", a.time.optimizer_s, b.time.optimizer_s },
-        { "offload", a.time.offload_s, b.time.offload_s },
-        { "host copies", a.time.host_copy_s, b.time.host_copy_s },
-        { "data stall", a.time.data_stall_s, b.time.data_stall_s },
-    };
+    std::vector<Part> parts;
+    parts.reserve(kTimeBreakdownParts.size());
+    for (const TimePartField& f : kTimeBreakdownParts)
+        parts.push_back({ f.name, a.time.*f.seconds, b.time.*f.seconds });
+    return parts;
 }
 
 std::vector<Part> memory_parts(const Prediction& a, const Prediction& b)

@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 #include <string>
 #include <vector>
 
@@ -45,12 +46,37 @@ struct TimeBreakdown {
     double data_stall_s = 0; // the loader could not prepare the next batch in time (data_path.hpp)
     // Activation and parameter copies to and from host memory that the compute does not hide.
     double host_copy_s = 0;
-    double total() const
-    {
-        return compute_s + recompute_s + bubble_s + exposed_tp_s + exposed_pp_s + exposed_dp_s + exposed_cp_s
-            + exposed_ep_s + optimizer_s + offload_s + data_stall_s + host_copy_s;
-    }
+    double total() const;
 };
+
+// The step's parts in the order the views draw them, each with the name explanations give it. Code that
+// lists the parts walks this table, so a new part is a member, an entry here and a colour in the views.
+struct TimePartField {
+    const char* name;
+    double TimeBreakdown::*seconds;
+};
+inline constexpr std::array<TimePartField, 12> kTimeBreakdownParts { {
+    { "compute", &TimeBreakdown::compute_s },
+    { "recompute", &TimeBreakdown::recompute_s },
+    { "pipeline bubble", &TimeBreakdown::bubble_s },
+    { "exposed TP communication", &TimeBreakdown::exposed_tp_s },
+    { "exposed PP communication", &TimeBreakdown::exposed_pp_s },
+    { "exposed DP communication", &TimeBreakdown::exposed_dp_s },
+    { "exposed CP communication", &TimeBreakdown::exposed_cp_s },
+    { "exposed EP communication", &TimeBreakdown::exposed_ep_s },
+    { "optimizer step", &TimeBreakdown::optimizer_s },
+    { "offload", &TimeBreakdown::offload_s },
+    { "data stall", &TimeBreakdown::data_stall_s },
+    { "host copies", &TimeBreakdown::host_copy_s },
+} };
+
+inline double TimeBreakdown::total() const
+{
+    double sum = 0;
+    for (const TimePartField& part : kTimeBreakdownParts)
+        sum += this->*part.seconds;
+    return sum;
+}
 
 // Power of one step (power_model.hpp). Per GPU unless named otherwise; the node and cluster figures
 // add what a node draws besides its GPUs (ClusterSpec::node_overhead_W).

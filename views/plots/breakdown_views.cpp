@@ -19,10 +19,15 @@ std::array<double, kMemoryPartCount> memory_parts(const MemoryBreakdown& m)
     return { m.weights, m.gradients, m.optimizer, m.activations, m.other };
 }
 
+static_assert(kTimePartCount == static_cast<int>(kTimeBreakdownParts.size()), "a colour for every part of the step");
+
+// In TimePart's order, which is the table's; a bubble a rounding below zero draws as none.
 std::array<double, kTimePartCount> time_parts(const TimeBreakdown& t)
 {
-    return { t.compute_s, t.recompute_s, std::max(0.0, t.bubble_s), t.exposed_tp_s, t.exposed_pp_s, t.exposed_dp_s,
-        t.exposed_cp_s, t.exposed_ep_s, t.optimizer_s, t.offload_s, t.data_stall_s, t.host_copy_s };
+    std::array<double, kTimePartCount> seconds {};
+    for (int k = 0; k < kTimePartCount; ++k)
+        seconds[k] = std::max(0.0, t.*kTimeBreakdownParts[k].seconds);
+    return seconds;
 }
 
 constexpr int kCsvDigits = 10;
