@@ -284,6 +284,10 @@ json row_scenario(const json& row, ServingRun& run)
     }
     json serving = { { "precision", row_precision(row.at("precision"), run) },
         { "workload", row_workload(row.at("workload"), run.mode == "static batch", run) } };
+    if (const auto spec = row.find("speculative"); spec != row.end() && spec->is_object()) {
+        serving["speculative"] = *spec;
+        run.assumptions.push_back("speculative decoding as the row states it");
+    }
     const json& engine = row.at("engine");
     if (engine.contains("name") && engine.at("name").is_string())
         serving["engine"] = engine["name"];

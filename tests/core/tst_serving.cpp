@@ -99,6 +99,7 @@ private slots:
     void closedLoopMatchesDampedIteration();
     void layerKinds();
     void measuredDisaggregatedRow();
+    void measuredRowStatesItsDraft();
     void sourceFileWithoutTpDegrees();
     void jsonKeys();
     void readerErrors();
@@ -1058,6 +1059,49 @@ void TestServing::sourceFileWithoutTpDegrees()
     QVERIFY2(reason("tp36").find("(deployment.tp)") != std::string::npos, reason("tp36").c_str());
     QVERIFY2(reason("tp64").find("layout is not stated") != std::string::npos, reason("tp64").c_str());
     QVERIFY(reason("tp64").find("tp 36") != std::string::npos);
+}
+
+void TestServing::measuredRowStatesItsDraft()
+{
+    // A measured row that says it decoded speculatively (validation/README.md: the 1.2.0rc6.post3 DeepSeek-R1
+    // rows) runs its scenario with that draft; the same row without it decodes one token per step.
+    const json row = json::parse(R"json({
+      "id": "mtp", "source": "AIConfigurator silicon_sample.csv",
+      "engine": { "name": "trtllm", "version": "1.2.0rc6.post3" },
+      "model": { "name": "DeepSeek-R1" },
+      "hardware": { "gpu_type": "B200 SXM", "n_gpus": null },
+      "parallelism": { "mode": "aggregated", "tp": 8, "pp": 1, "ep": 1, "attention_dp": 1, "moe_tp": 8 },
+      "precision": { "weights": "fp4", "kv_cache": null, "notes": "gemm=nvfp4, moe=nvfp4" },
+      "workload": { "isl": 1024, "osl": 8192, "batch_size": 4, "concurrency": 4 },
+      "speculative": { "draft": "mtp", "draft_tokens": 1, "acceptance_rate": 0.85 },
+      "result": { "ttft_ms": { "unspecified_stat": 200.0 }, "tpot_ms": { "unspecified_stat": 4.37 } } })json");
+    json plain = row;
+    plain["id"] = "plain";
+    plain.erase("speculative");
+    std::vector<ServingSkip> skipped;
+    const std::vector<ServingRun> runs
+        = read_serving_runs(json::array({ row, plain }), "rows.json", PresetCatalog::standard(), skipped);
+    QCOMPARE(runs.size(), std::size_t(2));
+    const auto& d = runs[0].scenario.serving.speculative;
+    QVERIFY(d.has_value());
+    QVERIFY(d->draft == DraftKind::mtp);
+    QCOMPARE(d->draft_tokens, 1);
+    QVERIFY(!runs[1].scenario.serving.speculative.has_value());
+    QVERIFY(std::any_of(runs[0].assumptions.begin(), runs[0].assumptions.end(),
+        [](const std::string& a) { return a.find("speculative decoding") != std::string::npos; }));
+    // 1 + 0.85 tokens per step for a draft pass and a two-token verification: at batch 4, where the step
+    // reads the weights either way, TPOT falls by more than a third.
+    const double with_draft = predict_serving(runs[0].scenario).tpot_ms;
+    const double without = predict_serving(runs[1].scenario).tpot_ms;
+    QVERIFY2(with_draft < 0.65 * without && with_draft > without / 1.85,
+        qPrintable(QStringLiteral("%1 / %2 ms").arg(with_draft).arg(without)));
+    // A malformed draft is refused with the row's key, as in a scenario.
+    json bad = row;
+    bad["speculative"]["draft_tokens"] = 0;
+    std::vector<ServingSkip> refused;
+    QVERIFY(read_serving_runs(json::array({ bad }), "rows.json", PresetCatalog::standard(), refused).empty());
+    QCOMPARE(refused.size(), std::size_t(1));
+    QVERIFY2(refused[0].reason.find("speculative") != std::string::npos, refused[0].reason.c_str());
 }
 
 void TestServing::measuredDisaggregatedRow()
