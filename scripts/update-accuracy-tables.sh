@@ -85,6 +85,19 @@ for v in d["coverage"]:
 ' > "$bands"
 replace_between_markers error-bands "$bands"
 rm -f "$bands"
+# The serving model against the measured deployments and TensorRT-LLM's published throughput table.
+serving=$(mktemp)
+{
+  echo "Measured deployments (\`validation/measured-serving.json\`):"
+  echo
+  "$cli" validate validation/measured-serving.json --markdown
+  echo
+  echo "TensorRT-LLM's published offline throughput (\`validation/published-serving-throughput.json\`):"
+  echo
+  "$cli" validate validation/published-serving-throughput.json --markdown
+} > "$serving"
+replace_between_markers validation-serving "$serving"
+rm -f "$serving"
 # The serving bands: per deployment class and metric, and their leave-one-model-out coverage.
 serving_bands=$(mktemp)
 "$cli" error-bands --serving --json | python3 -c '
