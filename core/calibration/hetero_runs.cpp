@@ -99,10 +99,13 @@ std::optional<json> sailor_model(const json& m, std::string& reason)
             { "hidden", m.value("hidden_size", 1024) }, { "heads", m.value("n_heads", 16) },
             { "ffn_hidden", 4 * m.value("hidden_size", 1024) }, { "vocab", m.value("vocab_size", 50272) },
             { "ffn_act", "gelu" }, { "tied_embeddings", true }, { "dropout", false } };
-    if (name == "GPT-Neo-2.7B") // Hugging Face EleutherAI/gpt-neo-2.7B config.json: local (256) and global
+    // Hugging Face EleutherAI/gpt-neo-2.7B config.json. Its local layers (window 256) are not windowed
+    // here: Sailor's gpt_neo_model.py builds the local mask as a buffer but scores every layer over the whole
+    // sequence (baddbmm over all keys, the causal mask, the context bmm), so each layer costs full attention.
+    if (name == "GPT-Neo-2.7B")
         return json { { "name", "GPT-Neo-2.7B" }, { "layers", 32 }, { "hidden", 2560 }, { "heads", 20 },
             { "ffn_hidden", 10240 }, { "vocab", 50257 }, { "ffn_act", "gelu" }, { "tied_embeddings", true },
-            { "sliding_window", 256 }, { "full_attention_every", 2 }, { "dropout", false } };
+            { "dropout", false } };
     reason = "model " + quoted_for_message(name) + " has no known shape";
     return std::nullopt;
 }
