@@ -1,6 +1,7 @@
 // predict on a co-location scenario: the JSON (docs/serving.md, "Co-location") and the table.
 #include "io/colocation_io.hpp"
 #include "io/number_format.hpp"
+#include "serving/host_link.hpp"
 #include "spec/units.hpp"
 
 #include <cstdio>
@@ -10,13 +11,6 @@ namespace parallax {
 using nlohmann::json;
 
 namespace {
-
-// What the GPUs behind one uplink (or one Grace's memory) share: the link itself unless the scenario or
-// the default names a separate figure.
-double shared_GBps(const HostLink& link)
-{
-    return (link.shared_Bps > 0 ? link.shared_Bps : link.bw_Bps) / units::kGB;
-}
 
 json placement_to_json(const Placement& p)
 {
@@ -90,7 +84,8 @@ json colocation_result_to_json(const ColocationResult& r)
         pool.push_back({ { "group", g.group }, { "gpu", g.gpu }, { "gpus", g.gpus }, { "used", g.used },
             { "host_link",
                 { { "kind", g.host_link.kind }, { "bw_GBps", g.host_link.bw_Bps / units::kGB },
-                    { "shared_by", g.host_link.shared_by }, { "shared_GBps", shared_GBps(g.host_link) },
+                    { "shared_by", g.host_link.shared_by },
+                    { "shared_GBps", host_link_shared_Bps(g.host_link) / units::kGB },
                     { "source", g.host_link.source } } } });
     return json { { "schema", 1 }, { "mode", "colocation" }, { "feasible", r.feasible },
         { "objective", { { "normalised_throughput", r.objective }, { "slo_met", r.slo_met } } },
@@ -110,9 +105,10 @@ std::string colocation_result_to_text(const ColocationScenario& s, const Colocat
     for (const PoolGroupUse& g : r.pool)
         out += "host link of " + g.group + ": " + g.host_link.kind
             + format_number(" %.1f GB/s", g.host_link.bw_Bps / units::kGB)
-            + (g.host_link.shared_by > 1 ? format_number(", %.1f GB/s shared by ", shared_GBps(g.host_link))
+            + (g.host_link.shared_by > 1
+                    ? format_number(", %.1f GB/s shared by ", host_link_shared_Bps(g.host_link) / units::kGB)
                         + std::to_string(g.host_link.shared_by) + " GPUs"
-                                         : std::string())
+                    : std::string())
             + "\n";
     out += "preemption: " + std::string(to_string(s.preemption.mode)) + ", KV "
         + std::string(to_string(s.preemption.kv)) + "\n\n";

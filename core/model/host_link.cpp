@@ -13,13 +13,8 @@ constexpr double kPcieGen3x16Bps = 16e9;
 constexpr double kPcieGen4x16Bps = 32e9;
 constexpr double kPcieGen5x16Bps = 64e9;
 constexpr double kPcieCopyEfficiency = 0.8;
-// NVLink-C2C: 900 GB/s in both directions together, 450 GB/s each way (NVIDIA GH200 and GB200 NVL72
-// datasheets); the same ~80% achievable in copies (estimate, as PCIe).
-constexpr double kNvlinkC2cBps = 450e9;
-// DGX A100/H100/B200 (and most GPU servers): 2 CPU sockets per node; GB200 NVL72: one Grace per 2 GPUs
-// (NVIDIA DGX and GB200 NVL72 datasheets).
+// DGX A100/H100/B200 (and most GPU servers): 2 CPU sockets per node (NVIDIA DGX datasheets).
 constexpr double kSocketsPerNode = 2;
-constexpr double kGpusPerSocketGrace = 2;
 // An NVL72 rack's domain: more GPUs per "node" than any PCIe server has.
 constexpr int kMaxPcieServerGpus = 8;
 
@@ -44,7 +39,7 @@ constexpr double kBytesPerGB = 1e9;
 // it binds before its own NVLink-C2C does.
 double nvl72_grace_memory_share_Bps(const ClusterSpec& c) noexcept
 {
-    return nvl72_grace_memory_Bps(c.gpu) / kGpusPerSocketGrace;
+    return nvl72_grace_memory_Bps(c.gpu) / kGpusPerGrace;
 }
 
 // A GB200/GB300 NVL72 rack: Blackwell GPUs in a domain larger than any PCIe server.
@@ -57,8 +52,7 @@ bool nvl72_rack(const ClusterSpec& c) noexcept
 
 double nvl72_grace_memory_Bps(const GpuSpec& gpu) noexcept
 {
-    const bool ultra = std::string_view(gpu.name).find("B300") != std::string_view::npos
-        || std::string_view(gpu.name).find("GB300") != std::string_view::npos;
+    const bool ultra = std::string_view(gpu.name).find("B300") != std::string_view::npos; // GB300 included
     return ultra ? kGb300GraceMemoryBps : kGb200GraceMemoryBps;
 }
 
@@ -81,12 +75,12 @@ double host_link_Bps(const ClusterSpec& c) noexcept
     if (!grace_host(c))
         return pcie_copy_Bps(c);
     const double link = nvl72_rack(c) ? std::min(kNvlinkC2cBps, nvl72_grace_memory_share_Bps(c)) : kNvlinkC2cBps;
-    return link * kPcieCopyEfficiency;
+    return link * kPcieCopyEfficiency; // copies over C2C reach the same ~80% as over PCIe (estimate)
 }
 
 double gpus_per_socket(const ClusterSpec& c) noexcept
 {
-    return nvl72_rack(c) ? kGpusPerSocketGrace : static_cast<double>(c.gpus_per_node) / kSocketsPerNode;
+    return nvl72_rack(c) ? kGpusPerGrace : static_cast<double>(c.gpus_per_node) / kSocketsPerNode;
 }
 
 double host_memory_per_node_bytes(const ClusterSpec& c) noexcept

@@ -11,12 +11,17 @@ double pcie_copy_Bps(const ClusterSpec& c) noexcept;
 // Achievable per-direction rate between a GPU and host memory: NVLink-C2C on Grace superchips (GH200,
 // GB200 NVL72), PCIe x16 otherwise.
 double host_link_Bps(const ClusterSpec& c) noexcept;
+// NVLink-C2C: 900 GB/s in both directions together, 450 GB/s each way (NVIDIA GH200 and GB200 NVL72
+// datasheets), before any copy efficiency.
+inline constexpr double kNvlinkC2cBps = 450e9;
+// GB200/GB300 NVL72: one Grace per 2 GPUs (NVIDIA GB200 NVL72 datasheet).
+inline constexpr int kGpusPerGrace = 2;
 // A Grace's LPDDR5X, which both GPUs of a GB200/GB300 superchip copy into at once: 512 GB/s per Grace
 // (GB200 NVL72: up to 18.4 TB/s over its 36 Grace CPUs) and ~389 GB/s on GB300 (GB300 NVL72: up to
 // 14 TB/s over 36; NVIDIA NVL72 product specifications).
 inline constexpr double kGb200GraceMemoryBps = 18.4e12 / 36;
 inline constexpr double kGb300GraceMemoryBps = 14e12 / 36;
-// The Grace memory of an NVL72 rack's superchip holding this GPU (B300 / GB300: the GB300 figure).
+// The Grace memory of an NVL72 rack's superchip holding this GPU (a B300-class GPU: the GB300 figure).
 double nvl72_grace_memory_Bps(const GpuSpec& gpu) noexcept;
 // Whether the GPUs of the cluster sit on a Grace CPU's NVLink-C2C.
 bool grace_host(const ClusterSpec& c) noexcept;

@@ -13,14 +13,9 @@ namespace {
 constexpr double kPcieGen3Bps = 12.5e9;
 constexpr double kPcieGen4Bps = 25e9;
 constexpr double kPcieGen5Bps = 50e9;
-// NVLink-C2C: 900 GB/s between Grace and Hopper/Blackwell, 450 GB/s each way (NVIDIA GH200 and GB200
-// datasheets).
-constexpr double kNvlinkC2cBps = 450e9;
 // DGX A100: each of the four PCIe gen 4 switches joins two A100s (and two NICs) to the CPU over one x16
 // uplink (NVIDIA DGX A100 User Guide, system topology).
 constexpr int kDgxA100GpusPerUplink = 2;
-// GB200 and GB300 superchips: two Blackwell GPUs on one Grace (NVIDIA GB200 NVL72 datasheet).
-constexpr int kGpusPerGrace = 2;
 
 bool is_nvl72_superchip(const GpuSpec& gpu)
 {
@@ -52,11 +47,15 @@ HostLink default_host_link(const GpuSpec& gpu)
     }
 }
 
+double host_link_shared_Bps(const HostLink& link)
+{
+    return link.shared_Bps > 0 ? link.shared_Bps : link.bw_Bps;
+}
+
 double host_link_Bps_per_gpu(const HostLink& link, int copying_gpus)
 {
     const int sharing = std::clamp(copying_gpus, 1, std::max(1, link.shared_by));
-    const double shared_Bps = link.shared_Bps > 0 ? link.shared_Bps : link.bw_Bps;
-    return std::min(link.bw_Bps, shared_Bps / sharing);
+    return std::min(link.bw_Bps, host_link_shared_Bps(link) / sharing);
 }
 
 } // namespace parallax

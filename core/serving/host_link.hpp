@@ -21,6 +21,8 @@ struct HostLink {
 
 // The link a GPU preset sits on in the servers NVIDIA ships it in.
 HostLink default_host_link(const GpuSpec& gpu);
+// What the GPUs behind one uplink carry together: shared_Bps, or the link itself when none is named.
+double host_link_shared_Bps(const HostLink& link);
 // Per GPU, when `copying_gpus` GPUs of one node copy at the same time: its own link, or its share of the
 // part they share, whichever is less.
 double host_link_Bps_per_gpu(const HostLink& link, int copying_gpus);
