@@ -92,6 +92,28 @@ void add_interval_json(json& j, const ServingInterval& i)
     j["interval_basis"] = i.basis;
 }
 
+// One step's time split into what bounds its kernels, with what it reads from HBM, per GPU.
+json step_to_json(const StepCost& c)
+{
+    return { { "time_ms", c.time_s * 1e3 }, { "compute_bound_ms", c.compute_bound_s * 1e3 },
+        { "memory_bound_ms", c.memory_bound_s * 1e3 }, { "collectives_ms", c.comm_s * 1e3 },
+        { "overhead_ms", c.overhead_s * 1e3 }, { "host_wait_ms", c.host_wait_s * 1e3 }, { "kernels", c.kernels },
+        { "hbm_read_GB", c.hbm_bytes / units::kGB }, { "weights_read_GB", c.weight_bytes / units::kGB },
+        { "kv_read_GB", c.kv_bytes / units::kGB }, { "tflop", c.flops / 1e12 } };
+}
+
+// "4.68 ms: compute 0.31, memory 3.20 (10.7 GB read: weights 10.5, KV 0.2), collectives 0.00, overhead 1.17
+// (host wait 0.00)": where a step's time goes, per GPU.
+std::string step_to_text(const StepCost& c)
+{
+    return format_number("%10.2f ms: ", c.time_s * 1e3) + format_number("compute %.2f, ", c.compute_bound_s * 1e3)
+        + format_number("memory %.2f ", c.memory_bound_s * 1e3)
+        + format_number("(%.2f GB read: ", c.hbm_bytes / units::kGB)
+        + format_number("weights %.2f, ", c.weight_bytes / units::kGB)
+        + format_number("KV %.2f), ", c.kv_bytes / units::kGB) + format_number("collectives %.2f, ", c.comm_s * 1e3)
+        + format_number("overhead %.2f ", c.overhead_s * 1e3) + format_number("(host wait %.2f)", c.host_wait_s * 1e3);
+}
+
 } // namespace
 
 json serving_prediction_to_json(const ServingPrediction& p)
@@ -116,6 +138,11 @@ json serving_prediction_to_json(const ServingPrediction& p)
                 { "activations", p.memory.activations_B / units::kGiB }, { "other", p.memory.other_B / units::kGiB } } }
     };
     j["power"] = { { "avg_W_per_gpu", p.avg_W_per_gpu }, { "energy_J_per_token", p.energy_J_per_token } };
+    j["steps"] = { { "decode", step_to_json(p.decode_step) } };
+    if (p.prefill_step.time_s > 0) {
+        j["steps"]["prefill"] = step_to_json(p.prefill_step);
+        j["steps"]["prefill_steps_per_prompt"] = p.prefill_steps;
+    }
     j["gpus"] = p.gpus;
     j["replicas"] = p.replicas;
     j["slo_met"] = p.slo_met;
@@ -168,6 +195,10 @@ std::string serving_prediction_to_text(const ServingScenario& s, const ServingPr
         + format_number(" KV cache %.1f,", std::max(0.0, p.memory.kv_pool_B) / units::kGiB)
         + format_number(" activations %.1f,", p.memory.activations_B / units::kGiB)
         + format_number(" other %.1f\n", p.memory.other_B / units::kGiB);
+    if (p.decode_step.time_s > 0)
+        o += "decode step     " + step_to_text(p.decode_step) + "\n";
+    if (p.prefill_step.time_s > 0)
+        o += "prefill step    " + step_to_text(p.prefill_step) + format_number(", %.1f per prompt\n", p.prefill_steps);
     o += format_number("power           %10.0f W avg per GPU", p.avg_W_per_gpu)
         + format_number(", %.3f J per output token\n", p.energy_J_per_token);
     for (const auto& w : p.warnings)

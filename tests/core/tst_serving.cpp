@@ -1173,6 +1173,25 @@ void TestServing::jsonKeys()
     QVERIFY(std::fabs(p.e2e_latency_ms - (p.ttft_ms + 127 * p.tpot_ms)) < 1e-6 * p.e2e_latency_ms);
     QVERIFY(std::fabs(p.output_tokens_per_s_per_gpu * 8 - p.output_tokens_per_s) < 1e-6 * p.output_tokens_per_s);
     QVERIFY(p.avg_W_per_gpu > 142.0 && p.avg_W_per_gpu <= 700.0 + 1e-6); // above awake idle, within TDP
+    // Where a step's time goes: its parts add up to it, and the decode step is TPOT without a draft.
+    for (const char* step : { "decode", "prefill" }) {
+        const json& st = j["steps"][step];
+        const double parts = st["compute_bound_ms"].get<double>() + st["memory_bound_ms"].get<double>()
+            + st["collectives_ms"].get<double>() + st["overhead_ms"].get<double>();
+        QVERIFY2(std::fabs(parts - st["time_ms"].get<double>()) < 1e-9 * parts, step);
+        QVERIFY2(
+            st["hbm_read_GB"].get<double>() >= st["weights_read_GB"].get<double>() + st["kv_read_GB"].get<double>(),
+            step);
+        QVERIFY2(st["kernels"].get<double>() > 80, step); // Llama 3 70B's 80 layers launch several kernels each
+    }
+    QVERIFY(std::fabs(j["steps"]["decode"]["time_ms"].get<double>() - p.tpot_ms) < 1e-9 * p.tpot_ms);
+    // Its weights are read once a step: 70.6B parameters of one byte (fp8) over TP 8, 8.8 GB, less the input
+    // embedding's rows (looked up, not read whole).
+    const double weights_GB = j["steps"]["decode"]["weights_read_GB"].get<double>();
+    QVERIFY2(weights_GB > 8.0 && weights_GB < 9.0, std::to_string(weights_GB).c_str());
+    QCOMPARE(j["steps"]["prefill_steps_per_prompt"].get<double>(), p.prefill_steps);
+    const std::string text = serving_prediction_to_text(parse(base_scenario()), p);
+    QVERIFY(text.find("decode step") != std::string::npos && text.find("prefill step") != std::string::npos);
 }
 
 // The planner's Save: what it writes reads back as the same scenario, for presets by name, an inline
