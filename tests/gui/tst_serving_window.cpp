@@ -93,6 +93,11 @@ void TestServingWindow::cardsShowThePrediction()
     QVERIFY(w.metrics()->band_text(Card::memory).isEmpty());
     QVERIFY(w.metrics()->value_text(Card::memory).endsWith(QStringLiteral("80 GiB")));
     QVERIFY2(w.metrics()->memory_text().contains(QStringLiteral("KV cache")), qPrintable(w.metrics()->memory_text()));
+    // Where the steps' time goes, one line each for the decode and the prefill step.
+    QVERIFY2(
+        w.metrics()->steps_text().startsWith(QStringLiteral("Decode step ") + ms_text(p.tpot_ms) + QLatin1Char(':'))
+            && w.metrics()->steps_text().contains(QStringLiteral("\nPrefill step ")),
+        qPrintable(w.metrics()->steps_text()));
     QVERIFY(w.metrics()->banner_text().isEmpty()); // fits and meets its SLO
     QVERIFY(!w.is_modified());
 }

@@ -58,6 +58,15 @@ QString ms(double v)
                         : QStringLiteral("%1 ms").arg(v, 0, 'f', v < 10 ? 2 : 1);
 }
 
+// "37.2 ms: compute 9.2 · memory 4.8 (20.4 GB read) · collectives 11.8 · overhead 11.4 ms (host wait 7.1)".
+QString step_parts(const StepCost& c)
+{
+    const auto part = [](double s) { return QString::number(s * kMsPerS, 'f', s * kMsPerS < 10 ? 2 : 1); };
+    return QStringLiteral("%1: compute %2 · memory %3 (%4 GB read) · collectives %5 · overhead %6 ms (host wait %7)")
+        .arg(ms(c.time_s * kMsPerS), part(c.compute_bound_s), part(c.memory_bound_s),
+            QString::number(c.hbm_bytes / 1e9, 'f', 1), part(c.comm_s), part(c.overhead_s), part(c.host_wait_s));
+}
+
 QString value_of(ServingMetricsPanel::Card c, const ServingPrediction& p)
 {
     using C = ServingMetricsPanel::Card;
@@ -156,7 +165,13 @@ ServingMetricsPanel::ServingMetricsPanel(QWidget* parent)
     m_warnings->setObjectName(QStringLiteral("serving_warnings"));
     m_warnings->setWordWrap(true);
     m_warnings->setTextFormat(Qt::PlainText);
+    m_steps = new QLabel(this);
+    m_steps->setObjectName(QStringLiteral("serving_steps"));
+    m_steps->setToolTip(QStringLiteral("Where a step's time goes on one GPU: kernels bound by the tensor cores, "
+                                       "kernels bound by HBM (weights and KV cache read), collectives, and the "
+                                       "kernel gaps and host time (of which the GPU waits for the host)"));
     layout->addWidget(m_memory);
+    layout->addWidget(m_steps);
     layout->addWidget(m_warnings);
     layout->addStretch(1);
 }
@@ -170,6 +185,7 @@ void ServingMetricsPanel::set_evaluation(const ServingEvaluation& e)
             w.band->hide();
         }
         m_memory->clear();
+        m_steps->clear();
         m_warnings->clear();
         return;
     }
@@ -198,6 +214,12 @@ void ServingMetricsPanel::show_values(const ServingPrediction& p)
     m_memory->setText(QStringLiteral("Memory per GPU: weights %1 · KV cache %2 · activations %3 · other %4")
                           .arg(format_gib(m.weights_B), format_gib(std::max(0.0, m.kv_pool_B)),
                               format_gib(m.activations_B), format_gib(m.other_B)));
+    QStringList steps;
+    if (p.decode_step.time_s > 0)
+        steps << QStringLiteral("Decode step ") + step_parts(p.decode_step);
+    if (p.prefill_step.time_s > 0)
+        steps << QStringLiteral("Prefill step ") + step_parts(p.prefill_step);
+    m_steps->setText(steps.join(QLatin1Char('\n')));
     QStringList lines;
     for (const std::string& warning : p.warnings)
         lines << QStringLiteral("• ") + QString::fromStdString(warning);
@@ -244,6 +266,11 @@ QString ServingMetricsPanel::banner_text() const
 QString ServingMetricsPanel::memory_text() const
 {
     return m_memory->text();
+}
+
+QString ServingMetricsPanel::steps_text() const
+{
+    return m_steps->text();
 }
 
 QString ServingMetricsPanel::warnings_text() const

@@ -1,7 +1,8 @@
 #pragma once
 // The serving mode's live numbers: time to first token, time per output token, end-to-end latency,
 // throughput (whole deployment, per GPU, per user), requests/s, the running batch against what memory
-// holds, memory per GPU and its parts, power and energy per token. The latency and throughput cards carry
+// holds, memory per GPU and its parts, where a decode and a prefill step spend their time, power and energy
+// per token. The latency and throughput cards carry
 // their error band (what the model's errors on measured serving rows give for this kind of deployment). A
 // banner says when the deployment breaks a rule, does not fit or misses its SLO; the prediction's warnings are
 // listed under the cards.
@@ -39,6 +40,7 @@ public:
     QString band_text(Card c) const;
     QString banner_text() const;
     QString memory_text() const; // the memory parts line
+    QString steps_text() const; // the decode and prefill steps' parts
     QString warnings_text() const;
 
 private:
@@ -53,6 +55,7 @@ private:
     std::vector<CardWidgets> m_cards;
     QLabel* m_banner = nullptr;
     QLabel* m_memory = nullptr;
+    QLabel* m_steps = nullptr;
     QLabel* m_warnings = nullptr;
 };
 
