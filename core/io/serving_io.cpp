@@ -132,6 +132,13 @@ ServingSpec read_serving(const json& v, const std::string& file)
     s.workload = read_workload(*workload, file);
     s.slo = read_slo(r.raw("slo"), file);
     s.speculative = read_speculative(r.raw("speculative"), file);
+    if (r.has("mixed_chunk")) {
+        if (s.engine != ServingEngine::sglang)
+            r.fail("mixed_chunk",
+                "only SGLang's steps can be set to carry prompts apart from decodes; vLLM and TensorRT-LLM always "
+                "batch them together");
+        s.mixed_chunk = r.get_bool("mixed_chunk");
+    }
     r.finish();
     return s;
 }
@@ -230,6 +237,8 @@ json serving_to_json(const ServingSpec& s)
             spec["acceptance_length"] = *d->acceptance_length;
         j["speculative"] = spec;
     }
+    if (s.mixed_chunk)
+        j["mixed_chunk"] = *s.mixed_chunk;
     return j;
 }
 

@@ -293,6 +293,11 @@ json row_scenario(const json& row, ServingRun& run)
         serving["engine"] = engine["name"];
     else
         run.assumptions.push_back("engine vllm (the row names none)");
+    if (const auto mixed = row.find("mixed_chunk"); mixed != row.end() && mixed->is_boolean()) {
+        serving["mixed_chunk"] = *mixed;
+        run.assumptions.push_back(mixed->get<bool>() ? "prompts batched with decodes (the row's mixed_chunk)"
+                                                     : "prompts prefilled apart from decodes (the row's mixed_chunk)");
+    }
     const int nodes = (gpus + g.domain_gpus - 1) / g.domain_gpus;
     return { { "schema", 1 }, { "model", row_model(row.at("model")) },
         { "cluster",

@@ -147,6 +147,9 @@ EngineTraits engine_traits(ServingEngine e, const InstanceLayout& l, const GpuSp
         // the next batch and handles the last one's results while the GPU runs (SGLang v0.4 release).
         t.output_delay_steps = 1;
         t.request_host_overlaps_gpu = true;
+        // enable_mixed_chunk off by default (server_args.py): Scheduler.get_next_batch_to_run runs a prefill
+        // batch of the waiting requests whenever there is one, and decodes only when there is none.
+        t.mixes_prompts_with_decodes = false;
         break;
     }
     case ServingEngine::trtllm:

@@ -44,6 +44,10 @@ struct EngineTraits {
     // Steps by which an overlap scheduler delays each token: it launches step n+1 before handling step
     // n's outputs on the CPU, so a request's first token reaches the client a step later.
     int output_delay_steps = 0;
+    // Whether a step carries prompt chunks and decodes together (vLLM's and TensorRT-LLM's in-flight batching,
+    // SGLang with --enable-mixed-chunk), or a prompt is prefilled in steps of its own while the decodes wait
+    // (SGLang's default: its scheduler runs a waiting prefill batch before the next decode step).
+    bool mixes_prompts_with_decodes = true;
     // Whether the MoE layer's all-gather under attention DP moves NVFP4 GEMMs' quantised inputs (TensorRT-LLM
     // quantises before it communicates) rather than bf16 activations (vLLM, SGLang, and fp8 block-scaled
     // experts, which quantise inside the kernel).

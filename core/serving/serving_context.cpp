@@ -76,6 +76,8 @@ ServingContext::ServingContext(const ModelSpec& m, const ClusterSpec& c, const S
     ep_group = contiguous_group(l.ep, l.expert_tp(), gpn);
     pp_hop = contiguous_group(2, static_cast<long long>(l.tp) * l.attention_dp, gpn);
     layer_kinds = serving_layer_kinds(m);
+    if (s.mixed_chunk && s.engine == ServingEngine::sglang)
+        engine.mixes_prompts_with_decodes = *s.mixed_chunk;
     if (s.speculative) {
         speculative = s.speculative;
         tokens_per_decode_step = s.speculative->tokens_per_step();

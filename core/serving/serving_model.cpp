@@ -165,9 +165,10 @@ SteadyState closed_loop(const ServingContext& ctx, const ServingWorkload& w, dou
     return s;
 }
 
-// The first round of a closed-loop benchmark, whose requests start together (in phase): it prefills
-// the whole cohort in steps of the token budget (first come, first finished), then decodes it as one
-// batch.
+// A closed loop's cohort, requests that start together (in phase): it prefills the whole cohort in steps
+// of the token budget (first come, first finished), then decodes it as one batch. A request done with its
+// prompt early decodes in the cohort's later prompt steps where the engine mixes them, and waits for them
+// where it does not.
 SteadyState cohort(const ServingContext& ctx, const ServingWorkload& w, double running)
 {
     SteadyState s;
@@ -194,10 +195,12 @@ SteadyState cohort(const ServingContext& ctx, const ServingWorkload& w, double r
     for (int k = 1; k <= n; ++k) {
         const double step = std::min(s.prefill_steps, std::ceil(k * isl / budget - 1e-9));
         ttft_sum += finished_by(step);
-        const double riding = std::min(decode_steps, s.prefill_steps - step);
+        const double riding
+            = ctx.engine.mixes_prompts_with_decodes ? std::min(decode_steps, s.prefill_steps - step) : 0.0;
+        const double waiting = ctx.engine.mixes_prompts_with_decodes ? 0.0 : prefill_all - finished_by(step);
         if (decode_steps > 0)
-            tpot_sum
-                += (finished_by(step + riding) - finished_by(step) + (decode_steps - riding) * s.decode_step.time_s)
+            tpot_sum += (waiting + finished_by(step + riding) - finished_by(step)
+                            + (decode_steps - riding) * s.decode_step.time_s)
                 / decode_steps;
     }
     s.ttft_s = ttft_sum / n;
@@ -267,13 +270,18 @@ void fill_power(ServingPrediction& p, const ServingContext& ctx, const SteadySta
 }
 
 // Closed loop of `concurrency` requests per instance, all of the same length (closed_loop). Beyond the
-// running batch they queue, and by Little's law the time in the system is concurrency / throughput.
+// running batch they queue, and by Little's law the time in the system is concurrency / throughput. An
+// engine that prefills apart from its decodes keeps the loop in phase: the whole running batch finishes in
+// the same step, its replacements arrive together and are prefilled before any of them decodes, so every
+// round is a cohort.
 void predict_concurrency(
     ServingPrediction& p, const ServingContext& ctx, const ServingWorkload& w, double concurrency, double max_running)
 {
     const double running = std::min(concurrency, max_running);
     SteadyState s = closed_loop(ctx, w, running);
-    if (w.rounds > 0) {
+    if (!ctx.engine.mixes_prompts_with_decodes) {
+        s = cohort(ctx, w, running);
+    } else if (w.rounds > 0) {
         // A benchmark of `rounds` requests per slot: its first round starts together, in phase.
         const SteadyState first = cohort(ctx, w, running);
         const double first_share = 1.0 / static_cast<double>(w.rounds);

@@ -70,6 +70,9 @@ struct ServingSpec {
     ServingWorkload workload;
     ServingSlo slo;
     std::optional<SpeculativeDecoding> speculative;
+    // SGLang's --enable-mixed-chunk: whether a step carries prompt chunks and decodes together (unset: the
+    // engine's default, off for SGLang; vLLM and TensorRT-LLM always batch them together).
+    std::optional<bool> mixed_chunk;
 };
 
 // How an MoE layer moves tokens between attention-DP ranks whose experts are split by EP: all-to-all

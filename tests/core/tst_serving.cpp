@@ -86,6 +86,7 @@ private slots:
     void concurrencyQueuesBeyondMemory();
     void closedLoopStaggersGroups();
     void overlapSchedulerDelaysTokens();
+    void sglangPrefillsApartStaysInPhase();
     void sglangSizesItsReservationByTheGpu();
     void attentionDpRankPrefillsWholePrompts();
     void expertParallelWithoutAttentionDpAllReduces();
@@ -559,12 +560,54 @@ void TestServing::overlapSchedulerDelaysTokens()
     j["serving"]["workload"] = { { "isl", 1024 }, { "osl", 128 }, { "concurrency", 4 } };
     for (const char* engine : { "trtllm", "sglang", "vllm" }) {
         j["serving"]["engine"] = engine;
+        if (std::string(engine) == "sglang")
+            j["serving"]["mixed_chunk"] = true; // its loop spread as the others' (sglangPrefillsApartStaysInPhase)
+        else
+            j["serving"].erase("mixed_chunk");
         const ServingPrediction p = predict_serving(parse(j));
         const double delay = std::string(engine) == "vllm" ? 0.0 : 1.0;
         const double expected_ms = ((1 + delay) * p.decode_step.time_s + p.prefill_step.time_s) * 1e3;
         QVERIFY2(std::fabs(p.ttft_ms - expected_ms) < 1e-9 * expected_ms, engine);
         QVERIFY2(std::fabs(p.e2e_latency_ms - (p.ttft_ms + 127 * p.tpot_ms)) < 1e-9 * p.e2e_latency_ms, engine);
     }
+}
+
+void TestServing::sglangPrefillsApartStaysInPhase()
+{
+    // SGLang without --enable-mixed-chunk prefills the waiting requests before it decodes again, so a closed
+    // loop of equal requests stays a cohort: 64 prompts of 1,024 tokens fill eight steps of its 8,192-token
+    // chunk (an 80 GB H100), request k gets its first token after ceil(k / 8) of them and one decode step
+    // more (the overlap scheduler), and waits for the rest of the cohort's prompt steps before it decodes.
+    json j = base_scenario(); // Llama 3 70B fp8, TP 8, 1,024 / 128 tokens, concurrency 64
+    j["serving"]["engine"] = "sglang";
+    const ServingPrediction p = predict_serving(parse(j));
+    QCOMPARE(p.running_batch, 64.0);
+    QCOMPARE(p.prefill_steps, 8.0);
+    const double prompt_step = p.prefill_step.time_s;
+    const double decode_step = p.decode_step.time_s;
+    double ttft = 0;
+    double tpot = 0;
+    for (int k = 1; k <= 64; ++k) {
+        const double steps = std::ceil(k / 8.0);
+        ttft += (steps * prompt_step + decode_step) / 64;
+        tpot += ((8 - steps) * prompt_step + 127 * decode_step) / 127 / 64;
+    }
+    QVERIFY2(std::fabs(p.ttft_ms - ttft * 1e3) < 1e-9 * p.ttft_ms, qPrintable(QString::number(p.ttft_ms)));
+    QVERIFY2(std::fabs(p.tpot_ms - tpot * 1e3) < 1e-9 * p.tpot_ms, qPrintable(QString::number(p.tpot_ms)));
+    // The prompt steps carry no decodes: eight of them read the weights as often as the cohort's decode steps.
+    QVERIFY(prompt_step > 4 * decode_step);
+    // With mixed chunks the loop spreads (closedLoopStaggersGroups): each prompt rides beside 63 decodes, so the
+    // first token comes far sooner, but every other step carries a prompt and reads the weights for it, where
+    // the cohort's prompts share eight steps: the time per token grows.
+    j["serving"]["mixed_chunk"] = true;
+    const ServingPrediction mixed = predict_serving(parse(j));
+    QVERIFY2(mixed.ttft_ms < 0.5 * p.ttft_ms, qPrintable(QStringLiteral("%1 / %2").arg(mixed.ttft_ms).arg(p.ttft_ms)));
+    QVERIFY2(mixed.tpot_ms > p.tpot_ms, qPrintable(QStringLiteral("%1 / %2").arg(mixed.tpot_ms).arg(p.tpot_ms)));
+    // It round-trips through the scenario writer, and only SGLang takes it.
+    QCOMPARE(serving_scenario_to_json(parse(j))["serving"]["mixed_chunk"].get<bool>(), true);
+    j["serving"]["engine"] = "vllm";
+    const std::string e = error_of(j);
+    QVERIFY2(e.find("serving.mixed_chunk") != std::string::npos && e.find("always") != std::string::npos, e.c_str());
 }
 
 void TestServing::sglangSizesItsReservationByTheGpu()
@@ -1095,6 +1138,15 @@ void TestServing::measuredRowStatesItsDraft()
     const double without = predict_serving(runs[1].scenario).tpot_ms;
     QVERIFY2(with_draft < 0.65 * without && with_draft > without / 1.85,
         qPrintable(QStringLiteral("%1 / %2 ms").arg(with_draft).arg(without)));
+    // A row that says how SGLang batched its prompts passes it to its scenario (validation/README.md).
+    json sglang = plain;
+    sglang["engine"] = { { "name", "sglang" }, { "version", "0.5.1.post1" } };
+    sglang["mixed_chunk"] = false;
+    std::vector<ServingSkip> none;
+    const std::vector<ServingRun> sg
+        = read_serving_runs(json::array({ sglang }), "rows.json", PresetCatalog::standard(), none);
+    QCOMPARE(sg.size(), std::size_t(1));
+    QVERIFY(sg[0].scenario.serving.mixed_chunk.has_value() && !*sg[0].scenario.serving.mixed_chunk);
     // A malformed draft is refused with the row's key, as in a scenario.
     json bad = row;
     bad["speculative"]["draft_tokens"] = 0;

@@ -15,6 +15,7 @@
 #include "serving_mode/serving_metrics_panel.hpp"
 #include "serving_mode/serving_search_table.hpp"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFile>
@@ -65,6 +66,7 @@ private slots:
     void cardsShowThePrediction();
     void slidersRestOnValidDeploymentsAndUndo();
     void workloadEditRepredicts();
+    void sglangMixedChunkEditsAndUndoes();
     void speculativeDecodingEditsAndUndoes();
     void moeExchangeChoiceFollowsTheDegrees();
     void curveRunsThroughTheScenariosPoint();
@@ -140,6 +142,38 @@ void TestServingWindow::workloadEditRepredicts()
     ServingScenario s = example();
     s.serving.workload.concurrency = 16;
     QCOMPARE(w.metrics()->value_text(Card::ttft), ms_text(predict_serving(s).ttft_ms));
+}
+
+void TestServingWindow::sglangMixedChunkEditsAndUndoes()
+{
+    // The mixed-chunk box is SGLang's alone: with vLLM it is off limits (vLLM always mixes), switching to SGLang
+    // starts from its default (prompts apart), ticking it re-predicts with prompts batched with decodes, and
+    // switching away drops it from the scenario; each edit is one undo step.
+    ServingWindow w(false);
+    QVERIFY(w.open_file(kExample));
+    QVERIFY(w.wait_for_evaluation(20000));
+    views::ServingControls* c = w.controls();
+    QVERIFY(!c->mixed_chunk_box()->isEnabled());
+    c->engine_box()->setCurrentText(QStringLiteral("sglang"));
+    QVERIFY(w.scenario().serving.engine == ServingEngine::sglang);
+    QVERIFY(c->mixed_chunk_box()->isEnabled() && !c->mixed_chunk_box()->isChecked());
+    QVERIFY(!w.scenario().serving.mixed_chunk.has_value());
+    QVERIFY(w.wait_for_evaluation(20000));
+    const QString in_phase = w.metrics()->value_text(Card::ttft);
+    c->mixed_chunk_box()->setChecked(true);
+    QVERIFY(w.scenario().serving.mixed_chunk.value_or(false));
+    QVERIFY(w.wait_for_evaluation(20000));
+    ServingScenario s = example();
+    s.serving.engine = ServingEngine::sglang;
+    s.serving.mixed_chunk = true;
+    QCOMPARE(w.metrics()->value_text(Card::ttft), ms_text(predict_serving(s).ttft_ms));
+    QVERIFY(w.metrics()->value_text(Card::ttft) != in_phase);
+    c->engine_box()->setCurrentText(QStringLiteral("vllm"));
+    QVERIFY(!w.scenario().serving.mixed_chunk.has_value());
+    QCOMPARE(w.undo_stack()->count(), 3);
+    w.undo_stack()->undo();
+    QVERIFY(w.scenario().serving.engine == ServingEngine::sglang && w.scenario().serving.mixed_chunk.value_or(false));
+    QVERIFY(c->mixed_chunk_box()->isChecked());
 }
 
 void TestServingWindow::speculativeDecodingEditsAndUndoes()

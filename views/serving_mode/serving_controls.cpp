@@ -2,6 +2,7 @@
 
 #include "planner/degree_slider.hpp"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -198,11 +199,18 @@ QWidget* ServingControls::build_engine()
         m_weights->addItem(name);
         m_kv->addItem(name);
     }
+    m_mixed_chunk = new QCheckBox(QStringLiteral("Prompts share steps with decodes"), box);
+    m_mixed_chunk->setToolTip(QStringLiteral(
+        "SGLang's --enable-mixed-chunk. Off (SGLang's default), a waiting prompt is prefilled in a step of its own "
+        "before the running requests decode again, so a benchmark's requests of equal length stay in phase. "
+        "vLLM and TensorRT-LLM always batch prompts with decodes."));
     form->addRow(QStringLiteral("Engine"), m_engine);
+    form->addRow(QString(), m_mixed_chunk);
     form->addRow(QStringLiteral("Weights"), m_weights);
     form->addRow(QStringLiteral("KV cache"), m_kv);
     for (QComboBox* b : { m_engine, m_weights, m_kv })
         connect(b, &QComboBox::currentIndexChanged, this, [this] { read_engine(); });
+    connect(m_mixed_chunk, &QCheckBox::toggled, this, [this] { read_engine(); });
     return box;
 }
 
@@ -289,6 +297,8 @@ void ServingControls::set_scenario(const ServingScenario& s)
     };
     m_weights->setCurrentIndex(precision_index(sv.precision.weights));
     m_kv->setCurrentIndex(precision_index(sv.precision.kv_cache));
+    m_mixed_chunk->setEnabled(sv.engine == ServingEngine::sglang);
+    m_mixed_chunk->setChecked(sv.engine != ServingEngine::sglang || sv.mixed_chunk.value_or(false));
     show_speculative();
     m_updating = false;
 }
@@ -382,6 +392,11 @@ void ServingControls::read_engine()
     s.serving.engine = kEngines[static_cast<std::size_t>(m_engine->currentIndex())];
     s.serving.precision.weights = kPrecisions[static_cast<std::size_t>(m_weights->currentIndex())];
     s.serving.precision.kv_cache = kPrecisions[static_cast<std::size_t>(m_kv->currentIndex())];
+    // Only SGLang has the choice; unchecked is its default, left out of the file.
+    const bool was_sglang = m_scenario.serving.engine == ServingEngine::sglang;
+    s.serving.mixed_chunk = s.serving.engine == ServingEngine::sglang && was_sglang && m_mixed_chunk->isChecked()
+        ? std::optional<bool>(true)
+        : std::nullopt;
     emit_edit(s, QStringLiteral("engine and precision"));
 }
 

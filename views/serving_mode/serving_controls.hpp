@@ -12,6 +12,7 @@
 
 #include <map>
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -30,6 +31,7 @@ public:
     const ServingScenario& scenario() const { return m_scenario; }
     DegreeSlider* slider(ServingDegree d) const { return m_sliders.at(d); }
     QComboBox* engine_box() const { return m_engine; }
+    QCheckBox* mixed_chunk_box() const { return m_mixed_chunk; }
     QComboBox* exchange_box() const { return m_exchange; }
     QDoubleSpinBox* load_box() const { return m_load_value; }
     QComboBox* draft_box() const { return m_draft; }
@@ -66,6 +68,7 @@ private:
     QDoubleSpinBox* m_load_value = nullptr;
     QComboBox* m_engine = nullptr;
     QComboBox* m_exchange = nullptr;
+    QCheckBox* m_mixed_chunk = nullptr;
     QComboBox* m_weights = nullptr;
     QComboBox* m_kv = nullptr;
     QDoubleSpinBox* m_ttft = nullptr;
