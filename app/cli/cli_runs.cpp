@@ -78,6 +78,73 @@ std::string csv_table(const RunCatalog* catalog, const std::vector<RunRecord>& r
     return csv.text();
 }
 
+// Without a store: an error for a named run, else an empty list in the format asked for.
+int show_no_store(const QString& path, const QString& id, bool json, bool csv)
+{
+    if (!id.isEmpty()) {
+        print_err("parallax-cli runs: no run " + quoted_for_message(id.toStdString()) + ": there is no run store at "
+            + path.toStdString() + " yet");
+        return kBadInput;
+    }
+    if (csv) {
+        print_out(csv_table(nullptr, {}));
+        return kOk;
+    }
+    print_out(json ? nlohmann::ordered_json { { "schema", 1 }, { "store", path.toStdString() },
+                         { "runs", nlohmann::ordered_json::array() } }
+                         .dump(2)
+                + "\n"
+                   : "no runs yet: there is no run store at " + path.toStdString() + "\n");
+    return kOk;
+}
+
+// One run in full: its raw log, its JSON, or its summary with the history of its states.
+int show_run(const RunCatalog& catalog, const QString& path, const QString& id, bool json, bool log)
+{
+    const auto run = catalog.run(id.toStdString());
+    if (!run) {
+        print_err("parallax-cli runs: no run " + quoted_for_message(id.toStdString()) + " in " + path.toStdString());
+        return kBadInput;
+    }
+    if (log) {
+        catalog.for_each_log_chunk(
+            run->id, [](std::string_view chunk) { std::fwrite(chunk.data(), 1, chunk.size(), stdout); });
+        std::fflush(stdout);
+        return kOk;
+    }
+    if (json) {
+        print_out(catalog.run_json(*run, true).dump(2) + "\n");
+        return kOk;
+    }
+    std::string text = catalog.summary_text(*run);
+    text += "  history:\n";
+    for (const StateTransition& t : catalog.transitions(run->id))
+        text += "    " + t.at + "  " + std::string(to_string(t.state)) + ": " + terminal_text(t.detail) + "\n";
+    text += "  remote folder: " + run->remote_dir + "\n  log: " + run->log_path + "\n";
+    print_out(text);
+    return kOk;
+}
+
+// The newest `limit` runs (all with 0) as a table, CSV or JSON.
+void list_runs(const RunCatalog& catalog, const QString& path, int limit, bool json, bool csv)
+{
+    const std::vector<RunRecord> runs = catalog.runs(limit);
+    if (json) {
+        nlohmann::ordered_json j;
+        j["schema"] = 1;
+        j["store"] = path.toStdString();
+        auto list = nlohmann::ordered_json::array();
+        for (const RunRecord& r : runs)
+            list.push_back(catalog.run_json(r, false));
+        j["runs"] = list;
+        print_out(j.dump(2) + "\n");
+    } else if (csv) {
+        print_out(csv_table(&catalog, runs));
+    } else {
+        print_out(table(catalog, runs));
+    }
+}
+
 } // namespace
 
 int run_runs(const QStringList& args)
@@ -109,64 +176,11 @@ int run_runs(const QStringList& args)
         const bool json = p.isSet(QStringLiteral("json"));
         const QString id = cmd.positional(0);
         const std::unique_ptr<RunCatalog> store = open_existing_run_store(path);
-        if (!store) {
-            if (!id.isEmpty()) {
-                print_err("parallax-cli runs: no run " + quoted_for_message(id.toStdString())
-                    + ": there is no run store at " + path.toStdString() + " yet");
-                return kBadInput;
-            }
-            if (cmd.csv()) {
-                print_out(csv_table(nullptr, {}));
-                return kOk;
-            }
-            print_out(json ? nlohmann::ordered_json { { "schema", 1 }, { "store", path.toStdString() },
-                                 { "runs", nlohmann::ordered_json::array() } }
-                                 .dump(2)
-                        + "\n"
-                           : "no runs yet: there is no run store at " + path.toStdString() + "\n");
-            return kOk;
-        }
-        const RunCatalog& catalog = *store;
-        if (!id.isEmpty()) {
-            const auto run = catalog.run(id.toStdString());
-            if (!run) {
-                print_err(
-                    "parallax-cli runs: no run " + quoted_for_message(id.toStdString()) + " in " + path.toStdString());
-                return kBadInput;
-            }
-            if (p.isSet(QStringLiteral("log"))) {
-                catalog.for_each_log_chunk(
-                    run->id, [](std::string_view chunk) { std::fwrite(chunk.data(), 1, chunk.size(), stdout); });
-                std::fflush(stdout);
-                return kOk;
-            }
-            if (json) {
-                print_out(catalog.run_json(*run, true).dump(2) + "\n");
-                return kOk;
-            }
-            std::string text = catalog.summary_text(*run);
-            text += "  history:\n";
-            for (const StateTransition& t : catalog.transitions(run->id))
-                text += "    " + t.at + "  " + std::string(to_string(t.state)) + ": " + terminal_text(t.detail) + "\n";
-            text += "  remote folder: " + run->remote_dir + "\n  log: " + run->log_path + "\n";
-            print_out(text);
-            return kOk;
-        }
-        const std::vector<RunRecord> runs = catalog.runs(limit);
-        if (json) {
-            nlohmann::ordered_json j;
-            j["schema"] = 1;
-            j["store"] = path.toStdString();
-            auto list = nlohmann::ordered_json::array();
-            for (const RunRecord& r : runs)
-                list.push_back(catalog.run_json(r, false));
-            j["runs"] = list;
-            print_out(j.dump(2) + "\n");
-        } else if (cmd.csv()) {
-            print_out(csv_table(&catalog, runs));
-        } else {
-            print_out(table(catalog, runs));
-        }
+        if (!store)
+            return show_no_store(path, id, json, cmd.csv());
+        if (!id.isEmpty())
+            return show_run(*store, path, id, json, p.isSet(QStringLiteral("log")));
+        list_runs(*store, path, limit, json, cmd.csv());
     } catch (const InputError& e) {
         print_err(e.what());
         return kBadInput;

@@ -144,6 +144,46 @@ int validate_serving(const nlohmann::json& rows, const std::string& path, Servin
     return kOk;
 }
 
+// The text report: one line per row, the calibration, the overall and per-source and per-workload errors, and
+// every skipped row with its reason (as --json and --markdown list them).
+std::string validation_text(const ValidationReport& report, const Calibration& calibration)
+{
+    std::string out;
+    char line[256];
+    for (const auto& row : report.rows) {
+        std::snprintf(line, sizeof line, "%-48s %-16s measured %9.1f  predicted %9.1f  %+6.1f%%  ", row.c.id.c_str(),
+            row.c.gpu.c_str(), row.c.measured_tokens_per_s_per_gpu, row.predicted_tokens_per_s_per_gpu,
+            100 * row.error);
+        out += line + strategy_label(row.c.scenario.strategy) + "\n";
+    }
+    out += "\ncalibration: " + (calibration.is_identity() ? std::string("none") : calibration.name)
+        + (calibration.is_identity() ? " (uncalibrated physics)" : " (" + calibration.source + ")") + "\n";
+    if (report.overall.rows > 0)
+        std::snprintf(line, sizeof line, "%d rows, %zu skipped: MAPE %.1f%%, median %.1f%%, worst %.1f%%\n",
+            report.overall.rows, report.skipped.size(), 100 * report.overall.mape, 100 * report.overall.median,
+            100 * report.overall.worst);
+    else // an error of 0% over nothing would read as a perfect model
+        std::snprintf(line, sizeof line, "no usable rows, %zu skipped: no error to report\n", report.skipped.size());
+    out += line;
+    for (const auto& [k, g] : report.by_source) {
+        std::snprintf(line, sizeof line, "  %-14s %3d rows  MAPE %5.1f%%  worst %5.1f%%%s\n", k.c_str(), g.rows,
+            100 * g.mape, 100 * g.worst,
+            g.spearman ? ("  Spearman " + std::to_string(*g.spearman).substr(0, 5)).c_str() : "");
+        out += line;
+    }
+    for (const auto& [k, g] : report.by_workload) {
+        std::snprintf(line, sizeof line, "  %-27s %3d rows  MAPE %5.1f%%  worst %5.1f%%\n", k.c_str(), g.rows,
+            100 * g.mape, 100 * g.worst);
+        out += line;
+    }
+    if (!report.skipped.empty()) {
+        out += "\nskipped:\n";
+        for (const SkippedRow& r : report.skipped)
+            out += "  " + r.id + ": " + r.reason + "\n";
+    }
+    return out;
+}
+
 } // namespace
 
 int run_validate(const QStringList& args)
@@ -202,41 +242,7 @@ int run_validate(const QStringList& args)
     } else if (cmd.csv()) {
         print_out(validation_csv(report));
     } else {
-        for (const auto& row : report.rows) {
-            char line[256];
-            std::snprintf(line, sizeof line, "%-48s %-16s measured %9.1f  predicted %9.1f  %+6.1f%%  ",
-                row.c.id.c_str(), row.c.gpu.c_str(), row.c.measured_tokens_per_s_per_gpu,
-                row.predicted_tokens_per_s_per_gpu, 100 * row.error);
-            print_out(line + strategy_label(row.c.scenario.strategy) + "\n");
-        }
-        print_out("\ncalibration: " + calibration_name
-            + (calibration.is_identity() ? " (uncalibrated physics)" : " (" + calibration.source + ")") + "\n");
-        char line[256];
-        if (report.overall.rows > 0)
-            std::snprintf(line, sizeof line, "%d rows, %zu skipped: MAPE %.1f%%, median %.1f%%, worst %.1f%%\n",
-                report.overall.rows, report.skipped.size(), 100 * report.overall.mape, 100 * report.overall.median,
-                100 * report.overall.worst);
-        else // an error of 0% over nothing would read as a perfect model
-            std::snprintf(
-                line, sizeof line, "no usable rows, %zu skipped: no error to report\n", report.skipped.size());
-        print_out(line);
-        for (const auto& [k, g] : report.by_source) {
-            std::snprintf(line, sizeof line, "  %-14s %3d rows  MAPE %5.1f%%  worst %5.1f%%%s\n", k.c_str(), g.rows,
-                100 * g.mape, 100 * g.worst,
-                g.spearman ? ("  Spearman " + std::to_string(*g.spearman).substr(0, 5)).c_str() : "");
-            print_out(line);
-        }
-        for (const auto& [k, g] : report.by_workload) {
-            std::snprintf(line, sizeof line, "  %-27s %3d rows  MAPE %5.1f%%  worst %5.1f%%\n", k.c_str(), g.rows,
-                100 * g.mape, 100 * g.worst);
-            print_out(line);
-        }
-        // Every skipped row and why, as --json and --markdown list them.
-        if (!report.skipped.empty()) {
-            print_out("\nskipped:\n");
-            for (const SkippedRow& r : report.skipped)
-                print_out("  " + r.id + ": " + r.reason + "\n");
-        }
+        print_out(validation_text(report, calibration));
     }
     if (report.overall.rows == 0) {
         print_err(path + ": no usable rows to validate against (" + std::to_string(report.skipped.size())

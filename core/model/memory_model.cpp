@@ -325,21 +325,29 @@ double deepspeed_fp16_step_bytes(const PlanContext& ctx, const Strategy& s, doub
                        : kDeepSpeedZeroFp16StepBytesPerParam * partition_params;
 }
 
-} // namespace
+// The ranks a dense and an expert parameter's ZeRO shards are spread over: the data- and context-parallel
+// ranks, and for the experts those that hold the same expert (the rest of the EP x expert-TP group).
+struct ZeroShards {
+    double dense = 1;
+    double expert = 1;
+};
 
-MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
-    long long microbatches, const LayerActivationBytes& act, const CompositeLayers* composite) noexcept
+ZeroShards zero_shards(const Strategy& s) noexcept
 {
-    const ModelSpec& m = ctx.model;
+    return { static_cast<double>(s.dp) * s.cp, expert_shard_ranks(s, s.effective_expert_tp()) };
+}
+
+// What a stage's GPU holds for the model states: weights, gradients and optimizer states, each sharded as its ZeRO
+// stage says, those offloaded counted on the host instead. Returns the stage's weight bytes before ZeRO-3 sharding
+// (the units FSDP gathers).
+double stage_model_states(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
+    const CompositeLayers* composite, MemoryBreakdown& mem) noexcept
+{
     const StageParams p = stage_params(ctx, s, layout, stage);
     const StateBytes b = state_bytes(ctx.training, s);
-    const double dense_shard = static_cast<double>(s.dp) * s.cp;
-    const double expert_shard = std::max(
-        1.0, static_cast<double>(s.tp) * s.cp * s.dp / (static_cast<double>(s.effective_expert_tp()) * s.ep));
-    MemoryBreakdown mem;
-    const bool mixed = s.layers && composite;
-    double weight_bytes = b.weights * (p.dense + p.expert); // before ZeRO-3 sharding
-    if (mixed) {
+    const auto [dense_shard, expert_shard] = zero_shards(s);
+    double weight_bytes = b.weights * (p.dense + p.expert);
+    if (s.layers && composite) {
         weight_bytes = composite_model_states(ctx, s, layout, stage, *composite->variants, b, mem);
     } else {
         const double w_div_d = s.zero >= 3 ? dense_shard : 1;
@@ -367,15 +375,23 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
         mem.weights = 0;
     if (s.offload_optimizer || s.offload_params)
         mem.optimizer = 0;
+    return weight_bytes;
+}
 
-    // Activations: the layers of this stage times the micro-batches in flight.
+// Activations: the layers of this stage times the micro-batches in flight, the embedding output on the first
+// stage, the layer being recomputed and the offload copy buffers; the offloaded layers' bytes go to the host.
+void stage_activations(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
+    long long microbatches, const LayerActivationBytes& act, const CompositeLayers* composite,
+    MemoryBreakdown& mem) noexcept
+{
+    const ModelSpec& m = ctx.model;
     const int moe_layers = layout.stage[stage].moe_layers;
     const int dense_layers = layout.stage[stage].layers - moe_layers;
     double working = s.recompute == Recompute::full ? act.working : 0.0;
     double offload_buffer = 0; // the largest offloaded layer: its copy buffers stay (model/activation_offload.hpp)
     double per_microbatch = 0;
     double offloaded = 0; // host bytes per micro-batch of the activations that go there (pinned blocks)
-    if (mixed) {
+    if (s.layers && composite) {
         per_microbatch
             = composite_stage_activations(m, s, layout, stage, *composite, working, offload_buffer, offloaded);
     } else if (s.offload_activations) {
@@ -394,6 +410,20 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     mem.activations += working; // one layer's full activations while it is recomputed
     // Offloaded layers: the layer going out to host memory and the one copied back ahead of its backward.
     mem.activations += kOffloadBufferLayers * offload_buffer;
+}
+
+// What comes and goes on top of the states and activations: the loss's logits on the last stage, ZeRO-3's
+// gathered units, the distributed optimizer's buckets, DeepSpeed's flat gradient buffer, and the optimizer
+// step's own transient where it exceeds the backward's.
+double stage_transient_bytes(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
+    const CompositeLayers* composite, double weight_bytes, const MemoryBreakdown& mem) noexcept
+{
+    const ModelSpec& m = ctx.model;
+    const StageParams p = stage_params(ctx, s, layout, stage);
+    const StateBytes b = state_bytes(ctx.training, s);
+    const bool mixed = s.layers && composite;
+    const auto [dense_shard, expert_shard] = zero_shards(s);
+    const double tokens = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp;
     double transient = 0;
     if (stage == s.pp - 1) {
         // The cross-entropy's logits and fp32 buffers at its peak, one micro-batch (software_stack.hpp).
@@ -417,7 +447,18 @@ MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const Pl
     const double step_transient
         = deepspeed_fp16_step_bytes(ctx, s, p.dense + p.expert, p.dense / dense_shard + p.expert / expert_shard);
     const double backward_transient = transient + (1 + kFragmentationFraction) * mem.activations;
-    transient += std::max(0.0, step_transient - backward_transient);
+    return transient + std::max(0.0, step_transient - backward_transient);
+}
+
+} // namespace
+
+MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
+    long long microbatches, const LayerActivationBytes& act, const CompositeLayers* composite) noexcept
+{
+    MemoryBreakdown mem;
+    const double weight_bytes = stage_model_states(ctx, s, layout, stage, composite, mem);
+    stage_activations(ctx, s, layout, stage, microbatches, act, composite, mem);
+    const double transient = stage_transient_bytes(ctx, s, layout, stage, composite, weight_bytes, mem);
     mem.other = kRuntimeReserveBytes + kNcclBuffersBytes + transient + kFragmentationFraction * mem.activations;
     return mem;
 }

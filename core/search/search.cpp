@@ -291,92 +291,114 @@ namespace {
 SearchOutcome search_cluster(const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW,
     double window_s, bool host_offload = false);
 
+// The whole nodes the search may use: the cluster's, or as many as search.max_gpus allows.
+int searched_nodes(const Scenario& scenario)
+{
+    const long long gpus = scenario.cluster.total_gpus();
+    if (scenario.search && scenario.search->max_gpus && *scenario.search->max_gpus < gpus)
+        return static_cast<int>(std::max<long long>(1, *scenario.search->max_gpus / scenario.cluster.gpus_per_node));
+    return scenario.cluster.nodes;
+}
+
+// Energy within X% of the best time: the fastest plan (analytic) sets the window. Returns the fastest step (0 when
+// nothing fits) and sets the window's end.
+double fastest_step_s(
+    const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW, double slowdown, double& window_s)
+{
+    SearchOptions fast = opt;
+    fast.objective = SearchObjective::throughput;
+    fast.rank_by_goodput = false; // the window is the fastest step's
+    fast.top = 1;
+    fast.refine_top = 0;
+    fast.progress = nullptr;
+    const SearchOutcome f = search_cluster(scenario, fast, nodes, budget_kW, 0);
+    if (f.results.empty())
+        return 0;
+    const double fastest = f.results.front().analytic.step_time_s;
+    window_s = fastest * (1 + slowdown);
+    return fastest;
+}
+
+// Under a power budget fewer whole nodes running efficient plans can beat the whole cluster running plans that
+// idle enough to fit: tries the node counts the unconstrained best plan's per-node power allows and keeps the
+// best outcome in `out`.
+void search_fewer_nodes(const Scenario& scenario, const SearchOptions& opt, int nodes, double budget_kW,
+    double window_s, SearchOutcome& out)
+{
+    SearchOptions free = opt;
+    free.top = 1;
+    free.refine_top = 0;
+    free.progress = nullptr;
+    int size = nodes;
+    for (int tries = 0; tries < 8 && size > 1; ++tries) {
+        const SearchOutcome f = search_cluster(scenario, free, size, 0, window_s);
+        if (f.results.empty())
+            break;
+        const double per_node_kW = f.results.front().analytic.power.cluster_avg_kW / std::max(1, size);
+        const int fit
+            = std::max(1, std::min(size - 1, static_cast<int>(std::floor(budget_kW / std::max(1e-9, per_node_kW)))));
+        SearchOutcome o = search_cluster(scenario, opt, fit, budget_kW, window_s);
+        const bool better_outcome = !o.results.empty()
+            && (out.results.empty() || o.results.front().objective > out.results.front().objective);
+        if (better_outcome)
+            out = std::move(o);
+        if (!out.results.empty())
+            break;
+        size = fit;
+    }
+}
+
+// What the search left out because the scenario's framework cannot run it: its own settings, the pinned
+// choices, and that only its plans were searched.
+void add_framework_notes(const Scenario& scenario, const SearchOptions& opt, SearchOutcome& out)
+{
+    const std::string fw(to_string(scenario.training.framework));
+    for (const Unsupported& u : unsupported_settings(scenario.training.framework, scenario.training, scenario.model))
+        out.notes.push_back(fw + " cannot run " + u.feature + " (" + u.key + "): " + u.reason);
+    const SearchFix& fix = opt.fix;
+    const FrameworkRelease f = scenario.training.framework;
+    auto pinned = [&](const std::string& what) {
+        out.notes.push_back("search.fix pins " + what + ", which " + fw + " does not run");
+    };
+    if (fix.schedule && !framework_supports(f, *fix.schedule))
+        pinned("schedule " + std::string(to_string(*fix.schedule)));
+    if (fix.cp_kind && !framework_supports(f, *fix.cp_kind))
+        pinned("cp_kind " + std::string(to_string(*fix.cp_kind)));
+    if (fix.optimizer && !framework_supports(f, *fix.optimizer))
+        pinned("optimizer " + std::string(to_string(*fix.optimizer)));
+    if (fix.offload_optimizer && *fix.offload_optimizer && !framework_supports_optimizer_offload(f))
+        pinned("offload_optimizer");
+    if (fix.ep_overlap && *fix.ep_overlap && !framework_supports_ep_overlap(f))
+        pinned("ep_overlap");
+    if (out.results.empty() && !out.cancelled)
+        out.notes.push_back("only plans " + fw
+            + " can run were searched (training.framework); --any-framework searches every framework's plans");
+}
+
 } // namespace
 
 SearchOutcome search_strategies(const Scenario& scenario, const SearchOptions& opt)
 {
     const auto t0 = std::chrono::steady_clock::now();
-    int nodes = scenario.cluster.nodes;
-    if (scenario.search && scenario.search->max_gpus && *scenario.search->max_gpus < scenario.cluster.total_gpus()) {
-        // Use whole nodes up to the limit.
-        nodes = static_cast<int>(std::max<long long>(1, *scenario.search->max_gpus / scenario.cluster.gpus_per_node));
-    }
+    const int nodes = searched_nodes(scenario);
     const std::optional<double> budget = opt.power_budget_kW
         ? opt.power_budget_kW
         : (scenario.search ? scenario.search->power_budget_kW : std::nullopt);
     const std::optional<double> slowdown
         = opt.max_slowdown ? opt.max_slowdown : (scenario.search ? scenario.search->max_slowdown : std::nullopt);
     const double budget_kW = budget.value_or(0);
-    // Energy within X% of the best time: the fastest plan (analytic) sets the window first.
+    const double slow = slowdown.value_or(-1);
     double window_s = 0;
     double fastest = 0;
-    const double slow = slowdown.value_or(-1);
-    if (opt.objective == SearchObjective::energy && slow >= 0) {
-        SearchOptions fast = opt;
-        fast.objective = SearchObjective::throughput;
-        fast.rank_by_goodput = false; // the window is the fastest step's
-        fast.top = 1;
-        fast.refine_top = 0;
-        fast.progress = nullptr;
-        const SearchOutcome f = search_cluster(scenario, fast, nodes, budget_kW, 0);
-        if (!f.results.empty()) {
-            fastest = f.results.front().analytic.step_time_s;
-            window_s = fastest * (1 + slow);
-        }
-    }
+    if (opt.objective == SearchObjective::energy && slow >= 0)
+        fastest = fastest_step_s(scenario, opt, nodes, budget_kW, slow, window_s);
     SearchOutcome out = search_cluster(scenario, opt, nodes, budget_kW, window_s);
-    if (budget_kW > 0 && !out.cancelled && nodes > 1) {
-        // Under a power budget fewer whole nodes running efficient plans can beat the whole cluster
-        // running plans that idle enough to fit: try the node counts the unconstrained best plan's
-        // per-node power allows, keep the best outcome.
-        SearchOptions free = opt;
-        free.top = 1;
-        free.refine_top = 0;
-        free.progress = nullptr;
-        int size = nodes;
-        for (int tries = 0; tries < 8 && size > 1; ++tries) {
-            const SearchOutcome f = search_cluster(scenario, free, size, 0, window_s);
-            if (f.results.empty())
-                break;
-            const double per_node_kW = f.results.front().analytic.power.cluster_avg_kW / std::max(1, size);
-            const int fit = std::max(
-                1, std::min(size - 1, static_cast<int>(std::floor(budget_kW / std::max(1e-9, per_node_kW)))));
-            SearchOutcome o = search_cluster(scenario, opt, fit, budget_kW, window_s);
-            const bool better_outcome = !o.results.empty()
-                && (out.results.empty() || o.results.front().objective > out.results.front().objective);
-            if (better_outcome)
-                out = std::move(o);
-            if (!out.results.empty())
-                break;
-            size = fit;
-        }
-    }
+    if (budget_kW > 0 && !out.cancelled && nodes > 1)
+        search_fewer_nodes(scenario, opt, nodes, budget_kW, window_s, out);
     out.any_framework = opt.any_framework;
     out.framework = scenario.training.framework;
-    if (!opt.any_framework) {
-        const std::string fw(to_string(scenario.training.framework));
-        for (const Unsupported& u :
-            unsupported_settings(scenario.training.framework, scenario.training, scenario.model))
-            out.notes.push_back(fw + " cannot run " + u.feature + " (" + u.key + "): " + u.reason);
-        const SearchFix& fix = opt.fix;
-        const FrameworkRelease f = scenario.training.framework;
-        auto pinned = [&](const std::string& what) {
-            out.notes.push_back("search.fix pins " + what + ", which " + fw + " does not run");
-        };
-        if (fix.schedule && !framework_supports(f, *fix.schedule))
-            pinned("schedule " + std::string(to_string(*fix.schedule)));
-        if (fix.cp_kind && !framework_supports(f, *fix.cp_kind))
-            pinned("cp_kind " + std::string(to_string(*fix.cp_kind)));
-        if (fix.optimizer && !framework_supports(f, *fix.optimizer))
-            pinned("optimizer " + std::string(to_string(*fix.optimizer)));
-        if (fix.offload_optimizer && *fix.offload_optimizer && !framework_supports_optimizer_offload(f))
-            pinned("offload_optimizer");
-        if (fix.ep_overlap && *fix.ep_overlap && !framework_supports_ep_overlap(f))
-            pinned("ep_overlap");
-        if (out.results.empty() && !out.cancelled)
-            out.notes.push_back("only plans " + fw
-                + " can run were searched (training.framework); --any-framework searches every framework's plans");
-    }
+    if (!opt.any_framework)
+        add_framework_notes(scenario, opt, out);
     out.power_budget_kW = budget_kW;
     out.fastest_step_s = fastest;
     out.max_slowdown = std::max(0.0, slow);

@@ -278,10 +278,9 @@ void predict_concurrency(
     ServingPrediction& p, const ServingContext& ctx, const ServingWorkload& w, double concurrency, double max_running)
 {
     const double running = std::min(concurrency, max_running);
-    SteadyState s = closed_loop(ctx, w, running);
-    if (!ctx.engine.mixes_prompts_with_decodes) {
-        s = cohort(ctx, w, running);
-    } else if (w.rounds > 0) {
+    const bool mixes = ctx.engine.mixes_prompts_with_decodes;
+    SteadyState s = mixes ? closed_loop(ctx, w, running) : cohort(ctx, w, running);
+    if (mixes && w.rounds > 0) {
         // A benchmark of `rounds` requests per slot: its first round starts together, in phase.
         const SteadyState first = cohort(ctx, w, running);
         const double first_share = 1.0 / static_cast<double>(w.rounds);
