@@ -341,11 +341,10 @@ ZeroShards zero_shards(const Strategy& s) noexcept
 // stage says, those offloaded counted on the host instead. Returns the stage's weight bytes before ZeRO-3 sharding
 // (the units FSDP gathers).
 double stage_model_states(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
-    const CompositeLayers* composite, MemoryBreakdown& mem) noexcept
+    const CompositeLayers* composite, const StageParams& p, const StateBytes& b, const ZeroShards& shards,
+    MemoryBreakdown& mem) noexcept
 {
-    const StageParams p = stage_params(ctx, s, layout, stage);
-    const StateBytes b = state_bytes(ctx.training, s);
-    const auto [dense_shard, expert_shard] = zero_shards(s);
+    const auto [dense_shard, expert_shard] = shards;
     double weight_bytes = b.weights * (p.dense + p.expert);
     if (s.layers && composite) {
         weight_bytes = composite_model_states(ctx, s, layout, stage, *composite->variants, b, mem);
@@ -416,13 +415,12 @@ void stage_activations(const PlanContext& ctx, const Strategy& s, const PlanLayo
 // gathered units, the distributed optimizer's buckets, DeepSpeed's flat gradient buffer, and the optimizer
 // step's own transient where it exceeds the backward's.
 double stage_transient_bytes(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
-    const CompositeLayers* composite, double weight_bytes, const MemoryBreakdown& mem) noexcept
+    const CompositeLayers* composite, const StageParams& p, const StateBytes& b, const ZeroShards& shards,
+    double weight_bytes, const MemoryBreakdown& mem) noexcept
 {
     const ModelSpec& m = ctx.model;
-    const StageParams p = stage_params(ctx, s, layout, stage);
-    const StateBytes b = state_bytes(ctx.training, s);
     const bool mixed = s.layers && composite;
-    const auto [dense_shard, expert_shard] = zero_shards(s);
+    const auto [dense_shard, expert_shard] = shards;
     const double tokens = static_cast<double>(s.micro_batch) * ctx.training.seq_len / s.cp;
     double transient = 0;
     if (stage == s.pp - 1) {
@@ -455,10 +453,15 @@ double stage_transient_bytes(const PlanContext& ctx, const Strategy& s, const Pl
 MemoryBreakdown stage_memory(const PlanContext& ctx, const Strategy& s, const PlanLayout& layout, int stage,
     long long microbatches, const LayerActivationBytes& act, const CompositeLayers* composite) noexcept
 {
+    // What the parts share, worked out once: the stage's parameters, the bytes per parameter of each state and
+    // the ranks each ZeRO shard spreads over.
+    const StageParams p = stage_params(ctx, s, layout, stage);
+    const StateBytes b = state_bytes(ctx.training, s);
+    const ZeroShards shards = zero_shards(s);
     MemoryBreakdown mem;
-    const double weight_bytes = stage_model_states(ctx, s, layout, stage, composite, mem);
+    const double weight_bytes = stage_model_states(ctx, s, layout, stage, composite, p, b, shards, mem);
     stage_activations(ctx, s, layout, stage, microbatches, act, composite, mem);
-    const double transient = stage_transient_bytes(ctx, s, layout, stage, composite, weight_bytes, mem);
+    const double transient = stage_transient_bytes(ctx, s, layout, stage, composite, p, b, shards, weight_bytes, mem);
     mem.other = kRuntimeReserveBytes + kNcclBuffersBytes + transient + kFragmentationFraction * mem.activations;
     return mem;
 }
