@@ -146,7 +146,8 @@ int validate_serving(const nlohmann::json& rows, const std::string& path, Servin
 
 // The text report: one line per row, the calibration, the overall and per-source and per-workload errors, and
 // every skipped row with its reason (as --json and --markdown list them).
-std::string validation_text(const ValidationReport& report, const Calibration& calibration)
+std::string validation_text(
+    const ValidationReport& report, const Calibration& calibration, const std::string& calibration_name)
 {
     std::string out;
     char line[256];
@@ -156,7 +157,7 @@ std::string validation_text(const ValidationReport& report, const Calibration& c
             100 * row.error);
         out += line + strategy_label(row.c.scenario.strategy) + "\n";
     }
-    out += "\ncalibration: " + (calibration.is_identity() ? std::string("none") : calibration.name)
+    out += "\ncalibration: " + calibration_name
         + (calibration.is_identity() ? " (uncalibrated physics)" : " (" + calibration.source + ")") + "\n";
     if (report.overall.rows > 0)
         std::snprintf(line, sizeof line, "%d rows, %zu skipped: MAPE %.1f%%, median %.1f%%, worst %.1f%%\n",
@@ -242,7 +243,7 @@ int run_validate(const QStringList& args)
     } else if (cmd.csv()) {
         print_out(validation_csv(report));
     } else {
-        print_out(validation_text(report, calibration));
+        print_out(validation_text(report, calibration, calibration_name));
     }
     if (report.overall.rows == 0) {
         print_err(path + ": no usable rows to validate against (" + std::to_string(report.skipped.size())
