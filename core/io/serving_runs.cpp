@@ -2,6 +2,7 @@
 
 #include "io/number_format.hpp"
 #include "io/serving_io.hpp"
+#include "io/serving_load_check.hpp"
 #include "serving/engine_traits.hpp"
 #include "serving/serving_model.hpp"
 #include "spec/input_error.hpp"
@@ -477,6 +478,7 @@ std::vector<ServingRun> read_serving_runs(
         }
     }
     skip_batches_without_tp(rows, runs, skipped);
+    skip_loads_that_missed_the_engine(runs, skipped);
     return runs;
 }
 

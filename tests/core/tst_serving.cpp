@@ -102,6 +102,7 @@ private slots:
     void measuredDisaggregatedRow();
     void measuredRowStatesItsDraft();
     void sourceFileWithoutTpDegrees();
+    void loadThatMissedTheEngine();
     void jsonKeys();
     void readerErrors();
     void savedScenarioReadsBack();
@@ -1102,6 +1103,53 @@ void TestServing::sourceFileWithoutTpDegrees()
     QVERIFY2(reason("tp36").find("(deployment.tp)") != std::string::npos, reason("tp36").c_str());
     QVERIFY2(reason("tp64").find("layout is not stated") != std::string::npos, reason("tp64").c_str());
     QVERIFY(reason("tp64").find("tp 36") != std::string::npos);
+}
+
+void TestServing::loadThatMissedTheEngine()
+{
+    // One deployment (gpt-oss-120b under vLLM on 8 H100, 1,024 in and out) measured at concurrency 64 and
+    // 512. The 512 row's own latencies, 22.3 s to the first token and 5.33 ms per token after it, leave
+    // 512 x 1,023 x 5.33 / (22,295 + 1,023 x 5.33) = 101 requests decoding (Little's law), a fifth of the
+    // loop, yet it decodes at under half the 64 row's 11.42 ms: refused, with those numbers. A row as
+    // loaded whose decodes slow down with the load, and the less loaded row, are kept.
+    const auto row = [](const std::string& id, int concurrency, double ttft_ms, double tpot_ms) {
+        json r = json::parse(R"json({
+          "source": "AIConfigurator silicon_sample.csv",
+          "engine": { "name": "vllm" },
+          "model": { "name": "gpt-oss-120b" },
+          "hardware": { "gpu_type": "H100 SXM", "n_gpus": null },
+          "parallelism": { "mode": "aggregated", "tp": 8, "pp": 1, "ep": 1, "attention_dp": 1, "moe_tp": 8 },
+          "precision": { "weights": "fp4", "kv_cache": null },
+          "workload": { "isl": 1024, "osl": 1024 },
+          "result": {} })json");
+        r["id"] = id;
+        r["workload"]["concurrency"] = concurrency;
+        r["result"]["ttft_ms"] = { { "unspecified_stat", ttft_ms } };
+        r["result"]["tpot_ms"] = { { "unspecified_stat", tpot_ms } };
+        return r;
+    };
+    std::vector<ServingSkip> skipped;
+    const std::vector<ServingRun> runs
+        = read_serving_runs(json::array({ row("c64", 64, 134.7, 11.42), row("c512", 512, 22295.0, 5.333) }),
+            "rows.json", PresetCatalog::standard(), skipped);
+    QCOMPARE(runs.size(), std::size_t(1));
+    QCOMPARE(runs[0].id, std::string("c64"));
+    QCOMPARE(skipped.size(), std::size_t(1));
+    QCOMPARE(skipped[0].id, std::string("c512"));
+    const std::string& why = skipped[0].reason;
+    QVERIFY2(why.find("inconsistent measurement") != std::string::npos, why.c_str());
+    QVERIFY2(why.find("101 requests") != std::string::npos, why.c_str());
+    QVERIFY2(why.find("concurrency 64 (c64: 11.4 ms)") != std::string::npos, why.c_str());
+    QVERIFY2(why.find("(workload.concurrency)") != std::string::npos, why.c_str());
+    // The same queue with decodes that slow down under the load (an engine out of KV cache) is a real
+    // measurement, and so is a fast row whose loop does reach the engine.
+    std::vector<ServingSkip> none;
+    QCOMPARE(read_serving_runs(json::array({ row("c64", 64, 134.7, 11.42), row("queued", 512, 22295.0, 30.0),
+                                   row("reached", 128, 300.0, 8.0) }),
+                 "rows.json", PresetCatalog::standard(), none)
+                 .size(),
+        std::size_t(3));
+    QVERIFY(none.empty());
 }
 
 void TestServing::measuredRowStatesItsDraft()
