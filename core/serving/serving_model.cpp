@@ -18,6 +18,12 @@ namespace {
 
 // The running batch of a Poisson load is settled to this share of itself: far below what any output shows.
 constexpr double kRunningTolerance = 1e-9;
+// Beyond this share of its time in prefill steps an engine that prefills apart barely decodes: the stream is
+// past what it serves (predict_rate refuses such rates by the instance's capacity first).
+constexpr double kMaxPrefillShare = 0.99;
+// Iterations of that engine's steady state (damped for its prefill batch, bisection for its rate); each
+// settles to 1e-9 in a few dozen.
+constexpr int kApartIterations = 200;
 
 // Continuous batching with `running` requests in one instance, each prefilled over `prefill_steps`
 // steps then decoded for osl - 1 steps. Another request is prefilling with probability
@@ -118,6 +124,96 @@ SteadyState steady_state(const ServingContext& ctx, const ServingWorkload& w, do
     set_decode_times(s, ctx, decode_steps);
     s.requests_per_s = s.running / (s.prefill_steps * s.prefill_step.time_s + decode_steps * s.decode_step.time_s);
     return s;
+}
+
+// An engine that prefills apart from its decodes (SGLang without mixed chunks) under a stream of requests
+// whose phases are spread (Poisson arrivals, or replacements of finished requests): whenever prompts wait at
+// a step boundary it prefills them, up to its token budget a step, and every running request's decode pauses
+// meanwhile (Scheduler.get_next_batch_to_run). So the engine cycles: one decode step of the running batch,
+// then a prefill batch of the prompts that arrived during the cycle before, at least one (a prefill runs only
+// when one waits). With X requests per second a batch holds k = max(1, X (t_decode + t_prefill(k)))
+// prompts, prefill takes u = (X / k) t_prefill(k) of the time, and a request gains a token per decode step:
+// TPOT = t_decode / (1 - u). A new request waits for the step in flight (a decode step with probability
+// 1 - u, a prefill with u), then for its share of its batch's prefill steps (first come, first prefilled).
+struct ApartCycle {
+    double batch = 1; // prompts a prefill batch holds
+    double prefill_steps = 1; // steps of that batch
+    StepCost prefill_step;
+    double prefill_share = 0; // u
+    double ttft_s = 0;
+    double tpot_s = 0; // per decode step
+    bool served = true; // false: prefill alone cannot keep up with X
+};
+
+ApartCycle apart_cycle(const ServingContext& ctx, const ServingWorkload& w, double running, double x, double t_decode)
+{
+    ApartCycle c;
+    const double isl = static_cast<double>(w.isl);
+    const double budget = instance_token_budget(ctx);
+    double t_prefill = 0;
+    for (int j = 0; j < kApartIterations; ++j) {
+        c.prefill_steps = std::max(1.0, std::ceil(c.batch * isl / budget - 1e-9));
+        c.prefill_step = step_cost(ctx, step_of(w, 0, c.batch * isl / c.prefill_steps, 1.0));
+        t_prefill = c.prefill_steps * c.prefill_step.time_s;
+        const double next = std::clamp(x * (t_decode + t_prefill), 1.0, running);
+        if (std::fabs(next - c.batch) <= 1e-9 * c.batch)
+            break;
+        c.batch = 0.5 * (c.batch + next);
+    }
+    c.prefill_share = x / c.batch * t_prefill;
+    if (c.prefill_share >= kMaxPrefillShare) {
+        c.served = false;
+        return c;
+    }
+    c.tpot_s = t_decode / (1.0 - c.prefill_share);
+    const double own_prefill_s = 0.5 * (c.prefill_steps + 1.0) * c.prefill_step.time_s;
+    c.ttft_s = 0.5 * ((1.0 - c.prefill_share) * t_decode + c.prefill_share * t_prefill) + own_prefill_s;
+    // An overlap scheduler hands the first token over a step late (fill_latencies adds a decode step): the
+    // step after a prefill is another prefill when a prompt arrived during it (Poisson: 1 - e^-X t_prefill).
+    const double next_is_prefill = 1.0 - std::exp(-x * t_prefill);
+    c.ttft_s += ctx.engine.output_delay_steps * next_is_prefill * std::max(0.0, c.prefill_step.time_s - t_decode);
+    return c;
+}
+
+// X, the requests per second of `running` requests in the cycle, is running / end-to-end time: the root of a
+// decreasing function (more arrivals, longer prefills), found by bisection.
+SteadyState steady_state_apart(const ServingContext& ctx, const ServingWorkload& w, double running)
+{
+    SteadyState s;
+    s.running = std::max(1.0, running);
+    const double decode_steps = decode_steps_of(ctx, w);
+    s.decode_step = step_cost(ctx, step_of(w, s.running, 0, 1.0));
+    const double t_decode = s.decode_step.time_s;
+    const auto served_per_s = [&](double x, ApartCycle& c) {
+        c = apart_cycle(ctx, w, s.running, x, t_decode);
+        return c.served ? s.running / (c.ttft_s + decode_steps * c.tpot_s) : 0.0;
+    };
+    double lo = 0;
+    double hi = s.running / std::max(1e-12, decode_steps * t_decode);
+    ApartCycle c;
+    for (int i = 0; i < kApartIterations && hi - lo > 1e-9 * hi; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (served_per_s(mid, c) > mid ? lo : hi) = mid;
+    }
+    const double x = std::max(lo, 1e-12);
+    served_per_s(x, c);
+    s.prefill_steps = c.prefill_steps;
+    s.prefill_step = c.prefill_step;
+    s.ttft_s = c.ttft_s;
+    s.tpot_s = c.tpot_s / ctx.tokens_per_decode_step;
+    s.e2e_s = c.ttft_s + decode_steps * c.tpot_s;
+    s.requests_per_s = s.running / s.e2e_s;
+    // Steps per second of each kind: prefill (x / batch) x its steps, decode the rest of the time.
+    const double prefill_steps_per_s = x / c.batch * c.prefill_steps;
+    const double decode_steps_per_s = (1.0 - c.prefill_share) / t_decode;
+    s.decode_share = decode_steps_per_s / (decode_steps_per_s + prefill_steps_per_s);
+    return s;
+}
+
+// A stream of requests in steady state, priced as the engine batches prompts.
+SteadyState stream_steady_state(const ServingContext& ctx, const ServingWorkload& w, double running)
+{
+    return ctx.engine.mixes_prompts_with_decodes ? steady_state(ctx, w, running) : steady_state_apart(ctx, w, running);
 }
 
 // The steady state of a closed loop of `running` requests of the same length. The benchmark starts
@@ -304,7 +400,7 @@ void predict_concurrency(
 void predict_rate(
     ServingPrediction& p, const ServingContext& ctx, const ServingWorkload& w, double rate, double max_running)
 {
-    const SteadyState full = steady_state(ctx, w, max_running);
+    const SteadyState full = stream_steady_state(ctx, w, max_running);
     const double utilisation = rate / full.requests_per_s;
     if (utilisation >= 1.0) {
         p.feasible = false;
@@ -315,9 +411,11 @@ void predict_rate(
         fill_power(p, ctx, full);
         return;
     }
-    const auto running_for
-        = [&](double running) { return std::clamp(rate * steady_state(ctx, w, running).e2e_s, 1.0, max_running); };
-    const SteadyState s = steady_state(ctx, w, solve_fixed_point(running_for, 1.0, max_running, kRunningTolerance).x);
+    const auto running_for = [&](double running) {
+        return std::clamp(rate * stream_steady_state(ctx, w, running).e2e_s, 1.0, max_running);
+    };
+    const SteadyState s
+        = stream_steady_state(ctx, w, solve_fixed_point(running_for, 1.0, max_running, kRunningTolerance).x);
     const double service = s.prefill_steps * s.prefill_step.time_s;
     const double wait = utilisation / (2.0 * (1.0 - utilisation)) * service;
     fill_latencies(p, s, w, wait, ctx.engine);
@@ -397,8 +495,12 @@ ServingPrediction predict_serving(const ServingScenario& s)
         predict_concurrency(p, ctx, w, static_cast<double>(w.concurrency) / p.replicas, max_running);
         break;
     case LoadKind::max_throughput: {
-        // Offline: a stream of requests keeps every slot busy, their phases spread (steady state).
-        const SteadyState st = steady_state(ctx, w, max_running);
+        // Offline: a queue of requests keeps every slot busy. An engine that mixes prompts into its decode
+        // steps spreads their phases (steady state); one that prefills apart keeps them in phase, since the
+        // batch it prefilled together decodes and finishes together and its replacements are prefilled
+        // together again (a cohort each round).
+        const SteadyState st
+            = ctx.engine.mixes_prompts_with_decodes ? steady_state(ctx, w, max_running) : cohort(ctx, w, max_running);
         fill_latencies(p, st, w, 0, ctx.engine);
         fill_power(p, ctx, st);
         break;

@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <random>
 
 using namespace parallax;
 using nlohmann::json;
@@ -88,6 +89,7 @@ private slots:
     void overlapSchedulerDelaysTokens();
     void sglangPrefillsApartStaysInPhase();
     void sglangSizesItsReservationByTheGpu();
+    void sglangPoissonMatchesItsScheduler();
     void attentionDpRankPrefillsWholePrompts();
     void expertParallelWithoutAttentionDpAllReduces();
     void moeExchangeUnderAttentionDp();
@@ -609,6 +611,120 @@ void TestServing::sglangPrefillsApartStaysInPhase()
     j["serving"]["engine"] = "vllm";
     const std::string e = error_of(j);
     QVERIFY2(e.find("serving.mixed_chunk") != std::string::npos && e.find("always") != std::string::npos, e.c_str());
+}
+
+namespace {
+
+struct SimulatedLatencies {
+    double ttft_s = 0;
+    double tpot_s = 0;
+};
+
+// SGLang's scheduler loop without mixed chunks, request by request: Poisson arrivals at `rate`; at each step
+// boundary, if prompts wait, one prefill step of them (up to the token budget), else one decode step of every
+// running request, each step priced by the serving model's own step cost. Requests get their first token at
+// the end of their prefill step and one more step later (the overlap scheduler); the first tenth is left out.
+SimulatedLatencies simulate_sglang_stream(const ServingScenario& sc, double rate, int requests, unsigned seed)
+{
+    const ServingContext ctx(sc.model, sc.cluster, sc.serving, sc.deployment.instance);
+    const ServingWorkload& w = sc.serving.workload;
+    const double isl = static_cast<double>(w.isl);
+    const auto load = [&](double decodes, double prompts) {
+        StepLoad l;
+        l.decode_requests = decodes;
+        l.decode_context = isl + 0.5 * static_cast<double>(w.osl);
+        l.prefill_tokens = prompts * isl;
+        l.prompt_tokens = isl;
+        l.sampled_requests = decodes + prompts;
+        return step_cost(ctx, l).time_s;
+    };
+    const int per_step = std::max(1, static_cast<int>(instance_token_budget(ctx) / isl));
+    std::mt19937_64 rng(seed);
+    std::exponential_distribution<double> gap(rate);
+    std::vector<double> arrival(static_cast<std::size_t>(requests));
+    double t = 0;
+    for (double& a : arrival)
+        a = (t += gap(rng));
+    struct Running {
+        int id;
+        long long tokens;
+    };
+    std::vector<Running> running;
+    std::vector<double> first(arrival.size(), 0), last(arrival.size(), 0);
+    std::vector<int> just_prefilled;
+    std::size_t next = 0;
+    double now = 0;
+    int done = 0;
+    while (done < requests) {
+        const bool waiting = next < arrival.size() && arrival[next] <= now;
+        if (!waiting && running.empty()) {
+            now = arrival[next];
+            continue;
+        }
+        std::vector<int> batch;
+        while (waiting && next < arrival.size() && arrival[next] <= now && static_cast<int>(batch.size()) < per_step)
+            batch.push_back(static_cast<int>(next++));
+        const double step
+            = batch.empty() ? load(static_cast<double>(running.size()), 0) : load(0, static_cast<double>(batch.size()));
+        now += step;
+        // The overlap scheduler hands a step's tokens over while the next step runs.
+        for (int id : just_prefilled)
+            first[static_cast<std::size_t>(id)] = now;
+        just_prefilled = batch;
+        if (batch.empty()) {
+            for (Running& r : running)
+                if (--r.tokens == 0) {
+                    last[static_cast<std::size_t>(r.id)] = now;
+                    ++done;
+                }
+            std::erase_if(running, [](const Running& r) { return r.tokens == 0; });
+        }
+        for (int id : batch)
+            running.push_back({ id, w.osl - 1 });
+    }
+    SimulatedLatencies out;
+    const int skip = requests / 10;
+    for (int i = skip; i < requests; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        out.ttft_s += (first[k] - arrival[k]) / (requests - skip);
+        out.tpot_s += (last[k] - first[k]) / static_cast<double>(w.osl - 1) / (requests - skip);
+    }
+    return out;
+}
+
+} // namespace
+
+void TestServing::sglangPoissonMatchesItsScheduler()
+{
+    // Under Poisson arrivals SGLang (no mixed chunks) pauses every decode for each prefill batch. The steady
+    // state prices that in closed form (a batch holds the prompts of one cycle, TPOT = decode step / (1 -
+    // prefill share)); a simulation of the scheduler loop with the same step costs agrees with it from a light
+    // load to two thirds of the instance's capacity (Llama 3 70B fp8 on 8 H100, 1,024 / 128: 27 requests/s).
+    // Measured at this commit: TPOT within 2-20% (worst at 15/s: 38.8 against 32.3 ms), TTFT within 1-11%.
+    // Nearer the capacity the closed form, a mean over the prefill batches' sizes, drifts from the
+    // simulation (at 22/s TPOT 118 against 305 ms), where the queue's bursts dominate.
+    json j = base_scenario();
+    j["serving"]["engine"] = "sglang";
+    j["serving"]["workload"].erase("concurrency");
+    j["serving"]["workload"].erase("rounds");
+    for (const double rate : { 2.0, 6.0, 10.0, 15.0, 18.0 }) {
+        j["serving"]["workload"]["request_rate_qps"] = rate;
+        const ServingScenario sc = parse(j);
+        const ServingPrediction p = predict_serving(sc);
+        QVERIFY(p.feasible);
+        const SimulatedLatencies sim = simulate_sglang_stream(sc, rate, 20000, 7);
+        const double ttft_ms = sim.ttft_s * 1e3;
+        const double tpot_ms = sim.tpot_s * 1e3;
+        const QString what = QStringLiteral("rate %1: TTFT %2 / %3 ms, TPOT %4 / %5 ms")
+                                 .arg(rate)
+                                 .arg(p.ttft_ms)
+                                 .arg(ttft_ms)
+                                 .arg(p.tpot_ms)
+                                 .arg(tpot_ms);
+        qInfo("%s", qPrintable(what));
+        QVERIFY2(std::fabs(p.tpot_ms / tpot_ms - 1) < 0.25, qPrintable(what));
+        QVERIFY2(std::fabs(p.ttft_ms / ttft_ms - 1) < 0.15, qPrintable(what));
+    }
 }
 
 void TestServing::sglangSizesItsReservationByTheGpu()
