@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace parallax {
 
@@ -24,6 +25,9 @@ constexpr double kMaxPrefillShare = 0.99;
 // Iterations of that engine's steady state (damped for its prefill batch, bisection for its rate); each
 // settles to 1e-9 in a few dozen.
 constexpr int kApartIterations = 200;
+// How closely the clumped steps' rate must meet its own fixed point to be the answer (else the load is past
+// that regime).
+constexpr double kClumpedMatch = 1e-6;
 
 // Continuous batching with `running` requests in one instance, each prefilled over `prefill_steps`
 // steps then decoded for osl - 1 steps. Another request is prefilling with probability
@@ -38,6 +42,7 @@ struct SteadyState {
     double e2e_s = 0;
     double requests_per_s = 0;
     double decode_share = 1;
+    bool waits_counted = false; // ttft_s already holds the wait for a prefill slot (no M/D/1 on top)
 };
 
 // A request's TPOT (the decode step over the tokens it gains) and its time end to end, from its TTFT and
@@ -210,10 +215,110 @@ SteadyState steady_state_apart(const ServingContext& ctx, const ServingWorkload&
     return s;
 }
 
+// An engine that mixes prompts into its decode steps, fed by a Poisson stream whose prompts each fit one step:
+// a step admits the prompts that arrived during the step before, so a step carrying prompts, longer, gathers
+// more for the next one. The steps form a two-state Markov chain, plain or carrying prompts: after a step of
+// length t the next carries prompts with probability 1 - e^(-X t), and then X t / (1 - e^(-X t)) of them.
+// Prompts clump into fewer, fuller steps than one prompt spread over every step would give (the weights are
+// read, and an eager step launched, once per step). A request gains a token per step (TPOT is the mean step);
+// a new one waits for the step in flight (length-biased) and then for the step it rides in (weighted by the
+// prompts it carries). Empty when the prompts the chain gathers would not fit one step's token budget beside
+// the decodes: that load is priced by the prefill share (steady_state).
+struct ClumpedSteps {
+    StepCost plain;
+    StepCost after_plain; // carrying the prompts that arrived during a plain step
+    StepCost after_mixed;
+    double carrying_share = 0; // of the steps
+    double repeat = 0; // chance that a step after a carrying one carries prompts too
+    double prompts_after_plain = 1;
+    double prompts_after_mixed = 1;
+};
+
+std::optional<ClumpedSteps> clumped_steps(const ServingContext& ctx, const ServingWorkload& w, double x, double decodes)
+{
+    const double isl = static_cast<double>(w.isl);
+    const double room = instance_token_budget(ctx) - decodes;
+    ClumpedSteps c;
+    c.plain = step_cost(ctx, step_of(w, decodes, 0, 1.0));
+    const auto gathered = [&](double t) { return x * t / std::max(1e-300, -std::expm1(-x * t)); };
+    c.prompts_after_plain = gathered(c.plain.time_s);
+    double t_mixed = c.plain.time_s;
+    for (int i = 0; i < kApartIterations; ++i) {
+        c.prompts_after_mixed = gathered(t_mixed);
+        if (c.prompts_after_mixed * isl > room)
+            return std::nullopt;
+        c.after_plain = step_cost(ctx, step_of(w, decodes, c.prompts_after_plain * isl, 1.0));
+        c.after_mixed = step_cost(ctx, step_of(w, decodes, c.prompts_after_mixed * isl, 1.0));
+        c.repeat = -std::expm1(-x * t_mixed);
+        const double next = c.repeat * c.after_mixed.time_s + (1.0 - c.repeat) * c.after_plain.time_s;
+        if (std::fabs(next - t_mixed) <= 1e-9 * next)
+            break;
+        t_mixed = 0.5 * (t_mixed + next);
+    }
+    const double start = -std::expm1(-x * c.plain.time_s);
+    c.carrying_share = start / (1.0 - c.repeat + start);
+    return c;
+}
+
+std::optional<SteadyState> steady_state_clumped(const ServingContext& ctx, const ServingWorkload& w, double running)
+{
+    SteadyState s;
+    s.running = std::max(1.0, running);
+    const double decode_steps = decode_steps_of(ctx, w);
+    const double hi_x = s.running / (decode_steps * step_cost(ctx, step_of(w, s.running, 0, 1.0)).time_s);
+    // The latencies of a request at X requests per second; nullopt outside this regime.
+    const auto state_at = [&](double x) -> std::optional<SteadyState> {
+        const auto c = clumped_steps(ctx, w, x, s.running);
+        if (!c)
+            return std::nullopt;
+        SteadyState r = s;
+        const double q = c->repeat;
+        const StepCost carrying = blend(c->after_plain, c->after_mixed, q);
+        r.decode_step = blend(c->plain, carrying, c->carrying_share);
+        r.prefill_step = carrying;
+        const double mean_sq = (1.0 - c->carrying_share) * c->plain.time_s * c->plain.time_s
+            + c->carrying_share
+                * (q * c->after_mixed.time_s * c->after_mixed.time_s
+                    + (1.0 - q) * c->after_plain.time_s * c->after_plain.time_s);
+        // A prompt rides in a step of size-biased count: 1 + X t_before of them (Poisson), not the mean.
+        const auto ridden = [&](double t_before) {
+            return step_cost(ctx, step_of(w, s.running, (1.0 + x * t_before) * static_cast<double>(w.isl), 1.0)).time_s;
+        };
+        const double prompts = q * c->prompts_after_mixed + (1.0 - q) * c->prompts_after_plain;
+        const double own = (q * c->prompts_after_mixed * ridden(carrying.time_s)
+                               + (1.0 - q) * c->prompts_after_plain * ridden(c->plain.time_s))
+            / prompts;
+        r.ttft_s = mean_sq / (2.0 * r.decode_step.time_s) + own;
+        set_decode_times(r, ctx, decode_steps);
+        r.requests_per_s = x;
+        r.decode_share = 1.0; // the mean step carries the prompts' share
+        r.waits_counted = true;
+        return r;
+    };
+    // Gathering more prompts than a step holds counts as too much load: the root, if it lies in this regime,
+    // is below that rate.
+    double lo = 0;
+    double hi = hi_x;
+    for (int i = 0; i < kApartIterations && hi - lo > 1e-9 * hi; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        const auto r = state_at(mid);
+        (r && s.running / r->e2e_s > mid ? lo : hi) = mid;
+    }
+    auto r = state_at(std::max(lo, 1e-12));
+    if (!r || std::fabs(s.running / r->e2e_s - lo) > kClumpedMatch * lo)
+        return std::nullopt; // the root lies where the prompts overflow a step
+    r->requests_per_s = s.running / r->e2e_s;
+    return r;
+}
+
 // A stream of requests in steady state, priced as the engine batches prompts.
 SteadyState stream_steady_state(const ServingContext& ctx, const ServingWorkload& w, double running)
 {
-    return ctx.engine.mixes_prompts_with_decodes ? steady_state(ctx, w, running) : steady_state_apart(ctx, w, running);
+    if (!ctx.engine.mixes_prompts_with_decodes)
+        return steady_state_apart(ctx, w, running);
+    if (const auto clumped = steady_state_clumped(ctx, w, running))
+        return *clumped;
+    return steady_state(ctx, w, running);
 }
 
 // The steady state of a closed loop of `running` requests of the same length. The benchmark starts
@@ -417,7 +522,7 @@ void predict_rate(
     const SteadyState s
         = stream_steady_state(ctx, w, solve_fixed_point(running_for, 1.0, max_running, kRunningTolerance).x);
     const double service = s.prefill_steps * s.prefill_step.time_s;
-    const double wait = utilisation / (2.0 * (1.0 - utilisation)) * service;
+    const double wait = s.waits_counted ? 0.0 : utilisation / (2.0 * (1.0 - utilisation)) * service;
     fill_latencies(p, s, w, wait, ctx.engine);
     // The deployment serves what arrives, not more.
     p.requests_per_s = rate * p.replicas;

@@ -90,6 +90,7 @@ private slots:
     void sglangPrefillsApartStaysInPhase();
     void sglangSizesItsReservationByTheGpu();
     void sglangPoissonMatchesItsScheduler();
+    void vllmPoissonMatchesItsScheduler();
     void attentionDpRankPrefillsWholePrompts();
     void expertParallelWithoutAttentionDpAllReduces();
     void moeExchangeUnderAttentionDp();
@@ -620,6 +621,32 @@ struct SimulatedLatencies {
     double tpot_s = 0;
 };
 
+// `requests` Poisson arrival times at `rate` per second.
+std::vector<double> poisson_arrivals(double rate, int requests, unsigned seed)
+{
+    std::mt19937_64 rng(seed);
+    std::exponential_distribution<double> gap(rate);
+    std::vector<double> arrival(static_cast<std::size_t>(requests));
+    double t = 0;
+    for (double& a : arrival)
+        a = (t += gap(rng));
+    return arrival;
+}
+
+// Mean TTFT and TPOT of the simulated requests, the first tenth (the warm-up) left out.
+SimulatedLatencies latencies_after_warm_up(const std::vector<double>& arrival, const std::vector<double>& first,
+    const std::vector<double>& last, long long osl)
+{
+    SimulatedLatencies out;
+    const std::size_t skip = arrival.size() / 10;
+    const double n = static_cast<double>(arrival.size() - skip);
+    for (std::size_t k = skip; k < arrival.size(); ++k) {
+        out.ttft_s += (first[k] - arrival[k]) / n;
+        out.tpot_s += (last[k] - first[k]) / static_cast<double>(osl - 1) / n;
+    }
+    return out;
+}
+
 // SGLang's scheduler loop without mixed chunks, request by request: Poisson arrivals at `rate`; at each step
 // boundary, if prompts wait, one prefill step of them (up to the token budget), else one decode step of every
 // running request, each step priced by the serving model's own step cost. Requests get their first token at
@@ -639,12 +666,7 @@ SimulatedLatencies simulate_sglang_stream(const ServingScenario& sc, double rate
         return step_cost(ctx, l).time_s;
     };
     const int per_step = std::max(1, static_cast<int>(instance_token_budget(ctx) / isl));
-    std::mt19937_64 rng(seed);
-    std::exponential_distribution<double> gap(rate);
-    std::vector<double> arrival(static_cast<std::size_t>(requests));
-    double t = 0;
-    for (double& a : arrival)
-        a = (t += gap(rng));
+    const std::vector<double> arrival = poisson_arrivals(rate, requests, seed);
     struct Running {
         int id;
         long long tokens;
@@ -682,14 +704,108 @@ SimulatedLatencies simulate_sglang_stream(const ServingScenario& sc, double rate
         for (int id : batch)
             running.push_back({ id, w.osl - 1 });
     }
-    SimulatedLatencies out;
-    const int skip = requests / 10;
-    for (int i = skip; i < requests; ++i) {
-        const auto k = static_cast<std::size_t>(i);
-        out.ttft_s += (first[k] - arrival[k]) / (requests - skip);
-        out.tpot_s += (last[k] - first[k]) / static_cast<double>(w.osl - 1) / (requests - skip);
+    return latencies_after_warm_up(arrival, first, last, w.osl);
+}
+
+// vLLM V1's scheduler under Poisson arrivals, request by request: every step runs one token of each decoding
+// request and fills the rest of the token budget with waiting prompts, first come first served, the last of
+// them chunked to fit (chunked prefill); a request's first token comes with the step that ends its prompt.
+SimulatedLatencies simulate_vllm_stream(const ServingScenario& sc, double rate, int requests, unsigned seed)
+{
+    const ServingContext ctx(sc.model, sc.cluster, sc.serving, sc.deployment.instance);
+    const ServingWorkload& w = sc.serving.workload;
+    const double isl = static_cast<double>(w.isl);
+    const double budget = instance_token_budget(ctx);
+    const std::vector<double> arrival = poisson_arrivals(rate, requests, seed);
+    std::vector<double> first(arrival.size(), 0), last(arrival.size(), 0);
+    std::vector<long long> left(arrival.size(), 0); // output tokens still to decode
+    std::vector<int> decoding;
+    std::size_t next = 0; // the first request not yet fully prefilled
+    double prompt_done = 0; // tokens of request `next`'s prompt already prefilled
+    double now = 0;
+    int done = 0;
+    while (done < requests) {
+        if (decoding.empty() && (next >= arrival.size() || arrival[next] > now)) {
+            now = arrival[next];
+            continue;
+        }
+        double room = budget - static_cast<double>(decoding.size());
+        double prefill = 0;
+        std::vector<int> finished_prompts;
+        for (std::size_t i = next; i < arrival.size() && arrival[i] <= now && room > 0; ++i) {
+            const double want = isl - (i == next ? prompt_done : 0.0);
+            const double take = std::min(want, room);
+            prefill += take;
+            room -= take;
+            if (take == want)
+                finished_prompts.push_back(static_cast<int>(i));
+            else
+                break;
+        }
+        StepLoad l;
+        l.decode_requests = static_cast<double>(decoding.size());
+        l.decode_context = isl + 0.5 * static_cast<double>(w.osl);
+        l.prefill_tokens = prefill;
+        l.prompt_tokens = isl;
+        l.sampled_requests = l.decode_requests + static_cast<double>(finished_prompts.size());
+        now += step_cost(ctx, l).time_s;
+        for (int id : decoding)
+            if (--left[static_cast<std::size_t>(id)] == 0) {
+                last[static_cast<std::size_t>(id)] = now;
+                ++done;
+            }
+        std::erase_if(decoding, [&](int id) { return left[static_cast<std::size_t>(id)] == 0; });
+        // The prompt that did not fit carries its prefilled part to the next step.
+        const double carried = prefill - static_cast<double>(finished_prompts.size()) * isl
+            + (finished_prompts.empty() || static_cast<std::size_t>(finished_prompts.front()) != next ? 0.0
+                                                                                                      : prompt_done);
+        for (int id : finished_prompts) {
+            first[static_cast<std::size_t>(id)] = now;
+            left[static_cast<std::size_t>(id)] = w.osl - 1;
+            decoding.push_back(id);
+        }
+        const bool advanced = !finished_prompts.empty();
+        next += finished_prompts.size();
+        prompt_done = advanced ? carried : prompt_done + carried;
     }
-    return out;
+    return latencies_after_warm_up(arrival, first, last, w.osl);
+}
+
+} // namespace
+
+namespace {
+
+using StreamSimulation = SimulatedLatencies (*)(const ServingScenario&, double, int, unsigned);
+
+// Llama 3 70B fp8 on 8 H100 (1,024 / 128 tokens) under `engine` with Poisson arrivals from a light load to two
+// thirds of the instance's capacity (27 requests/s): the steady state's TTFT and TPOT against `simulate`'s,
+// each within its tolerance.
+void compare_stream_with_simulation(const char* engine, StreamSimulation simulate, double tpot_tolerance)
+{
+    constexpr double kTtftTolerance = 0.15;
+    json j = base_scenario();
+    j["serving"]["engine"] = engine;
+    j["serving"]["workload"].erase("concurrency");
+    j["serving"]["workload"].erase("rounds");
+    for (const double rate : { 2.0, 6.0, 10.0, 15.0, 18.0 }) {
+        j["serving"]["workload"]["request_rate_qps"] = rate;
+        const ServingScenario sc = parse(j);
+        const ServingPrediction p = predict_serving(sc);
+        QVERIFY(p.feasible);
+        const SimulatedLatencies sim = simulate(sc, rate, 20000, 7);
+        const double ttft_ms = sim.ttft_s * 1e3;
+        const double tpot_ms = sim.tpot_s * 1e3;
+        const QString what = QStringLiteral("%1 at %2/s: TTFT %3 / %4 ms, TPOT %5 / %6 ms")
+                                 .arg(QString::fromLatin1(engine))
+                                 .arg(rate)
+                                 .arg(p.ttft_ms)
+                                 .arg(ttft_ms)
+                                 .arg(p.tpot_ms)
+                                 .arg(tpot_ms);
+        qInfo("%s", qPrintable(what));
+        QVERIFY2(std::fabs(p.tpot_ms / tpot_ms - 1) < tpot_tolerance, qPrintable(what));
+        QVERIFY2(std::fabs(p.ttft_ms / ttft_ms - 1) < kTtftTolerance, qPrintable(what));
+    }
 }
 
 } // namespace
@@ -698,33 +814,22 @@ void TestServing::sglangPoissonMatchesItsScheduler()
 {
     // Under Poisson arrivals SGLang (no mixed chunks) pauses every decode for each prefill batch. The steady
     // state prices that in closed form (a batch holds the prompts of one cycle, TPOT = decode step / (1 -
-    // prefill share)); a simulation of the scheduler loop with the same step costs agrees with it from a light
-    // load to two thirds of the instance's capacity (Llama 3 70B fp8 on 8 H100, 1,024 / 128: 27 requests/s).
-    // Measured at this commit: TPOT within 2-20% (worst at 15/s: 38.8 against 32.3 ms), TTFT within 1-11%.
-    // Nearer the capacity the closed form, a mean over the prefill batches' sizes, drifts from the
-    // simulation (at 22/s TPOT 118 against 305 ms), where the queue's bursts dominate.
-    json j = base_scenario();
-    j["serving"]["engine"] = "sglang";
-    j["serving"]["workload"].erase("concurrency");
-    j["serving"]["workload"].erase("rounds");
-    for (const double rate : { 2.0, 6.0, 10.0, 15.0, 18.0 }) {
-        j["serving"]["workload"]["request_rate_qps"] = rate;
-        const ServingScenario sc = parse(j);
-        const ServingPrediction p = predict_serving(sc);
-        QVERIFY(p.feasible);
-        const SimulatedLatencies sim = simulate_sglang_stream(sc, rate, 20000, 7);
-        const double ttft_ms = sim.ttft_s * 1e3;
-        const double tpot_ms = sim.tpot_s * 1e3;
-        const QString what = QStringLiteral("rate %1: TTFT %2 / %3 ms, TPOT %4 / %5 ms")
-                                 .arg(rate)
-                                 .arg(p.ttft_ms)
-                                 .arg(ttft_ms)
-                                 .arg(p.tpot_ms)
-                                 .arg(tpot_ms);
-        qInfo("%s", qPrintable(what));
-        QVERIFY2(std::fabs(p.tpot_ms / tpot_ms - 1) < 0.25, qPrintable(what));
-        QVERIFY2(std::fabs(p.ttft_ms / ttft_ms - 1) < 0.15, qPrintable(what));
-    }
+    // prefill share)); a simulation of the scheduler loop with the same step costs agrees with it. Measured
+    // at this commit: TPOT within 2-20% (worst at 15/s: 38.8 against 32.3 ms), TTFT within 1-11%. Nearer the
+    // capacity the closed form, a mean over the prefill batches' sizes, drifts from the simulation (at 22/s
+    // TPOT 118 against 305 ms), where the queue's bursts dominate.
+    compare_stream_with_simulation("sglang", simulate_sglang_stream, 0.25);
+}
+
+void TestServing::vllmPoissonMatchesItsScheduler()
+{
+    // The same check for an engine that mixes prompts into its decode steps (vLLM V1, chunked prefill): a
+    // step admits the prompts that arrived during the one before, so prompts clump into fewer, longer steps
+    // (a two-state chain of plain and carrying steps). Measured at this commit: TPOT within 2-15% of the
+    // simulation (27.3 against 31.9 ms at 15/s), TTFT within 1-12%. Before the chain, one prompt spread over
+    // a share of every step put TPOT at 15/s 66% above the simulation (52.9 ms): a step carrying two prompts
+    // reads the weights once.
+    compare_stream_with_simulation("vllm", simulate_vllm_stream, 0.15);
 }
 
 void TestServing::sglangSizesItsReservationByTheGpu()
