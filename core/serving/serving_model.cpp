@@ -25,9 +25,6 @@ constexpr double kMaxPrefillShare = 0.99;
 // Iterations of that engine's steady state (damped for its prefill batch, bisection for its rate); each
 // settles to 1e-9 in a few dozen.
 constexpr int kApartIterations = 200;
-// How closely the clumped steps' rate must meet its own fixed point to be the answer (else the load is past
-// that regime).
-constexpr double kClumpedMatch = 1e-6;
 
 // Continuous batching with `running` requests in one instance, each prefilled over `prefill_steps`
 // steps then decoded for osl - 1 steps. Another request is prefilling with probability
@@ -43,6 +40,7 @@ struct SteadyState {
     double requests_per_s = 0;
     double decode_share = 1;
     bool waits_counted = false; // ttft_s already holds the wait for a prefill slot (no M/D/1 on top)
+    bool prompts_overflow = false; // the clumped steps' prompts exceed a step's budget (capped to it)
 };
 
 // A request's TPOT (the decode step over the tokens it gains) and its time end to end, from its TTFT and
@@ -232,21 +230,27 @@ struct ClumpedSteps {
     double repeat = 0; // chance that a step after a carrying one carries prompts too
     double prompts_after_plain = 1;
     double prompts_after_mixed = 1;
+    bool overflows = false; // the prompts gathered exceed what a step holds beside the decodes (capped to it)
 };
 
-std::optional<ClumpedSteps> clumped_steps(const ServingContext& ctx, const ServingWorkload& w, double x, double decodes)
+ClumpedSteps clumped_steps(const ServingContext& ctx, const ServingWorkload& w, double x, double decodes)
 {
     const double isl = static_cast<double>(w.isl);
     const double room = instance_token_budget(ctx) - decodes;
     ClumpedSteps c;
     c.plain = step_cost(ctx, step_of(w, decodes, 0, 1.0));
-    const auto gathered = [&](double t) { return x * t / std::max(1e-300, -std::expm1(-x * t)); };
+    const double fits = std::max(1.0, room / isl);
+    const auto gathered = [&](double t) {
+        const double n = x * t / std::max(1e-300, -std::expm1(-x * t));
+        c.overflows = c.overflows || n > fits;
+        return std::min(n, fits);
+    };
     c.prompts_after_plain = gathered(c.plain.time_s);
+    const bool plain_overflows = c.overflows;
     double t_mixed = c.plain.time_s;
     for (int i = 0; i < kApartIterations; ++i) {
+        c.overflows = plain_overflows;
         c.prompts_after_mixed = gathered(t_mixed);
-        if (c.prompts_after_mixed * isl > room)
-            return std::nullopt;
         c.after_plain = step_cost(ctx, step_of(w, decodes, c.prompts_after_plain * isl, 1.0));
         c.after_mixed = step_cost(ctx, step_of(w, decodes, c.prompts_after_mixed * isl, 1.0));
         c.repeat = -std::expm1(-x * t_mixed);
@@ -260,33 +264,32 @@ std::optional<ClumpedSteps> clumped_steps(const ServingContext& ctx, const Servi
     return c;
 }
 
-std::optional<SteadyState> steady_state_clumped(const ServingContext& ctx, const ServingWorkload& w, double running)
+SteadyState steady_state_clumped(const ServingContext& ctx, const ServingWorkload& w, double running)
 {
     SteadyState s;
     s.running = std::max(1.0, running);
     const double decode_steps = decode_steps_of(ctx, w);
     const double hi_x = s.running / (decode_steps * step_cost(ctx, step_of(w, s.running, 0, 1.0)).time_s);
-    // The latencies of a request at X requests per second; nullopt outside this regime.
-    const auto state_at = [&](double x) -> std::optional<SteadyState> {
-        const auto c = clumped_steps(ctx, w, x, s.running);
-        if (!c)
-            return std::nullopt;
+    // The latencies of a request at X requests per second.
+    const auto state_at = [&](double x) {
+        const ClumpedSteps c = clumped_steps(ctx, w, x, s.running);
         SteadyState r = s;
-        const double q = c->repeat;
-        const StepCost carrying = blend(c->after_plain, c->after_mixed, q);
-        r.decode_step = blend(c->plain, carrying, c->carrying_share);
+        r.prompts_overflow = c.overflows;
+        const double q = c.repeat;
+        const StepCost carrying = blend(c.after_plain, c.after_mixed, q);
+        r.decode_step = blend(c.plain, carrying, c.carrying_share);
         r.prefill_step = carrying;
-        const double mean_sq = (1.0 - c->carrying_share) * c->plain.time_s * c->plain.time_s
-            + c->carrying_share
-                * (q * c->after_mixed.time_s * c->after_mixed.time_s
-                    + (1.0 - q) * c->after_plain.time_s * c->after_plain.time_s);
+        const double mean_sq = (1.0 - c.carrying_share) * c.plain.time_s * c.plain.time_s
+            + c.carrying_share
+                * (q * c.after_mixed.time_s * c.after_mixed.time_s
+                    + (1.0 - q) * c.after_plain.time_s * c.after_plain.time_s);
         // A prompt rides in a step of size-biased count: 1 + X t_before of them (Poisson), not the mean.
         const auto ridden = [&](double t_before) {
             return step_cost(ctx, step_of(w, s.running, (1.0 + x * t_before) * static_cast<double>(w.isl), 1.0)).time_s;
         };
-        const double prompts = q * c->prompts_after_mixed + (1.0 - q) * c->prompts_after_plain;
-        const double own = (q * c->prompts_after_mixed * ridden(carrying.time_s)
-                               + (1.0 - q) * c->prompts_after_plain * ridden(c->plain.time_s))
+        const double prompts = q * c.prompts_after_mixed + (1.0 - q) * c.prompts_after_plain;
+        const double own = (q * c.prompts_after_mixed * ridden(carrying.time_s)
+                               + (1.0 - q) * c.prompts_after_plain * ridden(c.plain.time_s))
             / prompts;
         r.ttft_s = mean_sq / (2.0 * r.decode_step.time_s) + own;
         set_decode_times(r, ctx, decode_steps);
@@ -295,30 +298,22 @@ std::optional<SteadyState> steady_state_clumped(const ServingContext& ctx, const
         r.waits_counted = true;
         return r;
     };
-    // Gathering more prompts than a step holds counts as too much load: the root, if it lies in this regime,
-    // is below that rate.
+    // X = running / end-to-end time: the root of a decreasing function, by bisection.
     double lo = 0;
     double hi = hi_x;
     for (int i = 0; i < kApartIterations && hi - lo > 1e-9 * hi; ++i) {
         const double mid = 0.5 * (lo + hi);
-        const auto r = state_at(mid);
-        (r && s.running / r->e2e_s > mid ? lo : hi) = mid;
+        (s.running / state_at(mid).e2e_s > mid ? lo : hi) = mid;
     }
-    auto r = state_at(std::max(lo, 1e-12));
-    if (!r || std::fabs(s.running / r->e2e_s - lo) > kClumpedMatch * lo)
-        return std::nullopt; // the root lies where the prompts overflow a step
-    r->requests_per_s = s.running / r->e2e_s;
+    SteadyState r = state_at(std::max(lo, 1e-12));
+    r.requests_per_s = s.running / r.e2e_s;
     return r;
 }
 
 // A stream of requests in steady state, priced as the engine batches prompts.
 SteadyState stream_steady_state(const ServingContext& ctx, const ServingWorkload& w, double running)
 {
-    if (!ctx.engine.mixes_prompts_with_decodes)
-        return steady_state_apart(ctx, w, running);
-    if (const auto clumped = steady_state_clumped(ctx, w, running))
-        return *clumped;
-    return steady_state(ctx, w, running);
+    return ctx.engine.mixes_prompts_with_decodes ? steady_state(ctx, w, running) : steady_state_apart(ctx, w, running);
 }
 
 // The steady state of a closed loop of `running` requests of the same length. The benchmark starts
@@ -499,13 +494,45 @@ void predict_concurrency(
     fill_power(p, ctx, s);
 }
 
+// The instance at its largest running batch, the state that bounds the rates it serves: priced by the clumped
+// chain where its prompts fit the steps, so that a rate and its bound come from the same closure.
+SteadyState capacity_steady_state(const ServingContext& ctx, const ServingWorkload& w, double max_running)
+{
+    if (ctx.engine.mixes_prompts_with_decodes) {
+        const SteadyState c = steady_state_clumped(ctx, w, max_running);
+        if (!c.prompts_overflow)
+            return c;
+    }
+    return stream_steady_state(ctx, w, max_running);
+}
+
+// A Poisson stream on an engine that mixes prompts into its decode steps, priced by the clumped chain: the
+// running batch is Little's law's for the time a request spends in the system, a fixed point over that chain
+// alone (its prompts capped to a step's budget keep the map continuous). Empty where, at that fixed point,
+// the prompts a step gathers overflow its budget: prefill is then the queue, and the whole rate is priced by
+// the prefill share and M/D/1 (steady_state), so the latencies switch closures once, at one rate.
+std::optional<SteadyState> rate_steady_state(
+    const ServingContext& ctx, const ServingWorkload& w, double rate, double max_running)
+{
+    if (!ctx.engine.mixes_prompts_with_decodes)
+        return std::nullopt;
+    const auto running_for = [&](double running) {
+        return std::clamp(rate * steady_state_clumped(ctx, w, running).e2e_s, 1.0, max_running);
+    };
+    const SteadyState c
+        = steady_state_clumped(ctx, w, solve_fixed_point(running_for, 1.0, max_running, kRunningTolerance).x);
+    if (c.prompts_overflow)
+        return std::nullopt;
+    return c;
+}
+
 // Poisson arrivals at `rate` per instance: the running batch is what Little's law gives for the time
 // a request spends running (fixed point); the wait for a prefill slot follows M/D/1 at the utilisation
 // rate / the instance's largest throughput.
 void predict_rate(
     ServingPrediction& p, const ServingContext& ctx, const ServingWorkload& w, double rate, double max_running)
 {
-    const SteadyState full = stream_steady_state(ctx, w, max_running);
+    const SteadyState full = capacity_steady_state(ctx, w, max_running);
     const double utilisation = rate / full.requests_per_s;
     if (utilisation >= 1.0) {
         p.feasible = false;
@@ -519,8 +546,9 @@ void predict_rate(
     const auto running_for = [&](double running) {
         return std::clamp(rate * stream_steady_state(ctx, w, running).e2e_s, 1.0, max_running);
     };
-    const SteadyState s
-        = stream_steady_state(ctx, w, solve_fixed_point(running_for, 1.0, max_running, kRunningTolerance).x);
+    const SteadyState s = rate_steady_state(ctx, w, rate, max_running)
+                              .value_or(stream_steady_state(
+                                  ctx, w, solve_fixed_point(running_for, 1.0, max_running, kRunningTolerance).x));
     const double service = s.prefill_steps * s.prefill_step.time_s;
     const double wait = s.waits_counted ? 0.0 : utilisation / (2.0 * (1.0 - utilisation)) * service;
     fill_latencies(p, s, w, wait, ctx.engine);
