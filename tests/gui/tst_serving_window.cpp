@@ -9,6 +9,7 @@
 #include "io/preset_catalog.hpp"
 #include "io/serving_io.hpp"
 #include "planner/degree_slider.hpp"
+#include "plots/qcustomplot_include.hpp"
 #include "serving/serving_rules.hpp"
 #include "serving_mode/serving_controls.hpp"
 #include "serving_mode/serving_curve_view.hpp"
@@ -272,6 +273,21 @@ void TestServingWindow::curveRunsThroughTheScenariosPoint()
     QVERIFY2(
         w.curve()->summary().contains(QStringLiteral("SLO holds up to concurrency")), qPrintable(w.curve()->summary()));
     QVERIFY(w.curve()->csv().startsWith(QStringLiteral("concurrency,feasible,slo_met")));
+    // A request-rate scenario is no point of the concurrency curve: its own prediction is marked where it lies
+    // (Llama 3.1 8B at 40 requests/s: 143 tokens/s per user and 1,280 per GPU, between concurrency 8 and 16).
+    const QString rate = QStringLiteral(PARALLAX_SOURCE_DIR "/docs/examples/serving-llama3.1-8b-rate.json");
+    QVERIFY(w.open_file(rate));
+    QVERIFY(w.wait_for_evaluation(20000));
+    const ServingPrediction at_rate
+        = predict_serving(load_serving_scenario_file(rate.toStdString(), PresetCatalog::standard()));
+    QCPGraph* marked = nullptr;
+    for (int i = 0; i < w.curve()->plot()->graphCount(); ++i)
+        if (w.curve()->plot()->graph(i)->name() == QStringLiteral("the scenario's load"))
+            marked = w.curve()->plot()->graph(i);
+    QVERIFY(marked);
+    QCOMPARE(marked->data()->size(), 1);
+    QCOMPARE(marked->data()->begin()->key, at_rate.output_tokens_per_s_per_user);
+    QCOMPARE(marked->data()->begin()->value, at_rate.output_tokens_per_s_per_gpu);
 }
 
 // The search button turns into Cancel while a search runs; cancelling keeps the last complete result.

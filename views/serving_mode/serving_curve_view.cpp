@@ -126,6 +126,12 @@ void ServingCurveView::set_evaluation(const ServingEvaluation& e)
         m_band_high->addToLegend();
     m_met->setData(met_x, met_y);
     m_missed->setData(missed_x, missed_y);
+    // Another load (a request rate, offline, static batches) is not a point of the concurrency curve: mark
+    // the scenario's own prediction where it lies.
+    if (m_here_concurrency == 0 && e.valid && e.prediction.feasible) {
+        here_x << e.prediction.output_tokens_per_s_per_user;
+        here_y << e.prediction.output_tokens_per_s_per_gpu;
+    }
     m_here->setData(here_x, here_y);
     fit_axes();
     m_summary->setText(summary_of(e));
