@@ -22,9 +22,11 @@ constexpr double kRunningTolerance = 1e-9;
 // Beyond this share of its time in prefill steps an engine that prefills apart barely decodes: the stream is
 // past what it serves (predict_rate refuses such rates by the instance's capacity first).
 constexpr double kMaxPrefillShare = 0.99;
-// Iterations of that engine's steady state (damped for its prefill batch, bisection for its rate); each
-// settles to 1e-9 in a few dozen.
-constexpr int kApartIterations = 200;
+// Iterations of the stream steady states (damped for a prefill batch or a carrying step, bisection for the
+// rate); each settles to 1e-9 in a few dozen.
+constexpr int kStreamIterations = 200;
+// A floor for a stream's rate, requests per second, where it divides: far below any served load.
+constexpr double kSmallestRate = 1e-12;
 
 // Continuous batching with `running` requests in one instance, each prefilled over `prefill_steps`
 // steps then decoded for osl - 1 steps. Another request is prefilling with probability
@@ -129,6 +131,18 @@ SteadyState steady_state(const ServingContext& ctx, const ServingWorkload& w, do
     return s;
 }
 
+// The rate X at which `running` requests are served at X per second: the root of served(X) = X, where
+// served (running / end-to-end time) falls as X rises (more arrivals, longer steps), by bisection on [0, hi].
+template <class Served> double served_rate(double hi, const Served& served)
+{
+    double lo = 0;
+    for (int i = 0; i < kStreamIterations && hi - lo > 1e-9 * hi; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (served(mid) > mid ? lo : hi) = mid;
+    }
+    return std::max(lo, kSmallestRate);
+}
+
 // An engine that prefills apart from its decodes (SGLang without mixed chunks) under a stream of requests
 // whose phases are spread (Poisson arrivals, or replacements of finished requests): whenever prompts wait at
 // a step boundary it prefills them, up to its token budget a step, and every running request's decode pauses
@@ -154,7 +168,7 @@ ApartCycle apart_cycle(const ServingContext& ctx, const ServingWorkload& w, doub
     const double isl = static_cast<double>(w.isl);
     const double budget = instance_token_budget(ctx);
     double t_prefill = 0;
-    for (int j = 0; j < kApartIterations; ++j) {
+    for (int j = 0; j < kStreamIterations; ++j) {
         c.prefill_steps = std::max(1.0, std::ceil(c.batch * isl / budget - 1e-9));
         c.prefill_step = step_cost(ctx, step_of(w, 0, c.batch * isl / c.prefill_steps, 1.0));
         t_prefill = c.prefill_steps * c.prefill_step.time_s;
@@ -191,14 +205,9 @@ SteadyState steady_state_apart(const ServingContext& ctx, const ServingWorkload&
         c = apart_cycle(ctx, w, s.running, x, t_decode);
         return c.served ? s.running / (c.ttft_s + decode_steps * c.tpot_s) : 0.0;
     };
-    double lo = 0;
-    double hi = s.running / std::max(1e-12, decode_steps * t_decode);
     ApartCycle c;
-    for (int i = 0; i < kApartIterations && hi - lo > 1e-9 * hi; ++i) {
-        const double mid = 0.5 * (lo + hi);
-        (served_per_s(mid, c) > mid ? lo : hi) = mid;
-    }
-    const double x = std::max(lo, 1e-12);
+    const double x = served_rate(s.running / std::max(kSmallestRate, decode_steps * t_decode),
+        [&](double rate) { return served_per_s(rate, c); });
     served_per_s(x, c);
     s.prefill_steps = c.prefill_steps;
     s.prefill_step = c.prefill_step;
@@ -220,8 +229,8 @@ SteadyState steady_state_apart(const ServingContext& ctx, const ServingWorkload&
 // Prompts clump into fewer, fuller steps than one prompt spread over every step would give (the weights are
 // read, and an eager step launched, once per step). A request gains a token per step (TPOT is the mean step);
 // a new one waits for the step in flight (length-biased) and then for the step it rides in (weighted by the
-// prompts it carries). Empty when the prompts the chain gathers would not fit one step's token budget beside
-// the decodes: that load is priced by the prefill share (steady_state).
+// prompts it carries). Prompts beyond what a step's token budget holds beside the decodes are capped to it and
+// flagged: that load is priced by the prefill share instead (rate_steady_state).
 struct ClumpedSteps {
     StepCost plain;
     StepCost after_plain; // carrying the prompts that arrived during a plain step
@@ -248,7 +257,7 @@ ClumpedSteps clumped_steps(const ServingContext& ctx, const ServingWorkload& w, 
     c.prompts_after_plain = gathered(c.plain.time_s);
     const bool plain_overflows = c.overflows;
     double t_mixed = c.plain.time_s;
-    for (int i = 0; i < kApartIterations; ++i) {
+    for (int i = 0; i < kStreamIterations; ++i) {
         c.overflows = plain_overflows;
         c.prompts_after_mixed = gathered(t_mixed);
         c.after_plain = step_cost(ctx, step_of(w, decodes, c.prompts_after_plain * isl, 1.0));
@@ -264,50 +273,44 @@ ClumpedSteps clumped_steps(const ServingContext& ctx, const ServingWorkload& w, 
     return c;
 }
 
+// A request's latencies in the clumped chain at X requests per second: TPOT the mean step, TTFT the wait for
+// the step in flight (length-biased: E[t^2] / 2 E[t]) and then the step it rides in, which carries 1 + X t of
+// the prompts that arrived during the step of length t before it (size-biased Poisson), not their mean.
+SteadyState clumped_state(const ServingContext& ctx, const ServingWorkload& w, double running, double x)
+{
+    const ClumpedSteps c = clumped_steps(ctx, w, x, running);
+    SteadyState r;
+    r.running = running;
+    r.prompts_overflow = c.overflows;
+    const double q = c.repeat;
+    const StepCost carrying = blend(c.after_plain, c.after_mixed, q);
+    r.decode_step = blend(c.plain, carrying, c.carrying_share);
+    r.prefill_step = carrying;
+    const auto sq = [](double t) { return t * t; };
+    const double mean_sq = (1.0 - c.carrying_share) * sq(c.plain.time_s)
+        + c.carrying_share * (q * sq(c.after_mixed.time_s) + (1.0 - q) * sq(c.after_plain.time_s));
+    const auto ridden = [&](double t_before) {
+        return step_cost(ctx, step_of(w, running, (1.0 + x * t_before) * static_cast<double>(w.isl), 1.0)).time_s;
+    };
+    const double prompts = q * c.prompts_after_mixed + (1.0 - q) * c.prompts_after_plain;
+    const double own = (q * c.prompts_after_mixed * ridden(carrying.time_s)
+                           + (1.0 - q) * c.prompts_after_plain * ridden(c.plain.time_s))
+        / prompts;
+    r.ttft_s = mean_sq / (2.0 * r.decode_step.time_s) + own;
+    set_decode_times(r, ctx, decode_steps_of(ctx, w));
+    r.decode_share = 1.0; // the mean step carries the prompts' share
+    r.waits_counted = true;
+    return r;
+}
+
 SteadyState steady_state_clumped(const ServingContext& ctx, const ServingWorkload& w, double running)
 {
-    SteadyState s;
-    s.running = std::max(1.0, running);
-    const double decode_steps = decode_steps_of(ctx, w);
-    const double hi_x = s.running / (decode_steps * step_cost(ctx, step_of(w, s.running, 0, 1.0)).time_s);
-    // The latencies of a request at X requests per second.
-    const auto state_at = [&](double x) {
-        const ClumpedSteps c = clumped_steps(ctx, w, x, s.running);
-        SteadyState r = s;
-        r.prompts_overflow = c.overflows;
-        const double q = c.repeat;
-        const StepCost carrying = blend(c.after_plain, c.after_mixed, q);
-        r.decode_step = blend(c.plain, carrying, c.carrying_share);
-        r.prefill_step = carrying;
-        const double mean_sq = (1.0 - c.carrying_share) * c.plain.time_s * c.plain.time_s
-            + c.carrying_share
-                * (q * c.after_mixed.time_s * c.after_mixed.time_s
-                    + (1.0 - q) * c.after_plain.time_s * c.after_plain.time_s);
-        // A prompt rides in a step of size-biased count: 1 + X t_before of them (Poisson), not the mean.
-        const auto ridden = [&](double t_before) {
-            return step_cost(ctx, step_of(w, s.running, (1.0 + x * t_before) * static_cast<double>(w.isl), 1.0)).time_s;
-        };
-        const double prompts = q * c.prompts_after_mixed + (1.0 - q) * c.prompts_after_plain;
-        const double own = (q * c.prompts_after_mixed * ridden(carrying.time_s)
-                               + (1.0 - q) * c.prompts_after_plain * ridden(c.plain.time_s))
-            / prompts;
-        r.ttft_s = mean_sq / (2.0 * r.decode_step.time_s) + own;
-        set_decode_times(r, ctx, decode_steps);
-        r.requests_per_s = x;
-        r.decode_share = 1.0; // the mean step carries the prompts' share
-        r.waits_counted = true;
-        return r;
-    };
-    // X = running / end-to-end time: the root of a decreasing function, by bisection.
-    double lo = 0;
-    double hi = hi_x;
-    for (int i = 0; i < kApartIterations && hi - lo > 1e-9 * hi; ++i) {
-        const double mid = 0.5 * (lo + hi);
-        (s.running / state_at(mid).e2e_s > mid ? lo : hi) = mid;
-    }
-    SteadyState r = state_at(std::max(lo, 1e-12));
-    r.requests_per_s = s.running / r.e2e_s;
-    return r;
+    const double r = std::max(1.0, running);
+    const double hi = r / (decode_steps_of(ctx, w) * step_cost(ctx, step_of(w, r, 0, 1.0)).time_s);
+    const double x = served_rate(hi, [&](double rate) { return r / clumped_state(ctx, w, r, rate).e2e_s; });
+    SteadyState s = clumped_state(ctx, w, r, x);
+    s.requests_per_s = r / s.e2e_s;
+    return s;
 }
 
 // A stream of requests in steady state, priced as the engine batches prompts.
