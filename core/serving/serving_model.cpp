@@ -134,12 +134,14 @@ void predict_rate(
         fill_power(p, ctx, full);
         return;
     }
+    // The prefill-share closure only where the clumped chain does not hold (its fixed point is costly).
+    const std::optional<SteadyState> clumped = rate_steady_state(ctx, w, rate, max_running);
     const auto running_for = [&](double running) {
         return std::clamp(rate * stream_steady_state(ctx, w, running).e2e_s, 1.0, max_running);
     };
-    const SteadyState s = rate_steady_state(ctx, w, rate, max_running)
-                              .value_or(stream_steady_state(
-                                  ctx, w, solve_fixed_point(running_for, 1.0, max_running, kRunningTolerance).x));
+    const SteadyState s = clumped
+        ? *clumped
+        : stream_steady_state(ctx, w, solve_fixed_point(running_for, 1.0, max_running, kRunningTolerance).x);
     const double service = s.prefill_steps * s.prefill_step.time_s;
     const double wait = s.waits_counted ? 0.0 : utilisation / (2.0 * (1.0 - utilisation)) * service;
     fill_latencies(p, s, w, wait, ctx.engine);

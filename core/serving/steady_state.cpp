@@ -157,18 +157,16 @@ ClumpedSteps clumped_steps(const ServingContext& ctx, const ServingWorkload& w, 
     ClumpedSteps c;
     c.plain = step_cost(ctx, step_of(w, decodes, 0, 1.0));
     const double fits = std::max(1.0, room / isl);
-    const auto gathered = [&](double t) {
-        const double n = x * t / std::max(1e-300, -std::expm1(-x * t));
-        c.overflows = c.overflows || n > fits;
-        return std::min(n, fits);
-    };
-    c.prompts_after_plain = gathered(c.plain.time_s);
-    const bool plain_overflows = c.overflows;
+    // Prompts arriving during a step of length t, given at least one (Poisson), before the cap of a step.
+    const auto gathered = [&](double t) { return x * t / std::max(1e-300, -std::expm1(-x * t)); };
+    const double after_plain = gathered(c.plain.time_s);
+    c.prompts_after_plain = std::min(after_plain, fits);
+    c.after_plain = step_cost(ctx, step_of(w, decodes, c.prompts_after_plain * isl, 1.0));
+    double after_mixed = after_plain;
     double t_mixed = c.plain.time_s;
     for (int i = 0; i < kStreamIterations; ++i) {
-        c.overflows = plain_overflows;
-        c.prompts_after_mixed = gathered(t_mixed);
-        c.after_plain = step_cost(ctx, step_of(w, decodes, c.prompts_after_plain * isl, 1.0));
+        after_mixed = gathered(t_mixed);
+        c.prompts_after_mixed = std::min(after_mixed, fits);
         c.after_mixed = step_cost(ctx, step_of(w, decodes, c.prompts_after_mixed * isl, 1.0));
         c.repeat = -std::expm1(-x * t_mixed);
         const double next = c.repeat * c.after_mixed.time_s + (1.0 - c.repeat) * c.after_plain.time_s;
@@ -176,6 +174,7 @@ ClumpedSteps clumped_steps(const ServingContext& ctx, const ServingWorkload& w, 
             break;
         t_mixed = 0.5 * (t_mixed + next);
     }
+    c.overflows = after_plain > fits || after_mixed > fits;
     const double start = -std::expm1(-x * c.plain.time_s);
     c.carrying_share = start / (1.0 - c.repeat + start);
     return c;

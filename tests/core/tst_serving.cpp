@@ -622,6 +622,20 @@ struct SimulatedLatencies {
     double tpot_s = 0;
 };
 
+// One simulated step priced by the serving model: `decodes` requests at the mean context the closed forms
+// assume, `prefill_tokens` of prompts, `sampled` requests sampled.
+double simulated_step_s(
+    const ServingContext& ctx, const ServingWorkload& w, double decodes, double prefill_tokens, double sampled)
+{
+    StepLoad l;
+    l.decode_requests = decodes;
+    l.decode_context = static_cast<double>(w.isl) + 0.5 * static_cast<double>(w.osl);
+    l.prefill_tokens = prefill_tokens;
+    l.prompt_tokens = static_cast<double>(w.isl);
+    l.sampled_requests = sampled;
+    return step_cost(ctx, l).time_s;
+}
+
 // `requests` Poisson arrival times at `rate` per second.
 std::vector<double> poisson_arrivals(double rate, int requests, unsigned seed)
 {
@@ -658,13 +672,7 @@ SimulatedLatencies simulate_sglang_stream(const ServingScenario& sc, double rate
     const ServingWorkload& w = sc.serving.workload;
     const double isl = static_cast<double>(w.isl);
     const auto load = [&](double decodes, double prompts) {
-        StepLoad l;
-        l.decode_requests = decodes;
-        l.decode_context = isl + 0.5 * static_cast<double>(w.osl);
-        l.prefill_tokens = prompts * isl;
-        l.prompt_tokens = isl;
-        l.sampled_requests = decodes + prompts;
-        return step_cost(ctx, l).time_s;
+        return simulated_step_s(ctx, w, decodes, prompts * isl, decodes + prompts);
     };
     const int per_step = std::max(1, static_cast<int>(instance_token_budget(ctx) / isl));
     const std::vector<double> arrival = poisson_arrivals(rate, requests, seed);
@@ -743,13 +751,8 @@ SimulatedLatencies simulate_vllm_stream(const ServingScenario& sc, double rate, 
             else
                 break;
         }
-        StepLoad l;
-        l.decode_requests = static_cast<double>(decoding.size());
-        l.decode_context = isl + 0.5 * static_cast<double>(w.osl);
-        l.prefill_tokens = prefill;
-        l.prompt_tokens = isl;
-        l.sampled_requests = l.decode_requests + static_cast<double>(finished_prompts.size());
-        now += step_cost(ctx, l).time_s;
+        const auto decodes = static_cast<double>(decoding.size());
+        now += simulated_step_s(ctx, w, decodes, prefill, decodes + static_cast<double>(finished_prompts.size()));
         for (int id : decoding)
             if (--left[static_cast<std::size_t>(id)] == 0) {
                 last[static_cast<std::size_t>(id)] = now;
